@@ -1,0 +1,12 @@
+"""fxcache_core: read, explain and prune PyTorch Inductor's on-disk compile cache.
+
+No module here imports torch, and none executes anything read from a cache:
+entries are decoded by a restricted unpickler (:mod:`fxcache_core.decode`) and
+guards expressions are parsed with :mod:`ast` through a whitelist
+(:mod:`fxcache_core.guards`). Data flows one way::
+
+    location -> store (scan) -> decode (entries) -> guards -> symbols/binding
+             -> match (verdicts) / gc (plans)
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,33 @@
+"""Errors fxcache raises for bad input.
+
+Every error a user can cause (a wrong cache dir, an unknown key prefix, a
+malformed shape spec, an entry that cannot be decoded, a guard string outside
+the supported grammar) derives from :class:`FxcacheError`; the CLI turns each
+into a one-line message and exit code 2.
+"""
+
+from __future__ import annotations
+
+
+class FxcacheError(Exception):
+    """Base class of every error caused by the input fxcache was given."""
+
+
+class CacheDirError(FxcacheError):
+    """The cache dir does not exist, is not a directory, or cannot be read."""
+
+
+class KeyLookupError(FxcacheError):
+    """A key prefix matches no key, or more than one key."""
+
+
+class ShapeSpecError(FxcacheError):
+    """A ``--shapes``/``--sym`` binding is malformed or names nothing the key has."""
+
+
+class EntryDecodeError(FxcacheError):
+    """An entry file is truncated, corrupt, or not a pickle of a known cache object."""
+
+
+class GuardParseError(FxcacheError):
+    """A guards expression uses syntax outside the whitelist, or exceeds a size limit."""

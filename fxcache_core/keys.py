@@ -1,0 +1,75 @@
+"""What a cache key is: its kind, its encoding, where its entries live.
+
+Torch names keys and entries with ``sha256_hash`` in torch/_inductor/codecache.py:
+the lower-cased base32 of a sha256 digest, cut to 51 characters. A key adds a
+one-letter prefix for its kind (``f`` for an FX graph, ``a`` for AOTAutograd),
+so keys are 52 characters and entry names 51.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import hashlib
+import re
+from pathlib import Path
+
+HASH_CHARS = 51
+_HASH_RE = re.compile(r"[a-z2-7]{51}")
+_KEY_RE = re.compile(r"[fa][a-z2-7]{51}")
+
+
+class KeyKind(str, enum.Enum):
+    """The two guarded caches Inductor keeps on disk.
+
+    The value is the cache's folder name under the cache dir.
+    """
+
+    FX_GRAPH = "fxgraph"
+    """Compiled FX graphs (``FxGraphCache``): ``fxgraph/<key[1:3]>/<key>/<entry>``."""
+    AOT_AUTOGRAD = "aotautograd"
+    """AOTAutograd results (``AOTAutogradCache``): ``aotautograd/<key>/<entry>``."""
+
+    @property
+    def prefix(self) -> str:
+        """The letter torch puts before the hash of a key of this kind."""
+        return "f" if self is KeyKind.FX_GRAPH else "a"
+
+    @property
+    def short(self) -> str:
+        """A short label for tables: ``fx`` or ``aot``."""
+        return "fx" if self is KeyKind.FX_GRAPH else "aot"
+
+    def key_dir(self, root: Path, key: str) -> Path:
+        """Where the entries of ``key`` live under the cache dir ``root``.
+
+        Mirrors ``FxGraphCache._get_tmp_dir_for_key`` (codecache.py) and
+        ``AOTAutogradCache._get_tmp_dir_for_key`` (autograd_cache.py).
+        """
+        if self is KeyKind.FX_GRAPH:
+            return root / self.value / key[1:3] / key
+        return root / self.value / key
+
+    @classmethod
+    def of_key(cls, key: str) -> KeyKind | None:
+        """The kind a key's prefix letter names, or None for another prefix."""
+        return {"f": cls.FX_GRAPH, "a": cls.AOT_AUTOGRAD}.get(key[:1])
+
+
+def sha256_hash(data: bytes) -> str:
+    """Torch's content hash: ``base32(sha256(data))[:51].lower()``.
+
+    Mirrors ``sha256_hash`` in torch/_inductor/codecache.py; an entry's file
+    name is this hash of its content.
+    """
+    return base64.b32encode(hashlib.sha256(data).digest())[:HASH_CHARS].decode().lower()
+
+
+def is_entry_name(name: str) -> bool:
+    """Whether ``name`` has the shape of an entry file name (51 base32 chars)."""
+    return _HASH_RE.fullmatch(name) is not None
+
+
+def is_key(name: str) -> bool:
+    """Whether ``name`` has the shape of a cache key (``f``/``a`` + 51 base32 chars)."""
+    return _KEY_RE.fullmatch(name) is not None

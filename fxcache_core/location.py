@@ -1,0 +1,65 @@
+"""Where the Inductor cache lives on disk.
+
+Mirrors ``torch/_inductor/runtime/cache_dir_utils.py`` (``cache_dir`` and
+``default_cache_dir``) without importing torch, and without its side effects:
+torch creates the directory and exports ``TORCHINDUCTOR_CACHE_DIR``; fxcache
+only reads.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from .errors import CacheDirError
+
+ENV_VAR = "TORCHINDUCTOR_CACHE_DIR"
+
+
+def default_cache_dir() -> Path:
+    """Torch's default cache dir: ``<tempdir>/torchinductor_<user>``.
+
+    The user name comes from :func:`getpass.getuser`; when that fails (no
+    passwd entry, e.g. in a container) torch uses ``uid_<uid>``, or
+    ``unknown_user`` where there is no ``os.getuid``. Characters that are not
+    allowed in Windows file names (``\\ / : * ? " < > |``) become ``_``.
+    The fbcode-only ``/var/tmp`` branch of torch is not modelled.
+    Mirrors ``default_cache_dir`` in torch/_inductor/runtime/cache_dir_utils.py.
+    """
+    try:
+        username = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        getuid = getattr(os, "getuid", None)
+        username = f"uid_{getuid()}" if callable(getuid) else "unknown_user"
+    sanitized = re.sub(r'[\\/:*?"<>|]', "_", username)
+    return Path(tempfile.gettempdir()) / f"torchinductor_{sanitized}"
+
+
+def resolve_cache_dir(
+    explicit: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Path:
+    """The absolute cache dir torch would use, or ``explicit`` when given.
+
+    Order: ``explicit`` (the CLI's ``--cache-dir``), then
+    ``$TORCHINDUCTOR_CACHE_DIR``, then :func:`default_cache_dir`. Like torch,
+    the result is made absolute (``os.path.abspath``, no symlink resolution).
+
+    Raises:
+        CacheDirError: the directory does not exist or is not a directory.
+    """
+    environ = os.environ if env is None else env
+    raw = explicit if explicit is not None else environ.get(ENV_VAR)
+    source = "--cache-dir" if explicit is not None else (ENV_VAR if raw is not None else "default")
+    path = Path(os.path.abspath(raw)) if raw is not None else default_cache_dir()
+    if not path.exists():
+        raise CacheDirError(f"cache dir {path} ({source}) does not exist")
+    if not path.is_dir():
+        raise CacheDirError(f"cache dir {path} ({source}) is not a directory")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise CacheDirError(f"cache dir {path} ({source}) is not readable")
+    return path

@@ -1,0 +1,557 @@
+"""Decoding cache entries without executing them.
+
+An entry file is a pickle of a ``CompiledFxGraph`` (fxgraph/) or an
+``AOTAutogradResult`` (aotautograd/). ``pickle.loads`` would import torch and
+run whatever callables the pickle names; fxcache never does. Instead
+:class:`StubUnpickler` resolves *every* global to an inert :class:`Stub`
+class: calling it, ``__new__``, ``__setstate__``, ``append``/``extend``/
+``add``/``__setitem__`` only record their arguments. Nothing named in the
+file is imported or run. From the resulting tree of stubs and plain
+containers, :func:`decode_entry` reads the fields fxcache needs into frozen
+dataclasses.
+
+Field names mirror torch 2.13: ``CompiledFxGraph`` in
+torch/_inductor/output_code.py, ``AOTAutogradResult``/``CompiledForward``/
+``CompiledBackward`` in torch/_functorch/_aot_autograd/aot_autograd_result.py
+and autograd_cache.py, ``CacheableAOTConfig`` in schemas.py, and the Dynamo
+``Source`` classes in torch/_dynamo/source.py.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import EntryDecodeError
+from .keys import KeyKind
+
+MAX_ENTRY_BYTES = 512 * 1024 * 1024
+"""Entries larger than this (bytes) are refused rather than read into memory."""
+
+
+class Stub:
+    """An inert stand-in for a class or function named in a pickle.
+
+    Subclasses are made per ``(module, name)`` by :class:`StubUnpickler`; the
+    class attributes ``stub_module``/``stub_name`` keep the name. Instances
+    record what the pickle did to them and nothing else.
+    """
+
+    stub_module = ""
+    stub_name = ""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Stub:
+        self = object.__new__(cls)
+        object.__setattr__(self, "_args", args)
+        object.__setattr__(self, "_kwargs", kwargs)
+        object.__setattr__(self, "_state", None)
+        object.__setattr__(self, "_items", [])
+        object.__setattr__(self, "_dict", {})
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    # What the pickle machine may do to an object; each only records.
+    def __setstate__(self, state: Any) -> None:
+        object.__setattr__(self, "_state", state)
+
+    def append(self, item: Any) -> None:
+        self._items.append(item)
+
+    def extend(self, items: Any) -> None:
+        self._items.extend(items)
+
+    def add(self, item: Any) -> None:
+        self._items.append(item)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._dict[key] = value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._dict[name] = value
+
+    @property
+    def qualname(self) -> str:
+        """``module.name`` of the global this stub stands for."""
+        return f"{self.stub_module}.{self.stub_name}"
+
+    def field(self, name: str, default: Any = None) -> Any:
+        """An attribute as the pickle set it (``__setstate__`` dict, slots or kwargs)."""
+        st = self._state
+        if isinstance(st, tuple) and len(st) == 2:
+            for part in st:
+                if isinstance(part, dict) and name in part:
+                    return part[name]
+        elif isinstance(st, dict) and name in st:
+            return st[name]
+        if name in self._kwargs:
+            return self._kwargs[name]
+        return self._dict.get(name, default)
+
+    def __repr__(self) -> str:
+        return f"<stub {self.qualname}>"
+
+
+class StubUnpickler(pickle.Unpickler):
+    """A pickle reader that turns every global into an inert :class:`Stub` class.
+
+    ``find_class`` never imports: it returns a fresh ``Stub`` subclass named
+    after the global. Persistent ids become stubs too. The opcodes themselves
+    only build containers, so the only code that runs is ``Stub``'s.
+    """
+
+    def __init__(self, file: io.BufferedIOBase) -> None:
+        super().__init__(file)
+        self._classes: dict[tuple[str, str], type[Stub]] = {}
+        self.globals_seen: set[str] = set()
+
+    def find_class(self, module: str, name: str) -> type[Stub]:  # noqa: D102
+        cls = self._classes.get((module, name))
+        if cls is None:
+            cls = type(
+                "Stub_" + re.sub(r"\W", "_", name)[:64],
+                (Stub,),
+                {"stub_module": module, "stub_name": name, "__module__": "fxcache_core.decode"},
+            )
+            self._classes[(module, name)] = cls
+            self.globals_seen.add(f"{module}.{name}")
+        return cls
+
+    def persistent_load(self, pid: Any) -> Stub:  # noqa: D102
+        return self.find_class("<persistent>", "pid")(pid)
+
+
+def load_stubs(data: bytes) -> tuple[Any, frozenset[str]]:
+    """Read a pickle into plain containers and :class:`Stub` objects.
+
+    Returns:
+        The root object and the set of globals the pickle named.
+
+    Raises:
+        EntryDecodeError: truncated or corrupt data (the message says which).
+    """
+    up = StubUnpickler(io.BytesIO(data))
+    try:
+        root = up.load()
+    except EOFError as e:
+        raise EntryDecodeError(f"truncated pickle ({len(data)} bytes): {e}") from None
+    except RecursionError:
+        raise EntryDecodeError("pickle nests too deeply") from None
+    except MemoryError:
+        raise EntryDecodeError("pickle too large to decode") from None
+    except Exception as e:  # UnpicklingError, ValueError, TypeError, KeyError...
+        raise EntryDecodeError(f"corrupt pickle: {type(e).__name__}: {e}") from None
+    return root, frozenset(up.globals_seen)
+
+
+# --- plain views of stubbed data ----------------------------------------------
+
+
+def _is(obj: Any, *names: str) -> bool:
+    return isinstance(obj, Stub) and obj.stub_name in names
+
+
+def plain(obj: Any, depth: int = 0) -> Any:
+    """Best-effort plain value of ``obj``: stubbed lists/dicts/tuples unwrapped.
+
+    ``builtins.list``, ``collections.OrderedDict``/``defaultdict``,
+    ``torch.Size`` and ``OrderedSet`` stubs become lists or dicts; other stubs
+    are returned as they are.
+    """
+    if depth > 50:
+        return obj
+    if isinstance(obj, Stub):
+        if obj.stub_name in ("list", "Size", "OrderedSet", "set", "tuple", "deque"):
+            items = list(obj._args[0]) if obj._args and isinstance(obj._args[0], (list, tuple)) else []
+            return [plain(i, depth + 1) for i in items + obj._items]
+        if obj.stub_name in ("OrderedDict", "defaultdict", "dict"):
+            return {k: plain(v, depth + 1) for k, v in obj._dict.items()}
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return [plain(i, depth + 1) for i in obj]
+    return obj
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _opt_int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+# --- Dynamo sources -----------------------------------------------------------
+
+# Dynamo sources are frozen dataclasses pickled as ``cls(*fields)`` (REDUCE with
+# positional args), so their fields are read by position. Field order as in
+# torch/_dynamo/source.py (torch 2.13); ``base`` comes first in chained sources.
+_SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
+    "LocalSource": ("local_name", "is_input", "dynamism", "is_derefed_cell_contents"),
+    "GlobalSource": ("global_name",),
+    "GlobalWeakRefSource": ("global_name",),
+    "AttrSource": ("base", "member"),
+    "ParamBufferSource": ("base", "member"),
+    "UnspecializedParamBufferSource": ("base", "member"),
+    "CellContentsSource": ("base", "member", "freevar_name"),
+    "GradSource": ("base", "member"),
+    "TensorPropertySource": ("base", "prop", "idx"),
+    "GetItemSource": ("base", "index", "index_is_slice"),
+    "DictGetItemSource": ("base", "index"),
+    "DictSubclassGetItemSource": ("base", "index"),
+    "ListGetItemSource": ("base", "index", "index_is_slice"),
+    "ConstDictKeySource": ("base", "index"),
+    "NNModuleSource": ("base",),
+    "UnspecializedNNModuleSource": ("base",),
+    "UnspecializedBuiltinNNModuleSource": ("base",),
+    "FSDPNNModuleSource": ("base",),
+    "NegateSource": ("base",),
+    "ConvertIntSource": ("base",),
+    "DynamicScalarSource": ("base", "is_int"),
+    "IndexedSource": ("base", "idx"),
+}
+
+
+def _sfield(src: Stub, name: str) -> Any:
+    """A source's field: from its positional constructor args, else its state."""
+    names = _SOURCE_FIELDS.get(src.stub_name, ())
+    if name in names:
+        i = names.index(name)
+        if i < len(src._args):
+            return src._args[i]
+    return src.field(name)
+
+
+
+def source_name(src: Any, depth: int = 0) -> str | None:
+    """The guard-style name of a stubbed Dynamo ``Source``: ``L['x'].size()[0]``.
+
+    Mirrors the ``_name_template`` properties in torch/_dynamo/source.py for
+    the sources that reach AOTAutograd inputs; None for a class it does not
+    know (never a guess).
+    """
+    if depth > 100 or not isinstance(src, Stub):
+        return None
+    n = src.stub_name
+    if n == "LocalSource":
+        name = _sfield(src, "local_name")
+        return f"L[{name!r}]" if isinstance(name, str) else None
+    if n in ("GlobalSource",):
+        name = _sfield(src, "global_name")
+        return f"G[{name!r}]" if isinstance(name, str) else None
+    if n == "GlobalWeakRefSource":
+        name = _sfield(src, "global_name")
+        return f"G[{name!r}]()" if isinstance(name, str) else None
+    base = source_name(_sfield(src, "base"), depth + 1)
+    if base is None:
+        return None
+    if n in ("AttrSource", "ParamBufferSource", "UnspecializedParamBufferSource",
+             "CellContentsSource", "GradSource"):
+        member = _sfield(src, "member")
+        if not isinstance(member, str):
+            return None
+        if member.isidentifier() or n == "GradSource":
+            return f"{base}.{member}"
+        return f"getattr({base}, {member!r})"
+    if n == "TensorPropertySource":
+        prop = _sfield(src, "prop")
+        code = prop._args[0] if isinstance(prop, Stub) and prop._args else None
+        idx = _sfield(src, "idx")
+        if code == 0:
+            return f"{base}.size()[{idx}]"
+        if code == 1:
+            return f"{base}.stride()[{idx}]"
+        if code == 2:
+            return f"{base}.storage_offset()"
+        return None
+    if n in ("GetItemSource", "DictGetItemSource", "DictSubclassGetItemSource"):
+        index = _sfield(src, "index")
+        if isinstance(index, Stub) and index.stub_name == "ConstDictKeySource":
+            inner = source_name(_sfield(index, "base"), depth + 1)
+            i = _sfield(index, "index")
+            return f"{base}[list(dict.keys({inner}))[{i!r}]]" if inner else None
+        if _sfield(src, "index_is_slice"):
+            return None
+        if isinstance(index, (str, int, float, bool, type(None))):
+            return f"{base}[{index!r}]"
+        return None
+    if n == "ListGetItemSource":
+        index = _sfield(src, "index")
+        return f"list.__getitem__({base}, {index!r})" if isinstance(index, (int, str)) else None
+    if n in ("NNModuleSource", "UnspecializedNNModuleSource",
+             "UnspecializedBuiltinNNModuleSource", "FSDPNNModuleSource"):
+        return base
+    if n == "NegateSource":
+        return f"{base}.__neg__()"
+    if n == "ConvertIntSource":
+        return f"cast_symbool_to_symint_guardless({base})"
+    if n == "DynamicScalarSource":
+        return f"int({base})"
+    if n == "IndexedSource":
+        return f"({_sfield(src, 'idx')}, {base})"
+    return None
+
+
+# --- graph inputs ---------------------------------------------------------------
+
+_SYM_RE = re.compile(r"^Sym\((.+)\)$")
+_PLACEHOLDER_RE = re.compile(
+    r'^\s*(?:def forward\(self,\s*)?(\w+): "([^"]*)",?\s*(?:#\s*(.*))?$'
+)
+_INLINE_SIG_RE = re.compile(r'(\w+): "([^"]*)"')
+_AOT_IDX_RE = re.compile(r"^PlainAOTInput\(idx=(\d+)\)")
+_EXAMPLE_INPUT_RE = re.compile(r"^\[\w+\] example_inputs\[(\d+)\]: (.*)$", re.S)
+_UNBACKED_RE = re.compile(r"\bu\d+\b")
+_SYMBOL_RE = re.compile(r"^[a-z]+\d+$")
+
+
+@dataclass(frozen=True)
+class GraphInput:
+    """One placeholder of a compiled graph.
+
+    Attributes:
+        position: index among the graph's placeholders.
+        name: placeholder name (``arg0_1``, ``primals_3``) where known.
+        type: the printed type: ``Sym(s77)`` for a SymInt, ``f32[s77, 4][4, 1]cpu``
+            for a tensor (from the graph string), or the debug line's text.
+        expr: for a SymInt input, its sympy expression as text (``s77``).
+        aot_index: the AOTAutograd flat-argument index (``PlainAOTInput(idx=N)``).
+        source: the Dynamo source of that argument (``L['x'].size()[0]``).
+    """
+
+    position: int
+    name: str | None
+    type: str
+    expr: str | None = None
+    aot_index: int | None = None
+    source: str | None = None
+
+    @property
+    def is_symint(self) -> bool:
+        return self.expr is not None
+
+    @property
+    def is_backed_symint(self) -> bool:
+        """A SymInt with a hint: torch passes these as ``tN`` to the guards."""
+        return self.expr is not None and _UNBACKED_RE.search(self.expr) is None
+
+    @property
+    def symbol(self) -> str | None:
+        """The symbol when the SymInt is a plain symbol (``s77``), else None."""
+        return self.expr if self.expr and _SYMBOL_RE.match(self.expr) else None
+
+
+def parse_graph_signature(graph_str: str | None) -> tuple[GraphInput, ...]:
+    """Placeholders of a printed FX graph (``print_readable`` output).
+
+    Understands both the one-line ``def forward(self, a: "T", ...)`` form and
+    the one-placeholder-per-line form with ``# PlainAOTInput(idx=N)`` comments.
+    """
+    if not graph_str:
+        return ()
+    lines = graph_str.splitlines()
+    start = next((i for i, ln in enumerate(lines) if "def forward(" in ln), None)
+    if start is None:
+        return ()
+    out: list[GraphInput] = []
+    head = lines[start]
+    if head.rstrip().endswith("):"):  # one-line signature
+        for name, typ in _INLINE_SIG_RE.findall(head):
+            out.append(_graph_input(len(out), name, typ, None))
+        return tuple(out)
+    for ln in lines[start + 1:]:
+        if ln.strip().startswith("):"):
+            break
+        m = _PLACEHOLDER_RE.match(ln)
+        if m:
+            out.append(_graph_input(len(out), m.group(1), m.group(2), m.group(3)))
+    return tuple(out)
+
+
+def _graph_input(pos: int, name: str, typ: str, comment: str | None) -> GraphInput:
+    sym = _SYM_RE.match(typ)
+    idx = None
+    if comment:
+        m = _AOT_IDX_RE.match(comment.strip())
+        idx = int(m.group(1)) if m else None
+    return GraphInput(position=pos, name=name, type=typ, expr=sym.group(1) if sym else None,
+                      aot_index=idx)
+
+
+def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]:
+    """Graph inputs from an FX key's debug lines (``example_inputs[i]: ...``).
+
+    A SymInt input is printed as ``('s77',)`` (how ``FxGraphCachePickler``
+    reduces a SymInt); a tensor as ``TensorMetadata(...)``.
+    """
+    out: list[GraphInput] = []
+    for line in debug_lines:
+        m = _EXAMPLE_INPUT_RE.match(line)
+        if not m:
+            continue
+        text = m.group(2).strip()
+        sym = re.fullmatch(r"\('([^']+)',\)", text)
+        out.append(GraphInput(position=int(m.group(1)), name=None, type=text,
+                              expr=sym.group(1) if sym else None))
+    out.sort(key=lambda g: g.position)
+    return tuple(out)
+
+
+_HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d+)$")
+
+
+def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
+    """Symbol values from the ``s77 = 4`` lines that head ``runnable_graph_str``."""
+    out = []
+    for line in (runnable or "").splitlines()[:1000]:
+        m = _HINT_RE.match(line.strip())
+        if m:
+            out.append((m.group(1), int(m.group(2))))
+        elif line.strip():
+            break
+    return tuple(out)
+
+
+# --- decoded entries -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FxRef:
+    """What an AOTAutograd entry records of one of its FX graphs.
+
+    Attributes:
+        key: the FX graph cache key (``f...``).
+        guards_expr: the guards string of the FX entry it was saved with; on an
+            AOTAutograd hit torch loads the FX entry whose guards string is
+            exactly this one.
+        debug_lines: the FX key's debug lines.
+    """
+
+    key: str
+    guards_expr: str | None
+    debug_lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DecodedEntry:
+    """What fxcache reads out of one entry file, without executing it.
+
+    Attributes:
+        kind: the cache it came from.
+        type_name: the pickled root class (``torch._inductor.output_code.CompiledFxGraph``).
+        guards_expr: the guards string, verbatim; None or "" means no guards (always a hit).
+        inputs: the graph's placeholders in order, with sources where known.
+        fx_key: FX entries: the key stored inside the entry (``_fx_graph_cache_key``).
+        debug_lines: FX entries: the key's debug lines (the components hashed into the key).
+        is_backward: FX entries: compiled as a backward graph (``fx_kwargs['is_backward']``).
+        forward, backward: AOTAutograd entries: the FX graphs it loads.
+        arg_sources: AOTAutograd entries: Dynamo source of each flat input
+            (``aot_autograd_arg_pos_to_source``), None where unknown.
+        compile_time_ns: time the compile took (ns), where stored.
+        hints: FX entries: the value of each symbol when the graph was compiled
+            (the ``sNN = value`` lines heading ``runnable_graph_str``); the
+            entry's guards hold at these values.
+        globals_seen: every global the pickle names (for auditing).
+    """
+
+    kind: KeyKind
+    type_name: str
+    guards_expr: str | None
+    inputs: tuple[GraphInput, ...]
+    fx_key: str | None = None
+    debug_lines: tuple[str, ...] = ()
+    is_backward: bool | None = None
+    forward: FxRef | None = None
+    backward: FxRef | None = None
+    arg_sources: tuple[str | None, ...] = ()
+    compile_time_ns: int | None = None
+    hints: tuple[tuple[str, int], ...] = ()
+    globals_seen: frozenset[str] = frozenset()
+
+    @property
+    def symints(self) -> tuple[GraphInput, ...]:
+        """The backed SymInt inputs in order: ``symints[N]`` is ``L['tN']``."""
+        return tuple(i for i in self.inputs if i.is_backed_symint)
+
+
+_FX_TYPES = {"CompiledFxGraph"}
+_AOT_TYPES = {"AOTAutogradResult", "BundledAOTAutogradResult", "AOTAutogradCacheEntry",
+              "GenericAOTAutogradResult", "BundledAOTAutogradCacheEntry"}
+
+
+def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
+    """Decode one entry file's bytes (see the module docstring for how).
+
+    Raises:
+        EntryDecodeError: the bytes are not a pickle, are truncated, or hold
+            something other than the compiled-graph object ``kind`` expects.
+    """
+    if len(data) > MAX_ENTRY_BYTES:
+        raise EntryDecodeError(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} limit")
+    root, seen = load_stubs(data)
+    if not isinstance(root, Stub):
+        raise EntryDecodeError(f"entry holds a {type(root).__name__}, not a compiled graph")
+    guards = root.field("guards_expr")
+    if guards is not None and not isinstance(guards, str):
+        raise EntryDecodeError("guards_expr is not a string")
+    if kind is KeyKind.FX_GRAPH:
+        if root.stub_name not in _FX_TYPES:
+            raise EntryDecodeError(f"fxgraph entry holds {root.qualname}, not CompiledFxGraph")
+        debug = tuple(x for x in plain(root.field("_fx_graph_cache_debug_lines") or [])
+                      if isinstance(x, str))
+        inputs = parse_example_inputs(debug)
+        graph_inputs = parse_graph_signature(_opt_str(root.field("inductor_post_grad_graph_str")))
+        if not inputs:
+            inputs = graph_inputs
+        elif len(graph_inputs) == len(inputs):
+            inputs = tuple(GraphInput(i.position, g.name, g.type, i.expr) for i, g in
+                           zip(inputs, graph_inputs))
+        fx_kwargs = plain(root.field("fx_kwargs"))
+        is_bw = fx_kwargs.get("is_backward") if isinstance(fx_kwargs, dict) else None
+        return DecodedEntry(
+            kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
+            fx_key=_opt_str(root.field("_fx_graph_cache_key")), debug_lines=debug,
+            is_backward=is_bw if isinstance(is_bw, bool) else None,
+            compile_time_ns=_opt_int(root.field("_time_taken_ns")),
+            hints=parse_hints(_opt_str(root.field("runnable_graph_str"))), globals_seen=seen,
+        )
+    if root.stub_name not in _AOT_TYPES:
+        raise EntryDecodeError(f"aotautograd entry holds {root.qualname}, not AOTAutogradResult")
+    cfg = root.field("sanitized_aot_config")
+    srcs = plain(cfg.field("aot_autograd_arg_pos_to_source")) if isinstance(cfg, Stub) else None
+    sources = tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()
+    inputs = parse_graph_signature(_opt_str(root.field("aot_forward_graph_str")))
+    inputs = tuple(_with_source(i, sources) for i in inputs)
+    fw_t = root.field("forward_time_taken_ns")
+    bw_t = root.field("backward_time_taken_ns")
+    t = (fw_t or 0) + (bw_t or 0) if isinstance(fw_t, int) else None
+    return DecodedEntry(
+        kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
+        forward=_fx_ref(root.field("compiled_fw")), backward=_fx_ref(root.field("compiled_bw")),
+        arg_sources=sources, compile_time_ns=t, globals_seen=seen,
+    )
+
+
+def _with_source(i: GraphInput, sources: tuple[str | None, ...]) -> GraphInput:
+    idx = i.aot_index if i.aot_index is not None else i.position
+    src = sources[idx] if 0 <= idx < len(sources) else None
+    return GraphInput(i.position, i.name, i.type, i.expr, idx, src)
+
+
+def _fx_ref(obj: Any) -> FxRef | None:
+    if not isinstance(obj, Stub):
+        return None
+    info = plain(obj.field("fx_graph_cache_info"))
+    if not (isinstance(info, list) and info and isinstance(info[0], str)):
+        return None
+    lines = tuple(x for x in plain(info[1]) if isinstance(x, str)) if len(info) > 1 and isinstance(plain(info[1]), list) else ()
+    return FxRef(key=info[0], guards_expr=_opt_str(obj.field("fx_graph_guard_expr")),
+                 debug_lines=lines)
+
+
+def backward_inputs(data_root: Any) -> tuple[GraphInput, ...]:
+    """Placeholders of the stored backward graph string (``aot_backward_graph_str``)."""
+    return parse_graph_signature(_opt_str(data_root.field("aot_backward_graph_str")))

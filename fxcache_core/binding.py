@@ -1,0 +1,265 @@
+"""How the shapes a user names bind to the symbols of an entry.
+
+A user describes a call by its inputs: ``x=[16,4]`` (a tensor of that shape,
+contiguous), ``x=[16,4]:stride=[1,16]``, ``n=7`` (an int argument),
+``xs[0]=[3,4]`` (an element of a list argument). Each name is the Dynamo
+source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
+is taken as written. A guard placeholder's source (``L['x'].size()[0]``) is
+then read off these values.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .errors import ShapeSpecError
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """A tensor input as far as shapes go.
+
+    Attributes:
+        shape: sizes per dim.
+        stride: strides per dim (elements); None means contiguous.
+        storage_offset: elements.
+    """
+
+    shape: tuple[int, ...]
+    stride: tuple[int, ...] | None = None
+    storage_offset: int = 0
+
+    def strides(self) -> tuple[int, ...]:
+        """The given strides, or those of a contiguous tensor of this shape."""
+        if self.stride is not None:
+            return self.stride
+        out, acc = [], 1
+        for size in reversed(self.shape):
+            out.append(acc)
+            acc *= max(size, 1)
+        return tuple(reversed(out))
+
+    def __str__(self) -> str:
+        s = "[" + ",".join(map(str, self.shape)) + "]"
+        if self.stride is not None:
+            s += ":stride=[" + ",".join(map(str, self.stride)) + "]"
+        return s
+
+
+InputValue = TensorArg | int
+
+_NAME_RE = re.compile(r"[A-Za-z_]\w*((\[-?\d+\])|(\['[^'\]]*'\])|(\.[A-Za-z_]\w*))*")
+_SOURCE_RE = re.compile(r"[LG]\[.+")
+
+
+def canonical_source(name: str) -> str:
+    """The Dynamo source a user's input name stands for.
+
+    ``x`` -> ``L['x']``, ``xs[0]`` -> ``L['xs'][0]``, ``cfg.n`` -> ``L['cfg'].n``;
+    a name that already starts with ``L[`` or ``G[`` is returned unchanged.
+
+    Raises:
+        ShapeSpecError: the name is neither form.
+    """
+    name = name.strip()
+    if _SOURCE_RE.fullmatch(name):
+        return name
+    if not _NAME_RE.fullmatch(name):
+        raise ShapeSpecError(
+            f"{name!r} is not an input name (use the parameter name, e.g. x, xs[0], or a "
+            "source like L['x'])"
+        )
+    m = re.match(r"[A-Za-z_]\w*", name)
+    assert m is not None
+    return f"L[{m.group(0)!r}]" + name[m.end():]
+
+
+def _int_list(text: str, what: str) -> tuple[int, ...]:
+    try:
+        val = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise ShapeSpecError(f"{what} {text!r} is not a list of integers") from None
+    if isinstance(val, int) and not isinstance(val, bool):
+        val = [val]
+    if not isinstance(val, (list, tuple)) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in val
+    ):
+        raise ShapeSpecError(f"{what} {text!r} is not a list of integers")
+    return tuple(val)
+
+
+def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
+    """Parse one ``--shapes`` item into (source, value).
+
+    Forms: ``NAME=[d0,d1,...]`` (a tensor; ``[]`` is a 0-d tensor),
+    ``NAME=[...]:stride=[...]``, ``NAME=[...]:offset=N``, ``NAME=INT`` (an int).
+
+    Raises:
+        ShapeSpecError: anything else, with the reason.
+    """
+    if "=" not in spec:
+        raise ShapeSpecError(f"--shapes {spec!r}: expected NAME=[d0,d1,...] or NAME=INT")
+    name, _, rhs = spec.partition("=")
+    source = canonical_source(name)
+    rhs = rhs.strip().replace(" ", "")
+    if not rhs:
+        raise ShapeSpecError(f"--shapes {spec!r}: no value after '='")
+    if rhs.startswith("["):
+        shape_text, *opts = rhs.split(":")
+        shape = _int_list(shape_text, f"--shapes {name}: shape")
+        if any(d < 0 for d in shape):
+            raise ShapeSpecError(f"--shapes {name}: sizes cannot be negative: {shape_text}")
+        stride, offset = None, 0
+        for opt in opts:
+            k, _, v = opt.partition("=")
+            if k == "stride":
+                stride = _int_list(v, f"--shapes {name}: stride")
+                if len(stride) != len(shape):
+                    raise ShapeSpecError(
+                        f"--shapes {name}: stride has {len(stride)} dims, shape has {len(shape)}"
+                    )
+            elif k == "offset":
+                try:
+                    offset = int(v)
+                except ValueError:
+                    raise ShapeSpecError(f"--shapes {name}: offset {v!r} is not an int") from None
+            else:
+                raise ShapeSpecError(
+                    f"--shapes {name}: unknown option {k!r} (stride=[...] or offset=N)"
+                )
+        return source, TensorArg(shape, stride, offset)
+    try:
+        return source, int(rhs)
+    except ValueError:
+        raise ShapeSpecError(
+            f"--shapes {spec!r}: {rhs!r} is neither a shape like [16,4] nor an integer"
+        ) from None
+
+
+def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
+    """Parse every ``--shapes`` item; later items may not rebind a name.
+
+    Raises:
+        ShapeSpecError: a malformed item, or a name given twice.
+    """
+    out: dict[str, InputValue] = {}
+    for spec in specs:
+        for part in _split_top(spec):
+            src, val = parse_shape_spec(part)
+            if src in out:
+                raise ShapeSpecError(f"--shapes: {src} is given twice")
+            out[src] = val
+    return out
+
+
+def _split_top(spec: str) -> list[str]:
+    """Split ``x=[1,2],n=3`` on commas outside brackets (one flag may hold several)."""
+    parts, depth, cur = [], 0, []
+    for ch in spec:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p for p in (x.strip() for x in parts) if p]
+
+
+def parse_sym(specs: Iterable[str]) -> dict[str, int]:
+    """Parse ``--sym t0=16`` (or ``--sym s77=16``) items.
+
+    Raises:
+        ShapeSpecError: not ``NAME=INT`` with NAME a placeholder or symbol.
+    """
+    out: dict[str, int] = {}
+    for spec in specs:
+        for part in _split_top(spec):
+            m = re.fullmatch(r"\s*([a-z]+\d+)\s*=\s*(-?\d+)\s*", part)
+            if not m:
+                raise ShapeSpecError(f"--sym {part!r}: expected tN=INT or a symbol, e.g. s77=INT")
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+_PROP_RE = re.compile(r"^(?P<base>.+?)(?:\.size\(\)\[(?P<size>\d+)\]|\.stride\(\)\[(?P<stride>\d+)\]"
+                      r"|(?P<offset>\.storage_offset\(\)))?$")
+
+
+@dataclass(frozen=True)
+class SourceValue:
+    """The value a source takes under the user's inputs.
+
+    ``value`` is None when the source's input was not given (``unbound``) or
+    does not fit (``problem`` says why, e.g. a tensor has fewer dims).
+    """
+
+    value: int | None
+    base: str
+    problem: str | None = None
+
+
+def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
+    """Read ``source`` (``L['x'].size()[0]``, ``L['n']``, ...) off the inputs."""
+    m = _PROP_RE.match(source)
+    base = m.group("base") if m else source
+    val = inputs.get(base)
+    if val is None:
+        return SourceValue(None, base)
+    if m and m.group("size") is not None:
+        if not isinstance(val, TensorArg):
+            return SourceValue(None, base, f"{base} is an int, the entry reads its size")
+        i = int(m.group("size"))
+        if i >= len(val.shape):
+            return SourceValue(None, base, f"{base} has {len(val.shape)} dims, the entry reads dim {i}")
+        return SourceValue(val.shape[i], base)
+    if m and m.group("stride") is not None:
+        if not isinstance(val, TensorArg):
+            return SourceValue(None, base, f"{base} is an int, the entry reads its stride")
+        i = int(m.group("stride"))
+        if i >= len(val.shape):
+            return SourceValue(None, base, f"{base} has {len(val.shape)} dims, the entry reads stride {i}")
+        return SourceValue(val.strides()[i], base)
+    if m and m.group("offset"):
+        if not isinstance(val, TensorArg):
+            return SourceValue(None, base, f"{base} is an int, the entry reads its storage offset")
+        return SourceValue(val.storage_offset, base)
+    if isinstance(val, TensorArg):
+        return SourceValue(None, base, f"{base} is a tensor, the entry needs it as an int")
+    return SourceValue(val, base)
+
+
+_TENSOR_TYPE_RE = re.compile(r"^(?P<dtype>[a-z0-9]+)\[(?P<sizes>[^\]]*)\]\[(?P<strides>[^\]]*)\](?P<device>\w*)")
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A tensor placeholder type as FX prints it: ``f32[s77, 4][4, 1]cpu``.
+
+    ``sizes``/``strides`` are strings per dim: an int literal (static) or a
+    sympy expression (``s77``, ``2*s17``).
+    """
+
+    dtype: str
+    sizes: tuple[str, ...]
+    strides: tuple[str, ...]
+    device: str
+
+    @classmethod
+    def parse(cls, text: str) -> TensorType | None:
+        """Parse a printed tensor type; None for anything else (``Sym(s0)``...)."""
+        m = _TENSOR_TYPE_RE.match(text)
+        if not m:
+            return None
+
+        def dims(s: str) -> tuple[str, ...]:
+            return tuple(d.strip() for d in s.split(",")) if s.strip() else ()
+
+        return cls(m.group("dtype"), dims(m.group("sizes")), dims(m.group("strides")),
+                   m.group("device"))

@@ -1,0 +1,333 @@
+"""Which entry torch would load for a call with given input shapes, and why.
+
+The rules mirror ``GuardedCache.find_guarded_entry`` and
+``iterate_over_candidates`` in torch/_inductor/codecache.py:
+
+* entries are tried in sorted name order; dot-prefixed temp files are skipped;
+* an entry that cannot be unpickled is skipped (torch logs and goes on);
+* an entry with no guards is a hit;
+* otherwise its guards expression is evaluated on the hints of the backed
+  SymInt inputs, and the first entry whose guards hold is the hit.
+
+An AOTAutograd hit then loads its forward/backward FX graphs by key, taking
+the FX entry whose guards string *equals* the one the AOTAutograd entry
+recorded (``FxGraphCacheLoadable.load`` in
+torch/_functorch/_aot_autograd/aot_autograd_result.py); when that entry is
+gone, the load raises ``FXGraphCacheMiss`` and torch compiles afresh.
+
+The result is a value (:class:`MatchReport`); nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .binding import InputValue, TensorArg, TensorType, value_of
+from .catalog import Catalog, Unreadable
+from .decode import DecodedEntry
+from .errors import GuardParseError, ShapeSpecError
+from .keys import KeyKind
+from .store import CacheKey, Entry
+from .symbols import SymbolInfo
+
+Outcome = Literal["pass", "fail", "unknown", "unreadable", "unparsable"]
+
+
+@dataclass(frozen=True)
+class EntryVerdict:
+    """How one entry fares for the given inputs.
+
+    Attributes:
+        entry: the entry.
+        outcome: ``pass`` (its guards hold, or it has none), ``fail`` (a clause
+            is False or raises: torch counts an error such as a division by
+            zero as a failed guard), ``unknown`` (a clause needs a value the
+            inputs do not give), ``unreadable`` (torch would skip it too),
+            ``unparsable`` (a guard fxcache refuses to read; undecided).
+        reason: one line saying why (the failing clause and the values, the
+            missing placeholders, the decode error); None for a pass.
+        failed_clause: the first failing clause's text, for ``fail``.
+        values: placeholder values used (``t0`` -> 16).
+    """
+
+    entry: Entry
+    outcome: Outcome
+    reason: str | None = None
+    failed_clause: str | None = None
+    guards_expr: str | None = None
+    values: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def passed(self) -> bool | None:
+        """True/False when decided, None when it could not be decided."""
+        if self.outcome == "pass":
+            return True
+        if self.outcome == "fail":
+            return False
+        return None
+
+
+@dataclass(frozen=True)
+class FxLoad:
+    """An FX graph an AOTAutograd hit loads.
+
+    Attributes:
+        role: ``forward`` or ``backward``.
+        key: the FX key.
+        entry: the FX entry torch would load (exact guards-string match), or
+            None when it is gone (torch then recompiles).
+    """
+
+    role: str
+    key: str
+    entry: str | None
+
+
+@dataclass(frozen=True)
+class KeyMatch:
+    """The lookup of one key for the given inputs.
+
+    Attributes:
+        key: the key.
+        fits: False when the inputs cannot be this key's (rank, a static
+            dim, inconsistent shared symbols, 0/1 specialization); then
+            ``entries`` is empty and ``reasons`` says why.
+        reasons: why the key does not fit, or notes (inputs not given).
+        symbols: the ``tN`` table of the key's first readable entry.
+        values: the value bound to each ``tN`` (None when not determined).
+        entries: per entry, in torch's order.
+        hit: the entry torch loads, None for a miss or when undecided.
+        decided: False when an entry before any passing one could not be
+            decided (its outcome is ``unknown`` or ``unparsable``).
+        shadowed: entries after the hit that would also pass.
+        loads: for an AOTAutograd hit, the FX entries it loads.
+    """
+
+    key: CacheKey
+    fits: bool
+    reasons: tuple[str, ...] = ()
+    symbols: tuple[SymbolInfo, ...] = ()
+    values: tuple[tuple[str, int | None], ...] = ()
+    entries: tuple[EntryVerdict, ...] = ()
+    hit: Entry | None = None
+    decided: bool = True
+    shadowed: tuple[Entry, ...] = ()
+    loads: tuple[FxLoad, ...] = field(default=())
+
+    @property
+    def status(self) -> str:
+        """``hit``, ``miss``, ``undecided`` or ``no-fit``."""
+        if not self.fits:
+            return "no-fit"
+        if self.hit is not None:
+            return "hit"
+        return "miss" if self.decided else "undecided"
+
+
+@dataclass(frozen=True)
+class MatchReport:
+    """Everything ``match`` found: one :class:`KeyMatch` per key the inputs bind.
+
+    AOTAutograd keys come first (torch looks them up first), then FX keys.
+    """
+
+    inputs: tuple[tuple[str, str], ...]
+    results: tuple[KeyMatch, ...]
+    keys_considered: int
+
+
+def _l_bases(d: DecodedEntry, extra_sources: Mapping[str, str]) -> set[str]:
+    """The user inputs (``L['x']``...) an entry's inputs come from."""
+    out = set()
+    for src in list(d.arg_sources) + [i.source for i in d.inputs] + list(extra_sources.values()):
+        if src and src.startswith("L["):
+            out.add(value_of(src, {}).base)
+    return out
+
+
+def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue]) -> tuple[list[str], dict[str, int]]:
+    """Problems fitting the inputs to the entry's tensor types; symbol values found."""
+    problems: list[str] = []
+    syms: dict[str, int] = {}
+    for inp in d.inputs:
+        if not inp.source:
+            continue
+        val = inputs.get(inp.source)
+        if inp.is_symint:
+            continue
+        tt = TensorType.parse(inp.type)
+        if tt is None or val is None:
+            continue
+        name = inp.source
+        if not isinstance(val, TensorArg):
+            problems.append(f"{name} is a tensor {inp.type} here, given the int {val}")
+            continue
+        if len(val.shape) != len(tt.sizes):
+            problems.append(f"{name} has {len(tt.sizes)} dims here ({inp.type}), given {len(val.shape)}")
+            continue
+        for dim, (want, got) in enumerate(zip(tt.sizes, val.shape)):
+            if want.lstrip("-").isdigit():
+                if int(want) != got:
+                    problems.append(f"dim {dim} of {name} is static {want}, got {got}")
+            elif want.isidentifier():
+                if got in (0, 1):
+                    problems.append(
+                        f"dim {dim} of {name} is {got}: torch specializes sizes 0 and 1, "
+                        f"so this call compiles another graph (not {want})"
+                    )
+                elif syms.setdefault(want, got) != got:
+                    problems.append(
+                        f"{want} is dim {dim} of {name} = {got}, but {syms[want]} elsewhere"
+                    )
+    return problems, syms
+
+
+def match_key(
+    catalog: Catalog,
+    key: CacheKey,
+    inputs: Mapping[str, InputValue],
+    sym: Mapping[str, int] | None = None,
+) -> KeyMatch | None:
+    """Predict torch's lookup of ``key``; None when the inputs do not name any of its inputs.
+
+    Args:
+        inputs: user inputs by source (``L['x']`` -> TensorArg/int), see
+            :func:`fxcache_core.binding.parse_shapes`.
+        sym: direct placeholder or symbol values (``t0``/``s77`` -> int); when
+            given, the key is matched even if ``inputs`` names none of its inputs.
+    """
+    readable = [(e, d) for e in key.entries if isinstance(d := catalog.load(e), DecodedEntry)]
+    if not readable and not key.entries:
+        return None
+    extra = catalog.sources_for(key)
+    if readable:
+        first = readable[0][1]
+        if not sym and not (_l_bases(first, extra) & set(inputs)):
+            return None
+    elif not sym:
+        return None
+
+    reasons: list[str] = []
+    symbols: tuple[SymbolInfo, ...] = catalog.symbols(readable[0][0]) if readable else ()
+    values: dict[str, int | None] = {}
+    if readable:
+        d0 = readable[0][1]
+        problems, sym_vals = _fit(d0, inputs)
+        if problems:
+            return KeyMatch(key=key, fits=False, reasons=tuple(problems), symbols=symbols)
+        for info in symbols:
+            v: int | None = None
+            if sym and info.placeholder in sym:
+                v = sym[info.placeholder]
+            elif sym and info.expr in sym:
+                v = sym[info.expr]  # type: ignore[index]
+            elif info.source:
+                sv = value_of(info.source, inputs)
+                if sv.problem:
+                    return KeyMatch(key=key, fits=False, reasons=(sv.problem,), symbols=symbols)
+                v = sv.value
+            if v is None and info.expr in sym_vals:
+                v = sym_vals[info.expr]  # type: ignore[index]
+            if v is not None and info.expr in sym_vals and sym_vals[info.expr] != v:  # type: ignore[index]
+                return KeyMatch(key=key, fits=False, symbols=symbols, reasons=(
+                    f"{info.expr} is {v} from {info.source or info.placeholder} but "
+                    f"{sym_vals[info.expr]} from a tensor dim",),)  # type: ignore[index]
+            values[info.placeholder] = v
+            if v is None:
+                where = info.source or "no known source"
+                reasons.append(f"{info.placeholder} ({info.expr}, {where}) is not given")
+        if sym:
+            known = {s.placeholder for s in symbols} | {s.expr for s in symbols if s.expr}
+            unknown = sorted(set(sym) - known)
+            if unknown:
+                raise ShapeSpecError(
+                    f"--sym {', '.join(unknown)}: key {key.key[:12]} has only "
+                    + (", ".join(f"{s.placeholder} ({s.expr})" for s in symbols) or "no placeholders")
+                )
+
+    bound = {k: v for k, v in values.items() if v is not None}
+    verdicts: list[EntryVerdict] = []
+    for e in key.entries:
+        verdicts.append(_judge(catalog, e, bound))
+
+    hit, decided, shadowed = None, True, []
+    for v in verdicts:
+        if v.outcome == "pass":
+            if hit is None and decided:
+                hit = v.entry
+            elif hit is not None:
+                shadowed.append(v.entry)
+        elif v.outcome in ("unknown", "unparsable") and hit is None:
+            decided = False
+    loads: tuple[FxLoad, ...] = ()
+    if hit is not None and key.kind is KeyKind.AOT_AUTOGRAD:
+        d = catalog.load(hit)
+        if isinstance(d, DecodedEntry):
+            out = []
+            for role, ref in (("forward", d.forward), ("backward", d.backward)):
+                if ref is not None:
+                    fx = catalog.fx_entry_for(ref.key, ref.guards_expr)
+                    out.append(FxLoad(role, ref.key, fx.name if fx else None))
+            loads = tuple(out)
+    return KeyMatch(
+        key=key, fits=True, reasons=tuple(reasons), symbols=symbols,
+        values=tuple(values.items()), entries=tuple(verdicts),
+        hit=hit, decided=decided,
+        shadowed=tuple(shadowed), loads=loads,
+    )
+
+
+def _judge(catalog: Catalog, e: Entry, bound: Mapping[str, int]) -> EntryVerdict:
+    from .guards import parse_guards  # sympy is only needed once there are guards to read
+
+    d = catalog.load(e)
+    if isinstance(d, Unreadable):
+        return EntryVerdict(e, "unreadable", f"skipped, as torch would: {d.reason}")
+    if not d.guards_expr:
+        return EntryVerdict(e, "pass", None, guards_expr=d.guards_expr)
+    try:
+        g = parse_guards(d.guards_expr)
+    except GuardParseError as err:
+        return EntryVerdict(e, "unparsable", str(err), guards_expr=d.guards_expr)
+    used = {p: bound[p] for p in g.placeholders if p in bound}
+    verdict = g.evaluate(used)
+    vals = tuple(sorted(used.items(), key=lambda kv: int(kv[0][1:])))
+    if verdict.status == "pass":
+        return EntryVerdict(e, "pass", guards_expr=d.guards_expr, values=vals)
+    if verdict.status == "fail":
+        f = verdict.first_failure
+        assert f is not None
+        shown = ", ".join(f"{p}={used[p]}" for p in f.clause.placeholders if p in used)
+        why = f.error if f.status == "error" else f"is {f.value!r}"
+        return EntryVerdict(e, "fail", f"{f.clause.text}  {why}  with {shown}",
+                            failed_clause=f.clause.text, guards_expr=d.guards_expr, values=vals)
+    missing = sorted({m for r in verdict.results for m in r.missing}, key=lambda p: int(p[1:]))
+    return EntryVerdict(e, "unknown", f"needs {', '.join(missing)}", guards_expr=d.guards_expr,
+                        values=vals)
+
+
+def match(
+    catalog: Catalog,
+    inputs: Mapping[str, InputValue],
+    sym: Mapping[str, int] | None = None,
+    only: CacheKey | None = None,
+) -> MatchReport:
+    """Predict torch's lookup for every key the inputs bind (or just ``only``).
+
+    Raises:
+        ShapeSpecError: ``sym`` given without ``only``, or naming a placeholder
+            the key does not have.
+    """
+    if sym and only is None:
+        raise ShapeSpecError("--sym binds placeholders of one key: give --key too")
+    keys = [only] if only is not None else sorted(
+        catalog.scan.keys, key=lambda k: (k.kind is not KeyKind.AOT_AUTOGRAD, k.key))
+    results = []
+    for k in keys:
+        m = match_key(catalog, k, inputs, sym)
+        if m is not None:
+            results.append(m)
+    shown = tuple((src, str(v)) for src, v in inputs.items())
+    return MatchReport(inputs=shown, results=tuple(results), keys_considered=len(keys))

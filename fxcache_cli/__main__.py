@@ -1,0 +1,3 @@
+from fxcache_cli.app import main
+
+main()

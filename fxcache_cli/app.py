@@ -1,0 +1,362 @@
+"""The ``fxcache`` command line: argument parsing and rendering only.
+
+Every decision lives in :mod:`fxcache_core`; this module turns its values into
+tables (rich) or JSON (``--json``). Errors the user caused become one line on
+stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.filesize import decimal as human_bytes
+from rich.markup import escape
+from rich.table import Table
+
+from fxcache_core.errors import FxcacheError
+
+app = typer.Typer(
+    help="See into, and keep in order, PyTorch Inductor's on-disk compile cache.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+# Piped output (CI logs, `| less`) gets a wide console so keys are never wrapped.
+_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200
+out = Console(highlight=False, width=_WIDTH)
+err = Console(stderr=True, highlight=False)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of tables.")]
+
+
+class State:
+    cache_dir: str | None = None
+
+
+state = State()
+
+
+@app.callback()
+def _global(
+    cache_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--cache-dir",
+            help="The Inductor cache dir. Default: $TORCHINDUCTOR_CACHE_DIR, else "
+            "<tempdir>/torchinductor_<user>, as torch resolves it.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    state.cache_dir = cache_dir
+
+
+def _scan():
+    from fxcache_core.location import resolve_cache_dir
+    from fxcache_core.store import scan_cache
+
+    return scan_cache(resolve_cache_dir(state.cache_dir))
+
+
+def _fail(msg: str, code: int = 2) -> NoReturn:
+    err.print(f"fxcache: error: {escape(msg)}")
+    raise typer.Exit(code)
+
+
+def _age(ts: float | None, now: float) -> str:
+    if ts is None:
+        return "-"
+    s = max(0.0, now - ts)
+    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
+        if s >= n:
+            return f"{s / n:.0f}{unit} ago"
+    return f"{s:.0f}s ago"
+
+
+def _emit_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+
+
+# --- ls -------------------------------------------------------------------------
+
+
+@app.command("ls")
+def ls_cmd(
+    entries: Annotated[bool, typer.Option("--entries", "-e", help="Also list each key's entries.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """List cache keys with their entries, sizes and ages, and the totals."""
+    scan = _scan()
+    now = time.time()
+    if as_json:
+        _emit_json([
+            {
+                "kind": k.kind.value, "key": k.key, "path": str(k.path),
+                "size": k.size, "mtime": k.mtime,
+                "entries": [{"entry": e.name, "size": e.size, "mtime": e.mtime} for e in k.entries],
+                "temp_files": [t.name for t in k.temp_files],
+            }
+            for k in scan.keys
+        ])
+        return
+    table = Table(title=f"{scan.root}", title_justify="left", box=None, pad_edge=False)
+    table.add_column("kind")
+    table.add_column("key", no_wrap=True)
+    table.add_column("entries", justify="right", no_wrap=True)
+    table.add_column("size", justify="right", no_wrap=True)
+    table.add_column("last modified", justify="right", no_wrap=True)
+    for k in scan.keys:
+        table.add_row(k.kind.short, k.key, str(len(k.entries)), human_bytes(k.size), _age(k.mtime, now))
+        if entries:
+            for e in k.entries:
+                table.add_row("", f"  └ {e.name}", "", human_bytes(e.size), _age(e.mtime, now))
+    out.print(table)
+    fx = sum(1 for k in scan.keys if k.kind.value == "fxgraph")
+    out.print(
+        f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
+        f"{scan.entry_count} entries, {human_bytes(scan.size)}"
+    )
+    if scan.skipped:
+        out.print(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")
+
+
+# --- guards ---------------------------------------------------------------------
+
+
+@app.command("guards")
+def guards_cmd(
+    key: Annotated[str, typer.Argument(help="A cache key or a unique prefix of one.")],
+    raw: Annotated[bool, typer.Option("--raw", help="Show the stored guards string verbatim.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show each entry's guards as sympy, with each tN traced to its symbol and source."""
+    from fxcache_core.catalog import Catalog, Unreadable
+    from fxcache_core.errors import GuardParseError
+    from fxcache_core.guards import parse_guards
+
+    scan = _scan()
+    k = scan.find(key)
+    cat = Catalog(scan)
+    rows: list[dict[str, Any]] = []
+    for e in k.entries:
+        d = cat.load(e)
+        if isinstance(d, Unreadable):
+            rows.append({"entry": e.name, "error": d.reason})
+            continue
+        syms = cat.symbols(e)
+        names = {s.placeholder: s.expr for s in syms if s.expr}
+        row: dict[str, Any] = {
+            "entry": e.name, "guards_expr": d.guards_expr, "clauses": [],
+            "symbols": {s.placeholder: s.to_json() for s in syms},
+        }
+        if d.guards_expr:
+            try:
+                g = parse_guards(d.guards_expr)
+                row["clauses"] = [c.pretty(names) for c in g.clauses]
+            except GuardParseError as ex:
+                row["error"] = f"guards not understood: {ex}"
+        rows.append(row)
+    if as_json:
+        _emit_json({"kind": k.kind.value, "key": k.key, "entries": rows})
+        return
+    out.print(f"[bold]{k.kind.short}[/bold] {k.key}  ({len(k.entries)} entries, torch tries them in this order)")
+    for i, row in enumerate(rows):
+        out.print(f"\n[bold]#{i} {row['entry']}[/bold]")
+        if "guards_expr" not in row:
+            out.print(f"  [red]unreadable[/red]: {escape(row['error'])}  (torch skips it)")
+            continue
+        if row["symbols"]:
+            t = Table(box=None, pad_edge=False, show_header=True)
+            for c in ("placeholder", "symbol", "source", "hint"):
+                t.add_column(c)
+            for ph, s in row["symbols"].items():
+                t.add_row(ph, s["symbol"] or "?", escape(s["source"] or "?"),
+                          "" if s["hint"] is None else str(s["hint"]))
+            out.print(t)
+        if not row["guards_expr"]:
+            out.print("  no guards: always a hit")
+        elif raw:
+            out.print("  " + escape(row["guards_expr"]))
+        elif "error" in row:
+            out.print(f"  [red]{escape(row['error'])}[/red]\n  " + escape(row["guards_expr"]))
+        else:
+            for c in row["clauses"]:
+                out.print(f"  • {escape(c)}")
+
+
+# --- match ----------------------------------------------------------------------
+
+
+@app.command("match")
+def match_cmd(
+    shapes: Annotated[list[str] | None, typer.Option(
+        "--shapes", "-s",
+        help="An input of the call: NAME=[d0,d1,...] for a tensor, NAME=INT for an int "
+        "(repeat, or comma-separate). NAME is the compiled function's parameter (x, xs[0]).")] = None,
+    sym: Annotated[list[str] | None, typer.Option(
+        "--sym", help="Bind a placeholder or symbol directly (t0=16, s77=16); needs --key.")] = None,
+    key: Annotated[str | None, typer.Option("--key", "-k", help="Only this key (a unique prefix).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Which entry torch would load for these input shapes, and why the others would not."""
+    from fxcache_core.binding import parse_shapes, parse_sym
+    from fxcache_core.catalog import Catalog
+    from fxcache_core.match import match
+
+    inputs = parse_shapes(shapes or [])
+    syms = parse_sym(sym or [])
+    if not inputs and not syms:
+        _fail("give the call's inputs with --shapes NAME=[...] (or --key K --sym t0=N)")
+    scan = _scan()
+    only = scan.find(key) if key else None
+    report = match(Catalog(scan), inputs, syms, only)
+    if as_json:
+        _emit_json({
+            "inputs": dict(report.inputs),
+            "results": [
+                {
+                    "kind": m.key.kind.value, "key": m.key.key, "status": m.status,
+                    "hit": m.hit.name if m.hit else None,
+                    "fits": m.fits, "reasons": list(m.reasons),
+                    "values": dict(m.values),
+                    "symbols": {s.placeholder: s.to_json() for s in m.symbols},
+                    "shadowed": [e.name for e in m.shadowed],
+                    "loads": [{"role": ld.role, "key": ld.key, "entry": ld.entry} for ld in m.loads],
+                    "entries": [
+                        {"entry": v.entry.name, "outcome": v.outcome, "passed": v.passed,
+                         "failed_clause": v.failed_clause, "reason": v.reason}
+                        for v in m.entries
+                    ],
+                }
+                for m in report.results
+            ],
+        })
+        return
+    if not report.results:
+        out.print(f"No key among {report.keys_considered} has an input named "
+                  + ", ".join(escape(s) for s, _ in report.inputs)
+                  + " (names are the compiled function's parameters; see `fxcache guards KEY`).")
+        return
+    colour = {"hit": "green", "miss": "red", "undecided": "yellow", "no-fit": "dim"}
+    for m in report.results:
+        vals = ", ".join(f"{p}={v if v is not None else '?'}" for p, v in m.values)
+        out.print(f"\n[bold]{m.key.kind.short}[/bold] {m.key.key}  "
+                  f"[{colour[m.status]}]{m.status.upper()}[/{colour[m.status]}]"
+                  + (f"  {vals}" if vals else ""))
+        for r in m.reasons:
+            out.print(f"  [dim]{escape(r)}[/dim]")
+        for v in m.entries:
+            tag = ("[green]hit[/green]" if m.hit is v.entry else
+                   "[yellow]shadowed[/yellow]" if v.entry in m.shadowed else
+                   {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(v.outcome, f"[yellow]{v.outcome}[/yellow]"))
+            out.print(f"  {v.entry.name[:16]}  {tag}" + (f"  {escape(v.reason)}" if v.reason else ""))
+        for ld in m.loads:
+            where = ld.entry[:16] if ld.entry else "[red]gone: torch recompiles[/red]"
+            out.print(f"    loads {ld.role} fx {ld.key[:16]} / {where}")
+
+
+# --- gc -------------------------------------------------------------------------
+
+
+@app.command("gc")
+def gc_cmd(
+    older_than: Annotated[str | None, typer.Option(help="Remove entries unused for longer than this (90s, 30m, 12h, 7d, 2w).")] = None,
+    max_size: Annotated[str | None, typer.Option(help="Then remove least recently used entries until the cache fits (500MB, 2GB, 1GiB).")] = None,
+    keep_last: Annotated[int | None, typer.Option(help="Per key, keep only the N most recently used entries.", min=0)] = None,
+    unreadable: Annotated[bool, typer.Option("--unreadable", help="Remove entries that cannot be decoded, and temp files older than an hour.")] = False,
+    dangling: Annotated[bool, typer.Option("--dangling", help="Remove AOTAutograd entries whose FX entries are gone.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Print the plan and exit.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Prune entries by policy: plan first, show it, ask, then delete.
+
+    With no policy flag, plans the safe default: --unreadable --dangling.
+    """
+    from fxcache_core.catalog import Catalog
+    from fxcache_core.gc import GcPolicy, execute_plan, parse_duration, parse_size, plan_gc
+
+    try:
+        policy = GcPolicy(
+            older_than_s=parse_duration(older_than) if older_than else None,
+            max_size_bytes=parse_size(max_size) if max_size else None,
+            keep_last=keep_last, unreadable=unreadable, dangling=dangling,
+        )
+    except ValueError as e:
+        _fail(str(e))
+    if policy.is_empty:
+        policy = GcPolicy(unreadable=True, dangling=True)
+    scan = _scan()
+    plan = plan_gc(Catalog(scan), policy)
+
+    def plan_json() -> dict[str, Any]:
+        return {
+            "cache_dir": str(plan.root), "dry_run": dry_run,
+            "total_bytes": plan.total_bytes, "total_entries": plan.total_entries,
+            "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
+            "removals": [{"path": str(r.file.path), "kind": r.kind.value, "key": r.key,
+                          "entry": r.entry, "size": r.size, "reasons": list(r.reasons)}
+                         for r in plan.removals],
+        }
+
+    if not as_json:
+        now = time.time()
+        for r in plan.removals:
+            out.print(f"  remove {r.kind.short} {r.key[:16]}/{(r.entry or r.file.name)[:16]}  "
+                      f"{human_bytes(r.size):>9}  last used {_age(max(r.file.atime, r.file.mtime), now)}  "
+                      f"[dim]{escape('; '.join(r.reasons))}[/dim]")
+        out.print(f"Plan: remove {len(plan.removals)} files ({plan.entries_removed} entries), "
+                  f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.total_bytes)} "
+                  f"in {plan.total_entries} entries. Ages by last use = {plan.last_use}.")
+    if dry_run or not plan.removals:
+        if as_json:
+            _emit_json(plan_json())
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            _fail("refusing to delete without confirmation: stdin is not a terminal (pass --yes)")
+        if not typer.confirm(f"Delete {len(plan.removals)} files?", default=False, err=True):
+            err.print("Nothing deleted.")
+            raise typer.Exit(1)
+    res = execute_plan(plan)
+    if as_json:
+        body = plan_json()
+        body.update({
+            "removed": [str(r.file.path) for r in res.removed],
+            "skipped": [{"path": str(p), "why": w} for p, w in res.skipped],
+            "failed": [{"path": str(p), "error": w} for p, w in res.failed],
+            "bytes_freed": res.bytes_freed,
+            "dirs_removed": [str(d) for d in res.dirs_removed],
+        })
+        _emit_json(body)
+    else:
+        for p, w in res.skipped:
+            out.print(f"  [yellow]kept[/yellow] {escape(str(p))}: {w}")
+        for p, w in res.failed:
+            out.print(f"  [red]failed[/red] {escape(str(p))}: {w}")
+        out.print(f"Removed {len(res.removed)} files, freed {human_bytes(res.bytes_freed)}; "
+                  f"{len(res.dirs_removed)} empty dirs removed.")
+    if res.failed:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Entry point of the ``fxcache`` console script."""
+    try:
+        app()
+    except FxcacheError as e:
+        err.print(f"fxcache: error: {escape(str(e))}")
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err.print("fxcache: interrupted")
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)

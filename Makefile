@@ -1,0 +1,32 @@
+# fxcache developer entry points. Each target installs what it needs into .venv.
+#   make demo   build a real torch.compile cache (CPU) and tour every command on it
+#   make test   run the test suite (builds its own real caches in a temp dir)
+#   make lint   ruff
+#   make setup  just the venv: pinned CPU torch 2.13.0 + fxcache in editable mode
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.fxcache-installed
+DEMO_CACHE ?= demo-cache
+
+.PHONY: setup demo test lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[torch,dev]'
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/python -m demo.tour $(DEMO_CACHE)
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check fxcache_core fxcache_cli tests demo
+
+clean:
+	rm -rf $(VENV) $(DEMO_CACHE) .pytest_cache .ruff_cache .hypothesis

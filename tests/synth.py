@@ -1,0 +1,92 @@
+"""Synthetic cache layouts and pickles for damaged-input and edge-case tests.
+
+Real entries come from torch (see conftest's ``real_cache``); these helpers
+build directory shapes and pickles by hand, without torch: :class:`Fake`
+objects pickle as instances of any named class, which need not exist here.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from pathlib import Path
+from typing import Any
+
+from fxcache_core.keys import KeyKind, sha256_hash
+
+
+class Fake:
+    """Pickles as ``module.name`` built by NEWOBJ and BUILD(state)."""
+
+    def __init__(self, module: str, name: str, **state: Any):
+        self.module, self.name, self.state = module, name, state
+
+
+class _FakeClass:
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+
+
+class _Pickler(pickle._Pickler):  # the pure-Python pickler lets us add a dispatch entry
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def _save_fake_class(self, obj: _FakeClass) -> None:
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
+
+    def _save_fake(self, obj: Fake) -> None:
+        import copyreg
+
+        self.save_reduce(copyreg.__newobj__, (_FakeClass(obj.module, obj.name),),
+                         state=obj.state)
+
+    dispatch[_FakeClass] = _save_fake_class
+    dispatch[Fake] = _save_fake
+
+
+def dumps(obj: Any) -> bytes:
+    buf = io.BytesIO()
+    _Pickler(buf, protocol=4).dump(obj)
+    return buf.getvalue()
+
+
+def fake_key(kind: KeyKind, seed: str) -> str:
+    return kind.prefix + sha256_hash(seed.encode())
+
+
+def write_entry(root: Path, kind: KeyKind, key: str, content: bytes, name: str | None = None) -> Path:
+    d = kind.key_dir(root, key)
+    d.mkdir(parents=True, exist_ok=True)
+    p = d / (name or sha256_hash(content))
+    p.write_bytes(content)
+    return p
+
+
+def stub_pickle(module: str, name: str, state: dict) -> bytes:
+    """A pickle of one ``module.name`` object with ``state``."""
+    return dumps(Fake(module, name, **state))
+
+
+def fx_entry_bytes(guards_expr: str | None, key: str = "", symbols: tuple[str, ...] = ("s0",)) -> bytes:
+    """A minimal CompiledFxGraph-shaped pickle with the fields fxcache reads."""
+    lines = [f"[abc] example_inputs[{i}]: ('{s}',)" for i, s in enumerate(symbols)]
+    return stub_pickle("torch._inductor.output_code", "CompiledFxGraph", {
+        "guards_expr": guards_expr,
+        "_fx_graph_cache_key": key,
+        "_fx_graph_cache_debug_lines": lines,
+        "fx_kwargs": {"is_backward": False},
+        "runnable_graph_str": "".join(f"{s} = 8\n" for s in symbols) + "\nimport torch\n",
+    })
+
+
+def aot_entry_bytes(guards_expr: str | None, fw: tuple[str, str | None],
+                    bw: tuple[str, str | None] | None = None) -> bytes:
+    """A minimal AOTAutogradResult-shaped pickle pointing at FX (key, guards) pairs."""
+    mod = "torch._functorch._aot_autograd.aot_autograd_result"
+    return dumps(Fake(mod, "AOTAutogradResult",
+                      guards_expr=guards_expr,
+                      compiled_fw=Fake(mod, "CompiledForward", fx_graph_cache_info=(fw[0], []),
+                                       fx_graph_guard_expr=fw[1]),
+                      compiled_bw=None if bw is None else Fake(
+                          mod, "CompiledBackward", fx_graph_cache_info=(bw[0], []),
+                          fx_graph_guard_expr=bw[1]),
+                      aot_forward_graph_str=None))

@@ -1,0 +1,186 @@
+"""gc planning and execution on hand-made caches: policies, consistency, safety."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from fxcache_core.catalog import Catalog
+from fxcache_core.gc import (
+    TEMP_FILE_GRACE_S,
+    GcPolicy,
+    execute_plan,
+    parse_duration,
+    parse_size,
+    plan_gc,
+)
+from fxcache_core.keys import KeyKind
+from fxcache_core.store import scan_cache
+from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
+
+DAY = 86400.0
+
+
+def _age(path, days: float, now: float) -> None:
+    t = now - days * DAY
+    os.utime(path, (t, t))
+
+
+@pytest.fixture
+def cache(tmp_path):
+    """fx key A with 3 entries aged 1, 5, 10 days; an AOT key loading A's newest entry."""
+    now = time.time()
+    fx = fake_key(KeyKind.FX_GRAPH, "A")
+    paths = {}
+    for days, g in ((1, "L['t0'] <= 8"), (5, "L['t0'] > 8"), (10, "L['t0'] > 100")):
+        p = write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes(g, fx))
+        _age(p, days, now)
+        paths[days] = p
+    aot = fake_key(KeyKind.AOT_AUTOGRAD, "B")
+    ap = write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes("L['t0'] <= 8", (fx, "L['t0'] <= 8")))
+    _age(ap, 1, now)
+    return tmp_path, now, fx, aot, paths, ap
+
+
+def _plan(root, **kw):
+    return plan_gc(Catalog(scan_cache(root)), GcPolicy(**kw))
+
+
+def test_older_than_selects_by_last_use(cache):
+    root, now, fx, aot, paths, ap = cache
+    plan = _plan(root, older_than_s=3 * DAY, now=now)
+    assert {r.file.path for r in plan.removals} == {paths[5], paths[10]}
+    assert plan.bytes_freed == paths[5].stat().st_size + paths[10].stat().st_size
+    assert all("unused for" in r.reasons[0] for r in plan.removals)
+
+
+def test_plan_touches_nothing(cache):
+    root, now, *_ = cache
+    before = sorted(p for p in root.rglob("*"))
+    _plan(root, older_than_s=0, now=now)
+    assert sorted(p for p in root.rglob("*")) == before
+
+
+def test_removing_an_fx_entry_takes_the_aot_entry_that_loads_it(cache):
+    root, now, fx, aot, paths, ap = cache
+    os.utime(paths[1], (now - 20 * DAY, now - 20 * DAY))  # the one the AOT entry loads is old now
+    plan = _plan(root, older_than_s=15 * DAY, now=now)
+    by_path = {r.file.path: r for r in plan.removals}
+    assert set(by_path) == {paths[1], ap}
+    assert "loads FX entry" in by_path[ap].reasons[0]
+
+
+def test_max_size_removes_least_recently_used_first(cache):
+    root, now, fx, aot, paths, ap = cache
+    total = scan_cache(root).size
+    budget = total - paths[10].stat().st_size
+    plan = _plan(root, max_size_bytes=budget, now=now)
+    assert [r.file.path for r in plan.removals] == [paths[10]]
+    assert total - plan.bytes_freed <= budget
+
+
+def test_keep_last_keeps_newest_per_key(cache):
+    root, now, fx, aot, paths, ap = cache
+    plan = _plan(root, keep_last=1, now=now)
+    assert {r.file.path for r in plan.removals} == {paths[5], paths[10]}
+
+
+def test_unreadable_entries_and_only_old_temp_files(cache):
+    root, now, fx, *_ = cache
+    bad = write_entry(root, KeyKind.FX_GRAPH, fx, b"\x80\x04truncated")
+    old_tmp = write_entry(root, KeyKind.FX_GRAPH, fx, b"x", name=".tmpold")
+    _age(old_tmp, 1, now)
+    young_tmp = write_entry(root, KeyKind.FX_GRAPH, fx, b"x", name=".tmpnew")
+    plan = _plan(root, unreadable=True, now=now)
+    got = {r.file.path for r in plan.removals}
+    assert got == {bad, old_tmp}
+    assert young_tmp not in got
+
+
+def test_dangling_aot_entry_whose_fx_entry_is_gone(cache):
+    root, now, fx, aot, paths, ap = cache
+    paths[1].unlink()
+    plan = _plan(root, dangling=True, now=now)
+    assert [r.file.path for r in plan.removals] == [ap]
+    assert "forward FX entry" in plan.removals[0].reasons[0]
+
+
+def test_execute_deletes_planned_files_and_rmdirs_empty_key_dirs(cache):
+    root, now, fx, aot, paths, ap = cache
+    plan = _plan(root, older_than_s=0, now=now + 1)
+    res = execute_plan(plan)
+    assert not res.failed and not res.skipped
+    assert res.bytes_freed == plan.bytes_freed
+    assert not (root / "aotautograd" / aot).exists()
+    assert not (root / "fxgraph" / fx[1:3]).exists()
+    assert (root / "fxgraph").is_dir() and (root / "aotautograd").is_dir()
+
+
+def test_execute_skips_files_changed_since_the_plan(cache):
+    root, now, fx, aot, paths, ap = cache
+    plan = _plan(root, older_than_s=3 * DAY, now=now)
+    paths[5].write_bytes(b"rewritten by a compile")
+    res = execute_plan(plan)
+    assert paths[5].exists() and not paths[10].exists()
+    assert [(p, why) for p, why in res.skipped] == [(paths[5], "changed since the plan")]
+
+
+def test_execute_never_follows_symlinks_or_leaves_the_cache(cache, tmp_path_factory):
+    root, now, fx, aot, paths, ap = cache
+    outside = tmp_path_factory.mktemp("outside") / "precious"
+    outside.write_bytes(b"keep me")
+    plan = _plan(root, older_than_s=3 * DAY, now=now)
+    # Swap a planned entry for a symlink to a file outside the cache.
+    paths[10].unlink()
+    os.symlink(outside, paths[10])
+    res = execute_plan(plan)
+    assert outside.read_bytes() == b"keep me"
+    assert paths[10].is_symlink()
+    assert (paths[10], "not a regular file") in res.skipped
+
+
+def test_execute_reports_permission_errors_and_goes_on(cache, monkeypatch):
+    root, now, fx, aot, paths, ap = cache
+    plan = _plan(root, older_than_s=0, now=now + 1)
+    real_unlink = os.unlink
+
+    def unlink(p, *a, **kw):  # as for a read-only dir owned by someone else (root ignores chmod)
+        if str(p).startswith(str(paths[1].parent)):
+            raise PermissionError(13, "Permission denied", str(p))
+        return real_unlink(p, *a, **kw)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    res = execute_plan(plan)
+    assert sorted(p for p, _ in res.failed) == sorted(paths.values())
+    assert all(why == "Permission denied" for _, why in res.failed)
+    assert [r.file.path for r in res.removed] == [ap] and not ap.exists()
+
+
+def test_young_temp_file_is_never_touched_even_if_planned(cache):
+    root, now, fx, *_ = cache
+    tmp = write_entry(root, KeyKind.FX_GRAPH, fx, b"x", name=".tmpwriting")
+    _age(tmp, 1, now)
+    plan = _plan(root, unreadable=True, now=now)
+    os.utime(tmp, None)  # a compile touched it after the plan
+    res = execute_plan(plan)
+    assert tmp.exists()
+    assert time.time() - tmp.stat().st_mtime < TEMP_FILE_GRACE_S
+    assert any(p == tmp for p, _ in res.skipped)
+
+
+@pytest.mark.parametrize("text,seconds", [("90s", 90), ("30m", 1800), ("12h", 43200), ("7d", 604800), ("2w", 1209600)])
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text,n", [("1000", 1000), ("2GB", 2 * 10**9), ("500mb", 5 * 10**8), ("1GiB", 2**30), ("1.5KiB", 1536)])
+def test_parse_size(text, n):
+    assert parse_size(text) == n
+
+
+@pytest.mark.parametrize("bad", ["7", "7y", "-1d", "d", ""])
+def test_bad_duration(bad):
+    with pytest.raises(ValueError):
+        parse_duration(bad)

@@ -1,0 +1,93 @@
+"""Scanning: torch's layout, order and skip rules, on hand-made layouts."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from fxcache_core.errors import CacheDirError, KeyLookupError
+from fxcache_core.keys import KeyKind, is_entry_name, is_key, sha256_hash
+from fxcache_core.location import default_cache_dir, resolve_cache_dir
+from fxcache_core.store import scan_cache
+from tests.synth import fake_key, write_entry
+
+
+def test_sha256_hash_matches_torch_encoding():
+    # base32 of sha256, 51 chars, lower case: torch/_inductor/codecache.py sha256_hash
+    h = sha256_hash(b"abc")
+    assert h == "xj4bnp4pahh6uqkbidpf3lrceoyagyndsylxvhfucd7wd4qacww"  # torch 2.13 sha256_hash(b"abc")
+    assert is_entry_name(h) and len(h) == 51
+    assert is_key("f" + h) and not is_key("x" + h) and not is_key("f" + h[:-1])
+
+
+def test_scan_orders_entries_like_torch_and_sets_dotfiles_apart(tmp_path):
+    key = fake_key(KeyKind.FX_GRAPH, "k")
+    for name in ("zzz", "aaa", "mmm"):
+        write_entry(tmp_path, KeyKind.FX_GRAPH, key, b"x" * 3, name=name)
+    write_entry(tmp_path, KeyKind.FX_GRAPH, key, b"partial", name=".tmp123")
+    scan = scan_cache(tmp_path)
+    (k,) = scan.keys
+    assert [e.name for e in k.entries] == ["aaa", "mmm", "zzz"]  # sorted(os.listdir)
+    assert [e.order for e in k.entries] == [0, 1, 2]
+    assert [t.name for t in k.temp_files] == [".tmp123"]
+    assert k.size == 9 and scan.size == 9 and scan.entry_count == 3
+    assert k.path == tmp_path / "fxgraph" / key[1:3] / key
+
+
+def test_scan_skips_symlinks_foreign_dirs_and_misfiled_keys(tmp_path):
+    good = fake_key(KeyKind.AOT_AUTOGRAD, "a")
+    write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, good, b"data")
+    outside = tmp_path.parent / (tmp_path.name + "-outside")
+    outside.mkdir()
+    (outside / "victim").write_bytes(b"v")
+    os.symlink(outside / "victim", KeyKind.AOT_AUTOGRAD.key_dir(tmp_path, good) / "link")
+    (tmp_path / "aotautograd" / "not-a-key").mkdir()
+    fx = fake_key(KeyKind.FX_GRAPH, "f")
+    misfiled = tmp_path / "fxgraph" / "zz" / fx  # wrong bucket: torch never looks here
+    misfiled.mkdir(parents=True)
+    scan = scan_cache(tmp_path)
+    assert [k.key for k in scan.keys] == [good]
+    assert [e.name for e in scan.keys[0].entries] == [sha256_hash(b"data")]
+    reasons = {p.name: r for p, r in ((s.path, s.reason) for s in scan.skipped)}
+    assert reasons["link"].startswith("symlink")
+    assert "not-a-key" in reasons and fx in reasons
+
+
+def test_find_resolves_unique_prefix_and_rejects_unknown_and_ambiguous(tmp_path):
+    keys = [fake_key(KeyKind.FX_GRAPH, str(i)) for i in range(40)]
+    for k in keys:
+        write_entry(tmp_path, KeyKind.FX_GRAPH, k, k.encode())
+    scan = scan_cache(tmp_path)
+    target = keys[0]
+    assert scan.find(target).key == target
+    unique = next(target[:n] for n in range(2, 52) if sum(k.startswith(target[:n]) for k in keys) == 1)
+    assert scan.find(unique).key == target
+    with pytest.raises(KeyLookupError, match="ambiguous"):
+        scan.find("f")
+    with pytest.raises(KeyLookupError, match="no key starts with"):
+        scan.find("a")
+    with pytest.raises(KeyLookupError, match="not a key prefix"):
+        scan.find("F00!")
+
+
+def test_resolve_cache_dir_order_and_errors(tmp_path, monkeypatch):
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path)}
+    assert resolve_cache_dir(None, env) == tmp_path
+    assert resolve_cache_dir(str(tmp_path), {}) == tmp_path
+    with pytest.raises(CacheDirError, match="does not exist"):
+        resolve_cache_dir(str(tmp_path / "nope"), {})
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(CacheDirError, match="not a directory"):
+        resolve_cache_dir(str(f), {})
+    monkeypatch.setattr("getpass.getuser", lambda: "dom\\us:er")
+    assert default_cache_dir().name == "torchinductor_dom_us_er"
+
+
+def test_default_cache_dir_falls_back_to_uid(monkeypatch):
+    def boom():
+        raise KeyError("no passwd entry")
+
+    monkeypatch.setattr("getpass.getuser", boom)
+    assert default_cache_dir().name == f"torchinductor_uid_{os.getuid()}"

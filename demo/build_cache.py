@@ -1,0 +1,231 @@
+"""Build a real Inductor compile cache from the cases in ``demo.cases``.
+
+Run it in a fresh process, because ``TORCHINDUCTOR_CACHE_DIR`` and the cache
+switches must be set before torch is imported::
+
+    python -m demo.build_cache CACHE_DIR [--cases a,b]
+
+It prints one JSON object (the summary) as the last line of stdout::
+
+    {"cache_dir": "/abs/path", "torch_version": "2.13.0+cpu", "seconds": 21.3,
+     "cases": {"<name>": {"compile_kwargs": {...}, "train": false,
+                          "calls": [<shape description>, ...],
+                          "seconds": 1.9,
+                          "lookups": [[<lookup>, ...], ...],   # one list per call
+                          "writes":  [[<write>, ...], ...],    # one list per call
+                          "counters": {"fxgraph_cache_hit": 0, ...}}}}
+
+``lookups`` / ``writes`` use the record format of ``demo.oracle`` (what torch
+looked up and which entry files it wrote during that call).
+
+From other code (tests), use :func:`build_cache_subprocess`. Importing this
+module does not import torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Environment that makes the local caches definitely on and every remote cache
+# off. Names checked against torch 2.13: torch/_inductor/config.py
+# (fx_graph_cache <- TORCHINDUCTOR_FX_GRAPH_CACHE, fx_graph_remote_cache,
+# autotune_remote_cache, bundled_autotune_remote_cache) and
+# torch/_functorch/config.py (enable_autograd_cache <- TORCHINDUCTOR_AUTOGRAD_CACHE,
+# enable_remote_autograd_cache <- TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE).
+CACHE_ENV = {
+    "TORCHINDUCTOR_FX_GRAPH_CACHE": "1",
+    "TORCHINDUCTOR_AUTOGRAD_CACHE": "1",
+    "TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE": "0",
+    "TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE": "0",
+    "TORCHINDUCTOR_AUTOTUNE_REMOTE_CACHE": "0",
+    "TORCHINDUCTOR_BUNDLED_AUTOTUNE_REMOTE_CACHE": "0",
+    # One in-process compile thread: on a 2-core box the worker pool costs more
+    # than it saves for graphs this small.
+    "TORCHINDUCTOR_COMPILE_THREADS": "1",
+}
+_UNSET_ENV = ("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "TORCH_COMPILE_DEBUG")
+
+
+def prepare_env(cache_dir: str | os.PathLike[str]) -> str:
+    """Set the cache env vars in ``os.environ``. Call before importing torch."""
+    if "torch" in sys.modules:
+        current = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+        if current and os.path.abspath(current) != os.path.abspath(cache_dir):
+            raise RuntimeError("torch already imported with another TORCHINDUCTOR_CACHE_DIR")
+    cache_dir = os.path.abspath(os.fspath(cache_dir))
+    os.makedirs(cache_dir, exist_ok=True)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+    os.environ.update(CACHE_ENV)
+    for name in _UNSET_ENV:
+        os.environ.pop(name, None)
+    _quiet_warnings()
+    return cache_dir
+
+
+def _quiet_warnings() -> None:
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
+    warnings.filterwarnings("ignore", message=".*numpy.*", category=UserWarning)
+
+
+def configure_torch() -> None:
+    """Set the cache switches on torch's config objects too (after import)."""
+    import torch
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    torch.compiler.config.force_disable_caches = False
+    inductor_config.fx_graph_cache = True
+    inductor_config.fx_graph_remote_cache = False
+    inductor_config.autotune_remote_cache = False
+    inductor_config.bundled_autotune_remote_cache = False
+    functorch_config.enable_autograd_cache = True
+    functorch_config.enable_remote_autograd_cache = False
+    # Regular (non-bundled) AOTAutograd entries: they point at fxgraph keys.
+    functorch_config.bundled_autograd_cache = False
+    import logging
+
+    logging.getLogger("torch._inductor").setLevel(logging.ERROR)
+
+
+def _counter_snapshot() -> dict[str, int]:
+    from torch._dynamo.utils import counters
+
+    out: dict[str, int] = {}
+    for name in ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass"):
+        out[name] = int(counters["inductor"][name])
+    for name in (
+        "autograd_cache_hit",
+        "autograd_cache_miss",
+        "autograd_cache_guard_miss",
+        "autograd_cache_bypass",
+        "autograd_cache_saved",
+    ):
+        out[name] = int(counters["aot_autograd"][name])
+    return out
+
+
+def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None = None) -> dict:
+    """Compile and call the chosen cases (default: all) into ``cache_dir``.
+
+    Must run in a process where torch has not been imported yet (or was
+    imported with the same ``TORCHINDUCTOR_CACHE_DIR``): prefer
+    :func:`build_cache_subprocess` or ``python -m demo.build_cache``.
+    """
+    cache_dir = prepare_env(cache_dir)
+    t_start = time.perf_counter()
+
+    import torch
+
+    configure_torch()
+
+    from demo import oracle
+    from demo.cases import CASES, compile_case, run_call
+
+    names = list(CASES) if case_names is None else list(case_names)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        raise KeyError(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)}")
+
+    recorder = oracle.install_recorder()
+    summary: dict[str, Any] = {
+        "cache_dir": cache_dir,
+        "torch_version": torch.__version__,
+        "cases": {},
+    }
+    for name in names:
+        case = CASES[name]
+        torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()
+        t0 = time.perf_counter()
+        compiled = compile_case(case)
+        lookups, writes = [], []
+        for shapes in case.build_calls:
+            recorder.clear()
+            run_call(case, compiled, shapes, on_phase=recorder.set_phase)
+            lookups.append(list(recorder.lookups))
+            writes.append(list(recorder.writes))
+        summary["cases"][name] = {
+            "compile_kwargs": case.compile_kwargs,
+            "train": case.train,
+            "calls": case.build_calls,
+            "seconds": round(time.perf_counter() - t0, 3),
+            "lookups": lookups,
+            "writes": writes,
+            "counters": _counter_snapshot(),
+        }
+    torch._dynamo.reset()
+    summary["seconds"] = round(time.perf_counter() - t_start, 3)
+    return summary
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # The child sets its own cache env; drop anything that could redirect it.
+    for name in list(env):
+        if name.startswith(("TORCHINDUCTOR_", "TORCH_LOGS", "TORCH_COMPILE")):
+            env.pop(name)
+    env["PYTHONWARNINGS"] = "ignore::UserWarning"
+    pp = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + pp if pp else "")
+    return env
+
+
+def run_json_subprocess(argv: list[str], *, python: str, timeout: float) -> Any:
+    """Run ``python argv...`` in the repo root; parse the last stdout line as JSON."""
+    proc = subprocess.run(
+        [python, *argv],
+        cwd=REPO_ROOT,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"{' '.join(argv)} failed (exit {proc.returncode})\n"
+            f"--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-8000:]}"
+        )
+    return json.loads(lines[-1])
+
+
+def build_cache_subprocess(
+    cache_dir: str | os.PathLike[str],
+    cases: list[str] | None = None,
+    python: str = sys.executable,
+    timeout: float = 600,
+) -> dict:
+    """Build the cache in a fresh ``python -m demo.build_cache`` process."""
+    argv = ["-m", "demo.build_cache", os.path.abspath(os.fspath(cache_dir))]
+    if cases is not None:
+        argv += ["--cases", ",".join(cases)]
+    return run_json_subprocess(argv, python=python, timeout=timeout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m demo.build_cache", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("cache_dir")
+    p.add_argument("--cases", default=None, help="comma-separated case names (default: all)")
+    ns = p.parse_args(argv)
+    names = [n for n in ns.cases.split(",") if n] if ns.cases else None
+    summary = build_cache(ns.cache_dir, names)
+    sys.stdout.write(json.dumps(summary, sort_keys=True) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,309 @@
+"""What torch itself does with a cache: the ground truth for fxcache's tests.
+
+    python -m demo.oracle CACHE_DIR CASE SHAPES_JSON
+
+runs in a fresh process: sets ``TORCHINDUCTOR_CACHE_DIR`` (and the cache
+switches of ``demo.build_cache``), wraps ``FxGraphCache.find_guarded_entry`` and
+``AOTAutogradCache.find_guarded_entry`` (the originals still run, unchanged),
+calls the compiled case once (plus ``.backward()`` for training cases) and
+prints one JSON object as the last line of stdout::
+
+    {"case": "branch_on_size", "shapes": [[4, 3]], "cache_dir": "/abs",
+     "torch_version": "2.13.0+cpu",
+     "error": null | {"type": "ConstraintViolationError", "message": "..."},
+     "counters": {"fxgraph_cache_hit": 1, "fxgraph_cache_miss": 0,
+                  "fxgraph_cache_bypass": 0, "autograd_cache_hit": 1,
+                  "autograd_cache_miss": 0, "autograd_cache_guard_miss": 0,
+                  "autograd_cache_bypass": 0, "autograd_cache_saved": 0},
+     "lookups": [                              # in the order torch made them
+       {"kind": "aotautograd" | "fxgraph",
+        "key": "<cache key = directory name>",
+        "hit": "<entry file name>" | null,     # sha256_hash(pickled bytes) == file name
+        "hints": [4, 3],                       # ints passed to find_guarded_entry
+        "status": "hit" | "guard_miss" | "full_miss",
+        "mode": "guards" | "exact" | "skip",   # how guards were judged (see below)
+        "candidates": ["<entry>", ...],        # non-dot entry files, sorted, before lookup
+        "phase": "forward" | "backward",       # during the call / during loss.backward()
+        "graph": "forward" | "backward",       # fxgraph only: which graph of the pair
+        "guards_expr": "<hit entry's guards_expr>",           # only on a hit
+        "fx_refs": {"compiled_fw": {"key": ..., "guards_expr": ...},
+                    "compiled_bw": {...}}},    # aotautograd hit only
+       ...],
+     "writes": [{"kind": ..., "key": ..., "entry": "<new file name>", "phase": ...}]}
+
+``torch_lookups(cache_dir, case, shapes)`` runs it in a subprocess and returns
+the parsed dict. A miss WRITES new entries into the cache: run the oracle on a
+copy (``shutil.copytree``, or ``torch_lookups(..., on_copy=True)``) to compare
+against the cache as it was.
+
+Findings (torch 2.13.0+cpu, evidence: the oracle's own output on the demo cache,
+checked in tests/test_torch_oracle.py)
+-------------------------------------------------------------------------------
+* Order per call, fresh process: dynamo traces, then ONE ``aotautograd`` lookup;
+  on an AOTAutograd miss, inductor compiles and makes an ``fxgraph`` lookup for
+  the forward graph and (training) one for the backward graph -- the backward is
+  compiled eagerly, during the forward call, not at ``.backward()`` -- then writes
+  fxgraph entries (fw, bw) and finally the aotautograd entry. An AOTAutograd
+  entry is written even when the FX lookups hit.
+* On an AOTAutograd hit the FX entries are still fetched through
+  ``FxGraphCache.find_guarded_entry`` (fw, then bw), but with
+  ``evaluate_guards=check_exact_guard_match``: an FX entry matches only if its
+  ``guards_expr`` string is identical to the ``fx_graph_guard_expr`` stored in
+  the AOT entry (``mode: "exact"``); shape guards are not evaluated. As always an
+  entry with an empty/None ``guards_expr`` matches unconditionally, and the first
+  match in sorted file-name order wins. Guards are evaluated (``mode:
+  "guards"``, ``ShapeEnv.evaluate_guards_expression(expr, hints)``) for the AOT
+  lookup and, only on an AOT miss, for the FX lookups.
+* If the AOT entry is found but a referenced FX entry is missing, torch raises
+  ``FXGraphCacheMiss`` internally: ``find_guarded_entry`` reported a hit for
+  ``aotautograd`` but the counters say ``autograd_cache_miss``; torch then
+  recompiles (a second, ``mode: "guards"`` FX lookup) and writes a NEW
+  aotautograd entry next to the old one under the same key.
+* ``hints`` are the backed SymInt graph inputs in placeholder order, which is
+  the order dynamo allocated the symbols: each dynamic size at its first
+  appearance in the arguments (duck sizing: ``x[6,5] + bias[5]`` -> ``[6, 5]``,
+  one symbol for both 5s), dynamic ints as their own entry (``int_arg(x[5], 2)``
+  -> ``[5, 2]``); static/specialized sizes (0/1, ``nn.Linear`` in-features) are
+  absent. ``guards_expr`` names them ``L['t0']``, ``L['t1']``, ... = hints[0],
+  hints[1], ...; e.g. ``"2 <= L['t0'] and L['t0'] <= 8 and 2 <= L['t1']"``.
+  The same hint list is used for the AOT lookup and both FX lookups (on an AOT
+  hit the backward FX lookup gets the forward arguments' symints).
+* ``dynamic=None`` in a fresh process: the first call compiles STATIC (hints
+  ``[]``, ``guards_expr`` None, a key per concrete shape). A cache built with
+  calls [4,3], [6,3], [10,3] holds a static key for [4,3] and a dynamic key for
+  the recompile; a fresh process calling [10,3] misses (new static key) even
+  though the dynamic entry would accept 10, while [4,3] hits the static entry.
+  Local automatic-dynamic PGO does not kick in: it needs
+  ``torch.compiler.config.job_id``, and no ``dynamo/`` dir is written.
+* ``dynamic=True`` writes range guards ``2 <= L['tN']`` (0/1 specialization);
+  a size-1 dim gives a different graph and key (the symbol disappears from the
+  hints). ``mark_dynamic(x, 0, min=2, max=64)`` gives ``... and L['t0'] <= 64``;
+  calling outside that range fails in dynamo (``ConstraintViolationError``)
+  before any cache lookup. ``view(-1, 4)`` gives
+  ``(L['t0'] % 4) == 0 and L['t0'] == (4*(L['t0'] // 4)) and 8 <= L['t0']``.
+  Inductor adds guards of its own too (``train_mlp``: ``L['t0'] <= 24``; a batch
+  of 30 is a guard miss on the forward key and needs a different BACKWARD key).
+* A branch on a size traced into the same graph gives one key with several
+  entries differing only in ``guards_expr`` (``same_graph_two_regions``: fxgraph
+  and aotautograd keys each with ``... L['t0'] <= 7 ...`` and ``16 <= L['t0']``);
+  a size in the unbuilt middle region is a ``guard_miss`` on both keys and adds
+  a third entry. A branch whose sides trace different graphs
+  (``branch_on_size``) gives a different key: the unbuilt side is a
+  ``full_miss`` (``candidates: []``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+_GRAPH: contextvars.ContextVar[str | None] = contextvars.ContextVar("fxcache_graph", default=None)
+
+
+@dataclass
+class Recorder:
+    """Lookups and entry writes seen since the last :meth:`clear`."""
+
+    lookups: list[dict[str, Any]] = field(default_factory=list)
+    writes: list[dict[str, Any]] = field(default_factory=list)
+    phase: str | None = None  # "forward" (the compiled call) / "backward" (loss.backward())
+
+    def clear(self) -> None:
+        self.lookups.clear()
+        self.writes.clear()
+        self.phase = None
+
+    def set_phase(self, phase: str) -> None:
+        self.phase = phase
+
+
+_RECORDER: Recorder | None = None
+
+
+def _entry_names(subdir: str) -> list[str]:
+    # Same filter and order as GuardedCache.iterate_over_candidates.
+    if not os.path.isdir(subdir):
+        return []
+    return [p for p in sorted(os.listdir(subdir)) if not p.startswith(".")]
+
+
+def _mode(evaluate_guards: Any) -> str:
+    name = getattr(evaluate_guards, "__name__", "")
+    if name == "check_exact_guard_match":
+        return "exact"  # AOTAutograd hit: FX entry must have the identical guard string
+    if name == "<lambda>":
+        return "skip"  # inductor.config.unsafe_skip_cache_dynamic_shape_guards
+    return "guards"  # shape_env.evaluate_guards_expression(expr, hints)
+
+
+def install_recorder() -> Recorder:
+    """Wrap torch's cache lookups/writes (idempotent); the originals still run."""
+    global _RECORDER
+    if _RECORDER is not None:
+        return _RECORDER
+    from torch._functorch._aot_autograd.autograd_cache import AOTAutogradCache
+    from torch._inductor.codecache import FxGraphCache, sha256_hash
+
+    rec = Recorder()
+
+    def wrap_find(kind: str, cls: type) -> None:
+        orig = cls.find_guarded_entry  # bound classmethod of the GuardedCache mixin
+
+        def find_guarded_entry(cls_, key, local, remote_cache, evaluate_guards, hints):
+            subdir = cls_._get_tmp_dir_for_key(key)
+            candidates = _entry_names(subdir) if local else []
+            entry, content, info = orig(key, local, remote_cache, evaluate_guards, hints)
+            record: dict[str, Any] = {
+                "kind": kind,
+                "key": key,
+                "hit": sha256_hash(content) if content is not None else None,
+                "hints": [int(h) for h in hints],
+                "status": info.get("cache_status_detailed"),
+                "mode": _mode(evaluate_guards),
+                "candidates": candidates,
+                "phase": rec.phase,
+            }
+            if kind == "fxgraph":
+                record["graph"] = _GRAPH.get()
+            if entry is not None:
+                record["guards_expr"] = getattr(entry, "guards_expr", None)
+                if kind == "aotautograd":
+                    refs = {}
+                    for part in ("compiled_fw", "compiled_bw"):
+                        loadable = getattr(entry, part, None)
+                        info_ = getattr(loadable, "fx_graph_cache_info", None)
+                        if info_ is not None:
+                            refs[part] = {
+                                "key": info_[0],
+                                "guards_expr": getattr(loadable, "fx_graph_guard_expr", None),
+                            }
+                    record["fx_refs"] = refs
+            rec.lookups.append(record)
+            return entry, content, info
+
+        cls.find_guarded_entry = classmethod(find_guarded_entry)
+
+    def wrap_write(kind: str, cls: type) -> None:
+        orig = cls._write_to_local_cache  # staticmethod -> plain function
+
+        def _write_to_local_cache(key, content):
+            orig(key, content)
+            rec.writes.append(
+                {"kind": kind, "key": key, "entry": sha256_hash(content), "phase": rec.phase}
+            )
+
+        cls._write_to_local_cache = staticmethod(_write_to_local_cache)
+
+    orig_load = FxGraphCache.load_with_key
+
+    def load_with_key(*args, **kwargs):
+        token = _GRAPH.set("backward" if kwargs.get("is_backward") else "forward")
+        try:
+            return orig_load(*args, **kwargs)
+        finally:
+            _GRAPH.reset(token)
+
+    FxGraphCache.load_with_key = staticmethod(load_with_key)
+    wrap_find("fxgraph", FxGraphCache)
+    wrap_find("aotautograd", AOTAutogradCache)
+    wrap_write("fxgraph", FxGraphCache)
+    wrap_write("aotautograd", AOTAutogradCache)
+    _RECORDER = rec
+    return rec
+
+
+def counters() -> dict[str, int]:
+    from demo.build_cache import _counter_snapshot
+
+    return _counter_snapshot()
+
+
+def run_oracle(cache_dir: str | os.PathLike[str], case_name: str, shapes: list[Any]) -> dict:
+    """In this (fresh) process: compile ``case_name`` and call it once on ``shapes``.
+
+    An exception raised by the call (e.g. a ``mark_dynamic`` range violation) is
+    reported under ``"error"`` rather than raised: what torch does is the answer.
+    """
+    from demo.build_cache import configure_torch, prepare_env
+
+    cache_dir = prepare_env(cache_dir)
+    import torch
+
+    configure_torch()
+    from demo.cases import CASES, compile_case, run_call
+
+    if case_name not in CASES:
+        raise KeyError(f"unknown case {case_name!r}; known: {', '.join(CASES)}")
+    case = CASES[case_name]
+    rec = install_recorder()
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    rec.clear()
+    error = None
+    try:
+        run_call(case, compile_case(case), shapes, on_phase=rec.set_phase)
+    except Exception as e:  # noqa: BLE001 - reported, not hidden
+        error = {"type": type(e).__name__, "message": str(e).strip().splitlines()[0][:500]}
+    return {
+        "cache_dir": cache_dir,
+        "case": case_name,
+        "shapes": shapes,
+        "lookups": list(rec.lookups),
+        "writes": list(rec.writes),
+        "counters": counters(),
+        "error": error,
+        "torch_version": torch.__version__,
+    }
+
+
+def torch_lookups(
+    cache_dir: str | os.PathLike[str],
+    case: str,
+    shapes: list[Any],
+    python: str = sys.executable,
+    timeout: float = 300,
+    *,
+    on_copy: bool = False,
+) -> dict:
+    """Run ``python -m demo.oracle`` in a fresh process and return its JSON.
+
+    The oracle runs a real ``torch.compile``: on a miss torch WRITES new entries
+    into ``cache_dir``. Run it on a copy (``shutil.copytree``) when you want to
+    compare against the cache as it was -- or pass ``on_copy=True`` to have this
+    function copy ``cache_dir`` to a temporary directory first (the result's
+    ``cache_dir`` then names that copy, which is deleted afterwards).
+    """
+    from demo.build_cache import run_json_subprocess
+
+    if on_copy:
+        import shutil
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="fxcache-oracle-") as tmp:
+            copy = os.path.join(tmp, "cache")
+            shutil.copytree(cache_dir, copy, symlinks=True)
+            return torch_lookups(copy, case, shapes, python, timeout)
+    argv = ["-m", "demo.oracle", os.path.abspath(os.fspath(cache_dir)), case, json.dumps(shapes)]
+    return run_json_subprocess(argv, python=python, timeout=timeout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m demo.oracle")
+    p.add_argument("cache_dir")
+    p.add_argument("case")
+    p.add_argument("shapes_json", help='e.g. "[[4, 3]]" or "[[5], 2]"')
+    ns = p.parse_args(argv)
+    result = run_oracle(ns.cache_dir, ns.case, json.loads(ns.shapes_json))
+    sys.stdout.write(json.dumps(result, sort_keys=True) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

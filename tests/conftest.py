@@ -1,0 +1,85 @@
+"""Shared fixtures.
+
+- ``real_cache`` (session): a real Inductor cache built once per session from
+  every case in ``demo.cases`` (~25 s of torch on 2 CPU cores). Skips if torch
+  is not importable.
+- ``cache_copy``: a fresh copy of that cache in ``tmp_path`` (mutate it freely;
+  run ``demo.oracle`` on it).
+- ``fxcache``: the :func:`helpers.run_fxcache` function.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TESTS_DIR = Path(__file__).resolve().parent
+for _p in (str(REPO_ROOT), str(TESTS_DIR)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+from helpers import run_fxcache, run_module  # noqa: E402
+
+__all__ = ["RealCache", "run_fxcache", "run_module"]
+
+
+@dataclass(frozen=True)
+class RealCache:
+    """A cache built by ``demo.build_cache``.
+
+    ``summary`` is the JSON printed by ``python -m demo.build_cache`` (per case:
+    ``calls``, ``compile_kwargs``, ``train``, and per call the ``lookups`` torch
+    made and the entry files it ``writes``; see demo/build_cache.py).
+    """
+
+    root: Path
+    summary: dict[str, Any]
+
+    @property
+    def fxgraph(self) -> Path:
+        return self.root / "fxgraph"
+
+    @property
+    def aotautograd(self) -> Path:
+        return self.root / "aotautograd"
+
+    def key_dir(self, kind: str, key: str) -> Path:
+        """Directory of ``key``: fxgraph/<key[1:3]>/<key> or aotautograd/<key>."""
+        if kind == "fxgraph":
+            return self.fxgraph / key[1:3] / key
+        if kind == "aotautograd":
+            return self.aotautograd / key
+        raise ValueError(kind)
+
+    def writes(self, case: str) -> list[dict[str, Any]]:
+        """Every entry file written while building ``case`` (all calls, in order)."""
+        return [w for call in self.summary["cases"][case]["writes"] for w in call]
+
+
+@pytest.fixture(scope="session")
+def real_cache(tmp_path_factory: pytest.TempPathFactory) -> RealCache:
+    pytest.importorskip("torch")
+    from demo.build_cache import build_cache_subprocess
+
+    root = tmp_path_factory.mktemp("real-cache") / "inductor"
+    summary = build_cache_subprocess(root)
+    return RealCache(root=root, summary=summary)
+
+
+@pytest.fixture
+def cache_copy(real_cache: RealCache, tmp_path: Path) -> Path:
+    """A fresh ``copytree`` of the real cache; safe to mutate or to run torch on."""
+    dst = tmp_path / "cache"
+    shutil.copytree(real_cache.root, dst, symlinks=True)
+    return dst
+
+
+@pytest.fixture
+def fxcache():
+    return run_fxcache

@@ -1,0 +1,88 @@
+"""``make demo``: build a real Inductor cache with torch.compile, then tour fxcache on it.
+
+    python -m demo.tour [CACHE_DIR]
+
+The cache is compiled from the small workloads in :mod:`demo.cases` (CPU,
+dynamic shapes) into ``CACHE_DIR`` (default ``demo-cache``), rebuilt from
+scratch each run; then every fxcache command runs on it, printed like a shell
+session. Building needs torch; the tour itself runs ``fxcache`` in
+subprocesses, which never import torch.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MARKER = ".fxcache-demo"
+
+
+def fxcache(*args: str, check: bool = True) -> str:
+    """Run ``fxcache ARGS`` as a user would, echo the command and its output."""
+    cmd = [sys.executable, "-m", "fxcache_cli", *args]
+    print(f"\n$ fxcache {shlex.join(args)}", flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env())
+    sys.stdout.write(proc.stdout)
+    sys.stdout.write(proc.stderr)
+    sys.stdout.flush()
+    if check and proc.returncode != 0:
+        raise SystemExit(f"fxcache {' '.join(args)} exited {proc.returncode}")
+    return proc.stdout
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    env = dict(os.environ)
+    env.setdefault("COLUMNS", "120")
+    return env
+
+
+def main() -> None:
+    cache = Path(sys.argv[1] if len(sys.argv) > 1 else "demo-cache").resolve()
+    if cache.exists():
+        if not (cache / MARKER).exists():
+            raise SystemExit(f"{cache} exists and is not a demo cache; refusing to replace it")
+        shutil.rmtree(cache)
+    cache.mkdir(parents=True)
+    (cache / MARKER).write_text("built by `make demo`; safe to delete\n")
+
+    from demo.build_cache import build_cache_subprocess
+
+    print(f"Compiling the demo workloads with torch.compile (CPU) into {cache} ...", flush=True)
+    t0 = time.monotonic()
+    build_cache_subprocess(cache)
+    print(f"... done in {time.monotonic() - t0:.0f} s.", flush=True)
+
+    d = ["--cache-dir", str(cache)]
+    fxcache(*d, "ls")
+    keys = json.loads(subprocess.run(
+        [sys.executable, "-m", "fxcache_cli", *d, "ls", "--json"],
+        capture_output=True, text=True, check=True, env=_env()).stdout)
+    multi = max((k for k in keys if k["kind"] == "fxgraph"), key=lambda k: len(k["entries"]))
+    fxcache(*d, "guards", multi["key"][:10])
+    # same_graph_two_regions: built at sizes 4 and 32; 20 falls between the regions.
+    fxcache(*d, "match", "--shapes", "x=[40,3]")
+    fxcache(*d, "match", "--shapes", "x=[20,3]", "--key", _key_for(d, "x=[40,3]"))
+    # train_mlp: the forward and backward FX entries an AOTAutograd hit loads.
+    fxcache(*d, "match", "--shapes", "x=[7,4]", "--shapes", "target=[7,1]")
+    fxcache(*d, "gc", "--dry-run", "--max-size", "1MB")
+    fxcache(*d, "gc", "--dry-run")
+
+
+def _key_for(d: list[str], shape: str) -> str:
+    """The AOTAutograd key whose lookup for ``shape`` has the most entries."""
+    res = json.loads(subprocess.run(
+        [sys.executable, "-m", "fxcache_cli", *d, "match", "--shapes", shape, "--json"],
+        capture_output=True, text=True, check=True, env=_env()).stdout)["results"]
+    best = max(res, key=lambda r: (r["kind"] == "aotautograd", len(r["entries"])))
+    return best["key"][:12]
+
+
+if __name__ == "__main__":
+    main()

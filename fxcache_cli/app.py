@@ -66,8 +66,13 @@ def _scan():
     return scan_cache(resolve_cache_dir(state.cache_dir))
 
 
+def _error_line(msg: str) -> None:
+    """One unwrapped line on stderr, whatever the terminal width."""
+    sys.stderr.write("fxcache: error: " + " ".join(msg.split()) + "\n")
+
+
 def _fail(msg: str, code: int = 2) -> NoReturn:
-    err.print(f"fxcache: error: {escape(msg)}")
+    _error_line(msg)
     raise typer.Exit(code)
 
 
@@ -353,7 +358,7 @@ def main() -> None:
     try:
         app()
     except FxcacheError as e:
-        err.print(f"fxcache: error: {escape(str(e))}")
+        _error_line(str(e))
         sys.exit(2)
     except KeyboardInterrupt:
         err.print("fxcache: interrupted")

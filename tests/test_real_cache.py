@@ -1,0 +1,341 @@
+"""fxcache on a real cache compiled by torch, checked against torch itself.
+
+``real_cache`` is built once per session by ``demo.build_cache`` (torch.compile
+on CPU). The truth comes from torch: ``pickle.loads`` of the entries with torch
+imported (allowed in tests only), and ``demo.oracle``, which records what
+torch's own ``find_guarded_entry`` chose when the compiled function is called
+again in a fresh process.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fxcache_core.catalog import Catalog, Unreadable
+from fxcache_core.decode import DecodedEntry
+from fxcache_core.keys import KeyKind, sha256_hash
+from fxcache_core.store import scan_cache
+from helpers import run_fxcache
+
+pytestmark = pytest.mark.torch
+
+
+def _json(proc):
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _files_on_disk(root: Path) -> dict[str, int]:
+    out = {}
+    for sub in ("fxgraph", "aotautograd"):
+        for dirpath, _dirs, files in os.walk(root / sub):
+            for f in files:
+                if not f.startswith("."):
+                    p = Path(dirpath) / f
+                    out[str(p)] = p.stat().st_size
+    return out
+
+
+# --- ls -------------------------------------------------------------------------
+
+
+def test_ls_json_lists_every_entry_file_on_disk(real_cache):
+    keys = _json(run_fxcache("--cache-dir", str(real_cache.root), "ls", "--json"))
+    listed = {}
+    for k in keys:
+        assert k["size"] == sum(e["size"] for e in k["entries"])
+        assert [e["entry"] for e in k["entries"]] == sorted(e["entry"] for e in k["entries"])
+        for e in k["entries"]:
+            listed[str(Path(k["path"]) / e["entry"])] = e["size"]
+    assert listed == _files_on_disk(real_cache.root)
+    kinds = {k["kind"] for k in keys}
+    assert kinds == {"fxgraph", "aotautograd"}
+    assert any(len(k["entries"]) >= 2 for k in keys)  # same_graph_two_regions
+
+
+def test_ls_and_guards_run_with_torch_blocked(real_cache):
+    d = ["--cache-dir", str(real_cache.root)]
+    ls = run_fxcache(*d, "ls", block_torch=True)
+    assert ls.returncode == 0, ls.stderr
+    assert "entries" in ls.stdout and "keys (" in ls.stdout
+    key = _json(run_fxcache(*d, "ls", "--json", block_torch=True))[0]["key"]
+    g = run_fxcache(*d, "guards", key[:12], block_torch=True)
+    assert g.returncode == 0, g.stderr
+    assert key in g.stdout
+
+
+def test_match_and_gc_dry_run_run_with_torch_blocked(real_cache):
+    d = ["--cache-dir", str(real_cache.root)]
+    m = run_fxcache(*d, "match", "--shapes", "x=[40,3]", "--json", block_torch=True)
+    assert _json(m)["results"]
+    g = run_fxcache(*d, "gc", "--dry-run", "--json", block_torch=True)
+    assert _json(g)["dry_run"] is True
+
+
+# --- guards and decoding against torch's own unpickling -------------------------
+
+
+@pytest.fixture(scope="module")
+def torch_view(real_cache):
+    """Every entry unpickled by torch itself (truth), keyed by path."""
+    import torch  # noqa: F401  (classes must be importable for pickle.loads)
+
+    truth = {}
+    for e in scan_cache(real_cache.root).entries():
+        truth[e.path] = pickle.loads(e.path.read_bytes())
+    return truth
+
+
+def test_entry_names_are_the_content_hash(real_cache):
+    for e in scan_cache(real_cache.root).entries():
+        assert e.name == sha256_hash(e.path.read_bytes())
+
+
+def test_decoded_fields_equal_what_torch_unpickles(real_cache, torch_view):
+    cat = Catalog(scan_cache(real_cache.root))
+    n_fx = n_aot = 0
+    for e in cat.scan.entries():
+        d = cat.load(e)
+        assert isinstance(d, DecodedEntry), d
+        t = torch_view[e.path]
+        assert d.guards_expr == t.guards_expr
+        if e.kind is KeyKind.FX_GRAPH:
+            n_fx += 1
+            assert d.fx_key == t._fx_graph_cache_key == e.key
+            assert d.debug_lines == tuple(t._fx_graph_cache_debug_lines)
+            assert d.is_backward == t.fx_kwargs["is_backward"]
+        else:
+            n_aot += 1
+            cfg = t.sanitized_aot_config
+            assert d.arg_sources == tuple(s.name for s in cfg.aot_autograd_arg_pos_to_source)
+            assert d.forward.key == t.compiled_fw.fx_graph_cache_info[0]
+            assert d.forward.guards_expr == t.compiled_fw.fx_graph_guard_expr
+            if t.compiled_bw is None:
+                assert d.backward is None
+            else:
+                assert d.backward.key == t.compiled_bw.fx_graph_cache_info[0]
+                assert d.backward.guards_expr == t.compiled_bw.fx_graph_guard_expr
+    assert n_fx >= 10 and n_aot >= 5
+
+
+def test_placeholders_trace_to_the_sources_torch_recorded(real_cache, torch_view):
+    """tN is the N-th backed SymInt input; its source is aot_autograd_arg_pos_to_source there."""
+    cat = Catalog(scan_cache(real_cache.root))
+    checked = 0
+    for e in cat.scan.entries():
+        if e.kind is not KeyKind.AOT_AUTOGRAD:
+            continue
+        t = torch_view[e.path]
+        srcs = [s.name for s in t.sanitized_aot_config.aot_autograd_arg_pos_to_source]
+        # Torch's own placeholders: "Sym(...)" inputs of the stored forward graph, in order.
+        import re
+
+        sym_idx = [int(m.group(2)) for m in re.finditer(
+            r'\w+: "Sym\((\w+)\)",?\s*# PlainAOTInput\(idx=(\d+)\)', t.aot_forward_graph_str)]
+        table = cat.symbols(e)
+        assert [s.source for s in table] == [srcs[i] for i in sym_idx]
+        used = {int(n) for n in re.findall(r"L\['t(\d+)'\]", t.guards_expr or "")}
+        assert used <= set(range(len(table)))
+        checked += len(table)
+    assert checked >= 5
+
+
+def test_guards_json_shape_and_sources(real_cache):
+    d = ["--cache-dir", str(real_cache.root)]
+    keys = _json(run_fxcache(*d, "ls", "--json"))
+    aot = [k for k in keys if k["kind"] == "aotautograd"]
+    seen_source = False
+    for k in aot:
+        g = _json(run_fxcache(*d, "guards", k["key"][:14], "--json"))
+        assert g["key"] == k["key"]
+        for row in g["entries"]:
+            assert set(row) >= {"entry", "guards_expr", "clauses", "symbols"}
+            if row["guards_expr"]:
+                assert row["clauses"]
+            for ph, s in row["symbols"].items():
+                assert ph.startswith("t") and set(s) >= {"symbol", "source"}
+                seen_source |= bool(s["source"] and s["source"].startswith("L['x'].size()"))
+    assert seen_source
+
+
+def test_fx_entries_get_sources_through_their_aot_entries(real_cache):
+    cat = Catalog(scan_cache(real_cache.root))
+    fx_with_syms = [e for e in cat.scan.entries()
+                    if e.kind is KeyKind.FX_GRAPH and cat.symbols(e)]
+    assert fx_with_syms
+    for e in fx_with_syms:
+        for s in cat.symbols(e):
+            assert s.source is not None, (e.key, s)
+            assert s.hint is not None  # from the entry's runnable_graph_str
+
+
+# --- match against torch's own lookup ---------------------------------------------
+
+
+def _names(case: str) -> list[str]:
+    from demo.cases import CASES
+
+    return list(inspect.signature(CASES[case].fn).parameters)
+
+
+def _shapes_args(case: str, shapes: list) -> list[str]:
+    out = []
+    for name, desc in zip(_names(case), shapes):
+        out += ["--shapes", f"{name}={json.dumps(desc).replace(' ', '')}"]
+    return out
+
+
+# (case, call shapes): new shapes inside, between and outside the compiled regions.
+ORACLE_CALLS = [
+    ("same_graph_two_regions", [[40, 3]]),
+    ("same_graph_two_regions", [[5, 3]]),
+    ("same_graph_two_regions", [[10, 3]]),
+    ("branch_on_size", [[7, 3]]),
+    ("branch_on_size", [[16, 3]]),
+    ("view_divisible", [[12]]),
+    ("train_mlp", [[7, 4], [7, 1]]),
+    ("train_mlp", [[30, 4], [30, 1]]),
+    ("int_arg", [[9], 11]),
+    ("broadcast_shared", [[8, 6], [6]]),
+    ("mark_dynamic_range", [[40, 3]]),
+]
+
+
+@pytest.mark.parametrize("case,shapes", ORACLE_CALLS, ids=[f"{c}-{s}" for c, s in ORACLE_CALLS])
+def test_match_agrees_with_torch_lookup(real_cache, tmp_path, case, shapes):
+    from demo.oracle import torch_lookups
+
+    snapshot = tmp_path / "before"
+    shutil.copytree(real_cache.root, snapshot, symlinks=True)
+    report = _json(run_fxcache("--cache-dir", str(snapshot), "match", "--json",
+                               *_shapes_args(case, shapes)))
+    ours = {r["key"]: r for r in report["results"]}
+    torch_run = torch_lookups(snapshot, case, shapes, on_copy=True)
+    assert torch_run["error"] is None, torch_run["error"]
+    present = {k.key for k in scan_cache(snapshot).keys}
+    compared = 0
+    for lk in torch_run["lookups"]:
+        if lk["key"] not in present:
+            continue  # a key the cache did not have: nothing to predict
+        if lk["mode"] == "guards":
+            assert lk["key"] in ours, f"torch looked up {lk['kind']} {lk['key']}; match did not bind it"
+            assert ours[lk["key"]]["hit"] == lk["hit"], (lk, ours[lk["key"]])
+            compared += 1
+        elif lk["mode"] == "exact":
+            # FX graph loaded by an AOTAutograd hit: the entry must be the one match said it loads.
+            loads = {ld["key"]: ld["entry"] for r in ours.values() for ld in r["loads"]}
+            assert loads.get(lk["key"]) == lk["hit"], (lk, loads)
+            compared += 1
+    # Every AOTAutograd hit match predicts for this function's keys is torch's hit.
+    # (Other functions with a parameter of the same name bind too; torch never looks them up.)
+    own = {w["key"] for w in real_cache.writes(case)}
+    torch_aot = {lk["key"]: lk["hit"] for lk in torch_run["lookups"] if lk["kind"] == "aotautograd"}
+    for key, r in ours.items():
+        if key in own and r["kind"] == "aotautograd" and r["hit"] is not None:
+            assert torch_aot.get(key) == r["hit"], (key, r["hit"], torch_aot)
+    assert compared or not any(lk["key"] in present for lk in torch_run["lookups"])
+
+
+def test_match_explains_failures_with_the_failing_clause(real_cache):
+    d = ["--cache-dir", str(real_cache.root)]
+    rep = _json(run_fxcache(*d, "match", "--shapes", "x=[10,3]", "--json"))
+    missed = [r for r in rep["results"] if r["status"] == "miss" and len(r["entries"]) >= 2]
+    assert missed, rep
+    for v in missed[0]["entries"]:
+        assert v["passed"] is False and v["failed_clause"] and "t0=10" in v["reason"]
+
+
+def test_match_reports_static_dims_that_do_not_fit(real_cache):
+    d = ["--cache-dir", str(real_cache.root)]
+    rep = _json(run_fxcache(*d, "match", "--shapes", "x=[7,5]", "--shapes", "target=[7,1]", "--json"))
+    nofit = [r for r in rep["results"] if r["status"] == "no-fit"]
+    assert any("dim 1 of L['x'] is static 4, got 5" in why for r in nofit for why in r["reasons"])
+
+
+# --- gc against the directory ---------------------------------------------------
+
+
+def test_gc_dry_run_changes_nothing_and_yes_removes_exactly_the_plan(cache_copy):
+    d = ["--cache-dir", str(cache_copy)]
+    before = _files_on_disk(cache_copy)
+    total = sum(before.values())
+    plan = _json(run_fxcache(*d, "gc", "--max-size", str(total // 2), "--dry-run", "--json"))
+    assert _files_on_disk(cache_copy) == before
+    planned = {r["path"] for r in plan["removals"]}
+    assert planned and plan["bytes_freed"] == sum(before[p] for p in planned)
+    assert total - plan["bytes_freed"] <= total // 2
+    done = _json(run_fxcache(*d, "gc", "--max-size", str(total // 2), "--yes", "--json"))
+    assert set(done["removed"]) == planned
+    after = _files_on_disk(cache_copy)
+    assert set(after) == set(before) - planned
+
+
+def test_gc_refuses_to_prompt_without_a_terminal(cache_copy):
+    p = run_fxcache("--cache-dir", str(cache_copy), "gc", "--older-than", "0s", input="y\n")
+    assert p.returncode == 2
+    assert "pass --yes" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert sum(1 for _ in cache_copy.rglob("*")) > 0
+
+
+def test_after_gc_torch_still_hits_kept_entries(cache_copy):
+    """Prune everything but same_graph_two_regions' newest entries; torch still hits them."""
+    from demo.oracle import torch_lookups
+
+    d = ["--cache-dir", str(cache_copy)]
+    run = _json(run_fxcache(*d, "gc", "--keep-last", "1", "--yes", "--json"))
+    assert run["removed"]
+    rep = _json(run_fxcache(*d, "match", "--shapes", "x=[40,3]", "--json"))
+    predicted = {r["key"]: r["hit"] for r in rep["results"] if r["kind"] == "aotautograd"}
+    lookups = torch_lookups(cache_copy, "same_graph_two_regions", [[40, 3]], on_copy=True)
+    got = {lk["key"]: lk["hit"] for lk in lookups["lookups"] if lk["kind"] == "aotautograd"}
+    for key, hit in predicted.items():
+        if key in got:
+            assert got[key] == hit
+
+
+# --- bad input ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--cache-dir", "/nonexistent/cache", "ls"], "does not exist"),
+    (["guards", "fzzzzzzz"], "no key starts with"),
+    (["guards", "f"], "ambiguous"),
+    (["guards", "NOT-A-KEY"], "not a key prefix"),
+    (["match", "--shapes", "x=[16,"], "not a list of integers"),
+    (["match", "--shapes", "x"], "expected NAME="),
+    (["match", "--sym", "t0=3"], "give --key"),
+    (["gc", "--older-than", "soon"], "not a duration"),
+])
+def test_bad_input_is_one_line_and_exit_2(real_cache, args, needle):
+    if args[0] != "--cache-dir":
+        args = ["--cache-dir", str(real_cache.root), *args]
+    p = run_fxcache(*args)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_truncated_entry_is_reported_and_skipped(cache_copy):
+    scan = scan_cache(cache_copy)
+    key = next(k for k in scan.keys if k.kind is KeyKind.AOT_AUTOGRAD and len(k.entries) >= 2)
+    victim = key.entries[0]
+    data = victim.path.read_bytes()
+    victim.path.write_bytes(data[: len(data) // 3])
+    cat = Catalog(scan_cache(cache_copy))
+    assert isinstance(cat.load(cat.scan.key(key.key).entries[0]), Unreadable)
+    g = run_fxcache("--cache-dir", str(cache_copy), "guards", key.key[:14], "--json")
+    rows = _json(g)["entries"]
+    assert "truncated" in rows[0]["error"] and rows[1]["guards_expr"]
+    text = run_fxcache("--cache-dir", str(cache_copy), "guards", key.key[:14])
+    assert text.returncode == 0 and "unreadable" in text.stdout
+    m = _json(run_fxcache("--cache-dir", str(cache_copy), "match", "--key", key.key[:14],
+                          "--sym", "t0=40", "--json"))
+    assert m["results"][0]["entries"][0]["outcome"] == "unreadable"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .decode import DecodedEntry, decode_entry
 from .errors import EntryDecodeError
 from .keys import KeyKind
-from .store import CacheKey, CacheScan, Entry
+from .store import CacheKey, CacheScan, Entry, read_entry_bytes
 from .symbols import SymbolInfo, symbol_table
 
 
@@ -44,7 +44,7 @@ class Catalog:
         got = self._decoded.get(k)
         if got is None:
             try:
-                data = entry.path.read_bytes()
+                data = read_entry_bytes(entry.path)
             except OSError as e:
                 got = Unreadable(entry, f"cannot read: {e.strerror or e}")
             else:

@@ -196,6 +196,31 @@ class CacheScan:
         raise KeyLookupError(f"key prefix {prefix!r} is ambiguous {where}: {shown}{more}")
 
 
+_O_NOATIME = getattr(os, "O_NOATIME", 0)
+
+
+def read_entry_bytes(path: Path) -> bytes:
+    """Read an entry file without moving its access time where the OS allows it.
+
+    gc ranks entries by last use (atime where the file system records reads);
+    fxcache's own reads must not count as a use. Linux honours ``O_NOATIME``
+    for the file's owner (and root); elsewhere, or when refused (EPERM), the
+    file is read normally. Symlinks are not followed (``O_NOFOLLOW``).
+
+    Raises:
+        OSError: the file cannot be opened or read (ELOOP for a symlink).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | _O_NOATIME)
+    except PermissionError:
+        if not _O_NOATIME:
+            raise
+        fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
 def _lstat(path: Path) -> FileInfo:
     st = os.lstat(path)
     return FileInfo(path=path, size=st.st_size, mtime=st.st_mtime, atime=st.st_atime)

@@ -91,3 +91,27 @@ def test_default_cache_dir_falls_back_to_uid(monkeypatch):
 
     monkeypatch.setattr("getpass.getuser", boom)
     assert default_cache_dir().name == f"torchinductor_uid_{os.getuid()}"
+
+
+def test_reading_an_entry_does_not_count_as_a_use(tmp_path):
+    """gc ranks by atime; fxcache's own reads (O_NOATIME) must not refresh it."""
+    from fxcache_core.store import read_entry_bytes
+
+    p = write_entry(tmp_path, KeyKind.FX_GRAPH, fake_key(KeyKind.FX_GRAPH, "k"), b"payload")
+    old = 1_000_000_000
+    os.utime(p, (old, old + 10))  # atime before mtime: relatime would update it on a read
+    assert read_entry_bytes(p) == b"payload"
+    if not hasattr(os, "O_NOATIME"):
+        pytest.skip("no O_NOATIME on this OS")
+    assert os.stat(p).st_atime == old
+
+
+def test_read_entry_bytes_refuses_symlinks(tmp_path):
+    from fxcache_core.store import read_entry_bytes
+
+    target = tmp_path / "target"
+    target.write_bytes(b"x")
+    link = tmp_path / "link"
+    os.symlink(target, link)
+    with pytest.raises(OSError):
+        read_entry_bytes(link)

@@ -66,22 +66,14 @@ def main() -> None:
         capture_output=True, text=True, check=True, env=_env()).stdout)
     multi = max((k for k in keys if k["kind"] == "fxgraph"), key=lambda k: len(k["entries"]))
     fxcache(*d, "guards", multi["key"][:10])
-    # same_graph_two_regions: built at sizes 4 and 32; 20 falls between the regions.
-    fxcache(*d, "match", "--shapes", "x=[40,3]")
-    fxcache(*d, "match", "--shapes", "x=[20,3]", "--key", _key_for(d, "x=[40,3]"))
-    # train_mlp: the forward and backward FX entries an AOTAutograd hit loads.
-    fxcache(*d, "match", "--shapes", "x=[7,4]", "--shapes", "target=[7,1]")
+    # same_graph_two_regions was built at sizes 4 and 32: entries for s0 <= 7 and s0 >= 16.
+    fxcache(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[40,3]")
+    fxcache(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[10,3]")
+    # train_mlp: an AOTAutograd hit loads a forward and a backward FX entry.
+    fxcache(*d, "match", "--fn", "train_mlp", "--shapes", "x=[7,4]", "--shapes", "target=[7,1]")
+    fxcache(*d, "match", "--fn", "train_mlp", "--shapes", "x=[30,4]", "--shapes", "target=[30,1]")
     fxcache(*d, "gc", "--dry-run", "--max-size", "1MB")
     fxcache(*d, "gc", "--dry-run")
-
-
-def _key_for(d: list[str], shape: str) -> str:
-    """The AOTAutograd key whose lookup for ``shape`` has the most entries."""
-    res = json.loads(subprocess.run(
-        [sys.executable, "-m", "fxcache_cli", *d, "match", "--shapes", shape, "--json"],
-        capture_output=True, text=True, check=True, env=_env()).stdout)["results"]
-    best = max(res, key=lambda r: (r["kind"] == "aotautograd", len(r["entries"])))
-    return best["key"][:12]
 
 
 if __name__ == "__main__":

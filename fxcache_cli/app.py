@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -31,7 +30,7 @@ app = typer.Typer(
 )
 # Piped output (CI logs, `| less`) gets a wide console so keys are never wrapped.
 _WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200
-out = Console(highlight=False, width=_WIDTH)
+out = Console(highlight=False, width=_WIDTH, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of tables.")]
@@ -209,6 +208,8 @@ def match_cmd(
     sym: Annotated[list[str] | None, typer.Option(
         "--sym", help="Bind a placeholder or symbol directly (t0=16, s77=16); needs --key.")] = None,
     key: Annotated[str | None, typer.Option("--key", "-k", help="Only this key (a unique prefix).")] = None,
+    fn: Annotated[str | None, typer.Option("--fn", help="Only keys traced from the function of this name.")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, and the FX keys behind each AOTAutograd entry.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Which entry torch would load for these input shapes, and why the others would not."""
@@ -222,19 +223,21 @@ def match_cmd(
         _fail("give the call's inputs with --shapes NAME=[...] (or --key K --sym t0=N)")
     scan = _scan()
     only = scan.find(key) if key else None
-    report = match(Catalog(scan), inputs, syms, only)
+    report = match(Catalog(scan), inputs, syms, only, function=fn)
     if as_json:
         _emit_json({
             "inputs": dict(report.inputs),
             "results": [
                 {
                     "kind": m.key.kind.value, "key": m.key.key, "status": m.status,
+                    "origin": str(m.origin) if m.origin else None,
                     "hit": m.hit.name if m.hit else None,
                     "fits": m.fits, "reasons": list(m.reasons),
                     "values": dict(m.values),
                     "symbols": {s.placeholder: s.to_json() for s in m.symbols},
                     "shadowed": [e.name for e in m.shadowed],
                     "loads": [{"role": ld.role, "key": ld.key, "entry": ld.entry} for ld in m.loads],
+                    "loaded_by": list(m.loaded_by),
                     "entries": [
                         {"entry": v.entry.name, "outcome": v.outcome, "passed": v.passed,
                          "failed_clause": v.failed_clause, "reason": v.reason}
@@ -246,26 +249,58 @@ def match_cmd(
         })
         return
     if not report.results:
-        out.print(f"No key among {report.keys_considered} has an input named "
+        out.print(f"No key among {report.keys_considered}" + (f" traced from {fn}" if fn else "")
+                  + " has an input named "
                   + ", ".join(escape(s) for s, _ in report.inputs)
                   + " (names are the compiled function's parameters; see `fxcache guards KEY`).")
         return
-    colour = {"hit": "green", "miss": "red", "undecided": "yellow", "no-fit": "dim"}
+    # After an AOTAutograd hit torch loads FX entries by exact guards string (shown as
+    # "loads"), so those FX keys' own guard verdicts are folded away unless --explain.
+    hit_aot = {m.key.key for m in report.results
+               if m.status == "hit" and m.key.kind.value == "aotautograd"}
+    shown, hidden_nofit, folded = [], 0, 0
     for m in report.results:
-        vals = ", ".join(f"{p}={v if v is not None else '?'}" for p, v in m.values)
-        out.print(f"\n[bold]{m.key.kind.short}[/bold] {m.key.key}  "
-                  f"[{colour[m.status]}]{m.status.upper()}[/{colour[m.status]}]"
-                  + (f"  {vals}" if vals else ""))
+        if not m.fits and not explain:
+            hidden_nofit += 1
+        elif m.loaded_by and set(m.loaded_by) <= hit_aot and not explain:
+            folded += 1
+        else:
+            shown.append(m)
+    colour = {"hit": "green", "miss": "red", "undecided": "yellow", "no-fit": "dim"}
+    for m in shown:
+        c = colour[m.status]
+        head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
+        if m.hit is not None:
+            head += f" {m.hit.name[:16]}"
+        if m.origin is not None:
+            head += f"  [cyan]{escape(str(m.origin))}[/cyan]"
+        out.print("\n" + head)
+        by_ph = {s.placeholder: s for s in m.symbols}
+        for ph, v in m.values:
+            s = by_ph.get(ph)
+            where = f"{s.expr}, {s.source or 'source unknown'}" if s else ""
+            out.print(f"  {ph} = {v if v is not None else '?'}  [dim]({escape(where)})[/dim]")
         for r in m.reasons:
             out.print(f"  [dim]{escape(r)}[/dim]")
-        for v in m.entries:
-            tag = ("[green]hit[/green]" if m.hit is v.entry else
-                   "[yellow]shadowed[/yellow]" if v.entry in m.shadowed else
-                   {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(v.outcome, f"[yellow]{v.outcome}[/yellow]"))
-            out.print(f"  {v.entry.name[:16]}  {tag}" + (f"  {escape(v.reason)}" if v.reason else ""))
+        for i, v in enumerate(m.entries):
+            if m.hit is v.entry:
+                tag = "[green]hit[/green]"
+            elif v.entry in m.shadowed:
+                tag = "[yellow]shadowed[/yellow] (passes too, but comes later)"
+            else:
+                tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
+                    v.outcome, f"[yellow]{v.outcome}[/yellow]")
+            out.print(f"  #{i} {v.entry.name[:16]}  {tag}" + (f"  {escape(v.reason)}" if v.reason else ""))
         for ld in m.loads:
-            where = ld.entry[:16] if ld.entry else "[red]gone: torch recompiles[/red]"
-            out.print(f"    loads {ld.role} fx {ld.key[:16]} / {where}")
+            where = ld.entry[:16] if ld.entry else "[red]gone: torch will recompile[/red]"
+            out.print(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
+    notes = []
+    if hidden_nofit:
+        notes.append(f"{hidden_nofit} keys cannot take these shapes")
+    if folded:
+        notes.append(f"{folded} FX keys are only loaded by the AOTAutograd hits above")
+    if notes:
+        out.print("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
 
 
 # --- gc -------------------------------------------------------------------------

@@ -415,6 +415,31 @@ def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
+_ORIGIN_RE = re.compile(r"# File: (.*?):(\d+) in (\S+?), code:")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where the traced code came from: the first ``# File: f.py:12 in fn`` of the graph.
+
+    ``function`` is the frame Dynamo traced (usually the compiled function, or
+    a function it inlined), ``file``/``line`` the first traced op.
+    """
+
+    function: str
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.function} ({self.file}:{self.line})"
+
+
+def parse_origin(graph_str: str | None) -> Origin | None:
+    """The first source location annotated in a printed FX graph, if any."""
+    m = _ORIGIN_RE.search(graph_str or "")
+    return Origin(m.group(3), m.group(1), int(m.group(2))) if m else None
+
+
 # --- decoded entries -----------------------------------------------------------
 
 
@@ -451,6 +476,8 @@ class DecodedEntry:
         arg_sources: AOTAutograd entries: Dynamo source of each flat input
             (``aot_autograd_arg_pos_to_source``), None where unknown.
         compile_time_ns: time the compile took (ns), where stored.
+        origin: the user code the graph was traced from, where the stored
+            graph string says (``# File: ... in fn``).
         hints: FX entries: the value of each symbol when the graph was compiled
             (the ``sNN = value`` lines heading ``runnable_graph_str``); the
             entry's guards hold at these values.
@@ -469,6 +496,7 @@ class DecodedEntry:
     arg_sources: tuple[str | None, ...] = ()
     compile_time_ns: int | None = None
     hints: tuple[tuple[str, int], ...] = ()
+    origin: Origin | None = None
     globals_seen: frozenset[str] = frozenset()
 
     @property
@@ -508,7 +536,7 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
             inputs = graph_inputs
         elif len(graph_inputs) == len(inputs):
             inputs = tuple(GraphInput(i.position, g.name, g.type, i.expr) for i, g in
-                           zip(inputs, graph_inputs))
+                           zip(inputs, graph_inputs, strict=True))
         fx_kwargs = plain(root.field("fx_kwargs"))
         is_bw = fx_kwargs.get("is_backward") if isinstance(fx_kwargs, dict) else None
         return DecodedEntry(
@@ -516,7 +544,9 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
             fx_key=_opt_str(root.field("_fx_graph_cache_key")), debug_lines=debug,
             is_backward=is_bw if isinstance(is_bw, bool) else None,
             compile_time_ns=_opt_int(root.field("_time_taken_ns")),
-            hints=parse_hints(_opt_str(root.field("runnable_graph_str"))), globals_seen=seen,
+            hints=parse_hints(_opt_str(root.field("runnable_graph_str"))),
+            origin=parse_origin(_opt_str(root.field("inductor_post_grad_graph_str"))),
+            globals_seen=seen,
         )
     if root.stub_name not in _AOT_TYPES:
         raise EntryDecodeError(f"aotautograd entry holds {root.qualname}, not AOTAutogradResult")
@@ -531,7 +561,10 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
         forward=_fx_ref(root.field("compiled_fw")), backward=_fx_ref(root.field("compiled_bw")),
-        arg_sources=sources, compile_time_ns=t, globals_seen=seen,
+        arg_sources=sources, compile_time_ns=t,
+        origin=parse_origin(_opt_str(root.field("aot_forward_graph_str"))
+                            or _opt_str(root.field("aot_backward_graph_str"))),
+        globals_seen=seen,
     )
 
 

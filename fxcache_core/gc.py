@@ -157,7 +157,7 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
             if left <= policy.max_size_bytes:
                 break
             if e.path not in chosen:
-                pick(e, f"least recently used, over the {policy.max_size_bytes} B budget")
+                pick(e, f"least recently used, over the {policy.max_size_bytes:,} byte budget")
                 left -= e.size
 
     # An AOTAutograd entry goes with any FX entry it loads.

@@ -21,12 +21,12 @@ The result is a value (:class:`MatchReport`); nothing here prints.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from .binding import InputValue, TensorArg, TensorType, value_of
 from .catalog import Catalog, Unreadable
-from .decode import DecodedEntry
+from .decode import DecodedEntry, Origin
 from .errors import GuardParseError, ShapeSpecError
 from .keys import KeyKind
 from .store import CacheKey, Entry
@@ -103,6 +103,8 @@ class KeyMatch:
             decided (its outcome is ``unknown`` or ``unparsable``).
         shadowed: entries after the hit that would also pass.
         loads: for an AOTAutograd hit, the FX entries it loads.
+        loaded_by: for an FX key, the AOTAutograd keys whose entries load it.
+        origin: the user code the key's graph was traced from, where known.
     """
 
     key: CacheKey
@@ -115,6 +117,8 @@ class KeyMatch:
     decided: bool = True
     shadowed: tuple[Entry, ...] = ()
     loads: tuple[FxLoad, ...] = field(default=())
+    loaded_by: tuple[str, ...] = ()
+    origin: Origin | None = None
 
     @property
     def status(self) -> str:
@@ -167,7 +171,7 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue]) -> tuple[list[str], 
         if len(val.shape) != len(tt.sizes):
             problems.append(f"{name} has {len(tt.sizes)} dims here ({inp.type}), given {len(val.shape)}")
             continue
-        for dim, (want, got) in enumerate(zip(tt.sizes, val.shape)):
+        for dim, (want, got) in enumerate(zip(tt.sizes, val.shape, strict=True)):
             if want.lstrip("-").isdigit():
                 if int(want) != got:
                     problems.append(f"dim {dim} of {name} is static {want}, got {got}")
@@ -308,13 +312,40 @@ def _judge(catalog: Catalog, e: Entry, bound: Mapping[str, int]) -> EntryVerdict
                         values=vals)
 
 
+def _fit_through_loaders(catalog: Catalog, m: KeyMatch, aot: Mapping[str, KeyMatch]) -> KeyMatch:
+    """An FX graph's inputs are those of the AOTAutograd graph that compiled it.
+
+    FX entries store no sources for their tensor inputs, so their rank and
+    static dims are checked through the AOTAutograd keys that load them: when
+    every such key was matched and none fits, the FX key does not fit either.
+    """
+    results = [aot[k] for k in m.loaded_by if k in aot]
+    if not m.loaded_by or len(results) != len(m.loaded_by) or any(r.fits for r in results):
+        return m
+    why = results[0].reasons[0] if results[0].reasons else "no fit"
+    return KeyMatch(key=m.key, fits=False, symbols=m.symbols, loaded_by=m.loaded_by, reasons=(
+        f"loaded by AOTAutograd key {results[0].key.key[:12]}, which does not fit: {why}",))
+
+
+def _origin(catalog: Catalog, key: CacheKey) -> Origin | None:
+    for e in key.entries:
+        d = catalog.load(e)
+        if isinstance(d, DecodedEntry) and d.origin is not None:
+            return d.origin
+    return None
+
+
 def match(
     catalog: Catalog,
     inputs: Mapping[str, InputValue],
     sym: Mapping[str, int] | None = None,
     only: CacheKey | None = None,
+    function: str | None = None,
 ) -> MatchReport:
     """Predict torch's lookup for every key the inputs bind (or just ``only``).
+
+    ``function`` keeps only keys whose graph was traced from a function of
+    that name (see :class:`~fxcache_core.decode.Origin`).
 
     Raises:
         ShapeSpecError: ``sym`` given without ``only``, or naming a placeholder
@@ -324,10 +355,22 @@ def match(
         raise ShapeSpecError("--sym binds placeholders of one key: give --key too")
     keys = [only] if only is not None else sorted(
         catalog.scan.keys, key=lambda k: (k.kind is not KeyKind.AOT_AUTOGRAD, k.key))
-    results = []
+    results: list[KeyMatch] = []
+    by_key: dict[str, KeyMatch] = {}
     for k in keys:
         m = match_key(catalog, k, inputs, sym)
-        if m is not None:
-            results.append(m)
+        if m is None:
+            continue
+        origin = _origin(catalog, k)
+        if function is not None and (origin is None or origin.function != function):
+            continue
+        m = replace(m, origin=origin)
+        if k.kind is KeyKind.FX_GRAPH:
+            loaders = tuple(sorted({e.key for e in catalog.loaders_of(k.key)}))
+            m = replace(m, loaded_by=loaders)
+            if m.fits:
+                m = _fit_through_loaders(catalog, m, by_key)
+        by_key[k.key] = m
+        results.append(m)
     shown = tuple((src, str(v)) for src, v in inputs.items())
     return MatchReport(inputs=shown, results=tuple(results), keys_considered=len(keys))

@@ -17,12 +17,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import run_fxcache
 
 from fxcache_core.catalog import Catalog, Unreadable
 from fxcache_core.decode import DecodedEntry
 from fxcache_core.keys import KeyKind, sha256_hash
 from fxcache_core.store import scan_cache
-from helpers import run_fxcache
 
 pytestmark = pytest.mark.torch
 
@@ -187,7 +187,7 @@ def _names(case: str) -> list[str]:
 
 def _shapes_args(case: str, shapes: list) -> list[str]:
     out = []
-    for name, desc in zip(_names(case), shapes):
+    for name, desc in zip(_names(case), shapes, strict=True):
         out += ["--shapes", f"{name}={json.dumps(desc).replace(' ', '')}"]
     return out
 

@@ -163,6 +163,10 @@ def _corpus_path() -> Path | None:
 
 
 CORPUS_PATH = _corpus_path()
+if CORPUS_PATH is None and os.environ.get("CI"):
+    # CI always has ../shared beside the clone: a missing corpus there must not
+    # silently turn the differential tests into skips.
+    raise RuntimeError("CI run without ../shared/corpus/guards-corpus.json (or FXCACHE_GUARDS_CORPUS)")
 CORPUS: list[dict[str, Any]] = json.loads(CORPUS_PATH.read_text()) if CORPUS_PATH else []
 needs_corpus = pytest.mark.skipif(
     CORPUS_PATH is None,

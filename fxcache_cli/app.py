@@ -95,17 +95,33 @@ def _emit_json(obj: Any) -> None:
 @app.command("ls")
 def ls_cmd(
     entries: Annotated[bool, typer.Option("--entries", "-e", help="Also list each key's entries.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Decode every entry and mark the unreadable ones (reads every file).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """List cache keys with their entries, sizes and ages, and the totals."""
     scan = _scan()
     now = time.time()
+    problems: dict[str, str] = {}
+    if check:
+        from fxcache_core.catalog import Catalog, Unreadable
+
+        cat = Catalog(scan)
+        for e in scan.entries():
+            d = cat.load(e)
+            if isinstance(d, Unreadable):
+                problems[str(e.path)] = d.reason
     if as_json:
+        def entry_json(e):
+            row = {"entry": e.name, "size": e.size, "mtime": e.mtime}
+            if check:
+                row["unreadable"] = problems.get(str(e.path))
+            return row
+
         _emit_json([
             {
                 "kind": k.kind.value, "key": k.key, "path": str(k.path),
                 "size": k.size, "mtime": k.mtime,
-                "entries": [{"entry": e.name, "size": e.size, "mtime": e.mtime} for e in k.entries],
+                "entries": [entry_json(e) for e in k.entries],
                 "temp_files": [t.name for t in k.temp_files],
             }
             for k in scan.keys
@@ -117,16 +133,26 @@ def ls_cmd(
     table.add_column("entries", justify="right", no_wrap=True)
     table.add_column("size", justify="right", no_wrap=True)
     table.add_column("last modified", justify="right", no_wrap=True)
+    if check:
+        table.add_column("check", no_wrap=True)
     for k in scan.keys:
-        table.add_row(k.kind.short, k.key, str(len(k.entries)), human_bytes(k.size), _age(k.mtime, now))
-        if entries:
+        bad = sum(1 for e in k.entries if str(e.path) in problems)
+        status = ([f"[red]{bad} unreadable[/red]" if bad else "[green]ok[/green]"] if check else [])
+        table.add_row(k.kind.short, k.key, str(len(k.entries)), human_bytes(k.size),
+                      _age(k.mtime, now), *status)
+        if entries or bad:
             for e in k.entries:
-                table.add_row("", f"  └ {e.name}", "", human_bytes(e.size), _age(e.mtime, now))
+                if not entries and str(e.path) not in problems:
+                    continue
+                why = problems.get(str(e.path))
+                status = [f"[red]unreadable: {escape(why)}[/red]" if why else "ok"] if check else []
+                table.add_row("", f"  └ {e.name}", "", human_bytes(e.size), _age(e.mtime, now), *status)
     out.print(table)
     fx = sum(1 for k in scan.keys if k.kind.value == "fxgraph")
     out.print(
         f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
         f"{scan.entry_count} entries, {human_bytes(scan.size)}"
+        + (f", [red]{len(problems)} unreadable[/red]" if problems else "")
     )
     if scan.skipped:
         out.print(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")

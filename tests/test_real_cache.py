@@ -334,6 +334,12 @@ def test_truncated_entry_is_reported_and_skipped(cache_copy):
     g = run_fxcache("--cache-dir", str(cache_copy), "guards", key.key[:14], "--json")
     rows = _json(g)["entries"]
     assert "truncated" in rows[0]["error"] and rows[1]["guards_expr"]
+    ls = run_fxcache("--cache-dir", str(cache_copy), "ls", "--check")
+    assert ls.returncode == 0 and "1 unreadable" in ls.stdout and victim.name in ls.stdout
+    assert "truncated" in ls.stdout
+    lsj = _json(run_fxcache("--cache-dir", str(cache_copy), "ls", "--check", "--json"))
+    flagged = [e["entry"] for k in lsj for e in k["entries"] if e["unreadable"]]
+    assert flagged == [victim.name]
     text = run_fxcache("--cache-dir", str(cache_copy), "guards", key.key[:14])
     assert text.returncode == 0 and "unreadable" in text.stdout
     m = _json(run_fxcache("--cache-dir", str(cache_copy), "match", "--key", key.key[:14],

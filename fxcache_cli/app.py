@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+from enum import Enum
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -161,45 +162,85 @@ def ls_cmd(
 # --- guards ---------------------------------------------------------------------
 
 
+class GuardFormat(str, Enum):
+    summary = "summary"
+    plain = "plain"
+    pretty = "pretty"
+    latex = "latex"
+    json = "json"
+
+
 @app.command("guards")
 def guards_cmd(
     key: Annotated[str, typer.Argument(help="A cache key or a unique prefix of one.")],
     raw: Annotated[bool, typer.Option("--raw", help="Show the stored guards string verbatim.")] = False,
+    fmt: Annotated[GuardFormat, typer.Option(
+        "--format", "-f",
+        help="summary: ranges, divisibility, relations, the rest; plain: one clause a line; "
+        "pretty: sympy's 2-D form; latex; json: like --json.")] = GuardFormat.summary,
     as_json: JsonOpt = False,
 ) -> None:
     """Show each entry's guards as sympy, with each tN traced to its symbol and source."""
     from fxcache_core.catalog import Catalog, Unreadable
     from fxcache_core.errors import GuardParseError
+    from fxcache_core.guard_view import compare_entries, expr_tree, render, summarize, symbol_names
     from fxcache_core.guards import parse_guards
 
     scan = _scan()
     k = scan.find(key)
     cat = Catalog(scan)
     rows: list[dict[str, Any]] = []
+    parsed = []
     for e in k.entries:
         d = cat.load(e)
+        g = None
         if isinstance(d, Unreadable):
             rows.append({"entry": e.name, "error": d.reason})
+            parsed.append(None)
             continue
         syms = cat.symbols(e)
-        names = {s.placeholder: s.expr for s in syms if s.expr}
+        names = symbol_names(syms)
         row: dict[str, Any] = {
             "entry": e.name, "guards_expr": d.guards_expr, "clauses": [],
             "symbols": {s.placeholder: s.to_json() for s in syms},
+            "origin": str(d.origin) if d.origin else None,
         }
         if d.guards_expr:
             try:
                 g = parse_guards(d.guards_expr)
-                row["clauses"] = [c.pretty(names) for c in g.clauses]
             except GuardParseError as ex:
                 row["error"] = f"guards not understood: {ex}"
+        if g is not None:
+            sm = summarize(g)
+            row["clauses"] = [c.pretty(names) for c in g.clauses]
+            row["summary"] = {
+                "ranges": [{"placeholder": r.placeholder, "symbol": names.get(r.placeholder),
+                            "lower": r.lower, "upper": r.upper, "excluded": list(r.excluded),
+                            "clauses": list(r.clauses), "text": r.render(names.get(r.placeholder, r.placeholder))}
+                           for r in sm.ranges],
+                "divisibility": [{"text": dv.render(names), "modulus": dv.modulus,
+                                  "residue": dv.residue, "clauses": list(dv.clauses)}
+                                 for dv in sm.divisibility],
+                "relations": [c.index for c in sm.relations],
+                "other": [c.index for c in sm.other],
+            }
+            if as_json or fmt is GuardFormat.json:
+                row["trees"] = [expr_tree(c.sympy(), names) for c in g.clauses]
+            elif fmt in (GuardFormat.pretty, GuardFormat.latex):
+                row["rendered"] = [render(c, fmt.value, names) for c in g.clauses]
+        parsed.append(g)
         rows.append(row)
-    if as_json:
-        _emit_json({"kind": k.kind.value, "key": k.key, "entries": rows})
+    comparison = compare_entries(parsed) if len(parsed) > 1 else None
+    if as_json or fmt is GuardFormat.json:
+        body: dict[str, Any] = {"kind": k.kind.value, "key": k.key, "entries": rows}
+        if comparison is not None:
+            body["comparison"] = {"common": list(comparison.common),
+                                  "only": {rows[i]["entry"]: list(o) for i, o in enumerate(comparison.only)}}
+        _emit_json(body)
         return
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}  ({len(k.entries)} entries, torch tries them in this order)")
     for i, row in enumerate(rows):
-        out.print(f"\n[bold]#{i} {row['entry']}[/bold]")
+        out.print(f"\n[bold]#{i} {row['entry']}[/bold]" + (f"  [cyan]{escape(row['origin'])}[/cyan]" if row.get("origin") else ""))
         if "guards_expr" not in row:
             out.print(f"  [red]unreadable[/red]: {escape(row['error'])}  (torch skips it)")
             continue
@@ -207,9 +248,9 @@ def guards_cmd(
             t = Table(box=None, pad_edge=False, show_header=True)
             for c in ("placeholder", "symbol", "source", "hint"):
                 t.add_column(c)
-            for ph, s in row["symbols"].items():
-                t.add_row(ph, s["symbol"] or "?", escape(s["source"] or "?"),
-                          "" if s["hint"] is None else str(s["hint"]))
+            for ph, sy in row["symbols"].items():
+                t.add_row(ph, sy["symbol"] or "?", escape(sy["source"] or "?"),
+                          "" if sy["hint"] is None else str(sy["hint"]))
             out.print(t)
         if not row["guards_expr"]:
             out.print("  no guards: always a hit")
@@ -217,9 +258,40 @@ def guards_cmd(
             out.print("  " + escape(row["guards_expr"]))
         elif "error" in row:
             out.print(f"  [red]{escape(row['error'])}[/red]\n  " + escape(row["guards_expr"]))
-        else:
+        elif fmt is GuardFormat.summary:
+            sm, clauses = row["summary"], row["clauses"]
+            for label, items in (
+                ("range", [r["text"] for r in sm["ranges"]]),
+                ("divisibility", [dv["text"] for dv in sm["divisibility"]]),
+                ("relation", [clauses[j] for j in sm["relations"]]),
+                ("other", [clauses[j] for j in sm["other"]]),
+            ):
+                for n, text in enumerate(items):
+                    out.print(f"  {label if n == 0 else '':<13}{escape(text)}")
+        elif fmt is GuardFormat.plain:
             for c in row["clauses"]:
-                out.print(f"  • {escape(c)}")
+                out.print(f"  {escape(c)}")
+        else:
+            for c in row["rendered"]:
+                out.print("  " + escape(c).replace("\n", "\n  "))
+    if comparison is not None and not raw:
+        out.print("\n[bold]What separates the entries[/bold]")
+        if comparison.common:
+            out.print("  every entry: " + escape(", ".join(_named(comparison.common, rows))))
+        for i, only in enumerate(comparison.only):
+            shown = ", ".join(_named(only, rows, i)) if only else "nothing of its own"
+            out.print(f"  #{i} only:     " + escape(shown))
+
+
+def _named(texts: Any, rows: list[dict[str, Any]], i: int = 0) -> list[str]:
+    """Clause texts (L['tN'] form) rendered with entry ``i``'s symbol names."""
+    names = {ph: s["symbol"] for ph, s in rows[i].get("symbols", {}).items() if s["symbol"]}
+    out = []
+    for t in texts:
+        for ph in sorted(names, key=lambda p: -int(p[1:])):
+            t = t.replace(f"L['{ph}']", names[ph])
+        out.append(t)
+    return out
 
 
 # --- match ----------------------------------------------------------------------

@@ -345,3 +345,24 @@ def test_truncated_entry_is_reported_and_skipped(cache_copy):
     m = _json(run_fxcache("--cache-dir", str(cache_copy), "match", "--key", key.key[:14],
                           "--sym", "t0=40", "--json"))
     assert m["results"][0]["entries"][0]["outcome"] == "unreadable"
+
+
+def test_guards_groups_ranges_and_shows_what_separates_entries(real_cache):
+    d = ["--cache-dir", str(real_cache.root)]
+    keys = _json(run_fxcache(*d, "ls", "--json"))
+    multi = next(k for k in keys if k["kind"] == "fxgraph" and len(k["entries"]) >= 2)
+    g = _json(run_fxcache(*d, "guards", multi["key"][:14], "--json"))
+    only = g["comparison"]["only"]
+    assert set(only) == {e["entry"] for e in multi["entries"]}
+    assert all(only.values())  # each entry has clauses of its own: its region
+    for row in g["entries"]:
+        assert len(row["trees"]) == len(row["clauses"])
+        s0 = next(r for r in row["summary"]["ranges"] if r["placeholder"] == "t0")
+        hint = row["symbols"]["t0"]["hint"]
+        assert (s0["lower"] is None or s0["lower"] <= hint) and (s0["upper"] is None or hint <= s0["upper"])
+    text = run_fxcache(*d, "guards", multi["key"][:14])
+    assert "What separates the entries" in text.stdout and "≤ s" in text.stdout
+    latex = run_fxcache(*d, "guards", multi["key"][:14], "--format", "latex")
+    assert r"\leq" in latex.stdout
+    raw = run_fxcache(*d, "guards", multi["key"][:14], "--raw")
+    assert g["entries"][0]["guards_expr"] in raw.stdout

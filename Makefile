@@ -2,6 +2,7 @@
 #   make demo   build a real torch.compile cache (CPU) and tour every command on it
 #   make test   run the test suite (builds its own real caches in a temp dir)
 #   make lint   ruff
+#   make bench  benchmarks (pytest-benchmark; not part of make test)
 #   make setup  just the venv: pinned CPU torch 2.13.0 + fxcache in editable mode
 
 PYTHON ?= python3
@@ -10,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.fxcache-installed
 DEMO_CACHE ?= demo-cache
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test lint bench clean
 
 setup: $(STAMP)
 
@@ -25,8 +26,11 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
+bench: setup
+	$(BIN)/python -m pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name
+
 lint: setup
-	$(BIN)/ruff check fxcache_core fxcache_cli tests demo
+	$(BIN)/ruff check fxcache_core fxcache_cli tests demo benchmarks
 
 clean:
 	rm -rf $(VENV) $(DEMO_CACHE) .pytest_cache .ruff_cache .hypothesis

@@ -155,25 +155,57 @@ def _is(obj: Any, *names: str) -> bool:
     return isinstance(obj, Stub) and obj.stub_name in names
 
 
-def plain(obj: Any, depth: int = 0) -> Any:
+MAX_PLAIN_NODES = 200_000
+"""How many objects :func:`plain` visits before it gives up (a hostile pickle can
+share one list many times over, making a naive copy exponential)."""
+
+
+def plain(obj: Any) -> Any:
     """Best-effort plain value of ``obj``: stubbed lists/dicts/tuples unwrapped.
 
     ``builtins.list``, ``collections.OrderedDict``/``defaultdict``,
     ``torch.Size`` and ``OrderedSet`` stubs become lists or dicts; other stubs
-    are returned as they are.
+    are returned as they are. Shared sub-objects are converted once (by
+    identity), nesting deeper than 50 is left as it is, and more than
+    :data:`MAX_PLAIN_NODES` visits raise.
+
+    Raises:
+        EntryDecodeError: the data is too large or too entangled to convert.
     """
-    if depth > 50:
-        return obj
-    if isinstance(obj, Stub):
-        if obj.stub_name in ("list", "Size", "OrderedSet", "set", "tuple", "deque"):
-            items = list(obj._args[0]) if obj._args and isinstance(obj._args[0], (list, tuple)) else []
-            return [plain(i, depth + 1) for i in items + obj._items]
-        if obj.stub_name in ("OrderedDict", "defaultdict", "dict"):
-            return {k: plain(v, depth + 1) for k, v in obj._dict.items()}
-        return obj
-    if isinstance(obj, (list, tuple)):
-        return [plain(i, depth + 1) for i in obj]
-    return obj
+    memo: dict[int, Any] = {}
+    budget = [MAX_PLAIN_NODES]
+
+    def conv(o: Any, depth: int) -> Any:
+        if depth > 50 or not isinstance(o, (Stub, list, tuple)):
+            return o
+        if id(o) in memo:
+            return memo[id(o)]
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise EntryDecodeError(f"entry data has more than {MAX_PLAIN_NODES} nested objects")
+        out: Any = o
+        if isinstance(o, Stub):
+            if o.stub_name in ("list", "Size", "OrderedSet", "set", "tuple", "deque"):
+                first = o._args[0] if o._args and isinstance(o._args[0], (list, tuple)) else []
+                out = [conv(i, depth + 1) for i in list(first) + o._items]
+            elif o.stub_name in ("OrderedDict", "defaultdict", "dict"):
+                out = {k: conv(v, depth + 1) for k, v in o._dict.items()}
+        else:
+            out = [conv(i, depth + 1) for i in o]
+        memo[id(o)] = out
+        return out
+
+    return conv(obj, 0)
+
+
+def _str_items(v: Any) -> tuple[str, ...]:
+    """The top-level ``str`` items of a (stubbed) list; nothing nested is visited."""
+    if isinstance(v, Stub) and v.stub_name in ("list", "tuple"):
+        first = v._args[0] if v._args and isinstance(v._args[0], (list, tuple)) else []
+        v = list(first) + v._items
+    if not isinstance(v, (list, tuple)):
+        return ()
+    return tuple(x for x in v if isinstance(x, str))
 
 
 def _opt_str(v: Any) -> str | None:
@@ -400,7 +432,7 @@ def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]
     return tuple(out)
 
 
-_HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d+)$")
+_HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d{1,40})$")
 
 
 def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
@@ -415,29 +447,51 @@ def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-_ORIGIN_RE = re.compile(r"# File: (.*?):(\d+) in (\S+?), code:")
+_ORIGIN_RE = re.compile(r"\s*# File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
+MAX_GRAPH_LINES = 100_000
 
 
 @dataclass(frozen=True)
 class Origin:
     """Where the traced code came from: the first ``# File: f.py:12 in fn`` of the graph.
 
-    ``function`` is the frame Dynamo traced (usually the compiled function, or
-    a function it inlined), ``file``/``line`` the first traced op.
+    ``function`` is the frame the first traced op sits in (the compiled
+    function, or a function it inlined), ``file``/``line`` that op;
+    ``functions`` every frame named in the graph, in order of appearance.
     """
 
     function: str
     file: str
     line: int
+    functions: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.function} ({self.file}:{self.line})"
 
 
 def parse_origin(graph_str: str | None) -> Origin | None:
-    """The first source location annotated in a printed FX graph, if any."""
-    m = _ORIGIN_RE.search(graph_str or "")
-    return Origin(m.group(3), m.group(1), int(m.group(2))) if m else None
+    """The source locations annotated in a printed FX graph, if any.
+
+    Reads line by line (at most :data:`MAX_GRAPH_LINES`), so the cost is linear
+    in the string whatever it holds.
+    """
+    first = None
+    names: list[str] = []
+    for n, line in enumerate((graph_str or "").splitlines()):
+        if n >= MAX_GRAPH_LINES:
+            break
+        if "# File: " not in line:
+            continue
+        m = _ORIGIN_RE.match(line)
+        if m is None:
+            continue
+        if first is None:
+            first = m
+        if m.group(3) not in names:
+            names.append(m.group(3))
+    if first is None:
+        return None
+    return Origin(first.group(3), first.group(1), int(first.group(2)), tuple(names))
 
 
 # --- decoded entries -----------------------------------------------------------
@@ -514,9 +568,22 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     """Decode one entry file's bytes (see the module docstring for how).
 
     Raises:
-        EntryDecodeError: the bytes are not a pickle, are truncated, or hold
-            something other than the compiled-graph object ``kind`` expects.
+        EntryDecodeError: the bytes are not a pickle, are truncated, hold
+            something other than the compiled-graph object ``kind`` expects,
+            or hold fields of unexpected types. No other exception escapes:
+            a hostile entry is reported, never allowed to crash a command.
     """
+    try:
+        return _decode_entry(data, kind)
+    except EntryDecodeError:
+        raise
+    except (RecursionError, MemoryError):
+        raise EntryDecodeError("entry data nests too deeply or is too large") from None
+    except Exception as e:  # a field of an unexpected shape
+        raise EntryDecodeError(f"unexpected entry content: {type(e).__name__}: {e}"[:300]) from None
+
+
+def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     if len(data) > MAX_ENTRY_BYTES:
         raise EntryDecodeError(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} limit")
     root, seen = load_stubs(data)
@@ -528,8 +595,7 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     if kind is KeyKind.FX_GRAPH:
         if root.stub_name not in _FX_TYPES:
             raise EntryDecodeError(f"fxgraph entry holds {root.qualname}, not CompiledFxGraph")
-        debug = tuple(x for x in plain(root.field("_fx_graph_cache_debug_lines") or [])
-                      if isinstance(x, str))
+        debug = _str_items(root.field("_fx_graph_cache_debug_lines"))
         inputs = parse_example_inputs(debug)
         graph_inputs = parse_graph_signature(_opt_str(root.field("inductor_post_grad_graph_str")))
         if not inputs:
@@ -555,9 +621,9 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     sources = tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()
     inputs = parse_graph_signature(_opt_str(root.field("aot_forward_graph_str")))
     inputs = tuple(_with_source(i, sources) for i in inputs)
-    fw_t = root.field("forward_time_taken_ns")
-    bw_t = root.field("backward_time_taken_ns")
-    t = (fw_t or 0) + (bw_t or 0) if isinstance(fw_t, int) else None
+    fw_t = _opt_int(root.field("forward_time_taken_ns"))
+    bw_t = _opt_int(root.field("backward_time_taken_ns"))
+    t = fw_t + (bw_t or 0) if fw_t is not None else None
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
         forward=_fx_ref(root.field("compiled_fw")), backward=_fx_ref(root.field("compiled_bw")),
@@ -577,14 +643,10 @@ def _with_source(i: GraphInput, sources: tuple[str | None, ...]) -> GraphInput:
 def _fx_ref(obj: Any) -> FxRef | None:
     if not isinstance(obj, Stub):
         return None
-    info = plain(obj.field("fx_graph_cache_info"))
-    if not (isinstance(info, list) and info and isinstance(info[0], str)):
+    info = obj.field("fx_graph_cache_info")
+    if not (isinstance(info, (list, tuple)) and info and isinstance(info[0], str)):
         return None
-    lines = tuple(x for x in plain(info[1]) if isinstance(x, str)) if len(info) > 1 and isinstance(plain(info[1]), list) else ()
+    lines = _str_items(info[1]) if len(info) > 1 else ()
     return FxRef(key=info[0], guards_expr=_opt_str(obj.field("fx_graph_guard_expr")),
                  debug_lines=lines)
 
-
-def backward_inputs(data_root: Any) -> tuple[GraphInput, ...]:
-    """Placeholders of the stored backward graph string (``aot_backward_graph_str``)."""
-    return parse_graph_signature(_opt_str(data_root.field("aot_backward_graph_str")))

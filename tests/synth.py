@@ -22,6 +22,13 @@ class Fake:
         self.module, self.name, self.state = module, name, state
 
 
+class Call:
+    """Pickles as a call ``module.name(*args)`` on load (REDUCE): what an attack looks like."""
+
+    def __init__(self, module: str, name: str, *args: Any):
+        self.module, self.name, self.args = module, name, args
+
+
 class _FakeClass:
     def __init__(self, module: str, name: str):
         self.module, self.name = module, name
@@ -39,8 +46,14 @@ class _Pickler(pickle._Pickler):  # the pure-Python pickler lets us add a dispat
         self.save_reduce(copyreg.__newobj__, (_FakeClass(obj.module, obj.name),),
                          state=obj.state)
 
+    def _save_call(self, obj: Call) -> None:
+        self._save_fake_class(_FakeClass(obj.module, obj.name))
+        self.save(obj.args)
+        self.write(pickle.REDUCE)
+
     dispatch[_FakeClass] = _save_fake_class
     dispatch[Fake] = _save_fake
+    dispatch[Call] = _save_call
 
 
 def dumps(obj: Any) -> bytes:

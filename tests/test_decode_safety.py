@@ -9,7 +9,7 @@ import pytest
 from fxcache_core.decode import Stub, decode_entry, load_stubs, source_name
 from fxcache_core.errors import EntryDecodeError
 from fxcache_core.keys import KeyKind
-from tests.synth import fx_entry_bytes, stub_pickle
+from tests.synth import Call, fx_entry_bytes, stub_pickle
 
 
 def _reduce_pickle(module: str, name: str, arg: str) -> bytes:
@@ -41,15 +41,20 @@ def test_builtins_eval_and_exec_are_stubs_too(tmp_path):
     assert not marker.exists()
 
 
-def test_nested_malicious_global_inside_a_valid_entry_is_inert(tmp_path):
+def test_malicious_calls_nested_inside_a_valid_entry_are_inert(tmp_path):
     marker = tmp_path / "pwned3"
-    evil = _reduce_pickle("subprocess", "getoutput", f"touch {marker}")
-    # An entry whose guards_expr field is the result of a call: decoding must refuse the type.
-    data = stub_pickle("torch._inductor.output_code", "CompiledFxGraph", {"guards_expr": None})
+    data = stub_pickle("torch._inductor.output_code", "CompiledFxGraph", {
+        "guards_expr": "2 <= L['t0']",
+        "_fx_graph_cache_debug_lines": [Call("os", "system", f"touch {marker}")],
+        "fx_kwargs": {"is_backward": Call("subprocess", "getoutput", f"touch {marker}")},
+        "runnable_graph_str": Call("builtins", "exec", f"open({str(marker)!r}, 'w')"),
+    })
+    assert b"system" in data and b"getoutput" in data  # the calls really are in the pickle
     d = decode_entry(data, KeyKind.FX_GRAPH)
-    assert d.guards_expr is None
-    root, _ = load_stubs(evil)
-    assert not marker.exists() and root.stub_name == "getoutput"
+    assert not marker.exists()
+    assert d.guards_expr == "2 <= L['t0']"
+    assert {"os.system", "subprocess.getoutput", "builtins.exec"} <= d.globals_seen
+    assert d.is_backward is None and d.hints == () and d.debug_lines == ()
 
 
 @pytest.mark.parametrize("cut", [1, 10, 100, -1])
@@ -105,3 +110,74 @@ def test_source_names_follow_torch_templates():
     assert source_name(_src("GetItemSource", _src("LocalSource", "xs"), 0)) == "L['xs'][0]"
     assert source_name(_src("AttrSource", x, "not-an-identifier")) == "getattr(L['x'], 'not-an-identifier')"
     assert source_name(_src("SomethingNew", x)) is None  # unknown class: no guess
+
+
+def _nested_shared(depth: int) -> list:
+    """[l, l] nested ``depth`` times: tiny as a pickle, 2**depth leaves if copied naively."""
+    node: list = ["leaf"]
+    for _ in range(depth):
+        node = [node, node]
+    return node
+
+
+def test_shared_nesting_is_converted_once_not_exponentially():
+    from fxcache_core.decode import plain
+
+    root, _ = load_stubs(pickle.dumps(_nested_shared(60)))
+    out = plain(root)
+    assert out[0] is out[1]  # shared structure stays shared, visited once
+
+
+def test_hostile_debug_lines_decode_in_linear_time():
+    data = stub_pickle("torch._inductor.output_code", "CompiledFxGraph", {
+        "guards_expr": "2 <= L['t0']",
+        "_fx_graph_cache_debug_lines": _nested_shared(60) + ["[h] example_inputs[0]: ('s0',)"],
+        "fx_kwargs": _nested_shared(60),
+    })
+    assert len(data) < 2000
+    d = decode_entry(data, KeyKind.FX_GRAPH)
+    assert d.debug_lines == ("[h] example_inputs[0]: ('s0',)",)
+    assert [i.expr for i in d.symints] == ["s0"]
+
+
+@pytest.mark.parametrize("field,value", [
+    ("runnable_graph_str", "s0 = " + "9" * 5000 + "\n"),  # int() would raise past 4300 digits
+    ("runnable_graph_str", 42),
+    ("_fx_graph_cache_debug_lines", "not a list"),
+    ("_fx_graph_cache_debug_lines", [1, None, b"bytes", ["nested"]]),
+    ("inductor_post_grad_graph_str", ["a", "list"]),
+    ("inductor_post_grad_graph_str", "# File: " * 20000),
+    ("fx_kwargs", "x"),
+    ("_time_taken_ns", "soon"),
+    ("_fx_graph_cache_key", 7),
+])
+def test_fx_fields_of_unexpected_shape_never_crash(field, value):
+    state = {"guards_expr": None, "_fx_graph_cache_debug_lines": [], field: value}
+    d = decode_entry(stub_pickle("torch._inductor.output_code", "CompiledFxGraph", state),
+                     KeyKind.FX_GRAPH)
+    assert d.guards_expr is None and d.hints == ()
+
+
+@pytest.mark.parametrize("state", [
+    {"backward_time_taken_ns": "str", "forward_time_taken_ns": 5},
+    {"forward_time_taken_ns": "str"},
+    {"compiled_fw": "not a stub"},
+    {"sanitized_aot_config": 3},
+    {"aot_forward_graph_str": 3.5},
+    {"aot_forward_graph_str": "def forward(\n" + "    a: \"Sym(s0)\",  # PlainAOTInput(idx=999999)\n" * 3},
+])
+def test_aot_fields_of_unexpected_shape_never_crash(state):
+    mod = "torch._functorch._aot_autograd.aot_autograd_result"
+    d = decode_entry(stub_pickle(mod, "AOTAutogradResult", {"guards_expr": None, **state}),
+                     KeyKind.AOT_AUTOGRAD)
+    assert d.forward is None
+
+
+def test_origin_scan_is_linear_and_collects_every_frame():
+    from fxcache_core.decode import parse_origin
+
+    assert parse_origin("# File: " * 200_000) is None  # a quadratic scan would take minutes
+    g = ("        # File: /a/m.py:3 in helper, code: return x + 1\n"
+         "        # File: /a/m.py:9 in outer, code: return helper(x) * 2\n")
+    o = parse_origin(g)
+    assert (o.function, o.file, o.line, o.functions) == ("helper", "/a/m.py", 3, ("helper", "outer"))

@@ -98,8 +98,15 @@ def _placeholder_symbols(expr: sympy.Basic) -> set[sympy.Symbol]:
     return {s for s in expr.free_symbols if isinstance(s, sympy.Symbol)}
 
 
+MAX_LINEAR_NODES = 64
+"""Clauses bigger than this (sympy nodes) are not searched for a range: expanding
+a product of many factors costs time exponential in their number."""
+
+
 def _linear(expr: sympy.Basic, t: sympy.Symbol) -> tuple[int, int] | None:
     """(a, b) with expr == a*t + b and a, b integers, a != 0; else None."""
+    if sum(1 for _ in sympy.preorder_traversal(expr)) > MAX_LINEAR_NODES:
+        return None
     if expr.atoms(sympy.Function) or not expr.is_polynomial(t):
         return None
     try:

@@ -280,10 +280,26 @@ _MATH_CONSTANTS: dict[str, float] = {
     "tau": math.tau,
 }
 
+def _mul(a: Any, b: Any) -> Any:
+    """Python ``a * b``, refusing int products above MAX_POW_BITS bits.
+
+    Without this bound a short string multiplying big literals (``2**4000000 *
+    2**4000000 * ...``) would cost quadratic time and unbounded memory; the
+    clause is an ``error`` instead, as for an oversized ``**``.
+    """
+    if (
+        type(a) is int
+        and type(b) is int
+        and a.bit_length() + b.bit_length() > MAX_POW_BITS
+    ):
+        raise OverflowError(f"integer product over {MAX_POW_BITS} bits")
+    return a * b
+
+
 _BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
+    ast.Mult: _mul,
     ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,

@@ -167,3 +167,13 @@ def test_divisibility_facts_hold_wherever_the_guards_hold(src, vals):
     for d in summarize(g).divisibility:
         text = _sstr(d.expr, {p: f"L['{p}']" for p in g.placeholders})
         assert parse_guards(f"(({text}) % {d.modulus}) == {d.residue}").holds(env), (src, env)
+
+
+def test_hostile_products_are_bounded():
+    """Big-int products become an error clause; huge products are not expanded for ranges."""
+    src = "L['t0'] <= " + "*".join(["2**4194000"] * 160)
+    v = parse_guards(src).evaluate({"t0": 1})
+    assert v.status == "fail" and "OverflowError" in v.first_failure.error
+    many = " * ".join(f"(L['t0'] + {i})" for i in range(400)) + " <= 5"
+    s = summarize(parse_guards(many))
+    assert s.ranges == () and len(s.other) == 1  # left whole, not expanded into a degree-400 poly

@@ -77,13 +77,9 @@ def _fail(msg: str, code: int = 2) -> NoReturn:
 
 
 def _age(ts: float | None, now: float) -> str:
-    if ts is None:
-        return "-"
-    s = max(0.0, now - ts)
-    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
-        if s >= n:
-            return f"{s / n:.0f}{unit} ago"
-    return f"{s:.0f}s ago"
+    from fxcache_core.units import format_duration
+
+    return "-" if ts is None else f"{format_duration(now - ts)} ago"
 
 
 def _emit_json(obj: Any) -> None:
@@ -420,7 +416,8 @@ def gc_cmd(
     With no policy flag, plans the safe default: --unreadable --dangling.
     """
     from fxcache_core.catalog import Catalog
-    from fxcache_core.gc import GcPolicy, execute_plan, parse_duration, parse_size, plan_gc
+    from fxcache_core.gc import GcPolicy, execute_plan, last_use, plan_gc
+    from fxcache_core.units import parse_duration, parse_size
 
     try:
         policy = GcPolicy(
@@ -431,7 +428,7 @@ def gc_cmd(
     except ValueError as e:
         _fail(str(e))
     if policy.is_empty:
-        policy = GcPolicy(unreadable=True, dangling=True)
+        policy = GcPolicy.default()
     scan = _scan()
     plan = plan_gc(Catalog(scan), policy)
 
@@ -449,7 +446,7 @@ def gc_cmd(
         now = time.time()
         for r in plan.removals:
             out.print(f"  remove {r.kind.short} {r.key[:16]}/{(r.entry or r.file.name)[:16]}  "
-                      f"{human_bytes(r.size):>9}  last used {_age(max(r.file.atime, r.file.mtime), now)}  "
+                      f"{human_bytes(r.size):>9}  last used {_age(last_use(r.file), now)}  "
                       f"[dim]{escape('; '.join(r.reasons))}[/dim]")
         out.print(f"Plan: remove {len(plan.removals)} files ({plan.entries_removed} entries), "
                   f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.total_bytes)} "

@@ -9,9 +9,10 @@ graphs, and so the source of each FX symbol.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
-from .decode import DecodedEntry, decode_entry
+from .decode import MAX_ENTRY_BYTES, DecodedEntry, decode_entry
 from .errors import EntryDecodeError
 from .keys import KeyKind
 from .store import CacheKey, CacheScan, Entry, read_entry_bytes
@@ -20,10 +21,18 @@ from .symbols import SymbolInfo, symbol_table
 
 @dataclass(frozen=True)
 class Unreadable:
-    """An entry that could not be read or decoded, and why (one line)."""
+    """An entry that could not be read or decoded, and why (one line).
+
+    ``cause`` tells what kind of failure it was, which decides what gc may do:
+    ``corrupt`` (the bytes are not a valid entry: torch's ``pickle.loads``
+    would fail too, so gc ``--unreadable`` may remove it), ``io`` (fxcache
+    could not read it, e.g. no permission: torch may still load it), or
+    ``too-large`` (over :data:`~fxcache_core.decode.MAX_ENTRY_BYTES`, not read).
+    """
 
     entry: Entry
     reason: str
+    cause: str = "corrupt"
 
 
 class Catalog:
@@ -43,15 +52,19 @@ class Catalog:
         k = (entry.key, entry.name)
         got = self._decoded.get(k)
         if got is None:
-            try:
-                data = read_entry_bytes(entry.path)
-            except OSError as e:
-                got = Unreadable(entry, f"cannot read: {e.strerror or e}")
+            if entry.size > MAX_ENTRY_BYTES:
+                got = Unreadable(entry, f"{entry.size} bytes, over fxcache's "
+                                 f"{MAX_ENTRY_BYTES} byte decoding limit", "too-large")
             else:
                 try:
-                    got = decode_entry(data, entry.kind)
-                except EntryDecodeError as e:
-                    got = Unreadable(entry, str(e))
+                    data = read_entry_bytes(entry.path)
+                except OSError as e:
+                    got = Unreadable(entry, f"cannot read: {e.strerror or e}", "io")
+                else:
+                    try:
+                        got = decode_entry(data, entry.kind)
+                    except EntryDecodeError as e:
+                        got = Unreadable(entry, str(e), "corrupt")
             self._decoded[k] = got
         return got
 
@@ -109,6 +122,29 @@ class Catalog:
                 if isinstance(fd, DecodedEntry):
                     hints = dict(fd.hints)
         return symbol_table(d, sources, hints)
+
+    def unreadable(self) -> list[Unreadable]:
+        """Every entry of the scan that cannot be read or decoded (decodes them all)."""
+        return [d for e in self.scan.entries() if isinstance(d := self.load(e), Unreadable)]
+
+    def fx_entry_state(self, fx_key: str, guards_expr: str | None) -> tuple[Entry | None, bool]:
+        """(the FX entry an AOTAutograd hit loads, whether its absence is certain).
+
+        The absence is certain only when the FX key dir does not exist at all,
+        or was listed and every entry in it was read: a key dir that could not
+        be listed, or an entry fxcache could not read, might be the one.
+        """
+        e = self.fx_entry_for(fx_key, guards_expr)
+        if e is not None:
+            return e, True
+        key = self.scan.key(fx_key)
+        if key is None:
+            return None, not os.path.lexists(KeyKind.FX_GRAPH.key_dir(self.scan.root, fx_key))
+        if not key.readable:
+            return None, False
+        certain = all(not (isinstance(d := self.load(x), Unreadable) and d.cause != "corrupt")
+                      for x in key.entries)
+        return None, certain
 
     def fx_entry_for(self, fx_key: str, guards_expr: str | None) -> Entry | None:
         """The FX entry torch loads for an AOTAutograd hit.

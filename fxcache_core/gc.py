@@ -25,6 +25,7 @@ from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry
 from .keys import KeyKind
 from .store import Entry, FileInfo
+from .units import format_duration
 
 TEMP_FILE_GRACE_S = 3600.0
 """Dot-prefixed temp files younger than this (seconds) may be a compile in flight; never touched."""
@@ -52,6 +53,12 @@ class GcPolicy:
     unreadable: bool = False
     dangling: bool = False
     now: float | None = None
+
+    @classmethod
+    def default(cls, now: float | None = None) -> GcPolicy:
+        """What gc does with no policy given: only what torch can never use
+        (``unreadable`` and ``dangling``)."""
+        return cls(unreadable=True, dangling=True, now=now)
 
     @property
     def is_empty(self) -> bool:
@@ -118,14 +125,23 @@ def last_use(f: FileInfo) -> float:
 def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     """Decide what to delete under ``policy``; nothing is touched.
 
-    Consistency: an AOTAutograd entry needs the FX entries it loads; when the
-    plan removes one of those, it removes the AOTAutograd entry too (torch
-    could no longer serve it).
+    Consistency: an AOTAutograd entry needs the FX entries it loads (torch
+    raises ``FXGraphCacheMiss`` and recompiles without them), so when the
+    plan removes an FX entry it removes the AOTAutograd entries that load it
+    too, and ``--max-size`` counts those against the budget. Removing an
+    AOTAutograd entry leaves its FX entries: torch can still hit them on
+    their own.
+
+    Never selected: entries reached through a symlink, and, for
+    ``--unreadable``, entries fxcache merely could not read (permissions,
+    size limit): only content that is not a valid entry counts. ``--dangling``
+    needs proof that the FX entry is gone, not just that fxcache did not see it.
     """
     scan = catalog.scan
     now = time.time() if policy.now is None else policy.now
     chosen: dict[Path, list[str]] = {}
-    entries = list(scan.entries())
+    entries = [e for e in scan.entries() if not e.via_symlink]
+    by_path = {e.path: e for e in entries}
 
     def pick(e: Entry, why: str) -> None:
         chosen.setdefault(e.path, []).append(why)
@@ -134,16 +150,17 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
         for e in entries:
             age = now - last_use(e.file)
             if age > policy.older_than_s:
-                pick(e, f"unused for {_age(age)}")
+                pick(e, f"unused for {format_duration(age)}")
     if policy.keep_last is not None:
         for k in scan.keys:
-            ranked = sorted(k.entries, key=lambda e: last_use(e.file), reverse=True)
+            ranked = sorted((e for e in k.entries if e.path in by_path),
+                            key=lambda e: last_use(e.file), reverse=True)
             for e in ranked[policy.keep_last:]:
                 pick(e, f"not among the {policy.keep_last} most recent of its key")
     if policy.unreadable:
         for e in entries:
             d = catalog.load(e)
-            if isinstance(d, Unreadable):
+            if isinstance(d, Unreadable) and d.cause == "corrupt":
                 pick(e, f"unreadable: {d.reason}")
     if policy.dangling:
         for e in entries:
@@ -151,56 +168,75 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                 gone = _missing_fx(catalog, e)
                 if gone:
                     pick(e, "dangling: " + gone)
+
+    loaders = _loaders(catalog, entries)
     if policy.max_size_bytes is not None:
         left = sum(e.size for e in entries if e.path not in chosen)
         for e in sorted(entries, key=lambda e: last_use(e.file)):
             if left <= policy.max_size_bytes:
                 break
-            if e.path not in chosen:
-                pick(e, f"least recently used, over the {policy.max_size_bytes:,} byte budget")
-                left -= e.size
+            if e.path in chosen:
+                continue
+            pick(e, f"least recently used, over the {policy.max_size_bytes:,} byte budget")
+            left -= e.size
+            for a in loaders.get(e.path, ()):
+                if a.path not in chosen:
+                    pick(a, f"loads FX entry {e.key[:10]}/{e.name[:10]} that is removed")
+                    left -= a.size
 
     # An AOTAutograd entry goes with any FX entry it loads.
-    removed_fx = {p for p in chosen if KeyKind.FX_GRAPH.value in p.relative_to(scan.root).parts[:1]}
-    if removed_fx:
-        for e in entries:
-            if e.kind is KeyKind.AOT_AUTOGRAD and e.path not in chosen:
-                d = catalog.load(e)
-                if isinstance(d, DecodedEntry):
-                    for ref in (d.forward, d.backward):
-                        fx = catalog.fx_entry_for(ref.key, ref.guards_expr) if ref else None
-                        if fx is not None and fx.path in removed_fx:
-                            pick(e, f"loads FX entry {fx.key[:10]}/{fx.name[:10]} that is removed")
-                            break
+    for p in [p for p in chosen if by_path[p].kind is KeyKind.FX_GRAPH]:
+        fx = by_path[p]
+        for a in loaders.get(p, ()):
+            if a.path not in chosen:
+                pick(a, f"loads FX entry {fx.key[:10]}/{fx.name[:10]} that is removed")
 
-    removals = [Removal(e.file, e.kind, e.key, e.name, tuple(chosen[e.path]))
-                for e in entries if e.path in chosen]
+    # Deletion order: AOTAutograd entries before the FX entries they load, so an
+    # interrupted run never leaves an AOTAutograd entry pointing at nothing.
+    ordered = sorted((e for e in entries if e.path in chosen),
+                     key=lambda e: e.kind is not KeyKind.AOT_AUTOGRAD)
+    removals = [Removal(e.file, e.kind, e.key, e.name, tuple(chosen[e.path])) for e in ordered]
     if policy.unreadable:
         for k in scan.keys:
+            if k.via_symlink:
+                continue
             for t in k.temp_files:
                 age = now - t.mtime
                 if age > TEMP_FILE_GRACE_S:
                     removals.append(Removal(t, k.kind, k.key, None,
-                                            (f"stale temp file, untouched for {_age(age)}",)))
+                                            (f"stale temp file, untouched for {format_duration(age)}",)))
     return GcPlan(root=scan.root, policy=policy, removals=tuple(removals),
                   total_bytes=scan.size, total_entries=scan.entry_count)
 
 
+def _loaders(catalog: Catalog, entries: list[Entry]) -> dict[Path, list[Entry]]:
+    """FX entry path -> the AOTAutograd entries (among ``entries``) that load it."""
+    out: dict[Path, list[Entry]] = {}
+    for e in entries:
+        if e.kind is not KeyKind.AOT_AUTOGRAD:
+            continue
+        d = catalog.load(e)
+        if not isinstance(d, DecodedEntry):
+            continue
+        for ref in (d.forward, d.backward):
+            fx = catalog.fx_entry_for(ref.key, ref.guards_expr) if ref else None
+            if fx is not None:
+                out.setdefault(fx.path, []).append(e)
+    return out
+
+
 def _missing_fx(catalog: Catalog, e: Entry) -> str | None:
+    """Why ``e`` can never be served, when its FX entry is certainly gone; else None."""
     d = catalog.load(e)
     if not isinstance(d, DecodedEntry):
         return None
     for role, ref in (("forward", d.forward), ("backward", d.backward)):
-        if ref is not None and catalog.fx_entry_for(ref.key, ref.guards_expr) is None:
+        if ref is None:
+            continue
+        fx, certain = catalog.fx_entry_state(ref.key, ref.guards_expr)
+        if fx is None and certain:
             return f"its {role} FX entry ({ref.key[:10]}) is gone"
     return None
-
-
-def _age(seconds: float) -> str:
-    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= n:
-            return f"{seconds / n:.1f}{unit}"
-    return f"{seconds:.0f}s"
 
 
 @dataclass(frozen=True)
@@ -258,6 +294,9 @@ def execute_plan(plan: GcPlan) -> GcResult:
         if st.st_size != r.file.size or st.st_mtime != r.file.mtime:
             skipped.append((p, "changed since the plan"))
             continue
+        if st.st_atime > r.file.atime:
+            skipped.append((p, "used since the plan"))
+            continue
         if r.entry is None and time.time() - st.st_mtime <= TEMP_FILE_GRACE_S:
             skipped.append((p, "temp file in use"))
             continue
@@ -284,37 +323,3 @@ def execute_plan(plan: GcPlan) -> GcResult:
                 break
             dirs_removed.append(candidate)
     return GcResult(tuple(removed), tuple(skipped), tuple(failed), tuple(dirs_removed))
-
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2,
-               "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
-               "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
-
-
-def parse_duration(text: str) -> float:
-    """``90s``, ``30m``, ``12h``, ``7d``, ``2w`` -> seconds.
-
-    Raises:
-        ValueError: not a positive number with one of those units.
-    """
-    import re
-
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text.lower())
-    if not m:
-        raise ValueError(f"{text!r} is not a duration like 90s, 30m, 12h, 7d or 2w")
-    return float(m.group(1)) * _UNITS[m.group(2)]
-
-
-def parse_size(text: str) -> int:
-    """``500MB``, ``2GB``, ``1.5GiB``, ``1000`` -> bytes (decimal and binary units).
-
-    Raises:
-        ValueError: not a size.
-    """
-    import re
-
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", text.lower())
-    if not m or m.group(2) not in _SIZE_UNITS:
-        raise ValueError(f"{text!r} is not a size like 500MB, 2GB or 1.5GiB")
-    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])

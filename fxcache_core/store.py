@@ -53,12 +53,15 @@ class Entry:
         key: the cache key of its key dir.
         file: the file (path, size in bytes, mtime/atime in epoch seconds).
         order: its position in torch's lookup order within the key (0-based).
+        via_symlink: reached through a symlink (the entry file or a dir above it);
+            torch reads it, gc never deletes it.
     """
 
     kind: KeyKind
     key: str
     file: FileInfo
     order: int
+    via_symlink: bool = False
 
     @property
     def name(self) -> str:
@@ -99,6 +102,9 @@ class CacheKey:
         entries: the entries in torch's lookup order (sorted by name, no dotfiles).
         temp_files: dot-prefixed files (a compile's ``write_atomic`` in flight,
             or one that died); torch skips them on lookup.
+        via_symlink: the key dir, or a dir above it, is a symlink.
+        readable: False when the key dir could not be listed (its entries are
+            unknown, not absent).
     """
 
     kind: KeyKind
@@ -106,6 +112,8 @@ class CacheKey:
     path: Path
     entries: tuple[Entry, ...]
     temp_files: tuple[FileInfo, ...] = ()
+    via_symlink: bool = False
+    readable: bool = True
 
     @property
     def size(self) -> int:
@@ -116,22 +124,6 @@ class CacheKey:
     def mtime(self) -> float | None:
         """Newest entry mtime (epoch seconds), None for a key with no entries."""
         return max((e.mtime for e in self.entries), default=None)
-
-    def entry(self, name_prefix: str) -> Entry:
-        """The entry whose name starts with ``name_prefix``.
-
-        Raises:
-            KeyLookupError: no entry or several entries match.
-        """
-        hits = [e for e in self.entries if e.name.startswith(name_prefix)]
-        if len(hits) == 1:
-            return hits[0]
-        if not hits:
-            raise KeyLookupError(f"key {self.key} has no entry starting with {name_prefix!r}")
-        raise KeyLookupError(
-            f"entry prefix {name_prefix!r} is ambiguous in key {self.key}: "
-            + ", ".join(e.name[:12] for e in hits[:5])
-        )
 
 
 @dataclass(frozen=True)
@@ -205,12 +197,13 @@ def read_entry_bytes(path: Path) -> bytes:
     gc ranks entries by last use (atime where the file system records reads);
     fxcache's own reads must not count as a use. Linux honours ``O_NOATIME``
     for the file's owner (and root); elsewhere, or when refused (EPERM), the
-    file is read normally. Symlinks are not followed (``O_NOFOLLOW``).
+    file is read normally. Symlinks are followed, as torch's ``open`` follows
+    them (reading is harmless: nothing read is ever executed).
 
     Raises:
-        OSError: the file cannot be opened or read (ELOOP for a symlink).
+        OSError: the file cannot be opened or read.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags | _O_NOATIME)
     except PermissionError:
@@ -221,44 +214,51 @@ def read_entry_bytes(path: Path) -> bytes:
         return f.read()
 
 
-def _lstat(path: Path) -> FileInfo:
-    st = os.lstat(path)
-    return FileInfo(path=path, size=st.st_size, mtime=st.st_mtime, atime=st.st_atime)
-
-
-def _scan_key_dir(kind: KeyKind, key: str, path: Path, skipped: list[Skipped]) -> CacheKey:
+def _scan_key_dir(kind: KeyKind, key: str, path: Path, linked: bool,
+                  skipped: list[Skipped]) -> CacheKey:
     entries: list[Entry] = []
     temps: list[FileInfo] = []
     try:
         names = sorted(os.listdir(path))
     except OSError as e:
         skipped.append(Skipped(path, f"unreadable key dir: {e.strerror}"))
-        return CacheKey(kind, key, path, ())
+        return CacheKey(kind, key, path, (), (), linked, readable=False)
     for name in names:
         p = path / name
         try:
             st = os.lstat(p)
-        except OSError:
-            continue  # removed while we were listing
+            is_link = stat.S_ISLNK(st.st_mode)
+            if is_link:
+                st = os.stat(p)  # torch opens entries through symlinks
+        except FileNotFoundError:
+            if name.startswith("."):
+                continue  # a temp file renamed or removed while we listed
+            skipped.append(Skipped(p, "broken symlink (torch fails to open it and skips it)"))
+            continue
+        except OSError as e:
+            skipped.append(Skipped(p, f"cannot stat: {e.strerror}"))
+            continue
         info = FileInfo(path=p, size=st.st_size, mtime=st.st_mtime, atime=st.st_atime)
         if name.startswith("."):
-            if stat.S_ISREG(st.st_mode):
+            if stat.S_ISREG(st.st_mode) and not is_link:
                 temps.append(info)
             else:
-                skipped.append(Skipped(p, "dot-prefixed non-file"))
-            continue
-        if stat.S_ISLNK(st.st_mode):
-            skipped.append(Skipped(p, "symlink (not followed)"))
+                skipped.append(Skipped(p, "dot-prefixed, not a regular file"))
             continue
         if not stat.S_ISREG(st.st_mode):
-            skipped.append(Skipped(p, "not a regular file"))
+            skipped.append(Skipped(p, "not a regular file (torch fails to open it and skips it)"))
             continue
-        entries.append(Entry(kind=kind, key=key, file=info, order=len(entries)))
-    return CacheKey(kind, key, path, tuple(entries), tuple(temps))
+        entries.append(Entry(kind=kind, key=key, file=info, order=len(entries),
+                             via_symlink=linked or is_link))
+    return CacheKey(kind, key, path, tuple(entries), tuple(temps), linked)
 
 
-def _dirs(path: Path, skipped: list[Skipped]) -> list[tuple[str, Path]]:
-    """Sub-directories of ``path`` (sorted), symlinks and files reported as skipped."""
+def _dirs(path: Path, skipped: list[Skipped]) -> list[tuple[str, Path, bool]]:
+    """Sub-directories of ``path`` (sorted): (name, path, is a symlink).
+
+    Symlinks to directories are followed, as torch's ``os.listdir``/``open``
+    follow them; the flag lets gc refuse to delete through them.
+    """
     out = []
     try:
         it = sorted(os.scandir(path), key=lambda d: d.name)
@@ -269,10 +269,14 @@ def _dirs(path: Path, skipped: list[Skipped]) -> list[tuple[str, Path]]:
         return []
     for d in it:
         p = Path(d.path)
-        if d.is_symlink():
-            skipped.append(Skipped(p, "symlink (not followed)"))
-        elif d.is_dir(follow_symlinks=False):
-            out.append((d.name, p))
+        try:
+            is_dir = d.is_dir(follow_symlinks=True)
+        except OSError:
+            is_dir = False
+        if is_dir:
+            out.append((d.name, p, d.is_symlink()))
+        elif d.is_symlink():
+            skipped.append(Skipped(p, "broken symlink"))
         else:
             skipped.append(Skipped(p, "unexpected file"))
     return out
@@ -281,7 +285,9 @@ def _dirs(path: Path, skipped: list[Skipped]) -> list[tuple[str, Path]]:
 def scan_cache(root: Path) -> CacheScan:
     """Scan ``root`` (a cache dir) into a :class:`CacheScan`.
 
-    Reads ``fxgraph/<key[1:3]>/<key>/`` and ``aotautograd/<key>/``. A dir whose
+    Reads ``fxgraph/<key[1:3]>/<key>/`` and ``aotautograd/<key>/``, following
+    symlinked dirs and entries as torch does (each entry found through a
+    symlink is marked ``via_symlink``; gc never deletes those). A dir whose
     name is not a key of that kind, or an FX key filed under the wrong
     two-letter bucket (torch would never look there), is reported in
     ``skipped``, not listed as a key. Files and dirs that vanish during the
@@ -292,22 +298,20 @@ def scan_cache(root: Path) -> CacheScan:
     skipped: list[Skipped] = []
     keys: list[CacheKey] = []
     fx_root = root / KeyKind.FX_GRAPH.value
-    if fx_root.is_symlink():
-        skipped.append(Skipped(fx_root, "symlink (not followed)"))
-    else:
-        for bucket, bpath in _dirs(fx_root, skipped):
-            for name, kpath in _dirs(bpath, skipped):
-                if KeyKind.of_key(name) is KeyKind.FX_GRAPH and is_key(name) and name[1:3] == bucket:
-                    keys.append(_scan_key_dir(KeyKind.FX_GRAPH, name, kpath, skipped))
-                else:
-                    skipped.append(Skipped(kpath, "not an FX graph key dir"))
-    aot_root = root / KeyKind.AOT_AUTOGRAD.value
-    if aot_root.is_symlink():
-        skipped.append(Skipped(aot_root, "symlink (not followed)"))
-    else:
-        for name, kpath in _dirs(aot_root, skipped):
-            if KeyKind.of_key(name) is KeyKind.AOT_AUTOGRAD and is_key(name):
-                keys.append(_scan_key_dir(KeyKind.AOT_AUTOGRAD, name, kpath, skipped))
+    fx_linked = fx_root.is_symlink()
+    for bucket, bpath, b_linked in _dirs(fx_root, skipped):
+        for name, kpath, k_linked in _dirs(bpath, skipped):
+            if KeyKind.of_key(name) is KeyKind.FX_GRAPH and is_key(name) and name[1:3] == bucket:
+                keys.append(_scan_key_dir(KeyKind.FX_GRAPH, name, kpath,
+                                          fx_linked or b_linked or k_linked, skipped))
             else:
-                skipped.append(Skipped(kpath, "not an AOTAutograd key dir"))
+                skipped.append(Skipped(kpath, "not an FX graph key dir"))
+    aot_root = root / KeyKind.AOT_AUTOGRAD.value
+    aot_linked = aot_root.is_symlink()
+    for name, kpath, k_linked in _dirs(aot_root, skipped):
+        if KeyKind.of_key(name) is KeyKind.AOT_AUTOGRAD and is_key(name):
+            keys.append(_scan_key_dir(KeyKind.AOT_AUTOGRAD, name, kpath,
+                                      aot_linked or k_linked, skipped))
+        else:
+            skipped.append(Skipped(kpath, "not an AOTAutograd key dir"))
     return CacheScan(root=root, keys=tuple(keys), skipped=tuple(skipped))

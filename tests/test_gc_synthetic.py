@@ -8,16 +8,10 @@ import time
 import pytest
 
 from fxcache_core.catalog import Catalog
-from fxcache_core.gc import (
-    TEMP_FILE_GRACE_S,
-    GcPolicy,
-    execute_plan,
-    parse_duration,
-    parse_size,
-    plan_gc,
-)
+from fxcache_core.gc import TEMP_FILE_GRACE_S, GcPolicy, execute_plan, plan_gc
 from fxcache_core.keys import KeyKind
 from fxcache_core.store import scan_cache
+from fxcache_core.units import parse_duration, parse_size
 from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
 
 DAY = 86400.0
@@ -160,14 +154,68 @@ def test_execute_reports_permission_errors_and_goes_on(cache, monkeypatch):
 
 def test_young_temp_file_is_never_touched_even_if_planned(cache):
     root, now, fx, *_ = cache
-    tmp = write_entry(root, KeyKind.FX_GRAPH, fx, b"x", name=".tmpwriting")
-    _age(tmp, 1, now)
-    plan = _plan(root, unreadable=True, now=now)
-    os.utime(tmp, None)  # a compile touched it after the plan
+    tmp = write_entry(root, KeyKind.FX_GRAPH, fx, b"x", name=".tmpwriting")  # a compile writing now
+    plan = _plan(root, unreadable=True, now=time.time() + 2 * TEMP_FILE_GRACE_S)  # a plan from a skewed clock
+    assert tmp in {r.file.path for r in plan.removals}
     res = execute_plan(plan)
     assert tmp.exists()
-    assert time.time() - tmp.stat().st_mtime < TEMP_FILE_GRACE_S
-    assert any(p == tmp for p, _ in res.skipped)
+    assert (tmp, "temp file in use") in res.skipped
+
+
+def test_an_entry_used_after_the_plan_is_kept(cache):
+    root, now, fx, aot, paths, ap = cache
+    plan = _plan(root, older_than_s=3 * DAY, now=now)
+    t = time.time()
+    os.utime(paths[10], (t, paths[10].stat().st_mtime))  # torch read it meanwhile (atime moves)
+    res = execute_plan(plan)
+    assert paths[10].exists() and not paths[5].exists()
+    assert (paths[10], "used since the plan") in res.skipped
+
+
+def test_entries_behind_symlinks_are_never_planned(cache, tmp_path_factory):
+    root, now, fx, aot, paths, ap = cache
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    os.rename(root / "aotautograd", elsewhere / "aotautograd")
+    os.symlink(elsewhere / "aotautograd", root / "aotautograd")
+    plan = _plan(root, older_than_s=0, now=now + 1)
+    assert ap not in {r.file.path for r in plan.removals}
+    assert not any("aotautograd" in str(r.file.path) for r in plan.removals)
+
+
+def test_symlinked_fxgraph_does_not_make_aot_entries_dangling(cache, tmp_path_factory):
+    root, now, fx, aot, paths, ap = cache
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    os.rename(root / "fxgraph", elsewhere / "fxgraph")
+    os.symlink(elsewhere / "fxgraph", root / "fxgraph")
+    assert _plan(root, dangling=True, unreadable=True, now=now).removals == ()
+
+
+def test_entries_fxcache_cannot_read_are_not_unreadable_for_gc(cache, monkeypatch):
+    root, now, fx, aot, paths, ap = cache
+    import fxcache_core.catalog as catalog_mod
+
+    real = catalog_mod.read_entry_bytes
+
+    def denied(p):
+        if p == paths[1]:
+            raise PermissionError(13, "Permission denied", str(p))
+        return real(p)
+
+    monkeypatch.setattr(catalog_mod, "read_entry_bytes", denied)
+    plan = _plan(root, unreadable=True, dangling=True, now=now)
+    assert plan.removals == ()  # neither the entry nor the AOT entry that loads it
+
+
+def test_max_size_counts_the_aot_entries_it_takes_along(cache):
+    root, now, fx, aot, paths, ap = cache
+    os.utime(paths[1], (now - 30 * DAY, now - 30 * DAY))  # the FX entry the AOT entry loads is LRU
+    total = scan_cache(root).size
+    # Removing paths[1] alone does not fit; with the AOT entry it must take along, it does.
+    budget = total - paths[1].stat().st_size - ap.stat().st_size
+    plan = _plan(root, max_size_bytes=budget, now=now)
+    got = [r.file.path for r in plan.removals]
+    assert got == [ap, paths[1]]  # counted against the budget: nothing more goes
+    assert total - plan.bytes_freed <= budget
 
 
 @pytest.mark.parametrize("text,seconds", [("90s", 90), ("30m", 1800), ("12h", 43200), ("7d", 604800), ("2w", 1209600)])
@@ -175,7 +223,7 @@ def test_parse_duration(text, seconds):
     assert parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text,n", [("1000", 1000), ("2GB", 2 * 10**9), ("500mb", 5 * 10**8), ("1GiB", 2**30), ("1.5KiB", 1536)])
+@pytest.mark.parametrize("text,n", [("1000B", 1000), ("2GB", 2 * 10**9), ("500mb", 5 * 10**8), ("1GiB", 2**30), ("1.5KiB", 1536)])
 def test_parse_size(text, n):
     assert parse_size(text) == n
 
@@ -184,3 +232,9 @@ def test_parse_size(text, n):
 def test_bad_duration(bad):
     with pytest.raises(ValueError):
         parse_duration(bad)
+
+
+@pytest.mark.parametrize("bad", ["1.5", "2", "-1GB", "GB", "2 parsecs"])
+def test_sizes_need_a_unit(bad):
+    with pytest.raises(ValueError, match="with a unit"):
+        parse_size(bad)

@@ -35,23 +35,40 @@ def test_scan_orders_entries_like_torch_and_sets_dotfiles_apart(tmp_path):
     assert k.path == tmp_path / "fxgraph" / key[1:3] / key
 
 
-def test_scan_skips_symlinks_foreign_dirs_and_misfiled_keys(tmp_path):
+def test_scan_follows_symlinks_like_torch_and_marks_them(tmp_path):
     good = fake_key(KeyKind.AOT_AUTOGRAD, "a")
     write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, good, b"data")
     outside = tmp_path.parent / (tmp_path.name + "-outside")
     outside.mkdir()
-    (outside / "victim").write_bytes(b"v")
-    os.symlink(outside / "victim", KeyKind.AOT_AUTOGRAD.key_dir(tmp_path, good) / "link")
+    (outside / "victim").write_bytes(b"vv")
+    kdir = KeyKind.AOT_AUTOGRAD.key_dir(tmp_path, good)
+    os.symlink(outside / "victim", kdir / "link")
+    os.symlink(outside / "missing", kdir / "broken")
     (tmp_path / "aotautograd" / "not-a-key").mkdir()
     fx = fake_key(KeyKind.FX_GRAPH, "f")
     misfiled = tmp_path / "fxgraph" / "zz" / fx  # wrong bucket: torch never looks here
     misfiled.mkdir(parents=True)
     scan = scan_cache(tmp_path)
     assert [k.key for k in scan.keys] == [good]
-    assert [e.name for e in scan.keys[0].entries] == [sha256_hash(b"data")]
+    entries = {e.name: e for e in scan.keys[0].entries}
+    # torch's sorted(os.listdir) + open() reads the symlinked entry too
+    assert sorted(entries) == sorted([sha256_hash(b"data"), "link"])
+    assert entries["link"].via_symlink and entries["link"].size == 2
+    assert not entries[sha256_hash(b"data")].via_symlink
     reasons = {p.name: r for p, r in ((s.path, s.reason) for s in scan.skipped)}
-    assert reasons["link"].startswith("symlink")
+    assert reasons["broken"].startswith("broken symlink")
     assert "not-a-key" in reasons and fx in reasons
+
+
+def test_symlinked_cache_subdirs_are_followed_and_marked(tmp_path):
+    real = tmp_path / "elsewhere"
+    key = fake_key(KeyKind.FX_GRAPH, "k")
+    write_entry(real, KeyKind.FX_GRAPH, key, b"x")
+    root = tmp_path / "cache"
+    root.mkdir()
+    os.symlink(real / "fxgraph", root / "fxgraph")
+    (k,) = scan_cache(root).keys
+    assert k.via_symlink and all(e.via_symlink for e in k.entries)
 
 
 def test_find_resolves_unique_prefix_and_rejects_unknown_and_ambiguous(tmp_path):
@@ -106,12 +123,11 @@ def test_reading_an_entry_does_not_count_as_a_use(tmp_path):
     assert os.stat(p).st_atime == old
 
 
-def test_read_entry_bytes_refuses_symlinks(tmp_path):
+def test_read_entry_bytes_follows_symlinks_like_torch(tmp_path):
     from fxcache_core.store import read_entry_bytes
 
     target = tmp_path / "target"
     target.write_bytes(b"x")
     link = tmp_path / "link"
     os.symlink(target, link)
-    with pytest.raises(OSError):
-        read_entry_bytes(link)
+    assert read_entry_bytes(link) == b"x"

@@ -156,7 +156,15 @@ def install_recorder() -> Recorder:
         def find_guarded_entry(cls_, key, local, remote_cache, evaluate_guards, hints):
             subdir = cls_._get_tmp_dir_for_key(key)
             candidates = _entry_names(subdir) if local else []
-            entry, content, info = orig(key, local, remote_cache, evaluate_guards, hints)
+            try:
+                entry, content, info = orig(key, local, remote_cache, evaluate_guards, hints)
+            except Exception as e:  # a guard raised: record it, let torch handle it as it does
+                rec.lookups.append({
+                    "kind": kind, "key": key, "hit": None, "hints": [int(h) for h in hints],
+                    "status": "raised", "raised": type(e).__name__, "mode": _mode(evaluate_guards),
+                    "candidates": candidates, "phase": rec.phase,
+                })
+                raise
             record: dict[str, Any] = {
                 "kind": kind,
                 "key": key,

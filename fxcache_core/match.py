@@ -32,7 +32,7 @@ from .keys import KeyKind
 from .store import CacheKey, Entry
 from .symbols import SymbolInfo
 
-Outcome = Literal["pass", "fail", "unknown", "unreadable", "unparsable"]
+Outcome = Literal["pass", "fail", "error", "unknown", "unreadable", "unparsable"]
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,11 @@ class EntryVerdict:
     Attributes:
         entry: the entry.
         outcome: ``pass`` (its guards hold, or it has none), ``fail`` (a clause
-            is False or raises: torch counts an error such as a division by
-            zero as a failed guard), ``unknown`` (a clause needs a value the
-            inputs do not give), ``unreadable`` (torch would skip it too),
+            is False), ``error`` (evaluating a clause raises, e.g. a division
+            by zero or a ``tN`` the graph does not have: the guard fails, and
+            the exception escapes torch's ``find_guarded_entry``, which stops
+            the lookup there), ``unknown`` (a clause needs a value the inputs
+            do not give), ``unreadable`` (torch would skip it too),
             ``unparsable`` (a guard fxcache refuses to read; undecided).
         reason: one line saying why (the failing clause and the values, the
             missing placeholders, the decode error); None for a pass.
@@ -64,7 +66,7 @@ class EntryVerdict:
         """True/False when decided, None when it could not be decided."""
         if self.outcome == "pass":
             return True
-        if self.outcome == "fail":
+        if self.outcome in ("fail", "error"):
             return False
         return None
 
@@ -105,6 +107,8 @@ class KeyMatch:
         loads: for an AOTAutograd hit, the FX entries it loads.
         loaded_by: for an FX key, the AOTAutograd keys whose entries load it.
         origin: the user code the key's graph was traced from, where known.
+        aborted: why the lookup stopped early: a guard raised before any
+            entry passed (see :class:`EntryVerdict`).
     """
 
     key: CacheKey
@@ -119,14 +123,24 @@ class KeyMatch:
     loads: tuple[FxLoad, ...] = field(default=())
     loaded_by: tuple[str, ...] = ()
     origin: Origin | None = None
+    aborted: str | None = None
 
     @property
     def status(self) -> str:
-        """``hit``, ``miss``, ``undecided`` or ``no-fit``."""
+        """The lookup's outcome: ``hit``, ``miss``, ``undecided``, ``error`` or ``no-fit``.
+
+        ``miss`` also covers an AOTAutograd entry whose guards pass but whose FX
+        entry is gone (torch raises ``FXGraphCacheMiss`` and recompiles), and an
+        AOTAutograd lookup a raising guard aborted (``AOTAutogradCache._lookup``
+        catches the exception: a miss). ``error`` is an FX lookup a raising
+        guard aborted: nothing catches it, and the compile fails.
+        """
         if not self.fits:
             return "no-fit"
+        if self.aborted is not None:
+            return "miss" if self.key.kind is KeyKind.AOT_AUTOGRAD else "error"
         if self.hit is not None:
-            return "hit"
+            return "miss" if any(ld.entry is None for ld in self.loads) else "hit"
         return "miss" if self.decided else "undecided"
 
 
@@ -252,19 +266,24 @@ def match_key(
                 )
 
     bound = {k: v for k, v in values.items() if v is not None}
+    n_inputs = len(symbols) if readable else None
     verdicts: list[EntryVerdict] = []
     for e in key.entries:
-        verdicts.append(_judge(catalog, e, bound))
+        verdicts.append(_judge(catalog, e, bound, n_inputs))
 
-    hit, decided, shadowed = None, True, []
+    hit, decided, shadowed, aborted = None, True, [], None
     for v in verdicts:
         if v.outcome == "pass":
-            if hit is None and decided:
+            if hit is None and decided and aborted is None:
                 hit = v.entry
             elif hit is not None:
                 shadowed.append(v.entry)
         elif v.outcome in ("unknown", "unparsable") and hit is None:
             decided = False
+        elif v.outcome == "error" and hit is None and decided and aborted is None:
+            aborted = (f"the guards of {v.entry.name[:16]} raise ({v.reason}); torch's lookup "
+                       + ("stops there and AOTAutograd recompiles"
+                          if key.kind is KeyKind.AOT_AUTOGRAD else "raises and the compile fails"))
     loads: tuple[FxLoad, ...] = ()
     if hit is not None and key.kind is KeyKind.AOT_AUTOGRAD:
         d = catalog.load(hit)
@@ -279,11 +298,12 @@ def match_key(
         key=key, fits=True, reasons=tuple(reasons), symbols=symbols,
         values=tuple(values.items()), entries=tuple(verdicts),
         hit=hit, decided=decided,
-        shadowed=tuple(shadowed), loads=loads,
+        shadowed=tuple(shadowed), loads=loads, aborted=aborted,
     )
 
 
-def _judge(catalog: Catalog, e: Entry, bound: Mapping[str, int]) -> EntryVerdict:
+def _judge(catalog: Catalog, e: Entry, bound: Mapping[str, int],
+           n_inputs: int | None) -> EntryVerdict:
     from .guards import parse_guards  # sympy is only needed once there are guards to read
 
     d = catalog.load(e)
@@ -298,14 +318,25 @@ def _judge(catalog: Catalog, e: Entry, bound: Mapping[str, int]) -> EntryVerdict
     used = {p: bound[p] for p in g.placeholders if p in bound}
     verdict = g.evaluate(used)
     vals = tuple(sorted(used.items(), key=lambda kv: int(kv[0][1:])))
+    first = next((r for r in verdict.results if r.status != "pass"), None)
+    beyond = [m for m in (first.missing if first else ())
+              if n_inputs is not None and int(m[1:]) >= n_inputs]
+    if first is not None and first.status == "unknown" and beyond:
+        # The first clause torch cannot pass names L['tN'] past the graph's backed
+        # SymInt inputs: its eval raises KeyError there.
+        return EntryVerdict(e, "error", f"{first.clause.text}  raises KeyError: {beyond[0]!r} "
+                            f"(the graph has {n_inputs} backed SymInt inputs)",
+                            failed_clause=first.clause.text, guards_expr=d.guards_expr, values=vals)
     if verdict.status == "pass":
         return EntryVerdict(e, "pass", guards_expr=d.guards_expr, values=vals)
     if verdict.status == "fail":
         f = verdict.first_failure
         assert f is not None
         shown = ", ".join(f"{p}={used[p]}" for p in f.clause.placeholders if p in used)
-        why = f.error if f.status == "error" else f"is {f.value!r}"
-        return EntryVerdict(e, "fail", f"{f.clause.text}  {why}  with {shown}",
+        if f.status == "error":
+            return EntryVerdict(e, "error", f"{f.clause.text}  raises {f.error}  with {shown}",
+                                failed_clause=f.clause.text, guards_expr=d.guards_expr, values=vals)
+        return EntryVerdict(e, "fail", f"{f.clause.text}  is {f.value!r}  with {shown}",
                             failed_clause=f.clause.text, guards_expr=d.guards_expr, values=vals)
     missing = sorted({m for r in verdict.results for m in r.missing}, key=lambda p: int(p[1:]))
     return EntryVerdict(e, "unknown", f"needs {', '.join(missing)}", guards_expr=d.guards_expr,

@@ -102,4 +102,8 @@ def aot_entry_bytes(guards_expr: str | None, fw: tuple[str, str | None],
                       compiled_bw=None if bw is None else Fake(
                           mod, "CompiledBackward", fx_graph_cache_info=(bw[0], []),
                           fx_graph_guard_expr=bw[1]),
-                      aot_forward_graph_str=None))
+                      aot_forward_graph_str=(
+                          "class GraphModule(torch.nn.Module):\n    def forward(\n        self,\n"
+                          '        arg0_1: "Sym(s0)",  # PlainAOTInput(idx=0)\n'
+                          '        arg1_1: "f32[s0][1]cpu",  # PlainAOTInput(idx=1)\n    ):\n'),
+                      sanitized_aot_config=None))

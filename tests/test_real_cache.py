@@ -366,3 +366,30 @@ def test_guards_groups_ranges_and_shows_what_separates_entries(real_cache):
     assert r"\leq" in latex.stdout
     raw = run_fxcache(*d, "guards", multi["key"][:14], "--raw")
     assert g["entries"][0]["guards_expr"] in raw.stdout
+
+
+def test_a_raising_guard_makes_torch_miss_and_match_says_so(cache_copy):
+    """A guard that raises stops torch's AOTAutograd lookup (a miss), even with a later passing entry."""
+    import torch  # noqa: F401
+
+    from demo.oracle import torch_lookups
+
+    scan = scan_cache(cache_copy)
+    rep = _json(run_fxcache("--cache-dir", str(cache_copy), "match", "--fn", "same_graph_two_regions",
+                            "--shapes", "x=[40,3]", "--json"))
+    (aot,) = [r for r in rep["results"] if r["kind"] == "aotautograd"]
+    assert aot["status"] == "hit"
+    victim = next(e for e in scan.key(aot["key"]).entries if e.name == aot["hit"])
+    obj = pickle.loads(victim.path.read_bytes())
+    obj.guards_expr = "(L['t0'] // 0) == 1"
+    (victim.path.parent / ("0" * 51)).write_bytes(pickle.dumps(obj))  # sorts first
+    rep = _json(run_fxcache("--cache-dir", str(cache_copy), "match", "--key", aot["key"],
+                            "--shapes", "x=[40,3]", "--json"))
+    (ours,) = rep["results"]
+    assert ours["status"] == "miss" and ours["hit"] is None
+    assert ours["entries"][0]["outcome"] == "error" and "ZeroDivisionError" in ours["entries"][0]["reason"]
+    run = torch_lookups(cache_copy, "same_graph_two_regions", [[40, 3]], on_copy=True)
+    aot_lookups = [lk for lk in run["lookups"] if lk["key"] == aot["key"]]
+    assert aot_lookups and aot_lookups[0]["status"] == "raised"
+    assert aot_lookups[0]["raised"] == "ZeroDivisionError"
+    assert run["counters"]["autograd_cache_hit"] == 0 and run["counters"]["autograd_cache_miss"] >= 1

@@ -1,0 +1,69 @@
+"""match on hand-made keys: torch's lookup rules where real caches rarely go."""
+
+from __future__ import annotations
+
+from fxcache_core.catalog import Catalog
+from fxcache_core.keys import KeyKind
+from fxcache_core.match import match
+from fxcache_core.store import scan_cache
+from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
+
+
+def _match(root, key, **sym):
+    scan = scan_cache(root)
+    (m,) = match(Catalog(scan), {}, sym, scan.find(key)).results
+    return m
+
+
+def test_first_passing_entry_in_name_order_wins_and_later_ones_are_shadowed(tmp_path):
+    k = fake_key(KeyKind.FX_GRAPH, "k")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("L['t0'] > 100", k), name="a")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("L['t0'] > 2", k), name="b")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes(None, k), name="c")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, b"garbage", name="0")
+    m = _match(tmp_path, k, t0=5)
+    assert [v.outcome for v in m.entries] == ["unreadable", "fail", "pass", "pass"]
+    assert m.hit.name == "b" and [e.name for e in m.shadowed] == ["c"] and m.status == "hit"
+
+
+def test_a_raising_guard_stops_an_fx_lookup_with_an_error(tmp_path):
+    k = fake_key(KeyKind.FX_GRAPH, "k")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("(L['t0'] // 0) == 1", k), name="a")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("L['t0'] > 2", k), name="b")
+    m = _match(tmp_path, k, t0=5)
+    assert [v.outcome for v in m.entries] == ["error", "pass"]
+    assert "ZeroDivisionError" in m.entries[0].reason
+    assert m.hit is None and m.status == "error" and "compile fails" in m.aborted
+
+
+def test_a_raising_guard_makes_an_aot_lookup_a_miss(tmp_path):
+    k = fake_key(KeyKind.AOT_AUTOGRAD, "k")
+    fx = fake_key(KeyKind.FX_GRAPH, "f")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] > 2", fx))
+    write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, k, aot_entry_bytes("(L['t0'] % 0) == 1", (fx, "L['t0'] > 2")), name="a")
+    write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, k, aot_entry_bytes("L['t0'] > 2", (fx, "L['t0'] > 2")), name="b")
+    m = _match(tmp_path, k, t0=5)
+    assert m.status == "miss" and m.hit is None and "AOTAutograd recompiles" in m.aborted
+    # A guard that is merely False does not stop the lookup; the raising one still does.
+    write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, k, aot_entry_bytes("L['t0'] > 100", (fx, None)), name="0")
+    m = _match(tmp_path, k, t0=5)
+    assert [v.outcome for v in m.entries] == ["fail", "error", "pass"] and m.status == "miss"
+
+
+def test_a_placeholder_beyond_the_graph_inputs_raises_like_torch(tmp_path):
+    k = fake_key(KeyKind.FX_GRAPH, "k")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("L['t0'] > 2 and L['t3'] > 2", k, ("s0",)), name="a")
+    m = _match(tmp_path, k, t0=5)
+    assert m.entries[0].outcome == "error" and "KeyError: 't3'" in m.entries[0].reason
+    m = _match(tmp_path, k, t0=1)  # the first clause fails first: no KeyError reached
+    assert m.entries[0].outcome == "fail"
+
+
+def test_aot_hit_whose_fx_entry_is_gone_is_a_miss(tmp_path):
+    k = fake_key(KeyKind.AOT_AUTOGRAD, "k")
+    fx = fake_key(KeyKind.FX_GRAPH, "f")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] > 3", fx))  # other guards
+    write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, k, aot_entry_bytes("L['t0'] > 2", (fx, "L['t0'] > 2")))
+    m = _match(tmp_path, k, t0=5)
+    assert m.hit is not None and [ld.entry for ld in m.loads] == [None]
+    assert m.status == "miss"  # torch: FXGraphCacheMiss, recompile

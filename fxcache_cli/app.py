@@ -27,6 +27,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help texts show [d0,d1,...] literally
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 # Piped output (CI logs, `| less`) gets a wide console so keys are never wrapped.
@@ -124,7 +125,7 @@ def ls_cmd(
             for k in scan.keys
         ])
         return
-    table = Table(title=f"{scan.root}", title_justify="left", box=None, pad_edge=False)
+    table = Table(title=escape(str(scan.root)), title_justify="left", box=None, pad_edge=False)
     table.add_column("kind")
     table.add_column("key", no_wrap=True)
     table.add_column("entries", justify="right", no_wrap=True)
@@ -143,7 +144,7 @@ def ls_cmd(
                     continue
                 why = problems.get(str(e.path))
                 status = [f"[red]unreadable: {escape(why)}[/red]" if why else "ok"] if check else []
-                table.add_row("", f"  └ {e.name}", "", human_bytes(e.size), _age(e.mtime, now), *status)
+                table.add_row("", f"  └ {escape(e.name)}", "", human_bytes(e.size), _age(e.mtime, now), *status)
     out.print(table)
     fx = sum(1 for k in scan.keys if k.kind.value == "fxgraph")
     out.print(
@@ -236,7 +237,7 @@ def guards_cmd(
         return
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}  ({len(k.entries)} entries, torch tries them in this order)")
     for i, row in enumerate(rows):
-        out.print(f"\n[bold]#{i} {row['entry']}[/bold]" + (f"  [cyan]{escape(row['origin'])}[/cyan]" if row.get("origin") else ""))
+        out.print(f"\n[bold]#{i} {escape(row['entry'])}[/bold]" + (f"  [cyan]{escape(row['origin'])}[/cyan]" if row.get("origin") else ""))
         if "guards_expr" not in row:
             out.print(f"  [red]unreadable[/red]: {escape(row['error'])}  (torch skips it)")
             continue
@@ -326,7 +327,8 @@ def match_cmd(
                     "kind": m.key.kind.value, "key": m.key.key, "status": m.status,
                     "origin": str(m.origin) if m.origin else None,
                     "hit": m.hit.name if m.hit else None,
-                    "fits": m.fits, "reasons": list(m.reasons),
+                    "fits": m.fits, "reasons": list(m.reasons), "uncertain": list(m.uncertain),
+                    "aborted": m.aborted,
                     "values": dict(m.values),
                     "symbols": {s.placeholder: s.to_json() for s in m.symbols},
                     "shadowed": [e.name for e in m.shadowed],
@@ -360,12 +362,12 @@ def match_cmd(
             folded += 1
         else:
             shown.append(m)
-    colour = {"hit": "green", "miss": "red", "undecided": "yellow", "no-fit": "dim"}
+    colour = {"hit": "green", "miss": "red", "undecided": "yellow", "no-fit": "dim", "error": "red"}
     for m in shown:
         c = colour[m.status]
         head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
         if m.hit is not None:
-            head += f" {m.hit.name[:16]}"
+            head += f" {escape(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {escape(m.hit.name[:16])})"
         if m.origin is not None:
             head += f"  [cyan]{escape(str(m.origin))}[/cyan]"
         out.print("\n" + head)
@@ -376,17 +378,21 @@ def match_cmd(
             out.print(f"  {ph} = {v if v is not None else '?'}  [dim]({escape(where)})[/dim]")
         for r in m.reasons:
             out.print(f"  [dim]{escape(r)}[/dim]")
+        for r in m.uncertain:
+            out.print(f"  [yellow]cannot tell:[/yellow] {escape(r)}")
+        if m.aborted:
+            out.print(f"  [red]{escape(m.aborted)}[/red]")
         for i, v in enumerate(m.entries):
             if m.hit is v.entry:
-                tag = "[green]hit[/green]"
+                tag = "[green]hit[/green]" if m.status == "hit" else "[green]passes[/green]"
             elif v.entry in m.shadowed:
                 tag = "[yellow]shadowed[/yellow] (passes too, but comes later)"
             else:
                 tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
                     v.outcome, f"[yellow]{v.outcome}[/yellow]")
-            out.print(f"  #{i} {v.entry.name[:16]}  {tag}" + (f"  {escape(v.reason)}" if v.reason else ""))
+            out.print(f"  #{i} {escape(v.entry.name[:16])}  {tag}" + (f"  {escape(v.reason)}" if v.reason else ""))
         for ld in m.loads:
-            where = ld.entry[:16] if ld.entry else "[red]gone: torch will recompile[/red]"
+            where = escape(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
             out.print(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
     notes = []
     if hidden_nofit:
@@ -440,12 +446,14 @@ def gc_cmd(
             "removals": [{"path": str(r.file.path), "kind": r.kind.value, "key": r.key,
                           "entry": r.entry, "size": r.size, "reasons": list(r.reasons)}
                          for r in plan.removals],
+            # What was done: empty until the plan is executed.
+            "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": [],
         }
 
     if not as_json:
         now = time.time()
         for r in plan.removals:
-            out.print(f"  remove {r.kind.short} {r.key[:16]}/{(r.entry or r.file.name)[:16]}  "
+            out.print(f"  remove {r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}  "
                       f"{human_bytes(r.size):>9}  last used {_age(last_use(r.file), now)}  "
                       f"[dim]{escape('; '.join(r.reasons))}[/dim]")
         out.print(f"Plan: remove {len(plan.removals)} files ({plan.entries_removed} entries), "
@@ -465,6 +473,7 @@ def gc_cmd(
     if as_json:
         body = plan_json()
         body.update({
+            "executed": True,
             "removed": [str(r.file.path) for r in res.removed],
             "skipped": [{"path": str(p), "why": w} for p, w in res.skipped],
             "failed": [{"path": str(p), "error": w} for p, w in res.failed],
@@ -483,15 +492,43 @@ def gc_cmd(
         raise typer.Exit(1)
 
 
+def _is_usage_error(e: BaseException) -> bool:
+    """A command-line usage error (unknown option, bad value...), whichever click raised it.
+
+    Typer releases differ in where click lives (the ``click`` package or a copy
+    vendored inside typer); both mark usage errors with ``exit_code == 2``.
+    """
+    return getattr(e, "exit_code", None) == 2 and callable(getattr(e, "format_message", None))
+
+
 def main() -> None:
-    """Entry point of the ``fxcache`` console script."""
+    """Entry point of the ``fxcache`` console script.
+
+    Exit codes: 0 success, 1 gc left some planned paths (or the user declined),
+    2 bad input (one line on stderr), 130 interrupted.
+    """
     try:
-        app()
+        code = app(standalone_mode=False)
     except FxcacheError as e:
         _error_line(str(e))
         sys.exit(2)
     except KeyboardInterrupt:
-        err.print("fxcache: interrupted")
+        _error_line("interrupted")
         sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(0)
+    except Exception as e:
+        if type(e).__name__ == "NoArgsIsHelpError":  # plain `fxcache`: show the help
+            sys.stdout.write(e.format_message() + "\n")  # type: ignore[attr-defined]
+            sys.exit(0)
+        if _is_usage_error(e):
+            msg = e.format_message()  # type: ignore[attr-defined]
+            if "--cache-dir" in msg:
+                msg += " (it is a global option: fxcache --cache-dir DIR COMMAND ...)"
+            elif getattr(e, "ctx", None) is not None:
+                msg += f" (see {e.ctx.command_path} --help)"  # type: ignore[attr-defined]
+            _error_line(msg)
+            sys.exit(2)
+        if isinstance(e, typer.Abort) or type(e).__name__ == "Abort":
+            _error_line("aborted")
+            sys.exit(1)
+        raise
+    sys.exit(code if isinstance(code, int) else 0)

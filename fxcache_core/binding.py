@@ -263,3 +263,33 @@ class TensorType:
 
         return cls(m.group("dtype"), dims(m.group("sizes")), dims(m.group("strides")),
                    m.group("device"))
+
+
+_SYM_TOKEN_RE = re.compile(r"\b([a-z]+\d+)\b")
+
+
+def eval_symbolic(expr: str, symbols: Mapping[str, int]) -> int | None:
+    """The integer value of a printed sympy size expression (``2*s17``, ``(s77//4)``).
+
+    Parsed and evaluated by :mod:`fxcache_core.guards` (``ast`` whitelist, no
+    ``eval``). None when a symbol has no value, the expression uses something
+    outside the guards grammar (``Max``, ``CeilToInt``...), or it is not an int.
+    """
+    from .errors import GuardParseError
+    from .guards import parse_guards
+
+    names: dict[str, str] = {}
+
+    def sub(m: re.Match[str]) -> str:
+        return f"L['t{names.setdefault(m.group(1), str(len(names)))}']"
+
+    text = _SYM_TOKEN_RE.sub(sub, expr)
+    if not all(n in symbols for n in names):
+        return None
+    try:
+        (clause,) = parse_guards(text).clauses
+    except (GuardParseError, ValueError):
+        return None
+    r = clause.evaluate({f"t{i}": symbols[n] for n, i in names.items()})
+    v = r.value
+    return v if r.status in ("pass", "fail") and type(v) is int else None

@@ -62,4 +62,33 @@ def resolve_cache_dir(
         raise CacheDirError(f"cache dir {path} ({source}) is not a directory")
     if not os.access(path, os.R_OK | os.X_OK):
         raise CacheDirError(f"cache dir {path} ({source}) is not readable")
+    if path.name in ("fxgraph", "aotautograd") and not (path / "fxgraph").exists():
+        raise CacheDirError(f"{path} is the {path.name}/ folder inside a cache dir: give its parent")
+    if not _looks_like_cache(path):
+        raise CacheDirError(
+            f"{path} ({source}) does not look like an Inductor cache dir "
+            "(no fxgraph/ or aotautograd/ in it, and it is not empty)"
+        )
     return path
+
+
+def _looks_like_cache(path: Path) -> bool:
+    """An Inductor cache dir: empty (nothing compiled yet), or holding torch's own
+    subdirs (``fxgraph``, ``aotautograd``, or two-character kernel buckets)."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return False
+    if not names:
+        return True
+    if "fxgraph" in names or "aotautograd" in names:
+        return True
+    # Kernel buckets: <2 chars>/c<hash>.{py,cpp,so,...} as torch's code cache writes them.
+    for n in names:
+        if re.fullmatch(r"[a-z0-9]{2}", n) and (path / n).is_dir():
+            try:
+                if any(re.match(r"c[a-z0-9]{51}", f) for f in os.listdir(path / n)):
+                    return True
+            except OSError:
+                continue
+    return False

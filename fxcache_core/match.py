@@ -20,11 +20,12 @@ The result is a value (:class:`MatchReport`); nothing here prints.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from .binding import InputValue, TensorArg, TensorType, value_of
+from .binding import InputValue, TensorArg, TensorType, eval_symbolic, value_of
 from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry, Origin
 from .errors import GuardParseError, ShapeSpecError
@@ -109,6 +110,9 @@ class KeyMatch:
         origin: the user code the key's graph was traced from, where known.
         aborted: why the lookup stopped early: a guard raised before any
             entry passed (see :class:`EntryVerdict`).
+        uncertain: what fxcache cannot know from the cache that would change the
+            outcome (e.g. whether a static dim was specialized under dynamic=True);
+            the status is then ``undecided``, ``hit`` says what the guards alone give.
     """
 
     key: CacheKey
@@ -124,6 +128,7 @@ class KeyMatch:
     loaded_by: tuple[str, ...] = ()
     origin: Origin | None = None
     aborted: str | None = None
+    uncertain: tuple[str, ...] = ()
 
     @property
     def status(self) -> str:
@@ -139,6 +144,8 @@ class KeyMatch:
             return "no-fit"
         if self.aborted is not None:
             return "miss" if self.key.kind is KeyKind.AOT_AUTOGRAD else "error"
+        if self.uncertain:
+            return "undecided"
         if self.hit is not None:
             return "miss" if any(ld.entry is None for ld in self.loads) else "hit"
         return "miss" if self.decided else "undecided"
@@ -165,41 +172,108 @@ def _l_bases(d: DecodedEntry, extra_sources: Mapping[str, str]) -> set[str]:
     return out
 
 
-def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue]) -> tuple[list[str], dict[str, int]]:
-    """Problems fitting the inputs to the entry's tensor types; symbol values found."""
-    problems: list[str] = []
-    syms: dict[str, int] = {}
+@dataclass
+class _Binding:
+    """Symbol values found while fitting the inputs to one entry's graph inputs."""
+
+    syms: dict[str, int]                # plain symbol -> value
+    where: dict[str, str]               # plain symbol -> the first input dim that gave it
+    problems: list[str]
+    later: list[tuple[str, str, int]]   # (what, expression, value given): checked once syms are known
+    notes: list[str] = field(default_factory=list)
+    static: dict[int, str] = field(default_factory=dict)  # static size -> a dim that has it
+
+
+def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue]) -> _Binding:
+    """Fit the user's tensors to the entry's tensor inputs (rank, sizes, strides).
+
+    Mirrors how Dynamo would trace the call: a static size must match; a
+    symbolic size of 0 or 1 is specialized (another graph); two different
+    symbols cannot take the same value (duck sizing gives equal sizes one
+    symbol, so the call traces another graph); one symbol takes one value.
+    Sizes and strides that are expressions (``2*s17``) are checked once every
+    plain symbol has its value.
+    """
+    b = _Binding({}, {}, [], [])
     for inp in d.inputs:
-        if not inp.source:
+        if not inp.source or inp.is_symint:
             continue
         val = inputs.get(inp.source)
-        if inp.is_symint:
-            continue
         tt = TensorType.parse(inp.type)
         if tt is None or val is None:
             continue
         name = inp.source
         if not isinstance(val, TensorArg):
-            problems.append(f"{name} is a tensor {inp.type} here, given the int {val}")
+            b.problems.append(f"{name} is a tensor {inp.type} here, given the int {val}")
             continue
         if len(val.shape) != len(tt.sizes):
-            problems.append(f"{name} has {len(tt.sizes)} dims here ({inp.type}), given {len(val.shape)}")
+            b.problems.append(f"{name} has {len(tt.sizes)} dims here ({inp.type}), given {len(val.shape)}")
             continue
         for dim, (want, got) in enumerate(zip(tt.sizes, val.shape, strict=True)):
-            if want.lstrip("-").isdigit():
+            where = f"{name}.size()[{dim}]"
+            if _INT_RE.fullmatch(want):
                 if int(want) != got:
-                    problems.append(f"dim {dim} of {name} is static {want}, got {got}")
-            elif want.isidentifier():
+                    b.problems.append(f"dim {dim} of {name} is static {want}, got {got}")
+                elif got > 1:
+                    b.static.setdefault(got, where)
+            elif _SYMBOL_RE.fullmatch(want):
                 if got in (0, 1):
-                    problems.append(
+                    b.problems.append(
                         f"dim {dim} of {name} is {got}: torch specializes sizes 0 and 1, "
                         f"so this call compiles another graph (not {want})"
                     )
-                elif syms.setdefault(want, got) != got:
-                    problems.append(
-                        f"{want} is dim {dim} of {name} = {got}, but {syms[want]} elsewhere"
-                    )
-    return problems, syms
+                elif b.syms.setdefault(want, got) != got:
+                    b.problems.append(f"{want} is {b.where[want]} = {b.syms[want]}, but {where} = {got}")
+                else:
+                    b.where.setdefault(want, where)
+            else:
+                b.later.append((f"{where}", want, got))
+        if len(tt.strides) == len(val.shape):
+            for dim, (want, got) in enumerate(zip(tt.strides, val.strides(), strict=True)):
+                if val.shape[dim] <= 1:
+                    continue  # a size-0/1 dim's stride is not part of the layout
+                where = f"{name}.stride()[{dim}]"
+                if _INT_RE.fullmatch(want):
+                    if int(want) != got:
+                        b.problems.append(f"stride {dim} of {name} is {want} here, got {got}"
+                                          + ("" if inputs_gave_stride(val) else " (contiguous)"))
+                else:
+                    b.later.append((where, want, got))
+    # Duck sizing: equal sizes share one symbol in Dynamo's ShapeEnv.
+    by_value: dict[int, str] = {}
+    for sym_name, v in b.syms.items():
+        other = by_value.setdefault(v, sym_name)
+        if other != sym_name:
+            b.problems.append(
+                f"{b.where[other]} and {b.where[sym_name]} are both {v}: torch's duck sizing gives "
+                f"equal sizes one symbol, so this call traces another graph (this key has "
+                f"{other} and {sym_name})"
+            )
+        elif v in b.static:
+            b.notes.append(
+                f"{b.where[sym_name]} = {v} equals the static {b.static[v]}: if that dim was "
+                "specialized from a dynamic one (dynamic=True), duck sizing makes torch trace "
+                "another graph; under mark_dynamic or automatic dynamic it does not"
+            )
+    return b
+
+
+def inputs_gave_stride(val: TensorArg) -> bool:
+    return val.stride is not None
+
+
+_INT_RE = re.compile(r"-?\d+")
+_SYMBOL_RE = re.compile(r"[a-z]+\d+")
+
+
+def _check_later(b: _Binding) -> list[str]:
+    """Expression sizes/strides against the values given, once the symbols are known."""
+    problems = []
+    for where, expr, got in b.later:
+        want = eval_symbolic(expr, b.syms)
+        if want is not None and want != got:
+            problems.append(f"{where} is {expr} = {want} here, got {got}")
+    return problems
 
 
 def match_key(
@@ -207,6 +281,7 @@ def match_key(
     key: CacheKey,
     inputs: Mapping[str, InputValue],
     sym: Mapping[str, int] | None = None,
+    force: bool = False,
 ) -> KeyMatch | None:
     """Predict torch's lookup of ``key``; None when the inputs do not name any of its inputs.
 
@@ -215,45 +290,65 @@ def match_key(
             :func:`fxcache_core.binding.parse_shapes`.
         sym: direct placeholder or symbol values (``t0``/``s77`` -> int); when
             given, the key is matched even if ``inputs`` names none of its inputs.
+        force: always return a result (the user named this key).
+
+    Raises:
+        ShapeSpecError: ``sym`` names a placeholder or symbol the key does not have.
     """
     readable = [(e, d) for e in key.entries if isinstance(d := catalog.load(e), DecodedEntry)]
-    if not readable and not key.entries:
+    if not readable and not key.entries and not force:
         return None
     extra = catalog.sources_for(key)
     if readable:
         first = readable[0][1]
-        if not sym and not (_l_bases(first, extra) & set(inputs)):
+        if not (sym or force) and not (_l_bases(first, extra) & set(inputs)):
             return None
-    elif not sym:
+    elif not (sym or force):
         return None
 
     reasons: list[str] = []
+    uncertain: tuple[str, ...] = ()
     symbols: tuple[SymbolInfo, ...] = catalog.symbols(readable[0][0]) if readable else ()
     values: dict[str, int | None] = {}
+    if not readable and key.entries:
+        reasons.append("no entry of this key can be read: torch skips them all (a miss)")
+    if sym and not symbols:
+        raise ShapeSpecError(f"--sym: key {key.key[:12]} has no readable entry to bind placeholders of")
     if readable:
         d0 = readable[0][1]
-        problems, sym_vals = _fit(d0, inputs)
-        if problems:
-            return KeyMatch(key=key, fits=False, reasons=tuple(problems), symbols=symbols)
+        b = _fit(d0, inputs)
+        if b.problems:
+            return KeyMatch(key=key, fits=False, reasons=tuple(b.problems), symbols=symbols)
+        uncertain = tuple(b.notes)
+        for info in symbols:  # plain symbols first: they may come from --sym or sources
+            if info.expr in (sym or {}) and _SYMBOL_RE.fullmatch(info.expr or ""):
+                b.syms[info.expr] = sym[info.expr]  # type: ignore[index]
         for info in symbols:
             v: int | None = None
             if sym and info.placeholder in sym:
                 v = sym[info.placeholder]
-            elif sym and info.expr in sym:
-                v = sym[info.expr]  # type: ignore[index]
             elif info.source:
                 sv = value_of(info.source, inputs)
                 if sv.problem:
                     return KeyMatch(key=key, fits=False, reasons=(sv.problem,), symbols=symbols)
                 v = sv.value
-            if v is None and info.expr in sym_vals:
-                v = sym_vals[info.expr]  # type: ignore[index]
-            if v is not None and info.expr in sym_vals and sym_vals[info.expr] != v:  # type: ignore[index]
-                return KeyMatch(key=key, fits=False, symbols=symbols, reasons=(
-                    f"{info.expr} is {v} from {info.source or info.placeholder} but "
-                    f"{sym_vals[info.expr]} from a tensor dim",),)  # type: ignore[index]
+            plain = info.expr if info.expr and _SYMBOL_RE.fullmatch(info.expr) else None
+            if plain is not None:
+                if v is None:
+                    v = b.syms.get(plain)
+                elif b.syms.setdefault(plain, v) != v:
+                    return KeyMatch(key=key, fits=False, symbols=symbols, reasons=(
+                        f"{plain} is {v} from {info.source or info.placeholder} but "
+                        f"{b.syms[plain]} from {b.where.get(plain, 'elsewhere')}",))
             values[info.placeholder] = v
-            if v is None:
+        for info in symbols:  # SymInts that are expressions (2*s77): computed from the symbols
+            if values.get(info.placeholder) is None and info.expr and not _SYMBOL_RE.fullmatch(info.expr):
+                values[info.placeholder] = eval_symbolic(info.expr, b.syms)
+        late = _check_later(b)
+        if late:
+            return KeyMatch(key=key, fits=False, reasons=tuple(late), symbols=symbols)
+        for info in symbols:
+            if values.get(info.placeholder) is None:
                 where = info.source or "no known source"
                 reasons.append(f"{info.placeholder} ({info.expr}, {where}) is not given")
         if sym:
@@ -298,7 +393,7 @@ def match_key(
         key=key, fits=True, reasons=tuple(reasons), symbols=symbols,
         values=tuple(values.items()), entries=tuple(verdicts),
         hit=hit, decided=decided,
-        shadowed=tuple(shadowed), loads=loads, aborted=aborted,
+        shadowed=tuple(shadowed), loads=loads, aborted=aborted, uncertain=uncertain,
     )
 
 
@@ -384,16 +479,18 @@ def match(
     """
     if sym and only is None:
         raise ShapeSpecError("--sym binds placeholders of one key: give --key too")
+    if sym and inputs:
+        raise ShapeSpecError("give either --shapes or --sym, not both")
     keys = [only] if only is not None else sorted(
         catalog.scan.keys, key=lambda k: (k.kind is not KeyKind.AOT_AUTOGRAD, k.key))
     results: list[KeyMatch] = []
     by_key: dict[str, KeyMatch] = {}
     for k in keys:
-        m = match_key(catalog, k, inputs, sym)
+        m = match_key(catalog, k, inputs, sym, force=only is not None)
         if m is None:
             continue
         origin = _origin(catalog, k)
-        if function is not None and (origin is None or origin.function != function):
+        if function is not None and (origin is None or function not in origin.functions):
             continue
         m = replace(m, origin=origin)
         if k.kind is KeyKind.FX_GRAPH:

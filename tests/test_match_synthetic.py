@@ -67,3 +67,51 @@ def test_aot_hit_whose_fx_entry_is_gone_is_a_miss(tmp_path):
     m = _match(tmp_path, k, t0=5)
     assert m.hit is not None and [ld.entry for ld in m.loads] == [None]
     assert m.status == "miss"  # torch: FXGraphCacheMiss, recompile
+
+
+def test_symint_inputs_that_are_expressions_are_computed(tmp_path):
+    """A backward graph's SymInt input can be s0*s1: its value follows from the symbols."""
+    k = fake_key(KeyKind.FX_GRAPH, "k")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes(
+        "L['t2'] == L['t1']*L['t0'] and L['t2'] <= 100", k, ("s0", "s1", "s0*s1")))
+    m = _match(tmp_path, k, s0=3, s1=5)
+    assert dict(m.values) == {"t0": 3, "t1": 5, "t2": 15} and m.status == "hit"
+    m = _match(tmp_path, k, s0=30, s1=5)
+    assert m.status == "miss" and "L['t2'] <= 100" in m.entries[0].failed_clause
+
+
+def _aot_with_input(root, graph_inputs: str):
+    from tests.synth import Fake, dumps
+
+    mod = "torch._functorch._aot_autograd.aot_autograd_result"
+    src = "torch._dynamo.source"
+    x = Fake(src, "LocalSource", local_name="x")  # state-based; fxcache reads fields by name too
+    data = dumps(Fake(mod, "AOTAutogradResult", guards_expr="2 <= L['t0']",
+                      compiled_fw=None, compiled_bw=None,
+                      sanitized_aot_config=Fake("torch._functorch._aot_autograd.schemas",
+                                                "CacheableAOTConfig",
+                                                aot_autograd_arg_pos_to_source=[None, x]),
+                      aot_forward_graph_str="class GraphModule(torch.nn.Module):\n"
+                      "    def forward(\n        self,\n" + graph_inputs + "    ):\n"))
+    k = fake_key(KeyKind.AOT_AUTOGRAD, graph_inputs)
+    write_entry(root, KeyKind.AOT_AUTOGRAD, k, data)
+    return k
+
+
+def test_strides_and_duck_sizing_decide_whether_a_key_fits(tmp_path):
+    from fxcache_core.binding import parse_shapes
+
+    transposed = _aot_with_input(tmp_path, (
+        '        arg0_1: "Sym(s0)",  # PlainAOTInput(idx=0)\n'
+        '        arg1_1: "f32[s0, s1][1, s0]cpu",  # PlainAOTInput(idx=1)\n'))
+    scan = scan_cache(tmp_path)
+
+    def run(*shapes):
+        (m,) = match(Catalog(scan), parse_shapes(shapes), None, scan.find(transposed)).results
+        return m
+
+    assert not run("x=[5,3]").fits  # contiguous: stride 0 is 3, the key wants 1
+    assert "stride" in run("x=[5,3]").reasons[0]
+    assert run("x=[5,3]:stride=[1,5]").fits
+    m = run("x=[4,4]:stride=[1,4]")
+    assert not m.fits and "duck sizing" in m.reasons[0]

@@ -205,6 +205,10 @@ ORACLE_CALLS = [
     ("int_arg", [[9], 11]),
     ("broadcast_shared", [[8, 6], [6]]),
     ("mark_dynamic_range", [[40, 3]]),
+    # Duck sizing: equal sizes share a symbol, so torch traces another graph (key).
+    ("same_graph_two_regions", [[3, 3]]),
+    ("broadcast_shared", [[5, 5], [5]]),
+    ("int_arg", [[5], 5]),
 ]
 
 
@@ -238,7 +242,7 @@ def test_match_agrees_with_torch_lookup(real_cache, tmp_path, case, shapes):
     own = {w["key"] for w in real_cache.writes(case)}
     torch_aot = {lk["key"]: lk["hit"] for lk in torch_run["lookups"] if lk["kind"] == "aotautograd"}
     for key, r in ours.items():
-        if key in own and r["kind"] == "aotautograd" and r["hit"] is not None:
+        if key in own and r["kind"] == "aotautograd" and r["status"] == "hit":
             assert torch_aot.get(key) == r["hit"], (key, r["hit"], torch_aot)
     assert compared or not any(lk["key"] in present for lk in torch_run["lookups"])
 
@@ -266,12 +270,13 @@ def test_gc_dry_run_changes_nothing_and_yes_removes_exactly_the_plan(cache_copy)
     d = ["--cache-dir", str(cache_copy)]
     before = _files_on_disk(cache_copy)
     total = sum(before.values())
-    plan = _json(run_fxcache(*d, "gc", "--max-size", str(total // 2), "--dry-run", "--json"))
+    budget = f"{total // 2}B"
+    plan = _json(run_fxcache(*d, "gc", "--max-size", budget, "--dry-run", "--json"))
     assert _files_on_disk(cache_copy) == before
     planned = {r["path"] for r in plan["removals"]}
     assert planned and plan["bytes_freed"] == sum(before[p] for p in planned)
     assert total - plan["bytes_freed"] <= total // 2
-    done = _json(run_fxcache(*d, "gc", "--max-size", str(total // 2), "--yes", "--json"))
+    done = _json(run_fxcache(*d, "gc", "--max-size", budget, "--yes", "--json"))
     assert set(done["removed"]) == planned
     after = _files_on_disk(cache_copy)
     assert set(after) == set(before) - planned
@@ -295,9 +300,11 @@ def test_after_gc_torch_still_hits_kept_entries(cache_copy):
     predicted = {r["key"]: r["hit"] for r in rep["results"] if r["kind"] == "aotautograd"}
     lookups = torch_lookups(cache_copy, "same_graph_two_regions", [[40, 3]], on_copy=True)
     got = {lk["key"]: lk["hit"] for lk in lookups["lookups"] if lk["kind"] == "aotautograd"}
-    for key, hit in predicted.items():
-        if key in got:
-            assert got[key] == hit
+    compared = [key for key in predicted if key in got]
+    assert compared, (predicted, got)  # torch looked up a key that gc kept
+    for key in compared:
+        assert got[key] == predicted[key]
+    assert lookups["counters"]["autograd_cache_hit"] >= 1
 
 
 # --- bad input ------------------------------------------------------------------

@@ -131,3 +131,19 @@ def test_read_entry_bytes_follows_symlinks_like_torch(tmp_path):
     link = tmp_path / "link"
     os.symlink(target, link)
     assert read_entry_bytes(link) == b"x"
+
+
+def test_a_dir_that_is_not_a_cache_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "ab").mkdir()
+    with pytest.raises(CacheDirError, match="does not look like an Inductor cache dir"):
+        resolve_cache_dir(str(tmp_path), {})
+    (tmp_path / "ab" / ("c" + "a" * 51 + ".py")).write_text("# kernel")
+    assert resolve_cache_dir(str(tmp_path), {}) == tmp_path  # a cache with only kernels
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert resolve_cache_dir(str(empty), {}) == empty  # nothing compiled yet
+    fx = tmp_path / "c2" / "fxgraph"
+    fx.mkdir(parents=True)
+    with pytest.raises(CacheDirError, match="give its parent"):
+        resolve_cache_dir(str(fx), {})

@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fxcache_core.errors import FxcacheError
+from fxcache_core.keys import KeyKind
 
 app = typer.Typer(
     help="See into, and keep in order, PyTorch Inductor's on-disk compile cache.",
@@ -101,13 +102,9 @@ def ls_cmd(
     now = time.time()
     problems: dict[str, str] = {}
     if check:
-        from fxcache_core.catalog import Catalog, Unreadable
+        from fxcache_core.catalog import Catalog
 
-        cat = Catalog(scan)
-        for e in scan.entries():
-            d = cat.load(e)
-            if isinstance(d, Unreadable):
-                problems[str(e.path)] = d.reason
+        problems = {str(u.entry.path): u.reason for u in Catalog(scan).unreadable()}
     if as_json:
         def entry_json(e):
             row = {"entry": e.name, "size": e.size, "mtime": e.mtime}
@@ -146,7 +143,7 @@ def ls_cmd(
                 status = [f"[red]unreadable: {escape(why)}[/red]" if why else "ok"] if check else []
                 table.add_row("", f"  └ {escape(e.name)}", "", human_bytes(e.size), _age(e.mtime, now), *status)
     out.print(table)
-    fx = sum(1 for k in scan.keys if k.kind.value == "fxgraph")
+    fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
     out.print(
         f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
         f"{scan.entry_count} entries, {human_bytes(scan.size)}"
@@ -227,7 +224,9 @@ def guards_cmd(
                 row["rendered"] = [render(c, fmt.value, names) for c in g.clauses]
         parsed.append(g)
         rows.append(row)
-    comparison = compare_entries(parsed) if len(parsed) > 1 else None
+    key_names = next((symbol_names(cat.symbols(e)) for e in k.entries
+                      if not isinstance(cat.load(e), Unreadable)), {})
+    comparison = compare_entries(parsed, key_names) if len(parsed) > 1 else None
     if as_json or fmt is GuardFormat.json:
         body: dict[str, Any] = {"kind": k.kind.value, "key": k.key, "entries": rows}
         if comparison is not None:
@@ -274,21 +273,10 @@ def guards_cmd(
     if comparison is not None and not raw:
         out.print("\n[bold]What separates the entries[/bold]")
         if comparison.common:
-            out.print("  every entry: " + escape(", ".join(_named(comparison.common, rows))))
+            out.print("  every entry: " + escape(", ".join(comparison.common)))
         for i, only in enumerate(comparison.only):
-            shown = ", ".join(_named(only, rows, i)) if only else "nothing of its own"
+            shown = ", ".join(only) if only else "nothing of its own"
             out.print(f"  #{i} only:     " + escape(shown))
-
-
-def _named(texts: Any, rows: list[dict[str, Any]], i: int = 0) -> list[str]:
-    """Clause texts (L['tN'] form) rendered with entry ``i``'s symbol names."""
-    names = {ph: s["symbol"] for ph, s in rows[i].get("symbols", {}).items() if s["symbol"]}
-    out = []
-    for t in texts:
-        for ph in sorted(names, key=lambda p: -int(p[1:])):
-            t = t.replace(f"L['{ph}']", names[ph])
-        out.append(t)
-    return out
 
 
 # --- match ----------------------------------------------------------------------
@@ -350,15 +338,12 @@ def match_cmd(
                   + ", ".join(escape(s) for s, _ in report.inputs)
                   + " (names are the compiled function's parameters; see `fxcache guards KEY`).")
         return
-    # After an AOTAutograd hit torch loads FX entries by exact guards string (shown as
-    # "loads"), so those FX keys' own guard verdicts are folded away unless --explain.
-    hit_aot = {m.key.key for m in report.results
-               if m.status == "hit" and m.key.kind.value == "aotautograd"}
+    folded_keys = report.folded()
     shown, hidden_nofit, folded = [], 0, 0
     for m in report.results:
         if not m.fits and not explain:
             hidden_nofit += 1
-        elif m.loaded_by and set(m.loaded_by) <= hit_aot and not explain:
+        elif m.key.key in folded_keys and not explain:
             folded += 1
         else:
             shown.append(m)

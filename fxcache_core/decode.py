@@ -247,6 +247,13 @@ _SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _is_literal(v: Any, depth: int = 0) -> bool:
+    """A constant whose ``repr`` is what torch prints for it (str, int, tuples of those...)."""
+    if isinstance(v, (str, int, float, bool, type(None))):
+        return True
+    return isinstance(v, tuple) and depth < 5 and all(_is_literal(x, depth + 1) for x in v)
+
+
 def _sfield(src: Stub, name: str) -> Any:
     """A source's field: from its positional constructor args, else its state."""
     names = _SOURCE_FIELDS.get(src.stub_name, ())
@@ -303,11 +310,21 @@ def source_name(src: Any, depth: int = 0) -> str | None:
         index = _sfield(src, "index")
         if isinstance(index, Stub) and index.stub_name == "ConstDictKeySource":
             inner = source_name(_sfield(index, "base"), depth + 1)
-            i = _sfield(index, "index")
-            return f"{base}[list(dict.keys({inner}))[{i!r}]]" if inner else None
+            if inner is None:
+                return None
+            key = f"list(dict.keys({inner}))[{_sfield(index, 'index')!r}]"
+            if n == "DictSubclassGetItemSource":
+                return f"dict.__getitem__({base}, {key})"
+            return f"{base}[{key}]"
         if _sfield(src, "index_is_slice"):
+            # Stored as slice.__reduce__(): (slice, (start, stop, step)); torch prints repr(slice).
+            if (isinstance(index, (list, tuple)) and len(index) == 2
+                    and isinstance(index[1], (list, tuple)) and len(index[1]) == 3
+                    and all(v is None or isinstance(v, int) for v in index[1])):
+                a, b, c = index[1]
+                return f"{base}[slice({a!r}, {b!r}, {c!r})]"
             return None
-        if isinstance(index, (str, int, float, bool, type(None))):
+        if _is_literal(index):
             return f"{base}[{index!r}]"
         return None
     if n == "ListGetItemSource":

@@ -360,8 +360,8 @@ class EntryComparison:
     """How the entries of one key differ.
 
     Attributes:
-        common: clause texts every entry has.
-        only: per entry (same order as given), the clause texts it has and not every
+        common: clauses every entry has (rendered with the key's symbol names).
+        only: per entry (same order as given), the clauses it has and not every
             other entry has; these are what separate the entries' regions.
     """
 
@@ -369,17 +369,24 @@ class EntryComparison:
     only: tuple[tuple[str, ...], ...]
 
 
-def compare_entries(exprs: Sequence[GuardsExpr | None]) -> EntryComparison:
+def compare_entries(exprs: Sequence[GuardsExpr | None],
+                    names: Mapping[str, str] | None = None) -> EntryComparison:
     """Clauses common to all entries, and each entry's distinctive clauses.
 
-    ``None`` stands for an entry with no guards (or unreadable): it shares nothing.
+    Clauses are compared by their stored text; ``names`` renames placeholders
+    for display (the entries of one key share their symbols). ``None`` stands
+    for an entry with no guards (or unreadable): it shares nothing.
     """
-    sets = [tuple(c.text for c in g.clauses) if g is not None else () for g in exprs]
-    if not sets:
+    clauses = [{c.text: c for c in g.clauses} if g is not None else {} for g in exprs]
+    if not clauses:
         return EntryComparison((), ())
-    common = set(sets[0]).intersection(*map(set, sets[1:])) if len(sets) > 1 else set(sets[0])
-    ordered_common = tuple(t for t in sets[0] if t in common)
-    return EntryComparison(ordered_common, tuple(tuple(t for t in s if t not in common) for s in sets))
+    common = set(clauses[0]).intersection(*clauses[1:])
+
+    def shown(cs: Mapping[str, Clause], keep: Any) -> tuple[str, ...]:
+        return tuple(c.pretty(dict(names or {})) for t, c in cs.items() if keep(t))
+
+    return EntryComparison(shown(clauses[0], lambda t: t in common),
+                           tuple(shown(cs, lambda t: t not in common) for cs in clauses))
 
 
 def symbol_names(symbols: Sequence[Any]) -> dict[str, str]:

@@ -162,6 +162,15 @@ class MatchReport:
     results: tuple[KeyMatch, ...]
     keys_considered: int
 
+    def folded(self) -> frozenset[str]:
+        """FX keys only loaded by AOTAutograd keys that hit: after such a hit torch
+        loads them by exact guards string (each hit's ``loads``), never by their
+        own guards, so their own verdicts add nothing for this call."""
+        hit_aot = {m.key.key for m in self.results
+                   if m.status == "hit" and m.key.kind is KeyKind.AOT_AUTOGRAD}
+        return frozenset(m.key.key for m in self.results
+                         if m.loaded_by and set(m.loaded_by) <= hit_aot)
+
 
 def _l_bases(d: DecodedEntry, extra_sources: Mapping[str, str]) -> set[str]:
     """The user inputs (``L['x']``...) an entry's inputs come from."""

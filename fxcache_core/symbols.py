@@ -54,9 +54,9 @@ def symbol_table(
             sources win.
         hints: symbol -> hint learnt elsewhere; the entry's own hints win.
 
-    The table covers every placeholder the guards use: a guards expression
-    that names ``tN`` beyond the backed SymInt inputs gets rows with unknown
-    expr and source (``entry`` could not be fully read).
+    One row per backed SymInt input, in order. A guards expression naming
+    ``tN`` beyond these rows makes torch's ``eval`` raise ``KeyError``;
+    :mod:`fxcache_core.match` reports that as an error outcome.
     """
     own_hints = dict(hints or {})
     own_hints.update(dict(entry.hints))

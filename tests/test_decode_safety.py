@@ -181,3 +181,14 @@ def test_origin_scan_is_linear_and_collects_every_frame():
          "        # File: /a/m.py:9 in outer, code: return helper(x) * 2\n")
     o = parse_origin(g)
     assert (o.function, o.file, o.line, o.functions) == ("helper", "/a/m.py", 3, ("helper", "outer"))
+
+
+def test_more_source_names_follow_torch_templates():
+    x = _src("LocalSource", "d", True)
+    key = _src("ConstDictKeySource", x, 0)
+    assert source_name(_src("DictGetItemSource", x, key)) == "L['d'][list(dict.keys(L['d']))[0]]"
+    assert source_name(_src("DictSubclassGetItemSource", x, key)) == \
+        "dict.__getitem__(L['d'], list(dict.keys(L['d']))[0])"
+    sliced = _src("GetItemSource", x, ("slice-stub", (1, 4, None)), True)
+    assert source_name(sliced) == "L['d'][slice(1, 4, None)]"
+    assert source_name(_src("GetItemSource", x, (0, "a"))) == "L['d'][(0, 'a')]"

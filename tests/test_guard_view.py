@@ -135,9 +135,9 @@ def test_compare_entries_finds_what_separates_regions():
     b = parse_guards("16 <= L['t0'] and 2 <= L['t1']")
     cmp = compare_entries([a, b, None])
     assert cmp.common == ()  # the no-guards entry shares nothing
-    cmp = compare_entries([a, b])
-    assert cmp.common == ("2 <= L['t1']",)
-    assert cmp.only == (("2 <= L['t0']", "L['t0'] <= 7"), ("16 <= L['t0']",))
+    cmp = compare_entries([a, b], {"t0": "s77", "t1": "s27"})
+    assert cmp.common == ("2 <= s27",)
+    assert cmp.only == (("2 <= s77", "s77 <= 7"), ("16 <= s77",))
 
 
 @settings(max_examples=400, deadline=None)

@@ -84,6 +84,11 @@ def _age(ts: float | None, now: float) -> str:
     return "-" if ts is None else f"{format_duration(now - ts)} ago"
 
 
+def _n(count: int, word: str, plural: str | None = None) -> str:
+    """``1 entry``, ``2 entries``."""
+    return f"{count} {word if count == 1 else (plural or word + 's')}"
+
+
 def _emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
@@ -234,7 +239,7 @@ def guards_cmd(
                                   "only": {rows[i]["entry"]: list(o) for i, o in enumerate(comparison.only)}}
         _emit_json(body)
         return
-    out.print(f"[bold]{k.kind.short}[/bold] {k.key}  ({len(k.entries)} entries, torch tries them in this order)")
+    out.print(f"[bold]{k.kind.short}[/bold] {k.key}  ({_n(len(k.entries), 'entry', 'entries')}, torch tries them in this order)")
     for i, row in enumerate(rows):
         out.print(f"\n[bold]#{i} {escape(row['entry'])}[/bold]" + (f"  [cyan]{escape(row['origin'])}[/cyan]" if row.get("origin") else ""))
         if "guards_expr" not in row:
@@ -441,7 +446,9 @@ def gc_cmd(
             out.print(f"  remove {r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}  "
                       f"{human_bytes(r.size):>9}  last used {_age(last_use(r.file), now)}  "
                       f"[dim]{escape('; '.join(r.reasons))}[/dim]")
-        out.print(f"Plan: remove {len(plan.removals)} files ({plan.entries_removed} entries), "
+        temps = len(plan.removals) - plan.entries_removed
+        out.print(f"Plan: remove {_n(plan.entries_removed, 'entry', 'entries')}"
+                  + (f" and {_n(temps, 'stale temp file')}" if temps else "") + ", "
                   f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.total_bytes)} "
                   f"in {plan.total_entries} entries. Ages by last use = {plan.last_use}.")
     if dry_run or not plan.removals:
@@ -451,7 +458,7 @@ def gc_cmd(
     if not yes:
         if not sys.stdin.isatty():
             _fail("refusing to delete without confirmation: stdin is not a terminal (pass --yes)")
-        if not typer.confirm(f"Delete {len(plan.removals)} files?", default=False, err=True):
+        if not typer.confirm(f"Delete {_n(len(plan.removals), 'file')}?", default=False, err=True):
             err.print("Nothing deleted.")
             raise typer.Exit(1)
     res = execute_plan(plan)
@@ -471,7 +478,7 @@ def gc_cmd(
             out.print(f"  [yellow]kept[/yellow] {escape(str(p))}: {w}")
         for p, w in res.failed:
             out.print(f"  [red]failed[/red] {escape(str(p))}: {w}")
-        out.print(f"Removed {len(res.removed)} files, freed {human_bytes(res.bytes_freed)}; "
+        out.print(f"Removed {_n(len(res.removed), 'file')}, freed {human_bytes(res.bytes_freed)}; "
                   f"{len(res.dirs_removed)} empty dirs removed.")
     if res.failed:
         raise typer.Exit(1)

@@ -266,6 +266,33 @@ def _inside(root_real: str, path: Path) -> bool:
     return parent == root_real or parent.startswith(root_real + os.sep)
 
 
+def _refusal(r: Removal, root_real: str) -> tuple[str, str] | None:
+    """Why a planned file must not be deleted now: ("skipped" or "failed", why), or None.
+
+    Re-checked right before each deletion: the file is inside the cache dir, a
+    regular file (not a symlink), unchanged (size, mtime) and unused (atime)
+    since the plan, and, for a temp file, not one a compile may be writing.
+    """
+    p = r.file.path
+    if not _inside(root_real, p):
+        return "skipped", "outside the cache dir"
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        return "skipped", "already gone"
+    except OSError as e:
+        return "failed", e.strerror or str(e)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+        return "skipped", "not a regular file"
+    if st.st_size != r.file.size or st.st_mtime != r.file.mtime:
+        return "skipped", "changed since the plan"
+    if st.st_atime > r.file.atime:
+        return "skipped", "used since the plan"
+    if r.entry is None and time.time() - st.st_mtime <= TEMP_FILE_GRACE_S:
+        return "skipped", "temp file in use"
+    return None
+
+
 def execute_plan(plan: GcPlan) -> GcResult:
     """Delete what ``plan`` lists, safely (see the module docstring).
 
@@ -277,28 +304,9 @@ def execute_plan(plan: GcPlan) -> GcResult:
     touched_dirs: set[Path] = set()
     for r in plan.removals:
         p = r.file.path
-        if not _inside(root_real, p):
-            skipped.append((p, "outside the cache dir"))
-            continue
-        try:
-            st = os.lstat(p)
-        except FileNotFoundError:
-            skipped.append((p, "already gone"))
-            continue
-        except OSError as e:
-            failed.append((p, e.strerror or str(e)))
-            continue
-        if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
-            skipped.append((p, "not a regular file"))
-            continue
-        if st.st_size != r.file.size or st.st_mtime != r.file.mtime:
-            skipped.append((p, "changed since the plan"))
-            continue
-        if st.st_atime > r.file.atime:
-            skipped.append((p, "used since the plan"))
-            continue
-        if r.entry is None and time.time() - st.st_mtime <= TEMP_FILE_GRACE_S:
-            skipped.append((p, "temp file in use"))
+        refusal = _refusal(r, root_real)
+        if refusal is not None:
+            (failed if refusal[0] == "failed" else skipped).append((p, refusal[1]))
             continue
         try:
             os.unlink(p)

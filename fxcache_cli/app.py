@@ -386,9 +386,9 @@ def match_cmd(
             out.print(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
     notes = []
     if hidden_nofit:
-        notes.append(f"{hidden_nofit} keys cannot take these shapes")
+        notes.append(f"{_n(hidden_nofit, 'key')} cannot take these shapes")
     if folded:
-        notes.append(f"{folded} FX keys are only loaded by the AOTAutograd hits above")
+        notes.append(f"{_n(folded, 'FX key')} only loaded by the AOTAutograd hits above")
     if notes:
         out.print("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
 

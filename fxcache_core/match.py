@@ -455,11 +455,55 @@ def _fit_through_loaders(catalog: Catalog, m: KeyMatch, aot: Mapping[str, KeyMat
     every such key was matched and none fits, the FX key does not fit either.
     """
     results = [aot[k] for k in m.loaded_by if k in aot]
-    if not m.loaded_by or len(results) != len(m.loaded_by) or any(r.fits for r in results):
+    if not m.loaded_by or len(results) != len(m.loaded_by):
         return m
+    if any(r.fits for r in results):
+        # What makes every loader's lookup uncertain (how the call is traced) holds here too.
+        common = set.intersection(*(set(r.uncertain) for r in results if r.fits))
+        return replace(m, uncertain=m.uncertain + tuple(u for u in results[0].uncertain if u in common))
     why = results[0].reasons[0] if results[0].reasons else "no fit"
     return KeyMatch(key=m.key, fits=False, symbols=m.symbols, loaded_by=m.loaded_by, reasons=(
         f"loaded by AOTAutograd key {results[0].key.key[:12]}, which does not fit: {why}",))
+
+
+def _dims(catalog: Catalog, key: CacheKey) -> dict[tuple[str, int], str]:
+    """(input source, dim) -> printed size, for the tensor inputs of a key's first readable entry."""
+    for e in key.entries:
+        d = catalog.load(e)
+        if isinstance(d, DecodedEntry):
+            out = {}
+            for inp in d.inputs:
+                tt = TensorType.parse(inp.type) if inp.source and not inp.is_symint else None
+                if tt is not None:
+                    for i, size in enumerate(tt.sizes):
+                        out[(inp.source, i)] = size
+            return out
+    return {}
+
+
+def _static_sibling(catalog: Catalog, key: CacheKey, function: str) -> CacheKey | None:
+    """An AOTAutograd key of the same function compiled with static shapes.
+
+    Under ``dynamic=None`` Dynamo compiles a function's first call with static
+    shapes and only marks a dim dynamic when a later call changes it
+    (automatic dynamic), so such a function leaves a static key beside its
+    dynamic one. A static size of 0 or 1 does not count: ``dynamic=True``
+    specializes those too.
+    """
+    dims = _dims(catalog, key)
+    symbolic = {k for k, v in dims.items() if not _INT_RE.fullmatch(v)}
+    for other in catalog.scan.keys:
+        if other.kind is not KeyKind.AOT_AUTOGRAD or other.key == key.key:
+            continue
+        o = _origin(catalog, other)
+        if o is None or o.function != function:
+            continue
+        odims = _dims(catalog, other)
+        if odims and all(_INT_RE.fullmatch(v) for v in odims.values()) and any(
+            int(odims[k]) > 1 for k in symbolic if k in odims
+        ):
+            return other
+    return None
 
 
 def _origin(catalog: Catalog, key: CacheKey) -> Origin | None:
@@ -502,6 +546,13 @@ def match(
         if function is not None and (origin is None or function not in origin.functions):
             continue
         m = replace(m, origin=origin)
+        if k.kind is KeyKind.AOT_AUTOGRAD and m.fits and m.symbols and origin is not None:
+            static = _static_sibling(catalog, k, origin.function)
+            if static is not None:
+                m = replace(m, uncertain=m.uncertain + (
+                    f"{origin.function} was also compiled with static shapes (key {static.key[:12]}): "
+                    "under automatic dynamic (dynamic=None) a fresh process compiles its first call "
+                    "statically and looks up a static key; this key serves the calls after that",))
         if k.kind is KeyKind.FX_GRAPH:
             loaders = tuple(sorted({e.key for e in catalog.loaders_of(k.key)}))
             m = replace(m, loaded_by=loaders)

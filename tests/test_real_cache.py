@@ -209,6 +209,9 @@ ORACLE_CALLS = [
     ("same_graph_two_regions", [[3, 3]]),
     ("broadcast_shared", [[5, 5], [5]]),
     ("int_arg", [[5], 5]),
+    # Automatic dynamic: a fresh process compiles its first call statically.
+    ("automatic_dynamic", [[4, 3]]),
+    ("automatic_dynamic", [[10, 3]]),
 ]
 
 

@@ -297,6 +297,11 @@ def match_cmd(
         "--sym", help="Bind a placeholder or symbol directly (t0=16, s77=16); needs --key.")] = None,
     key: Annotated[str | None, typer.Option("--key", "-k", help="Only this key (a unique prefix).")] = None,
     fn: Annotated[str | None, typer.Option("--fn", help="Only keys traced from the function of this name.")] = None,
+    coverage_key: Annotated[str | None, typer.Option(
+        "--coverage", help="Draw which entry of this key serves which values of --range, and the gaps.")] = None,
+    value_range: Annotated[str | None, typer.Option(
+        "--range", help="With --coverage: NAME=LO:HI, NAME a placeholder (t0), symbol (s77) or source "
+        "(L['x'].size()[0]); other placeholders stay at their hints unless given with --sym.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, and the FX keys behind each AOTAutograd entry.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -305,6 +310,13 @@ def match_cmd(
     from fxcache_core.catalog import Catalog
     from fxcache_core.match import match
 
+    if coverage_key is not None or value_range is not None:
+        if shapes or key:
+            _fail("--coverage takes --range (and --sym for the other placeholders), not --shapes or --key")
+        if coverage_key is None or value_range is None:
+            _fail("give both --coverage KEY and --range NAME=LO:HI")
+        _coverage(coverage_key, value_range, parse_sym(sym or []), as_json)
+        return
     inputs = parse_shapes(shapes or [])
     syms = parse_sym(sym or [])
     if not inputs and not syms:
@@ -391,6 +403,58 @@ def match_cmd(
         notes.append(f"{_n(folded, 'FX key')} only loaded by the AOTAutograd hits above")
     if notes:
         out.print("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
+
+
+def _coverage(key: str, spec: str, fixed: dict[str, int], as_json: bool) -> None:
+    import re
+
+    from fxcache_core.catalog import Catalog
+    from fxcache_core.coverage import coverage
+
+    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
+    if not m:
+        _fail(f"--range {spec!r}: expected NAME=LO:HI, e.g. s77=1:4096")
+    scan = _scan()
+    k = scan.find(key)
+    cov = coverage(Catalog(scan), k, m.group(1), int(m.group(2)), int(m.group(3)), fixed)
+    if as_json:
+        _emit_json({
+            "kind": k.kind.value, "key": k.key, "placeholder": cov.placeholder, "symbol": cov.symbol,
+            "source": cov.source, "fixed": dict(cov.fixed),
+            "segments": [{"start": g.start, "end": g.end, "outcome": g.outcome,
+                          "entry": g.entry.name if g.entry else None, "note": g.note}
+                         for g in cov.segments],
+        })
+        return
+    labels = {e.name: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[e.order % 36] for e in k.entries}
+    glyph = {"miss": "[red]·[/red]", "other-graph": "[dim]×[/dim]", "error": "[red]![/red]",
+             "undecided": "[yellow]?[/yellow]"}
+    lo, hi = cov.segments[0].start, cov.segments[-1].end
+    width = min(64, hi - lo + 1)
+    bar = []
+    for c in range(width):
+        # A column covers a span of values: it shows the first entry serving any of
+        # them, else the outcome at the span's first value.
+        a = lo + (hi - lo + 1) * c // width
+        b = lo + (hi - lo + 1) * (c + 1) // width - 1
+        inside = [g for g in cov.segments if g.end >= a and g.start <= b]
+        seg = next((g for g in inside if g.outcome == "hit"), inside[0])
+        bar.append(f"[green]{labels[seg.entry.name]}[/green]" if seg.outcome == "hit"
+                   else glyph.get(seg.outcome, "?"))
+    fixed_txt = ", ".join(f"{p}={v}" for p, v in cov.fixed) or "none"
+    out.print(f"[bold]{k.kind.short}[/bold] {k.key}: {cov.placeholder} ({cov.symbol}, "
+              f"{escape(cov.source or 'source unknown')}) from {lo} to {hi}; others fixed: {fixed_txt}")
+    out.print(f"  {lo} " + "".join(bar) + f" {hi}")
+    out.print("  [dim]digits: the entry # that serves it; · miss; × another graph; ! a guard raises; ? undecided[/dim]")
+    for n, g in enumerate(cov.segments):
+        if n == 40:
+            out.print(f"  [dim]… {len(cov.segments) - 40} more segments (--json lists them all)[/dim]")
+            break
+        span = f"{g.start}" if g.start == g.end else f"{g.start}..{g.end}"
+        what = (f"[green]#{g.entry.order} {escape(g.entry.name[:16])}[/green]" if g.outcome == "hit"
+                else {"miss": "[red]miss[/red]: no entry's guards hold"}.get(g.outcome, g.outcome))
+        note = f"  ({escape(g.note)})" if g.note else ""
+        out.print(f"  {span:>15}  {what}{note}")
 
 
 # --- gc -------------------------------------------------------------------------

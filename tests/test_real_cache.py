@@ -403,3 +403,18 @@ def test_a_raising_guard_makes_torch_miss_and_match_says_so(cache_copy):
     assert aot_lookups and aot_lookups[0]["status"] == "raised"
     assert aot_lookups[0]["raised"] == "ZeroDivisionError"
     assert run["counters"]["autograd_cache_hit"] == 0 and run["counters"]["autograd_cache_miss"] >= 1
+
+
+def test_coverage_maps_the_regions_of_a_real_key(real_cache):
+    d = ["--cache-dir", str(real_cache.root)]
+    rep = _json(run_fxcache(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[40,3]", "--json"))
+    (aot,) = [r for r in rep["results"] if r["kind"] == "aotautograd"]
+    cov = _json(run_fxcache(*d, "match", "--coverage", aot["key"][:14], "--range",
+                            "L['x'].size()[0]=1:64", "--json"))
+    seg = {(g["start"], g["end"]): g for g in cov["segments"]}
+    assert seg[(1, 1)]["outcome"] == "other-graph"      # 0/1 specialization
+    assert seg[(3, 3)]["outcome"] == "other-graph"      # equals x.size(1) = 3: duck sizing
+    assert seg[(8, 15)]["outcome"] == "miss"            # between the two compiled regions
+    assert seg[(16, 64)]["entry"] == aot["hit"]         # the region x=[40,3] hits
+    text = run_fxcache(*d, "match", "--coverage", aot["key"][:14], "--range", "s77=1:64")
+    assert text.returncode == 0 and "8..15" in text.stdout

@@ -1,0 +1,162 @@
+"""Which entry serves which values of one symbol, and where the gaps are.
+
+:func:`coverage` sweeps one placeholder of a key over an integer range, holds
+the key's other placeholders at fixed values (their compile-time hints unless
+given), and runs torch's lookup rule (:mod:`fxcache_core.match`: sorted
+entries, first whose guards hold, a raising guard stops the lookup) at every
+value. Runs of equal outcomes become :class:`Segment` s. Values at which
+Dynamo would not trace this key's graph at all are marked too: a size of 0 or
+1 (specialized), and a value equal to another size symbol's (duck sizing).
+
+Cost: one guards evaluation per entry per value (compiled closures, about a
+microsecond each); the range is capped at :data:`MAX_COVERAGE_VALUES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .catalog import Catalog, Unreadable
+from .errors import GuardParseError, ShapeSpecError
+from .store import CacheKey, Entry
+from .symbols import SymbolInfo
+
+MAX_COVERAGE_VALUES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Consecutive values with one outcome.
+
+    Attributes:
+        start, end: inclusive bounds of the run of values.
+        outcome: ``hit`` (``entry`` serves it), ``miss`` (no entry's guards hold),
+            ``error`` (a guard raises first: torch's lookup stops), ``undecided``
+            (a guard needs a value that is not fixed), or ``other-graph`` (Dynamo
+            would trace another graph, see ``note``).
+        entry: the serving entry for ``hit``.
+        note: why, for ``other-graph`` and ``error``.
+    """
+
+    start: int
+    end: int
+    outcome: str
+    entry: Entry | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The sweep of one placeholder of one key (see the module docstring).
+
+    Attributes:
+        key: the key.
+        placeholder: the swept ``tN``; ``symbol``/``source`` what it stands for.
+        fixed: the values the other placeholders were held at.
+        segments: the outcomes, in order, covering ``[start, end]``.
+    """
+
+    key: CacheKey
+    placeholder: str
+    symbol: str | None
+    source: str | None
+    fixed: tuple[tuple[str, int], ...]
+    segments: tuple[Segment, ...]
+
+
+def _resolve(symbols: tuple[SymbolInfo, ...], name: str) -> SymbolInfo:
+    for s in symbols:
+        if name in (s.placeholder, s.expr, s.source):
+            return s
+    known = ", ".join(f"{s.placeholder} ({s.expr}, {s.source or '?'})" for s in symbols) or "none"
+    raise ShapeSpecError(f"--range {name}: not a placeholder, symbol or source of this key (it has {known})")
+
+
+def coverage(
+    catalog: Catalog,
+    key: CacheKey,
+    name: str,
+    start: int,
+    end: int,
+    fixed: Mapping[str, int] | None = None,
+) -> Coverage:
+    """Sweep placeholder ``name`` (``t0``, ``s77`` or ``L['x'].size()[0]``) over ``[start, end]``.
+
+    ``fixed`` gives other placeholders or symbols (``t1``/``s27`` -> value);
+    the rest are held at their hints.
+
+    Raises:
+        ShapeSpecError: an unknown name, an empty or too large range, a key
+            with no readable entry, or a placeholder with neither a fixed value
+            nor a hint.
+    """
+    from .guards import parse_guards
+
+    if end < start:
+        raise ShapeSpecError(f"--range: empty range {start}:{end}")
+    if end - start + 1 > MAX_COVERAGE_VALUES:
+        raise ShapeSpecError(f"--range: at most {MAX_COVERAGE_VALUES:,} values")
+    first = next((e for e in key.entries if not isinstance(catalog.load(e), Unreadable)), None)
+    if first is None:
+        raise ShapeSpecError(f"key {key.key[:12]} has no readable entry")
+    symbols = catalog.symbols(first)
+    swept = _resolve(symbols, name)
+    env: dict[str, int] = {}
+    for s in symbols:
+        if s.placeholder == swept.placeholder:
+            continue
+        given = (fixed or {}).get(s.placeholder, (fixed or {}).get(s.expr or ""))
+        value = given if given is not None else s.hint
+        if value is not None:
+            env[s.placeholder] = value
+    size_symbols = {s.placeholder: v for s in symbols if s.placeholder in env
+                    and (v := env[s.placeholder]) is not None and s.source and ".size()" in s.source}
+
+    plans = []  # per entry: (entry, parsed guards or None for no guards, or a reason it is skipped)
+    for e in key.entries:
+        d = catalog.load(e)
+        if isinstance(d, Unreadable):
+            continue  # torch skips it
+        if not d.guards_expr:
+            plans.append((e, None))
+            continue
+        try:
+            plans.append((e, parse_guards(d.guards_expr)))
+        except GuardParseError:
+            plans.append((e, "unparsable"))
+
+    def outcome(v: int) -> tuple[str, Entry | None, str | None]:
+        if swept.source and ".size()" in swept.source:
+            if v in (0, 1):
+                return "other-graph", None, f"size {v} is specialized"
+            twin = next((p for p, w in size_symbols.items() if w == v), None)
+            if twin is not None:
+                return "other-graph", None, f"equals {twin}: duck sizing"
+        values = {**env, swept.placeholder: v}
+        for e, g in plans:
+            if g is None:
+                return "hit", e, None
+            if g == "unparsable":
+                return "undecided", None, None
+            verdict = g.evaluate(values)
+            if verdict.status == "pass":
+                return "hit", e, None
+            if verdict.status == "unknown":
+                return "undecided", None, None
+            f = verdict.first_failure
+            if f is not None and f.status == "error":
+                return "error", e, f.error
+        return "miss", None, None
+
+    segments: list[Segment] = []
+    for v in range(start, end + 1):
+        o, e, note = outcome(v)
+        last = segments[-1] if segments else None
+        if last is not None and (last.outcome, last.entry, last.note) == (o, e, note):
+            segments[-1] = Segment(last.start, v, o, e, note)
+        else:
+            segments.append(Segment(v, v, o, e, note))
+    return Coverage(key=key, placeholder=swept.placeholder, symbol=swept.expr, source=swept.source,
+                    fixed=tuple(sorted(env.items(), key=lambda kv: int(kv[0][1:]))),
+                    segments=tuple(segments))

@@ -302,6 +302,9 @@ def match_cmd(
     value_range: Annotated[str | None, typer.Option(
         "--range", help="With --coverage: NAME=LO:HI, NAME a placeholder (t0), symbol (s77) or source "
         "(L['x'].size()[0]); other placeholders stay at their hints unless given with --sym.")] = None,
+    audit: Annotated[bool, typer.Option(
+        "--audit", help="Across the cache: entries that can never be served (shadowed by an earlier one) "
+        "and entries whose regions overlap.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, and the FX keys behind each AOTAutograd entry.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -310,6 +313,9 @@ def match_cmd(
     from fxcache_core.catalog import Catalog
     from fxcache_core.match import match
 
+    if audit:
+        _audit(as_json)
+        return
     if coverage_key is not None or value_range is not None:
         if shapes or key:
             _fail("--coverage takes --range (and --sym for the other placeholders), not --shapes or --key")
@@ -403,6 +409,30 @@ def match_cmd(
         notes.append(f"{_n(folded, 'FX key')} only loaded by the AOTAutograd hits above")
     if notes:
         out.print("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
+
+
+def _audit(as_json: bool) -> None:
+    from fxcache_core.audit import audit
+    from fxcache_core.catalog import Catalog
+
+    scan = _scan()
+    found = audit(Catalog(scan))
+    if as_json:
+        _emit_json([{"kind": k.kind.value, "key": k.key,
+                     "findings": [{"kind": f.kind, "earlier": f.earlier.name, "later": f.later.name,
+                                   "detail": f.detail} for f in fs]} for k, fs in found])
+        return
+    multi = sum(1 for k in scan.keys if len(k.entries) >= 2)
+    if not found:
+        out.print(f"No shadowed or overlapping entries among the {_n(multi, 'key')} with several entries.")
+        return
+    colour = {"shadowed": "red", "overlap": "yellow", "not-analysed": "dim"}
+    for k, fs in found:
+        out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}")
+        for f in fs:
+            c = colour[f.kind]
+            out.print(f"  [{c}]{f.kind}[/{c}] {escape(f.earlier.name[:16])} / {escape(f.later.name[:16])}: "
+                      f"{escape(f.detail)}")
 
 
 def _coverage(key: str, spec: str, fixed: dict[str, int], as_json: bool) -> None:

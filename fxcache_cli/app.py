@@ -293,6 +293,9 @@ def match_cmd(
         "--shapes", "-s",
         help="An input of the call: NAME=[d0,d1,...] for a tensor, NAME=INT for an int "
         "(repeat, or comma-separate). NAME is the compiled function's parameter (x, xs[0]).")] = None,
+    args: Annotated[list[str] | None, typer.Option(
+        "--arg", help="A tensor input of an FX graph by position, [d0,d1,...] (repeat, in graph "
+        "order): for FX keys no AOTAutograd entry loads, whose inputs have no names.")] = None,
     sym: Annotated[list[str] | None, typer.Option(
         "--sym", help="Bind a placeholder or symbol directly (t0=16, s77=16); needs --key.")] = None,
     key: Annotated[str | None, typer.Option("--key", "-k", help="Only this key (a unique prefix).")] = None,
@@ -309,7 +312,7 @@ def match_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Which entry torch would load for these input shapes, and why the others would not."""
-    from fxcache_core.binding import parse_shapes, parse_sym
+    from fxcache_core.binding import TensorArg, parse_shape_spec, parse_shapes, parse_sym
     from fxcache_core.catalog import Catalog
     from fxcache_core.match import match
 
@@ -325,11 +328,15 @@ def match_cmd(
         return
     inputs = parse_shapes(shapes or [])
     syms = parse_sym(sym or [])
-    if not inputs and not syms:
-        _fail("give the call's inputs with --shapes NAME=[...] (or --key K --sym t0=N)")
+    positional = [parse_shape_spec(f"arg={a}")[1] for a in args or []]
+    if any(not isinstance(t, TensorArg) for t in positional):
+        _fail("--arg takes a tensor shape like [16,4]")
+    if not inputs and not syms and not positional:
+        _fail("give the call's inputs with --shapes NAME=[...] (or --arg [...], or --key K --sym t0=N)")
     scan = _scan()
     only = scan.find(key) if key else None
-    report = match(Catalog(scan), inputs, syms, only, function=fn)
+    explain = explain or only is not None  # one key asked for: always say why
+    report = match(Catalog(scan), inputs, syms, only, function=fn, positional=positional)
     if as_json:
         _emit_json({
             "inputs": dict(report.inputs),
@@ -354,6 +361,10 @@ def match_cmd(
                 for m in report.results
             ],
         })
+        return
+    if not report.results and positional:
+        out.print("No FX key takes --arg: it binds FX keys that no AOTAutograd entry loads "
+                  "(name one with --key to bind it by position anyway).")
         return
     if not report.results:
         out.print(f"No key among {report.keys_considered}" + (f" traced from {fn}" if fn else "")

@@ -21,7 +21,7 @@ The result is a value (:class:`MatchReport`); nothing here prints.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -275,6 +275,18 @@ _INT_RE = re.compile(r"-?\d+")
 _SYMBOL_RE = re.compile(r"[a-z]+\d+")
 
 
+def _positional(d: DecodedEntry) -> DecodedEntry:
+    """``d`` with its tensor inputs named ``#0``, ``#1``... in graph order (for --arg)."""
+    out, n = [], 0
+    for i in d.inputs:
+        if not i.is_symint and TensorType.parse(i.type) is not None:
+            out.append(replace(i, source=f"#{n}"))
+            n += 1
+        else:
+            out.append(replace(i, source=None))
+    return replace(d, inputs=tuple(out))
+
+
 def _check_later(b: _Binding) -> list[str]:
     """Expression sizes/strides against the values given, once the symbols are known."""
     problems = []
@@ -291,6 +303,7 @@ def match_key(
     inputs: Mapping[str, InputValue],
     sym: Mapping[str, int] | None = None,
     force: bool = False,
+    positional: Sequence[TensorArg] = (),
 ) -> KeyMatch | None:
     """Predict torch's lookup of ``key``; None when the inputs do not name any of its inputs.
 
@@ -300,6 +313,9 @@ def match_key(
         sym: direct placeholder or symbol values (``t0``/``s77`` -> int); when
             given, the key is matched even if ``inputs`` names none of its inputs.
         force: always return a result (the user named this key).
+        positional: tensor shapes for an FX key's tensor inputs, in graph order
+            (for FX keys no AOTAutograd entry points at, whose inputs have no
+            sources); bound as ``#0``, ``#1``...
 
     Raises:
         ShapeSpecError: ``sym`` names a placeholder or symbol the key does not have.
@@ -307,12 +323,23 @@ def match_key(
     readable = [(e, d) for e in key.entries if isinstance(d := catalog.load(e), DecodedEntry)]
     if not readable and not key.entries and not force:
         return None
+    if positional:
+        if key.kind is not KeyKind.FX_GRAPH:
+            return None
+        readable = [(e, _positional(d)) for e, d in readable]
+        inputs = {f"#{n}": t for n, t in enumerate(positional)}
+        n_tensors = sum(1 for i in (readable[0][1].inputs if readable else ()) if i.source)
+        if readable and n_tensors != len(positional):
+            if not force:
+                return None
+            return KeyMatch(key=key, fits=False, reasons=(
+                f"the graph has {n_tensors} tensor inputs, given {len(positional)} with --arg",))
     extra = catalog.sources_for(key)
-    if readable:
+    if readable and not positional:
         first = readable[0][1]
         if not (sym or force) and not (_l_bases(first, extra) & set(inputs)):
             return None
-    elif not (sym or force):
+    elif not readable and not (sym or force):
         return None
 
     reasons: list[str] = []
@@ -520,11 +547,14 @@ def match(
     sym: Mapping[str, int] | None = None,
     only: CacheKey | None = None,
     function: str | None = None,
+    positional: Sequence[TensorArg] = (),
 ) -> MatchReport:
     """Predict torch's lookup for every key the inputs bind (or just ``only``).
 
     ``function`` keeps only keys whose graph was traced from a function of
-    that name (see :class:`~fxcache_core.decode.Origin`).
+    that name (see :class:`~fxcache_core.decode.Origin`). ``positional``
+    binds the tensor inputs of FX keys in graph order instead of by name:
+    it applies to FX keys no AOTAutograd entry loads (or to ``only``).
 
     Raises:
         ShapeSpecError: ``sym`` given without ``only``, or naming a placeholder
@@ -532,14 +562,16 @@ def match(
     """
     if sym and only is None:
         raise ShapeSpecError("--sym binds placeholders of one key: give --key too")
-    if sym and inputs:
-        raise ShapeSpecError("give either --shapes or --sym, not both")
+    if sum(map(bool, (sym, inputs, positional))) > 1:
+        raise ShapeSpecError("give one of --shapes, --arg or --sym")
     keys = [only] if only is not None else sorted(
         catalog.scan.keys, key=lambda k: (k.kind is not KeyKind.AOT_AUTOGRAD, k.key))
     results: list[KeyMatch] = []
     by_key: dict[str, KeyMatch] = {}
     for k in keys:
-        m = match_key(catalog, k, inputs, sym, force=only is not None)
+        if positional and only is None and (k.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(k.key)):
+            continue
+        m = match_key(catalog, k, inputs, sym, force=only is not None, positional=positional)
         if m is None:
             continue
         origin = _origin(catalog, k)

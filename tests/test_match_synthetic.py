@@ -115,3 +115,31 @@ def test_strides_and_duck_sizing_decide_whether_a_key_fits(tmp_path):
     assert run("x=[5,3]:stride=[1,5]").fits
     m = run("x=[4,4]:stride=[1,4]")
     assert not m.fits and "duck sizing" in m.reasons[0]
+
+
+def _fx_only_key(root, guards, sig):
+    from tests.synth import stub_pickle
+
+    k = fake_key(KeyKind.FX_GRAPH, guards + sig)
+    write_entry(root, KeyKind.FX_GRAPH, k, stub_pickle("torch._inductor.output_code", "CompiledFxGraph", {
+        "guards_expr": guards, "_fx_graph_cache_key": k,
+        "inductor_post_grad_graph_str": f"class <lambda>(torch.nn.Module):\n    def forward(self, {sig}):\n"}))
+    return k
+
+
+def test_positional_shapes_bind_fx_keys_without_aot_entries(tmp_path):
+    from fxcache_core.binding import TensorArg
+
+    k = _fx_only_key(tmp_path, "2 <= L['t0'] and L['t0'] <= 8",
+                     'arg0_1: "Sym(s0)", arg1_1: "f32[s0, 4][4, 1]cpu", arg2_1: "f32[4][1]cpu"')
+    scan = scan_cache(tmp_path)
+    cat = Catalog(scan)
+    (m,) = match(cat, {}, None, None, positional=[TensorArg((6, 4)), TensorArg((4,))]).results
+    assert m.key.key == k and dict(m.values) == {"t0": 6} and m.status == "hit"
+    (m,) = match(cat, {}, None, None, positional=[TensorArg((9, 4)), TensorArg((4,))]).results
+    assert m.status == "miss"
+    (m,) = match(cat, {}, None, None, positional=[TensorArg((6, 5)), TensorArg((4,))]).results
+    assert not m.fits and "static 4, got 5" in m.reasons[0]
+    assert match(cat, {}, None, None, positional=[TensorArg((6, 4))]).results == ()  # arity differs
+    (m,) = match(cat, {}, None, scan.find(k), positional=[TensorArg((6, 4))]).results
+    assert not m.fits and "3 tensor inputs" not in m.reasons[0] and "2 tensor inputs" in m.reasons[0]

@@ -517,7 +517,7 @@ def gc_cmd(
     With no policy flag, plans the safe default: --unreadable --dangling.
     """
     from fxcache_core.catalog import Catalog
-    from fxcache_core.gc import GcPolicy, execute_plan, last_use, plan_gc
+    from fxcache_core.gc import GcPolicy, plan_gc
     from fxcache_core.units import parse_duration, parse_size
 
     try:
@@ -531,7 +531,28 @@ def gc_cmd(
     if policy.is_empty:
         policy = GcPolicy.default()
     scan = _scan()
-    plan = plan_gc(Catalog(scan), policy)
+    _run_plan(plan_gc(Catalog(scan), policy), dry_run, yes, as_json)
+
+
+@app.command("rm")
+def rm_cmd(
+    key: Annotated[str, typer.Argument(help="A cache key or a unique prefix of one.")],
+    entries: Annotated[list[str] | None, typer.Argument(help="Entry names or unique prefixes (default: every entry of the key).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Print the plan and exit.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove a key's entries by name, with the AOTAutograd entries that load them."""
+    from fxcache_core.catalog import Catalog
+    from fxcache_core.gc import plan_rm
+
+    scan = _scan()
+    _run_plan(plan_rm(Catalog(scan), scan.find(key), entries or ()), dry_run, yes, as_json)
+
+
+def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed."""
+    from fxcache_core.gc import execute_plan, last_use
 
     def plan_json() -> dict[str, Any]:
         return {

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .decode import MAX_ENTRY_BYTES, DecodedEntry, decode_entry
 from .errors import EntryDecodeError
-from .keys import KeyKind
+from .keys import KeyKind, sha256_hash
 from .store import CacheKey, CacheScan, Entry, read_entry_bytes
 from .symbols import SymbolInfo, symbol_table
 
@@ -46,6 +46,7 @@ class Catalog:
         self.scan = scan
         self._decoded: dict[tuple[str, str], DecodedEntry | Unreadable] = {}
         self._fx_sources: dict[str, dict[str, str]] | None = None
+        self._hashes: dict[tuple[str, str], str] = {}
 
     def load(self, entry: Entry) -> DecodedEntry | Unreadable:
         """The decoded entry, or :class:`Unreadable` with the reason."""
@@ -61,6 +62,7 @@ class Catalog:
                 except OSError as e:
                     got = Unreadable(entry, f"cannot read: {e.strerror or e}", "io")
                 else:
+                    self._hashes[k] = sha256_hash(data)
                     try:
                         got = decode_entry(data, entry.kind)
                     except EntryDecodeError as e:
@@ -122,6 +124,17 @@ class Catalog:
                 if isinstance(fd, DecodedEntry):
                     hints = dict(fd.hints)
         return symbol_table(d, sources, hints)
+
+    def name_matches_content(self, entry: Entry) -> bool | None:
+        """Whether the entry's file name is torch's sha256 hash of its bytes.
+
+        Torch names every entry it writes that way; a mismatch means the file
+        was altered or truncated after torch wrote it, or not written by torch.
+        None when the file could not be read.
+        """
+        self.load(entry)
+        h = self._hashes.get((entry.key, entry.name))
+        return None if h is None else h == entry.name
 
     def unreadable(self) -> list[Unreadable]:
         """Every entry of the scan that cannot be read or decoded (decodes them all)."""

@@ -18,13 +18,15 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry
+from .errors import KeyLookupError
 from .keys import KeyKind
-from .store import Entry, FileInfo
+from .store import CacheKey, Entry, FileInfo
 from .units import format_duration
 
 TEMP_FILE_GRACE_S = 3600.0
@@ -40,8 +42,9 @@ class GcPolicy:
         max_size_bytes: then, least recently used first, until the entries
             left total at most this many bytes.
         keep_last: per key, keep at most the N most recently used entries.
-        unreadable: entries that cannot be decoded, and temp files older than
-            :data:`TEMP_FILE_GRACE_S`.
+        unreadable: entries that cannot be decoded or whose file name is not
+            the sha256 of their content (torch names every entry so), and temp
+            files older than :data:`TEMP_FILE_GRACE_S`.
         dangling: AOTAutograd entries whose forward or backward FX entry is
             gone (torch can never serve them).
         now: the clock (epoch seconds) ages are measured against.
@@ -162,6 +165,8 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
             d = catalog.load(e)
             if isinstance(d, Unreadable) and d.cause == "corrupt":
                 pick(e, f"unreadable: {d.reason}")
+            elif catalog.name_matches_content(e) is False:
+                pick(e, "its name is not the sha256 of its content (altered after torch wrote it)")
     if policy.dangling:
         for e in entries:
             if e.kind is KeyKind.AOT_AUTOGRAD:
@@ -184,18 +189,7 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                     pick(a, f"loads FX entry {e.key[:10]}/{e.name[:10]} that is removed")
                     left -= a.size
 
-    # An AOTAutograd entry goes with any FX entry it loads.
-    for p in [p for p in chosen if by_path[p].kind is KeyKind.FX_GRAPH]:
-        fx = by_path[p]
-        for a in loaders.get(p, ()):
-            if a.path not in chosen:
-                pick(a, f"loads FX entry {fx.key[:10]}/{fx.name[:10]} that is removed")
-
-    # Deletion order: AOTAutograd entries before the FX entries they load, so an
-    # interrupted run never leaves an AOTAutograd entry pointing at nothing.
-    ordered = sorted((e for e in entries if e.path in chosen),
-                     key=lambda e: e.kind is not KeyKind.AOT_AUTOGRAD)
-    removals = [Removal(e.file, e.kind, e.key, e.name, tuple(chosen[e.path])) for e in ordered]
+    removals = _removals(entries, chosen, loaders)
     if policy.unreadable:
         for k in scan.keys:
             if k.via_symlink:
@@ -207,6 +201,50 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                                             (f"stale temp file, untouched for {format_duration(age)}",)))
     return GcPlan(root=scan.root, policy=policy, removals=tuple(removals),
                   total_bytes=scan.size, total_entries=scan.entry_count)
+
+
+def _removals(entries: list[Entry], chosen: dict[Path, list[str]],
+              loaders: dict[Path, list[Entry]]) -> list[Removal]:
+    """The chosen entries as removals, with the AOTAutograd entries that load a
+    removed FX entry added, AOTAutograd entries first (deletion order: an
+    interrupted run never leaves an AOTAutograd entry pointing at nothing)."""
+    by_path = {e.path: e for e in entries}
+    for p in [p for p in chosen if by_path[p].kind is KeyKind.FX_GRAPH]:
+        fx = by_path[p]
+        for a in loaders.get(p, ()):
+            if a.path not in chosen:
+                chosen[a.path] = [f"loads FX entry {fx.key[:10]}/{fx.name[:10]} that is removed"]
+    ordered = sorted((e for e in entries if e.path in chosen),
+                     key=lambda e: e.kind is not KeyKind.AOT_AUTOGRAD)
+    return [Removal(e.file, e.kind, e.key, e.name, tuple(chosen[e.path])) for e in ordered]
+
+
+def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ()) -> GcPlan:
+    """Plan the explicit removal of a key's entries (all, or those named by prefix).
+
+    The same rules as :func:`plan_gc`: entries reached through a symlink are
+    never removed, and the AOTAutograd entries that load a removed FX entry go
+    too.
+
+    Raises:
+        KeyLookupError: an entry prefix matches no entry of the key, or several.
+    """
+    entries = [e for e in catalog.scan.entries() if not e.via_symlink]
+    mine = [e for e in key.entries if not e.via_symlink]
+    if entry_prefixes:
+        picked = []
+        for prefix in entry_prefixes:
+            hits = [e for e in mine if e.name.startswith(prefix)]
+            if len(hits) != 1:
+                raise KeyLookupError(
+                    f"entry prefix {prefix!r} matches {len(hits)} entries of key {key.key[:12]}"
+                    + (": " + ", ".join(e.name[:12] for e in hits[:5]) if hits else ""))
+            picked.append(hits[0])
+        mine = picked
+    chosen = {e.path: ["removed by name (fxcache rm)"] for e in mine}
+    removals = _removals(entries, chosen, _loaders(catalog, entries))
+    return GcPlan(root=catalog.scan.root, policy=GcPolicy(), removals=tuple(removals),
+                  total_bytes=catalog.scan.size, total_entries=catalog.scan.entry_count)
 
 
 def _loaders(catalog: Catalog, entries: list[Entry]) -> dict[Path, list[Entry]]:

@@ -238,3 +238,31 @@ def test_bad_duration(bad):
 def test_sizes_need_a_unit(bad):
     with pytest.raises(ValueError, match="with a unit"):
         parse_size(bad)
+
+
+def test_unreadable_includes_entries_whose_name_is_not_their_hash(cache):
+    root, now, fx, aot, paths, ap = cache
+    altered = paths[5]
+    altered.write_bytes(fx_entry_bytes("L['t0'] > 9", fx))  # valid, but not what torch hashed
+    os.utime(altered, (now - 5 * DAY, now - 5 * DAY))
+    plan = _plan(root, unreadable=True, now=now)
+    assert [(r.file.path, r.reasons) for r in plan.removals] == [
+        (altered, ("its name is not the sha256 of its content (altered after torch wrote it)",))]
+
+
+def test_rm_by_key_and_entry_prefix_takes_the_loaders_along(cache):
+    from fxcache_core.errors import KeyLookupError
+    from fxcache_core.gc import plan_rm
+
+    root, now, fx, aot, paths, ap = cache
+    scan = scan_cache(root)
+    cat = Catalog(scan)
+    whole = plan_rm(cat, scan.find(fx))
+    assert [r.file.path for r in whole.removals][0] == ap  # AOT first: it loads paths[1]
+    assert {r.file.path for r in whole.removals} == {ap, *paths.values()}
+    one = plan_rm(cat, scan.find(fx), [paths[10].name[:8]])
+    assert [r.file.path for r in one.removals] == [paths[10]]  # nothing loads it
+    with pytest.raises(KeyLookupError, match="matches 0 entries"):
+        plan_rm(cat, scan.find(fx), ["zzzz"])
+    res = execute_plan(plan_rm(cat, scan.find(aot)))
+    assert [r.file.path for r in res.removed] == [ap] and all(p.exists() for p in paths.values())

@@ -262,3 +262,318 @@ def run_call(
             on_phase("backward")
         loss.backward()
     return out
+
+
+# --------------------------------------------------------------------------- #
+# More cases, for the oracle suite (tests/test_oracle_suite.py). Appended: the
+# cases above keep their keys and shapes.
+#
+# Shape descriptions here follow the function's signature, one element per
+# parameter in order (positional, then keyword-only): a list of ints is a
+# tensor, an int an int, and for a list parameter (``xs``) a list of tensor
+# shapes (``[[3, 4], [5, 4]]`` -> ``xs = [randn(3, 4), randn(5, 4)]``).
+# ``_signature_inputs`` turns keyword-only parameters into kwargs.
+# --------------------------------------------------------------------------- #
+
+
+def _is_shape(desc: Any) -> bool:
+    return isinstance(desc, (list, tuple)) and all(
+        isinstance(d, int) and not isinstance(d, bool) for d in desc
+    )
+
+
+def _signature_inputs(fn: Callable[..., Any]) -> Callable[[Shapes], tuple[tuple[Any, ...], dict[str, Any]]]:
+    """``make_inputs`` for ``fn``: list parameters and keyword-only parameters too."""
+    import inspect
+
+    params = list(inspect.signature(fn).parameters.values())
+
+    def make_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if len(shapes) != len(params):
+            raise TypeError(f"{fn.__name__}: {len(params)} parameters, {len(shapes)} shapes")
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for i, (p, desc) in enumerate(zip(params, shapes, strict=True)):
+            if isinstance(desc, bool):
+                raise TypeError(f"{p.name}: bool is not a shape description")
+            if isinstance(desc, int):
+                value: Any = desc
+            elif _is_shape(desc):
+                value = _tensor(list(desc), seed=i)
+            elif isinstance(desc, (list, tuple)) and all(_is_shape(d) for d in desc):
+                value = [_tensor(list(d), seed=10 * i + j) for j, d in enumerate(desc)]
+            else:
+                raise TypeError(f"{p.name}: bad shape description {desc!r}")
+            if p.kind is inspect.Parameter.KEYWORD_ONLY:
+                kwargs[p.name] = value
+            else:
+                args.append(value)
+        return tuple(args), kwargs
+
+    return make_inputs
+
+
+def branch_on_product(x):
+    # A guard on the product of two symbols: s0*s1 <= 64 or 64 < s0*s1, two graphs.
+    if x.shape[0] * x.shape[1] > 64:
+        return x.exp() - 1
+    return x * 3 - 1
+
+
+def reshape_rows_of_8(x):
+    # reshape(-1, 8) of a 2-D input: (s0*s1) % 8 == 0.
+    return x.reshape(-1, 8).amax(1)
+
+
+def mod_three_regions(x):
+    # Same graph on both sides of a modulo branch: one key, one entry per side.
+    if x.shape[0] % 3 == 0:
+        y = x.abs()
+    else:
+        y = x.abs()
+    return y * 5
+
+
+def cat_list(xs):
+    # A list argument (sources L['xs'][0], L['xs'][1]); a relation between two
+    # symbols (rows of xs[0] vs rows of xs[1]) on the same graph: one key, two entries.
+    if xs[0].shape[0] >= xs[1].shape[0]:
+        y = torch.cat(xs, 0)
+    else:
+        y = torch.cat(xs, 0)
+    return y.relu() + 2
+
+
+def kw_only_weight(x, *, w):
+    # A keyword-only tensor argument; w broadcasts against x's last dim.
+    return (x * w).sum(-1)
+
+
+def int_branch(x, n):
+    # An int argument (a SymInt with dynamic=True) decides the branch.
+    if n > 4:
+        return x * n
+    return x - n
+
+
+def two_tensors(a, b):
+    # Independent sizes: a[3], b[5] get two symbols; a[4], b[4] are duck-sized
+    # into one symbol, a different graph (key). Built duck first: the other order
+    # would never recompile (a[4], b[4] passes the two-symbol entry's guards).
+    return a.exp().sum() - b.cos().sum()
+
+
+def broadcast_size_one(x, y):
+    # y[n, 1] broadcasts along x's dim 1; the 1 is specialized.
+    return x * y + y
+
+
+def matmul_shared(x, w):
+    # x[m, k] @ w[k, n]: the inner dim is one symbol (duck sizing).
+    return (x @ w).tanh()
+
+
+def _make_conv() -> torch.nn.Module:
+    with torch.random.fork_rng():
+        torch.manual_seed(2)
+        return torch.nn.Conv1d(3, 2, 3)
+
+
+# An nn.Module: its parameters have static sizes. (A plain global tensor used as
+# the kernel would be a graph input with symbolic sizes of its own, sources
+# G['...'].size()[i], that no parameter of the function names.)
+CONV = _make_conv()
+
+
+def conv1d_small(x):
+    # Conv1d(3 -> 2, kernel 3): channels static, batch and length dynamic.
+    return CONV(x).relu()
+
+
+def _make_mlp2() -> torch.nn.Module:
+    with torch.random.fork_rng():
+        torch.manual_seed(1)
+        return torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2))
+
+
+MLP2 = _make_mlp2()
+
+
+def train_mlp_pairs(x, target):
+    # Training step; the loss views the [B, 2] output as [-1, 4], which needs B even:
+    # divisibility guards in the forward and in the backward graph. Inductor bounds
+    # them differently: forward FX entry B <= 8193, backward and AOTAutograd B <= 4096.
+    out = MLP2(x) - target
+    return (out.reshape(-1, 4) ** 2).sum(1).mean()
+
+
+def mark_dynamic_min(x):
+    # dynamic=None; make_inputs marks dim 0 dynamic with only min=4, and dim 1.
+    return x.sinh() + 3
+
+
+def automatic_dynamic_cols(x):
+    # dynamic=None, 2-D; only dim 1 changes between the build calls.
+    return x.cos() * x.shape[1]
+
+
+def unused_arg(x, unused):
+    # `unused` is never read: Dynamo never wraps it, no symbol, no guard.
+    return x.abs() + 2
+
+
+def _helper_tail(t):
+    # A graph break here makes this helper a frame of its own, traced separately:
+    # its graph's sources are L['t'], not the caller's L['x'].
+    torch._dynamo.graph_break()
+    return t.sin() + t.shape[0]
+
+
+def calls_helper(x):
+    # (x * 2 + 1 alone would be the very graph of same_graph_two_regions: one FX key.)
+    y = x * 0.5 - 1
+    return _helper_tail(y)
+
+
+def half_slice(x):
+    # A slice bounded by a size expression: x[: s0 // 2].
+    return x[: x.shape[0] // 2] * 4
+
+
+def _mark_dynamic_min_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    # Only a lower bound. torch 2.13 cannot take `mark_dynamic(x, 0, min=4)` as
+    # written: dynamo builds ValueRanges(lower=4, upper=None) and fails with
+    # "AssertionError: not simple sympy type <class 'NoneType'>" (builder.py,
+    # _automatic_dynamic). Its own "no upper bound", int_oo, gives the guard
+    # `4 <= L['t0']` alone (max=sys.maxsize would add `L['t0'] <= 9223372036854775807`).
+    from torch.utils._sympy.numbers import int_oo
+
+    args, kwargs = default_make_inputs(shapes)
+    torch._dynamo.mark_dynamic(args[0], 0, min=4, max=int_oo)
+    # Dim 1 marked too, with no range: marked dims are never duck-sized, so
+    # x[6, 6] keeps two symbols (dynamic=True would give it one).
+    torch._dynamo.mark_dynamic(args[0], 1)
+    return args, kwargs
+
+
+_MORE_CASES = [
+    Case(
+        "branch_on_product",
+        branch_on_product,
+        {"dynamic": True},
+        [[[4, 5]], [[10, 9]]],
+        doc="if x.shape[0] * x.shape[1] > 64: two graphs, both sides built",
+    ),
+    Case(
+        "reshape_rows_of_8",
+        reshape_rows_of_8,
+        {"dynamic": True},
+        [[[4, 6]], [[3, 16]]],
+        doc="x.reshape(-1, 8) on a 2-D input: numel % 8 == 0 (and view guards; [3, 16] passes them)",
+    ),
+    Case(
+        "mod_three_regions",
+        mod_three_regions,
+        {"dynamic": True},
+        [[[6, 5]], [[7, 5]]],
+        doc="if x.shape[0] % 3 == 0, same graph on both sides: one key, two entries",
+    ),
+    Case(
+        "cat_list",
+        cat_list,
+        {"dynamic": True},
+        [[[[5, 4], [3, 4]]], [[[2, 6], [7, 6]]]],
+        make_inputs=_signature_inputs(cat_list),
+        doc="torch.cat of a list argument; rows of xs[0] >= rows of xs[1] or not: one key, two entries",
+    ),
+    Case(
+        "kw_only_weight",
+        kw_only_weight,
+        {"dynamic": True},
+        [[[5, 6], [6]]],
+        make_inputs=_signature_inputs(kw_only_weight),
+        doc="keyword-only tensor argument (passed as kwarg)",
+    ),
+    Case(
+        "int_branch",
+        int_branch,
+        {"dynamic": True},
+        [[[6], 2], [[6], 9]],
+        doc="if n > 4 on an int argument: two graphs",
+    ),
+    Case(
+        "two_tensors",
+        two_tensors,
+        {"dynamic": True},
+        [[[4], [4]], [[3], [5]]],
+        doc="two independent 1-D tensors: different sizes (two symbols), equal sizes (duck: one)",
+    ),
+    Case(
+        "broadcast_size_one",
+        broadcast_size_one,
+        {"dynamic": True},
+        [[[5, 3], [5, 1]]],
+        doc="x[n, m] * y[n, 1]: y's 1 is specialized, n shared",
+    ),
+    Case(
+        "matmul_shared",
+        matmul_shared,
+        {"dynamic": True},
+        [[[3, 5], [5, 2]]],
+        doc="x @ w, the inner dim is one symbol",
+    ),
+    Case(
+        "conv1d_small",
+        conv1d_small,
+        {"dynamic": True},
+        [[[4, 3, 9]]],
+        doc="nn.Conv1d(3, 2, 3): channels static; batch (inductor: <= 15) and length (>= 4) dynamic",
+    ),
+    Case(
+        "train_mlp_pairs",
+        train_mlp_pairs,
+        {"dynamic": True},
+        [[[6, 3], [6, 2]]],
+        train=True,
+        make_inputs=_train_inputs,
+        doc="2-layer MLP training step, loss reshapes [B, 2] to [-1, 4] (B even), backward",
+    ),
+    Case(
+        "mark_dynamic_min",
+        mark_dynamic_min,
+        {"dynamic": None},
+        [[[8, 3]]],
+        make_inputs=_mark_dynamic_min_inputs,
+        doc="mark_dynamic(x, 0, min=4) with no max, mark_dynamic(x, 1)",
+    ),
+    Case(
+        "automatic_dynamic_cols",
+        automatic_dynamic_cols,
+        {"dynamic": None},
+        [[[4, 6]], [[4, 9]]],
+        doc="dynamic=None, 2-D: static first compile, then dim 1 (only) dynamic",
+    ),
+    Case(
+        "unused_arg",
+        unused_arg,
+        {"dynamic": True},
+        [[[5, 3], [7]]],
+        doc="a parameter the function never reads",
+    ),
+    Case(
+        "calls_helper",
+        calls_helper,
+        {"dynamic": True},
+        [[[6, 3]]],
+        doc="a graph break in a helper: the helper is traced as its own frame (L['t'])",
+    ),
+    Case(
+        "half_slice",
+        half_slice,
+        {"dynamic": True},
+        [[[8, 3]], [[9, 3]]],
+        doc="x[: x.shape[0] // 2]: s0 // 2 != 1 ([9, 3] passes the [8, 3] entry's guards)",
+    ),
+]
+
+CASES.update({c.name: c for c in _MORE_CASES})

@@ -84,3 +84,51 @@ def run_fxcache(
     return run_module(
         "fxcache_cli", *args, env=env, block_torch=block_torch, timeout=timeout, input=input
     )
+
+
+def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, match_args: list[str],
+                                   own_keys: set[str], tmp_path: Path) -> None:
+    """Run ``fxcache match`` and torch's own lookup (demo.oracle) on a snapshot; assert they agree.
+
+    For every torch lookup in ``guards`` mode on a key the snapshot has, match bound
+    that key and predicts the same hit (entry name or None) and says so in its
+    status; for every ``exact``-mode FX lookup (after an AOTAutograd hit), the
+    hit's ``loads`` name the same entry; and every AOTAutograd hit match predicts
+    for ``own_keys`` (the keys this function wrote) is torch's hit.
+    """
+    import json
+    import shutil
+
+    from demo.oracle import torch_lookups
+    from fxcache_core.store import scan_cache
+
+    snapshot = tmp_path / "before"
+    shutil.copytree(cache_root, snapshot, symlinks=True)
+    proc = run_fxcache("--cache-dir", str(snapshot), "match", "--json", *match_args)
+    assert proc.returncode == 0, proc.stderr
+    ours = {r["key"]: r for r in json.loads(proc.stdout)["results"]}
+    torch_run = torch_lookups(snapshot, case, shapes, on_copy=True)
+    assert torch_run["error"] is None, torch_run["error"]
+    present = {k.key for k in scan_cache(snapshot).keys}
+    compared = 0
+    for lk in torch_run["lookups"]:
+        if lk["key"] not in present:
+            continue  # a key the cache did not have: nothing to predict
+        if lk["mode"] == "guards":
+            assert lk["key"] in ours, f"torch looked up {lk['kind']} {lk['key']}; match did not bind it"
+            assert ours[lk["key"]]["hit"] == lk["hit"], (lk, ours[lk["key"]])
+            # ... and says so: a hit is a "hit", a miss a "miss" (not undecided / no-fit).
+            assert ours[lk["key"]]["status"] == ("hit" if lk["hit"] else "miss"), (lk, ours[lk["key"]])
+            compared += 1
+        elif lk["mode"] == "exact":
+            # FX graph loaded by an AOTAutograd hit: the entry must be the one match said it loads.
+            loads = {ld["key"]: ld["entry"] for r in ours.values() for ld in r["loads"]}
+            assert loads.get(lk["key"]) == lk["hit"], (lk, loads)
+            compared += 1
+    # Every AOTAutograd hit match predicts for this function's keys is torch's hit.
+    # (Other functions with a parameter of the same name bind too; torch never looks them up.)
+    torch_aot = {lk["key"]: lk["hit"] for lk in torch_run["lookups"] if lk["kind"] == "aotautograd"}
+    for key, r in ours.items():
+        if key in own_keys and r["kind"] == "aotautograd" and r["status"] == "hit":
+            assert torch_aot.get(key) == r["hit"], (key, r["hit"], torch_aot)
+    assert compared or not any(lk["key"] in present for lk in torch_run["lookups"])

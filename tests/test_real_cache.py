@@ -13,11 +13,10 @@ import inspect
 import json
 import os
 import pickle
-import shutil
 from pathlib import Path
 
 import pytest
-from helpers import run_fxcache
+from helpers import assert_match_agrees_with_torch, run_fxcache
 
 from fxcache_core.catalog import Catalog, Unreadable
 from fxcache_core.decode import DecodedEntry
@@ -217,37 +216,8 @@ ORACLE_CALLS = [
 
 @pytest.mark.parametrize("case,shapes", ORACLE_CALLS, ids=[f"{c}-{s}" for c, s in ORACLE_CALLS])
 def test_match_agrees_with_torch_lookup(real_cache, tmp_path, case, shapes):
-    from demo.oracle import torch_lookups
-
-    snapshot = tmp_path / "before"
-    shutil.copytree(real_cache.root, snapshot, symlinks=True)
-    report = _json(run_fxcache("--cache-dir", str(snapshot), "match", "--json",
-                               *_shapes_args(case, shapes)))
-    ours = {r["key"]: r for r in report["results"]}
-    torch_run = torch_lookups(snapshot, case, shapes, on_copy=True)
-    assert torch_run["error"] is None, torch_run["error"]
-    present = {k.key for k in scan_cache(snapshot).keys}
-    compared = 0
-    for lk in torch_run["lookups"]:
-        if lk["key"] not in present:
-            continue  # a key the cache did not have: nothing to predict
-        if lk["mode"] == "guards":
-            assert lk["key"] in ours, f"torch looked up {lk['kind']} {lk['key']}; match did not bind it"
-            assert ours[lk["key"]]["hit"] == lk["hit"], (lk, ours[lk["key"]])
-            compared += 1
-        elif lk["mode"] == "exact":
-            # FX graph loaded by an AOTAutograd hit: the entry must be the one match said it loads.
-            loads = {ld["key"]: ld["entry"] for r in ours.values() for ld in r["loads"]}
-            assert loads.get(lk["key"]) == lk["hit"], (lk, loads)
-            compared += 1
-    # Every AOTAutograd hit match predicts for this function's keys is torch's hit.
-    # (Other functions with a parameter of the same name bind too; torch never looks them up.)
     own = {w["key"] for w in real_cache.writes(case)}
-    torch_aot = {lk["key"]: lk["hit"] for lk in torch_run["lookups"] if lk["kind"] == "aotautograd"}
-    for key, r in ours.items():
-        if key in own and r["kind"] == "aotautograd" and r["status"] == "hit":
-            assert torch_aot.get(key) == r["hit"], (key, r["hit"], torch_aot)
-    assert compared or not any(lk["key"] in present for lk in torch_run["lookups"])
+    assert_match_agrees_with_torch(real_cache.root, case, shapes, _shapes_args(case, shapes), own, tmp_path)
 
 
 def test_match_explains_failures_with_the_failing_clause(real_cache):

@@ -61,18 +61,20 @@ def main() -> None:
 
     d = ["--cache-dir", str(cache)]
     fxcache(*d, "ls")
-    keys = json.loads(subprocess.run(
-        [sys.executable, "-m", "fxcache_cli", *d, "ls", "--json"],
-        capture_output=True, text=True, check=True, env=_env()).stdout)
-    multi = max((k for k in keys if k["kind"] == "fxgraph"), key=lambda k: len(k["entries"]))
-    fxcache(*d, "guards", multi["key"][:10])
+    # The FX key of same_graph_two_regions: one graph, two entries for two shape regions.
+    found = json.loads(subprocess.run(
+        [sys.executable, "-m", "fxcache_cli", *d, "match", "--fn", "same_graph_two_regions",
+         "--shapes", "x=[40,3]", "--explain", "--json"],
+        capture_output=True, text=True, check=True, env=_env()).stdout)["results"]
+    fx_key = next(r["key"] for r in found if r["kind"] == "fxgraph")
+    fxcache(*d, "guards", fx_key[:10])
     # same_graph_two_regions was built at sizes 4 and 32: entries for s0 <= 7 and s0 >= 16.
     fxcache(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[40,3]")
     fxcache(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[10,3]")
     # train_mlp: an AOTAutograd hit loads a forward and a backward FX entry.
     fxcache(*d, "match", "--fn", "train_mlp", "--shapes", "x=[7,4]", "--shapes", "target=[7,1]")
     fxcache(*d, "match", "--fn", "train_mlp", "--shapes", "x=[30,4]", "--shapes", "target=[30,1]")
-    fxcache(*d, "gc", "--dry-run", "--max-size", "1MB")
+    fxcache(*d, "gc", "--dry-run", "--max-size", "5MB")
     fxcache(*d, "gc", "--dry-run")
 
 

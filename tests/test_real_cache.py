@@ -204,7 +204,8 @@ ORACLE_CALLS = [
     ("int_arg", [[9], 11]),
     ("broadcast_shared", [[8, 6], [6]]),
     ("mark_dynamic_range", [[40, 3]]),
-    # Duck sizing: equal sizes share a symbol, so torch traces another graph (key).
+    # Duck sizing: equal tensor sizes share a symbol, so torch traces another graph (key);
+    # an int equal to a tensor size is not duck-sized (int_arg [[5], 5] hits the built key).
     ("same_graph_two_regions", [[3, 3]]),
     ("broadcast_shared", [[5, 5], [5]]),
     ("int_arg", [[5], 5]),

@@ -4,7 +4,8 @@ Every FX-graph and AOTAutograd cache entry stores a ``guards_expr``: a Python
 expression over ``L['t0']``, ``L['t1']``, ... (the backed SymInt graph inputs in
 order), made by ``ShapeEnv.produce_guards_expression`` as the guards printed by
 ``ShapeGuardPythonPrinter`` joined with ``" and "``.  Torch decides a cache hit
-with ``eval(code, SYMPY_INTERP, {"L": {"t0": v0, ...}})``
+by evaluating the string as Python with ``SYMPY_INTERP`` as globals and
+``{"L": {"t0": v0, ...}}`` as locals
 (``ShapeEnv.evaluate_guards_expression`` in
 ``torch/fx/experimental/symbolic_shapes.py``; callers in
 ``torch/_inductor/codecache.py`` take ``bool()`` of the result).
@@ -349,11 +350,11 @@ def _chain_key(node: ast.AST) -> str | None:
 
 
 class _PyFunction(sympy.Function):
-    """Base of the opaque sympy functions used for Python-only operations."""
+    """Base of the opaque sympy functions used for Python-only operations.
 
-    @classmethod
-    def eval(cls, *args: Any) -> None:  # never rewrite
-        return None
+    sympy's default ``Application.eval`` returns None, so these never rewrite
+    their arguments: the structure stays exactly as parsed.
+    """
 
 
 def _print_operand(printer: Any, arg: sympy.Basic) -> str:
@@ -1066,7 +1067,7 @@ class GuardsExpr:
         return GuardsVerdict("unknown" if unknown else "pass", tuple(results))
 
     def holds(self, values: Mapping[str, int]) -> bool:
-        """Fast path: ``bool(eval(source))`` with any exception meaning False.
+        """Fast path: the truth value torch's evaluation of the source gives, any exception meaning False.
 
         Raises ValueError naming the first placeholder missing from ``values``.
         """

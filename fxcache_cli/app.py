@@ -20,6 +20,7 @@ from rich.filesize import decimal as human_bytes
 from rich.markup import escape
 from rich.table import Table
 
+from fxcache_core.binding import DynamicMode
 from fxcache_core.errors import FxcacheError
 from fxcache_core.keys import KeyKind
 
@@ -287,12 +288,23 @@ def guards_cmd(
 # --- match ----------------------------------------------------------------------
 
 
+class Dynamic(str, Enum):
+    true = "true"
+    none = "none"
+    false = "false"
+
+
 @app.command("match")
 def match_cmd(
     shapes: Annotated[list[str] | None, typer.Option(
         "--shapes", "-s",
         help="An input of the call: NAME=[d0,d1,...] for a tensor, NAME=INT for an int "
-        "(repeat, or comma-separate). NAME is the compiled function's parameter (x, xs[0]).")] = None,
+        "(repeat, or comma-separate). NAME is the compiled function's parameter (x, xs[0]). "
+        "Dims marked dynamic: NAME=[6,6]:mark_dynamic=[0,1].")] = None,
+    dynamic: Annotated[Dynamic | None, typer.Option(
+        "--dynamic", help="The call's torch.compile(dynamic=...): true (unmarked dims are duck-sized), "
+        "none (the default: a fresh process's first call is static but for marked dims) or false. "
+        "The cache does not record it; without it, what depends on it is undecided.")] = None,
     args: Annotated[list[str] | None, typer.Option(
         "--arg", help="A tensor input of an FX graph by position, [d0,d1,...] (repeat, in graph "
         "order): for FX keys no AOTAutograd entry loads, whose inputs have no names.")] = None,
@@ -312,7 +324,12 @@ def match_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Which entry torch would load for these input shapes, and why the others would not."""
-    from fxcache_core.binding import TensorArg, parse_shape_spec, parse_shapes, parse_sym
+    from fxcache_core.binding import (
+        TensorArg,
+        parse_shape_spec,
+        parse_shapes,
+        parse_sym,
+    )
     from fxcache_core.catalog import Catalog
     from fxcache_core.match import match
 
@@ -324,7 +341,7 @@ def match_cmd(
             _fail("--coverage takes --range (and --sym for the other placeholders), not --shapes or --key")
         if coverage_key is None or value_range is None:
             _fail("give both --coverage KEY and --range NAME=LO:HI")
-        _coverage(coverage_key, value_range, parse_sym(sym or []), as_json)
+        _coverage(coverage_key, value_range, parse_sym(sym or []), _mode(dynamic), as_json)
         return
     inputs = parse_shapes(shapes or [])
     syms = parse_sym(sym or [])
@@ -336,7 +353,8 @@ def match_cmd(
     scan = _scan()
     only = scan.find(key) if key else None
     explain = explain or only is not None  # one key asked for: always say why
-    report = match(Catalog(scan), inputs, syms, only, function=fn, positional=positional)
+    report = match(Catalog(scan), inputs, syms, only, function=fn, positional=positional,
+                   mode=_mode(dynamic))
     if as_json:
         _emit_json({
             "inputs": dict(report.inputs),
@@ -360,6 +378,8 @@ def match_cmd(
                 }
                 for m in report.results
             ],
+            "unbound": [{"kind": k.kind.value, "key": k.key, "origin": str(o), "takes": list(takes)}
+                        for k, o, takes in report.unbound],
         })
         return
     if not report.results and positional:
@@ -367,10 +387,11 @@ def match_cmd(
                   "(name one with --key to bind it by position anyway).")
         return
     if not report.results:
-        out.print(f"No key among {report.keys_considered}" + (f" traced from {fn}" if fn else "")
+        out.print(f"No key among {report.keys_considered}" + (f" (traced from {fn})" if fn else "")
                   + " has an input named "
                   + ", ".join(escape(s) for s, _ in report.inputs)
                   + " (names are the compiled function's parameters; see `fxcache guards KEY`).")
+        _print_unbound(report.unbound)
         return
     folded_keys = report.folded()
     shown, hidden_nofit, folded = [], 0, 0
@@ -420,6 +441,15 @@ def match_cmd(
         notes.append(f"{_n(folded, 'FX key')} only loaded by the AOTAutograd hits above")
     if notes:
         out.print("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
+    _print_unbound(report.unbound)
+
+
+def _print_unbound(unbound) -> None:
+    """Keys of the --fn function that no input given names (a resume frame's locals)."""
+    for k, origin, takes in unbound:
+        out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
+                  f"[cyan]{escape(str(origin))}[/cyan]\n  [dim]takes {escape(', '.join(takes))}: name "
+                  "it with --shapes too (a frame's locals, e.g. after a graph break)[/dim]")
 
 
 def _audit(as_json: bool) -> None:
@@ -446,7 +476,11 @@ def _audit(as_json: bool) -> None:
                       f"{escape(f.detail)}")
 
 
-def _coverage(key: str, spec: str, fixed: dict[str, int], as_json: bool) -> None:
+def _mode(dynamic: Dynamic | None) -> DynamicMode:
+    return DynamicMode(dynamic.value) if dynamic is not None else DynamicMode.UNKNOWN
+
+
+def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_json: bool) -> None:
     import re
 
     from fxcache_core.catalog import Catalog
@@ -457,7 +491,7 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], as_json: bool) -> None
         _fail(f"--range {spec!r}: expected NAME=LO:HI, e.g. s77=1:4096")
     scan = _scan()
     k = scan.find(key)
-    cov = coverage(Catalog(scan), k, m.group(1), int(m.group(2)), int(m.group(3)), fixed)
+    cov = coverage(Catalog(scan), k, m.group(1), int(m.group(2)), int(m.group(3)), fixed, mode)
     if as_json:
         _emit_json({
             "kind": k.kind.value, "key": k.key, "placeholder": cov.placeholder, "symbol": cov.symbol,

@@ -2,10 +2,15 @@
 
 A user describes a call by its inputs: ``x=[16,4]`` (a tensor of that shape,
 contiguous), ``x=[16,4]:stride=[1,16]``, ``n=7`` (an int argument),
-``xs[0]=[3,4]`` (an element of a list argument). Each name is the Dynamo
+``xs[0]=[3,4]`` (an element of a list argument),
+``x=[6,6]:mark_dynamic=[0,1]`` (dims marked dynamic). Each name is the Dynamo
 source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
 is taken as written. A guard placeholder's source (``L['x'].size()[0]``) is
 then read off these values.
+
+Which graph Dynamo traces for a call also depends on how each dim is made
+symbolic, which the cache does not record: :class:`DynamicMode` (the
+``dynamic=`` given to ``torch.compile``) and the dims a tensor has marked.
 """
 
 from __future__ import annotations
@@ -14,8 +19,38 @@ import ast
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 
 from .errors import ShapeSpecError
+
+
+class DynamicMode(Enum):
+    """How ``torch.compile(fn, dynamic=...)`` makes a call's sizes symbolic.
+
+    Mirrors ``_automatic_dynamic`` in torch/_dynamo/variables/builder.py and
+    ``ShapeEnv.create_symbol`` in torch/fx/experimental/symbolic_shapes.py, for
+    a fresh process's first call of the function (before any recompile):
+
+    * ``TRUE`` (``dynamic=True``): an unmarked dim is ``DimDynamic.DUCK``:
+      symbolic, and equal sizes share one symbol (duck sizing);
+    * ``NONE`` (the default, automatic dynamic) and ``FALSE``: an unmarked dim
+      is static; automatic dynamic only makes a dim symbolic when a later call
+      in the same process changes it;
+    * in every mode a dim marked dynamic (``torch._dynamo.mark_dynamic``, or
+      one propagated from a compiled graph's output) is ``DimDynamic.DYNAMIC``:
+      symbolic, with a symbol of its own (never duck-sized);
+    * ``UNKNOWN``: not said. The cache does not record it (``dynamic=True``
+      and ``mark_dynamic`` on every dim give the same key and entry), so what
+      depends on it is reported as undecided.
+
+    Parameters and buffers (``._parameters[...]``, ``._buffers[...]``) are
+    static in every mode (``force_parameter_static_shapes``).
+    """
+
+    TRUE = "true"
+    NONE = "none"
+    FALSE = "false"
+    UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True)
@@ -26,11 +61,14 @@ class TensorArg:
         shape: sizes per dim.
         stride: strides per dim (elements); None means contiguous.
         storage_offset: elements.
+        marked: dims marked dynamic (``torch._dynamo.mark_dynamic(x, dim)``,
+            or propagated from a compiled graph's output): see :class:`DynamicMode`.
     """
 
     shape: tuple[int, ...]
     stride: tuple[int, ...] | None = None
     storage_offset: int = 0
+    marked: frozenset[int] = frozenset()
 
     def strides(self) -> tuple[int, ...]:
         """The given strides, or those of a contiguous tensor of this shape."""
@@ -46,6 +84,10 @@ class TensorArg:
         s = "[" + ",".join(map(str, self.shape)) + "]"
         if self.stride is not None:
             s += ":stride=[" + ",".join(map(str, self.stride)) + "]"
+        if self.storage_offset:
+            s += f":offset={self.storage_offset}"
+        if self.marked:
+            s += ":mark_dynamic=[" + ",".join(map(str, sorted(self.marked))) + "]"
         return s
 
 
@@ -95,7 +137,9 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     """Parse one ``--shapes`` item into (source, value).
 
     Forms: ``NAME=[d0,d1,...]`` (a tensor; ``[]`` is a 0-d tensor),
-    ``NAME=[...]:stride=[...]``, ``NAME=[...]:offset=N``, ``NAME=INT`` (an int).
+    ``NAME=[...]:stride=[...]``, ``NAME=[...]:offset=N``,
+    ``NAME=[...]:mark_dynamic=[i,...]`` (dims marked dynamic; options combine),
+    ``NAME=INT`` (an int).
 
     Raises:
         ShapeSpecError: anything else, with the reason.
@@ -112,7 +156,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         shape = _int_list(shape_text, f"--shapes {name}: shape")
         if any(d < 0 for d in shape):
             raise ShapeSpecError(f"--shapes {name}: sizes cannot be negative: {shape_text}")
-        stride, offset = None, 0
+        stride, offset, marked = None, 0, frozenset[int]()
         for opt in opts:
             k, _, v = opt.partition("=")
             if k == "stride":
@@ -126,11 +170,21 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
                     offset = int(v)
                 except ValueError:
                     raise ShapeSpecError(f"--shapes {name}: offset {v!r} is not an int") from None
+            elif k == "mark_dynamic":
+                dims = _int_list(v, f"--shapes {name}: mark_dynamic")
+                bad = [d for d in dims if not 0 <= d < len(shape)]
+                if bad:
+                    raise ShapeSpecError(
+                        f"--shapes {name}: mark_dynamic dim {bad[0]} is not a dim of a "
+                        f"{len(shape)}-d tensor"
+                    )
+                marked = frozenset(dims)
             else:
                 raise ShapeSpecError(
-                    f"--shapes {name}: unknown option {k!r} (stride=[...] or offset=N)"
+                    f"--shapes {name}: unknown option {k!r} "
+                    "(stride=[...], offset=N or mark_dynamic=[...])"
                 )
-        return source, TensorArg(shape, stride, offset)
+        return source, TensorArg(shape, stride, offset, marked)
     try:
         return source, int(rhs)
     except ValueError:

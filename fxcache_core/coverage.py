@@ -6,7 +6,9 @@ given), and runs torch's lookup rule (:mod:`fxcache_core.match`: sorted
 entries, first whose guards hold, a raising guard stops the lookup) at every
 value. Runs of equal outcomes become :class:`Segment` s. Values at which
 Dynamo would not trace this key's graph at all are marked too: a size of 0 or
-1 (specialized), and a value equal to another size symbol's (duck sizing).
+1 (specialized), and, under ``dynamic=True`` (see
+:class:`~fxcache_core.binding.DynamicMode`), a value equal to another size
+symbol's (duck sizing; undecided when the mode is not given).
 
 Cost: one guards evaluation per entry per value (compiled closures, about a
 microsecond each); the range is capped at :data:`MAX_COVERAGE_VALUES`.
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .binding import DynamicMode
 from .catalog import Catalog, Unreadable
 from .errors import GuardParseError, ShapeSpecError
 from .store import CacheKey, Entry
@@ -80,11 +83,16 @@ def coverage(
     start: int,
     end: int,
     fixed: Mapping[str, int] | None = None,
+    mode: DynamicMode = DynamicMode.UNKNOWN,
 ) -> Coverage:
     """Sweep placeholder ``name`` (``t0``, ``s77`` or ``L['x'].size()[0]``) over ``[start, end]``.
 
     ``fixed`` gives other placeholders or symbols (``t1``/``s27`` -> value);
-    the rest are held at their hints.
+    the rest are held at their hints. ``mode`` is the call's
+    ``torch.compile(dynamic=...)``: it decides whether a value equal to another
+    size symbol's is duck-sized: under ``TRUE`` the swept dim is taken as
+    unmarked (duck), under ``NONE``/``FALSE`` as marked dynamic (the only way
+    a dim is symbolic there: a symbol of its own).
 
     Raises:
         ShapeSpecError: an unknown name, an empty or too large range, a key
@@ -131,8 +139,10 @@ def coverage(
             if v in (0, 1):
                 return "other-graph", None, f"size {v} is specialized"
             twin = next((p for p, w in size_symbols.items() if w == v), None)
-            if twin is not None:
+            if twin is not None and mode is DynamicMode.TRUE:
                 return "other-graph", None, f"equals {twin}: duck sizing"
+            if twin is not None and mode is DynamicMode.UNKNOWN:
+                return "undecided", None, f"equals {twin}: another graph if duck-sized (dynamic=True)"
         values = {**env, swept.placeholder: v}
         for e, g in plans:
             if g is None:

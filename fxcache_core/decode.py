@@ -485,6 +485,14 @@ class Origin:
     def __str__(self) -> str:
         return f"{self.function} ({self.file}:{self.line})"
 
+    def traced_from(self, name: str) -> bool:
+        """Whether the graph was traced through function ``name``: one of its
+        frames, or the frame Dynamo resumes ``name`` in after a graph break
+        (``torch_dynamo_resume_in_<name>_at_<line>``, torch/_dynamo/resume_execution.py)."""
+        prefix = f"torch_dynamo_resume_in_{name}_at_"
+        return any(f == name or (f.startswith(prefix) and f[len(prefix):].isdigit())
+                   for f in self.functions)
+
 
 def parse_origin(graph_str: str | None) -> Origin | None:
     """The source locations annotated in a printed FX graph, if any.

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from .binding import InputValue, TensorArg, TensorType, eval_symbolic, value_of
+from .binding import DynamicMode, InputValue, TensorArg, TensorType, eval_symbolic, value_of
 from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry, Origin
 from .errors import GuardParseError, ShapeSpecError
@@ -156,11 +156,15 @@ class MatchReport:
     """Everything ``match`` found: one :class:`KeyMatch` per key the inputs bind.
 
     AOTAutograd keys come first (torch looks them up first), then FX keys.
+    ``unbound`` (only when a function was asked for): keys traced from it that
+    the inputs name none of the inputs of, e.g. a graph break's resume frame
+    keyed on its own locals, each with the user inputs it takes (``L['t']``).
     """
 
     inputs: tuple[tuple[str, str], ...]
     results: tuple[KeyMatch, ...]
     keys_considered: int
+    unbound: tuple[tuple[CacheKey, Origin, tuple[str, ...]], ...] = ()
 
     def folded(self) -> frozenset[str]:
         """FX keys only loaded by AOTAutograd keys that hit: after such a hit torch
@@ -193,25 +197,61 @@ class _Binding:
     static: dict[int, str] = field(default_factory=dict)  # static size -> a dim that has it
 
 
-def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue]) -> _Binding:
+_PARAM_RE = re.compile(r"\._(parameters|buffers)\[")
+
+
+def _dim_kind(source: str, dim: int, val: TensorArg, mode: DynamicMode) -> str:
+    """How Dynamo makes dim ``dim`` of the call's ``source`` symbolic (see DynamicMode).
+
+    ``dynamic`` (a symbol of its own), ``duck`` (equal sizes share a symbol),
+    ``static``, ``param`` (a parameter or buffer: static, never duck-sized) or
+    ``unknown`` (the mode was not given).
+    """
+    if dim in val.marked:
+        return "dynamic"
+    if _PARAM_RE.search(source):
+        return "param"
+    return {DynamicMode.TRUE: "duck", DynamicMode.NONE: "static",
+            DynamicMode.FALSE: "static", DynamicMode.UNKNOWN: "unknown"}[mode]
+
+
+_HOW = ("pass --dynamic true/none/false as in torch.compile, and mark_dynamic=[...] on dims "
+        "that are marked")
+
+
+def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
+         mode: DynamicMode = DynamicMode.UNKNOWN) -> _Binding:
     """Fit the user's tensors to the entry's tensor inputs (rank, sizes, strides).
 
-    Mirrors how Dynamo would trace the call: a static size must match; a
-    symbolic size of 0 or 1 is specialized (another graph); two different
-    symbols cannot take the same value (duck sizing gives equal sizes one
-    symbol, so the call traces another graph); one symbol takes one value.
-    Sizes and strides that are expressions (``2*s17``) are checked once every
-    plain symbol has its value.
+    Mirrors how Dynamo would trace the call (a fresh process's first call,
+    see :class:`~fxcache_core.binding.DynamicMode`): a static size must match;
+    a symbolic size of 0 or 1 is specialized (another graph); a dim Dynamo
+    traces static cannot be this key's symbol; two duck-sized dims of equal
+    size share one symbol, so they cannot be two symbols of the key, nor a
+    symbol and a dim the key has specialized; one symbol takes one value.
+    Where that depends on the mode and the mode is unknown, the binding gets a
+    note (the verdict is undecided) instead of a problem. Sizes and strides
+    that are expressions (``2*s17``) are checked once every plain symbol has
+    its value.
     """
     b = _Binding({}, {}, [], [])
+    symbolic: list[tuple[str, str, int, str]] = []  # (where, symbol, size, kind)
+    static: list[tuple[str, int, str]] = []          # (where, size, kind): sizes > 1 the key has static
     for inp in d.inputs:
-        if not inp.source or inp.is_symint:
+        if not inp.source:
             continue
         val = inputs.get(inp.source)
+        name = inp.source
+        if inp.is_symint:
+            if isinstance(val, int) and mode in (DynamicMode.NONE, DynamicMode.FALSE):
+                b.problems.append(
+                    f"{name} is an int argument, a SymInt ({inp.expr}) here: under "
+                    f"dynamic={mode.value.capitalize()} a fresh process's first call specializes it "
+                    "to its value, so torch looks up another key")
+            continue
         tt = TensorType.parse(inp.type)
         if tt is None or val is None:
             continue
-        name = inp.source
         if not isinstance(val, TensorArg):
             b.problems.append(f"{name} is a tensor {inp.type} here, given the int {val}")
             continue
@@ -220,21 +260,30 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue]) -> _Binding:
             continue
         for dim, (want, got) in enumerate(zip(tt.sizes, val.shape, strict=True)):
             where = f"{name}.size()[{dim}]"
+            kind = _dim_kind(name, dim, val, mode)
             if _INT_RE.fullmatch(want):
                 if int(want) != got:
                     b.problems.append(f"dim {dim} of {name} is static {want}, got {got}")
                 elif got > 1:
-                    b.static.setdefault(got, where)
+                    static.append((where, got, kind))
             elif _SYMBOL_RE.fullmatch(want):
                 if got in (0, 1):
                     b.problems.append(
                         f"dim {dim} of {name} is {got}: torch specializes sizes 0 and 1, "
                         f"so this call compiles another graph (not {want})"
                     )
+                elif kind == "static":
+                    b.problems.append(
+                        f"dim {dim} of {name} is symbolic here ({want}), but under "
+                        f"dynamic={mode.value.capitalize()} a fresh process's first call traces "
+                        f"an unmarked dim static, so torch looks up a key with {got} there (after a "
+                        "recompile, automatic dynamic marks a changed dim: mark_dynamic=[...] "
+                        "describes that call)")
                 elif b.syms.setdefault(want, got) != got:
                     b.problems.append(f"{want} is {b.where[want]} = {b.syms[want]}, but {where} = {got}")
                 else:
                     b.where.setdefault(want, where)
+                    symbolic.append((where, want, got, kind))
             else:
                 b.later.append((f"{where}", want, got))
         if len(tt.strides) == len(val.shape):
@@ -248,23 +297,50 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue]) -> _Binding:
                                           + ("" if inputs_gave_stride(val) else " (contiguous)"))
                 else:
                     b.later.append((where, want, got))
-    # Duck sizing: equal sizes share one symbol in Dynamo's ShapeEnv.
-    by_value: dict[int, str] = {}
-    for sym_name, v in b.syms.items():
-        other = by_value.setdefault(v, sym_name)
-        if other != sym_name:
-            b.problems.append(
-                f"{b.where[other]} and {b.where[sym_name]} are both {v}: torch's duck sizing gives "
-                f"equal sizes one symbol, so this call traces another graph (this key has "
-                f"{other} and {sym_name})"
-            )
-        elif v in b.static:
-            b.notes.append(
-                f"{b.where[sym_name]} = {v} equals the static {b.static[v]}: if that dim was "
-                "specialized from a dynamic one (dynamic=True), duck sizing makes torch trace "
-                "another graph; under mark_dynamic or automatic dynamic it does not"
-            )
+    _duck(b, symbolic, static)
     return b
+
+
+def _duck(b: _Binding, symbolic: list[tuple[str, str, int, str]],
+          static: list[tuple[str, int, str]]) -> None:
+    """Duck sizing: equal sizes of duck dims get one symbol in Dynamo's ShapeEnv.
+
+    Two such dims the key gives two symbols, or one the key has specialized to
+    that size (under ``dynamic=True`` a static size of an input was a symbol
+    once), mean torch traces another graph. Only ``duck`` dims take part
+    (``ShapeEnv.create_symbol`` registers and reuses a value for DUCK only);
+    ``unknown`` ones make a note instead of a problem.
+    """
+    duckish = ("duck", "unknown")
+    for (w1, s1, v1, k1), (w2, s2, v2, k2) in _pairs(symbolic):
+        if v1 == v2 and s1 != s2 and k1 in duckish and k2 in duckish:
+            if k1 == k2 == "duck":
+                b.problems.append(
+                    f"{w1} and {w2} are both {v1}: under dynamic=True duck sizing gives equal "
+                    f"sizes one symbol, so this call traces another graph (this key has {s1} and {s2})")
+            else:
+                b.notes.append(
+                    f"{w1} and {w2} are both {v1}: under dynamic=True duck sizing gives them one "
+                    f"symbol and torch traces another graph; marked dynamic (mark_dynamic, automatic "
+                    f"dynamic) they keep this key's {s1} and {s2} ({_HOW})")
+    for w1, _s1, v1, k1 in symbolic:
+        for w2, v2, k2 in static:
+            if v1 == v2 and k1 in duckish and k2 in duckish:
+                if k1 == k2 == "duck":
+                    b.problems.append(
+                        f"{w1} = {v1} equals {w2}, static here: under dynamic=True that dim was a "
+                        "symbol specialized to its size, and duck sizing gives both one symbol, so "
+                        f"torch traces another graph ({w1} is static too)")
+                else:
+                    b.notes.append(
+                        f"{w1} = {v1} equals {w2}, static here: if both are duck-sized "
+                        "(dynamic=True, unmarked), torch traces another graph; if either is marked "
+                        f"dynamic or static, it does not ({_HOW})")
+                break
+
+
+def _pairs(items: list) -> list[tuple]:
+    return [(a, c) for i, a in enumerate(items) for c in items[i + 1:]]
 
 
 def inputs_gave_stride(val: TensorArg) -> bool:
@@ -304,6 +380,7 @@ def match_key(
     sym: Mapping[str, int] | None = None,
     force: bool = False,
     positional: Sequence[TensorArg] = (),
+    mode: DynamicMode = DynamicMode.UNKNOWN,
 ) -> KeyMatch | None:
     """Predict torch's lookup of ``key``; None when the inputs do not name any of its inputs.
 
@@ -316,6 +393,9 @@ def match_key(
         positional: tensor shapes for an FX key's tensor inputs, in graph order
             (for FX keys no AOTAutograd entry points at, whose inputs have no
             sources); bound as ``#0``, ``#1``...
+        mode: how the call is compiled (``torch.compile(dynamic=...)``); it
+            decides duck sizing and which dims are static (see
+            :class:`~fxcache_core.binding.DynamicMode`).
 
     Raises:
         ShapeSpecError: ``sym`` names a placeholder or symbol the key does not have.
@@ -352,7 +432,7 @@ def match_key(
         raise ShapeSpecError(f"--sym: key {key.key[:12]} has no readable entry to bind placeholders of")
     if readable:
         d0 = readable[0][1]
-        b = _fit(d0, inputs)
+        b = _fit(d0, inputs, mode)
         if b.problems:
             return KeyMatch(key=key, fits=False, reasons=tuple(b.problems), symbols=symbols)
         uncertain = tuple(b.notes)
@@ -548,13 +628,18 @@ def match(
     only: CacheKey | None = None,
     function: str | None = None,
     positional: Sequence[TensorArg] = (),
+    mode: DynamicMode = DynamicMode.UNKNOWN,
 ) -> MatchReport:
     """Predict torch's lookup for every key the inputs bind (or just ``only``).
 
     ``function`` keeps only keys whose graph was traced from a function of
-    that name (see :class:`~fxcache_core.decode.Origin`). ``positional``
+    that name, or from the frame Dynamo resumes it in after a graph break
+    (:meth:`~fxcache_core.decode.Origin.traced_from`); its keys that the inputs
+    do not bind are listed in the report's ``unbound``. ``positional``
     binds the tensor inputs of FX keys in graph order instead of by name:
     it applies to FX keys no AOTAutograd entry loads (or to ``only``).
+    ``mode`` is the call's ``torch.compile(dynamic=...)``; with
+    ``DynamicMode.UNKNOWN`` what depends on it is undecided.
 
     Raises:
         ShapeSpecError: ``sym`` given without ``only``, or naming a placeholder
@@ -567,18 +652,26 @@ def match(
     keys = [only] if only is not None else sorted(
         catalog.scan.keys, key=lambda k: (k.kind is not KeyKind.AOT_AUTOGRAD, k.key))
     results: list[KeyMatch] = []
+    unbound: list[tuple[CacheKey, Origin, tuple[str, ...]]] = []
     by_key: dict[str, KeyMatch] = {}
     for k in keys:
         if positional and only is None and (k.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(k.key)):
             continue
-        m = match_key(catalog, k, inputs, sym, force=only is not None, positional=positional)
+        m = match_key(catalog, k, inputs, sym, force=only is not None, positional=positional,
+                      mode=mode)
         if m is None:
+            if function is not None and not positional and (
+                    k.kind is KeyKind.AOT_AUTOGRAD or not catalog.loaders_of(k.key)):
+                o = _origin(catalog, k)
+                if o is not None and o.traced_from(function) and (takes := _takes(catalog, k)):
+                    unbound.append((k, o, takes))
             continue
         origin = _origin(catalog, k)
-        if function is not None and (origin is None or function not in origin.functions):
+        if function is not None and (origin is None or not origin.traced_from(function)):
             continue
         m = replace(m, origin=origin)
-        if k.kind is KeyKind.AOT_AUTOGRAD and m.fits and m.symbols and origin is not None:
+        if (mode is DynamicMode.UNKNOWN and k.kind is KeyKind.AOT_AUTOGRAD and m.fits and m.symbols
+                and origin is not None):
             static = _static_sibling(catalog, k, origin.function)
             if static is not None:
                 m = replace(m, uncertain=m.uncertain + (
@@ -593,4 +686,14 @@ def match(
         by_key[k.key] = m
         results.append(m)
     shown = tuple((src, str(v)) for src, v in inputs.items())
-    return MatchReport(inputs=shown, results=tuple(results), keys_considered=len(keys))
+    return MatchReport(inputs=shown, results=tuple(results), keys_considered=len(keys),
+                       unbound=tuple(unbound))
+
+
+def _takes(catalog: Catalog, key: CacheKey) -> tuple[str, ...]:
+    """The user inputs (``L['t']``) a key's first readable entry is bound by, sorted."""
+    for e in key.entries:
+        d = catalog.load(e)
+        if isinstance(d, DecodedEntry):
+            return tuple(sorted(_l_bases(d, catalog.sources_for(key))))
+    return ()

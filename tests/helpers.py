@@ -6,6 +6,8 @@ because tests/ has no ``__init__.py``) or ``from tests.helpers import ...``.
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
 import subprocess
 import sys
@@ -132,3 +134,61 @@ def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, ma
         if key in own_keys and r["kind"] == "aotautograd" and r["status"] == "hit":
             assert torch_aot.get(key) == r["hit"], (key, r["hit"], torch_aot)
     assert compared or not any(lk["key"] in present for lk in torch_run["lookups"])
+
+
+# --- describing a call of a demo case to `fxcache match` --------------------------
+
+
+def _names(case: str) -> list[str]:
+    from demo.cases import CASES
+
+    return list(inspect.signature(CASES[case].fn).parameters)
+
+
+def _is_shape(desc) -> bool:
+    return isinstance(desc, list) and all(isinstance(d, int) for d in desc)
+
+
+def _marked(case: str, shapes: list) -> dict[str, list[int]]:
+    """The dims the case's own ``make_inputs`` marks dynamic, per parameter name."""
+    from demo.cases import CASES
+
+    c = CASES[case]
+    args, kwargs = c.make_inputs(shapes)
+    bound = inspect.signature(c.fn).bind(*args, **kwargs).arguments
+    return {name: sorted(v._dynamo_dynamic_indices) for name, v in bound.items()
+            if getattr(v, "_dynamo_dynamic_indices", None)}
+
+
+# Locals of frames other than the function's own that a call's graphs are keyed on,
+# as `--shapes` items from the call's shapes. calls_helper's graph break leaves the
+# helper's resume frame, keyed on its local t = x * 0.5 - 1: x's shape, and its dims
+# come out of a graph compiled with dynamic=True, so Dynamo marks them dynamic
+# (_dynamo_propagated_dynamic_indices): never duck-sized.
+_OTHER_FRAMES = {
+    "calls_helper": lambda shapes: [f"t={json.dumps(shapes[0]).replace(' ', '')}:mark_dynamic=[0,1]"],
+}
+
+
+def match_args_for(case: str, shapes: list) -> list[str]:
+    """The arguments of ``fxcache match`` for a call of a ``demo.cases`` case (imports torch).
+
+    ``--dynamic`` as the case is compiled; ``--shapes`` per parameter (``x=[4,3]``,
+    ``n=7``, ``xs[0]=[3,4]`` for a list), with ``:mark_dynamic=[...]`` where the
+    case's inputs are marked; and the locals of other frames (``_OTHER_FRAMES``).
+    """
+    from demo.cases import CASES
+
+    dynamic = CASES[case].compile_kwargs.get("dynamic")
+    out = ["--dynamic", {True: "true", None: "none", False: "false"}[dynamic]]
+    marked = _marked(case, shapes)
+    for name, desc in zip(_names(case), shapes, strict=True):
+        if isinstance(desc, list) and desc and all(_is_shape(d) for d in desc):
+            for i, d in enumerate(desc):
+                out += ["--shapes", f"{name}[{i}]={json.dumps(d).replace(' ', '')}"]
+        else:
+            mark = f":mark_dynamic={json.dumps(marked[name])}" if name in marked else ""
+            out += ["--shapes", f"{name}={json.dumps(desc)}{mark}".replace(" ", "")]
+    for item in _OTHER_FRAMES.get(case, lambda _: [])(shapes):
+        out += ["--shapes", item]
+    return out

@@ -74,3 +74,18 @@ def test_tensor_type_parsing():
     assert t is not None and t.sizes == ("s77", "4") and t.strides == ("4", "1") and t.device == "cpu"
     assert TensorType.parse("f32[][]cpu").sizes == ()
     assert TensorType.parse("Sym(s77)") is None
+
+
+def test_mark_dynamic_names_dims_of_the_tensor():
+    from fxcache_core.binding import TensorArg, parse_shape_spec
+    from fxcache_core.errors import ShapeSpecError
+
+    src, t = parse_shape_spec("x=[6,6]:mark_dynamic=[0,1]:stride=[1,6]")
+    assert src == "L['x']" and t == TensorArg((6, 6), (1, 6), 0, frozenset({0, 1}))
+    assert str(t) == "[6,6]:stride=[1,6]:mark_dynamic=[0,1]"
+    assert parse_shape_spec("x=[6,6]:mark_dynamic=1")[1].marked == frozenset({1})
+    for bad, needle in [("x=[6,6]:mark_dynamic=[2]", "not a dim of a 2-d tensor"),
+                        ("x=[6]:mark_dynamic=[-1]", "not a dim"),
+                        ("x=[6]:mark_dynamic=[a]", "not a list of integers")]:
+        with pytest.raises(ShapeSpecError, match=needle):
+            parse_shape_spec(bad)

@@ -99,15 +99,15 @@ def _aot_with_input(root, graph_inputs: str):
 
 
 def test_strides_and_duck_sizing_decide_whether_a_key_fits(tmp_path):
-    from fxcache_core.binding import parse_shapes
+    from fxcache_core.binding import DynamicMode, parse_shapes
 
     transposed = _aot_with_input(tmp_path, (
         '        arg0_1: "Sym(s0)",  # PlainAOTInput(idx=0)\n'
         '        arg1_1: "f32[s0, s1][1, s0]cpu",  # PlainAOTInput(idx=1)\n'))
     scan = scan_cache(tmp_path)
 
-    def run(*shapes):
-        (m,) = match(Catalog(scan), parse_shapes(shapes), None, scan.find(transposed)).results
+    def run(*shapes, mode=DynamicMode.TRUE):
+        (m,) = match(Catalog(scan), parse_shapes(shapes), None, scan.find(transposed), mode=mode).results
         return m
 
     assert not run("x=[5,3]").fits  # contiguous: stride 0 is 3, the key wants 1
@@ -115,6 +115,9 @@ def test_strides_and_duck_sizing_decide_whether_a_key_fits(tmp_path):
     assert run("x=[5,3]:stride=[1,5]").fits
     m = run("x=[4,4]:stride=[1,4]")
     assert not m.fits and "duck sizing" in m.reasons[0]
+    m = run("x=[4,4]:stride=[1,4]", mode=DynamicMode.UNKNOWN)  # dynamic=True or marked? undecided
+    assert m.fits and m.status == "undecided" and "duck sizing" in m.uncertain[0]
+    assert run("x=[4,4]:stride=[1,4]:mark_dynamic=[0,1]", mode=DynamicMode.NONE).fits
 
 
 def _fx_only_key(root, guards, sig):
@@ -143,3 +146,12 @@ def test_positional_shapes_bind_fx_keys_without_aot_entries(tmp_path):
     assert match(cat, {}, None, None, positional=[TensorArg((6, 4))]).results == ()  # arity differs
     (m,) = match(cat, {}, None, scan.find(k), positional=[TensorArg((6, 4))]).results
     assert not m.fits and "3 tensor inputs" not in m.reasons[0] and "2 tensor inputs" in m.reasons[0]
+
+
+def test_a_resume_frame_is_traced_from_the_function_it_resumes():
+    from fxcache_core.decode import Origin
+
+    o = Origin("torch_dynamo_resume_in_f_at_12", "m.py", 13, ("torch_dynamo_resume_in_f_at_12", "g"))
+    assert o.traced_from("f") and o.traced_from("g")
+    assert not o.traced_from("torch_dynamo_resume_in") and not o.traced_from("f_at")
+    assert not Origin("torch_dynamo_resume_in_f_at_x", "m.py", 1, ("torch_dynamo_resume_in_f_at_x",)).traced_from("f")

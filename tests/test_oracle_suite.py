@@ -17,9 +17,10 @@ The comparison is the one of test_real_cache.py's
 the guards of a key the cache had, match's ``status`` must say the same
 (``hit`` or ``miss``; ``undecided`` or ``no-fit`` is a disagreement).
 
-A call on which fxcache and torch disagree stays in the list as a strict xfail
-that says what torch did and what fxcache predicts: the suite turns red when
-fxcache is fixed, and the xfail can then go.
+match is told what the cache cannot record and the user knows: the
+``--dynamic`` the case is compiled with, the dims its inputs mark dynamic, and
+the locals of other frames a call's graphs are keyed on (a graph break's
+resume frame). Every call must agree.
 
 Cost on a 2-core CPU box: ~36 s for the cache, then 6-10 s per call (one fresh
 torch process each); about 5 minutes for the module.
@@ -27,12 +28,11 @@ torch process each); about 5 minutes for the module.
 
 from __future__ import annotations
 
-import inspect
 import json
 
 import pytest
 from conftest import RealCache
-from helpers import assert_match_agrees_with_torch
+from helpers import assert_match_agrees_with_torch, match_args_for
 
 pytestmark = pytest.mark.torch
 
@@ -68,36 +68,8 @@ def oracle_cache(tmp_path_factory: pytest.TempPathFactory) -> RealCache:
     return RealCache(root=root, summary=summary)
 
 
-def _names(case: str) -> list[str]:
-    from demo.cases import CASES
-
-    return list(inspect.signature(CASES[case].fn).parameters)
-
-
-def _is_shape(desc) -> bool:
-    return isinstance(desc, list) and all(isinstance(d, int) for d in desc)
-
-
-def _shapes_args(case: str, shapes: list) -> list[str]:
-    """``--shapes`` per parameter: ``x=[4,3]``, ``n=7``, and ``xs[0]=[3,4]`` for a list."""
-    out = []
-    for name, desc in zip(_names(case), shapes, strict=True):
-        if isinstance(desc, list) and desc and all(_is_shape(d) for d in desc):
-            for i, d in enumerate(desc):
-                out += ["--shapes", f"{name}[{i}]={json.dumps(d).replace(' ', '')}"]
-        else:
-            out += ["--shapes", f"{name}={json.dumps(desc).replace(' ', '')}"]
-    return out
-
-
 def _id(case: str, shapes: list) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}"
-
-
-def _xfail(case: str, shapes: list, reason: str):
-    """A call on which fxcache disagrees with torch today; ``reason`` says how."""
-    return pytest.param(case, shapes, id=_id(case, shapes),
-                        marks=pytest.mark.xfail(strict=True, reason=reason))
 
 
 # (case, call shapes), one element per parameter of the function (see demo/cases.py).
@@ -145,36 +117,21 @@ ORACLE_CALLS = [
     # mark_dynamic(x, 0, min=4) and mark_dynamic(x, 1): 4 <= s0, 2 <= s1.
     ("mark_dynamic_min", [[5, 3]]),              # hit
     ("mark_dynamic_min", [[300, 7]]),            # hit, no upper bound
-    _xfail("mark_dynamic_min", [[6, 6]], (
-        "both dims of x are marked dynamic (mark_dynamic(x, 0, min=4), mark_dynamic(x, 1)) and "
-        "torch never duck-sizes marked dims: its AOTAutograd lookup on the key built from [8, 3] "
-        "gets hints [6, 6] (t0, t1: two symbols), the guards 4 <= L['t0'] and 2 <= L['t1'] hold, "
-        "it hits the entry and loads its forward FX entry by exact guards. fxcache says no-fit "
-        "(\"L['x'].size()[0] and L['x'].size()[1] are both 6: torch's duck sizing gives equal "
-        "sizes one symbol\"): no hit, no FX load.")),
+    # Both dims marked: never duck-sized, so [6, 6] keeps two symbols (dynamic=True
+    # would give it one, and another graph).
+    ("mark_dynamic_min", [[6, 6]]),              # hit
     # dynamic=None, built [4, 6] (static key) then [4, 9] (dim 1 dynamic).
     ("automatic_dynamic_cols", [[4, 6]]),        # hit, the static entry
     ("automatic_dynamic_cols", [[4, 12]]),       # a fresh process compiles it static: new key
     # An argument the function never reads: no symbol, no guard.
     ("unused_arg", [[6, 4], [2, 2]]),            # hit, whatever `unused` is
     # A graph break in the helper: two graphs, the second in the helper's frame (L['t']).
-    _xfail("calls_helper", [[9, 5]], (
-        "the graph break in _helper_tail splits the call in two graphs: torch looks up "
-        "calls_helper's AOTAutograd key (L['x'], hints [9, 5]: hit, and match agrees), then the "
-        "key of the frame torch_dynamo_resume_in__helper_tail_at_N, whose inputs are "
-        "L['t'].size()[0], L['t'].size()[1] (hints [9, 5]): a guards-mode lookup that hits its "
-        "only entry, then an exact-mode hit of its forward FX entry. fxcache match "
-        "--shapes x=[9,5] does not bind that key at all (L['t'] is a local of the helper's frame, "
-        "which no parameter of calls_helper names): no prediction for the lookup, no FX load "
-        "(given t=[9,5] it predicts the hit).")),
-    _xfail("calls_helper", [[4, 4]], (
-        "x=[4,4] is duck-sized, so calls_helper's graph is another key (torch: full miss on a new "
-        "key; match: no-fit; they agree). t = x * 0.5 - 1 comes out of a compiled graph with its "
-        "dims marked dynamic (_dynamo_propagated_dynamic_indices), so the helper's frame is NOT "
-        "duck-sized: torch looks up the helper-frame key (L['t'], built from t=[6,3]) with hints "
-        "[4, 4], two symbols, hits its entry and loads its forward FX entry by exact guards. "
-        "fxcache does not bind that key from x; even given t=[4,4] it says no-fit (duck sizing "
-        "would give the equal sizes one symbol).")),
+    # Torch looks up calls_helper's key (L['x']), then the helper's resume frame's
+    # key (L['t'], given with _OTHER_FRAMES).
+    ("calls_helper", [[9, 5]]),                  # hit, both frames
+    # x duck-sized: calls_helper traces another graph; t's dims were marked dynamic
+    # by propagation, so the helper frame keeps two symbols and hits.
+    ("calls_helper", [[4, 4]]),                  # key (x); hit (t)
     # x[: s0 // 2] with s0 // 2 != 1.
     ("half_slice", [[11, 3]]),                   # hit
     ("half_slice", [[3, 5]]),                    # miss: 3 // 2 == 1
@@ -196,4 +153,4 @@ def test_oracle_cases_are_at_least_twenty_functions():
 @pytest.mark.parametrize("case,shapes", PARAMS)
 def test_match_agrees_with_torch_lookup(oracle_cache, tmp_path, case, shapes):
     own = {w["key"] for w in oracle_cache.writes(case)}
-    assert_match_agrees_with_torch(oracle_cache.root, case, shapes, _shapes_args(case, shapes), own, tmp_path)
+    assert_match_agrees_with_torch(oracle_cache.root, case, shapes, match_args_for(case, shapes), own, tmp_path)

@@ -9,14 +9,13 @@ again in a fresh process.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import pickle
 from pathlib import Path
 
 import pytest
-from helpers import assert_match_agrees_with_torch, run_fxcache
+from helpers import assert_match_agrees_with_torch, match_args_for, run_fxcache
 
 from fxcache_core.catalog import Catalog, Unreadable
 from fxcache_core.decode import DecodedEntry
@@ -178,19 +177,6 @@ def test_fx_entries_get_sources_through_their_aot_entries(real_cache):
 # --- match against torch's own lookup ---------------------------------------------
 
 
-def _names(case: str) -> list[str]:
-    from demo.cases import CASES
-
-    return list(inspect.signature(CASES[case].fn).parameters)
-
-
-def _shapes_args(case: str, shapes: list) -> list[str]:
-    out = []
-    for name, desc in zip(_names(case), shapes, strict=True):
-        out += ["--shapes", f"{name}={json.dumps(desc).replace(' ', '')}"]
-    return out
-
-
 # (case, call shapes): new shapes inside, between and outside the compiled regions.
 ORACLE_CALLS = [
     ("same_graph_two_regions", [[40, 3]]),
@@ -218,7 +204,7 @@ ORACLE_CALLS = [
 @pytest.mark.parametrize("case,shapes", ORACLE_CALLS, ids=[f"{c}-{s}" for c, s in ORACLE_CALLS])
 def test_match_agrees_with_torch_lookup(real_cache, tmp_path, case, shapes):
     own = {w["key"] for w in real_cache.writes(case)}
-    assert_match_agrees_with_torch(real_cache.root, case, shapes, _shapes_args(case, shapes), own, tmp_path)
+    assert_match_agrees_with_torch(real_cache.root, case, shapes, match_args_for(case, shapes), own, tmp_path)
 
 
 def test_match_explains_failures_with_the_failing_clause(real_cache):
@@ -381,7 +367,7 @@ def test_coverage_maps_the_regions_of_a_real_key(real_cache):
     rep = _json(run_fxcache(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[40,3]", "--json"))
     (aot,) = [r for r in rep["results"] if r["kind"] == "aotautograd"]
     cov = _json(run_fxcache(*d, "match", "--coverage", aot["key"][:14], "--range",
-                            "L['x'].size()[0]=1:64", "--json"))
+                            "L['x'].size()[0]=1:64", "--dynamic", "true", "--json"))
     seg = {(g["start"], g["end"]): g for g in cov["segments"]}
     assert seg[(1, 1)]["outcome"] == "other-graph"      # 0/1 specialization
     assert seg[(3, 3)]["outcome"] == "other-graph"      # equals x.size(1) = 3: duck sizing
@@ -389,3 +375,69 @@ def test_coverage_maps_the_regions_of_a_real_key(real_cache):
     assert seg[(16, 64)]["entry"] == aot["hit"]         # the region x=[40,3] hits
     text = run_fxcache(*d, "match", "--coverage", aot["key"][:14], "--range", "s77=1:64")
     assert text.returncode == 0 and "8..15" in text.stdout
+    # Without --dynamic, whether 3 is duck-sized (dynamic=True) or not (marked) is unknown.
+    cov = _json(run_fxcache(*d, "match", "--coverage", aot["key"][:14], "--range", "s77=3:3", "--json"))
+    assert [g["outcome"] for g in cov["segments"]] == ["undecided"] and "dynamic=True" in cov["segments"][0]["note"]
+    cov = _json(run_fxcache(*d, "match", "--coverage", aot["key"][:14], "--range", "s77=3:3",
+                            "--dynamic", "none", "--json"))
+    assert [g["outcome"] for g in cov["segments"]] == ["hit"]  # marked: its own symbol, t0 <= 7
+
+
+# --- how the call is compiled: what the cache does not record ---------------------
+
+
+def _key_match(real_cache, fn: str, mode: str, **shapes: str):
+    from fxcache_core.binding import DynamicMode, parse_shapes
+    from fxcache_core.match import match
+
+    inputs = parse_shapes([f"{k}={v}" for k, v in shapes.items()])
+    rep = match(Catalog(scan_cache(real_cache.root)), inputs, function=fn, mode=DynamicMode(mode))
+    (m,) = [m for m in rep.results if m.key.kind is KeyKind.AOT_AUTOGRAD]
+    return m
+
+
+@pytest.mark.parametrize("mode,x,status,why", [
+    # Built from x[8, 3] with both dims marked: two symbols, s77 and s27.
+    ("unknown", "[6,6]", "undecided", "duck sizing gives them one symbol"),
+    ("true", "[6,6]", "no-fit", "duck sizing gives equal sizes one symbol"),
+    ("true", "[6,6]:mark_dynamic=[0]", "hit", None),          # a marked dim is never duck-sized
+    ("none", "[6,6]:mark_dynamic=[0,1]", "hit", None),
+    ("none", "[6,6]:mark_dynamic=[0]", "no-fit", "traces an unmarked dim static"),
+    ("false", "[6,7]", "no-fit", "traces an unmarked dim static"),
+    ("unknown", "[6,7]", "hit", None),                         # unequal sizes: no mode needed
+])
+def test_the_dynamic_mode_decides_duck_sizing_and_static_dims(real_cache, mode, x, status, why):
+    m = _key_match(real_cache, "mark_dynamic_min", mode, x=x)
+    assert m.status == status, (m.reasons, m.uncertain)
+    said = " ".join(m.reasons + m.uncertain)
+    assert (why is None and not m.uncertain) or (why is not None and why in said), said
+
+
+def test_an_int_argument_is_specialized_on_the_first_call_under_dynamic_none(real_cache):
+    assert _key_match(real_cache, "int_arg", "true", x="[5]", n="3").status == "hit"
+    m = _key_match(real_cache, "int_arg", "none", x="[5]:mark_dynamic=[0]", n="3")
+    assert m.status == "no-fit" and "specializes it" in m.reasons[0]
+
+
+def test_a_size_equal_to_a_specialized_dim_is_duck_sized_only_under_dynamic_true(real_cache):
+    # conv1d_small: channels (dim 1 of x) specialized to 3; a batch of 3 under dynamic=True
+    # shares its symbol, which the specialization makes static: another graph (the oracle
+    # suite checks this against torch).
+    assert _key_match(real_cache, "conv1d_small", "true", x="[3,3,12]").status == "no-fit"
+    assert _key_match(real_cache, "conv1d_small", "unknown", x="[3,3,12]").status == "undecided"
+    assert _key_match(real_cache, "conv1d_small", "true", x="[5,3,12]").status == "hit"
+
+
+def test_a_graph_breaks_resume_frame_is_named_by_its_own_locals(real_cache):
+    # calls_helper calls _helper_tail, whose graph break leaves the frame
+    # torch_dynamo_resume_in__helper_tail_at_N, keyed on the helper's local t.
+    d = ["--cache-dir", str(real_cache.root), "match", "--fn", "_helper_tail", "--dynamic", "true", "--json"]
+    rep = _json(run_fxcache(*d, "--shapes", "x=[9,5]"))
+    assert rep["results"] == []
+    (ub,) = rep["unbound"]
+    assert ub["kind"] == "aotautograd" and ub["takes"] == ["L['t']"]
+    assert ub["origin"].startswith("torch_dynamo_resume_in__helper_tail_at_")
+    rep = _json(run_fxcache(*d, "--shapes", "t=[9,5]:mark_dynamic=[0,1]"))
+    assert rep["unbound"] == [] and [r["status"] for r in rep["results"] if r["key"] == ub["key"]] == ["hit"]
+    text = run_fxcache(*d[:-1], "--shapes", "x=[9,5]").stdout
+    assert "NOT BOUND" in text and "takes L['t']" in text

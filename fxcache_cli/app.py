@@ -62,11 +62,12 @@ def _global(
     state.cache_dir = cache_dir
 
 
-def _scan():
+def _scan(cache_dir: str | None = None):
+    """Scan --cache-dir (or ``cache_dir``, e.g. --other-cache-dir)."""
     from fxcache_core.location import resolve_cache_dir
     from fxcache_core.store import scan_cache
 
-    return scan_cache(resolve_cache_dir(state.cache_dir))
+    return scan_cache(resolve_cache_dir(cache_dir if cache_dir is not None else state.cache_dir))
 
 
 def _error_line(msg: str) -> None:
@@ -101,10 +102,14 @@ def _emit_json(obj: Any) -> None:
 def ls_cmd(
     entries: Annotated[bool, typer.Option("--entries", "-e", help="Also list each key's entries.")] = False,
     check: Annotated[bool, typer.Option("--check", help="Decode every entry and mark the unreadable ones (reads every file).")] = False,
+    dupes: Annotated[bool, typer.Option("--dupes", help="Only FX keys that are one key but for symbol names (fragmentation), grouped, with the reason.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """List cache keys with their entries, sizes and ages, and the totals."""
     scan = _scan()
+    if dupes:
+        _dupes(scan, as_json)
+        return
     now = time.time()
     problems: dict[str, str] = {}
     if check:
@@ -532,6 +537,197 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
         out.print(f"  {span:>15}  {what}{note}")
 
 
+def _dupes(scan: Any, as_json: bool) -> None:
+    from fxcache_core.anatomy import fragmentation
+    from fxcache_core.catalog import Catalog
+
+    frags = fragmentation(Catalog(scan))
+    if as_json:
+        _emit_json([{"keys": [k.key for k in f.keys], "differ": list(f.differ), "reason": f.reason,
+                     "size": sum(k.size for k in f.keys)} for f in frags])
+        return
+    for f in frags:
+        out.print(f"[bold]{_n(len(f.keys), 'FX key')}[/bold], {human_bytes(sum(k.size for k in f.keys))}: "
+                  + escape(f.reason))
+        for k in f.keys:
+            out.print(f"  {k.key}  {_n(len(k.entries), 'entry', 'entries')}")
+    fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
+    out.print(f"{_n(len(frags), 'group')} of fragmented keys among {_n(fx, 'FX key')}.")
+
+
+# --- verify -----------------------------------------------------------------------
+
+
+@app.command("verify")
+def verify_cmd(as_json: JsonOpt = False) -> None:
+    """Check every entry against the digest in its name, and that it decodes: truncated,
+    altered or misfiled entries. Exit 1 if any is found."""
+    from fxcache_core.catalog import Catalog, Unreadable
+    from fxcache_core.decode import DecodedEntry
+
+    scan = _scan()
+    cat = Catalog(scan)
+    problems = []
+    for e in scan.entries():
+        d = cat.load(e)
+        why = []
+        if isinstance(d, Unreadable):
+            why.append(f"unreadable ({d.cause}): {d.reason}")
+        if cat.name_matches_content(e) is False:
+            why.append("its name is not the sha256 of its content: altered or truncated after torch wrote it")
+        if isinstance(d, DecodedEntry) and d.fx_key and d.fx_key != e.key:
+            why.append(f"it says it is an entry of key {d.fx_key[:12]}, filed under {e.key[:12]}")
+        if why:
+            problems.append((e, why))
+    if as_json:
+        _emit_json({"entries": scan.entry_count, "problems": [
+            {"kind": e.kind.value, "key": e.key, "entry": e.name, "path": str(e.path), "problems": w}
+            for e, w in problems]})
+    else:
+        for e, w in problems:
+            out.print(f"[red]bad[/red] {e.kind.short} {e.key[:16]}/{escape(e.name[:16])}: " + escape("; ".join(w)))
+        out.print(f"{_n(scan.entry_count, 'entry', 'entries')} checked: "
+                  + (f"[red]{len(problems)} bad[/red]" if problems else "[green]all match their names and decode[/green]")
+                  + ("; `fxcache gc --unreadable` removes them." if problems else ""))
+    if problems:
+        raise typer.Exit(1)
+
+
+# --- key, diff --------------------------------------------------------------------
+
+
+def _component_json(c: Any) -> dict[str, Any] | None:
+    return None if c is None else {"name": c.name, "hash": c.hash, "value": c.readable, "raw": c.value}
+
+
+@app.command("key")
+def key_cmd(
+    key: Annotated[str | None, typer.Argument(help="A cache key or a unique prefix of one.")] = None,
+    group: Annotated[str | None, typer.Option(
+        "--group", help="Only components of this group (gm, example_inputs, fx_kwargs, inductor_config, ...).")] = None,
+    current: Annotated[bool, typer.Option(
+        "--current", help="The installed torch's build components (imports torch); with KEY, "
+        "whether that key was built by it.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """What a key is made of: each component torch hashed into it, with its hash and value."""
+    from fxcache_core.anatomy import anatomy, stale_components
+    from fxcache_core.catalog import Catalog
+
+    if key is None and not current:
+        _fail("give a KEY (a unique prefix), or --current")
+    build = _current() if current else None
+    if key is None:
+        assert build is not None
+        if as_json:
+            _emit_json({"torch": build.torch_version, "components": [
+                {"name": n, "hash": h, "value": build.values[n]} for n, h in build.hashes.items()]})
+            return
+        out.print(f"installed torch {escape(build.torch_version)}")
+        for n, h in build.hashes.items():
+            out.print(f"  [dim]{escape(f'[{h[:12]}]')}[/dim] {escape(n)}: {escape(build.values[n])}")
+        return
+    scan = _scan()
+    a = anatomy(Catalog(scan), scan.find(key))
+    comps = [c for c in a.components if group is None or c.group == group]
+    stale = stale_components(a.components, build.hashes) if build is not None else None
+    if as_json:
+        _emit_json({"kind": a.key.kind.value, "key": a.key.key, "entry": a.entry,
+                    "components": [_component_json(c) for c in comps],
+                    "loads": [{"role": r, "key": k} for r, k in a.loads],
+                    "stale": list(stale) if stale is not None else None})
+        return
+    out.print(f"[bold]{a.key.kind.short}[/bold] {a.key.key}  ({_n(len(a.key.entries), 'entry', 'entries')})")
+    if a.key.kind is KeyKind.AOT_AUTOGRAD:
+        out.print("  AOTAutograd entries store no key components; they load these FX keys "
+                  "(`fxcache key FX_KEY` shows theirs):")
+        for role, k in a.loads:
+            out.print(f"  {role:<9} {k}")
+    elif a.entry is None:
+        out.print("  [yellow]no entry of this key can be read: no components to show[/yellow]")
+    else:
+        out.print(f"  {_n(len(a.components), 'component')}, read from entry {a.entry[:16]}"
+                  + (f"; group {escape(group)}: {len(comps)}" if group else ""))
+        for c in comps:
+            text = escape(c.readable).replace("\n", "\n" + " " * 6)
+            out.print(f"  [dim]{escape(f'[{c.hash[:10]}]')}[/dim] [bold]{escape(c.name)}[/bold]: {text}")
+    if stale is not None:
+        out.print(("[red]stale[/red]: built by another torch or system ("
+                   + escape(", ".join(stale)) + " differ from the installed torch's)") if stale
+                  else "[green]built by the installed torch and system[/green]")
+
+
+@app.command("diff")
+def diff_cmd(
+    a: Annotated[str, typer.Argument(help="A key (unique prefix) in --cache-dir.")],
+    b: Annotated[str, typer.Argument(help="A key (unique prefix) in --other-cache-dir, else in --cache-dir.")],
+    other_cache_dir: Annotated[str | None, typer.Option(
+        "--other-cache-dir", help="Where B is: another cache dir (e.g. copied from another machine).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Which components differ between two keys: why two compiles did not share a key."""
+    from fxcache_core.anatomy import anatomy, diff_components
+    from fxcache_core.catalog import Catalog
+
+    scan_a = _scan()
+    scan_b = _scan(other_cache_dir) if other_cache_dir else scan_a
+    cat_a, cat_b = Catalog(scan_a), Catalog(scan_b) if scan_b is not scan_a else Catalog(scan_a)
+    ka, kb = scan_a.find(a), scan_b.find(b)
+    if ka.kind is not kb.kind:
+        _fail(f"{ka.key[:12]} is an {ka.kind.value} key and {kb.key[:12]} an {kb.kind.value} key: "
+              "compare keys of one kind")
+    an_a, an_b = anatomy(cat_a, ka), anatomy(cat_b, kb)
+    pairs = [("", an_a, an_b)]
+    if ka.kind is KeyKind.AOT_AUTOGRAD:
+        fx_a, fx_b = dict(an_a.loads), dict(an_b.loads)
+        pairs = []
+        for role in sorted(set(fx_a) | set(fx_b)):
+            if role in fx_a and role in fx_b:
+                fa, fb = scan_a.key(fx_a[role]), scan_b.key(fx_b[role])
+                if fa is not None and fb is not None:
+                    pairs.append((role, anatomy(cat_a, fa), anatomy(cat_b, fb)))
+    results = []
+    for role, x, y in pairs:
+        if x.entry is None or y.entry is None:
+            _fail(f"no readable entry in {(x if x.entry is None else y).key.key[:12]}: nothing to compare")
+        results.append((role, x, y, diff_components(x.components, y.components)))
+    if as_json:
+        _emit_json({"a": ka.key, "b": kb.key, "kind": ka.kind.value,
+                    "loads": {"a": [{"role": r, "key": k} for r, k in an_a.loads],
+                              "b": [{"role": r, "key": k} for r, k in an_b.loads]},
+                    "compared": [{"role": role or None, "a": x.key.key, "b": y.key.key,
+                                  "differ": [{"name": d.name, "a": _component_json(d.a),
+                                              "b": _component_json(d.b)} for d in diffs]}
+                                 for role, x, y, diffs in results]})
+        return
+    out.print(f"A {ka.kind.short} {ka.key}\nB {kb.kind.short} {kb.key}")
+    if ka.kind is KeyKind.AOT_AUTOGRAD:
+        for name, an in (("A", an_a), ("B", an_b)):
+            out.print(f"{name} loads " + (", ".join(f"{r} {k[:12]}" for r, k in an.loads) or "nothing readable"))
+        if not results:
+            out.print("[yellow]no FX key both load is present in its cache: no components to compare[/yellow]")
+    for role, x, y, diffs in results:
+        where = f"{role} FX keys {x.key.key[:12]} / {y.key.key[:12]}: " if role else ""
+        if x.key.key == y.key.key:
+            out.print(f"{where}the same key")
+            continue
+        if not diffs:
+            out.print(f"{where}no component differs (same components, different key: "
+                      "a component torch hashes but does not list)")
+            continue
+        out.print(f"{where}{_n(len(diffs), 'component')} differ:")
+        for d in diffs:
+            out.print(f"  [bold]{escape(d.name)}[/bold]")
+            if d.name == "gm" and d.a is not None and d.b is not None:
+                import difflib
+                for line in difflib.unified_diff(d.a.value.splitlines(), d.b.value.splitlines(),
+                                                 "A", "B", lineterm="", n=1):
+                    out.print("    " + escape(line))
+                continue
+            for side, c in (("A", d.a), ("B", d.b)):
+                out.print(f"    {side}: " + (escape(c.readable) if c else "[dim](absent)[/dim]"))
+
+
 # --- gc -------------------------------------------------------------------------
 
 
@@ -542,6 +738,8 @@ def gc_cmd(
     keep_last: Annotated[int | None, typer.Option(help="Per key, keep only the N most recently used entries.", min=0)] = None,
     unreadable: Annotated[bool, typer.Option("--unreadable", help="Remove entries that cannot be decoded, and temp files older than an hour.")] = False,
     dangling: Annotated[bool, typer.Option("--dangling", help="Remove AOTAutograd entries whose FX entries are gone.")] = False,
+    artifacts: Annotated[bool, typer.Option("--artifacts", help="With --older-than: also remove generated code (kernels, wrapper modules: <root>/<2 chars>/c*.py/.cpp/.so) unused that long; torch regenerates it.")] = False,
+    stale: Annotated[bool, typer.Option("--stale", help="Remove entries built by another torch or system than the installed one (imports torch): no lookup can reach them again.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Print the plan and exit.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     as_json: JsonOpt = False,
@@ -549,6 +747,7 @@ def gc_cmd(
     """Prune entries by policy: plan first, show it, ask, then delete.
 
     With no policy flag, plans the safe default: --unreadable --dangling.
+    An FX entry's wrapper module goes with it when no other entry uses it.
     """
     from fxcache_core.catalog import Catalog
     from fxcache_core.gc import GcPolicy, plan_gc
@@ -558,7 +757,8 @@ def gc_cmd(
         policy = GcPolicy(
             older_than_s=parse_duration(older_than) if older_than else None,
             max_size_bytes=parse_size(max_size) if max_size else None,
-            keep_last=keep_last, unreadable=unreadable, dangling=dangling,
+            keep_last=keep_last, unreadable=unreadable, dangling=dangling, artifacts=artifacts,
+            stale_against=tuple(_current().hashes.items()) if stale else None,
         )
     except ValueError as e:
         _fail(str(e))
@@ -566,6 +766,15 @@ def gc_cmd(
         policy = GcPolicy.default()
     scan = _scan()
     _run_plan(plan_gc(Catalog(scan), policy), dry_run, yes, as_json)
+
+
+def _current() -> Any:
+    """The installed torch's build components (imports torch); exit 2 without torch."""
+    try:
+        from fxcache_core.current import current_build
+        return current_build()
+    except ImportError as e:
+        _fail(f"this needs torch installed (to know what the installed torch hashes): {e}")
 
 
 @app.command("rm")
@@ -592,8 +801,9 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool) -> None:
         return {
             "cache_dir": str(plan.root), "dry_run": dry_run,
             "total_bytes": plan.total_bytes, "total_entries": plan.total_entries,
-            "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
-            "removals": [{"path": str(r.file.path), "kind": r.kind.value, "key": r.key,
+            "code_bytes": plan.code_bytes, "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
+            "removals": [{"path": str(r.file.path), "what": r.what,
+                          "kind": r.kind.value if r.kind else None, "key": r.key,
                           "entry": r.entry, "size": r.size, "reasons": list(r.reasons)}
                          for r in plan.removals],
             # What was done: empty until the plan is executed.
@@ -603,14 +813,19 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool) -> None:
     if not as_json:
         now = time.time()
         for r in plan.removals:
-            out.print(f"  remove {r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}  "
+            where = (f"{r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}" if r.kind
+                     else f"code {escape(r.file.path.parent.name + '/' + r.file.name)}")
+            out.print(f"  remove {where}  "
                       f"{human_bytes(r.size):>9}  last used {_age(last_use(r.file), now)}  "
                       f"[dim]{escape('; '.join(r.reasons))}[/dim]")
-        temps = len(plan.removals) - plan.entries_removed
+        temps = sum(1 for r in plan.removals if r.what == "temp")
+        code = sum(1 for r in plan.removals if r.what == "code")
         out.print(f"Plan: remove {_n(plan.entries_removed, 'entry', 'entries')}"
-                  + (f" and {_n(temps, 'stale temp file')}" if temps else "") + ", "
+                  + (f", {_n(temps, 'stale temp file')}" if temps else "")
+                  + (f", {_n(code, 'generated code file')}" if code else "") + ", "
                   f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.total_bytes)} "
-                  f"in {plan.total_entries} entries. Ages by last use = {plan.last_use}.")
+                  f"in {plan.total_entries} entries and {human_bytes(plan.code_bytes)} of generated "
+                  f"code. Ages by last use = {plan.last_use}.")
     if dry_run or not plan.removals:
         if as_json:
             _emit_json(plan_json())

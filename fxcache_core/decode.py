@@ -551,6 +551,8 @@ class DecodedEntry:
         fx_key: FX entries: the key stored inside the entry (``_fx_graph_cache_key``).
         debug_lines: FX entries: the key's debug lines (the components hashed into the key).
         is_backward: FX entries: compiled as a backward graph (``fx_kwargs['is_backward']``).
+        wrapper_key: FX entries: the code-cache key of the wrapper module torch
+            writes for it (``cache_key``: ``<root>/<key[1:3]>/<key>.py``).
         forward, backward: AOTAutograd entries: the FX graphs it loads.
         arg_sources: AOTAutograd entries: Dynamo source of each flat input
             (``aot_autograd_arg_pos_to_source``), None where unknown.
@@ -570,6 +572,7 @@ class DecodedEntry:
     fx_key: str | None = None
     debug_lines: tuple[str, ...] = ()
     is_backward: bool | None = None
+    wrapper_key: str | None = None
     forward: FxRef | None = None
     backward: FxRef | None = None
     arg_sources: tuple[str | None, ...] = ()
@@ -634,6 +637,7 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
             kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
             fx_key=_opt_str(root.field("_fx_graph_cache_key")), debug_lines=debug,
             is_backward=is_bw if isinstance(is_bw, bool) else None,
+            wrapper_key=_opt_str(root.field("cache_key")),
             compile_time_ns=_opt_int(root.field("_time_taken_ns")),
             hints=parse_hints(_opt_str(root.field("runnable_graph_str"))),
             origin=parse_origin(_opt_str(root.field("inductor_post_grad_graph_str"))),

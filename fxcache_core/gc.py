@@ -8,6 +8,12 @@ regular file, not a symlink, inside the cache dir), and removes key dirs that
 end up empty with ``rmdir`` (never ``rmtree``: a compile may be writing a new
 entry into the dir at that moment).
 
+Generated code in the cache root (kernels and FX wrapper modules, see
+:class:`~fxcache_core.store.Artifact`) is derived: torch writes it again when
+missing. It never counts towards an entry's size, except an FX entry's wrapper
+module when that entry is its only user: then it goes with the entry. With
+``--artifacts --older-than`` it is pruned by age on its own.
+
 "Last use" of an entry is ``max(atime, mtime)``: where the file system records
 reads (relatime), a lookup that read the entry moved its atime; where it does
 not (noatime), atime is not newer than mtime and mtime counts.
@@ -22,15 +28,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .anatomy import parse_debug_lines, stale_components
 from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry
 from .errors import KeyLookupError
 from .keys import KeyKind
-from .store import CacheKey, Entry, FileInfo
+from .store import Artifact, CacheKey, Entry, FileInfo, scan_artifacts
 from .units import format_duration
 
 TEMP_FILE_GRACE_S = 3600.0
-"""Dot-prefixed temp files younger than this (seconds) may be a compile in flight; never touched."""
+"""Temp files and generated code younger than this (seconds) may belong to a
+compile in flight (written, about to be loaded); never touched."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +55,16 @@ class GcPolicy:
             files older than :data:`TEMP_FILE_GRACE_S`.
         dangling: AOTAutograd entries whose forward or backward FX entry is
             gone (torch can never serve them).
+        artifacts: generated-code files last used more than ``older_than_s``
+            ago (which it needs), never younger than :data:`TEMP_FILE_GRACE_S`.
+        stale_against: the installed torch's build component hashes
+            (``((name, hash), ...)`` from :func:`fxcache_core.current.current_build`):
+            FX entries built by another torch or system, which no lookup can
+            reach again (with the AOTAutograd entries that load them).
         now: the clock (epoch seconds) ages are measured against.
+
+    Raises:
+        ValueError: ``artifacts`` without ``older_than_s``.
     """
 
     older_than_s: float | None = None
@@ -55,7 +72,13 @@ class GcPolicy:
     keep_last: int | None = None
     unreadable: bool = False
     dangling: bool = False
+    artifacts: bool = False
+    stale_against: tuple[tuple[str, str], ...] | None = None
     now: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.artifacts and self.older_than_s is None:
+            raise ValueError("--artifacts prunes generated code by age: give --older-than too")
 
     @classmethod
     def default(cls, now: float | None = None) -> GcPolicy:
@@ -66,7 +89,8 @@ class GcPolicy:
     @property
     def is_empty(self) -> bool:
         return (self.older_than_s is None and self.max_size_bytes is None
-                and self.keep_last is None and not self.unreadable and not self.dangling)
+                and self.keep_last is None and not self.unreadable and not self.dangling
+                and not self.artifacts and self.stale_against is None)
 
 
 @dataclass(frozen=True)
@@ -75,12 +99,14 @@ class Removal:
 
     Attributes:
         file: the file as scanned (path, size in bytes, mtime).
-        kind, key: where it lives; ``entry`` is the entry name (None for a temp file).
+        kind, key: where it lives: an entry or temp file of that cache key, or
+            (kind None) a generated-code file of that code-cache key.
+        entry: the entry name (None for a temp file or generated code).
         reasons: why, one short phrase per rule that selected it.
     """
 
     file: FileInfo
-    kind: KeyKind
+    kind: KeyKind | None
     key: str
     entry: str | None
     reasons: tuple[str, ...]
@@ -88,6 +114,13 @@ class Removal:
     @property
     def size(self) -> int:
         return self.file.size
+
+    @property
+    def what(self) -> str:
+        """``entry``, ``temp`` (a dot-prefixed temp file) or ``code`` (generated code)."""
+        if self.kind is None:
+            return "code"
+        return "entry" if self.entry is not None else "temp"
 
 
 @dataclass(frozen=True)
@@ -100,6 +133,7 @@ class GcPlan:
         removals: files to delete, in deletion order.
         total_bytes: bytes of all entries before.
         total_entries: entries before.
+        code_bytes: bytes of all generated code in the cache root before.
         last_use: how ages were measured (``max(atime, mtime)``).
     """
 
@@ -108,6 +142,7 @@ class GcPlan:
     removals: tuple[Removal, ...]
     total_bytes: int
     total_entries: int
+    code_bytes: int = 0
     last_use: str = "max(atime, mtime)"
 
     @property
@@ -145,6 +180,11 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     chosen: dict[Path, list[str]] = {}
     entries = [e for e in scan.entries() if not e.via_symlink]
     by_path = {e.path: e for e in entries}
+    code = scan_artifacts(scan.root)
+    owned = _owned_wrappers(catalog, code)
+
+    def cost(e: Entry) -> int:
+        return e.size + (owned[e.path].file.size if e.path in owned else 0)
 
     def pick(e: Entry, why: str) -> None:
         chosen.setdefault(e.path, []).append(why)
@@ -167,6 +207,14 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                 pick(e, f"unreadable: {d.reason}")
             elif catalog.name_matches_content(e) is False:
                 pick(e, "its name is not the sha256 of its content (altered after torch wrote it)")
+    if policy.stale_against is not None:
+        current = dict(policy.stale_against)
+        for e in entries:
+            d = catalog.load(e)
+            if e.kind is KeyKind.FX_GRAPH and isinstance(d, DecodedEntry):
+                differ = stale_components(parse_debug_lines(d.debug_lines), current)
+                if differ:
+                    pick(e, f"stale: built by another torch or system ({', '.join(differ)} differ)")
     if policy.dangling:
         for e in entries:
             if e.kind is KeyKind.AOT_AUTOGRAD:
@@ -176,20 +224,21 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
 
     loaders = _loaders(catalog, entries)
     if policy.max_size_bytes is not None:
-        left = sum(e.size for e in entries if e.path not in chosen)
+        left = sum(cost(e) for e in entries if e.path not in chosen)
         for e in sorted(entries, key=lambda e: last_use(e.file)):
             if left <= policy.max_size_bytes:
                 break
             if e.path in chosen:
                 continue
             pick(e, f"least recently used, over the {policy.max_size_bytes:,} byte budget")
-            left -= e.size
+            left -= cost(e)
             for a in loaders.get(e.path, ()):
                 if a.path not in chosen:
                     pick(a, f"loads FX entry {e.key[:10]}/{e.name[:10]} that is removed")
-                    left -= a.size
+                    left -= cost(a)
 
     removals = _removals(entries, chosen, loaders)
+    removals += _code_removals(removals, owned, code, policy, now)
     if policy.unreadable:
         for k in scan.keys:
             if k.via_symlink:
@@ -200,7 +249,45 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                     removals.append(Removal(t, k.kind, k.key, None,
                                             (f"stale temp file, untouched for {format_duration(age)}",)))
     return GcPlan(root=scan.root, policy=policy, removals=tuple(removals),
-                  total_bytes=scan.size, total_entries=scan.entry_count)
+                  total_bytes=scan.size, total_entries=scan.entry_count,
+                  code_bytes=sum(a.file.size for a in code))
+
+
+def _owned_wrappers(catalog: Catalog, code: Sequence[Artifact]) -> dict[Path, Artifact]:
+    """FX entry path -> its wrapper module, for wrappers exactly one FX entry uses.
+
+    Every FX entry of the scan counts as a user (symlinked ones too); an
+    unreadable one might be a user, so a wrapper key is only matched against
+    what decoded, and a wrapper with no decoded user is left to ``--artifacts``.
+    """
+    py = {a.key: a for a in code if a.file.name == f"{a.key}.py"}
+    users: dict[str, list[Entry]] = {}
+    for e in catalog.scan.entries():
+        if e.kind is KeyKind.FX_GRAPH:
+            d = catalog.load(e)
+            if isinstance(d, DecodedEntry) and d.wrapper_key in py:
+                users.setdefault(d.wrapper_key, []).append(e)
+    return {u[0].path: py[k] for k, u in users.items() if len(u) == 1}
+
+
+def _code_removals(removals: list[Removal], owned: dict[Path, Artifact], code: Sequence[Artifact],
+                   policy: GcPolicy, now: float) -> list[Removal]:
+    """Generated code the plan removes: the wrapper modules only removed FX
+    entries used, and, with ``--artifacts``, files unused for ``older_than_s``."""
+    out: dict[Path, Removal] = {}
+    for r in removals:
+        a = owned.get(r.file.path)
+        if a is not None:
+            out[a.file.path] = Removal(a.file, None, a.key, None, (
+                f"wrapper module of FX entry {r.key[:10]}/{(r.entry or '')[:10]}, its only user, "
+                "which is removed",))
+    if policy.artifacts and policy.older_than_s is not None:
+        for a in code:
+            age = now - last_use(a.file)
+            if age > max(policy.older_than_s, TEMP_FILE_GRACE_S) and a.file.path not in out:
+                out[a.file.path] = Removal(a.file, None, a.key, None,
+                                           (f"generated code unused for {format_duration(age)}",))
+    return list(out.values())
 
 
 def _removals(entries: list[Entry], chosen: dict[Path, list[str]],
@@ -243,8 +330,11 @@ def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ())
         mine = picked
     chosen = {e.path: ["removed by name (fxcache rm)"] for e in mine}
     removals = _removals(entries, chosen, _loaders(catalog, entries))
+    code = scan_artifacts(catalog.scan.root)
+    removals += _code_removals(removals, _owned_wrappers(catalog, code), code, GcPolicy(), time.time())
     return GcPlan(root=catalog.scan.root, policy=GcPolicy(), removals=tuple(removals),
-                  total_bytes=catalog.scan.size, total_entries=catalog.scan.entry_count)
+                  total_bytes=catalog.scan.size, total_entries=catalog.scan.entry_count,
+                  code_bytes=sum(a.file.size for a in code))
 
 
 def _loaders(catalog: Catalog, entries: list[Entry]) -> dict[Path, list[Entry]]:
@@ -326,8 +416,9 @@ def _refusal(r: Removal, root_real: str) -> tuple[str, str] | None:
         return "skipped", "changed since the plan"
     if st.st_atime > r.file.atime:
         return "skipped", "used since the plan"
-    if r.entry is None and time.time() - st.st_mtime <= TEMP_FILE_GRACE_S:
-        return "skipped", "temp file in use"
+    if r.entry is None and time.time() - max(st.st_mtime, st.st_atime) <= TEMP_FILE_GRACE_S:
+        return "skipped", ("temp file in use" if r.kind is not None
+                           else "generated code used in the last hour (a compile may be loading it)")
     return None
 
 

@@ -3,7 +3,10 @@
 Torch names keys and entries with ``sha256_hash`` in torch/_inductor/codecache.py:
 the lower-cased base32 of a sha256 digest, cut to 51 characters. A key adds a
 one-letter prefix for its kind (``f`` for an FX graph, ``a`` for AOTAutograd),
-so keys are 52 characters and entry names 51.
+so keys are 52 characters and entry names 51. Generated code (kernels and
+wrappers) is filed by ``code_hash`` under the same encoding with a ``c``
+prefix: ``<root>/<key[1:3]>/<key>.py`` / ``.cpp`` / ``.so`` / ``.main.cpp``...
+(``write`` in codecache.py).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 HASH_CHARS = 51
 _HASH_RE = re.compile(r"[a-z2-7]{51}")
 _KEY_RE = re.compile(r"[fa][a-z2-7]{51}")
+_ARTIFACT_RE = re.compile(r"(c[a-z2-7]{51})((?:\.[A-Za-z0-9_]+)+)")
 
 
 class KeyKind(str, enum.Enum):
@@ -73,3 +77,10 @@ def is_entry_name(name: str) -> bool:
 def is_key(name: str) -> bool:
     """Whether ``name`` has the shape of a cache key (``f``/``a`` + 51 base32 chars)."""
     return _KEY_RE.fullmatch(name) is not None
+
+
+def artifact_key(name: str) -> str | None:
+    """The code-cache key of a generated-code file name (``c<51>.main.cpp`` ->
+    ``c<51>``), or None for any other name (temp files, locks, foreign files)."""
+    m = _ARTIFACT_RE.fullmatch(name)
+    return m.group(1) if m else None

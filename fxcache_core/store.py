@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import KeyLookupError
-from .keys import KeyKind, is_key
+from .keys import KeyKind, artifact_key, is_key
 
 _KEY_CHARS = set("abcdefghijklmnopqrstuvwxyz234567")
 
@@ -315,3 +315,54 @@ def scan_cache(root: Path) -> CacheScan:
         else:
             skipped.append(Skipped(kpath, "not an AOTAutograd key dir"))
     return CacheScan(root=root, keys=tuple(keys), skipped=tuple(skipped))
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A generated-code file in the cache root: ``<key[1:3]>/<key>.<ext>``.
+
+    Kernel sources and binaries (``.cpp``, ``.so``, ``.main.cpp``...) and FX
+    graph wrapper modules (``.py``), written by ``write`` in
+    torch/_inductor/codecache.py. They are derived: torch writes (and, for
+    C++, compiles) them again when they are missing.
+
+    Attributes:
+        file: the file as ``lstat`` saw it (size in bytes, times in epoch seconds).
+        key: its code-cache key (``c`` + 51 base32 chars).
+    """
+
+    file: FileInfo
+    key: str
+
+
+def scan_artifacts(root: Path) -> tuple[Artifact, ...]:
+    """Every generated-code file under ``root``'s two-letter dirs, sorted by path.
+
+    Only regular files named ``<key>.<ext>`` inside the dir ``key[1:3]`` count;
+    symlinks (files or dirs), dot-prefixed temp files and anything else are
+    left out. Cost: one ``listdir`` per two-letter dir and one ``lstat`` per file.
+    """
+    out: list[Artifact] = []
+    try:
+        tops = sorted(os.scandir(root), key=lambda d: d.name)
+    except OSError:
+        return ()
+    for d in tops:
+        if len(d.name) != 2 or d.is_symlink() or not d.is_dir(follow_symlinks=False):
+            continue
+        try:
+            names = sorted(os.listdir(d.path))
+        except OSError:
+            continue
+        for name in names:
+            key = artifact_key(name)
+            if key is None or key[1:3] != d.name:
+                continue
+            p = Path(d.path) / name
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out.append(Artifact(FileInfo(p, st.st_size, st.st_mtime, st.st_atime), key))
+    return tuple(out)

@@ -266,3 +266,57 @@ def test_rm_by_key_and_entry_prefix_takes_the_loaders_along(cache):
         plan_rm(cat, scan.find(fx), ["zzzz"])
     res = execute_plan(plan_rm(cat, scan.find(aot)))
     assert [r.file.path for r in res.removed] == [ap] and all(p.exists() for p in paths.values())
+
+
+# --- generated code (kernels, wrapper modules) --------------------------------------
+
+
+def _code(root, seed: str, ext: str, days: float, now: float):
+    from fxcache_core.keys import sha256_hash
+
+    key = "c" + sha256_hash(seed.encode())
+    d = root / key[1:3]
+    d.mkdir(exist_ok=True)
+    p = d / f"{key}.{ext}"
+    p.write_text(f"# {seed}\n")
+    _age(p, days, now)
+    return p
+
+
+def test_artifacts_need_an_age_and_only_old_generated_code_goes(cache, tmp_path_factory):
+    root, now, *_ = cache
+    with pytest.raises(ValueError, match="--older-than"):
+        GcPolicy(artifacts=True)
+    old_so = _code(root, "k1", "so", 10, now)
+    old_cpp = _code(root, "k1", "main.cpp", 10, now)
+    young = _code(root, "k2", "cpp", 0.5 / 24, now)           # 30 min: may be a compile in flight
+    foreign = root / old_so.parent.name / "notes.txt"
+    foreign.write_text("not torch's")
+    _age(foreign, 10, now)
+    (root / "locks").mkdir()
+    lock = root / "locks" / (old_so.name.split(".")[0] + ".lock")
+    lock.write_text("")
+    _age(lock, 10, now)
+    outside = _code(tmp_path_factory.mktemp("elsewhere"), "k3", "so", 10, now)
+    os.symlink(outside.parent, root / outside.parent.name)   # a symlinked code dir: never entered
+    plan = plan_gc(Catalog(scan_cache(root)), GcPolicy(older_than_s=60.0, artifacts=True, now=now))
+    code = {r.file.path for r in plan.removals if r.what == "code"}
+    assert code == {old_so, old_cpp}
+    assert all(r.kind is None and r.entry is None for r in plan.removals if r.what == "code")
+    # A policy of seconds still never reaches code younger than the grace period.
+    assert young not in code and TEMP_FILE_GRACE_S > 60
+    res = execute_plan(plan)
+    assert not old_so.exists() and not old_cpp.exists()
+    assert young.exists() and foreign.exists() and lock.exists() and outside.exists()
+    assert old_so.parent.exists()  # notes.txt keeps the dir non-empty: rmdir fails, nothing forced
+    assert res.failed == ()
+
+
+def test_planned_generated_code_used_since_is_kept(cache):
+    root, now, *_ = cache
+    so = _code(root, "k1", "so", 10, now)
+    plan = plan_gc(Catalog(scan_cache(root)), GcPolicy(older_than_s=DAY, artifacts=True, now=now))
+    assert so in {r.file.path for r in plan.removals}
+    os.utime(so, (time.time(), so.stat().st_mtime))  # torch loaded it after the plan
+    res = execute_plan(plan)
+    assert so.exists() and any(p == so for p, _ in res.skipped)

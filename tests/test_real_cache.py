@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import time
 from pathlib import Path
 
 import pytest
@@ -265,6 +266,44 @@ def test_after_gc_torch_still_hits_kept_entries(cache_copy):
     for key in compared:
         assert got[key] == predicted[key]
     assert lookups["counters"]["autograd_cache_hit"] >= 1
+
+
+def test_gc_artifacts_prunes_old_generated_code_and_torch_regenerates_it(cache_copy):
+    """--artifacts --older-than removes old kernels/wrappers only; torch still hits and
+    writes them again (they are derived)."""
+    from demo.oracle import torch_lookups
+    from fxcache_core.store import scan_artifacts
+
+    code = scan_artifacts(cache_copy)
+    assert {a.file.name.split(".", 1)[1] for a in code} >= {"py", "cpp", "so"}
+    old = time.time() - 3 * 3600
+    for a in code[: len(code) // 2]:
+        os.utime(a.file.path, (old, old))
+    entries_before = sorted(p for p in (cache_copy / "fxgraph").rglob("*") if p.is_file())
+    plan = _json(run_fxcache("--cache-dir", str(cache_copy), "gc", "--artifacts", "--older-than", "2h",
+                             "--yes", "--json"))
+    assert sorted(plan["removed"]) == sorted(str(a.file.path) for a in code[: len(code) // 2])
+    assert {r["what"] for r in plan["removals"]} == {"code"}
+    assert plan["bytes_freed"] == sum(a.file.size for a in code[: len(code) // 2])
+    assert sorted(p for p in (cache_copy / "fxgraph").rglob("*") if p.is_file()) == entries_before
+    run = torch_lookups(cache_copy, "same_graph_two_regions", [[40, 3]])
+    assert run["error"] is None and run["counters"]["autograd_cache_hit"] >= 1
+    assert len(scan_artifacts(cache_copy)) > len(code) - len(code) // 2  # written again
+
+
+def test_gc_removes_a_wrapper_module_with_its_only_fx_entry(cache_copy):
+    from fxcache_core.store import scan_artifacts
+
+    rep = _json(run_fxcache("--cache-dir", str(cache_copy), "gc", "--max-size", "1B", "--dry-run", "--json"))
+    wrappers = [r for r in rep["removals"] if r["what"] == "code"]
+    fx_removed = [r for r in rep["removals"] if r["kind"] == "fxgraph"]
+    assert wrappers and all(r["path"].endswith(".py") for r in wrappers)
+    assert len(wrappers) <= len(fx_removed)
+    py = {a.key for a in scan_artifacts(cache_copy) if a.file.name.endswith(".py")}
+    assert {r["key"] for r in wrappers} <= py
+    # Everything goes at a 1-byte budget: its bytes freed count each file once.
+    assert rep["bytes_freed"] == sum(r["size"] for r in rep["removals"])
+    assert len({r["path"] for r in rep["removals"]}) == len(rep["removals"])
 
 
 # --- bad input ------------------------------------------------------------------

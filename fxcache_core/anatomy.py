@@ -1,0 +1,235 @@
+"""What an FX graph key is made of, and what differs between two keys.
+
+Torch hashes an ``FxGraphHashDetails`` into the FX key and stores, in every
+entry, one debug line per component (``FxGraphCachePickler.debug_lines`` in
+torch/_inductor/codecache.py)::
+
+    [<component hash>] <name>: <readable value>
+
+``name`` is an attribute (``gm``, ``torch_version``) or an item of a list or
+dict attribute (``example_inputs[2]``, ``inductor_config[max_autotune]``,
+``system_info[hash]``). The component hash is torch's own hash of the value,
+so two keys differ exactly where their component hashes differ (or where one
+has a component the other lacks). The readable value is torch's ``str`` of
+it, cut at 1024 characters for bytes.
+
+AOTAutograd entries store no debug lines: an AOTAutograd key is compared
+through what its entries store (guards) and the FX keys they load.
+
+Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .catalog import Catalog
+from .decode import DecodedEntry
+from .keys import KeyKind
+from .store import CacheKey
+
+_LINE_RE = re.compile(r"\[([a-z0-9]+)\] ([A-Za-z_][\w]*(?:\[[^\]\n]*\])?): (.*)", re.DOTALL)
+
+# Components that say which torch build and machine made the key: an entry whose
+# values differ from the installed torch's can never be looked up again.
+BUILD_COMPONENTS = ("torch_version", "system_info")
+
+
+@dataclass(frozen=True)
+class Component:
+    """One hashed part of an FX key.
+
+    Attributes:
+        name: ``gm``, ``example_inputs[0]``, ``inductor_config[max_autotune]``...
+        hash: torch's hash of the value (base32, as in the debug line).
+        value: torch's readable form of the value ("" when it was empty).
+    """
+
+    name: str
+    hash: str
+    value: str
+
+    @property
+    def group(self) -> str:
+        """The attribute the component belongs to: ``inductor_config`` for
+        ``inductor_config[max_autotune]``."""
+        return self.name.split("[", 1)[0]
+
+    @property
+    def readable(self) -> str:
+        """The value for display: ``torch_version`` is raw digest bytes, shown as its
+        hash; tensor metadata is cut to dtype, shape, stride, device and what is
+        not at its default (``float32[8, 4] stride (1, 8) cpu, memory_format=None``)."""
+        if self.name == "torch_version":
+            return f"(a digest of torch's sources; hash {self.hash[:12]})"
+        if self.value.startswith("TensorMetadata(") and (short := _tensor_metadata(self.value)):
+            return short
+        return self.value
+
+
+_TM_FIELD_RE = re.compile(r"(\w+)=((?:torch\.Size\(\[[^\]]*\]\))|(?:\([^()]*\))|(?:device\([^()]*\))|[^,()]+)")
+_TM_DEFAULTS = {"layout": "torch.strided", "memory_format": "torch.contiguous_format",
+                "storage_offset": "0", "storage_bytes": "None", "requires_grad": "False",
+                "is_coalesced": "None", "dense_dim": "None", "sparse_dim": "None"}
+
+
+def _tensor_metadata(text: str) -> str | None:
+    """``TensorMetadata(dtype=torch.float32, shape=torch.Size([8, 4]), stride=(4, 1), ...)``
+    (torch/_inductor/codecache.py, ``extract_tensor_metadata_for_cache_key``) as
+    ``float32[8, 4] stride (4, 1) cpu`` plus the fields not at their defaults; None
+    if it does not read as expected."""
+    fields = dict(_TM_FIELD_RE.findall(text[len("TensorMetadata("):]))
+    try:
+        dtype = fields.pop("dtype").removeprefix("torch.")
+        shape = fields.pop("shape").removeprefix("torch.Size(").removesuffix(")")
+        stride = fields.pop("stride")
+        device = re.sub(r"device\(type='(\w+)'(?:, index=(\d+))?\)",
+                        lambda m: m.group(1) + (f":{m.group(2)}" if m.group(2) else ""), fields.pop("device"))
+    except KeyError:
+        return None
+    extra = [f"{k}={v}" for k, v in fields.items()
+             if v != _TM_DEFAULTS.get(k, "False")]
+    return f"{dtype}{shape} stride {stride} {device}" + (", " + ", ".join(extra) if extra else "")
+
+
+def parse_debug_lines(lines: Sequence[str]) -> tuple[Component, ...]:
+    """The components of an FX key from its entry's debug lines, in torch's order.
+
+    A line that does not have the ``[hash] name: value`` shape is skipped.
+    """
+    out = []
+    for line in lines:
+        m = _LINE_RE.fullmatch(line)
+        if m:
+            out.append(Component(name=m.group(2), hash=m.group(1), value=m.group(3)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class KeyAnatomy:
+    """What a key is made of.
+
+    Attributes:
+        key: the key.
+        components: FX keys: the components, from its first readable entry
+            (empty for an AOTAutograd key, or when no entry can be read).
+        loads: AOTAutograd keys: (role, FX key) pairs its entries load, in
+            order of first appearance.
+        entry: the entry the components were read from (None if none could be read).
+    """
+
+    key: CacheKey
+    components: tuple[Component, ...]
+    loads: tuple[tuple[str, str], ...] = ()
+    entry: str | None = None
+
+
+def anatomy(catalog: Catalog, key: CacheKey) -> KeyAnatomy:
+    """Read the anatomy of ``key`` from its entries (nothing is executed)."""
+    loads: list[tuple[str, str]] = []
+    components: tuple[Component, ...] = ()
+    entry = None
+    for e in key.entries:
+        d = catalog.load(e)
+        if not isinstance(d, DecodedEntry):
+            continue
+        if key.kind is KeyKind.FX_GRAPH and entry is None:
+            components, entry = parse_debug_lines(d.debug_lines), e.name
+        for role, ref in (("forward", d.forward), ("backward", d.backward)):
+            if ref is not None and (role, ref.key) not in loads:
+                loads.append((role, ref.key))
+        if key.kind is KeyKind.AOT_AUTOGRAD and entry is None:
+            entry = e.name
+    return KeyAnatomy(key=key, components=components, loads=tuple(loads), entry=entry)
+
+
+@dataclass(frozen=True)
+class ComponentDiff:
+    """One component that differs between two keys; a side is None when absent."""
+
+    name: str
+    a: Component | None
+    b: Component | None
+
+
+def diff_components(a: Sequence[Component], b: Sequence[Component]) -> tuple[ComponentDiff, ...]:
+    """The components whose hashes differ, or that only one side has, in A's order
+    then B's. Equal hashes mean equal values as torch hashed them."""
+    by_a = {c.name: c for c in a}
+    by_b = {c.name: c for c in b}
+    out = []
+    for name in list(by_a) + [n for n in by_b if n not in by_a]:
+        ca, cb = by_a.get(name), by_b.get(name)
+        if ca is None or cb is None or ca.hash != cb.hash:
+            out.append(ComponentDiff(name, ca, cb))
+    return tuple(out)
+
+
+def stale_components(components: Sequence[Component], current: dict[str, str]) -> tuple[str, ...]:
+    """Names of the build components (``torch_version``, ``system_info[...]``)
+    whose hash differs from ``current`` (name -> hash, see
+    :func:`fxcache_core.current.current_build`). Components absent on either
+    side are not evidence and are not reported."""
+    return tuple(c.name for c in components
+                 if c.group in BUILD_COMPONENTS and c.name in current and current[c.name] != c.hash)
+
+
+_SYMBOL_RE = re.compile(r"\b[su]\d+\b")
+
+
+def canonical_components(components: Sequence[Component]) -> tuple[tuple[str, str], ...]:
+    """The components with symbol names made irrelevant: each ``s77``/``u3`` is
+    renamed in order of first appearance (``s#0``, ``s#1``...), in the values
+    that name symbols; other components are kept by hash.
+
+    Dynamo names a symbol after its source (``L['x'].size()[0]``), so the same
+    graph traced from a parameter of another name gets another key.
+    """
+    names: dict[str, str] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        return names.setdefault(m.group(0), f"{m.group(0)[0]}#{len(names)}")
+
+    return tuple((c.name, _SYMBOL_RE.sub(rename, c.value)) if _SYMBOL_RE.search(c.value)
+                 else (c.name, c.hash) for c in components)
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """FX keys that are one key but for symbol names.
+
+    Attributes:
+        keys: the keys, sorted.
+        differ: the components whose hashes differ between the first key and the others.
+    """
+
+    keys: tuple[CacheKey, ...]
+    differ: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        return ("they differ only in symbol names (" + ", ".join(self.differ) + "): the same graph "
+                "traced from inputs named differently")
+
+
+def fragmentation(catalog: Catalog) -> tuple[Fragment, ...]:
+    """Groups of FX keys equal up to symbol names (``fxcache ls --dupes``).
+
+    Reads every FX key's first readable entry; keys with none are left out.
+    """
+    groups: dict[tuple[tuple[str, str], ...], list[tuple[CacheKey, tuple[Component, ...]]]] = {}
+    for k in catalog.scan.keys:
+        if k.kind is not KeyKind.FX_GRAPH:
+            continue
+        a = anatomy(catalog, k)
+        if a.entry is not None and a.components:
+            groups.setdefault(canonical_components(a.components), []).append((k, a.components))
+    out = []
+    for members in groups.values():
+        if len(members) > 1:
+            first = members[0][1]
+            differ = sorted({d.name for _, comps in members[1:] for d in diff_components(first, comps)})
+            out.append(Fragment(tuple(k for k, _ in members), tuple(differ)))
+    return tuple(out)

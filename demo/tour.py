@@ -68,6 +68,8 @@ def main() -> None:
         capture_output=True, text=True, check=True, env=_env()).stdout)["results"]
     fx_key = next(r["key"] for r in found if r["kind"] == "fxgraph")
     fxcache(*d, "guards", fx_key[:10])
+    # What that key is made of: its example inputs (the graph, config... with other groups).
+    fxcache(*d, "key", fx_key[:10], "--group", "example_inputs")
     # same_graph_two_regions was built at sizes 4 and 32: entries for s0 <= 7 and s0 >= 16.
     fxcache(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[40,3]")
     fxcache(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[10,3]")
@@ -76,6 +78,7 @@ def main() -> None:
     fxcache(*d, "match", "--fn", "train_mlp", "--shapes", "x=[30,4]", "--shapes", "target=[30,1]")
     fxcache(*d, "gc", "--dry-run", "--max-size", "5MB")
     fxcache(*d, "gc", "--dry-run")
+    fxcache(*d, "verify")
 
 
 if __name__ == "__main__":

@@ -567,12 +567,15 @@ def verify_cmd(as_json: JsonOpt = False) -> None:
 
     scan = _scan()
     cat = Catalog(scan)
-    problems = []
+    problems, unchecked = [], []
     for e in scan.entries():
         d = cat.load(e)
         why = []
+        if isinstance(d, Unreadable) and d.cause != "corrupt":
+            unchecked.append((e, d.reason))  # could not read it (permissions, size limit): not evidence
+            continue
         if isinstance(d, Unreadable):
-            why.append(f"unreadable ({d.cause}): {d.reason}")
+            why.append(f"unreadable: {d.reason}")
         if cat.name_matches_content(e) is False:
             why.append("its name is not the sha256 of its content: altered or truncated after torch wrote it")
         if isinstance(d, DecodedEntry) and d.fx_key and d.fx_key != e.key:
@@ -582,10 +585,12 @@ def verify_cmd(as_json: JsonOpt = False) -> None:
     if as_json:
         _emit_json({"entries": scan.entry_count, "problems": [
             {"kind": e.kind.value, "key": e.key, "entry": e.name, "path": str(e.path), "problems": w}
-            for e, w in problems]})
+            for e, w in problems], "unchecked": [{"path": str(e.path), "why": w} for e, w in unchecked]})
     else:
         for e, w in problems:
             out.print(f"[red]bad[/red] {e.kind.short} {e.key[:16]}/{escape(e.name[:16])}: " + escape("; ".join(w)))
+        for e, w in unchecked:
+            out.print(f"[yellow]not checked[/yellow] {e.kind.short} {e.key[:16]}/{escape(e.name[:16])}: {escape(w)}")
         out.print(f"{_n(scan.entry_count, 'entry', 'entries')} checked: "
                   + (f"[red]{len(problems)} bad[/red]" if problems else "[green]all match their names and decode[/green]")
                   + ("; `fxcache gc --unreadable` removes them." if problems else ""))
@@ -739,7 +744,7 @@ def gc_cmd(
     unreadable: Annotated[bool, typer.Option("--unreadable", help="Remove entries that cannot be decoded, and temp files older than an hour.")] = False,
     dangling: Annotated[bool, typer.Option("--dangling", help="Remove AOTAutograd entries whose FX entries are gone.")] = False,
     artifacts: Annotated[bool, typer.Option("--artifacts", help="With --older-than: also remove generated code (kernels, wrapper modules: <root>/<2 chars>/c*.py/.cpp/.so) unused that long; torch regenerates it.")] = False,
-    stale: Annotated[bool, typer.Option("--stale", help="Remove entries built by another torch or system than the installed one (imports torch): no lookup can reach them again.")] = False,
+    stale: Annotated[bool, typer.Option("--stale", help="Remove entries built by another torch or system than the installed one (imports torch): this torch's lookups never reach them. If other torch installs or devices share this cache dir, their entries count as stale.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Print the plan and exit.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     as_json: JsonOpt = False,
@@ -775,6 +780,8 @@ def _current() -> Any:
         return current_build()
     except ImportError as e:
         _fail(f"this needs torch installed (to know what the installed torch hashes): {e}")
+    except Exception as e:  # noqa: BLE001 - torch failing to load (a missing library...) is one line too
+        _fail(f"torch is installed but could not compute its build hashes: {type(e).__name__}: {e}")
 
 
 @app.command("rm")

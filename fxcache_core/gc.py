@@ -181,10 +181,16 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     entries = [e for e in scan.entries() if not e.via_symlink]
     by_path = {e.path: e for e in entries}
     code = scan_artifacts(scan.root)
-    owned = _owned_wrappers(catalog, code)
+    owned_cache: list[dict[Path, Artifact]] = []
+
+    def owned() -> dict[Path, Artifact]:
+        # Decodes every FX entry: only done when an FX entry may go.
+        if not owned_cache:
+            owned_cache.append(_owned_wrappers(catalog, code))
+        return owned_cache[0]
 
     def cost(e: Entry) -> int:
-        return e.size + (owned[e.path].file.size if e.path in owned else 0)
+        return e.size + (owned()[e.path].file.size if e.path in owned() else 0)
 
     def pick(e: Entry, why: str) -> None:
         chosen.setdefault(e.path, []).append(why)
@@ -238,7 +244,8 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                     left -= cost(a)
 
     removals = _removals(entries, chosen, loaders)
-    removals += _code_removals(removals, owned, code, policy, now)
+    fx_goes = any(r.kind is KeyKind.FX_GRAPH for r in removals)
+    removals += _code_removals(removals, owned() if fx_goes else {}, code, policy, now)
     if policy.unreadable:
         for k in scan.keys:
             if k.via_symlink:
@@ -449,6 +456,8 @@ def execute_plan(plan: GcPlan) -> GcResult:
         touched_dirs.add(p.parent)
     dirs_removed = []
     for d in sorted(touched_dirs, key=lambda d: len(d.parts), reverse=True):
+        if os.path.realpath(d.parent) == root_real:
+            continue  # a generated-code dir (<root>/<2 chars>): torch's write_atomic may be about to use it
         for candidate in (d, d.parent):
             if candidate.name in (KeyKind.FX_GRAPH.value, KeyKind.AOT_AUTOGRAD.value):
                 break  # never remove the cache's own top dirs

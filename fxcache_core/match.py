@@ -264,6 +264,11 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
             if _INT_RE.fullmatch(want):
                 if int(want) != got:
                     b.problems.append(f"dim {dim} of {name} is static {want}, got {got}")
+                elif got > 1 and kind == "dynamic":
+                    b.problems.append(
+                        f"dim {dim} of {name} is marked dynamic but static {want} here: torch traces "
+                        "it as a symbol (another key), or, if the code fixes that size, mark_dynamic "
+                        "fails with ConstraintViolationError")
                 elif got > 1:
                     static.append((where, got, kind))
             elif _SYMBOL_RE.fullmatch(want):
@@ -298,6 +303,20 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
                 else:
                     b.later.append((where, want, got))
     _duck(b, symbolic, static)
+    for sym in dict.fromkeys(s for _, s, _, _ in symbolic):
+        dims = [(w, k) for w, s, _, k in symbolic if s == sym]
+        if len(dims) > 1 and any(k == "dynamic" for _, k in dims):
+            b.notes.append(
+                f"{dims[0][0]} and {dims[1][0]} share {sym} here, but a marked dim gets a symbol of "
+                "its own: the key is torch's only if the graph's ops make the sizes equal (a Dynamo "
+                "guard the cache does not keep), not if duck sizing did")
+    has_symint = any(i.is_symint for i in d.inputs)
+    if mode is DynamicMode.TRUE and not symbolic and not b.later and not has_symint and any(
+            k == "duck" for _, _, k in static):
+        b.notes.append(
+            "this key has no symbols (a static compile, e.g. under dynamic=None); under "
+            "dynamic=True torch traces the sizes as symbols and looks up another key, unless the "
+            "code fixes every one of them")
     return b
 
 

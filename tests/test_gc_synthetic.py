@@ -308,7 +308,8 @@ def test_artifacts_need_an_age_and_only_old_generated_code_goes(cache, tmp_path_
     res = execute_plan(plan)
     assert not old_so.exists() and not old_cpp.exists()
     assert young.exists() and foreign.exists() and lock.exists() and outside.exists()
-    assert old_so.parent.exists()  # notes.txt keeps the dir non-empty: rmdir fails, nothing forced
+    # Code dirs are never rmdir'd: torch's write_atomic may have just made one to write into.
+    assert old_so.parent.exists()
     assert res.failed == ()
 
 

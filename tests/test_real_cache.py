@@ -480,3 +480,39 @@ def test_a_graph_breaks_resume_frame_is_named_by_its_own_locals(real_cache):
     assert rep["unbound"] == [] and [r["status"] for r in rep["results"] if r["key"] == ub["key"]] == ["hit"]
     text = run_fxcache(*d[:-1], "--shapes", "x=[9,5]").stdout
     assert "NOT BOUND" in text and "takes L['t']" in text
+
+
+def _statuses(real_cache, fn: str, mode: str, **shapes: str) -> dict[str, tuple[str, str]]:
+    """AOTAutograd key -> (status, what was said) for every such key of ``fn``."""
+    from fxcache_core.binding import DynamicMode, parse_shapes
+    from fxcache_core.match import match
+
+    inputs = parse_shapes([f"{k}={v}" for k, v in shapes.items()])
+    rep = match(Catalog(scan_cache(real_cache.root)), inputs, function=fn, mode=DynamicMode(mode))
+    return {m.key.key: (m.status, " ".join(m.reasons + m.uncertain))
+            for m in rep.results if m.key.kind is KeyKind.AOT_AUTOGRAD}
+
+
+def test_a_marked_dim_never_takes_a_key_where_it_is_static(real_cache):
+    # automatic_dynamic_cols: a static key (x[4, 6]) and one with dim 1 symbolic.
+    got = _statuses(real_cache, "automatic_dynamic_cols", "none", x="[4,6]:mark_dynamic=[1]")
+    assert sorted(s for s, _ in got.values()) == ["hit", "no-fit"]
+    assert any("marked dynamic but static 6" in why for s, why in got.values() if s == "no-fit")
+    # Unmarked, a fresh process's first call is the static key's.
+    got = _statuses(real_cache, "automatic_dynamic_cols", "none", x="[4,6]")
+    assert sorted(s for s, _ in got.values()) == ["hit", "no-fit"]
+
+
+def test_a_static_key_under_dynamic_true_is_undecided(real_cache):
+    got = _statuses(real_cache, "automatic_dynamic_cols", "true", x="[4,6]")
+    assert any(s == "undecided" and "no symbols" in why for s, why in got.values())
+
+
+def test_a_symbol_shared_by_marked_dims_is_undecided(real_cache):
+    # two_tensors' duck key (a[4], b[4] built with one symbol): marked, a and b get a
+    # symbol each. Here no op makes them equal, but the cache cannot show that (a
+    # matmul would): the one-symbol key is undecided.
+    got = _statuses(real_cache, "two_tensors", "true", a="[7]", b="[7]")
+    assert sorted(s for s, _ in got.values()) == ["hit", "no-fit"]       # duck: the one-symbol key
+    got = _statuses(real_cache, "two_tensors", "true", a="[7]:mark_dynamic=[0]", b="[7]:mark_dynamic=[0]")
+    assert any(s == "undecided" and "share" in why for s, why in got.values())

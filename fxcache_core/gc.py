@@ -12,7 +12,8 @@ Generated code in the cache root (kernels and FX wrapper modules, see
 :class:`~fxcache_core.store.Artifact`) is derived: torch writes it again when
 missing. It never counts towards an entry's size, except an FX entry's wrapper
 module when that entry is its only user: then it goes with the entry. With
-``--artifacts --older-than`` it is pruned by age on its own.
+``--artifacts --older-than`` it is pruned by age on its own, each file under
+torch's compile lock for its key, and its two-letter dirs are never removed.
 
 "Last use" of an entry is ``max(atime, mtime)``: where the file system records
 reads (relatime), a lookup that read the entry moved its atime; where it does
@@ -21,10 +22,11 @@ not (noatime), atime is not newer than mtime and mtime counts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -429,6 +431,42 @@ def _refusal(r: Removal, root_real: str) -> tuple[str, str] | None:
     return None
 
 
+@contextlib.contextmanager
+def _compile_lock(root: Path, r: Removal) -> Iterator[str | None]:
+    """Hold torch's compile lock of a generated-code file's key while it is deleted.
+
+    Torch compiles C++ under ``FileLock(<root>/locks/<key>.lock)`` after checking
+    that the source exists (``_worker_compile_cpp`` in torch/_inductor/codecache.py);
+    holding the same lock keeps gc out of that window. Yields None when it is
+    safe to go on (the lock is held, or the key has no lock file: no compile
+    ever took it), or why not (a compile holds it; the lock file is not a
+    plain file). Entries and temp files need no lock.
+    """
+    if r.kind is not None:
+        yield None
+        return
+    lock = root / "locks" / f"{r.key}.lock"
+    try:
+        st = os.lstat(lock)
+    except FileNotFoundError:
+        yield None
+        return
+    except OSError as e:
+        yield f"cannot check its compile lock: {e.strerror}"
+        return
+    if not stat.S_ISREG(st.st_mode) or os.path.realpath(lock.parent) != os.path.join(
+            os.path.realpath(root), "locks"):
+        yield "its compile lock is not a plain file in the cache dir"
+        return
+    from filelock import FileLock, Timeout
+
+    try:
+        with FileLock(str(lock), timeout=0):
+            yield None
+    except Timeout:
+        yield "a compile holds its lock"
+
+
 def execute_plan(plan: GcPlan) -> GcResult:
     """Delete what ``plan`` lists, safely (see the module docstring).
 
@@ -440,18 +478,19 @@ def execute_plan(plan: GcPlan) -> GcResult:
     touched_dirs: set[Path] = set()
     for r in plan.removals:
         p = r.file.path
-        refusal = _refusal(r, root_real)
-        if refusal is not None:
-            (failed if refusal[0] == "failed" else skipped).append((p, refusal[1]))
-            continue
-        try:
-            os.unlink(p)
-        except FileNotFoundError:
-            skipped.append((p, "already gone"))
-            continue
-        except OSError as e:
-            failed.append((p, e.strerror or str(e)))
-            continue
+        with _compile_lock(plan.root, r) as busy:
+            refusal = ("skipped", busy) if busy else _refusal(r, root_real)
+            if refusal is not None:
+                (failed if refusal[0] == "failed" else skipped).append((p, refusal[1]))
+                continue
+            try:
+                os.unlink(p)
+            except FileNotFoundError:
+                skipped.append((p, "already gone"))
+                continue
+            except OSError as e:
+                failed.append((p, e.strerror or str(e)))
+                continue
         removed.append(r)
         touched_dirs.add(p.parent)
     dirs_removed = []

@@ -321,3 +321,32 @@ def test_planned_generated_code_used_since_is_kept(cache):
     os.utime(so, (time.time(), so.stat().st_mtime))  # torch loaded it after the plan
     res = execute_plan(plan)
     assert so.exists() and any(p == so for p, _ in res.skipped)
+
+
+def test_generated_code_is_only_deleted_outside_torchs_compile_lock(cache):
+    """Torch compiles C++ under FileLock(<root>/locks/<key>.lock); gc takes the same lock."""
+    import subprocess
+    import sys
+
+    root, now, *_ = cache
+    so = _code(root, "k1", "so", 10, now)
+    key = so.name.split(".")[0]
+    (root / "locks").mkdir()
+    lock = root / "locks" / f"{key}.lock"
+    lock.write_text("")
+    plan = plan_gc(Catalog(scan_cache(root)), GcPolicy(older_than_s=DAY, artifacts=True, now=now))
+    assert so in {r.file.path for r in plan.removals}
+    # Another process (a compile) holds the lock: gc leaves the file.
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from filelock import FileLock\n"
+        f"with FileLock({str(lock)!r}):\n    print('held', flush=True); time.sleep(30)")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        res = execute_plan(plan)
+        assert so.exists() and res.skipped == ((so, "a compile holds its lock"),)
+    finally:
+        holder.kill()
+        holder.wait()
+    res = execute_plan(plan)  # released: now it goes
+    assert not so.exists() and [r.file.path for r in res.removed] == [so] and lock.exists()

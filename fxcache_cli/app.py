@@ -810,7 +810,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool) -> None:
             "total_bytes": plan.total_bytes, "total_entries": plan.total_entries,
             "code_bytes": plan.code_bytes, "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
             "removals": [{"path": str(r.file.path), "what": r.what,
-                          "kind": r.kind.value if r.kind else None, "key": r.key,
+                          "kind": r.kind.value, "key": r.key,
                           "entry": r.entry, "size": r.size, "reasons": list(r.reasons)}
                          for r in plan.removals],
             # What was done: empty until the plan is executed.
@@ -820,8 +820,9 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool) -> None:
     if not as_json:
         now = time.time()
         for r in plan.removals:
-            where = (f"{r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}" if r.kind
-                     else f"code {escape(r.file.path.parent.name + '/' + r.file.name)}")
+            where = (f"code {escape(r.file.path.parent.name + '/' + r.file.name)}"
+                     if r.kind is KeyKind.CODE
+                     else f"{r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}")
             out.print(f"  remove {where}  "
                       f"{human_bytes(r.size):>9}  last used {_age(last_use(r.file), now)}  "
                       f"[dim]{escape('; '.join(r.reasons))}[/dim]")

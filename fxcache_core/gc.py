@@ -102,13 +102,13 @@ class Removal:
     Attributes:
         file: the file as scanned (path, size in bytes, mtime).
         kind, key: where it lives: an entry or temp file of that cache key, or
-            (kind None) a generated-code file of that code-cache key.
+            (``KeyKind.CODE``) a generated-code file of that code-cache key.
         entry: the entry name (None for a temp file or generated code).
         reasons: why, one short phrase per rule that selected it.
     """
 
     file: FileInfo
-    kind: KeyKind | None
+    kind: KeyKind
     key: str
     entry: str | None
     reasons: tuple[str, ...]
@@ -120,7 +120,7 @@ class Removal:
     @property
     def what(self) -> str:
         """``entry``, ``temp`` (a dot-prefixed temp file) or ``code`` (generated code)."""
-        if self.kind is None:
+        if self.kind is KeyKind.CODE:
             return "code"
         return "entry" if self.entry is not None else "temp"
 
@@ -282,19 +282,20 @@ def _owned_wrappers(catalog: Catalog, code: Sequence[Artifact]) -> dict[Path, Ar
 def _code_removals(removals: list[Removal], owned: dict[Path, Artifact], code: Sequence[Artifact],
                    policy: GcPolicy, now: float) -> list[Removal]:
     """Generated code the plan removes: the wrapper modules only removed FX
-    entries used, and, with ``--artifacts``, files unused for ``older_than_s``."""
+    entries used, and, with ``--artifacts``, files unused for ``older_than_s``;
+    never code used within :data:`TEMP_FILE_GRACE_S` (execution would refuse it)."""
     out: dict[Path, Removal] = {}
     for r in removals:
         a = owned.get(r.file.path)
-        if a is not None:
-            out[a.file.path] = Removal(a.file, None, a.key, None, (
+        if a is not None and now - last_use(a.file) > TEMP_FILE_GRACE_S:  # else execution refuses it
+            out[a.file.path] = Removal(a.file, KeyKind.CODE, a.key, None, (
                 f"wrapper module of FX entry {r.key[:10]}/{(r.entry or '')[:10]}, its only user, "
                 "which is removed",))
     if policy.artifacts and policy.older_than_s is not None:
         for a in code:
             age = now - last_use(a.file)
             if age > max(policy.older_than_s, TEMP_FILE_GRACE_S) and a.file.path not in out:
-                out[a.file.path] = Removal(a.file, None, a.key, None,
+                out[a.file.path] = Removal(a.file, KeyKind.CODE, a.key, None,
                                            (f"generated code unused for {format_duration(age)}",))
     return list(out.values())
 
@@ -426,7 +427,7 @@ def _refusal(r: Removal, root_real: str) -> tuple[str, str] | None:
     if st.st_atime > r.file.atime:
         return "skipped", "used since the plan"
     if r.entry is None and time.time() - max(st.st_mtime, st.st_atime) <= TEMP_FILE_GRACE_S:
-        return "skipped", ("temp file in use" if r.kind is not None
+        return "skipped", ("temp file in use" if r.kind is not KeyKind.CODE
                            else "generated code used in the last hour (a compile may be loading it)")
     return None
 
@@ -442,7 +443,7 @@ def _compile_lock(root: Path, r: Removal) -> Iterator[str | None]:
     ever took it), or why not (a compile holds it; the lock file is not a
     plain file). Entries and temp files need no lock.
     """
-    if r.kind is not None:
+    if r.kind is not KeyKind.CODE:
         yield None
         return
     lock = root / "locks" / f"{r.key}.lock"

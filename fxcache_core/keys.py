@@ -24,40 +24,48 @@ _ARTIFACT_RE = re.compile(r"(c[a-z2-7]{51})((?:\.[A-Za-z0-9_]+)+)")
 
 
 class KeyKind(str, enum.Enum):
-    """The two guarded caches Inductor keeps on disk.
+    """The kinds of keys Inductor files things under in its cache dir.
 
-    The value is the cache's folder name under the cache dir.
+    ``FX_GRAPH`` and ``AOT_AUTOGRAD`` are the two guarded caches (a key dir of
+    entries); their value is the cache's folder name. ``CODE`` is the code
+    cache: generated kernels and wrapper modules, one file per extension.
     """
 
     FX_GRAPH = "fxgraph"
     """Compiled FX graphs (``FxGraphCache``): ``fxgraph/<key[1:3]>/<key>/<entry>``."""
     AOT_AUTOGRAD = "aotautograd"
     """AOTAutograd results (``AOTAutogradCache``): ``aotautograd/<key>/<entry>``."""
+    CODE = "code"
+    """Generated code (``PyCodeCache``, ``CppCodeCache``...): ``<key[1:3]>/<key>.<ext>``
+    (``write`` in codecache.py); derived, torch writes it again when missing."""
 
     @property
     def prefix(self) -> str:
         """The letter torch puts before the hash of a key of this kind."""
-        return "f" if self is KeyKind.FX_GRAPH else "a"
+        return {KeyKind.FX_GRAPH: "f", KeyKind.AOT_AUTOGRAD: "a", KeyKind.CODE: "c"}[self]
 
     @property
     def short(self) -> str:
-        """A short label for tables: ``fx`` or ``aot``."""
-        return "fx" if self is KeyKind.FX_GRAPH else "aot"
+        """A short label for tables: ``fx``, ``aot`` or ``code``."""
+        return {KeyKind.FX_GRAPH: "fx", KeyKind.AOT_AUTOGRAD: "aot", KeyKind.CODE: "code"}[self]
 
     def key_dir(self, root: Path, key: str) -> Path:
         """Where the entries of ``key`` live under the cache dir ``root``.
 
         Mirrors ``FxGraphCache._get_tmp_dir_for_key`` (codecache.py) and
-        ``AOTAutogradCache._get_tmp_dir_for_key`` (autograd_cache.py).
+        ``AOTAutogradCache._get_tmp_dir_for_key`` (autograd_cache.py); for
+        ``CODE``, the dir its files share with other code keys (``get_path``).
         """
         if self is KeyKind.FX_GRAPH:
             return root / self.value / key[1:3] / key
+        if self is KeyKind.CODE:
+            return root / key[1:3]
         return root / self.value / key
 
     @classmethod
     def of_key(cls, key: str) -> KeyKind | None:
         """The kind a key's prefix letter names, or None for another prefix."""
-        return {"f": cls.FX_GRAPH, "a": cls.AOT_AUTOGRAD}.get(key[:1])
+        return {"f": cls.FX_GRAPH, "a": cls.AOT_AUTOGRAD, "c": cls.CODE}.get(key[:1])
 
 
 def sha256_hash(data: bytes) -> str:

@@ -302,7 +302,7 @@ def test_artifacts_need_an_age_and_only_old_generated_code_goes(cache, tmp_path_
     plan = plan_gc(Catalog(scan_cache(root)), GcPolicy(older_than_s=60.0, artifacts=True, now=now))
     code = {r.file.path for r in plan.removals if r.what == "code"}
     assert code == {old_so, old_cpp}
-    assert all(r.kind is None and r.entry is None for r in plan.removals if r.what == "code")
+    assert all(r.kind is KeyKind.CODE and r.entry is None for r in plan.removals if r.what == "code")
     # A policy of seconds still never reaches code younger than the grace period.
     assert young not in code and TEMP_FILE_GRACE_S > 60
     res = execute_plan(plan)

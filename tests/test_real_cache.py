@@ -295,6 +295,11 @@ def test_gc_removes_a_wrapper_module_with_its_only_fx_entry(cache_copy):
     from fxcache_core.store import scan_artifacts
 
     rep = _json(run_fxcache("--cache-dir", str(cache_copy), "gc", "--max-size", "1B", "--dry-run", "--json"))
+    assert not [r for r in rep["removals"] if r["what"] == "code"]  # all used within the hour: kept
+    old = time.time() - 3 * 3600
+    for a in scan_artifacts(cache_copy):
+        os.utime(a.file.path, (old, old))
+    rep = _json(run_fxcache("--cache-dir", str(cache_copy), "gc", "--max-size", "1B", "--dry-run", "--json"))
     wrappers = [r for r in rep["removals"] if r["what"] == "code"]
     fx_removed = [r for r in rep["removals"] if r["kind"] == "fxgraph"]
     assert wrappers and all(r["path"].endswith(".py") for r in wrappers)

@@ -70,6 +70,68 @@ def _scan(cache_dir: str | None = None):
     return scan_cache(resolve_cache_dir(cache_dir if cache_dir is not None else state.cache_dir))
 
 
+_indexes: list[Any] = []
+_progress: list[Any] = []
+
+
+class _ReadProgress:
+    """A transient rich progress bar on stderr for reading entries, shown only once
+    the work has taken a second, only on a terminal, and never with --json."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled, self.n = total, enabled and err.is_terminal, 0
+        self.t0 = time.monotonic()
+        self.bar: Any = None
+
+    def __call__(self) -> None:
+        self.n += 1
+        if not self.enabled or self.n % 64:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.t0 < 1.0:
+                return
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self.bar = Progress(TextColumn("reading entries"), BarColumn(), MofNCompleteColumn(),
+                                console=err, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("read", total=self.total)
+        self.bar.update(self.task, completed=min(self.n, self.total))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+            self.enabled = False
+
+
+def _catalog(scan: Any, *, indexed: bool, as_json: bool = False) -> Any:
+    """A Catalog with a progress bar; ``indexed``: backed by the persistent index of
+    decoded entries (read-only commands only: gc and verify always read the files;
+    see fxcache_core.index)."""
+    from fxcache_core.catalog import Catalog
+
+    prog = _ReadProgress(scan.entry_count, enabled=not as_json)
+    _progress.append(prog)
+    idx = None
+    if indexed:
+        from fxcache_core.index import Index, default_index_path
+
+        idx = Index(default_index_path(scan.root))
+        _indexes.append(idx)
+    return Catalog(scan, idx, on_read=prog)
+
+
+def _done_reading() -> None:
+    """Take progress bars down before printing results."""
+    for prog in _progress:
+        prog.close()
+
+
+def _indexed(scan: Any, as_json: bool = False) -> Any:
+    return _catalog(scan, indexed=True, as_json=as_json)
+
+
 def _error_line(msg: str) -> None:
     """One unwrapped line on stderr, whatever the terminal width."""
     sys.stderr.write("fxcache: error: " + " ".join(msg.split()) + "\n")
@@ -113,14 +175,14 @@ def ls_cmd(
     now = time.time()
     problems: dict[str, str] = {}
     if check:
-        from fxcache_core.catalog import Catalog
 
-        problems = {str(u.entry.path): u.reason for u in Catalog(scan).unreadable()}
+        problems = {u.entry.file.where: u.reason for u in _indexed(scan, as_json).unreadable()}
+        _done_reading()
     if as_json:
         def entry_json(e):
             row = {"entry": e.name, "size": e.size, "mtime": e.mtime}
             if check:
-                row["unreadable"] = problems.get(str(e.path))
+                row["unreadable"] = problems.get(e.file.where)
             return row
 
         _emit_json([
@@ -133,27 +195,30 @@ def ls_cmd(
             for k in scan.keys
         ])
         return
-    table = Table(title=escape(str(scan.root)), title_justify="left", box=None, pad_edge=False)
-    table.add_column("kind")
-    table.add_column("key", no_wrap=True)
-    table.add_column("entries", justify="right", no_wrap=True)
-    table.add_column("size", justify="right", no_wrap=True)
-    table.add_column("last modified", justify="right", no_wrap=True)
-    if check:
-        table.add_column("check", no_wrap=True)
+    # Plain columns, not a rich Table: a large cache has tens of thousands of rows,
+    # and rendering a Table costs ~0.2 ms a row (benchmarks/bench_scale.py).
+    rows: list[tuple[str, ...]] = [("kind", "key", "entries", "size", "last modified")
+                                   + (("check",) if check else ())]
     for k in scan.keys:
-        bad = sum(1 for e in k.entries if str(e.path) in problems)
-        status = ([f"[red]{bad} unreadable[/red]" if bad else "[green]ok[/green]"] if check else [])
-        table.add_row(k.kind.short, k.key, str(len(k.entries)), human_bytes(k.size),
-                      _age(k.mtime, now), *status)
+        bad = sum(1 for e in k.entries if e.file.where in problems) if problems else 0
+        status = ((f"{bad} unreadable" if bad else "ok",) if check else ())
+        rows.append((k.kind.short, k.key, str(len(k.entries)), human_bytes(k.size),
+                     _age(k.mtime, now), *status))
         if entries or bad:
             for e in k.entries:
-                if not entries and str(e.path) not in problems:
+                if not entries and e.file.where not in problems:
                     continue
-                why = problems.get(str(e.path))
-                status = [f"[red]unreadable: {escape(why)}[/red]" if why else "ok"] if check else []
-                table.add_row("", f"  └ {escape(e.name)}", "", human_bytes(e.size), _age(e.mtime, now), *status)
-    out.print(table)
+                why = problems.get(e.file.where)
+                status = ((f"unreadable: {why}" if why else "ok",) if check else ())
+                rows.append(("", f"  └ {e.name}", "", human_bytes(e.size), _age(e.mtime, now), *status))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    right = {2, 3, 4}
+    lines = [str(scan.root)]
+    for r in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
+        lines.append("  ".join(cells).rstrip())
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
     fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
     out.print(
         f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
@@ -186,14 +251,14 @@ def guards_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Show each entry's guards as sympy, with each tN traced to its symbol and source."""
-    from fxcache_core.catalog import Catalog, Unreadable
+    from fxcache_core.catalog import Unreadable
     from fxcache_core.errors import GuardParseError
     from fxcache_core.guard_view import compare_entries, expr_tree, render, summarize, symbol_names
     from fxcache_core.guards import parse_guards
 
     scan = _scan()
     k = scan.find(key)
-    cat = Catalog(scan)
+    cat = _indexed(scan, as_json or fmt is GuardFormat.json)
     rows: list[dict[str, Any]] = []
     parsed = []
     for e in k.entries:
@@ -335,7 +400,6 @@ def match_cmd(
         parse_shapes,
         parse_sym,
     )
-    from fxcache_core.catalog import Catalog
     from fxcache_core.match import match
 
     if audit:
@@ -358,8 +422,9 @@ def match_cmd(
     scan = _scan()
     only = scan.find(key) if key else None
     explain = explain or only is not None  # one key asked for: always say why
-    report = match(Catalog(scan), inputs, syms, only, function=fn, positional=positional,
+    report = match(_indexed(scan, as_json), inputs, syms, only, function=fn, positional=positional,
                    mode=_mode(dynamic))
+    _done_reading()
     if as_json:
         _emit_json({
             "inputs": dict(report.inputs),
@@ -398,6 +463,10 @@ def match_cmd(
                   + " (names are the compiled function's parameters; see `fxcache guards KEY`).")
         _print_unbound(report.unbound)
         return
+    # One print at the end: a large cache binds thousands of keys, and rich costs
+    # ~0.1 ms per print call.
+    buf: list[str] = []
+    say = buf.append
     folded_keys = report.folded()
     shown, hidden_nofit, folded = [], 0, 0
     for m in report.results:
@@ -415,18 +484,18 @@ def match_cmd(
             head += f" {escape(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {escape(m.hit.name[:16])})"
         if m.origin is not None:
             head += f"  [cyan]{escape(str(m.origin))}[/cyan]"
-        out.print("\n" + head)
+        say("\n" + head)
         by_ph = {s.placeholder: s for s in m.symbols}
         for ph, v in m.values:
             s = by_ph.get(ph)
             where = f"{s.expr}, {s.source or 'source unknown'}" if s else ""
-            out.print(f"  {ph} = {v if v is not None else '?'}  [dim]({escape(where)})[/dim]")
+            say(f"  {ph} = {v if v is not None else '?'}  [dim]({escape(where)})[/dim]")
         for r in m.reasons:
-            out.print(f"  [dim]{escape(r)}[/dim]")
+            say(f"  [dim]{escape(r)}[/dim]")
         for r in m.uncertain:
-            out.print(f"  [yellow]cannot tell:[/yellow] {escape(r)}")
+            say(f"  [yellow]cannot tell:[/yellow] {escape(r)}")
         if m.aborted:
-            out.print(f"  [red]{escape(m.aborted)}[/red]")
+            say(f"  [red]{escape(m.aborted)}[/red]")
         for i, v in enumerate(m.entries):
             if m.hit is v.entry:
                 tag = "[green]hit[/green]" if m.status == "hit" else "[green]passes[/green]"
@@ -435,34 +504,37 @@ def match_cmd(
             else:
                 tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
                     v.outcome, f"[yellow]{v.outcome}[/yellow]")
-            out.print(f"  #{i} {escape(v.entry.name[:16])}  {tag}" + (f"  {escape(v.reason)}" if v.reason else ""))
+            say(f"  #{i} {escape(v.entry.name[:16])}  {tag}" + (f"  {escape(v.reason)}" if v.reason else ""))
         for ld in m.loads:
             where = escape(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
-            out.print(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
+            say(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
     notes = []
     if hidden_nofit:
         notes.append(f"{_n(hidden_nofit, 'key')} cannot take these shapes")
     if folded:
         notes.append(f"{_n(folded, 'FX key')} only loaded by the AOTAutograd hits above")
     if notes:
-        out.print("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
-    _print_unbound(report.unbound)
+        say("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
+    _print_unbound(report.unbound, say)
+    if buf:
+        out.print("\n".join(buf))
 
 
-def _print_unbound(unbound) -> None:
+def _print_unbound(unbound, say=None) -> None:
     """Keys of the --fn function that no input given names (a resume frame's locals)."""
+    say = say or out.print
     for k, origin, takes in unbound:
-        out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
+        say(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
                   f"[cyan]{escape(str(origin))}[/cyan]\n  [dim]takes {escape(', '.join(takes))}: name "
                   "it with --shapes too (a frame's locals, e.g. after a graph break)[/dim]")
 
 
 def _audit(as_json: bool) -> None:
     from fxcache_core.audit import audit
-    from fxcache_core.catalog import Catalog
 
     scan = _scan()
-    found = audit(Catalog(scan))
+    found = audit(_indexed(scan, as_json))
+    _done_reading()
     if as_json:
         _emit_json([{"kind": k.kind.value, "key": k.key,
                      "findings": [{"kind": f.kind, "earlier": f.earlier.name, "later": f.later.name,
@@ -488,7 +560,6 @@ def _mode(dynamic: Dynamic | None) -> DynamicMode:
 def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_json: bool) -> None:
     import re
 
-    from fxcache_core.catalog import Catalog
     from fxcache_core.coverage import coverage
 
     m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
@@ -496,7 +567,8 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
         _fail(f"--range {spec!r}: expected NAME=LO:HI, e.g. s77=1:4096")
     scan = _scan()
     k = scan.find(key)
-    cov = coverage(Catalog(scan), k, m.group(1), int(m.group(2)), int(m.group(3)), fixed, mode)
+    cov = coverage(_indexed(scan, as_json), k, m.group(1), int(m.group(2)), int(m.group(3)), fixed, mode)
+    _done_reading()
     if as_json:
         _emit_json({
             "kind": k.kind.value, "key": k.key, "placeholder": cov.placeholder, "symbol": cov.symbol,
@@ -539,9 +611,9 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
 
 def _dupes(scan: Any, as_json: bool) -> None:
     from fxcache_core.anatomy import fragmentation
-    from fxcache_core.catalog import Catalog
 
-    frags = fragmentation(Catalog(scan))
+    frags = fragmentation(_catalog(scan, indexed=False, as_json=as_json))
+    _done_reading()
     if as_json:
         _emit_json([{"keys": [k.key for k in f.keys], "differ": list(f.differ), "reason": f.reason,
                      "size": sum(k.size for k in f.keys)} for f in frags])
@@ -562,11 +634,11 @@ def _dupes(scan: Any, as_json: bool) -> None:
 def verify_cmd(as_json: JsonOpt = False) -> None:
     """Check every entry against the digest in its name, and that it decodes: truncated,
     altered or misfiled entries. Exit 1 if any is found."""
-    from fxcache_core.catalog import Catalog, Unreadable
+    from fxcache_core.catalog import Unreadable
     from fxcache_core.decode import DecodedEntry
 
     scan = _scan()
-    cat = Catalog(scan)
+    cat = _catalog(scan, indexed=False, as_json=as_json)
     problems, unchecked = [], []
     for e in scan.entries():
         d = cat.load(e)
@@ -582,6 +654,7 @@ def verify_cmd(as_json: JsonOpt = False) -> None:
             why.append(f"it says it is an entry of key {d.fx_key[:12]}, filed under {e.key[:12]}")
         if why:
             problems.append((e, why))
+    _done_reading()
     if as_json:
         _emit_json({"entries": scan.entry_count, "problems": [
             {"kind": e.kind.value, "key": e.key, "entry": e.name, "path": str(e.path), "problems": w}
@@ -676,7 +749,8 @@ def diff_cmd(
 
     scan_a = _scan()
     scan_b = _scan(other_cache_dir) if other_cache_dir else scan_a
-    cat_a, cat_b = Catalog(scan_a), Catalog(scan_b) if scan_b is not scan_a else Catalog(scan_a)
+    cat_a = Catalog(scan_a)
+    cat_b = Catalog(scan_b) if scan_b is not scan_a else cat_a
     ka, kb = scan_a.find(a), scan_b.find(b)
     if ka.kind is not kb.kind:
         _fail(f"{ka.key[:12]} is an {ka.kind.value} key and {kb.key[:12]} an {kb.kind.value} key: "
@@ -754,7 +828,6 @@ def gc_cmd(
     With no policy flag, plans the safe default: --unreadable --dangling.
     An FX entry's wrapper module goes with it when no other entry uses it.
     """
-    from fxcache_core.catalog import Catalog
     from fxcache_core.gc import GcPolicy, plan_gc
     from fxcache_core.units import parse_duration, parse_size
 
@@ -770,7 +843,7 @@ def gc_cmd(
     if policy.is_empty:
         policy = GcPolicy.default()
     scan = _scan()
-    _run_plan(plan_gc(Catalog(scan), policy), dry_run, yes, as_json)
+    _run_plan(plan_gc(_catalog(scan, indexed=False, as_json=as_json), policy), dry_run, yes, as_json)
 
 
 def _current() -> Any:
@@ -803,6 +876,8 @@ def rm_cmd(
 def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool) -> None:
     """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed."""
     from fxcache_core.gc import execute_plan, last_use
+
+    _done_reading()
 
     def plan_json() -> dict[str, Any]:
         return {
@@ -883,7 +958,13 @@ def main() -> None:
     2 bad input (one line on stderr), 130 interrupted.
     """
     try:
-        code = app(standalone_mode=False)
+        try:
+            code = app(standalone_mode=False)
+        finally:
+            for prog in _progress:
+                prog.close()
+            for idx in _indexes:
+                idx.close()
     except FxcacheError as e:
         _error_line(str(e))
         sys.exit(2)

@@ -132,7 +132,7 @@ def anatomy(catalog: Catalog, key: CacheKey) -> KeyAnatomy:
     components: tuple[Component, ...] = ()
     entry = None
     for e in key.entries:
-        d = catalog.load(e)
+        d = catalog.load(e, full=key.kind is KeyKind.FX_GRAPH and entry is None)
         if not isinstance(d, DecodedEntry):
             continue
         if key.kind is KeyKind.FX_GRAPH and entry is None:

@@ -10,10 +10,12 @@ graphs, and so the source of each FX symbol.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .decode import MAX_ENTRY_BYTES, DecodedEntry, decode_entry
 from .errors import EntryDecodeError
+from .index import Index, light
 from .keys import KeyKind, sha256_hash
 from .store import CacheKey, CacheScan, Entry, read_entry_bytes
 from .symbols import SymbolInfo, symbol_table
@@ -38,20 +40,48 @@ class Unreadable:
 class Catalog:
     """Decoded view of a :class:`CacheScan`; decodes on demand, never executes.
 
-    Not thread-safe. Memory: one :class:`DecodedEntry` per decoded entry
-    (debug lines included, a few hundred KB for a large FX entry).
+    With an :class:`~fxcache_core.index.Index`, an entry the index has
+    unchanged is not decoded again: :meth:`load` returns its light form (no
+    debug lines) unless ``full=True`` is asked for.
+
+    Not thread-safe. Memory: one light :class:`DecodedEntry` (no debug
+    lines: a few KB) per entry loaded; an entry loaded with ``full=True``
+    keeps its debug lines (tens to hundreds of KB for an FX entry).
     """
 
-    def __init__(self, scan: CacheScan) -> None:
+    def __init__(self, scan: CacheScan, index: Index | None = None,
+                 on_read: Callable[[], None] | None = None) -> None:
+        """``on_read`` is called once per entry read from disk or from the index
+        (not for entries already in memory): a progress hook for the CLI."""
         self.scan = scan
+        self._on_read = on_read
+        self._index = index if index is not None and index.enabled else None
         self._decoded: dict[tuple[str, str], DecodedEntry | Unreadable] = {}
+        self._light: set[tuple[str, str]] = set()
         self._fx_sources: dict[str, dict[str, str]] | None = None
+        self._loaders: dict[str, list[Entry]] | None = None
         self._hashes: dict[tuple[str, str], str] = {}
 
-    def load(self, entry: Entry) -> DecodedEntry | Unreadable:
-        """The decoded entry, or :class:`Unreadable` with the reason."""
+    def load(self, entry: Entry, full: bool = False) -> DecodedEntry | Unreadable:
+        """The decoded entry, or :class:`Unreadable` with the reason.
+
+        ``full``: with its debug lines (decodes the file if only the index's
+        light form is at hand).
+        """
         k = (entry.key, entry.name)
         got = self._decoded.get(k)
+        if got is not None and full and k in self._light:
+            got = None
+        if got is None and self._on_read is not None:
+            self._on_read()
+        if got is None and not full and self._index is not None:
+            hit = self._index.get(entry)
+            if hit is not None:
+                self._hashes[k] = hit[0]
+                got = Unreadable(entry, hit[1], "corrupt") if isinstance(hit[1], str) else hit[1]
+                self._decoded[k] = got
+                self._light.add(k)
+                return got
         if got is None:
             if entry.size > MAX_ENTRY_BYTES:
                 got = Unreadable(entry, f"{entry.size} bytes, over fxcache's "
@@ -67,6 +97,15 @@ class Catalog:
                         got = decode_entry(data, entry.kind)
                     except EntryDecodeError as e:
                         got = Unreadable(entry, str(e), "corrupt")
+                    if self._index is not None:
+                        self._index.put(entry, self._hashes[k],
+                                        got.reason if isinstance(got, Unreadable) else light(got))
+            if not full and isinstance(got, DecodedEntry):
+                # Keep the light form: the debug lines are most of an FX entry's memory.
+                got = light(got)
+                self._light.add(k)
+            else:
+                self._light.discard(k)
             self._decoded[k] = got
         return got
 
@@ -96,18 +135,22 @@ class Catalog:
         return {}
 
     def loaders_of(self, fx_key: str) -> list[Entry]:
-        """The AOTAutograd entries whose forward or backward is ``fx_key``."""
-        out = []
-        for key in self.scan.keys:
-            if key.kind is not KeyKind.AOT_AUTOGRAD:
-                continue
-            for e in key.entries:
-                d = self.load(e)
-                if isinstance(d, DecodedEntry) and any(
-                    r is not None and r.key == fx_key for r in (d.forward, d.backward)
-                ):
-                    out.append(e)
-        return out
+        """The AOTAutograd entries whose forward or backward is ``fx_key``.
+
+        The first call decodes every AOTAutograd entry and indexes them by FX key.
+        """
+        if self._loaders is None:
+            index: dict[str, list[Entry]] = {}
+            for key in self.scan.keys:
+                if key.kind is not KeyKind.AOT_AUTOGRAD:
+                    continue
+                for e in key.entries:
+                    d = self.load(e)
+                    if isinstance(d, DecodedEntry):
+                        for r in {r.key for r in (d.forward, d.backward) if r is not None}:
+                            index.setdefault(r, []).append(e)
+            self._loaders = index
+        return list(self._loaders.get(fx_key, ()))
 
     def symbols(self, entry: Entry) -> tuple[SymbolInfo, ...]:
         """The ``tN`` table of an entry (empty when it is unreadable)."""

@@ -205,7 +205,7 @@ def _str_items(v: Any) -> tuple[str, ...]:
         v = list(first) + v._items
     if not isinstance(v, (list, tuple)):
         return ()
-    return tuple(x for x in v if isinstance(x, str))
+    return tuple([x for x in v if type(x) is str])
 
 
 def _opt_str(v: Any) -> str | None:
@@ -438,6 +438,8 @@ def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]
     """
     out: list[GraphInput] = []
     for line in debug_lines:
+        if "] example_inputs[" not in line[:80]:
+            continue  # the other ~600 components (config values...): skip before the regex
         m = _EXAMPLE_INPUT_RE.match(line)
         if not m:
             continue

@@ -218,7 +218,7 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     if policy.stale_against is not None:
         current = dict(policy.stale_against)
         for e in entries:
-            d = catalog.load(e)
+            d = catalog.load(e, full=True)
             if e.kind is KeyKind.FX_GRAPH and isinstance(d, DecodedEntry):
                 differ = stale_components(parse_debug_lines(d.debug_lines), current)
                 if differ:

@@ -607,29 +607,36 @@ def _dims(catalog: Catalog, key: CacheKey) -> dict[tuple[str, int], str]:
     return {}
 
 
-def _static_sibling(catalog: Catalog, key: CacheKey, function: str) -> CacheKey | None:
+def _static_sibling(catalog: Catalog, key: CacheKey, function: str,
+                    statics: dict[str, list[tuple[CacheKey, dict[tuple[str, int], str]]]]) -> CacheKey | None:
     """An AOTAutograd key of the same function compiled with static shapes.
 
     Under ``dynamic=None`` Dynamo compiles a function's first call with static
     shapes and only marks a dim dynamic when a later call changes it
     (automatic dynamic), so such a function leaves a static key beside its
     dynamic one. A static size of 0 or 1 does not count: ``dynamic=True``
-    specializes those too.
+    specializes those too. ``statics``: :func:`_static_keys` of the catalog.
     """
     dims = _dims(catalog, key)
     symbolic = {k for k, v in dims.items() if not _INT_RE.fullmatch(v)}
-    for other in catalog.scan.keys:
-        if other.kind is not KeyKind.AOT_AUTOGRAD or other.key == key.key:
-            continue
-        o = _origin(catalog, other)
-        if o is None or o.function != function:
-            continue
-        odims = _dims(catalog, other)
-        if odims and all(_INT_RE.fullmatch(v) for v in odims.values()) and any(
-            int(odims[k]) > 1 for k in symbolic if k in odims
-        ):
+    for other, odims in statics.get(function, ()):
+        if other.key != key.key and any(int(odims[k]) > 1 for k in symbolic if k in odims):
             return other
     return None
+
+
+def _static_keys(catalog: Catalog) -> dict[str, list[tuple[CacheKey, dict[tuple[str, int], str]]]]:
+    """Function name -> its AOTAutograd keys whose tensor dims are all static, with the dims."""
+    out: dict[str, list[tuple[CacheKey, dict[tuple[str, int], str]]]] = {}
+    for k in catalog.scan.keys:
+        if k.kind is not KeyKind.AOT_AUTOGRAD:
+            continue
+        odims = _dims(catalog, k)
+        if odims and all(_INT_RE.fullmatch(v) for v in odims.values()):
+            o = _origin(catalog, k)
+            if o is not None:
+                out.setdefault(o.function, []).append((k, odims))
+    return out
 
 
 def _origin(catalog: Catalog, key: CacheKey) -> Origin | None:
@@ -673,6 +680,7 @@ def match(
     results: list[KeyMatch] = []
     unbound: list[tuple[CacheKey, Origin, tuple[str, ...]]] = []
     by_key: dict[str, KeyMatch] = {}
+    statics: dict[str, list[tuple[CacheKey, dict[tuple[str, int], str]]]] | None = None
     for k in keys:
         if positional and only is None and (k.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(k.key)):
             continue
@@ -691,7 +699,9 @@ def match(
         m = replace(m, origin=origin)
         if (mode is DynamicMode.UNKNOWN and k.kind is KeyKind.AOT_AUTOGRAD and m.fits and m.symbols
                 and origin is not None):
-            static = _static_sibling(catalog, k, origin.function)
+            if statics is None:
+                statics = _static_keys(catalog)
+            static = _static_sibling(catalog, k, origin.function, statics)
             if static is not None:
                 m = replace(m, uncertain=m.uncertain + (
                     f"{origin.function} was also compiled with static shapes (key {static.key[:12]}): "

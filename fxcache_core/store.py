@@ -9,6 +9,7 @@ Entries are kept in torch's lookup order: sorted by name, dot-prefixed names
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Iterator
@@ -26,22 +27,32 @@ class FileInfo:
     """One file as ``lstat`` saw it.
 
     Attributes:
-        path: absolute path.
+        where: absolute path, as a string (a scan makes tens of thousands of
+            these; :attr:`path` builds the ``Path`` when asked).
         size: bytes.
         mtime: last modification, seconds since the epoch.
         atime: last access, seconds since the epoch (only meaningful where the
             file system records reads).
+        mtime_ns, ino: the exact mtime (ns) and inode, which tell a file
+            rewritten in place from the one an index remembers (0 if unknown).
     """
 
-    path: Path
+    where: str
     size: int
     mtime: float
     atime: float
+    mtime_ns: int = 0
+    ino: int = 0
+
+    @property
+    def path(self) -> Path:
+        """The absolute path."""
+        return Path(self.where)
 
     @property
     def name(self) -> str:
         """The file name."""
-        return self.path.name
+        return self.where.rpartition(os.sep)[2]
 
 
 @dataclass(frozen=True)
@@ -66,7 +77,7 @@ class Entry:
     @property
     def name(self) -> str:
         """The entry file name (torch writes the sha256 hash of the content)."""
-        return self.file.path.name
+        return self.file.name
 
     @property
     def path(self) -> Path:
@@ -156,10 +167,11 @@ class CacheScan:
 
     def key(self, key: str) -> CacheKey | None:
         """The key with exactly this name, or None."""
-        for k in self.keys:
-            if k.key == key:
-                return k
-        return None
+        return self._by_name.get(key)
+
+    @functools.cached_property
+    def _by_name(self) -> dict[str, CacheKey]:
+        return {k.key: k for k in self.keys}
 
     def find(self, prefix: str, kind: KeyKind | None = None) -> CacheKey:
         """Resolve a unique key prefix (with its ``f``/``a`` letter) to its key.
@@ -223,8 +235,9 @@ def _scan_key_dir(kind: KeyKind, key: str, path: Path, linked: bool,
     except OSError as e:
         skipped.append(Skipped(path, f"unreadable key dir: {e.strerror}"))
         return CacheKey(kind, key, path, (), (), linked, readable=False)
+    base = str(path) + os.sep
     for name in names:
-        p = path / name
+        p = base + name
         try:
             st = os.lstat(p)
             is_link = stat.S_ISLNK(st.st_mode)
@@ -233,20 +246,21 @@ def _scan_key_dir(kind: KeyKind, key: str, path: Path, linked: bool,
         except FileNotFoundError:
             if name.startswith("."):
                 continue  # a temp file renamed or removed while we listed
-            skipped.append(Skipped(p, "broken symlink (torch fails to open it and skips it)"))
+            skipped.append(Skipped(Path(p), "broken symlink (torch fails to open it and skips it)"))
             continue
         except OSError as e:
-            skipped.append(Skipped(p, f"cannot stat: {e.strerror}"))
+            skipped.append(Skipped(Path(p), f"cannot stat: {e.strerror}"))
             continue
-        info = FileInfo(path=p, size=st.st_size, mtime=st.st_mtime, atime=st.st_atime)
+        info = FileInfo(where=p, size=st.st_size, mtime=st.st_mtime, atime=st.st_atime,
+                        mtime_ns=st.st_mtime_ns, ino=st.st_ino)
         if name.startswith("."):
             if stat.S_ISREG(st.st_mode) and not is_link:
                 temps.append(info)
             else:
-                skipped.append(Skipped(p, "dot-prefixed, not a regular file"))
+                skipped.append(Skipped(Path(p), "dot-prefixed, not a regular file"))
             continue
         if not stat.S_ISREG(st.st_mode):
-            skipped.append(Skipped(p, "not a regular file (torch fails to open it and skips it)"))
+            skipped.append(Skipped(Path(p), "not a regular file (torch fails to open it and skips it)"))
             continue
         entries.append(Entry(kind=kind, key=key, file=info, order=len(entries),
                              via_symlink=linked or is_link))
@@ -358,11 +372,12 @@ def scan_artifacts(root: Path) -> tuple[Artifact, ...]:
             key = artifact_key(name)
             if key is None or key[1:3] != d.name:
                 continue
-            p = Path(d.path) / name
+            p = os.path.join(d.path, name)
             try:
                 st = os.lstat(p)
             except OSError:
                 continue
             if stat.S_ISREG(st.st_mode):
-                out.append(Artifact(FileInfo(p, st.st_size, st.st_mtime, st.st_atime), key))
+                out.append(Artifact(FileInfo(p, st.st_size, st.st_mtime, st.st_atime,
+                                             st.st_mtime_ns, st.st_ino), key))
     return tuple(out)

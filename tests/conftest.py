@@ -10,8 +10,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,10 @@ for _p in (str(REPO_ROOT), str(TESTS_DIR)):
         sys.path.insert(0, _p)
 
 from helpers import run_fxcache, run_module  # noqa: E402
+
+# fxcache's index of decoded entries (fxcache_core.index) goes to a temp dir for
+# the whole session, never to the user's ~/.cache (subprocesses inherit this).
+os.environ["FXCACHE_INDEX_DIR"] = tempfile.mkdtemp(prefix="fxcache-test-index-")
 
 __all__ = ["RealCache", "run_fxcache", "run_module"]
 

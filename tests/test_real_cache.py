@@ -101,7 +101,7 @@ def test_decoded_fields_equal_what_torch_unpickles(real_cache, torch_view):
     cat = Catalog(scan_cache(real_cache.root))
     n_fx = n_aot = 0
     for e in cat.scan.entries():
-        d = cat.load(e)
+        d = cat.load(e, full=True)
         assert isinstance(d, DecodedEntry), d
         t = torch_view[e.path]
         assert d.guards_expr == t.guards_expr
@@ -110,6 +110,7 @@ def test_decoded_fields_equal_what_torch_unpickles(real_cache, torch_view):
             assert d.fx_key == t._fx_graph_cache_key == e.key
             assert d.debug_lines == tuple(t._fx_graph_cache_debug_lines)
             assert d.is_backward == t.fx_kwargs["is_backward"]
+            assert d.wrapper_key == t.cache_key
         else:
             n_aot += 1
             cfg = t.sanitized_aot_config

@@ -1,0 +1,192 @@
+"""fxcache at scale, side by side with its references, measured in the same run.
+
+    python -m benchmarks.bench_scale [--sizes 1000,10000,100000] [--work DIR]
+
+(``make bench-scale``; never part of ``make test``.) For each size, a cache of
+that many entry files is generated from real entries (benchmarks/gen_cache.py,
+from a cache ``demo.build_cache`` compiles once into ``WORK/src``), then:
+
+* ``ls``: ``fxcache ls`` against the floor, ``find DIR -type f -printf '%s %T@\\n'``;
+* ``match``: ``fxcache match --shapes x=[5,3]`` over every key, cold (empty
+  index) and warm, against torch's way: a process that imports torch,
+  ``pickle.loads`` every entry and calls ``ShapeEnv.evaluate_guards_expression``
+  on its guards (what ``find_guarded_entry`` does per candidate);
+* ``decode``: one FX entry, ``decode_entry`` against ``pickle.loads`` with
+  torch imported (in-process, best of many);
+* ``gc``: ``gc --max-size <half> --dry-run`` (planning) and ``--yes`` on a
+  copy (execution; skipped above 10k entries);
+* ``--help`` and ``ls`` on an empty cache.
+
+Every command is a fresh process: its wall time (best of 3 for the quick ones)
+and peak RSS (``wait4``) are printed next to the reference's. Results also go
+to ``WORK/results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+_TORCH_WAY = r"""
+import glob, pickle, sys, time, warnings
+warnings.simplefilter("ignore")
+t0 = time.perf_counter()
+import torch
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+t1 = time.perf_counter()
+root = sys.argv[1]
+se = ShapeEnv()
+n = 0
+for f in glob.glob(root + "/aotautograd/*/*") + glob.glob(root + "/fxgraph/*/*/*"):
+    with open(f, "rb") as fh:
+        o = pickle.loads(fh.read())
+    if o.guards_expr:
+        try:
+            se.evaluate_guards_expression(o.guards_expr, [5, 3, 5, 3, 5, 3])
+        except Exception:
+            pass
+    n += 1
+print(n, t1 - t0, time.perf_counter() - t1)
+"""
+
+_DECODE = r"""
+import glob, pickle, sys, timeit, warnings
+warnings.simplefilter("ignore")
+f = sorted(glob.glob(sys.argv[1] + "/fxgraph/*/*/*"))[0]
+data = open(f, "rb").read()
+if sys.argv[2] == "torch":
+    import torch  # noqa: F401  (pickle.loads needs torch's classes)
+    fn = lambda: pickle.loads(data)
+else:
+    from fxcache_core.decode import decode_entry
+    from fxcache_core.keys import KeyKind
+    fn = lambda: decode_entry(data, KeyKind.FX_GRAPH)
+n = 200
+print(min(timeit.repeat(fn, number=n, repeat=5)) / n)
+"""
+
+
+def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str]:
+    """(wall seconds, peak RSS in bytes, stdout) of one fresh process."""
+    e = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
+    t = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=e, cwd=REPO)
+    out = p.stdout.read().decode() if p.stdout else ""
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise RuntimeError(f"{' '.join(argv)} failed ({status})")
+    return wall, usage.ru_maxrss * 1024, out
+
+
+def best(argv: list[str], n: int = 3, env: dict[str, str] | None = None) -> tuple[float, int]:
+    runs = [run(argv, env) for _ in range(n)]
+    return min(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def fx(*args: str) -> list[str]:
+    return [sys.executable, "-m", "fxcache_cli", *args]
+
+
+def mb(b: int) -> str:
+    return f"{b / 1e6:.0f} MB"
+
+
+def bench_size(src: Path, work: Path, n: int) -> dict:
+    from benchmarks.gen_cache import generate
+
+    cache = work / f"cache-{n}"
+    if not (cache / ".generated").exists():
+        shutil.rmtree(cache, ignore_errors=True)
+        counts = generate(src, cache, n)
+        (cache / ".generated").write_text(json.dumps(counts))
+    counts = json.loads((cache / ".generated").read_text())
+    r: dict = {"entries": counts["entries"], "keys": counts["keys"]}
+    d = ["--cache-dir", str(cache)]
+    r["ls"] = best(fx(*d, "ls"))
+    r["find"] = best(["find", str(cache), "-type", "f", "-printf", "%s %T@\n"])
+    with tempfile.TemporaryDirectory() as idx:
+        env = {"FXCACHE_INDEX_DIR": idx}
+        r["match_cold"] = run(fx(*d, "match", "--shapes", "x=[5,3]"), env)[:2]
+        r["match_warm"] = best(fx(*d, "match", "--shapes", "x=[5,3]"), env=env)
+    wall, rss, out = run([sys.executable, "-c", _TORCH_WAY, str(cache)])
+    _, t_import, t_loop = out.split()
+    r["torch_way"] = (wall, rss)
+    r["torch_way_loop"] = float(t_loop)
+    r["torch_import"] = float(t_import)
+    half = f"{counts['bytes'] // 2}B"
+    r["gc_plan"] = best(fx(*d, "gc", "--max-size", half, "--dry-run", "--json"), n=1)
+    if n <= 10_000:
+        copy = work / f"copy-{n}"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(cache, copy)
+        r["gc_exec"] = run(fx("--cache-dir", str(copy), "gc", "--max-size", half, "--yes", "--json"))[:2]
+        shutil.rmtree(copy)
+    r["decode"] = float(run([sys.executable, "-c", _DECODE, str(cache), "fxcache"])[2])
+    r["pickle_loads"] = float(run([sys.executable, "-c", _DECODE, str(cache), "torch"])[2])
+    return r
+
+
+def report(rows: dict[int, dict], start: dict) -> str:
+    out = [f"fxcache --help: {start['help'][0] * 1000:.0f} ms, {mb(start['help'][1])}; "
+           f"ls of an empty cache: {start['ls_empty'][0] * 1000:.0f} ms, {mb(start['ls_empty'][1])}", ""]
+    head = f"{'entries':>8}  {'figure':<24} {'fxcache':>18} {'reference':>30}  ratio"
+    out.append(head)
+    def line(entries: int, fig: str, ours: tuple, ref: tuple | None, refname: str) -> None:
+        o = f"{ours[0]:.2f} s {mb(ours[1]):>7}"
+        if ref is None:
+            out.append(f"{entries:>8}  {fig:<24} {o:>18}")
+            return
+        rf = f"{refname} {ref[0]:.2f} s {mb(ref[1]):>7}"
+        out.append(f"{entries:>8}  {fig:<24} {o:>18} {rf:>30}  {ours[0] / ref[0]:.2f}x")
+
+    for r in rows.values():
+        line(r["entries"], "ls", r["ls"], r["find"], "find")
+        line(r["entries"], "match, cold index", r["match_cold"], r["torch_way"], "torch")
+        line(r["entries"], "match, warm index", r["match_warm"], r["torch_way"], "torch")
+        out.append(f"{'':>8}  {'':<24} {'':>18} {'(torch: import ' + format(r['torch_import'], '.1f') + ' s, loop ' + format(r['torch_way_loop'], '.2f') + ' s)':>30}")
+        line(r["entries"], "gc --max-size, plan", r["gc_plan"], None, "")
+        if "gc_exec" in r:
+            line(r["entries"], "gc --max-size, execute", r["gc_exec"], None, "")
+        out.append(f"{r['entries']:>8}  {'decode one FX entry':<24} {r['decode'] * 1e3:>13.3f} ms "
+                   f"{'pickle.loads ' + format(r['pickle_loads'] * 1e3, '.3f') + ' ms':>30}  "
+                   f"{r['decode'] / r['pickle_loads']:.2f}x")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="1000,10000")
+    p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "fxcache-bench")
+    a = p.parse_args(argv)
+    a.work.mkdir(parents=True, exist_ok=True)
+    src = a.work / "src"
+    if not (src / "aotautograd").exists():
+        from demo.build_cache import build_cache_subprocess
+
+        print(f"building the template cache in {src} (torch.compile, about a minute) ...", flush=True)
+        build_cache_subprocess(src)
+    empty = a.work / "empty"
+    (empty / "fxgraph").mkdir(parents=True, exist_ok=True)
+    start = {"help": best(fx("--help")), "ls_empty": best(fx("--cache-dir", str(empty), "ls"))}
+    rows = {}
+    for n in (int(s) for s in a.sizes.split(",")):
+        print(f"{n} entries ...", flush=True)
+        rows[n] = bench_size(src, a.work, n)
+    text = report(rows, start)
+    print(text)
+    (a.work / "results.json").write_text(json.dumps({"start": start, "sizes": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

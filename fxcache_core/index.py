@@ -1,0 +1,167 @@
+"""A persistent index of decoded entries, so a second ``match`` need not decode again.
+
+Decoding an entry costs about a millisecond (it is a whole pickle, read by the
+stub unpickler); a cache of 10,000 entries costs seconds. The index remembers,
+per entry file, what :func:`~fxcache_core.decode.decode_entry` found, in an
+SQLite database outside the cache dir (torch's cache is never written to):
+
+    $FXCACHE_INDEX_DIR, else $XDG_CACHE_HOME/fxcache, else ~/.cache/fxcache
+    /index-<sha256 of the cache dir's real path>.sqlite
+
+Trust: a row is used only while the file still has the size, mtime (ns) and
+inode it had when it was decoded; anything else and the file is decoded again
+(and the row replaced). The row is JSON, never pickle, so a tampered index can
+at worst mislead, not run code. gc never uses the index for what it deletes,
+and ``verify`` always reads the files.
+
+What is kept is the light form of an entry: everything but the FX debug lines
+(tens of KB per entry, only needed by ``key``/``diff``/``--stale``, which then
+decode the file). Entries that are not valid (``corrupt``) are remembered too,
+with their reason; entries that could not be read are not.
+
+``FXCACHE_NO_INDEX=1`` turns the index off; so does any error opening it
+(a read-only home): the index is an optimisation, never a requirement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+from .decode import DecodedEntry, FxRef, GraphInput, Origin
+from .keys import KeyKind
+from .store import Entry
+
+SCHEMA = 2
+
+
+def default_index_path(root: Path) -> Path | None:
+    """Where the index of cache dir ``root`` lives, or None when turned off."""
+    if os.environ.get("FXCACHE_NO_INDEX"):
+        return None
+    base = os.environ.get("FXCACHE_INDEX_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(xdg, "fxcache")
+    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:32]
+    return Path(base) / f"index-{digest}.sqlite"
+
+
+def light(d: DecodedEntry) -> DecodedEntry:
+    """``d`` without its debug lines (those of its FX refs too)."""
+    def ref(r: FxRef | None) -> FxRef | None:
+        return None if r is None else replace(r, debug_lines=())
+    return replace(d, debug_lines=(), forward=ref(d.forward), backward=ref(d.backward))
+
+
+def to_json(d: DecodedEntry) -> str:
+    """The light form of ``d`` as compact JSON (written by hand: ``dataclasses.asdict``
+    deep-copies and costs more than decoding the entry)."""
+    o = d.origin
+    obj = [
+        d.kind.value, d.type_name, d.guards_expr,
+        [[i.position, i.name, i.type, i.expr, i.aot_index, i.source] for i in d.inputs],
+        d.fx_key, d.is_backward, d.wrapper_key,
+        None if d.forward is None else [d.forward.key, d.forward.guards_expr],
+        None if d.backward is None else [d.backward.key, d.backward.guards_expr],
+        list(d.arg_sources), d.compile_time_ns, [list(h) for h in d.hints],
+        None if o is None else [o.function, o.file, o.line, list(o.functions)],
+        sorted(d.globals_seen),
+    ]
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def from_json(text: str) -> DecodedEntry:
+    """Rebuild a light :class:`DecodedEntry` from :func:`to_json`.
+
+    Raises:
+        ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
+    """
+    (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
+     origin, seen) = json.loads(text)
+    return DecodedEntry(
+        kind=KeyKind(kind), type_name=type_name, guards_expr=guards,
+        inputs=tuple(GraphInput(*i) for i in inputs),
+        fx_key=fx_key, is_backward=is_bw, wrapper_key=wrapper,
+        forward=None if fw is None else FxRef(fw[0], fw[1]),
+        backward=None if bw is None else FxRef(bw[0], bw[1]),
+        arg_sources=tuple(arg_sources), compile_time_ns=t_ns,
+        hints=tuple((str(k), int(v)) for k, v in hints),
+        origin=None if origin is None else Origin(origin[0], origin[1], origin[2], tuple(origin[3])),
+        globals_seen=frozenset(seen),
+    )
+
+
+class Index:
+    """The SQLite index of one cache dir (see the module docstring).
+
+    ``get``/``put`` never raise: on any database error the index turns itself
+    off for the rest of the run.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+        self._pending = 0
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, timeout=5)
+            db.execute("CREATE TABLE IF NOT EXISTS entries (path TEXT PRIMARY KEY, size INT, "
+                       "mtime_ns INT, ino INT, schema INT, sha TEXT, corrupt TEXT, body TEXT)")
+            self._db = db
+        except (sqlite3.Error, OSError):
+            self._db = None
+
+    @property
+    def enabled(self) -> bool:
+        return self._db is not None
+
+    def get(self, entry: Entry) -> tuple[str, DecodedEntry | str] | None:
+        """(sha256 name of the content, the light entry or the reason it is corrupt),
+        if the index has this file unchanged; else None."""
+        if self._db is None or not entry.file.mtime_ns:
+            return None
+        try:
+            row = self._db.execute(
+                "SELECT size, mtime_ns, ino, schema, sha, corrupt, body FROM entries WHERE path = ?",
+                (entry.file.where,)).fetchone()
+            if row is None or tuple(row[:4]) != (entry.size, entry.file.mtime_ns, entry.file.ino, SCHEMA):
+                return None
+            return row[4], (row[5] if row[5] is not None else from_json(row[6]))
+        except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    def put(self, entry: Entry, sha: str, result: DecodedEntry | str) -> None:
+        """Remember a decoded entry (or the reason it is corrupt) for this file."""
+        if self._db is None or not entry.file.mtime_ns:
+            return
+        corrupt, body = (result, None) if isinstance(result, str) else (None, to_json(result))
+        try:
+            self._db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             (entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
+                              SCHEMA, sha, corrupt, body))
+            self._pending += 1
+            if self._pending >= 1000:
+                self.flush()
+        except sqlite3.Error:
+            self._db = None
+
+    def flush(self) -> None:
+        if self._db is not None:
+            try:
+                self._db.commit()
+            except sqlite3.Error:
+                self._db = None
+            self._pending = 0
+
+    def close(self) -> None:
+        self.flush()
+        if self._db is not None:
+            self._db.close()
+            self._db = None

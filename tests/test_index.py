@@ -1,0 +1,66 @@
+"""The persistent index of decoded entries: exact round trip, trusted only while the file is unchanged."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from fxcache_core import catalog as catalog_mod
+from fxcache_core.catalog import Catalog, Unreadable
+from fxcache_core.decode import DecodedEntry
+from fxcache_core.index import Index, default_index_path, from_json, light, to_json
+from fxcache_core.store import scan_cache
+
+pytestmark = pytest.mark.torch
+
+
+def test_every_real_entry_round_trips_through_the_index_json(real_cache):
+    cat = Catalog(scan_cache(real_cache.root))
+    n = 0
+    for e in cat.scan.entries():
+        d = cat.load(e, full=True)
+        assert isinstance(d, DecodedEntry)
+        assert from_json(to_json(d)) == light(d)
+        n += 1
+    assert n >= 20
+
+
+def test_a_warm_index_answers_without_reading_files_until_one_changes(cache_copy, tmp_path, monkeypatch):
+    idx_path = tmp_path / "index.sqlite"
+    scan = scan_cache(cache_copy)
+    cold = Catalog(scan, Index(idx_path))
+    first = {e.file.where: cold.load(e) for e in scan.entries()}
+    cold._index.close()
+
+    reads = []
+    real_read = catalog_mod.read_entry_bytes
+    monkeypatch.setattr(catalog_mod, "read_entry_bytes", lambda p: reads.append(p) or real_read(p))
+    warm = Catalog(scan_cache(cache_copy), Index(idx_path))
+    assert {e.file.where: warm.load(e) for e in warm.scan.entries()} == first
+    assert reads == []
+    assert all(warm.name_matches_content(e) for e in warm.scan.entries())
+
+    # A file changed in place (same name, other bytes, new mtime): the index is not trusted.
+    e = next(iter(warm.scan.entries()))
+    e.path.write_bytes(b"not a pickle")
+    os.utime(e.path, ns=(e.file.mtime_ns + 10**9, e.file.mtime_ns + 10**9))
+    again = Catalog(scan_cache(cache_copy), Index(idx_path))
+    e2 = next(x for x in again.scan.entries() if x.file.where == e.file.where)
+    assert isinstance(again.load(e2), Unreadable) and reads == [e.path]
+    assert again.name_matches_content(e2) is False
+    # full=True always has the debug lines (the index keeps the light form only).
+    fx = next(x for x in again.scan.entries() if x.kind.value == "fxgraph" and x.file.where != e.file.where)
+    assert again.load(fx).debug_lines == () and again.load(fx, full=True).debug_lines
+
+
+def test_the_index_lives_outside_the_cache_and_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "idx"))
+    p = default_index_path(tmp_path / "cache")
+    assert p is not None and p.parent == tmp_path / "idx" and p.suffix == ".sqlite"
+    monkeypatch.setenv("FXCACHE_NO_INDEX", "1")
+    assert default_index_path(tmp_path / "cache") is None
+    assert not Index(None).enabled
+    bad = tmp_path / "file"
+    bad.write_text("")
+    assert not Index(bad / "sub" / "index.sqlite").enabled  # cannot create it: off, no error

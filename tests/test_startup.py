@@ -1,0 +1,42 @@
+"""What the quick commands import, and the progress hook (no torch needed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from helpers import REPO_ROOT
+
+from fxcache_core.catalog import Catalog
+from fxcache_core.keys import KeyKind
+from fxcache_core.store import scan_cache
+from tests.synth import fake_key, fx_entry_bytes, write_entry
+
+
+def _imported(tmp_path, *args: str) -> set[str]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "fxcache_cli", *args],
+                          cwd=REPO_ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["ls"], ["ls", "--json"]])
+def test_help_and_ls_import_neither_torch_nor_sympy(tmp_path, args):
+    k = fake_key(KeyKind.FX_GRAPH, "k")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("L['t0'] <= 8", k))
+    mods = _imported(tmp_path, "--cache-dir", str(tmp_path), *args)
+    assert "fxcache_cli.app" in mods
+    assert not {m for m in mods if m.split(".")[0] in ("torch", "sympy")}
+
+
+def test_the_progress_hook_counts_each_entry_read_once(tmp_path):
+    k = fake_key(KeyKind.FX_GRAPH, "k")
+    for g in ("L['t0'] <= 8", "L['t0'] > 8", "L['t0'] > 100"):
+        write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes(g, k))
+    reads = []
+    cat = Catalog(scan_cache(tmp_path), on_read=lambda: reads.append(1))
+    for _ in range(2):
+        for e in cat.scan.entries():
+            cat.load(e)
+    assert len(reads) == 3

@@ -160,7 +160,7 @@ def _bound(rel: sympy.Basic) -> tuple[str, str, int] | None:
 
 def _divisibility(rel: sympy.Basic) -> tuple[sympy.Basic, int, int] | None:
     """(expr, modulus, residue) for ``(expr % m) == r`` or ``expr == m*(expr // m)``."""
-    from .guards import PyFloorDiv, PyMod
+    from .guards_sympy import PyFloorDiv, PyMod
 
     if not isinstance(rel, sympy.Equality):
         return None
@@ -237,7 +237,7 @@ def _renamed(expr: sympy.Basic, names: Mapping[str, str]) -> sympy.Basic:
 
 
 def _sstr(expr: sympy.Basic, names: Mapping[str, str]) -> str:
-    from .guards import _GuardStrPrinter
+    from .guards_sympy import GuardStrPrinter as _GuardStrPrinter
 
     return _GuardStrPrinter(names).doprint(expr)
 
@@ -261,7 +261,7 @@ def display_expr(expr: sympy.Basic, names: Mapping[str, str] | None = None) -> s
     ``Max``/``Min``/``Abs``; ``and``/``or``/``not`` sympy's logic classes.
     For display only: evaluation always goes through :mod:`fxcache_core.guards`.
     """
-    from .guards import (
+    from .guards_sympy import (
         BoolToInt,
         PyAnd,
         PyFloorDiv,

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fxcache_core import guards as G
+from fxcache_core import guards_sympy as GS
 from fxcache_core.errors import FxcacheError, GuardParseError
 from fxcache_core.guards import GuardsExpr, parse_guards
 
@@ -604,15 +605,15 @@ def test_sympy_form_keeps_structure_and_pretty_renames():
     )
     forms = [c.sympy() for c in g.clauses]
     t0 = sympy.Symbol("t0", integer=True)
-    assert forms[0].lhs.func is G.PyFloorDiv and forms[0].lhs.args == (t0, sympy.Integer(1))
+    assert forms[0].lhs.func is GS.PyFloorDiv and forms[0].lhs.args == (t0, sympy.Integer(1))
     assert forms[0] != sympy.true  # not evaluated to True by sympy
-    assert forms[1].lhs.func is G.PyMod
-    assert forms[2].lhs.func is G.PyTrueDiv and forms[2].rhs == sympy.Float(2.5)
+    assert forms[1].lhs.func is GS.PyMod
+    assert forms[2].lhs.func is GS.PyTrueDiv and forms[2].rhs == sympy.Float(2.5)
     assert forms[3].lhs.func.py_name == "math.floor"
     assert forms[3].rhs.func.py_name == "max"
     assert forms[4].lhs == sympy.Mul(t0, t0, evaluate=False)
     assert forms[5].lhs.func.py_name == "round"
-    assert forms[6].lhs.func is G.PyIfExp
+    assert forms[6].lhs.func is GS.PyIfExp
     assert g.clauses[7].pretty({"t0": "s77"}) == "2 <= s77"
     assert g.clauses[1].pretty({"t0": "s77", "t1": "s27"}) == "(s77 % s27) == 0"
     assert g.clauses[3].pretty({"t0": "s77"}) == "math.floor(torch.sym_float(s77)) <= max(1, t1)"
@@ -727,24 +728,26 @@ def test_non_str_is_type_error():
         parse_guards(None)  # type: ignore[arg-type]
 
 
-def test_module_never_executes_the_string():
-    """guards.py contains no eval/exec/compile call and does not import torch."""
-    source = Path(G.__file__).read_text()
-
-    tree = ast.parse(source)
+@pytest.mark.parametrize("module,sympy_at_top", [(G, False), (GS, True)])
+def test_module_never_executes_the_string(module, sympy_at_top):
+    """guards.py and guards_sympy.py contain no eval/exec/compile call and do not import
+    torch; guards.py (parse and evaluate) does not import sympy at module level."""
+    tree = ast.parse(Path(module.__file__).read_text())
     called = {
         node.func.id
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     }
     assert not called & {"eval", "exec", "compile", "__import__"}
-    imported = set()
+    top, anywhere = set(), set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            imported.add((node.module or "").split(".")[0])
-    assert "sympy" in imported and "torch" not in imported
+        names = ({a.name.split(".")[0] for a in node.names} if isinstance(node, ast.Import)
+                 else {(node.module or "").split(".")[0]} if isinstance(node, ast.ImportFrom) else set())
+        anywhere |= names
+        if node in tree.body:
+            top |= names
+    assert "torch" not in anywhere
+    assert ("sympy" in top) is sympy_at_top
 
 
 # ---------------------------------------------------------------------------

@@ -30,6 +30,14 @@ def test_help_and_ls_import_neither_torch_nor_sympy(tmp_path, args):
     assert not {m for m in mods if m.split(".")[0] in ("torch", "sympy")}
 
 
+def test_match_evaluates_guards_without_sympy(tmp_path):
+    k = fake_key(KeyKind.FX_GRAPH, "k")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("L['t0'] <= 8 and L['t0'] % 2 == 0", k))
+    mods = _imported(tmp_path, "--cache-dir", str(tmp_path), "match", "--key", k[:8], "--sym", "t0=6")
+    assert "fxcache_core.guards" in mods
+    assert not {m for m in mods if m.split(".")[0] in ("torch", "sympy")}
+
+
 def test_the_progress_hook_counts_each_entry_read_once(tmp_path):
     k = fake_key(KeyKind.FX_GRAPH, "k")
     for g in ("L['t0'] <= 8", "L['t0'] > 8", "L['t0'] > 100"):

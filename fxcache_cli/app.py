@@ -119,7 +119,8 @@ def _catalog(scan: Any, *, indexed: bool, as_json: bool = False) -> Any:
 
         idx = Index(default_index_path(scan.root))
         _indexes.append(idx)
-    return Catalog(scan, idx, on_read=prog)
+    # The read-only commands never ask whether a name is its content's hash: skip hashing.
+    return Catalog(scan, idx, on_read=prog, hash_on_read=not indexed)
 
 
 def _done_reading() -> None:

@@ -50,10 +50,13 @@ class Catalog:
     """
 
     def __init__(self, scan: CacheScan, index: Index | None = None,
-                 on_read: Callable[[], None] | None = None) -> None:
+                 on_read: Callable[[], None] | None = None, hash_on_read: bool = True) -> None:
         """``on_read`` is called once per entry read from disk or from the index
-        (not for entries already in memory): a progress hook for the CLI."""
+        (not for entries already in memory): a progress hook for the CLI.
+        ``hash_on_read``: hash each file as it is read (for
+        :meth:`name_matches_content`); without it that method reads the file again."""
         self.scan = scan
+        self._hash_on_read = hash_on_read
         self._on_read = on_read
         self._index = index if index is not None and index.enabled else None
         self._decoded: dict[tuple[str, str], DecodedEntry | Unreadable] = {}
@@ -77,7 +80,8 @@ class Catalog:
         if got is None and not full and self._index is not None:
             hit = self._index.get(entry)
             if hit is not None:
-                self._hashes[k] = hit[0]
+                if hit[0] is not None:
+                    self._hashes[k] = hit[0]
                 got = Unreadable(entry, hit[1], "corrupt") if isinstance(hit[1], str) else hit[1]
                 self._decoded[k] = got
                 self._light.add(k)
@@ -92,17 +96,19 @@ class Catalog:
                 except OSError as e:
                     got = Unreadable(entry, f"cannot read: {e.strerror or e}", "io")
                 else:
-                    self._hashes[k] = sha256_hash(data)
+                    sha = sha256_hash(data) if self._hash_on_read else None
+                    if sha is not None:
+                        self._hashes[k] = sha
                     try:
                         got = decode_entry(data, entry.kind)
                     except EntryDecodeError as e:
                         got = Unreadable(entry, str(e), "corrupt")
+                    if isinstance(got, DecodedEntry):
+                        lt = light(got)
+                        got = got if full else lt  # the debug lines are most of an FX entry's memory
                     if self._index is not None:
-                        self._index.put(entry, self._hashes[k],
-                                        got.reason if isinstance(got, Unreadable) else light(got))
+                        self._index.put(entry, sha, got.reason if isinstance(got, Unreadable) else lt)
             if not full and isinstance(got, DecodedEntry):
-                # Keep the light form: the debug lines are most of an FX entry's memory.
-                got = light(got)
                 self._light.add(k)
             else:
                 self._light.discard(k)
@@ -175,9 +181,14 @@ class Catalog:
         was altered or truncated after torch wrote it, or not written by torch.
         None when the file could not be read.
         """
+        k = (entry.key, entry.name)
         self.load(entry)
-        h = self._hashes.get((entry.key, entry.name))
-        return None if h is None else h == entry.name
+        if k not in self._hashes:  # not hashed when read (hash_on_read=False), or from the index
+            try:
+                self._hashes[k] = sha256_hash(read_entry_bytes(entry.path))
+            except OSError:
+                return None
+        return self._hashes[k] == entry.name
 
     def unreadable(self) -> list[Unreadable]:
         """Every entry of the scan that cannot be read or decoded (decodes them all)."""

@@ -19,6 +19,7 @@ and autograd_cache.py, ``CacheableAOTConfig`` in schemas.py, and the Dynamo
 
 from __future__ import annotations
 
+import functools
 import io
 import pickle
 import re
@@ -112,17 +113,25 @@ class StubUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> type[Stub]:  # noqa: D102
         cls = self._classes.get((module, name))
         if cls is None:
-            cls = type(
-                "Stub_" + re.sub(r"\W", "_", name)[:64],
-                (Stub,),
-                {"stub_module": module, "stub_name": name, "__module__": "fxcache_core.decode"},
-            )
+            cls = _stub_class(module, name)
             self._classes[(module, name)] = cls
             self.globals_seen.add(f"{module}.{name}")
         return cls
 
     def persistent_load(self, pid: Any) -> Stub:  # noqa: D102
         return self.find_class("<persistent>", "pid")(pid)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stub_class(module: str, name: str) -> type[Stub]:
+    """The inert class standing for global ``module.name``; shared between reads
+    (a class holds nothing but the two names), bounded so a pickle naming
+    millions of globals cannot grow it without end."""
+    return type(
+        "Stub_" + re.sub(r"\W", "_", name)[:64],
+        (Stub,),
+        {"stub_module": module, "stub_name": name, "__module__": "fxcache_core.decode"},
+    )
 
 
 def load_stubs(data: bytes) -> tuple[Any, frozenset[str]]:
@@ -205,6 +214,8 @@ def _str_items(v: Any) -> tuple[str, ...]:
         v = list(first) + v._items
     if not isinstance(v, (list, tuple)):
         return ()
+    if set(map(type, v)) <= {str}:  # the usual case, checked at C speed
+        return tuple(v)
     return tuple([x for x in v if type(x) is str])
 
 
@@ -437,9 +448,13 @@ def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]
     reduces a SymInt); a tensor as ``TensorMetadata(...)``.
     """
     out: list[GraphInput] = []
+    seen = False
     for line in debug_lines:
-        if "] example_inputs[" not in line[:80]:
-            continue  # the other ~600 components (config values...): skip before the regex
+        if line.find("] example_inputs[", 0, 80) < 0:
+            if seen:
+                break  # torch writes the example inputs in one run (after gm): the ~600 others follow
+            continue
+        seen = True
         m = _EXAMPLE_INPUT_RE.match(line)
         if not m:
             continue

@@ -122,9 +122,9 @@ class Index:
     def enabled(self) -> bool:
         return self._db is not None
 
-    def get(self, entry: Entry) -> tuple[str, DecodedEntry | str] | None:
-        """(sha256 name of the content, the light entry or the reason it is corrupt),
-        if the index has this file unchanged; else None."""
+    def get(self, entry: Entry) -> tuple[str | None, DecodedEntry | str] | None:
+        """(sha256 name of the content if it was hashed, the light entry or the
+        reason it is corrupt), if the index has this file unchanged; else None."""
         if self._db is None or not entry.file.mtime_ns:
             return None
         try:
@@ -137,7 +137,7 @@ class Index:
         except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError):
             return None
 
-    def put(self, entry: Entry, sha: str, result: DecodedEntry | str) -> None:
+    def put(self, entry: Entry, sha: str | None, result: DecodedEntry | str) -> None:
         """Remember a decoded entry (or the reason it is corrupt) for this file."""
         if self._db is None or not entry.file.mtime_ns:
             return

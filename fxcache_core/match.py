@@ -573,6 +573,20 @@ def _judge(catalog: Catalog, e: Entry, bound: Mapping[str, int],
                         values=vals)
 
 
+def _unfit_through_loaders(catalog: Catalog, key: CacheKey,
+                           aot: Mapping[str, KeyMatch]) -> KeyMatch | None:
+    """An FX key every loader of which was matched and none fits: no fit, decided
+    without decoding the key's own entries (what :func:`_fit_through_loaders`
+    would conclude after decoding them). None otherwise."""
+    loaders = tuple(sorted({e.key for e in catalog.loaders_of(key.key)}))
+    results = [aot[k] for k in loaders if k in aot]
+    if not loaders or len(results) != len(loaders) or any(r.fits for r in results):
+        return None
+    why = results[0].reasons[0] if results[0].reasons else "no fit"
+    return KeyMatch(key=key, fits=False, loaded_by=loaders, origin=results[0].origin, reasons=(
+        f"loaded by AOTAutograd key {results[0].key.key[:12]}, which does not fit: {why}",))
+
+
 def _fit_through_loaders(catalog: Catalog, m: KeyMatch, aot: Mapping[str, KeyMatch]) -> KeyMatch:
     """An FX graph's inputs are those of the AOTAutograd graph that compiled it.
 
@@ -684,6 +698,12 @@ def match(
     for k in keys:
         if positional and only is None and (k.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(k.key)):
             continue
+        if k.kind is KeyKind.FX_GRAPH and only is None and not positional:
+            skipped = _unfit_through_loaders(catalog, k, by_key)
+            if skipped is not None:  # decided without reading this key's entries
+                by_key[k.key] = skipped
+                results.append(skipped)
+                continue
         m = match_key(catalog, k, inputs, sym, force=only is not None, positional=positional,
                       mode=mode)
         if m is None:

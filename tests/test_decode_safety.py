@@ -192,3 +192,20 @@ def test_more_source_names_follow_torch_templates():
     sliced = _src("GetItemSource", x, ("slice-stub", (1, 4, None)), True)
     assert source_name(sliced) == "L['d'][slice(1, 4, None)]"
     assert source_name(_src("GetItemSource", x, (0, "a"))) == "L['d'][(0, 'a')]"
+
+
+def test_a_pickle_cannot_alter_the_stub_class_another_read_shares():
+    """Stub classes are shared between reads (one per global); BUILD or SETITEM on a
+    global must fail as corrupt, never change the class."""
+    _p = pickle
+    evil = (b"\x80\x04" + _p.GLOBAL + b"os\nsystem\n" + _p.NONE + _p.EMPTY_DICT
+            + _p.SHORT_BINUNICODE + b"\x09stub_name" + _p.SHORT_BINUNICODE + b"\x04evil"
+            + _p.SETITEM + _p.TUPLE2 + _p.BUILD + _p.STOP)
+    with pytest.raises(EntryDecodeError):
+        load_stubs(evil)
+    evil2 = (b"\x80\x04" + _p.GLOBAL + b"os\nsystem\n" + _p.SHORT_BINUNICODE + b"\x09stub_name"
+             + _p.SHORT_BINUNICODE + b"\x04evil" + _p.SETITEM + _p.STOP)
+    with pytest.raises(EntryDecodeError):
+        load_stubs(evil2)
+    root, _ = load_stubs(b"\x80\x04" + _p.GLOBAL + b"os\nsystem\n" + _p.EMPTY_TUPLE + _p.REDUCE + _p.STOP)
+    assert type(root).stub_module == "os" and type(root).stub_name == "system"

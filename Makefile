@@ -2,7 +2,8 @@
 #   make demo   build a real torch.compile cache (CPU) and tour every command on it
 #   make test   run the test suite (builds its own real caches in a temp dir)
 #   make lint   ruff
-#   make bench  benchmarks (pytest-benchmark; not part of make test)
+#   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
+#               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000)
 #   make setup  just the venv: pinned CPU torch 2.13.0 + fxcache in editable mode
 
 PYTHON ?= python3
@@ -10,6 +11,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.fxcache-installed
 DEMO_CACHE ?= demo-cache
+BENCH_SIZES ?= 1000,10000
 
 .PHONY: setup demo test lint bench clean
 
@@ -28,6 +30,7 @@ test: setup
 
 bench: setup
 	$(BIN)/python -m pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name
+	$(BIN)/python -m benchmarks.bench_scale --sizes $(BENCH_SIZES)
 
 lint: setup
 	$(BIN)/ruff check fxcache_core fxcache_cli tests demo benchmarks

@@ -14,9 +14,9 @@ inode it had when it was decoded; anything else and the file is decoded again
 at worst mislead, not run code. gc never uses the index for what it deletes,
 and ``verify`` always reads the files.
 
-What is kept is the light form of an entry: everything but the FX debug lines
-(tens of KB per entry, only needed by ``key``/``diff``/``--stale``, which then
-decode the file). Entries that are not valid (``corrupt``) are remembered too,
+What is kept is the light form of an entry (:func:`light`): everything but the
+FX debug lines (tens of KB per entry, only needed by ``key``/``diff``/``--stale``,
+which then decode the file) and the list of globals the pickle named. Entries that are not valid (``corrupt``) are remembered too,
 with their reason; entries that could not be read are not.
 
 ``FXCACHE_NO_INDEX=1`` turns the index off; so does any error opening it
@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,7 +37,7 @@ from .decode import DecodedEntry, FxRef, GraphInput, Origin
 from .keys import KeyKind
 from .store import Entry
 
-SCHEMA = 2
+SCHEMA = 3
 
 
 def default_index_path(root: Path) -> Path | None:
@@ -51,11 +52,30 @@ def default_index_path(root: Path) -> Path | None:
     return Path(base) / f"index-{digest}.sqlite"
 
 
+def _i(s: str | None) -> str | None:
+    return None if s is None else sys.intern(s)
+
+
+def _light_input(i: GraphInput) -> GraphInput:
+    return GraphInput(i.position, _i(i.name), sys.intern(i.type), _i(i.expr), i.aot_index, _i(i.source))
+
+
 def light(d: DecodedEntry) -> DecodedEntry:
-    """``d`` without its debug lines (those of its FX refs too)."""
+    """``d`` as a scan of many entries keeps it in memory: without its debug lines
+    (those of its FX refs too) and the globals its pickle named, and with the
+    strings many entries repeat (types, sources, file names) interned."""
     def ref(r: FxRef | None) -> FxRef | None:
-        return None if r is None else replace(r, debug_lines=())
-    return replace(d, debug_lines=(), forward=ref(d.forward), backward=ref(d.backward))
+        return None if r is None else FxRef(sys.intern(r.key), r.guards_expr)
+
+    o = d.origin
+    return replace(
+        d, debug_lines=(), globals_seen=frozenset(), type_name=sys.intern(d.type_name),
+        inputs=tuple(_light_input(i) for i in d.inputs),
+        arg_sources=tuple(_i(a) for a in d.arg_sources),
+        forward=ref(d.forward), backward=ref(d.backward),
+        origin=None if o is None else Origin(sys.intern(o.function), sys.intern(o.file), o.line,
+                                             tuple(sys.intern(f) for f in o.functions)),
+    )
 
 
 def to_json(d: DecodedEntry) -> str:
@@ -70,7 +90,6 @@ def to_json(d: DecodedEntry) -> str:
         None if d.backward is None else [d.backward.key, d.backward.guards_expr],
         list(d.arg_sources), d.compile_time_ns, [list(h) for h in d.hints],
         None if o is None else [o.function, o.file, o.line, list(o.functions)],
-        sorted(d.globals_seen),
     ]
     return json.dumps(obj, separators=(",", ":"))
 
@@ -82,8 +101,8 @@ def from_json(text: str) -> DecodedEntry:
         ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
     """
     (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
-     origin, seen) = json.loads(text)
-    return DecodedEntry(
+     origin) = json.loads(text)
+    return light(DecodedEntry(
         kind=KeyKind(kind), type_name=type_name, guards_expr=guards,
         inputs=tuple(GraphInput(*i) for i in inputs),
         fx_key=fx_key, is_backward=is_bw, wrapper_key=wrapper,
@@ -92,8 +111,7 @@ def from_json(text: str) -> DecodedEntry:
         arg_sources=tuple(arg_sources), compile_time_ns=t_ns,
         hints=tuple((str(k), int(v)) for k, v in hints),
         origin=None if origin is None else Origin(origin[0], origin[1], origin[2], tuple(origin[3])),
-        globals_seen=frozenset(seen),
-    )
+    ))
 
 
 class Index:

@@ -42,6 +42,13 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts in
 
 class State:
     cache_dir: str | None = None
+    remote: str | None = None
+    # With --remote: the client, the snapshot dir, and snapshot file -> RemoteEntry.
+    client: Any = None
+    snapshot_dir: Any = None
+    remote_of: dict[Any, Any] = {}
+    remote_entries: tuple[Any, ...] = ()
+    remote_url: str = ""
 
 
 state = State()
@@ -58,16 +65,67 @@ def _global(
             show_default=False,
         ),
     ] = None,
+    remote: Annotated[
+        str | None,
+        typer.Option(
+            "--remote",
+            help="Work on Inductor's remote cache on Redis instead: redis://host:port/db, or env "
+            "(torch's TORCHINDUCTOR_REDIS_URL, else TORCHINDUCTOR_REDIS_HOST/_PORT).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     state.cache_dir = cache_dir
+    state.remote = remote
 
 
-def _scan(cache_dir: str | None = None):
-    """Scan --cache-dir (or ``cache_dir``, e.g. --other-cache-dir)."""
+def _scan(cache_dir: str | None = None, quiet: bool = False):
+    """Scan --cache-dir (or ``cache_dir``, e.g. --other-cache-dir), or with --remote
+    a local snapshot of the remote cache (fxcache_core.remote); ``quiet``: no
+    progress bar (--json)."""
     from fxcache_core.location import resolve_cache_dir
     from fxcache_core.store import scan_cache
 
+    if state.remote is not None and cache_dir is None:
+        return scan_cache(_remote_snapshot(quiet))
     return scan_cache(resolve_cache_dir(cache_dir if cache_dir is not None else state.cache_dir))
+
+
+def _local_agreement(remote_scan: Any) -> dict[str, str]:
+    """For remote keys the local cache (--cache-dir or torch's default) also has:
+    ``same`` when the remote entry is one of the local entries (same content hash), else ``differs``."""
+    from fxcache_core.location import resolve_cache_dir
+    from fxcache_core.store import scan_cache
+
+    try:
+        local = scan_cache(resolve_cache_dir(state.cache_dir))
+    except FxcacheError:
+        return {}
+    names = {k.key: {e.name for e in k.entries} for k in local.keys}
+    return {k.key: ("same" if any(e.name in names[k.key] for e in k.entries) else "differs")
+            for k in remote_scan.keys if k.key in names}
+
+
+def _remote_snapshot(quiet: bool = False) -> Any:
+    """List and fetch the remote cache into a temp dir (removed at exit); its path."""
+    import tempfile
+    from pathlib import Path
+
+    from fxcache_core import remote
+
+    if state.snapshot_dir is None:
+        url = remote.redis_url(state.remote or "")
+        state.remote_url = url
+        state.client = remote.connect(url)
+        entries = remote.list_entries(state.client)
+        state.snapshot_dir = tempfile.TemporaryDirectory(prefix="fxcache-remote-")
+        root = Path(state.snapshot_dir.name)
+        prog = _ReadProgress(len(entries), enabled=not quiet, label="fetching remote values")
+        _progress.append(prog)
+        state.remote_of = remote.snapshot(state.client, entries, root, on_batch=prog.advance)
+        prog.close()
+        state.remote_entries = entries
+    return Path(state.snapshot_dir.name)
 
 
 _indexes: list[Any] = []
@@ -75,24 +133,36 @@ _progress: list[Any] = []
 
 
 class _ReadProgress:
-    """A transient rich progress bar on stderr for reading entries, shown only once
-    the work has taken a second, only on a terminal, and never with --json."""
+    """A transient rich progress bar on stderr (reading entries, fetching remote
+    values), shown only once the work has taken a second, only on a terminal,
+    and never with --json."""
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, label: str = "reading entries") -> None:
         self.total, self.enabled, self.n = total, enabled and err.is_terminal, 0
+        self.label = label
         self.t0 = time.monotonic()
         self.bar: Any = None
 
     def __call__(self) -> None:
+        """One more item done (shown every 64)."""
         self.n += 1
-        if not self.enabled or self.n % 64:
+        if self.n % 64 == 0:
+            self._show()
+
+    def advance(self, n: int) -> None:
+        """``n`` more items done."""
+        self.n += n
+        self._show()
+
+    def _show(self) -> None:
+        if not self.enabled:
             return
         if self.bar is None:
             if time.monotonic() - self.t0 < 1.0:
                 return
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-            self.bar = Progress(TextColumn("reading entries"), BarColumn(), MofNCompleteColumn(),
+            self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
                                 console=err, transient=True)
             self.bar.start()
             self.task = self.bar.add_task("read", total=self.total)
@@ -114,7 +184,7 @@ def _catalog(scan: Any, *, indexed: bool, as_json: bool = False) -> Any:
     prog = _ReadProgress(scan.entry_count, enabled=not as_json)
     _progress.append(prog)
     idx = None
-    if indexed:
+    if indexed and state.snapshot_dir is None:  # a remote snapshot is a new temp dir each run
         from fxcache_core.index import Index, default_index_path
 
         idx = Index(default_index_path(scan.root))
@@ -186,7 +256,7 @@ def ls_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """List cache keys with their entries, sizes and ages, and the totals."""
-    scan = _scan()
+    scan = _scan(quiet=as_json)
     if dupes:
         _dupes(scan, as_json)
         return
@@ -196,6 +266,7 @@ def ls_cmd(
 
         problems = {u.entry.file.where: u.reason for u in _indexed(scan, as_json).unreadable()}
         _done_reading()
+    local = _local_agreement(scan) if state.remote is not None else {}
     if as_json:
         def entry_json(e):
             row = {"entry": e.name, "size": e.size, "mtime": e.mtime}
@@ -209,6 +280,8 @@ def ls_cmd(
                 "size": k.size, "mtime": k.mtime,
                 "entries": [entry_json(e) for e in k.entries],
                 "temp_files": [t.name for t in k.temp_files],
+                **({"redis_key": state.remote_of[k.entries[0].path].redis_key if k.entries else None,
+                    "local": local.get(k.key)} if state.remote is not None else {}),
             }
             for k in scan.keys
         ])
@@ -231,7 +304,7 @@ def ls_cmd(
                 rows.append(("", f"  └ {e.name}", "", human_bytes(e.size), _age(e.mtime, now), *status))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     right = {2, 3, 4}
-    lines = [str(scan.root)]
+    lines = [f"{state.remote_url} (remote)" if state.remote is not None else str(scan.root)]
     for r in rows:
         cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
         lines.append("  ".join(cells).rstrip())
@@ -245,6 +318,12 @@ def ls_cmd(
     )
     if scan.skipped:
         out.print(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")
+    if state.remote is not None:
+        same = sum(1 for v in local.values() if v == "same")
+        out.print("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
+                  "entries of other shape regions); sizes are the entries' pickles. "
+                  + (f"{_n(len(local), 'key')} also in the local cache: {same} hold one of its entries, "
+                     f"{len(local) - same} differ.[/dim]" if local else "No key is also in the local cache.[/dim]"))
 
 
 # --- guards ---------------------------------------------------------------------
@@ -274,7 +353,7 @@ def guards_cmd(
     from fxcache_core.guard_view import compare_entries, expr_tree, render, summarize, symbol_names
     from fxcache_core.guards import parse_guards
 
-    scan = _scan()
+    scan = _scan(quiet=as_json)
     k = scan.find(key)
     cat = _indexed(scan, as_json or fmt is GuardFormat.json)
     rows: list[dict[str, Any]] = []
@@ -437,7 +516,7 @@ def match_cmd(
         _fail("--arg takes a tensor shape like [16,4]")
     if not inputs and not syms and not positional:
         _fail("give the call's inputs with --shapes NAME=[...] (or --arg [...], or --key K --sym t0=N)")
-    scan = _scan()
+    scan = _scan(quiet=as_json)
     only = scan.find(key) if key else None
     explain = explain or only is not None  # one key asked for: always say why
     report = match(_indexed(scan, as_json), inputs, syms, only, function=fn, positional=positional,
@@ -550,7 +629,7 @@ def _print_unbound(unbound, say=None) -> None:
 def _audit(as_json: bool) -> None:
     from fxcache_core.audit import audit
 
-    scan = _scan()
+    scan = _scan(quiet=as_json)
     found = audit(_indexed(scan, as_json))
     _done_reading()
     if as_json:
@@ -583,7 +662,7 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
     m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
     if not m:
         _fail(f"--range {spec!r}: expected NAME=LO:HI, e.g. s77=1:4096")
-    scan = _scan()
+    scan = _scan(quiet=as_json)
     k = scan.find(key)
     cov = coverage(_indexed(scan, as_json), k, m.group(1), int(m.group(2)), int(m.group(3)), fixed, mode)
     _done_reading()
@@ -655,7 +734,7 @@ def verify_cmd(as_json: JsonOpt = False) -> None:
     from fxcache_core.catalog import Unreadable
     from fxcache_core.decode import DecodedEntry
 
-    scan = _scan()
+    scan = _scan(quiet=as_json)
     cat = _catalog(scan, indexed=False, as_json=as_json)
     problems, unchecked = [], []
     for e in scan.entries():
@@ -723,7 +802,7 @@ def key_cmd(
         for n, h in build.hashes.items():
             out.print(f"  [dim]{escape(f'[{h[:12]}]')}[/dim] {escape(n)}: {escape(build.values[n])}")
         return
-    scan = _scan()
+    scan = _scan(quiet=as_json)
     a = anatomy(Catalog(scan), scan.find(key))
     comps = [c for c in a.components if group is None or c.group == group]
     stale = stale_components(a.components, build.hashes) if build is not None else None
@@ -765,7 +844,7 @@ def diff_cmd(
     from fxcache_core.anatomy import anatomy, diff_components
     from fxcache_core.catalog import Catalog
 
-    scan_a = _scan()
+    scan_a = _scan(quiet=as_json)
     scan_b = _scan(other_cache_dir) if other_cache_dir else scan_a
     cat_a = Catalog(scan_a)
     cat_b = Catalog(scan_b) if scan_b is not scan_a else cat_a
@@ -836,6 +915,7 @@ def gc_cmd(
     unreadable: Annotated[bool, typer.Option("--unreadable", help="Remove entries that cannot be decoded, and temp files older than an hour.")] = False,
     dangling: Annotated[bool, typer.Option("--dangling", help="Remove AOTAutograd entries whose FX entries are gone.")] = False,
     artifacts: Annotated[bool, typer.Option("--artifacts", help="With --older-than: also remove generated code (kernels, wrapper modules: <root>/<2 chars>/c*.py/.cpp/.so) unused that long; torch regenerates it.")] = False,
+    set_ttl: Annotated[str | None, typer.Option("--set-ttl", help="With --remote: give the planned keys this expiry (7d, 12h) instead of deleting them.")] = None,
     stale: Annotated[bool, typer.Option("--stale", help="Remove entries built by another torch or system than the installed one (imports torch): this torch's lookups never reach them. If other torch installs or devices share this cache dir, their entries count as stale.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Print the plan and exit.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
@@ -849,6 +929,14 @@ def gc_cmd(
     from fxcache_core.gc import GcPolicy, plan_gc
     from fxcache_core.units import parse_duration, parse_size
 
+    ttl = None
+    if set_ttl is not None:
+        if state.remote is None:
+            _fail("--set-ttl gives Redis keys an expiry: it needs --remote")
+        try:
+            ttl = max(1, int(parse_duration(set_ttl)))
+        except ValueError as e:
+            _fail(str(e))
     try:
         policy = GcPolicy(
             older_than_s=parse_duration(older_than) if older_than else None,
@@ -860,8 +948,8 @@ def gc_cmd(
         _fail(str(e))
     if policy.is_empty:
         policy = GcPolicy.default()
-    scan = _scan()
-    _run_plan(plan_gc(_catalog(scan, indexed=False, as_json=as_json), policy), dry_run, yes, as_json)
+    scan = _scan(quiet=as_json)
+    _run_plan(plan_gc(_catalog(scan, indexed=False, as_json=as_json), policy), dry_run, yes, as_json, ttl)
 
 
 def _current() -> Any:
@@ -887,11 +975,11 @@ def rm_cmd(
     from fxcache_core.catalog import Catalog
     from fxcache_core.gc import plan_rm
 
-    scan = _scan()
+    scan = _scan(quiet=as_json)
     _run_plan(plan_rm(Catalog(scan), scan.find(key), entries or ()), dry_run, yes, as_json)
 
 
-def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool) -> None:
+def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None) -> None:
     """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed."""
     from fxcache_core.gc import execute_plan, last_use
 
@@ -902,7 +990,9 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool) -> None:
             "cache_dir": str(plan.root), "dry_run": dry_run,
             "total_bytes": plan.total_bytes, "total_entries": plan.total_entries,
             "code_bytes": plan.code_bytes, "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
+            "remote": state.remote is not None,
             "removals": [{"path": str(r.file.path), "what": r.what,
+                          "redis_key": getattr(state.remote_of.get(r.file.path), "redis_key", None),
                           "kind": r.kind.value, "key": r.key,
                           "entry": r.entry, "size": r.size, "reasons": list(r.reasons)}
                          for r in plan.removals],
@@ -934,30 +1024,58 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool) -> None:
     if not yes:
         if not sys.stdin.isatty():
             _fail("refusing to delete without confirmation: stdin is not a terminal (pass --yes)")
-        if not typer.confirm(f"Delete {_n(len(plan.removals), 'file')}?", default=False, err=True):
+        what = (_n(len(plan.removals), "Redis key") if state.remote is not None
+                else _n(len(plan.removals), "file"))
+        verb = f"Give {what} an expiry of {ttl} s" if ttl is not None else f"Delete {what}"
+        if not typer.confirm(f"{verb}?", default=False, err=True):
             err.print("Nothing deleted.")
             raise typer.Exit(1)
-    res = execute_plan(plan)
+    res = _execute_remote(plan, ttl) if state.remote is not None else execute_plan(plan)
     if as_json:
         body = plan_json()
         body.update({
             "executed": True,
-            "removed": [str(r.file.path) for r in res.removed],
-            "skipped": [{"path": str(p), "why": w} for p, w in res.skipped],
-            "failed": [{"path": str(p), "error": w} for p, w in res.failed],
+            "removed": [_where(r.file.path) for r in res.removed],
+            "skipped": [{"path": _where(p), "why": w} for p, w in res.skipped],
+            "failed": [{"path": _where(p), "error": w} for p, w in res.failed],
             "bytes_freed": res.bytes_freed,
             "dirs_removed": [str(d) for d in res.dirs_removed],
         })
         _emit_json(body)
     else:
         for p, w in res.skipped:
-            out.print(f"  [yellow]kept[/yellow] {escape(str(p))}: {w}")
+            out.print(f"  [yellow]kept[/yellow] {escape(_where(p))}: {w}")
         for p, w in res.failed:
-            out.print(f"  [red]failed[/red] {escape(str(p))}: {w}")
-        out.print(f"Removed {_n(len(res.removed), 'file')}, freed {human_bytes(res.bytes_freed)}; "
-                  f"{len(res.dirs_removed)} empty dirs removed.")
+            out.print(f"  [red]failed[/red] {escape(_where(p))}: {w}")
+        if state.remote is not None:
+            out.print(f"{'Set an expiry on' if ttl is not None else 'Unlinked'} "
+                      f"{_n(len(res.removed), 'Redis key')} ({human_bytes(res.bytes_freed)} of entries).")
+        else:
+            out.print(f"Removed {_n(len(res.removed), 'file')}, freed {human_bytes(res.bytes_freed)}; "
+                      f"{len(res.dirs_removed)} empty dirs removed.")
     if res.failed:
         raise typer.Exit(1)
+
+
+def _where(path: Any) -> str:
+    """A planned path as the user knows it: the Redis key with --remote."""
+    e = state.remote_of.get(path)
+    return e.redis_key if e is not None else str(path)
+
+
+def _execute_remote(plan: Any, ttl: int | None) -> Any:
+    """Carry a plan made on a remote snapshot out on Redis: UNLINK (or EXPIRE with
+    --set-ttl) the key each planned entry came from."""
+    from fxcache_core import remote
+    from fxcache_core.gc import GcResult
+
+    by_key = {state.remote_of[r.file.path].redis_key: r for r in plan.removals if r.file.path in state.remote_of}
+    keys = list(by_key)
+    done, failed = (remote.expire(state.client, keys, ttl) if ttl is not None
+                    else remote.unlink(state.client, keys))
+    skipped = [(by_key[k].file.path, why) for k, why in failed if why == "already gone"]
+    failed = [(by_key[k].file.path, why) for k, why in failed if why != "already gone"]
+    return GcResult(tuple(by_key[k] for k in done), tuple(skipped), tuple(failed), ())
 
 
 def _is_usage_error(e: BaseException) -> bool:
@@ -983,6 +1101,8 @@ def main() -> None:
                 prog.close()
             for idx in _indexes:
                 idx.close()
+            if state.snapshot_dir is not None:
+                state.snapshot_dir.cleanup()
     except FxcacheError as e:
         _error_line(str(e))
         sys.exit(2)

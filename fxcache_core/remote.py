@@ -1,0 +1,258 @@
+"""Inductor's remote cache on Redis: listing, reading, and pruning it.
+
+Torch's layout (torch/_inductor/remote_cache.py ``RedisRemoteCache``,
+codecache.py ``FxGraphCache``, _functorch/_aot_autograd/autograd_cache.py):
+
+* Redis keys ``pt2:fx-graph-v1::<key>:c1`` (FX graphs) and
+  ``pt2:autograd-experimental::<key>:c1`` (AOTAutograd results), where
+  ``<key>`` is the same cache key as on disk;
+* values are JSON ``{"data": base64(pickle), "time_taken_ms": int}`` written
+  with ``SET`` and no TTL: one entry per key, the last writer wins (a key's
+  dynamic-shape entries overwrite each other, so only the last one is there);
+* on lookup torch reads the local entries first, then the remote one.
+
+fxcache reads the remote cache into a *snapshot*: every value is fetched
+(pipelined ``GET``), its pickle decoded from JSON and base64, and written into
+a local cache layout in a temp dir (``<kind>/<key>/<sha256 of the pickle>``,
+mtime and atime set from ``OBJECT IDLETIME``). ``ls``, ``guards``, ``match``,
+``key``, ``diff`` and ``verify`` then run on the snapshot unchanged, through
+the same stub decoder. A value that is not JSON, or whose ``data`` is not
+base64, is written as it is and reported unreadable like any corrupt entry.
+
+``gc`` plans on the snapshot (the same policies) and maps each removed entry
+back to its Redis key, deleted with ``UNLINK`` or given an expiry
+(``EXPIRE``, ``--set-ttl``). Nothing is deleted unless the whole cache was
+listed and read.
+
+Needs ``redis`` (redis-py); imported only here, only for ``--remote``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import FxcacheError
+from .keys import KeyKind, is_key, sha256_hash
+
+PREFIXES = {KeyKind.FX_GRAPH: "pt2:fx-graph-v1::", KeyKind.AOT_AUTOGRAD: "pt2:autograd-experimental::"}
+"""Redis key prefix per kind; the key is followed by ``:c1`` (``RedisRemoteCache._key_fmt``)."""
+SUFFIX = ":c1"
+SCAN_BATCH = 1000
+"""Keys per ``SCAN`` round trip, and commands per pipeline."""
+
+
+class RemoteError(FxcacheError):
+    """The remote cache cannot be used: no connection, refused, wrong password, timeout."""
+
+
+def redis_url(spec: str, environ: dict[str, str] | None = None) -> str:
+    """The Redis URL ``--remote`` names: a ``redis://``/``rediss://``/``unix://``
+    URL, or ``env`` for torch's own variables (``TORCHINDUCTOR_REDIS_URL``, else
+    ``TORCHINDUCTOR_REDIS_HOST``/``_PORT``, default localhost:6379), as
+    ``RedisRemoteCacheBackend`` reads them.
+
+    Raises:
+        RemoteError: anything else.
+    """
+    env = os.environ if environ is None else environ
+    if spec == "env":
+        if env.get("TORCHINDUCTOR_REDIS_URL"):
+            return env["TORCHINDUCTOR_REDIS_URL"]
+        return f"redis://{env.get('TORCHINDUCTOR_REDIS_HOST', 'localhost')}:{env.get('TORCHINDUCTOR_REDIS_PORT', '6379')}"
+    if spec.split("://", 1)[0] in ("redis", "rediss", "unix") and "://" in spec:
+        return spec
+    raise RemoteError(f"--remote {spec!r}: expected redis://host:port/db or env")
+
+
+@dataclass(frozen=True)
+class RemoteEntry:
+    """One value of the remote cache.
+
+    Attributes:
+        kind, key: the cache key it stands for.
+        redis_key: the Redis key (``pt2:...::<key>:c1``).
+        size: bytes Redis uses for it (``MEMORY USAGE``; the value length if
+            the server refuses that command).
+        idle_s: seconds since it was last read or written (``OBJECT IDLETIME``),
+            None where the eviction policy does not keep it (LFU).
+    """
+
+    kind: KeyKind
+    key: str
+    redis_key: str
+    size: int
+    idle_s: float | None
+
+
+def parse_redis_key(name: str) -> tuple[KeyKind, str] | None:
+    """(kind, cache key) of a Redis key torch writes, or None for any other key."""
+    for kind, prefix in PREFIXES.items():
+        if name.startswith(prefix) and name.endswith(SUFFIX):
+            key = name[len(prefix):-len(SUFFIX)]
+            if is_key(key) and KeyKind.of_key(key) is kind:
+                return kind, key
+    return None
+
+
+def connect(url: str, timeout_s: float = 10.0):  # -> redis.Redis
+    """A connected client (PING checked).
+
+    Raises:
+        RemoteError: redis-py missing, connection refused or timed out, auth failed.
+    """
+    try:
+        import redis
+    except ImportError:
+        raise RemoteError("--remote needs the redis package (pip install redis)") from None
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+        client.ping()
+    except ValueError as e:
+        raise RemoteError(f"--remote {url}: {e}") from None
+    except redis.exceptions.AuthenticationError as e:
+        raise RemoteError(f"{url}: authentication failed: {e}") from None
+    except redis.exceptions.ResponseError as e:  # e.g. NOAUTH
+        raise RemoteError(f"{url}: {e}") from None
+    except redis.exceptions.TimeoutError:
+        raise RemoteError(f"{url}: timed out after {timeout_s:g} s") from None
+    except redis.exceptions.ConnectionError as e:
+        raise RemoteError(f"{url}: cannot connect: {e}") from None
+    return client
+
+
+def _guard(fn: Callable[[], object], what: str) -> object:
+    import redis
+
+    try:
+        return fn()
+    except redis.exceptions.TimeoutError:
+        raise RemoteError(f"{what}: timed out") from None
+    except redis.exceptions.RedisError as e:
+        raise RemoteError(f"{what}: {e}") from None
+
+
+def _batches(items: list, n: int = SCAN_BATCH) -> Iterator[list]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+def list_entries(client, on_batch: Callable[[int], None] | None = None) -> tuple[RemoteEntry, ...]:
+    """Every torch value on the server: ``SCAN`` (never ``KEYS``) by prefix, then
+    ``MEMORY USAGE`` and ``OBJECT IDLETIME`` pipelined, :data:`SCAN_BATCH` at a time.
+
+    Raises:
+        RemoteError: the server failed mid-way (nothing partial is returned).
+    """
+    names: list[str] = []
+    for prefix in PREFIXES.values():
+        for raw in _guard(lambda p=prefix: list(client.scan_iter(match=p + "*", count=SCAN_BATCH)), "SCAN"):
+            name = raw.decode() if isinstance(raw, bytes) else raw
+            if parse_redis_key(name) is not None:
+                names.append(name)
+    names.sort()
+    out: list[RemoteEntry] = []
+    for batch in _batches(names):
+        pipe = client.pipeline(transaction=False)
+        for n in batch:
+            pipe.memory_usage(n)
+            pipe.object("idletime", n)
+            pipe.strlen(n)
+        res = _guard(lambda p=pipe: p.execute(raise_on_error=False), "MEMORY USAGE/OBJECT IDLETIME")
+        for i, n in enumerate(batch):
+            mem, idle, length = res[3 * i: 3 * i + 3]
+            if isinstance(length, int) and length == 0 and not isinstance(mem, int):
+                continue  # gone between SCAN and now
+            kind, key = parse_redis_key(n)  # type: ignore[misc]
+            size = mem if isinstance(mem, int) else (length if isinstance(length, int) else 0)
+            out.append(RemoteEntry(kind, key, n, size, float(idle) if isinstance(idle, int) else None))
+        if on_batch is not None:
+            on_batch(len(batch))
+    return tuple(out)
+
+
+def unwrap(value: bytes) -> tuple[bytes, str | None]:
+    """The pickle inside a remote value, and None; or the value itself and why it
+    is not a torch value (not JSON, no ``data``, not base64)."""
+    try:
+        obj = json.loads(value)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return value, "the value is not JSON"
+    data = obj.get("data") if isinstance(obj, dict) else None
+    if not isinstance(data, str):
+        return value, 'the value is JSON without a "data" string'
+    try:
+        return base64.b64decode(data, validate=True), None
+    except (binascii.Error, ValueError):
+        return value, '"data" is not base64'
+
+
+def snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
+             on_batch: Callable[[int], None] | None = None) -> dict[Path, RemoteEntry]:
+    """Fetch every value (pipelined ``GET``) and write it as a local cache under ``dst``.
+
+    Returns the written entry file -> the remote entry it came from. Values
+    gone since the listing are left out.
+
+    Raises:
+        RemoteError: the server failed mid-way.
+    """
+    now = time.time()
+    written: dict[Path, RemoteEntry] = {}
+    for batch in _batches(list(entries)):
+        pipe = client.pipeline(transaction=False)
+        for e in batch:
+            pipe.get(e.redis_key)
+        values = _guard(lambda p=pipe: p.execute(), "GET")
+        for e, value in zip(batch, values, strict=True):
+            if value is None:
+                continue
+            data, _why = unwrap(value)
+            d = e.kind.key_dir(dst, e.key)
+            d.mkdir(parents=True, exist_ok=True)
+            p = d / sha256_hash(data)
+            p.write_bytes(data)
+            t = now - (e.idle_s or 0.0)
+            os.utime(p, (t, t))
+            written[p] = e
+        if on_batch is not None:
+            on_batch(len(batch))
+    return written
+
+
+def unlink(client, redis_keys: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``UNLINK`` each key (pipelined); (removed, [(key, error)])."""
+    return _apply(client, redis_keys, lambda pipe, k: pipe.unlink(k))
+
+
+def expire(client, redis_keys: list[str], ttl_s: int) -> tuple[list[str], list[tuple[str, str]]]:
+    """Give each key an expiry of ``ttl_s`` seconds (``EXPIRE``, pipelined)."""
+    return _apply(client, redis_keys, lambda pipe, k: pipe.expire(k, ttl_s))
+
+
+def _apply(client, keys: list[str], op) -> tuple[list[str], list[tuple[str, str]]]:
+    done: list[str] = []
+    failed: list[tuple[str, str]] = []
+    for batch in _batches(keys):
+        pipe = client.pipeline(transaction=False)
+        for k in batch:
+            op(pipe, k)
+        try:
+            res = pipe.execute(raise_on_error=False)
+        except Exception as e:  # noqa: BLE001 - the connection failed: every key of the batch
+            failed += [(k, str(e)) for k in batch]
+            continue
+        for k, r in zip(batch, res, strict=True):
+            if isinstance(r, Exception):
+                failed.append((k, str(r)))
+            elif r:
+                done.append(k)
+            else:
+                failed.append((k, "already gone"))
+    return done, failed

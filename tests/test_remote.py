@@ -1,0 +1,169 @@
+"""The remote cache on a real redis-server, written by torch itself.
+
+A module fixture starts ``redis-server`` (the Debian package) on a free
+loopback port, and a fresh torch process compiles three demo cases with the
+remote caches on and the local ones off (``demo.remote_build``), so every
+value is torch's own ``SET``. Without redis-server the module is skipped, or
+fails under ``CI=true`` (.ci/run installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import REPO_ROOT, run_fxcache
+
+pytestmark = pytest.mark.torch
+
+CASES = ["same_graph_two_regions", "train_mlp", "int_arg"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_redis(tmp: Path, *extra: str) -> tuple[subprocess.Popen, int]:
+    exe = shutil.which("redis-server")
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed (.ci/run installs it)")
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    port = _free_port()
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", str(tmp), *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    pytest.fail("redis-server did not start")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    pytest.importorskip("torch")
+    pytest.importorskip("redis")
+    tmp = tmp_path_factory.mktemp("redis")
+    proc, port = _start_redis(tmp)
+    url = f"redis://127.0.0.1:{port}/0"
+    out = subprocess.run([sys.executable, "-m", "demo.remote_build", url, str(tmp / "kernels"),
+                          "--cases", ",".join(CASES)], cwd=REPO_ROOT, capture_output=True, text=True,
+                         timeout=600, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    assert out.returncode == 0, out.stderr[-3000:]
+    yield url
+    proc.kill()
+    proc.wait()
+
+
+@pytest.fixture
+def client(server):
+    import redis
+
+    return redis.Redis.from_url(server)
+
+
+def _json(proc):
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _torch_keys(client) -> set[str]:
+    return {k.decode() for k in client.scan_iter(match="pt2:*")}
+
+
+def test_ls_lists_every_key_torch_wrote(server, client):
+    from fxcache_core.remote import parse_redis_key
+
+    keys = _torch_keys(client)
+    assert any(k.startswith("pt2:fx-graph-v1::") for k in keys)
+    assert any(k.startswith("pt2:autograd-experimental::") for k in keys)
+    listed = _json(run_fxcache("--remote", server, "ls", "--json", block_torch=True))
+    assert {k["key"] for k in listed} == {parse_redis_key(k)[1] for k in keys}
+    assert all(len(k["entries"]) == 1 for k in listed)  # one value per key: the last writer's
+
+
+def test_remote_entries_decode_to_what_torch_stored(server, client):
+    """The snapshot's entries are torch's pickles: guards as torch unpickles them."""
+    import base64
+    import pickle
+
+    import torch  # noqa: F401  (pickle.loads needs torch's classes; tests only)
+
+    from fxcache_core.remote import parse_redis_key
+
+    listed = {k["key"]: k for k in _json(run_fxcache("--remote", server, "ls", "--json"))}
+    n = 0
+    for name in _torch_keys(client):
+        kind, key = parse_redis_key(name)
+        value = json.loads(client.get(name))
+        stored = pickle.loads(base64.b64decode(value["data"]))
+        g = _json(run_fxcache("--remote", server, "guards", key[:14], "--json", block_torch=True))
+        (entry,) = g["entries"]
+        assert (entry["guards_expr"] or None) == (stored.guards_expr or None)
+        assert listed[key]["kind"] == kind.value and listed[key]["redis_key"] == name
+        n += 1
+    assert n >= 4
+
+
+def test_match_on_the_remote_cache(server):
+    rep = _json(run_fxcache("--remote", server, "match", "--fn", "same_graph_two_regions",
+                            "--shapes", "x=[40,3]", "--dynamic", "true", "--json", block_torch=True))
+    aot = [r for r in rep["results"] if r["kind"] == "aotautograd"]
+    assert aot and aot[0]["status"] in ("hit", "miss")
+    # The remote key holds the last writer's entry only: sizes 4..7 were overwritten by 32.
+    assert [r["status"] for r in aot] == ["hit"]
+
+
+def test_gc_plans_then_unlinks_or_sets_a_ttl(server, client):
+    import redis
+
+    before = _torch_keys(client)
+    # A value that is not JSON, and one whose data is not base64: unreadable.
+    bad1 = "pt2:fx-graph-v1::f" + "a" * 51 + ":c1"
+    bad2 = "pt2:autograd-experimental::a" + "b" * 51 + ":c1"
+    client.set(bad1, b"\x80\x04not json")
+    client.set(bad2, json.dumps({"data": "%%% not base64", "time_taken_ms": 1}))
+    plan = _json(run_fxcache("--remote", server, "gc", "--unreadable", "--dry-run", "--json", block_torch=True))
+    assert {r["redis_key"] for r in plan["removals"]} == {bad1, bad2}
+    assert _torch_keys(client) == before | {bad1, bad2}  # a dry run changes nothing
+    done = _json(run_fxcache("--remote", server, "gc", "--unreadable", "--set-ttl", "1h", "--yes", "--json"))
+    assert set(done["removed"]) == {bad1, bad2}
+    assert 0 < client.ttl(bad1) <= 3600 and client.ttl(next(iter(before))) == -1
+    done = _json(run_fxcache("--remote", server, "gc", "--unreadable", "--yes", "--json"))
+    assert set(done["removed"]) == {bad1, bad2} and _torch_keys(client) == before
+    assert isinstance(client, redis.Redis)
+
+
+def test_bad_remote_is_one_line_and_exit_2(server, tmp_path):
+    port = _free_port()
+    for args, needle in [
+        (["--remote", f"redis://127.0.0.1:{port}/0", "ls"], "cannot connect"),
+        (["--remote", "http://x", "ls"], "expected redis://"),
+        (["gc", "--set-ttl", "1h"], "needs --remote"),
+    ]:
+        proc = run_fxcache(*args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
+    proc_srv, pport = _start_redis(tmp_path, "--requirepass", "sekret")
+    try:
+        proc = run_fxcache("--remote", f"redis://127.0.0.1:{pport}/0", "ls")
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+        assert "auth" in proc.stderr.lower() or "NOAUTH" in proc.stderr, proc.stderr
+        proc = run_fxcache("--remote", f"redis://:wrong@127.0.0.1:{pport}/0", "ls")
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    finally:
+        proc_srv.kill()
+        proc_srv.wait()

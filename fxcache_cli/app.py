@@ -124,6 +124,11 @@ def _remote_snapshot(quiet: bool = False) -> Any:
         _progress.append(prog)
         state.remote_of = remote.snapshot(state.client, entries, root, on_batch=prog.advance)
         prog.close()
+        if state.client.fxcache_touches:
+            sys.stderr.write(
+                "fxcache: note: this Redis server (before 7.2, no CLIENT NO-TOUCH) counts fxcache's "
+                "reads as uses: after this run every key's idle time restarts, so a later "
+                "--older-than sees them as just used\n")
         state.remote_entries = entries
     return Path(state.snapshot_dir.name)
 
@@ -280,7 +285,7 @@ def ls_cmd(
                 "size": k.size, "mtime": k.mtime,
                 "entries": [entry_json(e) for e in k.entries],
                 "temp_files": [t.name for t in k.temp_files],
-                **({"redis_key": state.remote_of[k.entries[0].path].redis_key if k.entries else None,
+                **({"redis_key": state.remote_of[k.entries[0].path].entry.redis_key if k.entries else None,
                     "local": local.get(k.key)} if state.remote is not None else {}),
             }
             for k in scan.keys
@@ -992,7 +997,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
             "code_bytes": plan.code_bytes, "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
             "remote": state.remote is not None,
             "removals": [{"path": str(r.file.path), "what": r.what,
-                          "redis_key": getattr(state.remote_of.get(r.file.path), "redis_key", None),
+                          "redis_key": _where(r.file.path) if state.remote is not None else None,
                           "kind": r.kind.value, "key": r.key,
                           "entry": r.entry, "size": r.size, "reasons": list(r.reasons)}
                          for r in plan.removals],
@@ -1059,22 +1064,25 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
 
 def _where(path: Any) -> str:
     """A planned path as the user knows it: the Redis key with --remote."""
-    e = state.remote_of.get(path)
-    return e.redis_key if e is not None else str(path)
+    f = state.remote_of.get(path)
+    return f.entry.redis_key if f is not None else str(path)
 
 
 def _execute_remote(plan: Any, ttl: int | None) -> Any:
     """Carry a plan made on a remote snapshot out on Redis: UNLINK (or EXPIRE with
-    --set-ttl) the key each planned entry came from."""
+    --set-ttl) the key each planned entry came from, atomically and only while it
+    still holds the value that was planned (fxcache_core.remote.unlink)."""
     from fxcache_core import remote
     from fxcache_core.gc import GcResult
 
-    by_key = {state.remote_of[r.file.path].redis_key: r for r in plan.removals if r.file.path in state.remote_of}
-    keys = list(by_key)
-    done, failed = (remote.expire(state.client, keys, ttl) if ttl is not None
-                    else remote.unlink(state.client, keys))
-    skipped = [(by_key[k].file.path, why) for k, why in failed if why == "already gone"]
-    failed = [(by_key[k].file.path, why) for k, why in failed if why != "already gone"]
+    by_key = {state.remote_of[r.file.path].entry.redis_key: r
+              for r in plan.removals if r.file.path in state.remote_of}
+    planned = [(k, state.remote_of[r.file.path].sha1) for k, r in by_key.items()]
+    done, not_done = (remote.expire(state.client, planned, ttl) if ttl is not None
+                      else remote.unlink(state.client, planned))
+    kept = ("already gone", "changed since the plan")
+    skipped = [(by_key[k].file.path, why) for k, why in not_done if why in kept]
+    failed = [(by_key[k].file.path, why) for k, why in not_done if why not in kept]
     return GcResult(tuple(by_key[k] for k in done), tuple(skipped), tuple(failed), ())
 
 

@@ -184,6 +184,8 @@ class Catalog:
         k = (entry.key, entry.name)
         self.load(entry)
         if k not in self._hashes:  # not hashed when read (hash_on_read=False), or from the index
+            if entry.size > MAX_ENTRY_BYTES:
+                return None  # never read whole, as load() does not
             try:
                 self._hashes[k] = sha256_hash(read_entry_bytes(entry.path))
             except OSError:

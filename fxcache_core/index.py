@@ -37,7 +37,21 @@ from .decode import DecodedEntry, FxRef, GraphInput, Origin
 from .keys import KeyKind
 from .store import Entry
 
-SCHEMA = 3
+
+def _fingerprint() -> int:
+    """The row format's version: a hash of the code that decodes entries and writes
+    rows, so an upgrade that changes what a row holds never reads stale rows."""
+    h = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for name in ("decode.py", "index.py"):
+        try:
+            h.update((here / name).read_bytes())
+        except OSError:
+            h.update(name.encode())
+    return int(h.hexdigest()[:12], 16)
+
+
+SCHEMA = _fingerprint()
 
 
 def default_index_path(root: Path) -> Path | None:

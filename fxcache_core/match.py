@@ -698,7 +698,7 @@ def match(
     for k in keys:
         if positional and only is None and (k.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(k.key)):
             continue
-        if k.kind is KeyKind.FX_GRAPH and only is None and not positional:
+        if k.kind is KeyKind.FX_GRAPH and only is None and not positional and function is None:
             skipped = _unfit_through_loaders(catalog, k, by_key)
             if skipped is not None:  # decided without reading this key's entries
                 by_key[k.key] = skipped

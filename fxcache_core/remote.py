@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import os
 import time
@@ -78,8 +79,7 @@ class RemoteEntry:
     Attributes:
         kind, key: the cache key it stands for.
         redis_key: the Redis key (``pt2:...::<key>:c1``).
-        size: bytes Redis uses for it (``MEMORY USAGE``; the value length if
-            the server refuses that command).
+        size: bytes Redis uses for it (``MEMORY USAGE``; 0 if the server refuses it).
         idle_s: seconds since it was last read or written (``OBJECT IDLETIME``),
             None where the eviction policy does not keep it (LFU).
     """
@@ -102,7 +102,9 @@ def parse_redis_key(name: str) -> tuple[KeyKind, str] | None:
 
 
 def connect(url: str, timeout_s: float = 10.0):  # -> redis.Redis
-    """A connected client (PING checked).
+    """A connected client (PING checked), with ``CLIENT NO-TOUCH ON`` where the
+    server has it (Redis 7.2+), so fxcache's reads do not count as uses of the
+    keys; ``client.fxcache_touches`` says whether they do.
 
     Raises:
         RemoteError: redis-py missing, connection refused or timed out, auth failed.
@@ -124,6 +126,11 @@ def connect(url: str, timeout_s: float = 10.0):  # -> redis.Redis
         raise RemoteError(f"{url}: timed out after {timeout_s:g} s") from None
     except redis.exceptions.ConnectionError as e:
         raise RemoteError(f"{url}: cannot connect: {e}") from None
+    try:
+        client.execute_command("CLIENT", "NO-TOUCH", "ON")
+        client.fxcache_touches = False
+    except redis.exceptions.RedisError:
+        client.fxcache_touches = True  # before 7.2: GET resets a key's idle time
     return client
 
 
@@ -160,18 +167,17 @@ def list_entries(client, on_batch: Callable[[int], None] | None = None) -> tuple
     out: list[RemoteEntry] = []
     for batch in _batches(names):
         pipe = client.pipeline(transaction=False)
-        for n in batch:
+        for n in batch:  # neither command counts as a use of the key (no LRU/LFU touch)
             pipe.memory_usage(n)
             pipe.object("idletime", n)
-            pipe.strlen(n)
         res = _guard(lambda p=pipe: p.execute(raise_on_error=False), "MEMORY USAGE/OBJECT IDLETIME")
         for i, n in enumerate(batch):
-            mem, idle, length = res[3 * i: 3 * i + 3]
-            if isinstance(length, int) and length == 0 and not isinstance(mem, int):
+            mem, idle = res[2 * i: 2 * i + 2]
+            if mem is None:
                 continue  # gone between SCAN and now
             kind, key = parse_redis_key(n)  # type: ignore[misc]
-            size = mem if isinstance(mem, int) else (length if isinstance(length, int) else 0)
-            out.append(RemoteEntry(kind, key, n, size, float(idle) if isinstance(idle, int) else None))
+            out.append(RemoteEntry(kind, key, n, mem if isinstance(mem, int) else 0,
+                                   float(idle) if isinstance(idle, int) else None))
         if on_batch is not None:
             on_batch(len(batch))
     return tuple(out)
@@ -188,23 +194,41 @@ def unwrap(value: bytes) -> tuple[bytes, str | None]:
     if not isinstance(data, str):
         return value, 'the value is JSON without a "data" string'
     try:
-        return base64.b64decode(data, validate=True), None
+        return base64.b64decode(data), None  # as torch decodes it (codecache.py): lenient
     except (binascii.Error, ValueError):
         return value, '"data" is not base64'
 
 
+@dataclass(frozen=True)
+class Fetched:
+    """A remote value as fetched: where it came from and the SHA-1 of its bytes
+    (checked by Redis itself right before gc deletes it: :func:`unlink`)."""
+
+    entry: RemoteEntry
+    sha1: str
+
+
 def snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
-             on_batch: Callable[[int], None] | None = None) -> dict[Path, RemoteEntry]:
+             on_batch: Callable[[int], None] | None = None) -> dict[Path, Fetched]:
     """Fetch every value (pipelined ``GET``) and write it as a local cache under ``dst``.
 
-    Returns the written entry file -> the remote entry it came from. Values
-    gone since the listing are left out.
+    Returns the written entry file -> what it came from. Values gone since the
+    listing are left out.
 
     Raises:
-        RemoteError: the server failed mid-way.
+        RemoteError: the server failed mid-way, or the snapshot cannot be written.
     """
+    try:
+        return _snapshot(client, entries, dst, on_batch)
+    except OSError as e:
+        raise RemoteError(f"cannot write the snapshot of the remote cache in {dst}: "
+                          f"{e.strerror or e}") from None
+
+
+def _snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
+              on_batch: Callable[[int], None] | None) -> dict[Path, Fetched]:
     now = time.time()
-    written: dict[Path, RemoteEntry] = {}
+    written: dict[Path, Fetched] = {}
     for batch in _batches(list(entries)):
         pipe = client.pipeline(transaction=False)
         for e in batch:
@@ -220,39 +244,56 @@ def snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
             p.write_bytes(data)
             t = now - (e.idle_s or 0.0)
             os.utime(p, (t, t))
-            written[p] = e
+            written[p] = Fetched(e, hashlib.sha1(value).hexdigest())
         if on_batch is not None:
             on_batch(len(batch))
     return written
 
 
-def unlink(client, redis_keys: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
-    """``UNLINK`` each key (pipelined); (removed, [(key, error)])."""
-    return _apply(client, redis_keys, lambda pipe, k: pipe.unlink(k))
+# Delete (or expire) a key only while it still holds the value that was planned:
+# torch overwrites a whole key on each write, so between the snapshot and the
+# deletion it may have stored a new, valid entry there. Redis runs the script
+# atomically. 1: done; 0: the key is gone; -1: its value changed.
+_IF_UNCHANGED = """
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+if redis.sha1hex(v) ~= ARGV[1] then return -1 end
+if ARGV[2] == '' then return redis.call('UNLINK', KEYS[1]) end
+return redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+"""
 
 
-def expire(client, redis_keys: list[str], ttl_s: int) -> tuple[list[str], list[tuple[str, str]]]:
-    """Give each key an expiry of ``ttl_s`` seconds (``EXPIRE``, pipelined)."""
-    return _apply(client, redis_keys, lambda pipe, k: pipe.expire(k, ttl_s))
+def unlink(client, planned: list[tuple[str, str]]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``UNLINK`` each (key, SHA-1 of its planned value) whose value is unchanged;
+    (done, [(key, why not)])."""
+    return _apply(client, planned, "")
 
 
-def _apply(client, keys: list[str], op) -> tuple[list[str], list[tuple[str, str]]]:
+def expire(client, planned: list[tuple[str, str]], ttl_s: int) -> tuple[list[str], list[tuple[str, str]]]:
+    """Give each unchanged key an expiry of ``ttl_s`` seconds (``EXPIRE``)."""
+    return _apply(client, planned, str(int(ttl_s)))
+
+
+def _apply(client, planned: list[tuple[str, str]], ttl: str) -> tuple[list[str], list[tuple[str, str]]]:
+    script = client.register_script(_IF_UNCHANGED)
     done: list[str] = []
     failed: list[tuple[str, str]] = []
-    for batch in _batches(keys):
+    for batch in _batches(planned):
         pipe = client.pipeline(transaction=False)
-        for k in batch:
-            op(pipe, k)
+        for k, sha1 in batch:
+            script(keys=[k], args=[sha1, ttl], client=pipe)
         try:
             res = pipe.execute(raise_on_error=False)
         except Exception as e:  # noqa: BLE001 - the connection failed: every key of the batch
-            failed += [(k, str(e)) for k in batch]
+            failed += [(k, str(e)) for k, _ in batch]
             continue
-        for k, r in zip(batch, res, strict=True):
+        for (k, _), r in zip(batch, res, strict=True):
             if isinstance(r, Exception):
                 failed.append((k, str(r)))
-            elif r:
+            elif r == 1:
                 done.append(k)
+            elif r == -1:
+                failed.append((k, "changed since the plan"))
             else:
                 failed.append((k, "already gone"))
     return done, failed

@@ -167,3 +167,40 @@ def test_bad_remote_is_one_line_and_exit_2(server, tmp_path):
     finally:
         proc_srv.kill()
         proc_srv.wait()
+
+
+def test_gc_never_deletes_a_value_that_changed_since_the_plan(server, client, tmp_path):
+    """Torch overwrites a whole key on each write: the deletion checks, atomically in
+    Redis, that the key still holds the value that was planned."""
+    from fxcache_core import remote
+
+    k = "pt2:fx-graph-v1::f" + "c" * 51 + ":c1"
+    client.set(k, b"not an entry")
+    c = remote.connect(server)
+    (e,) = [e for e in remote.list_entries(c) if e.redis_key == k]
+    (f,) = remote.snapshot(c, (e,), tmp_path).values()
+    client.set(k, b"a new value torch just wrote")
+    assert remote.unlink(c, [(k, f.sha1)]) == ([], [(k, "changed since the plan")])
+    assert remote.expire(c, [(k, f.sha1)], 60) == ([], [(k, "changed since the plan")])
+    assert client.get(k) == b"a new value torch just wrote" and client.ttl(k) == -1
+    client.set(k, b"not an entry")
+    assert remote.unlink(c, [(k, f.sha1)]) == ([k], [])
+    assert remote.unlink(c, [(k, f.sha1)]) == ([], [(k, "already gone")])
+
+
+def test_listing_does_not_count_as_a_use_and_torchs_lenient_base64_is_kept(server, client, tmp_path):
+    from fxcache_core import remote
+
+    c = remote.connect(server)
+    name = next(iter(_torch_keys(client)))
+    value = json.loads(client.get(name))
+    # torch decodes with base64.b64decode(data): stray newlines are skipped, not an error.
+    spaced = "\n".join(value["data"][i:i + 76] for i in range(0, len(value["data"]), 76))
+    assert remote.unwrap(json.dumps({"data": spaced}).encode())[1] is None
+    k = "pt2:autograd-experimental::a" + "d" * 51 + ":c1"
+    client.set(k, b"x")
+    time.sleep(1.1)
+    (e,) = [e for e in remote.list_entries(c) if e.redis_key == k]
+    (e2,) = [e for e in remote.list_entries(c) if e.redis_key == k]
+    assert e.idle_s is not None and e2.idle_s >= 1  # MEMORY USAGE / OBJECT IDLETIME do not touch
+    client.delete(k)

@@ -3,7 +3,8 @@
 #   make test   run the test suite (builds its own real caches in a temp dir)
 #   make lint   ruff
 #   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
-#               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000)
+#               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000),
+#               then listing a Redis remote cache (needs redis-server)
 #   make setup  just the venv: pinned CPU torch 2.13.0 + fxcache in editable mode
 
 PYTHON ?= python3
@@ -31,6 +32,7 @@ test: setup
 bench: setup
 	$(BIN)/python -m pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name
 	$(BIN)/python -m benchmarks.bench_scale --sizes $(BENCH_SIZES)
+	$(BIN)/python -m benchmarks.bench_remote
 
 lint: setup
 	$(BIN)/ruff check fxcache_core fxcache_cli tests demo benchmarks

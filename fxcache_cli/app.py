@@ -106,6 +106,18 @@ def _local_agreement(remote_scan: Any) -> dict[str, str]:
             for k in remote_scan.keys if k.key in names}
 
 
+def _remote_entries() -> Any:
+    """Connect and list the remote cache (no value is read)."""
+    from fxcache_core import remote
+
+    if state.client is None:
+        url = remote.redis_url(state.remote or "")
+        state.remote_url = url
+        state.client = remote.connect(url)
+        state.remote_entries = remote.list_entries(state.client)
+    return state.remote_entries
+
+
 def _remote_snapshot(quiet: bool = False) -> Any:
     """List and fetch the remote cache into a temp dir (removed at exit); its path."""
     import tempfile
@@ -114,10 +126,7 @@ def _remote_snapshot(quiet: bool = False) -> Any:
     from fxcache_core import remote
 
     if state.snapshot_dir is None:
-        url = remote.redis_url(state.remote or "")
-        state.remote_url = url
-        state.client = remote.connect(url)
-        entries = remote.list_entries(state.client)
+        entries = _remote_entries()
         state.snapshot_dir = tempfile.TemporaryDirectory(prefix="fxcache-remote-")
         root = Path(state.snapshot_dir.name)
         prog = _ReadProgress(len(entries), enabled=not quiet, label="fetching remote values")
@@ -129,7 +138,6 @@ def _remote_snapshot(quiet: bool = False) -> Any:
                 "fxcache: note: this Redis server (before 7.2, no CLIENT NO-TOUCH) counts fxcache's "
                 "reads as uses: after this run every key's idle time restarts, so a later "
                 "--older-than sees them as just used\n")
-        state.remote_entries = entries
     return Path(state.snapshot_dir.name)
 
 
@@ -261,6 +269,9 @@ def ls_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """List cache keys with their entries, sizes and ages, and the totals."""
+    if state.remote is not None and not (check or entries or dupes or as_json):
+        _ls_remote()  # a plain listing reads no value
+        return
     scan = _scan(quiet=as_json)
     if dupes:
         _dupes(scan, as_json)
@@ -325,10 +336,36 @@ def ls_cmd(
         out.print(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")
     if state.remote is not None:
         same = sum(1 for v in local.values() if v == "same")
+        if local:
+            vs = (f"sizes are the entries' pickles. {_n(len(local), 'key')} also in the local cache: "
+                  f"{same} hold one of its entries, {len(local) - same} differ.")
+        else:
+            vs = "sizes are the entries' pickles. No key is also in the local cache."
         out.print("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
-                  "entries of other shape regions); sizes are the entries' pickles. "
-                  + (f"{_n(len(local), 'key')} also in the local cache: {same} hold one of its entries, "
-                     f"{len(local) - same} differ.[/dim]" if local else "No key is also in the local cache.[/dim]"))
+                  "entries of other shape regions); " + escape(vs) + "[/dim]")
+
+
+def _ls_remote() -> None:
+    """``ls --remote`` without --entries/--check/--json: from the listing alone
+    (SCAN, MEMORY USAGE, OBJECT IDLETIME), no value read."""
+    entries = sorted(_remote_entries(), key=lambda e: (e.kind is not KeyKind.FX_GRAPH, e.key))
+    now = time.time()
+    rows = [("kind", "key", "size", "last used")]
+    for e in entries:
+        rows.append((e.kind.short, e.key, human_bytes(e.size),
+                     "-" if e.idle_s is None else _age(now - e.idle_s, now)))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [f"{state.remote_url} (remote)"]
+    for r in rows:
+        lines.append("  ".join((c.rjust(w) if i >= 2 else c.ljust(w))
+                               for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+    sys.stdout.write("\n".join(lines) + "\n")
+    fx = sum(1 for e in entries if e.kind is KeyKind.FX_GRAPH)
+    out.print(f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
+              f"{human_bytes(sum(e.size for e in entries))} of Redis memory")
+    out.print("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
+              "entries of other shape regions). --entries, --check or --json read the values and "
+              "compare them with the local cache.[/dim]")
 
 
 # --- guards ---------------------------------------------------------------------

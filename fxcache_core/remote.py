@@ -152,7 +152,7 @@ def _batches(items: list, n: int = SCAN_BATCH) -> Iterator[list]:
 
 def list_entries(client, on_batch: Callable[[int], None] | None = None) -> tuple[RemoteEntry, ...]:
     """Every torch value on the server: ``SCAN`` (never ``KEYS``) by prefix, then
-    ``MEMORY USAGE`` and ``OBJECT IDLETIME`` pipelined, :data:`SCAN_BATCH` at a time.
+    ``MEMORY USAGE`` and ``OBJECT IDLETIME``, :data:`SCAN_BATCH` keys per round trip.
 
     Raises:
         RemoteError: the server failed mid-way (nothing partial is returned).
@@ -166,21 +166,50 @@ def list_entries(client, on_batch: Callable[[int], None] | None = None) -> tuple
     names.sort()
     out: list[RemoteEntry] = []
     for batch in _batches(names):
-        pipe = client.pipeline(transaction=False)
-        for n in batch:  # neither command counts as a use of the key (no LRU/LFU touch)
-            pipe.memory_usage(n)
-            pipe.object("idletime", n)
-        res = _guard(lambda p=pipe: p.execute(raise_on_error=False), "MEMORY USAGE/OBJECT IDLETIME")
+        res = _sizes_and_idle(client, batch)
         for i, n in enumerate(batch):
             mem, idle = res[2 * i: 2 * i + 2]
-            if mem is None:
+            if mem is None or mem == -1:
                 continue  # gone between SCAN and now
             kind, key = parse_redis_key(n)  # type: ignore[misc]
             out.append(RemoteEntry(kind, key, n, mem if isinstance(mem, int) else 0,
-                                   float(idle) if isinstance(idle, int) else None))
+                                   float(idle) if isinstance(idle, int) and idle >= 0 else None))
         if on_batch is not None:
             on_batch(len(batch))
     return tuple(out)
+
+
+# MEMORY USAGE and OBJECT IDLETIME of a batch of keys in one round trip; neither
+# counts as a use of the key. -1 where a key is gone or the server keeps no idle
+# time (an LFU eviction policy).
+_SIZES_AND_IDLE = """
+local out = {}
+for i, k in ipairs(KEYS) do
+  out[2*i-1] = redis.call('MEMORY', 'USAGE', k) or -1
+  local ok, idle = pcall(redis.call, 'OBJECT', 'IDLETIME', k)
+  out[2*i] = ok and idle or -1
+end
+return out
+"""
+
+
+def _sizes_and_idle(client, batch: list[str]) -> list:
+    """[size, idle, size, idle, ...] for ``batch``: one Lua call (a pipeline of
+    ``MEMORY USAGE``/``OBJECT IDLETIME`` where the server refuses scripts)."""
+    import redis
+
+    try:
+        return client.register_script(_SIZES_AND_IDLE)(keys=batch)
+    except redis.exceptions.ResponseError:
+        pass  # scripts refused (ACL, a proxy): the same commands, pipelined
+    except redis.exceptions.RedisError as e:
+        raise RemoteError(f"MEMORY USAGE/OBJECT IDLETIME: {e}") from None
+    pipe = client.pipeline(transaction=False)
+    for n in batch:
+        pipe.memory_usage(n)
+        pipe.object("idletime", n)
+    res = _guard(lambda: pipe.execute(raise_on_error=False), "MEMORY USAGE/OBJECT IDLETIME")
+    return [None if isinstance(r, redis.exceptions.RedisError) else r for r in res]
 
 
 def unwrap(value: bytes) -> tuple[bytes, str | None]:

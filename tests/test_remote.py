@@ -204,3 +204,22 @@ def test_listing_does_not_count_as_a_use_and_torchs_lenient_base64_is_kept(serve
     (e2,) = [e for e in remote.list_entries(c) if e.redis_key == k]
     assert e.idle_s is not None and e2.idle_s >= 1  # MEMORY USAGE / OBJECT IDLETIME do not touch
     client.delete(k)
+
+
+def test_plain_ls_lists_without_fetching_a_value(server, client):
+    k = "pt2:fx-graph-v1::f" + "e" * 51 + ":c1"
+    client.set(k, b"y" * 1000)
+    time.sleep(1.1)
+    proc = run_fxcache("--remote", server, "ls", block_torch=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "f" + "e" * 51 in proc.stdout and "Redis memory" in proc.stdout
+    assert client.object("idletime", k) >= 1  # listed, never read
+    for name in _torch_keys(client):
+        assert parse_key(name) in proc.stdout
+    client.delete(k)
+
+
+def parse_key(name: str) -> str:
+    from fxcache_core.remote import parse_redis_key
+
+    return parse_redis_key(name)[1]

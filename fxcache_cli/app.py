@@ -327,13 +327,13 @@ def ls_cmd(
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
     fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
-    out.print(
+    _emit(
         f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
         f"{scan.entry_count} entries, {human_bytes(scan.size)}"
         + (f", [red]{len(problems)} unreadable[/red]" if problems else "")
     )
     if scan.skipped:
-        out.print(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")
+        _emit(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")
     if state.remote is not None:
         same = sum(1 for v in local.values() if v == "same")
         if local:
@@ -341,7 +341,7 @@ def ls_cmd(
                   f"{same} hold one of its entries, {len(local) - same} differ.")
         else:
             vs = "sizes are the entries' pickles. No key is also in the local cache."
-        out.print("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
+        _emit("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
                   "entries of other shape regions); " + escape(vs) + "[/dim]")
 
 
@@ -361,9 +361,9 @@ def _ls_remote() -> None:
                                for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
     sys.stdout.write("\n".join(lines) + "\n")
     fx = sum(1 for e in entries if e.kind is KeyKind.FX_GRAPH)
-    out.print(f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
+    _emit(f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
               f"{human_bytes(sum(e.size for e in entries))} of Redis memory")
-    out.print("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
+    _emit("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
               "entries of other shape regions). --entries, --check or --json read the values and "
               "compare them with the local cache.[/dim]")
 

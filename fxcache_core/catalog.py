@@ -59,11 +59,12 @@ class Catalog:
         self._hash_on_read = hash_on_read
         self._on_read = on_read
         self._index = index if index is not None and index.enabled else None
-        self._decoded: dict[tuple[str, str], DecodedEntry | Unreadable] = {}
-        self._light: set[tuple[str, str]] = set()
+        # Keyed by the entry file's path string (already in memory: no new key objects).
+        self._decoded: dict[str, DecodedEntry | Unreadable] = {}
+        self._light: set[str] = set()
         self._fx_sources: dict[str, dict[str, str]] | None = None
         self._loaders: dict[str, list[Entry]] | None = None
-        self._hashes: dict[tuple[str, str], str] = {}
+        self._hashes: dict[str, str] = {}
 
     def load(self, entry: Entry, full: bool = False) -> DecodedEntry | Unreadable:
         """The decoded entry, or :class:`Unreadable` with the reason.
@@ -71,7 +72,7 @@ class Catalog:
         ``full``: with its debug lines (decodes the file if only the index's
         light form is at hand).
         """
-        k = (entry.key, entry.name)
+        k = entry.file.where
         got = self._decoded.get(k)
         if got is not None and full and k in self._light:
             got = None
@@ -181,7 +182,7 @@ class Catalog:
         was altered or truncated after torch wrote it, or not written by torch.
         None when the file could not be read.
         """
-        k = (entry.key, entry.name)
+        k = entry.file.where
         self.load(entry)
         if k not in self._hashes:  # not hashed when read (hash_on_read=False), or from the index
             if entry.size > MAX_ENTRY_BYTES:

@@ -74,6 +74,17 @@ def _light_input(i: GraphInput) -> GraphInput:
     return GraphInput(i.position, _i(i.name), sys.intern(i.type), _i(i.expr), i.aot_index, _i(i.source))
 
 
+_SHARED: dict = {}
+
+
+def _share(x):
+    """One object for equal values across entries (the inputs, sources, origins and
+    hints of a function's entries are mostly the same): memory, not semantics."""
+    if len(_SHARED) > 1_000_000:
+        _SHARED.clear()
+    return _SHARED.setdefault(x, x)
+
+
 def light(d: DecodedEntry) -> DecodedEntry:
     """``d`` as a scan of many entries keeps it in memory: without its debug lines
     (those of its FX refs too) and the globals its pickle named, and with the
@@ -84,11 +95,11 @@ def light(d: DecodedEntry) -> DecodedEntry:
     o = d.origin
     return replace(
         d, debug_lines=(), globals_seen=frozenset(), type_name=sys.intern(d.type_name),
-        inputs=tuple(_light_input(i) for i in d.inputs),
-        arg_sources=tuple(_i(a) for a in d.arg_sources),
-        forward=ref(d.forward), backward=ref(d.backward),
-        origin=None if o is None else Origin(sys.intern(o.function), sys.intern(o.file), o.line,
-                                             tuple(sys.intern(f) for f in o.functions)),
+        inputs=_share(tuple(_light_input(i) for i in d.inputs)),
+        arg_sources=_share(tuple(_i(a) for a in d.arg_sources)),
+        forward=ref(d.forward), backward=ref(d.backward), hints=_share(d.hints),
+        origin=None if o is None else _share(Origin(sys.intern(o.function), sys.intern(o.file), o.line,
+                                                    tuple(sys.intern(f) for f in o.functions))),
     )
 
 

@@ -65,6 +65,7 @@ class Catalog:
         self._fx_sources: dict[str, dict[str, str]] | None = None
         self._loaders: dict[str, list[Entry]] | None = None
         self._hashes: dict[str, str] = {}
+        self._pgo: bool | None = None
 
     def load(self, entry: Entry, full: bool = False) -> DecodedEntry | Unreadable:
         """The decoded entry, or :class:`Unreadable` with the reason.
@@ -192,6 +193,17 @@ class Catalog:
             except OSError:
                 return None
         return self._hashes[k] == entry.name
+
+    def has_pgo_state(self) -> bool:
+        """Whether the cache dir holds Dynamo's local profile-guided automatic-dynamic
+        state (``dynamo/code_state_*.pkl``, written when a job id is set:
+        ``code_state_path`` in torch/_dynamo/pgo.py). fxcache does not read it."""
+        if self._pgo is None:
+            try:
+                self._pgo = any(n.startswith("code_state_") for n in os.listdir(self.scan.root / "dynamo"))
+            except OSError:
+                self._pgo = False
+        return self._pgo
 
     def unreadable(self) -> list[Unreadable]:
         """Every entry of the scan that cannot be read or decoded (decodes them all)."""

@@ -220,7 +220,7 @@ _HOW = ("pass --dynamic true/none/false as in torch.compile, and mark_dynamic=[.
 
 
 def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
-         mode: DynamicMode = DynamicMode.UNKNOWN) -> _Binding:
+         mode: DynamicMode = DynamicMode.UNKNOWN, pgo: bool = False) -> _Binding:
     """Fit the user's tensors to the entry's tensor inputs (rank, sizes, strides).
 
     Mirrors how Dynamo would trace the call (a fresh process's first call,
@@ -229,6 +229,9 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
     traces static cannot be this key's symbol; two duck-sized dims of equal
     size share one symbol, so they cannot be two symbols of the key, nor a
     symbol and a dim the key has specialized; one symbol takes one value.
+    With ``pgo`` (the cache dir holds torch's profile-guided automatic-dynamic
+    state, torch/_dynamo/pgo.py, which can make a first call's dims dynamic),
+    "traced static" is a note, not a problem.
     Where that depends on the mode and the mode is unknown, the binding gets a
     note (the verdict is undecided) instead of a problem. Sizes and strides
     that are expressions (``2*s17``) are checked once every plain symbol has
@@ -277,6 +280,14 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
                         f"dim {dim} of {name} is {got}: torch specializes sizes 0 and 1, "
                         f"so this call compiles another graph (not {want})"
                     )
+                elif kind == "static" and pgo:
+                    b.notes.append(
+                        f"dim {dim} of {name} is symbolic here ({want}); under dynamic=None a fresh "
+                        "process traces an unmarked dim static, unless the profile-guided "
+                        "automatic-dynamic state in this cache dir (dynamo/code_state_*, saved "
+                        "under a job id) marks it dynamic: fxcache does not read that state")
+                    b.where.setdefault(want, where)
+                    b.syms.setdefault(want, got)
                 elif kind == "static":
                     b.problems.append(
                         f"dim {dim} of {name} is symbolic here ({want}), but under "
@@ -451,7 +462,7 @@ def match_key(
         raise ShapeSpecError(f"--sym: key {key.key[:12]} has no readable entry to bind placeholders of")
     if readable:
         d0 = readable[0][1]
-        b = _fit(d0, inputs, mode)
+        b = _fit(d0, inputs, mode, pgo=catalog.has_pgo_state())
         if b.problems:
             return KeyMatch(key=key, fits=False, reasons=tuple(b.problems), symbols=symbols)
         uncertain = tuple(b.notes)

@@ -522,3 +522,22 @@ def test_a_symbol_shared_by_marked_dims_is_undecided(real_cache):
     assert sorted(s for s, _ in got.values()) == ["hit", "no-fit"]       # duck: the one-symbol key
     got = _statuses(real_cache, "two_tensors", "true", a="[7]:mark_dynamic=[0]", b="[7]:mark_dynamic=[0]")
     assert any(s == "undecided" and "share" in why for s, why in got.values())
+
+
+def test_saved_pgo_state_makes_traced_static_undecided(cache_copy):
+    """With Dynamo's local PGO state in the cache dir (a job id was set), a fresh
+    process's first call may trace a dim dynamic: dynamic=None cannot rule the key out."""
+    from fxcache_core.binding import DynamicMode, parse_shapes
+    from fxcache_core.match import match
+
+    def statuses():
+        rep = match(Catalog(scan_cache(cache_copy)), parse_shapes(["x=[6,7]"]),
+                    function="mark_dynamic_min", mode=DynamicMode.NONE)
+        return [(m.status, " ".join(m.reasons + m.uncertain)) for m in rep.results
+                if m.key.kind is KeyKind.AOT_AUTOGRAD]
+
+    assert [s for s, _ in statuses()] == ["no-fit"]
+    (cache_copy / "dynamo").mkdir()
+    (cache_copy / "dynamo" / "code_state_job1:0:.pkl").write_bytes(b"")
+    ((status, why),) = statuses()
+    assert status == "undecided" and "profile-guided" in why

@@ -15,7 +15,9 @@ tensor, with exactly one change from ``base``:
 - ``dynamic``: ``dynamic=True``;
 - ``renamed``: ``dynamic=True`` on ``g(y) = y.sin() + 1``: the same graph as
   ``dynamic``, but Dynamo names symbols after their source (``L['y']``), so
-  the key differs only in symbol names (cache fragmentation).
+  the key differs only in symbol names (cache fragmentation);
+- ``progress``: ``torch._inductor.config.disable_progress = False``: another
+  key for the very same code (fragmentation too).
 
 From other code (tests), use :func:`build_variants_subprocess`.
 """
@@ -28,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-VARIANTS = ("base", "config", "dtype", "stride", "dynamic", "renamed")
+VARIANTS = ("base", "config", "dtype", "stride", "dynamic", "renamed", "progress")
 
 
 def _fx_keys(root: Path) -> set[str]:
@@ -60,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         elif name in ("dynamic", "renamed"):
             kwargs = {"dynamic": True}
         before = _fx_keys(root)
-        with torch._inductor.config.patch(size_asserts=name != "config"):
+        with torch._inductor.config.patch(size_asserts=name != "config",
+                                          disable_progress=name != "progress"):
             torch.compile(g if name == "renamed" else f, **kwargs)(x)
         written[name] = sorted(_fx_keys(root) - before)
     print(json.dumps(written))

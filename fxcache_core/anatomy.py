@@ -178,11 +178,22 @@ def stale_components(components: Sequence[Component], current: dict[str, str]) -
 
 _SYMBOL_RE = re.compile(r"\b[su]\d+\b")
 
+COSMETIC_COMPONENTS = frozenset({
+    "inductor_config[disable_progress]",
+    "inductor_config[verbose_progress]",
+    "inductor_config[worker_log_path]",
+    "inductor_config[sleep_sec_TESTING_ONLY]",
+})
+"""Components torch hashes into the FX key although they only change progress
+output, logging or test sleeps, never the compiled code (their meaning in
+torch/_inductor/config.py): keys that differ only there are fragmentation."""
+
 
 def canonical_components(components: Sequence[Component]) -> tuple[tuple[str, str], ...]:
     """The components with symbol names made irrelevant: each ``s77``/``u3`` is
     renamed in order of first appearance (``s#0``, ``s#1``...), in the values
-    that name symbols; other components are kept by hash.
+    that name symbols; :data:`COSMETIC_COMPONENTS` are left out; other
+    components are kept by hash.
 
     Dynamo names a symbol after its source (``L['x'].size()[0]``), so the same
     graph traced from a parameter of another name gets another key.
@@ -193,12 +204,12 @@ def canonical_components(components: Sequence[Component]) -> tuple[tuple[str, st
         return names.setdefault(m.group(0), f"{m.group(0)[0]}#{len(names)}")
 
     return tuple((c.name, _SYMBOL_RE.sub(rename, c.value)) if _SYMBOL_RE.search(c.value)
-                 else (c.name, c.hash) for c in components)
+                 else (c.name, c.hash) for c in components if c.name not in COSMETIC_COMPONENTS)
 
 
 @dataclass(frozen=True)
 class Fragment:
-    """FX keys that are one key but for symbol names.
+    """FX keys that are one key but for symbol names or cosmetic settings.
 
     Attributes:
         keys: the keys, sorted.
@@ -210,12 +221,21 @@ class Fragment:
 
     @property
     def reason(self) -> str:
-        return ("they differ only in symbol names (" + ", ".join(self.differ) + "): the same graph "
-                "traced from inputs named differently")
+        cosmetic = [d for d in self.differ if d in COSMETIC_COMPONENTS]
+        named = [d for d in self.differ if d not in COSMETIC_COMPONENTS]
+        parts = []
+        if named:
+            parts.append("symbol names (" + ", ".join(named) + "): the same graph traced from inputs "
+                         "named differently")
+        if cosmetic:
+            parts.append("settings that never change the compiled code (" + ", ".join(cosmetic)
+                         + "): make them the same in every job")
+        return "they differ only in " + "; and in ".join(parts)
 
 
 def fragmentation(catalog: Catalog) -> tuple[Fragment, ...]:
-    """Groups of FX keys equal up to symbol names (``fxcache ls --dupes``).
+    """Groups of FX keys equal up to symbol names and :data:`COSMETIC_COMPONENTS`
+    (``fxcache ls --dupes``).
 
     Reads every FX key's first readable entry; keys with none are left out.
     """

@@ -43,12 +43,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts in
 class State:
     cache_dir: str | None = None
     remote: str | None = None
-    # With --remote: the client, the snapshot dir, and snapshot file -> RemoteEntry.
-    client: Any = None
-    snapshot_dir: Any = None
-    remote_of: dict[Any, Any] = {}
-    remote_entries: tuple[Any, ...] = ()
-    remote_url: str = ""
+    store: Any = None  # fxcache_core.remote.RedisStore, with --remote
 
 
 state = State()
@@ -106,39 +101,28 @@ def _local_agreement(remote_scan: Any) -> dict[str, str]:
             for k in remote_scan.keys if k.key in names}
 
 
-def _remote_entries() -> Any:
-    """Connect and list the remote cache (no value is read)."""
+def _store() -> Any:
+    """The --remote store (connected once)."""
     from fxcache_core import remote
 
-    if state.client is None:
-        url = remote.redis_url(state.remote or "")
-        state.remote_url = url
-        state.client = remote.connect(url)
-        state.remote_entries = remote.list_entries(state.client)
-    return state.remote_entries
+    if state.store is None:
+        state.store = remote.RedisStore(remote.redis_url(state.remote or ""))
+    return state.store
 
 
 def _remote_snapshot(quiet: bool = False) -> Any:
-    """List and fetch the remote cache into a temp dir (removed at exit); its path."""
-    import tempfile
-    from pathlib import Path
-
-    from fxcache_core import remote
-
-    if state.snapshot_dir is None:
-        entries = _remote_entries()
-        state.snapshot_dir = tempfile.TemporaryDirectory(prefix="fxcache-remote-")
-        root = Path(state.snapshot_dir.name)
-        prog = _ReadProgress(len(entries), enabled=not quiet, label="fetching remote values")
-        _progress.append(prog)
-        state.remote_of = remote.snapshot(state.client, entries, root, on_batch=prog.advance)
-        prog.close()
-        if state.client.fxcache_touches:
-            sys.stderr.write(
-                "fxcache: note: this Redis server (before 7.2, no CLIENT NO-TOUCH) counts fxcache's "
-                "reads as uses: after this run every key's idle time restarts, so a later "
-                "--older-than sees them as just used\n")
-    return Path(state.snapshot_dir.name)
+    """The local snapshot of the remote cache (fetched once, removed at exit)."""
+    store = _store()
+    prog = _ReadProgress(len(store.entries()), enabled=not quiet, label="fetching remote values")
+    _progress.append(prog)
+    root = store.snapshot(on_batch=prog.advance)
+    prog.close()
+    if store.touches:
+        sys.stderr.write(
+            "fxcache: note: this Redis server (before 7.2, no CLIENT NO-TOUCH) counts fxcache's "
+            "reads as uses: after this run every key's idle time restarts, so a later "
+            "--older-than sees them as just used\n")
+    return root
 
 
 _indexes: list[Any] = []
@@ -197,7 +181,7 @@ def _catalog(scan: Any, *, indexed: bool, as_json: bool = False) -> Any:
     prog = _ReadProgress(scan.entry_count, enabled=not as_json)
     _progress.append(prog)
     idx = None
-    if indexed and state.snapshot_dir is None:  # a remote snapshot is a new temp dir each run
+    if indexed and state.remote is None:  # a remote snapshot is a new temp dir each run
         from fxcache_core.index import Index, default_index_path
 
         idx = Index(default_index_path(scan.root))
@@ -296,7 +280,7 @@ def ls_cmd(
                 "size": k.size, "mtime": k.mtime,
                 "entries": [entry_json(e) for e in k.entries],
                 "temp_files": [t.name for t in k.temp_files],
-                **({"redis_key": state.remote_of[k.entries[0].path].entry.redis_key if k.entries else None,
+                **({"redis_key": _where(k.entries[0].path) if k.entries else None,
                     "local": local.get(k.key)} if state.remote is not None else {}),
             }
             for k in scan.keys
@@ -320,7 +304,7 @@ def ls_cmd(
                 rows.append(("", f"  └ {e.name}", "", human_bytes(e.size), _age(e.mtime, now), *status))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     right = {2, 3, 4}
-    lines = [f"{state.remote_url} (remote)" if state.remote is not None else str(scan.root)]
+    lines = [f"{_store().url} (remote)" if state.remote is not None else str(scan.root)]
     for r in rows:
         cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
         lines.append("  ".join(cells).rstrip())
@@ -348,14 +332,14 @@ def ls_cmd(
 def _ls_remote() -> None:
     """``ls --remote`` without --entries/--check/--json: from the listing alone
     (SCAN, MEMORY USAGE, OBJECT IDLETIME), no value read."""
-    entries = sorted(_remote_entries(), key=lambda e: (e.kind is not KeyKind.FX_GRAPH, e.key))
+    entries = sorted(_store().entries(), key=lambda e: (e.kind is not KeyKind.FX_GRAPH, e.key))
     now = time.time()
     rows = [("kind", "key", "size", "last used")]
     for e in entries:
         rows.append((e.kind.short, e.key, human_bytes(e.size),
                      "-" if e.idle_s is None else _age(now - e.idle_s, now)))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [f"{state.remote_url} (remote)"]
+    lines = [f"{_store().url} (remote)"]
     for r in rows:
         lines.append("  ".join((c.rjust(w) if i >= 2 else c.ljust(w))
                                for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
@@ -1072,7 +1056,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
         if not typer.confirm(f"{verb}?", default=False, err=True):
             err.print("Nothing deleted.")
             raise typer.Exit(1)
-    res = _execute_remote(plan, ttl) if state.remote is not None else execute_plan(plan)
+    res = _store().execute(plan, ttl) if state.remote is not None else execute_plan(plan)
     if as_json:
         body = plan_json()
         body.update({
@@ -1101,26 +1085,8 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
 
 def _where(path: Any) -> str:
     """A planned path as the user knows it: the Redis key with --remote."""
-    f = state.remote_of.get(path)
+    f = state.store.fetched(path) if state.store is not None else None
     return f.entry.redis_key if f is not None else str(path)
-
-
-def _execute_remote(plan: Any, ttl: int | None) -> Any:
-    """Carry a plan made on a remote snapshot out on Redis: UNLINK (or EXPIRE with
-    --set-ttl) the key each planned entry came from, atomically and only while it
-    still holds the value that was planned (fxcache_core.remote.unlink)."""
-    from fxcache_core import remote
-    from fxcache_core.gc import GcResult
-
-    by_key = {state.remote_of[r.file.path].entry.redis_key: r
-              for r in plan.removals if r.file.path in state.remote_of}
-    planned = [(k, state.remote_of[r.file.path].sha1) for k, r in by_key.items()]
-    done, not_done = (remote.expire(state.client, planned, ttl) if ttl is not None
-                      else remote.unlink(state.client, planned))
-    kept = ("already gone", "changed since the plan")
-    skipped = [(by_key[k].file.path, why) for k, why in not_done if why in kept]
-    failed = [(by_key[k].file.path, why) for k, why in not_done if why not in kept]
-    return GcResult(tuple(by_key[k] for k in done), tuple(skipped), tuple(failed), ())
 
 
 def _is_usage_error(e: BaseException) -> bool:
@@ -1146,8 +1112,8 @@ def main() -> None:
                 prog.close()
             for idx in _indexes:
                 idx.close()
-            if state.snapshot_dir is not None:
-                state.snapshot_dir.cleanup()
+            if state.store is not None:
+                state.store.close()
     except FxcacheError as e:
         _error_line(str(e))
         sys.exit(2)

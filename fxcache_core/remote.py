@@ -34,12 +34,14 @@ import binascii
 import hashlib
 import json
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import FxcacheError
+from .gc import GcPlan, GcResult
 from .keys import KeyKind, is_key, sha256_hash
 
 PREFIXES = {KeyKind.FX_GRAPH: "pt2:fx-graph-v1::", KeyKind.AOT_AUTOGRAD: "pt2:autograd-experimental::"}
@@ -326,3 +328,70 @@ def _apply(client, planned: list[tuple[str, str]], ttl: str) -> tuple[list[str],
             else:
                 failed.append((k, "already gone"))
     return done, failed
+
+
+class RedisStore:
+    """Inductor's remote cache on one Redis server, seen as a local cache.
+
+    The listing (:meth:`entries`) reads no value; :meth:`snapshot` fetches
+    every value once into a temp dir laid out as a local cache, on which the
+    local machinery runs unchanged; :meth:`execute` carries out a gc plan made
+    on that snapshot on Redis. :meth:`close` removes the snapshot.
+
+    Raises:
+        RemoteError: from the constructor when the server cannot be used.
+    """
+
+    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+        self.url = url
+        self.client = connect(url, timeout_s)
+        self._entries: tuple[RemoteEntry, ...] | None = None
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._fetched: dict[Path, Fetched] = {}
+
+    @property
+    def touches(self) -> bool:
+        """Whether reading a value counts as a use of its key on this server
+        (no ``CLIENT NO-TOUCH``: before Redis 7.2)."""
+        return bool(getattr(self.client, "fxcache_touches", True))
+
+    def entries(self, on_batch: Callable[[int], None] | None = None) -> tuple[RemoteEntry, ...]:
+        """The listing (:func:`list_entries`), read once."""
+        if self._entries is None:
+            self._entries = list_entries(self.client, on_batch)
+        return self._entries
+
+    def snapshot(self, on_batch: Callable[[int], None] | None = None) -> Path:
+        """The root of the local snapshot (:func:`snapshot`), fetched once."""
+        if self._dir is None:
+            entries = self.entries()
+            self._dir = tempfile.TemporaryDirectory(prefix="fxcache-remote-")
+            self._fetched = snapshot(self.client, entries, Path(self._dir.name), on_batch)
+        return Path(self._dir.name)
+
+    def fetched(self, path: Path) -> Fetched | None:
+        """What the snapshot file ``path`` was fetched from (None for another path)."""
+        return self._fetched.get(path)
+
+    def execute(self, plan: GcPlan, ttl_s: int | None = None) -> GcResult:
+        """Carry out ``plan`` (made on :meth:`snapshot`): ``UNLINK`` each planned
+        entry's Redis key, or ``EXPIRE`` it after ``ttl_s`` seconds, atomically and
+        only while it holds the value that was planned (:func:`unlink`). Keys gone
+        or changed since are ``skipped``; server errors are ``failed``."""
+        by_key = {f.entry.redis_key: r for r in plan.removals
+                  if (f := self._fetched.get(r.file.path)) is not None}
+        planned = [(k, self._fetched[r.file.path].sha1) for k, r in by_key.items()]
+        done, not_done = (expire(self.client, planned, ttl_s) if ttl_s is not None
+                          else unlink(self.client, planned))
+        kept = ("already gone", "changed since the plan")
+        return GcResult(
+            removed=tuple(by_key[k] for k in done),
+            skipped=tuple((by_key[k].file.path, why) for k, why in not_done if why in kept),
+            failed=tuple((by_key[k].file.path, why) for k, why in not_done if why not in kept),
+            dirs_removed=(),
+        )
+
+    def close(self) -> None:
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None

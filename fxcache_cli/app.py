@@ -96,9 +96,9 @@ def _local_agreement(remote_scan: Any) -> dict[str, str]:
         local = scan_cache(resolve_cache_dir(state.cache_dir))
     except FxcacheError:
         return {}
-    names = {k.key: {e.name for e in k.entries} for k in local.keys}
-    return {k.key: ("same" if any(e.name in names[k.key] for e in k.entries) else "differs")
-            for k in remote_scan.keys if k.key in names}
+    from fxcache_core.remote import agreement
+
+    return agreement(remote_scan, local)
 
 
 def _store() -> Any:

@@ -43,6 +43,7 @@ from pathlib import Path
 from .errors import FxcacheError
 from .gc import GcPlan, GcResult
 from .keys import KeyKind, is_key, sha256_hash
+from .store import CacheScan
 
 PREFIXES = {KeyKind.FX_GRAPH: "pt2:fx-graph-v1::", KeyKind.AOT_AUTOGRAD: "pt2:autograd-experimental::"}
 """Redis key prefix per kind; the key is followed by ``:c1`` (``RedisRemoteCache._key_fmt``)."""
@@ -328,6 +329,15 @@ def _apply(client, planned: list[tuple[str, str]], ttl: str) -> tuple[list[str],
             else:
                 failed.append((k, "already gone"))
     return done, failed
+
+
+def agreement(remote_scan: CacheScan, local_scan: CacheScan) -> dict[str, str]:
+    """For each key of a remote snapshot that the local cache also has: ``same``
+    when the remote value is one of the local entries (same content hash, as
+    entry names are), else ``differs``."""
+    names = {k.key: {e.name for e in k.entries} for k in local_scan.keys}
+    return {k.key: ("same" if any(e.name in names[k.key] for e in k.entries) else "differs")
+            for k in remote_scan.keys if k.key in names}
 
 
 class RedisStore:

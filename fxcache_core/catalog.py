@@ -117,23 +117,30 @@ class Catalog:
             self._decoded[k] = got
         return got
 
+    def _aot_pass(self) -> None:
+        """One pass over every readable AOTAutograd entry, indexing by FX key both
+        the sources of its symbols (:meth:`sources_for`) and the entries that load
+        it (:meth:`loaders_of`)."""
+        sources: dict[str, dict[str, str]] = {}
+        loaders: dict[str, list[Entry]] = {}
+        for key in self.scan.keys:
+            if key.kind is not KeyKind.AOT_AUTOGRAD:
+                continue
+            for e in key.entries:
+                d = self.load(e)
+                if not isinstance(d, DecodedEntry):
+                    continue
+                by_sym = {i.expr: i.source for i in d.inputs if i.symbol and i.source is not None}
+                for fx_key in {r.key for r in (d.forward, d.backward) if r is not None}:
+                    sources.setdefault(fx_key, {}).update(by_sym)
+                    loaders.setdefault(fx_key, []).append(e)
+        self._fx_sources, self._loaders = sources, loaders
+
     def _aot_index(self) -> dict[str, dict[str, str]]:
         """FX key -> {symbol: source}, from every readable AOTAutograd entry."""
         if self._fx_sources is None:
-            index: dict[str, dict[str, str]] = {}
-            for key in self.scan.keys:
-                if key.kind is not KeyKind.AOT_AUTOGRAD:
-                    continue
-                for e in key.entries:
-                    d = self.load(e)
-                    if isinstance(d, Unreadable):
-                        continue
-                    by_sym = {i.expr: i.source for i in d.inputs
-                              if i.symbol and i.source is not None}
-                    for ref in (d.forward, d.backward):
-                        if ref is not None:
-                            index.setdefault(ref.key, {}).update(by_sym)
-            self._fx_sources = index
+            self._aot_pass()
+        assert self._fx_sources is not None
         return self._fx_sources
 
     def sources_for(self, key: CacheKey) -> dict[str, str]:
@@ -148,16 +155,8 @@ class Catalog:
         The first call decodes every AOTAutograd entry and indexes them by FX key.
         """
         if self._loaders is None:
-            index: dict[str, list[Entry]] = {}
-            for key in self.scan.keys:
-                if key.kind is not KeyKind.AOT_AUTOGRAD:
-                    continue
-                for e in key.entries:
-                    d = self.load(e)
-                    if isinstance(d, DecodedEntry):
-                        for r in {r.key for r in (d.forward, d.backward) if r is not None}:
-                            index.setdefault(r, []).append(e)
-            self._loaders = index
+            self._aot_pass()
+        assert self._loaders is not None
         return list(self._loaders.get(fx_key, ()))
 
     def symbols(self, entry: Entry) -> tuple[SymbolInfo, ...]:

@@ -109,7 +109,7 @@ class CacheKey:
     Attributes:
         kind: FX graph or AOTAutograd.
         key: the 52-character cache key.
-        path: the key dir.
+        where: the key dir, as a string (:attr:`path` builds the ``Path``).
         entries: the entries in torch's lookup order (sorted by name, no dotfiles).
         temp_files: dot-prefixed files (a compile's ``write_atomic`` in flight,
             or one that died); torch skips them on lookup.
@@ -120,21 +120,26 @@ class CacheKey:
 
     kind: KeyKind
     key: str
-    path: Path
+    where: str
     entries: tuple[Entry, ...]
     temp_files: tuple[FileInfo, ...] = ()
     via_symlink: bool = False
     readable: bool = True
 
     @property
+    def path(self) -> Path:
+        """The key dir."""
+        return Path(self.where)
+
+    @functools.cached_property
     def size(self) -> int:
         """Bytes of all entries (temp files not counted)."""
-        return sum(e.size for e in self.entries)
+        return sum(e.file.size for e in self.entries)
 
-    @property
+    @functools.cached_property
     def mtime(self) -> float | None:
         """Newest entry mtime (epoch seconds), None for a key with no entries."""
-        return max((e.mtime for e in self.entries), default=None)
+        return max((e.file.mtime for e in self.entries), default=None)
 
 
 @dataclass(frozen=True)
@@ -156,12 +161,12 @@ class CacheScan:
         for k in self.keys:
             yield from k.entries
 
-    @property
+    @functools.cached_property
     def size(self) -> int:
         """Bytes of all entries."""
         return sum(k.size for k in self.keys)
 
-    @property
+    @functools.cached_property
     def entry_count(self) -> int:
         return sum(len(k.entries) for k in self.keys)
 
@@ -226,16 +231,16 @@ def read_entry_bytes(path: Path) -> bytes:
         return f.read()
 
 
-def _scan_key_dir(kind: KeyKind, key: str, path: Path, linked: bool,
+def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
                   skipped: list[Skipped]) -> CacheKey:
     entries: list[Entry] = []
     temps: list[FileInfo] = []
     try:
         names = sorted(os.listdir(path))
     except OSError as e:
-        skipped.append(Skipped(path, f"unreadable key dir: {e.strerror}"))
+        skipped.append(Skipped(Path(path), f"unreadable key dir: {e.strerror}"))
         return CacheKey(kind, key, path, (), (), linked, readable=False)
-    base = str(path) + os.sep
+    base = path + os.sep
     for name in names:
         p = base + name
         try:
@@ -267,8 +272,8 @@ def _scan_key_dir(kind: KeyKind, key: str, path: Path, linked: bool,
     return CacheKey(kind, key, path, tuple(entries), tuple(temps), linked)
 
 
-def _dirs(path: Path, skipped: list[Skipped]) -> list[tuple[str, Path, bool]]:
-    """Sub-directories of ``path`` (sorted): (name, path, is a symlink).
+def _dirs(path: str, skipped: list[Skipped]) -> list[tuple[str, str, bool]]:
+    """Sub-directories of ``path`` (sorted): (name, path, is a symlink), paths as strings.
 
     Symlinks to directories are followed, as torch's ``os.listdir``/``open``
     follow them; the flag lets gc refuse to delete through them.
@@ -279,20 +284,19 @@ def _dirs(path: Path, skipped: list[Skipped]) -> list[tuple[str, Path, bool]]:
     except FileNotFoundError:
         return []
     except OSError as e:
-        skipped.append(Skipped(path, f"unreadable dir: {e.strerror}"))
+        skipped.append(Skipped(Path(path), f"unreadable dir: {e.strerror}"))
         return []
     for d in it:
-        p = Path(d.path)
         try:
             is_dir = d.is_dir(follow_symlinks=True)
         except OSError:
             is_dir = False
         if is_dir:
-            out.append((d.name, p, d.is_symlink()))
+            out.append((d.name, d.path, d.is_symlink()))
         elif d.is_symlink():
-            skipped.append(Skipped(p, "broken symlink"))
+            skipped.append(Skipped(Path(d.path), "broken symlink"))
         else:
-            skipped.append(Skipped(p, "unexpected file"))
+            skipped.append(Skipped(Path(d.path), "unexpected file"))
     return out
 
 
@@ -313,21 +317,21 @@ def scan_cache(root: Path) -> CacheScan:
     keys: list[CacheKey] = []
     fx_root = root / KeyKind.FX_GRAPH.value
     fx_linked = fx_root.is_symlink()
-    for bucket, bpath, b_linked in _dirs(fx_root, skipped):
+    for bucket, bpath, b_linked in _dirs(str(fx_root), skipped):
         for name, kpath, k_linked in _dirs(bpath, skipped):
             if KeyKind.of_key(name) is KeyKind.FX_GRAPH and is_key(name) and name[1:3] == bucket:
                 keys.append(_scan_key_dir(KeyKind.FX_GRAPH, name, kpath,
                                           fx_linked or b_linked or k_linked, skipped))
             else:
-                skipped.append(Skipped(kpath, "not an FX graph key dir"))
+                skipped.append(Skipped(Path(kpath), "not an FX graph key dir"))
     aot_root = root / KeyKind.AOT_AUTOGRAD.value
     aot_linked = aot_root.is_symlink()
-    for name, kpath, k_linked in _dirs(aot_root, skipped):
+    for name, kpath, k_linked in _dirs(str(aot_root), skipped):
         if KeyKind.of_key(name) is KeyKind.AOT_AUTOGRAD and is_key(name):
             keys.append(_scan_key_dir(KeyKind.AOT_AUTOGRAD, name, kpath,
                                       aot_linked or k_linked, skipped))
         else:
-            skipped.append(Skipped(kpath, "not an AOTAutograd key dir"))
+            skipped.append(Skipped(Path(kpath), "not an AOTAutograd key dir"))
     return CacheScan(root=root, keys=tuple(keys), skipped=tuple(skipped))
 
 

@@ -286,8 +286,6 @@ def ls_cmd(
             for k in scan.keys
         ])
         return
-    # Plain columns, not a rich Table: a large cache has tens of thousands of rows,
-    # and rendering a Table costs ~0.2 ms a row (benchmarks/bench_scale.py).
     rows: list[tuple[str, ...]] = [("kind", "key", "entries", "size", "last modified")
                                    + (("check",) if check else ())]
     for k in scan.keys:
@@ -302,14 +300,7 @@ def ls_cmd(
                 why = problems.get(e.file.where)
                 status = ((f"unreadable: {why}" if why else "ok",) if check else ())
                 rows.append(("", f"  └ {e.name}", "", human_bytes(e.size), _age(e.mtime, now), *status))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    right = {2, 3, 4}
-    lines = [f"{_store().url} (remote)" if state.remote is not None else str(scan.root)]
-    for r in rows:
-        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
-        lines.append("  ".join(cells).rstrip())
-    sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
+    _columns(f"{_store().url} (remote)" if state.remote is not None else str(scan.root), rows, {2, 3, 4})
     fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
     _emit(
         f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
@@ -329,6 +320,19 @@ def ls_cmd(
                   "entries of other shape regions); " + escape(vs) + "[/dim]")
 
 
+def _columns(title: str, rows: list[tuple[str, ...]], right: set[int]) -> None:
+    """Print ``title`` then ``rows`` (the first one a header) as plain columns,
+    ``right`` the right-aligned ones. Not a rich Table: a large cache has tens of
+    thousands of rows, and a Table costs ~0.2 ms a row (benchmarks/bench_scale.py)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [title]
+    for r in rows:
+        lines.append("  ".join(c.rjust(w) if i in right else c.ljust(w)
+                               for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
+
+
 def _ls_remote() -> None:
     """``ls --remote`` without --entries/--check/--json: from the listing alone
     (SCAN, MEMORY USAGE, OBJECT IDLETIME), no value read."""
@@ -338,12 +342,7 @@ def _ls_remote() -> None:
     for e in entries:
         rows.append((e.kind.short, e.key, human_bytes(e.size),
                      "-" if e.idle_s is None else _age(now - e.idle_s, now)))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [f"{_store().url} (remote)"]
-    for r in rows:
-        lines.append("  ".join((c.rjust(w) if i >= 2 else c.ljust(w))
-                               for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
-    sys.stdout.write("\n".join(lines) + "\n")
+    _columns(f"{_store().url} (remote)", rows, {2, 3})
     fx = sum(1 for e in entries if e.kind is KeyKind.FX_GRAPH)
     _emit(f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
               f"{human_bytes(sum(e.size for e in entries))} of Redis memory")
@@ -757,26 +756,8 @@ def _dupes(scan: Any, as_json: bool) -> None:
 def verify_cmd(as_json: JsonOpt = False) -> None:
     """Check every entry against the digest in its name, and that it decodes: truncated,
     altered or misfiled entries. Exit 1 if any is found."""
-    from fxcache_core.catalog import Unreadable
-    from fxcache_core.decode import DecodedEntry
-
     scan = _scan(quiet=as_json)
-    cat = _catalog(scan, indexed=False, as_json=as_json)
-    problems, unchecked = [], []
-    for e in scan.entries():
-        d = cat.load(e)
-        why = []
-        if isinstance(d, Unreadable) and d.cause != "corrupt":
-            unchecked.append((e, d.reason))  # could not read it (permissions, size limit): not evidence
-            continue
-        if isinstance(d, Unreadable):
-            why.append(f"unreadable: {d.reason}")
-        if cat.name_matches_content(e) is False:
-            why.append("its name is not the sha256 of its content: altered or truncated after torch wrote it")
-        if isinstance(d, DecodedEntry) and d.fx_key and d.fx_key != e.key:
-            why.append(f"it says it is an entry of key {d.fx_key[:12]}, filed under {e.key[:12]}")
-        if why:
-            problems.append((e, why))
+    problems, unchecked = _catalog(scan, indexed=False, as_json=as_json).verify()
     _done_reading()
     if as_json:
         _emit_json({"entries": scan.entry_count, "problems": [
@@ -867,7 +848,7 @@ def diff_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Which components differ between two keys: why two compiles did not share a key."""
-    from fxcache_core.anatomy import anatomy, diff_components
+    from fxcache_core.anatomy import compare_keys
     from fxcache_core.catalog import Catalog
 
     scan_a = _scan(quiet=as_json)
@@ -875,24 +856,7 @@ def diff_cmd(
     cat_a = Catalog(scan_a)
     cat_b = Catalog(scan_b) if scan_b is not scan_a else cat_a
     ka, kb = scan_a.find(a), scan_b.find(b)
-    if ka.kind is not kb.kind:
-        _fail(f"{ka.key[:12]} is an {ka.kind.value} key and {kb.key[:12]} an {kb.kind.value} key: "
-              "compare keys of one kind")
-    an_a, an_b = anatomy(cat_a, ka), anatomy(cat_b, kb)
-    pairs = [("", an_a, an_b)]
-    if ka.kind is KeyKind.AOT_AUTOGRAD:
-        fx_a, fx_b = dict(an_a.loads), dict(an_b.loads)
-        pairs = []
-        for role in sorted(set(fx_a) | set(fx_b)):
-            if role in fx_a and role in fx_b:
-                fa, fb = scan_a.key(fx_a[role]), scan_b.key(fx_b[role])
-                if fa is not None and fb is not None:
-                    pairs.append((role, anatomy(cat_a, fa), anatomy(cat_b, fb)))
-    results = []
-    for role, x, y in pairs:
-        if x.entry is None or y.entry is None:
-            _fail(f"no readable entry in {(x if x.entry is None else y).key.key[:12]}: nothing to compare")
-        results.append((role, x, y, diff_components(x.components, y.components)))
+    an_a, an_b, results = compare_keys(cat_a, ka, cat_b, kb)
     if as_json:
         _emit_json({"a": ka.key, "b": kb.key, "kind": ka.kind.value,
                     "loads": {"a": [{"role": r, "key": k} for r, k in an_a.loads],

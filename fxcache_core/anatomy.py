@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from .catalog import Catalog
 from .decode import DecodedEntry
+from .errors import KeyLookupError
 from .keys import KeyKind
 from .store import CacheKey
 
@@ -165,6 +166,40 @@ def diff_components(a: Sequence[Component], b: Sequence[Component]) -> tuple[Com
         if ca is None or cb is None or ca.hash != cb.hash:
             out.append(ComponentDiff(name, ca, cb))
     return tuple(out)
+
+
+def compare_keys(cat_a: Catalog, a: CacheKey, cat_b: Catalog, b: CacheKey) -> tuple[
+        KeyAnatomy, KeyAnatomy, list[tuple[str, KeyAnatomy, KeyAnatomy, tuple[ComponentDiff, ...]]]]:
+    """Compare two keys of one kind, each in its own catalog (``fxcache diff``).
+
+    Returns both anatomies and, per compared pair, (role, A's, B's, the differing
+    components): for FX keys the keys themselves (role ""); for AOTAutograd keys,
+    which store no components, the FX keys they load, role by role (``forward``,
+    ``backward``) where both caches have them.
+
+    Raises:
+        KeyLookupError: the keys are of different kinds, or a compared key has no
+            readable entry.
+    """
+    if a.kind is not b.kind:
+        raise KeyLookupError(f"{a.key[:12]} is an {a.kind.value} key and {b.key[:12]} an "
+                             f"{b.kind.value} key: compare keys of one kind")
+    an_a, an_b = anatomy(cat_a, a), anatomy(cat_b, b)
+    pairs = [("", an_a, an_b)]
+    if a.kind is KeyKind.AOT_AUTOGRAD:
+        fx_a, fx_b = dict(an_a.loads), dict(an_b.loads)
+        pairs = []
+        for role in sorted(set(fx_a) & set(fx_b)):
+            fa, fb = cat_a.scan.key(fx_a[role]), cat_b.scan.key(fx_b[role])
+            if fa is not None and fb is not None:
+                pairs.append((role, anatomy(cat_a, fa), anatomy(cat_b, fb)))
+    out = []
+    for role, x, y in pairs:
+        if x.entry is None or y.entry is None:
+            raise KeyLookupError(f"no readable entry in {(x if x.entry is None else y).key.key[:12]}: "
+                                 "nothing to compare")
+        out.append((role, x, y, diff_components(x.components, y.components)))
+    return an_a, an_b, out
 
 
 def stale_components(components: Sequence[Component], current: dict[str, str]) -> tuple[str, ...]:

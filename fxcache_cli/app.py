@@ -324,11 +324,9 @@ def _columns(title: str, rows: list[tuple[str, ...]], right: set[int]) -> None:
     """Print ``title`` then ``rows`` (the first one a header) as plain columns,
     ``right`` the right-aligned ones. Not a rich Table: a large cache has tens of
     thousands of rows, and a Table costs ~0.2 ms a row (benchmarks/bench_scale.py)."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [title]
-    for r in rows:
-        lines.append("  ".join(c.rjust(w) if i in right else c.ljust(w)
-                               for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+    widths = [max(map(len, col)) for col in zip(*rows, strict=True)]
+    fmt = "  ".join(f"{{:{'>' if i in right else '<'}{w}}}" for i, w in enumerate(widths))
+    lines = [title, *(fmt.format(*r).rstrip() for r in rows)]
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
 

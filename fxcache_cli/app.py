@@ -172,10 +172,10 @@ class _ReadProgress:
             self.enabled = False
 
 
-def _catalog(scan: Any, *, indexed: bool, as_json: bool = False) -> Any:
+def _catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bool | None = None) -> Any:
     """A Catalog with a progress bar; ``indexed``: backed by the persistent index of
-    decoded entries (read-only commands only: gc and verify always read the files;
-    see fxcache_core.index)."""
+    decoded entries (see fxcache_core.index; verify always reads the files).
+    ``hashing``: hash each file read (for name-is-content checks; default: unindexed only)."""
     from fxcache_core.catalog import Catalog
 
     prog = _ReadProgress(scan.entry_count, enabled=not as_json)
@@ -186,8 +186,7 @@ def _catalog(scan: Any, *, indexed: bool, as_json: bool = False) -> Any:
 
         idx = Index(default_index_path(scan.root))
         _indexes.append(idx)
-    # The read-only commands never ask whether a name is its content's hash: skip hashing.
-    return Catalog(scan, idx, on_read=prog, hash_on_read=not indexed)
+    return Catalog(scan, idx, on_read=prog, hash_on_read=not indexed if hashing is None else hashing)
 
 
 def _done_reading() -> None:
@@ -937,7 +936,10 @@ def gc_cmd(
     if policy.is_empty:
         policy = GcPolicy.default()
     scan = _scan(quiet=as_json)
-    _run_plan(plan_gc(_catalog(scan, indexed=False, as_json=as_json), policy), dry_run, yes, as_json, ttl)
+    # The index is checked against each file's size, mtime_ns and inode, and execution
+    # re-checks each file against the plan; --unreadable re-reads what it deletes.
+    cat = _catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
+    _run_plan(plan_gc(cat, policy), dry_run, yes, as_json, ttl)
 
 
 def _current() -> Any:
@@ -960,11 +962,11 @@ def rm_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Remove a key's entries by name, with the AOTAutograd entries that load them."""
-    from fxcache_core.catalog import Catalog
     from fxcache_core.gc import plan_rm
 
     scan = _scan(quiet=as_json)
-    _run_plan(plan_rm(Catalog(scan), scan.find(key), entries or ()), dry_run, yes, as_json)
+    target = scan.find(key)
+    _run_plan(plan_rm(_indexed(scan, as_json), target, entries or ()), dry_run, yes, as_json)
 
 
 def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None) -> None:

@@ -117,6 +117,22 @@ class Catalog:
             self._decoded[k] = got
         return got
 
+    def decode_now(self, entry: Entry) -> DecodedEntry | Unreadable:
+        """Read and decode the file now, with its debug lines, whatever the
+        index or memory hold, without keeping the debug lines.
+
+        For decisions that must rest on the bytes as they are (gc deleting an
+        entry as corrupt) or need what the light form drops (the debug lines,
+        for ``gc --stale``) over many entries: memory stays one light entry each.
+        """
+        k = entry.file.where
+        self._decoded.pop(k, None)
+        got = self.load(entry, full=True)
+        if isinstance(got, DecodedEntry):
+            self._decoded[k] = light(got)
+            self._light.add(k)
+        return got
+
     def _aot_pass(self) -> None:
         """One pass over every readable AOTAutograd entry, indexing by FX key both
         the sources of its symbols (:meth:`sources_for`) and the entries that load
@@ -175,15 +191,18 @@ class Catalog:
                     hints = dict(fd.hints)
         return symbol_table(d, sources, hints)
 
-    def name_matches_content(self, entry: Entry) -> bool | None:
+    def name_matches_content(self, entry: Entry, reread: bool = False) -> bool | None:
         """Whether the entry's file name is torch's sha256 hash of its bytes.
 
         Torch names every entry it writes that way; a mismatch means the file
         was altered or truncated after torch wrote it, or not written by torch.
-        None when the file could not be read.
+        None when the file could not be read. ``reread``: hash the file now,
+        whatever hash the index or an earlier read gave.
         """
         k = entry.file.where
         self.load(entry)
+        if reread:
+            self._hashes.pop(k, None)
         if k not in self._hashes:  # not hashed when read (hash_on_read=False), or from the index
             if entry.size > MAX_ENTRY_BYTES:
                 return None  # never read whole, as load() does not

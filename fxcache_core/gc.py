@@ -179,23 +179,25 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     """
     scan = catalog.scan
     now = time.time() if policy.now is None else policy.now
-    chosen: dict[Path, list[str]] = {}
+    # Keyed by the entry file's path string (FileInfo.where): no Path per entry.
+    chosen: dict[str, list[str]] = {}
     entries = [e for e in scan.entries() if not e.via_symlink]
-    by_path = {e.path: e for e in entries}
+    by_path = {e.file.where: e for e in entries}
     code = scan_artifacts(scan.root)
-    owned_cache: list[dict[Path, Artifact]] = []
+    owned_cache: list[dict[str, Artifact]] = []
 
-    def owned() -> dict[Path, Artifact]:
+    def owned() -> dict[str, Artifact]:
         # Decodes every FX entry: only done when an FX entry may go.
         if not owned_cache:
             owned_cache.append(_owned_wrappers(catalog, code))
         return owned_cache[0]
 
     def cost(e: Entry) -> int:
-        return e.size + (owned()[e.path].file.size if e.path in owned() else 0)
+        a = owned().get(e.file.where)
+        return e.size + (a.file.size if a is not None else 0)
 
     def pick(e: Entry, why: str) -> None:
-        chosen.setdefault(e.path, []).append(why)
+        chosen.setdefault(e.file.where, []).append(why)
 
     if policy.older_than_s is not None:
         for e in entries:
@@ -204,7 +206,7 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                 pick(e, f"unused for {format_duration(age)}")
     if policy.keep_last is not None:
         for k in scan.keys:
-            ranked = sorted((e for e in k.entries if e.path in by_path),
+            ranked = sorted((e for e in k.entries if e.file.where in by_path),
                             key=lambda e: last_use(e.file), reverse=True)
             for e in ranked[policy.keep_last:]:
                 pick(e, f"not among the {policy.keep_last} most recent of its key")
@@ -212,14 +214,18 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
         for e in entries:
             d = catalog.load(e)
             if isinstance(d, Unreadable) and d.cause == "corrupt":
+                d = catalog.decode_now(e)  # the index said so: deletion rests on the bytes as they are
+            if isinstance(d, Unreadable) and d.cause == "corrupt":
                 pick(e, f"unreadable: {d.reason}")
-            elif catalog.name_matches_content(e) is False:
+            elif catalog.name_matches_content(e) is False and catalog.name_matches_content(e, reread=True) is False:
                 pick(e, "its name is not the sha256 of its content (altered after torch wrote it)")
     if policy.stale_against is not None:
         current = dict(policy.stale_against)
         for e in entries:
-            d = catalog.load(e, full=True)
-            if e.kind is KeyKind.FX_GRAPH and isinstance(d, DecodedEntry):
+            if e.kind is not KeyKind.FX_GRAPH:
+                continue
+            d = catalog.decode_now(e)  # the debug lines, not kept: one FX entry's at a time
+            if isinstance(d, DecodedEntry):
                 differ = stale_components(parse_debug_lines(d.debug_lines), current)
                 if differ:
                     pick(e, f"stale: built by another torch or system ({', '.join(differ)} differ)")
@@ -232,16 +238,16 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
 
     loaders = _loaders(catalog, entries)
     if policy.max_size_bytes is not None:
-        left = sum(cost(e) for e in entries if e.path not in chosen)
+        left = sum(cost(e) for e in entries if e.file.where not in chosen)
         for e in sorted(entries, key=lambda e: last_use(e.file)):
             if left <= policy.max_size_bytes:
                 break
-            if e.path in chosen:
+            if e.file.where in chosen:
                 continue
             pick(e, f"least recently used, over the {policy.max_size_bytes:,} byte budget")
             left -= cost(e)
-            for a in loaders.get(e.path, ()):
-                if a.path not in chosen:
+            for a in loaders.get(e.file.where, ()):
+                if a.file.where not in chosen:
                     pick(a, f"loads FX entry {e.key[:10]}/{e.name[:10]} that is removed")
                     left -= cost(a)
 
@@ -262,8 +268,8 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                   code_bytes=sum(a.file.size for a in code))
 
 
-def _owned_wrappers(catalog: Catalog, code: Sequence[Artifact]) -> dict[Path, Artifact]:
-    """FX entry path -> its wrapper module, for wrappers exactly one FX entry uses.
+def _owned_wrappers(catalog: Catalog, code: Sequence[Artifact]) -> dict[str, Artifact]:
+    """FX entry path (``FileInfo.where``) -> its wrapper module, for wrappers exactly one FX entry uses.
 
     Every FX entry of the scan counts as a user (symlinked ones too); an
     unreadable one might be a user, so a wrapper key is only matched against
@@ -276,44 +282,44 @@ def _owned_wrappers(catalog: Catalog, code: Sequence[Artifact]) -> dict[Path, Ar
             d = catalog.load(e)
             if isinstance(d, DecodedEntry) and d.wrapper_key in py:
                 users.setdefault(d.wrapper_key, []).append(e)
-    return {u[0].path: py[k] for k, u in users.items() if len(u) == 1}
+    return {u[0].file.where: py[k] for k, u in users.items() if len(u) == 1}
 
 
-def _code_removals(removals: list[Removal], owned: dict[Path, Artifact], code: Sequence[Artifact],
+def _code_removals(removals: list[Removal], owned: dict[str, Artifact], code: Sequence[Artifact],
                    policy: GcPolicy, now: float) -> list[Removal]:
     """Generated code the plan removes: the wrapper modules only removed FX
     entries used, and, with ``--artifacts``, files unused for ``older_than_s``;
     never code used within :data:`TEMP_FILE_GRACE_S` (execution would refuse it)."""
-    out: dict[Path, Removal] = {}
+    out: dict[str, Removal] = {}
     for r in removals:
-        a = owned.get(r.file.path)
+        a = owned.get(r.file.where)
         if a is not None and now - last_use(a.file) > TEMP_FILE_GRACE_S:  # else execution refuses it
-            out[a.file.path] = Removal(a.file, KeyKind.CODE, a.key, None, (
+            out[a.file.where] = Removal(a.file, KeyKind.CODE, a.key, None, (
                 f"wrapper module of FX entry {r.key[:10]}/{(r.entry or '')[:10]}, its only user, "
                 "which is removed",))
     if policy.artifacts and policy.older_than_s is not None:
         for a in code:
             age = now - last_use(a.file)
-            if age > max(policy.older_than_s, TEMP_FILE_GRACE_S) and a.file.path not in out:
-                out[a.file.path] = Removal(a.file, KeyKind.CODE, a.key, None,
+            if age > max(policy.older_than_s, TEMP_FILE_GRACE_S) and a.file.where not in out:
+                out[a.file.where] = Removal(a.file, KeyKind.CODE, a.key, None,
                                            (f"generated code unused for {format_duration(age)}",))
     return list(out.values())
 
 
-def _removals(entries: list[Entry], chosen: dict[Path, list[str]],
-              loaders: dict[Path, list[Entry]]) -> list[Removal]:
+def _removals(entries: list[Entry], chosen: dict[str, list[str]],
+              loaders: dict[str, list[Entry]]) -> list[Removal]:
     """The chosen entries as removals, with the AOTAutograd entries that load a
     removed FX entry added, AOTAutograd entries first (deletion order: an
     interrupted run never leaves an AOTAutograd entry pointing at nothing)."""
-    by_path = {e.path: e for e in entries}
+    by_path = {e.file.where: e for e in entries}
     for p in [p for p in chosen if by_path[p].kind is KeyKind.FX_GRAPH]:
         fx = by_path[p]
         for a in loaders.get(p, ()):
-            if a.path not in chosen:
-                chosen[a.path] = [f"loads FX entry {fx.key[:10]}/{fx.name[:10]} that is removed"]
-    ordered = sorted((e for e in entries if e.path in chosen),
+            if a.file.where not in chosen:
+                chosen[a.file.where] = [f"loads FX entry {fx.key[:10]}/{fx.name[:10]} that is removed"]
+    ordered = sorted((e for e in entries if e.file.where in chosen),
                      key=lambda e: e.kind is not KeyKind.AOT_AUTOGRAD)
-    return [Removal(e.file, e.kind, e.key, e.name, tuple(chosen[e.path])) for e in ordered]
+    return [Removal(e.file, e.kind, e.key, e.name, tuple(chosen[e.file.where])) for e in ordered]
 
 
 def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ()) -> GcPlan:
@@ -338,7 +344,7 @@ def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ())
                     + (": " + ", ".join(e.name[:12] for e in hits[:5]) if hits else ""))
             picked.append(hits[0])
         mine = picked
-    chosen = {e.path: ["removed by name (fxcache rm)"] for e in mine}
+    chosen = {e.file.where: ["removed by name (fxcache rm)"] for e in mine}
     removals = _removals(entries, chosen, _loaders(catalog, entries))
     code = scan_artifacts(catalog.scan.root)
     removals += _code_removals(removals, _owned_wrappers(catalog, code), code, GcPolicy(), time.time())
@@ -347,9 +353,10 @@ def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ())
                   code_bytes=sum(a.file.size for a in code))
 
 
-def _loaders(catalog: Catalog, entries: list[Entry]) -> dict[Path, list[Entry]]:
-    """FX entry path -> the AOTAutograd entries (among ``entries``) that load it."""
-    out: dict[Path, list[Entry]] = {}
+def _loaders(catalog: Catalog, entries: list[Entry]) -> dict[str, list[Entry]]:
+    """FX entry path (``FileInfo.where``) -> the AOTAutograd entries (among
+    ``entries``) that load it."""
+    out: dict[str, list[Entry]] = {}
     for e in entries:
         if e.kind is not KeyKind.AOT_AUTOGRAD:
             continue
@@ -359,7 +366,7 @@ def _loaders(catalog: Catalog, entries: list[Entry]) -> dict[Path, list[Entry]]:
         for ref in (d.forward, d.backward):
             fx = catalog.fx_entry_for(ref.key, ref.guards_expr) if ref else None
             if fx is not None:
-                out.setdefault(fx.path, []).append(e)
+                out.setdefault(fx.file.where, []).append(e)
     return out
 
 

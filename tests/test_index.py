@@ -64,3 +64,34 @@ def test_the_index_lives_outside_the_cache_and_can_be_turned_off(tmp_path, monke
     bad = tmp_path / "file"
     bad.write_text("")
     assert not Index(bad / "sub" / "index.sqlite").enabled  # cannot create it: off, no error
+
+
+def _plan_rows(plan):
+    return [(r.file.where, r.reasons) for r in plan.removals]
+
+
+def test_gc_plans_the_same_with_the_index_and_deletes_as_corrupt_only_what_the_bytes_prove(cache_copy, tmp_path):
+    from fxcache_core.gc import GcPolicy, plan_gc
+
+    scan = scan_cache(cache_copy)
+    policy = GcPolicy(max_size_bytes=scan.size // 2, keep_last=1, now=scan.keys[0].mtime + 10)
+    unindexed = _plan_rows(plan_gc(Catalog(scan), policy))
+    assert unindexed
+    idx_path = tmp_path / "index.sqlite"
+    for _ in ("cold", "warm"):
+        idx = Index(idx_path)
+        assert _plan_rows(plan_gc(Catalog(scan_cache(cache_copy), idx), policy)) == unindexed
+        idx.close()
+
+    # A row that lies (the file unchanged on disk): the entry is corrupt, and its
+    # bytes' hash is not its name. Reads may believe it; gc --unreadable does not.
+    valid = next(e for e in scan.entries() if e.kind.value == "fxgraph")
+    idx = Index(idx_path)
+    idx.put(valid, "0" * 52, "not a pickle (a lying index row)")
+    idx.close()
+    cat = Catalog(scan_cache(cache_copy), Index(idx_path), hash_on_read=True)
+    e = next(x for x in cat.scan.entries() if x.file.where == valid.file.where)
+    assert isinstance(cat.load(e), Unreadable) and cat.name_matches_content(e) is False
+    plan = plan_gc(cat, GcPolicy(unreadable=True))
+    assert valid.file.where not in {r.file.where for r in plan.removals}
+    assert isinstance(cat.load(e), DecodedEntry) and cat.name_matches_content(e) is True

@@ -121,24 +121,55 @@ def to_json(d: DecodedEntry) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
+def _shared_from_raw(build, key: tuple, raw: list):
+    """The shared object ``build(raw)`` for a JSON value, looked up by ``key`` (the
+    raw value as a tuple), so the entries of one function build their inputs,
+    origin, hints and sources once."""
+    k = (build, key)
+    got = _SHARED.get(k)
+    if got is None:
+        got = _share(build(raw))
+        _SHARED[k] = got
+    return got
+
+
+def _inputs_of(raw: list) -> tuple[GraphInput, ...]:
+    return tuple(_light_input(GraphInput(*i)) for i in raw)
+
+
+def _origin_of(o: list) -> Origin:
+    return Origin(sys.intern(o[0]), sys.intern(o[1]), o[2], tuple(sys.intern(f) for f in o[3]))
+
+
+def _hints_of(raw: list) -> tuple[tuple[str, int], ...]:
+    return tuple((sys.intern(str(k)), int(v)) for k, v in raw)
+
+
+def _arg_sources_of(raw: list) -> tuple[str | None, ...]:
+    return tuple(_i(a) for a in raw)
+
+
 def from_json(text: str) -> DecodedEntry:
-    """Rebuild a light :class:`DecodedEntry` from :func:`to_json`.
+    """Rebuild a light :class:`DecodedEntry` from :func:`to_json` (equal to
+    :func:`light` of the entry that was written, sharing as it does).
 
     Raises:
         ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
     """
     (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
      origin) = json.loads(text)
-    return light(DecodedEntry(
-        kind=KeyKind(kind), type_name=type_name, guards_expr=guards,
-        inputs=tuple(GraphInput(*i) for i in inputs),
+    return DecodedEntry(
+        kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=guards,
+        inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
         fx_key=fx_key, is_backward=is_bw, wrapper_key=wrapper,
-        forward=None if fw is None else FxRef(fw[0], fw[1]),
-        backward=None if bw is None else FxRef(bw[0], bw[1]),
-        arg_sources=tuple(arg_sources), compile_time_ns=t_ns,
-        hints=tuple((str(k), int(v)) for k, v in hints),
-        origin=None if origin is None else Origin(origin[0], origin[1], origin[2], tuple(origin[3])),
-    ))
+        forward=None if fw is None else FxRef(sys.intern(fw[0]), fw[1]),
+        backward=None if bw is None else FxRef(sys.intern(bw[0]), bw[1]),
+        arg_sources=_shared_from_raw(_arg_sources_of, tuple(arg_sources), arg_sources),
+        compile_time_ns=t_ns,
+        hints=_shared_from_raw(_hints_of, tuple(map(tuple, hints)), hints),
+        origin=None if origin is None else _shared_from_raw(
+            _origin_of, (*origin[:3], tuple(origin[3])), origin),
+    )
 
 
 class Index:
@@ -182,11 +213,12 @@ class Index:
         except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError):
             return None
 
-    def put(self, entry: Entry, sha: str | None, result: DecodedEntry | str) -> None:
-        """Remember a decoded entry (or the reason it is corrupt) for this file."""
+    def put(self, entry: Entry, sha: str | None, result: DecodedEntry | str, row: str | None = None) -> None:
+        """Remember a decoded entry (or the reason it is corrupt) for this file;
+        ``row``: its :func:`to_json`, when already at hand."""
         if self._db is None or not entry.file.mtime_ns:
             return
-        corrupt, body = (result, None) if isinstance(result, str) else (None, to_json(result))
+        corrupt, body = (result, None) if isinstance(result, str) else (None, row or to_json(result))
         try:
             self._db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              (entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,

@@ -46,16 +46,19 @@ t1 = time.perf_counter()
 root = sys.argv[1]
 se = ShapeEnv()
 n = 0
+t_loads = 0.0
 for f in glob.glob(root + "/aotautograd/*/*") + glob.glob(root + "/fxgraph/*/*/*"):
+    ta = time.perf_counter()
     with open(f, "rb") as fh:
         o = pickle.loads(fh.read())
+    t_loads += time.perf_counter() - ta
     if o.guards_expr:
         try:
             se.evaluate_guards_expression(o.guards_expr, [5, 3, 5, 3, 5, 3])
         except Exception:
             pass
     n += 1
-print(n, t1 - t0, time.perf_counter() - t1)
+print(n, t1 - t0, time.perf_counter() - t1, t_loads)
 """
 
 _DECODE = r"""
@@ -119,10 +122,11 @@ def bench_size(src: Path, work: Path, n: int) -> dict:
         r["match_cold"] = run(fx(*d, "match", "--shapes", "x=[5,3]"), env)[:2]
         r["match_warm"] = best(fx(*d, "match", "--shapes", "x=[5,3]"), env=env)
     wall, rss, out = run([sys.executable, "-c", _TORCH_WAY, str(cache)])
-    _, t_import, t_loop = out.split()
+    _, t_import, t_loop, t_loads = out.split()
     r["torch_way"] = (wall, rss)
     r["torch_way_loop"] = float(t_loop)
     r["torch_import"] = float(t_import)
+    r["torch_read_loads"] = float(t_loads)
     half = f"{counts['bytes'] // 2}B"
     r["gc_plan"] = best(fx(*d, "gc", "--max-size", half, "--dry-run", "--json"), n=1)
     if n <= 10_000:
@@ -153,7 +157,9 @@ def report(rows: dict[int, dict], start: dict) -> str:
         line(r["entries"], "ls", r["ls"], r["find"], "find")
         line(r["entries"], "match, cold index", r["match_cold"], r["torch_way"], "torch")
         line(r["entries"], "match, warm index", r["match_warm"], r["torch_way"], "torch")
-        out.append(f"{'':>8}  {'':<24} {'':>18} {'(torch: import ' + format(r['torch_import'], '.1f') + ' s, loop ' + format(r['torch_way_loop'], '.2f') + ' s)':>30}")
+        out.append(f"{'':>8}  {'':<24} {'':>18} {'(torch: import ' + format(r['torch_import'], '.1f') + ' s, loop ' + format(r['torch_way_loop'], '.2f') + ' s, of which reading + pickle.loads ' + format(r['torch_read_loads'], '.2f') + ' s)':>30}")
+        tw = r["torch_way"][0]
+        out.append(f"{'':>8}  {'targets: cold <= ' + format(tw / 5, '.2f') + ' s, warm <= ' + format(tw / 50, '.3f') + ' s; floors: ls (start-up + a stat per file) ' + format(r['ls'][0], '.2f') + ' s, find alone ' + format(r['find'][0], '.3f') + ' s'}")
         line(r["entries"], "gc --max-size, plan", r["gc_plan"], None, "")
         if "gc_exec" in r:
             line(r["entries"], "gc --max-size, execute", r["gc_exec"], None, "")

@@ -1,3 +1,4 @@
 from fxcache_cli.app import main
 
-main()
+if __name__ == "__main__":  # not when a worker process (spawn) imports it
+    main()

@@ -10,14 +10,15 @@ graphs, and so the source of each FX symbol.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .decode import MAX_ENTRY_BYTES, DecodedEntry, decode_entry
 from .errors import EntryDecodeError
-from .index import Index, light
+from .index import Index, from_json, light, to_json
 from .keys import KeyKind, sha256_hash
-from .store import CacheKey, CacheScan, Entry, read_entry_bytes
+from .store import CacheKey, CacheScan, Entry, FileInfo, read_entry_bytes
 from .symbols import SymbolInfo, symbol_table
 
 
@@ -35,6 +36,52 @@ class Unreadable:
     entry: Entry
     reason: str
     cause: str = "corrupt"
+
+
+PARALLEL_MIN_ENTRIES = 512
+"""Fewer entries to decode than this, and :meth:`Catalog.read_ahead` reads them
+in this process: starting workers costs more than it saves."""
+
+
+def _worker_count(n: int) -> int:
+    """Worker processes for decoding ``n`` entries (1: none). ``FXCACHE_JOBS``
+    overrides the CPU count (``FXCACHE_JOBS=1`` turns workers off)."""
+    if n < PARALLEL_MIN_ENTRIES:
+        return 1
+    env = os.environ.get("FXCACHE_JOBS", "")
+    if env.isdigit() and int(env) > 0:
+        cpus = int(env)
+    else:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cpus, n // (PARALLEL_MIN_ENTRIES // 2), 8))
+
+
+def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEntry | tuple[str, str]]:
+    """(sha256 name of the bytes if ``hashing``, the decoded entry or (reason, cause))."""
+    if entry.size > MAX_ENTRY_BYTES:
+        return None, (f"{entry.size} bytes, over fxcache's {MAX_ENTRY_BYTES} byte decoding limit",
+                      "too-large")
+    try:
+        data = read_entry_bytes(entry.path)
+    except OSError as e:
+        return None, (f"cannot read: {e.strerror or e}", "io")
+    sha = sha256_hash(data) if hashing else None
+    try:
+        return sha, decode_entry(data, entry.kind)
+    except EntryDecodeError as e:
+        return sha, (str(e), "corrupt")
+
+
+def _decode_files(items: list[tuple[str, str, int]], hashing: bool
+                  ) -> list[tuple[str | None, str | None, tuple[str, str] | None]]:
+    """Worker side of :meth:`Catalog.read_ahead`: per (path, kind, size),
+    (sha, index JSON of the light form, None) or (sha, None, (reason, cause))."""
+    out = []
+    for where, kind, size in items:
+        e = Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0)
+        sha, got = _read_and_decode(e, hashing)
+        out.append((sha, None, got) if isinstance(got, tuple) else (sha, to_json(light(got)), None))
+    return out
 
 
 class Catalog:
@@ -77,45 +124,99 @@ class Catalog:
         got = self._decoded.get(k)
         if got is not None and full and k in self._light:
             got = None
-        if got is None and self._on_read is not None:
+        if got is not None:
+            return got
+        if self._on_read is not None:
             self._on_read()
-        if got is None and not full and self._index is not None:
-            hit = self._index.get(entry)
-            if hit is not None:
-                if hit[0] is not None:
-                    self._hashes[k] = hit[0]
-                got = Unreadable(entry, hit[1], "corrupt") if isinstance(hit[1], str) else hit[1]
-                self._decoded[k] = got
-                self._light.add(k)
-                return got
-        if got is None:
-            if entry.size > MAX_ENTRY_BYTES:
-                got = Unreadable(entry, f"{entry.size} bytes, over fxcache's "
-                                 f"{MAX_ENTRY_BYTES} byte decoding limit", "too-large")
-            else:
-                try:
-                    data = read_entry_bytes(entry.path)
-                except OSError as e:
-                    got = Unreadable(entry, f"cannot read: {e.strerror or e}", "io")
-                else:
-                    sha = sha256_hash(data) if self._hash_on_read else None
-                    if sha is not None:
-                        self._hashes[k] = sha
-                    try:
-                        got = decode_entry(data, entry.kind)
-                    except EntryDecodeError as e:
-                        got = Unreadable(entry, str(e), "corrupt")
-                    if isinstance(got, DecodedEntry):
-                        lt = light(got)
-                        got = got if full else lt  # the debug lines are most of an FX entry's memory
-                    if self._index is not None:
-                        self._index.put(entry, sha, got.reason if isinstance(got, Unreadable) else lt)
-            if not full and isinstance(got, DecodedEntry):
-                self._light.add(k)
-            else:
-                self._light.discard(k)
-            self._decoded[k] = got
+        if not full and self._from_index(entry):
+            return self._decoded[k]
+        sha, got = _read_and_decode(entry, self._hash_on_read)
+        return self._keep(entry, sha, got, full)
+
+    def _from_index(self, entry: Entry) -> bool:
+        """Take the entry's light form from the index if it has the file unchanged."""
+        if self._index is None:
+            return False
+        hit = self._index.get(entry)
+        if hit is None:
+            return False
+        k = entry.file.where
+        if hit[0] is not None:
+            self._hashes[k] = hit[0]
+        self._decoded[k] = Unreadable(entry, hit[1], "corrupt") if isinstance(hit[1], str) else hit[1]
+        self._light.add(k)
+        return True
+
+    def _keep(self, entry: Entry, sha: str | None, got: DecodedEntry | tuple[str, str],
+              full: bool, row: str | None = None) -> DecodedEntry | Unreadable:
+        """Remember what reading ``entry`` gave (the index too): ``got`` is the decoded
+        entry (or its light form, then ``row`` is its index JSON), or (reason, cause)."""
+        k = entry.file.where
+        if sha is not None:
+            self._hashes[k] = sha
+        if isinstance(got, tuple):
+            got = Unreadable(entry, got[0], got[1])
+            if self._index is not None and got.cause == "corrupt":
+                self._index.put(entry, sha, got.reason)
+        else:
+            lt = got if row is not None else light(got)
+            if self._index is not None:
+                self._index.put(entry, sha, lt, row)
+            got = got if full else lt  # the debug lines are most of an FX entry's memory
+        if not full and isinstance(got, DecodedEntry):
+            self._light.add(k)
+        else:
+            self._light.discard(k)
+        self._decoded[k] = got
         return got
+
+    def read_ahead(self, entries: Iterable[Entry]) -> None:
+        """Decode every entry of ``entries`` not yet in memory or in the index, on
+        all CPUs when there are many (:data:`PARALLEL_MIN_ENTRIES`): worker
+        processes read and decode (the same stub unpickler: nothing is executed)
+        and send back the light form as index JSON. Afterwards :meth:`load` of
+        these entries costs nothing. Falls back to reading here, one by one,
+        when worker processes cannot be had.
+        """
+        todo = []
+        for e in entries:
+            k = e.file.where
+            if k in self._decoded:
+                continue
+            if self._on_read is not None:
+                self._on_read()
+            if not self._from_index(e):
+                todo.append(e)
+        jobs = _worker_count(len(todo))
+        if jobs > 1:
+            from concurrent.futures.process import BrokenProcessPool  # not on the fast paths
+
+            try:
+                self._read_in_workers(todo, jobs)
+                return
+            except (OSError, RuntimeError, BrokenProcessPool):
+                pass  # no processes here (a sandbox, no /dev/shm): read them below
+        for e in todo:
+            if e.file.where not in self._decoded:
+                sha, got = _read_and_decode(e, self._hash_on_read)
+                self._keep(e, sha, got, False)
+
+    def _read_in_workers(self, todo: list[Entry], jobs: int) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+        size = max(64, min(512, len(todo) // (jobs * 8) or 1))
+        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+        args = [[(e.file.where, e.kind.value, e.size) for e in c] for c in chunks]
+        with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+            for chunk, results in zip(chunks, pool.map(_decode_files, args,
+                                                      [self._hash_on_read] * len(args)), strict=True):
+                for e, (sha, row, bad) in zip(chunk, results, strict=True):
+                    if bad is not None:
+                        self._keep(e, sha, bad, False)
+                    else:
+                        self._keep(e, sha, from_json(row), False, row)
 
     def decode_now(self, entry: Entry) -> DecodedEntry | Unreadable:
         """Read and decode the file now, with its debug lines, whatever the
@@ -223,6 +324,7 @@ class Catalog:
         """
         bad: list[tuple[Entry, list[str]]] = []
         unchecked: list[tuple[Entry, str]] = []
+        self.read_ahead(self.scan.entries())
         for e in self.scan.entries():
             d = self.load(e)
             if isinstance(d, Unreadable) and d.cause != "corrupt":
@@ -251,6 +353,7 @@ class Catalog:
 
     def unreadable(self) -> list[Unreadable]:
         """Every entry of the scan that cannot be read or decoded (decodes them all)."""
+        self.read_ahead(self.scan.entries())
         return [d for e in self.scan.entries() if isinstance(d := self.load(e), Unreadable)]
 
     def fx_entry_state(self, fx_key: str, guards_expr: str | None) -> tuple[Entry | None, bool]:

@@ -183,6 +183,7 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     chosen: dict[str, list[str]] = {}
     entries = [e for e in scan.entries() if not e.via_symlink]
     by_path = {e.file.where: e for e in entries}
+    catalog.read_ahead(scan.entries())  # the joins below decode (nearly) all of them
     code = scan_artifacts(scan.root)
     owned_cache: list[dict[str, Artifact]] = []
 
@@ -345,6 +346,7 @@ def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ())
             picked.append(hits[0])
         mine = picked
     chosen = {e.file.where: ["removed by name (fxcache rm)"] for e in mine}
+    catalog.read_ahead(catalog.scan.entries())
     removals = _removals(entries, chosen, _loaders(catalog, entries))
     code = scan_artifacts(catalog.scan.root)
     removals += _code_removals(removals, _owned_wrappers(catalog, code), code, GcPolicy(), time.time())

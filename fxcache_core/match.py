@@ -702,6 +702,8 @@ def match(
         raise ShapeSpecError("give one of --shapes, --arg or --sym")
     keys = [only] if only is not None else sorted(
         catalog.scan.keys, key=lambda k: (k.kind is not KeyKind.AOT_AUTOGRAD, k.key))
+    if only is None:
+        catalog.read_ahead(catalog.scan.entries())  # all of them, below: on every CPU
     results: list[KeyMatch] = []
     unbound: list[tuple[CacheKey, Origin, tuple[str, ...]]] = []
     by_key: dict[str, KeyMatch] = {}

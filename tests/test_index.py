@@ -95,3 +95,34 @@ def test_gc_plans_the_same_with_the_index_and_deletes_as_corrupt_only_what_the_b
     plan = plan_gc(cat, GcPolicy(unreadable=True))
     assert valid.file.where not in {r.file.where for r in plan.removals}
     assert isinstance(cat.load(e), DecodedEntry) and cat.name_matches_content(e) is True
+
+
+def test_reading_ahead_in_worker_processes_gives_what_reading_one_by_one_gives(cache_copy, tmp_path, monkeypatch):
+    fx = [e for e in scan_cache(cache_copy).entries() if e.kind.value == "fxgraph"]
+    (fx[0].path.parent / "zz-corrupt").write_bytes(b"not a pickle")
+    data = fx[1].path.read_bytes()
+    (fx[1].path.parent / "zz-truncated").write_bytes(data[: len(data) // 2])
+    scan = scan_cache(cache_copy)
+    serial = Catalog(scan, hash_on_read=True)
+    expected = {e.file.where: serial.load(e) for e in scan.entries()}
+    assert sum(isinstance(d, Unreadable) for d in expected.values()) == 2
+
+    monkeypatch.setattr(catalog_mod, "PARALLEL_MIN_ENTRIES", 2)
+    monkeypatch.setenv("FXCACHE_JOBS", "2")
+    pools = []
+    real = Catalog._read_in_workers
+    monkeypatch.setattr(Catalog, "_read_in_workers",
+                        lambda self, todo, jobs: pools.append((len(todo), jobs)) or real(self, todo, jobs))
+    par = Catalog(scan, Index(tmp_path / "index.sqlite"), hash_on_read=True)
+    par.read_ahead(scan.entries())
+    assert pools == [(scan.entry_count, 2)]
+    assert {e.file.where: par.load(e) for e in scan.entries()} == expected
+    assert [par.name_matches_content(e) for e in scan.entries()] == [
+        serial.name_matches_content(e) for e in scan.entries()]
+    par._index.close()
+
+    # What the workers sent went into the index: a new run reads no file.
+    monkeypatch.setattr(catalog_mod, "read_entry_bytes", lambda p: pytest.fail(f"read {p}"))
+    again = Catalog(scan_cache(cache_copy), Index(tmp_path / "index.sqlite"))
+    again.read_ahead(again.scan.entries())
+    assert {e.file.where: again.load(e) for e in again.scan.entries()} == expected

@@ -140,12 +140,16 @@ class Catalog:
         hit = self._index.get(entry)
         if hit is None:
             return False
+        self._take(entry, hit)
+        return True
+
+    def _take(self, entry: Entry, hit: tuple[str | None, DecodedEntry | str]) -> None:
+        """Remember what the index holds for ``entry`` (``Index.get``'s answer)."""
         k = entry.file.where
         if hit[0] is not None:
             self._hashes[k] = hit[0]
         self._decoded[k] = Unreadable(entry, hit[1], "corrupt") if isinstance(hit[1], str) else hit[1]
         self._light.add(k)
-        return True
 
     def _keep(self, entry: Entry, sha: str | None, got: DecodedEntry | tuple[str, str],
               full: bool, row: str | None = None) -> DecodedEntry | Unreadable:
@@ -178,15 +182,13 @@ class Catalog:
         these entries costs nothing. Falls back to reading here, one by one,
         when worker processes cannot be had.
         """
-        todo = []
-        for e in entries:
-            k = e.file.where
-            if k in self._decoded:
-                continue
-            if self._on_read is not None:
-                self._on_read()
-            if not self._from_index(e):
-                todo.append(e)
+        wanted = [e for e in entries if e.file.where not in self._decoded]
+        if self._index is not None:
+            for e, hit in self._index.get_many(wanted):
+                self._take(e, hit)
+                if self._on_read is not None:
+                    self._on_read()
+        todo = [e for e in wanted if e.file.where not in self._decoded]
         jobs = _worker_count(len(todo))
         if jobs > 1:
             from concurrent.futures.process import BrokenProcessPool  # not on the fast paths
@@ -198,8 +200,7 @@ class Catalog:
                 pass  # no processes here (a sandbox, no /dev/shm): read them below
         for e in todo:
             if e.file.where not in self._decoded:
-                sha, got = _read_and_decode(e, self._hash_on_read)
-                self._keep(e, sha, got, False)
+                self.load(e)
 
     def _read_in_workers(self, todo: list[Entry], jobs: int) -> None:
         import multiprocessing
@@ -213,6 +214,8 @@ class Catalog:
             for chunk, results in zip(chunks, pool.map(_decode_files, args,
                                                       [self._hash_on_read] * len(args)), strict=True):
                 for e, (sha, row, bad) in zip(chunk, results, strict=True):
+                    if self._on_read is not None:
+                        self._on_read()
                     if bad is not None:
                         self._keep(e, sha, bad, False)
                     else:

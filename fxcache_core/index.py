@@ -32,6 +32,7 @@ import json
 import os
 import sqlite3
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -172,6 +173,10 @@ def from_json(text: str) -> DecodedEntry:
     )
 
 
+_BULK_MIN = 2000
+"""From this many entries on, :meth:`Index.get_many` reads the whole table once."""
+
+
 class Index:
     """The SQLite index of one cache dir (see the module docstring).
 
@@ -212,6 +217,34 @@ class Index:
             return row[4], (row[5] if row[5] is not None else from_json(row[6]))
         except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError):
             return None
+
+    def get_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, tuple[str | None, DecodedEntry | str]]]:
+        """``(entry, get(entry))`` for each of ``entries`` the index has unchanged
+        (the others are left out), in no particular order. For many entries, one
+        pass over the table: a lookup each costs a B-tree descent into a file
+        far larger than SQLite's page cache (~80 us an entry at 100k entries)."""
+        want = {e.file.where: e for e in entries if e.file.mtime_ns}
+        if self._db is None or not want:
+            return
+        if len(want) < _BULK_MIN:
+            for e in want.values():
+                hit = self.get(e)
+                if hit is not None:
+                    yield e, hit
+            return
+        try:
+            rows = self._db.execute(
+                "SELECT path, size, mtime_ns, ino, schema, sha, corrupt, body FROM entries")
+            for path, size, mtime_ns, ino, schema, sha, corrupt, body in rows:
+                e = want.get(path)
+                if e is None or (size, mtime_ns, ino, schema) != (e.size, e.file.mtime_ns, e.file.ino, SCHEMA):
+                    continue
+                try:
+                    yield e, (sha, corrupt if corrupt is not None else from_json(body))
+                except (ValueError, KeyError, TypeError, IndexError):
+                    continue
+        except sqlite3.Error:
+            self._db = None
 
     def put(self, entry: Entry, sha: str | None, result: DecodedEntry | str, row: str | None = None) -> None:
         """Remember a decoded entry (or the reason it is corrupt) for this file;

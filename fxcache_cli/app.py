@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterable
 from enum import Enum
 from typing import Annotated, Any, NoReturn
 
@@ -239,6 +240,25 @@ def _n(count: int, word: str, plural: str | None = None) -> str:
 
 def _emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+
+
+def _emit_json_listing(obj: dict[str, Any], key: str, items: Iterable[Any]) -> None:
+    """``obj`` as JSON with ``obj[key]`` the list of ``items``, written one item a
+    line as they come: a gc plan over a large cache lists tens of thousands of
+    files, and one string of it all would double the command's peak memory."""
+    w = sys.stdout.write
+    w("{")
+    for n, (k, v) in enumerate(obj.items()):
+        w(("," if n else "") + "\n  " + json.dumps(k) + ": ")
+        if k != key:
+            w(json.dumps(v, default=str))
+            continue
+        sep = "[\n    "
+        for it in items:
+            w(sep + json.dumps(it, default=str))
+            sep = ",\n    "
+        w("[]" if sep.startswith("[") else "\n  ]")
+    w("\n}\n")
 
 
 # --- ls -------------------------------------------------------------------------
@@ -981,14 +1001,19 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
             "total_bytes": plan.total_bytes, "total_entries": plan.total_entries,
             "code_bytes": plan.code_bytes, "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
             "remote": state.remote is not None,
-            "removals": [{"path": str(r.file.path), "what": r.what,
-                          "redis_key": _where(r.file.path) if state.remote is not None else None,
-                          "kind": r.kind.value, "key": r.key,
-                          "entry": r.entry, "size": r.size, "reasons": list(r.reasons)}
-                         for r in plan.removals],
+            "removals": None,  # streamed by emit()
             # What was done: empty until the plan is executed.
             "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": [],
         }
+
+    def emit(body: dict[str, Any]) -> None:
+        remote = state.remote is not None
+        _emit_json_listing(body, "removals", (
+            {"path": r.file.where, "what": r.what,
+             "redis_key": _where(r.file.path) if remote else None,
+             "kind": r.kind.value, "key": r.key, "entry": r.entry, "size": r.size,
+             "reasons": list(r.reasons)}
+            for r in plan.removals))
 
     if not as_json:
         now = time.time()
@@ -996,9 +1021,9 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
             where = (f"code {escape(r.file.path.parent.name + '/' + r.file.name)}"
                      if r.kind is KeyKind.CODE
                      else f"{r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}")
-            out.print(f"  remove {where}  "
-                      f"{human_bytes(r.size):>9}  last used {_age(last_use(r.file), now)}  "
-                      f"[dim]{escape('; '.join(r.reasons))}[/dim]")
+            _emit(f"  remove {where}  "
+                  f"{human_bytes(r.size):>9}  last used {_age(last_use(r.file), now)}  "
+                  f"[dim]{escape('; '.join(r.reasons))}[/dim]")
         temps = sum(1 for r in plan.removals if r.what == "temp")
         code = sum(1 for r in plan.removals if r.what == "code")
         out.print(f"Plan: remove {_n(plan.entries_removed, 'entry', 'entries')}"
@@ -1009,7 +1034,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
                   f"code. Ages by last use = {plan.last_use}.")
     if dry_run or not plan.removals:
         if as_json:
-            _emit_json(plan_json())
+            emit(plan_json())
         return
     if not yes:
         if not sys.stdin.isatty():
@@ -1031,7 +1056,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
             "bytes_freed": res.bytes_freed,
             "dirs_removed": [str(d) for d in res.dirs_removed],
         })
-        _emit_json(body)
+        emit(body)
     else:
         for p, w in res.skipped:
             out.print(f"  [yellow]kept[/yellow] {escape(_where(p))}: {w}")

@@ -21,6 +21,7 @@ Nothing here imports torch.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -268,23 +269,37 @@ class Fragment:
         return "they differ only in " + "; and in ".join(parts)
 
 
+def _first_components(catalog: Catalog, key: CacheKey) -> tuple[Component, ...]:
+    """The components of FX ``key`` from its first readable entry (empty if none),
+    read without keeping the debug lines in the catalog."""
+    for e in key.entries:
+        d = catalog.decode_now(e)
+        if isinstance(d, DecodedEntry):
+            return parse_debug_lines(d.debug_lines)
+    return ()
+
+
 def fragmentation(catalog: Catalog) -> tuple[Fragment, ...]:
     """Groups of FX keys equal up to symbol names and :data:`COSMETIC_COMPONENTS`
     (``fxcache ls --dupes``).
 
     Reads every FX key's first readable entry; keys with none are left out.
+    Memory: a digest per key (the components, debug lines included, are
+    hundreds of KB a key); the keys of a group are read again for what differs.
     """
-    groups: dict[tuple[tuple[str, str], ...], list[tuple[CacheKey, tuple[Component, ...]]]] = {}
+    groups: dict[bytes, list[CacheKey]] = {}
     for k in catalog.scan.keys:
         if k.kind is not KeyKind.FX_GRAPH:
             continue
-        a = anatomy(catalog, k)
-        if a.entry is not None and a.components:
-            groups.setdefault(canonical_components(a.components), []).append((k, a.components))
+        comps = _first_components(catalog, k)
+        if comps:
+            digest = hashlib.sha256(repr(canonical_components(comps)).encode()).digest()
+            groups.setdefault(digest, []).append(k)
     out = []
-    for members in groups.values():
-        if len(members) > 1:
-            first = members[0][1]
-            differ = sorted({d.name for _, comps in members[1:] for d in diff_components(first, comps)})
-            out.append(Fragment(tuple(k for k, _ in members), tuple(differ)))
+    for keys in groups.values():
+        if len(keys) > 1:
+            first = _first_components(catalog, keys[0])
+            differ = sorted({d.name for k in keys[1:]
+                             for d in diff_components(first, _first_components(catalog, k))})
+            out.append(Fragment(tuple(keys), tuple(differ)))
     return tuple(out)

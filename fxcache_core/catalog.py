@@ -2,7 +2,8 @@
 
 A :class:`Catalog` reads and decodes an entry the first time it is asked for
 and remembers the result (or the :class:`~fxcache_core.errors.EntryDecodeError`),
-so ``guards``, ``match`` and ``gc`` decode each file at most once per run. It
+so ``guards`` and ``match`` decode each file at most once per run (gc reads
+again, from the bytes, what a deletion rests on). It
 also joins entries across keys: which AOTAutograd entries load which FX
 graphs, and so the source of each FX symbol.
 """
@@ -49,7 +50,7 @@ def _worker_count(n: int) -> int:
     if n < PARALLEL_MIN_ENTRIES:
         return 1
     env = os.environ.get("FXCACHE_JOBS", "")
-    if env.isdigit() and int(env) > 0:
+    if env.isascii() and env.isdigit() and int(env) > 0:
         cpus = int(env)
     else:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -70,6 +71,14 @@ def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEn
         return sha, decode_entry(data, entry.kind)
     except EntryDecodeError as e:
         return sha, (str(e), "corrupt")
+
+
+def _worker_init() -> None:
+    """A read-ahead worker ignores SIGINT: Ctrl-C reaches the whole process group,
+    and the parent, not each worker, reports it and stops the pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _decode_files(items: list[tuple[str, str, int]], hashing: bool
@@ -113,6 +122,11 @@ class Catalog:
         self._loaders: dict[str, list[Entry]] | None = None
         self._hashes: dict[str, str] = {}
         self._pgo: bool | None = None
+
+    @property
+    def indexed(self) -> bool:
+        """Whether entries may come from the persistent index rather than their files."""
+        return self._index is not None
 
     def load(self, entry: Entry, full: bool = False) -> DecodedEntry | Unreadable:
         """The decoded entry, or :class:`Unreadable` with the reason.
@@ -174,20 +188,32 @@ class Catalog:
         self._decoded[k] = got
         return got
 
-    def read_ahead(self, entries: Iterable[Entry]) -> None:
+    def read_ahead(self, entries: Iterable[Entry], from_bytes: bool = False) -> None:
         """Decode every entry of ``entries`` not yet in memory or in the index, on
         all CPUs when there are many (:data:`PARALLEL_MIN_ENTRIES`): worker
         processes read and decode (the same stub unpickler: nothing is executed)
         and send back the light form as index JSON. Afterwards :meth:`load` of
         these entries costs nothing. Falls back to reading here, one by one,
         when worker processes cannot be had.
+
+        ``from_bytes``: read them all from their files again, whatever memory or
+        the index hold (gc re-reads what a deletion rests on). When the catalog
+        hashes files, an index row without the file's hash counts as a miss.
         """
-        wanted = [e for e in entries if e.file.where not in self._decoded]
-        if self._index is not None:
-            for e, hit in self._index.get_many(wanted):
-                self._take(e, hit)
-                if self._on_read is not None:
-                    self._on_read()
+        if from_bytes:
+            wanted = list(entries)
+            for e in wanted:
+                self._decoded.pop(e.file.where, None)
+                self._hashes.pop(e.file.where, None)
+        else:
+            wanted = [e for e in entries if e.file.where not in self._decoded]
+            if self._index is not None:
+                for e, hit in self._index.get_many(wanted):
+                    if self._hash_on_read and hit[0] is None:
+                        continue  # decoded below, hashed as it is read
+                    self._take(e, hit)
+                    if self._on_read is not None:
+                        self._on_read()
         todo = [e for e in wanted if e.file.where not in self._decoded]
         jobs = _worker_count(len(todo))
         if jobs > 1:
@@ -195,31 +221,57 @@ class Catalog:
 
             try:
                 self._read_in_workers(todo, jobs)
-                return
             except (OSError, RuntimeError, BrokenProcessPool):
-                pass  # no processes here (a sandbox, no /dev/shm): read them below
+                pass  # no processes here (a sandbox, no /dev/shm): read the rest below
         for e in todo:
             if e.file.where not in self._decoded:
-                self.load(e)
+                if self._on_read is not None:
+                    self._on_read()
+                sha, got = _read_and_decode(e, self._hash_on_read)
+                self._keep(e, sha, got, False)
 
     def _read_in_workers(self, todo: list[Entry], jobs: int) -> None:
+        """:meth:`read_ahead`'s worker processes: chunks of entries in flight at
+        most two per worker (results never pile up), workers deaf to Ctrl-C (the
+        parent stops them), forked from a process with its cyclic GC frozen (no
+        copy-on-write of the whole heap) and its index committed."""
+        import gc
         import multiprocessing
+        from collections import deque
         from concurrent.futures import ProcessPoolExecutor
 
+        if self._index is not None:
+            self._index.flush()
         ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
         size = max(64, min(512, len(todo) // (jobs * 8) or 1))
-        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-        args = [[(e.file.where, e.kind.value, e.size) for e in c] for c in chunks]
-        with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
-            for chunk, results in zip(chunks, pool.map(_decode_files, args,
-                                                      [self._hash_on_read] * len(args)), strict=True):
-                for e, (sha, row, bad) in zip(chunk, results, strict=True):
-                    if self._on_read is not None:
-                        self._on_read()
-                    if bad is not None:
-                        self._keep(e, sha, bad, False)
-                    else:
-                        self._keep(e, sha, from_json(row), False, row)
+        chunks = iter([todo[i:i + size] for i in range(0, len(todo), size)])
+        gc.freeze()
+        pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init)
+        try:
+            flight: deque = deque()
+            for chunk in chunks:
+                flight.append((chunk, pool.submit(
+                    _decode_files, [(e.file.where, e.kind.value, e.size) for e in chunk],
+                    self._hash_on_read)))
+                if len(flight) >= 2 * jobs:
+                    self._take_worker_results(*flight.popleft())
+            while flight:
+                self._take_worker_results(*flight.popleft())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            gc.unfreeze()
+        pool.shutdown()
+
+    def _take_worker_results(self, chunk: list[Entry], future) -> None:
+        for e, (sha, row, bad) in zip(chunk, future.result(), strict=True):
+            if self._on_read is not None:
+                self._on_read()
+            if bad is not None:
+                self._keep(e, sha, bad, False)
+            else:
+                self._keep(e, sha, from_json(row), False, row)
 
     def decode_now(self, entry: Entry) -> DecodedEntry | Unreadable:
         """Read and decode the file now, with its debug lines, whatever the
@@ -227,15 +279,14 @@ class Catalog:
 
         For decisions that must rest on the bytes as they are (gc deleting an
         entry as corrupt) or need what the light form drops (the debug lines,
-        for ``gc --stale``) over many entries: memory stays one light entry each.
+        for ``gc --stale``, ``ls --dupes``) over many entries: memory stays one
+        light entry each. Not counted by the progress hook (:meth:`load` was).
         """
         k = entry.file.where
-        self._decoded.pop(k, None)
-        got = self.load(entry, full=True)
-        if isinstance(got, DecodedEntry):
-            self._decoded[k] = light(got)
-            self._light.add(k)
-        return got
+        sha, got = _read_and_decode(entry, self._hash_on_read)
+        # Not hashing: the hash known for this file (same size, mtime, inode) stays.
+        kept = self._keep(entry, sha if sha is not None else self._hashes.get(k), got, False)
+        return got if isinstance(got, DecodedEntry) else kept
 
     def _aot_pass(self) -> None:
         """One pass over every readable AOTAutograd entry, indexing by FX key both

@@ -165,6 +165,11 @@ def last_use(f: FileInfo) -> float:
 def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     """Decide what to delete under ``policy``; nothing is touched.
 
+    With an index behind the catalog, the plan is made from it, then what an
+    AOTAutograd entry's removal rests on (the entry itself and every entry of
+    the FX keys it loads) is read again from the files; if any of it differs
+    from what the index said, the plan is made again from the bytes.
+
     Consistency: an AOTAutograd entry needs the FX entries it loads (torch
     raises ``FXGraphCacheMiss`` and recompiles without them), so when the
     plan removes an FX entry it removes the AOTAutograd entries that load it
@@ -177,6 +182,29 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     size limit): only content that is not a valid entry counts. ``--dangling``
     needs proof that the FX entry is gone, not just that fxcache did not see it.
     """
+    plan = _plan_gc(catalog, policy)
+    if catalog.indexed and _reread_what_removals_rest_on(catalog, plan):
+        plan = _plan_gc(catalog, policy)
+    return plan
+
+
+def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
+    """Re-read from their files the AOTAutograd entries ``plan`` removes and every
+    entry of the FX keys they load; True if any differs from what was in memory."""
+    scan = catalog.scan
+    gone = {r.file.where for r in plan.removals if r.kind is KeyKind.AOT_AUTOGRAD and r.entry}
+    aot = [e for e in scan.entries() if e.file.where in gone]
+    before = {e.file.where: catalog.load(e) for e in aot}
+    catalog.read_ahead(aot, from_bytes=True)
+    fx_keys = {r.key for e in aot if isinstance(d := catalog.load(e), DecodedEntry)
+               for r in (d.forward, d.backward) if r is not None}
+    fx = [e for k in sorted(fx_keys) if (key := scan.key(k)) is not None for e in key.entries]
+    before.update({e.file.where: catalog.load(e) for e in fx})
+    catalog.read_ahead(fx, from_bytes=True)
+    return any(catalog.load(e) != before[e.file.where] for e in aot + fx)
+
+
+def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     scan = catalog.scan
     now = time.time() if policy.now is None else policy.now
     # Keyed by the entry file's path string (FileInfo.where): no Path per entry.
@@ -333,6 +361,13 @@ def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ())
     Raises:
         KeyLookupError: an entry prefix matches no entry of the key, or several.
     """
+    plan = _plan_rm(catalog, key, entry_prefixes)
+    if catalog.indexed and _reread_what_removals_rest_on(catalog, plan):
+        plan = _plan_rm(catalog, key, entry_prefixes)
+    return plan
+
+
+def _plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str]) -> GcPlan:
     entries = [e for e in catalog.scan.entries() if not e.via_symlink]
     mine = [e for e in key.entries if not e.via_symlink]
     if entry_prefixes:

@@ -11,10 +11,11 @@ SQLite database outside the cache dir (torch's cache is never written to):
 Trust: a row is used only while the file still has the size, mtime (ns) and
 inode it had when it was decoded; anything else and the file is decoded again
 (and the row replaced). The row is JSON, never pickle, so a tampered index can
-at worst mislead, not run code. gc plans with it (which AOTAutograd entries
-load an FX entry, which wrapper module is whose) but deletes an entry as
-corrupt only after decoding its bytes again, and execution re-checks every
-planned file's size and mtime; ``verify`` always reads the files.
+at worst mislead, not run code. gc plans with it, then reads again from the
+files what an AOTAutograd entry's removal rests on (and re-plans if that
+differs), deletes an entry as corrupt only after decoding its bytes again, and
+execution re-checks every planned file's size and mtime; ``verify`` always
+reads the files.
 
 What is kept is the light form of an entry (:func:`light`): everything but the
 FX debug lines (tens of KB per entry, only needed by ``key``/``diff``/``--stale``,

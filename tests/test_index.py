@@ -126,3 +126,33 @@ def test_reading_ahead_in_worker_processes_gives_what_reading_one_by_one_gives(c
     again = Catalog(scan_cache(cache_copy), Index(tmp_path / "index.sqlite"))
     again.read_ahead(again.scan.entries())
     assert {e.file.where: again.load(e) for e in again.scan.entries()} == expected
+
+
+def test_an_index_row_that_lies_about_what_an_aot_entry_loads_does_not_get_it_removed(cache_copy, tmp_path):
+    from dataclasses import replace
+
+    from fxcache_core import gc as gc_mod
+    from fxcache_core.decode import FxRef
+
+    scan = scan_cache(cache_copy)
+    truth = Catalog(scan)
+    a = next(e for e in scan.entries() if e.kind.value == "aotautograd")
+    da = truth.load(a)
+    loaded = {r.key for r in (da.forward, da.backward) if r is not None}
+    other = next(k for k in scan.keys if k.kind.value == "fxgraph" and k.key not in loaded)
+    lie = replace(da, forward=FxRef(other.key, truth.load(other.entries[0]).guards_expr), backward=None)
+    idx = Index(tmp_path / "index.sqlite")
+    idx.put(a, a.name, lie)  # its true hash, a false body
+    idx.close()
+
+    def removed(plan):
+        return {r.file.where for r in plan.removals}
+
+    # Planned from the index alone, the lie would take `a` along with `other`'s entries...
+    fooled = Catalog(scan_cache(cache_copy), Index(tmp_path / "index.sqlite"))
+    assert a.file.where in removed(gc_mod._plan_rm(fooled, fooled.scan.key(other.key), ()))
+    # ...but what a removal rests on is read again from the files.
+    cat = Catalog(scan_cache(cache_copy), Index(tmp_path / "index.sqlite"))
+    plan = gc_mod.plan_rm(cat, cat.scan.key(other.key))
+    assert a.file.where not in removed(plan)
+    assert {e.file.where for e in other.entries} <= removed(plan)

@@ -160,11 +160,18 @@ class _ReadProgress:
                 return
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+            # No refresh thread (auto_refresh): fxcache may fork read-ahead workers
+            # while the bar is up, and a fork must not catch a thread holding a lock.
             self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
-                                console=err, transient=True)
+                                console=err, transient=True, auto_refresh=False)
             self.bar.start()
             self.task = self.bar.add_task("read", total=self.total)
+            self.shown = 0.0
         self.bar.update(self.task, completed=min(self.n, self.total))
+        now = time.monotonic()
+        if now - self.shown >= 0.1:
+            self.bar.refresh()
+            self.shown = now
 
     def close(self) -> None:
         if self.bar is not None:
@@ -242,19 +249,20 @@ def _emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
 
-def _emit_json_listing(obj: dict[str, Any], key: str, items: Iterable[Any]) -> None:
-    """``obj`` as JSON with ``obj[key]`` the list of ``items``, written one item a
-    line as they come: a gc plan over a large cache lists tens of thousands of
-    files, and one string of it all would double the command's peak memory."""
+def _emit_json_listing(obj: dict[str, Any], lists: dict[str, Iterable[Any]]) -> None:
+    """``obj`` as JSON, each ``obj[key]`` for ``key`` in ``lists`` the list of
+    ``lists[key]``, written one item a line as they come: a gc plan over a large
+    cache lists tens of thousands of files, and one string of it all would double
+    the command's peak memory."""
     w = sys.stdout.write
     w("{")
     for n, (k, v) in enumerate(obj.items()):
         w(("," if n else "") + "\n  " + json.dumps(k) + ": ")
-        if k != key:
+        if k not in lists:
             w(json.dumps(v, default=str))
             continue
         sep = "[\n    "
-        for it in items:
+        for it in lists[k]:
             w(sep + json.dumps(it, default=str))
             sep = ",\n    "
         w("[]" if sep.startswith("[") else "\n  ]")
@@ -1006,14 +1014,22 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
             "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": [],
         }
 
-    def emit(body: dict[str, Any]) -> None:
+    def emit(body: dict[str, Any], res: Any = None) -> None:
         remote = state.remote is not None
-        _emit_json_listing(body, "removals", (
+        lists: dict[str, Iterable[Any]] = {"removals": (
             {"path": r.file.where, "what": r.what,
              "redis_key": _where(r.file.path) if remote else None,
              "kind": r.kind.value, "key": r.key, "entry": r.entry, "size": r.size,
              "reasons": list(r.reasons)}
-            for r in plan.removals))
+            for r in plan.removals)}
+        if res is not None:
+            lists.update({
+                "removed": (_where(r.file.path) for r in res.removed),
+                "skipped": ({"path": _where(p), "why": w} for p, w in res.skipped),
+                "failed": ({"path": _where(p), "error": w} for p, w in res.failed),
+                "dirs_removed": (str(d) for d in res.dirs_removed),
+            })
+        _emit_json_listing(body, lists)
 
     if not as_json:
         now = time.time()
@@ -1048,15 +1064,8 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
     res = _store().execute(plan, ttl) if state.remote is not None else execute_plan(plan)
     if as_json:
         body = plan_json()
-        body.update({
-            "executed": True,
-            "removed": [_where(r.file.path) for r in res.removed],
-            "skipped": [{"path": _where(p), "why": w} for p, w in res.skipped],
-            "failed": [{"path": _where(p), "error": w} for p, w in res.failed],
-            "bytes_freed": res.bytes_freed,
-            "dirs_removed": [str(d) for d in res.dirs_removed],
-        })
-        emit(body)
+        body.update({"executed": True, "bytes_freed": res.bytes_freed})
+        emit(body, res)
     else:
         for p, w in res.skipped:
             out.print(f"  [yellow]kept[/yellow] {escape(_where(p))}: {w}")

@@ -284,22 +284,36 @@ def fragmentation(catalog: Catalog) -> tuple[Fragment, ...]:
     (``fxcache ls --dupes``).
 
     Reads every FX key's first readable entry; keys with none are left out.
-    Memory: a digest per key (the components, debug lines included, are
-    hundreds of KB a key); the keys of a group are read again for what differs.
+    Memory: a digest per key besides the catalog's light entry (the components
+    are hundreds of KB a key); the keys of a group are read again for what
+    differs, and a key whose entry changed in between is left out.
     """
+    def digest(comps: tuple[Component, ...]) -> bytes:
+        return hashlib.sha256(repr(canonical_components(comps)).encode()).digest()
+
     groups: dict[bytes, list[CacheKey]] = {}
     for k in catalog.scan.keys:
         if k.kind is not KeyKind.FX_GRAPH:
             continue
         comps = _first_components(catalog, k)
         if comps:
-            digest = hashlib.sha256(repr(canonical_components(comps)).encode()).digest()
-            groups.setdefault(digest, []).append(k)
+            groups.setdefault(digest(comps), []).append(k)
     out = []
-    for keys in groups.values():
-        if len(keys) > 1:
-            first = _first_components(catalog, keys[0])
-            differ = sorted({d.name for k in keys[1:]
-                             for d in diff_components(first, _first_components(catalog, k))})
-            out.append(Fragment(tuple(keys), tuple(differ)))
+    for d, keys in groups.items():
+        if len(keys) < 2:
+            continue
+        first: tuple[Component, ...] = ()
+        members: list[CacheKey] = []
+        differ: set[str] = set()
+        for k in keys:  # one key's components in memory at a time, besides the first's
+            c = _first_components(catalog, k)
+            if not c or digest(c) != d:
+                continue
+            if members:
+                differ.update(x.name for x in diff_components(first, c))
+            else:
+                first = c
+            members.append(k)
+        if len(members) > 1:
+            out.append(Fragment(tuple(members), tuple(sorted(differ))))
     return tuple(out)

@@ -212,9 +212,9 @@ class CacheScan:
 def paused_gc() -> Iterator[None]:
     """Pause Python's cyclic garbage collector for a bulk build of records.
 
-    Scans and decoding allocate hundreds of thousands of small acyclic objects
-    (records, tuples, strings); each allocation burst triggers collections that
-    re-walk everything already built (~15% of a 100k-entry scan). Reference
+    A scan allocates hundreds of thousands of small acyclic objects (records,
+    tuples, strings); each allocation burst triggers collections that re-walk
+    everything already built (~15% of a 100k-entry scan). Reference
     counting still frees everything; only cycle detection waits until the end.
     """
     was = gc.isenabled()

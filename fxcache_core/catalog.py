@@ -118,15 +118,16 @@ class Catalog:
         # Keyed by the entry file's path string (already in memory: no new key objects).
         self._decoded: dict[str, DecodedEntry | Unreadable] = {}
         self._light: set[str] = set()
+        self._via_index: set[str] = set()  # what memory holds came from an index row
         self._fx_sources: dict[str, dict[str, str]] | None = None
         self._loaders: dict[str, list[Entry]] | None = None
         self._hashes: dict[str, str] = {}
         self._pgo: bool | None = None
 
-    @property
-    def indexed(self) -> bool:
-        """Whether entries may come from the persistent index rather than their files."""
-        return self._index is not None
+    def from_index(self, entry: Entry) -> bool:
+        """Whether what :meth:`load` gives for ``entry`` came from an index row in
+        this run (not from the file's bytes)."""
+        return entry.file.where in self._via_index
 
     def load(self, entry: Entry, full: bool = False) -> DecodedEntry | Unreadable:
         """The decoded entry, or :class:`Unreadable` with the reason.
@@ -164,12 +165,14 @@ class Catalog:
             self._hashes[k] = hit[0]
         self._decoded[k] = Unreadable(entry, hit[1], "corrupt") if isinstance(hit[1], str) else hit[1]
         self._light.add(k)
+        self._via_index.add(k)
 
     def _keep(self, entry: Entry, sha: str | None, got: DecodedEntry | tuple[str, str],
               full: bool, row: str | None = None) -> DecodedEntry | Unreadable:
         """Remember what reading ``entry`` gave (the index too): ``got`` is the decoded
         entry (or its light form, then ``row`` is its index JSON), or (reason, cause)."""
         k = entry.file.where
+        self._via_index.discard(k)
         if sha is not None:
             self._hashes[k] = sha
         if isinstance(got, tuple):

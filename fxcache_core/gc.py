@@ -167,8 +167,8 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
 
     With an index behind the catalog, the plan is made from it, then what an
     AOTAutograd entry's removal rests on (the entry itself and every entry of
-    the FX keys it loads) is read again from the files; if any of it differs
-    from what the index said, the plan is made again from the bytes.
+    the FX keys it loads), where it came from an index row, is read again from
+    the files; if any of it differs, the plan is made again from the bytes.
 
     Consistency: an AOTAutograd entry needs the FX entries it loads (torch
     raises ``FXGraphCacheMiss`` and recompiles without them), so when the
@@ -183,25 +183,31 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     needs proof that the FX entry is gone, not just that fxcache did not see it.
     """
     plan = _plan_gc(catalog, policy)
-    if catalog.indexed and _reread_what_removals_rest_on(catalog, plan):
+    if _reread_what_removals_rest_on(catalog, plan):
         plan = _plan_gc(catalog, policy)
     return plan
 
 
 def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
-    """Re-read from their files the AOTAutograd entries ``plan`` removes and every
-    entry of the FX keys they load; True if any differs from what was in memory."""
+    """Re-read from their files, where they came from index rows, the
+    AOTAutograd entries ``plan`` removes and every entry of the FX keys they
+    load (so a cold run re-reads nothing); True if any differs from before."""
     scan = catalog.scan
     gone = {r.file.where for r in plan.removals if r.kind is KeyKind.AOT_AUTOGRAD and r.entry}
     aot = [e for e in scan.entries() if e.file.where in gone]
-    before = {e.file.where: catalog.load(e) for e in aot}
-    catalog.read_ahead(aot, from_bytes=True)
+    stale_aot = [e for e in aot if catalog.from_index(e)]
+    # Hashes of what the index said (frozen records), not the records: memory.
+    before = {e.file.where: hash(catalog.load(e)) for e in stale_aot}
+    catalog.read_ahead(stale_aot, from_bytes=True)
     fx_keys = {r.key for e in aot if isinstance(d := catalog.load(e), DecodedEntry)
                for r in (d.forward, d.backward) if r is not None}
     fx = [e for k in sorted(fx_keys) if (key := scan.key(k)) is not None for e in key.entries]
-    before.update({e.file.where: catalog.load(e) for e in fx})
-    catalog.read_ahead(fx, from_bytes=True)
-    return any(catalog.load(e) != before[e.file.where] for e in aot + fx)
+    loaded = {e.file.where: catalog.load(e) for e in fx}  # from the index or the file
+    stale_fx = [e for e in fx if catalog.from_index(e)]
+    before.update({e.file.where: hash(loaded[e.file.where]) for e in stale_fx})
+    del loaded
+    catalog.read_ahead(stale_fx, from_bytes=True)
+    return any(hash(catalog.load(e)) != before[e.file.where] for e in stale_aot + stale_fx)
 
 
 def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
@@ -362,7 +368,7 @@ def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ())
         KeyLookupError: an entry prefix matches no entry of the key, or several.
     """
     plan = _plan_rm(catalog, key, entry_prefixes)
-    if catalog.indexed and _reread_what_removals_rest_on(catalog, plan):
+    if _reread_what_removals_rest_on(catalog, plan):
         plan = _plan_rm(catalog, key, entry_prefixes)
     return plan
 

@@ -248,7 +248,7 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     if policy.unreadable:
         for e in entries:
             d = catalog.load(e)
-            if isinstance(d, Unreadable) and d.cause == "corrupt":
+            if isinstance(d, Unreadable) and d.cause == "corrupt" and catalog.from_index(e):
                 d = catalog.decode_now(e)  # the index said so: deletion rests on the bytes as they are
             if isinstance(d, Unreadable) and d.cause == "corrupt":
                 pick(e, f"unreadable: {d.reason}")

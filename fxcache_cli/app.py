@@ -964,8 +964,9 @@ def gc_cmd(
     if policy.is_empty:
         policy = GcPolicy.default()
     scan = _scan(quiet=as_json)
-    # The index is checked against each file's size, mtime_ns and inode, and execution
-    # re-checks each file against the plan; --unreadable re-reads what it deletes.
+    # Planned from the index (rows checked against each file's size, mtime_ns, inode);
+    # plan_gc re-reads from the files what a deletion rests on, and execution re-checks
+    # each file against the plan.
     cat = _catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
     _run_plan(plan_gc(cat, policy), dry_run, yes, as_json, ttl)
 

@@ -129,22 +129,29 @@ class KeyAnatomy:
 
 
 def anatomy(catalog: Catalog, key: CacheKey) -> KeyAnatomy:
-    """Read the anatomy of ``key`` from its entries (nothing is executed)."""
+    """Read the anatomy of ``key`` from its entries (nothing is executed).
+
+    An FX key's components come from its first readable entry, decoded with its
+    debug lines, which the catalog does not keep (:meth:`Catalog.decode_now`).
+    """
+    if key.kind is KeyKind.FX_GRAPH:
+        for e in key.entries:
+            d = catalog.decode_now(e)
+            if isinstance(d, DecodedEntry):
+                return KeyAnatomy(key=key, components=parse_debug_lines(d.debug_lines), entry=e.name)
+        return KeyAnatomy(key=key, components=())
     loads: list[tuple[str, str]] = []
-    components: tuple[Component, ...] = ()
     entry = None
     for e in key.entries:
-        d = catalog.load(e, full=key.kind is KeyKind.FX_GRAPH and entry is None)
+        d = catalog.load(e)
         if not isinstance(d, DecodedEntry):
             continue
-        if key.kind is KeyKind.FX_GRAPH and entry is None:
-            components, entry = parse_debug_lines(d.debug_lines), e.name
         for role, ref in (("forward", d.forward), ("backward", d.backward)):
             if ref is not None and (role, ref.key) not in loads:
                 loads.append((role, ref.key))
-        if key.kind is KeyKind.AOT_AUTOGRAD and entry is None:
+        if entry is None:
             entry = e.name
-    return KeyAnatomy(key=key, components=components, loads=tuple(loads), entry=entry)
+    return KeyAnatomy(key=key, components=(), loads=tuple(loads), entry=entry)
 
 
 @dataclass(frozen=True)
@@ -269,16 +276,6 @@ class Fragment:
         return "they differ only in " + "; and in ".join(parts)
 
 
-def _first_components(catalog: Catalog, key: CacheKey) -> tuple[Component, ...]:
-    """The components of FX ``key`` from its first readable entry (empty if none),
-    read without keeping the debug lines in the catalog."""
-    for e in key.entries:
-        d = catalog.decode_now(e)
-        if isinstance(d, DecodedEntry):
-            return parse_debug_lines(d.debug_lines)
-    return ()
-
-
 def fragmentation(catalog: Catalog) -> tuple[Fragment, ...]:
     """Groups of FX keys equal up to symbol names and :data:`COSMETIC_COMPONENTS`
     (``fxcache ls --dupes``).
@@ -295,7 +292,7 @@ def fragmentation(catalog: Catalog) -> tuple[Fragment, ...]:
     for k in catalog.scan.keys:
         if k.kind is not KeyKind.FX_GRAPH:
             continue
-        comps = _first_components(catalog, k)
+        comps = anatomy(catalog, k).components
         if comps:
             groups.setdefault(digest(comps), []).append(k)
     out = []
@@ -306,7 +303,7 @@ def fragmentation(catalog: Catalog) -> tuple[Fragment, ...]:
         members: list[CacheKey] = []
         differ: set[str] = set()
         for k in keys:  # one key's components in memory at a time, besides the first's
-            c = _first_components(catalog, k)
+            c = anatomy(catalog, k).components
             if not c or digest(c) != d:
                 continue
             if members:

@@ -1,0 +1,132 @@
+"""What one run of a command works on: the global options, the scanned cache
+(local, or a snapshot of the remote one), its catalog and index, and closing
+them all at exit (:func:`close_all`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from fxcache_core.errors import FxcacheError
+
+from ._output import ReadProgress, fail
+
+
+class State:
+    """The global options (set by the app callback) and what a run opened."""
+
+    cache_dir: str | None = None
+    remote: str | None = None
+    store: Any = None  # fxcache_core.remote.RedisStore, with --remote
+
+
+state = State()
+
+
+def scan_dir(cache_dir: str | None = None, quiet: bool = False):
+    """Scan --cache-dir (or ``cache_dir``, e.g. --other-cache-dir), or with --remote
+    a local snapshot of the remote cache (fxcache_core.remote); ``quiet``: no
+    progress bar (--json)."""
+    from fxcache_core.location import resolve_cache_dir
+    from fxcache_core.store import scan_cache
+
+    if state.remote is not None and cache_dir is None:
+        return scan_cache(remote_snapshot(quiet))
+    return scan_cache(resolve_cache_dir(cache_dir if cache_dir is not None else state.cache_dir))
+
+
+def local_agreement(remote_scan: Any) -> dict[str, str]:
+    """For remote keys the local cache (--cache-dir or torch's default) also has:
+    ``same`` when the remote entry is one of the local entries (same content hash), else ``differs``."""
+    from fxcache_core.location import resolve_cache_dir
+    from fxcache_core.store import scan_cache
+
+    try:
+        local = scan_cache(resolve_cache_dir(state.cache_dir))
+    except FxcacheError:
+        return {}
+    from fxcache_core.remote import agreement
+
+    return agreement(remote_scan, local)
+
+
+def remote_store() -> Any:
+    """The --remote store (connected once)."""
+    from fxcache_core import remote
+
+    if state.store is None:
+        state.store = remote.RedisStore(remote.redis_url(state.remote or ""))
+    return state.store
+
+
+def remote_snapshot(quiet: bool = False) -> Any:
+    """The local snapshot of the remote cache (fetched once, removed at exit)."""
+    st = remote_store()
+    prog = ReadProgress(len(st.entries()), enabled=not quiet, label="fetching remote values")
+    _progress.append(prog)
+    root = st.snapshot(on_batch=prog.advance)
+    prog.close()
+    if st.touches:
+        sys.stderr.write(
+            "fxcache: note: this Redis server (before 7.2, no CLIENT NO-TOUCH) counts fxcache's "
+            "reads as uses: after this run every key's idle time restarts, so a later "
+            "--older-than sees them as just used\n")
+    return root
+
+
+_indexes: list[Any] = []
+_progress: list[Any] = []
+
+
+def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bool | None = None) -> Any:
+    """A Catalog with a progress bar; ``indexed``: backed by the persistent index of
+    decoded entries (see fxcache_core.index; verify always reads the files).
+    ``hashing``: hash each file read (for name-is-content checks; default: unindexed only)."""
+    from fxcache_core.catalog import Catalog
+
+    prog = ReadProgress(scan.entry_count, enabled=not as_json)
+    _progress.append(prog)
+    idx = None
+    if indexed and state.remote is None:  # a remote snapshot is a new temp dir each run
+        from fxcache_core.index import Index, default_index_path
+
+        idx = Index(default_index_path(scan.root))
+        _indexes.append(idx)
+    return Catalog(scan, idx, on_read=prog, hash_on_read=not indexed if hashing is None else hashing)
+
+
+def done_reading() -> None:
+    """Take progress bars down before printing results."""
+    for prog in _progress:
+        prog.close()
+
+
+def indexed_catalog(scan: Any, as_json: bool = False) -> Any:
+    return open_catalog(scan, indexed=True, as_json=as_json)
+
+
+def installed_build() -> Any:
+    """The installed torch's build components (imports torch); exit 2 without torch."""
+    try:
+        from fxcache_core.current import current_build
+        return current_build()
+    except ImportError as e:
+        fail(f"this needs torch installed (to know what the installed torch hashes): {e}")
+    except Exception as e:  # noqa: BLE001 - torch failing to load (a missing library...) is one line too
+        fail(f"torch is installed but could not compute its build hashes: {type(e).__name__}: {e}")
+
+
+def user_path(path: Any) -> str:
+    """A planned path as the user knows it: the Redis key with --remote."""
+    f = state.store.fetched(path) if state.store is not None else None
+    return f.entry.redis_key if f is not None else str(path)
+
+
+def close_all() -> None:
+    """Take progress bars down, close the indexes and the remote connection."""
+    for prog in _progress:
+        prog.close()
+    for idx in _indexes:
+        idx.close()
+    if state.store is not None:
+        state.store.close()

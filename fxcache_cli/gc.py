@@ -1,0 +1,175 @@
+"""``fxcache gc`` (prune by policy) and ``fxcache rm`` (remove by name): plan, show, ask, execute."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable
+from typing import Annotated, Any
+
+import typer
+from rich.filesize import decimal as human_bytes
+from rich.markup import escape
+
+from fxcache_core.keys import KeyKind
+
+from ._app import JsonOpt
+from ._context import (
+    done_reading,
+    indexed_catalog,
+    installed_build,
+    open_catalog,
+    remote_store,
+    scan_dir,
+    state,
+    user_path,
+)
+from ._output import age, emit, emit_json_listing, err, fail, out, plural
+
+
+def gc_cmd(
+    older_than: Annotated[str | None, typer.Option(help="Remove entries unused for longer than this (90s, 30m, 12h, 7d, 2w).")] = None,
+    max_size: Annotated[str | None, typer.Option(help="Then remove least recently used entries until the cache fits (500MB, 2GB, 1GiB).")] = None,
+    keep_last: Annotated[int | None, typer.Option(help="Per key, keep only the N most recently used entries.", min=0)] = None,
+    unreadable: Annotated[bool, typer.Option("--unreadable", help="Remove entries that cannot be decoded, and temp files older than an hour.")] = False,
+    dangling: Annotated[bool, typer.Option("--dangling", help="Remove AOTAutograd entries whose FX entries are gone.")] = False,
+    artifacts: Annotated[bool, typer.Option("--artifacts", help="With --older-than: also remove generated code (kernels, wrapper modules: <root>/<2 chars>/c*.py/.cpp/.so) unused that long; torch regenerates it.")] = False,
+    set_ttl: Annotated[str | None, typer.Option("--set-ttl", help="With --remote: give the planned keys this expiry (7d, 12h) instead of deleting them.")] = None,
+    stale: Annotated[bool, typer.Option("--stale", help="Remove entries built by another torch or system than the installed one (imports torch): this torch's lookups never reach them. If other torch installs or devices share this cache dir, their entries count as stale.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Print the plan and exit.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Prune entries by policy: plan first, show it, ask, then delete.
+
+    With no policy flag, plans the safe default: --unreadable --dangling.
+    An FX entry's wrapper module goes with it when no other entry uses it.
+    """
+    from fxcache_core.gc import GcPolicy, plan_gc
+    from fxcache_core.units import parse_duration, parse_size
+
+    ttl = None
+    if set_ttl is not None:
+        if state.remote is None:
+            fail("--set-ttl gives Redis keys an expiry: it needs --remote")
+        try:
+            ttl = max(1, int(parse_duration(set_ttl)))
+        except ValueError as e:
+            fail(str(e))
+    try:
+        policy = GcPolicy(
+            older_than_s=parse_duration(older_than) if older_than else None,
+            max_size_bytes=parse_size(max_size) if max_size else None,
+            keep_last=keep_last, unreadable=unreadable, dangling=dangling, artifacts=artifacts,
+            stale_against=tuple(installed_build().hashes.items()) if stale else None,
+        )
+    except ValueError as e:
+        fail(str(e))
+    if policy.is_empty:
+        policy = GcPolicy.default()
+    scan = scan_dir(quiet=as_json)
+    # Planned from the index (rows checked against each file's size, mtime_ns, inode);
+    # plan_gc re-reads from the files what a deletion rests on, and execution re-checks
+    # each file against the plan.
+    cat = open_catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
+    _run_plan(plan_gc(cat, policy), dry_run, yes, as_json, ttl)
+
+
+
+def rm_cmd(
+    key: Annotated[str, typer.Argument(help="A cache key or a unique prefix of one.")],
+    entries: Annotated[list[str] | None, typer.Argument(help="Entry names or unique prefixes (default: every entry of the key).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Print the plan and exit.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove a key's entries by name, with the AOTAutograd entries that load them."""
+    from fxcache_core.gc import plan_rm
+
+    scan = scan_dir(quiet=as_json)
+    target = scan.find(key)
+    _run_plan(plan_rm(indexed_catalog(scan, as_json), target, entries or ()), dry_run, yes, as_json)
+
+
+def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None) -> None:
+    """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed."""
+    from fxcache_core.gc import execute_plan, last_use
+
+    done_reading()
+
+    def plan_json() -> dict[str, Any]:
+        return {
+            "cache_dir": str(plan.root), "dry_run": dry_run,
+            "total_bytes": plan.total_bytes, "total_entries": plan.total_entries,
+            "code_bytes": plan.code_bytes, "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
+            "remote": state.remote is not None,
+            "removals": None,  # streamed by emit_plan()
+            # What was done: empty until the plan is executed.
+            "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": [],
+        }
+
+    def emit_plan(body: dict[str, Any], res: Any = None) -> None:
+        remote = state.remote is not None
+        lists: dict[str, Iterable[Any]] = {"removals": (
+            {"path": r.file.where, "what": r.what,
+             "redis_key": user_path(r.file.path) if remote else None,
+             "kind": r.kind.value, "key": r.key, "entry": r.entry, "size": r.size,
+             "reasons": list(r.reasons)}
+            for r in plan.removals)}
+        if res is not None:
+            lists.update({
+                "removed": (user_path(r.file.path) for r in res.removed),
+                "skipped": ({"path": user_path(p), "why": w} for p, w in res.skipped),
+                "failed": ({"path": user_path(p), "error": w} for p, w in res.failed),
+                "dirs_removed": (str(d) for d in res.dirs_removed),
+            })
+        emit_json_listing(body, lists)
+
+    if not as_json:
+        now = time.time()
+        for r in plan.removals:
+            where = (f"code {escape(r.file.path.parent.name + '/' + r.file.name)}"
+                     if r.kind is KeyKind.CODE
+                     else f"{r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}")
+            emit(f"  remove {where}  "
+                  f"{human_bytes(r.size):>9}  last used {age(last_use(r.file), now)}  "
+                  f"[dim]{escape('; '.join(r.reasons))}[/dim]")
+        temps = sum(1 for r in plan.removals if r.what == "temp")
+        code = sum(1 for r in plan.removals if r.what == "code")
+        out.print(f"Plan: remove {plural(plan.entries_removed, 'entry', 'entries')}"
+                  + (f", {plural(temps, 'stale temp file')}" if temps else "")
+                  + (f", {plural(code, 'generated code file')}" if code else "") + ", "
+                  f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.total_bytes)} "
+                  f"in {plan.total_entries} entries and {human_bytes(plan.code_bytes)} of generated "
+                  f"code. Ages by last use = {plan.last_use}.")
+    if dry_run or not plan.removals:
+        if as_json:
+            emit_plan(plan_json())
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            fail("refusing to delete without confirmation: stdin is not a terminal (pass --yes)")
+        what = (plural(len(plan.removals), "Redis key") if state.remote is not None
+                else plural(len(plan.removals), "file"))
+        verb = f"Give {what} an expiry of {ttl} s" if ttl is not None else f"Delete {what}"
+        if not typer.confirm(f"{verb}?", default=False, err=True):
+            err.print("Nothing deleted.")
+            raise typer.Exit(1)
+    res = remote_store().execute(plan, ttl) if state.remote is not None else execute_plan(plan)
+    if as_json:
+        body = plan_json()
+        body.update({"executed": True, "bytes_freed": res.bytes_freed})
+        emit_plan(body, res)
+    else:
+        for p, w in res.skipped:
+            out.print(f"  [yellow]kept[/yellow] {escape(user_path(p))}: {w}")
+        for p, w in res.failed:
+            out.print(f"  [red]failed[/red] {escape(user_path(p))}: {w}")
+        if state.remote is not None:
+            out.print(f"{'Set an expiry on' if ttl is not None else 'Unlinked'} "
+                      f"{plural(len(res.removed), 'Redis key')} ({human_bytes(res.bytes_freed)} of entries).")
+        else:
+            out.print(f"Removed {plural(len(res.removed), 'file')}, freed {human_bytes(res.bytes_freed)}; "
+                      f"{len(res.dirs_removed)} empty dirs removed.")
+    if res.failed:
+        raise typer.Exit(1)

@@ -1,0 +1,265 @@
+"""``fxcache match``: which entry torch would load for a call, ``--coverage`` and ``--audit``."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from fxcache_core.binding import DynamicMode
+
+from ._app import JsonOpt
+from ._context import done_reading, indexed_catalog, scan_dir
+from ._output import emit, emit_json, fail, out, plural
+
+
+class Dynamic(str, Enum):
+    true = "true"
+    none = "none"
+    false = "false"
+
+
+def match_cmd(
+    shapes: Annotated[list[str] | None, typer.Option(
+        "--shapes", "-s",
+        help="An input of the call: NAME=[d0,d1,...] for a tensor, NAME=INT for an int "
+        "(repeat, or comma-separate). NAME is the compiled function's parameter (x, xs[0]). "
+        "Dims marked dynamic: NAME=[6,6]:mark_dynamic=[0,1].")] = None,
+    dynamic: Annotated[Dynamic | None, typer.Option(
+        "--dynamic", help="The call's torch.compile(dynamic=...): true (unmarked dims are duck-sized), "
+        "none (the default: a fresh process's first call is static but for marked dims) or false. "
+        "The cache does not record it; without it, what depends on it is undecided.")] = None,
+    args: Annotated[list[str] | None, typer.Option(
+        "--arg", help="A tensor input of an FX graph by position, [d0,d1,...] (repeat, in graph "
+        "order): for FX keys no AOTAutograd entry loads, whose inputs have no names.")] = None,
+    sym: Annotated[list[str] | None, typer.Option(
+        "--sym", help="Bind a placeholder or symbol directly (t0=16, s77=16); needs --key.")] = None,
+    key: Annotated[str | None, typer.Option("--key", "-k", help="Only this key (a unique prefix).")] = None,
+    fn: Annotated[str | None, typer.Option("--fn", help="Only keys traced from the function of this name.")] = None,
+    coverage_key: Annotated[str | None, typer.Option(
+        "--coverage", help="Draw which entry of this key serves which values of --range, and the gaps.")] = None,
+    value_range: Annotated[str | None, typer.Option(
+        "--range", help="With --coverage: NAME=LO:HI, NAME a placeholder (t0), symbol (s77) or source "
+        "(L['x'].size()[0]); other placeholders stay at their hints unless given with --sym.")] = None,
+    audit: Annotated[bool, typer.Option(
+        "--audit", help="Across the cache: entries that can never be served (shadowed by an earlier one) "
+        "and entries whose regions overlap.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, and the FX keys behind each AOTAutograd entry.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Which entry torch would load for these input shapes, and why the others would not."""
+    from fxcache_core.binding import (
+        TensorArg,
+        parse_shape_spec,
+        parse_shapes,
+        parse_sym,
+    )
+    from fxcache_core.match import match
+
+    if audit:
+        _audit(as_json)
+        return
+    if coverage_key is not None or value_range is not None:
+        if shapes or key:
+            fail("--coverage takes --range (and --sym for the other placeholders), not --shapes or --key")
+        if coverage_key is None or value_range is None:
+            fail("give both --coverage KEY and --range NAME=LO:HI")
+        _coverage(coverage_key, value_range, parse_sym(sym or []), _mode(dynamic), as_json)
+        return
+    inputs = parse_shapes(shapes or [])
+    syms = parse_sym(sym or [])
+    positional = [parse_shape_spec(f"arg={a}")[1] for a in args or []]
+    if any(not isinstance(t, TensorArg) for t in positional):
+        fail("--arg takes a tensor shape like [16,4]")
+    if not inputs and not syms and not positional:
+        fail("give the call's inputs with --shapes NAME=[...] (or --arg [...], or --key K --sym t0=N)")
+    scan = scan_dir(quiet=as_json)
+    only = scan.find(key) if key else None
+    explain = explain or only is not None  # one key asked for: always say why
+    report = match(indexed_catalog(scan, as_json), inputs, syms, only, function=fn, positional=positional,
+                   mode=_mode(dynamic))
+    done_reading()
+    if as_json:
+        emit_json({
+            "inputs": dict(report.inputs),
+            "results": [
+                {
+                    "kind": m.key.kind.value, "key": m.key.key, "status": m.status,
+                    "origin": str(m.origin) if m.origin else None,
+                    "hit": m.hit.name if m.hit else None,
+                    "fits": m.fits, "reasons": list(m.reasons), "uncertain": list(m.uncertain),
+                    "aborted": m.aborted,
+                    "values": dict(m.values),
+                    "symbols": {s.placeholder: s.to_json() for s in m.symbols},
+                    "shadowed": [e.name for e in m.shadowed],
+                    "loads": [{"role": ld.role, "key": ld.key, "entry": ld.entry} for ld in m.loads],
+                    "loaded_by": list(m.loaded_by),
+                    "entries": [
+                        {"entry": v.entry.name, "outcome": v.outcome, "passed": v.passed,
+                         "failed_clause": v.failed_clause, "reason": v.reason}
+                        for v in m.entries
+                    ],
+                }
+                for m in report.results
+            ],
+            "unbound": [{"kind": k.kind.value, "key": k.key, "origin": str(o), "takes": list(takes)}
+                        for k, o, takes in report.unbound],
+        })
+        return
+    if not report.results and positional:
+        out.print("No FX key takes --arg: it binds FX keys that no AOTAutograd entry loads "
+                  "(name one with --key to bind it by position anyway).")
+        return
+    if not report.results:
+        out.print(f"No key among {report.keys_considered}" + (f" (traced from {fn})" if fn else "")
+                  + " has an input named "
+                  + ", ".join(escape(s) for s, _ in report.inputs)
+                  + " (names are the compiled function's parameters; see `fxcache guards KEY`).")
+        _print_unbound(report.unbound)
+        return
+    # One print at the end: a large cache binds thousands of keys, and rich costs
+    # ~0.1 ms per print call.
+    buf: list[str] = []
+    say = buf.append
+    folded_keys = report.folded()
+    shown, hidden_nofit, folded = [], 0, 0
+    for m in report.results:
+        if not m.fits and not explain:
+            hidden_nofit += 1
+        elif m.key.key in folded_keys and not explain:
+            folded += 1
+        else:
+            shown.append(m)
+    colour = {"hit": "green", "miss": "red", "undecided": "yellow", "no-fit": "dim", "error": "red"}
+    for m in shown:
+        c = colour[m.status]
+        head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
+        if m.hit is not None:
+            head += f" {escape(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {escape(m.hit.name[:16])})"
+        if m.origin is not None:
+            head += f"  [cyan]{escape(str(m.origin))}[/cyan]"
+        say("\n" + head)
+        by_ph = {s.placeholder: s for s in m.symbols}
+        for ph, v in m.values:
+            s = by_ph.get(ph)
+            where = f"{s.expr}, {s.source or 'source unknown'}" if s else ""
+            say(f"  {ph} = {v if v is not None else '?'}  [dim]({escape(where)})[/dim]")
+        for r in m.reasons:
+            say(f"  [dim]{escape(r)}[/dim]")
+        for r in m.uncertain:
+            say(f"  [yellow]cannot tell:[/yellow] {escape(r)}")
+        if m.aborted:
+            say(f"  [red]{escape(m.aborted)}[/red]")
+        for i, v in enumerate(m.entries):
+            if m.hit is v.entry:
+                tag = "[green]hit[/green]" if m.status == "hit" else "[green]passes[/green]"
+            elif v.entry in m.shadowed:
+                tag = "[yellow]shadowed[/yellow] (passes too, but comes later)"
+            else:
+                tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
+                    v.outcome, f"[yellow]{v.outcome}[/yellow]")
+            say(f"  #{i} {escape(v.entry.name[:16])}  {tag}" + (f"  {escape(v.reason)}" if v.reason else ""))
+        for ld in m.loads:
+            where = escape(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
+            say(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
+    notes = []
+    if hidden_nofit:
+        notes.append(f"{plural(hidden_nofit, 'key')} cannot take these shapes")
+    if folded:
+        notes.append(f"{plural(folded, 'FX key')} only loaded by the AOTAutograd hits above")
+    if notes:
+        say("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
+    _print_unbound(report.unbound, say)
+    if buf:
+        emit("\n".join(buf))
+
+
+def _print_unbound(unbound, say=None) -> None:
+    """Keys of the --fn function that no input given names (a resume frame's locals)."""
+    say = say or out.print
+    for k, origin, takes in unbound:
+        say(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
+                  f"[cyan]{escape(str(origin))}[/cyan]\n  [dim]takes {escape(', '.join(takes))}: name "
+                  "it with --shapes too (a frame's locals, e.g. after a graph break)[/dim]")
+
+
+def _audit(as_json: bool) -> None:
+    from fxcache_core.audit import audit
+
+    scan = scan_dir(quiet=as_json)
+    found = audit(indexed_catalog(scan, as_json))
+    done_reading()
+    if as_json:
+        emit_json([{"kind": k.kind.value, "key": k.key,
+                     "findings": [{"kind": f.kind, "earlier": f.earlier.name, "later": f.later.name,
+                                   "detail": f.detail} for f in fs]} for k, fs in found])
+        return
+    multi = sum(1 for k in scan.keys if len(k.entries) >= 2)
+    if not found:
+        out.print(f"No shadowed or overlapping entries among the {plural(multi, 'key')} with several entries.")
+        return
+    colour = {"shadowed": "red", "overlap": "yellow", "not-analysed": "dim"}
+    for k, fs in found:
+        out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}")
+        for f in fs:
+            c = colour[f.kind]
+            out.print(f"  [{c}]{f.kind}[/{c}] {escape(f.earlier.name[:16])} / {escape(f.later.name[:16])}: "
+                      f"{escape(f.detail)}")
+
+
+def _mode(dynamic: Dynamic | None) -> DynamicMode:
+    return DynamicMode(dynamic.value) if dynamic is not None else DynamicMode.UNKNOWN
+
+
+def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_json: bool) -> None:
+    import re
+
+    from fxcache_core.coverage import coverage
+
+    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
+    if not m:
+        fail(f"--range {spec!r}: expected NAME=LO:HI, e.g. s77=1:4096")
+    scan = scan_dir(quiet=as_json)
+    k = scan.find(key)
+    cov = coverage(indexed_catalog(scan, as_json), k, m.group(1), int(m.group(2)), int(m.group(3)), fixed, mode)
+    done_reading()
+    if as_json:
+        emit_json({
+            "kind": k.kind.value, "key": k.key, "placeholder": cov.placeholder, "symbol": cov.symbol,
+            "source": cov.source, "fixed": dict(cov.fixed),
+            "segments": [{"start": g.start, "end": g.end, "outcome": g.outcome,
+                          "entry": g.entry.name if g.entry else None, "note": g.note}
+                         for g in cov.segments],
+        })
+        return
+    labels = {e.name: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[e.order % 36] for e in k.entries}
+    glyph = {"miss": "[red]·[/red]", "other-graph": "[dim]×[/dim]", "error": "[red]![/red]",
+             "undecided": "[yellow]?[/yellow]"}
+    lo, hi = cov.segments[0].start, cov.segments[-1].end
+    width = min(64, hi - lo + 1)
+    bar = []
+    for c in range(width):
+        # A column covers a span of values: it shows the first entry serving any of
+        # them, else the outcome at the span's first value.
+        a = lo + (hi - lo + 1) * c // width
+        b = lo + (hi - lo + 1) * (c + 1) // width - 1
+        inside = [g for g in cov.segments if g.end >= a and g.start <= b]
+        seg = next((g for g in inside if g.outcome == "hit"), inside[0])
+        bar.append(f"[green]{labels[seg.entry.name]}[/green]" if seg.outcome == "hit"
+                   else glyph.get(seg.outcome, "?"))
+    fixed_txt = ", ".join(f"{p}={v}" for p, v in cov.fixed) or "none"
+    out.print(f"[bold]{k.kind.short}[/bold] {k.key}: {cov.placeholder} ({cov.symbol}, "
+              f"{escape(cov.source or 'source unknown')}) from {lo} to {hi}; others fixed: {fixed_txt}")
+    out.print(f"  {lo} " + "".join(bar) + f" {hi}")
+    out.print("  [dim]digits: the entry # that serves it; · miss; × another graph; ! a guard raises; ? undecided[/dim]")
+    for n, g in enumerate(cov.segments):
+        if n == 40:
+            out.print(f"  [dim]… {len(cov.segments) - 40} more segments (--json lists them all)[/dim]")
+            break
+        span = f"{g.start}" if g.start == g.end else f"{g.start}..{g.end}"
+        what = (f"[green]#{g.entry.order} {escape(g.entry.name[:16])}[/green]" if g.outcome == "hit"
+                else {"miss": "[red]miss[/red]: no entry's guards hold"}.get(g.outcome, g.outcome))
+        note = f"  ({escape(g.note)})" if g.note else ""
+        out.print(f"  {span:>15}  {what}{note}")

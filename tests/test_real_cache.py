@@ -173,7 +173,31 @@ def test_fx_entries_get_sources_through_their_aot_entries(real_cache):
     for e in fx_with_syms:
         for s in cat.symbols(e):
             assert s.source is not None, (e.key, s)
-            assert s.hint is not None  # from the entry's runnable_graph_str
+            assert s.hint is not None  # from the get_args() harness of the entry's source_code
+
+
+def test_hints_from_the_compiled_module_equal_torch_2_13s_runnable_graph_str(real_cache):
+    """Torch 2.13 heads runnable_graph_str with ``s77 = 4`` per symbol; 2.14+ leaves it
+    empty. The get_args() harness of source_code, which every version writes, gives the
+    same value for every symbol of every FX entry's inputs, without runnable_graph_str."""
+    from fxcache_core.decode import parse_hints, symbol_hints
+
+    compared = 0
+    cat = Catalog(scan_cache(real_cache.root))
+    for e in cat.scan.entries():
+        if e.kind is not KeyKind.FX_GRAPH:
+            continue
+        data = e.path.read_bytes()
+        d = cat.load(e)
+        graph = pickle.loads(data)  # torch's own object (tests only)
+        from_torch = dict(parse_hints(graph.runnable_graph_str))
+        ours = dict(symbol_hints(d.inputs, graph.source_code))  # no runnable_graph_str
+        syms = [i.symbol for i in d.symints]
+        assert all(s is not None for s in syms), d.inputs
+        assert {s: ours.get(s) for s in syms} == {s: from_torch[s] for s in syms}, e.path
+        assert dict(d.hints) == {**ours, **from_torch}
+        compared += len(syms)
+    assert compared >= 20
 
 
 # --- match against torch's own lookup ---------------------------------------------

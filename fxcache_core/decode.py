@@ -699,6 +699,9 @@ class DecodedEntry:
         compile_time_ns: time the compile took (ns), where stored.
         origin: the user code the graph was traced from, where the stored
             graph string says (``# File: ... in fn``).
+        forward_graph: AOTAutograd entries: the forward graph as printed
+            (``aot_forward_graph_str``); only in the full form (the index keeps
+            the light one, :func:`fxcache_core.index.light`, without it).
         hints: FX entries: the value of each symbol when the graph was compiled
             (:func:`symbol_hints`: the ``get_args()`` harness of ``source_code``);
             the entry's guards hold at these values.
@@ -720,6 +723,7 @@ class DecodedEntry:
     hints: tuple[tuple[str, int], ...] = ()
     origin: Origin | None = None
     globals_seen: frozenset[str] = frozenset()
+    forward_graph: str | None = None
 
     @property
     def symints(self) -> tuple[GraphInput, ...]:
@@ -800,7 +804,7 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
         arg_sources=sources, compile_time_ns=t,
         origin=parse_origin(_opt_str(root.field("aot_forward_graph_str"))
                             or _opt_str(root.field("aot_backward_graph_str"))),
-        globals_seen=seen,
+        globals_seen=seen, forward_graph=_opt_str(root.field("aot_forward_graph_str")),
     )
 
 

@@ -224,6 +224,9 @@ ORACLE_CALLS = [
     # Automatic dynamic: a fresh process compiles its first call statically.
     ("automatic_dynamic", [[4, 3]]),
     ("automatic_dynamic", [[10, 3]]),
+    # ... and bakes an int argument into the graph: built n=2 (static key), n=3 (n a SymInt).
+    ("int_arg_auto", [[5], 2]),                  # hit, the static key
+    ("int_arg_auto", [[5], 9]),                  # a key the cache does not have (match: no fit)
 ]
 
 
@@ -486,6 +489,25 @@ def test_an_int_argument_is_specialized_on_the_first_call_under_dynamic_none(rea
     assert _key_match(real_cache, "int_arg", "true", x="[5]", n="3").status == "hit"
     m = _key_match(real_cache, "int_arg", "none", x="[5]:mark_dynamic=[0]", n="3")
     assert m.status == "no-fit" and "specializes it" in m.reasons[0]
+
+
+def test_an_int_baked_into_a_static_key_is_read_from_its_graph(real_cache):
+    # int_arg_auto, dynamic=None, built with n=2 (n a constant in the graph) then n=3
+    # (automatic dynamic: n a SymInt). A fresh process's first call bakes its own n in.
+    def statuses(mode: str, n: int) -> list[tuple[str, str]]:
+        return sorted(_statuses(real_cache, "int_arg_auto", mode, x="[5]", n=str(n)).values())
+
+    (static, dyn) = statuses("none", 2)
+    assert static[0] == "hit" and dyn[0] == "no-fit" and "specializes it" in dyn[1]
+    for n in (3, 9):
+        got = statuses("none", n)
+        assert [s for s, _ in got] == ["no-fit", "no-fit"], got
+        assert any("L['n'] was 2 when this key was traced" in why and f"L['n']={n}" in why
+                   for _, why in got), got
+    # Without --dynamic: dynamic=True would look up the SymInt key, dynamic=None the static one.
+    got = statuses("unknown", 2)
+    assert [s for s, _ in got] == ["undecided", "undecided"], got
+    assert statuses("unknown", 9)[0][0] == "no-fit"
 
 
 def test_a_size_equal_to_a_specialized_dim_is_duck_sized_only_under_dynamic_true(real_cache):

@@ -203,6 +203,21 @@ def test_hints_from_the_compiled_module_equal_torch_2_13s_runnable_graph_str(rea
 # --- match against torch's own lookup ---------------------------------------------
 
 
+def test_saved_pgo_state_makes_the_int_rule_undecided(cache_copy):
+    """With Dynamo's PGO state in the cache dir, a fresh process's first call may trace n
+    as a SymInt: neither int_arg_auto key is ruled out for n=9."""
+    from fxcache_core.binding import DynamicMode, parse_shapes
+    from fxcache_core.match import match
+
+    (cache_copy / "dynamo").mkdir()
+    (cache_copy / "dynamo" / "code_state_job1:0:.pkl").write_bytes(b"")
+    rep = match(Catalog(scan_cache(cache_copy)), parse_shapes(["x=[5]", "n=9"]),
+                function="int_arg_auto", mode=DynamicMode.NONE)
+    got = [(m.status, " ".join(m.uncertain)) for m in rep.results if m.key.kind is KeyKind.AOT_AUTOGRAD]
+    assert [s for s, _ in got] == ["undecided", "undecided"], got
+    assert all("profile-guided" in why for _, why in got), got
+
+
 # (case, call shapes): new shapes inside, between and outside the compiled regions.
 ORACLE_CALLS = [
     ("same_graph_two_regions", [[40, 3]]),

@@ -10,7 +10,8 @@ torch is imported)::
 functions of ``demo.cases`` (or of this module) with one thing chosen to make
 the cache do something: a hit, a Dynamo recompile on a branch, an Inductor
 config change, a dtype change, a first compile, a guard miss on a range from
-``mark_dynamic``, a bypass, a training step with backward. Meant for a copy of
+``mark_dynamic``, a bypass, a training step with backward; or nothing at all
+(``eager``: Dynamo with the eager backend, no Inductor cache). Meant for a copy of
 the demo cache (``demo.build_cache``), which already holds the graphs the hits
 need.
 
@@ -105,6 +106,7 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
         "guard_miss": lambda: case("mark_dynamic_range", [[100, 3]], mark_128),
         "bypass": bypass,
         "train": lambda: case("train_mlp", [[5, 4], [5, 1]]),
+        "eager": lambda: torch.compile(fresh_graph, backend="eager")(torch.randn(6, 5)),
     }
 
 
@@ -112,6 +114,7 @@ PLANS: dict[str, tuple[str, ...]] = {
     "replay": ("hit", "recompile", "config", "dtype", "first", "guard_miss", "bypass", "train"),
     "suppressed": ("train", "hit"),
     "ranks": ("hit", "train"),
+    "eager": ("eager",),
 }
 """Plan name -> its steps, in order."""
 

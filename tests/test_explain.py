@@ -1,0 +1,299 @@
+"""``fxcache explain``: real workloads run under TORCH_TRACE, compared with torch's own lookups.
+
+One session fixture runs the plans of ``demo.traced`` once each, in fresh
+processes, on copies of the session's real cache: ``replay`` (a hit, a Dynamo
+recompile on a branch, a config change, a dtype change, a first compile, a
+guard miss on a mark_dynamic range, a bypass, a training step with backward),
+``suppressed`` (the same hits with torch patched so that a hit installs no
+guard), ``ranks`` (two gloo ranks, one trace file each) and ``eager`` (Dynamo
+without Inductor: nothing looked up). Each process also records what torch's
+``find_guarded_entry`` did (``demo.oracle``'s recorder): the ground truth.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.torch
+
+
+def _explain(cache: Path, trace: Path) -> dict[str, Any]:
+    from fxcache_core.catalog import Catalog
+    from fxcache_core.explain import explain
+    from fxcache_core.store import scan_cache
+    from fxcache_core.trace_run import read_run
+
+    return explain(read_run(trace), Catalog(scan_cache(cache))).to_json()
+
+
+@pytest.fixture(scope="session")
+def traced(real_cache, tmp_path_factory) -> dict[str, Any]:
+    """plan -> {"cache", "trace", "torch" (the recorder's JSON; a list per rank for ``ranks``),
+    "explain" (explain's JSON, against the cache as the run left it)}."""
+    pytest.importorskip("torch")
+    from demo.traced import traced_ranks, traced_subprocess
+
+    base = tmp_path_factory.mktemp("traced")
+    runs: dict[str, Any] = {}
+    for plan in ("replay", "suppressed", "ranks", "eager"):
+        cache = base / plan / "cache"
+        shutil.copytree(real_cache.root, cache, symlinks=True)
+        runs[plan] = {"cache": cache, "trace": base / plan / "trace"}
+
+    def go(plan: str) -> None:
+        r = runs[plan]
+        if plan == "ranks":
+            r["torch"] = traced_ranks(r["cache"], r["trace"], plan)
+        else:
+            r["torch"] = traced_subprocess(r["cache"], r["trace"], plan, suppress=plan == "suppressed")
+
+    with ThreadPoolExecutor(2) as pool:  # two cores: two torch processes at a time
+        list(pool.map(go, ["replay", "suppressed", "eager"]))
+    go("ranks")
+    for r in runs.values():
+        for t in r["torch"] if isinstance(r["torch"], list) else [r["torch"]]:
+            assert t["errors"] == {}, t["errors"]
+        r["explain"] = _explain(r["cache"], r["trace"])
+    return runs
+
+
+def _agree(ours: list[dict[str, Any]], torch_lookups: list[dict[str, Any]]) -> None:
+    """explain's lookups (bypasses aside: torch makes no lookup for them) are torch's:
+    same caches, keys and states in the same order; a hit loads torch's entry; a
+    guard miss tried torch's candidates and each failed; a new key had none."""
+    mine = [x for x in ours if x["state"] != "bypass"]
+    assert [(x["cache"], x["key"]) for x in mine] == [(t["kind"], t["key"]) for t in torch_lookups]
+    for x, t in zip(mine, torch_lookups, strict=True):
+        want_cause = {"hit": "hit", "full_miss": "new-key", "guard_miss": "guard-miss"}[t["status"]]
+        assert (x["state"], x["cause"]) == ("hit" if t["hit"] else "miss", want_cause), (x, t)
+        assert x["for_aot"] == (t["mode"] == "exact"), (x, t)
+        if t["hit"]:
+            assert x["entry"] == t["hit"], (x, t)
+        elif t["status"] == "guard_miss":
+            assert [f["entry"] for f in x["failed"]] == t["candidates"], (x, t)
+            assert all(f["status"] in ("fail", "error") and f["clause"] for f in x["failed"]), x
+        else:
+            assert t["candidates"] == [] and x["failed"] == []
+
+
+def _by_step(run: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """explain's non-bypass lookups grouped by the recorder's step (same order)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    mine = [x for x in run["explain"]["lookups"] if x["state"] != "bypass"]
+    for x, t in zip(mine, run["torch"]["lookups"], strict=True):
+        out.setdefault(t["step"], []).append(x)
+    return out
+
+
+@pytest.mark.parametrize("plan", ["replay", "suppressed"])
+def test_explain_agrees_with_torchs_own_lookups(traced, plan):
+    run = traced[plan]
+    _agree(run["explain"]["lookups"], run["torch"]["lookups"])
+
+
+def test_each_rank_has_its_file_and_its_lookups_agree_with_that_ranks_torch(traced):
+    run = traced["ranks"]
+    files = run["explain"]["trace"]["files"]
+    assert sorted(f["rank"] for f in files) == [0, 1]
+    assert all(Path(f["path"]).name.startswith(f"dedicated_log_torch_trace_rank_{f['rank']}_") for f in files)
+    for rank, t in enumerate(run["torch"]):
+        _agree([x for x in run["explain"]["lookups"] if x["rank"] == rank], t["lookups"])
+    assert [x["rank"] for x in run["explain"]["lookups"]] == sorted(x["rank"] for x in run["explain"]["lookups"])
+
+
+def test_a_hit_names_the_entry_its_compile_time_and_passes_the_installed_guards_check(traced):
+    steps = _by_step(traced["replay"])
+    for x in steps["hit"] + steps["train"]:
+        assert x["cause"] == "hit" and x["entry"]
+        assert x["seconds"] and x["seconds"] > 0
+        assert x["guards_check"]["status"] == "passed", x["guards_check"]
+        assert x["guards_check"]["clauses"], "the entries of these keys have guards"
+        assert all(c["status"] == "installed" for c in x["guards_check"]["clauses"])
+    aot = steps["train"][0]
+    assert aot["cache"] == "aotautograd" and [x["graph"] for x in steps["train"][1:]] == ["forward", "backward"]
+    assert all(x["for_aot"] for x in steps["train"][1:])
+
+
+def test_a_hit_that_installs_no_guard_fails_the_check_with_a_call_that_would_run_the_wrong_graph(traced):
+    ok = {(x["cache"], x["key"]): x for x in _by_step(traced["replay"])["train"]}
+    for x in _by_step(traced["suppressed"])["train"]:
+        assert x["cause"] == "hit"
+        check = x["guards_check"]
+        assert check["status"] == "failed", check
+        missing = [c for c in check["clauses"] if c["status"] == "missing"]
+        assert missing
+        for c in missing:
+            # A witness: sizes that pass every guard Dynamo installed but fail the entry's clause.
+            assert c["witness"] and c["as_sources"]
+            from fxcache_core.guards import parse_guards
+
+            clause = parse_guards(c["clause"])
+            t = {v["source"]: k for k, v in x["values"].items()}
+            env = {t[s]: v for s, v in c["witness"].items() if s in t}
+            assert not clause.holds(env), (c, env)
+        # The same entry passes where torch installed its guards: the suppression is what fails it.
+        assert ok[(x["cache"], x["key"])]["guards_check"]["status"] == "passed"
+        assert ok[(x["cache"], x["key"])]["entry"] == x["entry"]
+
+
+def test_a_dynamo_recompile_on_a_branch_is_a_new_graph_with_the_guard_that_failed(traced):
+    for x in _by_step(traced["replay"])["recompile"]:
+        assert x["cause"] == "new-key" and x["compile_id"].endswith("/1")
+        assert x["nearest"] is not None and "gm" in x["nearest"]["differs"]
+        assert "x.size()[0] <= 8" in x["recompile_reason"]
+    fx = _by_step(traced["replay"])["recompile"][1]
+    gm = next(d for d in fx["nearest"]["details"] if d["name"] == "gm")
+    assert "relu" in gm["this"] and "sigmoid" in gm["this"], "a unified diff of the two graphs"
+
+
+def test_a_config_change_names_the_config_component(traced):
+    for x in _by_step(traced["replay"])["config"]:
+        assert x["cause"] == "new-key"
+        assert x["nearest"]["differs"] == ["inductor_config[size_asserts]"], x["nearest"]
+        d = x["nearest"]["details"][0]
+        assert (d["this"], d["nearest"]) == ("False", "True")
+
+
+def test_a_dtype_change_names_the_input_with_both_values(traced):
+    steps = _by_step(traced["replay"])
+    for x in steps["dtype"]:
+        assert x["cause"] == "new-key"
+        assert x["nearest"]["key"] in {y["key"] for y in steps["hit"]}
+        assert x["nearest"]["differs"] and all(n.startswith("example_inputs[") for n in x["nearest"]["differs"])
+        d = x["nearest"]["details"][0]
+        assert d["this"].startswith("float64[") and d["nearest"].startswith("float32[")
+
+
+def test_a_first_compile_has_no_near_key(traced):
+    for x in _by_step(traced["replay"])["first"]:
+        assert x["cause"] == "new-key" and x["nearest"] is None and x["first_compile"]
+        assert x["function"] == "fresh_graph"
+
+
+def test_a_guard_miss_on_a_mark_dynamic_range_names_the_clause_and_the_calls_values(traced):
+    for x in _by_step(traced["replay"])["guard_miss"]:
+        assert x["cause"] == "guard-miss"
+        (f,) = x["failed"]
+        assert f["clause"] == "L['t0'] <= 64"
+        assert f["values"]["t0"] == {"symbol": "s77", "source": "L['x'].size()[0]", "value": 100}
+
+
+def test_bypasses_carry_torchs_reason_grouped_in_the_summary(traced):
+    ex = traced["replay"]["explain"]
+    bypasses = [x for x in ex["lookups"] if x["state"] == "bypass"]
+    assert {x["cache"] for x in bypasses} == {"aotautograd", "fxgraph"}
+    assert all(x["bypass_reason"] == "Unsupported post grad custom pass" for x in bypasses)
+    for cache in ("aotautograd", "fxgraph"):
+        s = ex["summary"][cache]
+        assert s["bypasses"] == {"Unsupported post grad custom pass": 1}
+        mine = [x for x in ex["lookups"] if x["cache"] == cache]
+        assert s["lookups"] == len(mine)
+        assert s["hits"] == sum(x["state"] == "hit" for x in mine)
+        assert s["misses"]["new-key"] == sum(x["cause"] == "new-key" for x in mine)
+        assert s["misses"]["guard-miss"] == 1
+        assert s["seconds_saved"] == pytest.approx(sum(x["seconds"] for x in mine if x["state"] == "hit"), abs=1e-3)
+
+
+def test_the_nearest_key_existed_before_the_lookup_and_is_never_the_key_it_wrote(traced):
+    from fxcache_core.store import scan_cache
+
+    run = traced["replay"]
+    scan = scan_cache(run["cache"])
+    checked = 0
+    for x in run["explain"]["lookups"]:
+        n = x["nearest"]
+        if n is None:
+            continue
+        assert n["key"] != x["key"]
+        assert any(e.mtime < x["time"] for e in scan.key(n["key"]).entries)
+        checked += 1
+    assert checked >= 6
+
+
+def test_a_run_that_compiled_nothing_has_no_lookups(traced):
+    ex = traced["eager"]["explain"]
+    assert ex["lookups"] == [] and ex["summary"] == {}
+    assert ex["trace"]["compiles"] >= 1
+
+
+def _rewrite(path: Path, name: str, change, rename: str | None = None) -> None:
+    """Rewrite the payload of the first ``name`` artifact in a trace file (md5 kept
+    right), and rename the artifact to ``rename`` if given."""
+    lines = path.read_text().split("\n")
+    for i, line in enumerate(lines):
+        if f'"name": "{name}"' in line:
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("\t"):
+                j += 1
+            payload = json.loads("\n".join(ln[1:] for ln in lines[i + 1:j]))
+            text = json.dumps(change(payload))
+            head = line.replace(line.split('"has_payload": "')[1].split('"')[0],
+                                hashlib.md5(text.encode()).hexdigest())
+            if rename is not None:
+                head = head.replace(f'"name": "{name}"', f'"name": "{rename}"')
+            lines[i:j] = [head, "\t" + text]
+            path.write_text("\n".join(lines))
+            return
+    raise AssertionError(f"no {name} in {path}")
+
+
+def test_a_trace_from_another_torch_names_torch_version_against_this_cache(traced, tmp_path):
+    # Synthetic: CI has one machine. The hit's FX record is rewritten into the miss another
+    # torch build would log for the same graph (another torch_version component, so another key).
+    run = traced["replay"]
+    trace = tmp_path / "trace"
+    shutil.copytree(run["trace"], trace)
+    (f,) = trace.iterdir()
+
+    def other_torch(p: dict[str, Any]) -> dict[str, Any]:
+        p["components"] = [("[" + "a" * 51 + "] torch_version: " + c.split(": ", 1)[1])
+                           if "] torch_version: " in c else c for c in p["components"]]
+        return {**p, "cache_state": "miss", "cache_status_detailed": "full_miss", "key": "f" + "b" * 51,
+                "time_taken_ns": 1_000_000_000}
+
+    _rewrite(f, "fx_graph_cache_hit", other_torch, rename="fx_graph_cache_miss")
+    x = _explain(run["cache"], trace)["lookups"][1]
+    assert (x["cache"], x["cause"]) == ("fxgraph", "new-key")
+    assert x["nearest"]["key"] == _by_step(run)["hit"][1]["key"]
+    assert x["nearest"]["differs"] == ["torch_version"]
+
+
+def test_a_trace_cut_short_by_a_killed_run_is_explained_up_to_the_cut(traced, tmp_path):
+    run = traced["replay"]
+    (src,) = run["trace"].iterdir()
+    data = src.read_bytes()
+    cut = data.index(b'"name": "aotautograd_cache_miss"')  # the recompile's AOT record...
+    cut = data.index(b"\n\t", cut) + 200  # ... cut inside the FX components that follow
+    cut = data.index(b'"name": "fx_graph_cache_miss"', cut) + 500
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    (trace / src.name).write_bytes(data[:cut])
+    ex = _explain(run["cache"], trace)
+    full = run["explain"]["lookups"]
+    assert [(x["key"], x["cause"]) for x in ex["lookups"]] == [(x["key"], x["cause"]) for x in full[:len(ex["lookups"])]]
+    assert 2 <= len(ex["lookups"]) < len(full)
+    (f,) = ex["trace"]["files"]
+    assert f["truncated"] and "killed" in f["truncated"]
+    assert any("killed" in n for n in ex["notes"])
+
+
+def test_a_dir_that_is_not_a_trace_is_one_line_and_exit_2(traced, tmp_path):
+    from fxcache_core.errors import FxcacheError
+    from fxcache_core.trace_run import read_run
+
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "notes.txt").write_text("hello\n")
+    for bad in (junk, traced["replay"]["cache"], junk / "notes.txt", tmp_path / "missing"):
+        with pytest.raises(FxcacheError):
+            read_run(bad)
+    (junk / "dedicated_log_torch_trace_x.log").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    with pytest.raises(FxcacheError, match="not a TORCH_TRACE file"):
+        read_run(junk)

@@ -313,6 +313,8 @@ class _Explainer:
         self.fresh_mtimes = False
         self._trust_mtimes: bool | None = None
         self._components: dict[str, tuple[Component, ...]] = {}
+        self._parsed: dict[tuple[str, ...], tuple[Component, ...]] = {}  # a lookup's components, read
+        self._nearest: dict[int, tuple[Nearest | None, list[str]]] = {}
         self._by_function: dict[str, list[CacheKey]] | None = None
         # key -> (time, seq) of the first lookup of this run that missed it (and so wrote it).
         self.written: dict[str, tuple[float, int]] = {}
@@ -338,7 +340,8 @@ class _Explainer:
         if decoded is not None:
             exprs = [(i.expr, i.source) for i in decoded.symints]
         else:
-            exprs = [(m.group(1), None) for comp in parse_debug_lines(lk.components)
+            inputs = [line for line in lk.components if "] example_inputs[" in line]
+            exprs = [(m.group(1), None) for comp in parse_debug_lines(inputs)
                      if comp.group == "example_inputs" and (m := _SYMINT_RE.fullmatch(comp.value))
                      and not m.group(1).startswith("u")]
         out = []
@@ -499,7 +502,15 @@ class _Explainer:
         return list(dict.fromkeys(self._by_function.get(function, ())))
 
     def _nearest_fx(self, lk: TraceLookup, c: TraceCompile | None) -> tuple[Nearest | None, list[str]]:
-        mine = parse_debug_lines(lk.components)
+        got = self._nearest.get(lk.seq)
+        if got is None:
+            got = self._nearest[lk.seq] = self._find_nearest_fx(lk, c)
+        return got[0], list(got[1])
+
+    def _find_nearest_fx(self, lk: TraceLookup, c: TraceCompile | None) -> tuple[Nearest | None, list[str]]:
+        mine = self._parsed.get(lk.components)
+        if mine is None:
+            mine = self._parsed[lk.components] = parse_debug_lines(lk.components)
         if not mine:
             return None, ["the trace has no components for this key"]
         fn = c.function if c is not None else None

@@ -30,6 +30,7 @@ placeholder. Nothing here imports torch; sympy is imported for the ranges.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -99,7 +100,9 @@ class InstalledCheck:
 
 
 class _Names:
-    """Source text <-> placeholder name (``L['x'].size()[0]`` <-> ``t3``)."""
+    """Source text <-> placeholder name (``L['x'].size()[0]`` <-> ``t3``), one table
+    for the whole process, so that a guard renamed once reads the same for every
+    check (and :func:`_read_guard` can be cached)."""
 
     def __init__(self) -> None:
         self.by_source: dict[str, str] = {}
@@ -112,6 +115,9 @@ class _Names:
             self.by_source[source] = n
             self.sources[n] = source
         return n
+
+
+_NAMES = _Names()
 
 
 def _is_source(node: ast.AST) -> bool:
@@ -193,7 +199,7 @@ def _canonical(node: ast.expr) -> str:
     return ast.dump(node)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Guard:
     text: str          # over sources, as torch printed it (one atom)
     clause: Clause     # parsed over placeholders
@@ -223,24 +229,17 @@ def check_installed(guards_expr: str | None, sources: Mapping[str, str | None], 
     if in_force is None:
         return InstalledCheck("undecided", (), 0, "the trace has no final guards for this compile "
                               "(dynamo_cpp_guards_str missing: a cut or failed compile)")
-    names = _Names()
+    names = _NAMES
     guards: list[_Guard] = []
     unread: list[tuple[str, set[str]]] = []  # guards that could not be read, and the sources they name
     for code in in_force:
-        try:
-            tree = ast.parse(code.strip(), mode="eval").body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        read = _read_guard(code)
+        if read is None:
             continue
-        tree = _Rename(names).visit(tree)
-        named = _named(tree, names)
-        for atom in _atoms(tree):
-            text = ast.unparse(atom)
-            try:
-                clause = parse_guards(text).clauses[0]
-            except GuardParseError:
-                unread.append((code, named))
-                continue
-            guards.append(_Guard(_show(atom, names), clause, _canonical(atom)))
+        atoms, named, complete = read
+        if not complete:
+            unread.append((code, set(named)))
+        guards.extend(atoms)
     env = {names.name(s): v for s, v in values.items()}
     canon = {g.canonical: g for g in guards}
     checks = [_check_clause(c, sources, names, guards, canon, unread, env) for c in entry.clauses]
@@ -254,6 +253,28 @@ def check_installed(guards_expr: str | None, sources: Mapping[str, str | None], 
     if status == "undecided":
         reason = "; ".join(dict.fromkeys(c.reason for c in checks if c.reason))
     return InstalledCheck(status, tuple(checks), len(in_force), reason)
+
+
+@functools.lru_cache(maxsize=16384)
+def _read_guard(code: str) -> tuple[tuple[_Guard, ...], frozenset[str], bool] | None:
+    """A guard in force -> its atoms over placeholders that read as shape guards, the
+    sources it names, and whether every atom did; None when it is not Python."""
+    try:
+        tree = ast.parse(code.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    tree = _Rename(_NAMES).visit(tree)
+    named = frozenset(_named(tree, _NAMES))
+    out = []
+    complete = True
+    for atom in _atoms(tree):
+        try:
+            clause = parse_guards(ast.unparse(atom)).clauses[0]
+        except GuardParseError:
+            complete = False
+            continue
+        out.append(_Guard(_show(atom, _NAMES), clause, _canonical(atom)))
+    return tuple(out), named, complete
 
 
 def _named(tree: ast.AST, names: _Names) -> set[str]:

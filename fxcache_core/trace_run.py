@@ -58,6 +58,10 @@ _CACHE_ARTIFACTS: dict[str, tuple[CacheName, State]] = {
     "aotautograd_cache_bypass": ("aotautograd", "bypass"),
 }
 _KEPT_ARTIFACTS = frozenset(_CACHE_ARTIFACTS) | {"recompile_reasons", "torch_version"}
+_UNREAD_EVENTS = frozenset({"chromium_event", "describe_storage", "symbolic_shape_specialization",
+                            "inductor_post_grad_graph", "graph_dump", "dynamo_guards",
+                            "propagate_real_tensors_provenance", "guard_added", "optimize_ddp_split_graph",
+                            "bwd_compilation_metrics", "link"})
 _GRAPH_EVENTS = frozenset({"dynamo_output_graph", "aot_joint_graph", "aot_forward_graph",
                            "aot_backward_graph", "aot_inference_graph"})
 _GUARD_LINE_RE = re.compile(r"^[| ]*\+- ([A-Z_][A-Z0-9_]*): (.*)$")
@@ -318,7 +322,7 @@ def read_run(path: Path, on_bytes: Callable[[int], None] | None = None) -> Trace
     versions: list[str] = []
     cache_dirs: dict[str, None] = {}
     for n, f in enumerate(files):
-        reader = TraceFileReader(f, _keep_payload, on_bytes)
+        reader = TraceFileReader(f, _keep_payload, on_bytes, skip=_UNREAD_EVENTS)
         lookups = _read_file(reader, compiles, interned, versions, cache_dirs)
         assert reader.info is not None
         infos.append(reader.info)
@@ -430,6 +434,9 @@ def _read_file(reader: TraceFileReader, compiles: list[TraceCompile], interned: 
     for b in order:
         _flush(b, out)
     _flush(outside, out)
+    file_rank = reader.info.rank if reader.info is not None else None
+    for b in (*order, outside):
+        b.rank = file_rank if b.rank is None else b.rank
     base = len(compiles)
     index = {id(b): base + i for i, b in enumerate(order)}
     for i, b in enumerate(order):

@@ -41,7 +41,7 @@ import difflib
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from .anatomy import Component, ComponentDiff, anatomy, diff_components, parse_debug_lines
@@ -147,6 +147,10 @@ class LookupExplanation:
         values: the guard placeholders of the call (entry's order) and their values.
         guards_check: hit: whether the entry's guards are among the guards in force.
         added_guards: hit: guards added to the ShapeEnv while it was made (sympy text).
+        wrote: a miss: the entry torch wrote after compiling (an FX entry is the
+            one whose stored compile time is the ``time_taken_ns`` the trace
+            recorded; otherwise the first entry written after the lookup whose
+            guards hold for the call), None where not found.
         notes: what limits the explanation (the key is not in the cache...).
     """
 
@@ -160,6 +164,7 @@ class LookupExplanation:
     values: tuple[CallValue, ...] = ()
     guards_check: InstalledCheck | None = None
     added_guards: tuple[str, ...] = ()
+    wrote: str | None = None
     notes: tuple[str, ...] = ()
 
     @property
@@ -174,11 +179,14 @@ class LookupExplanation:
             return lk.seconds_taken
         return self.compile.backend_seconds if self.compile is not None else None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self, label: str | None = None) -> dict[str, object]:
+        """``label``: the compile as ``match --from-trace --compile`` names it
+        (:meth:`~fxcache_core.trace_run.TraceRun.label`)."""
         lk, c = self.lookup, self.compile
         return {
             "seq": lk.seq, "rank": lk.rank,
             "compile_id": c.compile_id if c is not None else None,
+            "compile": label if label is not None else (c.compile_id if c is not None else None),
             "attempt": c.ref.attempt if c is not None else None,
             "function": c.function if c is not None else None,
             "where": (f"{c.filename}:{c.firstlineno}" if c is not None and c.filename else None),
@@ -193,6 +201,7 @@ class LookupExplanation:
             "seconds": self.seconds,
             "guards_check": self.guards_check.to_json() if self.guards_check is not None else None,
             "added_guards": list(self.added_guards),
+            "wrote": self.wrote,
             "recompile_reason": c.recompile_reason if c is not None else None,
             "notes": list(self.notes),
         }
@@ -265,7 +274,8 @@ class ExplainReport:
     def to_json(self) -> dict[str, object]:
         """The JSON contract of ``fxcache explain --json`` (README: "Why did it miss")."""
         return {
-            "lookups": [x.to_json() for x in self.lookups],
+            "lookups": [x.to_json(self.run.label(x.compile) if x.compile is not None else None)
+                        for x in self.lookups],
             "summary": {k: v.to_json() for k, v in self.summary().items()},
             "trace": {"path": str(self.run.path), "torch_version": self.run.torch_version,
                       "files": [{"path": str(f.path), "rank": f.rank, "records": f.records,
@@ -359,6 +369,37 @@ class _Explainer:
     # --- one lookup --------------------------------------------------------
 
     def one(self, lk: TraceLookup) -> LookupExplanation:
+        x = self._one(lk)
+        if lk.state == "miss" and self.cat is not None:
+            wrote = self._wrote(lk, x.compile)
+            if wrote is not None:
+                x = replace(x, wrote=wrote)
+        return x
+
+    def _wrote(self, lk: TraceLookup, c: TraceCompile | None) -> str | None:
+        key = self._key(lk)
+        if key is None:
+            return None
+        later = sorted((e for e in key.entries if e.mtime >= lk.time), key=lambda e: e.mtime)
+        for e in later:
+            d = self.decoded(e)
+            if d is None:
+                continue
+            if lk.seconds_taken is not None and d.compile_time_ns is not None:
+                if abs(d.compile_time_ns / 1e9 - lk.seconds_taken) < 1e-6:
+                    return e.name
+                continue
+            if not d.guards_expr:
+                return e.name
+            env = {v.placeholder: v.value for v in self.values(d, lk, c) if v.value is not None}
+            try:
+                if parse_guards(d.guards_expr).evaluate(env).passed:
+                    return e.name
+            except GuardParseError:
+                continue
+        return None
+
+    def _one(self, lk: TraceLookup) -> LookupExplanation:
         c = self.run.compile_of(lk)
         if lk.state == "bypass":
             return LookupExplanation(lk, c, "bypass", values=self.values(None, lk, c))

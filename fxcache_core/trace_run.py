@@ -36,6 +36,7 @@ Nothing here imports torch.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -93,6 +94,7 @@ class TensorFact:
         dtype: ``torch.float32``.
         size, stride: as the traced call had them (ints; a symbolic one as its text).
         storage_offset: where logged, else None.
+        marked: dims marked dynamic (``dynamo_dynamic_indices``: ``mark_dynamic``).
     """
 
     source: str
@@ -100,6 +102,7 @@ class TensorFact:
     size: tuple[int | str, ...]
     stride: tuple[int | str, ...]
     storage_offset: int | None
+    marked: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +139,11 @@ class TraceCompile:
             (``entire_frame_compile_time_s``); None if not logged.
         backend_seconds: its backend (AOTAutograd + Inductor) part.
         failure: ``fail_type: fail_reason`` when the compile failed.
+        dynamic: how sizes were made symbolic, from the Dynamo config the
+            compile ran under (``compilation_metrics``): ``true``
+            (``torch.compile(dynamic=True)``: ``assume_static_by_default``
+            off), ``none`` (automatic dynamic, the default), ``false``; None
+            when not logged.
         file: the trace file it was read from.
     """
 
@@ -154,6 +162,7 @@ class TraceCompile:
     seconds: float | None
     backend_seconds: float | None
     failure: str | None
+    dynamic: str | None
     file: Path
 
     @property
@@ -264,12 +273,33 @@ class TraceRun:
     def compile_of(self, lookup: TraceLookup) -> TraceCompile | None:
         return None if lookup.compile is None else self.compiles[lookup.compile]
 
+    def label(self, c: TraceCompile) -> str:
+        """The compile's id, with ``#n`` (the n-th, from 1) when ``torch._dynamo.reset()``
+        made its rank use the id again: ``0/0#2``."""
+        return self._labels[c.index]
+
+    @functools.cached_property
+    def _labels(self) -> dict[int, str]:
+        groups: dict[tuple[str, int | None], list[TraceCompile]] = {}
+        for c in self.compiles:
+            groups.setdefault((c.compile_id, c.rank), []).append(c)
+        out = {}
+        for same in groups.values():
+            for n, c in enumerate(same, start=1):
+                out[c.index] = c.compile_id if len(same) == 1 else f"{c.compile_id}#{n}"
+        return out
+
     def find_compile(self, compile_id: str, rank: int | None = None) -> tuple[TraceCompile, ...]:
         """The compiles whose id is ``compile_id`` (``0/1``, tlparse's ``0/1_1``
-        or ``[0/1]``), on ``rank`` if given."""
-        cid = compile_id.strip().strip("[]")
-        return tuple(c for c in self.compiles
-                     if (str(c.ref) == cid or c.compile_id == cid) and (rank is None or c.rank == rank))
+        or ``[0/1]``, or :meth:`label`'s ``0/0#2``), on ``rank`` if given."""
+        cid, _, nth = compile_id.strip().strip("[]").partition("#")
+        found = tuple(c for c in self.compiles
+                      if (str(c.ref) == cid or c.compile_id == cid) and (rank is None or c.rank == rank))
+        if nth:
+            if not nth.isdigit() or not 1 <= int(nth) <= len(found):
+                return ()
+            return (found[int(nth) - 1],)
+        return found
 
 
 class _Builder:
@@ -292,6 +322,7 @@ class _Builder:
         self.seconds: float | None = None
         self.backend_seconds: float | None = None
         self.failure: str | None = None
+        self.dynamic: str | None = None
         self.lookups: list[dict[str, Any]] = []
         self.pending_fx: list[dict[str, Any]] = []  # FX loads that may belong to an AOT hit
         self.last_mark = 0  # line of the last traced graph or cache artifact
@@ -300,7 +331,7 @@ class _Builder:
         return TraceCompile(index, self.rank, self.ref, self.function, self.filename, self.firstlineno,
                             self.start, self.recompile_reason, tuple(self.symbols), tuple(self.tensors),
                             tuple(self.guards_added), self.final_guards, self.seconds,
-                            self.backend_seconds, self.failure, self.file)
+                            self.backend_seconds, self.failure, self.dynamic, self.file)
 
 
 def read_run(path: Path, on_bytes: Callable[[int], None] | None = None) -> TraceRun:
@@ -403,9 +434,10 @@ def _read_file(reader: TraceFileReader, compiles: list[TraceCompile], interned: 
             t = b.described.get((m.get("describer_id"), m.get("id")))
             src = _str(m.get("source"))
             if t is not None and src is not None:
+                marked = tuple(i for i in t.get("dynamo_dynamic_indices") or () if isinstance(i, int))
                 b.tensors.append(TensorFact(src, _str(t.get("dtype")), _ints(t.get("size")),
                                             _ints(t.get("stride")), t.get("storage_offset")
-                                            if isinstance(t.get("storage_offset"), int) else None))
+                                            if isinstance(t.get("storage_offset"), int) else None, marked))
         elif ev == "guard_added_fast":
             expr = _str(rec.meta.get("expr"))
             if expr is not None:
@@ -430,6 +462,7 @@ def _read_file(reader: TraceFileReader, compiles: list[TraceCompile], interned: 
                 b.failure = f"{m.get('fail_type')}: {m.get('fail_reason')}"
             if m.get("recompile_reason") and b.recompile_reason is None:
                 b.recompile_reason = str(m["recompile_reason"])
+            b.dynamic = _dynamic(m.get("dynamo_config"))
             _flush(b, out)
     for b in order:
         _flush(b, out)
@@ -512,6 +545,18 @@ def _guard_codes(payload: str) -> tuple[str, ...]:
         if code:
             out.append(sys.intern(code) if len(code) < 200 else code)
     return tuple(out)
+
+
+def _dynamic(config: Any) -> str | None:
+    """``torch.compile(dynamic=...)`` as the Dynamo config of a compile says it
+    (``dynamic=True`` sets ``assume_static_by_default`` off; ``dynamic=False``
+    sets ``automatic_dynamic_shapes`` off: torch/_dynamo/eval_frame.py)."""
+    cfg = _json(config) if isinstance(config, str) else config
+    if not isinstance(cfg, dict) or "assume_static_by_default" not in cfg:
+        return None
+    if cfg.get("assume_static_by_default") is False:
+        return "true"
+    return "none" if cfg.get("automatic_dynamic_shapes", True) else "false"
 
 
 def _reasons(payload: str) -> str:

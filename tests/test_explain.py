@@ -64,10 +64,12 @@ def traced(real_cache, tmp_path_factory) -> dict[str, Any]:
     return runs
 
 
-def _agree(ours: list[dict[str, Any]], torch_lookups: list[dict[str, Any]]) -> None:
+def _agree(ours: list[dict[str, Any]], torch_lookups: list[dict[str, Any]],
+           writes: list[dict[str, Any]]) -> None:
     """explain's lookups (bypasses aside: torch makes no lookup for them) are torch's:
     same caches, keys and states in the same order; a hit loads torch's entry; a
-    guard miss tried torch's candidates and each failed; a new key had none."""
+    guard miss tried torch's candidates and each failed; a new key had none; a
+    miss wrote the entry torch wrote."""
     mine = [x for x in ours if x["state"] != "bypass"]
     assert [(x["cache"], x["key"]) for x in mine] == [(t["kind"], t["key"]) for t in torch_lookups]
     for x, t in zip(mine, torch_lookups, strict=True):
@@ -81,6 +83,8 @@ def _agree(ours: list[dict[str, Any]], torch_lookups: list[dict[str, Any]]) -> N
             assert all(f["status"] in ("fail", "error") and f["clause"] for f in x["failed"]), x
         else:
             assert t["candidates"] == [] and x["failed"] == []
+        if not t["hit"]:
+            assert x["wrote"] in {w["entry"] for w in writes if w["key"] == x["key"]}, (x, writes)
 
 
 def _by_step(run: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -95,7 +99,7 @@ def _by_step(run: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 @pytest.mark.parametrize("plan", ["replay", "suppressed"])
 def test_explain_agrees_with_torchs_own_lookups(traced, plan):
     run = traced[plan]
-    _agree(run["explain"]["lookups"], run["torch"]["lookups"])
+    _agree(run["explain"]["lookups"], run["torch"]["lookups"], run["torch"]["writes"])
 
 
 def test_each_rank_has_its_file_and_its_lookups_agree_with_that_ranks_torch(traced):
@@ -104,7 +108,7 @@ def test_each_rank_has_its_file_and_its_lookups_agree_with_that_ranks_torch(trac
     assert sorted(f["rank"] for f in files) == [0, 1]
     assert all(Path(f["path"]).name.startswith(f"dedicated_log_torch_trace_rank_{f['rank']}_") for f in files)
     for rank, t in enumerate(run["torch"]):
-        _agree([x for x in run["explain"]["lookups"] if x["rank"] == rank], t["lookups"])
+        _agree([x for x in run["explain"]["lookups"] if x["rank"] == rank], t["lookups"], t["writes"])
     assert [x["rank"] for x in run["explain"]["lookups"]] == sorted(x["rank"] for x in run["explain"]["lookups"])
 
 
@@ -297,3 +301,73 @@ def test_a_dir_that_is_not_a_trace_is_one_line_and_exit_2(traced, tmp_path):
     (junk / "dedicated_log_torch_trace_x.log").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
     with pytest.raises(FxcacheError, match="not a TORCH_TRACE file"):
         read_run(junk)
+
+
+def test_traces_record_last_use_and_compile_cost_for_gc_outside_the_cache(traced, tmp_path, monkeypatch):
+    import os
+
+    from fxcache_core.catalog import Catalog
+    from fxcache_core.explain import explain
+    from fxcache_core.gc import GcPolicy, plan_gc
+    from fxcache_core.store import scan_cache
+    from fxcache_core.trace_run import read_run
+    from fxcache_core.usage import UsageStore, usage_path
+
+    monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "idx"))
+    run = traced["replay"]
+    cache = tmp_path / "cache"
+    shutil.copytree(run["cache"], cache)
+    before = sorted(p.name for p in cache.rglob("*"))
+    report = explain(read_run(run["trace"]), Catalog(scan_cache(cache)))
+    store = UsageStore(usage_path(cache))
+    assert store.record(report) > 0
+    assert store.record(report) > 0  # a second time: use times kept, hits not counted again
+    facts = store.load()
+    assert sorted(p.name for p in cache.rglob("*")) == before  # nothing written in the cache
+    hits = [x for x in report.lookups if x.lookup.state == "hit"]
+    for x in hits:
+        f = facts[x.entry]
+        assert f.hits == 1 and f.last_use == pytest.approx(x.lookup.time)
+    for x in report.lookups:
+        if x.lookup.state == "miss" and x.lookup.cache == "fxgraph":
+            assert facts[x.wrote].compile_s == pytest.approx(x.lookup.seconds_taken)
+    # gc: an entry hit in the trace counts as used then, though its file looks a year old.
+    now = max(x.lookup.time for x in hits) + 3600
+    year = now - 365 * 86400
+    for p in cache.rglob("*"):
+        if p.is_file():
+            os.utime(p, (year, year))
+    use = tuple((name, f.last_use or 0.0, f.compile_s) for name, f in facts.items())
+    plan = plan_gc(Catalog(scan_cache(cache)), GcPolicy(older_than_s=7 * 86400, now=now, trace_use=use))
+    gone = {r.entry for r in plan.removals}
+    assert gone and not gone & {x.entry for x in hits}
+    assert "last hit in a trace" in plan.last_use
+
+
+def test_a_traced_call_is_matched_against_the_cache_as_torch_looked_it_up(traced, real_cache):
+    # The traced calls' inputs, matched against the cache as it was before the run
+    # (the session's real cache: the runs worked on copies), give torch's verdicts.
+    from fxcache_core.catalog import Catalog
+    from fxcache_core.match import match
+    from fxcache_core.store import scan_cache
+    from fxcache_core.trace_call import call_inputs
+    from fxcache_core.trace_run import read_run
+
+    run = traced["replay"]
+    trace = read_run(run["trace"])
+    cat = Catalog(scan_cache(real_cache.root))
+    steps = _by_step(run)
+    for step in ("hit", "train", "guard_miss"):
+        x = steps[step][0]
+        call = call_inputs(trace, x["compile"])
+        assert call.function == x["function"]
+        got = {m.key.key: m for m in match(cat, call.inputs, function=call.function, mode=call.mode).results}
+        for y in steps[step]:
+            m = got[y["key"]]
+            assert m.status == y["state"], (step, y["key"], m.status, m.reasons)
+            if y["state"] == "hit" and y["for_aot"]:  # loaded by the AOTAutograd hit
+                assert (y["key"], y["entry"]) in {(ld.key, ld.entry) for mm in got.values() for ld in mm.loads}
+            elif y["state"] == "hit":
+                assert m.hit.name == y["entry"]
+    with pytest.raises(Exception, match="used 3 times|used [0-9]+ times"):
+        call_inputs(trace, "0/0")

@@ -40,7 +40,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -287,9 +287,10 @@ class ExplainReport:
 
 
 def explain(run: TraceRun, catalog: Catalog | None,
-            on_lookup: Callable[[], None] | None = None) -> ExplainReport:
+            on_lookup: Callable[[], None] | None = None, notes: Sequence[str] = ()) -> ExplainReport:
     """Explain every lookup of ``run`` against the cache ``catalog`` reads (None:
-    from the trace alone). ``on_lookup`` is called once per lookup (progress).
+    from the trace alone). ``on_lookup`` is called once per lookup (progress);
+    ``notes`` are added to the report's (why there is no cache...).
 
     Reads only the entries of the keys the run looked up and, for new keys, the
     candidates for the nearest key. Never raises for what the cache or trace
@@ -301,7 +302,8 @@ def explain(run: TraceRun, catalog: Catalog | None,
         out.append(ex.one(lk))
         if on_lookup is not None:
             on_lookup()
-    notes = [f"{f.path.name}: {f.truncated}" for f in run.files if f.truncated]
+    notes = list(notes)
+    notes += [f"{f.path.name}: {f.truncated}" for f in run.files if f.truncated]
     notes += [f"{f.path.name}: {f.skipped} damaged line(s) or record(s) skipped" for f in run.files if f.skipped]
     notes += [f"{f.path.name}: no epoch timestamp in the file; times read in this machine's time zone"
               for f in run.files if f.clock == "local" and f.records]

@@ -20,8 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_fxcache
 
 pytestmark = pytest.mark.torch
+
+
+def _cli_explain(cache: Path, trace: Path, *extra: str) -> dict[str, Any]:
+    """``fxcache explain --json`` in a fresh process (no torch in it: blocked)."""
+    proc = run_fxcache("--cache-dir", str(cache), "explain", "--json", "--no-record", str(trace), *extra,
+                       block_torch=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
 
 
 def _explain(cache: Path, trace: Path) -> dict[str, Any]:
@@ -36,7 +45,7 @@ def _explain(cache: Path, trace: Path) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def traced(real_cache, tmp_path_factory) -> dict[str, Any]:
     """plan -> {"cache", "trace", "torch" (the recorder's JSON; a list per rank for ``ranks``),
-    "explain" (explain's JSON, against the cache as the run left it)}."""
+    "explain" (``fxcache explain --json``, against the cache as the run left it)}."""
     pytest.importorskip("torch")
     from demo.traced import traced_ranks, traced_subprocess
 
@@ -60,7 +69,7 @@ def traced(real_cache, tmp_path_factory) -> dict[str, Any]:
     for r in runs.values():
         for t in r["torch"] if isinstance(r["torch"], list) else [r["torch"]]:
             assert t["errors"] == {}, t["errors"]
-        r["explain"] = _explain(r["cache"], r["trace"])
+        r["explain"] = _cli_explain(r["cache"], r["trace"])
     return runs
 
 
@@ -371,3 +380,58 @@ def test_a_traced_call_is_matched_against_the_cache_as_torch_looked_it_up(traced
                 assert m.hit.name == y["entry"]
     with pytest.raises(Exception, match="used 3 times|used [0-9]+ times"):
         call_inputs(trace, "0/0")
+
+
+def test_the_command_relates_the_trace_to_the_cache_the_run_wrote_to_by_default(traced):
+    import os
+    import subprocess
+    import sys
+
+    from helpers import REPO_ROOT
+
+    run = traced["replay"]
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "explain", "--json", "--no-record",
+                           str(run["trace"])], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert Path(json.loads(proc.stdout)["cache_dir"]) == run["cache"]
+
+
+def test_the_command_says_each_cause_in_words_and_sums_up_like_ccache(traced):
+    run = traced["replay"]
+    proc = run_fxcache("--cache-dir", str(run["cache"]), "explain", "--no-record", str(run["trace"]))
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    for phrase in ("HIT", "new key", "guard miss", "BYPASS", "first compile of this graph",
+                   "inductor_config[size_asserts]", "fails L['t0'] <= 64  with t0 = 100 (s77, L['x'].size()[0])",
+                   "recompiled: 0/0:", "guards installed", "Unsupported post grad custom pass", "lookups", "hits",
+                   "compile saved by hits"):
+        assert phrase in text, phrase
+    bad = run_fxcache("--cache-dir", str(traced["suppressed"]["cache"]), "explain", "--no-record",
+                      str(traced["suppressed"]["trace"]))
+    assert "guard not installed" in bad.stdout and "hits missing a guard" in bad.stdout
+
+
+def test_not_a_trace_is_one_line_on_stderr_and_exit_2(traced, tmp_path):
+    (tmp_path / "x.txt").write_text("hello")
+    for bad in (tmp_path, tmp_path / "x.txt", tmp_path / "missing"):
+        proc = run_fxcache("explain", str(bad), block_torch=True)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("fxcache: error:"), proc.stderr
+
+
+def test_match_from_trace_takes_the_traced_calls_inputs(traced, real_cache):
+    run = traced["replay"]
+    x = _by_step(run)["guard_miss"][0]
+    proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", "--from-trace", str(run["trace"]),
+                       "--compile", x["compile"], block_torch=True)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["inputs"] == {"L['x']": "[100,3]:stride=[3,1]:mark_dynamic=[0]"}
+    by_key = {r["key"]: r for r in got["results"]}
+    assert by_key[x["key"]]["status"] == "miss"
+    proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--from-trace", str(run["trace"]),
+                       "--compile", "0/0", block_torch=True)
+    assert proc.returncode == 2 and "0/0#1" in proc.stderr

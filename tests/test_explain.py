@@ -435,3 +435,28 @@ def test_match_from_trace_takes_the_traced_calls_inputs(traced, real_cache):
     proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--from-trace", str(run["trace"]),
                        "--compile", "0/0", block_torch=True)
     assert proc.returncode == 2 and "0/0#1" in proc.stderr
+
+
+def test_gc_ranks_by_the_hits_explain_recorded_and_says_so_in_the_plan(traced, tmp_path):
+    import os
+
+    run = traced["replay"]
+    cache = tmp_path / "cache"
+    shutil.copytree(run["cache"], cache)
+    env = {"FXCACHE_INDEX_DIR": str(tmp_path / "idx")}
+    hits = {x["entry"] for x in run["explain"]["lookups"] if x["state"] == "hit"}
+    proc = run_fxcache("--cache-dir", str(cache), "explain", str(run["trace"]), env=env)  # records
+    assert proc.returncode == 0, proc.stderr
+    now = max(x["time"] for x in run["explain"]["lookups"])
+    for p in cache.rglob("*"):  # every file a year old, as on a copy or with noatime
+        if p.is_file():
+            os.utime(p, (now - 365 * 86400, now - 365 * 86400))
+    # --older-than 7d counts from now: the trace's hits are at most minutes old.
+    proc = run_fxcache("--cache-dir", str(cache), "gc", "--older-than", "7d", "--dry-run", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["last_use"] == "max(atime, mtime, last hit in a trace)"
+    gone = {r["entry"] for r in plan["removals"]}
+    assert gone and not gone & hits
+    proc = run_fxcache("--cache-dir", str(cache), "gc", "--keep-costly", "30s", env=env)
+    assert proc.returncode == 2 and "--max-size" in proc.stderr

@@ -58,6 +58,11 @@ _CONTEXT_KEYS = frozenset({"rank", "frame_id", "frame_compile_id", "attempt", "c
 MAX_HEAD_BYTES = 8 * 1024 * 1024
 """A record line longer than this (bytes) is not read as JSON (torch keeps metadata
 small; a longer line is damage, not a trace record)."""
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""A line longer than this (bytes) is damage: skipped, never held whole in memory
+(a payload's lines are torch's lines, a compile's whole FX key on one line at most)."""
+MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
+"""A kept payload larger than this (bytes) is not kept: its record is skipped as damage."""
 
 
 class TraceError(FxcacheError):
@@ -251,8 +256,15 @@ class TraceFileReader:
         last = b"\n"
         on_bytes = self._on_bytes
         skip = {e.encode() for e in self._skip}
-        for line in fh:
+        for line in _lines(fh):
             lineno += 1
+            if line.__class__ is int:  # an overlong line, consumed: damage
+                pos += line
+                last = b"\n"
+                self._skipped += 1
+                if pending is not None:
+                    pending["damaged"] = True
+                continue
             pos += len(line)
             last = line
             if line[0] == 9:  # a tab: a payload line
@@ -260,6 +272,9 @@ class TraceFileReader:
                     self._skipped += 1
                 elif pending["payload"] is not None:
                     pending["payload"].append(line[1:-1] if line[-1] == 10 else line[1:])
+                    pending["size"] += len(line)
+                    if pending["size"] > MAX_PAYLOAD_BYTES:
+                        pending["payload"], pending["damaged"] = None, True
                 continue
             if on_bytes is not None and pos - reported >= 4 << 20:
                 on_bytes(pos - reported)
@@ -285,7 +300,7 @@ class TraceFileReader:
                 i = line.rfind(b'"has_payload": "')
                 md5 = line[i + 16:i + 48].decode("ascii", "replace") if i != -1 else None
                 pending = {"skip": True, "event": "skipped", "meta": {}, "md5": md5, "line": lineno,
-                           "start": pos - len(line), "payload": None, "keep": False}
+                           "start": pos - len(line), "payload": None, "keep": False, "size": 0}
                 continue
             head = self._parse_head(line, lineno)
             if head is None:
@@ -324,6 +339,9 @@ class TraceFileReader:
         or it is of an event the reader was told to skip)."""
         if "skip" in rec:
             self._records += 1
+            return None
+        if rec.get("damaged"):
+            self._skipped += 1
             return None
         text = None
         if rec["keep"]:
@@ -376,7 +394,7 @@ class TraceFileReader:
         keep = md5 is not None and self._keep(event, meta)
         calibrating = md5 is not None and self._offset is None and event == "chromium_event"
         return {"event": event, "meta": meta, "compile": comp, "rank": _int_or_none(obj.get("rank")),
-                "naive": naive, "md5": md5, "keep": keep, "line": lineno,
+                "naive": naive, "md5": md5, "keep": keep, "line": lineno, "size": 0,
                 "payload": [] if keep or calibrating else None}
 
     def _calibrate(self, rec: dict[str, Any], early: list[dict[str, Any]]) -> None:
@@ -411,15 +429,41 @@ class TraceFileReader:
         """Why the file's last record is incomplete, or None if it is whole."""
         if not complete:
             return "its last line has no newline"
-        if rec["md5"] is None:
+        if rec["md5"] is None or rec.get("damaged"):
             return None
-        payload = rec["payload"]
-        if payload is None:  # skipped while streaming: read this record's payload again
+        h = hashlib.md5(usedforsecurity=False)
+        if rec["payload"] is not None:
+            h.update(b"\n".join(rec["payload"]))
+        else:  # skipped while streaming: read this record's payload again, a line at a time
             fh.seek(rec["start"])
-            fh.readline()
-            payload = [ln[1:].rstrip(b"\n") for ln in fh if ln[:1] == b"\t"]
-        ok = hashlib.md5(b"\n".join(payload), usedforsecurity=False).hexdigest() == rec["md5"]
-        return None if ok else "its payload does not match its md5"
+            fh.readline(MAX_LINE_BYTES)
+            first = True
+            for ln in _lines(fh):
+                if ln.__class__ is int or ln[:1] != b"\t":
+                    break
+                h.update((b"" if first else b"\n") + (ln[1:-1] if ln[-1] == 10 else ln[1:]))
+                first = False
+        return None if h.hexdigest() == rec["md5"] else "its payload does not match its md5"
+
+
+def _lines(fh: Any) -> Iterator[Any]:
+    """The lines of ``fh`` (bytes, with their newline); a line longer than
+    :data:`MAX_LINE_BYTES` is read through in chunks and yielded as its length (an int)."""
+    readline = fh.readline
+    while True:
+        line = readline(MAX_LINE_BYTES)
+        if not line:
+            return
+        if len(line) == MAX_LINE_BYTES and line[-1] != 10:
+            n = len(line)
+            while True:
+                more = readline(MAX_LINE_BYTES)
+                n += len(more)
+                if not more or more[-1] == 10:
+                    break
+            yield n
+            continue
+        yield line
 
 
 _INTERNED: dict[str, Any] = {}

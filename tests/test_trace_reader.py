@@ -186,3 +186,19 @@ def test_final_guards_are_each_guard_lines_code_without_its_comment(tmp_path):
                "\nGuard latency = 1.00 us")
     run = read_run(write(tmp_path, clock(1.7e15) + start() + rec("dynamo_cpp_guards_str", {}, payload, **C00)))
     assert run.compiles[0].final_guards == ("___check_type_id(L['x'], 9)", "2 <= L['x'].size()[0] <= 8")
+
+
+def test_an_overlong_line_or_payload_is_skipped_without_being_held(tmp_path, monkeypatch):
+    import fxcache_core.trace as trace
+
+    monkeypatch.setattr(trace, "MAX_LINE_BYTES", 4096)
+    monkeypatch.setattr(trace, "MAX_PAYLOAD_BYTES", 64 * 1024)
+    huge_line = "\t" + "x" * 20000  # one payload line over the line limit
+    many = "\n".join("y" * 1000 for _ in range(100))  # lines under it, a payload over its limit
+    text = (clock(1.7e15)
+            + rec("artifact", {"name": "recompile_reasons", "encoding": "json"}, "r", **C00).rstrip("\n")
+            + "\n" + huge_line + "\n"
+            + rec("dynamo_cpp_guards_str", {}, many, **C00) + start())
+    recs, info = _read(write(tmp_path, text))
+    assert [r.event for r in recs] == ["chromium_event", "dynamo_start"]
+    assert info.skipped == 3 and info.truncated is None

@@ -10,7 +10,8 @@ torch is imported)::
 functions of ``demo.cases`` (or of this module) with one thing chosen to make
 the cache do something: a hit, a Dynamo recompile on a branch, an Inductor
 config change, a dtype change, a first compile, a guard miss on a range from
-``mark_dynamic``, a bypass, a training step with backward; or nothing at all
+``mark_dynamic``, a bypass, an AOTAutograd hit whose FX entry was removed
+(``fx_gone``), a training step with backward; or nothing at all
 (``eager``: Dynamo with the eager backend, no Inductor cache). Meant for a copy of
 the demo cache (``demo.build_cache``), which already holds the graphs the hits
 need.
@@ -93,6 +94,27 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
         torch._dynamo.reset()
         compiled.pop("branch_on_size", None)
 
+    def fx_gone() -> None:
+        # As if a gc had removed the FX entry an AOTAutograd entry loads: delete the FX
+        # entry of same_graph_two_regions' small region, then call it there.
+        from pathlib import Path
+
+        from fxcache_core.catalog import Catalog
+        from fxcache_core.decode import DecodedEntry
+        from fxcache_core.keys import KeyKind
+        from fxcache_core.store import scan_cache
+
+        cat = Catalog(scan_cache(Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])))
+        for k in cat.scan.keys:
+            for e in k.entries if k.kind is KeyKind.AOT_AUTOGRAD else ():
+                d = cat.load(e)
+                if (isinstance(d, DecodedEntry) and d.origin is not None and d.forward is not None
+                        and d.origin.traced_from("same_graph_two_regions") and "<= 7" in (d.guards_expr or "")):
+                    fx = cat.fx_entry_for(d.forward.key, d.forward.guards_expr)
+                    if fx is not None:
+                        fx.path.unlink()
+        case("same_graph_two_regions", [[4, 3]])
+
     def bypass() -> None:
         with torch._inductor.config.patch(post_grad_custom_post_pass=lambda g: None):
             torch.compile(bypassed)(torch.randn(4, 3))
@@ -105,13 +127,14 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
         "first": lambda: torch.compile(fresh_graph, dynamic=True)(torch.randn(6, 5)),
         "guard_miss": lambda: case("mark_dynamic_range", [[100, 3]], mark_128),
         "bypass": bypass,
+        "fx_gone": fx_gone,
         "train": lambda: case("train_mlp", [[5, 4], [5, 1]]),
         "eager": lambda: torch.compile(fresh_graph, backend="eager")(torch.randn(6, 5)),
     }
 
 
 PLANS: dict[str, tuple[str, ...]] = {
-    "replay": ("hit", "recompile", "config", "dtype", "first", "guard_miss", "bypass", "train"),
+    "replay": ("hit", "recompile", "config", "dtype", "first", "guard_miss", "bypass", "fx_gone", "train"),
     "suppressed": ("train", "hit"),
     "ranks": ("hit", "train"),
     "eager": ("eager",),

@@ -88,9 +88,10 @@ class TriedEntry:
     Attributes:
         entry: the entry file name.
         status: ``fail`` (a clause is false), ``error`` (a clause raised),
-            ``unreadable`` (torch skips it too), ``pass`` (its guards hold for
-            these values: it cannot have been there when torch looked), or
-            ``unknown`` (a value is missing).
+            ``unreadable`` (torch skips it too), ``differs`` (an FX load for an
+            AOTAutograd hit: its guards string is not the one recorded), ``pass``
+            (its guards hold for these values: it cannot have been there when
+            torch looked), or ``unknown`` (a value is missing).
         clause: the clause that failed, as stored.
         values: the entry's placeholders and their values in the call.
         error: the exception a clause raised, or why the entry is unreadable.
@@ -372,7 +373,8 @@ class _Explainer:
 
     def one(self, lk: TraceLookup) -> LookupExplanation:
         x = self._one(lk)
-        if lk.state == "miss" and self.cat is not None:
+        if lk.state == "miss" and not lk.for_aot and self.cat is not None:  # an FX load for an
+            # AOTAutograd hit that misses writes nothing: torch raises and compiles again
             wrote = self._wrote(lk, x.compile)
             if wrote is not None:
                 x = replace(x, wrote=wrote)
@@ -408,8 +410,11 @@ class _Explainer:
         if lk.state == "hit":
             return self.hit(lk, c)
         if lk.detailed == "hit":  # an AOTAutograd hit whose FX entry was gone
-            return LookupExplanation(lk, c, "fx-entry-missing", values=self.values(None, lk, c),
-                                     notes=("torch found the entry but not an FX entry it loads "
+            key = self._key(lk)
+            entry, d = self._loaded(key, lk) if key is not None else (None, None)
+            return LookupExplanation(lk, c, "fx-entry-missing", entry=entry.name if entry else None,
+                                     values=self.values(d, lk, c),
+                                     notes=("torch found this entry but not an FX entry it loads "
                                             "(FXGraphCacheMiss), so it compiled",))
         if lk.detailed == "guard_miss":
             return self.guard_miss(lk, c)
@@ -469,6 +474,7 @@ class _Explainer:
             return LookupExplanation(lk, c, "guard-miss", values=self.values(None, lk, c), notes=note)
         tried = []
         values: tuple[CallValue, ...] = ()
+        wanted = self._recorded_fx_guards(lk) if lk.for_aot else None
         for e in self.existing(key, lk.time):
             d = self.decoded(e)
             if d is None:
@@ -476,7 +482,12 @@ class _Explainer:
                 continue
             vals = self.values(d, lk, c)
             values = values or vals
-            tried.append(_evaluate(e.name, d, vals))
+            if lk.for_aot:  # looked up by the exact guards string, not by evaluating it
+                tried.append(TriedEntry(e.name, "differs", None, vals,
+                                        "its guards string is not the one the AOTAutograd entry recorded"
+                                        + (f" ({wanted})" if wanted else "")))
+            else:
+                tried.append(_evaluate(e.name, d, vals))
         notes = []
         if any(t.status == "pass" for t in tried):
             notes.append("an entry's guards hold for this call's values: it was written after the lookup, "
@@ -485,6 +496,20 @@ class _Explainer:
             notes.append("no entry of this key is older than the lookup (removed since?)")
         return LookupExplanation(lk, c, "guard-miss", tried=tuple(tried),
                                  values=values or self.values(None, lk, c), notes=tuple(notes))
+
+    def _recorded_fx_guards(self, lk: TraceLookup) -> str | None:
+        """For an FX load made for an AOTAutograd hit: the guards string that entry
+        recorded for this FX key (what torch looked for)."""
+        aot = next((x for x in reversed(self.run.lookups[:lk.seq]) if x.cache == "aotautograd"
+                    and x.compile == lk.compile), None)
+        key = self._key(aot) if aot is not None else None
+        if aot is None or key is None:
+            return None
+        _, d = self._loaded(key, aot)
+        for ref in (d.forward, d.backward) if d is not None else ():
+            if ref is not None and ref.key == lk.key:
+                return ref.guards_expr
+        return None
 
     def _why_unreadable(self, e: Entry) -> str | None:
         assert self.cat is not None

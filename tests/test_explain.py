@@ -358,7 +358,7 @@ def test_traces_record_last_use_and_compile_cost_for_gc_outside_the_cache(traced
         f = facts[x.entry]
         assert f.hits == 1 and f.last_use == pytest.approx(x.lookup.time)
     for x in report.lookups:
-        if x.lookup.state == "miss" and x.lookup.cache == "fxgraph":
+        if x.lookup.state == "miss" and x.lookup.cache == "fxgraph" and not x.lookup.for_aot:
             assert facts[x.wrote].compile_s == pytest.approx(x.lookup.seconds_taken)
     # gc: an entry hit in the trace counts as used then, though its file looks a year old.
     now = max(x.lookup.time for x in hits) + 3600

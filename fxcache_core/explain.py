@@ -143,7 +143,8 @@ class LookupExplanation:
         cause: ``hit``, ``new-key``, ``guard-miss``, ``bypass``, ``fx-entry-missing``.
         entry: hit: the entry loaded (None where the cache does not have it).
         nearest: new-key: the nearest earlier key, None when none is close.
-        first_compile: new-key: no key of the cache is close (the first compile of this graph).
+        first_compile: new-key: no key of the cache is close (the first compile of this
+            graph); False too when the search could not be made (see ``notes``).
         tried: guard-miss: the entries torch passed over, in its order.
         values: the guard placeholders of the call (entry's order) and their values.
         guards_check: hit: whether the entry's guards are among the guards in force.
@@ -378,6 +379,9 @@ class _Explainer:
             wrote = self._wrote(lk, x.compile)
             if wrote is not None:
                 x = replace(x, wrote=wrote)
+            elif self._key(lk) is None and lk.key is not None:
+                x = replace(x, notes=(*x.notes, "this key is not in the cache: torch did not save an "
+                                      "entry for it, or it was removed since"))
         return x
 
     def _wrote(self, lk: TraceLookup, c: TraceCompile | None) -> str | None:
@@ -526,7 +530,8 @@ class _Explainer:
             nearest, notes = self._nearest_fx(lk, c)
         else:
             nearest, notes = self._nearest_aot(lk, c)
-        return LookupExplanation(lk, c, "new-key", nearest=nearest, first_compile=nearest is None,
+        # No near key and nothing that stopped the search: the first compile of this graph.
+        return LookupExplanation(lk, c, "new-key", nearest=nearest, first_compile=nearest is None and not notes,
                                  values=values, notes=tuple(notes))
 
     def components(self, key: CacheKey) -> tuple[Component, ...]:

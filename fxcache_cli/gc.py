@@ -36,6 +36,7 @@ def gc_cmd(
     artifacts: Annotated[bool, typer.Option("--artifacts", help="With --older-than: also remove generated code (kernels, wrapper modules: <root>/<2 chars>/c*.py/.cpp/.so) unused that long; torch regenerates it.")] = False,
     set_ttl: Annotated[str | None, typer.Option("--set-ttl", help="With --remote: give the planned keys this expiry (7d, 12h) instead of deleting them.")] = None,
     stale: Annotated[bool, typer.Option("--stale", help="Remove entries built by another torch or system than the installed one (imports torch): this torch's lookups never reach them. If other torch installs or devices share this cache dir, their entries count as stale.")] = False,
+    keep_costly: Annotated[str | None, typer.Option("--keep-costly", help="With --max-size: entries that took at least this long to compile (30s, 2m; as a trace recorded, else as the entry stores) go only after every cheaper one.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Print the plan and exit.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     as_json: JsonOpt = False,
@@ -62,17 +63,31 @@ def gc_cmd(
             max_size_bytes=parse_size(max_size) if max_size else None,
             keep_last=keep_last, unreadable=unreadable, dangling=dangling, artifacts=artifacts,
             stale_against=tuple(installed_build().hashes.items()) if stale else None,
+            keep_costly_s=parse_duration(keep_costly) if keep_costly else None,
         )
     except ValueError as e:
         fail(str(e))
+    if keep_costly and max_size is None:
+        fail("--keep-costly orders what --max-size removes: give --max-size too")
     if policy.is_empty:
         policy = GcPolicy.default()
     scan = scan_dir(quiet=as_json)
+    if state.remote is None:  # hits and compile costs `fxcache explain` read from traces
+        from dataclasses import replace
+
+        from fxcache_core.usage import UsageStore, usage_path
+
+        store = UsageStore(usage_path(scan.root))
+        facts = store.load()
+        store.close()
+        if facts:
+            policy = replace(policy, trace_use=tuple((n, f.last_use or 0.0, f.compile_s) for n, f in facts.items()))
     # Planned from the index (rows checked against each file's size, mtime_ns, inode);
     # plan_gc re-reads from the files what a deletion rests on, and execution re-checks
     # each file against the plan.
     cat = open_catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
-    _run_plan(plan_gc(cat, policy), dry_run, yes, as_json, ttl)
+    _run_plan(plan_gc(cat, policy), dry_run, yes, as_json, ttl,
+              {n: t for n, t, _ in policy.trace_use})
 
 
 
@@ -91,8 +106,10 @@ def rm_cmd(
     _run_plan(plan_rm(indexed_catalog(scan, as_json), target, entries or ()), dry_run, yes, as_json)
 
 
-def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None) -> None:
-    """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed."""
+def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None,
+              traced: dict[str, float] | None = None) -> None:
+    """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed.
+    ``traced``: entry name -> its last hit in a trace (shown as its last use when later)."""
     from fxcache_core.gc import execute_plan, last_use
 
     done_reading()
@@ -132,7 +149,8 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
                      if r.kind is KeyKind.CODE
                      else f"{r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}")
             emit(f"  remove {where}  "
-                  f"{human_bytes(r.size):>9}  last used {age(last_use(r.file), now)}  "
+                  f"{human_bytes(r.size):>9}  last used "
+                  f"{age(max(last_use(r.file), (traced or {}).get(r.entry or '', 0.0)), now)}  "
                   f"[dim]{escape('; '.join(r.reasons))}[/dim]")
         temps = sum(1 for r in plan.removals if r.what == "temp")
         code = sum(1 for r in plan.removals if r.what == "code")

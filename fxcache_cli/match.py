@@ -47,6 +47,12 @@ def match_cmd(
         "--audit", help="Across the cache: entries that can never be served (shadowed by an earlier one) "
         "and entries whose regions overlap.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, and the FX keys behind each AOTAutograd entry.")] = False,
+    from_trace: Annotated[str | None, typer.Option(
+        "--from-trace", help="Take the call's inputs (and --fn, --dynamic) from a run's TORCH_TRACE: "
+        "the call compiled as --compile ID.")] = None,
+    compile_id: Annotated[str | None, typer.Option(
+        "--compile", help="With --from-trace: the compile id (0/1, as `fxcache explain` shows it).")] = None,
+    rank: Annotated[int | None, typer.Option("--rank", help="With --from-trace: the rank, when the trace has several.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Which entry torch would load for these input shapes, and why the others would not."""
@@ -69,6 +75,21 @@ def match_cmd(
         _coverage(coverage_key, value_range, parse_sym(sym or []), _mode(dynamic), as_json)
         return
     inputs = parse_shapes(shapes or [])
+    if from_trace is not None or compile_id is not None:
+        if from_trace is None or compile_id is None:
+            fail("give both --from-trace TRACE and --compile ID")
+        if shapes or args or sym:
+            fail("--from-trace gives the call's inputs: not with --shapes, --arg or --sym")
+        from pathlib import Path
+
+        from fxcache_core.trace_call import call_inputs
+        from fxcache_core.trace_run import read_run
+
+        call = call_inputs(read_run(Path(from_trace)), compile_id, rank)
+        inputs = call.inputs
+        fn = fn or call.function
+        if dynamic is None and call.mode is not DynamicMode.UNKNOWN:
+            dynamic = Dynamic(call.mode.value)
     syms = parse_sym(sym or [])
     positional = [parse_shape_spec(f"arg={a}")[1] for a in args or []]
     if any(not isinstance(t, TensorArg) for t in positional):

@@ -17,7 +17,9 @@ torch's compile lock for its key, and its two-letter dirs are never removed.
 
 "Last use" of an entry is ``max(atime, mtime)``: where the file system records
 reads (relatime), a lookup that read the entry moved its atime; where it does
-not (noatime), atime is not newer than mtime and mtime counts.
+not (noatime), atime is not newer than mtime and mtime counts. A hit seen in a
+TORCH_TRACE (``fxcache explain``, :mod:`fxcache_core.usage`) is a use too:
+``GcPolicy.trace_use``.
 """
 
 from __future__ import annotations
@@ -64,6 +66,12 @@ class GcPolicy:
             FX entries built by another torch or system, which no lookup can
             reach again (with the AOTAutograd entries that load them).
         now: the clock (epoch seconds) ages are measured against.
+        trace_use: ``((entry name, last hit in a trace (epoch seconds, 0: none),
+            compile seconds a trace recorded or None), ...)`` from
+            :class:`fxcache_core.usage.UsageStore`: a hit is a use, whatever atime says.
+        keep_costly_s: with ``max_size_bytes``: entries that took at least this
+            many seconds to compile (as a trace recorded, else as the entry
+            stores) go only once every cheaper entry is gone.
 
     Raises:
         ValueError: ``artifacts`` without ``older_than_s``.
@@ -77,6 +85,8 @@ class GcPolicy:
     artifacts: bool = False
     stale_against: tuple[tuple[str, str], ...] | None = None
     now: float | None = None
+    trace_use: tuple[tuple[str, float, float | None], ...] = ()
+    keep_costly_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.artifacts and self.older_than_s is None:
@@ -231,18 +241,31 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
         a = owned().get(e.file.where)
         return e.size + (a.file.size if a is not None else 0)
 
+    traced = {name: (t, c) for name, t, c in policy.trace_use}
+
+    def used(e: Entry) -> float:
+        return max(last_use(e.file), traced.get(e.name, (0.0, None))[0])
+
+    def costly(e: Entry) -> bool:
+        if policy.keep_costly_s is None:
+            return False
+        seconds = traced.get(e.name, (0.0, None))[1]
+        if seconds is None and isinstance(d := catalog.load(e), DecodedEntry) and d.compile_time_ns:
+            seconds = d.compile_time_ns / 1e9
+        return seconds is not None and seconds >= policy.keep_costly_s
+
     def pick(e: Entry, why: str) -> None:
         chosen.setdefault(e.file.where, []).append(why)
 
     if policy.older_than_s is not None:
         for e in entries:
-            age = now - last_use(e.file)
+            age = now - used(e)
             if age > policy.older_than_s:
                 pick(e, f"unused for {format_duration(age)}")
     if policy.keep_last is not None:
         for k in scan.keys:
             ranked = sorted((e for e in k.entries if e.file.where in by_path),
-                            key=lambda e: last_use(e.file), reverse=True)
+                            key=used, reverse=True)
             for e in ranked[policy.keep_last:]:
                 pick(e, f"not among the {policy.keep_last} most recent of its key")
     if policy.unreadable:
@@ -274,12 +297,14 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     loaders = _loaders(catalog, entries)
     if policy.max_size_bytes is not None:
         left = sum(cost(e) for e in entries if e.file.where not in chosen)
-        for e in sorted(entries, key=lambda e: last_use(e.file)):
+        for e in sorted(entries, key=lambda e: (costly(e), used(e))):
             if left <= policy.max_size_bytes:
                 break
             if e.file.where in chosen:
                 continue
-            pick(e, f"least recently used, over the {policy.max_size_bytes:,} byte budget")
+            pick(e, f"least recently used, over the {policy.max_size_bytes:,} byte budget"
+                 + (f" (compiles in {policy.keep_costly_s:g} s or more: kept until every cheaper entry "
+                    "went)" if costly(e) else ""))
             left -= cost(e)
             for a in loaders.get(e.file.where, ()):
                 if a.file.where not in chosen:
@@ -300,7 +325,8 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                                             (f"stale temp file, untouched for {format_duration(age)}",)))
     return GcPlan(root=scan.root, policy=policy, removals=tuple(removals),
                   total_bytes=scan.size, total_entries=scan.entry_count,
-                  code_bytes=sum(a.file.size for a in code))
+                  code_bytes=sum(a.file.size for a in code),
+                  last_use="max(atime, mtime, last hit in a trace)" if traced else "max(atime, mtime)")
 
 
 def _owned_wrappers(catalog: Catalog, code: Sequence[Artifact]) -> dict[str, Artifact]:

@@ -416,16 +416,18 @@ class Catalog:
     def fx_entry_state(self, fx_key: str, guards_expr: str | None) -> tuple[Entry | None, bool]:
         """(the FX entry an AOTAutograd hit loads, whether its absence is certain).
 
-        The absence is certain only when the FX key dir does not exist at all,
-        or was listed and every entry in it was read: a key dir that could not
-        be listed, or an entry fxcache could not read, might be the one.
+        The absence is certain only when successful listings from the cache dir
+        down show no dir for the FX key (:meth:`CacheScan.fx_key_absent`), or its
+        key dir was listed, every file in it stat'ed and every entry read: a dir
+        that could not be listed, or an entry fxcache could not read, might hold
+        the one. A failed look is never taken as proof of absence.
         """
         e = self.fx_entry_for(fx_key, guards_expr)
         if e is not None:
             return e, True
         key = self.scan.key(fx_key)
         if key is None:
-            return None, not os.path.lexists(KeyKind.FX_GRAPH.key_dir(self.scan.root, fx_key))
+            return None, self.scan.fx_key_absent(fx_key)
         if not key.readable:
             return None, False
         certain = all(not (isinstance(d := self.load(x), Unreadable) and d.cause != "corrupt")

@@ -148,6 +148,9 @@ class GcPlan:
         total_entries: entries before.
         code_bytes: bytes of all generated code in the cache root before.
         last_use: how ages were measured (``max(atime, mtime)``).
+        kept: (path, why) for entries a rule would have selected had fxcache
+            been able to look everywhere it needed to (an AOTAutograd entry whose
+            FX entry may be in a dir that could not be listed): not proven, kept.
     """
 
     root: Path
@@ -157,6 +160,7 @@ class GcPlan:
     total_entries: int
     code_bytes: int = 0
     last_use: str = "max(atime, mtime)"
+    kept: tuple[tuple[Path, str], ...] = ()
 
     @property
     def bytes_freed(self) -> int:
@@ -298,12 +302,15 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                 differ = stale_components(parse_debug_lines(d.debug_lines), current)
                 if differ:
                     pick(e, f"stale: built by another torch or system ({', '.join(differ)} differ)")
+    kept: list[tuple[Path, str]] = []
     if policy.dangling:
         for e in entries:
             if e.kind is KeyKind.AOT_AUTOGRAD:
-                gone = _missing_fx(catalog, e)
+                gone, unsure = _missing_fx(catalog, e)
                 if gone:
                     pick(e, "dangling: " + gone)
+                elif unsure:
+                    kept.append((e.path, unsure))
 
     loaders = _loaders(catalog, entries)
     if policy.max_size_bytes is not None:
@@ -334,7 +341,8 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                                             (f"stale temp file, untouched for {format_duration(age)}",)))
     return GcPlan(root=scan.root, policy=policy, removals=tuple(removals),
                   total_bytes=scan.size, total_entries=scan.entry_count,
-                  code_bytes=sum(a.file.size for a in code))
+                  code_bytes=sum(a.file.size for a in code),
+                  kept=tuple((p, why) for p, why in kept if str(p) not in chosen))
 
 
 def _owned_wrappers(catalog: Catalog, code: Sequence[Artifact]) -> dict[str, Artifact]:
@@ -476,18 +484,24 @@ def _loaders(catalog: Catalog, entries: list[Entry]) -> dict[str, list[Entry]]:
     return out
 
 
-def _missing_fx(catalog: Catalog, e: Entry) -> str | None:
-    """Why ``e`` can never be served, when its FX entry is certainly gone; else None."""
+def _missing_fx(catalog: Catalog, e: Entry) -> tuple[str | None, str | None]:
+    """(why ``e`` can never be served, when its FX entry is certainly gone; why
+    that could not be decided, when fxcache could not look everywhere it may be).
+    Both None when its FX entries are there (or ``e`` does not decode)."""
     d = catalog.load(e)
     if not isinstance(d, DecodedEntry):
-        return None
+        return None, None
+    unsure = None
     for role, ref in (("forward", d.forward), ("backward", d.backward)):
         if ref is None:
             continue
         fx, certain = catalog.fx_entry_state(ref.key, ref.guards_expr)
         if fx is None and certain:
-            return f"its {role} FX entry ({ref.key[:10]}) is gone"
-    return None
+            return f"its {role} FX entry ({ref.key[:10]}) is gone", None
+        if fx is None and unsure is None:
+            unsure = (f"kept: its {role} FX entry ({ref.key[:10]}) was not found, but fxcache could "
+                      "not list or read everything that may hold it (see the skipped paths)")
+    return None, unsure
 
 
 @dataclass(frozen=True)

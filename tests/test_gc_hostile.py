@@ -257,3 +257,89 @@ def test_rm_locates_what_it_removes(tmp_path):
     res = execute_plan(plan)
     assert [x.file.path for x in res.removed] == [p]
     assert not (root / "fxgraph" / key[1:3]).exists() and (root / "fxgraph").is_dir()
+
+
+# --- "could not look" is not "absent" ------------------------------------------------
+
+
+class _Denied:
+    """Makes a dir behave as if it had mode 000 for the current user, also for root
+    (root ignores permission bits, and these tests run as root in CI): listing it, or
+    stat'ing or opening anything in or below it, raises PermissionError."""
+
+    def __init__(self, monkeypatch, path: Path):
+        self.prefix = os.fspath(path)
+        for name in ("scandir", "listdir", "lstat", "stat", "open"):
+            real = getattr(os, name)
+            monkeypatch.setattr(os, name, self._wrap(real, listing=name in ("scandir", "listdir")))
+
+    def _hit(self, p, listing: bool) -> bool:
+        if isinstance(p, int) or p is None:
+            return False
+        s = os.path.abspath(os.fspath(p))
+        return (listing and s == self.prefix) or s.startswith(self.prefix + os.sep)
+
+    def _wrap(self, real, listing: bool):
+        def call(p=".", *a, **kw):
+            if kw.get("dir_fd") is None and self._hit(p, listing):
+                raise PermissionError(13, "Permission denied", os.fspath(p))
+            return real(p, *a, **kw)
+        return call
+
+
+@pytest.fixture
+def linked(tmp_path):
+    """An FX entry and the AOTAutograd entry that loads it."""
+    from tests.synth import aot_entry_bytes
+
+    root = tmp_path / "cache"
+    fx = fake_key(KeyKind.FX_GRAPH, "A")
+    fp = write_entry(root, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= 8", fx))
+    aot = fake_key(KeyKind.AOT_AUTOGRAD, "B")
+    ap = write_entry(root, KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes("L['t0'] <= 8", (fx, "L['t0'] <= 8")))
+    for p in (fp, ap):
+        _old(p)
+    return root, fx, fp, ap
+
+
+@pytest.mark.parametrize("what", ["fxgraph", "bucket", "key dir"])
+def test_an_fx_dir_that_cannot_be_listed_makes_no_aot_entry_dangling(linked, monkeypatch, what):
+    """The default policy (--unreadable --dangling) keeps the AOTAutograd entry,
+    with a note, when the dir its FX entry is in cannot be listed (emulated with a
+    PermissionError from every listing and stat below it: tests run as root)."""
+    root, fx, fp, ap = linked
+    denied = {"fxgraph": root / "fxgraph", "bucket": root / "fxgraph" / fx[1:3],
+              "key dir": fp.parent}[what]
+    with monkeypatch.context() as m:
+        _Denied(m, denied)
+        scan = scan_cache(root)
+        plan = plan_gc(Catalog(scan), GcPolicy.default())
+    assert plan.removals == ()
+    assert [p for p, _ in plan.kept] == [ap]
+    assert "could not list or read" in plan.kept[0][1]
+    assert any(str(s.path) == str(denied) for s in scan.skipped)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a mode-000 dir anyway (see the emulated variant)")
+def test_an_fx_dir_with_mode_000_makes_no_aot_entry_dangling(linked):
+    root, fx, fp, ap = linked
+    bucket = root / "fxgraph" / fx[1:3]
+    bucket.chmod(0)
+    try:
+        plan = plan_gc(Catalog(scan_cache(root)), GcPolicy.default())
+    finally:
+        bucket.chmod(0o755)
+    assert plan.removals == () and [p for p, _ in plan.kept] == [ap]
+
+
+@pytest.mark.parametrize("gone", ["fxgraph", "bucket", "key dir"])
+def test_an_fx_key_proven_gone_by_listings_makes_its_aot_entry_dangling(linked, gone):
+    import shutil
+
+    root, fx, fp, ap = linked
+    shutil.rmtree({"fxgraph": root / "fxgraph", "bucket": root / "fxgraph" / fx[1:3],
+                   "key dir": fp.parent}[gone])
+    plan = plan_gc(Catalog(scan_cache(root)), GcPolicy.default())
+    assert [r.file.path for r in plan.removals] == [ap]
+    assert plan.removals[0].reasons[0].startswith("dangling: its forward FX entry")
+    assert plan.kept == ()

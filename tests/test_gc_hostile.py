@@ -343,3 +343,38 @@ def test_an_fx_key_proven_gone_by_listings_makes_its_aot_entry_dangling(linked, 
     assert [r.file.path for r in plan.removals] == [ap]
     assert plan.removals[0].reasons[0].startswith("dangling: its forward FX entry")
     assert plan.kept == ()
+
+
+# --- what a deletion rests on comes from the files, not the index ----------------------
+
+
+def test_an_index_row_naming_no_fx_key_does_not_leave_its_aot_entry_dangling(linked, tmp_path, monkeypatch):
+    """A doctored index row (the AOTAutograd entry's, with the file's own size, mtime
+    and inode) says it loads no FX key: `rm FXKEY --yes` still removes it with the
+    FX entry it loads, as with an honest index."""
+    from dataclasses import replace
+
+    from fxcache_core import gc as gc_mod
+    from fxcache_core.index import Index, default_index_path
+    from helpers import run_fxcache
+
+    root, fx, fp, ap = linked
+    env = {"FXCACHE_INDEX_DIR": str(tmp_path / "idx"), "FXCACHE_JOBS": "1"}
+    assert run_fxcache("--cache-dir", str(root), "ls", "--check", env=env).returncode == 0  # fills the index
+    scan = scan_cache(root)
+    a = next(e for e in scan.entries() if e.path == ap)
+    truth = Catalog(scan).load(a)
+    assert truth.forward is not None and truth.forward.key == fx
+    monkeypatch.setenv("FXCACHE_INDEX_DIR", env["FXCACHE_INDEX_DIR"])
+    idx_path = default_index_path(root)
+    idx = Index(idx_path)
+    idx.put(a, a.name, replace(truth, forward=None, backward=None))  # its true hash, a false body
+    idx.close()
+    # Planned from the index alone, the FX entry would go and leave its loader dangling...
+    fooled = Catalog(scan_cache(root), Index(idx_path))
+    assert {r.file.path for r in gc_mod._plan_rm(fooled, fooled.scan.find(fx), ()).removals} == {fp}
+    # ...but which AOTAutograd entries load a removed FX entry is read from their files.
+    p = run_fxcache("--cache-dir", str(root), "rm", fx, "--yes", env=env)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    assert not fp.exists() and not ap.exists()

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .decode import MAX_ENTRY_BYTES, DecodedEntry, decode_entry
-from .errors import EntryDecodeError
+from .errors import EntryDecodeError, EntryTooLarge
 from .index import Index, from_json, light, to_json
 from .keys import KeyKind, sha256_hash
 from .store import CacheKey, CacheScan, Entry, FileInfo, read_entry_bytes
@@ -31,7 +31,9 @@ class Unreadable:
     ``corrupt`` (the bytes are not a valid entry: torch's ``pickle.loads``
     would fail too, so gc ``--unreadable`` may remove it), ``io`` (fxcache
     could not read it, e.g. no permission: torch may still load it), or
-    ``too-large`` (over :data:`~fxcache_core.decode.MAX_ENTRY_BYTES`, not read).
+    ``too-large`` (over :data:`~fxcache_core.decode.MAX_ENTRY_BYTES`, not read,
+    or needing more memory to decode than fxcache's budget,
+    :mod:`fxcache_core.memlimit`: torch, with more memory, may still load it).
     """
 
     entry: Entry
@@ -69,6 +71,8 @@ def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEn
     sha = sha256_hash(data) if hashing else None
     try:
         return sha, decode_entry(data, entry.kind)
+    except EntryTooLarge as e:
+        return sha, (str(e), "too-large")
     except EntryDecodeError as e:
         return sha, (str(e), "corrupt")
 

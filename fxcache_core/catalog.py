@@ -375,31 +375,12 @@ class Catalog:
         return self._hashes[k] == entry.name
 
     def verify(self) -> tuple[list[tuple[Entry, list[str]]], list[tuple[Entry, str]]]:
-        """Check every entry of the scan, reading each file (``fxcache verify``).
+        """(bad, unchecked) as pairs: :func:`fxcache_core.verify.verify` in the
+        shape the CLI still reads (to go once it takes the report)."""
+        from .verify import verify
 
-        Returns (bad, unchecked): each bad entry with what is wrong (its content
-        is not a valid entry; its name is not the sha256 of its content, so it was
-        altered or truncated after torch wrote it; an FX entry names another key
-        than the dir it is filed under), and each entry that could not be read at
-        all (permissions, size limit) with why: not evidence either way.
-        """
-        bad: list[tuple[Entry, list[str]]] = []
-        unchecked: list[tuple[Entry, str]] = []
-        self.read_ahead(self.scan.entries())
-        for e in self.scan.entries():
-            d = self.load(e)
-            if isinstance(d, Unreadable) and d.cause != "corrupt":
-                unchecked.append((e, d.reason))
-                continue
-            why = [f"unreadable: {d.reason}"] if isinstance(d, Unreadable) else []
-            if self.name_matches_content(e) is False:
-                why.append("its name is not the sha256 of its content: altered or truncated after "
-                           "torch wrote it")
-            if isinstance(d, DecodedEntry) and d.fx_key and d.fx_key != e.key:
-                why.append(f"it says it is an entry of key {d.fx_key[:12]}, filed under {e.key[:12]}")
-            if why:
-                bad.append((e, why))
-        return bad, unchecked
+        rep = verify(self)
+        return [(b.entry, list(b.problems)) for b in rep.bad], [(u.entry, u.reason) for u in rep.unchecked]
 
     def has_pgo_state(self) -> bool:
         """Whether the cache dir holds Dynamo's local profile-guided automatic-dynamic

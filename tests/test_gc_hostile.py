@@ -379,3 +379,32 @@ def test_an_index_row_naming_no_fx_key_does_not_leave_its_aot_entry_dangling(lin
     assert p.returncode == 0, p.stderr
     assert "Traceback" not in p.stderr
     assert not fp.exists() and not ap.exists()
+
+
+# --- file names that are not valid UTF-8 --------------------------------------------------
+
+
+def test_a_file_name_that_is_not_utf8_stops_neither_the_index_nor_gc(linked, tmp_path):
+    """POSIX names are bytes: printf x > "$KEYDIR/$(printf '\\xff')". The index
+    skips such an entry, gc plans and deletes it like any other file."""
+    from fxcache_core.index import Index
+
+    root, fx, fp, ap = linked
+    odd = os.fsdecode(os.fsencode(str(fp.parent)) + b"/\xff\x1b[31m")
+    with open(os.fsencode(odd), "wb") as f:
+        f.write(b"x")
+    _old(Path(odd))
+    idx = Index(tmp_path / "index.sqlite")
+    cat = Catalog(scan_cache(root), idx)
+    (e,) = [e for e in cat.scan.entries() if e.file.where == odd]
+    assert cat.load(e).cause == "corrupt"
+    idx.close()
+    for policy in (GcPolicy.default(), GcPolicy(older_than_s=DAY), GcPolicy(max_size_bytes=0),
+                   GcPolicy(keep_last=0), GcPolicy(unreadable=True)):
+        idx = Index(tmp_path / "index.sqlite")
+        plan = plan_gc(Catalog(scan_cache(root), idx), policy)
+        idx.close()
+        assert odd in {r.file.where for r in plan.removals}, policy
+    res = execute_plan(plan_gc(Catalog(scan_cache(root)), GcPolicy.default()))
+    assert [r.file.where for r in res.removed] == [odd] and not os.path.lexists(odd)
+    assert fp.exists() and ap.exists()

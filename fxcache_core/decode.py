@@ -256,7 +256,9 @@ def _opt_str(v: Any) -> str | None:
 
 
 def _opt_int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    """An int64 field (torch's counters and times are), else None: a huge int from
+    a hostile pickle would not even print (Python's 4,300-digit limit)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63 else None
 
 
 # --- Dynamo sources -----------------------------------------------------------

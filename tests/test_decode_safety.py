@@ -356,3 +356,15 @@ def test_an_entry_that_needs_more_than_the_budget_is_too_large_not_corrupt(tmp_p
     d = cat.load(e)
     assert isinstance(d, Unreadable) and d.cause == "too-large" and "memory budget" in d.reason
     assert plan_gc(cat, GcPolicy(unreadable=True)).removals == ()
+
+
+def test_a_huge_int_in_an_int64_field_is_dropped_not_kept_to_crash_printing():
+    """A time field holding a 20,000-bit int (LONG4) would break the index's JSON
+    and any rendering (Python will not print an int of over 4,300 digits)."""
+    from fxcache_core.index import from_json, light, to_json
+
+    data = stub_pickle("torch._inductor.output_code", "CompiledFxGraph",
+                       {"guards_expr": None, "_time_taken_ns": 2**20000})
+    d = decode_entry(data, KeyKind.FX_GRAPH)
+    assert d.compile_time_ns is None
+    assert from_json(to_json(light(d))) == light(d)

@@ -76,6 +76,24 @@ def _resolve(symbols: tuple[SymbolInfo, ...], name: str) -> SymbolInfo:
     raise ShapeSpecError(f"--range {name}: not a placeholder, symbol or source of this key (it has {known})")
 
 
+def parse_range(spec: str) -> tuple[str, int, int]:
+    """``NAME=LO:HI`` (``--range``) -> (NAME, LO, HI), LO and HI int64.
+
+    Raises:
+        ShapeSpecError: another shape, or a bound outside int64 (one line).
+    """
+    import re
+
+    from .binding import parse_int64
+
+    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
+    if not m:
+        shown = spec if len(spec) <= 40 else spec[:37] + "..."
+        raise ShapeSpecError(f"--range {shown!r}: expected NAME=LO:HI, e.g. s77=1:4096")
+    return (m.group(1), parse_int64(m.group(2), f"--range {m.group(1)} (low)"),
+            parse_int64(m.group(3), f"--range {m.group(1)} (high)"))
+
+
 def coverage(
     catalog: Catalog,
     key: CacheKey,

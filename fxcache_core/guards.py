@@ -108,8 +108,8 @@ numbers: sizes are int64, and the printer writes products of a few of them.
   microseconds.
 
 Size: :data:`MAX_GUARD_CHARS` bounds what :func:`ast.parse` is given, so the
-worst string of that length it accepts costs about half a second and 130 MB
-(``ast`` nodes cost ~500 bytes each) before the other limits refuse it.
+worst string of that length costs about half a second and 80 MB (``ast``
+nodes cost ~500 bytes each) to parse, fold and refuse.
 """
 
 from __future__ import annotations
@@ -142,8 +142,8 @@ __all__ = [
 #: Longest guards string accepted, in characters.  Real guards are a few KB
 #: (the longest of the shared corpus: 804 characters); Python itself cannot
 #: compile sums longer than a few thousand terms.  At this length the worst
-#: string ``ast.parse`` accepts costs about half a second and 130 MB.
-MAX_GUARD_CHARS: int = 256 * 1024
+#: string costs about half a second and 80 MB to parse and refuse.
+MAX_GUARD_CHARS: int = 128 * 1024
 #: Deepest nesting accepted (see the module docstring for how it is counted).
 #: Real guards nest fewer than 15 levels; closures, the sympy builder and
 #: sympy's printer recurse a few frames per level and must stay well inside

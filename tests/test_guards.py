@@ -709,13 +709,13 @@ def test_long_flat_sum_within_limits_is_accepted():
 
 
 def test_many_clauses_parse_in_linear_time():
-    source = " and ".join([f"{T0} != {i}" for i in range(12_000)])  # just under MAX_GUARD_CHARS
+    source = " and ".join([f"{T0} != {i}" for i in range(6_000)])  # just under MAX_GUARD_CHARS
     assert len(source) <= G.MAX_GUARD_CHARS
     start = time.perf_counter()
     g = parse_guards(source)
     assert time.perf_counter() - start < 10
-    assert len(g.clauses) == 12_000 and g.clauses[-1].text == f"{T0} != 11999"
-    assert g.holds({"t0": -1}) and not g.holds({"t0": 11_999})
+    assert len(g.clauses) == 6_000 and g.clauses[-1].text == f"{T0} != 5999"
+    assert g.holds({"t0": -1}) and not g.holds({"t0": 5_999})
     verdict = g.evaluate({"t0": 7})
     assert len(verdict.results) == 8 and verdict.first_failure.clause.index == 7
 
@@ -946,6 +946,7 @@ def test_constant_sub_expressions_that_raise_still_raise_where_eval_would():
 def test_the_costliest_operations_within_the_bound_stay_cheap():
     """Operands at the bound: each clause costs microseconds (stall detector)."""
     source = " and ".join([f"({T0} ** 4000) // ({T1} ** 2000) + {T0} ** 4000 % ({T1} ** 2500 + 1) > 0"] * 500)
+    assert len(source) <= G.MAX_GUARD_CHARS
     g = parse_guards(source)
     start = time.perf_counter()
     verdict = g.evaluate({"t0": 2, "t1": 3})

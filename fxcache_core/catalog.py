@@ -374,14 +374,6 @@ class Catalog:
                 return None
         return self._hashes[k] == entry.name
 
-    def verify(self) -> tuple[list[tuple[Entry, list[str]]], list[tuple[Entry, str]]]:
-        """(bad, unchecked) as pairs: :func:`fxcache_core.verify.verify` in the
-        shape the CLI still reads (to go once it takes the report)."""
-        from .verify import verify
-
-        rep = verify(self)
-        return [(b.entry, list(b.problems)) for b in rep.bad], [(u.entry, u.reason) for u in rep.unchecked]
-
     def has_pgo_state(self) -> bool:
         """Whether the cache dir holds Dynamo's local profile-guided automatic-dynamic
         state (``dynamo/code_state_*.pkl``, written when a job id is set:

@@ -254,6 +254,13 @@ _DISPLAY_CALLS = {
 }
 
 
+MAX_SHOWN_CLAUSES = 256
+"""Most clauses one entry's guards may have for fxcache to show them through
+sympy (summary, plain, pretty, latex, JSON trees: about a millisecond a
+clause). Real guards have tens; a hostile string of thousands of clauses would
+take tens of seconds, so it is shown as stored instead, with why."""
+
+
 def display_expr(expr: sympy.Basic, names: Mapping[str, str] | None = None) -> sympy.Basic:
     """``expr`` rebuilt from plain sympy classes, unevaluated, for sympy's printers.
 

@@ -12,8 +12,8 @@ address-space size plus :func:`budget_for` the entry, for the duration of one
 decode, and puts it back after. An allocation past it fails with
 ``MemoryError`` at once, before any memory is touched.
 
-Costs about 3 us a decode (``setrlimit`` twice; ``/proc/self/statm`` read once
-every :data:`_REREAD_EVERY` decodes). Linux only: elsewhere (no
+Costs about 7 us a decode (``/proc/self/statm`` read, ``setrlimit`` twice),
+against 100-400 us for decoding an entry. Linux only: elsewhere (no
 ``/proc/self/statm``, or ``RLIMIT_AS`` not enforced) it does nothing, and
 :data:`ENFORCED` says so. Never raises itself.
 """
@@ -35,11 +35,10 @@ BUDGET_PER_BYTE = 4
 """... plus this many bytes per byte of the entry: decoding a real entry takes
 at most ~2.6x its size at peak (measured with tracemalloc over a cache torch
 wrote; strings dominate), so a valid entry never meets the budget."""
-_SLACK = 16 * 1024 * 1024  # growth of the process between two reads of statm
-_REREAD_EVERY = 64
+_SLACK = 4 * 1024 * 1024  # what the process may map between reading statm and setrlimit
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-_state: dict = {"fd": None, "pid": None, "vm": 0, "since": _REREAD_EVERY}
+_state: dict = {"fd": None, "pid": None}
 
 
 def budget_for(n_bytes: int) -> int:
@@ -48,20 +47,20 @@ def budget_for(n_bytes: int) -> int:
 
 
 def _vm_bytes() -> int | None:
-    """This process's address-space size (bytes), re-read every few calls."""
+    """This process's address-space size now (bytes), from ``/proc/self/statm``.
+
+    Read on every call (~4 us): the process can grow by gigabytes between two
+    decodes (importing torch does), and a stale size would put the cap below
+    what is already mapped.
+    """
     st = _state
-    if st["since"] < _REREAD_EVERY:
-        st["since"] += 1
-        return st["vm"] + _SLACK
     try:
         if st["fd"] is None or st["pid"] != os.getpid():  # a forked worker reads its own
             st["fd"] = os.open("/proc/self/statm", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
             st["pid"] = os.getpid()
-        st["vm"] = int(os.pread(st["fd"], 64, 0).split()[0]) * _PAGE
+        return int(os.pread(st["fd"], 64, 0).split()[0]) * _PAGE + _SLACK
     except (OSError, ValueError, IndexError):
         return None
-    st["since"] = 0
-    return st["vm"] + _SLACK
 
 
 def _enforced() -> bool:

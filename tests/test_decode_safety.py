@@ -346,7 +346,6 @@ def test_an_entry_that_needs_more_than_the_budget_is_too_large_not_corrupt(tmp_p
     monkeypatch.setattr(memlimit, "BASE_BUDGET_BYTES", 1 << 20)
     monkeypatch.setattr(memlimit, "BUDGET_PER_BYTE", 0)
     monkeypatch.setattr(memlimit, "_SLACK", 0)
-    monkeypatch.setitem(memlimit._state, "since", memlimit._REREAD_EVERY)  # read statm now
     key = fake_key(KeyKind.FX_GRAPH, "big")
     big = stub_pickle("torch._inductor.output_code", "CompiledFxGraph",
                       {"guards_expr": None, "_fx_graph_cache_debug_lines": [str(i) for i in range(300_000)]})

@@ -89,6 +89,9 @@ def hostile(tmp_path_factory) -> dict:
         "esc": write_entry(root, KeyKind.FX_GRAPH, fx, fx_entry_bytes(ESC_GUARDS, fx)),
         "surrogate": write_entry(root, KeyKind.FX_GRAPH, fx, fx_entry_bytes(SURROGATE_GUARDS, fx)),
         "memo": write_entry(root, KeyKind.FX_GRAPH, fx, MEMO_BOMB),
+        # Bounds past Python's 4,300-digit int-to-str limit, in decimal and in hex.
+        "bigdec": write_entry(root, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= " + "9" * 5000, fx)),
+        "bighex": write_entry(root, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= 0x" + "f" * 4000, fx)),
     }
     odd_dir = KeyKind.FX_GRAPH.key_dir(root, odd_key)
     write_entry(root, KeyKind.FX_GRAPH, odd_key, fx_entry_bytes("L['t0'] > 1", odd_key))

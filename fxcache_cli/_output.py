@@ -199,10 +199,13 @@ def emit_json_listing(obj: dict[str, Any], lists: dict[str, Iterable[Any]]) -> N
 
 def columns(title: str, rows: list[tuple[str, ...]], right: set[int]) -> None:
     """Print ``title`` then ``rows`` (the first one a header) as plain columns,
-    ``right`` the right-aligned ones. Not a rich Table: a large cache has tens of
-    thousands of rows, and a Table costs ~0.2 ms a row (benchmarks/bench_scale.py)."""
-    rows = [tuple(map(shown, r)) for r in rows]
-    title = shown(title)
+    ``right`` the right-aligned ones, every cell shown escaped (:func:`shown`). Not
+    a rich Table: a large cache has tens of thousands of rows, and a Table costs
+    ~0.2 ms a row (benchmarks/bench_scale.py)."""
+    blob = title + "".join(c for r in rows for c in r)
+    if not (blob.isascii() and blob.isprintable()):  # a cell from a cache needs escapes
+        rows = [tuple(map(shown, r)) for r in rows]
+        title = shown(title)
     widths = [max(map(len, col)) for col in zip(*rows, strict=True)]
     fmt = "  ".join(f"{{:{'>' if i in right else '<'}{w}}}" for i, w in enumerate(widths))
     lines = [title, *(fmt.format(*r).rstrip() for r in rows)]

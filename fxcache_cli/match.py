@@ -6,13 +6,12 @@ from enum import Enum
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from fxcache_core.binding import DynamicMode
 
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, scan_dir
-from ._output import emit, emit_json, fail, out, plural
+from ._output import emit, emit_json, fail, out, plural, safe
 
 
 class Dynamic(str, Enum):
@@ -136,7 +135,7 @@ def match_cmd(
     if not report.results:
         out.print(f"No key among {report.keys_considered}" + (f" (traced from {fn})" if fn else "")
                   + " has an input named "
-                  + ", ".join(escape(s) for s, _ in report.inputs)
+                  + ", ".join(safe(s) for s, _ in report.inputs)
                   + " (names are the compiled function's parameters; see `fxcache guards KEY`).")
         _print_unbound(report.unbound)
         return
@@ -158,21 +157,21 @@ def match_cmd(
         c = colour[m.status]
         head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
         if m.hit is not None:
-            head += f" {escape(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {escape(m.hit.name[:16])})"
+            head += f" {safe(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {safe(m.hit.name[:16])})"
         if m.origin is not None:
-            head += f"  [cyan]{escape(str(m.origin))}[/cyan]"
+            head += f"  [cyan]{safe(str(m.origin))}[/cyan]"
         say("\n" + head)
         by_ph = {s.placeholder: s for s in m.symbols}
         for ph, v in m.values:
             s = by_ph.get(ph)
             where = f"{s.expr}, {s.source or 'source unknown'}" if s else ""
-            say(f"  {ph} = {v if v is not None else '?'}  [dim]({escape(where)})[/dim]")
+            say(f"  {ph} = {v if v is not None else '?'}  [dim]({safe(where)})[/dim]")
         for r in m.reasons:
-            say(f"  [dim]{escape(r)}[/dim]")
+            say(f"  [dim]{safe(r)}[/dim]")
         for r in m.uncertain:
-            say(f"  [yellow]cannot tell:[/yellow] {escape(r)}")
+            say(f"  [yellow]cannot tell:[/yellow] {safe(r)}")
         if m.aborted:
-            say(f"  [red]{escape(m.aborted)}[/red]")
+            say(f"  [red]{safe(m.aborted)}[/red]")
         for i, v in enumerate(m.entries):
             if m.hit is v.entry:
                 tag = "[green]hit[/green]" if m.status == "hit" else "[green]passes[/green]"
@@ -181,9 +180,9 @@ def match_cmd(
             else:
                 tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
                     v.outcome, f"[yellow]{v.outcome}[/yellow]")
-            say(f"  #{i} {escape(v.entry.name[:16])}  {tag}" + (f"  {escape(v.reason)}" if v.reason else ""))
+            say(f"  #{i} {safe(v.entry.name[:16])}  {tag}" + (f"  {safe(v.reason)}" if v.reason else ""))
         for ld in m.loads:
-            where = escape(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
+            where = safe(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
             say(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
     notes = []
     if hidden_nofit:
@@ -202,7 +201,7 @@ def _print_unbound(unbound, say=None) -> None:
     say = say or out.print
     for k, origin, takes in unbound:
         say(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
-                  f"[cyan]{escape(str(origin))}[/cyan]\n  [dim]takes {escape(', '.join(takes))}: name "
+                  f"[cyan]{safe(str(origin))}[/cyan]\n  [dim]takes {safe(', '.join(takes))}: name "
                   "it with --shapes too (a frame's locals, e.g. after a graph break)[/dim]")
 
 
@@ -226,8 +225,8 @@ def _audit(as_json: bool) -> None:
         out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}")
         for f in fs:
             c = colour[f.kind]
-            out.print(f"  [{c}]{f.kind}[/{c}] {escape(f.earlier.name[:16])} / {escape(f.later.name[:16])}: "
-                      f"{escape(f.detail)}")
+            out.print(f"  [{c}]{f.kind}[/{c}] {safe(f.earlier.name[:16])} / {safe(f.later.name[:16])}: "
+                      f"{safe(f.detail)}")
 
 
 def _mode(dynamic: Dynamic | None) -> DynamicMode:
@@ -235,16 +234,13 @@ def _mode(dynamic: Dynamic | None) -> DynamicMode:
 
 
 def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_json: bool) -> None:
-    import re
 
-    from fxcache_core.coverage import coverage
+    from fxcache_core.coverage import coverage, parse_range
 
-    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
-    if not m:
-        fail(f"--range {spec!r}: expected NAME=LO:HI, e.g. s77=1:4096")
+    name, lo, hi = parse_range(spec)
     scan = scan_dir(quiet=as_json)
     k = scan.find(key)
-    cov = coverage(indexed_catalog(scan, as_json), k, m.group(1), int(m.group(2)), int(m.group(3)), fixed, mode)
+    cov = coverage(indexed_catalog(scan, as_json), k, name, lo, hi, fixed, mode)
     done_reading()
     if as_json:
         emit_json({
@@ -272,7 +268,7 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
                    else glyph.get(seg.outcome, "?"))
     fixed_txt = ", ".join(f"{p}={v}" for p, v in cov.fixed) or "none"
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}: {cov.placeholder} ({cov.symbol}, "
-              f"{escape(cov.source or 'source unknown')}) from {lo} to {hi}; others fixed: {fixed_txt}")
+              f"{safe(cov.source or 'source unknown')}) from {lo} to {hi}; others fixed: {fixed_txt}")
     out.print(f"  {lo} " + "".join(bar) + f" {hi}")
     out.print("  [dim]digits: the entry # that serves it; · miss; × another graph; ! a guard raises; ? undecided[/dim]")
     for n, g in enumerate(cov.segments):
@@ -280,7 +276,7 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
             out.print(f"  [dim]… {len(cov.segments) - 40} more segments (--json lists them all)[/dim]")
             break
         span = f"{g.start}" if g.start == g.end else f"{g.start}..{g.end}"
-        what = (f"[green]#{g.entry.order} {escape(g.entry.name[:16])}[/green]" if g.outcome == "hit"
+        what = (f"[green]#{g.entry.order} {safe(g.entry.name[:16])}[/green]" if g.outcome == "hit"
                 else {"miss": "[red]miss[/red]: no entry's guards hold"}.get(g.outcome, g.outcome))
-        note = f"  ({escape(g.note)})" if g.note else ""
+        note = f"  ({safe(g.note)})" if g.note else ""
         out.print(f"  {span:>15}  {what}{note}")

@@ -53,6 +53,8 @@ CACHE_ENV = {
     "TORCHINDUCTOR_COMPILE_THREADS": "1",
 }
 _UNSET_ENV = ("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "TORCH_COMPILE_DEBUG")
+PGO_JOB_ID = "fxcache-demo"
+"""The ``TORCH_COMPILE_JOB_ID`` the builder compiles under (Dynamo writes PGO state only with one)."""
 
 
 def prepare_env(cache_dir: str | os.PathLike[str]) -> str:
@@ -123,6 +125,11 @@ def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None 
     :func:`build_cache_subprocess` or ``python -m demo.build_cache``.
     """
     cache_dir = prepare_env(cache_dir)
+    # A job id turns on Dynamo's local PGO state (dynamo/code_state_<job>.pkl,
+    # torch/_dynamo/pgo.py), so the cache holds it like a user's job's would. Only
+    # this process gets it: demo.oracle's processes (_child_env drops TORCH_COMPILE*)
+    # never read it, so their compiles stay as without PGO.
+    os.environ.setdefault("TORCH_COMPILE_JOB_ID", PGO_JOB_ID)
     t_start = time.perf_counter()
 
     import torch

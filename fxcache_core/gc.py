@@ -676,14 +676,22 @@ def _take_compile_lock(walk: DirWalk, r: Removal) -> tuple[int | None, str | Non
 
     Returns (the fd holding the lock, to close when done, or None; why not to go
     on, or None). Going on without a lock is right when the key has no lock file
-    (no compile ever took it). Entries and temp files need no lock.
+    (no compile ever took it). Entries and temp files need no lock. A unit's
+    file takes the unit's lock instead (:attr:`Removal.lock`: a precompiled
+    header's, PGO state's, an orphaned lock itself; () for none).
     """
-    if r.kind is not KeyKind.CODE:
+    if r.lock is not None:
+        if not r.lock:
+            return None, None
+        where = r.lock
+    elif r.kind is not KeyKind.CODE:
         return None, None
+    else:
+        where = ("locks", f"{r.key}.lock")
     import fcntl
 
     try:
-        fd = walk.open_in(("locks",), f"{r.key}.lock")
+        fd = walk.open_in(tuple(where[:-1]), where[-1])
     except FileNotFoundError:
         return None, None
     except Refused as e:

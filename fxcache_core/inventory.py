@@ -53,7 +53,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .keys import artifact_key, is_key
+from .keys import artifact_key, is_code_key, is_key
 from .store import FileInfo, Skipped, paused_gc
 
 INDUCTOR_LAYOUT = "inductor"
@@ -118,7 +118,6 @@ _TORCH_STORES = ("cache", "autoheuristic", "unhashed_kernel_inputs", "gcc", "tor
                  "cutedsl_compile_cache", "bisect")
 """Top-level dirs of torch's other stores (see the module docstring)."""
 _TORCH_STORE_FILES = ("memoizer_cache.json",)
-_CODE_KEY_RE = re.compile(r"c[a-z2-7]{51}")
 _INDEX_RE = re.compile(r"index-[0-9a-f]{32}\.sqlite(?:-journal|-wal|-shm)?")
 
 
@@ -295,7 +294,7 @@ def _classify_code(parts: tuple[str, ...]) -> tuple[Kind, str]:
         if ext.rpartition(".")[2] in LIBRARY_EXTS:
             return Kind.LIBRARY, ext
         return Kind.CODE, ext
-    if _CODE_KEY_RE.fullmatch(parts[1]) and parts[1][1:3] == parts[0]:  # <2 chars>/c<51>/...: AOTInductor
+    if is_code_key(parts[1]) and parts[1][1:3] == parts[0]:  # <2 chars>/c<51>/...: AOTInductor
         return Kind.PRECOMPILE, ""
     return Kind.UNKNOWN, ""
 

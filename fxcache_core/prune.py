@@ -44,7 +44,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .inventory import Inventory, Item, Kind
-from .keys import artifact_key
+from .keys import artifact_key, is_code_key
 from .units import format_duration
 
 GROUP_FILE_LIMIT = 1 << 20
@@ -130,12 +130,11 @@ def _orphaned(parts: tuple[str, ...], present: set[tuple[str, ...]]) -> bool:
     name = parts[-1]
     stem = name[: -len(".lock")]
     if parts[:-1] == ("locks",):
-        key = artifact_key(stem)
-        if key != stem:
+        if not is_code_key(stem):
             return False
-        return not any(p[:1] == (key[1:3],) and p[1].startswith(key) for p in present if len(p) == 2)
+        return not any(p[:1] == (stem[1:3],) and p[1].startswith(stem) for p in present if len(p) == 2)
     if parts[:-1] == ("precompiled_headers", "locks"):
-        return artifact_key(stem) == stem and not any(
+        return is_code_key(stem) and not any(
             p[:2] == ("precompiled_headers", stem + ".h") or p[:1] == ("precompiled_headers",)
             and len(p) == 2 and p[1].startswith(stem + ".") for p in present)
     if parts[:1] == ("dynamo",) and stem.startswith("code_state_") and stem.endswith(".pkl"):

@@ -86,6 +86,7 @@ def units(inv: Inventory) -> list[Unit]:
     with the entries) and generated-code files (each with its code key's
     compile lock) as units. Each file is in at most one unit."""
     present = {inv.relative(i.file.where) for i in inv.items}
+    guarded = _guarded(present)
     out: list[Unit] = []
     triton: dict[tuple[str, ...], list[Item]] = {}
     for i in inv.items:
@@ -99,7 +100,7 @@ def units(inv: Inventory) -> list[Unit]:
         elif i.kind is Kind.PGO:
             lock = (*parts[:-1], parts[-1] + ".lock")
             out.append(Unit(Kind.PGO, "/".join(parts), (i,), lock if lock in present else ()))
-        elif i.kind is Kind.LOCK and _orphaned(parts, present):
+        elif i.kind is Kind.LOCK and _orphaned(parts, present, guarded):
             out.append(Unit(Kind.LOCK, "/".join(parts), (i,), parts))
         elif i.kind is Kind.TEMP and not _in_entry_key_dir(parts):
             out.append(Unit(Kind.TEMP, "/".join(parts), (i,), (), _temp_dirs(parts)))
@@ -123,24 +124,34 @@ def _temp_dirs(parts: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple(parts[:n] for n in range(len(parts) - 1, 0, -1) if parts[n - 1].startswith("tmp."))
 
 
-def _orphaned(parts: tuple[str, ...], present: set[tuple[str, ...]]) -> bool:
+def _guarded(present: set[tuple[str, ...]]) -> set[tuple[str, ...]]:
+    """What a lock file may guard, by the names its lock is named after: code
+    keys with a file (``("code", key)``), precompiled headers (``("pch", key)``),
+    Triton dirs with a file (their names below the root)."""
+    out: set[tuple[str, ...]] = set()
+    for p in present:
+        if len(p) == 2 and len(p[0]) == 2 and is_code_key(p[1][:52]):
+            out.add(("code", p[1][:52]))
+        elif len(p) == 2 and p[0] == "precompiled_headers" and is_code_key(p[1][:52]):
+            out.add(("pch", p[1][:52]))
+        elif len(p) >= 4 and p[0] == "triton":
+            out.add(p[:3])
+    return out
+
+
+def _orphaned(parts: tuple[str, ...], present: set[tuple[str, ...]], guarded: set[tuple[str, ...]]) -> bool:
     """Whether what a lock file guards is gone (so no compile will want it again
     soon): a code key's files, a precompiled header, PGO state, a Triton dir.
     Locks of other names (``g++.lock``, a vec-ISA check's) are never orphans."""
-    name = parts[-1]
-    stem = name[: -len(".lock")]
+    stem = parts[-1][: -len(".lock")]
     if parts[:-1] == ("locks",):
-        if not is_code_key(stem):
-            return False
-        return not any(p[:1] == (stem[1:3],) and p[1].startswith(stem) for p in present if len(p) == 2)
+        return is_code_key(stem) and ("code", stem) not in guarded
     if parts[:-1] == ("precompiled_headers", "locks"):
-        return is_code_key(stem) and not any(
-            p[:2] == ("precompiled_headers", stem + ".h") or p[:1] == ("precompiled_headers",)
-            and len(p) == 2 and p[1].startswith(stem + ".") for p in present)
+        return is_code_key(stem) and ("pch", stem) not in guarded
     if parts[:1] == ("dynamo",) and stem.startswith("code_state_") and stem.endswith(".pkl"):
         return (*parts[:-1], stem) not in present
     if parts[:1] == ("triton",) and len(parts) == 3:
-        return not any(p[:3] == (*parts[:-1], stem) for p in present)
+        return (*parts[:-1], stem) not in guarded
     return False
 
 

@@ -17,7 +17,8 @@ path under the cache dir                   kind                  written by (tor
 ``fxgraph/<key[1:3]>/<key>/<entry>``       ``fx``                ``FxGraphCache`` (_inductor/codecache.py)
 ``aotautograd/<key>/<entry>``              ``aot``               ``AOTAutogradCache`` (_functorch/.../autograd_cache.py)
 ``<2 chars>/c<51>.<ext>``                  ``code``              ``write`` (codecache.py): ``.py``, ``.cpp``, ``.main.cpp``, ``.h``...
-``<2 chars>/c<51>[.main].so`` (``.o``...)  ``library``           ``CppBuilder`` (_inductor/cpp_builder.py)
+``<2 chars>/c<51>[.main].so`` (``.o``...)  ``library``           ``CppBuilder`` (_inductor/cpp_builder.py), and
+                                                                 torch 2.14+'s ``.so.load_ok`` markers
 ``<2 chars>/c<51>.best_config``            ``autotune``          ``LocalAutotuneCache`` (_inductor/runtime/autotune_cache.py)
 ``precompiled_headers/c<51>.h[.gch]``      ``precompiled-header``  ``_precompile_header`` (codecache.py)
 ``triton/<device>/<hash>/...``             ``triton``            Triton's ``FileCacheManager`` (triton/runtime/cache.py),
@@ -110,6 +111,11 @@ _LABELS = {
 
 LIBRARY_EXTS = frozenset({"so", "o", "a", "pyd", "dll", "dylib", "lib", "obj"})
 """Last extensions of compiled output (``c<51>.so``, ``c<51>.main.so``, ``.o``...)."""
+
+LOAD_OK = ".load_ok"
+"""The empty marker torch 2.14+ writes beside a library that passed its load check
+(``<key>.so.load_ok``, ``VecISA.check_build`` in torch/_inductor/cpu_vec_isa.py):
+counted with the libraries."""
 
 PCH_EXTS = (".h.gch", ".h.pch", ".h")
 """A precompiled header ``c<51>.h.gch`` (``.pch`` with clang/Windows) and its stub ``c<51>.h``."""
@@ -291,7 +297,7 @@ def _classify_code(parts: tuple[str, ...]) -> tuple[Kind, str]:
         ext = name[len(key):]
         if ext == ".best_config":
             return Kind.AUTOTUNE, ""
-        if ext.rpartition(".")[2] in LIBRARY_EXTS:
+        if ext.rpartition(".")[2] in LIBRARY_EXTS or ext.endswith(LOAD_OK):
             return Kind.LIBRARY, ext
         return Kind.CODE, ext
     if is_code_key(parts[1]) and parts[1][1:3] == parts[0]:  # <2 chars>/c<51>/...: AOTInductor

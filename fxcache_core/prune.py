@@ -43,7 +43,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .inventory import Inventory, Item, Kind
+from .inventory import LOAD_OK, Inventory, Item, Kind
 from .keys import artifact_key, is_code_key
 from .units import format_duration
 
@@ -84,9 +84,12 @@ def units(inv: Inventory) -> list[Unit]:
     """The inventory's Triton kernel dirs, precompiled headers, PGO state,
     orphaned locks, temp files (but those of entry key dirs, which gc.py plans
     with the entries) and generated-code files (each with its code key's
-    compile lock) as units. Each file is in at most one unit."""
+    compile lock; a library with its ``.load_ok`` marker, the marker first, as
+    gc.py's ``_code_removals`` does) as units. Each file is in at most one unit."""
     present = {inv.relative(i.file.where) for i in inv.items}
     guarded = _guarded(present)
+    where = {i.file.where for i in inv.items}
+    markers = {i.file.where: i for i in inv.items if i.file.name.endswith(LOAD_OK)}
     out: list[Unit] = []
     triton: dict[tuple[str, ...], list[Item]] = {}
     for i in inv.items:
@@ -105,9 +108,13 @@ def units(inv: Inventory) -> list[Unit]:
         elif i.kind is Kind.TEMP and not _in_entry_key_dir(parts):
             out.append(Unit(Kind.TEMP, "/".join(parts), (i,), (), _temp_dirs(parts)))
         elif i.kind in (Kind.CODE, Kind.LIBRARY, Kind.AUTOTUNE) and len(parts) == 2:
+            if i.file.name.endswith(LOAD_OK) and i.file.where[: -len(LOAD_OK)] in where:
+                continue  # goes with its library, first
             key = artifact_key(parts[-1]) or ""
             lock = ("locks", f"{key}.lock")
-            out.append(Unit(i.kind, "/".join(parts), (i,), lock if lock in present else ()))
+            marker = markers.get(i.file.where + LOAD_OK)
+            out.append(Unit(i.kind, "/".join(parts), (marker, i) if marker else (i,),
+                            lock if lock in present else ()))
     for d, items in sorted(triton.items()):
         lock = (*d[:-1], d[-1] + ".lock")
         out.append(Unit(Kind.TRITON, "/".join(d), tuple(items), lock if lock in present else (), (d,)))
@@ -222,7 +229,7 @@ def select(us: Sequence[Unit], *, now: float, grace_s: float, older_than_s: floa
         elif u.kind in (Kind.TRITON, Kind.PCH) and artifacts and old:
             pick(u, f"{_NOUN[u.kind]} unused for {format_duration(age)}")
         if u.kind in (Kind.PCH, Kind.LIBRARY) and stale_include_dir is not None:
-            i = u.items[0]
+            i = u.items[-1]  # the library, not its load-check marker
             try:
                 stale, why = built_by_another_torch(i.file.where, i.file.mtime, stale_include_dir,
                                                     pch=u.kind is Kind.PCH)

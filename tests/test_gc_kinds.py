@@ -265,3 +265,16 @@ def test_gc_frees_what_it_says_and_torch_compiles_and_hits_after(cache_copy, def
     assert run["error"] is None
     assert run["counters"]["autograd_cache_hit"] >= 1 and run["counters"]["fxgraph_cache_miss"] == 0
     assert list((default / "precompiled_headers").glob("*.gch"))
+
+
+def test_a_stale_library_goes_with_its_load_ok_marker_first(tmp_path):
+    root = tmp_path / "cache"
+    (root / "ab").mkdir(parents=True)
+    lib = root / "ab" / f"{KEY}.so"
+    lib.write_bytes(b"\x7fELF" + b"\0" * 32 + b"/old/venv/torch/include/c10/util/Exception.h\0")
+    marker = root / "ab" / f"{KEY}.so.load_ok"  # torch 2.14+: trusted without a load check
+    marker.touch()
+    _age([root], 2 * DAY)
+    assert {i.kind for i in take_inventory(root).items} == {Kind.LIBRARY}
+    plan = _plan(root, stale_against=(), stale_include_dir=str(tmp_path / "torch" / "include"))
+    assert [r.file.where for r in plan.removals] == [str(marker), str(lib)]

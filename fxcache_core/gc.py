@@ -314,8 +314,11 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
         return owned_cache[0]
 
     def cost(e: Entry) -> int:
+        # What removing e frees: its wrapper module too, unless used within the
+        # hour (then _code_removals keeps it, and so must the budget's count).
         a = owned().get(e.file.where)
-        return e.size + (a.file.size if a is not None else 0)
+        return e.size + (a.file.size if a is not None and now - last_use(a.file) > TEMP_FILE_GRACE_S
+                         else 0)
 
     traced = {name: (t, c) for name, t, c in policy.trace_use}
 

@@ -19,12 +19,18 @@ kept.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 
-_PATH_RE = re.compile(rb"(/[\x21-\x7e]{0,4000}?/torch/include)(/[\x21-\x7e]{1,4000})?")
+_NEEDLE = b"/torch/include"
+_PRINTABLE = bytes(range(0x21, 0x7F))
+_MAX_PATH = 4096
 _CHUNK = 8 << 20
+MAX_READ = 1 << 30
+"""Files larger than this (bytes) are not searched: no verdict."""
 _MAX_PATHS = 20_000
+MAX_OCCURRENCES = 100_000
+"""A file naming ``/torch/include`` more often than this is not judged (a real
+precompiled header names it a few hundred times)."""
 _O_NOATIME = getattr(os, "O_NOATIME", 0)
 
 
@@ -46,8 +52,13 @@ def recorded_paths(path: str, *, headers: bool) -> Recorded:
     ``headers``, the header paths under them), read in 8 MiB chunks without
     following a symlink and without moving its access time where the OS allows.
 
+    Linear in the file's size whatever its bytes: each occurrence of
+    ``/torch/include`` is extended to the printable run around it, at most
+    4,096 bytes either way.
+
     Raises:
-        OSError: the file cannot be opened (a symlink included) or read.
+        OSError: the file cannot be opened (a symlink included) or read, or is
+            larger than :data:`MAX_READ`.
     """
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -58,19 +69,40 @@ def recorded_paths(path: str, *, headers: bool) -> Recorded:
         fd = os.open(path, flags)
     dirs: set[str] = set()
     found: set[str] = set()
-    tail = b""
     with os.fdopen(fd, "rb") as f:
+        if os.fstat(f.fileno()).st_size > MAX_READ:
+            raise OSError(f"larger than {MAX_READ} bytes: not searched")
+        # The tail of what was read, where unsearched bytes start in it, and where the
+        # printable run of the last occurrence ended (a run is never read twice).
+        keep, skip, done, seen = b"", 0, 0, 0
         while True:
             chunk = f.read(_CHUNK)
+            buf = keep + chunk
+            # An occurrence whose printable run may go on into the next chunk waits for it.
+            limit = len(buf) if not chunk else max(skip, len(buf) - _MAX_PATH - len(_NEEDLE))
+            i = buf.find(_NEEDLE, skip)
+            while 0 <= i < limit:
+                seen += 1
+                if seen > MAX_OCCURRENCES:
+                    raise OSError(f"it names torch/include more than {MAX_OCCURRENCES} times: not searched further")
+                # The printable run around it, within _MAX_PATH either way and never back
+                # into the run before (each byte is looked at a bounded number of times).
+                back = buf[max(done, i - _MAX_PATH):i]
+                start = i - (len(back) - len(back.rstrip(_PRINTABLE)))
+                end = i + len(_NEEDLE)
+                ahead = buf[end:end + _MAX_PATH]
+                stop = end + len(ahead) - len(ahead.lstrip(_PRINTABLE))
+                head = buf[start:end]
+                d = head[head.find(b"/"):].decode("ascii", "replace")
+                dirs.add(d)
+                if headers and stop > end + 1 and buf[end] == 0x2F and len(found) < _MAX_PATHS:
+                    found.add(d + buf[end:stop].decode("ascii", "replace"))
+                done = stop
+                i = buf.find(_NEEDLE, stop)
             if not chunk:
                 break
-            buf = tail + chunk
-            for m in _PATH_RE.finditer(buf):
-                d = m.group(1).decode("ascii", "replace")
-                dirs.add(d)
-                if headers and m.group(2) and len(found) < _MAX_PATHS:
-                    found.add(d + m.group(2).decode("ascii", "replace"))
-            tail = buf[-8192:]
+            base = max(0, limit - _MAX_PATH)  # keep what a deferred path may start with
+            keep, skip, done = buf[base:], limit - base, max(0, done - base)
     return Recorded(frozenset(dirs), frozenset(found))
 
 

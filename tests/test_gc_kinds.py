@@ -278,3 +278,28 @@ def test_a_stale_library_goes_with_its_load_ok_marker_first(tmp_path):
     assert {i.kind for i in take_inventory(root).items} == {Kind.LIBRARY}
     plan = _plan(root, stale_against=(), stale_include_dir=str(tmp_path / "torch" / "include"))
     assert [r.file.where for r in plan.removals] == [str(marker), str(lib)]
+
+
+def test_the_header_search_is_bounded_and_exact_across_chunks(tmp_path, monkeypatch):
+    from fxcache_core import provenance
+
+    p = tmp_path / "x.so"
+    path = b"/opt/venv/lib/python3.11/site-packages/torch/include/ATen/x.h"
+    p.write_bytes(b"\0" * 70 + path + b"\0" * 70)
+    for chunk in (16, 64, 4096):  # the path straddles chunk boundaries
+        monkeypatch.setattr(provenance, "_CHUNK", chunk)
+        rec = provenance.recorded_paths(str(p), headers=True)
+        assert rec.include_dirs == {path[: -len(b"/ATen/x.h")].decode()} and rec.headers == {path.decode()}
+    # A hostile file naming torch/include endlessly gets no verdict (kept), quickly.
+    monkeypatch.setattr(provenance, "_CHUNK", 8 << 20)
+    p.write_bytes(b"/torch/include\0" * (provenance.MAX_OCCURRENCES + 10))
+    t = time.monotonic()
+    with pytest.raises(OSError, match="more than"):
+        provenance.recorded_paths(str(p), headers=True)
+    assert time.monotonic() - t < 30
+    root = tmp_path / "c"
+    (root / "ab").mkdir(parents=True)
+    shutil.move(p, root / "ab" / f"{KEY}.so")
+    _age([root], 2 * DAY)
+    plan = _plan(root, stale_against=(), stale_include_dir=str(tmp_path / "torch" / "include"))
+    assert not plan.removals and "more than" in plan.undecided[0][1]

@@ -57,6 +57,15 @@ class RealCache:
 
     root: Path
     summary: dict[str, Any]
+    pgo: Path | None = None
+    """A dir holding the ``dynamo/`` folder torch wrote while building (PGO state
+    under a job id), moved out of ``root``: its presence changes what ``match``
+    can decide, so tests that want it copy it in (:meth:`with_pgo`)."""
+
+    def with_pgo(self, dst: Path) -> None:
+        """Copy torch's PGO state (``dynamo/``) into the cache copy ``dst``."""
+        assert self.pgo is not None and (self.pgo / "dynamo").is_dir()
+        shutil.copytree(self.pgo / "dynamo", dst / "dynamo", dirs_exist_ok=True)
 
     @property
     def fxgraph(self) -> Path:
@@ -85,8 +94,12 @@ def real_cache(tmp_path_factory: pytest.TempPathFactory) -> RealCache:
     from demo.build_cache import build_cache_subprocess
 
     root = tmp_path_factory.mktemp("real-cache") / "inductor"
-    summary = build_cache_subprocess(root)
-    return RealCache(root=root, summary=summary)
+    summary = build_cache_subprocess(root, pgo_job_id="fxcache-tests")
+    pgo = root.parent / "pgo"
+    pgo.mkdir()
+    if (root / "dynamo").is_dir():
+        shutil.move(root / "dynamo", pgo / "dynamo")
+    return RealCache(root=root, summary=summary, pgo=pgo)
 
 
 @pytest.fixture(scope="session")

@@ -64,9 +64,10 @@ def _kinds(report: dict) -> dict[str, dict]:
 
 
 @pytest.mark.torch
-def test_df_totals_equal_find_and_du_on_a_real_cache(real_cache):
-    rep = _df(real_cache.root)
-    assert_matches_find_and_du(rep, real_cache.root)
+def test_df_totals_equal_find_and_du_on_a_real_cache(real_cache, cache_copy):
+    real_cache.with_pgo(cache_copy)  # the PGO state torch wrote under a job id
+    rep = _df(cache_copy)
+    assert_matches_find_and_du(rep, cache_copy)
     kinds = _kinds(rep)
     # What the demo compiles leaves: entries, generated C++/Python, .so, PGO state, locks.
     assert {"fx", "aot", "code", "library", "pgo", "lock"} <= set(kinds), sorted(kinds)
@@ -74,7 +75,7 @@ def test_df_totals_equal_find_and_du_on_a_real_cache(real_cache):
     assert {e["name"] for e in kinds["code"]["by_extension"]} >= {".py", ".cpp"}
     assert {e["name"] for e in kinds["library"]["by_extension"]} >= {".so"}
     # The entry rows are exactly what ls counts.
-    ls = json.loads(run_fxcache("--cache-dir", str(real_cache.root), "ls", "--json").stdout)
+    ls = json.loads(run_fxcache("--cache-dir", str(cache_copy), "ls", "--json").stdout)
     for kind, name in (("fx", "fxgraph"), ("aot", "aotautograd")):
         entries = [e for k in ls if k["kind"] == name for e in k["entries"]]
         assert kinds[kind]["files"] == len(entries)

@@ -37,13 +37,14 @@ def _age_all_but_entries(root: Path, seconds: float) -> None:
             os.utime(p, (t, t) if entry else (t - seconds, t - seconds))
 
 
-def test_gc_during_compiles_removes_only_its_plan(cache_copy):
+def test_gc_during_compiles_removes_only_its_plan(real_cache, cache_copy):
     from synth import install_triton_layout
 
     from demo.build_cache import _child_env
     from demo.oracle import torch_lookups
 
     install_triton_layout(cache_copy / "triton" / "0")
+    real_cache.with_pgo(cache_copy)
     _age_all_but_entries(cache_copy, 2 * 3600)
 
     # Other processes compile new shapes into the cache (misses: new entries, temp files,

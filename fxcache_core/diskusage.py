@@ -14,8 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .inventory import Inventory, Item, Kind, Totals
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
 
 
 @dataclass(frozen=True)
@@ -159,7 +163,7 @@ def _reclaim(items: list[Item], paths: set[str]) -> Reclaim:
     return Reclaim(len(hit), sum(i.file.size for i in hit if i.counted))
 
 
-def measure(catalog, *, stale_against: tuple[tuple[str, str], ...] | None = None,
+def measure(catalog: Catalog, *, stale_against: tuple[tuple[str, str], ...] | None = None,
             stale_include_dir: str | None = None, index_path: Path | None = None,
             now: float | None = None) -> DiskUsage:
     """``df`` of the catalog's cache dir: its inventory, with what gc's default

@@ -50,8 +50,7 @@ import enum
 import os
 import re
 import stat
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .keys import artifact_key, is_code_key, is_key
@@ -214,17 +213,6 @@ class Inventory:
     totals: Totals
     symlinks: tuple[str, ...] = ()
     unreadable: tuple[Skipped, ...] = ()
-    _by_where: dict[str, Item] = field(default_factory=dict, repr=False, compare=False)
-
-    def of_kind(self, kind: Kind) -> Iterator[Item]:
-        """The items of ``kind``, by path."""
-        return (i for i in self.items if i.kind is kind)
-
-    def get(self, where: str) -> Item | None:
-        """The item at this absolute path (as the walk spelled it), or None."""
-        if not self._by_where:
-            self._by_where.update((i.file.where, i) for i in self.items)
-        return self._by_where.get(where)
 
     def relative(self, where: str) -> tuple[str, ...]:
         """The names of ``where`` below the root."""

@@ -191,6 +191,9 @@ def test_gc_frees_what_it_says_it_frees(tmp_path):
     assert res["bytes_freed"] > 0 and before - after.totals.bytes == res["bytes_freed"]
     left = {i.kind for i in after.items}
     assert not left & {Kind.TRITON, Kind.PGO, Kind.AUTOTUNE, Kind.TEMP}, left
+    # The Triton kernel dirs (and Triton's temp dir) went whole: nothing is left of them.
+    devdir = root / "triton" / "0"
+    assert not devdir.exists() or not list(devdir.iterdir()), list(devdir.iterdir())
 
 
 @pytest.mark.torch

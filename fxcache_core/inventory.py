@@ -138,12 +138,14 @@ class Item:
             else ``""``.
         counted: False for a second name of a hard-linked file already counted
             (``du`` counts an inode once; :attr:`Totals.bytes` does the same).
+        parts: its names below the root.
     """
 
     file: FileInfo
     kind: Kind
     detail: str = ""
     counted: bool = True
+    parts: tuple[str, ...] = ()
 
     @property
     def last_use(self) -> float:
@@ -384,7 +386,7 @@ def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
                 if first:
                     file_bytes += s.st_size
                 items.append(Item(FileInfo(d.path, s.st_size, s.st_mtime, s.st_atime, s.st_mtime_ns,
-                                           s.st_ino), kind, detail, first))
+                                           s.st_ino), kind, detail, first, sub))
             else:
                 n_other += 1
     items.sort(key=lambda i: i.file.where)

@@ -86,14 +86,14 @@ def units(inv: Inventory) -> list[Unit]:
     with the entries) and generated-code files (each with its code key's
     compile lock; a library with its ``.load_ok`` marker, the marker first, as
     gc.py's ``_code_removals`` does) as units. Each file is in at most one unit."""
-    present = {inv.relative(i.file.where) for i in inv.items}
+    present = {i.parts for i in inv.items}
     guarded = _guarded(present)
     where = {i.file.where for i in inv.items}
     markers = {i.file.where: i for i in inv.items if i.file.name.endswith(LOAD_OK)}
     out: list[Unit] = []
     triton: dict[tuple[str, ...], list[Item]] = {}
     for i in inv.items:
-        parts = inv.relative(i.file.where)
+        parts = i.parts
         if i.kind is Kind.TRITON:
             triton.setdefault(parts[:-1], []).append(i)
         elif i.kind is Kind.PCH and not parts[-1].endswith(".h"):
@@ -108,7 +108,7 @@ def units(inv: Inventory) -> list[Unit]:
         elif i.kind is Kind.TEMP and not _in_entry_key_dir(parts):
             out.append(Unit(Kind.TEMP, "/".join(parts), (i,), (), _temp_dirs(parts)))
         elif i.kind in (Kind.CODE, Kind.LIBRARY, Kind.AUTOTUNE) and len(parts) == 2:
-            if i.file.name.endswith(LOAD_OK) and i.file.where[: -len(LOAD_OK)] in where:
+            if parts[-1].endswith(LOAD_OK) and i.file.where[: -len(LOAD_OK)] in where:
                 continue  # goes with its library, first
             key = artifact_key(parts[-1]) or ""
             lock = ("locks", f"{key}.lock")

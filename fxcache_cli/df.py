@@ -8,11 +8,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.filesize import decimal as human_bytes
-from rich.markup import escape
 
 from ._app import JsonOpt
 from ._context import done_reading, installed_build, open_catalog, state
-from ._output import age, columns, emit, emit_json, fail, plural
+from ._output import age, columns, emit, emit_json, fail, plural, safe
 
 
 def df_cmd(
@@ -83,12 +82,12 @@ def _render(rep: Any, stale: bool, title: str) -> None:
          + ("" if stale else " What --stale would free: fxcache df --stale (imports torch)."))
     if rep.undecided:
         emit(f"[dim]--stale could not judge {plural(len(rep.undecided), 'file')} (kept): "
-             + escape(rep.undecided[0][1]) + "[/dim]")
+             + safe(rep.undecided[0][1]) + "[/dim]")
     for p, why in rep.unreadable[:5]:
-        emit(f"[yellow]not counted[/yellow] {escape(p)}: {escape(why)}")
+        emit(f"[yellow]not counted[/yellow] {safe(p)}: {safe(why)}")
     if rep.index is not None:
         where = "inside" if rep.index[0].startswith(str(rep.root).rstrip("/") + "/") else "outside"
-        emit(f"[dim]fxcache's index of this cache: {escape(rep.index[0])} "
+        emit(f"[dim]fxcache's index of this cache: {safe(rep.index[0])} "
              f"({human_bytes(rep.index[1])}), {where} the cache dir.[/dim]")
 
 
@@ -106,4 +105,4 @@ def _pch_note(root: Any) -> None:
     except OSError:
         return
     emit(f"[dim]Torch keeps precompiled headers in the default cache dir whatever TORCHINDUCTOR_CACHE_DIR "
-         f"says: {human_bytes(size)} in {escape(str(pch))} (fxcache --cache-dir {escape(str(d))} df).[/dim]")
+         f"says: {human_bytes(size)} in {safe(str(pch))} (fxcache --cache-dir {safe(str(d))} df).[/dim]")

@@ -230,7 +230,10 @@ class Index:
                        "mtime_ns INT, ino INT, schema INT, sha TEXT, corrupt TEXT, body TEXT)")
             if root is not None:
                 db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
+                try:
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
+                except UnicodeEncodeError:
+                    pass  # a path that is not valid UTF-8 is not recorded: never pruned
                 db.commit()
             self._db = db
             if new:
@@ -353,7 +356,7 @@ def indexed_root(path: Path) -> str | None:
     finally:
         db.close()
     for root in candidates:
-        if hashlib.sha256(root.encode(errors="surrogateescape")).hexdigest()[:32] == m.group(1):
+        if hashlib.sha256(os.fsencode(root)).hexdigest()[:32] == m.group(1):
             return root
     return None
 
@@ -362,10 +365,12 @@ def prune_index_dir(index_dir: Path, keep: Path | None = None, min_age_s: float 
     """Delete the index files in ``index_dir`` whose cache dir is gone; return them.
 
     Only files named ``index-<32 hex>.sqlite`` (and their ``-journal``/``-wal``/
-    ``-shm`` companions) whose recorded cache dir (:func:`indexed_root`) hashes
-    to their name and does not exist (``ENOENT`` on ``stat``: a dir fxcache
-    merely could not look at is not gone), untouched for ``min_age_s``
-    seconds (a run may be filling it). ``keep`` is never deleted. Never raises.
+    ``-shm`` companions, and the ``usage-<same hex>.sqlite`` trace facts of the
+    same cache dir, :mod:`fxcache_core.usage`) whose recorded cache dir
+    (:func:`indexed_root`) hashes to their name and does not exist (``ENOENT``
+    on ``stat``: a dir fxcache merely could not look at is not gone), untouched
+    for ``min_age_s`` seconds (a run may be filling it). ``keep`` is never
+    deleted. Never raises.
     """
     removed: list[Path] = []
     try:
@@ -392,11 +397,13 @@ def prune_index_dir(index_dir: Path, keep: Path | None = None, min_age_s: float 
         except OSError as e:
             if e.errno != errno.ENOENT:
                 continue
-        for companion in (p, *(Path(str(p) + s) for s in ("-journal", "-wal", "-shm"))):
-            try:
-                os.unlink(companion)
-                if companion == p:
+        usage = p.with_name("usage-" + name[len("index-"):])  # the same cache dir's trace facts
+        for base in (p, usage):
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                try:
+                    os.unlink(str(base) + suffix)
+                except OSError:
+                    continue
+                if base == p and not suffix:
                     removed.append(p)
-            except OSError:
-                pass
     return removed

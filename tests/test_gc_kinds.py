@@ -308,3 +308,18 @@ def test_the_header_search_is_bounded_and_exact_across_chunks(tmp_path, monkeypa
     _age([root], 2 * DAY)
     plan = _plan(root, stale_against=(), stale_include_dir=str(tmp_path / "torch" / "include"))
     assert not plan.removals and "more than" in plan.undecided[0][1]
+
+
+def test_a_hostile_group_file_names_nothing(tmp_path):
+    root = _layout(tmp_path)
+    dirs = sorted((root / "triton" / "0").iterdir())
+    grps = [next(d.glob("__grp__*.json")) for d in dirs]
+    grps[1].write_bytes(b"{" * (2 << 20))                  # over the read limit
+    grps[2].write_bytes(b'{"child_paths": ["/etc/passwd"]}')  # not Triton's shape
+    os.symlink("/etc/passwd", dirs[1] / "__grp__link.json")  # never followed
+    _age(dirs[:1], 10 * DAY)
+    _age(dirs[1:], 7200)
+    plan = _plan(root, older_than_s=DAY, artifacts=True, now=time.time())
+    gone = _removed(plan)
+    assert {os.path.relpath(f, root) for f in dirs[0].iterdir()} <= gone
+    assert not any(os.path.relpath(d, root) in g for d in dirs[1:] for g in gone)

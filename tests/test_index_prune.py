@@ -24,6 +24,8 @@ def test_making_an_index_drops_those_of_gone_cache_dirs_only(tmp_path, monkeypat
         Index(default_index_path(d), d).close()
     for d in (kept, gone):
         _old(default_index_path(d))
+    usage = default_index_path(gone).with_name(default_index_path(gone).name.replace("index-", "usage-"))
+    usage.write_bytes(b"")  # fxcache explain's trace facts of the same cache dir
     gone.rmdir()
     fresh_gone.rmdir()  # its index was used within the hour: a run may be filling it
     (idx / "notes.txt").write_text("not fxcache's")
@@ -40,7 +42,7 @@ def test_making_an_index_drops_those_of_gone_cache_dirs_only(tmp_path, monkeypat
     new.mkdir()
     Index(default_index_path(new), new).close()  # a new index file: the others are pruned
     left = set(os.listdir(idx))
-    assert default_index_path(gone).name not in left
+    assert default_index_path(gone).name not in left and usage.name not in left
     assert {default_index_path(d).name for d in (kept, fresh_gone, new)} <= left
     assert {"notes.txt", foreign.name} <= left
 

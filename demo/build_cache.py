@@ -115,14 +115,24 @@ def _counter_snapshot() -> dict[str, int]:
     return out
 
 
-def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None = None) -> dict:
+def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None = None,
+                pgo_job_id: str | None = None) -> dict:
     """Compile and call the chosen cases (default: all) into ``cache_dir``.
+
+    ``pgo_job_id``: compile under this ``TORCH_COMPILE_JOB_ID``, so that Dynamo
+    also writes its PGO state (``dynamo/code_state_<job>.pkl``). Its presence
+    makes ``match`` say undecided where PGO may change a first call's trace.
 
     Must run in a process where torch has not been imported yet (or was
     imported with the same ``TORCHINDUCTOR_CACHE_DIR``): prefer
     :func:`build_cache_subprocess` or ``python -m demo.build_cache``.
     """
     cache_dir = prepare_env(cache_dir)
+    if pgo_job_id is not None:
+        # A job id turns on Dynamo's local PGO state (dynamo/code_state_<job>.pkl,
+        # torch/_dynamo/pgo.py), as a user's job writes it. Only this process gets
+        # it: demo.oracle's processes (_child_env drops TORCH_COMPILE*) never read it.
+        os.environ["TORCH_COMPILE_JOB_ID"] = pgo_job_id
     t_start = time.perf_counter()
 
     import torch
@@ -205,11 +215,14 @@ def build_cache_subprocess(
     cases: list[str] | None = None,
     python: str = sys.executable,
     timeout: float = 600,
+    pgo_job_id: str | None = None,
 ) -> dict:
     """Build the cache in a fresh ``python -m demo.build_cache`` process."""
     argv = ["-m", "demo.build_cache", os.path.abspath(os.fspath(cache_dir))]
     if cases is not None:
         argv += ["--cases", ",".join(cases)]
+    if pgo_job_id is not None:
+        argv += ["--pgo-job-id", pgo_job_id]
     return run_json_subprocess(argv, python=python, timeout=timeout)
 
 
@@ -219,9 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("cache_dir")
     p.add_argument("--cases", default=None, help="comma-separated case names (default: all)")
+    p.add_argument("--pgo-job-id", default=None,
+                   help="compile under this TORCH_COMPILE_JOB_ID: Dynamo writes PGO state too")
     ns = p.parse_args(argv)
     names = [n for n in ns.cases.split(",") if n] if ns.cases else None
-    summary = build_cache(ns.cache_dir, names)
+    summary = build_cache(ns.cache_dir, names, ns.pgo_job_id)
     sys.stdout.write(json.dumps(summary, sort_keys=True) + "\n")
     sys.stdout.flush()
     return 0

@@ -61,6 +61,8 @@ def main() -> None:
 
     d = ["--cache-dir", str(cache)]
     fxcache(*d, "ls")
+    # Every file torch wrote there, by kind, with what gc would reclaim.
+    fxcache(*d, "df")
     # The FX key of same_graph_two_regions: one graph, two entries for two shape regions.
     found = json.loads(subprocess.run(
         [sys.executable, "-m", "fxcache_cli", *d, "match", "--fn", "same_graph_two_regions",

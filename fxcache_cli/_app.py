@@ -1,5 +1,5 @@
 """The Typer app and its global options; each command lives in its own module
-(``ls``, ``guards``, ``match``, ``verify``, ``key``, ``gc``), registered by
+(``ls``, ``df``, ``guards``, ``match``, ``verify``, ``key``, ``gc``), registered by
 :mod:`fxcache_cli.app`."""
 
 from __future__ import annotations

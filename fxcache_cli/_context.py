@@ -90,7 +90,7 @@ def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bo
     if indexed and state.remote is None:  # a remote snapshot is a new temp dir each run
         from fxcache_core.index import Index, default_index_path
 
-        idx = Index(default_index_path(scan.root))
+        idx = Index(default_index_path(scan.root), scan.root)
         _indexes.append(idx)
     return Catalog(scan, idx, on_read=prog, hash_on_read=not indexed if hashing is None else hashing)
 

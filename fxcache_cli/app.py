@@ -13,7 +13,7 @@ import typer
 
 from fxcache_core.errors import FxcacheError
 
-from . import explain, gc, guards, key, ls, match, verify
+from . import df, explain, gc, guards, key, ls, match, verify
 from ._app import app
 from ._context import close_all
 from ._output import error_line
@@ -21,6 +21,7 @@ from ._output import error_line
 # The commands, in the order --help lists them.
 for _name, _fn in (
     ("ls", ls.ls_cmd),
+    ("df", df.df_cmd),
     ("guards", guards.guards_cmd),
     ("match", match.match_cmd),
     ("verify", verify.verify_cmd),

@@ -32,17 +32,18 @@ def gc_cmd(
     keep_last: Annotated[int | None, typer.Option(help="Per key, keep only the N most recently used entries.", min=0)] = None,
     unreadable: Annotated[bool, typer.Option("--unreadable", help="Remove entries that cannot be decoded, and temp files older than an hour.")] = False,
     dangling: Annotated[bool, typer.Option("--dangling", help="Remove AOTAutograd entries whose FX entries are gone.")] = False,
-    artifacts: Annotated[bool, typer.Option("--artifacts", help="With --older-than: also remove generated code (kernels, wrapper modules: <root>/<2 chars>/c*.py/.cpp/.so) unused that long; torch regenerates it.")] = False,
+    locks: Annotated[bool, typer.Option("--locks", help="Remove orphaned lock files (the code, precompiled header, PGO state or Triton dir they guarded is gone), untouched for an hour; each is taken before it goes.")] = False,
+    artifacts: Annotated[bool, typer.Option("--artifacts", help="With --older-than: also remove what torch rebuilds when missing, unused that long: generated code and compiled libraries (<root>/<2 chars>/c*.py/.cpp/.so), autotune results, precompiled headers, Triton kernel dirs.")] = False,
     set_ttl: Annotated[str | None, typer.Option("--set-ttl", help="With --remote: give the planned keys this expiry (7d, 12h) instead of deleting them.")] = None,
-    stale: Annotated[bool, typer.Option("--stale", help="Remove entries built by another torch or system than the installed one (imports torch): this torch's lookups never reach them. If other torch installs or devices share this cache dir, their entries count as stale.")] = False,
+    stale: Annotated[bool, typer.Option("--stale", help="Remove entries built by another torch or system than the installed one (imports torch): this torch's lookups never reach them; and precompiled headers and compiled libraries built against another torch's headers. If other torch installs or devices share this cache dir, theirs count as stale.")] = False,
     keep_costly: Annotated[str | None, typer.Option("--keep-costly", help="With --max-size: entries that took at least this long to compile (30s, 2m; as a trace recorded, else as the entry stores) go only after every cheaper one.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Print the plan and exit.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Prune entries by policy: plan first, show it, ask, then delete.
+    """Prune the cache by policy: plan first, show it, ask, then delete.
 
-    With no policy flag, plans the safe default: --unreadable --dangling.
+    With no policy flag, plans the safe default: --unreadable --dangling --locks.
     An FX entry's wrapper module goes with it when no other entry uses it.
     """
     from fxcache_core.gc import GcPolicy, plan_gc
@@ -68,8 +69,8 @@ def gc_cmd(
         policy = GcPolicy(
             older_than_s=older_than_s, max_size_bytes=max_size_bytes,
             keep_last=keep_last, unreadable=unreadable, dangling=dangling, artifacts=artifacts,
-            stale_against=tuple(installed_build().hashes.items()) if stale else None,
             keep_costly_s=parse_duration(keep_costly) if keep_costly else None,
+            orphaned_locks=locks, **_stale_policy(stale),
         )
     except ValueError as e:
         fail(str(e))
@@ -97,6 +98,14 @@ def gc_cmd(
 
 
 
+def _stale_policy(stale: bool) -> dict[str, Any]:
+    """GcPolicy's --stale fields: the installed torch's build hashes and include dir."""
+    if not stale:
+        return {}
+    build = installed_build()
+    return {"stale_against": tuple(build.hashes.items()), "stale_include_dir": build.include_dir}
+
+
 def rm_cmd(
     key: Annotated[str, typer.Argument(help="A cache key or a unique prefix of one.")],
     entries: Annotated[list[str] | None, typer.Argument(help="Entry names or unique prefixes (default: every entry of the key).")] = None,
@@ -112,6 +121,11 @@ def rm_cmd(
     _run_plan(plan_rm(indexed_catalog(scan, as_json), target, entries or ()), dry_run, yes, as_json)
 
 
+def _below(root: Any, where: str) -> str:
+    base = str(root).rstrip("/") + "/"
+    return where[len(base):] if where.startswith(base) else where
+
+
 def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None,
               traced: dict[str, float] | None = None) -> None:
     """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed.
@@ -124,7 +138,9 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
         return {
             "cache_dir": str(plan.root), "dry_run": dry_run,
             "total_bytes": plan.total_bytes, "total_entries": plan.total_entries,
-            "code_bytes": plan.code_bytes, "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
+            "code_bytes": plan.code_bytes, "all_bytes": plan.all_bytes,
+            "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
+            "undecided": [{"what": w, "why": y} for w, y in plan.undecided],
             "remote": state.remote is not None,
             "removals": None,  # streamed by emit_plan()
             "kept": [{"path": user_path(p), "why": w} for p, w in plan.kept],
@@ -152,7 +168,8 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
     if not as_json:
         now = time.time()
         for r in plan.removals:
-            where = (f"code {safe(r.file.path.parent.name + '/' + r.file.name)}"
+            where = (f"{r.content.value} {safe(_below(plan.root, r.file.where))}" if r.content is not None
+                     else f"code {safe(r.file.path.parent.name + '/' + r.file.name)}"
                      if r.kind is KeyKind.CODE
                      else f"{r.kind.short} {r.key[:16]}/{safe((r.entry or r.file.name)[:16])}")
             emit(f"  remove {where}  "
@@ -163,12 +180,18 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
             emit(f"  [yellow]keep[/yellow] {safe(user_path(p))}  [dim]{safe(w)}[/dim]")
         temps = sum(1 for r in plan.removals if r.what == "temp")
         code = sum(1 for r in plan.removals if r.what == "code")
+        others = len(plan.removals) - plan.entries_removed - temps - code
+        for what, why in plan.undecided[:5]:
+            emit(f"  [yellow]keep[/yellow] {safe(what)}: {safe(why)}")
+        if len(plan.undecided) > 5:
+            emit(f"  [yellow]keep[/yellow] {len(plan.undecided) - 5} more that a rule could not judge")
         out.print(f"Plan: remove {plural(plan.entries_removed, 'entry', 'entries')}"
                   + (f", {plural(temps, 'stale temp file')}" if temps else "")
-                  + (f", {plural(code, 'generated code file')}" if code else "") + ", "
-                  f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.total_bytes)} "
-                  f"in {plan.total_entries} entries and {human_bytes(plan.code_bytes)} of generated "
-                  f"code. Ages by last use = {plan.last_use}.")
+                  + (f", {plural(code, 'generated code file')}" if code else "")
+                  + (f", {plural(others, 'other file')} (see fxcache df)" if others else "") + ", "
+                  f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.all_bytes or plan.total_bytes)} "
+                  f"under the cache dir ({human_bytes(plan.total_bytes)} in {plan.total_entries} entries, "
+                  f"{human_bytes(plan.code_bytes)} of generated code). Ages by last use = {plan.last_use}.")
     if dry_run or not plan.removals:
         if as_json:
             emit_plan(plan_json())

@@ -87,6 +87,9 @@ def ls_cmd(
     )
     if scan.skipped:
         emit(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")
+    if not scan.keys and state.remote is None:
+        emit("[dim]No FX or AOTAutograd entries here; fxcache df accounts for every file torch keeps "
+             "in this dir (precompiled headers, Triton kernels, generated code...).[/dim]")
     if state.remote is not None:
         same = sum(1 for v in local.values() if v == "same")
         if local:

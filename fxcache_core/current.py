@@ -27,11 +27,14 @@ class CurrentBuild:
         hashes: debug-line name -> component hash (``torch_version``,
             ``system_info[hash]``...), comparable with an entry's debug lines.
         values: debug-line name -> readable value.
+        include_dir: the installed torch's C++ include dir (``<torch>/include``),
+            which every C++ build's command line names (``-I``).
     """
 
     torch_version: str
     hashes: dict[str, str]
     values: dict[str, str]
+    include_dir: str = ""
 
 
 def current_build() -> CurrentBuild:
@@ -54,4 +57,8 @@ def current_build() -> CurrentBuild:
     for k, v in CacheBase.get_system().items():
         hashes[f"system_info[{k}]"] = pickler.get_hash(v)
         values[f"system_info[{k}]"] = str(v)
-    return CurrentBuild(torch_version=torch.__version__, hashes=hashes, values=values)
+    import os
+
+    include_dir = os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "include")
+    return CurrentBuild(torch_version=torch.__version__, hashes=hashes, values=values,
+                        include_dir=include_dir)

@@ -36,12 +36,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from . import prune
 from .anatomy import parse_debug_lines, stale_components
 from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry
 from .deletion import DirId, DirWalk, Located, Refused, locate
 from .errors import KeyLookupError
+from .inventory import Inventory, Kind, detect_layout, take_inventory
 from .keys import KeyKind
+from .prune import Unit
 from .store import Artifact, CacheKey, Entry, FileInfo, scan_artifacts
 from .units import format_duration
 
@@ -70,6 +73,11 @@ class GcPolicy:
             (``((name, hash), ...)`` from :func:`fxcache_core.current.current_build`):
             FX entries built by another torch or system, which no lookup can
             reach again (with the AOTAutograd entries that load them).
+        stale_include_dir: the installed torch's include dir (with
+            ``stale_against``): precompiled headers and compiled libraries
+            built against other headers (:mod:`fxcache_core.provenance`).
+        orphaned_locks: lock files whose compile key, precompiled header, PGO
+            state or Triton dir is gone, untouched for :data:`TEMP_FILE_GRACE_S`.
         now: the clock (epoch seconds) ages are measured against.
         trace_use: ``((entry name, last hit in a trace (epoch seconds, 0: none),
             compile seconds a trace recorded or None), ...)`` from
@@ -77,6 +85,9 @@ class GcPolicy:
         keep_costly_s: with ``max_size_bytes``: entries that took at least this
             many seconds to compile (as a trace recorded, else as the entry
             stores) go only once every cheaper entry is gone.
+
+    The rules for what is not an entry (Triton kernels, precompiled headers,
+    PGO state, locks, temp files) are :mod:`fxcache_core.prune`'s.
 
     Raises:
         ValueError: ``artifacts`` without ``older_than_s``.
@@ -89,6 +100,8 @@ class GcPolicy:
     dangling: bool = False
     artifacts: bool = False
     stale_against: tuple[tuple[str, str], ...] | None = None
+    stale_include_dir: str | None = None
+    orphaned_locks: bool = False
     now: float | None = None
     trace_use: tuple[tuple[str, float, float | None], ...] = ()
     keep_costly_s: float | None = None
@@ -100,14 +113,14 @@ class GcPolicy:
     @classmethod
     def default(cls, now: float | None = None) -> GcPolicy:
         """What gc does with no policy given: only what torch can never use
-        (``unreadable`` and ``dangling``)."""
-        return cls(unreadable=True, dangling=True, now=now)
+        (``unreadable``, ``dangling`` and ``orphaned_locks``)."""
+        return cls(unreadable=True, dangling=True, orphaned_locks=True, now=now)
 
     @property
     def is_empty(self) -> bool:
         return (self.older_than_s is None and self.max_size_bytes is None
                 and self.keep_last is None and not self.unreadable and not self.dangling
-                and not self.artifacts and self.stale_against is None)
+                and not self.artifacts and self.stale_against is None and not self.orphaned_locks)
 
 
 @dataclass(frozen=True)
@@ -125,6 +138,12 @@ class Removal:
             (:func:`fxcache_core.deletion.locate`); execution reaches it
             through those very dirs. None when a dir on the way could not be
             opened without following a symlink (execution skips it).
+        content: what the file is (:class:`~fxcache_core.inventory.Kind`), for
+            files of a :class:`~fxcache_core.prune.Unit` (``kind`` is then
+            ``CODE`` and ``key`` the unit's name); None for entries, their temp
+            files and gc's own generated-code removals.
+        lock: the lock file held while it is deleted, as names below the cache
+            dir (None: the code key's ``locks/<key>.lock`` for ``CODE``, else none).
     """
 
     file: FileInfo
@@ -133,6 +152,8 @@ class Removal:
     entry: str | None
     reasons: tuple[str, ...]
     at: Located | None = None
+    content: Kind | None = None
+    lock: tuple[str, ...] | None = None
 
     @property
     def size(self) -> int:
@@ -140,7 +161,10 @@ class Removal:
 
     @property
     def what(self) -> str:
-        """``entry``, ``temp`` (a dot-prefixed temp file) or ``code`` (generated code)."""
+        """``entry``, ``temp`` (a dot-prefixed temp file), ``code`` (generated code),
+        or for a unit's file its content kind (``triton``, ``precompiled-header``...)."""
+        if self.content is not None:
+            return self.content.value
         if self.kind is KeyKind.CODE:
             return "code"
         return "entry" if self.entry is not None else "temp"
@@ -161,6 +185,11 @@ class GcPlan:
         kept: (path, why) for entries a rule would have selected had fxcache
             been able to look everywhere it needed to (an AOTAutograd entry whose
             FX entry may be in a dir that could not be listed): not proven, kept.
+        all_bytes: bytes of every regular file under the cache dir before
+            (what ``fxcache df`` totals, what ``--max-size`` is measured against).
+        dirs: dirs (names below the cache dir) removed once the removals left
+            them empty (Triton kernel dirs, Triton temp dirs), deepest first.
+        undecided: (what, why) for what a rule could not judge (kept).
     """
 
     root: Path
@@ -171,6 +200,9 @@ class GcPlan:
     code_bytes: int = 0
     last_use: str = "max(atime, mtime)"
     kept: tuple[tuple[Path, str], ...] = ()
+    all_bytes: int = 0
+    dirs: tuple[tuple[str, ...], ...] = ()
+    undecided: tuple[tuple[str, str], ...] = ()
 
     @property
     def bytes_freed(self) -> int:
@@ -267,6 +299,12 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     by_path = {e.file.where: e for e in entries}
     catalog.read_ahead(scan.entries())  # the joins below decode (nearly) all of them
     code = scan_artifacts(scan.root)
+    inv = take_inventory(scan.root, detect_layout(scan.root))
+    all_units = prune.units(inv)
+    unit_chosen, undecided = prune.select(
+        all_units, now=now, grace_s=TEMP_FILE_GRACE_S, older_than_s=policy.older_than_s,
+        artifacts=policy.artifacts, temp=policy.unreadable, locks=policy.orphaned_locks,
+        stale_include_dir=policy.stale_include_dir if policy.stale_against is not None else None)
     owned_cache: list[dict[str, Artifact]] = []
 
     def owned() -> dict[str, Artifact]:
@@ -276,8 +314,11 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
         return owned_cache[0]
 
     def cost(e: Entry) -> int:
+        # What removing e frees: its wrapper module too, unless used within the
+        # hour (then _code_removals keeps it, and so must the budget's count).
         a = owned().get(e.file.where)
-        return e.size + (a.file.size if a is not None else 0)
+        return e.size + (a.file.size if a is not None and now - last_use(a.file) > TEMP_FILE_GRACE_S
+                         else 0)
 
     traced = {name: (t, c) for name, t, c in policy.trace_use}
 
@@ -337,15 +378,31 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
 
     loaders = _loaders(catalog, entries)
     if policy.max_size_bytes is not None:
-        left = sum(cost(e) for e in entries if e.file.where not in chosen)
-        for e in sorted(entries, key=lambda e: (costly(e), used(e))):
+        # Everything df counts is measured against the budget (inv.totals.bytes);
+        # entries and units go least recently used first, whatever their kind (an
+        # entry that compiles in keep_costly_s or more only once every cheaper one went).
+        in_entries = set(by_path) | {a.file.where for a in owned().values()}
+        units = [u for u in all_units if not any(i.file.where in in_entries for i in u.items)]
+        left = inv.totals.bytes - sum(cost(by_path[p]) for p in chosen) \
+            - sum(u.size for u, _ in unit_chosen.values())
+        budget = f"least recently used, over the {policy.max_size_bytes:,} byte budget"
+        queue: list[tuple[bool, float, int, Entry | Unit]] = [
+            (costly(e), used(e), n, e) for n, e in enumerate(entries)]
+        queue += [(False, u.last_use, len(queue) + n, u) for n, u in enumerate(units)
+                  if now - u.last_use > TEMP_FILE_GRACE_S]
+        for _, _, _, x in sorted(queue, key=lambda t: t[:3]):
             if left <= policy.max_size_bytes:
                 break
+            if isinstance(x, Unit):
+                if x.name not in unit_chosen:
+                    unit_chosen[x.name] = (x, [budget])
+                    left -= x.size
+                continue
+            e = x
             if e.file.where in chosen:
                 continue
-            pick(e, f"least recently used, over the {policy.max_size_bytes:,} byte budget"
-                 + (f" (compiles in {policy.keep_costly_s:g} s or more: kept until every cheaper entry "
-                    "went)" if costly(e) else ""))
+            pick(e, budget + (f" (compiles in {policy.keep_costly_s:g} s or more: kept until every cheaper "
+                              "entry went)" if costly(e) else ""))
             left -= cost(e)
             for a in loaders.get(e.file.where, ()):
                 if a.file.where not in chosen:
@@ -355,6 +412,8 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     removals = _removals(entries, chosen, loaders)
     fx_goes = any(r.kind is KeyKind.FX_GRAPH for r in removals)
     removals += _code_removals(removals, owned() if fx_goes else {}, code, policy, now)
+    unit_removals, dirs = _unit_removals(inv, unit_chosen, {r.file.where for r in removals}, now)
+    removals += unit_removals
     if policy.unreadable:
         for k in scan.keys:
             if k.via_symlink:
@@ -368,7 +427,28 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                   total_bytes=scan.size, total_entries=scan.entry_count,
                   code_bytes=sum(a.file.size for a in code),
                   last_use="max(atime, mtime, last hit in a trace)" if traced else "max(atime, mtime)",
-                  kept=tuple((p, why) for p, why in kept if str(p) not in chosen))
+                  kept=tuple((p, why) for p, why in kept if str(p) not in chosen),
+                  all_bytes=inv.totals.bytes, dirs=dirs, undecided=tuple(undecided))
+
+
+def _unit_removals(inv: Inventory, chosen: dict[str, tuple[Unit, list[str]]], planned: set[str],
+                   now: float) -> tuple[list[Removal], tuple[tuple[str, ...], ...]]:
+    """The files of the chosen units as removals (those not already planned), and
+    the dirs to remove once empty. A Triton dir that a group file of a kept
+    Triton dir names a file in is left out (:func:`fxcache_core.prune.group_named`)."""
+    kept = [u for u in prune.units(inv) if u.kind is Kind.TRITON and u.name not in chosen]
+    named = prune.group_named(inv, kept)
+    out: list[Removal] = []
+    dirs: list[tuple[str, ...]] = []
+    for u, why in chosen.values():
+        if u.kind is Kind.TRITON and u.dirs and u.dirs[0] in named:
+            continue
+        for i in u.items:
+            if i.file.where not in planned:
+                out.append(Removal(i.file, KeyKind.CODE, u.name, None, tuple(why), content=i.kind,
+                                   lock=u.lock))
+        dirs.extend(u.dirs)
+    return out, tuple(sorted(set(dirs), key=len, reverse=True))
 
 
 def _owned_wrappers(catalog: Catalog, code: Sequence[Artifact]) -> dict[str, Artifact]:
@@ -599,14 +679,22 @@ def _take_compile_lock(walk: DirWalk, r: Removal) -> tuple[int | None, str | Non
 
     Returns (the fd holding the lock, to close when done, or None; why not to go
     on, or None). Going on without a lock is right when the key has no lock file
-    (no compile ever took it). Entries and temp files need no lock.
+    (no compile ever took it). Entries and temp files need no lock. A unit's
+    file takes the unit's lock instead (:attr:`Removal.lock`: a precompiled
+    header's, PGO state's, an orphaned lock itself; () for none).
     """
-    if r.kind is not KeyKind.CODE:
+    if r.lock is not None:
+        if not r.lock:
+            return None, None
+        where = r.lock
+    elif r.kind is not KeyKind.CODE:
         return None, None
+    else:
+        where = ("locks", f"{r.key}.lock")
     import fcntl
 
     try:
-        fd = walk.open_in(("locks",), f"{r.key}.lock")
+        fd = walk.open_in(tuple(where[:-1]), where[-1])
     except FileNotFoundError:
         return None, None
     except Refused as e:

@@ -25,15 +25,26 @@ name is not valid UTF-8 (SQLite stores text; they are decoded on each run).
 
 ``FXCACHE_NO_INDEX=1`` turns the index off; so does any error opening it
 (a read-only home): the index is an optimisation, never a requirement.
+
+The index dir does not grow without bound: each file records the cache dir it
+indexes (table ``meta``, ``root``), and whenever a new index file is made,
+:func:`prune_index_dir` deletes the index files whose cache dir no longer
+exists (temp dirs of tests and benchmarks come and go). It only ever deletes
+files named as fxcache names them (``index-<32 hex>.sqlite``) whose recorded
+cache dir hashes to that name and is certainly gone (``ENOENT``, not an error
+looking).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -197,11 +208,15 @@ _BULK_MIN = 2000
 class Index:
     """The SQLite index of one cache dir (see the module docstring).
 
+    ``root``: the cache dir it indexes, recorded in the file so that
+    :func:`prune_index_dir` can tell when that dir is gone; making a new index
+    file prunes the others of its dir.
+
     ``get``/``put`` never raise: on any database error the index turns itself
     off for the rest of the run.
     """
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, root: Path | None = None) -> None:
         self.path = path
         self._db: sqlite3.Connection | None = None
         self._pending = 0
@@ -209,10 +224,20 @@ class Index:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            new = not path.exists()
             db = sqlite3.connect(path, timeout=5)
             db.execute("CREATE TABLE IF NOT EXISTS entries (path TEXT PRIMARY KEY, size INT, "
                        "mtime_ns INT, ino INT, schema INT, sha TEXT, corrupt TEXT, body TEXT)")
+            if root is not None:
+                db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
+                try:
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
+                except UnicodeEncodeError:
+                    pass  # a path that is not valid UTF-8 is not recorded: never pruned
+                db.commit()
             self._db = db
+            if new:
+                prune_index_dir(path.parent, keep=path)
         except (sqlite3.Error, OSError):
             self._db = None
 
@@ -294,3 +319,91 @@ class Index:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+INDEX_NAME_RE = re.compile(r"index-([0-9a-f]{32})\.sqlite")
+"""The names of fxcache's index files (:func:`default_index_path`)."""
+
+
+def indexed_root(path: Path) -> str | None:
+    """The cache dir the index file at ``path`` indexes (its real path), or None
+    when it cannot be told: read from its ``meta`` table, else (files made
+    before it had one) from an entry path it holds; either way only if that
+    dir hashes to the file's name. Opens the file read-only."""
+    m = INDEX_NAME_RE.fullmatch(path.name)
+    if m is None:
+        return None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+    except sqlite3.Error:
+        return None
+    candidates: list[str] = []
+    try:
+        try:
+            row = db.execute("SELECT value FROM meta WHERE name = 'root'").fetchone()
+            if row and isinstance(row[0], str):
+                candidates.append(row[0])
+        except sqlite3.Error:
+            pass
+        try:
+            row = db.execute("SELECT path FROM entries LIMIT 1").fetchone()
+            if row and isinstance(row[0], str):
+                for sub in ("/fxgraph/", "/aotautograd/"):
+                    if sub in row[0]:
+                        candidates.append(row[0][: row[0].rindex(sub)])
+        except sqlite3.Error:
+            pass
+    finally:
+        db.close()
+    for root in candidates:
+        if hashlib.sha256(os.fsencode(root)).hexdigest()[:32] == m.group(1):
+            return root
+    return None
+
+
+def prune_index_dir(index_dir: Path, keep: Path | None = None, min_age_s: float = 3600.0) -> list[Path]:
+    """Delete the index files in ``index_dir`` whose cache dir is gone; return them.
+
+    Only files named ``index-<32 hex>.sqlite`` (and their ``-journal``/``-wal``/
+    ``-shm`` companions, and the ``usage-<same hex>.sqlite`` trace facts of the
+    same cache dir, :mod:`fxcache_core.usage`) whose recorded cache dir
+    (:func:`indexed_root`) hashes to their name and does not exist (``ENOENT``
+    on ``stat``: a dir fxcache merely could not look at is not gone), untouched
+    for ``min_age_s`` seconds (a run may be filling it). ``keep`` is never
+    deleted. Never raises.
+    """
+    removed: list[Path] = []
+    try:
+        names = os.listdir(index_dir)
+    except OSError:
+        return removed
+    now = time.time()
+    for name in names:
+        p = Path(index_dir) / name
+        if INDEX_NAME_RE.fullmatch(name) is None or (keep is not None and p == keep):
+            continue
+        try:
+            st = os.lstat(p)
+            if not os.path.isfile(p) or os.path.islink(p) or now - st.st_mtime < min_age_s:
+                continue
+        except OSError:
+            continue
+        root = indexed_root(p)
+        if root is None:
+            continue
+        try:
+            os.stat(root)
+            continue
+        except OSError as e:
+            if e.errno != errno.ENOENT:
+                continue
+        usage = p.with_name("usage-" + name[len("index-"):])  # the same cache dir's trace facts
+        for base in (p, usage):
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                try:
+                    os.unlink(str(base) + suffix)
+                except OSError:
+                    continue
+                if base == p and not suffix:
+                    removed.append(p)
+    return removed

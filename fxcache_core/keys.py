@@ -20,6 +20,7 @@ from pathlib import Path
 HASH_CHARS = 51
 _HASH_RE = re.compile(r"[a-z2-7]{51}")
 _KEY_RE = re.compile(r"[fa][a-z2-7]{51}")
+_CODE_KEY_RE = re.compile(r"c[a-z2-7]{51}")
 _ARTIFACT_RE = re.compile(r"(c[a-z2-7]{51})((?:\.[A-Za-z0-9_]+)+)")
 
 
@@ -92,3 +93,8 @@ def artifact_key(name: str) -> str | None:
     ``c<51>``), or None for any other name (temp files, locks, foreign files)."""
     m = _ARTIFACT_RE.fullmatch(name)
     return m.group(1) if m else None
+
+
+def is_code_key(name: str) -> bool:
+    """Whether ``name`` has the shape of a code-cache key (``c`` + 51 base32 chars)."""
+    return _CODE_KEY_RE.fullmatch(name) is not None

@@ -67,21 +67,28 @@ def resolve_cache_dir(
     if not _looks_like_cache(path):
         raise CacheDirError(
             f"{path} ({source}) does not look like an Inductor cache dir "
-            "(no fxgraph/ or aotautograd/ in it, and it is not empty)"
+            "(nothing in it that torch writes, and it is not empty)"
         )
     return path
 
 
+TORCH_DIRS = frozenset({"fxgraph", "aotautograd", "triton", "precompiled_headers", "dynamo", "locks",
+                        "aoti_eager", "cache", "autoheuristic"})
+"""Dirs torch writes in a cache dir (see :mod:`fxcache_core.inventory`)."""
+
+
 def _looks_like_cache(path: Path) -> bool:
-    """An Inductor cache dir: empty (nothing compiled yet), or holding torch's own
-    subdirs (``fxgraph``, ``aotautograd``, or two-character kernel buckets)."""
+    """A dir torch could have written: empty (nothing compiled yet), or holding
+    one of torch's own subdirs (:data:`TORCH_DIRS`: entries, Triton kernels,
+    precompiled headers alone...), two-character code dirs of ``c<hash>``
+    files, or a Triton cache dir of its own (``$TRITON_CACHE_DIR``)."""
     try:
         names = os.listdir(path)
     except OSError:
         return False
     if not names:
         return True
-    if "fxgraph" in names or "aotautograd" in names:
+    if TORCH_DIRS.intersection(names):
         return True
     # Kernel buckets: <2 chars>/c<hash>.{py,cpp,so,...} as torch's code cache writes them.
     for n in names:
@@ -91,4 +98,23 @@ def _looks_like_cache(path: Path) -> bool:
                     return True
             except OSError:
                 continue
-    return False
+    from .inventory import looks_like_triton_cache
+
+    return looks_like_triton_cache(path)
+
+
+def triton_cache_dir(root: Path, env: Mapping[str, str] | None = None) -> Path | None:
+    """``$TRITON_CACHE_DIR`` (absolute) when it is set, is a dir, and is not the
+    Inductor cache dir ``root`` or inside it; else None. Torch sends Triton's
+    kernels there instead of ``<root>/triton/<device>`` (``triton_cache_dir`` in
+    torch/_inductor/runtime/cache_dir_utils.py)."""
+    raw = (os.environ if env is None else env).get("TRITON_CACHE_DIR")
+    if not raw:
+        return None
+    path = Path(os.path.abspath(raw))
+    if not path.is_dir():
+        return None
+    rel = os.path.relpath(os.path.realpath(path), os.path.realpath(root))
+    if rel == os.curdir or not rel.startswith(os.pardir):
+        return None
+    return path

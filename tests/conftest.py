@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -29,8 +30,18 @@ for _p in (str(REPO_ROOT), str(TESTS_DIR)):
 from helpers import run_fxcache, run_module  # noqa: E402
 
 # fxcache's index of decoded entries (fxcache_core.index) goes to a temp dir for
-# the whole session, never to the user's ~/.cache (subprocesses inherit this).
+# the whole session, never to the user's ~/.cache (subprocesses inherit this),
+# removed when the session ends.
 os.environ["FXCACHE_INDEX_DIR"] = tempfile.mkdtemp(prefix="fxcache-test-index-")
+atexit.register(shutil.rmtree, os.environ["FXCACHE_INDEX_DIR"], ignore_errors=True)
+# Torch writes C++ precompiled headers (~156 MB each) into the *default* cache dir,
+# <tempdir>/torchinductor_<user>/precompiled_headers, whatever TORCHINDUCTOR_CACHE_DIR
+# says (_HEADER_DIR in torch/_inductor/codecache.py). The torch processes the tests
+# start get a temp dir of the session as their tempdir, so that dir is theirs
+# (see the default_dir fixture) and nothing lands in the user's.
+TORCH_TMPDIR = tempfile.mkdtemp(prefix="fxcache-test-tmp-")
+os.environ["TMPDIR"] = TORCH_TMPDIR
+atexit.register(shutil.rmtree, TORCH_TMPDIR, ignore_errors=True)
 
 __all__ = ["RealCache", "run_fxcache", "run_module"]
 
@@ -46,6 +57,15 @@ class RealCache:
 
     root: Path
     summary: dict[str, Any]
+    pgo: Path | None = None
+    """A dir holding the ``dynamo/`` folder torch wrote while building (PGO state
+    under a job id), moved out of ``root``: its presence changes what ``match``
+    can decide, so tests that want it copy it in (:meth:`with_pgo`)."""
+
+    def with_pgo(self, dst: Path) -> None:
+        """Copy torch's PGO state (``dynamo/``) into the cache copy ``dst``."""
+        assert self.pgo is not None and (self.pgo / "dynamo").is_dir()
+        shutil.copytree(self.pgo / "dynamo", dst / "dynamo", dirs_exist_ok=True)
 
     @property
     def fxgraph(self) -> Path:
@@ -74,8 +94,25 @@ def real_cache(tmp_path_factory: pytest.TempPathFactory) -> RealCache:
     from demo.build_cache import build_cache_subprocess
 
     root = tmp_path_factory.mktemp("real-cache") / "inductor"
-    summary = build_cache_subprocess(root)
-    return RealCache(root=root, summary=summary)
+    summary = build_cache_subprocess(root, pgo_job_id="fxcache-tests")
+    pgo = root.parent / "pgo"
+    pgo.mkdir()
+    if (root / "dynamo").is_dir():
+        shutil.move(root / "dynamo", pgo / "dynamo")
+    return RealCache(root=root, summary=summary, pgo=pgo)
+
+
+@pytest.fixture(scope="session")
+def default_dir(real_cache: RealCache) -> Path:
+    """Torch's default cache dir as the session's torch processes see it
+    (``<TMPDIR>/torchinductor_<user>``): after ``real_cache`` was built, it
+    holds only what torch puts there whatever ``TORCHINDUCTOR_CACHE_DIR`` says,
+    the C++ precompiled headers (and their locks)."""
+    from fxcache_core.location import default_cache_dir
+
+    d = Path(TORCH_TMPDIR) / default_cache_dir().name
+    assert (d / "precompiled_headers").is_dir(), f"torch wrote no precompiled header under {d}"
+    return d
 
 
 @pytest.fixture

@@ -107,3 +107,32 @@ def aot_entry_bytes(guards_expr: str | None, fw: tuple[str, str | None],
                           '        arg0_1: "Sym(s0)",  # PlainAOTInput(idx=0)\n'
                           '        arg1_1: "f32[s0][1]cpu",  # PlainAOTInput(idx=1)\n    ):\n'),
                       sanitized_aot_config=None))
+
+
+TRITON_LAYOUT = Path(__file__).resolve().parent / "data" / "triton_cache"
+"""A Triton cache layout written by Triton's own ``FileCacheManager`` (see
+tests/data/make_triton_layout.py): three kernel dirs with IR stages, a cubin,
+metadata and a ``__grp__`` group file each. No GPU made it: the payloads are
+stand-ins; names, dirs and group files are Triton's."""
+
+
+def install_triton_layout(dst: Path) -> list[Path]:
+    """Copy the Triton layout fixture to ``dst`` (a ``$TRITON_CACHE_DIR``, or an
+    Inductor cache dir's ``triton/<device>``), with its group files' absolute
+    paths pointing into ``dst`` as Triton writes them. Returns the kernel dirs."""
+    import shutil
+
+    shutil.copytree(TRITON_LAYOUT, dst, dirs_exist_ok=True)
+    for grp in dst.rglob("__grp__*.json"):
+        grp.write_text(grp.read_text().replace("@@TRITON_CACHE_DIR@@", str(dst)))
+    return sorted(p for p in dst.iterdir() if p.is_dir())
+
+
+def best_config_bytes(triton_cache_hash: str = "") -> bytes:
+    """An autotune result as torch's ``LocalAutotuneCache`` writes it
+    (``<root>/<key[1:3]>/<key>.best_config``, torch/_inductor/runtime/autotune_cache.py)."""
+    import json
+
+    return json.dumps({"XBLOCK": 128, "num_warps": 4, "num_stages": 1, "configs_hash": "0" * 64,
+                       "found_by_coordesc": False, "time_taken_ms": 12,
+                       "triton_cache_hash": triton_cache_hash}).encode()

@@ -1,5 +1,11 @@
 """gc while torch keeps compiling into the same cache: nothing outside the plan goes,
-no exception escapes either side, and torch still loads what gc kept."""
+no exception escapes either side, and torch still loads what gc kept.
+
+gc prunes every kind meanwhile: entries (--keep-last), generated code,
+compiled libraries, PGO state and Triton kernel dirs (--artifacts
+--older-than, on files made two hours old), orphaned locks and temp files.
+The Triton dirs are Triton's cache manager's layout (tests/data; no GPU here).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,16 +23,29 @@ pytestmark = pytest.mark.torch
 
 
 def _files(root: Path) -> set[str]:
-    out = set()
-    for sub in ("fxgraph", "aotautograd"):
-        for dirpath, _dirs, files in os.walk(root / sub):
-            out.update(str(Path(dirpath) / f) for f in files if not f.startswith("."))
-    return out
+    """Every file but temp files (torch renames and removes its own)."""
+    from fxcache_core.inventory import Kind, take_inventory
+
+    return {i.file.where for i in take_inventory(root).items if i.kind is not Kind.TEMP}
 
 
-def test_gc_during_compiles_removes_only_its_plan(cache_copy):
+def _age_all_but_entries(root: Path, seconds: float) -> None:
+    t = time.time()
+    for p in root.rglob("*"):
+        if p.is_file() and not p.is_symlink():
+            entry = p.relative_to(root).parts[0] in ("fxgraph", "aotautograd")
+            os.utime(p, (t, t) if entry else (t - seconds, t - seconds))
+
+
+def test_gc_during_compiles_removes_only_its_plan(real_cache, cache_copy):
+    from synth import install_triton_layout
+
     from demo.build_cache import _child_env
     from demo.oracle import torch_lookups
+
+    install_triton_layout(cache_copy / "triton" / "0")
+    real_cache.with_pgo(cache_copy)
+    _age_all_but_entries(cache_copy, 2 * 3600)
 
     # Other processes compile new shapes into the cache (misses: new entries, temp files,
     # renames), one after the other...
@@ -40,11 +60,13 @@ def test_gc_during_compiles_removes_only_its_plan(cache_copy):
         cwd=REPO_ROOT, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     runs = removed = 0
+    kinds: set[str] = set()
     try:
         # ...while gc prunes it, again and again, down to one entry per key.
         while compiler.poll() is None or runs < 2:
             before = _files(cache_copy)
-            p = run_fxcache("--cache-dir", str(cache_copy), "gc", "--keep-last", "1", "--yes", "--json")
+            p = run_fxcache("--cache-dir", str(cache_copy), "gc", "--keep-last", "1", "--artifacts",
+                            "--older-than", "90m", "--locks", "--unreadable", "--yes", "--json")
             assert p.returncode in (0, 1), p.stderr
             assert "Traceback" not in p.stderr
             res = json.loads(p.stdout)
@@ -53,6 +75,7 @@ def test_gc_during_compiles_removes_only_its_plan(cache_copy):
             gone = before - _files(cache_copy)
             assert gone <= planned, gone - planned  # torch never deletes entries; only the plan did
             removed += len(res["removed"])
+            kinds |= {r["what"] for r in res["removals"] if r["path"] in set(res["removed"])}
             runs += 1
     finally:
         out, err = compiler.communicate(timeout=600)
@@ -60,6 +83,7 @@ def test_gc_during_compiles_removes_only_its_plan(cache_copy):
     assert "Traceback" not in err
     writes = sum(len(json.loads(line)["writes"]) for line in out.splitlines() if line.startswith("{"))
     assert runs >= 2 and removed > 0
+    assert {"entry", "code", "triton", "pgo"} <= kinds, kinds
     assert writes > 0, out[-2000:]  # torch really wrote while gc ran
     # What gc kept, torch loads: the newest entry (kept by --keep-last 1) is still a hit.
     rep = json.loads(run_fxcache("--cache-dir", str(cache_copy), "match", "--fn", "branch_on_size",

@@ -110,7 +110,7 @@ def hostile(tmp_path_factory) -> dict:
 
 COMMANDS = [
     ["ls"], ["ls", "--entries"], ["ls", "--check"], ["ls", "--json"], ["ls", "--entries", "--json"],
-    ["ls", "--check", "--json"],
+    ["ls", "--check", "--json"], ["df"], ["df", "--json"],
     ["guards", "{fx}"], ["guards", "{fx}", "--format", "plain"], ["guards", "{fx}", "--format", "pretty"],
     ["guards", "{fx}", "--format", "latex"], ["guards", "{fx}", "--json"], ["guards", "{fx}", "--raw"],
     ["guards", "{odd_key}", "--raw"],

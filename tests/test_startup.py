@@ -21,8 +21,8 @@ def _imported(tmp_path, *args: str) -> set[str]:
     return {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
 
 
-@pytest.mark.parametrize("args", [["--help"], ["ls"], ["ls", "--json"]])
-def test_help_and_ls_import_neither_torch_nor_sympy(tmp_path, args):
+@pytest.mark.parametrize("args", [["--help"], ["ls"], ["ls", "--json"], ["df"], ["df", "--json"]])
+def test_help_ls_and_df_import_neither_torch_nor_sympy(tmp_path, args):
     k = fake_key(KeyKind.FX_GRAPH, "k")
     write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("L['t0'] <= 8", k))
     mods = _imported(tmp_path, "--cache-dir", str(tmp_path), *args)

@@ -108,10 +108,18 @@ def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, ma
     shutil.copytree(cache_root, snapshot, symlinks=True)
     proc = run_fxcache("--cache-dir", str(snapshot), "match", "--json", *match_args)
     assert proc.returncode == 0, proc.stderr
-    ours = {r["key"]: r for r in json.loads(proc.stdout)["results"]}
     torch_run = torch_lookups(snapshot, case, shapes, on_copy=True)
     assert torch_run["error"] is None, torch_run["error"]
     present = {k.key for k in scan_cache(snapshot).keys}
+    assert_report_agrees(json.loads(proc.stdout), torch_run["lookups"], present, own_keys)
+
+
+def assert_report_agrees(report: dict, lookups: list[dict], present: set[str],
+                         own_keys: set[str]) -> int:
+    """``fxcache match --json`` output against the lookups torch made for the same call
+    (see :func:`assert_match_agrees_with_torch`); returns how many lookups were compared."""
+    ours = {r["key"]: r for r in report["results"]}
+    torch_run = {"lookups": lookups}
     compared = 0
     for lk in torch_run["lookups"]:
         if lk["key"] not in present:
@@ -134,6 +142,7 @@ def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, ma
         if key in own_keys and r["kind"] == "aotautograd" and r["status"] == "hit":
             assert torch_aot.get(key) == r["hit"], (key, r["hit"], torch_aot)
     assert compared or not any(lk["key"] in present for lk in torch_run["lookups"])
+    return compared
 
 
 # --- describing a call of a demo case to `fxcache match` --------------------------
@@ -181,6 +190,8 @@ def match_args_for(case: str, shapes: list) -> list[str]:
 
     dynamic = CASES[case].compile_kwargs.get("dynamic")
     out = ["--dynamic", {True: "true", None: "none", False: "false"}[dynamic]]
+    if CASES[case].fx_config.get("use_duck_shape") is False:
+        out.append("--no-duck-shape")
     marked = _marked(case, shapes)
     for name, desc in zip(_names(case), shapes, strict=True):
         if isinstance(desc, list) and desc and all(_is_shape(d) for d in desc):

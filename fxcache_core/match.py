@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -236,17 +236,30 @@ def _candidates(src: str, params: Sequence[str]) -> list[str]:
     return out
 
 
-def _alias(inputs: Mapping[str, InputValue], bases: set[str], frame: CompiledFrom | None
+def _alias(inputs: Mapping[str, InputValue], bases: set[str],
+           frame: CompiledFrom | None | Callable[[], CompiledFrom | None]
            ) -> tuple[dict[str, InputValue], tuple[tuple[str, str], ...]]:
     """The user's inputs renamed to the key's sources (see :func:`_candidates`), and
-    (user source, key source) for each input the key takes."""
-    params = frame.params if frame is not None else ()
+    (user source, key source) for each input the key takes. ``frame`` (or a function
+    giving it, called only when a name does not bind as given) has the parameter names."""
     out: dict[str, InputValue] = {}
     bound: list[tuple[str, str]] = []
+    params: Sequence[str] | None = None
+
+    def takes(cand: str) -> bool:
+        return cand in bases or any(b.startswith(cand) and b[len(cand):len(cand) + 1] in ("[", ".")
+                                    for b in bases)
+
     for src, val in inputs.items():
-        for cand in _candidates(src, params):
-            if cand in bases or any(b.startswith(cand) and b[len(cand):len(cand) + 1] in ("[", ".")
-                                    for b in bases):
+        if takes(src):
+            out.setdefault(src, val)
+            bound.append((src, src))
+            continue
+        if params is None:
+            f = frame() if callable(frame) else frame
+            params = f.params if f is not None else ()
+        for cand in _candidates(src, params)[1:]:
+            if takes(cand):
                 out.setdefault(cand, val)
                 bound.append((src, cand))
                 break
@@ -439,8 +452,9 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
                 continue  # the guards equate them: the graph's ops made the sizes equal
             b.notes.append(
                 f"{dims[0][0]} and {dims[1][0]} share {sym} here, but a marked dim gets a symbol of "
-                "its own: the key is torch's only if the graph's ops make the sizes equal (a Dynamo "
-                "guard the cache does not keep), not if duck sizing did")
+                "its own, and this entry's guards do not equate them (no L['ti'] == L['tj'] "
+                "clause, as when the graph's ops make two sizes equal): the key may come from duck "
+                "sizing, which a marked dim never gets")
     has_symint = any(i.is_symint for i in d.inputs)
     if mode is DynamicMode.TRUE and not symbolic and not b.later and not has_symint and any(
             k == "duck" for _, _, k in static):
@@ -626,7 +640,7 @@ def match_key(
     force: bool = False,
     positional: Sequence[TensorArg] = (),
     mode: DynamicMode = DynamicMode.UNKNOWN,
-    frame: CompiledFrom | None = None,
+    frame: CompiledFrom | None | Callable[[], CompiledFrom | None] = None,
     duck_shape: bool | None = None,
 ) -> KeyMatch | None:
     """Predict torch's lookup of ``key``; None when the inputs do not name any of its inputs.
@@ -891,10 +905,20 @@ def _static_keys(catalog: Catalog) -> dict[str, list[tuple[CacheKey, dict[tuple[
             continue
         odims = _dims(catalog, k)
         if odims and all(_INT_RE.fullmatch(v) for v in odims.values()):
-            o = _origin(catalog, k)
-            if o is not None:
-                out.setdefault(o.function, []).append((k, odims))
+            name = _function_of(catalog, k)
+            if name is not None:
+                out.setdefault(name, []).append((k, odims))
     return out
+
+
+def _function_of(catalog: Catalog, key: CacheKey) -> str | None:
+    """The compiled function, for grouping a function's keys: the compiled frame
+    (:func:`~fxcache_core.frames.compiled_from`), else the first traced op's frame."""
+    c = compiled_from(catalog, key)
+    if c is not None:
+        return str(c)
+    o = _origin(catalog, key)
+    return o.function if o is not None else None
 
 
 def _origin(catalog: Catalog, key: CacheKey) -> Origin | None:
@@ -971,10 +995,19 @@ def match(
                 by_key[k.key] = skipped
                 results.append(skipped)
                 continue
-        frame = compiled_from(catalog, k)
+        known: list[CompiledFrom | None] = []
+
+        def frame_of(k: CacheKey = k, known: list = known) -> CompiledFrom | None:
+            if not known:  # read only when needed: an AOTAutograd key's is in its FX entry
+                known.append(compiled_from(catalog, k))
+            return known[0]
+
+        if function is not None:
+            frame_of()
         m = match_key(catalog, k, inputs, sym, force=only is not None, positional=positional,
-                      mode=mode, frame=frame, duck_shape=duck_shape)
+                      mode=mode, frame=frame_of, duck_shape=duck_shape)
         if m is None:
+            frame = known[0] if known else None
             if function is not None and not positional and (
                     k.kind is KeyKind.AOT_AUTOGRAD or not catalog.loaders_of(k.key)):
                 o = frame or _origin(catalog, k)
@@ -982,16 +1015,18 @@ def match(
                     unbound.append((k, o, takes))
             continue
         used.update(src for src, _ in m.bound)
+        frame = frame_of()
         origin = _origin(catalog, k)
         m = replace(m, origin=origin, compiled=frame)
         if (mode is DynamicMode.UNKNOWN and k.kind is KeyKind.AOT_AUTOGRAD and m.fits and m.symbols
                 and origin is not None):
             if statics is None:
                 statics = _static_keys(catalog)
-            static = _static_sibling(catalog, k, origin.function, statics)
+            fname = str(frame) if frame is not None else origin.function
+            static = _static_sibling(catalog, k, fname, statics)
             if static is not None:
                 m = replace(m, uncertain=m.uncertain + (
-                    f"{origin.function} was also compiled with static shapes (key {static.key[:12]}): "
+                    f"{fname} was also compiled with static shapes (key {static.key[:12]}): "
                     "under automatic dynamic (dynamic=None) a fresh process compiles its first call "
                     "statically and looks up a static key; this key serves the calls after that",))
         if k.kind is KeyKind.FX_GRAPH:

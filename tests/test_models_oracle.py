@@ -95,7 +95,7 @@ def test_match_answers_every_lookup_as_torch_does(model_cache, torch_answers, qu
     # Nothing torch never looked up is called a hit of this workload's keys.
     looked_up = {lk["key"] for lk in lookups}
     for r in report["results"]:
-        if r["status"] == "hit" and r["kind"] == "aot":
+        if r["status"] == "hit" and r["kind"] == "aotautograd":
             assert r["key"] in looked_up, r
 
 
@@ -120,7 +120,7 @@ def test_a_module_compiled_whole_binds_keyword_and_positional_inputs_and_says_to
         r = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "ResNetModel",
                         "--dynamic", "none", "--shapes", spec)
         assert r.returncode == 0, r.stderr
-        (hit,) = [x for x in json.loads(r.stdout)["results"] if x["kind"] == "aot"]
+        (hit,) = [x for x in json.loads(r.stdout)["results"] if x["kind"] == "aotautograd"]
         assert hit["status"] == "hit", (spec, hit)
 
 

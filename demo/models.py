@@ -12,8 +12,10 @@ The workloads cover what the README's match section promises on real models:
 * ``gpt2_module``: ``torch.compile(GPT2LMHeadModel, dynamic=True)`` called with a
   keyword (``model(input_ids=ids)``): sources ``L['kwargs']['input_ids']``.
 * ``resnet_ranges``: ``torch.compile(ResNetModel)`` (dynamic=None) called
-  positionally (``model(pixels)``: ``L['args'][0]``), the batch marked dynamic with
-  a range; two ranges give one key with two entries.
+  positionally (``model(pixels)``; its undecorated ``forward`` is the compiled
+  frame, so the source is the parameter's, ``L['pixel_values']``), the batch marked
+  dynamic with a range; two ranges give one key with two entries (inductor bounds
+  a conv's batch by 15, so the ranges are [2, 7] and [8, 15]).
 * ``llama_train``: a training step ``llama_loss(ids, labels)`` around
   ``LlamaForCausalLM`` under automatic dynamic (dynamic=None): a fresh process
   compiles its first call static, a later call with another length makes that dim

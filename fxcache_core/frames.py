@@ -97,6 +97,8 @@ class CompiledFrom:
         fn, file, line = self.function, self.file, self.line
         if self.module_class:
             fn, file, line = f"{self.module_class}.forward", *(self.forward or (fn, file, line))[1:]
+        elif self.forward is not None:  # the class is unknown (its file is not here)
+            fn, file, line = self.forward
         elif self.parent:
             fn = f"{self.parent}, resumed after a graph break"
         return f"{fn} ({os.path.basename(file)}:{line})"

@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 import time
 
-from fxcache_core.decode import parse_linemap_frames
+from fxcache_core.decode import DecodedEntry, Origin, parse_linemap_frames
 from fxcache_core.floats import floats_in_code
 from fxcache_core.frames import _enclosing, _parse, resume_parent
+from fxcache_core.index import from_json, light, to_json
+from fxcache_core.keys import KeyKind
 from fxcache_core.match import _alias, _candidates, user_name
 
 
@@ -86,3 +88,10 @@ def test_inputs_bind_by_keyword_parameter_name_or_position_and_read_back_in_user
     assert user_name("L['args'][0]", ("x",)) == "args[0] (x)"
     assert user_name("L['xs'][1]") == "xs[1]"
     assert user_name("L['___stack0']").startswith("___stack0 (a value left on the stack")
+
+
+def test_the_index_keeps_the_compiled_frame():
+    o = Origin("forward", "/m.py", 40, ("forward",), (("wrapper", "/g.py", 5), ("forward", "/m.py", 40)))
+    d = DecodedEntry(kind=KeyKind.FX_GRAPH, type_name="x.CompiledFxGraph", guards_expr=None,
+                     inputs=(), origin=o)
+    assert from_json(to_json(d)).origin == light(d).origin == o

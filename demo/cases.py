@@ -634,8 +634,8 @@ _FLOAT_AND_DUCK_CASES = [
         "duck_on_pair",
         duck_off_pair,
         {"dynamic": True},
-        [],
-        doc="the same function with duck sizing on (torch's default); nothing built",
+        [[[4], [4]]],
+        doc="the same function with duck sizing on (torch's default): a[4], b[4] share one symbol",
     ),
 ]
 

@@ -450,6 +450,16 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
             phs = [placeholder.get(w) for w, _ in dims]
             if None not in phs and all(_same(equal, phs[0], p) for p in phs[1:]):
                 continue  # the guards equate them: the graph's ops made the sizes equal
+            if None in phs and all(k == "dynamic" for _, k in dims):
+                # Dynamo gives each of these dims a symbol, and the graph an input, of its
+                # own (equal sizes the graph forces equal keep both inputs and an equality
+                # guard, as above); this key has one input for them: duck sizing made it.
+                b.problems.append(
+                    f"{dims[0][0]} and {dims[1][0]} share {sym} here (one graph input, as duck "
+                    "sizing gives), but " + ("marked dims get" if all(
+                        _marked(inputs, w) for w, _ in dims) else "with duck sizing off they get")
+                    + " a symbol each: torch traces another graph")
+                continue
             b.notes.append(
                 f"{dims[0][0]} and {dims[1][0]} share {sym} here, but a marked dim gets a symbol of "
                 "its own, and this entry's guards do not equate them (no L['ti'] == L['tj'] "
@@ -463,6 +473,13 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
             "dynamic=True torch traces the sizes as symbols and looks up another key, unless the "
             "code fixes every one of them")
     return b
+
+
+def _marked(inputs: Mapping[str, InputValue], where: str) -> bool:
+    """Whether ``where`` (``L['x'].size()[1]``) is a dim the user marked dynamic."""
+    m = re.fullmatch(r"(.+)\.size\(\)\[(\d+)\]", where)
+    val = inputs.get(m.group(1)) if m else None
+    return isinstance(val, TensorArg) and int(m.group(2)) in val.marked  # type: ignore[union-attr]
 
 
 def _fit_tensorified(b: _Binding, base: str, val: InputValue | None, mode: DynamicMode) -> None:

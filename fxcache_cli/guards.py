@@ -6,12 +6,11 @@ from enum import Enum
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from ._app import JsonOpt
 from ._context import indexed_catalog, scan_dir
-from ._output import emit_json, out, plural
+from ._output import emit_json, out, plural, safe, safe_lines
 
 
 class GuardFormat(str, Enum):
@@ -34,7 +33,14 @@ def guards_cmd(
     """Show each entry's guards as sympy, with each tN traced to its symbol and source."""
     from fxcache_core.catalog import Unreadable
     from fxcache_core.errors import GuardParseError
-    from fxcache_core.guard_view import compare_entries, expr_tree, render, summarize, symbol_names
+    from fxcache_core.guard_view import (
+        MAX_SHOWN_CLAUSES,
+        compare_entries,
+        expr_tree,
+        render,
+        summarize,
+        symbol_names,
+    )
     from fxcache_core.guards import parse_guards
 
     scan = scan_dir(quiet=as_json)
@@ -61,6 +67,10 @@ def guards_cmd(
                 g = parse_guards(d.guards_expr)
             except GuardParseError as ex:
                 row["error"] = f"guards not understood: {ex}"
+            if g is not None and len(g.clauses) > MAX_SHOWN_CLAUSES:
+                row["error"] = (f"{len(g.clauses):,} clauses, more than fxcache shows through sympy "
+                                f"({MAX_SHOWN_CLAUSES}): the string as stored")
+                g = None
         if g is not None:
             sm = summarize(g)
             row["clauses"] = [c.pretty(names) for c in g.clauses]
@@ -93,24 +103,24 @@ def guards_cmd(
         return
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}  ({plural(len(k.entries), 'entry', 'entries')}, torch tries them in this order)")
     for i, row in enumerate(rows):
-        out.print(f"\n[bold]#{i} {escape(row['entry'])}[/bold]" + (f"  [cyan]{escape(row['origin'])}[/cyan]" if row.get("origin") else ""))
+        out.print(f"\n[bold]#{i} {safe(row['entry'])}[/bold]" + (f"  [cyan]{safe(row['origin'])}[/cyan]" if row.get("origin") else ""))
         if "guards_expr" not in row:
-            out.print(f"  [red]unreadable[/red]: {escape(row['error'])}  (torch skips it)")
+            out.print(f"  [red]unreadable[/red]: {safe(row['error'])}  (torch skips it)")
             continue
         if row["symbols"]:
             t = Table(box=None, pad_edge=False, show_header=True)
             for c in ("placeholder", "symbol", "source", "hint"):
                 t.add_column(c)
             for ph, sy in row["symbols"].items():
-                t.add_row(ph, sy["symbol"] or "?", escape(sy["source"] or "?"),
+                t.add_row(ph, sy["symbol"] or "?", safe(sy["source"] or "?"),
                           "" if sy["hint"] is None else str(sy["hint"]))
             out.print(t)
         if not row["guards_expr"]:
             out.print("  no guards: always a hit")
         elif raw:
-            out.print("  " + escape(row["guards_expr"]))
+            out.print("  " + safe(row["guards_expr"]))
         elif "error" in row:
-            out.print(f"  [red]{escape(row['error'])}[/red]\n  " + escape(row["guards_expr"]))
+            out.print(f"  [red]{safe(row['error'])}[/red]\n  " + safe(row["guards_expr"]))
         elif fmt is GuardFormat.summary:
             sm, clauses = row["summary"], row["clauses"]
             for label, items in (
@@ -120,17 +130,17 @@ def guards_cmd(
                 ("other", [clauses[j] for j in sm["other"]]),
             ):
                 for n, text in enumerate(items):
-                    out.print(f"  {label if n == 0 else '':<13}{escape(text)}")
+                    out.print(f"  {label if n == 0 else '':<13}{safe(text)}")
         elif fmt is GuardFormat.plain:
             for c in row["clauses"]:
-                out.print(f"  {escape(c)}")
+                out.print(f"  {safe(c)}")
         else:
             for c in row["rendered"]:
-                out.print("  " + escape(c).replace("\n", "\n  "))
+                out.print("  " + safe_lines(c).replace("\n", "\n  "))
     if comparison is not None and not raw:
         out.print("\n[bold]What separates the entries[/bold]")
         if comparison.common:
-            out.print("  every entry: " + escape(", ".join(comparison.common)))
+            out.print("  every entry: " + safe(", ".join(comparison.common)))
         for i, only in enumerate(comparison.only):
             shown = ", ".join(only) if only else "nothing of its own"
-            out.print(f"  #{i} only:     " + escape(shown))
+            out.print(f"  #{i} only:     " + safe(shown))

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from fxcache_core.keys import KeyKind
 
 from ._app import JsonOpt
 from ._context import installed_build, scan_dir
-from ._output import emit_json, fail, out, plural
+from ._output import emit_json, fail, out, plural, safe, safe_lines
 
 
 def _component_json(c: Any) -> dict[str, Any] | None:
@@ -40,9 +39,9 @@ def key_cmd(
             emit_json({"torch": build.torch_version, "components": [
                 {"name": n, "hash": h, "value": build.values[n]} for n, h in build.hashes.items()]})
             return
-        out.print(f"installed torch {escape(build.torch_version)}")
+        out.print(f"installed torch {safe(build.torch_version)}")
         for n, h in build.hashes.items():
-            out.print(f"  [dim]{escape(f'[{h[:12]}]')}[/dim] {escape(n)}: {escape(build.values[n])}")
+            out.print(f"  [dim]{safe(f'[{h[:12]}]')}[/dim] {safe(n)}: {safe(build.values[n])}")
         return
     scan = scan_dir(quiet=as_json)
     a = anatomy(Catalog(scan), scan.find(key))
@@ -64,13 +63,13 @@ def key_cmd(
         out.print("  [yellow]no entry of this key can be read: no components to show[/yellow]")
     else:
         out.print(f"  {plural(len(a.components), 'component')}, read from entry {a.entry[:16]}"
-                  + (f"; group {escape(group)}: {len(comps)}" if group else ""))
+                  + (f"; group {safe(group)}: {len(comps)}" if group else ""))
         for c in comps:
-            text = escape(c.readable).replace("\n", "\n" + " " * 6)
-            out.print(f"  [dim]{escape(f'[{c.hash[:10]}]')}[/dim] [bold]{escape(c.name)}[/bold]: {text}")
+            text = safe_lines(c.readable).replace("\n", "\n" + " " * 6)
+            out.print(f"  [dim]{safe(f'[{c.hash[:10]}]')}[/dim] [bold]{safe(c.name)}[/bold]: {text}")
     if stale is not None:
         out.print(("[red]stale[/red]: built by another torch or system ("
-                   + escape(", ".join(stale)) + " differ from the installed torch's)") if stale
+                   + safe(", ".join(stale)) + " differ from the installed torch's)") if stale
                   else "[green]built by the installed torch and system[/green]")
 
 
@@ -117,12 +116,12 @@ def diff_cmd(
             continue
         out.print(f"{where}{plural(len(diffs), 'component')} differ:")
         for d in diffs:
-            out.print(f"  [bold]{escape(d.name)}[/bold]")
+            out.print(f"  [bold]{safe(d.name)}[/bold]")
             if d.name == "gm" and d.a is not None and d.b is not None:
                 import difflib
                 for line in difflib.unified_diff(d.a.value.splitlines(), d.b.value.splitlines(),
                                                  "A", "B", lineterm="", n=1):
-                    out.print("    " + escape(line))
+                    out.print("    " + safe(line))
                 continue
             for side, c in (("A", d.a), ("B", d.b)):
-                out.print(f"    {side}: " + (escape(c.readable) if c else "[dim](absent)[/dim]"))
+                out.print(f"    {side}: " + (safe(c.readable) if c else "[dim](absent)[/dim]"))

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.filesize import decimal as human_bytes
-from rich.markup import escape
 
 from fxcache_core.keys import KeyKind
 
@@ -22,7 +21,7 @@ from ._context import (
     state,
     user_path,
 )
-from ._output import age, columns, emit, emit_json, out, plural
+from ._output import age, columns, emit, emit_json, out, plural, safe
 
 
 def ls_cmd(
@@ -79,7 +78,7 @@ def ls_cmd(
                 why = problems.get(e.file.where)
                 status = ((f"unreadable: {why}" if why else "ok",) if check else ())
                 rows.append(("", f"  └ {e.name}", "", human_bytes(e.size), age(e.mtime, now), *status))
-    columns(f"{remote_store().url} (remote)" if state.remote is not None else str(scan.root), rows, {2, 3, 4})
+    columns(f"{remote_store().display_url} (remote)" if state.remote is not None else str(scan.root), rows, {2, 3, 4})
     fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
     emit(
         f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
@@ -96,7 +95,7 @@ def ls_cmd(
         else:
             vs = "sizes are the entries' pickles. No key is also in the local cache."
         emit("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
-                  "entries of other shape regions); " + escape(vs) + "[/dim]")
+                  "entries of other shape regions); " + safe(vs) + "[/dim]")
 
 
 
@@ -109,7 +108,7 @@ def _ls_remote() -> None:
     for e in entries:
         rows.append((e.kind.short, e.key, human_bytes(e.size),
                      "-" if e.idle_s is None else age(now - e.idle_s, now)))
-    columns(f"{remote_store().url} (remote)", rows, {2, 3})
+    columns(f"{remote_store().display_url} (remote)", rows, {2, 3})
     fx = sum(1 for e in entries if e.kind is KeyKind.FX_GRAPH)
     emit(f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
               f"{human_bytes(sum(e.size for e in entries))} of Redis memory")
@@ -130,7 +129,7 @@ def _dupes(scan: Any, as_json: bool) -> None:
         return
     for f in frags:
         out.print(f"[bold]{plural(len(f.keys), 'FX key')}[/bold], {human_bytes(sum(k.size for k in f.keys))}: "
-                  + escape(f.reason))
+                  + safe(f.reason))
         for k in f.keys:
             out.print(f"  {k.key}  {plural(len(k.entries), 'entry', 'entries')}")
     fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)

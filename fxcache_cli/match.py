@@ -6,13 +6,12 @@ from enum import Enum
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from fxcache_core.binding import DynamicMode
 
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, scan_dir
-from ._output import emit, emit_json, fail, out, plural
+from ._output import emit, emit_json, fail, out, plural, safe
 
 
 class Dynamic(str, Enum):
@@ -52,6 +51,12 @@ def match_cmd(
         "--audit", help="Across the cache: entries that can never be served (shadowed by an earlier one) "
         "and entries whose regions overlap.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, and the FX keys behind each AOTAutograd entry.")] = False,
+    from_trace: Annotated[str | None, typer.Option(
+        "--from-trace", help="Take the call's inputs (and --fn, --dynamic) from a run's TORCH_TRACE: "
+        "the call compiled as --compile ID.")] = None,
+    compile_id: Annotated[str | None, typer.Option(
+        "--compile", help="With --from-trace: the compile id (0/1, as `fxcache explain` shows it).")] = None,
+    rank: Annotated[int | None, typer.Option("--rank", help="With --from-trace: the rank, when the trace has several.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Which entry torch would load for these input shapes, and why the others would not."""
@@ -74,6 +79,21 @@ def match_cmd(
         _coverage(coverage_key, value_range, parse_sym(sym or []), _mode(dynamic), as_json)
         return
     inputs = parse_shapes(shapes or [])
+    if from_trace is not None or compile_id is not None:
+        if from_trace is None or compile_id is None:
+            fail("give both --from-trace TRACE and --compile ID")
+        if shapes or args or sym:
+            fail("--from-trace gives the call's inputs: not with --shapes, --arg or --sym")
+        from pathlib import Path
+
+        from fxcache_core.trace_call import call_inputs
+        from fxcache_core.trace_run import read_run
+
+        call = call_inputs(read_run(Path(from_trace)), compile_id, rank)
+        inputs = call.inputs
+        fn = fn or call.function
+        if dynamic is None and call.mode is not DynamicMode.UNKNOWN:
+            dynamic = Dynamic(call.mode.value)
     syms = parse_sym(sym or [])
     positional = [parse_shape_spec(f"arg={a}")[1] for a in args or []]
     if any(not isinstance(t, TensorArg) for t in positional):
@@ -119,9 +139,9 @@ def match_cmd(
         })
         return
     if report.function_missing:
-        out.print(f"No key was compiled from {escape(fn or '')}. The cache holds keys compiled from:")
+        out.print(f"No key was compiled from {safe(fn or '')}. The cache holds keys compiled from:")
         for name in report.functions_held:
-            out.print(f"  {escape(name)}")
+            out.print(f"  {safe(name)}")
         if not report.functions_held:
             out.print("  (no key records the function it was compiled from)")
         return
@@ -131,11 +151,11 @@ def match_cmd(
         return
     if not report.results:
         if fn and report.unbound:
-            out.print(f"No key compiled from {escape(fn)} takes "
-                      + ", ".join(escape(_user(s)) for s, _ in report.inputs) + ".")
+            out.print(f"No key compiled from {safe(fn)} takes "
+                      + ", ".join(safe(_user(s)) for s, _ in report.inputs) + ".")
         else:
             out.print(f"No key among {report.keys_considered}" + " has an input named "
-                      + ", ".join(escape(_user(s)) for s, _ in report.inputs)
+                      + ", ".join(safe(_user(s)) for s, _ in report.inputs)
                       + " (names are the compiled function's parameters, a module's keyword or "
                       "forward parameter, or args\\[i]; see `fxcache guards KEY`).")
         _print_unbound(report.unbound)
@@ -158,24 +178,24 @@ def match_cmd(
         c = colour[m.status]
         head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
         if m.hit is not None:
-            head += f" {escape(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {escape(m.hit.name[:16])})"
+            head += f" {safe(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {safe(m.hit.name[:16])})"
         if m.origin is not None:
-            head += f"  [cyan]{escape(str(m.compiled or m.origin))}[/cyan]"
+            head += f"  [cyan]{safe(str(m.compiled or m.origin))}[/cyan]"
         say("\n" + head)
         for given, src in m.bound:
             if given != src:
-                say(f"  [dim]{escape(_user(given))} is {escape(src)}[/dim]")
+                say(f"  [dim]{safe(_user(given))} is {safe(src)}[/dim]")
         by_ph = {s.placeholder: s for s in m.symbols}
         for ph, v in m.values:
             s = by_ph.get(ph)
             where = f"{s.expr}, {s.source or 'source unknown'}" if s else ""
-            say(f"  {ph} = {v if v is not None else '?'}  [dim]({escape(where)})[/dim]")
+            say(f"  {ph} = {v if v is not None else '?'}  [dim]({safe(where)})[/dim]")
         for r in m.reasons:
-            say(f"  [dim]{escape(r)}[/dim]")
+            say(f"  [dim]{safe(r)}[/dim]")
         for r in m.uncertain:
-            say(f"  [yellow]cannot tell:[/yellow] {escape(r)}")
+            say(f"  [yellow]cannot tell:[/yellow] {safe(r)}")
         if m.aborted:
-            say(f"  [red]{escape(m.aborted)}[/red]")
+            say(f"  [red]{safe(m.aborted)}[/red]")
         for i, v in enumerate(m.entries):
             if m.hit is v.entry:
                 tag = "[green]hit[/green]" if m.status == "hit" else "[green]passes[/green]"
@@ -184,9 +204,9 @@ def match_cmd(
             else:
                 tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
                     v.outcome, f"[yellow]{v.outcome}[/yellow]")
-            say(f"  #{i} {escape(v.entry.name[:16])}  {tag}" + (f"  {escape(v.reason)}" if v.reason else ""))
+            say(f"  #{i} {safe(v.entry.name[:16])}  {tag}" + (f"  {safe(v.reason)}" if v.reason else ""))
         for ld in m.loads:
-            where = escape(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
+            where = safe(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
             say(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
     notes = []
     if hidden_nofit:
@@ -197,8 +217,8 @@ def match_cmd(
         say("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
     _print_unbound(report.unbound, say)
     for src in report.unused:
-        say("\n[yellow]warning:[/yellow] no key " + (f"compiled from {escape(fn)} " if fn else "")
-            + f"takes {escape(_user(src))}")
+        say("\n[yellow]warning:[/yellow] no key " + (f"compiled from {safe(fn)} " if fn else "")
+            + f"takes {safe(_user(src))}")
     if buf:
         emit("\n".join(buf))
 
@@ -215,7 +235,7 @@ def _print_unbound(unbound, say=None) -> None:
     say = say or out.print
     for k, origin, takes in unbound:
         say(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
-            f"[cyan]{escape(str(origin))}[/cyan]\n  [dim]takes {escape(', '.join(takes))}: name "
+            f"[cyan]{safe(str(origin))}[/cyan]\n  [dim]takes {safe(', '.join(takes))}: name "
             "them with --shapes too[/dim]")
 
 
@@ -239,8 +259,8 @@ def _audit(as_json: bool) -> None:
         out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}")
         for f in fs:
             c = colour[f.kind]
-            out.print(f"  [{c}]{f.kind}[/{c}] {escape(f.earlier.name[:16])} / {escape(f.later.name[:16])}: "
-                      f"{escape(f.detail)}")
+            out.print(f"  [{c}]{f.kind}[/{c}] {safe(f.earlier.name[:16])} / {safe(f.later.name[:16])}: "
+                      f"{safe(f.detail)}")
 
 
 def _mode(dynamic: Dynamic | None) -> DynamicMode:
@@ -248,16 +268,13 @@ def _mode(dynamic: Dynamic | None) -> DynamicMode:
 
 
 def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_json: bool) -> None:
-    import re
 
-    from fxcache_core.coverage import coverage
+    from fxcache_core.coverage import coverage, parse_range
 
-    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
-    if not m:
-        fail(f"--range {spec!r}: expected NAME=LO:HI, e.g. s77=1:4096")
+    name, lo, hi = parse_range(spec)
     scan = scan_dir(quiet=as_json)
     k = scan.find(key)
-    cov = coverage(indexed_catalog(scan, as_json), k, m.group(1), int(m.group(2)), int(m.group(3)), fixed, mode)
+    cov = coverage(indexed_catalog(scan, as_json), k, name, lo, hi, fixed, mode)
     done_reading()
     if as_json:
         emit_json({
@@ -285,7 +302,7 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
                    else glyph.get(seg.outcome, "?"))
     fixed_txt = ", ".join(f"{p}={v}" for p, v in cov.fixed) or "none"
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}: {cov.placeholder} ({cov.symbol}, "
-              f"{escape(cov.source or 'source unknown')}) from {lo} to {hi}; others fixed: {fixed_txt}")
+              f"{safe(cov.source or 'source unknown')}) from {lo} to {hi}; others fixed: {fixed_txt}")
     out.print(f"  {lo} " + "".join(bar) + f" {hi}")
     out.print("  [dim]digits: the entry # that serves it; · miss; × another graph; ! a guard raises; ? undecided[/dim]")
     for n, g in enumerate(cov.segments):
@@ -293,7 +310,7 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
             out.print(f"  [dim]… {len(cov.segments) - 40} more segments (--json lists them all)[/dim]")
             break
         span = f"{g.start}" if g.start == g.end else f"{g.start}..{g.end}"
-        what = (f"[green]#{g.entry.order} {escape(g.entry.name[:16])}[/green]" if g.outcome == "hit"
+        what = (f"[green]#{g.entry.order} {safe(g.entry.name[:16])}[/green]" if g.outcome == "hit"
                 else {"miss": "[red]miss[/red]: no entry's guards hold"}.get(g.outcome, g.outcome))
-        note = f"  ({escape(g.note)})" if g.note else ""
+        note = f"  ({safe(g.note)})" if g.note else ""
         out.print(f"  {span:>15}  {what}{note}")

@@ -26,8 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import EntryDecodeError
+from .errors import EntryDecodeError, EntryTooLarge
 from .keys import KeyKind
+from .memlimit import budget_for, decoding_budget
 
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """Entries larger than this (bytes) are refused rather than read into memory."""
@@ -134,27 +135,58 @@ def _stub_class(module: str, name: str) -> type[Stub]:
     )
 
 
+PY_FALLBACK_MAX_BYTES = 4 * 1024 * 1024
+"""Largest entry (bytes) read again by the pure-Python unpickler when the C one
+runs out of the memory budget: it reads 3-30 MB/s, so this bounds the time."""
+
+
+class _PyStubUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
+    """:class:`StubUnpickler` on Python's pure-Python unpickler, whose memo is a
+    dict: a ``PUT`` index costs nothing whatever its value, where the C
+    unpickler allocates an array twice as long. Only used when the C one ran
+    out of the memory budget (it is ~30x slower)."""
+
+    def __init__(self, file: io.BufferedIOBase) -> None:
+        super().__init__(file)
+        self._classes: dict[tuple[str, str], type[Stub]] = {}
+        self.globals_seen: set[str] = set()
+
+    find_class = StubUnpickler.find_class
+    persistent_load = StubUnpickler.persistent_load
+
+
 def load_stubs(data: bytes) -> tuple[Any, frozenset[str]]:
     """Read a pickle into plain containers and :class:`Stub` objects.
+
+    Call it under :func:`fxcache_core.memlimit.decoding_budget` (as
+    :func:`decode_entry` does): when the C unpickler runs out of that budget,
+    the pickle is read again by the pure-Python one, whose memo cannot be
+    inflated by a huge ``PUT`` index.
 
     Returns:
         The root object and the set of globals the pickle named.
 
     Raises:
+        EntryTooLarge: decoding needs more memory than the budget.
         EntryDecodeError: truncated or corrupt data (the message says which).
     """
-    up = StubUnpickler(io.BytesIO(data))
-    try:
-        root = up.load()
-    except EOFError as e:
-        raise EntryDecodeError(f"truncated pickle ({len(data)} bytes): {e}") from None
-    except RecursionError:
-        raise EntryDecodeError("pickle nests too deeply") from None
-    except MemoryError:
-        raise EntryDecodeError("pickle too large to decode") from None
-    except Exception as e:  # UnpicklingError, ValueError, TypeError, KeyError...
-        raise EntryDecodeError(f"corrupt pickle: {type(e).__name__}: {e}") from None
-    return root, frozenset(up.globals_seen)
+    readers = (StubUnpickler, _PyStubUnpickler) if len(data) <= PY_FALLBACK_MAX_BYTES else (StubUnpickler,)
+    for cls in readers:
+        up = cls(io.BytesIO(data))
+        try:
+            root = up.load()
+        except EOFError as e:
+            raise EntryDecodeError(f"truncated pickle ({len(data)} bytes): {e}") from None
+        except RecursionError:
+            raise EntryDecodeError("pickle nests too deeply") from None
+        except MemoryError:
+            del up
+            continue
+        except Exception as e:  # UnpicklingError, ValueError, TypeError, KeyError...
+            raise EntryDecodeError(f"corrupt pickle: {type(e).__name__}: {e}") from None
+        return root, frozenset(up.globals_seen)
+    raise EntryTooLarge(f"decoding it needs more than fxcache's memory budget "
+                        f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)")
 
 
 # --- plain views of stubbed data ----------------------------------------------
@@ -224,16 +256,21 @@ def _opt_str(v: Any) -> str | None:
 
 
 def _opt_int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    """An int64 field (torch's counters and times are), else None: a huge int from
+    a hostile pickle would not even print (Python's 4,300-digit limit)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63 else None
 
 
 # --- Dynamo sources -----------------------------------------------------------
 
 # Dynamo sources are frozen dataclasses pickled as ``cls(*fields)`` (REDUCE with
-# positional args), so their fields are read by position. Field order as in
-# torch/_dynamo/source.py (torch 2.13); ``base`` comes first in chained sources.
+# positional args: ``dataclass_with_cached_hash.__reduce__`` in torch/_guards.py),
+# so their fields are read by position. Field order as in torch/_dynamo/source.py
+# (2.13 to 2.15; 2.14 added ContextVarGetSource and UnwrapCollectiveTensorSource,
+# 2.15 ListReverseIteratorBackingListSource); ``base`` comes first in chained sources.
 _SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
-    "LocalSource": ("local_name", "is_input", "dynamism", "is_derefed_cell_contents"),
+    "LocalSource": ("local_name", "is_input", "dynamism", "is_derefed_cell_contents",
+                    "is_varargs", "is_varkw"),
     "GlobalSource": ("global_name",),
     "GlobalWeakRefSource": ("global_name",),
     "AttrSource": ("base", "member"),
@@ -257,6 +294,9 @@ _SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
     "IndexedSource": ("base", "idx"),
     "FloatTensorSource": ("base",),
     "CallMethodItemSource": ("base",),
+    "ContextVarGetSource": ("base", "has_default", "default_value"),
+    "UnwrapCollectiveTensorSource": ("base",),
+    "ListReverseIteratorBackingListSource": ("base",),
 }
 
 
@@ -358,6 +398,15 @@ def source_name(src: Any, depth: int = 0) -> str | None:
         return f"{base}.item()"
     if n == "IndexedSource":
         return f"({_sfield(src, 'idx')}, {base})"
+    if n == "ContextVarGetSource":
+        if not _sfield(src, "has_default"):
+            return f"{base}.get()"
+        default = _sfield(src, "default_value")
+        return f"{base}.get({default!r})" if _is_literal(default) else None
+    if n == "UnwrapCollectiveTensorSource":
+        return f"___unwrap_async_collective_tensor({base})"
+    if n == "ListReverseIteratorBackingListSource":
+        return f"___list_reverseiterator_backing_list({base})"
     return None
 
 
@@ -473,10 +522,18 @@ def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]
 
 
 _HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d{1,40})$")
+MAX_GRAPH_LINES = 100_000
+"""How many lines of a printed graph or compiled module fxcache reads at most."""
 
 
 def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
-    """Symbol values from the ``s77 = 4`` lines that head ``runnable_graph_str``."""
+    """Symbol values from the ``s77 = 4`` lines that head ``runnable_graph_str``.
+
+    Torch 2.13 fills that field on every compile; from 2.14 on it is empty unless
+    a structured trace is on (torch/_inductor/compile_fx.py builds it inside
+    ``trace_structured``'s payload function), so :func:`parse_get_args` is the
+    source every version fills.
+    """
     out = []
     for line in (runnable or "").splitlines()[:1000]:
         m = _HINT_RE.match(line.strip())
@@ -487,8 +544,90 @@ def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-_ORIGIN_RE = re.compile(r"\s*# File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
-MAX_GRAPH_LINES = 100_000
+_GET_ARGS = "\ndef get_args():\n"
+_ARG_LINE_RE = re.compile(r"    ([A-Za-z_]\w{0,200}) = (-?\d{1,40})")
+_RETURN_RE = re.compile(r"    return \[([\w, ]*)\]")
+
+
+@dataclass(frozen=True)
+class HarnessArgs:
+    """The int inputs of the benchmark harness torch writes into every
+    ``CompiledFxGraph.source_code``.
+
+    ``PythonWrapperCodegen.benchmark_compiled_module`` in
+    torch/_inductor/codegen/wrapper.py (2.13 to 2.15) writes ``def get_args():``
+    with one line per graph input in placeholder order: ``argN_1 = <int>`` for
+    a SymInt input (its value when the graph was compiled: a backed symbol's
+    hint; an unbacked one gets a made-up fallback), ``argN_1 = rand_strided(...)``
+    for a tensor, then ``return [arg0_1, arg1_1, ...]``.
+
+    Attributes:
+        ints: placeholder name -> the int written for it.
+        order: the placeholder names of the ``return`` line, in graph order
+            (empty when that line was not found).
+    """
+
+    ints: dict[str, int]
+    order: tuple[str, ...]
+
+
+def parse_get_args(source_code: str | None) -> HarnessArgs:
+    """The ``get_args()`` harness of a compiled module's source (see :class:`HarnessArgs`).
+
+    Reads only the last ``def get_args():`` block, at most
+    :data:`MAX_GRAPH_LINES` lines of it; anything else gives empty results.
+    """
+    ints: dict[str, int] = {}
+    if not source_code:
+        return HarnessArgs(ints, ())
+    start = source_code.rfind(_GET_ARGS)
+    if start < 0:
+        return HarnessArgs(ints, ())
+    pos = start + len(_GET_ARGS)
+    for _ in range(MAX_GRAPH_LINES):
+        end = source_code.find("\n", pos)
+        line = source_code[pos:] if end < 0 else source_code[pos:end]
+        if not line.startswith("    "):
+            break
+        if m := _ARG_LINE_RE.fullmatch(line):
+            ints[m.group(1)] = int(m.group(2))
+        elif m := _RETURN_RE.fullmatch(line):
+            return HarnessArgs(ints, tuple(n.strip() for n in m.group(1).split(",") if n.strip()))
+        if end < 0:
+            break
+        pos = end + 1
+    return HarnessArgs(ints, ())
+
+
+def symbol_hints(inputs: tuple[GraphInput, ...], source_code: str | None,
+                 runnable: str | None = None) -> tuple[tuple[str, int], ...]:
+    """The compile-time value of each symbol of a graph's backed SymInt inputs.
+
+    From the ``get_args()`` harness of ``source_code`` (:func:`parse_get_args`,
+    written by every torch version): the value of placeholder ``argN_1``
+    (by name, else by position in the harness's ``return`` list) is the hint of
+    its symbol. Inputs that are expressions (``Sym(2*s17)``) or unbacked
+    (``u0``: the harness writes a made-up value) give none. ``runnable``
+    (``runnable_graph_str``, filled by torch 2.13) adds the symbols the harness
+    did not give, where it has them.
+    """
+    harness = parse_get_args(source_code)
+    out: dict[str, int] = {}
+    for inp in inputs:
+        sym = inp.symbol
+        if sym is None or not inp.is_backed_symint or sym in out:
+            continue
+        name = inp.name
+        if name is None and 0 <= inp.position < len(harness.order):
+            name = harness.order[inp.position]
+        if name is not None and name in harness.ints:
+            out[sym] = harness.ints[name]
+    for sym, value in parse_hints(runnable):
+        out.setdefault(sym, value)
+    return tuple(out.items())
+
+
+_ORIGIN_RE = re.compile(r"File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
 
 
 @dataclass(frozen=True)
@@ -525,17 +664,20 @@ class Origin:
 def parse_origin(graph_str: str | None) -> Origin | None:
     """The source locations annotated in a printed FX graph, if any.
 
-    Reads line by line (at most :data:`MAX_GRAPH_LINES`), so the cost is linear
-    in the string whatever it holds.
+    torch/fx/graph.py (``append_stacktrace_summary``) heads each run of nodes
+    with a comment ``# File: f.py:12 in fn, code: ...``; torch 2.14+ writes
+    ``# Backward of forward node: File: ...`` above the nodes of a backward
+    graph, and any version may put an annotation or recompute tag between the
+    ``#`` and ``File:``. Reads line by line (at most :data:`MAX_GRAPH_LINES`,
+    and at most three ``File:`` per line), so the cost is linear in the
+    string whatever it holds.
     """
     first = None
     names: list[str] = []
     for n, line in enumerate((graph_str or "").splitlines()):
         if n >= MAX_GRAPH_LINES:
             break
-        if "# File: " not in line:
-            continue
-        m = _ORIGIN_RE.match(line)
+        m = _origin_in(line)
         if m is None:
             continue
         if first is None:
@@ -545,6 +687,21 @@ def parse_origin(graph_str: str | None) -> Origin | None:
     if first is None:
         return None
     return Origin(first.group(3), first.group(1), int(first.group(2)), tuple(names))
+
+
+def _origin_in(line: str) -> re.Match[str] | None:
+    """The ``File: f.py:12 in fn, code:`` of a comment line, or None."""
+    at = line.find("File: ")
+    if at < 0 or not line[:at].lstrip().startswith("#"):
+        return None
+    for _ in range(3):
+        m = _ORIGIN_RE.match(line, at)
+        if m is not None:
+            return m
+        at = line.find("File: ", at + 1)
+        if at < 0:
+            return None
+    return None
 
 
 _STACK_FRAME_RE = re.compile(r'^\s*File "(.{1,1000})", line (\d{1,9}), in ([\w.<>]{1,200})\s*$')
@@ -635,9 +792,12 @@ class DecodedEntry:
         compile_time_ns: time the compile took (ns), where stored.
         origin: the user code the graph was traced from, where the stored
             graph string says (``# File: ... in fn``).
+        forward_graph: AOTAutograd entries: the forward graph as printed
+            (``aot_forward_graph_str``); only in the full form (the index keeps
+            the light one, :func:`fxcache_core.index.light`, without it).
         hints: FX entries: the value of each symbol when the graph was compiled
-            (the ``sNN = value`` lines heading ``runnable_graph_str``); the
-            entry's guards hold at these values.
+            (:func:`symbol_hints`: the ``get_args()`` harness of ``source_code``);
+            the entry's guards hold at these values.
         globals_seen: every global the pickle names (for auditing).
     """
 
@@ -656,6 +816,7 @@ class DecodedEntry:
     hints: tuple[tuple[str, int], ...] = ()
     origin: Origin | None = None
     globals_seen: frozenset[str] = frozenset()
+    forward_graph: str | None = None
 
     @property
     def symints(self) -> tuple[GraphInput, ...]:
@@ -671,18 +832,27 @@ _AOT_TYPES = {"AOTAutogradResult", "BundledAOTAutogradResult", "AOTAutogradCache
 def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     """Decode one entry file's bytes (see the module docstring for how).
 
+    Memory: decoding adds at most :func:`fxcache_core.memlimit.budget_for`
+    the entry's size to the process (on Linux; see :mod:`fxcache_core.memlimit`).
+
     Raises:
+        EntryTooLarge: decoding would need more memory than that budget (not
+            evidence that the entry is invalid).
         EntryDecodeError: the bytes are not a pickle, are truncated, hold
             something other than the compiled-graph object ``kind`` expects,
             or hold fields of unexpected types. No other exception escapes:
             a hostile entry is reported, never allowed to crash a command.
     """
     try:
-        return _decode_entry(data, kind)
+        with decoding_budget(len(data)):
+            return _decode_entry(data, kind)
     except EntryDecodeError:
         raise
-    except (RecursionError, MemoryError):
-        raise EntryDecodeError("entry data nests too deeply or is too large") from None
+    except MemoryError:
+        raise EntryTooLarge(f"decoding it needs more than fxcache's memory budget "
+                            f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)") from None
+    except RecursionError:
+        raise EntryDecodeError("entry data nests too deeply") from None
     except Exception as e:  # a field of an unexpected shape
         raise EntryDecodeError(f"unexpected entry content: {type(e).__name__}: {e}"[:300]) from None
 
@@ -715,7 +885,8 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
             is_backward=is_bw if isinstance(is_bw, bool) else None,
             wrapper_key=_opt_str(root.field("cache_key")),
             compile_time_ns=_opt_int(root.field("_time_taken_ns")),
-            hints=parse_hints(_opt_str(root.field("runnable_graph_str"))),
+            hints=symbol_hints(inputs, _opt_str(root.field("source_code")),
+                               _opt_str(root.field("runnable_graph_str"))),
             origin=_with_outer(parse_origin(_opt_str(root.field("inductor_post_grad_graph_str"))),
                                parse_linemap_frames(root.field("cache_linemap"))),
             globals_seen=seen,
@@ -736,7 +907,7 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
         arg_sources=sources, compile_time_ns=t,
         origin=parse_origin(_opt_str(root.field("aot_forward_graph_str"))
                             or _opt_str(root.field("aot_backward_graph_str"))),
-        globals_seen=seen,
+        globals_seen=seen, forward_graph=_opt_str(root.field("aot_forward_graph_str")),
     )
 
 

@@ -20,7 +20,8 @@ reads the files.
 What is kept is the light form of an entry (:func:`light`): everything but the
 FX debug lines (tens of KB per entry, only needed by ``key``/``diff``/``--stale``,
 which then decode the file) and the list of globals the pickle named. Entries that are not valid (``corrupt``) are remembered too,
-with their reason; entries that could not be read are not.
+with their reason; entries that could not be read are not, nor are files whose
+name is not valid UTF-8 (SQLite stores text; they are decoded on each run).
 
 ``FXCACHE_NO_INDEX=1`` turns the index off; so does any error opening it
 (a read-only home): the index is an optimisation, never a requirement.
@@ -66,7 +67,7 @@ def default_index_path(root: Path) -> Path | None:
     if not base:
         xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         base = os.path.join(xdg, "fxcache")
-    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:32]
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
     return Path(base) / f"index-{digest}.sqlite"
 
 
@@ -91,14 +92,16 @@ def _share(x):
 
 def light(d: DecodedEntry) -> DecodedEntry:
     """``d`` as a scan of many entries keeps it in memory: without its debug lines
-    (those of its FX refs too) and the globals its pickle named, and with the
-    strings many entries repeat (types, sources, file names) interned."""
+    (those of its FX refs too), its printed forward graph and the globals its
+    pickle named, and with the strings many entries repeat (types, sources, file
+    names) interned."""
     def ref(r: FxRef | None) -> FxRef | None:
         return None if r is None else FxRef(sys.intern(r.key), r.guards_expr)
 
     o = d.origin
     return replace(
-        d, debug_lines=(), globals_seen=frozenset(), type_name=sys.intern(d.type_name),
+        d, debug_lines=(), globals_seen=frozenset(), forward_graph=None,
+        type_name=sys.intern(d.type_name),
         inputs=_share(tuple(_light_input(i) for i in d.inputs)),
         arg_sources=_share(tuple(_i(a) for a in d.arg_sources)),
         forward=ref(d.forward), backward=ref(d.backward), hints=_share(d.hints),
@@ -178,6 +181,19 @@ def from_json(text: str) -> DecodedEntry:
     )
 
 
+def _storable(text: str) -> bool:
+    """Whether SQLite can store ``text``: a file name that is not valid UTF-8 (POSIX
+    names are bytes; Python spells the odd ones with lone surrogates) cannot be
+    bound as TEXT, so such an entry is simply never indexed (decoded each run)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 _BULK_MIN = 2000
 """From this many entries on, :meth:`Index.get_many` reads the whole table once."""
 
@@ -211,7 +227,7 @@ class Index:
     def get(self, entry: Entry) -> tuple[str | None, DecodedEntry | str] | None:
         """(sha256 name of the content if it was hashed, the light entry or the
         reason it is corrupt), if the index has this file unchanged; else None."""
-        if self._db is None or not entry.file.mtime_ns:
+        if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
             return None
         try:
             row = self._db.execute(
@@ -254,9 +270,11 @@ class Index:
     def put(self, entry: Entry, sha: str | None, result: DecodedEntry | str, row: str | None = None) -> None:
         """Remember a decoded entry (or the reason it is corrupt) for this file;
         ``row``: its :func:`to_json`, when already at hand."""
-        if self._db is None or not entry.file.mtime_ns:
+        if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
             return
         corrupt, body = (result, None) if isinstance(result, str) else (None, row or to_json(result))
+        if corrupt is not None and not _storable(corrupt):
+            return  # a reason quoting what the pickle named, not valid UTF-8: not kept
         try:
             self._db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              (entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,

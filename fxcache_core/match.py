@@ -32,6 +32,7 @@ from .decode import DecodedEntry, Origin
 from .errors import GuardParseError, ShapeSpecError
 from .floats import baked_floats, tensorified_base
 from .frames import CompiledFrom, compiled_from, held_functions, keys_compiled_from
+from .int_args import FunctionKeys, int_argument_rule
 from .keys import KeyKind
 from .store import CacheKey, Entry
 from .symbols import SymbolInfo
@@ -375,10 +376,14 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
             continue
         if inp.is_symint:
             if isinstance(val, int) and mode in (DynamicMode.NONE, DynamicMode.FALSE):
-                b.problems.append(
-                    f"{name} is an int argument, a SymInt ({inp.expr}) here: under "
-                    f"dynamic={mode.value.capitalize()} a fresh process's first call specializes it "
-                    "to its value, so torch looks up another key")
+                why = (f"{name} is an int argument, a SymInt ({inp.expr}) here: under "
+                       f"dynamic={mode.value.capitalize()} a fresh process's first call specializes it "
+                       "to its value, so torch looks up another key")
+                if pgo:
+                    b.notes.append(why + " (unless the profile-guided automatic-dynamic state in this "
+                                   "cache dir makes it a SymInt: fxcache does not read that state)")
+                else:
+                    b.problems.append(why)
             continue
         tt = TensorType.parse(inp.type)
         if tt is None or val is None:
@@ -844,8 +849,10 @@ def _judge(catalog: Catalog, e: Entry, bound: Mapping[str, int],
         return EntryVerdict(e, "fail", f"{f.clause.text}  is {f.value!r}  with {shown}",
                             failed_clause=f.clause.text, guards_expr=d.guards_expr, values=vals)
     missing = sorted({m for r in verdict.results for m in r.missing}, key=lambda p: int(p[1:]))
-    return EntryVerdict(e, "unknown", f"needs {', '.join(missing)}", guards_expr=d.guards_expr,
-                        values=vals)
+    refused = next((r for r in verdict.results if r.status == "unknown" and r.error), None)
+    why = (f"needs {', '.join(missing)}" if missing
+           else f"{refused.clause.text}  {refused.error}" if refused is not None else "undecided")
+    return EntryVerdict(e, "unknown", why, guards_expr=d.guards_expr, values=vals)
 
 
 def _unfit_through_loaders(catalog: Catalog, key: CacheKey,
@@ -938,6 +945,10 @@ def _function_of(catalog: Catalog, key: CacheKey) -> str | None:
     return o.function if o is not None else None
 
 
+def _first_readable(catalog: Catalog, key: CacheKey) -> DecodedEntry | None:
+    return next((d for e in key.entries if isinstance(d := catalog.load(e), DecodedEntry)), None)
+
+
 def _origin(catalog: Catalog, key: CacheKey) -> Origin | None:
     for e in key.entries:
         d = catalog.load(e)
@@ -1001,6 +1012,7 @@ def match(
     by_key: dict[str, KeyMatch] = {}
     used: set[str] = set()
     statics: dict[str, list[tuple[CacheKey, dict[tuple[str, int], str]]]] | None = None
+    int_keys: FunctionKeys | None = None
     for k in keys:
         if mine is not None and k.key not in mine:
             continue
@@ -1035,6 +1047,17 @@ def match(
         frame = frame_of()
         origin = _origin(catalog, k)
         m = replace(m, origin=origin, compiled=frame)
+        if k.kind is KeyKind.AOT_AUTOGRAD and m.fits and origin is not None and (
+                first := _first_readable(catalog, k)) is not None:
+            if int_keys is None:
+                int_keys = FunctionKeys(catalog)
+            rule = int_argument_rule(int_keys, k, first, origin, inputs, mode, catalog.has_pgo_state(),
+                                     of_function=function is not None)
+            if rule.problems:
+                m = KeyMatch(key=k, fits=False, reasons=rule.problems, symbols=m.symbols, origin=origin,
+                             bound=m.bound, compiled=frame)
+            elif rule.notes:
+                m = replace(m, uncertain=m.uncertain + rule.notes)
         if (mode is DynamicMode.UNKNOWN and k.kind is KeyKind.AOT_AUTOGRAD and m.fits and m.symbols
                 and origin is not None):
             if statics is None:

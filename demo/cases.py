@@ -55,7 +55,7 @@ def default_make_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]
     for i, desc in enumerate(shapes):
         if isinstance(desc, bool):
             raise TypeError(f"argument {i}: bool is not a shape description")
-        if isinstance(desc, int):
+        if isinstance(desc, (int, float)):
             args.append(desc)
         elif isinstance(desc, (list, tuple)) and all(
             isinstance(d, int) and not isinstance(d, bool) for d in desc
@@ -77,6 +77,8 @@ class Case:
         default=default_make_inputs
     )
     doc: str = ""
+    # torch.fx.experimental._config values in force while the case is called (traced).
+    fx_config: dict[str, Any] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- #
@@ -255,7 +257,10 @@ def run_call(
     args, kwargs = case.make_inputs(shapes)
     if on_phase is not None:
         on_phase("forward")
-    out = compiled(*args, **kwargs)
+    import torch.fx.experimental._config as fx_config
+
+    with fx_config.patch(**case.fx_config):
+        out = compiled(*args, **kwargs)
     if case.train:
         loss = out if out.dim() == 0 else out.sum()
         if on_phase is not None:
@@ -296,7 +301,7 @@ def _signature_inputs(fn: Callable[..., Any]) -> Callable[[Shapes], tuple[tuple[
         for i, (p, desc) in enumerate(zip(params, shapes, strict=True)):
             if isinstance(desc, bool):
                 raise TypeError(f"{p.name}: bool is not a shape description")
-            if isinstance(desc, int):
+            if isinstance(desc, (int, float)):
                 value: Any = desc
             elif _is_shape(desc):
                 value = _tensor(list(desc), seed=i)
@@ -590,3 +595,61 @@ _MORE_CASES = [
 ]
 
 CASES.update({c.name: c for c in _MORE_CASES})
+
+
+# --------------------------------------------------------------------------- #
+# Python float arguments and duck sizing switched off (tests/test_oracle_suite.py).
+# --------------------------------------------------------------------------- #
+
+
+def scale_by(x, scale):
+    # A float argument: dynamic=True tensorifies it (an f64[] graph input,
+    # ___as_tensor(L['scale'])), so every value takes one key.
+    return x * scale + 1
+
+
+def scale_auto(x, scale):
+    # dynamic=None: a fresh process's first call specializes the float into the
+    # graph (a key per value); a later call with another value tensorifies it.
+    return x.cos() * scale
+
+
+def duck_off_pair(a, b):
+    # Compiled with torch.fx.experimental._config.use_duck_shape = False: equal
+    # sizes keep two symbols (with duck sizing a[4], b[4] would share one).
+    return a.tanh().sum() + b.sinh().sum()
+
+
+_FLOAT_AND_DUCK_CASES = [
+    Case(
+        "scale_by",
+        scale_by,
+        {"dynamic": True},
+        [[[4, 3], 2.5]],
+        doc="a float argument under dynamic=True: tensorified",
+    ),
+    Case(
+        "scale_auto",
+        scale_auto,
+        {"dynamic": None},
+        [[[4, 3], 2.5], [[4, 3], 3.0]],
+        doc="a float under dynamic=None: specialized on the first call, tensorified after a change",
+    ),
+    Case(
+        "duck_off_pair",
+        duck_off_pair,
+        {"dynamic": True},
+        [[[4], [4]]],
+        fx_config={"use_duck_shape": False},
+        doc="use_duck_shape=False: a[4], b[4] get two symbols",
+    ),
+    Case(
+        "duck_on_pair",
+        duck_off_pair,
+        {"dynamic": True},
+        [[[4], [4]]],
+        doc="the same function with duck sizing on (torch's default): a[4], b[4] share one symbol",
+    ),
+]
+
+CASES.update({c.name: c for c in _FLOAT_AND_DUCK_CASES})

@@ -30,6 +30,11 @@ def match_cmd(
         "--dynamic", help="The call's torch.compile(dynamic=...): true (unmarked dims are duck-sized), "
         "none (the default: a fresh process's first call is static but for marked dims) or false. "
         "The cache does not record it; without it, what depends on it is undecided.")] = None,
+    duck_shape: Annotated[bool | None, typer.Option(
+        "--duck-shape/--no-duck-shape", help="torch.fx.experimental._config.use_duck_shape "
+        "(torch's default: on). Off, equal sizes keep separate symbols under --dynamic true. "
+        "Not given: an entry compiled with equal sizes on separate symbols makes a duck-sizing "
+        "conflict undecided.")] = None,
     args: Annotated[list[str] | None, typer.Option(
         "--arg", help="A tensor input of an FX graph by position, [d0,d1,...] (repeat, in graph "
         "order): for FX keys no AOTAutograd entry loads, whose inputs have no names.")] = None,
@@ -99,7 +104,7 @@ def match_cmd(
     only = scan.find(key) if key else None
     explain = explain or only is not None  # one key asked for: always say why
     report = match(indexed_catalog(scan, as_json), inputs, syms, only, function=fn, positional=positional,
-                   mode=_mode(dynamic))
+                   mode=_mode(dynamic), duck_shape=duck_shape)
     done_reading()
     if as_json:
         emit_json({
@@ -108,6 +113,8 @@ def match_cmd(
                 {
                     "kind": m.key.kind.value, "key": m.key.key, "status": m.status,
                     "origin": str(m.origin) if m.origin else None,
+                    "compiled_from": str(m.compiled) if m.compiled else None,
+                    "bound": dict(m.bound),
                     "hit": m.hit.name if m.hit else None,
                     "fits": m.fits, "reasons": list(m.reasons), "uncertain": list(m.uncertain),
                     "aborted": m.aborted,
@@ -126,17 +133,31 @@ def match_cmd(
             ],
             "unbound": [{"kind": k.kind.value, "key": k.key, "origin": str(o), "takes": list(takes)}
                         for k, o, takes in report.unbound],
+            "unused": list(report.unused),
+            "function_missing": report.function_missing,
+            "functions_held": list(report.functions_held),
         })
+        return
+    if report.function_missing:
+        out.print(f"No key was compiled from {safe(fn or '')}. The cache holds keys compiled from:")
+        for name in report.functions_held:
+            out.print(f"  {safe(name)}")
+        if not report.functions_held:
+            out.print("  (no key records the function it was compiled from)")
         return
     if not report.results and positional:
         out.print("No FX key takes --arg: it binds FX keys that no AOTAutograd entry loads "
                   "(name one with --key to bind it by position anyway).")
         return
     if not report.results:
-        out.print(f"No key among {report.keys_considered}" + (f" (traced from {fn})" if fn else "")
-                  + " has an input named "
-                  + ", ".join(safe(s) for s, _ in report.inputs)
-                  + " (names are the compiled function's parameters; see `fxcache guards KEY`).")
+        if fn and report.unbound:
+            out.print(f"No key compiled from {safe(fn)} takes "
+                      + ", ".join(safe(_user(s)) for s, _ in report.inputs) + ".")
+        else:
+            out.print(f"No key among {report.keys_considered}" + " has an input named "
+                      + ", ".join(safe(_user(s)) for s, _ in report.inputs)
+                      + " (names are the compiled function's parameters, a module's keyword or "
+                      "forward parameter, or args\\[i]; see `fxcache guards KEY`).")
         _print_unbound(report.unbound)
         return
     # One print at the end: a large cache binds thousands of keys, and rich costs
@@ -159,8 +180,11 @@ def match_cmd(
         if m.hit is not None:
             head += f" {safe(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {safe(m.hit.name[:16])})"
         if m.origin is not None:
-            head += f"  [cyan]{safe(str(m.origin))}[/cyan]"
+            head += f"  [cyan]{safe(str(m.compiled or m.origin))}[/cyan]"
         say("\n" + head)
+        for given, src in m.bound:
+            if given != src:
+                say(f"  [dim]{safe(_user(given))} is {safe(src)}[/dim]")
         by_ph = {s.placeholder: s for s in m.symbols}
         for ph, v in m.values:
             s = by_ph.get(ph)
@@ -192,8 +216,18 @@ def match_cmd(
     if notes:
         say("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
     _print_unbound(report.unbound, say)
+    for src in report.unused:
+        say("\n[yellow]warning:[/yellow] no key " + (f"compiled from {safe(fn)} " if fn else "")
+            + f"takes {safe(_user(src))}")
     if buf:
         emit("\n".join(buf))
+
+
+def _user(src: str) -> str:
+    """``L['x']`` as the user wrote it: ``x``."""
+    from fxcache_core.match import user_name
+
+    return user_name(src)
 
 
 def _print_unbound(unbound, say=None) -> None:
@@ -201,8 +235,8 @@ def _print_unbound(unbound, say=None) -> None:
     say = say or out.print
     for k, origin, takes in unbound:
         say(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
-                  f"[cyan]{safe(str(origin))}[/cyan]\n  [dim]takes {safe(', '.join(takes))}: name "
-                  "it with --shapes too (a frame's locals, e.g. after a graph break)[/dim]")
+            f"[cyan]{safe(str(origin))}[/cyan]\n  [dim]takes {safe(', '.join(takes))}: name "
+            "them with --shapes too[/dim]")
 
 
 def _audit(as_json: bool) -> None:

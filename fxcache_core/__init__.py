@@ -6,6 +6,7 @@ guards expressions are parsed with :mod:`ast` through a whitelist
 (:mod:`fxcache_core.guards`). Data flows one way::
 
     location -> store (scan) -> decode (entries) -> guards -> symbols/binding
+             -> frames (which function a key was compiled from), floats
              -> match (verdicts) / gc (plans)
 
 A run's TORCH_TRACE joins in at explain::

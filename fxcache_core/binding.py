@@ -91,7 +91,7 @@ class TensorArg:
         return s
 
 
-InputValue = TensorArg | int
+InputValue = TensorArg | int | float
 
 _NAME_RE = re.compile(r"[A-Za-z_]\w*((\[-?\d+\])|(\['[^'\]]*'\])|(\.[A-Za-z_]\w*))*")
 _SOURCE_RE = re.compile(r"[LG]\[.+")
@@ -163,7 +163,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     Forms: ``NAME=[d0,d1,...]`` (a tensor; ``[]`` is a 0-d tensor),
     ``NAME=[...]:stride=[...]``, ``NAME=[...]:offset=N``,
     ``NAME=[...]:mark_dynamic=[i,...]`` (dims marked dynamic; options combine),
-    ``NAME=INT`` (an int).
+    ``NAME=INT`` (an int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5``).
 
     Raises:
         ShapeSpecError: anything else, with the reason.
@@ -208,20 +208,29 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         return source, TensorArg(shape, stride, offset, marked)
     if re.fullmatch(r"-?\d+", rhs):
         return source, parse_int64(rhs, f"--shapes {name.strip()}")
+    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", rhs):
+        return source, float(rhs)
     raise ShapeSpecError(
-        f"--shapes {spec!r}: {rhs!r} is neither a shape like [16,4] nor an integer"
+        f"--shapes {spec!r}: {rhs!r} is neither a shape like [16,4], an integer nor a float"
     )
 
 
 def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
     """Parse every ``--shapes`` item; later items may not rebind a name.
 
+    An item with no name (``[2,3,32,32]``) is a positional input: the i-th such
+    item is ``args[i]`` (``L['args'][i]``), the call's i-th positional argument.
+
     Raises:
         ShapeSpecError: a malformed item, or a name given twice.
     """
     out: dict[str, InputValue] = {}
+    n_positional = 0
     for spec in specs:
         for part in _split_top(spec):
+            if part.startswith("["):  # a positional input: the call's args[i], in order
+                part = f"args[{n_positional}]={part}"
+                n_positional += 1
             src, val = parse_shape_spec(part)
             if src in out:
                 raise ShapeSpecError(f"--shapes: {src} is given twice")
@@ -308,6 +317,8 @@ def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
         return SourceValue(val.storage_offset, base)
     if isinstance(val, TensorArg):
         return SourceValue(None, base, f"{base} is a tensor, the entry needs it as an int")
+    if isinstance(val, float):
+        return SourceValue(None, base, f"{base} is a float, the entry takes it as an int (a SymInt)")
     return SourceValue(val, base)
 
 

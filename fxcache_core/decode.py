@@ -292,6 +292,8 @@ _SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
     "ConvertIntSource": ("base",),
     "DynamicScalarSource": ("base", "is_int"),
     "IndexedSource": ("base", "idx"),
+    "FloatTensorSource": ("base",),
+    "CallMethodItemSource": ("base",),
     "ContextVarGetSource": ("base", "has_default", "default_value"),
     "UnwrapCollectiveTensorSource": ("base",),
     "ListReverseIteratorBackingListSource": ("base",),
@@ -390,6 +392,10 @@ def source_name(src: Any, depth: int = 0) -> str | None:
         return f"cast_symbool_to_symint_guardless({base})"
     if n == "DynamicScalarSource":
         return f"int({base})"
+    if n == "FloatTensorSource":  # a tensorified float (builder.py wrap_symfloat)
+        return f"___as_tensor({base})"
+    if n == "CallMethodItemSource":
+        return f"{base}.item()"
     if n == "IndexedSource":
         return f"({_sfield(src, 'idx')}, {base})"
     if n == "ContextVarGetSource":
@@ -630,13 +636,18 @@ class Origin:
 
     ``function`` is the frame the first traced op sits in (the compiled
     function, or a function it inlined), ``file``/``line`` that op;
-    ``functions`` every frame named in the graph, in order of appearance.
+    ``functions`` every frame named in the graph, in order of appearance;
+    ``outer`` the frames every op's full user stack passes through, outermost
+    (the frame Dynamo compiled) first, as ``(function, file, line)`` with the line
+    of the first op (FX entries: from ``cache_linemap``, see
+    :func:`parse_linemap_frames`; see fxcache_core/frames.py).
     """
 
     function: str
     file: str
     line: int
     functions: tuple[str, ...] = ()
+    outer: tuple[tuple[str, str, int], ...] = ()
 
     def __str__(self) -> str:
         return f"{self.function} ({self.file}:{self.line})"
@@ -691,6 +702,54 @@ def _origin_in(line: str) -> re.Match[str] | None:
         if at < 0:
             return None
     return None
+
+
+_STACK_FRAME_RE = re.compile(r'^\s*File "(.{1,1000})", line (\d{1,9}), in ([\w.<>]{1,200})\s*$')
+MAX_LINEMAP_ITEMS = 20_000
+MAX_OUTER_FRAMES = 64
+
+
+def parse_linemap_frames(linemap: Any) -> tuple[tuple[str, str, int], ...]:
+    """The outer frames shared by every stack of a ``cache_linemap``.
+
+    ``CompiledFxGraph.cache_linemap`` (torch/_inductor/output_code.py) is a list
+    of ``(line in the generated code, stack trace)``; each stack trace is the
+    user stack of an op as Python prints it (``File "f.py", line 12, in fn``),
+    outermost first, frames inside torch left out by Dynamo. Returns the frames
+    all of them share by ``(file, function)``, each with the line it had in the
+    first stack; () when there is none. At most :data:`MAX_LINEMAP_ITEMS` items
+    and :data:`MAX_OUTER_FRAMES` frames are read.
+    """
+    if isinstance(linemap, Stub) and linemap.stub_name == "list":
+        linemap = plain(linemap)
+    if not isinstance(linemap, (list, tuple)):
+        return ()
+    common: list[tuple[str, str, int]] | None = None
+    for item in linemap[:MAX_LINEMAP_ITEMS]:
+        text = item[1] if isinstance(item, (list, tuple)) and len(item) == 2 else None
+        if not isinstance(text, str):
+            continue
+        frames: list[tuple[str, str, int]] = []
+        for ln in text.splitlines():
+            m = _STACK_FRAME_RE.match(ln)
+            if m is not None:
+                frames.append((m.group(3), m.group(1), int(m.group(2))))
+                if common is not None and len(frames) >= len(common):
+                    break
+                if len(frames) >= MAX_OUTER_FRAMES:
+                    break
+        if not frames:
+            continue
+        if common is None:
+            common = frames
+            continue
+        n = 0
+        while n < min(len(common), len(frames)) and common[n][:2] == frames[n][:2]:
+            n += 1
+        common = common[:n]
+        if not common:
+            break
+    return tuple(common or ())
 
 
 # --- decoded entries -----------------------------------------------------------
@@ -828,7 +887,8 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
             compile_time_ns=_opt_int(root.field("_time_taken_ns")),
             hints=symbol_hints(inputs, _opt_str(root.field("source_code")),
                                _opt_str(root.field("runnable_graph_str"))),
-            origin=parse_origin(_opt_str(root.field("inductor_post_grad_graph_str"))),
+            origin=_with_outer(parse_origin(_opt_str(root.field("inductor_post_grad_graph_str"))),
+                               parse_linemap_frames(root.field("cache_linemap"))),
             globals_seen=seen,
         )
     if root.stub_name not in _AOT_TYPES:
@@ -849,6 +909,15 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
                             or _opt_str(root.field("aot_backward_graph_str"))),
         globals_seen=seen, forward_graph=_opt_str(root.field("aot_forward_graph_str")),
     )
+
+
+def _with_outer(o: Origin | None, outer: tuple[tuple[str, str, int], ...]) -> Origin | None:
+    if not outer:
+        return o
+    if o is None:
+        fn, file, line = outer[-1]
+        return Origin(fn, file, line, (), outer)
+    return Origin(o.function, o.file, o.line, o.functions, outer)
 
 
 def _with_source(i: GraphInput, sources: tuple[str | None, ...]) -> GraphInput:

@@ -117,7 +117,8 @@ def light(d: DecodedEntry) -> DecodedEntry:
         arg_sources=_share(tuple(_i(a) for a in d.arg_sources)),
         forward=ref(d.forward), backward=ref(d.backward), hints=_share(d.hints),
         origin=None if o is None else _share(Origin(sys.intern(o.function), sys.intern(o.file), o.line,
-                                                    tuple(sys.intern(f) for f in o.functions))),
+                                                    tuple(sys.intern(f) for f in o.functions),
+                                                    o.outer)),
     )
 
 
@@ -132,7 +133,8 @@ def to_json(d: DecodedEntry) -> str:
         None if d.forward is None else [d.forward.key, d.forward.guards_expr],
         None if d.backward is None else [d.backward.key, d.backward.guards_expr],
         list(d.arg_sources), d.compile_time_ns, [list(h) for h in d.hints],
-        None if o is None else [o.function, o.file, o.line, list(o.functions)],
+        None if o is None else [o.function, o.file, o.line, list(o.functions),
+                                [list(f) for f in o.outer]],
     ]
     return json.dumps(obj, separators=(",", ":"))
 
@@ -154,7 +156,8 @@ def _inputs_of(raw: list) -> tuple[GraphInput, ...]:
 
 
 def _origin_of(o: list) -> Origin:
-    return Origin(sys.intern(o[0]), sys.intern(o[1]), o[2], tuple(sys.intern(f) for f in o[3]))
+    outer = tuple((sys.intern(f[0]), sys.intern(f[1]), int(f[2])) for f in o[4]) if len(o) > 4 else ()
+    return Origin(sys.intern(o[0]), sys.intern(o[1]), o[2], tuple(sys.intern(f) for f in o[3]), outer)
 
 
 def _hints_of(raw: list) -> tuple[tuple[str, int], ...]:
@@ -184,7 +187,8 @@ def from_json(text: str) -> DecodedEntry:
         compile_time_ns=t_ns,
         hints=_shared_from_raw(_hints_of, tuple(map(tuple, hints)), hints),
         origin=None if origin is None else _shared_from_raw(
-            _origin_of, (*origin[:3], tuple(origin[3])), origin),
+            _origin_of, (*origin[:3], tuple(origin[3]),
+                         tuple(map(tuple, origin[4])) if len(origin) > 4 else ()), origin),
     )
 
 

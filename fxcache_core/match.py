@@ -20,8 +20,9 @@ The result is a value (:class:`MatchReport`); nothing here prints.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -29,6 +30,8 @@ from .binding import DynamicMode, InputValue, TensorArg, TensorType, eval_symbol
 from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry, Origin
 from .errors import GuardParseError, ShapeSpecError
+from .floats import baked_floats, tensorified_base
+from .frames import CompiledFrom, compiled_from, held_functions, keys_compiled_from
 from .int_args import FunctionKeys, int_argument_rule
 from .keys import KeyKind
 from .store import CacheKey, Entry
@@ -114,6 +117,11 @@ class KeyMatch:
         uncertain: what fxcache cannot know from the cache that would change the
             outcome (e.g. whether a static dim was specialized under dynamic=True);
             the status is then ``undecided``, ``hit`` says what the guards alone give.
+        bound: each input the user gave that this key takes, as (the user's source,
+            the key's source): ``(L['input_ids'], L['kwargs']['input_ids'])`` for a
+            module compiled whole, equal sources for a plain parameter.
+        compiled: the function the key was compiled from
+            (:func:`fxcache_core.frames.compiled_from`), where the cache records it.
     """
 
     key: CacheKey
@@ -130,6 +138,8 @@ class KeyMatch:
     origin: Origin | None = None
     aborted: str | None = None
     uncertain: tuple[str, ...] = ()
+    bound: tuple[tuple[str, str], ...] = ()
+    compiled: CompiledFrom | None = None
 
     @property
     def status(self) -> str:
@@ -160,12 +170,18 @@ class MatchReport:
     ``unbound`` (only when a function was asked for): keys traced from it that
     the inputs name none of the inputs of, e.g. a graph break's resume frame
     keyed on its own locals, each with the user inputs it takes (``L['t']``).
+    ``unused``: inputs given that no key considered takes (a misspelt or
+    extra name). ``function_missing``: no key was compiled from the function asked
+    for; ``functions_held`` then lists those the cache holds keys of.
     """
 
     inputs: tuple[tuple[str, str], ...]
     results: tuple[KeyMatch, ...]
     keys_considered: int
-    unbound: tuple[tuple[CacheKey, Origin, tuple[str, ...]], ...] = ()
+    unbound: tuple[tuple[CacheKey, Origin | CompiledFrom, tuple[str, ...]], ...] = ()
+    unused: tuple[str, ...] = ()
+    function_missing: bool = False
+    functions_held: tuple[str, ...] = ()
 
     def folded(self) -> frozenset[str]:
         """FX keys only loaded by AOTAutograd keys that hit: after such a hit torch
@@ -181,9 +197,99 @@ def _l_bases(d: DecodedEntry, extra_sources: Mapping[str, str]) -> set[str]:
     """The user inputs (``L['x']``...) an entry's inputs come from."""
     out = set()
     for src in list(d.arg_sources) + [i.source for i in d.inputs] + list(extra_sources.values()):
-        if src and src.startswith("L["):
-            out.add(value_of(src, {}).base)
+        if src and (tensorified_base(src) or src).startswith("L["):
+            out.add(value_of(tensorified_base(src) or src, {}).base)
     return out
+
+
+_NOT_INPUT_RE = re.compile(r"\._(parameters|buffers|modules)\[|^L\['self'\]")
+
+
+def _is_call_input(base: str) -> bool:
+    """Whether a source base is an input of the call (``L['x']``, ``L['args'][0]``,
+    ``L['kwargs']['input_ids']``, a resume frame's ``L['___stack0']``), not a
+    parameter, buffer or submodule of the module (``L['self']...``)."""
+    return base.startswith("L[") and _NOT_INPUT_RE.search(base) is None
+
+
+_LOCAL_RE = re.compile(r"^L\['(?P<name>[A-Za-z_]\w*)'\](?P<rest>.*)$")
+_ARG_RE = re.compile(r"^L\['args'\]\[(?P<i>\d+)\](?P<rest>.*)$")
+
+
+def _candidates(src: str, params: Sequence[str]) -> list[str]:
+    """The sources a user's input may stand for in a key, in order of preference.
+
+    ``L['input_ids']`` may be a local of the compiled frame, a keyword of a module
+    call (``L['kwargs']['input_ids']``) or, by the forward's parameter list, a
+    positional one (``L['args'][0]``); ``L['args'][0]`` (given positionally) may be
+    the frame's first parameter.
+    """
+    out = [src]
+    if (m := _ARG_RE.match(src)) is not None:
+        i, rest = int(m.group("i")), m.group("rest")
+        if i < len(params):
+            out += [f"L[{params[i]!r}]{rest}", f"L['kwargs'][{params[i]!r}]{rest}"]
+    elif (m := _LOCAL_RE.match(src)) is not None:
+        name, rest = m.group("name"), m.group("rest")
+        out.append(f"L['kwargs'][{name!r}]{rest}")
+        if name in params:
+            out.append(f"L['args'][{params.index(name)}]{rest}")
+    return out
+
+
+def _alias(inputs: Mapping[str, InputValue], bases: set[str],
+           frame: CompiledFrom | None | Callable[[], CompiledFrom | None]
+           ) -> tuple[dict[str, InputValue], tuple[tuple[str, str], ...]]:
+    """The user's inputs renamed to the key's sources (see :func:`_candidates`), and
+    (user source, key source) for each input the key takes. ``frame`` (or a function
+    giving it, called only when a name does not bind as given) has the parameter names."""
+    out: dict[str, InputValue] = {}
+    bound: list[tuple[str, str]] = []
+    params: Sequence[str] | None = None
+
+    def takes(cand: str) -> bool:
+        return cand in bases or any(b.startswith(cand) and b[len(cand):len(cand) + 1] in ("[", ".")
+                                    for b in bases)
+
+    for src, val in inputs.items():
+        if takes(src):
+            out.setdefault(src, val)
+            bound.append((src, src))
+            continue
+        if params is None:
+            f = frame() if callable(frame) else frame
+            params = f.params if f is not None else ()
+        for cand in _candidates(src, params)[1:]:
+            if takes(cand):
+                out.setdefault(cand, val)
+                bound.append((src, cand))
+                break
+        else:
+            out.setdefault(src, val)
+    return out, tuple(bound)
+
+
+_STACK_RE = re.compile(r"^L\['___stack(\d+)'\]")
+
+
+def user_name(base: str, params: Sequence[str] = ()) -> str:
+    """A key's input source in the user's terms: ``L['kwargs']['input_ids']`` ->
+    ``input_ids``, ``L['args'][0]`` -> ``args[0]`` (``args[0] (x)`` where the
+    forward's parameter list is known), ``L['xs'][0]`` -> ``xs[0]``; a resume
+    frame's ``L['___stack0']`` says what it is."""
+    if (m := re.match(r"^L\['kwargs'\]\['([^']*)'\](.*)$", base)) is not None:
+        return m.group(1) + m.group(2)
+    if (m := _ARG_RE.match(base)) is not None:
+        i = int(m.group("i"))
+        return f"args[{i}]{m.group('rest')}" + (f" ({params[i]})" if i < len(params) else "")
+    if _STACK_RE.match(base):
+        name = base[3:base.index("']")]
+        return (f"{name}{base[base.index(']') + 1:]} (a value left on the stack at the graph "
+                "break, e.g. the result of the call that broke the graph; name it "
+                f"{name}=[...])")
+    if (m := _LOCAL_RE.match(base)) is not None:
+        return m.group("name") + m.group("rest")
+    return base
 
 
 @dataclass
@@ -201,17 +307,23 @@ class _Binding:
 _PARAM_RE = re.compile(r"\._(parameters|buffers)\[")
 
 
-def _dim_kind(source: str, dim: int, val: TensorArg, mode: DynamicMode) -> str:
+def _dim_kind(source: str, dim: int, val: TensorArg, mode: DynamicMode,
+              duck_shape: bool | None = None) -> str:
     """How Dynamo makes dim ``dim`` of the call's ``source`` symbolic (see DynamicMode).
 
     ``dynamic`` (a symbol of its own), ``duck`` (equal sizes share a symbol),
     ``static``, ``param`` (a parameter or buffer: static, never duck-sized) or
-    ``unknown`` (the mode was not given).
+    ``unknown`` (the mode was not given). With ``duck_shape`` False
+    (``torch.fx.experimental._config.use_duck_shape = False``, read by
+    ``ShapeEnv.create_symbol``) an unmarked dim under dynamic=True gets a symbol of
+    its own too.
     """
     if dim in val.marked:
         return "dynamic"
     if _PARAM_RE.search(source):
         return "param"
+    if mode is DynamicMode.TRUE and duck_shape is False:
+        return "dynamic"
     return {DynamicMode.TRUE: "duck", DynamicMode.NONE: "static",
             DynamicMode.FALSE: "static", DynamicMode.UNKNOWN: "unknown"}[mode]
 
@@ -221,7 +333,9 @@ _HOW = ("pass --dynamic true/none/false as in torch.compile, and mark_dynamic=[.
 
 
 def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
-         mode: DynamicMode = DynamicMode.UNKNOWN, pgo: bool = False) -> _Binding:
+         mode: DynamicMode = DynamicMode.UNKNOWN, pgo: bool = False,
+         duck_shape: bool | None = None, hints: Mapping[str, int] | None = None,
+         guards: str | None = None) -> _Binding:
     """Fit the user's tensors to the entry's tensor inputs (rank, sizes, strides).
 
     Mirrors how Dynamo would trace the call (a fresh process's first call,
@@ -234,7 +348,11 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
     state, torch/_dynamo/pgo.py, which can make a first call's dims dynamic),
     "traced static" is a note, not a problem.
     Where that depends on the mode and the mode is unknown, the binding gets a
-    note (the verdict is undecided) instead of a problem. Sizes and strides
+    note (the verdict is undecided) instead of a problem. ``duck_shape``: torch's
+    ``use_duck_shape`` (None: not said; then an entry compiled with equal sizes
+    on separate symbols, ``hints``, is evidence that duck sizing was off, and a
+    conflict that rests on duck sizing is undecided). ``guards``: the entry's
+    guards expression, which shows where the graph forces two inputs equal. Sizes and strides
     that are expressions (``2*s17``) are checked once every plain symbol has
     its value.
     """
@@ -244,8 +362,18 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
     for inp in d.inputs:
         if not inp.source:
             continue
+        if (fbase := tensorified_base(inp.source)) is not None:
+            _fit_tensorified(b, fbase, inputs.get(fbase), mode)
+            continue
         val = inputs.get(inp.source)
         name = inp.source
+        if isinstance(val, float) and re.match(r"f64\[\]", inp.type):
+            _fit_tensorified(b, name, val, mode)  # a float taken as a 0-d float64 tensor
+            continue
+        if isinstance(val, float):
+            b.problems.append(f"{name} is a {'SymInt' if inp.is_symint else 'tensor'} here, given "
+                              f"the float {val}")
+            continue
         if inp.is_symint:
             if isinstance(val, int) and mode in (DynamicMode.NONE, DynamicMode.FALSE):
                 why = (f"{name} is an int argument, a SymInt ({inp.expr}) here: under "
@@ -268,7 +396,7 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
             continue
         for dim, (want, got) in enumerate(zip(tt.sizes, val.shape, strict=True)):
             where = f"{name}.size()[{dim}]"
-            kind = _dim_kind(name, dim, val, mode)
+            kind = _dim_kind(name, dim, val, mode, duck_shape)
             if _INT_RE.fullmatch(want):
                 if int(want) != got:
                     b.problems.append(f"dim {dim} of {name} is static {want}, got {got}")
@@ -318,14 +446,30 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
                                           + ("" if inputs_gave_stride(val) else " (contiguous)"))
                 else:
                     b.later.append((where, want, got))
-    _duck(b, symbolic, static)
+    _duck(b, symbolic, static, hints if duck_shape is None else None)
+    placeholder = {i.source: f"t{n}" for n, i in enumerate(d.symints) if i.source}
+    equal = _equated(guards)
     for sym in dict.fromkeys(s for _, s, _, _ in symbolic):
         dims = [(w, k) for w, s, _, k in symbolic if s == sym]
         if len(dims) > 1 and any(k == "dynamic" for _, k in dims):
+            phs = [placeholder.get(w) for w, _ in dims]
+            if None not in phs and all(_same(equal, phs[0], p) for p in phs[1:]):
+                continue  # the guards equate them: the graph's ops made the sizes equal
+            if None in phs and all(k == "dynamic" for _, k in dims):
+                # Dynamo gives each of these dims a symbol, and the graph an input, of its
+                # own (equal sizes the graph forces equal keep both inputs and an equality
+                # guard, as above); this key has one input for them: duck sizing made it.
+                b.problems.append(
+                    f"{dims[0][0]} and {dims[1][0]} share {sym} here (one graph input, as duck "
+                    "sizing gives), but " + ("marked dims get" if all(
+                        _marked(inputs, w) for w, _ in dims) else "with duck sizing off they get")
+                    + " a symbol each: torch traces another graph")
+                continue
             b.notes.append(
                 f"{dims[0][0]} and {dims[1][0]} share {sym} here, but a marked dim gets a symbol of "
-                "its own: the key is torch's only if the graph's ops make the sizes equal (a Dynamo "
-                "guard the cache does not keep), not if duck sizing did")
+                "its own, and this entry's guards do not equate them (no L['ti'] == L['tj'] "
+                "clause, as when the graph's ops make two sizes equal): the key may come from duck "
+                "sizing, which a marked dim never gets")
     has_symint = any(i.is_symint for i in d.inputs)
     if mode is DynamicMode.TRUE and not symbolic and not b.later and not has_symint and any(
             k == "duck" for _, _, k in static):
@@ -336,8 +480,103 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
     return b
 
 
+def _marked(inputs: Mapping[str, InputValue], where: str) -> bool:
+    """Whether ``where`` (``L['x'].size()[1]``) is a dim the user marked dynamic."""
+    m = re.fullmatch(r"(.+)\.size\(\)\[(\d+)\]", where)
+    val = inputs.get(m.group(1)) if m else None
+    return isinstance(val, TensorArg) and int(m.group(2)) in val.marked  # type: ignore[union-attr]
+
+
+def _fit_tensorified(b: _Binding, base: str, val: InputValue | None, mode: DynamicMode) -> None:
+    """A float the key takes tensorified (a 0-d float64 graph input whose source is
+    ``L['scale']``, see :mod:`fxcache_core.floats`): any value serves, but only where torch
+    tensorifies it: not on a fresh process's first call under dynamic=None/False,
+    nor for nan and inf."""
+    if val is None:
+        return
+    if not isinstance(val, float):
+        b.problems.append(f"{base} is a Python float taken as a tensor here, given {val}")
+    elif math.isnan(val) or math.isinf(val):
+        b.problems.append(f"{base} = {val}: torch specializes nan and inf floats, so it traces "
+                          "another graph (this key takes the float as a tensor)")
+    elif mode in (DynamicMode.NONE, DynamicMode.FALSE):
+        b.problems.append(
+            f"{base} is a Python float taken as a tensor here (tensorified), but under "
+            f"dynamic={mode.value.capitalize()} a fresh process's first call specializes a float "
+            "into the graph as a constant, so torch looks up another key (after a call with "
+            "another value, automatic dynamic tensorifies it: this key)")
+    elif mode is DynamicMode.UNKNOWN:
+        b.notes.append(
+            f"{base} is a float taken as a tensor here: under dynamic=True torch does that and "
+            "looks up this key; under dynamic=None a fresh process's first call specializes it "
+            f"into another key ({_HOW})")
+
+
+def _fit_baked_floats(catalog: Catalog, key: CacheKey, b: _Binding,
+                      inputs: Mapping[str, InputValue], bases: set[str], mode: DynamicMode) -> None:
+    """Floats the user gave that the key does not take: specialized, a constant of the
+    graph (:mod:`fxcache_core.floats`). The key serves only the value it baked in."""
+    for src, val in inputs.items():
+        if not isinstance(val, float) or src in bases:
+            continue
+        m = re.fullmatch(r"L\['(\w+)'\]", src)
+        if m is None:
+            continue
+        consts = baked_floats(catalog, key, m.group(1))
+        if consts is None:
+            continue  # no op computes with it: every value traces this graph
+        special = math.isnan(val) or math.isinf(val)
+        if val in consts or (math.isnan(val) and any(map(math.isnan, consts))):
+            if mode is DynamicMode.TRUE and not special:
+                b.problems.append(
+                    f"{src} = {val} is a constant of this key's graph (specialized), but under "
+                    "dynamic=True torch takes a float as a tensor input: another key")
+            elif mode is DynamicMode.UNKNOWN and not special:
+                b.notes.append(
+                    f"{src} = {val} is a constant of this key's graph: torch specializes a float "
+                    "so on a fresh process's first call under dynamic=None, not under "
+                    f"dynamic=True ({_HOW})")
+            continue
+        shown = ", ".join(sorted({repr(c) for c in consts})) or "no float constant"
+        b.problems.append(
+            f"{src} is specialized into this key's graph as a constant ({shown} where its code "
+            f"computes with it), given {val}: torch traces another graph")
+
+
+_EQ_RE = re.compile(r"^\(?L\['(t\d+)'\] == L\['(t\d+)'\]\)?$")
+
+
+def _equated(guards: str | None) -> list[set[str]]:
+    """Placeholders a guards expression's top-level ``L['ti'] == L['tj']`` clauses
+    make equal, as classes (ShapeEnv's replacement of one symbol by another,
+    ``_set_replacement`` in torch/fx/experimental/symbolic_shapes.py, leaves such
+    a clause in the guards)."""
+    if not guards:
+        return []
+    from .guards import parse_guards
+
+    try:
+        clauses = parse_guards(guards).clauses
+    except (GuardParseError, ValueError):
+        return []
+    classes: list[set[str]] = []
+    for c in clauses:
+        m = _EQ_RE.match(c.text.strip())
+        if m is None:
+            continue
+        a, z = m.group(1), m.group(2)
+        hit = [cl for cl in classes if a in cl or z in cl]
+        merged = {a, z}.union(*hit) if hit else {a, z}
+        classes = [cl for cl in classes if cl not in hit] + [merged]
+    return classes
+
+
+def _same(classes: list[set[str]], a: str | None, z: str | None) -> bool:
+    return a is not None and z is not None and any(a in cl and z in cl for cl in classes)
+
+
 def _duck(b: _Binding, symbolic: list[tuple[str, str, int, str]],
-          static: list[tuple[str, int, str]]) -> None:
+          static: list[tuple[str, int, str]], hints: Mapping[str, int] | None = None) -> None:
     """Duck sizing: equal sizes of duck dims get one symbol in Dynamo's ShapeEnv.
 
     Two such dims the key gives two symbols, or one the key has specialized to
@@ -349,7 +588,14 @@ def _duck(b: _Binding, symbolic: list[tuple[str, str, int, str]],
     duckish = ("duck", "unknown")
     for (w1, s1, v1, k1), (w2, s2, v2, k2) in _pairs(symbolic):
         if v1 == v2 and s1 != s2 and k1 in duckish and k2 in duckish:
-            if k1 == k2 == "duck":
+            h1, h2 = (hints or {}).get(s1), (hints or {}).get(s2)
+            if k1 == k2 == "duck" and h1 is not None and h1 == h2:
+                b.notes.append(
+                    f"{w1} and {w2} are both {v1}: duck sizing would give them one symbol, but this "
+                    f"key's entry was compiled with {s1} = {s2} = {h1} as two symbols: with duck "
+                    "sizing off (torch.fx.experimental._config.use_duck_shape = False) or with these "
+                    "dims marked dynamic; pass --no-duck-shape (or --duck-shape), or mark_dynamic=[...]")
+            elif k1 == k2 == "duck":
                 b.problems.append(
                     f"{w1} and {w2} are both {v1}: under dynamic=True duck sizing gives equal "
                     f"sizes one symbol, so this call traces another graph (this key has {s1} and {s2})")
@@ -416,8 +662,16 @@ def match_key(
     force: bool = False,
     positional: Sequence[TensorArg] = (),
     mode: DynamicMode = DynamicMode.UNKNOWN,
+    frame: CompiledFrom | None | Callable[[], CompiledFrom | None] = None,
+    duck_shape: bool | None = None,
 ) -> KeyMatch | None:
     """Predict torch's lookup of ``key``; None when the inputs do not name any of its inputs.
+
+    An input binds the key's source of the same name, or, for a module compiled
+    whole, the call's keyword of that name (``L['kwargs']['input_ids']``) or the
+    positional argument that the forward's parameter of that name takes (``frame``,
+    :class:`~fxcache_core.frames.CompiledFrom`); ``args[i]`` binds the i-th
+    positional argument. The result's ``bound`` says which.
 
     Args:
         inputs: user inputs by source (``L['x']`` -> TensorArg/int), see
@@ -450,9 +704,11 @@ def match_key(
             return KeyMatch(key=key, fits=False, reasons=(
                 f"the graph has {n_tensors} tensor inputs, given {len(positional)} with --arg",))
     extra = catalog.sources_for(key)
+    given: tuple[tuple[str, str], ...] = ()
     if readable and not positional:
         first = readable[0][1]
-        if not (sym or force) and not (_l_bases(first, extra) & set(inputs)):
+        inputs, given = _alias(inputs, _l_bases(first, extra), frame)
+        if not (sym or force) and not given:
             return None
     elif not readable and not (sym or force):
         return None
@@ -467,9 +723,13 @@ def match_key(
         raise ShapeSpecError(f"--sym: key {key.key[:12]} has no readable entry to bind placeholders of")
     if readable:
         d0 = readable[0][1]
-        b = _fit(d0, inputs, mode, pgo=catalog.has_pgo_state())
+        b = _fit(d0, inputs, mode, pgo=catalog.has_pgo_state(), duck_shape=duck_shape,
+                 hints={s.expr: s.hint for s in symbols if s.expr and s.hint is not None},
+                 guards=d0.guards_expr)
+        if not positional and any(isinstance(v, float) for v in inputs.values()):
+            _fit_baked_floats(catalog, key, b, inputs, _l_bases(d0, extra), mode)
         if b.problems:
-            return KeyMatch(key=key, fits=False, reasons=tuple(b.problems), symbols=symbols)
+            return _km(given, key=key, fits=False, reasons=tuple(b.problems), symbols=symbols)
         uncertain = tuple(b.notes)
         for info in symbols:  # plain symbols first: they may come from --sym or sources
             if info.expr in (sym or {}) and _SYMBOL_RE.fullmatch(info.expr or ""):
@@ -481,14 +741,14 @@ def match_key(
             elif info.source:
                 sv = value_of(info.source, inputs)
                 if sv.problem:
-                    return KeyMatch(key=key, fits=False, reasons=(sv.problem,), symbols=symbols)
+                    return _km(given, key=key, fits=False, reasons=(sv.problem,), symbols=symbols)
                 v = sv.value
             plain = info.expr if info.expr and _SYMBOL_RE.fullmatch(info.expr) else None
             if plain is not None:
                 if v is None:
                     v = b.syms.get(plain)
                 elif b.syms.setdefault(plain, v) != v:
-                    return KeyMatch(key=key, fits=False, symbols=symbols, reasons=(
+                    return _km(given, key=key, fits=False, symbols=symbols, reasons=(
                         f"{plain} is {v} from {info.source or info.placeholder} but "
                         f"{b.syms[plain]} from {b.where.get(plain, 'elsewhere')}",))
             values[info.placeholder] = v
@@ -497,7 +757,7 @@ def match_key(
                 values[info.placeholder] = eval_symbolic(info.expr, b.syms)
         late = _check_later(b)
         if late:
-            return KeyMatch(key=key, fits=False, reasons=tuple(late), symbols=symbols)
+            return _km(given, key=key, fits=False, reasons=tuple(late), symbols=symbols)
         for info in symbols:
             if values.get(info.placeholder) is None:
                 where = info.source or "no known source"
@@ -540,12 +800,16 @@ def match_key(
                     fx = catalog.fx_entry_for(ref.key, ref.guards_expr)
                     out.append(FxLoad(role, ref.key, fx.name if fx else None))
             loads = tuple(out)
-    return KeyMatch(
+    return _km(given,
         key=key, fits=True, reasons=tuple(reasons), symbols=symbols,
         values=tuple(values.items()), entries=tuple(verdicts),
         hit=hit, decided=decided,
         shadowed=tuple(shadowed), loads=loads, aborted=aborted, uncertain=uncertain,
     )
+
+
+def _km(bound: tuple[tuple[str, str], ...], **kw: object) -> KeyMatch:
+    return KeyMatch(bound=bound, **kw)  # type: ignore[arg-type]
 
 
 def _judge(catalog: Catalog, e: Entry, bound: Mapping[str, int],
@@ -665,10 +929,20 @@ def _static_keys(catalog: Catalog) -> dict[str, list[tuple[CacheKey, dict[tuple[
             continue
         odims = _dims(catalog, k)
         if odims and all(_INT_RE.fullmatch(v) for v in odims.values()):
-            o = _origin(catalog, k)
-            if o is not None:
-                out.setdefault(o.function, []).append((k, odims))
+            name = _function_of(catalog, k)
+            if name is not None:
+                out.setdefault(name, []).append((k, odims))
     return out
+
+
+def _function_of(catalog: Catalog, key: CacheKey) -> str | None:
+    """The compiled function, for grouping a function's keys: the compiled frame
+    (:func:`~fxcache_core.frames.compiled_from`), else the first traced op's frame."""
+    c = compiled_from(catalog, key)
+    if c is not None:
+        return str(c)
+    o = _origin(catalog, key)
+    return o.function if o is not None else None
 
 
 def _first_readable(catalog: Catalog, key: CacheKey) -> DecodedEntry | None:
@@ -691,17 +965,23 @@ def match(
     function: str | None = None,
     positional: Sequence[TensorArg] = (),
     mode: DynamicMode = DynamicMode.UNKNOWN,
+    duck_shape: bool | None = None,
 ) -> MatchReport:
     """Predict torch's lookup for every key the inputs bind (or just ``only``).
 
-    ``function`` keeps only keys whose graph was traced from a function of
-    that name, or from the frame Dynamo resumes it in after a graph break
-    (:meth:`~fxcache_core.decode.Origin.traced_from`); its keys that the inputs
-    do not bind are listed in the report's ``unbound``. ``positional``
+    ``function`` keeps only the keys compiled from the function of that name: the
+    frame Dynamo compiled, a resume frame of it after a graph break, or for a
+    module compiled whole its class (:func:`fxcache_core.frames.keys_compiled_from`;
+    where no entry records the compiled frame, a key traced through a function of
+    that name, :meth:`~fxcache_core.decode.Origin.traced_from`). Its keys that the
+    inputs do not bind are listed in the report's ``unbound``; when no key was
+    compiled from it, ``function_missing`` is set. ``positional``
     binds the tensor inputs of FX keys in graph order instead of by name:
     it applies to FX keys no AOTAutograd entry loads (or to ``only``).
     ``mode`` is the call's ``torch.compile(dynamic=...)``; with
-    ``DynamicMode.UNKNOWN`` what depends on it is undecided.
+    ``DynamicMode.UNKNOWN`` what depends on it is undecided. ``duck_shape`` is
+    torch's ``torch.fx.experimental._config.use_duck_shape`` (None: not said, see
+    :func:`_fit`).
 
     Raises:
         ShapeSpecError: ``sym`` given without ``only``, or naming a placeholder
@@ -715,12 +995,27 @@ def match(
         catalog.scan.keys, key=lambda k: (k.kind is not KeyKind.AOT_AUTOGRAD, k.key))
     if only is None:
         catalog.read_ahead(catalog.scan.entries())  # all of them, below: on every CPU
+    mine: set[str] | None = None
+    held: tuple[str, ...] = ()
+    if function is not None:
+        found, others = keys_compiled_from(catalog, function)
+        mine = {k.key for k in found}
+        for k in keys:  # keys no entry records a compiled frame of: traced through it
+            if k.key not in mine and compiled_from(catalog, k) is None:
+                o = _origin(catalog, k)
+                if o is not None and o.traced_from(function):
+                    mine.add(k.key)
+        if not mine:
+            held = tuple(held_functions(others))
     results: list[KeyMatch] = []
-    unbound: list[tuple[CacheKey, Origin, tuple[str, ...]]] = []
+    unbound: list[tuple[CacheKey, Origin | CompiledFrom, tuple[str, ...]]] = []
     by_key: dict[str, KeyMatch] = {}
+    used: set[str] = set()
     statics: dict[str, list[tuple[CacheKey, dict[tuple[str, int], str]]]] | None = None
     int_keys: FunctionKeys | None = None
     for k in keys:
+        if mine is not None and k.key not in mine:
+            continue
         if positional and only is None and (k.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(k.key)):
             continue
         if k.kind is KeyKind.FX_GRAPH and only is None and not positional and function is None:
@@ -729,19 +1024,29 @@ def match(
                 by_key[k.key] = skipped
                 results.append(skipped)
                 continue
+        known: list[CompiledFrom | None] = []
+
+        def frame_of(k: CacheKey = k, known: list = known) -> CompiledFrom | None:
+            if not known:  # read only when needed: an AOTAutograd key's is in its FX entry
+                known.append(compiled_from(catalog, k))
+            return known[0]
+
+        if function is not None:
+            frame_of()
         m = match_key(catalog, k, inputs, sym, force=only is not None, positional=positional,
-                      mode=mode)
+                      mode=mode, frame=frame_of, duck_shape=duck_shape)
         if m is None:
+            frame = known[0] if known else None
             if function is not None and not positional and (
                     k.kind is KeyKind.AOT_AUTOGRAD or not catalog.loaders_of(k.key)):
-                o = _origin(catalog, k)
-                if o is not None and o.traced_from(function) and (takes := _takes(catalog, k)):
+                o = frame or _origin(catalog, k)
+                if o is not None and (takes := _takes(catalog, k, frame)):
                     unbound.append((k, o, takes))
             continue
+        used.update(src for src, _ in m.bound)
+        frame = frame_of()
         origin = _origin(catalog, k)
-        if function is not None and (origin is None or not origin.traced_from(function)):
-            continue
-        m = replace(m, origin=origin)
+        m = replace(m, origin=origin, compiled=frame)
         if k.kind is KeyKind.AOT_AUTOGRAD and m.fits and origin is not None and (
                 first := _first_readable(catalog, k)) is not None:
             if int_keys is None:
@@ -749,17 +1054,19 @@ def match(
             rule = int_argument_rule(int_keys, k, first, origin, inputs, mode, catalog.has_pgo_state(),
                                      of_function=function is not None)
             if rule.problems:
-                m = KeyMatch(key=k, fits=False, reasons=rule.problems, symbols=m.symbols, origin=origin)
+                m = KeyMatch(key=k, fits=False, reasons=rule.problems, symbols=m.symbols, origin=origin,
+                             bound=m.bound, compiled=frame)
             elif rule.notes:
                 m = replace(m, uncertain=m.uncertain + rule.notes)
         if (mode is DynamicMode.UNKNOWN and k.kind is KeyKind.AOT_AUTOGRAD and m.fits and m.symbols
                 and origin is not None):
             if statics is None:
                 statics = _static_keys(catalog)
-            static = _static_sibling(catalog, k, origin.function, statics)
+            fname = str(frame) if frame is not None else origin.function
+            static = _static_sibling(catalog, k, fname, statics)
             if static is not None:
                 m = replace(m, uncertain=m.uncertain + (
-                    f"{origin.function} was also compiled with static shapes (key {static.key[:12]}): "
+                    f"{fname} was also compiled with static shapes (key {static.key[:12]}): "
                     "under automatic dynamic (dynamic=None) a fresh process compiles its first call "
                     "statically and looks up a static key; this key serves the calls after that",))
         if k.kind is KeyKind.FX_GRAPH:
@@ -770,14 +1077,21 @@ def match(
         by_key[k.key] = m
         results.append(m)
     shown = tuple((src, str(v)) for src, v in inputs.items())
+    unused = tuple(src for src in inputs if src not in used) if (results or unbound) else ()
     return MatchReport(inputs=shown, results=tuple(results), keys_considered=len(keys),
-                       unbound=tuple(unbound))
+                       unbound=tuple(unbound), unused=unused,
+                       function_missing=function is not None and not mine,
+                       functions_held=held)
 
 
-def _takes(catalog: Catalog, key: CacheKey) -> tuple[str, ...]:
-    """The user inputs (``L['t']``) a key's first readable entry is bound by, sorted."""
+def _takes(catalog: Catalog, key: CacheKey, frame: CompiledFrom | None = None) -> tuple[str, ...]:
+    """The inputs of the call a key's first readable entry is bound by, in the user's
+    terms (:func:`user_name`), sorted; parameters, buffers and submodules of a
+    module (``L['self']...``) and globals are not inputs of the call."""
+    params = frame.params if frame is not None else ()
     for e in key.entries:
         d = catalog.load(e)
         if isinstance(d, DecodedEntry):
-            return tuple(sorted(_l_bases(d, catalog.sources_for(key))))
+            bases = sorted(b for b in _l_bases(d, catalog.sources_for(key)) if _is_call_input(b))
+            return tuple(user_name(b, params) for b in bases)
     return ()

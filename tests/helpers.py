@@ -195,6 +195,8 @@ def match_args_for(case: str, shapes: list) -> list[str]:
 
     dynamic = CASES[case].compile_kwargs.get("dynamic")
     out = ["--dynamic", {True: "true", None: "none", False: "false"}[dynamic]]
+    if CASES[case].fx_config.get("use_duck_shape") is False:
+        out.append("--no-duck-shape")
     marked = _marked(case, shapes)
     for name, desc in zip(_names(case), shapes, strict=True):
         if isinstance(desc, list) and desc and all(_is_shape(d) for d in desc):

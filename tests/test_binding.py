@@ -33,8 +33,19 @@ def test_parse_shapes_forms():
     }
 
 
+def test_a_float_is_a_python_float_and_an_unnamed_shape_is_positional():
+    got = parse_shapes(["scale=2.5", "[2,3,8,8]:mark_dynamic=[0]", "[4]", "eps=1e-05"])
+    assert got == {
+        "L['scale']": 2.5,
+        "L['args'][0]": TensorArg((2, 3, 8, 8), marked=frozenset({0})),
+        "L['args'][1]": TensorArg((4,)),
+        "L['eps']": 1e-05,
+    }
+    assert isinstance(got["L['scale']"], float)
+
+
 @pytest.mark.parametrize("bad", [
-    "x", "x=", "=[1]", "x=[a]", "x=[1,2", "x=1.5", "x=[1]:stride=[1,2]", "x=[-1]",
+    "x", "x=", "=[1]", "x=[a]", "x=[1,2", "x=1.5.2", "x=1e", "x=[1]:stride=[1,2]", "x=[-1]",
     "x=[1]:colour=red", "2x=[1]", "x=[1],x=[2]", "x=__import__('os')",
 ])
 def test_malformed_shapes_are_rejected_with_a_reason(bad):

@@ -32,7 +32,7 @@ import json
 
 import pytest
 from conftest import RealCache
-from helpers import assert_match_agrees_with_torch, match_args_for
+from helpers import assert_match_agrees_with_torch, match_args_for, run_fxcache
 
 pytestmark = pytest.mark.torch
 
@@ -55,6 +55,10 @@ ORACLE_CASES = [
     "unused_arg",
     "calls_helper",
     "half_slice",
+    "scale_by",
+    "scale_auto",
+    "duck_off_pair",
+    "duck_on_pair",
 ]
 
 
@@ -135,6 +139,13 @@ ORACLE_CALLS = [
     # x[: s0 // 2] with s0 // 2 != 1.
     ("half_slice", [[11, 3]]),                   # hit
     ("half_slice", [[3, 5]]),                    # miss: 3 // 2 == 1
+    # A Python float. dynamic=True tensorifies it (a graph input): any value, one key.
+    ("scale_by", [[6, 5], 4.0]),                 # hit
+    # dynamic=None: a fresh process's first call specializes it (a constant of the graph).
+    ("scale_auto", [[4, 3], 2.5]),               # hit, the key that baked in 2.5
+    ("scale_auto", [[4, 3], 4.0]),               # key: 4.0 is another constant (and not tensorified yet)
+    # use_duck_shape=False (match --no-duck-shape): equal sizes keep two symbols.
+    ("duck_off_pair", [[6], [6]]),               # hit
 ]
 
 
@@ -146,11 +157,42 @@ def test_oracle_cases_are_at_least_twenty_functions():
 
     assert set(ORACLE_CASES) <= set(CASES)
     assert len({c.fn for c in CASES.values()}) >= 20
-    assert {p.values[0] for p in PARAMS} == set(ORACLE_CASES)
+    assert {p.values[0] for p in PARAMS} == set(ORACLE_CASES) - {"duck_on_pair"}
     assert len(PARAMS) >= 30
+    assert {"scale_by", "scale_auto"} <= {p.values[0] for p in PARAMS}  # float arguments
 
 
 @pytest.mark.parametrize("case,shapes", PARAMS)
 def test_match_agrees_with_torch_lookup(oracle_cache, tmp_path, case, shapes):
     own = {w["key"] for w in oracle_cache.writes(case)}
     assert_match_agrees_with_torch(oracle_cache.root, case, shapes, match_args_for(case, shapes), own, tmp_path)
+
+
+def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varies_with_it(
+        oracle_cache, tmp_path):
+    """An entry compiled with equal sizes on two symbols (a[4], b[4]) is evidence of
+    use_duck_shape=False: without --duck-shape / --no-duck-shape, a call of equal sizes
+    is undecided and says why; torch hits that key with duck sizing off and looks up
+    another key with it on (its default)."""
+    import shutil
+
+    from demo.oracle import torch_lookups
+
+    shapes = [[6], [6]]
+    args = [a for a in match_args_for("duck_off_pair", shapes) if a != "--no-duck-shape"]
+    proc = run_fxcache("--cache-dir", str(oracle_cache.root), "match", "--json", *args)
+    assert proc.returncode == 0, proc.stderr
+    own = {w["key"] for w in oracle_cache.writes("duck_off_pair") if w["kind"] == "aotautograd"}
+    (aot,) = own
+    mine = [r for r in json.loads(proc.stdout)["results"] if r["key"] == aot]
+    assert mine and mine[0]["status"] == "undecided", mine
+    assert any("use_duck_shape" in u for u in mine[0]["uncertain"]), mine[0]["uncertain"]
+
+    snapshot = tmp_path / "snap"
+    shutil.copytree(oracle_cache.root, snapshot, symlinks=True)
+    off = torch_lookups(snapshot, "duck_off_pair", shapes, on_copy=True)
+    on = torch_lookups(snapshot, "duck_on_pair", shapes, on_copy=True)
+    off_aot = [lk for lk in off["lookups"] if lk["kind"] == "aotautograd"]
+    on_aot = [lk for lk in on["lookups"] if lk["kind"] == "aotautograd"]
+    assert off_aot[0]["key"] == aot and off_aot[0]["hit"], off_aot
+    assert on_aot and all(lk["key"] != aot for lk in on_aot), on_aot

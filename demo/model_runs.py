@@ -1,0 +1,169 @@
+"""Build a cache from the model workloads (demo/models.py), and ask torch what it looks up.
+
+    python -m demo.model_runs build CACHE_DIR [--workloads a,b]
+    python -m demo.model_runs oracle CACHE_DIR QUERIES_JSON
+
+Both print one JSON object as the last line of stdout, with lookups and writes in
+the record format of ``demo.oracle``.
+
+``build`` runs each workload's build sequences: the calls of one sequence are
+made in one process state (so automatic dynamic sees the second call change a
+dim), and each sequence starts fresh (:func:`demo.models.fresh_state`).
+
+``oracle`` takes ``[[workload, [call, ...]], ...]``: each query is a sequence of
+calls made in a fresh process state, the first call being a fresh process's
+first call. Torch's compile of a model costs seconds to minutes on a CPU, and
+importing torch and transformers another ten, so one process runs every query:
+before each query it resets Dynamo (``torch._dynamo.reset``, which "resets
+Dynamo's state as if you had started a fresh process", automatic-dynamic state
+included), clears the once-only warnings, compiles the workload anew, and
+deletes the entry files the previous query wrote (the recorder sees each
+write), so every query sees the cache as it was given. Run it on a copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+
+def _setup(cache_dir: str) -> tuple[Any, Any]:
+    from demo.build_cache import configure_torch, prepare_env
+
+    cache_dir = prepare_env(cache_dir)
+    from demo import models  # imports torch and transformers, offline
+
+    configure_torch()
+    from demo.oracle import install_recorder
+
+    return models, install_recorder()
+
+
+def _run_sequence(models: Any, rec: Any, compiled: Any, model: Any, w: Any,
+                  calls: list[dict]) -> tuple[list, list, dict | None]:
+    lookups, writes, error = [], [], None
+    for call in calls:
+        rec.clear()
+        try:
+            models.run_call(w, compiled, model, call, on_phase=rec.set_phase)
+        except Exception as e:  # noqa: BLE001 - what torch does is the answer
+            error = {"type": type(e).__name__, "message": str(e).strip().splitlines()[0][:500]}
+        lookups.append(list(rec.lookups))
+        writes.append(list(rec.writes))
+        if error:
+            break
+    return lookups, writes, error
+
+
+def build(cache_dir: str, names: list[str] | None = None) -> dict:
+    """Run every build sequence of the chosen workloads (default: all) into ``cache_dir``."""
+    models, rec = _setup(cache_dir)
+    import torch
+
+    out: dict[str, Any] = {"cache_dir": os.path.abspath(cache_dir), "torch_version": torch.__version__,
+                           "workloads": {}}
+    t_all = time.perf_counter()
+    for name in names or list(models.WORKLOADS):
+        w = models.WORKLOADS[name]
+        t0 = time.perf_counter()
+        seqs = []
+        for seq in w.build_calls:
+            models.fresh_state()
+            model, compiled = w.build()  # a fresh compile; the same weights (fixed seed)
+            lookups, writes, error = _run_sequence(models, rec, compiled, model, w, list(seq))
+            if error:
+                raise RuntimeError(f"{name}: building {seq}: {error}")
+            seqs.append({"calls": list(seq), "lookups": lookups, "writes": writes})
+        out["workloads"][name] = {"sequences": seqs, "seconds": round(time.perf_counter() - t0, 1)}
+    models.fresh_state()
+    out["seconds"] = round(time.perf_counter() - t_all, 1)
+    return out
+
+
+def oracle(cache_dir: str, queries: list[list[Any]]) -> dict:
+    """Torch's lookups for each query (a sequence of calls from a fresh process state)."""
+    models, rec = _setup(cache_dir)
+    import torch
+
+    results = []
+    written: list[dict] = []
+    for name, calls in queries:
+        w = models.WORKLOADS[name]
+        _forget(cache_dir, written)
+        written = []
+        models.fresh_state()
+        model, compiled = w.build()
+        lookups, writes, error = _run_sequence(models, rec, compiled, model, w, list(calls))
+        written = [x for per_call in writes for x in per_call]
+        results.append({"workload": name, "calls": calls, "lookups": lookups,
+                        "writes": writes, "error": error})
+    _forget(cache_dir, written)
+    return {"cache_dir": os.path.abspath(cache_dir), "results": results,
+            "torch_version": torch.__version__}
+
+
+def _forget(cache_dir: str, writes: list[dict]) -> None:
+    """Delete the entry files a query wrote, so the next one sees the cache as given."""
+    for wr in writes:
+        key, entry = wr["key"], wr["entry"]
+        if wr["kind"] == "fxgraph":
+            path = os.path.join(cache_dir, "fxgraph", key[1:3], key, entry)
+        else:
+            path = os.path.join(cache_dir, "aotautograd", key, entry)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            continue
+        try:
+            os.rmdir(os.path.dirname(path))  # only if it is empty now: a key it created
+        except OSError:
+            pass
+
+
+def build_subprocess(cache_dir: str | os.PathLike[str], workloads: list[str] | None = None,
+                     timeout: float = 1800) -> dict:
+    """:func:`build` in a fresh ``python -m demo.model_runs`` process."""
+    from demo.build_cache import run_json_subprocess
+
+    argv = ["-m", "demo.model_runs", "build", os.path.abspath(os.fspath(cache_dir))]
+    if workloads:
+        argv += ["--workloads", ",".join(workloads)]
+    return run_json_subprocess(argv, python=sys.executable, timeout=timeout)
+
+
+def oracle_subprocess(cache_dir: str | os.PathLike[str], queries: list[list[Any]],
+                      timeout: float = 1800) -> dict:
+    """:func:`oracle` in a fresh process, on ``cache_dir`` as given (use a copy)."""
+    from demo.build_cache import run_json_subprocess
+
+    argv = ["-m", "demo.model_runs", "oracle", os.path.abspath(os.fspath(cache_dir)),
+            json.dumps(queries)]
+    return run_json_subprocess(argv, python=sys.executable, timeout=timeout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m demo.model_runs")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("cache_dir")
+    b.add_argument("--workloads", default=None)
+    o = sub.add_parser("oracle")
+    o.add_argument("cache_dir")
+    o.add_argument("queries_json")
+    ns = p.parse_args(argv)
+    if ns.cmd == "build":
+        names = [n for n in ns.workloads.split(",") if n] if ns.workloads else None
+        result = build(ns.cache_dir, names)
+    else:
+        result = oracle(ns.cache_dir, json.loads(ns.queries_json))
+    sys.stdout.write(json.dumps(result, sort_keys=True) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

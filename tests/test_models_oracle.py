@@ -1,0 +1,155 @@
+"""``fxcache match`` on models from a library fxcache did not write, against torch's own lookup.
+
+One cache per module is built from the workloads of demo/models.py (tiny
+Hugging Face ``transformers`` models from configs, random weights, nothing
+downloaded): GPT-2 compiled whole and called with a keyword, a ResNet compiled
+whole and called positionally with ``mark_dynamic`` ranges (one key, two
+entries), a Llama training step inside a wrapper function under automatic
+dynamic, and BERT with two marked dims the graph forces equal.
+
+Torch's lookups for every query are recorded in ONE fresh process
+(``demo.model_runs oracle``): before each query it resets Dynamo as if the
+process were new and deletes what the previous query wrote. Each call is then
+described to ``fxcache match`` exactly as the README tells a user to
+(``Workload.match_args``: ``--fn`` the function or model class, ``--dynamic``,
+``--shapes`` by keyword, parameter name or position) and every lookup torch made
+on a key the cache had must be answered, hit or miss with the entry, as torch did.
+
+Cost on a 2-core CPU box, unloaded: about 2.5 minutes of CPU for the cache and
+2 for the oracle process.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from helpers import assert_match_agrees_with_lookups, run_fxcache
+
+pytestmark = pytest.mark.torch
+
+# (workload, calls made in one fresh process). Comments: what torch does.
+QUERIES = [
+    ("gpt2_module", [{"batch": 3, "seq": 12}]),               # hit (dynamic=True)
+    ("resnet_ranges", [{"batch": 5, "size": 32, "range": [2, 7]}]),   # hit, 2nd entry
+    ("resnet_ranges", [{"batch": 10, "size": 32, "range": [8, 15], "as": "pixel_values"}]),  # 1st
+    # Automatic dynamic: the first call hits the static key; the second, whose length
+    # changed, makes that dim symbolic (described as mark_dynamic) and hits the dynamic key.
+    ("llama_train", [{"batch": 2, "seq": 8}, {"batch": 2, "seq": 10, "dynamic_dims": [1]}]),
+    ("llama_train", [{"batch": 2, "seq": 12}]),               # fresh first call: static, new key
+    ("bert_mask", [{"batch": 2, "seq": 10}]),                 # hit: the graph makes the dims equal
+    ("gpt2_module", [{"batch": 1, "seq": 8}]),                # size 1: another graph
+]
+
+
+@pytest.fixture(scope="module")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, dict]:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from demo.model_runs import build_subprocess
+
+    root = tmp_path_factory.mktemp("model-cache") / "inductor"
+    return root, build_subprocess(root)
+
+
+@pytest.fixture(scope="module")
+def torch_answers(model_cache, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from demo.model_runs import oracle_subprocess
+
+    root, _ = model_cache
+    copy = tmp_path_factory.mktemp("model-oracle") / "cache"
+    shutil.copytree(root, copy, symlinks=True)
+    return oracle_subprocess(copy, [[w, calls] for w, calls in QUERIES])
+
+
+def _own_keys(summary: dict, workload: str) -> set[str]:
+    return {w["key"] for seq in summary["workloads"][workload]["sequences"]
+            for per_call in seq["writes"] for w in per_call}
+
+
+CALLS = [pytest.param(q, i, id=f"{w}-{q}-{i}") for q, (w, calls) in enumerate(QUERIES)
+         for i in range(len(calls))]
+
+
+@pytest.mark.parametrize("query,index", CALLS)
+def test_match_answers_every_lookup_as_torch_does(model_cache, torch_answers, query, index):
+    from demo.models import WORKLOADS
+    from fxcache_core.store import scan_cache
+
+    root, summary = model_cache
+    workload, calls = QUERIES[query]
+    answer = torch_answers["results"][query]
+    assert answer["error"] is None, answer["error"]
+    assert not any(answer["writes"][:index]), "an earlier call of this query changed the cache"
+    proc = run_fxcache("--cache-dir", str(root), "match", "--json",
+                       *WORKLOADS[workload].match_args(calls[index]))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    present = {k.key for k in scan_cache(root).keys}
+    lookups = answer["lookups"][index]
+    compared = assert_match_agrees_with_lookups(report["results"], lookups, present,
+                                                _own_keys(summary, workload))
+    assert report["unused"] == [], report["unused"]  # every input named was taken by a key
+    if any(lk["key"] in present for lk in lookups):
+        assert compared
+    # Nothing torch never looked up is called a hit of this workload's keys.
+    looked_up = {lk["key"] for lk in lookups}
+    for r in report["results"]:
+        if r["status"] == "hit" and r["kind"] == "aotautograd":
+            assert r["key"] in looked_up, r
+
+
+def test_the_queries_cover_what_the_readme_promises():
+    from demo.models import WORKLOADS
+
+    dyn = {WORKLOADS[w].dynamic for w, _ in QUERIES}
+    assert {True, None} <= dyn
+    assert any(WORKLOADS[w].train for w, _ in QUERIES)
+    assert any(len(calls) > 1 for _, calls in QUERIES)  # automatic dynamic's second call
+
+
+def test_a_module_compiled_whole_binds_keyword_and_positional_inputs_and_says_to_what(model_cache):
+    root, _ = model_cache
+    gpt2 = run_fxcache("--cache-dir", str(root), "match", "--fn", "GPT2LMHeadModel", "--dynamic",
+                       "true", "--shapes", "input_ids=[3,12]")
+    assert gpt2.returncode == 0, gpt2.stderr
+    assert "input_ids is L['kwargs']['input_ids']" in gpt2.stdout
+    assert "HIT" in gpt2.stdout
+    for spec in ("[5,3,32,32]:mark_dynamic=[0]", "args[0]=[5,3,32,32]:mark_dynamic=[0]",
+                 "pixel_values=[5,3,32,32]:mark_dynamic=[0]"):
+        r = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "ResNetModel",
+                        "--dynamic", "none", "--shapes", spec)
+        assert r.returncode == 0, r.stderr
+        (hit,) = [x for x in json.loads(r.stdout)["results"] if x["kind"] == "aotautograd"]
+        assert hit["status"] == "hit", (spec, hit)
+
+
+def test_fn_names_the_compiled_function_and_says_when_no_key_was_compiled_from_it(model_cache):
+    root, _ = model_cache
+    r = run_fxcache("--cache-dir", str(root), "match", "--fn", "loss_fn", "--shapes", "ids=[2,8]")
+    assert r.returncode == 0, r.stderr
+    assert "No key was compiled from loss_fn" in r.stdout
+    for held in ("llama_loss (models.py:", "GPT2LMHeadModel.forward", "ResNetModel.forward",
+                 "BertModel.forward"):
+        assert held in r.stdout, r.stdout
+    # The wrapper's keys are found by the wrapper's name, though its graph's ops all
+    # sit in the model's frames.
+    ok = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "llama_loss",
+                     "--dynamic", "none", "--shapes", "ids=[2,8]", "--shapes", "labels=[2,8]")
+    assert ok.returncode == 0, ok.stderr
+    assert [x["status"] for x in json.loads(ok.stdout)["results"] if x["status"] == "hit"]
+
+
+def test_not_bound_lists_the_call_inputs_not_parameters_and_an_unknown_input_is_a_warning(
+        model_cache):
+    root, _ = model_cache
+    r = run_fxcache("--cache-dir", str(root), "match", "--fn", "GPT2LMHeadModel", "--dynamic",
+                    "true", "--shapes", "x=[2,8]")
+    assert r.returncode == 0, r.stderr
+    assert "NOT BOUND" in r.stdout and "takes input_ids" in r.stdout, r.stdout
+    assert "_parameters" not in r.stdout and "L['self']" not in r.stdout, r.stdout
+    w = run_fxcache("--cache-dir", str(root), "match", "--fn", "GPT2LMHeadModel", "--dynamic",
+                    "true", "--shapes", "input_ids=[3,12]", "--shapes", "mask=[3,12]")
+    assert w.returncode == 0, w.stderr
+    assert "warning: no key compiled from GPT2LMHeadModel takes mask" in w.stdout, w.stdout

@@ -90,6 +90,24 @@ def age(ts: float | None, now: float) -> str:
     return "-" if ts is None else f"{format_duration(now - ts)} ago"
 
 
+def short_path(path: str) -> str:
+    """A source file as the user knows it: relative to the current dir when inside it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def origin_text(origin: Any) -> str:
+    """``fn (file:line)`` for a key's origin (a resume frame named after its function), ``-`` if unknown."""
+    if origin is None:
+        return "-"
+    from fxcache_core.origin import frame_label
+
+    return f"{frame_label(origin.function)} ({short_path(origin.file)}:{origin.line})"
+
+
 _TAG_RE = None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
@@ -97,24 +98,21 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
 
     done_reading()
 
+    remote = state.remote is not None
+    if remote:
+        plan = replace(plan, last_use="the idle time Redis reports (OBJECT IDLETIME), fxcache's own "
+                       "earlier reads discounted")
+
     def plan_json() -> dict[str, Any]:
-        return {
-            "cache_dir": str(plan.root), "dry_run": dry_run,
-            "total_bytes": plan.total_bytes, "total_entries": plan.total_entries,
-            "code_bytes": plan.code_bytes, "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
-            "remote": state.remote is not None,
-            "removals": None,  # streamed by emit_plan()
-            # What was done: empty until the plan is executed.
-            "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": [],
-        }
+        body = plan.to_json(removals=False)  # the removals are streamed by emit_plan()
+        body.update({"dry_run": dry_run, "remote": remote,
+                     # What was done: empty until the plan is executed.
+                     "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": []})
+        return body
 
     def emit_plan(body: dict[str, Any], res: Any = None) -> None:
-        remote = state.remote is not None
         lists: dict[str, Iterable[Any]] = {"removals": (
-            {"path": r.file.where, "what": r.what,
-             "redis_key": user_path(r.file.path) if remote else None,
-             "kind": r.kind.value, "key": r.key, "entry": r.entry, "size": r.size,
-             "reasons": list(r.reasons)}
+            {**r.to_json(), "redis_key": user_path(r.file.path) if remote else None}
             for r in plan.removals)}
         if res is not None:
             lists.update({
@@ -131,8 +129,9 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
             where = (f"code {escape(r.file.path.parent.name + '/' + r.file.name)}"
                      if r.kind is KeyKind.CODE
                      else f"{r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}")
+            used = age(last_use(r.file), now)
             emit(f"  remove {where}  "
-                  f"{human_bytes(r.size):>9}  last used {age(last_use(r.file), now)}  "
+                  f"{human_bytes(r.size):>9}  {'idle ' + used.removesuffix(' ago') if remote else 'last used ' + used}  "
                   f"[dim]{escape('; '.join(r.reasons))}[/dim]")
         temps = sum(1 for r in plan.removals if r.what == "temp")
         code = sum(1 for r in plan.removals if r.what == "code")
@@ -141,7 +140,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
                   + (f", {plural(code, 'generated code file')}" if code else "") + ", "
                   f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.total_bytes)} "
                   f"in {plan.total_entries} entries and {human_bytes(plan.code_bytes)} of generated "
-                  f"code. Ages by last use = {plan.last_use}.")
+                  f"code. " + (f"Ages: {plan.last_use}." if remote else f"Ages by last use = {plan.last_use}."))
     if dry_run or not plan.removals:
         if as_json:
             emit_plan(plan_json())

@@ -48,6 +48,10 @@ class Segment:
     entry: Entry | None = None
     note: str | None = None
 
+    def to_json(self) -> dict[str, object]:
+        return {"start": self.start, "end": self.end, "outcome": self.outcome,
+                "entry": self.entry.name if self.entry else None, "note": self.note}
+
 
 @dataclass(frozen=True)
 class Coverage:
@@ -66,6 +70,13 @@ class Coverage:
     source: str | None
     fixed: tuple[tuple[str, int], ...]
     segments: tuple[Segment, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """``kind``, ``key``, ``placeholder``, ``symbol``, ``source``, ``fixed`` and
+        ``segments`` (``start``, ``end``, ``outcome``, ``entry``, ``note``)."""
+        return {"kind": self.key.kind.value, "key": self.key.key, "placeholder": self.placeholder,
+                "symbol": self.symbol, "source": self.source, "fixed": dict(self.fixed),
+                "segments": [g.to_json() for g in self.segments]}
 
 
 def _resolve(symbols: tuple[SymbolInfo, ...], name: str) -> SymbolInfo:

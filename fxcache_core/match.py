@@ -30,6 +30,7 @@ from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry, Origin
 from .errors import GuardParseError, ShapeSpecError
 from .keys import KeyKind
+from .origin import compiled_from
 from .store import CacheKey, Entry
 from .symbols import SymbolInfo
 
@@ -71,6 +72,28 @@ class EntryVerdict:
             return False
         return None
 
+    def user_clause(self, names: Mapping[str, str]) -> str | None:
+        """The failing clause in the user's terms (``x.size(0) >= 16``; ``names``:
+        :func:`~fxcache_core.user_terms.placeholder_names`), None without one."""
+        from .user_terms import clause_in_user_terms
+
+        return None if self.failed_clause is None else clause_in_user_terms(self.failed_clause, names)
+
+    def user_values(self, names: Mapping[str, str]) -> str:
+        """The values the failing clause read, in the user's terms: ``x.size(0)=10``."""
+        if self.failed_clause is None:
+            return ""
+        used = set(re.findall(r"L\['(t\d+)'\]", self.failed_clause))
+        return ", ".join(f"{names.get(p, p)}={v}" for p, v in self.values if p in used)
+
+    def to_json(self, names: Mapping[str, str] | None = None) -> dict[str, object]:
+        """``entry``, ``outcome``, ``passed``, ``failed_clause`` (as stored), ``reason``,
+        ``values`` (``tN`` -> value) and ``user_clause`` (the failing clause in the
+        user's terms, with ``names``)."""
+        return {"entry": self.entry.name, "outcome": self.outcome, "passed": self.passed,
+                "failed_clause": self.failed_clause, "reason": self.reason,
+                "values": dict(self.values), "user_clause": self.user_clause(names or {})}
+
 
 @dataclass(frozen=True)
 class FxLoad:
@@ -86,6 +109,9 @@ class FxLoad:
     role: str
     key: str
     entry: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"role": self.role, "key": self.key, "entry": self.entry}
 
 
 @dataclass(frozen=True)
@@ -150,6 +176,34 @@ class KeyMatch:
             return "miss" if any(ld.entry is None for ld in self.loads) else "hit"
         return "miss" if self.decided else "undecided"
 
+    @property
+    def user_names(self) -> dict[str, str]:
+        """``tN`` -> how the user names it (``x.size(0)``), from :attr:`symbols`."""
+        from .user_terms import placeholder_names
+
+        return placeholder_names(self.symbols)
+
+    def to_json(self) -> dict[str, object]:
+        """One result of ``fxcache match --json`` (``kind``, ``key``, ``status``, ``origin``,
+        ``function``, ``hit``, ``fits``, ``reasons``, ``uncertain``, ``aborted``,
+        ``values``, ``symbols``, ``shadowed``, ``loads``, ``loaded_by``, ``entries``)."""
+        names = self.user_names
+        return {
+            "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
+            "origin": str(self.origin) if self.origin else None,
+            "function": self.origin.function if self.origin else None,
+            "hit": self.hit.name if self.hit else None,
+            "fits": self.fits, "reasons": list(self.reasons), "uncertain": list(self.uncertain),
+            "aborted": self.aborted,
+            "values": dict(self.values),
+            "symbols": {s.placeholder: s.to_json() for s in self.symbols},
+            "user_names": names,
+            "shadowed": [e.name for e in self.shadowed],
+            "loads": [ld.to_json() for ld in self.loads],
+            "loaded_by": list(self.loaded_by),
+            "entries": [v.to_json(names) for v in self.entries],
+        }
+
 
 @dataclass(frozen=True)
 class MatchReport:
@@ -174,6 +228,16 @@ class MatchReport:
                    if m.status == "hit" and m.key.kind is KeyKind.AOT_AUTOGRAD}
         return frozenset(m.key.key for m in self.results
                          if m.loaded_by and set(m.loaded_by) <= hit_aot)
+
+    def to_json(self) -> dict[str, object]:
+        """``inputs``, ``results`` (:meth:`KeyMatch.to_json` each) and ``unbound``
+        (``kind``, ``key``, ``origin``, ``takes`` each)."""
+        return {
+            "inputs": dict(self.inputs),
+            "results": [m.to_json() for m in self.results],
+            "unbound": [{"kind": k.kind.value, "key": k.key, "origin": str(o), "takes": list(takes)}
+                        for k, o, takes in self.unbound],
+        }
 
 
 def _l_bases(d: DecodedEntry, extra_sources: Mapping[str, str]) -> set[str]:
@@ -613,7 +677,7 @@ def _fit_through_loaders(catalog: Catalog, m: KeyMatch, aot: Mapping[str, KeyMat
         common = set.intersection(*(set(r.uncertain) for r in results if r.fits))
         return replace(m, uncertain=m.uncertain + tuple(u for u in results[0].uncertain if u in common))
     why = results[0].reasons[0] if results[0].reasons else "no fit"
-    return KeyMatch(key=m.key, fits=False, symbols=m.symbols, loaded_by=m.loaded_by, reasons=(
+    return KeyMatch(key=m.key, fits=False, symbols=m.symbols, loaded_by=m.loaded_by, origin=m.origin, reasons=(
         f"loaded by AOTAutograd key {results[0].key.key[:12]}, which does not fit: {why}",))
 
 
@@ -665,11 +729,9 @@ def _static_keys(catalog: Catalog) -> dict[str, list[tuple[CacheKey, dict[tuple[
 
 
 def _origin(catalog: Catalog, key: CacheKey) -> Origin | None:
-    for e in key.entries:
-        d = catalog.load(e)
-        if isinstance(d, DecodedEntry) and d.origin is not None:
-            return d.origin
-    return None
+    from .origin import key_origin
+
+    return key_origin(catalog, key)
 
 
 def match(
@@ -723,11 +785,11 @@ def match(
             if function is not None and not positional and (
                     k.kind is KeyKind.AOT_AUTOGRAD or not catalog.loaders_of(k.key)):
                 o = _origin(catalog, k)
-                if o is not None and o.traced_from(function) and (takes := _takes(catalog, k)):
+                if compiled_from(o, function) and (takes := _takes(catalog, k)):
                     unbound.append((k, o, takes))
             continue
         origin = _origin(catalog, k)
-        if function is not None and (origin is None or not origin.traced_from(function)):
+        if function is not None and not compiled_from(origin, function):
             continue
         m = replace(m, origin=origin)
         if (mode is DynamicMode.UNKNOWN and k.kind is KeyKind.AOT_AUTOGRAD and m.fits and m.symbols

@@ -30,7 +30,7 @@ from ._output import age, emit, emit_json_listing, err, fail, out, plural
 
 def gc_cmd(
     older_than: Annotated[str | None, typer.Option(help="Remove entries unused for longer than this (90s, 30m, 12h, 7d, 2w).")] = None,
-    max_size: Annotated[str | None, typer.Option(help="Then remove least recently used entries until the cache fits (500MB, 2GB, 1GiB).")] = None,
+    max_size: Annotated[str | None, typer.Option(help="Then remove least recently used entries until the cache fits (500M, 5G, 2GB, 1.5GiB; a bare letter is decimal, as in ccache).")] = None,
     keep_last: Annotated[int | None, typer.Option(help="Per key, keep only the N most recently used entries.", min=0)] = None,
     unreadable: Annotated[bool, typer.Option("--unreadable", help="Remove entries that cannot be decoded, and temp files older than an hour.")] = False,
     dangling: Annotated[bool, typer.Option("--dangling", help="Remove AOTAutograd entries whose FX entries are gone.")] = False,

@@ -524,6 +524,8 @@ def match_key(
         reasons.append("no entry of this key can be read: torch skips them all (a miss)")
     if sym and not symbols:
         raise ShapeSpecError(f"--sym: key {key.key[:12]} has no readable entry to bind placeholders of")
+    if sym:
+        check_signs(sym, symbols, "--sym")
     if readable:
         d0 = readable[0][1]
         b = _fit(d0, inputs, mode, pgo=catalog.has_pgo_state())
@@ -809,9 +811,64 @@ def match(
                 m = _fit_through_loaders(catalog, m, by_key)
         by_key[k.key] = m
         results.append(m)
+    _negative_ints_for_tensors(catalog, results, inputs)
     shown = tuple((src, str(v)) for src, v in inputs.items())
     return MatchReport(inputs=shown, results=tuple(results), keys_considered=len(keys),
                        unbound=tuple(unbound))
+
+
+def is_int_argument(source: str | None) -> bool:
+    """Whether a placeholder's source is an int argument of the call (``L['n']``),
+    which may be negative, rather than a size, stride or storage offset (or unknown)."""
+    return source is not None and ".size()[" not in source and ".stride()[" not in source \
+        and not source.endswith(".storage_offset()")
+
+
+def check_signs(values: Mapping[str, int], symbols: Sequence[SymbolInfo], option: str) -> None:
+    """A negative value for a placeholder or symbol is a usage error unless its source
+    is an int argument (:func:`is_int_argument`): sizes, strides and offsets never are.
+
+    Raises:
+        ShapeSpecError: naming ``option`` (``--sym``, ``--range``), the name and what it is.
+    """
+    from .user_terms import user_source
+
+    for name, v in values.items():
+        if v >= 0:
+            continue
+        info = next((s for s in symbols if name in (s.placeholder, s.expr)), None)
+        if info is not None and is_int_argument(info.source):
+            continue
+        what = (f"{name} is {user_source(info.source)}, which is never negative" if info is not None and info.source
+                else f"{name} stands for a size (its source is not known), which is never negative")
+        raise ShapeSpecError(f"{option} {name}={v}: {what}")
+
+
+def _negative_ints_for_tensors(catalog: Catalog, results: Sequence[KeyMatch],
+                               inputs: Mapping[str, InputValue]) -> None:
+    """``x=-5`` where every key that takes ``x`` takes a tensor: a usage error (a
+    negative number is no tensor's shape), not a key that "cannot take it".
+
+    Raises:
+        ShapeSpecError: naming the input and saying how a tensor is given.
+    """
+    from .user_terms import user_source
+
+    negs = {src: v for src, v in inputs.items() if isinstance(v, int) and v < 0}
+    if not negs:
+        return
+    as_tensor: set[str] = set()
+    as_int: set[str] = set()
+    for m in results:
+        d = next((d for e in m.key.entries if isinstance(d := catalog.load(e), DecodedEntry)), None)
+        for i in d.inputs if d is not None else ():
+            if i.source in negs:
+                (as_int if i.is_symint else as_tensor).add(i.source)
+    for src, v in negs.items():
+        if src in as_tensor and src not in as_int:
+            name = user_source(src)
+            raise ShapeSpecError(f"--shapes {name}={v}: {name} is a tensor in the keys that take it, and "
+                                 f"a negative number is no shape; give its shape, e.g. {name}=[{-v}]")
 
 
 def _takes(catalog: Catalog, key: CacheKey) -> tuple[str, ...]:

@@ -100,8 +100,10 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
 
     remote = state.remote is not None
     if remote:
-        plan = replace(plan, last_use="the idle time Redis reports (OBJECT IDLETIME), fxcache's own "
-                       "earlier reads discounted")
+        st = remote_store()
+        plan = replace(plan, last_use="the idle time Redis reports (OBJECT IDLETIME)" + (
+            "" if not st.touches else ", fxcache's own earlier reads discounted" if st.reads.enabled
+            else ", fxcache's own reads counted as uses (its index is off)"))
 
     def plan_json() -> dict[str, Any]:
         body = plan.to_json(removals=False)  # the removals are streamed by emit_plan()

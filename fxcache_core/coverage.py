@@ -119,14 +119,14 @@ def coverage(
     first = next((e for e in key.entries if not isinstance(catalog.load(e), Unreadable)), None)
     if first is None:
         raise ShapeSpecError(f"key {key.key[:12]} has no readable entry")
-    from .match import check_signs, is_int_argument
+    from .match import check_signs, is_size_source
     from .user_terms import user_source
 
     symbols = catalog.symbols(first)
     swept = _resolve(symbols, name)
-    if start < 0 and not is_int_argument(swept.source):
-        what = user_source(swept.source) if swept.source else "a size (its source is not known)"
-        raise ShapeSpecError(f"--range {name}={start}:{end}: {name} is {what}, which is never negative")
+    if start < 0 and is_size_source(swept.source):
+        raise ShapeSpecError(f"--range {name}={start}:{end}: {name} is {user_source(swept.source or '')}, "
+                             "which is never negative")
     check_signs(dict(fixed or {}), symbols, "--sym")
     env: dict[str, int] = {}
     for s in symbols:

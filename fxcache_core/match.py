@@ -817,16 +817,18 @@ def match(
                        unbound=tuple(unbound))
 
 
-def is_int_argument(source: str | None) -> bool:
-    """Whether a placeholder's source is an int argument of the call (``L['n']``),
-    which may be negative, rather than a size, stride or storage offset (or unknown)."""
-    return source is not None and ".size()[" not in source and ".stride()[" not in source \
-        and not source.endswith(".storage_offset()")
+def is_size_source(source: str | None) -> bool:
+    """Whether a placeholder's source is a size, stride or storage offset of a
+    tensor (never negative); False for an int argument (``L['n']``, which may be)
+    and for an unknown source (it may be either)."""
+    return source is not None and (".size()[" in source or ".stride()[" in source
+                                   or source.endswith(".storage_offset()"))
 
 
 def check_signs(values: Mapping[str, int], symbols: Sequence[SymbolInfo], option: str) -> None:
-    """A negative value for a placeholder or symbol is a usage error unless its source
-    is an int argument (:func:`is_int_argument`): sizes, strides and offsets never are.
+    """A negative value for a placeholder or symbol whose source is a size, stride or
+    storage offset (:func:`is_size_source`) is a usage error: no call gives one.
+    Where the source is unknown the value is taken as given (it may be an int argument).
 
     Raises:
         ShapeSpecError: naming ``option`` (``--sym``, ``--range``), the name and what it is.
@@ -834,14 +836,10 @@ def check_signs(values: Mapping[str, int], symbols: Sequence[SymbolInfo], option
     from .user_terms import user_source
 
     for name, v in values.items():
-        if v >= 0:
-            continue
         info = next((s for s in symbols if name in (s.placeholder, s.expr)), None)
-        if info is not None and is_int_argument(info.source):
-            continue
-        what = (f"{name} is {user_source(info.source)}, which is never negative" if info is not None and info.source
-                else f"{name} stands for a size (its source is not known), which is never negative")
-        raise ShapeSpecError(f"{option} {name}={v}: {what}")
+        if v < 0 and info is not None and is_size_source(info.source):
+            raise ShapeSpecError(f"{option} {name}={v}: {name} is {user_source(info.source or '')}, "
+                                 "which is never negative")
 
 
 def _negative_ints_for_tensors(catalog: Catalog, results: Sequence[KeyMatch],

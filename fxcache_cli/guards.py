@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ._app import JsonOpt
 from ._context import indexed_catalog, scan_dir
-from ._output import emit_json, out, plural
+from ._output import emit_json, origin_text, out, plural
 
 
 class GuardFormat(str, Enum):
@@ -42,7 +42,7 @@ def guards_cmd(
         return
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}  ({plural(len(k.entries), 'entry', 'entries')}, torch tries them in this order)")
     for i, eg in enumerate(report.entries):
-        out.print(f"\n[bold]#{i} {escape(eg.entry.name)}[/bold]" + (f"  [cyan]{escape(str(eg.origin))}[/cyan]" if eg.origin else ""))
+        out.print(f"\n[bold]#{i} {escape(eg.entry.name)}[/bold]" + (f"  [cyan]{escape(origin_text(eg.origin))}[/cyan]" if eg.origin else ""))
         if eg.unreadable is not None:
             out.print(f"  [red]unreadable[/red]: {escape(eg.unreadable)}  (torch skips it)")
             continue

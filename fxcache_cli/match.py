@@ -12,7 +12,7 @@ from fxcache_core.binding import DynamicMode
 
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, scan_dir
-from ._output import emit, emit_json, fail, out, plural
+from ._output import emit, emit_json, fail, origin_text, out, plural
 
 
 class Dynamic(str, Enum):
@@ -162,7 +162,7 @@ def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
     if m.hit is not None:
         head += f" {escape(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {escape(m.hit.name[:16])})"
     if m.origin is not None:
-        head += f"  [cyan]{escape(str(m.origin))}[/cyan]"
+        head += f"  [cyan]{escape(origin_text(m.origin))}[/cyan]"
     say("\n" + head)
     names = m.user_names
     by_ph = {s.placeholder: s for s in m.symbols}
@@ -204,7 +204,7 @@ def _print_unbound(unbound, say=None) -> None:
     say = say or out.print
     for k, origin, takes in unbound:
         say(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
-                  f"[cyan]{escape(str(origin))}[/cyan]\n  [dim]takes {escape(', '.join(user_source(t) for t in takes))}: name "
+                  f"[cyan]{escape(origin_text(origin))}[/cyan]\n  [dim]takes {escape(', '.join(user_source(t) for t in takes))}: name "
                   "it with --shapes too (a frame's locals, e.g. after a graph break)[/dim]")
 
 

@@ -40,7 +40,7 @@ BUILD_COMPONENTS = ("torch_version", "system_info")
 
 CALL_GROUPS = {
     "gm": "the FX graph",
-    "example_inputs": "the graph's inputs: dtype, shape, stride, device (symbols for dynamic sizes)",
+    "example_inputs": "the graph's inputs: dtype, shape, stride, device",
 }
 """Groups that describe what was compiled; they have no default."""
 BUILD_GROUPS = {

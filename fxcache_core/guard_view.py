@@ -371,7 +371,8 @@ def compare_entries(exprs: Sequence[GuardsExpr | None],
     """Clauses common to all entries, and each entry's distinctive clauses.
 
     Clauses are compared by their stored text; ``names`` renames placeholders
-    for display (the entries of one key share their symbols). ``None`` stands
+    for display (the entries of one key share their symbols), and a comparison
+    with a constant reads with the symbol side first (``s77 >= 16``). ``None`` stands
     for an entry with no guards (or unreadable): it shares nothing.
     """
     clauses = [{c.text: c for c in g.clauses} if g is not None else {} for g in exprs]
@@ -379,8 +380,10 @@ def compare_entries(exprs: Sequence[GuardsExpr | None],
         return EntryComparison((), ())
     common = set(clauses[0]).intersection(*clauses[1:])
 
+    from .user_terms import clause_in_user_terms  # one notation: the symbol side first
+
     def shown(cs: Mapping[str, Clause], keep: Any) -> tuple[str, ...]:
-        return tuple(c.pretty(dict(names or {})) for t, c in cs.items() if keep(t))
+        return tuple(clause_in_user_terms(c.text, dict(names or {})) for t, c in cs.items() if keep(t))
 
     return EntryComparison(shown(clauses[0], lambda t: t in common),
                            tuple(shown(cs, lambda t: t not in common) for cs in clauses))

@@ -165,14 +165,21 @@ def _undecided_why(m: KeyMatch) -> str:
 
 
 def _new_graph_why(group: Sequence[KeyMatch]) -> str:
+    """The first reason a key of the function cannot take the call, and how many keys
+    (and other reasons) there are: the line stays one line, the keys below say the rest."""
     own = [m for m in group if m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by] or list(group)
     reasons: list[str] = []
     for m in own:
         r = user_text(m.reasons[0]) if m.reasons else "it cannot take these inputs"
         if r not in reasons:
             reasons.append(r)
-    tail = f" (every cached key: {len(own)})" if len(reasons) == 1 and len(own) > 1 else ""
-    return "torch will trace and compile another graph: " + "; ".join(reasons) + tail
+    if len(own) == 1:
+        tail = ""
+    elif len(reasons) == 1:
+        tail = f" (in every cached key: {len(own)})"
+    else:
+        tail = f" (and {len(reasons) - 1} other reason{'s' if len(reasons) > 2 else ''} in the other keys)"
+    return "torch will trace and compile another graph: " + reasons[0] + tail
 
 
 def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> FunctionVerdict:

@@ -274,3 +274,12 @@ def test_writing_into_a_closed_pipe_ends_quietly_with_141(tmp_path):
     proc.stdout.close()  # the reader goes away (`| head -1`)
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 141 and err == b""
+
+
+def test_an_fx_key_asked_for_by_name_is_looked_up_itself(cache):
+    fx = fake_key(KeyKind.FX_GRAPH, "growFalse")
+    d = ["--cache-dir", str(cache), "match", "--key", fx[:10]]
+    hit = run_fxcache(*d, "--sym", "t0=40")
+    assert hit.returncode == 0 and hit.stdout.startswith("grow: HIT entry "), hit.stdout
+    miss = run_fxcache(*d, "--sym", "t0=10")
+    assert miss.returncode == 1 and miss.stdout.startswith("grow: MISS"), miss.stdout

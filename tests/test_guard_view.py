@@ -136,8 +136,8 @@ def test_compare_entries_finds_what_separates_regions():
     cmp = compare_entries([a, b, None])
     assert cmp.common == ()  # the no-guards entry shares nothing
     cmp = compare_entries([a, b], {"t0": "s77", "t1": "s27"})
-    assert cmp.common == ("2 <= s27",)
-    assert cmp.only == (("2 <= s77", "s77 <= 7"), ("16 <= s77",))
+    assert cmp.common == ("s27 >= 2",)
+    assert cmp.only == (("s77 >= 2", "s77 <= 7"), ("s77 >= 16",))
 
 
 @settings(max_examples=400, deadline=None)

@@ -440,6 +440,12 @@ def half_slice(x):
     return x[: x.shape[0] // 2] * 4
 
 
+def int_arg_auto(x, n):
+    # dynamic=None: the first call specializes n (a constant in the graph, a key per
+    # value), a second call with another n recompiles with n a SymInt (automatic dynamic).
+    return x * n - 1
+
+
 def _mark_dynamic_min_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     # Only a lower bound. torch 2.13 cannot take `mark_dynamic(x, 0, min=4)` as
     # written: dynamo builds ValueRanges(lower=4, upper=None) and fails with
@@ -573,6 +579,13 @@ _MORE_CASES = [
         {"dynamic": True},
         [[[8, 3]], [[9, 3]]],
         doc="x[: x.shape[0] // 2]: s0 // 2 != 1 ([9, 3] passes the [8, 3] entry's guards)",
+    ),
+    Case(
+        "int_arg_auto",
+        int_arg_auto,
+        {"dynamic": None},
+        [[[5], 2], [[5], 3]],
+        doc="dynamic=None, an int argument: n=2 specialized (static key), then n a SymInt",
     ),
 ]
 

@@ -36,6 +36,12 @@ the parsed dict. A miss WRITES new entries into the cache: run the oracle on a
 copy (``shutil.copytree``, or ``torch_lookups(..., on_copy=True)``) to compare
 against the cache as it was.
 
+The recorder wraps the same methods, with the same signatures, in torch 2.14.1
+and 2.15.0 (``GuardedCache.find_guarded_entry``, ``iterate_over_candidates``'s
+order and filter, ``FxGraphCache.load_with_key(..., is_backward, ...)``,
+``_write_to_local_cache``), so it records those versions unchanged
+(tests/fixtures/torch_versions/build.py).
+
 Findings (torch 2.13.0+cpu, evidence: the oracle's own output on the demo cache,
 checked in tests/test_torch_oracle.py)
 -------------------------------------------------------------------------------
@@ -75,6 +81,12 @@ checked in tests/test_torch_oracle.py)
   though the dynamic entry would accept 10, while [4,3] hits the static entry.
   Local automatic-dynamic PGO does not kick in: it needs
   ``torch.compiler.config.job_id``, and no ``dynamo/`` dir is written.
+* An int argument under ``dynamic=None`` is treated like a tensor dim: the first
+  call bakes its value into the graph (a key per value, no SymInt), a later call
+  with another value recompiles with it a SymInt. ``int_arg_auto`` built with
+  n=2 then n=3: a fresh process calling n=2 hits the static key; n=3 or n=9
+  looks up a key the cache does not have (``full_miss``), although the SymInt
+  key would accept them.
 * ``dynamic=True`` writes range guards ``2 <= L['tN']`` (0/1 specialization);
   a size-1 dim gives a different graph and key (the symbol disappears from the
   hints). ``mark_dynamic(x, 0, min=2, max=64)`` gives ``... and L['t0'] <= 64``;

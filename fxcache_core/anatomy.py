@@ -88,6 +88,8 @@ class Component:
             return f"(a digest of torch's sources; hash {self.hash[:12]})"
         if self.value.startswith("TensorMetadata(") and (short := _tensor_metadata(self.value)):
             return short
+        if self.name == "system_info[version]" and (short := _system_versions(self.value)):
+            return short
         return self.value
 
     def to_json(self) -> dict[str, str]:
@@ -118,6 +120,36 @@ def _tensor_metadata(text: str) -> str | None:
     extra = [f"{k}={v}" for k, v in fields.items()
              if v != _TM_DEFAULTS.get(k, "False")]
     return f"{dtype}{shape} stride {stride} {device}" + (", " + ", ".join(extra) if extra else "")
+
+
+_VERSION_ITEM_RE = re.compile(r"'(\w{1,40})': ('[^']{0,4000}'|None)")
+_HEX64_RE = re.compile(r"[0-9a-f]{64}")
+
+
+def _system_versions(text: str) -> str | None:
+    """``system_info[version]`` (``CacheBase.get_system()`` in
+    torch/_inductor/codecache.py: ``{'triton': triton_key(), 'cuda': ...}``; in
+    CPU keys too from torch 2.15 on) as ``triton 3.9.0 (sources 58b25352786f…), cuda 13.0``.
+
+    ``triton_key()`` (triton/runtime/cache.py) is the version followed by the
+    sha256 digests of triton's sources joined by ``-``; it is shown as the
+    version and the first digest. None if the text does not read that way.
+    """
+    items = _VERSION_ITEM_RE.findall(text)
+    if not items:
+        return None
+    parts = []
+    for name, raw in items:
+        if raw == "None":
+            parts.append(f"{name}: none")
+            continue
+        value = raw[1:-1]
+        head = value.split("-", 1)[0]
+        if name == "triton" and len(head) > 64 and _HEX64_RE.fullmatch(head[-64:]):
+            parts.append(f"triton {head[:-64]} (sources {head[-64:][:12]}…)")
+        else:
+            parts.append(f"{name} {value}")
+    return ", ".join(parts)
 
 
 @dataclass(frozen=True)

@@ -230,10 +230,13 @@ def _opt_int(v: Any) -> int | None:
 # --- Dynamo sources -----------------------------------------------------------
 
 # Dynamo sources are frozen dataclasses pickled as ``cls(*fields)`` (REDUCE with
-# positional args), so their fields are read by position. Field order as in
-# torch/_dynamo/source.py (torch 2.13); ``base`` comes first in chained sources.
+# positional args: ``dataclass_with_cached_hash.__reduce__`` in torch/_guards.py),
+# so their fields are read by position. Field order as in torch/_dynamo/source.py
+# (2.13 to 2.15; 2.14 added ContextVarGetSource and UnwrapCollectiveTensorSource,
+# 2.15 ListReverseIteratorBackingListSource); ``base`` comes first in chained sources.
 _SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
-    "LocalSource": ("local_name", "is_input", "dynamism", "is_derefed_cell_contents"),
+    "LocalSource": ("local_name", "is_input", "dynamism", "is_derefed_cell_contents",
+                    "is_varargs", "is_varkw"),
     "GlobalSource": ("global_name",),
     "GlobalWeakRefSource": ("global_name",),
     "AttrSource": ("base", "member"),
@@ -255,6 +258,9 @@ _SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
     "ConvertIntSource": ("base",),
     "DynamicScalarSource": ("base", "is_int"),
     "IndexedSource": ("base", "idx"),
+    "ContextVarGetSource": ("base", "has_default", "default_value"),
+    "UnwrapCollectiveTensorSource": ("base",),
+    "ListReverseIteratorBackingListSource": ("base",),
 }
 
 
@@ -352,6 +358,15 @@ def source_name(src: Any, depth: int = 0) -> str | None:
         return f"int({base})"
     if n == "IndexedSource":
         return f"({_sfield(src, 'idx')}, {base})"
+    if n == "ContextVarGetSource":
+        if not _sfield(src, "has_default"):
+            return f"{base}.get()"
+        default = _sfield(src, "default_value")
+        return f"{base}.get({default!r})" if _is_literal(default) else None
+    if n == "UnwrapCollectiveTensorSource":
+        return f"___unwrap_async_collective_tensor({base})"
+    if n == "ListReverseIteratorBackingListSource":
+        return f"___list_reverseiterator_backing_list({base})"
     return None
 
 
@@ -467,10 +482,18 @@ def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]
 
 
 _HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d{1,40})$")
+MAX_GRAPH_LINES = 100_000
+"""How many lines of a printed graph or compiled module fxcache reads at most."""
 
 
 def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
-    """Symbol values from the ``s77 = 4`` lines that head ``runnable_graph_str``."""
+    """Symbol values from the ``s77 = 4`` lines that head ``runnable_graph_str``.
+
+    Torch 2.13 fills that field on every compile; from 2.14 on it is empty unless
+    a structured trace is on (torch/_inductor/compile_fx.py builds it inside
+    ``trace_structured``'s payload function), so :func:`parse_get_args` is the
+    source every version fills.
+    """
     out = []
     for line in (runnable or "").splitlines()[:1000]:
         m = _HINT_RE.match(line.strip())
@@ -481,8 +504,90 @@ def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-_ORIGIN_RE = re.compile(r"\s*# File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
-MAX_GRAPH_LINES = 100_000
+_GET_ARGS = "\ndef get_args():\n"
+_ARG_LINE_RE = re.compile(r"    ([A-Za-z_]\w{0,200}) = (-?\d{1,40})")
+_RETURN_RE = re.compile(r"    return \[([\w, ]*)\]")
+
+
+@dataclass(frozen=True)
+class HarnessArgs:
+    """The int inputs of the benchmark harness torch writes into every
+    ``CompiledFxGraph.source_code``.
+
+    ``PythonWrapperCodegen.benchmark_compiled_module`` in
+    torch/_inductor/codegen/wrapper.py (2.13 to 2.15) writes ``def get_args():``
+    with one line per graph input in placeholder order: ``argN_1 = <int>`` for
+    a SymInt input (its value when the graph was compiled: a backed symbol's
+    hint; an unbacked one gets a made-up fallback), ``argN_1 = rand_strided(...)``
+    for a tensor, then ``return [arg0_1, arg1_1, ...]``.
+
+    Attributes:
+        ints: placeholder name -> the int written for it.
+        order: the placeholder names of the ``return`` line, in graph order
+            (empty when that line was not found).
+    """
+
+    ints: dict[str, int]
+    order: tuple[str, ...]
+
+
+def parse_get_args(source_code: str | None) -> HarnessArgs:
+    """The ``get_args()`` harness of a compiled module's source (see :class:`HarnessArgs`).
+
+    Reads only the last ``def get_args():`` block, at most
+    :data:`MAX_GRAPH_LINES` lines of it; anything else gives empty results.
+    """
+    ints: dict[str, int] = {}
+    if not source_code:
+        return HarnessArgs(ints, ())
+    start = source_code.rfind(_GET_ARGS)
+    if start < 0:
+        return HarnessArgs(ints, ())
+    pos = start + len(_GET_ARGS)
+    for _ in range(MAX_GRAPH_LINES):
+        end = source_code.find("\n", pos)
+        line = source_code[pos:] if end < 0 else source_code[pos:end]
+        if not line.startswith("    "):
+            break
+        if m := _ARG_LINE_RE.fullmatch(line):
+            ints[m.group(1)] = int(m.group(2))
+        elif m := _RETURN_RE.fullmatch(line):
+            return HarnessArgs(ints, tuple(n.strip() for n in m.group(1).split(",") if n.strip()))
+        if end < 0:
+            break
+        pos = end + 1
+    return HarnessArgs(ints, ())
+
+
+def symbol_hints(inputs: tuple[GraphInput, ...], source_code: str | None,
+                 runnable: str | None = None) -> tuple[tuple[str, int], ...]:
+    """The compile-time value of each symbol of a graph's backed SymInt inputs.
+
+    From the ``get_args()`` harness of ``source_code`` (:func:`parse_get_args`,
+    written by every torch version): the value of placeholder ``argN_1``
+    (by name, else by position in the harness's ``return`` list) is the hint of
+    its symbol. Inputs that are expressions (``Sym(2*s17)``) or unbacked
+    (``u0``: the harness writes a made-up value) give none. ``runnable``
+    (``runnable_graph_str``, filled by torch 2.13) adds the symbols the harness
+    did not give, where it has them.
+    """
+    harness = parse_get_args(source_code)
+    out: dict[str, int] = {}
+    for inp in inputs:
+        sym = inp.symbol
+        if sym is None or not inp.is_backed_symint or sym in out:
+            continue
+        name = inp.name
+        if name is None and 0 <= inp.position < len(harness.order):
+            name = harness.order[inp.position]
+        if name is not None and name in harness.ints:
+            out[sym] = harness.ints[name]
+    for sym, value in parse_hints(runnable):
+        out.setdefault(sym, value)
+    return tuple(out.items())
+
+
+_ORIGIN_RE = re.compile(r"File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
 
 
 @dataclass(frozen=True)
@@ -514,17 +619,20 @@ class Origin:
 def parse_origin(graph_str: str | None) -> Origin | None:
     """The source locations annotated in a printed FX graph, if any.
 
-    Reads line by line (at most :data:`MAX_GRAPH_LINES`), so the cost is linear
-    in the string whatever it holds.
+    torch/fx/graph.py (``append_stacktrace_summary``) heads each run of nodes
+    with a comment ``# File: f.py:12 in fn, code: ...``; torch 2.14+ writes
+    ``# Backward of forward node: File: ...`` above the nodes of a backward
+    graph, and any version may put an annotation or recompute tag between the
+    ``#`` and ``File:``. Reads line by line (at most :data:`MAX_GRAPH_LINES`,
+    and at most three ``File:`` per line), so the cost is linear in the
+    string whatever it holds.
     """
     first = None
     names: list[str] = []
     for n, line in enumerate((graph_str or "").splitlines()):
         if n >= MAX_GRAPH_LINES:
             break
-        if "# File: " not in line:
-            continue
-        m = _ORIGIN_RE.match(line)
+        m = _origin_in(line)
         if m is None:
             continue
         if first is None:
@@ -534,6 +642,21 @@ def parse_origin(graph_str: str | None) -> Origin | None:
     if first is None:
         return None
     return Origin(first.group(3), first.group(1), int(first.group(2)), tuple(names))
+
+
+def _origin_in(line: str) -> re.Match[str] | None:
+    """The ``File: f.py:12 in fn, code:`` of a comment line, or None."""
+    at = line.find("File: ")
+    if at < 0 or not line[:at].lstrip().startswith("#"):
+        return None
+    for _ in range(3):
+        m = _ORIGIN_RE.match(line, at)
+        if m is not None:
+            return m
+        at = line.find("File: ", at + 1)
+        if at < 0:
+            return None
+    return None
 
 
 # --- decoded entries -----------------------------------------------------------
@@ -576,9 +699,12 @@ class DecodedEntry:
         compile_time_ns: time the compile took (ns), where stored.
         origin: the user code the graph was traced from, where the stored
             graph string says (``# File: ... in fn``).
+        forward_graph: AOTAutograd entries: the forward graph as printed
+            (``aot_forward_graph_str``); only in the full form (the index keeps
+            the light one, :func:`fxcache_core.index.light`, without it).
         hints: FX entries: the value of each symbol when the graph was compiled
-            (the ``sNN = value`` lines heading ``runnable_graph_str``); the
-            entry's guards hold at these values.
+            (:func:`symbol_hints`: the ``get_args()`` harness of ``source_code``);
+            the entry's guards hold at these values.
         globals_seen: every global the pickle names (for auditing).
     """
 
@@ -597,6 +723,7 @@ class DecodedEntry:
     hints: tuple[tuple[str, int], ...] = ()
     origin: Origin | None = None
     globals_seen: frozenset[str] = frozenset()
+    forward_graph: str | None = None
 
     @property
     def symints(self) -> tuple[GraphInput, ...]:
@@ -656,7 +783,8 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
             is_backward=is_bw if isinstance(is_bw, bool) else None,
             wrapper_key=_opt_str(root.field("cache_key")),
             compile_time_ns=_opt_int(root.field("_time_taken_ns")),
-            hints=parse_hints(_opt_str(root.field("runnable_graph_str"))),
+            hints=symbol_hints(inputs, _opt_str(root.field("source_code")),
+                               _opt_str(root.field("runnable_graph_str"))),
             origin=parse_origin(_opt_str(root.field("inductor_post_grad_graph_str"))),
             globals_seen=seen,
         )
@@ -676,7 +804,7 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
         arg_sources=sources, compile_time_ns=t,
         origin=parse_origin(_opt_str(root.field("aot_forward_graph_str"))
                             or _opt_str(root.field("aot_backward_graph_str"))),
-        globals_seen=seen,
+        globals_seen=seen, forward_graph=_opt_str(root.field("aot_forward_graph_str")),
     )
 
 

@@ -335,11 +335,26 @@ def _owned_wrappers(catalog: Catalog, code: Sequence[Artifact]) -> dict[str, Art
     return {u[0].file.where: py[k] for k, u in users.items() if len(u) == 1}
 
 
+LOAD_OK = ".load_ok"
+"""Suffix of the empty marker torch 2.14+ writes beside a library that passed its
+load check (``VecISA.check_build`` in torch/_inductor/cpu_vec_isa.py:
+``<key[1:3]>/<key>.so.load_ok``)."""
+
+
 def _code_removals(removals: list[Removal], owned: dict[str, Artifact], code: Sequence[Artifact],
                    policy: GcPolicy, now: float) -> list[Removal]:
     """Generated code the plan removes: the wrapper modules only removed FX
     entries used, and, with ``--artifacts``, files unused for ``older_than_s``;
-    never code used within :data:`TEMP_FILE_GRACE_S` (execution would refuse it)."""
+    never code used within :data:`TEMP_FILE_GRACE_S` (execution would refuse it).
+
+    A library and its ``.load_ok`` marker are one unit. Torch's CPU ISA check
+    builds ``<key>.so`` when it is missing, then, if the marker exists, trusts
+    the library without the ``dlopen`` probe in a child process that wrote the
+    marker in the first place: a marker left behind vouches for whatever is
+    built next. So the unit is judged by its most recent use, the marker is
+    removed first, and a marker whose library is gone is removed on its own
+    (torch then probes the rebuilt library again).
+    """
     out: dict[str, Removal] = {}
     for r in removals:
         a = owned.get(r.file.where)
@@ -348,9 +363,22 @@ def _code_removals(removals: list[Removal], owned: dict[str, Artifact], code: Se
                 f"wrapper module of FX entry {r.key[:10]}/{(r.entry or '')[:10]}, its only user, "
                 "which is removed",))
     if policy.artifacts and policy.older_than_s is not None:
+        paths = {a.file.where for a in code}
+        markers = {a.file.where[:-len(LOAD_OK)]: a for a in code if a.file.name.endswith(LOAD_OK)}
         for a in code:
-            age = now - last_use(a.file)
+            marker = markers.get(a.file.where)
+            if a.file.name.endswith(LOAD_OK):
+                orphan = a.file.where[:-len(LOAD_OK)] not in paths
+                if orphan and now - last_use(a.file) > TEMP_FILE_GRACE_S:
+                    out[a.file.where] = Removal(a.file, KeyKind.CODE, a.key, None, (
+                        "load-check marker of a library that is gone: torch would trust the "
+                        "rebuilt library without checking that it loads",))
+                continue  # else it goes (or stays) with its library, below
+            age = now - max(last_use(a.file), last_use(marker.file) if marker else 0.0)
             if age > max(policy.older_than_s, TEMP_FILE_GRACE_S) and a.file.where not in out:
+                if marker is not None:
+                    out[marker.file.where] = Removal(marker.file, KeyKind.CODE, marker.key, None, (
+                        f"load-check marker of {a.file.name}, removed with it",))
                 out[a.file.where] = Removal(a.file, KeyKind.CODE, a.key, None,
                                            (f"generated code unused for {format_duration(age)}",))
     return list(out.values())
@@ -482,7 +510,9 @@ def _refusal(r: Removal, root_real: str) -> tuple[str, str] | None:
 
     Re-checked right before each deletion: the file is inside the cache dir, a
     regular file (not a symlink), unchanged (size, mtime) and unused (atime)
-    since the plan, and, for a temp file, not one a compile may be writing.
+    since the plan, for a temp file, not one a compile may be writing, and, for
+    a library, its ``.load_ok`` marker gone (planned before it, see
+    :func:`_code_removals`).
     """
     p = r.file.path
     if not _inside(root_real, p):
@@ -502,6 +532,9 @@ def _refusal(r: Removal, root_real: str) -> tuple[str, str] | None:
     if r.entry is None and time.time() - max(st.st_mtime, st.st_atime) <= TEMP_FILE_GRACE_S:
         return "skipped", ("temp file in use" if r.kind is not KeyKind.CODE
                            else "generated code used in the last hour (a compile may be loading it)")
+    if r.kind is KeyKind.CODE and os.path.lexists(r.file.where + LOAD_OK):
+        return "skipped", (f"its {LOAD_OK} marker is still there (torch would trust a rebuilt "
+                           "library without checking that it loads)")
     return None
 
 

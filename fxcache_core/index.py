@@ -106,14 +106,16 @@ def _share(x):
 
 def light(d: DecodedEntry) -> DecodedEntry:
     """``d`` as a scan of many entries keeps it in memory: without its debug lines
-    (those of its FX refs too) and the globals its pickle named, and with the
-    strings many entries repeat (types, sources, file names) interned."""
+    (those of its FX refs too), its printed forward graph and the globals its
+    pickle named, and with the strings many entries repeat (types, sources, file
+    names) interned."""
     def ref(r: FxRef | None) -> FxRef | None:
         return None if r is None else FxRef(sys.intern(r.key), r.guards_expr)
 
     o = d.origin
     return replace(
-        d, debug_lines=(), globals_seen=frozenset(), type_name=sys.intern(d.type_name),
+        d, debug_lines=(), globals_seen=frozenset(), forward_graph=None,
+        type_name=sys.intern(d.type_name),
         inputs=_share(tuple(_light_input(i) for i in d.inputs)),
         arg_sources=_share(tuple(_i(a) for a in d.arg_sources)),
         forward=ref(d.forward), backward=ref(d.backward), hints=_share(d.hints),

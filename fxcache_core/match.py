@@ -29,6 +29,7 @@ from .binding import DynamicMode, InputValue, TensorArg, TensorType, eval_symbol
 from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry, Origin
 from .errors import GuardParseError, ShapeSpecError
+from .int_args import FunctionKeys, int_argument_rule
 from .keys import KeyKind
 from .origin import compiled_from
 from .store import CacheKey, Entry
@@ -311,10 +312,14 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
         name = inp.source
         if inp.is_symint:
             if isinstance(val, int) and mode in (DynamicMode.NONE, DynamicMode.FALSE):
-                b.problems.append(
-                    f"{name} is an int argument, a SymInt ({inp.expr}) here: under "
-                    f"dynamic={mode.value.capitalize()} a fresh process's first call specializes it "
-                    "to its value, so torch looks up another key")
+                why = (f"{name} is an int argument, a SymInt ({inp.expr}) here: under "
+                       f"dynamic={mode.value.capitalize()} a fresh process's first call specializes it "
+                       "to its value, so torch looks up another key")
+                if pgo:
+                    b.notes.append(why + " (unless the profile-guided automatic-dynamic state in this "
+                                   "cache dir makes it a SymInt: fxcache does not read that state)")
+                else:
+                    b.problems.append(why)
             continue
         tt = TensorType.parse(inp.type)
         if tt is None or val is None:
@@ -730,6 +735,10 @@ def _static_keys(catalog: Catalog) -> dict[str, list[tuple[CacheKey, dict[tuple[
     return out
 
 
+def _first_readable(catalog: Catalog, key: CacheKey) -> DecodedEntry | None:
+    return next((d for e in key.entries if isinstance(d := catalog.load(e), DecodedEntry)), None)
+
+
 def _origin(catalog: Catalog, key: CacheKey) -> Origin | None:
     from .origin import key_origin
 
@@ -772,6 +781,7 @@ def match(
     unbound: list[tuple[CacheKey, Origin, tuple[str, ...]]] = []
     by_key: dict[str, KeyMatch] = {}
     statics: dict[str, list[tuple[CacheKey, dict[tuple[str, int], str]]]] | None = None
+    int_keys: FunctionKeys | None = None
     for k in keys:
         if positional and only is None and (k.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(k.key)):
             continue
@@ -794,6 +804,16 @@ def match(
         if function is not None and not compiled_from(origin, function):
             continue
         m = replace(m, origin=origin)
+        if k.kind is KeyKind.AOT_AUTOGRAD and m.fits and origin is not None and (
+                first := _first_readable(catalog, k)) is not None:
+            if int_keys is None:
+                int_keys = FunctionKeys(catalog)
+            rule = int_argument_rule(int_keys, k, first, origin, inputs, mode, catalog.has_pgo_state(),
+                                     of_function=function is not None)
+            if rule.problems:
+                m = KeyMatch(key=k, fits=False, reasons=rule.problems, symbols=m.symbols, origin=origin)
+            elif rule.notes:
+                m = replace(m, uncertain=m.uncertain + rule.notes)
         if (mode is DynamicMode.UNKNOWN and k.kind is KeyKind.AOT_AUTOGRAD and m.fits and m.symbols
                 and origin is not None):
             if statics is None:

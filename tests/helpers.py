@@ -109,12 +109,24 @@ def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, ma
     proc = run_fxcache("--cache-dir", str(snapshot), "match", "--json", *match_args)
     report = json.loads(proc.stdout)
     assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr
-    ours = {r["key"]: r for r in report["results"]}
     torch_run = torch_lookups(snapshot, case, shapes, on_copy=True)
     assert torch_run["error"] is None, torch_run["error"]
     present = {k.key for k in scan_cache(snapshot).keys}
+    assert_match_agrees_with_lookups(report["results"], torch_run["lookups"], present, own_keys)
+
+
+def assert_match_agrees_with_lookups(results: list[dict], lookups: list[dict], present: set[str],
+                                     own_keys: set[str]) -> int:
+    """Compare ``fxcache match --json``'s ``results`` with torch's ``lookups`` for one call
+    (``demo.oracle`` records, made live or recorded earlier with another torch version).
+
+    ``present``: the keys the cache had; ``own_keys``: the keys the called function
+    wrote. The checks are those of :func:`assert_match_agrees_with_torch`. Returns how
+    many of torch's lookups were compared.
+    """
+    ours = {r["key"]: r for r in results}
     compared = 0
-    for lk in torch_run["lookups"]:
+    for lk in lookups:
         if lk["key"] not in present:
             continue  # a key the cache did not have: nothing to predict
         if lk["mode"] == "guards":
@@ -130,11 +142,12 @@ def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, ma
             compared += 1
     # Every AOTAutograd hit match predicts for this function's keys is torch's hit.
     # (Other functions with a parameter of the same name bind too; torch never looks them up.)
-    torch_aot = {lk["key"]: lk["hit"] for lk in torch_run["lookups"] if lk["kind"] == "aotautograd"}
+    torch_aot = {lk["key"]: lk["hit"] for lk in lookups if lk["kind"] == "aotautograd"}
     for key, r in ours.items():
         if key in own_keys and r["kind"] == "aotautograd" and r["status"] == "hit":
             assert torch_aot.get(key) == r["hit"], (key, r["hit"], torch_aot)
-    assert compared or not any(lk["key"] in present for lk in torch_run["lookups"])
+    assert compared or not any(lk["key"] in present for lk in lookups)
+    return compared
 
 
 # --- describing a call of a demo case to `fxcache match` --------------------------

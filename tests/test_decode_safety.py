@@ -209,3 +209,52 @@ def test_a_pickle_cannot_alter_the_stub_class_another_read_shares():
         load_stubs(evil2)
     root, _ = load_stubs(b"\x80\x04" + _p.GLOBAL + b"os\nsystem\n" + _p.EMPTY_TUPLE + _p.REDUCE + _p.STOP)
     assert type(root).stub_module == "os" and type(root).stub_name == "system"
+
+
+def test_backward_and_annotated_origins_are_read():
+    from fxcache_core.decode import parse_origin
+
+    g = ("        # Backward of forward node: File: /a/m.py:36 in train_step, code: loss = f(x)\n"
+         "        # Annotation: {'stage': 1} recompute: MUST_SAVE File: /a/m.py:12 in helper, code: y\n"
+         "        # No stacktrace found for following nodes\n")
+    o = parse_origin(g)
+    assert (o.function, o.file, o.line, o.functions) == ("train_step", "/a/m.py", 36,
+                                                          ("train_step", "helper"))
+    assert parse_origin("x = 'File: /a/m.py:3 in f, code: y'\n") is None  # not a comment
+    assert parse_origin("# Backward of forward node: File: " * 100_000) is None
+
+
+def test_hints_come_from_the_get_args_harness_by_placeholder_name_or_position():
+    from fxcache_core.decode import GraphInput, parse_get_args, symbol_hints
+
+    src = ("def call(args):\n    pass\n\n\ndef get_args():\n"
+           "    from torch._dynamo.testing import rand_strided\n"
+           "    primals_3 = 7\n"
+           "    primals_4 = rand_strided((7, 4), (4, 1), device='cpu', dtype=torch.float32)\n"
+           "    primals_5 = 42\n"
+           "    primals_6 = -3\n"
+           "    return [primals_3, primals_4, primals_5, primals_6]\n\n\n"
+           "def benchmark_compiled_module(args, times=10, repeat=10):\n    arg0_1 = 99\n")
+    h = parse_get_args(src)
+    assert h.ints == {"primals_3": 7, "primals_5": 42, "primals_6": -3}
+    assert h.order == ("primals_3", "primals_4", "primals_5", "primals_6")
+    inputs = (GraphInput(0, "primals_3", "Sym(s77)", "s77"), GraphInput(1, None, "f32[s77, 4]"),
+              GraphInput(2, "primals_5", "Sym(u0)", "u0"),            # unbacked: 42 is made up
+              GraphInput(3, None, "Sym(s9)", "s9"))                   # no name: by position
+    assert symbol_hints(inputs, src) == (("s77", 7), ("s9", -3))
+    # runnable_graph_str (torch 2.13) only adds what the harness did not give.
+    assert symbol_hints(inputs, src, "s77 = 1\ns5 = 2\n\nimport os\n") == (("s77", 7), ("s9", -3), ("s5", 2))
+    assert symbol_hints(inputs, None) == () and parse_get_args("def get_args():\n").ints == {}
+    huge = "\ndef get_args():\n" + "    a = 1\n" * 300_000
+    assert len(parse_get_args(huge).ints) == 1  # bounded: one name, and at most MAX_GRAPH_LINES lines
+
+
+def test_sources_added_in_torch_2_14_and_2_15_follow_their_templates():
+    cv = _src("GlobalSource", "cv")
+    assert source_name(_src("ContextVarGetSource", cv, False, None)) == "G['cv'].get()"
+    assert source_name(_src("ContextVarGetSource", cv, True, 3)) == "G['cv'].get(3)"
+    assert source_name(_src("ContextVarGetSource", cv, True, _src("Opaque"))) is None
+    x = _src("LocalSource", "x", True, None, False, False, False)
+    assert source_name(_src("UnwrapCollectiveTensorSource", x)) == "___unwrap_async_collective_tensor(L['x'])"
+    assert source_name(_src("ListReverseIteratorBackingListSource", x)) == \
+        "___list_reverseiterator_backing_list(L['x'])"

@@ -350,3 +350,54 @@ def test_generated_code_is_only_deleted_outside_torchs_compile_lock(cache):
         holder.wait()
     res = execute_plan(plan)  # released: now it goes
     assert not so.exists() and [r.file.path for r in res.removed] == [so] and lock.exists()
+
+
+# torch 2.14+ writes <key>.so.load_ok beside the CPU ISA check's library once a child
+# process could dlopen it (VecISA.check_build, torch/_inductor/cpu_vec_isa.py). CI runs
+# torch 2.13, which never writes it: the layout is made by hand here.
+
+
+def test_a_load_ok_marker_goes_first_with_its_library_and_keeps_it_alive(cache):
+    root, now, *_ = cache
+    so = _code(root, "isa", "so", 10, now)
+    marker = so.with_name(so.name + ".load_ok")
+    marker.write_text("")
+    _age(marker, 10, now)
+    recent = _code(root, "isa2", "so", 10, now)          # its marker was written 2 days ago
+    recent_marker = recent.with_name(recent.name + ".load_ok")
+    recent_marker.write_text("")
+    _age(recent_marker, 2, now)
+    plan = plan_gc(Catalog(scan_cache(root)), GcPolicy(older_than_s=5 * DAY, artifacts=True, now=now))
+    order = [r.file.path for r in plan.removals if r.what == "code"]
+    assert order == [marker, so]                          # the unit is as young as its newest file
+    assert "removed with it" in plan.removals[[r.file.path for r in plan.removals].index(marker)].reasons[0]
+    res = execute_plan(plan)
+    assert not so.exists() and not marker.exists() and recent.exists() and recent_marker.exists()
+    assert res.failed == () and res.skipped == ()
+
+
+def test_a_library_whose_marker_stays_is_kept(cache):
+    root, now, *_ = cache
+    so = _code(root, "isa", "so", 10, now)
+    marker = so.with_name(so.name + ".load_ok")
+    marker.write_text("")
+    _age(marker, 10, now)
+    plan = plan_gc(Catalog(scan_cache(root)), GcPolicy(older_than_s=DAY, artifacts=True, now=now))
+    os.utime(marker, (time.time(), marker.stat().st_mtime))  # torch read it after the plan
+    res = execute_plan(plan)
+    assert so.exists() and marker.exists() and {p for p, _ in res.skipped} == {so, marker}
+    assert any("load_ok marker is still there" in why for p, why in res.skipped if p == so)
+
+
+def test_a_marker_whose_library_is_gone_is_removed(cache):
+    root, now, *_ = cache
+    so = _code(root, "isa", "so", 10, now)
+    marker = so.with_name(so.name + ".load_ok")
+    marker.write_text("")
+    _age(marker, 0.5, now)                                # 12 h: newer than --older-than, past the grace
+    so.unlink()
+    plan = plan_gc(Catalog(scan_cache(root)), GcPolicy(older_than_s=5 * DAY, artifacts=True, now=now))
+    (r,) = [r for r in plan.removals if r.what == "code"]
+    assert r.file.path == marker and "library that is gone" in r.reasons[0]
+    without = plan_gc(Catalog(scan_cache(root)), GcPolicy(older_than_s=5 * DAY, now=now))
+    assert not [r for r in without.removals if r.what == "code"]  # only --artifacts touches code

@@ -129,6 +129,18 @@ def test_parse_debug_lines_keeps_multiline_values_and_skips_foreign_lines():
         "example_inputs[0]", "system_info[hash]", "inductor_config[x]"]
 
 
+def test_the_triton_build_in_system_info_version_reads_as_its_version():
+    # torch 2.15 hashes system_info[version] into CPU keys too: {'triton': triton_key()},
+    # the version followed by sha256 digests of triton's sources (triton/runtime/cache.py).
+    key = "3.9.0" + "58b2" * 16 + "-" + "7fb8" * 16
+    (c,) = parse_debug_lines([f"[rpftd2ktcv] system_info[version]: {{'triton': '{key}'}}"])
+    assert c.group == "system_info" and c.readable == "triton 3.9.0 (sources 58b258b258b2…)"
+    (c,) = parse_debug_lines(["[a] system_info[version]: {'triton': None, 'cuda': '13.0'}"])
+    assert c.readable == "triton: none, cuda 13.0"
+    (c,) = parse_debug_lines(["[a] system_info[version]: something else"])
+    assert c.readable == "something else"
+
+
 def test_verify_finds_truncated_altered_and_misfiled_entries(variants, tmp_path):
     root, keys = variants
     ok = run_fxcache("--cache-dir", str(root), "verify", block_torch=True)

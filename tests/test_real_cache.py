@@ -177,10 +177,49 @@ def test_fx_entries_get_sources_through_their_aot_entries(real_cache):
     for e in fx_with_syms:
         for s in cat.symbols(e):
             assert s.source is not None, (e.key, s)
-            assert s.hint is not None  # from the entry's runnable_graph_str
+            assert s.hint is not None  # from the get_args() harness of the entry's source_code
+
+
+def test_hints_from_the_compiled_module_equal_torch_2_13s_runnable_graph_str(real_cache):
+    """Torch 2.13 heads runnable_graph_str with ``s77 = 4`` per symbol; 2.14+ leaves it
+    empty. The get_args() harness of source_code, which every version writes, gives the
+    same value for every symbol of every FX entry's inputs, without runnable_graph_str."""
+    from fxcache_core.decode import parse_hints, symbol_hints
+
+    compared = 0
+    cat = Catalog(scan_cache(real_cache.root))
+    for e in cat.scan.entries():
+        if e.kind is not KeyKind.FX_GRAPH:
+            continue
+        data = e.path.read_bytes()
+        d = cat.load(e)
+        graph = pickle.loads(data)  # torch's own object (tests only)
+        from_torch = dict(parse_hints(graph.runnable_graph_str))
+        ours = dict(symbol_hints(d.inputs, graph.source_code))  # no runnable_graph_str
+        syms = [i.symbol for i in d.symints]
+        assert all(s is not None for s in syms), d.inputs
+        assert {s: ours.get(s) for s in syms} == {s: from_torch[s] for s in syms}, e.path
+        assert dict(d.hints) == {**ours, **from_torch}
+        compared += len(syms)
+    assert compared >= 20
 
 
 # --- match against torch's own lookup ---------------------------------------------
+
+
+def test_saved_pgo_state_makes_the_int_rule_undecided(cache_copy):
+    """With Dynamo's PGO state in the cache dir, a fresh process's first call may trace n
+    as a SymInt: neither int_arg_auto key is ruled out for n=9."""
+    from fxcache_core.binding import DynamicMode, parse_shapes
+    from fxcache_core.match import match
+
+    (cache_copy / "dynamo").mkdir()
+    (cache_copy / "dynamo" / "code_state_job1:0:.pkl").write_bytes(b"")
+    rep = match(Catalog(scan_cache(cache_copy)), parse_shapes(["x=[5]", "n=9"]),
+                function="int_arg_auto", mode=DynamicMode.NONE)
+    got = [(m.status, " ".join(m.uncertain)) for m in rep.results if m.key.kind is KeyKind.AOT_AUTOGRAD]
+    assert [s for s, _ in got] == ["undecided", "undecided"], got
+    assert all("profile-guided" in why for _, why in got), got
 
 
 # (case, call shapes): new shapes inside, between and outside the compiled regions.
@@ -204,6 +243,9 @@ ORACLE_CALLS = [
     # Automatic dynamic: a fresh process compiles its first call statically.
     ("automatic_dynamic", [[4, 3]]),
     ("automatic_dynamic", [[10, 3]]),
+    # ... and bakes an int argument into the graph: built n=2 (static key), n=3 (n a SymInt).
+    ("int_arg_auto", [[5], 2]),                  # hit, the static key
+    ("int_arg_auto", [[5], 9]),                  # a key the cache does not have (match: no fit)
 ]
 
 
@@ -466,6 +508,25 @@ def test_an_int_argument_is_specialized_on_the_first_call_under_dynamic_none(rea
     assert _key_match(real_cache, "int_arg", "true", x="[5]", n="3").status == "hit"
     m = _key_match(real_cache, "int_arg", "none", x="[5]:mark_dynamic=[0]", n="3")
     assert m.status == "no-fit" and "specializes it" in m.reasons[0]
+
+
+def test_an_int_baked_into_a_static_key_is_read_from_its_graph(real_cache):
+    # int_arg_auto, dynamic=None, built with n=2 (n a constant in the graph) then n=3
+    # (automatic dynamic: n a SymInt). A fresh process's first call bakes its own n in.
+    def statuses(mode: str, n: int) -> list[tuple[str, str]]:
+        return sorted(_statuses(real_cache, "int_arg_auto", mode, x="[5]", n=str(n)).values())
+
+    (static, dyn) = statuses("none", 2)
+    assert static[0] == "hit" and dyn[0] == "no-fit" and "specializes it" in dyn[1]
+    for n in (3, 9):
+        got = statuses("none", n)
+        assert [s for s, _ in got] == ["no-fit", "no-fit"], got
+        assert any("L['n'] was 2 when this key was traced" in why and f"L['n']={n}" in why
+                   for _, why in got), got
+    # Without --dynamic: dynamic=True would look up the SymInt key, dynamic=None the static one.
+    got = statuses("unknown", 2)
+    assert [s for s, _ in got] == ["undecided", "undecided"], got
+    assert statuses("unknown", 9)[0][0] == "no-fit"
 
 
 def test_a_size_equal_to_a_specialized_dim_is_duck_sized_only_under_dynamic_true(real_cache):

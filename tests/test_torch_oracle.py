@@ -50,7 +50,7 @@ def _keys(writes, kind):
 
 
 @torch_mark
-def test_build_summary_covers_every_case_quickly(real_cache):
+def test_build_summary_covers_every_case(real_cache):
     from demo.cases import CASES
 
     s = real_cache.summary
@@ -65,7 +65,6 @@ def test_build_summary_covers_every_case_quickly(real_cache):
         kinds = {w["kind"] for call in got["writes"] for w in call}
         assert kinds == {"fxgraph", "aotautograd"}, name
         assert got["counters"]["fxgraph_cache_miss"] >= 1
-    assert s["seconds"] < 90, f"cache build took {s['seconds']} s"
 
 
 @torch_mark

@@ -1,0 +1,103 @@
+"""Reading which value a static graph baked in for an int argument.
+
+``specialized_values`` aligns two printed forward graphs (``aot_forward_graph_str``)
+of one function: the one where Dynamo traced the int as a SymInt, and the one
+where it baked the value in. These strings have the shape torch 2.13 prints
+(the real ones are checked in test_real_cache.py and test_torch_versions.py).
+"""
+
+from __future__ import annotations
+
+from fxcache_core.int_args import parse_printed_graph, specialized_values
+
+DYNAMIC = '''class <lambda>(torch.nn.Module):
+    def forward(
+        self,
+        arg0_1: "Sym(s77)",  # PlainAOTInput(idx=0)
+        arg1_1: "f32[s77][1]cpu",  # PlainAOTInput(idx=1)
+        arg2_1: "Sym(s86)",  # PlainAOTInput(idx=2)
+    ):
+        # File: /a/m.py:3 in f, code: return x * n - 1
+        mul: "f32[s77][1]cpu" = torch.ops.aten.mul.Tensor(arg1_1, arg2_1);  arg1_1 = arg2_1 = None
+        sub: "f32[s77][1]cpu" = torch.ops.aten.sub.Tensor(mul, 1);  mul = None
+        return (
+            sub,  # PlainAOTOutput(idx=0)
+        )
+'''
+
+STATIC = '''class <lambda>(torch.nn.Module):
+    def forward(
+        self,
+        arg0_1: "f32[5][1]cpu",  # PlainAOTInput(idx=0)
+    ):
+        # File: /a/m.py:3 in f, code: return x * n - 1
+        mul: "f32[5][1]cpu" = torch.ops.aten.mul.Tensor(arg0_1, -2);  arg0_1 = None
+        sub: "f32[5][1]cpu" = torch.ops.aten.sub.Tensor(mul, 1);  mul = None
+        return (
+            sub,  # PlainAOTOutput(idx=0)
+        )
+'''
+
+
+def _values(dynamic: str, static: str):
+    return specialized_values(parse_printed_graph(dynamic), parse_printed_graph(static))
+
+
+def test_the_constant_where_the_other_graph_has_the_symint_is_its_value():
+    # x's size and n were both baked in; x's placeholder is renumbered (arg1_1 -> arg0_1).
+    assert _values(DYNAMIC, STATIC) == {"s77": 5, "arg0_1": 5, "arg2_1": -2, "s86": -2}
+
+
+def test_graphs_that_differ_beyond_the_constants_give_nothing():
+    assert _values(DYNAMIC, STATIC.replace("sub.Tensor(mul, 1)", "sub.Tensor(mul, 2)")) is None
+    assert _values(DYNAMIC, STATIC.replace("aten.sub", "aten.add")) is None
+    # One symbol, two values: not one trace.
+    assert _values(DYNAMIC, STATIC.replace('sub: "f32[5]', 'sub: "f32[6]')) is None
+    # A line more (e.g. a sym_size node only the dynamic trace needs).
+    extra = STATIC.replace("        sub:", "        neg: \"f32[5][1]cpu\" = torch.ops.aten.neg.default(mul)\n        sub:")
+    assert _values(DYNAMIC, extra) is None
+    # The static graph keeps an input the dynamic one does not have.
+    assert _values(DYNAMIC, STATIC.replace(
+        '        arg0_1: "f32[5][1]cpu",  # PlainAOTInput(idx=0)\n',
+        '        arg0_1: "f32[5][1]cpu",  # PlainAOTInput(idx=0)\n        arg1_1: "f32[3][1]cpu",\n')) is None
+
+
+def test_a_placeholder_and_its_symbol_must_agree():
+    # n's symbol also sizes a tensor: torch.ones(n) -> f32[s86]; the two places must agree.
+    dyn = DYNAMIC.replace("sub: \"f32[s77][1]cpu\" = torch.ops.aten.sub.Tensor(mul, 1)",
+                          "sub: \"f32[s86][1]cpu\" = torch.ops.aten.sub.Tensor(mul, 1)")
+    ok = STATIC.replace("sub: \"f32[5][1]cpu\"", "sub: \"f32[-2][1]cpu\"")
+    assert _values(dyn, ok)["s86"] == -2
+    bad = STATIC.replace("sub: \"f32[5][1]cpu\"", "sub: \"f32[7][1]cpu\"")
+    assert _values(dyn, bad) is None
+
+
+def test_a_symint_the_static_graph_keeps_is_renumbered_not_baked_in():
+    dyn = DYNAMIC.replace('"f32[s77][1]cpu",  # PlainAOTInput(idx=1)', '"f32[5][1]cpu",  # PlainAOTInput(idx=1)')
+    dyn = dyn.replace('"f32[s77][1]cpu" = ', '"f32[5][1]cpu" = ').replace('arg1_1, arg2_1', 'arg1_1, arg0_1')
+    # n (arg0_1, s77 here) baked in as 3; a second int m (arg2_1, s86) stays a SymInt, renumbered.
+    dyn = dyn.replace("sub.Tensor(mul, 1)", "sub.Tensor(mul, arg2_1)")
+    static = STATIC.replace("mul.Tensor(arg0_1, -2)", "mul.Tensor(arg0_1, 3)").replace(
+        "sub.Tensor(mul, 1)", "sub.Tensor(mul, arg1_1)").replace(
+        '        arg0_1: "f32[5][1]cpu",  # PlainAOTInput(idx=0)\n',
+        '        arg0_1: "f32[5][1]cpu",  # PlainAOTInput(idx=0)\n        arg1_1: "Sym(s86)",\n')
+    assert _values(dyn, static) == {"arg0_1": 3, "s77": 3}
+
+
+def test_printed_graphs_in_one_line_form_and_junk():
+    one_line = '''class M(torch.nn.Module):
+    def forward(self, arg0_1: "f32[5][1]cpu", arg1_1: "Sym(s3)"):
+        mul: "f32[5][1]cpu" = torch.ops.aten.mul.Tensor(arg0_1, arg1_1);  arg0_1 = arg1_1 = None
+        return (mul,)
+'''
+    static = '''class M(torch.nn.Module):
+    def forward(self, arg0_1: "f32[5][1]cpu"):
+        mul: "f32[5][1]cpu" = torch.ops.aten.mul.Tensor(arg0_1, 4);  arg0_1 = None
+        return (mul,)
+'''
+    assert _values(one_line, static) == {"arg1_1": 4, "s3": 4}
+    # A size only the placeholder types name (no op line prints it) is read there.
+    summed = one_line.replace('"f32[5][1]cpu", arg1_1', '"f32[s9][1]cpu", arg2_1: "Sym(s9)", arg1_1')
+    assert _values(summed, static) == {"arg1_1": 4, "s3": 4, "s9": 5, "arg2_1": 5}
+    assert parse_printed_graph("no graph here") is None and parse_printed_graph(None) is None
+    assert parse_printed_graph("def forward(\n    a,\n") is None  # signature never closed

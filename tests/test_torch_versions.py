@@ -1,0 +1,237 @@
+"""fxcache on caches written by other torch versions, with only torch 2.13 installed.
+
+tests/fixtures/torch_versions/<version>/ holds a small cache that torch
+<version> wrote (CPU, the cases ``same_graph_two_regions``, ``train_mlp``,
+``int_arg_auto`` and ``calls_helper`` of demo/cases.py) and ``truth.json``: what
+that version's own lookup chose, in fresh processes, for a set of calls
+(``demo.oracle``), and the guard names it gives some Dynamo sources.
+``build.py`` there rebuilds them (how: its docstring). Nothing here compiles or
+needs another torch; the checks that need no recorded truth also run on a
+cache torch 2.13 builds here (``real_cache``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import assert_match_agrees_with_lookups, run_fxcache
+
+from fxcache_core.binding import DynamicMode, parse_shapes
+from fxcache_core.catalog import Catalog
+from fxcache_core.coverage import coverage
+from fxcache_core.decode import DecodedEntry, load_stubs, source_name
+from fxcache_core.keys import KeyKind
+from fxcache_core.match import match
+from fxcache_core.store import CacheKey, scan_cache
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "torch_versions"
+RECORDED = sorted(p.name for p in FIXTURES.iterdir() if (p / "truth.json").is_file())
+BUILT_HERE = "2.13 (built here)"
+
+
+@dataclass(frozen=True)
+class VersionCache:
+    """A cache of one torch version and, for the recorded ones, what that torch did."""
+
+    version: str
+    root: Path
+    truth: dict[str, Any] | None
+
+    def writes(self, case: str) -> set[str]:
+        assert self.truth is not None
+        return {w["key"] for call in self.truth["build"]["cases"][case]["writes"] for w in call}
+
+
+def _recorded(version: str) -> VersionCache:
+    d = FIXTURES / version
+    return VersionCache(version, d / "cache", json.loads((d / "truth.json").read_text()))
+
+
+@pytest.fixture(params=[pytest.param(BUILT_HERE, marks=pytest.mark.torch), *RECORDED])
+def any_version(request) -> VersionCache:
+    if request.param == BUILT_HERE:
+        rc = request.getfixturevalue("real_cache")
+        return VersionCache(BUILT_HERE, rc.root, None)
+    return _recorded(request.param)
+
+
+def test_fixtures_are_there_and_small():
+    assert {"2.14.1", "2.15.0"} <= set(RECORDED)
+    for v in RECORDED:
+        size = sum(f.stat().st_size for f in (FIXTURES / v).rglob("*") if f.is_file())
+        assert size < 2_000_000, (v, size)
+        assert _recorded(v).truth["torch_version"].startswith(v)
+
+
+def _first(cat: Catalog, key: CacheKey) -> DecodedEntry:
+    d = next((d for e in key.entries if isinstance(d := cat.load(e), DecodedEntry)), None)
+    assert d is not None, key.key
+    return d
+
+
+def test_every_entry_decodes_and_matches_its_name(any_version):
+    proc = run_fxcache("--cache-dir", str(any_version.root), "verify")
+    assert proc.returncode == 0 and "all match their names and decode" in proc.stdout, proc.stdout
+
+
+def test_every_symbol_of_every_entry_has_a_hint(any_version):
+    cat = Catalog(scan_cache(any_version.root))
+    n = 0
+    for e in cat.scan.entries():
+        for s in cat.symbols(e):
+            assert s.hint is not None and s.source is not None, (e.kind, e.key, s)
+            n += 1
+    assert n >= 10
+
+
+def test_every_key_has_an_origin_backward_keys_included(any_version):
+    cat = Catalog(scan_cache(any_version.root))
+    backward = []
+    for k in cat.scan.keys:
+        d = _first(cat, k)
+        assert d.origin is not None, (k.kind, k.key)
+        if d.is_backward:
+            backward.append((k, d))
+    assert backward
+    for k, d in backward:  # the function of the training step that compiled it
+        loaders = {_first(cat, cat.scan.key(e.key)).origin.function for e in cat.loaders_of(k.key)}
+        assert loaders == {d.origin.function}, (k.key, loaders, d.origin)
+    # So --fn finds them: the backward FX key of train_mlp's AOTAutograd entry.
+    rep = match(cat, parse_shapes(["x=[7,4]", "target=[7,1]"]), function="train_mlp", mode=DynamicMode.TRUE)
+    listed = {m.key.key for m in rep.results}
+    loaded = {ld.key for m in rep.results for ld in m.loads if ld.role == "backward"}
+    assert loaded and loaded <= listed
+
+
+def test_coverage_needs_no_sym_for_the_other_placeholders(any_version):
+    """Every key's t0 swept over 2..64, the other placeholders at their hints: no value undecided."""
+    cat = Catalog(scan_cache(any_version.root))
+    swept = 0
+    for k in cat.scan.keys:
+        table = cat.symbols(k.entries[0])
+        if not table:
+            continue
+        cov = coverage(cat, k, "t0", 2, 64, {}, DynamicMode.TRUE)
+        assert len(cov.fixed) == len(table) - 1
+        assert not [g for g in cov.segments if g.outcome == "undecided"], (k.key, cov.segments)
+        swept += len(table) > 1
+    assert swept >= 2  # keys with more than one placeholder
+
+
+# --- what only the recorded versions have ------------------------------------------------
+
+
+@pytest.fixture(params=RECORDED)
+def recorded(request) -> VersionCache:
+    return _recorded(request.param)
+
+
+CALLS = [(v, i) for v in RECORDED for i in range(len(_recorded(v).truth["calls"]))]
+
+
+@pytest.mark.parametrize("version,i", CALLS, ids=[
+    f"{v}-{c['case']}-{json.dumps(c['shapes']).replace(' ', '')}"
+    for v, i in CALLS for c in [_recorded(v).truth["calls"][i]]])
+def test_match_agrees_with_the_lookups_that_version_recorded(version, i):
+    vc = _recorded(version)
+    call = vc.truth["calls"][i]
+    assert call["error"] is None, call["error"]
+    proc = run_fxcache("--cache-dir", str(vc.root), "match", "--json", *call["match_args"])
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)["results"]
+    present = {k.key for k in scan_cache(vc.root).keys}
+    assert_match_agrees_with_lookups(results, call["lookups"], present, vc.writes(call["case"]))
+
+
+def test_the_recorded_int_argument_calls_are_the_issue_s(recorded):
+    """int_arg_auto was built with n=2 then n=3 under dynamic=None; a fresh process's
+    call with n=9 (or 3) looks up a key the cache does not have, and match says no key fits."""
+    present = {k.key for k in scan_cache(recorded.root).keys}
+    calls = {c["shapes"][1]: c for c in recorded.truth["calls"] if c["case"] == "int_arg_auto"}
+    assert calls[2]["lookups"][0]["key"] in present and calls[2]["lookups"][0]["hit"]
+    for n in (3, 9):
+        assert calls[n]["lookups"][0]["key"] not in present
+        proc = run_fxcache("--cache-dir", str(recorded.root), "match", "--json", *calls[n]["match_args"])
+        statuses = {r["key"]: r["status"] for r in json.loads(proc.stdout)["results"]}
+        own = recorded.writes("int_arg_auto")
+        assert own <= set(statuses) and {statuses[k] for k in own} == {"no-fit"}
+
+
+def test_sources_decode_to_the_names_that_version_gives_them(recorded):
+    classes = set()
+    for s in recorded.truth["sources"]:
+        root, _ = load_stubs(base64.b64decode(s["pickle"]))
+        assert source_name(root) == s["name"], s
+        classes.add(s["class"])
+    assert {"ContextVarGetSource", "UnwrapCollectiveTensorSource"} <= classes
+
+
+def _fx_key_of(vc: VersionCache, function: str, symbols: int) -> CacheKey:
+    cat = Catalog(scan_cache(vc.root))
+    (k,) = [k for k in cat.scan.keys if k.kind is KeyKind.FX_GRAPH and _first(cat, k).origin.function == function
+            and len(cat.symbols(k.entries[0])) == symbols]
+    return k
+
+
+def test_key_names_the_components_torch_2_14_and_2_15_added(recorded):
+    k = _fx_key_of(recorded, "int_arg_auto", 0)
+    proc = run_fxcache("--cache-dir", str(recorded.root), "key", k.key, "--json")
+    assert proc.returncode == 0, proc.stderr
+    comps = {c["name"]: c["value"] for c in json.loads(proc.stdout)["components"]}
+    assert {"nested_inductor_config_patches", "provenance_tracking_to_timeline",
+            "compile_on_one_rank", "torch_version", "system_info[hash]"} <= set(comps)
+    if recorded.version >= "2.15":
+        assert comps["system_info[version]"].startswith("triton ")
+
+
+def test_diff_across_versions_names_the_build_and_the_new_components():
+    a, b = _recorded(RECORDED[0]), _recorded(RECORDED[-1])
+    ka, kb = _fx_key_of(a, "int_arg_auto", 0), _fx_key_of(b, "int_arg_auto", 0)
+    proc = run_fxcache("--cache-dir", str(a.root), "diff", ka.key, kb.key,
+                       "--other-cache-dir", str(b.root), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    differ = {d["name"]: d for pair in out["compared"] for d in pair["differ"]}
+    assert "torch_version" in differ and "gm" not in differ  # the same graph, another build
+    if b.version >= "2.15" and a.version < "2.15":
+        assert differ["system_info[version]"]["a"] is None
+        assert differ["system_info[version]"]["b"]["value"].startswith("triton ")
+
+
+@pytest.mark.torch
+def test_gc_stale_takes_every_entry_another_torch_built(recorded, tmp_path):
+    pytest.importorskip("torch")
+    copy = tmp_path / "cache"
+    shutil.copytree(recorded.root, copy)
+    proc = run_fxcache("--cache-dir", str(copy), "gc", "--stale", "--dry-run", "--json")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    removals = [r for r in plan["removals"] if r.get("entry")]
+    fx = [r for r in removals if r["kind"] == "fxgraph"]
+    assert len(fx) == sum(len(k.entries) for k in scan_cache(copy).keys if k.kind is KeyKind.FX_GRAPH)
+    assert all("torch_version" in " ".join(r["reasons"]) for r in fx)
+
+
+def test_gc_stale_finds_nothing_stale_under_the_torch_that_built_the_entries(recorded):
+    """What ``current_build`` computed under that version (``key --current``, ``gc --stale``)
+    equals every FX entry's build components, system_info[version] included (2.15)."""
+    from fxcache_core.anatomy import anatomy, stale_components
+    from fxcache_core.gc import GcPolicy, plan_gc
+
+    current = recorded.truth["current_build"]
+    cat = Catalog(scan_cache(recorded.root))
+    for k in cat.scan.keys:
+        if k.kind is KeyKind.FX_GRAPH:
+            comps = anatomy(cat, k).components
+            names = {c.name for c in comps if c.group in ("torch_version", "system_info")}
+            assert names == set(current), (names, set(current))
+            assert stale_components(comps, current) == ()
+    assert not plan_gc(cat, GcPolicy(stale_against=tuple(current.items()))).removals
+    other = dict(current, torch_version="another")
+    assert plan_gc(cat, GcPolicy(stale_against=tuple(other.items()))).removals

@@ -8,6 +8,7 @@ stderr (:func:`error_line`); :func:`fail` adds exit code 2.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -90,8 +91,10 @@ def age(ts: float | None, now: float) -> str:
     return "-" if ts is None else f"{format_duration(now - ts)} ago"
 
 
+@functools.lru_cache(maxsize=4096)
 def short_path(path: str) -> str:
-    """A source file as the user knows it: relative to the current dir when inside it."""
+    """A source file as the user knows it: relative to the current dir when inside it
+    (cached: a listing names a few files thousands of times)."""
     try:
         rel = os.path.relpath(path)
     except ValueError:
@@ -99,6 +102,7 @@ def short_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+@functools.lru_cache(maxsize=4096)
 def origin_text(origin: Any) -> str:
     """``fn (file:line)`` for a key's origin (a resume frame named after its function), ``-`` if unknown."""
     if origin is None:

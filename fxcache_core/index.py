@@ -297,6 +297,7 @@ class Index:
         except sqlite3.Error:
             self._db = None
             return out
+        parsed: dict[str, Origin] = {}  # a function's keys share one origin: parsed once
         for key_dir, entry, size, mtime_ns, ino, schema, origin in rows:
             k = want.get(key_dir)
             if k is None or schema != SCHEMA:
@@ -304,10 +305,16 @@ class Index:
             e = next((e for e in k.entries if e.file.name == entry), None)
             if e is None or (e.size, e.file.mtime_ns, e.file.ino) != (size, mtime_ns, ino):
                 continue
-            try:
-                out[k.key] = None if origin is None else _origin_of(json.loads(origin))
-            except (ValueError, KeyError, TypeError, IndexError):
+            if origin is None:
+                out[k.key] = None
                 continue
+            o = parsed.get(origin)
+            if o is None:
+                try:
+                    o = parsed[origin] = _origin_of(json.loads(origin))
+                except (ValueError, KeyError, TypeError, IndexError):
+                    continue
+            out[k.key] = o
         return out
 
     def put_key_origin(self, key: CacheKey, entry: Entry, origin: Origin | None) -> None:

@@ -111,3 +111,25 @@ def test_diff_says_1_component_differs(tmp_path):
     b = _fx_with(tmp_path, "b", ("[h2] inductor_config[max_autotune]: False",))
     text = run_fxcache("--cache-dir", str(tmp_path), "diff", a[:10], b[:10]).stdout
     assert "1 component differs:" in text and "inductor_config[max_autotune]" in text
+
+
+def test_diff_and_gc_json_are_the_core_values_json(tmp_path):
+    from fxcache_core.anatomy import compare_keys
+    from fxcache_core.catalog import Catalog
+    from fxcache_core.gc import GcPolicy, plan_gc
+    from fxcache_core.store import scan_cache
+
+    a = _fx_with(tmp_path, "a", ("[h1] inductor_config[max_autotune]: True",))
+    b = _fx_with(tmp_path, "b", ("[h2] inductor_config[max_autotune]: False",))
+    write_entry(tmp_path, KeyKind.FX_GRAPH, a, b"not a pickle")  # unreadable: gc's default plan takes it
+    scan = scan_cache(tmp_path)
+    cat = Catalog(scan)
+    got = json.loads(run_fxcache("--cache-dir", str(tmp_path), "diff", a[:10], b[:10], "--json").stdout)
+    assert got == compare_keys(cat, scan.find(a), cat, scan.find(b)).to_json()
+    assert got["compared"][0]["differ"][0]["a"] == {"name": "inductor_config[max_autotune]", "hash": "h1",
+                                                    "value": "True", "raw": "True"}
+    plan = json.loads(run_fxcache("--cache-dir", str(tmp_path), "gc", "--dry-run", "--json").stdout)
+    core = plan_gc(Catalog(scan), GcPolicy.default()).to_json()
+    assert [{k: v for k, v in r.items() if k != "redis_key"} for r in plan["removals"]] == core["removals"]
+    assert {k: plan[k] for k in core if k != "removals"} == {k: v for k, v in core.items() if k != "removals"}
+    assert plan["dry_run"] is True and plan["executed"] is False

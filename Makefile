@@ -4,7 +4,7 @@
 #   make lint   ruff
 #   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
 #               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000),
-#               then listing a Redis remote cache (needs redis-server)
+#               then listing a Redis remote cache (needs redis-server), then explain on a 100 MB trace
 #   make setup  just the venv: pinned CPU torch 2.13.0 + fxcache in editable mode
 
 PYTHON ?= python3
@@ -33,6 +33,7 @@ bench: setup
 	$(BIN)/python -m pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name
 	$(BIN)/python -m benchmarks.bench_scale --sizes $(BENCH_SIZES)
 	$(BIN)/python -m benchmarks.bench_remote
+	$(BIN)/python -m benchmarks.bench_explain
 
 lint: setup
 	$(BIN)/ruff check fxcache_core fxcache_cli tests demo benchmarks

@@ -4,6 +4,18 @@ Human output goes to stdout through :func:`emit` (rich markup on a terminal,
 plain text in a pipe) or :func:`columns` (long listings); scripts get JSON
 through :func:`emit_json` / :func:`emit_json_listing`. Errors are one line on
 stderr (:func:`error_line`); :func:`fail` adds exit code 2.
+
+Anything that comes from a cache (file names, guards strings, reasons quoting
+pickle content, debug lines) is untrusted text: it goes into human output
+through :func:`shown` (plain) or :func:`safe` (inside rich markup), which write
+every control character, bidi override and undecodable byte as an escape, so
+nothing a cache holds reaches the terminal as a control sequence and a newline
+in a name never splits a row. :func:`emit`, :func:`columns`, :data:`out` and
+:func:`error_line` apply the same escaping to whatever they are given, as a
+net under the explicit calls (keeping the newlines the commands write
+themselves). JSON is written ASCII-only (``json.dumps``' default): names that
+are not UTF-8 come out as ``\\udcXX`` escapes, which ``os.fsencode`` of the
+decoded string turns back into the exact bytes.
 """
 
 from __future__ import annotations
@@ -11,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterable
@@ -18,11 +31,57 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape as _markup_escape
+
+# C0 and C1 controls, DEL, line/paragraph separators, bidi embeddings/overrides/
+# isolates, and lone surrogates (the bytes of a name that is not UTF-8, or a
+# surrogate a pickle stored): never written raw.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    c = m.group()
+    o = ord(c)
+    if 0xDC80 <= o <= 0xDCFF:  # os.fsdecode's surrogateescape: one byte of a non-UTF-8 name
+        return f"\\x{o - 0xDC00:02x}"
+    return _NAMED.get(c) or (f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
+
+
+def shown(text: str, keep_newlines: bool = False) -> str:
+    """Untrusted text (from a cache) as it may be shown: every control character
+    (``\\x1b``, ``\\n``...), bidi control (``\\u202e``) and undecodable byte of a
+    name (``\\xff``) written as an escape, the rest as it is."""
+    if text.isascii() and text.isprintable():  # the usual case, checked at C speed
+        return text
+    return (_UNSAFE_BUT_NEWLINE if keep_newlines else _UNSAFE).sub(_escape_char, text)
+
+
+def safe(text: Any) -> str:
+    """Untrusted text for a rich-markup string: :func:`shown`, then markup-escaped."""
+    return _markup_escape(shown(str(text)))
+
+
+def safe_lines(text: str) -> str:
+    """:func:`safe` for multi-line text whose lines are meant (a printed graph, a
+    sympy 2-D form): every other control character escaped."""
+    return _markup_escape(shown(text, keep_newlines=True))
+
+
+class _Console(Console):
+    """rich's Console, with every string it prints passed through :func:`shown`
+    (newlines kept): rich strips a few control codes, not ESC."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: D102
+        super().print(*(shown(o, keep_newlines=True) if isinstance(o, str) else o for o in objects),
+                      **kwargs)
+
 
 # Piped output (CI logs, `| less`) gets a wide console so keys are never wrapped.
 _WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200
-out = Console(highlight=False, width=_WIDTH, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+out = _Console(highlight=False, width=_WIDTH, soft_wrap=True)
+err = _Console(stderr=True, highlight=False)
 
 
 class ReadProgress:
@@ -76,8 +135,9 @@ class ReadProgress:
 
 
 def error_line(msg: str) -> None:
-    """One unwrapped line on stderr, whatever the terminal width."""
-    sys.stderr.write("fxcache: error: " + " ".join(msg.split()) + "\n")
+    """One unwrapped line on stderr, whatever the terminal width; what it quotes
+    from a cache shown escaped (:func:`shown`)."""
+    sys.stderr.write("fxcache: error: " + shown(" ".join(msg.split())) + "\n")
 
 
 def fail(msg: str, code: int = 2) -> NoReturn:
@@ -119,6 +179,7 @@ def emit(text: str) -> None:
     """Print rich markup; when stdout is not a terminal (a pipe, a file), strip the
     markup directly: what rich prints there, minus ~0.1 ms a line of rendering."""
     global _TAG_RE
+    text = shown(text, keep_newlines=True)
     if out.is_terminal:
         out.print(text)
         return
@@ -158,12 +219,15 @@ def emit_json_listing(obj: dict[str, Any], lists: dict[str, Iterable[Any]]) -> N
     w("\n}\n")
 
 
-
-
 def columns(title: str, rows: list[tuple[str, ...]], right: set[int]) -> None:
     """Print ``title`` then ``rows`` (the first one a header) as plain columns,
-    ``right`` the right-aligned ones. Not a rich Table: a large cache has tens of
-    thousands of rows, and a Table costs ~0.2 ms a row (benchmarks/bench_scale.py)."""
+    ``right`` the right-aligned ones, every cell shown escaped (:func:`shown`). Not
+    a rich Table: a large cache has tens of thousands of rows, and a Table costs
+    ~0.2 ms a row (benchmarks/bench_scale.py)."""
+    blob = title + "".join(c for r in rows for c in r)
+    if not (blob.isascii() and blob.isprintable()):  # a cell from a cache needs escapes
+        rows = [tuple(map(shown, r)) for r in rows]
+        title = shown(title)
     widths = [max(map(len, col)) for col in zip(*rows, strict=True)]
     fmt = "  ".join(f"{{:{'>' if i in right else '<'}{w}}}" for i, w in enumerate(widths))
     lines = [title, *(fmt.format(*r).rstrip() for r in rows)]

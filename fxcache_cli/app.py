@@ -13,7 +13,7 @@ import typer
 
 from fxcache_core.errors import FxcacheError
 
-from . import gc, guards, key, ls, match, verify
+from . import explain, gc, guards, key, ls, match, verify
 from ._app import app
 from ._context import close_all
 from ._output import error_line
@@ -26,6 +26,7 @@ for _name, _fn in (
     ("verify", verify.verify_cmd),
     ("key", key.key_cmd),
     ("diff", key.diff_cmd),
+    ("explain", explain.explain_cmd),
     ("gc", gc.gc_cmd),
     ("rm", gc.rm_cmd),
 ):

@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.filesize import decimal as human_bytes
-from rich.markup import escape
 
 from fxcache_core.keys import KeyKind
 
@@ -25,7 +24,7 @@ from ._context import (
     state,
     user_path,
 )
-from ._output import age, emit, emit_json_listing, err, fail, out, plural
+from ._output import age, emit, emit_json_listing, err, fail, out, plural, safe
 
 
 def gc_cmd(
@@ -37,6 +36,7 @@ def gc_cmd(
     artifacts: Annotated[bool, typer.Option("--artifacts", help="With --older-than: also remove generated code (kernels, wrapper modules: <root>/<2 chars>/c*.py/.cpp/.so) unused that long; torch regenerates it.")] = False,
     set_ttl: Annotated[str | None, typer.Option("--set-ttl", help="With --remote: give the planned keys this expiry (7d, 12h) instead of deleting them.")] = None,
     stale: Annotated[bool, typer.Option("--stale", help="Remove entries built by another torch or system than the installed one (imports torch): this torch's lookups never reach them. If other torch installs or devices share this cache dir, their entries count as stale.")] = False,
+    keep_costly: Annotated[str | None, typer.Option("--keep-costly", help="With --max-size: entries that took at least this long to compile (30s, 2m; as a trace recorded, else as the entry stores) go only after every cheaper one.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Print the plan and exit.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     as_json: JsonOpt = False,
@@ -49,31 +49,52 @@ def gc_cmd(
     from fxcache_core.gc import GcPolicy, plan_gc
     from fxcache_core.units import parse_duration, parse_size
 
+    def parsed(option: str, text: str | None, parse: Any) -> Any:
+        # Given is given: an empty value is an error, never "no policy" (the default).
+        if text is None:
+            return None
+        try:
+            return parse(text)
+        except ValueError as e:
+            fail(f"{option}: {e}")
+
     ttl = None
     if set_ttl is not None:
         if state.remote is None:
             fail("--set-ttl gives Redis keys an expiry: it needs --remote")
-        try:
-            ttl = max(1, int(parse_duration(set_ttl)))
-        except ValueError as e:
-            fail(str(e))
+        ttl = max(1, int(parsed("--set-ttl", set_ttl, parse_duration)))
+    older_than_s = parsed("--older-than", older_than, parse_duration)
+    max_size_bytes = parsed("--max-size", max_size, parse_size)
     try:
         policy = GcPolicy(
-            older_than_s=parse_duration(older_than) if older_than else None,
-            max_size_bytes=parse_size(max_size) if max_size else None,
+            older_than_s=older_than_s, max_size_bytes=max_size_bytes,
             keep_last=keep_last, unreadable=unreadable, dangling=dangling, artifacts=artifacts,
             stale_against=tuple(installed_build().hashes.items()) if stale else None,
+            keep_costly_s=parse_duration(keep_costly) if keep_costly else None,
         )
     except ValueError as e:
         fail(str(e))
+    if keep_costly and max_size is None:
+        fail("--keep-costly orders what --max-size removes: give --max-size too")
     if policy.is_empty:
         policy = GcPolicy.default()
     scan = scan_dir(quiet=as_json)
+    if state.remote is None:  # hits and compile costs `fxcache explain` read from traces
+        from dataclasses import replace
+
+        from fxcache_core.usage import UsageStore, usage_path
+
+        store = UsageStore(usage_path(scan.root))
+        facts = store.load()
+        store.close()
+        if facts:
+            policy = replace(policy, trace_use=tuple((n, f.last_use or 0.0, f.compile_s) for n, f in facts.items()))
     # Planned from the index (rows checked against each file's size, mtime_ns, inode);
     # plan_gc re-reads from the files what a deletion rests on, and execution re-checks
     # each file against the plan.
     cat = open_catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
-    _run_plan(plan_gc(cat, policy), dry_run, yes, as_json, ttl)
+    _run_plan(plan_gc(cat, policy), dry_run, yes, as_json, ttl,
+              {n: t for n, t, _ in policy.trace_use})
 
 
 
@@ -92,8 +113,10 @@ def rm_cmd(
     _run_plan(plan_rm(indexed_catalog(scan, as_json), target, entries or ()), dry_run, yes, as_json)
 
 
-def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None) -> None:
-    """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed."""
+def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None,
+              traced: dict[str, float] | None = None) -> None:
+    """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed.
+    ``traced``: entry name -> its last hit in a trace (shown as its last use when later)."""
     from fxcache_core.gc import execute_plan, last_use
 
     done_reading()
@@ -108,6 +131,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
     def plan_json() -> dict[str, Any]:
         body = plan.to_json(removals=False)  # the removals are streamed by emit_plan()
         body.update({"dry_run": dry_run, "remote": remote,
+                     "kept": [{"path": user_path(p), "why": w} for p, w in plan.kept],
                      # What was done: empty until the plan is executed.
                      "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": []})
         return body
@@ -128,13 +152,15 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
     if not as_json:
         now = time.time()
         for r in plan.removals:
-            where = (f"code {escape(r.file.path.parent.name + '/' + r.file.name)}"
+            where = (f"code {safe(r.file.path.parent.name + '/' + r.file.name)}"
                      if r.kind is KeyKind.CODE
-                     else f"{r.kind.short} {r.key[:16]}/{escape((r.entry or r.file.name)[:16])}")
-            used = age(last_use(r.file), now)
+                     else f"{r.kind.short} {r.key[:16]}/{safe((r.entry or r.file.name)[:16])}")
+            used = age(max(last_use(r.file), (traced or {}).get(r.entry or "", 0.0)), now)
             emit(f"  remove {where}  "
                   f"{human_bytes(r.size):>9}  {'idle ' + used.removesuffix(' ago') if remote else 'last used ' + used}  "
-                  f"[dim]{escape('; '.join(r.reasons))}[/dim]")
+                  f"[dim]{safe('; '.join(r.reasons))}[/dim]")
+        for p, w in plan.kept:
+            emit(f"  [yellow]keep[/yellow] {safe(user_path(p))}  [dim]{safe(w)}[/dim]")
         temps = sum(1 for r in plan.removals if r.what == "temp")
         code = sum(1 for r in plan.removals if r.what == "code")
         out.print(f"Plan: remove {plural(plan.entries_removed, 'entry', 'entries')}"
@@ -163,9 +189,9 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
         emit_plan(body, res)
     else:
         for p, w in res.skipped:
-            out.print(f"  [yellow]kept[/yellow] {escape(user_path(p))}: {w}")
+            out.print(f"  [yellow]kept[/yellow] {safe(user_path(p))}: {safe(w)}")
         for p, w in res.failed:
-            out.print(f"  [red]failed[/red] {escape(user_path(p))}: {w}")
+            out.print(f"  [red]failed[/red] {safe(user_path(p))}: {safe(w)}")
         if state.remote is not None:
             out.print(f"{'Set an expiry on' if ttl is not None else 'Unlinked'} "
                       f"{plural(len(res.removed), 'Redis key')} ({human_bytes(res.bytes_freed)} of entries).")

@@ -6,12 +6,11 @@ from enum import Enum
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from ._app import JsonOpt
 from ._context import indexed_catalog, scan_dir
-from ._output import emit_json, origin_text, out, plural
+from ._output import emit_json, origin_text, out, plural, safe, safe_lines
 
 
 class GuardFormat(str, Enum):
@@ -42,24 +41,24 @@ def guards_cmd(
         return
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}  ({plural(len(k.entries), 'entry', 'entries')}, torch tries them in this order)")
     for i, eg in enumerate(report.entries):
-        out.print(f"\n[bold]#{i} {escape(eg.entry.name)}[/bold]" + (f"  [cyan]{escape(origin_text(eg.origin))}[/cyan]" if eg.origin else ""))
+        out.print(f"\n[bold]#{i} {safe(eg.entry.name)}[/bold]" + (f"  [cyan]{safe(origin_text(eg.origin))}[/cyan]" if eg.origin else ""))
         if eg.unreadable is not None:
-            out.print(f"  [red]unreadable[/red]: {escape(eg.unreadable)}  (torch skips it)")
+            out.print(f"  [red]unreadable[/red]: {safe(eg.unreadable)}  (torch skips it)")
             continue
         if eg.symbols:
             t = Table(box=None, pad_edge=False, show_header=True)
             for c in ("placeholder", "symbol", "source", "hint"):
                 t.add_column(c)
             for sy in eg.symbols:
-                t.add_row(sy.placeholder, sy.expr or "?", escape(sy.source or "?"),
+                t.add_row(sy.placeholder, sy.expr or "?", safe(sy.source or "?"),
                           "" if sy.hint is None else str(sy.hint))
             out.print(t)
         if not eg.guards_expr:
             out.print("  no guards: always a hit")
         elif raw:
-            out.print("  " + escape(eg.guards_expr))
+            out.print("  " + safe(eg.guards_expr))
         elif eg.error is not None:
-            out.print(f"  [red]{escape(eg.error)}[/red]\n  " + escape(eg.guards_expr))
+            out.print(f"  [red]{safe(eg.error)}[/red]\n  " + safe(eg.guards_expr))
         elif fmt is GuardFormat.summary:
             sm, clauses, names = eg.summary, eg.clauses, eg.names
             assert sm is not None
@@ -70,21 +69,21 @@ def guards_cmd(
                 ("other", [clauses[c.index] for c in sm.other]),
             ):
                 for n, text in enumerate(items):
-                    out.print(f"  {label if n == 0 else '':<15}{escape(text)}")
+                    out.print(f"  {label if n == 0 else '':<15}{safe(text)}")
             reg = eg.region()
             if reg is not None and eg.symbols and any(s.source for s in eg.symbols):
-                out.print(f"  {'in your terms':<15}{escape(str(reg))}")
+                out.print(f"  {'in your terms':<15}{safe(str(reg))}")
         elif fmt is GuardFormat.plain:
             for c in eg.clauses:
-                out.print(f"  {escape(c)}")
+                out.print(f"  {safe(c)}")
         else:
             for c in eg.rendered(fmt.value):
-                out.print("  " + escape(c).replace("\n", "\n  "))
+                out.print("  " + safe_lines(c).replace("\n", "\n  "))
     comparison = report.comparison
     if comparison is not None and not raw:
         out.print("\n[bold]What separates the entries[/bold]")
         if comparison.common:
-            out.print("  every entry: " + escape(", ".join(comparison.common)))
+            out.print("  every entry: " + safe(", ".join(comparison.common)))
         for i, only in enumerate(comparison.only):
             shown = ", ".join(only) if only else "nothing of its own"
-            out.print(f"  #{i} only:     " + escape(shown))
+            out.print(f"  #{i} only:     " + safe(shown))

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from fxcache_core.keys import KeyKind
 
 from ._app import JsonOpt
 from ._context import installed_build, scan_dir
-from ._output import emit_json, fail, origin_text, out, plural
+from ._output import emit_json, fail, origin_text, out, plural, safe, safe_lines
 
 
 def key_cmd(
@@ -45,10 +44,10 @@ def key_cmd(
             emit_json({"torch": build.torch_version, "components": [
                 {"name": n, "hash": h, "value": build.values[n]} for n, h in build.hashes.items()]})
             return
-        out.print(f"installed torch {escape(build.torch_version)}: "
-                  + escape(", ".join(f"{n} {h[:12]}" for n, h in build.hashes.items())))
+        out.print(f"installed torch {safe(build.torch_version)}: "
+                  + safe(", ".join(f"{n} {h[:12]}" for n, h in build.hashes.items())))
         for n, h in build.hashes.items():
-            out.print(f"  [dim]{escape(f'[{h[:12]}]')}[/dim] {escape(n)}: {escape(build.values[n])}")
+            out.print(f"  [dim]{safe(f'[{h[:12]}]')}[/dim] {safe(n)}: {safe(build.values[n])}")
         return
     scan = scan_dir(quiet=as_json)
     cat = Catalog(scan)
@@ -68,11 +67,11 @@ def key_cmd(
         return
     if stale is not None:  # --current: the answer first
         out.print(("[red]stale[/red]: built by another torch or system ("
-                   + escape(", ".join(stale)) + " differ from the installed torch's): no lookup of "
+                   + safe(", ".join(stale)) + " differ from the installed torch's): no lookup of "
                    "this torch reaches it") if stale
                   else "[green]built by the installed torch and system[/green]")
     out.print(f"[bold]{a.key.kind.short}[/bold] {a.key.key}  ({plural(len(a.key.entries), 'entry', 'entries')})"
-              + (f"  [cyan]{escape(origin_text(origin))}[/cyan]" if origin else ""))
+              + (f"  [cyan]{safe(origin_text(origin))}[/cyan]" if origin else ""))
     if a.key.kind is KeyKind.AOT_AUTOGRAD:
         out.print("  AOTAutograd entries store no key components; they load these FX keys "
                   "(`fxcache key FX_KEY` shows theirs):")
@@ -83,7 +82,7 @@ def key_cmd(
         out.print("  [yellow]no entry of this key can be read: no components to show[/yellow]")
         return
     out.print(f"  {plural(len(a.components), 'component')}, read from entry {a.entry[:16]}"
-              + (f"; group {escape(group)}: {sum(1 for c in a.components if c.group == group)}" if group else ""))
+              + (f"; group {safe(group)}: {sum(1 for c in a.components if c.group == group)}" if group else ""))
     if show_all or group is not None:
         for c in a.components:
             if group is None or c.group == group:
@@ -93,15 +92,15 @@ def key_cmd(
     out.print("\n[bold]What matters[/bold]")
     for c in a.components:
         if c.group == "gm":
-            out.print(f"  [bold]gm[/bold]: the FX graph, {escape(graph_summary(c))} (--group gm shows it)")
+            out.print(f"  [bold]gm[/bold]: the FX graph, {safe(graph_summary(c))} (--group gm shows it)")
         elif c.group == "example_inputs":
             _component_line(c)
     for g in groups:
         for c, default in g.not_default:
-            _component_line(c, f"  [dim](default: {escape(default)})[/dim]")
+            _component_line(c, f"  [dim](default: {safe(default)})[/dim]")
     build_parts = [f"{c.name} {c.hash[:12]}" for c in a.components if c.group in ("torch_version", "system_info")]
     if build_parts:
-        out.print("  [bold]built by[/bold]: " + escape(", ".join(build_parts))
+        out.print("  [bold]built by[/bold]: " + safe(", ".join(build_parts))
                   + " [dim](key --current KEY: whether the installed torch did)[/dim]")
     out.print(f"[dim]Default: what a plain torch.compile(f) hashes on torch {TORCH_VERSION} (fxcache's recorded "
               "table, demo/record_defaults.py). --all lists every component; --group NAME one group.[/dim]")
@@ -127,12 +126,12 @@ def _summary(groups, torch_version: str) -> None:
     width = max(len(r[0]) for r in rows)
     out.print("")
     for r in rows:
-        out.print(f"  {escape(r[0]):<{width}}  {r[1]:>10}  {escape(r[2])}")
+        out.print(f"  {safe(r[0]):<{width}}  {r[1]:>10}  {safe(r[2])}")
 
 
 def _component_line(c: Any, suffix: str = "") -> None:
-    text = escape(c.readable).replace("\n", "\n" + " " * 6)
-    out.print(f"  [dim]{escape(f'[{c.hash[:10]}]')}[/dim] [bold]{escape(c.name)}[/bold]: {text}{suffix}")
+    text = safe_lines(c.readable).replace("\n", "\n" + " " * 6)
+    out.print(f"  [dim]{safe(f'[{c.hash[:10]}]')}[/dim] [bold]{safe(c.name)}[/bold]: {text}{suffix}")
 
 
 def diff_cmd(
@@ -172,12 +171,12 @@ def diff_cmd(
             continue
         out.print(f"{where}{plural(len(p.differ), 'component')} {'differs' if len(p.differ) == 1 else 'differ'}:")
         for d in p.differ:
-            out.print(f"  [bold]{escape(d.name)}[/bold]")
+            out.print(f"  [bold]{safe(d.name)}[/bold]")
             if d.name == "gm" and d.a is not None and d.b is not None:
                 import difflib
                 for line in difflib.unified_diff(d.a.value.splitlines(), d.b.value.splitlines(),
                                                  "A", "B", lineterm="", n=1):
-                    out.print("    " + escape(line))
+                    out.print("    " + safe(line))
                 continue
             for side, c in (("A", d.a), ("B", d.b)):
-                out.print(f"    {side}: " + (escape(c.readable) if c else "[dim](absent)[/dim]"))
+                out.print(f"    {side}: " + (safe(c.readable) if c else "[dim](absent)[/dim]"))

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.filesize import decimal as human_bytes
-from rich.markup import escape
 
 from fxcache_core.keys import KeyKind
 from fxcache_core.origin import frame_label
@@ -24,7 +23,7 @@ from ._context import (
     state,
     user_path,
 )
-from ._output import age, columns, emit, emit_json, origin_text, out, plural, short_path
+from ._output import age, columns, emit, emit_json, origin_text, out, plural, safe, short_path
 
 
 class By(str, Enum):
@@ -115,14 +114,14 @@ def ls_cmd(
                 shape = ("serves " + str(reg)) if reg is not None else ("" if not entries else "unreadable")
                 table.append(("", f"  └ {e.name}", "", human_bytes(e.size), age(e.file.last_used, now),
                               *status, shape))
-    columns(f"{remote_store().url} (remote)" if state.remote is not None else str(scan.root), table, {2, 3, 4})
+    columns(f"{remote_store().display_url} (remote)" if state.remote is not None else str(scan.root), table, {2, 3, 4})
     fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
     listed = len(rows)
     emit(
         f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
         f"{scan.entry_count} entries, {human_bytes(scan.size)}"
         + (f", [red]{len(problems)} unreadable[/red]" if problems else "")
-        + (f"; {plural(listed, 'key')} compiled from {escape(fn)}" if fn else "")
+        + (f"; {plural(listed, 'key')} compiled from {safe(fn)}" if fn else "")
         + (f"; showing {len(shown)} of {listed} (--limit)" if len(shown) < listed else "")
     )
     if scan.skipped:
@@ -135,7 +134,7 @@ def ls_cmd(
         else:
             vs = "sizes are the entries' pickles. No key is also in the local cache."
         emit("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
-                  "entries of other shape regions); " + escape(vs) + "[/dim]")
+                  "entries of other shape regions); " + safe(vs) + "[/dim]")
 
 
 def _regions(cat: Any, rows: Any) -> dict[str, Any]:
@@ -177,7 +176,7 @@ def _ls_remote(sort: SortBy | None, limit: int | None) -> None:
     rows = [("kind", "key", "size", "last used")]
     for e in entries[:limit] if limit else entries:
         rows.append((e.kind.short, e.key, human_bytes(e.size), age(used[e.redis_key], now)))
-    columns(f"{remote_store().url} (remote)", rows, {2, 3})
+    columns(f"{remote_store().display_url} (remote)", rows, {2, 3})
     fx = sum(1 for e in entries if e.kind is KeyKind.FX_GRAPH)
     emit(f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
               f"{human_bytes(sum(e.size for e in entries))} of Redis memory")
@@ -197,7 +196,7 @@ def _dupes(scan: Any, as_json: bool) -> None:
         return
     for f in frags:
         out.print(f"[bold]{plural(len(f.keys), 'FX key')}[/bold], {human_bytes(sum(k.size for k in f.keys))}: "
-                  + escape(f.reason))
+                  + safe(f.reason))
         for k in f.keys:
             out.print(f"  {k.key}  {plural(len(k.entries), 'entry', 'entries')}")
     fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)

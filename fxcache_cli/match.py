@@ -6,13 +6,12 @@ from enum import Enum
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from fxcache_core.binding import DynamicMode
 
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, scan_dir
-from ._output import emit, emit_json, fail, origin_text, out, plural
+from ._output import emit, emit_json, fail, origin_text, out, plural, safe
 
 
 class Dynamic(str, Enum):
@@ -49,6 +48,12 @@ def match_cmd(
         "--audit", help="Across the cache: entries that can never be served (shadowed by an earlier one) "
         "and entries whose regions overlap.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, the FX keys behind each AOTAutograd entry, and each failing clause as stored.")] = False,
+    from_trace: Annotated[str | None, typer.Option(
+        "--from-trace", help="Take the call's inputs (and --fn, --dynamic) from a run's TORCH_TRACE: "
+        "the call compiled as --compile ID.")] = None,
+    compile_id: Annotated[str | None, typer.Option(
+        "--compile", help="With --from-trace: the compile id (0/1, as `fxcache explain` shows it).")] = None,
+    rank: Annotated[int | None, typer.Option("--rank", help="With --from-trace: the rank, when the trace has several.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Which entry torch would load for these input shapes, and why the others would not.
@@ -76,6 +81,21 @@ def match_cmd(
         _coverage(coverage_key, value_range, parse_sym(sym or []), _mode(dynamic), as_json)
         return
     inputs = parse_shapes(shapes or [])
+    if from_trace is not None or compile_id is not None:
+        if from_trace is None or compile_id is None:
+            fail("give both --from-trace TRACE and --compile ID")
+        if shapes or args or sym:
+            fail("--from-trace gives the call's inputs: not with --shapes, --arg or --sym")
+        from pathlib import Path
+
+        from fxcache_core.trace_call import call_inputs
+        from fxcache_core.trace_run import read_run
+
+        call = call_inputs(read_run(Path(from_trace)), compile_id, rank)
+        inputs = call.inputs
+        fn = fn or call.function
+        if dynamic is None and call.mode is not DynamicMode.UNKNOWN:
+            dynamic = Dynamic(call.mode.value)
     syms = parse_sym(sym or [])
     positional = []
     for a in args or []:
@@ -107,7 +127,7 @@ def match_cmd(
     if not report.results and not report.unbound:
         out.print(f"No key among {report.keys_considered}" + (f" (traced from {fn})" if fn else "")
                   + " has an input named "
-                  + ", ".join(escape(s) for s, _ in report.inputs)
+                  + ", ".join(safe(s) for s, _ in report.inputs)
                   + " (names are the compiled function's parameters; see `fxcache guards KEY`).")
         raise typer.Exit(verdict.exit_code)
     # One print at the end: a large cache binds thousands of keys, and rich costs
@@ -119,9 +139,9 @@ def match_cmd(
     for v in verdict.functions:
         c = colour[v.status]
         head, _, rest = v.line.partition(":") if v.status != "hit" else (v.line, "", "")
-        say(f"[bold]{escape(v.label)}[/bold]: [{c}]{escape(head)}[/{c}]" + (":" + escape(rest) if rest else ""))
+        say(f"[bold]{safe(v.label)}[/bold]: [{c}]{safe(head)}[/{c}]" + (":" + safe(rest) if rest else ""))
     if verdict.others:
-        names = ", ".join(sorted({escape(o.label) for o in verdict.others}))
+        names = ", ".join(sorted({safe(o.label) for o in verdict.others}))
         say(f"[dim]Not counted: {names} (no key of {'it' if len(verdict.others) == 1 else 'them'} can take "
             "these inputs; name a function with --fn to count it).[/dim]")
     # The keys: reasons of keys that cannot take the call are shown when a function
@@ -160,22 +180,22 @@ def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
     c = colour[m.status]
     head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
     if m.hit is not None:
-        head += f" {escape(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {escape(m.hit.name[:16])})"
+        head += f" {safe(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {safe(m.hit.name[:16])})"
     if m.origin is not None:
-        head += f"  [cyan]{escape(origin_text(m.origin))}[/cyan]"
+        head += f"  [cyan]{safe(origin_text(m.origin))}[/cyan]"
     say("\n" + head)
     names = m.user_names
     by_ph = {s.placeholder: s for s in m.symbols}
     for ph, v in m.values:
         s = by_ph.get(ph)
         where = f"{ph}, {s.expr}" if s else ph
-        say(f"  {escape(names.get(ph, ph))} = {v if v is not None else '?'}  [dim]({escape(where)})[/dim]")
+        say(f"  {safe(names.get(ph, ph))} = {v if v is not None else '?'}  [dim]({safe(where)})[/dim]")
     for r in m.reasons:
-        say(f"  [dim]{escape(user_text(r))}[/dim]")
+        say(f"  [dim]{safe(user_text(r))}[/dim]")
     for r in m.uncertain:
-        say(f"  [yellow]cannot tell:[/yellow] {escape(user_text(r))}")
+        say(f"  [yellow]cannot tell:[/yellow] {safe(user_text(r))}")
     if m.aborted:
-        say(f"  [red]{escape(user_text(m.aborted))}[/red]")
+        say(f"  [red]{safe(user_text(m.aborted))}[/red]")
     for i, v in enumerate(m.entries):
         if m.hit is v.entry:
             tag = "[green]hit[/green]" if m.status == "hit" else "[green]passes[/green]"
@@ -185,15 +205,15 @@ def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
             tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
                 v.outcome, f"[yellow]{v.outcome}[/yellow]")
         if v.outcome in ("fail", "error") and v.failed_clause is not None:
-            why = escape(f"{v.user_clause(names)}" + (" is False" if v.outcome == "fail" else " raises")
+            why = safe(f"{v.user_clause(names)}" + (" is False" if v.outcome == "fail" else " raises")
                          + f"  with {v.user_values(names)}")
             if explain and v.reason:
-                why += f"  [dim](stored: {escape(v.reason)})[/dim]"
+                why += f"  [dim](stored: {safe(v.reason)})[/dim]"
         else:
-            why = escape(user_text(v.reason)) if v.reason else ""
-        say(f"  #{i} {escape(v.entry.name[:16])}  {tag}" + (f"  {why}" if why else ""))
+            why = safe(user_text(v.reason)) if v.reason else ""
+        say(f"  #{i} {safe(v.entry.name[:16])}  {tag}" + (f"  {why}" if why else ""))
     for ld in m.loads:
-        where = escape(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
+        where = safe(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
         say(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
 
 
@@ -204,7 +224,7 @@ def _print_unbound(unbound, say=None) -> None:
     say = say or out.print
     for k, origin, takes in unbound:
         say(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
-                  f"[cyan]{escape(origin_text(origin))}[/cyan]\n  [dim]takes {escape(', '.join(user_source(t) for t in takes))}: name "
+                  f"[cyan]{safe(origin_text(origin))}[/cyan]\n  [dim]takes {safe(', '.join(user_source(t) for t in takes))}: name "
                   "it with --shapes too (a frame's locals, e.g. after a graph break)[/dim]")
 
 
@@ -222,8 +242,8 @@ def _audit(as_json: bool) -> None:
         out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}")
         for f in fs:
             c = colour[f.kind]
-            out.print(f"  [{c}]{f.kind}[/{c}] {escape(f.earlier.name[:16])} / {escape(f.later.name[:16])}: "
-                      f"{escape(f.detail)}")
+            out.print(f"  [{c}]{f.kind}[/{c}] {safe(f.earlier.name[:16])} / {safe(f.later.name[:16])}: "
+                      f"{safe(f.detail)}")
     out.print(("\n" if len(report) else "")
               + f"{plural(report.keys_checked, 'key')} with several entries checked: "
               f"{plural(report.count('shadowed'), 'entry', 'entries')} shadowed, "
@@ -237,16 +257,13 @@ def _mode(dynamic: Dynamic | None) -> DynamicMode:
 
 
 def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_json: bool) -> None:
-    import re
 
-    from fxcache_core.coverage import coverage
+    from fxcache_core.coverage import coverage, parse_range
 
-    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
-    if not m:
-        fail(f"--range {spec!r}: expected NAME=LO:HI, e.g. s77=1:4096")
+    name, lo, hi = parse_range(spec)
     scan = scan_dir(quiet=as_json)
     k = scan.find(key)
-    cov = coverage(indexed_catalog(scan, as_json), k, m.group(1), int(m.group(2)), int(m.group(3)), fixed, mode)
+    cov = coverage(indexed_catalog(scan, as_json), k, name, lo, hi, fixed, mode)
     done_reading()
     if as_json:
         emit_json(cov.to_json())
@@ -268,7 +285,7 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
                    else glyph.get(seg.outcome, "?"))
     fixed_txt = ", ".join(f"{p}={v}" for p, v in cov.fixed) or "none"
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}: {cov.placeholder} ({cov.symbol}, "
-              f"{escape(cov.source or 'source unknown')}) from {lo} to {hi}; others fixed: {fixed_txt}")
+              f"{safe(cov.source or 'source unknown')}) from {lo} to {hi}; others fixed: {fixed_txt}")
     out.print(f"  {lo} " + "".join(bar) + f" {hi}")
     out.print("  [dim]digits: the entry # that serves it; · miss; × another graph; ! a guard raises; ? undecided[/dim]")
     for n, g in enumerate(cov.segments):
@@ -276,7 +293,7 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
             out.print(f"  [dim]… {len(cov.segments) - 40} more segments (--json lists them all)[/dim]")
             break
         span = f"{g.start}" if g.start == g.end else f"{g.start}..{g.end}"
-        what = (f"[green]#{g.entry.order} {escape(g.entry.name[:16])}[/green]" if g.outcome == "hit"
+        what = (f"[green]#{g.entry.order} {safe(g.entry.name[:16])}[/green]" if g.outcome == "hit"
                 else {"miss": "[red]miss[/red]: no entry's guards hold"}.get(g.outcome, g.outcome))
-        note = f"  ({escape(g.note)})" if g.note else ""
+        note = f"  ({safe(g.note)})" if g.note else ""
         out.print(f"  {span:>15}  {what}{note}")

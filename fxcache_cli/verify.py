@@ -3,30 +3,36 @@
 from __future__ import annotations
 
 import typer
-from rich.markup import escape
 
 from ._app import JsonOpt
 from ._context import done_reading, open_catalog, scan_dir
-from ._output import emit_json, out, plural
+from ._output import emit_json, out, plural, safe
 
 
 def verify_cmd(as_json: JsonOpt = False) -> None:
     """Check every entry against the digest in its name, and that it decodes: truncated,
-    altered or misfiled entries. Exit 1 if any is found."""
+    altered or misfiled entries. Exit 1 if any is bad, or could not be checked."""
+    from fxcache_core.verify import verify
+
     scan = scan_dir(quiet=as_json)
-    problems, unchecked = open_catalog(scan, indexed=False, as_json=as_json).verify()
+    rep = verify(open_catalog(scan, indexed=False, as_json=as_json))
     done_reading()
     if as_json:
-        emit_json({"entries": scan.entry_count, "problems": [
-            {"kind": e.kind.value, "key": e.key, "entry": e.name, "path": str(e.path), "problems": w}
-            for e, w in problems], "unchecked": [{"path": str(e.path), "why": w} for e, w in unchecked]})
+        emit_json(rep.to_json())
     else:
-        for e, w in problems:
-            out.print(f"[red]bad[/red] {e.kind.short} {e.key[:16]}/{escape(e.name[:16])}: " + escape("; ".join(w)))
-        for e, w in unchecked:
-            out.print(f"[yellow]not checked[/yellow] {e.kind.short} {e.key[:16]}/{escape(e.name[:16])}: {escape(w)}")
-        out.print(f"{plural(scan.entry_count, 'entry', 'entries')} checked: "
-                  + (f"[red]{len(problems)} bad[/red]" if problems else "[green]all match their names and decode[/green]")
-                  + ("; `fxcache gc --unreadable` removes them." if problems else ""))
-    if problems:
+        for b in rep.bad:
+            e = b.entry
+            out.print(f"[red]bad[/red] {e.kind.short} {e.key[:16]}/{safe(e.name[:16])}: " + safe("; ".join(b.problems)))
+        for u in rep.unchecked:
+            e = u.entry
+            out.print(f"[yellow]not checked[/yellow] {e.kind.short} {e.key[:16]}/{safe(e.name[:16])}: {safe(u.reason)}")
+        if rep.passed:
+            out.print(f"{plural(rep.entries, 'entry', 'entries')} checked: "
+                      "[green]all match their names and decode[/green]")
+        else:
+            out.print(f"{plural(rep.entries, 'entry', 'entries')}: {rep.checked} checked, "
+                      + (f"[red]{len(rep.bad)} bad[/red]" if rep.bad else "none bad")
+                      + (f", [yellow]{len(rep.unchecked)} not checked[/yellow] (not a pass)" if rep.unchecked else "")
+                      + ("; `fxcache gc --unreadable` removes the bad ones." if rep.bad else "."))
+    if not rep.passed:
         raise typer.Exit(1)

@@ -7,6 +7,11 @@ guards expressions are parsed with :mod:`ast` through a whitelist
 
     location -> store (scan) -> decode (entries) -> guards -> symbols/binding
              -> match (verdicts) / gc (plans)
+
+A run's TORCH_TRACE joins in at explain::
+
+    trace (records) -> trace_run (compiles, lookups) -> explain (with a catalog;
+             guards_in_force for hits) -> usage (facts gc ranks by) / trace_call (match inputs)
 """
 
 __version__ = "0.1.0"

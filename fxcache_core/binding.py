@@ -119,17 +119,41 @@ def canonical_source(name: str) -> str:
     return f"L[{m.group(0)!r}]" + name[m.end():]
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""The values a torch size or SymInt can hold (int64)."""
+
+
+def parse_int64(text: str, what: str) -> int:
+    """A decimal int that torch can hold (int64), for option ``what`` (``--sym t0``).
+
+    Raises:
+        ShapeSpecError: not a decimal int, or outside int64: one line naming
+            ``what`` (a 5,000-digit number is cut short in it, never parsed).
+    """
+    t = text.strip()
+    shown = t if len(t) <= 24 else t[:21] + "..."
+    if not re.fullmatch(r"-?\d+", t):
+        raise ShapeSpecError(f"{what}: {shown!r} is not an integer")
+    if len(t.lstrip("-").lstrip("0")) > 19 or not INT64_MIN <= (v := int(t)) <= INT64_MAX:
+        raise ShapeSpecError(f"{what}: {shown} is out of range: torch's sizes and SymInts are "
+                             "int64 (-2**63 to 2**63-1)")
+    return v
+
+
 def _int_list(text: str, what: str) -> tuple[int, ...]:
+    shown = text if len(text) <= 40 else text[:37] + "..."
     try:
         val = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise ShapeSpecError(f"{what} {text!r} is not a list of integers") from None
+        raise ShapeSpecError(f"{what} {shown!r} is not a list of integers") from None
     if isinstance(val, int) and not isinstance(val, bool):
         val = [val]
     if not isinstance(val, (list, tuple)) or not all(
         isinstance(v, int) and not isinstance(v, bool) for v in val
     ):
-        raise ShapeSpecError(f"{what} {text!r} is not a list of integers")
+        raise ShapeSpecError(f"{what} {shown!r} is not a list of integers")
+    if any(not INT64_MIN <= v <= INT64_MAX for v in val):
+        raise ShapeSpecError(f"{what}: a value is out of range: torch's sizes are int64 (below 2**63)")
     return tuple(val)
 
 
@@ -166,10 +190,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
                         f"--shapes {name}: stride has {len(stride)} dims, shape has {len(shape)}"
                     )
             elif k == "offset":
-                try:
-                    offset = int(v)
-                except ValueError:
-                    raise ShapeSpecError(f"--shapes {name}: offset {v!r} is not an int") from None
+                offset = parse_int64(v, f"--shapes {name}: offset")
             elif k == "mark_dynamic":
                 dims = _int_list(v, f"--shapes {name}: mark_dynamic")
                 bad = [d for d in dims if not 0 <= d < len(shape)]
@@ -185,12 +206,11 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
                     "(stride=[...], offset=N or mark_dynamic=[...])"
                 )
         return source, TensorArg(shape, stride, offset, marked)
-    try:
-        return source, int(rhs)
-    except ValueError:
-        raise ShapeSpecError(
-            f"--shapes {spec!r}: {rhs!r} is neither a shape like [16,4] nor an integer"
-        ) from None
+    if re.fullmatch(r"-?\d+", rhs):
+        return source, parse_int64(rhs, f"--shapes {name.strip()}")
+    raise ShapeSpecError(
+        f"--shapes {spec!r}: {rhs!r} is neither a shape like [16,4] nor an integer"
+    )
 
 
 def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
@@ -230,15 +250,17 @@ def parse_sym(specs: Iterable[str]) -> dict[str, int]:
     """Parse ``--sym t0=16`` (or ``--sym s77=16``) items.
 
     Raises:
-        ShapeSpecError: not ``NAME=INT`` with NAME a placeholder or symbol.
+        ShapeSpecError: not ``NAME=INT`` with NAME a placeholder or symbol, or
+            INT outside int64.
     """
     out: dict[str, int] = {}
     for spec in specs:
         for part in _split_top(spec):
             m = re.fullmatch(r"\s*([a-z]+\d+)\s*=\s*(-?\d+)\s*", part)
             if not m:
-                raise ShapeSpecError(f"--sym {part!r}: expected tN=INT or a symbol, e.g. s77=INT")
-            out[m.group(1)] = int(m.group(2))
+                shown = part if len(part) <= 40 else part[:37] + "..."
+                raise ShapeSpecError(f"--sym {shown!r}: expected tN=INT or a symbol, e.g. s77=INT")
+            out[m.group(1)] = parse_int64(m.group(2), f"--sym {m.group(1)}")
     return out
 
 

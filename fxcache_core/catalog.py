@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .decode import MAX_ENTRY_BYTES, DecodedEntry, decode_entry
-from .errors import EntryDecodeError
+from .errors import EntryDecodeError, EntryTooLarge
 from .index import Index, from_json, light, to_json
 from .keys import KeyKind, sha256_hash
 from .store import CacheKey, CacheScan, Entry, FileInfo, read_entry_bytes
@@ -31,7 +31,9 @@ class Unreadable:
     ``corrupt`` (the bytes are not a valid entry: torch's ``pickle.loads``
     would fail too, so gc ``--unreadable`` may remove it), ``io`` (fxcache
     could not read it, e.g. no permission: torch may still load it), or
-    ``too-large`` (over :data:`~fxcache_core.decode.MAX_ENTRY_BYTES`, not read).
+    ``too-large`` (over :data:`~fxcache_core.decode.MAX_ENTRY_BYTES`, not read,
+    or needing more memory to decode than fxcache's budget,
+    :mod:`fxcache_core.memlimit`: torch, with more memory, may still load it).
     """
 
     entry: Entry
@@ -69,6 +71,8 @@ def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEn
     sha = sha256_hash(data) if hashing else None
     try:
         return sha, decode_entry(data, entry.kind)
+    except EntryTooLarge as e:
+        return sha, (str(e), "too-large")
     except EntryDecodeError as e:
         return sha, (str(e), "corrupt")
 
@@ -375,33 +379,6 @@ class Catalog:
                 return None
         return self._hashes[k] == entry.name
 
-    def verify(self) -> tuple[list[tuple[Entry, list[str]]], list[tuple[Entry, str]]]:
-        """Check every entry of the scan, reading each file (``fxcache verify``).
-
-        Returns (bad, unchecked): each bad entry with what is wrong (its content
-        is not a valid entry; its name is not the sha256 of its content, so it was
-        altered or truncated after torch wrote it; an FX entry names another key
-        than the dir it is filed under), and each entry that could not be read at
-        all (permissions, size limit) with why: not evidence either way.
-        """
-        bad: list[tuple[Entry, list[str]]] = []
-        unchecked: list[tuple[Entry, str]] = []
-        self.read_ahead(self.scan.entries())
-        for e in self.scan.entries():
-            d = self.load(e)
-            if isinstance(d, Unreadable) and d.cause != "corrupt":
-                unchecked.append((e, d.reason))
-                continue
-            why = [f"unreadable: {d.reason}"] if isinstance(d, Unreadable) else []
-            if self.name_matches_content(e) is False:
-                why.append("its name is not the sha256 of its content: altered or truncated after "
-                           "torch wrote it")
-            if isinstance(d, DecodedEntry) and d.fx_key and d.fx_key != e.key:
-                why.append(f"it says it is an entry of key {d.fx_key[:12]}, filed under {e.key[:12]}")
-            if why:
-                bad.append((e, why))
-        return bad, unchecked
-
     def has_pgo_state(self) -> bool:
         """Whether the cache dir holds Dynamo's local profile-guided automatic-dynamic
         state (``dynamo/code_state_*.pkl``, written when a job id is set:
@@ -421,16 +398,18 @@ class Catalog:
     def fx_entry_state(self, fx_key: str, guards_expr: str | None) -> tuple[Entry | None, bool]:
         """(the FX entry an AOTAutograd hit loads, whether its absence is certain).
 
-        The absence is certain only when the FX key dir does not exist at all,
-        or was listed and every entry in it was read: a key dir that could not
-        be listed, or an entry fxcache could not read, might be the one.
+        The absence is certain only when successful listings from the cache dir
+        down show no dir for the FX key (:meth:`CacheScan.fx_key_absent`), or its
+        key dir was listed, every file in it stat'ed and every entry read: a dir
+        that could not be listed, or an entry fxcache could not read, might hold
+        the one. A failed look is never taken as proof of absence.
         """
         e = self.fx_entry_for(fx_key, guards_expr)
         if e is not None:
             return e, True
         key = self.scan.key(fx_key)
         if key is None:
-            return None, not os.path.lexists(KeyKind.FX_GRAPH.key_dir(self.scan.root, fx_key))
+            return None, self.scan.fx_key_absent(fx_key)
         if not key.readable:
             return None, False
         certain = all(not (isinstance(d := self.load(x), Unreadable) and d.cause != "corrupt")

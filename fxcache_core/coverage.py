@@ -11,7 +11,9 @@ Dynamo would not trace this key's graph at all are marked too: a size of 0 or
 symbol's (duck sizing; undecided when the mode is not given).
 
 Cost: one guards evaluation per entry per value (compiled closures, about a
-microsecond each); the range is capped at :data:`MAX_COVERAGE_VALUES`.
+microsecond each); the range is capped at :data:`MAX_COVERAGE_VALUES`, and the
+clause evaluations at :data:`MAX_COVERAGE_CLAUSES` (checked from the first
+values on, so a hostile key is refused at once).
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ from .store import CacheKey, Entry
 from .symbols import SymbolInfo
 
 MAX_COVERAGE_VALUES = 1_000_000
+MAX_COVERAGE_CLAUSES = 20_000_000
+"""Most clause evaluations one sweep may cost (a few seconds): a key whose
+entries hold thousands of clauses that all pass makes each value cost that
+many; such a sweep is refused after a few values, with the figures."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,24 @@ def _resolve(symbols: tuple[SymbolInfo, ...], name: str) -> SymbolInfo:
             return s
     known = ", ".join(f"{s.placeholder} ({s.expr}, {s.source or '?'})" for s in symbols) or "none"
     raise ShapeSpecError(f"--range {name}: not a placeholder, symbol or source of this key (it has {known})")
+
+
+def parse_range(spec: str) -> tuple[str, int, int]:
+    """``NAME=LO:HI`` (``--range``) -> (NAME, LO, HI), LO and HI int64.
+
+    Raises:
+        ShapeSpecError: another shape, or a bound outside int64 (one line).
+    """
+    import re
+
+    from .binding import parse_int64
+
+    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
+    if not m:
+        shown = spec if len(spec) <= 40 else spec[:37] + "..."
+        raise ShapeSpecError(f"--range {shown!r}: expected NAME=LO:HI, e.g. s77=1:4096")
+    return (m.group(1), parse_int64(m.group(2), f"--range {m.group(1)} (low)"),
+            parse_int64(m.group(3), f"--range {m.group(1)} (high)"))
 
 
 def coverage(
@@ -168,6 +192,7 @@ def coverage(
             if g == "unparsable":
                 return "undecided", None, None
             verdict = g.evaluate(values)
+            spent[0] += len(verdict.results)
             if verdict.status == "pass":
                 return "hit", e, None
             if verdict.status == "unknown":
@@ -177,9 +202,17 @@ def coverage(
                 return "error", e, f.error
         return "miss", None, None
 
+    spent = [0]  # clause evaluations so far
     segments: list[Segment] = []
-    for v in range(start, end + 1):
+    n_values = end - start + 1
+    for i, v in enumerate(range(start, end + 1)):
         o, e, note = outcome(v)
+        if i in (15, 255) or (i and i % 4096 == 0):
+            if spent[0] / (i + 1) * n_values > MAX_COVERAGE_CLAUSES:
+                raise ShapeSpecError(
+                    f"--range: key {key.key[:12]}'s guards take about {spent[0] // (i + 1):,} clause "
+                    f"evaluations a value; {n_values:,} values is more than fxcache evaluates "
+                    f"({MAX_COVERAGE_CLAUSES:,}): narrow the range")
         last = segments[-1] if segments else None
         if last is not None and (last.outcome, last.entry, last.note) == (o, e, note):
             segments[-1] = Segment(last.start, v, o, e, note)

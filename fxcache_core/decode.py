@@ -26,8 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import EntryDecodeError
+from .errors import EntryDecodeError, EntryTooLarge
 from .keys import KeyKind
+from .memlimit import budget_for, decoding_budget
 
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """Entries larger than this (bytes) are refused rather than read into memory."""
@@ -134,27 +135,58 @@ def _stub_class(module: str, name: str) -> type[Stub]:
     )
 
 
+PY_FALLBACK_MAX_BYTES = 4 * 1024 * 1024
+"""Largest entry (bytes) read again by the pure-Python unpickler when the C one
+runs out of the memory budget: it reads 3-30 MB/s, so this bounds the time."""
+
+
+class _PyStubUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
+    """:class:`StubUnpickler` on Python's pure-Python unpickler, whose memo is a
+    dict: a ``PUT`` index costs nothing whatever its value, where the C
+    unpickler allocates an array twice as long. Only used when the C one ran
+    out of the memory budget (it is ~30x slower)."""
+
+    def __init__(self, file: io.BufferedIOBase) -> None:
+        super().__init__(file)
+        self._classes: dict[tuple[str, str], type[Stub]] = {}
+        self.globals_seen: set[str] = set()
+
+    find_class = StubUnpickler.find_class
+    persistent_load = StubUnpickler.persistent_load
+
+
 def load_stubs(data: bytes) -> tuple[Any, frozenset[str]]:
     """Read a pickle into plain containers and :class:`Stub` objects.
+
+    Call it under :func:`fxcache_core.memlimit.decoding_budget` (as
+    :func:`decode_entry` does): when the C unpickler runs out of that budget,
+    the pickle is read again by the pure-Python one, whose memo cannot be
+    inflated by a huge ``PUT`` index.
 
     Returns:
         The root object and the set of globals the pickle named.
 
     Raises:
+        EntryTooLarge: decoding needs more memory than the budget.
         EntryDecodeError: truncated or corrupt data (the message says which).
     """
-    up = StubUnpickler(io.BytesIO(data))
-    try:
-        root = up.load()
-    except EOFError as e:
-        raise EntryDecodeError(f"truncated pickle ({len(data)} bytes): {e}") from None
-    except RecursionError:
-        raise EntryDecodeError("pickle nests too deeply") from None
-    except MemoryError:
-        raise EntryDecodeError("pickle too large to decode") from None
-    except Exception as e:  # UnpicklingError, ValueError, TypeError, KeyError...
-        raise EntryDecodeError(f"corrupt pickle: {type(e).__name__}: {e}") from None
-    return root, frozenset(up.globals_seen)
+    readers = (StubUnpickler, _PyStubUnpickler) if len(data) <= PY_FALLBACK_MAX_BYTES else (StubUnpickler,)
+    for cls in readers:
+        up = cls(io.BytesIO(data))
+        try:
+            root = up.load()
+        except EOFError as e:
+            raise EntryDecodeError(f"truncated pickle ({len(data)} bytes): {e}") from None
+        except RecursionError:
+            raise EntryDecodeError("pickle nests too deeply") from None
+        except MemoryError:
+            del up
+            continue
+        except Exception as e:  # UnpicklingError, ValueError, TypeError, KeyError...
+            raise EntryDecodeError(f"corrupt pickle: {type(e).__name__}: {e}") from None
+        return root, frozenset(up.globals_seen)
+    raise EntryTooLarge(f"decoding it needs more than fxcache's memory budget "
+                        f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)")
 
 
 # --- plain views of stubbed data ----------------------------------------------
@@ -224,7 +256,9 @@ def _opt_str(v: Any) -> str | None:
 
 
 def _opt_int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    """An int64 field (torch's counters and times are), else None: a huge int from
+    a hostile pickle would not even print (Python's 4,300-digit limit)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63 else None
 
 
 # --- Dynamo sources -----------------------------------------------------------
@@ -739,18 +773,27 @@ _AOT_TYPES = {"AOTAutogradResult", "BundledAOTAutogradResult", "AOTAutogradCache
 def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     """Decode one entry file's bytes (see the module docstring for how).
 
+    Memory: decoding adds at most :func:`fxcache_core.memlimit.budget_for`
+    the entry's size to the process (on Linux; see :mod:`fxcache_core.memlimit`).
+
     Raises:
+        EntryTooLarge: decoding would need more memory than that budget (not
+            evidence that the entry is invalid).
         EntryDecodeError: the bytes are not a pickle, are truncated, hold
             something other than the compiled-graph object ``kind`` expects,
             or hold fields of unexpected types. No other exception escapes:
             a hostile entry is reported, never allowed to crash a command.
     """
     try:
-        return _decode_entry(data, kind)
+        with decoding_budget(len(data)):
+            return _decode_entry(data, kind)
     except EntryDecodeError:
         raise
-    except (RecursionError, MemoryError):
-        raise EntryDecodeError("entry data nests too deeply or is too large") from None
+    except MemoryError:
+        raise EntryTooLarge(f"decoding it needs more than fxcache's memory budget "
+                            f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)") from None
+    except RecursionError:
+        raise EntryDecodeError("entry data nests too deeply") from None
     except Exception as e:  # a field of an unexpected shape
         raise EntryDecodeError(f"unexpected entry content: {type(e).__name__}: {e}"[:300]) from None
 

@@ -29,6 +29,11 @@ class EntryDecodeError(FxcacheError):
     """An entry file is truncated, corrupt, or not a pickle of a known cache object."""
 
 
+class EntryTooLarge(EntryDecodeError):
+    """An entry needs more memory to decode than fxcache allows: not evidence that
+    it is invalid (torch, with more memory, may load it)."""
+
+
 class GuardParseError(FxcacheError):
     """A guards expression uses syntax outside the whitelist, or exceeds a size limit."""
 

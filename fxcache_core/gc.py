@@ -1,12 +1,16 @@
 """Pruning the cache: a plan first, then its execution.
 
 :func:`plan_gc` decides, from a scan and a policy, which files to delete and
-why; it touches nothing, so a dry run is just printing the plan.
-:func:`execute_plan` then deletes exactly the planned files, one by one, after
-checking each is still the file that was planned (same size and mtime, a
-regular file, not a symlink, inside the cache dir), and removes key dirs that
-end up empty with ``rmdir`` (never ``rmtree``: a compile may be writing a new
-entry into the dir at that moment).
+why; it touches nothing, so a dry run is just printing the plan. The plan
+records, for each file, the dirs on its path from the cache dir down (device
+and inode of each: :mod:`fxcache_core.deletion`).
+:func:`execute_plan` then deletes exactly the planned files, one by one,
+reaching each through directory file descriptors opened level by level
+without following a symlink, each dir checked against the plan, and the file
+checked in its dir right before it is unlinked there (a regular file, the same
+inode, size and mtime, unused since the plan). Key dirs that end up empty are
+removed with ``rmdir`` (never ``rmtree``: a compile may be writing a new entry
+into the dir at that moment).
 
 Generated code in the cache root (kernels and FX wrapper modules, see
 :class:`~fxcache_core.store.Artifact`) is derived: torch writes it again when
@@ -17,22 +21,25 @@ torch's compile lock for its key, and its two-letter dirs are never removed.
 
 "Last use" of an entry is ``max(atime, mtime)``: where the file system records
 reads (relatime), a lookup that read the entry moved its atime; where it does
-not (noatime), atime is not newer than mtime and mtime counts.
+not (noatime), atime is not newer than mtime and mtime counts. A hit seen in a
+TORCH_TRACE (``fxcache explain``, :mod:`fxcache_core.usage`) is a use too:
+``GcPolicy.trace_use``.
 """
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import os
 import stat
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .anatomy import parse_debug_lines, stale_components
 from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry
+from .deletion import DirId, DirWalk, Located, Refused, locate
 from .errors import KeyLookupError
 from .keys import KeyKind
 from .store import Artifact, CacheKey, Entry, FileInfo, scan_artifacts
@@ -64,6 +71,12 @@ class GcPolicy:
             FX entries built by another torch or system, which no lookup can
             reach again (with the AOTAutograd entries that load them).
         now: the clock (epoch seconds) ages are measured against.
+        trace_use: ``((entry name, last hit in a trace (epoch seconds, 0: none),
+            compile seconds a trace recorded or None), ...)`` from
+            :class:`fxcache_core.usage.UsageStore`: a hit is a use, whatever atime says.
+        keep_costly_s: with ``max_size_bytes``: entries that took at least this
+            many seconds to compile (as a trace recorded, else as the entry
+            stores) go only once every cheaper entry is gone.
 
     Raises:
         ValueError: ``artifacts`` without ``older_than_s``.
@@ -77,6 +90,8 @@ class GcPolicy:
     artifacts: bool = False
     stale_against: tuple[tuple[str, str], ...] | None = None
     now: float | None = None
+    trace_use: tuple[tuple[str, float, float | None], ...] = ()
+    keep_costly_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.artifacts and self.older_than_s is None:
@@ -105,6 +120,11 @@ class Removal:
             (``KeyKind.CODE``) a generated-code file of that code-cache key.
         entry: the entry name (None for a temp file or generated code).
         reasons: why, one short phrase per rule that selected it.
+        at: where the plan found it under the cache dir: its path from the
+            cache dir down and the ``(st_dev, st_ino)`` of every dir on the way
+            (:func:`fxcache_core.deletion.locate`); execution reaches it
+            through those very dirs. None when a dir on the way could not be
+            opened without following a symlink (execution skips it).
     """
 
     file: FileInfo
@@ -112,6 +132,7 @@ class Removal:
     key: str
     entry: str | None
     reasons: tuple[str, ...]
+    at: Located | None = None
 
     @property
     def size(self) -> int:
@@ -142,6 +163,9 @@ class GcPlan:
         total_entries: entries before.
         code_bytes: bytes of all generated code in the cache root before.
         last_use: how ages were measured (``max(atime, mtime)``).
+        kept: (path, why) for entries a rule would have selected had fxcache
+            been able to look everywhere it needed to (an AOTAutograd entry whose
+            FX entry may be in a dir that could not be listed): not proven, kept.
     """
 
     root: Path
@@ -151,6 +175,7 @@ class GcPlan:
     total_entries: int
     code_bytes: int = 0
     last_use: str = "max(atime, mtime)"
+    kept: tuple[tuple[Path, str], ...] = ()
 
     @property
     def bytes_freed(self) -> int:
@@ -163,12 +188,13 @@ class GcPlan:
 
     def to_json(self, removals: bool = True) -> dict[str, object]:
         """``cache_dir``, ``total_bytes``, ``total_entries``, ``code_bytes``,
-        ``bytes_freed`` (bytes), ``last_use`` (how ages were measured) and
-        ``removals`` (:meth:`Removal.to_json` each; None with ``removals=False``,
-        for a caller that streams them)."""
+        ``bytes_freed`` (bytes), ``last_use`` (how ages were measured), ``kept``
+        (``path``, ``why``) and ``removals`` (:meth:`Removal.to_json` each; None
+        with ``removals=False``, for a caller that streams them)."""
         return {"cache_dir": str(self.root), "total_bytes": self.total_bytes,
                 "total_entries": self.total_entries, "code_bytes": self.code_bytes,
                 "bytes_freed": self.bytes_freed, "last_use": self.last_use,
+                "kept": [{"path": str(p), "why": w} for p, w in self.kept],
                 "removals": [r.to_json() for r in self.removals] if removals else None}
 
 
@@ -180,10 +206,10 @@ def last_use(f: FileInfo) -> float:
 def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     """Decide what to delete under ``policy``; nothing is touched.
 
-    With an index behind the catalog, the plan is made from it, then what an
-    AOTAutograd entry's removal rests on (the entry itself and every entry of
-    the FX keys it loads), where it came from an index row, is read again from
-    the files; if any of it differs, the plan is made again from the bytes.
+    With an index behind the catalog, the plan is made from it, then what the
+    removals rest on (:func:`_reread_what_removals_rest_on`), where it came
+    from an index row, is read again from the files; if any of it differs, the
+    plan is made again, until it rests on bytes only.
 
     Consistency: an AOTAutograd entry needs the FX entries it loads (torch
     raises ``FXGraphCacheMiss`` and recompiles without them), so when the
@@ -195,32 +221,55 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     Never selected: entries reached through a symlink, and, for
     ``--unreadable``, entries fxcache merely could not read (permissions,
     size limit): only content that is not a valid entry counts. ``--dangling``
-    needs proof that the FX entry is gone, not just that fxcache did not see it.
+    needs proof that the FX entry is gone: successful listings from the cache
+    dir down, and every entry of its key read (:meth:`Catalog.fx_entry_state`);
+    an AOTAutograd entry it would select without that proof is kept, and
+    listed in :attr:`GcPlan.kept` with why.
+
+    Finally every removal is located (:func:`fxcache_core.deletion.locate`):
+    the plan records the dirs on its path, which execution checks again.
     """
     plan = _plan_gc(catalog, policy)
-    if _reread_what_removals_rest_on(catalog, plan):
+    while _reread_what_removals_rest_on(catalog, plan):
         plan = _plan_gc(catalog, policy)
-    return plan
+    return _located(plan)
+
+
+def _located(plan: GcPlan) -> GcPlan:
+    """``plan`` with each removal's :attr:`Removal.at` recorded."""
+    where = locate(plan.root, [r.file.where for r in plan.removals])
+    return replace(plan, removals=tuple(
+        replace(r, at=w if isinstance(w, Located) else None)
+        for r, w in zip(plan.removals, where, strict=True)))
 
 
 def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
-    """Re-read from their files, where they came from index rows, the
-    AOTAutograd entries ``plan`` removes and every entry of the FX keys they
-    load (so a cold run re-reads nothing); True if any differs from before."""
+    """Read again from their files what ``plan``'s removals rest on, where it came
+    from index rows in this run (a cold run re-reads nothing); True if any of it
+    differs from what the rows said.
+
+    What they rest on: an AOTAutograd entry's removal, on the entry itself and
+    every entry of the FX keys it loads (its FX entry is gone, or removed); an
+    FX entry's removal, on which AOTAutograd entries load it, which only their
+    files can say (a row naming no FX key would leave its loader dangling), so
+    every AOTAutograd entry, and every entry of the FX keys with a removed
+    entry (an AOTAutograd entry loads the first whose guards string is its own).
+    """
     scan = catalog.scan
-    gone = {r.file.where for r in plan.removals if r.kind is KeyKind.AOT_AUTOGRAD and r.entry}
-    aot = [e for e in scan.entries() if e.file.where in gone]
+    gone_aot = {r.file.where for r in plan.removals if r.kind is KeyKind.AOT_AUTOGRAD and r.entry}
+    fx_keys = {r.key for r in plan.removals if r.kind is KeyKind.FX_GRAPH and r.entry}
+    aot = [e for e in scan.entries() if e.kind is KeyKind.AOT_AUTOGRAD and not e.via_symlink
+           and (fx_keys or e.file.where in gone_aot)]
     stale_aot = [e for e in aot if catalog.from_index(e)]
     # Hashes of what the index said (frozen records), not the records: memory.
     before = {e.file.where: hash(catalog.load(e)) for e in stale_aot}
     catalog.read_ahead(stale_aot, from_bytes=True)
-    fx_keys = {r.key for e in aot if isinstance(d := catalog.load(e), DecodedEntry)
-               for r in (d.forward, d.backward) if r is not None}
+    fx_keys |= {r.key for e in aot if e.file.where in gone_aot
+                and isinstance(d := catalog.load(e), DecodedEntry)
+                for r in (d.forward, d.backward) if r is not None}
     fx = [e for k in sorted(fx_keys) if (key := scan.key(k)) is not None for e in key.entries]
-    loaded = {e.file.where: catalog.load(e) for e in fx}  # from the index or the file
     stale_fx = [e for e in fx if catalog.from_index(e)]
-    before.update({e.file.where: hash(loaded[e.file.where]) for e in stale_fx})
-    del loaded
+    before.update({e.file.where: hash(catalog.load(e)) for e in stale_fx})
     catalog.read_ahead(stale_fx, from_bytes=True)
     return any(hash(catalog.load(e)) != before[e.file.where] for e in stale_aot + stale_fx)
 
@@ -246,18 +295,31 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
         a = owned().get(e.file.where)
         return e.size + (a.file.size if a is not None else 0)
 
+    traced = {name: (t, c) for name, t, c in policy.trace_use}
+
+    def used(e: Entry) -> float:
+        return max(last_use(e.file), traced.get(e.name, (0.0, None))[0])
+
+    def costly(e: Entry) -> bool:
+        if policy.keep_costly_s is None:
+            return False
+        seconds = traced.get(e.name, (0.0, None))[1]
+        if seconds is None and isinstance(d := catalog.load(e), DecodedEntry) and d.compile_time_ns:
+            seconds = d.compile_time_ns / 1e9
+        return seconds is not None and seconds >= policy.keep_costly_s
+
     def pick(e: Entry, why: str) -> None:
         chosen.setdefault(e.file.where, []).append(why)
 
     if policy.older_than_s is not None:
         for e in entries:
-            age = now - last_use(e.file)
+            age = now - used(e)
             if age > policy.older_than_s:
                 pick(e, f"unused for {format_duration(age)}")
     if policy.keep_last is not None:
         for k in scan.keys:
             ranked = sorted((e for e in k.entries if e.file.where in by_path),
-                            key=lambda e: last_use(e.file), reverse=True)
+                            key=used, reverse=True)
             for e in ranked[policy.keep_last:]:
                 pick(e, f"not among the {policy.keep_last} most recent of its key")
     if policy.unreadable:
@@ -279,22 +341,27 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                 differ = stale_components(parse_debug_lines(d.debug_lines), current)
                 if differ:
                     pick(e, f"stale: built by another torch or system ({', '.join(differ)} differ)")
+    kept: list[tuple[Path, str]] = []
     if policy.dangling:
         for e in entries:
             if e.kind is KeyKind.AOT_AUTOGRAD:
-                gone = _missing_fx(catalog, e)
+                gone, unsure = _missing_fx(catalog, e)
                 if gone:
                     pick(e, "dangling: " + gone)
+                elif unsure:
+                    kept.append((e.path, unsure))
 
     loaders = _loaders(catalog, entries)
     if policy.max_size_bytes is not None:
         left = sum(cost(e) for e in entries if e.file.where not in chosen)
-        for e in sorted(entries, key=lambda e: last_use(e.file)):
+        for e in sorted(entries, key=lambda e: (costly(e), used(e))):
             if left <= policy.max_size_bytes:
                 break
             if e.file.where in chosen:
                 continue
-            pick(e, f"least recently used, over the {policy.max_size_bytes:,} byte budget")
+            pick(e, f"least recently used, over the {policy.max_size_bytes:,} byte budget"
+                 + (f" (compiles in {policy.keep_costly_s:g} s or more: kept until every cheaper entry "
+                    "went)" if costly(e) else ""))
             left -= cost(e)
             for a in loaders.get(e.file.where, ()):
                 if a.file.where not in chosen:
@@ -315,7 +382,9 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                                             (f"stale temp file, untouched for {format_duration(age)}",)))
     return GcPlan(root=scan.root, policy=policy, removals=tuple(removals),
                   total_bytes=scan.size, total_entries=scan.entry_count,
-                  code_bytes=sum(a.file.size for a in code))
+                  code_bytes=sum(a.file.size for a in code),
+                  last_use="max(atime, mtime, last hit in a trace)" if traced else "max(atime, mtime)",
+                  kept=tuple((p, why) for p, why in kept if str(p) not in chosen))
 
 
 def _owned_wrappers(catalog: Catalog, code: Sequence[Artifact]) -> dict[str, Artifact]:
@@ -404,16 +473,17 @@ def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ())
     """Plan the explicit removal of a key's entries (all, or those named by prefix).
 
     The same rules as :func:`plan_gc`: entries reached through a symlink are
-    never removed, and the AOTAutograd entries that load a removed FX entry go
-    too.
+    never removed, the AOTAutograd entries that load a removed FX entry go
+    too (read from their files, whatever the index says), and every removal
+    is located.
 
     Raises:
         KeyLookupError: an entry prefix matches no entry of the key, or several.
     """
     plan = _plan_rm(catalog, key, entry_prefixes)
-    if _reread_what_removals_rest_on(catalog, plan):
+    while _reread_what_removals_rest_on(catalog, plan):
         plan = _plan_rm(catalog, key, entry_prefixes)
-    return plan
+    return _located(plan)
 
 
 def _plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str]) -> GcPlan:
@@ -456,18 +526,24 @@ def _loaders(catalog: Catalog, entries: list[Entry]) -> dict[str, list[Entry]]:
     return out
 
 
-def _missing_fx(catalog: Catalog, e: Entry) -> str | None:
-    """Why ``e`` can never be served, when its FX entry is certainly gone; else None."""
+def _missing_fx(catalog: Catalog, e: Entry) -> tuple[str | None, str | None]:
+    """(why ``e`` can never be served, when its FX entry is certainly gone; why
+    that could not be decided, when fxcache could not look everywhere it may be).
+    Both None when its FX entries are there (or ``e`` does not decode)."""
     d = catalog.load(e)
     if not isinstance(d, DecodedEntry):
-        return None
+        return None, None
+    unsure = None
     for role, ref in (("forward", d.forward), ("backward", d.backward)):
         if ref is None:
             continue
         fx, certain = catalog.fx_entry_state(ref.key, ref.guards_expr)
         if fx is None and certain:
-            return f"its {role} FX entry ({ref.key[:10]}) is gone"
-    return None
+            return f"its {role} FX entry ({ref.key[:10]}) is gone", None
+        if fx is None and unsure is None:
+            unsure = (f"kept: its {role} FX entry ({ref.key[:10]}) was not found, but fxcache could "
+                      "not list or read everything that may hold it (see the skipped paths)")
+    return None, unsure
 
 
 @dataclass(frozen=True)
@@ -500,118 +576,136 @@ class GcResult:
                 "dirs_removed": [str(d) for d in self.dirs_removed], "bytes_freed": self.bytes_freed}
 
 
-def _inside(root_real: str, path: Path) -> bool:
-    parent = os.path.realpath(path.parent)
-    return parent == root_real or parent.startswith(root_real + os.sep)
+def _refusal(r: Removal, st: os.stat_result, dir_fd: int) -> str | None:
+    """Why a planned file must not be deleted now (None: it may go), from its
+    ``fstatat`` in its verified dir ``dir_fd``
+    (:meth:`~fxcache_core.deletion.DirWalk.unlink`).
 
-
-def _refusal(r: Removal, root_real: str) -> tuple[str, str] | None:
-    """Why a planned file must not be deleted now: ("skipped" or "failed", why), or None.
-
-    Re-checked right before each deletion: the file is inside the cache dir, a
-    regular file (not a symlink), unchanged (size, mtime) and unused (atime)
-    since the plan, for a temp file, not one a compile may be writing, and, for
-    a library, its ``.load_ok`` marker gone (planned before it, see
-    :func:`_code_removals`).
+    Checked right before each deletion: a regular file (not a symlink), the very
+    file the plan saw (same inode), unchanged (size, mtime) and unused (atime)
+    since the plan, for a temp file or generated code, not one a compile may be
+    writing or loading, and, for a library, its ``.load_ok`` marker gone from
+    that same dir (planned before it, see :func:`_code_removals`; a marker that
+    cannot be looked for counts as there).
     """
-    p = r.file.path
-    if not _inside(root_real, p):
-        return "skipped", "outside the cache dir"
-    try:
-        st = os.lstat(p)
-    except FileNotFoundError:
-        return "skipped", "already gone"
-    except OSError as e:
-        return "failed", e.strerror or str(e)
+    f = r.file
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
-        return "skipped", "not a regular file"
-    if st.st_size != r.file.size or st.st_mtime != r.file.mtime:
-        return "skipped", "changed since the plan"
-    if st.st_atime > r.file.atime:
-        return "skipped", "used since the plan"
+        return "not a regular file"
+    if f.ino and st.st_ino != f.ino:
+        return "replaced since the plan (another file has its name now)"
+    if st.st_size != f.size or (st.st_mtime_ns != f.mtime_ns if f.mtime_ns else st.st_mtime != f.mtime):
+        return "changed since the plan"
+    if st.st_atime > f.atime:
+        return "used since the plan"
     if r.entry is None and time.time() - max(st.st_mtime, st.st_atime) <= TEMP_FILE_GRACE_S:
-        return "skipped", ("temp file in use" if r.kind is not KeyKind.CODE
-                           else "generated code used in the last hour (a compile may be loading it)")
-    if r.kind is KeyKind.CODE and os.path.lexists(r.file.where + LOAD_OK):
-        return "skipped", (f"its {LOAD_OK} marker is still there (torch would trust a rebuilt "
-                           "library without checking that it loads)")
+        return ("temp file in use" if r.kind is not KeyKind.CODE
+                else "generated code used in the last hour (a compile may be loading it)")
+    if r.kind is KeyKind.CODE and not f.name.endswith(LOAD_OK):
+        try:
+            os.stat(f.name + LOAD_OK, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            pass
+        return (f"its {LOAD_OK} marker is still there (torch would trust a rebuilt "
+                "library without checking that it loads)")
     return None
 
 
-@contextlib.contextmanager
-def _compile_lock(root: Path, r: Removal) -> Iterator[str | None]:
-    """Hold torch's compile lock of a generated-code file's key while it is deleted.
+def _take_compile_lock(walk: DirWalk, r: Removal) -> tuple[int | None, str | None]:
+    """Take torch's compile lock of a generated-code file's key, to hold while it is deleted.
 
     Torch compiles C++ under ``FileLock(<root>/locks/<key>.lock)`` after checking
     that the source exists (``_worker_compile_cpp`` in torch/_inductor/codecache.py);
-    holding the same lock keeps gc out of that window. Yields None when it is
-    safe to go on (the lock is held, or the key has no lock file: no compile
-    ever took it), or why not (a compile holds it; the lock file is not a
-    plain file). Entries and temp files need no lock.
+    holding the same lock keeps gc out of that window. filelock's Unix lock is
+    ``fcntl.flock`` on the whole file, so gc ``flock``s the same file, opened
+    through the verified cache dir without following a symlink.
+
+    Returns (the fd holding the lock, to close when done, or None; why not to go
+    on, or None). Going on without a lock is right when the key has no lock file
+    (no compile ever took it). Entries and temp files need no lock.
     """
     if r.kind is not KeyKind.CODE:
-        yield None
-        return
-    lock = root / "locks" / f"{r.key}.lock"
-    try:
-        st = os.lstat(lock)
-    except FileNotFoundError:
-        yield None
-        return
-    except OSError as e:
-        yield f"cannot check its compile lock: {e.strerror}"
-        return
-    if not stat.S_ISREG(st.st_mode) or os.path.realpath(lock.parent) != os.path.join(
-            os.path.realpath(root), "locks"):
-        yield "its compile lock is not a plain file in the cache dir"
-        return
-    from filelock import FileLock, Timeout
+        return None, None
+    import fcntl
 
     try:
-        with FileLock(str(lock), timeout=0):
-            yield None
-    except Timeout:
-        yield "a compile holds its lock"
+        fd = walk.open_in(("locks",), f"{r.key}.lock")
+    except FileNotFoundError:
+        return None, None
+    except Refused as e:
+        if e.why.endswith("is gone"):
+            return None, None
+        return None, "its compile lock is not a plain file in the cache dir"
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", -1)):
+            return None, "its compile lock is not a plain file in the cache dir"
+        return None, f"cannot check its compile lock: {e.strerror or e}"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            why = "its compile lock is not a plain file in the cache dir"
+        else:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd, None
+    except BlockingIOError:
+        why = "a compile holds its lock"
+    except OSError as e:
+        why = f"cannot take its compile lock: {e.strerror or e}"
+    os.close(fd)
+    return None, why
 
 
 def execute_plan(plan: GcPlan) -> GcResult:
     """Delete what ``plan`` lists, safely (see the module docstring).
 
+    Each file is reached through directory file descriptors from the cache dir
+    down, each level checked against what the plan recorded
+    (:mod:`fxcache_core.deletion`), and checked again itself (:func:`_refusal`)
+    right before it is unlinked in its dir. Key dirs (and FX bucket dirs) that
+    end up empty are removed the same way; never the cache's top dirs or the
+    generated-code dirs.
+
     Never raises for a single path: permission and other OS errors are
-    collected in ``failed`` and the rest goes on.
+    collected in ``failed``, changed or unsafe paths in ``skipped``, and the
+    rest goes on.
     """
-    root_real = os.path.realpath(plan.root)
-    removed, skipped, failed = [], [], []
-    touched_dirs: set[Path] = set()
-    for r in plan.removals:
-        p = r.file.path
-        with _compile_lock(plan.root, r) as busy:
-            refusal = ("skipped", busy) if busy else _refusal(r, root_real)
-            if refusal is not None:
-                (failed if refusal[0] == "failed" else skipped).append((p, refusal[1]))
+    removed: list[Removal] = []
+    skipped: list[tuple[Path, str]] = []
+    failed: list[tuple[Path, str]] = []
+    touched: dict[tuple[str, ...], tuple[DirId, ...]] = {}
+    with DirWalk(plan.root) as walk:
+        for r in plan.removals:
+            p = r.file.path
+            if r.at is None:
+                skipped.append((p, "its dir could not be reached without following a symlink "
+                                   "when the plan was made"))
                 continue
+            lock, busy = _take_compile_lock(walk, r)
             try:
-                os.unlink(p)
+                if busy is not None:
+                    skipped.append((p, busy))
+                    continue
+                walk.unlink(r.at, lambda st, fd, r=r: _refusal(r, st, fd))
+            except Refused as e:
+                (failed if e.kind == "failed" else skipped).append((p, e.why))
+                continue
             except FileNotFoundError:
                 skipped.append((p, "already gone"))
                 continue
             except OSError as e:
                 failed.append((p, e.strerror or str(e)))
                 continue
-        removed.append(r)
-        touched_dirs.add(p.parent)
-    dirs_removed = []
-    for d in sorted(touched_dirs, key=lambda d: len(d.parts), reverse=True):
-        if os.path.realpath(d.parent) == root_real:
-            continue  # a generated-code dir (<root>/<2 chars>): torch's write_atomic may be about to use it
-        for candidate in (d, d.parent):
-            if candidate.name in (KeyKind.FX_GRAPH.value, KeyKind.AOT_AUTOGRAD.value):
-                break  # never remove the cache's own top dirs
-            if not _inside(root_real, candidate) or os.path.islink(candidate):
-                break
-            try:
-                os.rmdir(candidate)  # fails (and we stop) unless empty
-            except OSError:
-                break
-            dirs_removed.append(candidate)
+            finally:
+                if lock is not None:
+                    os.close(lock)  # releases the flock
+            removed.append(r)
+            touched[r.at.parts[:-1]] = r.at.dirs
+        dirs_removed = []
+        for parts, ids in sorted(touched.items(), key=lambda kv: len(kv[0]), reverse=True):
+            # A key dir, then an FX bucket dir; never a top dir (fxgraph, aotautograd)
+            # or a generated-code dir (<root>/<2 chars>: torch's write_atomic may be about to use it).
+            for depth in range(len(parts), 1, -1):
+                if not walk.rmdir(parts[:depth], ids[:depth + 1]):
+                    break
+                dirs_removed.append(Path(plan.root, *parts[:depth]))
     return GcResult(tuple(removed), tuple(skipped), tuple(failed), tuple(dirs_removed))

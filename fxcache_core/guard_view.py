@@ -20,6 +20,7 @@ as every backed SymInt is.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -250,6 +251,13 @@ _DISPLAY_CALLS = {
 }
 
 
+MAX_SHOWN_CLAUSES = 256
+"""Most clauses one entry's guards may have for fxcache to show them through
+sympy (summary, plain, pretty, latex, JSON trees: about a millisecond a
+clause). Real guards have tens; a hostile string of thousands of clauses would
+take tens of seconds, so it is shown as stored instead, with why."""
+
+
 def display_expr(expr: sympy.Basic, names: Mapping[str, str] | None = None) -> sympy.Basic:
     """``expr`` rebuilt from plain sympy classes, unevaluated, for sympy's printers.
 
@@ -310,17 +318,26 @@ def display_expr(expr: sympy.Basic, names: Mapping[str, str] | None = None) -> s
 def render(clause: Clause, fmt: str, names: Mapping[str, str] | None = None) -> str:
     """One clause as ``plain`` (Python-like text), ``pretty`` (sympy's 2-D form) or ``latex``.
 
+    sympy multiplies a product's constant factors to display it: where
+    that gives a number Python will not print (over ``sys.get_int_max_str_digits()``
+    digits, which guards of a few 4096-bit constants reach), the clause is
+    given as plain text, with a note saying so.
+
     Raises:
         ValueError: an unknown ``fmt``.
     """
     if fmt == "plain":
         return clause.pretty(dict(names or {}))
-    shown = display_expr(clause.sympy(), names)
-    if fmt == "pretty":
-        return sympy.pretty(shown, use_unicode=True)
-    if fmt == "latex":
-        return sympy.latex(shown)
-    raise ValueError(f"unknown format {fmt!r} (plain, pretty, latex)")
+    if fmt not in ("pretty", "latex"):
+        raise ValueError(f"unknown format {fmt!r} (plain, pretty, latex)")
+    try:
+        shown = display_expr(clause.sympy(), names)
+        return sympy.pretty(shown, use_unicode=True) if fmt == "pretty" else sympy.latex(shown)
+    except ValueError as e:
+        if "integer string conversion" not in str(e):
+            raise
+        return (clause.pretty(dict(names or {}))
+                + f"  (plain text: its {fmt} form needs a number of over {sys.get_int_max_str_digits():,} digits)")
 
 
 def expr_tree(expr: sympy.Basic, names: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -84,10 +84,32 @@ of left-nested ``+``/``-``, of ``*``, or of one bitwise operator, as in
 ``SyntaxError``, ``RecursionError``, ``MemoryError``, ``ValueError`` from
 :func:`ast.parse` become ``GuardParseError`` too.
 
-One deliberate deviation from ``eval``: an ``int ** int`` whose result would
-exceed :data:`MAX_POW_BITS` bits raises ``OverflowError`` instead of computing
-it (Python would grind for minutes or exhaust memory); such a clause evaluates
-to status ``"error"``, as torch would fail the guard if it ever finished.
+One deliberate deviation from ``eval``: integers are bounded to
+:data:`MAX_INT_BITS` bits (about 1,233 decimal digits), so that no clause costs
+more than microseconds and every value stays printable (Python refuses to
+print an int of more than 4,300 digits). Torch's guards never hold such
+numbers: sizes are int64, and the printer writes products of a few of them.
+
+* An int literal over the bound is refused at parse time (a hex literal
+  dodges Python's own 4,300-digit limit on decimal literals).
+* Every constant sub-expression (no ``L['tN']`` under it) is computed once, at
+  parse time, with the bounded operators below; one that needs an int over the
+  bound makes the whole string unparsable (``GuardParseError`` naming the
+  bound), even in a branch ``eval`` would not take. A constant sub-expression
+  that raises anything else (``1 // 0``, ``NameError`` from ``Where(...)``) is
+  left as it is and raises at evaluation, exactly where ``eval`` would.
+* At evaluation, an ``int * int`` or ``int ** int`` whose result would exceed
+  the bound, and the running product of ``IsNonOverlappingAndDenseIndicator``,
+  are not computed: the clause is ``"unknown"`` (undecided), with the reason in
+  :attr:`ClauseResult.error`, never a guess. ``+`` and ``-`` need no bound: a
+  sum of at most :data:`MAX_NODES` terms exceeds the largest term by at most
+  17 bits. ``//``, ``%``, ``/``, comparisons and bitwise operators never grow
+  their operands, so with operands of at most ~4,100 bits each costs a few
+  microseconds.
+
+Size: :data:`MAX_GUARD_CHARS` bounds what :func:`ast.parse` is given, so the
+worst string of that length costs about half a second and 80 MB (``ast``
+nodes cost ~500 bytes each) to parse, fold and refuse.
 """
 
 from __future__ import annotations
@@ -106,6 +128,7 @@ from fxcache_core.errors import GuardParseError
 __all__ = [
     "MAX_DEPTH",
     "MAX_GUARD_CHARS",
+    "MAX_INT_BITS",
     "MAX_NODES",
     "MAX_POW_BITS",
     "UNBOUND_PRINTED_NAMES",
@@ -116,9 +139,11 @@ __all__ = [
     "parse_guards",
 ]
 
-#: Longest guards string accepted, in characters.  Real guards are a few KB;
-#: Python itself cannot compile sums longer than a few thousand terms.
-MAX_GUARD_CHARS: int = 1_000_000
+#: Longest guards string accepted, in characters.  Real guards are a few KB
+#: (the longest of the shared corpus: 804 characters); Python itself cannot
+#: compile sums longer than a few thousand terms.  At this length the worst
+#: string costs about half a second and 80 MB to parse and refuse.
+MAX_GUARD_CHARS: int = 128 * 1024
 #: Deepest nesting accepted (see the module docstring for how it is counted).
 #: Real guards nest fewer than 15 levels; closures, the sympy builder and
 #: sympy's printer recurse a few frames per level and must stay well inside
@@ -126,9 +151,11 @@ MAX_GUARD_CHARS: int = 1_000_000
 MAX_DEPTH: int = 64
 #: Most AST nodes accepted in one guards string (``L['tN']`` is three).
 MAX_NODES: int = 100_000
-#: Largest ``int ** int`` result, in bits, the evaluator computes (2**22 bits,
-#: about 1.26 million decimal digits).
-MAX_POW_BITS: int = 1 << 22
+#: Largest int, in bits, a literal may be and ``*``/``**`` may produce (about
+#: 1,233 decimal digits; see the module docstring).
+MAX_INT_BITS: int = 1 << 12
+#: The bound's former name (it once applied to ``**`` only).
+MAX_POW_BITS: int = MAX_INT_BITS
 
 #: Names ``ShapeGuardPythonPrinter`` prints as calls for torch sympy functions
 #: it has no Python rule for (``Where``, three ``OpaqueUnaryFn_*``, and the
@@ -156,23 +183,30 @@ class _MissingPlaceholder(Exception):
     """Internal: a placeholder needed on the evaluated path has no value."""
 
 
+class _TooBig(Exception):
+    """Internal: an int result would exceed MAX_INT_BITS; fxcache does not compute it
+    (not an ArithmeticError: nothing may mistake it for what Python would raise)."""
+
+
+_TOO_BIG = (f"needs an integer over {MAX_INT_BITS} bits, which fxcache does not compute "
+            "(MAX_INT_BITS; torch's guards never hold such numbers)")
+
+
 # --------------------------------------------------------------------------
 # Runtime helpers: same results and exceptions as the functions torch binds.
 # --------------------------------------------------------------------------
 
 
 def _pow(base: Any, exp: Any) -> Any:
-    """Python ``base ** exp``, refusing int results above MAX_POW_BITS bits."""
+    """Python ``base ** exp``, refusing int results over MAX_INT_BITS bits (:class:`_TooBig`)."""
     if (
         isinstance(base, int)
         and isinstance(exp, int)
         and exp > 0
         and (base > 1 or base < -1)
-        and (abs(base).bit_length() - 1) * exp > MAX_POW_BITS
+        and (exp > MAX_INT_BITS or exp * math.log2(abs(base)) > MAX_INT_BITS + 1)
     ):
-        raise OverflowError(
-            f"integer power result exceeds {MAX_POW_BITS} bits; fxcache does not compute it"
-        )
+        raise _TooBig
     return base**exp
 
 
@@ -219,7 +253,7 @@ def _is_non_overlapping_and_dense_indicator(*args: Any) -> int:
             if stride != expected_stride:
                 result = False
                 break
-            expected_stride *= length
+            expected_stride = _mul(expected_stride, length)
     # eval_is_non_overlapping_and_dense: int(guard_bool(...))
     if type(result) is not bool:
         raise AssertionError(f"Expected bool, got {result}")
@@ -279,18 +313,17 @@ _MATH_CONSTANTS: dict[str, float] = {
 }
 
 def _mul(a: Any, b: Any) -> Any:
-    """Python ``a * b``, refusing int products above MAX_POW_BITS bits.
+    """Python ``a * b``, refusing int products over MAX_INT_BITS bits (:class:`_TooBig`).
 
-    Without this bound a short string multiplying big literals (``2**4000000 *
-    2**4000000 * ...``) would cost quadratic time and unbounded memory; the
-    clause is an ``error`` instead, as for an oversized ``**``.
+    Without this bound a short string multiplying big numbers would cost
+    quadratic time and unbounded memory.
     """
     if (
-        type(a) is int
-        and type(b) is int
-        and a.bit_length() + b.bit_length() > MAX_POW_BITS
+        isinstance(a, int)
+        and isinstance(b, int)
+        and a.bit_length() + b.bit_length() - 1 > MAX_INT_BITS
     ):
-        raise OverflowError(f"integer product over {MAX_POW_BITS} bits")
+        raise _TooBig
     return a * b
 
 
@@ -360,8 +393,9 @@ class _Compiler:
         # ast offsets are byte offsets, and ast.get_source_segment re-splits the
         # whole source on every call (quadratic over thousands of clauses).
         self._lines = _LINE_RE.findall(source) if self.multiline else [source]
-        self._encoded = [line.encode("utf-8") for line in self._lines]
+        self._encoded = [line.encode("utf-8", "surrogatepass") for line in self._lines]
         self.placeholders: set[str] = set()
+        self.placeholder_refs = 0  # placeholders compiled so far: tells constant sub-trees
 
     def segment(self, node: ast.AST) -> str | None:
         """Source text of ``node``, like ``ast.get_source_segment`` (unpadded)."""
@@ -407,11 +441,37 @@ class _Compiler:
     # -- compilation ---------------------------------------------------------
 
     def compile(self, node: ast.AST) -> _Fn:
+        """The closure computing ``node``; a constant sub-expression (no
+        placeholder under it) computed once, here (see :meth:`fold`)."""
+        refs = self.placeholder_refs
+        fn = self._compile(node)
+        if self.placeholder_refs == refs and not isinstance(node, (ast.Constant, ast.Attribute)):
+            return self.fold(node, fn)
+        return fn
+
+    def fold(self, node: ast.AST, fn: _Fn) -> _Fn:
+        """``fn`` of a constant sub-expression, computed now with the bounded
+        operators: a closure returning the value, or ``fn`` itself when computing
+        it raised (it raises again at evaluation, where ``eval`` would).
+
+        Raises:
+            GuardParseError: it needs an int over :data:`MAX_INT_BITS` bits.
+        """
+        try:
+            value = fn(_NO_VALUES)
+        except _TooBig:
+            self.fail(f"constant {self.snippet(node)!r} {_TOO_BIG}", node)
+        except Exception:  # noqa: BLE001 - raised again at evaluation, as by eval
+            return fn
+        return lambda env: value
+
+    def _compile(self, node: ast.AST) -> _Fn:
         if isinstance(node, ast.Constant):
             return self._constant(node)
         if isinstance(node, ast.Subscript):
             name = self.placeholder_name(node)
             self.placeholders.add(name)
+            self.placeholder_refs += 1
             return _placeholder_fn(name)
         if isinstance(node, ast.Attribute):
             value = self.math_constant(node)
@@ -442,6 +502,9 @@ class _Compiler:
             if len(shown) > 40:
                 shown = shown[:37] + "..."
             self.fail(f"unsupported constant {shown} ({type(value).__name__})", node)
+        if type(value) is int and value.bit_length() > MAX_INT_BITS:
+            self.fail(f"integer literal of {value.bit_length()} bits is over fxcache's bound of "
+                      f"MAX_INT_BITS={MAX_INT_BITS} bits", node)
         return lambda env: value
 
     def placeholder_name(self, node: ast.Subscript) -> str:
@@ -479,8 +542,26 @@ class _Compiler:
             if type(link[0]) not in _BINOPS:
                 symbol = _UNSUPPORTED_BINOP_SYMBOLS.get(type(link[0]), type(link[0]).__name__)
                 self.fail(f"unsupported operator {symbol!r} in {self.snippet(link[2])!r}", link[2])
+        refs = self.placeholder_refs
         base = self.compile(chain[0])
-        steps = [(_BINOPS[type(op)], self.compile(right)) for op, right, _ in chain[1:]]
+        steps = []
+        constant = self.placeholder_refs == refs
+        for op, right, link in chain[1:]:
+            fn, rhs = _BINOPS[type(op)], self.compile(right)
+            if constant and self.placeholder_refs == refs:
+                # A constant prefix of the run is a constant sub-expression (a
+                # node of the tree): computed now, unless computing it raises.
+                def combined(env: Env, fn: Callable[[Any, Any], Any] = fn, left: _Fn = base,
+                             rhs: _Fn = rhs) -> Any:
+                    return fn(left(env), rhs(env))
+
+                base = self.fold(link, combined)
+                constant = base is not combined  # raised: the rest runs at evaluation
+                continue
+            constant = False
+            steps.append((fn, rhs))
+        if not steps:
+            return base
         if len(steps) == 1:
             ((fn, right),) = steps
             return lambda env: fn(base(env), right(env))
@@ -618,6 +699,9 @@ def binop_chain(node: ast.BinOp) -> list[Any]:
     return out
 
 
+_NO_VALUES: dict[str, Any] = {}
+
+
 def _placeholder_fn(name: str) -> _Fn:
     def lookup(env: Env) -> Any:
         try:
@@ -724,7 +808,8 @@ class Clause:
         evaluation raised (``ZeroDivisionError``, ``OverflowError``,
         ``ValueError``, ``TypeError``, ``NameError``, ...; torch's callers treat
         it as a failed guard), ``"unknown"`` if a placeholder needed on the
-        evaluated path is missing.  Never raises.
+        evaluated path is missing, or if it needs an int over
+        :data:`MAX_INT_BITS` bits (``error`` then says so).  Never raises.
         """
         missing = tuple(p for p in self.placeholders if p not in values)
         try:
@@ -732,6 +817,8 @@ class Clause:
             passed = bool(value)
         except _MissingPlaceholder:
             return ClauseResult(self, "unknown", None, None, missing)
+        except _TooBig:
+            return ClauseResult(self, "unknown", None, _TOO_BIG, missing)
         except Exception as exc:  # noqa: BLE001 - any failure is a failed guard
             return ClauseResult(self, "error", None, _format_error(exc), missing)
         return ClauseResult(self, "pass" if passed else "fail", value, None, missing)
@@ -742,8 +829,10 @@ class ClauseResult:
     """Outcome of :meth:`Clause.evaluate`.
 
     ``value`` is the Python value the clause produced (None on error/unknown),
-    ``error`` is ``"ExcType: message"`` on error, ``missing`` the clause's
-    placeholders absent from the values given.
+    ``error`` is ``"ExcType: message"`` on error, or, on unknown, why fxcache
+    did not compute it (an int over :data:`MAX_INT_BITS` bits; None when a
+    placeholder is missing); ``missing`` the clause's placeholders absent from
+    the values given.
     """
 
     clause: Clause
@@ -820,13 +909,16 @@ class GuardsExpr:
     def holds(self, values: Mapping[str, int]) -> bool:
         """Fast path: the truth value torch's evaluation of the source gives, any exception meaning False.
 
-        Raises ValueError naming the first placeholder missing from ``values``.
+        Raises ValueError naming the first placeholder missing from ``values``,
+        or when an int over :data:`MAX_INT_BITS` bits would be needed (undecided).
         """
         for p in self.placeholders:
             if p not in values:
                 raise ValueError(f"no value for placeholder {p!r} (L[{p!r}])")
         try:
             return bool(self._fn(values))
+        except _TooBig:
+            raise ValueError(f"undecided: the guards {_TOO_BIG}") from None
         except Exception:  # noqa: BLE001 - torch fails the guard on any error
             return False
 

@@ -20,7 +20,8 @@ reads the files.
 What is kept is the light form of an entry (:func:`light`): everything but the
 FX debug lines (tens of KB per entry, only needed by ``key``/``diff``/``--stale``,
 which then decode the file) and the list of globals the pickle named. Entries that are not valid (``corrupt``) are remembered too,
-with their reason; entries that could not be read are not.
+with their reason; entries that could not be read are not, nor are files whose
+name is not valid UTF-8 (SQLite stores text; they are decoded on each run).
 
 A second table keeps, per key, the function it was compiled from
 (:mod:`fxcache_core.origin`) and the entry file that said so: ``ls`` shows
@@ -81,7 +82,7 @@ def default_index_path(root: Path) -> Path | None:
     base = index_dir()
     if base is None:
         return None
-    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:32]
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
     return base / f"index-{digest}.sqlite"
 
 
@@ -191,6 +192,19 @@ def from_json(text: str) -> DecodedEntry:
     )
 
 
+def _storable(text: str) -> bool:
+    """Whether SQLite can store ``text``: a file name that is not valid UTF-8 (POSIX
+    names are bytes; Python spells the odd ones with lone surrogates) cannot be
+    bound as TEXT, so such an entry is simply never indexed (decoded each run)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 _BULK_MIN = 2000
 """From this many entries on, :meth:`Index.get_many` reads the whole table once."""
 
@@ -226,7 +240,7 @@ class Index:
     def get(self, entry: Entry) -> tuple[str | None, DecodedEntry | str] | None:
         """(sha256 name of the content if it was hashed, the light entry or the
         reason it is corrupt), if the index has this file unchanged; else None."""
-        if self._db is None or not entry.file.mtime_ns:
+        if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
             return None
         try:
             row = self._db.execute(
@@ -269,9 +283,11 @@ class Index:
     def put(self, entry: Entry, sha: str | None, result: DecodedEntry | str, row: str | None = None) -> None:
         """Remember a decoded entry (or the reason it is corrupt) for this file;
         ``row``: its :func:`to_json`, when already at hand."""
-        if self._db is None or not entry.file.mtime_ns:
+        if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
             return
         corrupt, body = (result, None) if isinstance(result, str) else (None, row or to_json(result))
+        if corrupt is not None and not _storable(corrupt):
+            return  # a reason quoting what the pickle named, not valid UTF-8: not kept
         try:
             self._db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              (entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
@@ -319,7 +335,7 @@ class Index:
 
     def put_key_origin(self, key: CacheKey, entry: Entry, origin: Origin | None) -> None:
         """Remember that ``entry`` (of ``key``) says ``key`` was compiled from ``origin``."""
-        if self._db is None or not entry.file.mtime_ns:
+        if self._db is None or not entry.file.mtime_ns or not _storable(key.where):
             return
         body = None if origin is None else json.dumps(
             [origin.function, origin.file, origin.line, list(origin.functions)])

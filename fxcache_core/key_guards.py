@@ -18,6 +18,7 @@ from .catalog import Catalog, Unreadable
 from .decode import Origin
 from .errors import GuardParseError
 from .guard_view import (
+    MAX_SHOWN_CLAUSES,
     EntryComparison,
     GuardSummary,
     compare_entries,
@@ -162,7 +163,12 @@ def entry_guards(catalog: Catalog, entry: Entry) -> EntryGuards:
     if d.guards_expr:
         try:
             g = parse_guards(d.guards_expr)
-            sm = summarize(g)
+            if len(g.clauses) > MAX_SHOWN_CLAUSES:
+                error = (f"{len(g.clauses):,} clauses, more than fxcache shows through sympy "
+                         f"({MAX_SHOWN_CLAUSES}): the string as stored")
+                g = None
+            else:
+                sm = summarize(g)
         except GuardParseError as ex:
             g, sm, error = None, None, f"guards not understood: {ex}"
     return EntryGuards(entry, None, d.guards_expr, syms, d.origin, g, error, sm)

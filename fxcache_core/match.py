@@ -651,8 +651,10 @@ def _judge(catalog: Catalog, e: Entry, bound: Mapping[str, int],
         return EntryVerdict(e, "fail", f"{f.clause.text}  is {f.value!r}  with {shown}",
                             failed_clause=f.clause.text, guards_expr=d.guards_expr, values=vals)
     missing = sorted({m for r in verdict.results for m in r.missing}, key=lambda p: int(p[1:]))
-    return EntryVerdict(e, "unknown", f"needs {', '.join(missing)}", guards_expr=d.guards_expr,
-                        values=vals)
+    refused = next((r for r in verdict.results if r.status == "unknown" and r.error), None)
+    why = (f"needs {', '.join(missing)}" if missing
+           else f"{refused.clause.text}  {refused.error}" if refused is not None else "undecided")
+    return EntryVerdict(e, "unknown", why, guards_expr=d.guards_expr, values=vals)
 
 
 def _unfit_through_loaders(catalog: Catalog, key: CacheKey,

@@ -56,6 +56,52 @@ class RemoteError(FxcacheError):
     """The remote cache cannot be used: no connection, refused, wrong password, timeout."""
 
 
+def redact_url(url: str) -> str:
+    """``url`` with its password, if any, replaced by ``***`` (in the user info,
+    ``redis://user:secret@host``, and in a ``password=`` query parameter, both of
+    which redis-py reads): what fxcache may print or write anywhere."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, _, hostport = netloc.rpartition("@")
+            if ":" in userinfo:
+                netloc = f"{userinfo.partition(':')[0]}:***@{hostport}"
+        query = parts.query
+        if query:
+            pairs = parse_qsl(query, keep_blank_values=True)
+            if any(k.lower() == "password" for k, _ in pairs):
+                query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in pairs], safe="*")
+        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    except ValueError:
+        return "<a Redis URL that cannot be shown>"
+
+
+def _secrets(url: str) -> list[str]:
+    """The passwords in ``url`` (to scrub from messages that may quote them)."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    out = []
+    try:
+        parts = urlsplit(url)
+        userinfo = parts.netloc.rpartition("@")[0]
+        if ":" in userinfo:
+            out.append(userinfo.partition(":")[2])
+        out += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() == "password"]
+    except ValueError:
+        pass
+    return [x for s in out for x in {s, unquote(s)} if x]
+
+
+def _scrubbed(url: str, message: object) -> str:
+    text = str(message)
+    for secret in _secrets(url):
+        text = text.replace(secret, "***")
+    return text
+
+
 def redis_url(spec: str, environ: dict[str, str] | None = None) -> str:
     """The Redis URL ``--remote`` names: a ``redis://``/``rediss://``/``unix://``
     URL, or ``env`` for torch's own variables (``TORCHINDUCTOR_REDIS_URL``, else
@@ -72,7 +118,7 @@ def redis_url(spec: str, environ: dict[str, str] | None = None) -> str:
         return f"redis://{env.get('TORCHINDUCTOR_REDIS_HOST', 'localhost')}:{env.get('TORCHINDUCTOR_REDIS_PORT', '6379')}"
     if spec.split("://", 1)[0] in ("redis", "rediss", "unix") and "://" in spec:
         return spec
-    raise RemoteError(f"--remote {spec!r}: expected redis://host:port/db or env")
+    raise RemoteError(f"--remote {redact_url(spec)!r}: expected redis://host:port/db or env")
 
 
 @dataclass(frozen=True)
@@ -125,19 +171,22 @@ def connect(url: str, timeout_s: float = 10.0):  # -> redis.Redis
         import redis
     except ImportError:
         raise RemoteError("--remote needs the redis package (pip install redis)") from None
+    shown = redact_url(url)  # never the password, in any message
     try:
         client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
         client.ping()
     except ValueError as e:
-        raise RemoteError(f"--remote {url}: {e}") from None
+        raise RemoteError(f"--remote {shown}: {_scrubbed(url, e)}") from None
     except redis.exceptions.AuthenticationError as e:
-        raise RemoteError(f"{url}: authentication failed: {e}") from None
+        raise RemoteError(f"{shown}: authentication failed: {_scrubbed(url, e)}") from None
     except redis.exceptions.ResponseError as e:  # e.g. NOAUTH
-        raise RemoteError(f"{url}: {e}") from None
+        raise RemoteError(f"{shown}: {_scrubbed(url, e)}") from None
     except redis.exceptions.TimeoutError:
-        raise RemoteError(f"{url}: timed out after {timeout_s:g} s") from None
+        raise RemoteError(f"{shown}: timed out after {timeout_s:g} s") from None
     except redis.exceptions.ConnectionError as e:
-        raise RemoteError(f"{url}: cannot connect: {e}") from None
+        raise RemoteError(f"{shown}: cannot connect: {_scrubbed(url, e)}") from None
+    except redis.exceptions.RedisError as e:
+        raise RemoteError(f"{shown}: {type(e).__name__}: {_scrubbed(url, e)}") from None
     try:
         client.execute_command("CLIENT", "NO-TOUCH", "ON")
         client.fxcache_touches = False
@@ -380,6 +429,8 @@ class RedisStore:
         """``reads_path``: the log of fxcache's own reads
         (:mod:`fxcache_core.remote_reads`; "default": in the index dir, None: none)."""
         self.url = url
+        self.display_url = redact_url(url)
+        """The URL without its password: what may be shown."""
         self.client = connect(url, timeout_s)
         self._entries: tuple[RemoteEntry, ...] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None

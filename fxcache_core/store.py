@@ -129,8 +129,8 @@ class CacheKey:
         temp_files: dot-prefixed files (a compile's ``write_atomic`` in flight,
             or one that died); torch skips them on lookup.
         via_symlink: the key dir, or a dir above it, is a symlink.
-        readable: False when the key dir could not be listed (its entries are
-            unknown, not absent).
+        readable: False when the key dir could not be listed, or a file in it
+            could not be stat'ed (some of its entries are unknown, not absent).
     """
 
     kind: KeyKind
@@ -180,11 +180,35 @@ class CacheScan:
         root: the cache dir.
         keys: FX graph keys then AOTAutograd keys, each group sorted by key.
         skipped: symlinks, foreign files and dirs, unreadable dirs.
+        listings: what the scan listed on the way to FX key dirs: the names in
+            the cache dir, in ``fxgraph/`` and in each bucket dir, by the dir's
+            path (as the scan spells it); None for a dir whose listing failed.
+            A dir missing here was never listed. :meth:`fx_key_absent` reads it.
     """
 
     root: Path
     keys: tuple[CacheKey, ...]
     skipped: tuple[Skipped, ...] = ()
+    listings: dict[str, frozenset[str] | None] = field(default_factory=dict, repr=False, compare=False)
+
+    def fx_key_absent(self, key: str) -> bool:
+        """Whether successful listings prove the cache has no dir for FX key ``key``.
+
+        Proof is a listing, from the cache dir down, that lacks the next name on
+        the way: the cache dir lists no ``fxgraph``, or ``fxgraph/`` lists no
+        ``key[1:3]`` bucket, or the bucket lists no ``key``. A listing that
+        failed (no permission, an I/O error) or was never made proves nothing:
+        "could not look" is not "absent".
+        """
+        fx_root = str(self.root / KeyKind.FX_GRAPH.value)  # each path as the scan spelled it
+        for path, name in ((str(self.root), KeyKind.FX_GRAPH.value), (fx_root, key[1:3]),
+                           (os.path.join(fx_root, key[1:3]), key)):
+            names = self.listings.get(path)
+            if names is None:
+                return False
+            if name not in names:
+                return True
+        return False
 
     def entries(self) -> Iterator[Entry]:
         """Every entry, key by key, in lookup order within each key."""
@@ -298,6 +322,7 @@ def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
         skipped.append(Skipped(Path(path), f"unreadable key dir: {e.strerror}"))
         return CacheKey(kind, key, path, (), (), linked, readable=False)
     base = path + os.sep
+    complete = True
     lstat, is_reg, is_lnk = os.lstat, stat.S_ISREG, stat.S_ISLNK
     for name in names:
         p = base + name
@@ -313,6 +338,7 @@ def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
             continue
         except OSError as e:
             skipped.append(Skipped(Path(p), f"cannot stat: {e.strerror}"))
+            complete = False  # it may be an entry: the key's entries are not all known
             continue
         info = FileInfo(p, st.st_size, st.st_mtime, st.st_atime, st.st_mtime_ns, st.st_ino)
         if name[0] == ".":
@@ -325,23 +351,31 @@ def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
             skipped.append(Skipped(Path(p), "not a regular file (torch fails to open it and skips it)"))
             continue
         entries.append(Entry(kind, key, info, len(entries), linked or is_link))
-    return CacheKey(kind, key, path, tuple(entries), tuple(temps), linked)
+    return CacheKey(kind, key, path, tuple(entries), tuple(temps), linked, readable=complete)
 
 
-def _dirs(path: str, skipped: list[Skipped]) -> list[tuple[str, str, bool]]:
+def _dirs(path: str, skipped: list[Skipped],
+          listings: dict[str, frozenset[str] | None] | None = None) -> list[tuple[str, str, bool]]:
     """Sub-directories of ``path`` (sorted): (name, path, is a symlink), paths as strings.
 
     Symlinks to directories are followed, as torch's ``os.listdir``/``open``
-    follow them; the flag lets gc refuse to delete through them.
+    follow them; the flag lets gc refuse to delete through them. ``listings``:
+    where to record the names listed (None when the listing failed).
     """
     out = []
     try:
         it = sorted(os.scandir(path), key=lambda d: d.name)
     except FileNotFoundError:
+        if listings is not None:
+            listings[path] = None
         return []
     except OSError as e:
+        if listings is not None:
+            listings[path] = None
         skipped.append(Skipped(Path(path), f"unreadable dir: {e.strerror}"))
         return []
+    if listings is not None:
+        listings[path] = frozenset(d.name for d in it)
     for d in it:
         try:
             is_dir = d.is_dir(follow_symlinks=True)
@@ -376,10 +410,15 @@ def scan_cache(root: Path) -> CacheScan:
 def _scan_cache(root: Path) -> CacheScan:
     skipped: list[Skipped] = []
     keys: list[CacheKey] = []
+    listings: dict[str, frozenset[str] | None] = {}
+    try:
+        listings[str(root)] = frozenset(os.listdir(root))
+    except OSError:
+        listings[str(root)] = None
     fx_root = root / KeyKind.FX_GRAPH.value
     fx_linked = fx_root.is_symlink()
-    for bucket, bpath, b_linked in _dirs(str(fx_root), skipped):
-        for name, kpath, k_linked in _dirs(bpath, skipped):
+    for bucket, bpath, b_linked in _dirs(str(fx_root), skipped, listings):
+        for name, kpath, k_linked in _dirs(bpath, skipped, listings):
             if KeyKind.of_key(name) is KeyKind.FX_GRAPH and is_key(name) and name[1:3] == bucket:
                 keys.append(_scan_key_dir(KeyKind.FX_GRAPH, name, kpath,
                                           fx_linked or b_linked or k_linked, skipped))
@@ -393,7 +432,7 @@ def _scan_cache(root: Path) -> CacheScan:
                                       aot_linked or k_linked, skipped))
         else:
             skipped.append(Skipped(Path(kpath), "not an AOTAutograd key dir"))
-    return CacheScan(root=root, keys=tuple(keys), skipped=tuple(skipped))
+    return CacheScan(root=root, keys=tuple(keys), skipped=tuple(skipped), listings=listings)
 
 
 @dataclass(frozen=True)

@@ -258,3 +258,112 @@ def test_sources_added_in_torch_2_14_and_2_15_follow_their_templates():
     assert source_name(_src("UnwrapCollectiveTensorSource", x)) == "___unwrap_async_collective_tensor(L['x'])"
     assert source_name(_src("ListReverseIteratorBackingListSource", x)) == \
         "___list_reverseiterator_backing_list(L['x'])"
+
+
+# --- memory: no entry can make decoding allocate more than its budget ----------------
+
+_MEMO_ATTACK = r'''
+import json, resource, struct, sys, time
+from fxcache_core.catalog import Catalog
+from fxcache_core.keys import KeyKind
+from fxcache_core.store import scan_cache
+from pathlib import Path
+
+t = time.perf_counter()
+cat = Catalog(scan_cache(Path(sys.argv[1])))
+out = {}
+for e in cat.scan.entries():
+    d = cat.load(e)
+    out[e.name] = [type(d).__name__, getattr(d, "cause", None), getattr(d, "reason", None)]
+print(json.dumps({"results": out, "seconds": time.perf_counter() - t,
+                  "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+'''
+
+
+def _protocol2(obj) -> bytes:
+    import io
+
+    from tests.synth import _Pickler
+
+    buf = io.BytesIO()
+    _Pickler(buf, protocol=2).dump(obj)
+    return buf.getvalue()
+
+
+def test_a_huge_memo_index_cannot_make_decoding_allocate_gigabytes(tmp_path):
+    """The 9-byte entry ``\\x80\\x02N r <4-byte index> .`` makes the C unpickler
+    allocate and zero-fill a memo of twice the index (2 GB for 2**27, 32 GB for
+    2**31). Decoded in a fresh process, with every variant in one cache: peak RSS
+    stays far under 300 MB and the whole run under 2 s (a generous timeout is the
+    stall detector); each is reported as what it holds."""
+    import json
+    import struct
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO_ROOT, _env
+    from tests.synth import Fake, fake_key, write_entry
+
+    key = fake_key(KeyKind.FX_GRAPH, "memo")
+    valid = _protocol2(Fake("torch._inductor.output_code", "CompiledFxGraph", guards_expr="2 <= L['t0']",
+                            _fx_graph_cache_key=key, fx_kwargs={"is_backward": False}))
+    entries = {
+        "binput27": b"\x80\x02Nr" + struct.pack("<I", 2**27) + b".",
+        "binput32": b"\x80\x02Nr" + struct.pack("<I", 2**32 - 1) + b".",
+        "textput": b"\x80\x02Np99999999999999\n.",
+        "bytes8": b"\x80\x04\x8e" + struct.pack("<Q", 2**40) + b"xx.",
+        # A valid entry holding one LONG_BINPUT at 2**31: still a valid entry.
+        "valid+put": valid[:-1] + b"r" + struct.pack("<I", 2**31) + b".",
+    }
+    names = {}
+    for label, data in entries.items():
+        names[write_entry(tmp_path, KeyKind.FX_GRAPH, key, data).name] = label
+    proc = subprocess.run([sys.executable, "-c", _MEMO_ATTACK, str(tmp_path)], cwd=REPO_ROOT,
+                          env=_env({"FXCACHE_JOBS": "1"}), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    got = json.loads(proc.stdout)
+    res = {names[n]: r for n, r in got["results"].items()}
+    assert got["maxrss_kb"] < 300 * 1024, got["maxrss_kb"]
+    assert got["seconds"] < 2, got["seconds"]
+    assert res["valid+put"][0] == "DecodedEntry"  # a sparse memo is still a valid pickle
+    for label in ("binput27", "binput32", "textput"):
+        assert res[label] == ["Unreadable", "corrupt", "entry holds a NoneType, not a compiled graph"], label
+    assert res["bytes8"][:2] == ["Unreadable", "corrupt"] and "truncated" in res["bytes8"][2]
+
+
+def test_an_entry_that_needs_more_than_the_budget_is_too_large_not_corrupt(tmp_path, monkeypatch):
+    """What only more memory could decode is not evidence of a bad entry: gc
+    --unreadable keeps it (a budget shrunk to 1 MiB stands in for a huge entry)."""
+    from fxcache_core import memlimit
+    from fxcache_core.catalog import Catalog, Unreadable
+    from fxcache_core.gc import GcPolicy, plan_gc
+    from fxcache_core.store import scan_cache
+    from tests.synth import fake_key, write_entry
+
+    if not memlimit.ENFORCED:
+        pytest.skip("RLIMIT_AS is only enforced on Linux")
+    monkeypatch.setattr(memlimit, "BASE_BUDGET_BYTES", 1 << 20)
+    monkeypatch.setattr(memlimit, "BUDGET_PER_BYTE", 0)
+    monkeypatch.setattr(memlimit, "_SLACK", 0)
+    key = fake_key(KeyKind.FX_GRAPH, "big")
+    big = stub_pickle("torch._inductor.output_code", "CompiledFxGraph",
+                      {"guards_expr": None, "_fx_graph_cache_debug_lines": [str(i) for i in range(300_000)]})
+    write_entry(tmp_path, KeyKind.FX_GRAPH, key, big)
+    cat = Catalog(scan_cache(tmp_path))
+    (e,) = cat.scan.entries()
+    d = cat.load(e)
+    assert isinstance(d, Unreadable) and d.cause == "too-large" and "memory budget" in d.reason
+    assert plan_gc(cat, GcPolicy(unreadable=True)).removals == ()
+
+
+def test_a_huge_int_in_an_int64_field_is_dropped_not_kept_to_crash_printing():
+    """A time field holding a 20,000-bit int (LONG4) would break the index's JSON
+    and any rendering (Python will not print an int of over 4,300 digits)."""
+    from fxcache_core.index import from_json, light, to_json
+
+    data = stub_pickle("torch._inductor.output_code", "CompiledFxGraph",
+                       {"guards_expr": None, "_time_taken_ns": 2**20000})
+    d = decode_entry(data, KeyKind.FX_GRAPH)
+    assert d.compile_time_ns is None
+    assert from_json(to_json(light(d))) == light(d)

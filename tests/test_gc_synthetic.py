@@ -140,8 +140,11 @@ def test_execute_reports_permission_errors_and_goes_on(cache, monkeypatch):
     plan = _plan(root, older_than_s=0, now=now + 1)
     real_unlink = os.unlink
 
+    fx_names = {p.name for p in paths.values()}
+
     def unlink(p, *a, **kw):  # as for a read-only dir owned by someone else (root ignores chmod)
-        if str(p).startswith(str(paths[1].parent)):
+        # gc unlinks by name in the opened key dir (unlinkat with dir_fd).
+        if os.path.basename(os.fspath(p)) in fx_names:
             raise PermissionError(13, "Permission denied", str(p))
         return real_unlink(p, *a, **kw)
 
@@ -401,3 +404,17 @@ def test_a_marker_whose_library_is_gone_is_removed(cache):
     assert r.file.path == marker and "library that is gone" in r.reasons[0]
     without = plan_gc(Catalog(scan_cache(root)), GcPolicy(older_than_s=5 * DAY, now=now))
     assert not [r for r in without.removals if r.what == "code"]  # only --artifacts touches code
+
+
+@pytest.mark.parametrize("bad", ["9" * 400 + "B", "9" * 5000 + "GB", "10000000000EB", ""])
+def test_sizes_past_int64_or_empty_are_refused_in_one_line(bad):
+    with pytest.raises(ValueError) as e:
+        parse_size(bad)
+    assert "\n" not in str(e.value) and len(str(e.value)) < 120
+
+
+@pytest.mark.parametrize("bad", ["9" * 400 + "d", "", "1000000w"])
+def test_durations_past_a_thousand_years_or_empty_are_refused(bad):
+    with pytest.raises(ValueError) as e:
+        parse_duration(bad)
+    assert "\n" not in str(e.value) and len(str(e.value)) < 120

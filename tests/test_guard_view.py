@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fxcache_core.errors import GuardParseError
 from fxcache_core.guard_view import compare_entries, expr_tree, render, summarize
 from fxcache_core.guards import parse_guards
 
@@ -170,10 +171,13 @@ def test_divisibility_facts_hold_wherever_the_guards_hold(src, vals):
 
 
 def test_hostile_products_are_bounded():
-    """Big-int products become an error clause; huge products are not expanded for ranges."""
+    """Big-int products are refused (constant ones at parse time, naming the bound);
+    huge products are not expanded for ranges."""
     src = "L['t0'] <= " + "*".join(["2**4194000"] * 160)
-    v = parse_guards(src).evaluate({"t0": 1})
-    assert v.status == "fail" and "OverflowError" in v.first_failure.error
+    with pytest.raises(GuardParseError, match="MAX_INT_BITS"):
+        parse_guards(src)
+    v = parse_guards("L['t0'] <= " + "*".join(["L['t0']"] * 160)).evaluate({"t0": 2**100})
+    assert v.status == "unknown" and "MAX_INT_BITS" in v.results[0].error
     many = " * ".join(f"(L['t0'] + {i})" for i in range(400)) + " <= 5"
     s = summarize(parse_guards(many))
     assert s.ranges == () and len(s.other) == 1  # left whole, not expanded into a degree-400 poly

@@ -505,12 +505,16 @@ def test_evaluate_with_missing_placeholders():
     assert (r.status, r.missing) == ("unknown", ("t1",))
 
 
-def test_pow_limit_is_an_error_not_a_hang():
+def test_pow_limit_is_undecided_not_a_hang():
+    """Past MAX_INT_BITS fxcache does not compute the power: the clause is
+    undecided (torch would compute it, slowly), never a guess."""
     g = parse_guards(f"{T0} ** {T1} > 0")
     start = time.perf_counter()
     r = g.clauses[0].evaluate({"t0": 2, "t1": 10**12})
-    assert r.status == "error" and r.error.startswith("OverflowError")
-    assert g.holds({"t0": 3, "t1": 10**12}) is False
+    assert r.status == "unknown" and "MAX_INT_BITS" in r.error and r.missing == ()
+    assert g.evaluate({"t0": 2, "t1": 10**12}).status == "unknown"
+    with pytest.raises(ValueError, match="undecided"):
+        g.holds({"t0": 3, "t1": 10**12})
     # |base| <= 1 is cheap for Python too and is computed.
     assert g.holds({"t0": 1, "t1": 10**12}) is True
     assert g.clauses[0].evaluate({"t0": -1, "t1": 10**12 + 1}).value is False
@@ -705,12 +709,13 @@ def test_long_flat_sum_within_limits_is_accepted():
 
 
 def test_many_clauses_parse_in_linear_time():
-    source = " and ".join([f"{T0} != {i}" for i in range(15_000)])
+    source = " and ".join([f"{T0} != {i}" for i in range(6_000)])  # just under MAX_GUARD_CHARS
+    assert len(source) <= G.MAX_GUARD_CHARS
     start = time.perf_counter()
     g = parse_guards(source)
     assert time.perf_counter() - start < 10
-    assert len(g.clauses) == 15_000 and g.clauses[-1].text == f"{T0} != 14999"
-    assert g.holds({"t0": -1}) and not g.holds({"t0": 14_999})
+    assert len(g.clauses) == 6_000 and g.clauses[-1].text == f"{T0} != 5999"
+    assert g.holds({"t0": -1}) and not g.holds({"t0": 5_999})
     verdict = g.evaluate({"t0": 7})
     assert len(verdict.results) == 8 and verdict.first_failure.clause.index == 7
 
@@ -887,3 +892,70 @@ def test_printer_output_parses_and_matches_torch_eval(torch_interp):
             check_against_oracle(source, values, namespace)
         for clause in g.clauses:
             assert isinstance(clause.sympy(), sympy.Basic)
+
+
+# ---------------------------------------------------------------------------
+# Hostile guards: no clause may stall or exhaust the machine (MAX_INT_BITS).
+# ---------------------------------------------------------------------------
+
+
+def test_huge_constant_arithmetic_is_refused_at_parse_time_not_computed():
+    """The 1 KB attack: 20 clauses each of which would cost ~22 s of CPU."""
+    source = " and ".join([f"3**4194304 // 3**2000000 > {T0}"] * 20)
+    start = time.perf_counter()
+    with pytest.raises(GuardParseError, match="MAX_INT_BITS"):
+        parse_guards(source)
+    assert time.perf_counter() - start < 2  # a stall detector, not a speed target
+
+
+@pytest.mark.parametrize("source", [
+    "0x" + "f" * 1100 + f" > {T0}",                       # a hex literal past the bound
+    f"2**4095 * 2**4095 > {T0}",                           # a constant product
+    f"{T0} > 5 or 7**5000 > 1",                            # even where eval would not go
+    f"IsNonOverlappingAndDenseIndicator(2**4000, 2**4000, 1, 2**4000) == {T0}",
+])
+def test_constant_sub_expressions_past_the_int_bound_are_unparsable(source):
+    with pytest.raises(GuardParseError, match="MAX_INT_BITS"):
+        parse_guards(source)
+
+
+@pytest.mark.parametrize("source,values", [
+    (f"({T0} ** {T1}) // 3 > 0", {"t0": 3, "t1": 4_000_000}),
+    (f"{T0} * {T0} * {T0} > 0", {"t0": 2**2000, "t1": 0}),
+    (f"IsNonOverlappingAndDenseIndicator({T0}, {T0}, {T0}, 1, {T1}, {T1}) == 1",
+     {"t0": 2**2100, "t1": 2**2100}),
+])
+def test_evaluation_past_the_int_bound_is_undecided_and_quick(source, values):
+    g = parse_guards(source)
+    start = time.perf_counter()
+    r = g.clauses[0].evaluate(values)
+    assert time.perf_counter() - start < 1
+    assert r.status == "unknown" and "MAX_INT_BITS" in r.error
+
+
+def test_constant_sub_expressions_that_raise_still_raise_where_eval_would():
+    """Computing constants at parse time changes no outcome: what raises, raises
+    at evaluation, and only on the path eval takes."""
+    for source in [f"(1 // 0) if {T0} > 5 else 1", f"{T0} > 1 // 0", f"1 // 0 + 1 + {T0} > 0",
+                   f"Where(1, 2, 3) > {T0}", f"{T0} or Where(1, 2, 3)", f"(2**10 * 3 * {T0}) > 5",
+                   f"math.sqrt(-1) if {T0} else 2 ** 4000 // 3 ** 2000"]:
+        for t0 in (0, 1, 7):
+            check_against_oracle(source, {"t0": t0})
+
+
+def test_the_costliest_operations_within_the_bound_stay_cheap():
+    """Operands at the bound: each clause costs microseconds (stall detector)."""
+    source = " and ".join([f"({T0} ** 4000) // ({T1} ** 2000) + {T0} ** 4000 % ({T1} ** 2500 + 1) > 0"] * 500)
+    assert len(source) <= G.MAX_GUARD_CHARS
+    g = parse_guards(source)
+    start = time.perf_counter()
+    verdict = g.evaluate({"t0": 2, "t1": 3})
+    assert verdict.status == "pass" and len(verdict.results) == 500
+    assert time.perf_counter() - start < 2
+
+
+def test_every_value_within_the_bound_can_be_printed():
+    """Values are at most MAX_INT_BITS (+ a few bits for sums): under Python's
+    4,300-digit limit on int-to-str, so no verdict can crash its own rendering."""
+    total = parse_guards(" + ".join([f"{T0} ** 4096"] * 1000)).clauses[0].evaluate({"t0": 2}).value
+    assert total == 1000 * 2**4096 and len(str(total)) < 4300

@@ -50,3 +50,26 @@ def test_agreement_with_the_local_cache(tmp_path):
     write_entry(local_root, KeyKind.FX_GRAPH, differs, fx_entry_bytes("L['t0'] > 8", differs))
     got = agreement(scan_cache(remote_root), scan_cache(local_root))
     assert got == {same: "same", differs: "differs"}
+
+
+@pytest.mark.parametrize("url,shown", [
+    ("redis://user:hunter2@host:6379/0", "redis://user:***@host:6379/0"),
+    ("redis://:hunter2@host", "redis://:***@host"),
+    ("rediss://host:1/0?password=hunter2&db=1", "rediss://host:1/0?password=***&db=1"),
+    ("unix://u:hunter2@/tmp/redis.sock", "unix://u:***@/tmp/redis.sock"),
+    ("redis://host:6379", "redis://host:6379"),
+])
+def test_a_redis_url_is_never_shown_with_its_password(url, shown):
+    from fxcache_core.remote import redact_url
+
+    assert redact_url(url) == shown
+
+
+@pytest.mark.parametrize("url", ["redis://user:hunter2@127.0.0.1:1/0", "redis://user:hunter2@[bad/0",
+                                 "redis://user:hunter2@localhost:notaport/0", "http://u:hunter2@h"])
+def test_connection_errors_never_quote_the_password(url):
+    from fxcache_core.remote import RemoteError, connect, redis_url
+
+    with pytest.raises(RemoteError) as e:
+        connect(redis_url(url), timeout_s=2)
+    assert "hunter2" not in str(e.value)

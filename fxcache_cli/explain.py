@@ -1,0 +1,230 @@
+"""``fxcache explain TRACE``: what the cache did for every compile of a traced run, and why."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from ._app import JsonOpt
+from ._context import done_reading, indexed_catalog, state
+from ._output import ReadProgress, emit, emit_json_listing, out, plural
+
+GM_DIFF_LINES = 24
+"""Lines of a graph diff shown per new key (``--json`` has it whole)."""
+
+
+def explain_cmd(
+    trace: Annotated[str, typer.Argument(
+        help="The run's TORCH_TRACE: the dir (one dedicated_log_torch_trace_*.log per rank) or one file.")],
+    record: Annotated[bool, typer.Option(
+        "--record/--no-record",
+        help="Keep what the trace says about entries (hits as uses, compile costs) in fxcache's "
+        "index for gc (outside the cache dir).")] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Say what the cache did for every compile of a run, and why: hits (and whether their guards
+    were installed), new keys (the nearest earlier key and what differs), guard misses (the
+    clause that failed, with the call's values), bypasses. The cache is --cache-dir, else the
+    one the run wrote to, else torch's default."""
+    from fxcache_core.explain import explain
+    from fxcache_core.trace import trace_files
+    from fxcache_core.trace_run import read_run
+
+    path = Path(trace)
+    files = trace_files(path)  # not a trace: one line, exit 2
+    total = sum(f.stat().st_size for f in files)
+    prog = ReadProgress(total, enabled=not as_json, label="reading trace")
+    try:
+        run = read_run(path, on_bytes=prog.advance)
+    finally:
+        prog.close()
+    scan, why_none = _cache_for(run)
+    catalog = indexed_catalog(scan, as_json) if scan is not None else None
+    steps = ReadProgress(len(run.lookups), enabled=not as_json, label="explaining lookups")
+    report = explain(run, catalog, on_lookup=steps, notes=[why_none] if why_none else [])
+    steps.close()
+    done_reading()
+    if record and scan is not None:
+        from fxcache_core.usage import UsageStore, usage_path
+
+        store = UsageStore(usage_path(scan.root))
+        store.record(report)
+        store.close()
+    if as_json:
+        body = report.to_json()
+        lookups = body.pop("lookups")
+        emit_json_listing({"lookups": None, **body}, {"lookups": lookups})
+        return
+    _render(report)
+
+
+def _cache_for(run: Any) -> tuple[Any, str | None]:
+    """The cache to relate the run to: --cache-dir (its errors are the user's), else
+    $TORCHINDUCTOR_CACHE_DIR, else the dir the run wrote code into, else torch's
+    default; (None, why) when there is none."""
+    from fxcache_core.errors import CacheDirError
+    from fxcache_core.location import ENV_VAR, resolve_cache_dir
+    from fxcache_core.store import scan_cache
+
+    if state.remote is not None:
+        return None, "--remote: explain relates a trace to a local cache dir only"
+    if state.cache_dir is not None:
+        return scan_cache(resolve_cache_dir(state.cache_dir)), None
+    tried = []
+    if os.environ.get(ENV_VAR) is None:
+        for d in run.cache_dirs:
+            try:
+                return scan_cache(resolve_cache_dir(d)), None
+            except CacheDirError as e:
+                tried.append(str(e))
+    try:
+        return scan_cache(resolve_cache_dir()), None
+    except CacheDirError as e:
+        tried.append(str(e))
+    return None, "no cache to relate the run to (" + "; ".join(tried) + "): give --cache-dir"
+
+
+_STATE = {"hit": "[green]HIT[/green]", "miss": "[red]MISS[/red]", "bypass": "[yellow]BYPASS[/yellow]"}
+_CAUSE = {"new-key": "new key", "guard-miss": "guard miss", "fx-entry-missing": "its FX entry is gone"}
+
+
+def _secs(s: float | None) -> str:
+    return "" if s is None else f"{s:.1f} s" if s >= 0.1 else f"{s * 1000:.0f} ms"
+
+
+def _render(report: Any) -> None:
+    run = report.run
+    ranks = sorted({f.rank for f in run.files if f.rank is not None})
+    head = (f"{escape(str(run.path))}: {plural(len(run.compiles), 'compile')}, "
+            f"{plural(len(run.lookups), 'cache lookup')}"
+            + (f" on ranks {', '.join(map(str, ranks))}" if len(ranks) > 1 else "")
+            + (f" (torch {escape(run.torch_version)})" if run.torch_version else ""))
+    emit(head + (f"; cache {escape(report.cache_dir)}" if report.cache_dir else ""))
+    last = None
+    for x in report.lookups:
+        c = x.compile
+        if c is not None and c is not last:
+            last = c
+            label = run.label(c) + (f" rank {c.rank}" if len(ranks) > 1 and c.rank is not None else "")
+            line = f"\n[bold]\\[{escape(label)}][/bold] {escape(c.where)}"
+            if c.recompile_reason:
+                line += f"\n  recompiled: {escape(_first_line(c.recompile_reason))}"
+            emit(line)
+        _render_lookup(x)
+    _render_summary(report)
+    for n in report.notes:
+        emit(f"[yellow]note[/yellow]: {escape(n)}")
+
+
+def _first_line(text: str) -> str:
+    return text.split("  # ", 1)[0].strip()
+
+
+def _render_lookup(x: Any) -> None:
+    lk = x.lookup
+    kind = "aot" if lk.cache == "aotautograd" else "fx"
+    role = f" {lk.graph}" if lk.graph == "backward" else ""
+    key = escape(lk.key[:16]) if lk.key else "(no key)"
+    parts = [f"  {kind:<3} {key}{role}  {_STATE[lk.state]}"]
+    if lk.state == "miss":
+        parts.append(_CAUSE.get(x.cause, x.cause))
+    if lk.for_aot:
+        parts.append("[dim](loaded for the AOTAutograd hit)[/dim]")
+    if x.entry:
+        parts.append(f"entry {escape(x.entry[:16])}")
+    if x.seconds is not None:
+        parts.append(("saved " if lk.state == "hit" else "cost ") + _secs(x.seconds))
+    emit("  ".join(parts))
+    pad = " " * 8
+    if lk.state == "bypass":
+        emit(pad + escape(lk.bypass_reason or "(no reason recorded)"))
+    if x.guards_check is not None and x.guards_check.clauses:
+        g = x.guards_check
+        if g.status == "passed":
+            emit(pad + f"guards installed: {plural(len(g.clauses), 'clause')} of the entry are among "
+                 f"Dynamo's guards")
+        for cc in g.clauses:
+            if cc.status == "missing":
+                w = ", ".join(f"{s} = {v}" for s, v in (cc.witness or {}).items())
+                emit(pad + f"[red]guard not installed[/red]: {escape(cc.as_sources or cc.clause)}: "
+                     f"a call with {escape(w)} passes Dynamo's guards and would run this graph")
+            elif cc.status == "undecided":
+                emit(pad + f"[yellow]guard undecided[/yellow]: {escape(cc.as_sources or cc.clause)}: "
+                     f"{escape(cc.reason or '')}")
+    if x.added_guards:
+        emit(pad + "[dim]the hit added " + escape(", ".join(x.added_guards)) + "[/dim]")
+    for t in x.tried:
+        vals = ", ".join(f"{v.placeholder} = {v.value}"
+                         + (" (" + ", ".join(x for x in (v.symbol, v.source) if x) + ")" if v.symbol or v.source else "")
+                         for v in t.values)
+        if t.clause:
+            emit(pad + f"{escape(t.entry[:16])} fails {escape(t.clause)}  with {escape(vals)}")
+        else:
+            emit(pad + f"{escape(t.entry[:16])} {t.status}" + (f": {escape(t.error)}" if t.error else ""))
+    if x.nearest is not None:
+        n = x.nearest
+        via = f" (through their {n.role} FX keys)" if n.role else ""
+        by = f", written by this run (lookup {n.written_by})" if n.written_by is not None else ""
+        if not n.differs:
+            emit(pad + f"nearest {escape(n.key[:16])}{via}{by}: no component differs")
+        else:
+            verb = "differs" if len(n.differs) == 1 else "differ"
+            emit(pad + f"nearest {escape(n.key[:16])}{via}{by}: {plural(len(n.differs), 'component')} {verb}")
+        for name, this, near in n.details:
+            emit(pad + f"  [bold]{escape(name)}[/bold]")
+            if name == "gm":
+                lines = (this or "").splitlines()
+                for ln in lines[:GM_DIFF_LINES]:
+                    emit(pad + "    " + escape(ln))
+                if len(lines) > GM_DIFF_LINES:
+                    emit(pad + f"    [dim]... {len(lines) - GM_DIFF_LINES} more lines (--json)[/dim]")
+                continue
+            emit(pad + f"    this:    {escape(this) if this is not None else '(absent)'}")
+            emit(pad + f"    nearest: {escape(near) if near is not None else '(absent)'}")
+    elif x.first_compile:
+        emit(pad + "first compile of this graph: no key in the cache is close")
+    for note in x.notes:
+        emit(pad + f"[dim]{escape(note)}[/dim]")
+
+
+def _render_summary(report: Any) -> None:
+    summary = report.summary()
+    if not summary:
+        emit("\nNo cache lookup: nothing was compiled with Inductor (an eager backend, or caches off).")
+        return
+    caches = list(summary)
+    names = {"aotautograd": "AOTAutograd", "fxgraph": "FX graph"}
+    rows: list[tuple[str, ...]] = [("", *(names[c] for c in caches))]
+
+    def row(label: str, vals: Iterable[Any]) -> None:
+        rows.append((label, *(str(v) for v in vals)))
+
+    row("lookups", (summary[c].lookups for c in caches))
+    row("hits", (summary[c].hits for c in caches))
+    row("misses", (sum(summary[c].misses.values()) for c in caches))
+    for cause in ("new-key", "guard-miss", "fx-entry-missing"):
+        if any(summary[c].misses.get(cause) for c in caches):
+            row("  " + _CAUSE[cause], (summary[c].misses.get(cause, 0) for c in caches))
+    row("bypasses", (sum(summary[c].bypasses.values()) for c in caches))
+    row("compile spent on misses", (_secs(summary[c].seconds_missed) or "0 s" for c in caches))
+    row("compile saved by hits", (_secs(summary[c].seconds_saved) or "0 s" for c in caches))
+    if any(summary[c].guards_failed for c in caches):
+        row("hits missing a guard", (summary[c].guards_failed for c in caches))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out.print()
+    for r in rows:
+        out.print("  ".join([r[0].ljust(widths[0]), *(v.rjust(w) for v, w in zip(r[1:], widths[1:], strict=True))]),
+                  highlight=False, markup=False)
+    reasons: dict[str, int] = {}
+    for c in caches:
+        for why, n in summary[c].bypasses.items():
+            reasons[why] = reasons.get(why, 0) + n
+    if reasons:
+        out.print("bypass reasons:", markup=False)
+        for why, n in sorted(reasons.items(), key=lambda t: -t[1]):
+            out.print(f"  {n:>4}  {why}", markup=False, highlight=False)

@@ -1,0 +1,295 @@
+"""Deleting planned files and dirs under a root, through directory file descriptors.
+
+A gc plan names what it deletes relative to the cache root, and records what
+it found at each level: the ``(st_dev, st_ino)`` of the root and of every dir
+from it down to the file's parent (:func:`locate`). Deleting then walks the
+way ``shutil.rmtree``'s fd-based walk does (``_rmtree_safe_fd`` in
+Lib/shutil.py): the root is opened once, each level below it with
+``O_DIRECTORY | O_NOFOLLOW`` relative to the one above (``dir_fd=``), and each
+opened dir is compared with the plan; the file is ``fstatat``'d in its opened
+dir without following a symlink, checked by the caller (inode, size, mtime...),
+and ``unlinkat``'d in that same dir (:meth:`DirWalk.unlink`). A dir that was
+swapped for a symlink, or for another dir, after the plan is refused at the
+level where it was swapped; nothing is reached through a name that can be
+re-pointed after its check.
+
+What is left is inside one verified dir: between the ``fstatat`` and the
+``unlinkat`` of a name, another file can be renamed over that name. What is
+unlinked is then that name in that dir, inside the cache, never a file
+elsewhere.
+
+Never raises for one path: every ``OSError`` becomes a :class:`Refused` (or
+propagates as ``OSError`` from :meth:`DirWalk.unlink`, for the caller to
+report), so one bad path never stops the rest of a plan. Linux and the BSDs
+(``dir_fd`` and ``O_NOFOLLOW`` support); general to any path under the root,
+not only cache entries.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+DirId = tuple[int, int]
+"""``(st_dev, st_ino)`` of a directory."""
+
+_DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+_ROOT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+SUPPORTED = (os.open in os.supports_dir_fd and os.unlink in os.supports_dir_fd
+             and os.stat in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW"))
+"""Whether this platform can delete through directory file descriptors (if not,
+:class:`DirWalk` refuses every deletion)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """Where a planned file or dir is under the root, as the plan found it.
+
+    Attributes:
+        parts: the names from the root down, the target itself last.
+        dirs: ``(st_dev, st_ino)`` of the root and of each dir from it down to
+            the target's parent (``len(parts)`` items): ``dirs[i]`` is the dir
+            that holds ``parts[i]``.
+    """
+
+    parts: tuple[str, ...]
+    dirs: tuple[DirId, ...]
+
+
+class Refused(Exception):
+    """A planned path is not deleted. ``kind`` is ``skipped`` (it changed, vanished
+    or is not safe to touch) or ``failed`` (the OS refused); ``why`` says which."""
+
+    def __init__(self, kind: str, why: str) -> None:
+        super().__init__(why)
+        self.kind = kind
+        self.why = why
+
+
+def relative_parts(root: Path | str, path: str) -> tuple[str, ...] | None:
+    """The names of ``path`` below ``root`` (both as a scan spells them: ``path``
+    starts with ``root``), or None when it is not below it or names ``.``/``..``."""
+    base = os.fspath(root).rstrip(os.sep) + os.sep
+    if not path.startswith(base):
+        return None
+    parts = tuple(path[len(base):].split(os.sep))
+    if not parts or any(p in ("", ".", "..") for p in parts):
+        return None
+    return parts
+
+
+def _dir_id(st: os.stat_result) -> DirId:
+    return (st.st_dev, st.st_ino)
+
+
+class DirWalk:
+    """Open dirs under one root level by level, never through a symlink.
+
+    Use as a context manager. The root itself is opened as named (a symlinked
+    cache dir is the user's choice); every level below it with ``O_NOFOLLOW``
+    relative to its parent. Opened dirs are kept (a few dozen, least recently
+    used closed first), so a plan's files in one key dir cost one open.
+    """
+
+    _KEEP = 64
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = os.fspath(root)
+        self._root_fd: int | None = None
+        self._root_error: str | None = None
+        self._root_chain: tuple[DirId, ...] | None = None
+        self._fds: OrderedDict[tuple[str, ...], tuple[int, tuple[DirId, ...]]] = OrderedDict()
+
+    def __enter__(self) -> DirWalk:
+        if not SUPPORTED:
+            self._root_error = "this platform cannot delete through directory file descriptors"
+            return self
+        try:
+            self._root_fd = os.open(self.root, _ROOT_FLAGS)
+            self._root_chain = (_dir_id(os.fstat(self._root_fd)),)
+        except OSError as e:
+            self._root_error = f"cannot open the cache dir: {e.strerror or e}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd, _chain in self._fds.values():
+            _close(fd)
+        self._fds.clear()
+        if self._root_fd is not None:
+            _close(self._root_fd)
+            self._root_fd = None
+
+    def root_id(self) -> DirId:
+        """The root's ``(st_dev, st_ino)``.
+
+        Raises:
+            Refused: the root could not be opened.
+        """
+        if self._root_chain is None:
+            raise Refused("failed", self._root_error or "the cache dir is not open")
+        return self._root_chain[0]
+
+    def dir_fd(self, parts: tuple[str, ...], ids: tuple[DirId, ...] | None = None,
+               ) -> tuple[int, tuple[DirId, ...]]:
+        """The fd of the dir ``parts`` below the root, and the ids of the root and
+        of each level down to it (``len(parts) + 1`` items), as opened.
+
+        ``ids``: what the plan recorded for those levels; each opened level must
+        match, else the walk refuses. The fd belongs to the walk (do not close it).
+
+        Raises:
+            Refused: a level is missing, is not a dir (a symlink is not followed),
+                is another dir than planned, or cannot be opened.
+        """
+        if self._root_fd is None or self._root_chain is None:
+            raise Refused("failed", self._root_error or "the cache dir is not open")
+        if ids is not None and len(ids) != len(parts) + 1:
+            raise Refused("skipped", "the plan did not record every level of its path")
+        fd, chain, depth = self._root_fd, self._root_chain, 0
+        for d in range(len(parts), 0, -1):  # the deepest level already open
+            got = self._fds.get(parts[:d])
+            if got is not None:
+                self._fds.move_to_end(parts[:d])
+                (fd, chain), depth = got, d
+                break
+        if ids is not None and chain != ids[:depth + 1]:
+            where = _shown(parts[:depth]) if depth else "the cache dir"
+            raise Refused("skipped", f"{where} is another dir than when the plan was made")
+        for d in range(depth, len(parts)):
+            here = parts[:d + 1]
+            try:
+                sub = os.open(parts[d], _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                raise Refused("skipped", f"{_shown(here)} is gone") from None
+            except OSError as e:
+                if _is_not_dir(e):
+                    raise Refused("skipped", f"{_shown(here)} is not a directory "
+                                  "(a symlink is never followed)") from None
+                raise Refused("failed", f"cannot open {_shown(here)}: {e.strerror or e}") from None
+            try:
+                this = _dir_id(os.fstat(sub))
+            except OSError as e:
+                _close(sub)
+                raise Refused("failed", f"cannot stat {_shown(here)}: {e.strerror or e}") from None
+            if ids is not None and this != ids[d + 1]:
+                _close(sub)
+                raise Refused("skipped", f"{_shown(here)} is another dir than when the plan was made")
+            fd, chain = sub, chain + (this,)
+            self._keep(here, fd, chain)
+        return fd, chain
+
+    def _keep(self, parts: tuple[str, ...], fd: int, chain: tuple[DirId, ...]) -> None:
+        old = self._fds.pop(parts, None)
+        if old is not None:
+            _close(old[0])
+        self._fds[parts] = (fd, chain)
+        while len(self._fds) > self._KEEP:
+            _close(self._fds.popitem(last=False)[1][0])
+
+    def _forget(self, parts: tuple[str, ...]) -> None:
+        for key in [k for k in self._fds if k[:len(parts)] == parts]:
+            _close(self._fds.pop(key)[0])
+
+    def locate(self, parts: tuple[str, ...]) -> Located:
+        """Record where ``parts`` is: the ids of the root and of each dir above it.
+
+        Raises:
+            Refused: a level above the target is not a dir reachable without symlinks.
+        """
+        _fd, ids = self.dir_fd(parts[:-1])
+        return Located(parts, ids)
+
+    def lstat(self, at: Located) -> os.stat_result:
+        """``fstatat`` of the target in its verified dir, not following a symlink.
+
+        Raises:
+            Refused: a dir above it is not what the plan recorded.
+            OSError: from ``fstatat`` (``FileNotFoundError``: it is gone).
+        """
+        fd, _ = self.dir_fd(at.parts[:-1], at.dirs)
+        return os.stat(at.parts[-1], dir_fd=fd, follow_symlinks=False)
+
+    def unlink(self, at: Located, check: Callable[[os.stat_result, int], str | None]) -> os.stat_result:
+        """Delete the file ``at`` if ``check`` of its ``fstatat`` result and its
+        verified dir's fd says nothing against it (``check`` returns why not, or
+        None; it may look at siblings relative to that fd). Returns the stat result.
+
+        Raises:
+            Refused: a dir above it is not what the plan recorded, or ``check`` refused.
+            OSError: from ``fstatat``/``unlinkat`` (``FileNotFoundError``: it is gone).
+        """
+        fd, _ = self.dir_fd(at.parts[:-1], at.dirs)
+        st = os.stat(at.parts[-1], dir_fd=fd, follow_symlinks=False)
+        why = check(st, fd)
+        if why is not None:
+            raise Refused("skipped", why)
+        os.unlink(at.parts[-1], dir_fd=fd)
+        return st
+
+    def rmdir(self, parts: tuple[str, ...], ids: tuple[DirId, ...]) -> bool:
+        """Remove the dir ``parts`` if it is empty and is the dir the plan recorded
+        (``ids``: root down to that dir itself, ``len(parts) + 1`` items).
+        True if removed; False (nothing raised) otherwise."""
+        try:
+            fd, _ = self.dir_fd(parts[:-1], ids[:-1])
+            st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode) or _dir_id(st) != ids[-1]:
+                return False
+            self._forget(parts)
+            os.rmdir(parts[-1], dir_fd=fd)  # fails unless empty
+        except (Refused, OSError):
+            return False
+        return True
+
+    def open_in(self, dir_parts: tuple[str, ...], name: str, flags: int = os.O_RDONLY) -> int:
+        """Open ``name`` in the dir ``dir_parts`` (reached without symlinks from the
+        root as it is now), with ``O_NOFOLLOW | O_NONBLOCK``; the caller closes the fd.
+
+        Raises:
+            Refused: a dir on the way is not a dir reachable without symlinks.
+            OSError: from ``openat`` (``ELOOP`` for a symlink, ``ENOENT``...).
+        """
+        fd, _ = self.dir_fd(dir_parts)
+        return os.open(name, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                       | getattr(os, "O_NONBLOCK", 0), dir_fd=fd)
+
+
+def locate(root: Path | str, paths: Iterable[str]) -> list[Located | str]:
+    """For each path (spelled below ``root``, as a scan spells it), where it is
+    (:class:`Located`) or why it cannot be reached safely (a str). Opens each dir
+    once; touches no file."""
+    out: list[Located | str] = []
+    with DirWalk(root) as walk:
+        for p in paths:
+            parts = relative_parts(root, p)
+            if parts is None:
+                out.append("not below the cache dir")
+                continue
+            try:
+                out.append(walk.locate(parts))
+            except Refused as e:
+                out.append(e.why)
+            except OSError as e:
+                out.append(e.strerror or str(e))
+    return out
+
+
+def _is_not_dir(e: OSError) -> bool:
+    return e.errno in (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", -1))
+
+
+def _shown(parts: tuple[str, ...]) -> str:
+    return "/".join(parts)
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass

@@ -1,0 +1,86 @@
+"""gc with what traces said about entries (GcPolicy.trace_use, keep_costly_s), on hand-made caches.
+
+Synthetic caches (tests/synth.py): entry ages and compile times set by hand.
+Recording trace facts from a real traced run is tested in tests/test_explain.py.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from fxcache_core.catalog import Catalog
+from fxcache_core.gc import GcPolicy, plan_gc
+from fxcache_core.keys import KeyKind
+from fxcache_core.store import scan_cache
+from fxcache_core.usage import UsageStore, usage_path
+from tests.synth import Fake, dumps, fake_key, write_entry
+
+DAY = 86400.0
+
+
+def _fx(guards: str, key: str, compile_ns: int | None) -> bytes:
+    return dumps(Fake("torch._inductor.output_code", "CompiledFxGraph", guards_expr=guards,
+                      _fx_graph_cache_key=key, _fx_graph_cache_debug_lines=[],
+                      fx_kwargs={"is_backward": False}, _time_taken_ns=compile_ns))
+
+
+def _cache(root, now):
+    """One FX key, three entries of one size: 10 days old (compiled in 60 s), 5 and 1 days
+    old (5 s each)."""
+    key = fake_key(KeyKind.FX_GRAPH, "K")
+    paths = {}
+    for days, guards, ns in ((10, "L['t0'] > 300", 60 * 10**9), (5, "L['t0'] > 200", 5 * 10**9),
+                             (1, "L['t0'] > 100", 5 * 10**9)):
+        p = write_entry(root, KeyKind.FX_GRAPH, key, _fx(guards, key, ns))
+        os.utime(p, (now - days * DAY, now - days * DAY))
+        paths[days] = p
+    return paths
+
+
+def _plan(root, **kw):
+    return plan_gc(Catalog(scan_cache(root)), GcPolicy(**kw))
+
+
+def test_a_hit_seen_in_a_trace_is_a_use_whatever_atime_says(tmp_path):
+    now = time.time()
+    paths = _cache(tmp_path, now)
+    plain = _plan(tmp_path, older_than_s=3 * DAY, now=now)
+    assert {r.file.path for r in plain.removals} == {paths[10], paths[5]}
+    seen = ((paths[10].name, now - DAY, None),)  # a trace hit it yesterday
+    plan = _plan(tmp_path, older_than_s=3 * DAY, now=now, trace_use=seen)
+    assert {r.file.path for r in plan.removals} == {paths[5]}
+    assert "last hit in a trace" in plan.last_use
+
+
+def test_max_size_keeps_entries_that_are_expensive_to_compile_until_cheaper_ones_are_gone(tmp_path):
+    now = time.time()
+    paths = _cache(tmp_path, now)
+    one = paths[10].stat().st_size
+    assert {p.stat().st_size for p in paths.values()} == {one}
+    budget = scan_cache(tmp_path).size - one  # one entry must go
+    assert [r.file.path for r in _plan(tmp_path, max_size_bytes=budget, now=now).removals] == [paths[10]]
+    plan = _plan(tmp_path, max_size_bytes=budget, now=now, keep_costly_s=30.0)
+    assert [r.file.path for r in plan.removals] == [paths[5]]
+    # A trace's recorded cost counts where the entry stores none (or another).
+    cheap = ((paths[10].name, 0.0, 0.2),)
+    plan = _plan(tmp_path, max_size_bytes=budget, now=now, keep_costly_s=30.0, trace_use=cheap)
+    assert [r.file.path for r in plan.removals] == [paths[10]]
+    # Over budget by all: the costly one goes too, and the plan says it was kept till last.
+    plan = _plan(tmp_path, max_size_bytes=0, now=now, keep_costly_s=30.0)
+    why = {r.file.path: r.reasons[0] for r in plan.removals}
+    assert set(why) == set(paths.values())
+    assert "kept until every cheaper entry went" in why[paths[10]]
+    assert all("kept until" not in why[paths[d]] for d in (1, 5))
+
+
+def test_the_usage_store_lives_beside_the_index_never_in_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "idx"))
+    p = usage_path(tmp_path / "cache")
+    assert p is not None and p.parent == tmp_path / "idx" and p.name.startswith("usage-")
+    store = UsageStore(p)
+    assert store.enabled and store.load() == {}
+    store.close()
+    monkeypatch.setenv("FXCACHE_NO_INDEX", "1")
+    assert usage_path(tmp_path / "cache") is None
+    assert not UsageStore(None).enabled

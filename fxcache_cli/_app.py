@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -20,6 +21,14 @@ app = typer.Typer(
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of tables.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from fxcache_core import __version__
+
+        sys.stdout.write(f"fxcache {__version__}\n")
+        raise typer.Exit(0)
 
 
 @app.callback()
@@ -42,6 +51,10 @@ def _global(
             show_default=False,
         ),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_version, help="Print fxcache's version and exit."),
+    ] = False,
 ) -> None:
     state.cache_dir = cache_dir
     state.remote = remote

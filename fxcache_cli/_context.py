@@ -23,16 +23,18 @@ class State:
 state = State()
 
 
-def scan_dir(cache_dir: str | None = None, quiet: bool = False):
-    """Scan --cache-dir (or ``cache_dir``, e.g. --other-cache-dir), or with --remote
-    a local snapshot of the remote cache (fxcache_core.remote); ``quiet``: no
-    progress bar (--json)."""
+def scan_dir(cache_dir: str | None = None, quiet: bool = False, option: str = "--cache-dir"):
+    """Scan --cache-dir (or ``cache_dir``, given with ``option``, e.g.
+    --other-cache-dir), or with --remote a local snapshot of the remote cache
+    (fxcache_core.remote); ``quiet``: no progress bar (--json)."""
     from fxcache_core.location import resolve_cache_dir
     from fxcache_core.store import scan_cache
 
     if state.remote is not None and cache_dir is None:
         return scan_cache(remote_snapshot(quiet))
-    return scan_cache(resolve_cache_dir(cache_dir if cache_dir is not None else state.cache_dir))
+    if cache_dir is not None:
+        return scan_cache(resolve_cache_dir(cache_dir, explicit_name=option))
+    return scan_cache(resolve_cache_dir(state.cache_dir))
 
 
 def local_agreement(remote_scan: Any) -> dict[str, str]:
@@ -62,15 +64,19 @@ def remote_store() -> Any:
 def remote_snapshot(quiet: bool = False) -> Any:
     """The local snapshot of the remote cache (fetched once, removed at exit)."""
     st = remote_store()
-    prog = ReadProgress(len(st.entries()), enabled=not quiet, label="fetching remote values")
+    n = len(st.entries())  # idle times first: before any value is read
+    if st.touches:  # said before the reads, not after
+        sys.stderr.write(
+            "fxcache: note: this Redis server (before 7.2, no CLIENT NO-TOUCH) counts reads as uses: "
+            "reading the values now restarts every key's idle time. "
+            + ("fxcache remembers its reads (in its index dir) and discounts them on its next runs; "
+               "other tools will see the keys as just used\n" if st.reads.enabled else
+               "fxcache cannot remember its reads (FXCACHE_NO_INDEX, or its index dir is not "
+               "writable): its next run, and other tools, will see every key as just used\n"))
+    prog = ReadProgress(n, enabled=not quiet, label="fetching remote values")
     _progress.append(prog)
     root = st.snapshot(on_batch=prog.advance)
     prog.close()
-    if st.touches:
-        sys.stderr.write(
-            "fxcache: note: this Redis server (before 7.2, no CLIENT NO-TOUCH) counts fxcache's "
-            "reads as uses: after this run every key's idle time restarts, so a later "
-            "--older-than sees them as just used\n")
     return root
 
 

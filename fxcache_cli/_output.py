@@ -20,6 +20,7 @@ decoded string turns back into the exact bytes.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -148,6 +149,30 @@ def age(ts: float | None, now: float) -> str:
     from fxcache_core.units import format_duration
 
     return "-" if ts is None else f"{format_duration(now - ts)} ago"
+
+
+@functools.lru_cache(maxsize=4096)
+def short_path(path: str) -> str:
+    """A source file as the user knows it: relative to the current dir when inside it
+    (cached: a listing names a few files thousands of times)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+@functools.lru_cache(maxsize=4096)
+def origin_text(origin: Any) -> str:
+    """``fn (file:line)`` for a key's origin: the compiled frame where the cache records
+    it (:func:`fxcache_core.origin.function_of`), a resume frame named after its
+    function; ``-`` if unknown."""
+    if origin is None:
+        return "-"
+    from fxcache_core.origin import frame_label
+
+    fn, file, line = (getattr(origin, "outer", None) or [(origin.function, origin.file, origin.line)])[0]
+    return f"{frame_label(fn)} ({short_path(file)}:{line})"
 
 
 _TAG_RE = None

@@ -42,17 +42,42 @@ def _is_usage_error(e: BaseException) -> bool:
     return getattr(e, "exit_code", None) == 2 and callable(getattr(e, "format_message", None))
 
 
+def _stdout_gone() -> None:
+    """Point stdout at /dev/null, so that Python's final flush of what is still
+    buffered cannot fail again ("Exception ignored ... BrokenPipeError")."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main() -> None:
     """Entry point of the ``fxcache`` console script.
 
-    Exit codes: 0 success, 1 gc left some planned paths (or the user declined),
-    2 bad input (one line on stderr), 130 interrupted.
+    Exit codes: 0 success (for ``match``: every function hits), 1 ``match``: a
+    miss or a new graph, ``verify``: a bad entry, ``gc``: planned paths left (or
+    the user declined), 2 bad input (one line on stderr), 3 ``match``: undecided,
+    130 interrupted, 141 the reader of stdout went away (``fxcache ls | head``),
+    quietly, as a process killed by SIGPIPE.
     """
     try:
         try:
             code = app(standalone_mode=False)
+            sys.stdout.flush()
         finally:
             close_all()
+    except BrokenPipeError:
+        _stdout_gone()
+        sys.exit(141)
+    except SystemExit:
+        # click turns EPIPE into exit 1 after wrapping stdout in its PacifyFlushWrapper.
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            _stdout_gone()
+            sys.exit(141)
+        raise
     except FxcacheError as e:
         error_line(str(e))
         sys.exit(2)

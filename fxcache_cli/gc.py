@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
@@ -28,7 +29,7 @@ from ._output import age, emit, emit_json_listing, err, fail, out, plural, safe
 
 def gc_cmd(
     older_than: Annotated[str | None, typer.Option(help="Remove entries unused for longer than this (90s, 30m, 12h, 7d, 2w).")] = None,
-    max_size: Annotated[str | None, typer.Option(help="Then remove least recently used entries until the cache fits (500MB, 2GB, 1GiB).")] = None,
+    max_size: Annotated[str | None, typer.Option(help="Then remove least recently used entries until the cache fits (500M, 5G, 2GB, 1.5GiB; a bare letter is decimal, as in ccache).")] = None,
     keep_last: Annotated[int | None, typer.Option(help="Per key, keep only the N most recently used entries.", min=0)] = None,
     unreadable: Annotated[bool, typer.Option("--unreadable", help="Remove entries that cannot be decoded, and temp files older than an hour.")] = False,
     dangling: Annotated[bool, typer.Option("--dangling", help="Remove AOTAutograd entries whose FX entries are gone.")] = False,
@@ -134,27 +135,24 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
 
     done_reading()
 
+    remote = state.remote is not None
+    if remote:
+        st = remote_store()
+        plan = replace(plan, last_use="the idle time Redis reports (OBJECT IDLETIME)" + (
+            "" if not st.touches else ", fxcache's own earlier reads discounted" if st.reads.enabled
+            else ", fxcache's own reads counted as uses (its index is off)"))
+
     def plan_json() -> dict[str, Any]:
-        return {
-            "cache_dir": str(plan.root), "dry_run": dry_run,
-            "total_bytes": plan.total_bytes, "total_entries": plan.total_entries,
-            "code_bytes": plan.code_bytes, "all_bytes": plan.all_bytes,
-            "bytes_freed": plan.bytes_freed, "last_use": plan.last_use,
-            "undecided": [{"what": w, "why": y} for w, y in plan.undecided],
-            "remote": state.remote is not None,
-            "removals": None,  # streamed by emit_plan()
-            "kept": [{"path": user_path(p), "why": w} for p, w in plan.kept],
-            # What was done: empty until the plan is executed.
-            "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": [],
-        }
+        body = plan.to_json(removals=False)  # the removals are streamed by emit_plan()
+        body.update({"dry_run": dry_run, "remote": remote,
+                     "kept": [{"path": user_path(p), "why": w} for p, w in plan.kept],
+                     # What was done: empty until the plan is executed.
+                     "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": []})
+        return body
 
     def emit_plan(body: dict[str, Any], res: Any = None) -> None:
-        remote = state.remote is not None
         lists: dict[str, Iterable[Any]] = {"removals": (
-            {"path": r.file.where, "what": r.what,
-             "redis_key": user_path(r.file.path) if remote else None,
-             "kind": r.kind.value, "key": r.key, "entry": r.entry, "size": r.size,
-             "reasons": list(r.reasons)}
+            {**r.to_json(), "redis_key": user_path(r.file.path) if remote else None}
             for r in plan.removals)}
         if res is not None:
             lists.update({
@@ -172,9 +170,9 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
                      else f"code {safe(r.file.path.parent.name + '/' + r.file.name)}"
                      if r.kind is KeyKind.CODE
                      else f"{r.kind.short} {r.key[:16]}/{safe((r.entry or r.file.name)[:16])}")
+            used = age(max(last_use(r.file), (traced or {}).get(r.entry or "", 0.0)), now)
             emit(f"  remove {where}  "
-                  f"{human_bytes(r.size):>9}  last used "
-                  f"{age(max(last_use(r.file), (traced or {}).get(r.entry or '', 0.0)), now)}  "
+                  f"{human_bytes(r.size):>9}  {'idle ' + used.removesuffix(' ago') if remote else 'last used ' + used}  "
                   f"[dim]{safe('; '.join(r.reasons))}[/dim]")
         for p, w in plan.kept:
             emit(f"  [yellow]keep[/yellow] {safe(user_path(p))}  [dim]{safe(w)}[/dim]")
@@ -191,7 +189,8 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
                   + (f", {plural(others, 'other file')} (see fxcache df)" if others else "") + ", "
                   f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.all_bytes or plan.total_bytes)} "
                   f"under the cache dir ({human_bytes(plan.total_bytes)} in {plan.total_entries} entries, "
-                  f"{human_bytes(plan.code_bytes)} of generated code). Ages by last use = {plan.last_use}.")
+                  f"{human_bytes(plan.code_bytes)} of generated code). "
+                  + (f"Ages: {plan.last_use}." if remote else f"Ages by last use = {plan.last_use}."))
     if dry_run or not plan.removals:
         if as_json:
             emit_plan(plan_json())

@@ -10,25 +10,30 @@ from fxcache_core.keys import KeyKind
 
 from ._app import JsonOpt
 from ._context import installed_build, scan_dir
-from ._output import emit_json, fail, out, plural, safe, safe_lines
-
-
-def _component_json(c: Any) -> dict[str, Any] | None:
-    return None if c is None else {"name": c.name, "hash": c.hash, "value": c.readable, "raw": c.value}
+from ._output import emit_json, fail, origin_text, out, plural, safe, safe_lines
 
 
 def key_cmd(
     key: Annotated[str | None, typer.Argument(help="A cache key or a unique prefix of one.")] = None,
     group: Annotated[str | None, typer.Option(
-        "--group", help="Only components of this group (gm, example_inputs, fx_kwargs, inductor_config, ...).")] = None,
+        "--group", help="List every component of this group (gm, example_inputs, fx_kwargs, inductor_config, ...).")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="List every component (600 and more), not the summary.")] = False,
     current: Annotated[bool, typer.Option(
         "--current", help="The installed torch's build components (imports torch); with KEY, "
         "whether that key was built by it.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """What a key is made of: each component torch hashed into it, with its hash and value."""
-    from fxcache_core.anatomy import anatomy, stale_components
+    """What a key is made of: per component group, how many components and which
+    settings are not at torch's defaults, then the components that matter (--all: every one)."""
+    from fxcache_core.anatomy import (
+        anatomy,
+        graph_summary,
+        settings_not_at_default,
+        stale_components,
+    )
     from fxcache_core.catalog import Catalog
+    from fxcache_core.origin import key_origin
+    from fxcache_core.torch_defaults import TORCH_VERSION
 
     if key is None and not current:
         fail("give a KEY (a unique prefix), or --current")
@@ -39,38 +44,94 @@ def key_cmd(
             emit_json({"torch": build.torch_version, "components": [
                 {"name": n, "hash": h, "value": build.values[n]} for n, h in build.hashes.items()]})
             return
-        out.print(f"installed torch {safe(build.torch_version)}")
+        out.print(f"installed torch {safe(build.torch_version)}: "
+                  + safe(", ".join(f"{n} {h[:12]}" for n, h in build.hashes.items())))
         for n, h in build.hashes.items():
             out.print(f"  [dim]{safe(f'[{h[:12]}]')}[/dim] {safe(n)}: {safe(build.values[n])}")
         return
     scan = scan_dir(quiet=as_json)
-    a = anatomy(Catalog(scan), scan.find(key))
-    comps = [c for c in a.components if group is None or c.group == group]
+    cat = Catalog(scan)
+    a = anatomy(cat, scan.find(key))
+    groups = settings_not_at_default(a.components)
+    names = [g.group for g in groups]
+    if group is not None and a.components and group not in names:
+        fail(f"--group {group!r}: key {a.key.key[:12]} has no such group; its groups: {', '.join(names)}")
     stale = stale_components(a.components, build.hashes) if build is not None else None
+    origin = key_origin(cat, a.key)
     if as_json:
-        emit_json({"kind": a.key.kind.value, "key": a.key.key, "entry": a.entry,
-                    "components": [_component_json(c) for c in comps],
-                    "loads": [{"role": r, "key": k} for r, k in a.loads],
-                    "stale": list(stale) if stale is not None else None})
+        body = a.to_json(group)
+        body.update({"stale": list(stale) if stale is not None else None,
+                     "origin": str(origin) if origin else None,
+                     "defaults_of": f"torch {TORCH_VERSION}"})
+        emit_json(body)
         return
-    out.print(f"[bold]{a.key.kind.short}[/bold] {a.key.key}  ({plural(len(a.key.entries), 'entry', 'entries')})")
+    if stale is not None:  # --current: the answer first
+        out.print(("[red]stale[/red]: built by another torch or system ("
+                   + safe(", ".join(stale)) + " differ from the installed torch's): no lookup of "
+                   "this torch reaches it") if stale
+                  else "[green]built by the installed torch and system[/green]")
+    out.print(f"[bold]{a.key.kind.short}[/bold] {a.key.key}  ({plural(len(a.key.entries), 'entry', 'entries')})"
+              + (f"  [cyan]{safe(origin_text(origin))}[/cyan]" if origin else ""))
     if a.key.kind is KeyKind.AOT_AUTOGRAD:
         out.print("  AOTAutograd entries store no key components; they load these FX keys "
                   "(`fxcache key FX_KEY` shows theirs):")
         for role, k in a.loads:
             out.print(f"  {role:<9} {k}")
-    elif a.entry is None:
+        return
+    if a.entry is None:
         out.print("  [yellow]no entry of this key can be read: no components to show[/yellow]")
-    else:
-        out.print(f"  {plural(len(a.components), 'component')}, read from entry {a.entry[:16]}"
-                  + (f"; group {safe(group)}: {len(comps)}" if group else ""))
-        for c in comps:
-            text = safe_lines(c.readable).replace("\n", "\n" + " " * 6)
-            out.print(f"  [dim]{safe(f'[{c.hash[:10]}]')}[/dim] [bold]{safe(c.name)}[/bold]: {text}")
-    if stale is not None:
-        out.print(("[red]stale[/red]: built by another torch or system ("
-                   + safe(", ".join(stale)) + " differ from the installed torch's)") if stale
-                  else "[green]built by the installed torch and system[/green]")
+        return
+    out.print(f"  {plural(len(a.components), 'component')}, read from entry {a.entry[:16]}"
+              + (f"; group {safe(group)}: {sum(1 for c in a.components if c.group == group)}" if group else ""))
+    if show_all or group is not None:
+        for c in a.components:
+            if group is None or c.group == group:
+                _component_line(c)
+        return
+    _summary(groups, TORCH_VERSION)
+    out.print("\n[bold]What matters[/bold]")
+    for c in a.components:
+        if c.group == "gm":
+            out.print(f"  [bold]gm[/bold]: the FX graph, {safe(graph_summary(c))} (--group gm shows it)")
+        elif c.group == "example_inputs":
+            _component_line(c)
+    for g in groups:
+        for c, default in g.not_default:
+            _component_line(c, f"  [dim](default: {safe(default)})[/dim]")
+    build_parts = [f"{c.name} {c.hash[:12]}" for c in a.components if c.group in ("torch_version", "system_info")]
+    if build_parts:
+        out.print("  [bold]built by[/bold]: " + safe(", ".join(build_parts))
+                  + " [dim](key --current KEY: whether the installed torch did)[/dim]")
+    out.print(f"[dim]Default: what a plain torch.compile(f) hashes on torch {TORCH_VERSION} (fxcache's recorded "
+              "table, demo/record_defaults.py). --all lists every component; --group NAME one group.[/dim]")
+
+
+def _summary(groups, torch_version: str) -> None:
+    """One row per component group; the settings groups of one component folded into one row."""
+    rows: list[tuple[str, ...]] = [("group", "components", f"not at torch {torch_version}'s defaults")]
+    small = [g for g in groups if g.setting and g.components == 1]
+    for g in groups:
+        if g in small:
+            continue
+        if not g.setting:
+            note = f"({g.about})" if g.about else ""
+        else:
+            note = str(len(g.not_default)) + (f", {len(g.unknown)} with no recorded default" if g.unknown else "")
+        rows.append((g.group, str(g.components), note))
+    if small:
+        off = sum(len(g.not_default) for g in small)
+        unknown = sum(len(g.unknown) for g in small)
+        rows.append((f"{len(small)} other settings", str(len(small)),
+                     str(off) + (f", {unknown} with no recorded default" if unknown else "")))
+    width = max(len(r[0]) for r in rows)
+    out.print("")
+    for r in rows:
+        out.print(f"  {safe(r[0]):<{width}}  {r[1]:>10}  {safe(r[2])}")
+
+
+def _component_line(c: Any, suffix: str = "") -> None:
+    text = safe_lines(c.readable).replace("\n", "\n" + " " * 6)
+    out.print(f"  [dim]{safe(f'[{c.hash[:10]}]')}[/dim] [bold]{safe(c.name)}[/bold]: {text}{suffix}")
 
 
 def diff_cmd(
@@ -85,37 +146,31 @@ def diff_cmd(
     from fxcache_core.catalog import Catalog
 
     scan_a = scan_dir(quiet=as_json)
-    scan_b = scan_dir(other_cache_dir) if other_cache_dir else scan_a
+    scan_b = scan_dir(other_cache_dir, option="--other-cache-dir") if other_cache_dir else scan_a
     cat_a = Catalog(scan_a)
     cat_b = Catalog(scan_b) if scan_b is not scan_a else cat_a
     ka, kb = scan_a.find(a), scan_b.find(b)
-    an_a, an_b, results = compare_keys(cat_a, ka, cat_b, kb)
+    cmp = compare_keys(cat_a, ka, cat_b, kb)
     if as_json:
-        emit_json({"a": ka.key, "b": kb.key, "kind": ka.kind.value,
-                    "loads": {"a": [{"role": r, "key": k} for r, k in an_a.loads],
-                              "b": [{"role": r, "key": k} for r, k in an_b.loads]},
-                    "compared": [{"role": role or None, "a": x.key.key, "b": y.key.key,
-                                  "differ": [{"name": d.name, "a": _component_json(d.a),
-                                              "b": _component_json(d.b)} for d in diffs]}
-                                 for role, x, y, diffs in results]})
+        emit_json(cmp.to_json())
         return
     out.print(f"A {ka.kind.short} {ka.key}\nB {kb.kind.short} {kb.key}")
     if ka.kind is KeyKind.AOT_AUTOGRAD:
-        for name, an in (("A", an_a), ("B", an_b)):
+        for name, an in (("A", cmp.a), ("B", cmp.b)):
             out.print(f"{name} loads " + (", ".join(f"{r} {k[:12]}" for r, k in an.loads) or "nothing readable"))
-        if not results:
+        if not cmp.pairs:
             out.print("[yellow]no FX key both load is present in its cache: no components to compare[/yellow]")
-    for role, x, y, diffs in results:
-        where = f"{role} FX keys {x.key.key[:12]} / {y.key.key[:12]}: " if role else ""
-        if x.key.key == y.key.key:
+    for p in cmp.pairs:
+        where = f"{p.role} FX keys {p.a.key.key[:12]} / {p.b.key.key[:12]}: " if p.role else ""
+        if p.a.key.key == p.b.key.key:
             out.print(f"{where}the same key")
             continue
-        if not diffs:
+        if not p.differ:
             out.print(f"{where}no component differs (same components, different key: "
                       "a component torch hashes but does not list)")
             continue
-        out.print(f"{where}{plural(len(diffs), 'component')} differ:")
-        for d in diffs:
+        out.print(f"{where}{plural(len(p.differ), 'component')} {'differs' if len(p.differ) == 1 else 'differ'}:")
+        for d in p.differ:
             out.print(f"  [bold]{safe(d.name)}[/bold]")
             if d.name == "gm" and d.a is not None and d.b is not None:
                 import difflib

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from enum import Enum
 from typing import Annotated, Any
 
 import typer
 from rich.filesize import decimal as human_bytes
 
 from fxcache_core.keys import KeyKind
+from fxcache_core.origin import frame_label
 
 from ._app import JsonOpt
 from ._context import (
@@ -21,69 +23,106 @@ from ._context import (
     state,
     user_path,
 )
-from ._output import age, columns, emit, emit_json, out, plural, safe
+from ._output import age, columns, emit, emit_json, origin_text, out, plural, safe, short_path
+
+
+class By(str, Enum):
+    key = "key"
+    function = "function"
+
+
+class SortBy(str, Enum):
+    size = "size"
+    age = "age"
+    name = "name"
 
 
 def ls_cmd(
-    entries: Annotated[bool, typer.Option("--entries", "-e", help="Also list each key's entries.")] = False,
+    entries: Annotated[bool, typer.Option("--entries", "-e", help="Also list each key's entries, with the shapes each serves (decodes them).")] = False,
+    by: Annotated[By, typer.Option("--by", case_sensitive=False, help="key: one row per key; function: one row per function, its keys folded.")] = By.key,
+    fn: Annotated[str | None, typer.Option("--fn", help="Only keys compiled from the function of this name.")] = None,
+    sort: Annotated[SortBy | None, typer.Option("--sort", case_sensitive=False, help="size: largest first; age: least recently used first; name: by function name.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Show only the first N rows (after --sort).")] = None,
     check: Annotated[bool, typer.Option("--check", help="Decode every entry and mark the unreadable ones (reads every file).")] = False,
     dupes: Annotated[bool, typer.Option("--dupes", help="Only FX keys that are one key but for symbol names (fragmentation), grouped, with the reason.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """List cache keys with their entries, sizes and ages, and the totals."""
-    if state.remote is not None and not (check or entries or dupes or as_json):
-        _ls_remote()  # a plain listing reads no value
+    """List cache keys with the function each was compiled from, their entries, sizes and last use.
+
+    The function comes from one entry of each key (fxcache's index remembers it:
+    only the first run on a cache reads an entry per key).
+    """
+    from fxcache_core.listing import by_function, key_rows
+
+    if state.remote is not None and not (check or entries or dupes or as_json or fn or by is By.function
+                                         or sort is SortBy.name):
+        _ls_remote(sort, limit)  # a plain listing reads no value
         return
     scan = scan_dir(quiet=as_json)
     if dupes:
         _dupes(scan, as_json)
         return
     now = time.time()
+    cat = indexed_catalog(scan, as_json)
+    rows = key_rows(cat, fn, sort.value if sort else None)
     problems: dict[str, str] = {}
     if check:
-
-        problems = {u.entry.file.where: u.reason for u in indexed_catalog(scan, as_json).unreadable()}
-        done_reading()
+        problems = {u.entry.file.where: u.reason for u in cat.unreadable()}
+    done_reading()
     local = local_agreement(scan) if state.remote is not None else {}
-    if as_json:
-        def entry_json(e):
-            row = {"entry": e.name, "size": e.size, "mtime": e.mtime}
-            if check:
-                row["unreadable"] = problems.get(e.file.where)
-            return row
-
-        emit_json([
-            {
-                "kind": k.kind.value, "key": k.key, "path": str(k.path),
-                "size": k.size, "mtime": k.mtime,
-                "entries": [entry_json(e) for e in k.entries],
-                "temp_files": [t.name for t in k.temp_files],
-                **({"redis_key": user_path(k.entries[0].path) if k.entries else None,
-                    "local": local.get(k.key)} if state.remote is not None else {}),
-            }
-            for k in scan.keys
-        ])
+    if by is By.function:
+        groups = by_function(rows, sort.value if sort else None)
+        shown_groups = groups[:limit] if limit else groups
+        if as_json:
+            emit_json([g.to_json() for g in shown_groups])
+            return
+        _print_functions(scan, shown_groups, len(groups), entries, now)
         return
-    rows: list[tuple[str, ...]] = [("kind", "key", "entries", "size", "last modified")
-                                   + (("check",) if check else ())]
-    for k in scan.keys:
+    shown = rows[:limit] if limit else rows
+    regions = _regions(cat, shown) if entries else {}
+    if as_json:
+        def key_json(r):
+            body = r.to_json()
+            for e, ej in zip(r.key.entries, body["entries"], strict=True):
+                if check:
+                    ej["unreadable"] = problems.get(e.file.where)
+                if entries:
+                    reg = regions.get(e.file.where)
+                    ej["region"] = reg.to_json() if reg is not None else None
+            if state.remote is not None:
+                body["redis_key"] = user_path(r.key.entries[0].path) if r.key.entries else None
+                body["local"] = local.get(r.key.key)
+            return body
+
+        emit_json([key_json(r) for r in shown])
+        return
+    table: list[tuple[str, ...]] = [("kind", "key", "entries", "size", "last used")
+                                    + (("check",) if check else ()) + ("function",)]
+    for r in shown:
+        k = r.key
         bad = sum(1 for e in k.entries if e.file.where in problems) if problems else 0
         status = ((f"{bad} unreadable" if bad else "ok",) if check else ())
-        rows.append((k.kind.short, k.key, str(len(k.entries)), human_bytes(k.size),
-                     age(k.mtime, now), *status))
+        table.append((k.kind.short, k.key, str(len(k.entries)), human_bytes(k.size),
+                      age(k.last_used, now), *status, origin_text(r.origin)))
         if entries or bad:
             for e in k.entries:
                 if not entries and e.file.where not in problems:
                     continue
                 why = problems.get(e.file.where)
                 status = ((f"unreadable: {why}" if why else "ok",) if check else ())
-                rows.append(("", f"  └ {e.name}", "", human_bytes(e.size), age(e.mtime, now), *status))
-    columns(f"{remote_store().display_url} (remote)" if state.remote is not None else str(scan.root), rows, {2, 3, 4})
+                reg = regions.get(e.file.where)
+                shape = ("serves " + str(reg)) if reg is not None else ("" if not entries else "unreadable")
+                table.append(("", f"  └ {e.name}", "", human_bytes(e.size), age(e.file.last_used, now),
+                              *status, shape))
+    columns(f"{remote_store().display_url} (remote)" if state.remote is not None else str(scan.root), table, {2, 3, 4})
     fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
+    listed = len(rows)
     emit(
         f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
         f"{scan.entry_count} entries, {human_bytes(scan.size)}"
         + (f", [red]{len(problems)} unreadable[/red]" if problems else "")
+        + (f"; {plural(listed, 'key')} compiled from {safe(fn)}" if fn else "")
+        + (f"; showing {len(shown)} of {listed} (--limit)" if len(shown) < listed else "")
     )
     if scan.skipped:
         emit(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")
@@ -101,16 +140,45 @@ def ls_cmd(
                   "entries of other shape regions); " + safe(vs) + "[/dim]")
 
 
+def _regions(cat: Any, rows: Any) -> dict[str, Any]:
+    """Entry path -> the shapes it serves in user terms (None: unreadable or not understood)."""
+    from fxcache_core.key_guards import entry_guards
 
-def _ls_remote() -> None:
-    """``ls --remote`` without --entries/--check/--json: from the listing alone
+    return {e.file.where: entry_guards(cat, e).region() for r in rows for e in r.key.entries}
+
+
+def _print_functions(scan: Any, groups: Any, total: int, entries: bool, now: float) -> None:
+    """``ls --by function``: one row per function, its keys under it with --entries."""
+    table: list[tuple[str, ...]] = [("function", "keys", "entries", "size", "last used", "where")]
+    for g in groups:
+        o = g.origin
+        where = f"{short_path(o.file)}:{o.line}" if o else "-"
+        table.append((frame_label(g.function) if g.function else "(unknown)", str(len(g.keys)),
+                      str(g.entries), human_bytes(g.size), age(g.last_used, now), where))
+        if entries:
+            for r in g.keys:
+                k = r.key
+                table.append((f"  └ {k.kind.short} {k.key}", "", str(len(k.entries)), human_bytes(k.size),
+                              age(k.last_used, now), ""))
+    columns(str(scan.root), table, {1, 2, 3, 4})
+    emit(f"{plural(total, 'function')}, {len(scan.keys)} keys, {scan.entry_count} entries, "
+         f"{human_bytes(scan.size)}" + (f"; showing {len(groups)} (--limit)" if len(groups) < total else ""))
+
+
+def _ls_remote(sort: SortBy | None, limit: int | None) -> None:
+    """``ls --remote`` without --entries/--check/--json/--fn: from the listing alone
     (SCAN, MEMORY USAGE, OBJECT IDLETIME), no value read."""
-    entries = sorted(remote_store().entries(), key=lambda e: (e.kind is not KeyKind.FX_GRAPH, e.key))
+    store = remote_store()
+    entries = sorted(store.entries(), key=lambda e: (e.kind is not KeyKind.FX_GRAPH, e.key))
+    used = {e.redis_key: store.last_used(e) for e in entries}  # fxcache's own earlier reads discounted
+    if sort is SortBy.size:
+        entries.sort(key=lambda e: -e.size)
+    elif sort is SortBy.age:
+        entries.sort(key=lambda e: (used[e.redis_key] is None, used[e.redis_key] or 0.0))
     now = time.time()
     rows = [("kind", "key", "size", "last used")]
-    for e in entries:
-        rows.append((e.kind.short, e.key, human_bytes(e.size),
-                     "-" if e.idle_s is None else age(now - e.idle_s, now)))
+    for e in entries[:limit] if limit else entries:
+        rows.append((e.kind.short, e.key, human_bytes(e.size), age(used[e.redis_key], now)))
     columns(f"{remote_store().display_url} (remote)", rows, {2, 3})
     fx = sum(1 for e in entries if e.kind is KeyKind.FX_GRAPH)
     emit(f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
@@ -127,8 +195,7 @@ def _dupes(scan: Any, as_json: bool) -> None:
     frags = fragmentation(open_catalog(scan, indexed=False, as_json=as_json))
     done_reading()
     if as_json:
-        emit_json([{"keys": [k.key for k in f.keys], "differ": list(f.differ), "reason": f.reason,
-                     "size": sum(k.size for k in f.keys)} for f in frags])
+        emit_json([f.to_json() for f in frags])
         return
     for f in frags:
         out.print(f"[bold]{plural(len(f.keys), 'FX key')}[/bold], {human_bytes(sum(k.size for k in f.keys))}: "

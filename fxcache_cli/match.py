@@ -11,7 +11,7 @@ from fxcache_core.binding import DynamicMode
 
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, scan_dir
-from ._output import emit, emit_json, fail, out, plural, safe
+from ._output import emit, emit_json, error_line, fail, origin_text, out, plural, safe
 
 
 class Dynamic(str, Enum):
@@ -27,8 +27,10 @@ def match_cmd(
         "(repeat, or comma-separate). NAME is the compiled function's parameter (x, xs[0]). "
         "Dims marked dynamic: NAME=[6,6]:mark_dynamic=[0,1].")] = None,
     dynamic: Annotated[Dynamic | None, typer.Option(
-        "--dynamic", help="The call's torch.compile(dynamic=...): true (unmarked dims are duck-sized), "
-        "none (the default: a fresh process's first call is static but for marked dims) or false. "
+        "--dynamic", case_sensitive=False,
+        help="The call's torch.compile(dynamic=...): true (unmarked dims are duck-sized), "
+        "none (the default: a fresh process's first call is static but for marked dims) or false "
+        "(True/False/None as in Python are accepted too). "
         "The cache does not record it; without it, what depends on it is undecided.")] = None,
     duck_shape: Annotated[bool | None, typer.Option(
         "--duck-shape/--no-duck-shape", help="torch.fx.experimental._config.use_duck_shape "
@@ -50,7 +52,7 @@ def match_cmd(
     audit: Annotated[bool, typer.Option(
         "--audit", help="Across the cache: entries that can never be served (shadowed by an earlier one) "
         "and entries whose regions overlap.")] = False,
-    explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, and the FX keys behind each AOTAutograd entry.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, the FX keys behind each AOTAutograd entry, and each failing clause as stored.")] = False,
     from_trace: Annotated[str | None, typer.Option(
         "--from-trace", help="Take the call's inputs (and --fn, --dynamic) from a run's TORCH_TRACE: "
         "the call compiled as --compile ID.")] = None,
@@ -59,14 +61,19 @@ def match_cmd(
     rank: Annotated[int | None, typer.Option("--rank", help="With --from-trace: the rank, when the trace has several.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Which entry torch would load for these input shapes, and why the others would not."""
-    from fxcache_core.binding import (
-        TensorArg,
-        parse_shape_spec,
-        parse_shapes,
-        parse_sym,
-    )
+    """Which entry torch would load for these input shapes, and why the others would not.
+
+    Prints the verdict first, one line per function (HIT / MISS / NEW GRAPH /
+    UNDECIDED), then the lookup of each key. Exit status, as grep and diff: 0 every
+    function hits, 1 some function misses or needs a new graph, 3 none misses but
+    some is undecided, 2 a usage error. Without --fn, functions none of whose keys
+    can take the call are listed but do not count (unless no function can).
+    --audit and --coverage exit 0.
+    """
+    from fxcache_core.binding import TensorArg, parse_shape_spec, parse_shapes, parse_sym
+    from fxcache_core.errors import ShapeSpecError
     from fxcache_core.match import match
+    from fxcache_core.verdict import verdicts
 
     if audit:
         _audit(as_json)
@@ -95,119 +102,75 @@ def match_cmd(
         if dynamic is None and call.mode is not DynamicMode.UNKNOWN:
             dynamic = Dynamic(call.mode.value)
     syms = parse_sym(sym or [])
-    positional = [parse_shape_spec(f"arg={a}")[1] for a in args or []]
-    if any(not isinstance(t, TensorArg) for t in positional):
-        fail("--arg takes a tensor shape like [16,4]")
+    positional = []
+    for a in args or []:
+        try:
+            t = parse_shape_spec(f"arg={a}")[1]
+        except ShapeSpecError:
+            t = None
+        if not isinstance(t, TensorArg):
+            fail(f"--arg {a!r}: expected a tensor shape like [16,4] (one --arg per tensor input, in graph order)")
+        positional.append(t)
     if not inputs and not syms and not positional:
         fail("give the call's inputs with --shapes NAME=[...] (or --arg [...], or --key K --sym t0=N)")
     scan = scan_dir(quiet=as_json)
     only = scan.find(key) if key else None
-    explain = explain or only is not None  # one key asked for: always say why
     report = match(indexed_catalog(scan, as_json), inputs, syms, only, function=fn, positional=positional,
                    mode=_mode(dynamic), duck_shape=duck_shape)
     done_reading()
+    verdict = verdicts(report, count_all=fn is not None or only is not None)
     if as_json:
-        emit_json({
-            "inputs": dict(report.inputs),
-            "results": [
-                {
-                    "kind": m.key.kind.value, "key": m.key.key, "status": m.status,
-                    "origin": str(m.origin) if m.origin else None,
-                    "compiled_from": str(m.compiled) if m.compiled else None,
-                    "bound": dict(m.bound),
-                    "hit": m.hit.name if m.hit else None,
-                    "fits": m.fits, "reasons": list(m.reasons), "uncertain": list(m.uncertain),
-                    "aborted": m.aborted,
-                    "values": dict(m.values),
-                    "symbols": {s.placeholder: s.to_json() for s in m.symbols},
-                    "shadowed": [e.name for e in m.shadowed],
-                    "loads": [{"role": ld.role, "key": ld.key, "entry": ld.entry} for ld in m.loads],
-                    "loaded_by": list(m.loaded_by),
-                    "entries": [
-                        {"entry": v.entry.name, "outcome": v.outcome, "passed": v.passed,
-                         "failed_clause": v.failed_clause, "reason": v.reason}
-                        for v in m.entries
-                    ],
-                }
-                for m in report.results
-            ],
-            "unbound": [{"kind": k.kind.value, "key": k.key, "origin": str(o), "takes": list(takes)}
-                        for k, o, takes in report.unbound],
-            "unused": list(report.unused),
-            "function_missing": report.function_missing,
-            "functions_held": list(report.functions_held),
-        })
-        return
+        body = report.to_json()
+        body["verdicts"] = verdict.to_json()
+        emit_json(body)
+        raise typer.Exit(2 if report.function_missing else verdict.exit_code)
+    explain = explain or only is not None  # one key asked for: always say why
     if report.function_missing:
-        out.print(f"No key was compiled from {safe(fn or '')}. The cache holds keys compiled from:")
-        for name in report.functions_held:
-            out.print(f"  {safe(name)}")
-        if not report.functions_held:
-            out.print("  (no key records the function it was compiled from)")
-        return
+        error_line(f"no key was compiled from a function named {fn!r}; the cache holds keys "
+                   "compiled from: " + ("; ".join(report.functions_held) if report.functions_held
+                                        else "none that records its function"))
+        raise typer.Exit(2)
     if not report.results and positional:
         out.print("No FX key takes --arg: it binds FX keys that no AOTAutograd entry loads "
                   "(name one with --key to bind it by position anyway).")
-        return
-    if not report.results:
-        if fn and report.unbound:
-            out.print(f"No key compiled from {safe(fn)} takes "
-                      + ", ".join(safe(_user(s)) for s, _ in report.inputs) + ".")
-        else:
-            out.print(f"No key among {report.keys_considered}" + " has an input named "
-                      + ", ".join(safe(_user(s)) for s, _ in report.inputs)
-                      + " (names are the compiled function's parameters, a module's keyword or "
-                      "forward parameter, or args\\[i]; see `fxcache guards KEY`).")
-        _print_unbound(report.unbound)
-        return
+        raise typer.Exit(verdict.exit_code)
+    if not report.results and not report.unbound:
+        out.print(f"No key among {report.keys_considered}" + (f" compiled from {safe(fn)}" if fn else "")
+                  + " has an input named "
+                  + ", ".join(safe(_user(s)) for s, _ in report.inputs)
+                  + " (names are the compiled function's parameters, a module's keyword or "
+                  "forward parameter, or args\\[i]; see `fxcache guards KEY`).")
+        raise typer.Exit(verdict.exit_code)
     # One print at the end: a large cache binds thousands of keys, and rich costs
     # ~0.1 ms per print call.
     buf: list[str] = []
     say = buf.append
+    colour = {"hit": "green", "miss": "red", "undecided": "yellow", "no-fit": "dim", "error": "red",
+              "new-graph": "red"}
+    for v in verdict.functions:
+        c = colour[v.status]
+        head, _, rest = v.line.partition(":") if v.status != "hit" else (v.line, "", "")
+        say(f"[bold]{safe(v.label)}[/bold]: [{c}]{safe(head)}[/{c}]" + (":" + safe(rest) if rest else ""))
+    if verdict.others:
+        names = ", ".join(sorted({safe(o.label) for o in verdict.others}))
+        say(f"[dim]Not counted: {names} (no key of {'it' if len(verdict.others) == 1 else 'them'} can take "
+            "these inputs; name a function with --fn to count it).[/dim]")
+    # The keys: reasons of keys that cannot take the call are shown when a function
+    # named with --fn has only such keys, and it has a few.
+    new_graph = {m.key.key for v in verdict.functions if v.status == "new-graph"
+                 for m in v.keys} if fn is not None else set()
+    show_nofit = explain or (0 < len(new_graph) <= 6)
     folded_keys = report.folded()
     shown, hidden_nofit, folded = [], 0, 0
     for m in report.results:
-        if not m.fits and not explain:
+        if not m.fits and not (explain or (show_nofit and m.key.key in new_graph)):
             hidden_nofit += 1
         elif m.key.key in folded_keys and not explain:
             folded += 1
         else:
             shown.append(m)
-    colour = {"hit": "green", "miss": "red", "undecided": "yellow", "no-fit": "dim", "error": "red"}
     for m in shown:
-        c = colour[m.status]
-        head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
-        if m.hit is not None:
-            head += f" {safe(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {safe(m.hit.name[:16])})"
-        if m.origin is not None:
-            head += f"  [cyan]{safe(str(m.compiled or m.origin))}[/cyan]"
-        say("\n" + head)
-        for given, src in m.bound:
-            if given != src:
-                say(f"  [dim]{safe(_user(given))} is {safe(src)}[/dim]")
-        by_ph = {s.placeholder: s for s in m.symbols}
-        for ph, v in m.values:
-            s = by_ph.get(ph)
-            where = f"{s.expr}, {s.source or 'source unknown'}" if s else ""
-            say(f"  {ph} = {v if v is not None else '?'}  [dim]({safe(where)})[/dim]")
-        for r in m.reasons:
-            say(f"  [dim]{safe(r)}[/dim]")
-        for r in m.uncertain:
-            say(f"  [yellow]cannot tell:[/yellow] {safe(r)}")
-        if m.aborted:
-            say(f"  [red]{safe(m.aborted)}[/red]")
-        for i, v in enumerate(m.entries):
-            if m.hit is v.entry:
-                tag = "[green]hit[/green]" if m.status == "hit" else "[green]passes[/green]"
-            elif v.entry in m.shadowed:
-                tag = "[yellow]shadowed[/yellow] (passes too, but comes later)"
-            else:
-                tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
-                    v.outcome, f"[yellow]{v.outcome}[/yellow]")
-            say(f"  #{i} {safe(v.entry.name[:16])}  {tag}" + (f"  {safe(v.reason)}" if v.reason else ""))
-        for ld in m.loads:
-            where = safe(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
-            say(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
+        _key_block(m, explain, colour, say)
     notes = []
     if hidden_nofit:
         notes.append(f"{plural(hidden_nofit, 'key')} cannot take these shapes")
@@ -221,6 +184,56 @@ def match_cmd(
             + f"takes {safe(_user(src))}")
     if buf:
         emit("\n".join(buf))
+    raise typer.Exit(verdict.exit_code)
+
+
+def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
+    """One key's lookup: its inputs' values, why it cannot take them, each entry's verdict."""
+    from fxcache_core.user_terms import user_text
+
+    c = colour[m.status]
+    head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
+    if m.hit is not None:
+        head += f" {safe(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {safe(m.hit.name[:16])})"
+    if m.compiled is not None:
+        head += f"  [cyan]{safe(str(m.compiled))}[/cyan]"
+    elif m.origin is not None:
+        head += f"  [cyan]{safe(origin_text(m.origin))}[/cyan]"
+    say("\n" + head)
+    for given, src in m.bound:
+        if given != src:
+            say(f"  [dim]{safe(_user(given))} is {safe(src)}[/dim]")
+    names = m.user_names
+    by_ph = {s.placeholder: s for s in m.symbols}
+    for ph, v in m.values:
+        s = by_ph.get(ph)
+        where = f"{ph}, {s.expr}" if s else ph
+        say(f"  {safe(names.get(ph, ph))} = {v if v is not None else '?'}  [dim]({safe(where)})[/dim]")
+    for r in m.reasons:
+        say(f"  [dim]{safe(user_text(r))}[/dim]")
+    for r in m.uncertain:
+        say(f"  [yellow]cannot tell:[/yellow] {safe(user_text(r))}")
+    if m.aborted:
+        say(f"  [red]{safe(user_text(m.aborted))}[/red]")
+    for i, v in enumerate(m.entries):
+        if m.hit is v.entry:
+            tag = "[green]hit[/green]" if m.status == "hit" else "[green]passes[/green]"
+        elif v.entry in m.shadowed:
+            tag = "[yellow]shadowed[/yellow] (passes too, but comes later)"
+        else:
+            tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
+                v.outcome, f"[yellow]{v.outcome}[/yellow]")
+        if v.outcome in ("fail", "error") and v.failed_clause is not None:
+            why = safe(f"{v.user_clause(names)}" + (" is False" if v.outcome == "fail" else " raises")
+                         + f"  with {v.user_values(names)}")
+            if explain and v.reason:
+                why += f"  [dim](stored: {safe(v.reason)})[/dim]"
+        else:
+            why = safe(user_text(v.reason)) if v.reason else ""
+        say(f"  #{i} {safe(v.entry.name[:16])}  {tag}" + (f"  {why}" if why else ""))
+    for ld in m.loads:
+        where = safe(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
+        say(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
 
 
 def _user(src: str) -> str:
@@ -235,7 +248,7 @@ def _print_unbound(unbound, say=None) -> None:
     say = say or out.print
     for k, origin, takes in unbound:
         say(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
-            f"[cyan]{safe(str(origin))}[/cyan]\n  [dim]takes {safe(', '.join(takes))}: name "
+            f"[cyan]{safe(origin_text(origin))}[/cyan]\n  [dim]takes {safe(', '.join(takes))}: name "
             "them with --shapes too[/dim]")
 
 
@@ -243,24 +256,24 @@ def _audit(as_json: bool) -> None:
     from fxcache_core.audit import audit
 
     scan = scan_dir(quiet=as_json)
-    found = audit(indexed_catalog(scan, as_json))
+    report = audit(indexed_catalog(scan, as_json))
     done_reading()
     if as_json:
-        emit_json([{"kind": k.kind.value, "key": k.key,
-                     "findings": [{"kind": f.kind, "earlier": f.earlier.name, "later": f.later.name,
-                                   "detail": f.detail} for f in fs]} for k, fs in found])
-        return
-    multi = sum(1 for k in scan.keys if len(k.entries) >= 2)
-    if not found:
-        out.print(f"No shadowed or overlapping entries among the {plural(multi, 'key')} with several entries.")
+        emit_json(report.to_json())
         return
     colour = {"shadowed": "red", "overlap": "yellow", "not-analysed": "dim"}
-    for k, fs in found:
+    for k, fs in report:
         out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}")
         for f in fs:
             c = colour[f.kind]
             out.print(f"  [{c}]{f.kind}[/{c}] {safe(f.earlier.name[:16])} / {safe(f.later.name[:16])}: "
                       f"{safe(f.detail)}")
+    out.print(("\n" if len(report) else "")
+              + f"{plural(report.keys_checked, 'key')} with several entries checked: "
+              f"{plural(report.count('shadowed'), 'entry', 'entries')} shadowed, "
+              f"{plural(report.count('overlap'), 'pair')} overlapping, "
+              f"{plural(report.count('not-analysed'), 'pair')} not analysed "
+              "(guards beyond per-symbol ranges).")
 
 
 def _mode(dynamic: Dynamic | None) -> DynamicMode:
@@ -277,13 +290,7 @@ def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_
     cov = coverage(indexed_catalog(scan, as_json), k, name, lo, hi, fixed, mode)
     done_reading()
     if as_json:
-        emit_json({
-            "kind": k.kind.value, "key": k.key, "placeholder": cov.placeholder, "symbol": cov.symbol,
-            "source": cov.source, "fixed": dict(cov.fixed),
-            "segments": [{"start": g.start, "end": g.end, "outcome": g.outcome,
-                          "entry": g.entry.name if g.entry else None, "note": g.note}
-                         for g in cov.segments],
-        })
+        emit_json(cov.to_json())
         return
     labels = {e.name: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[e.order % 36] for e in k.entries}
     glyph = {"miss": "[red]·[/red]", "other-graph": "[dim]×[/dim]", "error": "[red]![/red]",

@@ -38,6 +38,26 @@ _LINE_RE = re.compile(r"\[([a-z0-9]+)\] ([A-Za-z_][\w]*(?:\[[^\]\n]*\])?): (.*)"
 # values differ from the installed torch's can never be looked up again.
 BUILD_COMPONENTS = ("torch_version", "system_info")
 
+CALL_GROUPS = {
+    "gm": "the FX graph",
+    "example_inputs": "the graph's inputs: dtype, shape, stride, device",
+}
+"""Groups that describe what was compiled; they have no default."""
+BUILD_GROUPS = {
+    "torch_version": "a digest of torch's sources",
+    "system_info": "the machine: device, compilers, versions",
+    "cpp_runtime_thread_count": "the CPU threads the compiled code uses",
+}
+"""Groups that describe the torch build and machine; they have no default."""
+
+
+def is_setting(group: str) -> bool:
+    """Whether a component group is a setting (inductor config, ``fx_kwargs``,
+    deterministic algorithms, custom passes...): every group that neither
+    describes the graph (:data:`CALL_GROUPS`) nor the build (:data:`BUILD_GROUPS`).
+    A setting has a default, recorded in :mod:`fxcache_core.torch_defaults`."""
+    return group not in CALL_GROUPS and group not in BUILD_GROUPS
+
 
 @dataclass(frozen=True)
 class Component:
@@ -71,6 +91,10 @@ class Component:
         if self.name == "system_info[version]" and (short := _system_versions(self.value)):
             return short
         return self.value
+
+    def to_json(self) -> dict[str, str]:
+        """``name``, ``hash``, ``value`` (readable) and ``raw`` (as torch printed it)."""
+        return {"name": self.name, "hash": self.hash, "value": self.readable, "raw": self.value}
 
 
 _TM_FIELD_RE = re.compile(r"(\w+)=((?:torch\.Size\(\[[^\]]*\]\))|(?:\([^()]*\))|(?:device\([^()]*\))|[^,()]+)")
@@ -128,6 +152,74 @@ def _system_versions(text: str) -> str | None:
     return ", ".join(parts)
 
 
+@dataclass(frozen=True)
+class GroupSummary:
+    """The components of one group of a key, against torch's defaults.
+
+    Attributes:
+        group: ``inductor_config``, ``example_inputs``...
+        components: how many.
+        about: what the group describes (for the graph and build groups), else "".
+        not_default: settings whose hash is not that of torch's default
+            (:mod:`fxcache_core.torch_defaults`), each with the default's value.
+        unknown: settings with no recorded default (a torch other than the one
+            the table was recorded with may hash settings it does not know).
+    """
+
+    group: str
+    components: int
+    about: str = ""
+    not_default: tuple[tuple[Component, str], ...] = ()
+    unknown: tuple[Component, ...] = ()
+
+    @property
+    def setting(self) -> bool:
+        return is_setting(self.group)
+
+    def to_json(self) -> dict[str, object]:
+        return {"group": self.group, "components": self.components, "setting": self.setting,
+                "about": self.about or None,
+                "not_default": [{**c.to_json(), "default": d} for c, d in self.not_default],
+                "no_recorded_default": [c.name for c in self.unknown]}
+
+
+def settings_not_at_default(components: Sequence[Component]) -> tuple[GroupSummary, ...]:
+    """One :class:`GroupSummary` per group of ``components``, in torch's order.
+
+    "Default" means the value a plain ``torch.compile(f)`` on torch
+    :data:`fxcache_core.torch_defaults.TORCH_VERSION` hashes, on the machine the
+    table was recorded on (``demo/record_defaults.py``), with no ``TORCHINDUCTOR_*``
+    variable set; a key built by another torch may show settings whose default
+    changed as not at default.
+    """
+    from .torch_defaults import DEFAULTS
+
+    groups: dict[str, list[Component]] = {}
+    for c in components:
+        groups.setdefault(c.group, []).append(c)
+    out = []
+    for g, cs in groups.items():
+        if not is_setting(g):
+            out.append(GroupSummary(g, len(cs), CALL_GROUPS.get(g) or BUILD_GROUPS.get(g, "")))
+            continue
+        off = tuple((c, DEFAULTS[c.name][1]) for c in cs
+                    if c.name in DEFAULTS and not c.hash.startswith(DEFAULTS[c.name][0]))
+        unknown = tuple(c for c in cs if c.name not in DEFAULTS)
+        out.append(GroupSummary(g, len(cs), "", off, unknown))
+    return tuple(out)
+
+
+_OP_RE = re.compile(r"torch\.ops\.(\w+)\.(\w+)")
+
+
+def graph_summary(gm: Component) -> str:
+    """``3 ops: mul, add, sum`` from the printed graph of a ``gm`` component."""
+    ops = [f"{m.group(2)}" for m in _OP_RE.finditer(gm.value)]
+    names = list(dict.fromkeys(ops))
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return f"{len(ops)} ops" + (f": {shown}" if shown else "")
+
+
 def parse_debug_lines(lines: Sequence[str]) -> tuple[Component, ...]:
     """The components of an FX key from its entry's debug lines, in torch's order.
 
@@ -158,6 +250,15 @@ class KeyAnatomy:
     components: tuple[Component, ...]
     loads: tuple[tuple[str, str], ...] = ()
     entry: str | None = None
+
+    def to_json(self, group: str | None = None) -> dict[str, object]:
+        """``kind``, ``key``, ``entry``, ``components`` (only ``group``'s when given),
+        ``groups`` (:func:`settings_not_at_default`) and ``loads`` (``role``, ``key``)."""
+        comps = [c for c in self.components if group is None or c.group == group]
+        return {"kind": self.key.kind.value, "key": self.key.key, "entry": self.entry,
+                "components": [c.to_json() for c in comps],
+                "groups": [g.to_json() for g in settings_not_at_default(self.components)],
+                "loads": [{"role": r, "key": k} for r, k in self.loads]}
 
 
 def anatomy(catalog: Catalog, key: CacheKey) -> KeyAnatomy:
@@ -194,6 +295,10 @@ class ComponentDiff:
     a: Component | None
     b: Component | None
 
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "a": self.a.to_json() if self.a else None,
+                "b": self.b.to_json() if self.b else None}
+
 
 def diff_components(a: Sequence[Component], b: Sequence[Component]) -> tuple[ComponentDiff, ...]:
     """The components whose hashes differ, or that only one side has, in A's order
@@ -208,12 +313,58 @@ def diff_components(a: Sequence[Component], b: Sequence[Component]) -> tuple[Com
     return tuple(out)
 
 
-def compare_keys(cat_a: Catalog, a: CacheKey, cat_b: Catalog, b: CacheKey) -> tuple[
-        KeyAnatomy, KeyAnatomy, list[tuple[str, KeyAnatomy, KeyAnatomy, tuple[ComponentDiff, ...]]]]:
+@dataclass(frozen=True)
+class ComparedPair:
+    """Two FX keys compared component by component.
+
+    Attributes:
+        role: "" for the keys asked for; ``forward``/``backward`` for the FX keys
+            two AOTAutograd keys load.
+        a, b: their anatomies.
+        differ: the components whose hashes differ (or that one side lacks).
+    """
+
+    role: str
+    a: KeyAnatomy
+    b: KeyAnatomy
+    differ: tuple[ComponentDiff, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"role": self.role or None, "a": self.a.key.key, "b": self.b.key.key,
+                "differ": [d.to_json() for d in self.differ]}
+
+
+@dataclass(frozen=True)
+class KeyComparison:
+    """Why two keys are not one (``fxcache diff``).
+
+    Attributes:
+        a, b: the two keys' anatomies.
+        pairs: the FX keys compared: the two keys themselves, or for AOTAutograd
+            keys (which store no components) the FX keys they load, role by role,
+            where both caches have them.
+    """
+
+    a: KeyAnatomy
+    b: KeyAnatomy
+    pairs: tuple[ComparedPair, ...]
+
+    def __iter__(self):
+        """(a, b, [(role, a, b, differ)...]): the tuple ``compare_keys`` used to return."""
+        return iter((self.a, self.b, [(p.role, p.a, p.b, p.differ) for p in self.pairs]))
+
+    def to_json(self) -> dict[str, object]:
+        """``a``, ``b``, ``kind``, ``loads`` (``a``/``b``: ``role``, ``key``) and ``compared``."""
+        return {"a": self.a.key.key, "b": self.b.key.key, "kind": self.a.key.kind.value,
+                "loads": {"a": [{"role": r, "key": k} for r, k in self.a.loads],
+                          "b": [{"role": r, "key": k} for r, k in self.b.loads]},
+                "compared": [p.to_json() for p in self.pairs]}
+
+
+def compare_keys(cat_a: Catalog, a: CacheKey, cat_b: Catalog, b: CacheKey) -> KeyComparison:
     """Compare two keys of one kind, each in its own catalog (``fxcache diff``).
 
-    Returns both anatomies and, per compared pair, (role, A's, B's, the differing
-    components): for FX keys the keys themselves (role ""); for AOTAutograd keys,
+    For FX keys the keys themselves are compared (role ""); for AOTAutograd keys,
     which store no components, the FX keys they load, role by role (``forward``,
     ``backward``) where both caches have them.
 
@@ -238,8 +389,8 @@ def compare_keys(cat_a: Catalog, a: CacheKey, cat_b: Catalog, b: CacheKey) -> tu
         if x.entry is None or y.entry is None:
             raise KeyLookupError(f"no readable entry in {(x if x.entry is None else y).key.key[:12]}: "
                                  "nothing to compare")
-        out.append((role, x, y, diff_components(x.components, y.components)))
-    return an_a, an_b, out
+        out.append(ComparedPair(role, x, y, diff_components(x.components, y.components)))
+    return KeyComparison(an_a, an_b, tuple(out))
 
 
 def stale_components(components: Sequence[Component], current: dict[str, str]) -> tuple[str, ...]:
@@ -306,6 +457,11 @@ class Fragment:
             parts.append("settings that never change the compiled code (" + ", ".join(cosmetic)
                          + "): make them the same in every job")
         return "they differ only in " + "; and in ".join(parts)
+
+    def to_json(self) -> dict[str, object]:
+        """``keys``, ``differ``, ``reason`` and ``size`` (bytes of their entries)."""
+        return {"keys": [k.key for k in self.keys], "differ": list(self.differ), "reason": self.reason,
+                "size": sum(k.size for k in self.keys)}
 
 
 def fragmentation(catalog: Catalog) -> tuple[Fragment, ...]:

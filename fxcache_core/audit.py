@@ -110,12 +110,46 @@ def audit_key(catalog: Catalog, key: CacheKey) -> tuple[Finding, ...]:
     return tuple(out)
 
 
-def audit(catalog: Catalog) -> tuple[tuple[CacheKey, tuple[Finding, ...]], ...]:
-    """:func:`audit_key` for every key with two or more entries that has findings."""
+@dataclass(frozen=True)
+class AuditReport:
+    """What :func:`audit` found across a cache.
+
+    Attributes:
+        keys_checked: keys with two or more entries (the only ones where an
+            entry can shadow or overlap another).
+        results: (key, its findings) for each key with findings, in scan order.
+    """
+
+    keys_checked: int
+    results: tuple[tuple[CacheKey, tuple[Finding, ...]], ...]
+
+    def __iter__(self):
+        """The (key, findings) pairs (what ``audit`` used to return)."""
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def count(self, kind: str) -> int:
+        """How many findings of ``kind`` (``shadowed``: entries that can never be
+        served; ``overlap``, ``not-analysed``: pairs of entries)."""
+        return sum(1 for _, fs in self.results for f in fs if f.kind == kind)
+
+    def to_json(self) -> list[dict[str, object]]:
+        """A list of ``{"kind", "key", "findings": [{"kind", "earlier", "later", "detail"}]}``."""
+        return [{"kind": k.kind.value, "key": k.key,
+                 "findings": [{"kind": f.kind, "earlier": f.earlier.name, "later": f.later.name,
+                               "detail": f.detail} for f in fs]} for k, fs in self.results]
+
+
+def audit(catalog: Catalog) -> AuditReport:
+    """:func:`audit_key` for every key with two or more entries; the keys with findings."""
     out = []
+    checked = 0
     for k in catalog.scan.keys:
         if len(k.entries) >= 2:
+            checked += 1
             f = audit_key(catalog, k)
             if f:
                 out.append((k, f))
-    return tuple(out)
+    return AuditReport(checked, tuple(out))

@@ -128,6 +128,11 @@ class Catalog:
         self._hashes: dict[str, str] = {}
         self._pgo: bool | None = None
 
+    @property
+    def index(self) -> Index | None:
+        """The index behind this catalog (None without one, or once it turned itself off)."""
+        return self._index if self._index is not None and self._index.enabled else None
+
     def from_index(self, entry: Entry) -> bool:
         """Whether what :meth:`load` gives for ``entry`` came from an index row in
         this run (not from the file's bytes)."""

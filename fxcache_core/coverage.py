@@ -54,6 +54,10 @@ class Segment:
     entry: Entry | None = None
     note: str | None = None
 
+    def to_json(self) -> dict[str, object]:
+        return {"start": self.start, "end": self.end, "outcome": self.outcome,
+                "entry": self.entry.name if self.entry else None, "note": self.note}
+
 
 @dataclass(frozen=True)
 class Coverage:
@@ -72,6 +76,13 @@ class Coverage:
     source: str | None
     fixed: tuple[tuple[str, int], ...]
     segments: tuple[Segment, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """``kind``, ``key``, ``placeholder``, ``symbol``, ``source``, ``fixed`` and
+        ``segments`` (``start``, ``end``, ``outcome``, ``entry``, ``note``)."""
+        return {"kind": self.key.kind.value, "key": self.key.key, "placeholder": self.placeholder,
+                "symbol": self.symbol, "source": self.source, "fixed": dict(self.fixed),
+                "segments": [g.to_json() for g in self.segments]}
 
 
 def _resolve(symbols: tuple[SymbolInfo, ...], name: str) -> SymbolInfo:
@@ -132,8 +143,15 @@ def coverage(
     first = next((e for e in key.entries if not isinstance(catalog.load(e), Unreadable)), None)
     if first is None:
         raise ShapeSpecError(f"key {key.key[:12]} has no readable entry")
+    from .match import check_signs, is_size_source
+    from .user_terms import user_source
+
     symbols = catalog.symbols(first)
     swept = _resolve(symbols, name)
+    if start < 0 and is_size_source(swept.source):
+        raise ShapeSpecError(f"--range {name}={start}:{end}: {name} is {user_source(swept.source or '')}, "
+                             "which is never negative")
+    check_signs(dict(fixed or {}), symbols, "--sym")
     env: dict[str, int] = {}
     for s in symbols:
         if s.placeholder == swept.placeholder:

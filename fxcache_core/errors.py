@@ -36,3 +36,18 @@ class EntryTooLarge(EntryDecodeError):
 
 class GuardParseError(FxcacheError):
     """A guards expression uses syntax outside the whitelist, or exceeds a size limit."""
+
+
+class FunctionLookupError(FxcacheError):
+    """No key was compiled from the function asked for (``--fn NAME``).
+
+    Attributes:
+        function: the name asked for.
+        names: the functions the cache has keys of, sorted.
+    """
+
+    def __init__(self, function: str, names: tuple[str, ...] | list[str]) -> None:
+        self.function, self.names = function, tuple(names)
+        shown = ", ".join(self.names[:20]) + (f" and {len(self.names) - 20} more" if len(self.names) > 20 else "")
+        super().__init__(f"no key was compiled from a function named {function!r}; "
+                         + (f"the cache has keys of: {shown}" if self.names else "no key records its function"))

@@ -78,6 +78,19 @@ class CompiledFrom:
     params: tuple[str, ...] = ()
     whole_module: bool = False
 
+    @property
+    def name(self) -> str:
+        """The name a user knows the function by: ``GPT2LMHeadModel.forward`` for a
+        module compiled whole, the decorated ``forward`` where the class is unknown,
+        else the compiled frame's function (a resume frame keeps Dynamo's name,
+        ``torch_dynamo_resume_in_<fn>_at_<line>``; :func:`fxcache_core.origin.frame_label`
+        shows it as ``fn (resumed after the graph break at line N)``)."""
+        if self.module_class:
+            return f"{self.module_class}.forward"
+        if self.forward is not None:
+            return self.forward[0]
+        return self.function
+
     def names(self) -> frozenset[str]:
         """Every ``--fn`` NAME that means this key: the frame's function, the function a
         resume frame resumes, and for a module its class (``GPT2LMHeadModel``,
@@ -160,6 +173,30 @@ def keys_compiled_from(catalog: Catalog, name: str) -> tuple[list[CacheKey], lis
         else:
             others.append(c)
     return mine, others
+
+
+def keys_of_function(catalog: Catalog, name: str) -> tuple[set[str], tuple[str, ...]]:
+    """The names of the keys compiled from function ``name`` (``--fn NAME`` of
+    ``match`` and ``ls``), and, when there is none, the functions the cache does
+    hold (:func:`held_functions`).
+
+    :func:`keys_compiled_from`, plus the keys no readable entry records a compiled
+    frame of whose graph was traced through a function of that name
+    (:meth:`~fxcache_core.decode.Origin.traced_from`: caches that predate
+    ``cache_linemap``, or whose FX entries are unreadable).
+    """
+    found, others = keys_compiled_from(catalog, name)
+    mine = {k.key for k in found}
+    traced: set[str] = set()  # what the keys without a compiled frame were traced from
+    for k in catalog.scan.keys:
+        if k.key not in mine and compiled_from(catalog, k) is None:
+            o = next((d.origin for e in k.entries
+                      if isinstance(d := catalog.load(e), DecodedEntry) and d.origin is not None), None)
+            if o is not None and o.traced_from(name):
+                mine.add(k.key)
+            elif o is not None:
+                traced.add(f"{o.function} ({os.path.basename(o.file)}:{o.line})")
+    return mine, (() if mine else tuple(sorted(set(held_functions(others)) | traced)))
 
 
 def held_functions(others: list[CompiledFrom]) -> list[str]:

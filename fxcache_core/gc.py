@@ -169,6 +169,11 @@ class Removal:
             return "code"
         return "entry" if self.entry is not None else "temp"
 
+    def to_json(self) -> dict[str, object]:
+        """``path``, ``what``, ``kind``, ``key``, ``entry``, ``size`` (bytes), ``reasons``."""
+        return {"path": self.file.where, "what": self.what, "kind": self.kind.value, "key": self.key,
+                "entry": self.entry, "size": self.size, "reasons": list(self.reasons)}
+
 
 @dataclass(frozen=True)
 class GcPlan:
@@ -212,6 +217,20 @@ class GcPlan:
     @property
     def entries_removed(self) -> int:
         return sum(1 for r in self.removals if r.entry is not None)
+
+    def to_json(self, removals: bool = True) -> dict[str, object]:
+        """``cache_dir``, ``total_bytes``, ``total_entries``, ``code_bytes``,
+        ``all_bytes``, ``bytes_freed`` (bytes), ``last_use`` (how ages were
+        measured), ``kept`` (``path``, ``why``), ``undecided`` (``what``, ``why``)
+        and ``removals`` (:meth:`Removal.to_json` each; None with
+        ``removals=False``, for a caller that streams them)."""
+        return {"cache_dir": str(self.root), "total_bytes": self.total_bytes,
+                "total_entries": self.total_entries, "code_bytes": self.code_bytes,
+                "all_bytes": self.all_bytes,
+                "bytes_freed": self.bytes_freed, "last_use": self.last_use,
+                "kept": [{"path": str(p), "why": w} for p, w in self.kept],
+                "undecided": [{"what": w, "why": y} for w, y in self.undecided],
+                "removals": [r.to_json() for r in self.removals] if removals else None}
 
 
 def last_use(f: FileInfo) -> float:
@@ -630,6 +649,14 @@ class GcResult:
     @property
     def bytes_freed(self) -> int:
         return sum(r.size for r in self.removed)
+
+    def to_json(self) -> dict[str, object]:
+        """``removed`` (paths), ``skipped`` (``path``, ``why``), ``failed`` (``path``,
+        ``error``), ``dirs_removed`` and ``bytes_freed``."""
+        return {"removed": [r.file.where for r in self.removed],
+                "skipped": [{"path": str(p), "why": w} for p, w in self.skipped],
+                "failed": [{"path": str(p), "error": w} for p, w in self.failed],
+                "dirs_removed": [str(d) for d in self.dirs_removed], "bytes_freed": self.bytes_freed}
 
 
 def _refusal(r: Removal, st: os.stat_result, dir_fd: int) -> str | None:

@@ -4,7 +4,7 @@
 module decides how to *show* it:
 
 * :func:`summarize` groups an entry's clauses: one integer range per symbol
-  (``2 ≤ s77 ≤ 10``, with excluded values), divisibility (``s77 ≡ 0 (mod 4)``),
+  (``2 <= s77 <= 10``, with excluded values), divisibility (``s77 % 4 == 0``),
   relations between symbols (``s27 == s77``), then whatever remains. Every
   group keeps the indices of the clauses it came from; no clause is dropped.
 * :func:`display_expr` turns a clause's structured form into plain sympy
@@ -13,7 +13,7 @@ module decides how to *show* it:
 * :func:`compare_entries` says which clauses separate the entries of one key.
 
 Ranges are derived with exact integer arithmetic from clauses linear in one
-placeholder (``3*t0 <= 4096`` gives ``t0 ≤ 1365``); the symbols are integers,
+placeholder (``3*t0 <= 4096`` gives ``t0 <= 1365``); the symbols are integers,
 as every backed SymInt is.
 """
 
@@ -55,23 +55,16 @@ class SymbolRange:
         return self.lower is not None and self.upper is not None and self.lower > self.upper
 
     def render(self, name: str) -> str:
-        """``2 ≤ s77 ≤ 10, s77 ≠ 4`` with ``name`` for the placeholder."""
-        if self.lower is not None and self.upper is not None and self.lower == self.upper:
-            text = f"{name} = {self.lower}"
-        else:
-            lo = f"{self.lower} ≤ " if self.lower is not None else ""
-            hi = f" ≤ {self.upper}" if self.upper is not None else ""
-            text = f"{lo}{name}{hi}" if (lo or hi) else name
-        for v in self.excluded:
-            text += f", {name} ≠ {v}"
-        if self.empty:
-            text += "  (empty: never holds)"
-        return text
+        """``2 <= s77 <= 10, s77 != 4`` with ``name`` for the placeholder (Python's
+        operators, the notation of the guards themselves)."""
+        from .user_terms import render_range
+
+        return render_range(self.lower, self.upper, self.excluded, name)
 
 
 @dataclass(frozen=True)
 class Divisibility:
-    """``expr ≡ residue (mod modulus)``, from ``(expr % m) == r`` or ``expr == m*(expr // m)``."""
+    """``expr % modulus == residue``, from ``(expr % m) == r`` or ``expr == m*(expr // m)``."""
 
     expr: sympy.Basic
     modulus: int
@@ -79,7 +72,11 @@ class Divisibility:
     clauses: tuple[int, ...]
 
     def render(self, names: Mapping[str, str]) -> str:
-        return f"{_sstr(self.expr, names)} ≡ {self.residue} (mod {self.modulus})"
+        """``s77 % 4 == 0`` (Python's notation, as the guard is written)."""
+        text = _sstr(self.expr, names)
+        if not (self.expr.is_Symbol or self.expr.is_Integer):
+            text = f"({text})"
+        return f"{text} % {self.modulus} == {self.residue}"
 
 
 @dataclass(frozen=True)
@@ -391,7 +388,8 @@ def compare_entries(exprs: Sequence[GuardsExpr | None],
     """Clauses common to all entries, and each entry's distinctive clauses.
 
     Clauses are compared by their stored text; ``names`` renames placeholders
-    for display (the entries of one key share their symbols). ``None`` stands
+    for display (the entries of one key share their symbols), and a comparison
+    with a constant reads with the symbol side first (``s77 >= 16``). ``None`` stands
     for an entry with no guards (or unreadable): it shares nothing.
     """
     clauses = [{c.text: c for c in g.clauses} if g is not None else {} for g in exprs]
@@ -399,8 +397,10 @@ def compare_entries(exprs: Sequence[GuardsExpr | None],
         return EntryComparison((), ())
     common = set(clauses[0]).intersection(*clauses[1:])
 
+    from .user_terms import clause_in_user_terms  # one notation: the symbol side first
+
     def shown(cs: Mapping[str, Clause], keep: Any) -> tuple[str, ...]:
-        return tuple(c.pretty(dict(names or {})) for t, c in cs.items() if keep(t))
+        return tuple(clause_in_user_terms(c.text, dict(names or {})) for t, c in cs.items() if keep(t))
 
     return EntryComparison(shown(clauses[0], lambda t: t in common),
                            tuple(shown(cs, lambda t: t not in common) for cs in clauses))

@@ -23,6 +23,11 @@ which then decode the file) and the list of globals the pickle named. Entries th
 with their reason; entries that could not be read are not, nor are files whose
 name is not valid UTF-8 (SQLite stores text; they are decoded on each run).
 
+A second table keeps, per key, the function it was compiled from
+(:mod:`fxcache_core.origin`) and the entry file that said so: ``ls`` shows
+every key's function from one row per key, valid while that entry file is
+unchanged, without reading the entries table.
+
 ``FXCACHE_NO_INDEX=1`` turns the index off; so does any error opening it
 (a read-only home): the index is an optimisation, never a requirement.
 
@@ -51,7 +56,7 @@ from pathlib import Path
 
 from .decode import DecodedEntry, FxRef, GraphInput, Origin
 from .keys import KeyKind
-from .store import Entry
+from .store import CacheKey, Entry
 
 
 def _fingerprint() -> int:
@@ -70,16 +75,26 @@ def _fingerprint() -> int:
 SCHEMA = _fingerprint()
 
 
-def default_index_path(root: Path) -> Path | None:
-    """Where the index of cache dir ``root`` lives, or None when turned off."""
+def index_dir() -> Path | None:
+    """fxcache's own dir for what it remembers: ``$FXCACHE_INDEX_DIR``, else
+    ``$XDG_CACHE_HOME/fxcache``, else ``~/.cache/fxcache``; None when
+    ``FXCACHE_NO_INDEX`` is set."""
     if os.environ.get("FXCACHE_NO_INDEX"):
         return None
     base = os.environ.get("FXCACHE_INDEX_DIR")
     if not base:
         xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         base = os.path.join(xdg, "fxcache")
+    return Path(base)
+
+
+def default_index_path(root: Path) -> Path | None:
+    """Where the index of cache dir ``root`` lives, or None when turned off."""
+    base = index_dir()
+    if base is None:
+        return None
     digest = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
-    return Path(base) / f"index-{digest}.sqlite"
+    return base / f"index-{digest}.sqlite"
 
 
 def _i(s: str | None) -> str | None:
@@ -232,6 +247,8 @@ class Index:
             db = sqlite3.connect(path, timeout=5)
             db.execute("CREATE TABLE IF NOT EXISTS entries (path TEXT PRIMARY KEY, size INT, "
                        "mtime_ns INT, ino INT, schema INT, sha TEXT, corrupt TEXT, body TEXT)")
+            db.execute("CREATE TABLE IF NOT EXISTS key_origins (key_dir TEXT PRIMARY KEY, entry TEXT, "
+                       "size INT, mtime_ns INT, ino INT, schema INT, origin TEXT)")
             if root is not None:
                 db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
                 try:
@@ -304,6 +321,57 @@ class Index:
             self._db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              (entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
                               SCHEMA, sha, corrupt, body))
+            self._pending += 1
+            if self._pending >= 1000:
+                self.flush()
+        except sqlite3.Error:
+            self._db = None
+
+    def key_origins(self, keys: Iterable[CacheKey]) -> dict[str, Origin | None]:
+        """Key -> the origin remembered for it (None: its entry has none), for each
+        of ``keys`` whose remembered entry file is still in the key unchanged (size,
+        mtime_ns, inode); keys without such a row are left out. One pass over the
+        table (a row per key)."""
+        want = {k.where: k for k in keys}
+        out: dict[str, Origin | None] = {}
+        if self._db is None or not want:
+            return out
+        try:
+            rows = self._db.execute(
+                "SELECT key_dir, entry, size, mtime_ns, ino, schema, origin FROM key_origins").fetchall()
+        except sqlite3.Error:
+            self._db = None
+            return out
+        parsed: dict[str, Origin] = {}  # a function's keys share one origin: parsed once
+        for key_dir, entry, size, mtime_ns, ino, schema, origin in rows:
+            k = want.get(key_dir)
+            if k is None or schema != SCHEMA:
+                continue
+            e = next((e for e in k.entries if e.file.name == entry), None)
+            if e is None or (e.size, e.file.mtime_ns, e.file.ino) != (size, mtime_ns, ino):
+                continue
+            if origin is None:
+                out[k.key] = None
+                continue
+            o = parsed.get(origin)
+            if o is None:
+                try:
+                    o = parsed[origin] = _origin_of(json.loads(origin))
+                except (ValueError, KeyError, TypeError, IndexError):
+                    continue
+            out[k.key] = o
+        return out
+
+    def put_key_origin(self, key: CacheKey, entry: Entry, origin: Origin | None) -> None:
+        """Remember that ``entry`` (of ``key``) says ``key`` was compiled from ``origin``."""
+        if self._db is None or not entry.file.mtime_ns or not _storable(key.where):
+            return
+        body = None if origin is None else json.dumps(
+            [origin.function, origin.file, origin.line, list(origin.functions)])
+        try:
+            self._db.execute("INSERT OR REPLACE INTO key_origins VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (key.where, entry.file.name, entry.size, entry.file.mtime_ns,
+                              entry.file.ino, SCHEMA, body))
             self._pending += 1
             if self._pending >= 1000:
                 self.flush()

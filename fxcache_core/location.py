@@ -42,6 +42,7 @@ def default_cache_dir() -> Path:
 def resolve_cache_dir(
     explicit: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
+    explicit_name: str = "--cache-dir",
 ) -> Path:
     """The absolute cache dir torch would use, or ``explicit`` when given.
 
@@ -50,11 +51,13 @@ def resolve_cache_dir(
     the result is made absolute (``os.path.abspath``, no symlink resolution).
 
     Raises:
-        CacheDirError: the directory does not exist or is not a directory.
+        CacheDirError: the directory does not exist or is not a directory; the
+            message names where it came from (``explicit_name`` for ``explicit``,
+            e.g. ``--other-cache-dir``, else the variable or "default").
     """
     environ = os.environ if env is None else env
     raw = explicit if explicit is not None else environ.get(ENV_VAR)
-    source = "--cache-dir" if explicit is not None else (ENV_VAR if raw is not None else "default")
+    source = explicit_name if explicit is not None else (ENV_VAR if raw is not None else "default")
     path = Path(os.path.abspath(raw)) if raw is not None else default_cache_dir()
     if not path.exists():
         raise CacheDirError(f"cache dir {path} ({source}) does not exist")

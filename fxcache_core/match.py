@@ -31,7 +31,7 @@ from .catalog import Catalog, Unreadable
 from .decode import DecodedEntry, Origin
 from .errors import GuardParseError, ShapeSpecError
 from .floats import baked_floats, tensorified_base
-from .frames import CompiledFrom, compiled_from, held_functions, keys_compiled_from
+from .frames import CompiledFrom, compiled_from, keys_of_function
 from .int_args import FunctionKeys, int_argument_rule
 from .keys import KeyKind
 from .store import CacheKey, Entry
@@ -75,6 +75,28 @@ class EntryVerdict:
             return False
         return None
 
+    def user_clause(self, names: Mapping[str, str]) -> str | None:
+        """The failing clause in the user's terms (``x.size(0) >= 16``; ``names``:
+        :func:`~fxcache_core.user_terms.placeholder_names`), None without one."""
+        from .user_terms import clause_in_user_terms
+
+        return None if self.failed_clause is None else clause_in_user_terms(self.failed_clause, names)
+
+    def user_values(self, names: Mapping[str, str]) -> str:
+        """The values the failing clause read, in the user's terms: ``x.size(0)=10``."""
+        if self.failed_clause is None:
+            return ""
+        used = set(re.findall(r"L\['(t\d+)'\]", self.failed_clause))
+        return ", ".join(f"{names.get(p, p)}={v}" for p, v in self.values if p in used)
+
+    def to_json(self, names: Mapping[str, str] | None = None) -> dict[str, object]:
+        """``entry``, ``outcome``, ``passed``, ``failed_clause`` (as stored), ``reason``,
+        ``values`` (``tN`` -> value) and ``user_clause`` (the failing clause in the
+        user's terms, with ``names``)."""
+        return {"entry": self.entry.name, "outcome": self.outcome, "passed": self.passed,
+                "failed_clause": self.failed_clause, "reason": self.reason,
+                "values": dict(self.values), "user_clause": self.user_clause(names or {})}
+
 
 @dataclass(frozen=True)
 class FxLoad:
@@ -90,6 +112,9 @@ class FxLoad:
     role: str
     key: str
     entry: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"role": self.role, "key": self.key, "entry": self.entry}
 
 
 @dataclass(frozen=True)
@@ -161,6 +186,39 @@ class KeyMatch:
             return "miss" if any(ld.entry is None for ld in self.loads) else "hit"
         return "miss" if self.decided else "undecided"
 
+    @property
+    def user_names(self) -> dict[str, str]:
+        """``tN`` -> how the user names it (``x.size(0)``), from :attr:`symbols`."""
+        from .user_terms import placeholder_names
+
+        return placeholder_names(self.symbols)
+
+    def to_json(self) -> dict[str, object]:
+        """One result of ``fxcache match --json`` (``kind``, ``key``, ``status``, ``origin``,
+        ``function``, ``compiled_from``, ``bound``, ``hit``, ``fits``, ``reasons``,
+        ``uncertain``, ``aborted``, ``values``, ``symbols``, ``shadowed``, ``loads``,
+        ``loaded_by``, ``entries``)."""
+        from .origin import function_of
+
+        names = self.user_names
+        return {
+            "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
+            "origin": str(self.origin) if self.origin else None,
+            "function": function_of(self.origin, self.compiled),
+            "compiled_from": str(self.compiled) if self.compiled else None,
+            "bound": dict(self.bound),
+            "hit": self.hit.name if self.hit else None,
+            "fits": self.fits, "reasons": list(self.reasons), "uncertain": list(self.uncertain),
+            "aborted": self.aborted,
+            "values": dict(self.values),
+            "symbols": {s.placeholder: s.to_json() for s in self.symbols},
+            "user_names": names,
+            "shadowed": [e.name for e in self.shadowed],
+            "loads": [ld.to_json() for ld in self.loads],
+            "loaded_by": list(self.loaded_by),
+            "entries": [v.to_json(names) for v in self.entries],
+        }
+
 
 @dataclass(frozen=True)
 class MatchReport:
@@ -191,6 +249,20 @@ class MatchReport:
                    if m.status == "hit" and m.key.kind is KeyKind.AOT_AUTOGRAD}
         return frozenset(m.key.key for m in self.results
                          if m.loaded_by and set(m.loaded_by) <= hit_aot)
+
+    def to_json(self) -> dict[str, object]:
+        """``inputs``, ``results`` (:meth:`KeyMatch.to_json` each), ``unbound``
+        (``kind``, ``key``, ``origin``, ``takes`` each), ``unused``,
+        ``function_missing`` and ``functions_held``."""
+        return {
+            "inputs": dict(self.inputs),
+            "results": [m.to_json() for m in self.results],
+            "unbound": [{"kind": k.kind.value, "key": k.key, "origin": str(o), "takes": list(takes)}
+                        for k, o, takes in self.unbound],
+            "unused": list(self.unused),
+            "function_missing": self.function_missing,
+            "functions_held": list(self.functions_held),
+        }
 
 
 def _l_bases(d: DecodedEntry, extra_sources: Mapping[str, str]) -> set[str]:
@@ -721,6 +793,8 @@ def match_key(
         reasons.append("no entry of this key can be read: torch skips them all (a miss)")
     if sym and not symbols:
         raise ShapeSpecError(f"--sym: key {key.key[:12]} has no readable entry to bind placeholders of")
+    if sym:
+        check_signs(sym, symbols, "--sym")
     if readable:
         d0 = readable[0][1]
         b = _fit(d0, inputs, mode, pgo=catalog.has_pgo_state(), duck_shape=duck_shape,
@@ -884,7 +958,7 @@ def _fit_through_loaders(catalog: Catalog, m: KeyMatch, aot: Mapping[str, KeyMat
         common = set.intersection(*(set(r.uncertain) for r in results if r.fits))
         return replace(m, uncertain=m.uncertain + tuple(u for u in results[0].uncertain if u in common))
     why = results[0].reasons[0] if results[0].reasons else "no fit"
-    return KeyMatch(key=m.key, fits=False, symbols=m.symbols, loaded_by=m.loaded_by, reasons=(
+    return KeyMatch(key=m.key, fits=False, symbols=m.symbols, loaded_by=m.loaded_by, origin=m.origin, reasons=(
         f"loaded by AOTAutograd key {results[0].key.key[:12]}, which does not fit: {why}",))
 
 
@@ -950,11 +1024,9 @@ def _first_readable(catalog: Catalog, key: CacheKey) -> DecodedEntry | None:
 
 
 def _origin(catalog: Catalog, key: CacheKey) -> Origin | None:
-    for e in key.entries:
-        d = catalog.load(e)
-        if isinstance(d, DecodedEntry) and d.origin is not None:
-            return d.origin
-    return None
+    from .origin import key_origin
+
+    return key_origin(catalog, key)
 
 
 def match(
@@ -998,15 +1070,7 @@ def match(
     mine: set[str] | None = None
     held: tuple[str, ...] = ()
     if function is not None:
-        found, others = keys_compiled_from(catalog, function)
-        mine = {k.key for k in found}
-        for k in keys:  # keys no entry records a compiled frame of: traced through it
-            if k.key not in mine and compiled_from(catalog, k) is None:
-                o = _origin(catalog, k)
-                if o is not None and o.traced_from(function):
-                    mine.add(k.key)
-        if not mine:
-            held = tuple(held_functions(others))
+        mine, held = keys_of_function(catalog, function)
     results: list[KeyMatch] = []
     unbound: list[tuple[CacheKey, Origin | CompiledFrom, tuple[str, ...]]] = []
     by_key: dict[str, KeyMatch] = {}
@@ -1076,12 +1140,65 @@ def match(
                 m = _fit_through_loaders(catalog, m, by_key)
         by_key[k.key] = m
         results.append(m)
+    _negative_ints_for_tensors(catalog, results, inputs)
     shown = tuple((src, str(v)) for src, v in inputs.items())
     unused = tuple(src for src in inputs if src not in used) if (results or unbound) else ()
     return MatchReport(inputs=shown, results=tuple(results), keys_considered=len(keys),
                        unbound=tuple(unbound), unused=unused,
                        function_missing=function is not None and not mine,
                        functions_held=held)
+
+
+def is_size_source(source: str | None) -> bool:
+    """Whether a placeholder's source is a size, stride or storage offset of a
+    tensor (never negative); False for an int argument (``L['n']``, which may be)
+    and for an unknown source (it may be either)."""
+    return source is not None and (".size()[" in source or ".stride()[" in source
+                                   or source.endswith(".storage_offset()"))
+
+
+def check_signs(values: Mapping[str, int], symbols: Sequence[SymbolInfo], option: str) -> None:
+    """A negative value for a placeholder or symbol whose source is a size, stride or
+    storage offset (:func:`is_size_source`) is a usage error: no call gives one.
+    Where the source is unknown the value is taken as given (it may be an int argument).
+
+    Raises:
+        ShapeSpecError: naming ``option`` (``--sym``, ``--range``), the name and what it is.
+    """
+    from .user_terms import user_source
+
+    for name, v in values.items():
+        info = next((s for s in symbols if name in (s.placeholder, s.expr)), None)
+        if v < 0 and info is not None and is_size_source(info.source):
+            raise ShapeSpecError(f"{option} {name}={v}: {name} is {user_source(info.source or '')}, "
+                                 "which is never negative")
+
+
+def _negative_ints_for_tensors(catalog: Catalog, results: Sequence[KeyMatch],
+                               inputs: Mapping[str, InputValue]) -> None:
+    """``x=-5`` where every key that takes ``x`` takes a tensor: a usage error (a
+    negative number is no tensor's shape), not a key that "cannot take it".
+
+    Raises:
+        ShapeSpecError: naming the input and saying how a tensor is given.
+    """
+    from .user_terms import user_source
+
+    negs = {src: v for src, v in inputs.items() if isinstance(v, int) and v < 0}
+    if not negs:
+        return
+    as_tensor: set[str] = set()
+    as_int: set[str] = set()
+    for m in results:
+        d = next((d for e in m.key.entries if isinstance(d := catalog.load(e), DecodedEntry)), None)
+        for i in d.inputs if d is not None else ():
+            if i.source in negs:
+                (as_int if i.is_symint else as_tensor).add(i.source)
+    for src, v in negs.items():
+        if src in as_tensor and src not in as_int:
+            name = user_source(src)
+            raise ShapeSpecError(f"--shapes {name}={v}: {name} is a tensor in the keys that take it, and "
+                                 f"a negative number is no shape; give its shape, e.g. {name}=[{-v}]")
 
 
 def _takes(catalog: Catalog, key: CacheKey, frame: CompiledFrom | None = None) -> tuple[str, ...]:

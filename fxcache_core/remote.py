@@ -131,6 +131,7 @@ class RemoteEntry:
         size: bytes Redis uses for it (``MEMORY USAGE``; 0 if the server refuses it).
         idle_s: seconds since it was last read or written (``OBJECT IDLETIME``),
             None where the eviction policy does not keep it (LFU).
+        listed_at: when the idle time was read (epoch seconds).
     """
 
     kind: KeyKind
@@ -138,6 +139,14 @@ class RemoteEntry:
     redis_key: str
     size: int
     idle_s: float | None
+    listed_at: float = 0.0
+
+    @property
+    def accessed(self) -> float | None:
+        """When Redis last saw the key read or written, as it reports (epoch
+        seconds), None without an idle time. fxcache's own reads count too on a
+        server before 7.2: :meth:`RedisStore.last_used` discounts them."""
+        return None if self.idle_s is None else self.listed_at - self.idle_s
 
 
 def parse_redis_key(name: str) -> tuple[KeyKind, str] | None:
@@ -219,13 +228,15 @@ def list_entries(client, on_batch: Callable[[int], None] | None = None) -> tuple
     out: list[RemoteEntry] = []
     for batch in _batches(names):
         res = _sizes_and_idle(client, batch)
+        listed_at = time.time()
         for i, n in enumerate(batch):
             mem, idle = res[2 * i: 2 * i + 2]
             if mem is None or mem == -1:
                 continue  # gone between SCAN and now
             kind, key = parse_redis_key(n)  # type: ignore[misc]
             out.append(RemoteEntry(kind, key, n, mem if isinstance(mem, int) else 0,
-                                   float(idle) if isinstance(idle, int) and idle >= 0 else None))
+                                   float(idle) if isinstance(idle, int) and idle >= 0 else None,
+                                   listed_at))
         if on_batch is not None:
             on_batch(len(batch))
     return tuple(out)
@@ -282,16 +293,24 @@ def unwrap(value: bytes) -> tuple[bytes, str | None]:
 
 @dataclass(frozen=True)
 class Fetched:
-    """A remote value as fetched: where it came from and the SHA-1 of its bytes
-    (checked by Redis itself right before gc deletes it: :func:`unlink`)."""
+    """A remote value as fetched: where it came from, the SHA-1 of its bytes
+    (checked by Redis itself right before gc deletes it: :func:`unlink`), when
+    it was read (epoch seconds before and after its ``GET``) and the key's last
+    use the snapshot file carries (its mtime and atime)."""
 
     entry: RemoteEntry
     sha1: str
+    read_lo: float = 0.0
+    read_hi: float = 0.0
+    last_use: float | None = None
 
 
 def snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
-             on_batch: Callable[[int], None] | None = None) -> dict[Path, Fetched]:
-    """Fetch every value (pipelined ``GET``) and write it as a local cache under ``dst``.
+             on_batch: Callable[[int], None] | None = None,
+             last_use: Callable[[RemoteEntry, str], float | None] | None = None) -> dict[Path, Fetched]:
+    """Fetch every value (pipelined ``GET``) and write it as a local cache under ``dst``,
+    each file's mtime and atime the key's last use: ``last_use(entry, sha1 of the
+    value)``, by default the access time Redis reported (:attr:`RemoteEntry.accessed`).
 
     Returns the written entry file -> what it came from. Values gone since the
     listing are left out.
@@ -300,21 +319,23 @@ def snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
         RemoteError: the server failed mid-way, or the snapshot cannot be written.
     """
     try:
-        return _snapshot(client, entries, dst, on_batch)
+        return _snapshot(client, entries, dst, on_batch, last_use)
     except OSError as e:
         raise RemoteError(f"cannot write the snapshot of the remote cache in {dst}: "
                           f"{e.strerror or e}") from None
 
 
 def _snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
-              on_batch: Callable[[int], None] | None) -> dict[Path, Fetched]:
-    now = time.time()
+              on_batch: Callable[[int], None] | None,
+              last_use: Callable[[RemoteEntry, str], float | None] | None) -> dict[Path, Fetched]:
     written: dict[Path, Fetched] = {}
     for batch in _batches(list(entries)):
         pipe = client.pipeline(transaction=False)
         for e in batch:
             pipe.get(e.redis_key)
+        read_lo = time.time()
         values = _guard(lambda p=pipe: p.execute(), "GET")
+        read_hi = time.time()
         for e, value in zip(batch, values, strict=True):
             if value is None:
                 continue
@@ -323,9 +344,12 @@ def _snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
             d.mkdir(parents=True, exist_ok=True)
             p = d / sha256_hash(data)
             p.write_bytes(data)
-            t = now - (e.idle_s or 0.0)
+            sha1 = hashlib.sha1(value).hexdigest()
+            t = last_use(e, sha1) if last_use is not None else e.accessed
+            if t is None:
+                t = read_lo  # no idle time (LFU policy): nothing known but that it is there now
             os.utime(p, (t, t))
-            written[p] = Fetched(e, hashlib.sha1(value).hexdigest())
+            written[p] = Fetched(e, sha1, read_lo, read_hi, t if e.idle_s is not None else None)
         if on_batch is not None:
             on_batch(len(batch))
     return written
@@ -401,7 +425,9 @@ class RedisStore:
         RemoteError: from the constructor when the server cannot be used.
     """
 
-    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+    def __init__(self, url: str, timeout_s: float = 10.0, reads_path: Path | None | str = "default") -> None:
+        """``reads_path``: the log of fxcache's own reads
+        (:mod:`fxcache_core.remote_reads`; "default": in the index dir, None: none)."""
         self.url = url
         self.display_url = redact_url(url)
         """The URL without its password: what may be shown."""
@@ -409,6 +435,11 @@ class RedisStore:
         self._entries: tuple[RemoteEntry, ...] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
         self._fetched: dict[Path, Fetched] = {}
+        from .remote_reads import RemoteReads, default_log_path, server_id
+
+        path = default_log_path() if reads_path == "default" else reads_path
+        self.reads = RemoteReads(path if self.touches else None, server_id(self.client))  # type: ignore[arg-type]
+        self._remembered: dict | None = None
 
     @property
     def touches(self) -> bool:
@@ -422,12 +453,34 @@ class RedisStore:
             self._entries = list_entries(self.client, on_batch)
         return self._entries
 
+    def last_used(self, entry: RemoteEntry, sha1: str | None = None) -> float | None:
+        """The key's last use (epoch seconds): the access time Redis reports, unless
+        fxcache's own remembered read of it (the same value, ``sha1``, where known)
+        explains it (:func:`fxcache_core.remote_reads.last_use`); None without an
+        idle time (an LFU eviction policy)."""
+        from .remote_reads import last_use
+
+        if entry.accessed is None:
+            return None
+        if self._remembered is None:
+            self._remembered = self.reads.remembered()
+        return last_use(entry.accessed, self._remembered.get(entry.redis_key), sha1)
+
     def snapshot(self, on_batch: Callable[[int], None] | None = None) -> Path:
-        """The root of the local snapshot (:func:`snapshot`), fetched once."""
+        """The root of the local snapshot (:func:`snapshot`), fetched once; each
+        file's times are the key's :meth:`last_used`. On a server where reads count
+        as uses (:attr:`touches`), the reads are remembered (:attr:`reads`) so the
+        next run discounts them."""
         if self._dir is None:
             entries = self.entries()
             self._dir = tempfile.TemporaryDirectory(prefix="fxcache-remote-")
-            self._fetched = snapshot(self.client, entries, Path(self._dir.name), on_batch)
+            self._fetched = snapshot(self.client, entries, Path(self._dir.name), on_batch,
+                                     last_use=self.last_used)
+            if self.touches:
+                from .remote_reads import Read
+
+                self.reads.remember((f.entry.redis_key, Read(f.sha1, f.read_lo, f.read_hi, f.last_use))
+                                    for f in self._fetched.values() if f.last_use is not None)
         return Path(self._dir.name)
 
     def fetched(self, path: Path) -> Fetched | None:
@@ -456,3 +509,4 @@ class RedisStore:
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
+        self.reads.close()

@@ -56,6 +56,13 @@ class FileInfo:
         """The file name."""
         return self.where.rpartition(os.sep)[2]
 
+    @property
+    def last_used(self) -> float:
+        """When the file was last used, epoch seconds: ``max(atime, mtime)``. A
+        lookup that reads an entry moves its atime where the file system records
+        reads (relatime); where it does not (noatime), mtime counts."""
+        return max(self.atime, self.mtime)
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -95,6 +102,12 @@ class Entry:
         """Last modification, seconds since the epoch."""
         return self.file.mtime
 
+    def to_json(self) -> dict[str, object]:
+        """``{"entry", "size" (bytes), "mtime", "last_used" (epoch seconds)}``: an
+        entry in ``fxcache ls --json``."""
+        f = self.file
+        return {"entry": f.name, "size": f.size, "mtime": f.mtime, "last_used": max(f.atime, f.mtime)}
+
 
 @dataclass(frozen=True)
 class Skipped:
@@ -131,18 +144,32 @@ class CacheKey:
     """Bytes of all entries (temp files not counted)."""
     mtime: float | None = field(init=False)
     """Newest entry mtime (epoch seconds), None for a key with no entries."""
+    last_used: float | None = field(init=False)
+    """When an entry of the key was last used (the newest
+    :attr:`FileInfo.last_used`, epoch seconds), None for a key with no entries."""
 
     def __post_init__(self) -> None:
-        # Plain fields set once: ls reads both for every key, and a
+        # Plain fields set once: ls reads them for every key, and a
         # functools.cached_property costs ~4 us a read on Python 3.11 (its lock).
         files = [e.file for e in self.entries]
         object.__setattr__(self, "size", sum(f.size for f in files))
         object.__setattr__(self, "mtime", max((f.mtime for f in files), default=None))
+        object.__setattr__(self, "last_used", max((max(f.atime, f.mtime) for f in files), default=None))
 
     @property
     def path(self) -> Path:
         """The key dir."""
         return Path(self.where)
+
+    def to_json(self) -> dict[str, object]:
+        """A key in ``fxcache ls --json``: ``kind``, ``key``, ``path``, ``size``
+        (bytes), ``mtime``/``last_used`` (epoch seconds, None without entries),
+        ``entries`` (:meth:`Entry.to_json` each, in lookup order) and
+        ``temp_files`` (names)."""
+        return {"kind": self.kind.value, "key": self.key, "path": self.where, "size": self.size,
+                "mtime": self.mtime, "last_used": self.last_used,
+                "entries": [e.to_json() for e in self.entries],
+                "temp_files": [t.name for t in self.temp_files]}
 
 
 @dataclass(frozen=True)
@@ -196,6 +223,13 @@ class CacheScan:
     @functools.cached_property
     def entry_count(self) -> int:
         return sum(len(k.entries) for k in self.keys)
+
+    def to_json(self) -> dict[str, object]:
+        """``root``, ``size`` (bytes), ``entries`` (count), ``keys`` (:meth:`CacheKey.to_json`
+        each) and ``skipped`` (``{"path", "reason"}`` each)."""
+        return {"root": str(self.root), "size": self.size, "entries": self.entry_count,
+                "keys": [k.to_json() for k in self.keys],
+                "skipped": [{"path": str(s.path), "reason": s.reason} for s in self.skipped]}
 
     def key(self, key: str) -> CacheKey | None:
         """The key with exactly this name, or None."""

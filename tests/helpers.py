@@ -107,12 +107,12 @@ def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, ma
     snapshot = tmp_path / "before"
     shutil.copytree(cache_root, snapshot, symlinks=True)
     proc = run_fxcache("--cache-dir", str(snapshot), "match", "--json", *match_args)
-    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr
     torch_run = torch_lookups(snapshot, case, shapes, on_copy=True)
     assert torch_run["error"] is None, torch_run["error"]
     present = {k.key for k in scan_cache(snapshot).keys}
-    assert_match_agrees_with_lookups(json.loads(proc.stdout)["results"], torch_run["lookups"],
-                                     present, own_keys)
+    assert_match_agrees_with_lookups(report["results"], torch_run["lookups"], present, own_keys)
 
 
 def assert_match_agrees_with_lookups(results: list[dict], lookups: list[dict], present: set[str],

@@ -79,16 +79,62 @@ def stub_pickle(module: str, name: str, state: dict) -> bytes:
     return dumps(Fake(module, name, **state))
 
 
-def fx_entry_bytes(guards_expr: str | None, key: str = "", symbols: tuple[str, ...] = ("s0",)) -> bytes:
-    """A minimal CompiledFxGraph-shaped pickle with the fields fxcache reads."""
-    lines = [f"[abc] example_inputs[{i}]: ('{s}',)" for i, s in enumerate(symbols)]
-    return stub_pickle("torch._inductor.output_code", "CompiledFxGraph", {
+def graph_str(origin: tuple[str, str, int] | None, placeholders: str = "") -> str:
+    """A printed graph whose first op is annotated ``# File: FILE:LINE in FN`` (``origin``:
+    (function, file, line)), as torch's ``print_readable`` writes it."""
+    body = "class GraphModule(torch.nn.Module):\n    def forward(\n        self,\n" + placeholders + "    ):\n"
+    if origin is not None:
+        fn, file, line = origin
+        body += f"        # File: {file}:{line} in {fn}, code: return x + 1\n        add = x + 1\n"
+    return body
+
+
+def fx_entry_bytes(guards_expr: str | None, key: str = "", symbols: tuple[str, ...] = ("s0",),
+                   origin: tuple[str, str, int] | None = None, extra_lines: tuple[str, ...] = ()) -> bytes:
+    """A minimal CompiledFxGraph-shaped pickle with the fields fxcache reads; ``origin``:
+    (function, file, line) its graph string names; ``extra_lines``: more debug lines
+    (``[hash] name: value``), e.g. config components."""
+    lines = [f"[abc] example_inputs[{i}]: ('{s}',)" for i, s in enumerate(symbols)] + list(extra_lines)
+    state = {
         "guards_expr": guards_expr,
         "_fx_graph_cache_key": key,
         "_fx_graph_cache_debug_lines": lines,
         "fx_kwargs": {"is_backward": False},
         "runnable_graph_str": "".join(f"{s} = 8\n" for s in symbols) + "\nimport torch\n",
-    })
+    }
+    if origin is not None:
+        state["inductor_post_grad_graph_str"] = graph_str(origin)
+    return stub_pickle("torch._inductor.output_code", "CompiledFxGraph", state)
+
+
+_SRC = "torch._dynamo.source"
+
+
+def local_source(name: str) -> Call:
+    """Dynamo's ``LocalSource(name)``: ``L['name']``."""
+    return Call(_SRC, "LocalSource", name, True)
+
+
+def size_source(name: str, dim: int) -> Call:
+    """Dynamo's ``TensorPropertySource(LocalSource(name), SIZE, dim)``: ``L['name'].size()[dim]``."""
+    return Call(_SRC, "TensorPropertySource", local_source(name), Call(_SRC, "TensorProperty", 0), dim)
+
+
+def aot_entry_with_sources(guards_expr: str | None, fw: tuple[str, str | None],
+                           inputs: list[tuple[str, object]], origin: tuple[str, str, int] | None = None) -> bytes:
+    """An AOTAutogradResult whose graph inputs carry Dynamo sources: ``inputs`` is
+    (printed type, source) per flat input in order, e.g. ``("Sym(s0)", size_source("x", 0))``
+    and ``("f32[s0, 3][3, 1]cpu", local_source("x"))``."""
+    mod = "torch._functorch._aot_autograd.aot_autograd_result"
+    ph = "".join(f'        arg{i}_1: "{t}",  # PlainAOTInput(idx={i})\n' for i, (t, _) in enumerate(inputs))
+    return dumps(Fake(mod, "AOTAutogradResult",
+                      guards_expr=guards_expr,
+                      compiled_fw=Fake(mod, "CompiledForward", fx_graph_cache_info=(fw[0], []),
+                                       fx_graph_guard_expr=fw[1]),
+                      compiled_bw=None,
+                      aot_forward_graph_str=graph_str(origin, ph),
+                      sanitized_aot_config=Fake("torch._functorch._aot_autograd.schemas", "CacheableAOTConfig",
+                                                aot_autograd_arg_pos_to_source=[s for _, s in inputs])))
 
 
 def aot_entry_bytes(guards_expr: str | None, fw: tuple[str, str | None],

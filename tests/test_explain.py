@@ -447,8 +447,8 @@ def test_match_from_trace_takes_the_traced_calls_inputs(traced, real_cache):
     x = _by_step(run)["guard_miss"][0]
     proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", "--from-trace", str(run["trace"]),
                        "--compile", x["compile"], block_torch=True)
-    assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
+    assert proc.returncode == got["verdicts"]["exit_code"] == 1, proc.stderr  # a guard miss: exit 1
     assert got["inputs"] == {"L['x']": "[100,3]:stride=[3,1]:mark_dynamic=[0]"}
     by_key = {r["key"]: r for r in got["results"]}
     assert by_key[x["key"]]["status"] == "miss"

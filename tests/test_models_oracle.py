@@ -84,8 +84,8 @@ def test_match_answers_every_lookup_as_torch_does(model_cache, torch_answers, qu
     assert not any(answer["writes"][:index]), "an earlier call of this query changed the cache"
     proc = run_fxcache("--cache-dir", str(root), "match", "--json",
                        *WORKLOADS[workload].match_args(calls[index]))
-    assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
+    assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr  # 0 hit, 1 miss, 3 undecided
     present = {k.key for k in scan_cache(root).keys}
     lookups = answer["lookups"][index]
     compared = assert_match_agrees_with_lookups(report["results"], lookups, present,
@@ -98,6 +98,29 @@ def test_match_answers_every_lookup_as_torch_does(model_cache, torch_answers, qu
     for r in report["results"]:
         if r["status"] == "hit" and r["kind"] == "aotautograd":
             assert r["key"] in looked_up, r
+
+
+def test_the_batched_oracle_answers_as_a_fresh_process_does(model_cache, torch_answers,
+                                                            tmp_path_factory):
+    """The batched oracle resets Dynamo between queries instead of starting a process per
+    query. The query that depends most on process state (a fresh first call under
+    automatic dynamic after another query made a dim dynamic in the same process) is
+    asked again alone, in a process of its own: torch's lookups are the same. (Checked
+    once for every query on 2026-12-01: identical.)"""
+    from demo.model_runs import oracle_subprocess
+
+    root, _ = model_cache
+    i = next(q for q, (w, calls) in enumerate(QUERIES)
+             if w == "llama_train" and len(calls) == 1 and q > 0 and len(QUERIES[q - 1][1]) > 1)
+    copy = tmp_path_factory.mktemp("model-oracle-alone") / "cache"
+    shutil.copytree(root, copy, symlinks=True)
+    alone = oracle_subprocess(copy, [list(QUERIES[i])])["results"][0]
+
+    def seen(res: dict) -> list:
+        return [[(lk["kind"], lk["key"], lk["hit"], lk["status"], lk["mode"]) for lk in call]
+                for call in res["lookups"]]
+
+    assert seen(alone) == seen(torch_answers["results"][i])
 
 
 def test_the_queries_cover_what_the_readme_promises():
@@ -128,11 +151,12 @@ def test_a_module_compiled_whole_binds_keyword_and_positional_inputs_and_says_to
 def test_fn_names_the_compiled_function_and_says_when_no_key_was_compiled_from_it(model_cache):
     root, _ = model_cache
     r = run_fxcache("--cache-dir", str(root), "match", "--fn", "loss_fn", "--shapes", "ids=[2,8]")
-    assert r.returncode == 0, r.stderr
-    assert "No key was compiled from loss_fn" in r.stdout
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)  # a name no key has: usage error
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    assert "no key was compiled from a function named 'loss_fn'" in r.stderr, r.stderr
     for held in ("llama_loss (models.py:", "GPT2LMHeadModel.forward", "ResNetModel.forward",
                  "BertModel.forward"):
-        assert held in r.stdout, r.stdout
+        assert held in r.stderr, r.stderr
     # The wrapper's keys are found by the wrapper's name, though its graph's ops all
     # sit in the model's frames.
     ok = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "llama_loss",
@@ -146,7 +170,7 @@ def test_not_bound_lists_the_call_inputs_not_parameters_and_an_unknown_input_is_
     root, _ = model_cache
     r = run_fxcache("--cache-dir", str(root), "match", "--fn", "GPT2LMHeadModel", "--dynamic",
                     "true", "--shapes", "x=[2,8]")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 3, r.stderr  # undecided: the key's inputs were not given
     assert "NOT BOUND" in r.stdout and "takes input_ids" in r.stdout, r.stdout
     assert "_parameters" not in r.stdout and "L['self']" not in r.stdout, r.stdout
     w = run_fxcache("--cache-dir", str(root), "match", "--fn", "GPT2LMHeadModel", "--dynamic",

@@ -181,7 +181,7 @@ def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varie
     shapes = [[6], [6]]
     args = [a for a in match_args_for("duck_off_pair", shapes) if a != "--no-duck-shape"]
     proc = run_fxcache("--cache-dir", str(oracle_cache.root), "match", "--json", *args)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # undecided
     own = {w["key"] for w in oracle_cache.writes("duck_off_pair") if w["kind"] == "aotautograd"}
     (aot,) = own
     mine = [r for r in json.loads(proc.stdout)["results"] if r["key"] == aot]

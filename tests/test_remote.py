@@ -76,8 +76,12 @@ def client(server):
 
 
 def _json(proc):
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    """The JSON a command printed; it exited 0, or, for `match`, with the exit code its
+    verdict gives (0 hit, 1 miss, 3 undecided)."""
+    out = json.loads(proc.stdout) if proc.stdout.strip() else None
+    want = out["verdicts"]["exit_code"] if isinstance(out, dict) and "verdicts" in out else 0
+    assert proc.returncode == want, (proc.returncode, proc.stderr)
+    return out
 
 
 def _torch_keys(client) -> set[str]:
@@ -223,3 +227,45 @@ def parse_key(name: str) -> str:
     from fxcache_core.remote import parse_redis_key
 
     return parse_redis_key(name)[1]
+
+
+def test_a_dry_run_does_not_make_the_same_plan_find_nothing_old(server, client):
+    """Redis before 7.2 (Debian 12's 7.0) counts every GET as a use: fxcache reads the
+    idle times before any value, remembers its own reads outside Redis, and discounts
+    them, so the README's dry-run-then---yes workflow plans the same keys twice. A
+    read by anyone else still counts."""
+    from fxcache_core import remote
+
+    keys = ["pt2:fx-graph-v1::f" + ch * 51 + ":c1" for ch in "gh"]
+    for k in keys:
+        client.set(k, b"an old value, not an entry: " + k.encode())
+    time.sleep(3.5)
+    plans, notes = [], []
+    for _ in range(2):
+        p = run_fxcache("--remote", server, "gc", "--older-than", "2s", "--dry-run", "--json")
+        assert p.returncode == 0, p.stderr
+        plans.append({r["redis_key"] for r in json.loads(p.stdout)["removals"]})
+        notes.append(p.stderr)
+    assert set(keys) <= plans[0] and set(keys) <= plans[1]
+    touches = remote.connect(server).fxcache_touches
+    if touches:  # the server did count fxcache's reads: Redis alone would say "just used"
+        assert client.object("idletime", keys[0]) < 2
+        assert "counts reads as uses" in notes[0] and "remembers its reads" in notes[0]
+    text = run_fxcache("--remote", server, "gc", "--older-than", "2s", "--dry-run").stdout
+    assert "idle " in text and "max(atime, mtime)" not in text and "last used" not in text
+    time.sleep(3.5)  # a use within SLACK_S of fxcache's own read is taken for that read
+    client.get(keys[0])  # someone else's read: a use
+    p = run_fxcache("--remote", server, "gc", "--older-than", "2s", "--dry-run", "--json")
+    planned = {r["redis_key"] for r in json.loads(p.stdout)["removals"]}
+    assert keys[1] in planned and keys[0] not in planned
+    client.delete(*keys)
+
+
+def test_a_remembered_read_explains_only_an_access_in_its_window():
+    from fxcache_core.remote_reads import SLACK_S, Read, last_use
+
+    r = Read("sha", 1000.0, 1001.0, 500.0)
+    assert last_use(1000.5, r) == 500.0 and last_use(1000.5, r, "sha") == 500.0
+    assert last_use(1001.0 + SLACK_S + 1, r) == 1001.0 + SLACK_S + 1  # a later use by someone else
+    assert last_use(1000.5, r, "another value") == 1000.5  # torch wrote a new value
+    assert last_use(900.0, None) == 900.0

@@ -22,7 +22,11 @@ Which keys count: AOTAutograd keys, which torch looks up first, and FX keys no
 AOTAutograd entry loads; an FX key an AOTAutograd entry loads is looked up
 through it (:attr:`~fxcache_core.match.KeyMatch.loads`). Among the keys of one
 function that take the call (the graphs of a branch, say), one that hits is
-the graph Dynamo traces: its entry's guards hold the branch's condition.
+the graph Dynamo traces: its entry's guards hold the branch's condition. A
+key whose binding the cache cannot decide (``KeyMatch.uncertain``: duck sizing,
+a saved profile) is not ruled out by another key's hit, as it differs in its
+graph inputs: the function is then undecided, and says whether either way an
+entry's guards hold.
 
 :attr:`CallVerdict.exit_code` is what ``fxcache match`` exits with, as
 ``grep`` and ``diff`` do: 0 every function counted hits, 1 some function
@@ -191,6 +195,18 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
     if not looked:
         return FunctionVerdict(function, origin, "new-graph", _new_graph_why(group), keys=keys)
     hit = next((m for m in looked if m.status == "hit"), None)
+    # A key the cache cannot tell torch looks up (how the call is compiled: duck sizing, a
+    # saved profile) may be the one torch takes instead of the hit: the graphs differ in
+    # their inputs, not in a branch's guards, so the hit does not rule it out.
+    rival = next((m for m in looked if m.status == "undecided" and m.uncertain), None)
+    if hit is not None and rival is not None:
+        assert hit.hit is not None
+        either = rival.hit is not None and all(ld.entry is not None for ld in rival.loads)
+        return FunctionVerdict(
+            function, origin, "undecided",
+            f"{_undecided_why(rival)} (otherwise torch looks up key {hit.key.key[:12]}, whose entry "
+            f"{hit.hit.name[:16]} hits" + ("; either way an entry's guards hold)" if either else ")"),
+            rival.key, keys=keys)
     if hit is not None:
         assert hit.hit is not None
         loads = "".join(f", loads {ld.role} fx {ld.key[:12]}/{(ld.entry or '')[:16]}" for ld in hit.loads)

@@ -580,14 +580,19 @@ def test_a_static_key_under_dynamic_true_is_undecided(real_cache):
     assert any(s == "undecided" and "no symbols" in why for s, why in got.values())
 
 
-def test_a_symbol_shared_by_marked_dims_is_undecided(real_cache):
-    # two_tensors' duck key (a[4], b[4] built with one symbol): marked, a and b get a
-    # symbol each. Here no op makes them equal, but the cache cannot show that (a
-    # matmul would): the one-symbol key is undecided.
+def test_a_symbol_shared_by_marked_dims_does_not_fit(real_cache):
+    """two_tensors' duck key (a[4], b[4] built with one symbol, one graph input): marked,
+    a and b get a symbol and a graph input each (an op that made them equal would keep
+    both inputs and add an equality guard), so torch traces the two-symbol graph. Checked
+    against torch 2.13 in a fresh process: marked a[7], b[7] look up the two-symbol FX
+    key and hit; unmarked, the one-symbol key."""
     got = _statuses(real_cache, "two_tensors", "true", a="[7]", b="[7]")
     assert sorted(s for s, _ in got.values()) == ["hit", "no-fit"]       # duck: the one-symbol key
+    one_symbol = next(k for k, (s, _) in got.items() if s == "hit")
     got = _statuses(real_cache, "two_tensors", "true", a="[7]:mark_dynamic=[0]", b="[7]:mark_dynamic=[0]")
-    assert any(s == "undecided" and "share" in why for s, why in got.values())
+    assert sorted(s for s, _ in got.values()) == ["hit", "no-fit"]
+    status, why = got[one_symbol]
+    assert status == "no-fit" and "marked dims get a symbol each" in why, why
 
 
 def test_saved_pgo_state_makes_traced_static_undecided(cache_copy):

@@ -32,7 +32,13 @@ prints one JSON object as the last line of stdout::
      "writes": [{"kind": ..., "key": ..., "entry": "<new file name>", "phase": ...}]}
 
 ``torch_lookups(cache_dir, case, shapes)`` runs it in a subprocess and returns
-the parsed dict. A miss WRITES new entries into the cache: run the oracle on a
+the parsed dict. Importing torch and Inductor takes most of such a process's
+time (9 of 13 s for a small case on 2 cores), so a test session starts one
+:class:`ForkServer` (``python -m demo.oracle --serve``): it imports them once,
+compiles nothing, and forks a child per query. The child starts as a fresh
+process does after those imports (no Dynamo, Inductor or automatic-dynamic
+state: nothing was traced or compiled before the fork, which
+``tests/test_torch_oracle.py`` checks against fresh processes). A miss WRITES new entries into the cache: run the oracle on a
 copy (``shutil.copytree``, or ``torch_lookups(..., on_copy=True)``) to compare
 against the cache as it was.
 
@@ -289,7 +295,8 @@ def torch_lookups(
     *,
     on_copy: bool = False,
 ) -> dict:
-    """Run ``python -m demo.oracle`` in a fresh process and return its JSON.
+    """Run ``python -m demo.oracle`` in a fresh process and return its JSON (or, after
+    :func:`use_server`, ask the :class:`ForkServer`: a child forked for the query).
 
     The oracle runs a real ``torch.compile``: on a miss torch WRITES new entries
     into ``cache_dir``. Run it on a copy (``shutil.copytree``) when you want to
@@ -307,14 +314,161 @@ def torch_lookups(
             copy = os.path.join(tmp, "cache")
             shutil.copytree(cache_dir, copy, symlinks=True)
             return torch_lookups(copy, case, shapes, python, timeout)
+    if _server is not None and python == sys.executable:
+        return _server.lookups(cache_dir, case, shapes, timeout)
     argv = ["-m", "demo.oracle", os.path.abspath(os.fspath(cache_dir)), case, json.dumps(shapes)]
     return run_json_subprocess(argv, python=python, timeout=timeout)
+
+
+# What a query imports lazily, besides torch: imported by the server before it forks.
+_PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",
+            "torch._functorch._aot_autograd.autograd_cache", "demo.cases")
+
+
+def serve(requests: Any, replies: Any) -> None:
+    """The ``--serve`` loop: import torch once, then answer each request line
+    (``{"cache_dir": ..., "case": ..., "shapes": [...]}``) with :func:`run_oracle`'s
+    JSON, run in a child forked for it; a failed child answers ``{"failed": "..."}``.
+
+    Nothing is traced or compiled here, so each child's Dynamo and Inductor state
+    is a fresh process's. ``TORCHINDUCTOR_CACHE_DIR`` is read when torch uses it
+    (``torch/_inductor/runtime/cache_dir_utils.py``), so the child sets its own.
+    """
+    import importlib
+    import tempfile
+    import traceback
+
+    from demo.build_cache import configure_torch, prepare_env
+
+    placeholder = tempfile.mkdtemp(prefix="fxcache-oracle-server-")
+    prepare_env(placeholder)
+    import torch  # noqa: F401
+
+    configure_torch()
+    for name in _PRELOAD:
+        importlib.import_module(name)
+    os.rmdir(placeholder)  # importing must write nothing into a cache dir: if it did, this raises
+    for line in requests:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: one query, then _exit (no atexit, no flush of the parent's files)
+            os.close(r)
+            try:
+                os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(req["cache_dir"])
+                out = json.dumps(run_oracle(req["cache_dir"], req["case"], req["shapes"]), sort_keys=True)
+            except BaseException:  # noqa: BLE001 - sent to the caller, who raises it
+                out = json.dumps({"failed": traceback.format_exc()[-8000:]})
+            with os.fdopen(w, "w") as f:
+                f.write(out)
+            os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            out = f.read()
+        _, status = os.waitpid(pid, 0)
+        if not out:
+            out = json.dumps({"failed": f"the query's process ended with status {status} and no answer"})
+        replies.write(out + "\n")
+        replies.flush()
+
+
+class ForkServer:
+    """A ``python -m demo.oracle --serve`` process: :meth:`lookups` is
+    :func:`torch_lookups` (a fresh process's lookups) without importing torch again.
+
+    Raises ``RuntimeError`` when the server or a query fails, ``TimeoutError`` when a
+    query takes over ``timeout`` seconds (the server is then stopped). Not thread-safe.
+    """
+
+    def __init__(self, python: str = sys.executable) -> None:
+        self._python = python
+        self._proc: Any = None  # started by the first query
+        self._log: Any = None
+
+    def _start(self) -> Any:
+        import subprocess
+        import tempfile
+
+        from demo.build_cache import REPO_ROOT, _child_env
+
+        if self._proc is None:
+            self._log = tempfile.TemporaryFile()
+            self._proc = subprocess.Popen(
+                [self._python, "-m", "demo.oracle", "--serve"], cwd=REPO_ROOT, env=_child_env(),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True)
+        return self._proc
+
+    def lookups(self, cache_dir: str | os.PathLike[str], case: str, shapes: list[Any],
+                timeout: float = 300) -> dict:
+        """What :func:`run_oracle` returns for one call, made in a forked child."""
+        import selectors
+
+        proc = self._start()
+        if proc.poll() is not None:
+            raise RuntimeError(f"the oracle server has exited ({proc.returncode}):\n{self._stderr()}")
+        req = {"cache_dir": os.path.abspath(os.fspath(cache_dir)), "case": case, "shapes": shapes}
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(req) + "\n")
+        proc.stdin.flush()
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            if not sel.select(timeout):
+                self.close()
+                raise TimeoutError(f"oracle query {case} {shapes} took over {timeout} s")
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the oracle server has exited:\n{self._stderr()}")
+        out = json.loads(line)
+        if "failed" in out:
+            raise RuntimeError(f"oracle query {case} {shapes} failed:\n{out['failed']}")
+        return out
+
+    def _stderr(self) -> str:
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")[-8000:]
+
+    def close(self) -> None:
+        """Stop the server (its children have all ended: a query waits for its child)."""
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=30)
+            except Exception:  # noqa: BLE001 - it is stopped either way
+                self._proc.kill()
+                self._proc.wait()
+        self._log.close()
+        self._proc = None
+
+
+_server: ForkServer | None = None
+
+
+def use_server(server: ForkServer | None) -> ForkServer | None:
+    """Make :func:`torch_lookups` (with the default ``python``) ask ``server``; None: a
+    new process per query again. Returns the server used before."""
+    global _server
+    previous, _server = _server, server
+    return previous
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m demo.oracle")
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv == ["--serve"]:
+        replies = os.fdopen(os.dup(1), "w")
+        os.dup2(2, 1)  # what torch or a case prints goes to stderr, not into the replies
+        sys.stdout = sys.stderr
+        serve(sys.stdin, replies)
+        return 0
+    p = argparse.ArgumentParser(prog="python -m demo.oracle",
+                                epilog="python -m demo.oracle --serve: answer one JSON query a line")
     p.add_argument("cache_dir")
     p.add_argument("case")
     p.add_argument("shapes_json", help='e.g. "[[4, 3]]" or "[[5], 2]"')

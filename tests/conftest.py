@@ -6,6 +6,9 @@
 - ``cache_copy``: a fresh copy of that cache in ``tmp_path`` (mutate it freely;
   run ``demo.oracle`` on it).
 - ``fxcache``: the :func:`helpers.run_fxcache` function.
+- ``oracle_server`` (session, autouse): ``demo.oracle.torch_lookups`` asks a
+  :class:`demo.oracle.ForkServer`, which imports torch once and forks a fresh
+  child per query (test_torch_oracle.py checks it answers as a fresh process).
 """
 
 from __future__ import annotations
@@ -44,6 +47,17 @@ os.environ["TMPDIR"] = TORCH_TMPDIR
 atexit.register(shutil.rmtree, TORCH_TMPDIR, ignore_errors=True)
 
 __all__ = ["RealCache", "run_fxcache", "run_module"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def oracle_server():
+    from demo import oracle
+
+    server = oracle.ForkServer()  # starts with the first query
+    previous = oracle.use_server(server)
+    yield server
+    oracle.use_server(previous)
+    server.close()
 
 
 @dataclass(frozen=True)

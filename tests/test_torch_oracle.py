@@ -148,6 +148,44 @@ def test_train_mlp_aot_entry_points_at_existing_forward_and_backward(real_cache)
 
 
 @torch_mark
+def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, cache_copy, tmp_path):
+    """The oracle suites ask a ForkServer (one torch import, a forked child per query):
+    a hit with its backward, a call that compiles and writes, and a call torch refuses
+    give the same lookups, counters, error and writes as `python -m demo.oracle`
+    started afresh. Entry names of writes differ between any two processes (the
+    pickled entry holds its cache dir's path), so writes compare by kind, key, phase."""
+    import shutil
+
+    from demo import oracle
+
+    def without_paths(run: dict) -> dict:
+        return {**run, "cache_dir": None,
+                "writes": [{**w, "entry": None} for w in run["writes"]]}
+
+    queries = [("train_mlp", [[5, 4], [5, 1]]), ("branch_on_size", [[16, 3]]),
+               ("mark_dynamic_range", [[100, 3]])]
+    runs = []
+    for n, (case, shapes) in enumerate(queries):
+        served, fresh = tmp_path / f"served{n}", tmp_path / f"fresh{n}"
+        shutil.copytree(cache_copy, served, symlinks=True)
+        shutil.copytree(cache_copy, fresh, symlinks=True)
+        got = oracle_server.lookups(served, case, shapes)
+        previous = oracle.use_server(None)
+        try:
+            want = oracle.torch_lookups(fresh, case, shapes)
+        finally:
+            oracle.use_server(previous)
+        assert without_paths(got) == without_paths(want), case
+        runs.append(got)
+    hit, compiled, refused = runs
+    assert hit["lookups"][0]["hit"] and not hit["writes"]
+    assert compiled["writes"] and refused["error"] is not None and not refused["lookups"]
+    # The child wrote into the cache dir it was given: asked again, torch hits there.
+    again = oracle_server.lookups(tmp_path / "served1", "branch_on_size", [[16, 3]])
+    assert again["lookups"][0]["hit"] and not again["writes"]
+
+
+@torch_mark
 def test_oracle_build_shape_hits_entries_that_exist_on_disk(real_cache, cache_copy):
     from demo.oracle import torch_lookups
 

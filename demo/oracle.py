@@ -314,7 +314,7 @@ def torch_lookups(
             copy = os.path.join(tmp, "cache")
             shutil.copytree(cache_dir, copy, symlinks=True)
             return torch_lookups(copy, case, shapes, python, timeout)
-    if _server is not None and python == sys.executable:
+    if _server is not None and python == sys.executable and _server.answers_as_now():
         return _server.lookups(cache_dir, case, shapes, timeout)
     argv = ["-m", "demo.oracle", os.path.abspath(os.fspath(cache_dir)), case, json.dumps(shapes)]
     return run_json_subprocess(argv, python=python, timeout=timeout)
@@ -383,20 +383,30 @@ class ForkServer:
     """
 
     def __init__(self, python: str = sys.executable) -> None:
+        from demo.build_cache import _child_env
+
         self._python = python
+        self._env = _child_env()  # what a fresh process started now would get
         self._proc: Any = None  # started by the first query
         self._log: Any = None
+
+    def answers_as_now(self) -> bool:
+        """Whether a fresh process started now would get the environment the server
+        has (a test may have changed ``TMPDIR``, say): if not, ask a fresh process."""
+        from demo.build_cache import _child_env
+
+        return _child_env() == self._env
 
     def _start(self) -> Any:
         import subprocess
         import tempfile
 
-        from demo.build_cache import REPO_ROOT, _child_env
+        from demo.build_cache import REPO_ROOT
 
         if self._proc is None:
             self._log = tempfile.TemporaryFile()
             self._proc = subprocess.Popen(
-                [self._python, "-m", "demo.oracle", "--serve"], cwd=REPO_ROOT, env=_child_env(),
+                [self._python, "-m", "demo.oracle", "--serve"], cwd=REPO_ROOT, env=self._env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True)
         return self._proc
 

@@ -9,7 +9,7 @@ calls the compiled case once (plus ``.backward()`` for training cases) and
 prints one JSON object as the last line of stdout::
 
     {"case": "branch_on_size", "shapes": [[4, 3]], "cache_dir": "/abs",
-     "torch_version": "2.13.0+cpu",
+     "torch_version": "2.13.0+cpu", "pid": 4242,   # the process that made the call
      "error": null | {"type": "ConstraintViolationError", "message": "..."},
      "counters": {"fxgraph_cache_hit": 1, "fxgraph_cache_miss": 0,
                   "fxgraph_cache_bypass": 0, "autograd_cache_hit": 1,
@@ -283,6 +283,7 @@ def run_oracle(cache_dir: str | os.PathLike[str], case_name: str, shapes: list[A
         "counters": counters(),
         "error": error,
         "torch_version": torch.__version__,
+        "pid": os.getpid(),
     }
 
 
@@ -314,7 +315,7 @@ def torch_lookups(
             copy = os.path.join(tmp, "cache")
             shutil.copytree(cache_dir, copy, symlinks=True)
             return torch_lookups(copy, case, shapes, python, timeout)
-    if _server is not None and python == sys.executable and _server.answers_as_now():
+    if _server is not None and python == sys.executable:
         return _server.lookups(cache_dir, case, shapes, timeout)
     argv = ["-m", "demo.oracle", os.path.abspath(os.fspath(cache_dir)), case, json.dumps(shapes)]
     return run_json_subprocess(argv, python=python, timeout=timeout)
@@ -355,21 +356,25 @@ def serve(requests: Any, replies: Any) -> None:
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: one query, then _exit (no atexit, no flush of the parent's files)
-            os.close(r)
             try:
-                os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(req["cache_dir"])
-                out = json.dumps(run_oracle(req["cache_dir"], req["case"], req["shapes"]), sort_keys=True)
-            except BaseException:  # noqa: BLE001 - sent to the caller, who raises it
-                out = json.dumps({"failed": traceback.format_exc()[-8000:]})
-            with os.fdopen(w, "w") as f:
-                f.write(out)
-            os._exit(0)
+                os.close(r)
+                try:
+                    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(req["cache_dir"])
+                    out = json.dumps(run_oracle(req["cache_dir"], req["case"], req["shapes"]),
+                                     sort_keys=True)
+                except BaseException:  # noqa: BLE001 - sent to the caller, who raises it
+                    out = json.dumps({"failed": traceback.format_exc()[-8000:]})
+                with os.fdopen(w, "w") as f:
+                    f.write(out)
+            finally:
+                os._exit(0)  # never back into this loop, whatever happened
         os.close(w)
         with os.fdopen(r) as f:
             out = f.read()
         _, status = os.waitpid(pid, 0)
         if not out:
-            out = json.dumps({"failed": f"the query's process ended with status {status} and no answer"})
+            code = os.waitstatus_to_exitcode(status)
+            out = json.dumps({"failed": f"the query's process ended with exit code {code} and no answer"})
         replies.write(out + "\n")
         replies.flush()
 
@@ -377,6 +382,8 @@ def serve(requests: Any, replies: Any) -> None:
 class ForkServer:
     """A ``python -m demo.oracle --serve`` process: :meth:`lookups` is
     :func:`torch_lookups` (a fresh process's lookups) without importing torch again.
+    Started by the first query, and again by a query after the environment a fresh
+    process would get has changed (:meth:`stale`).
 
     Raises ``RuntimeError`` when the server or a query fails, ``TimeoutError`` when a
     query takes over ``timeout`` seconds (the server is then stopped). Not thread-safe.
@@ -386,50 +393,62 @@ class ForkServer:
         from demo.build_cache import _child_env
 
         self._python = python
-        self._env = _child_env()  # what a fresh process started now would get
+        self._env = _child_env()  # what the server was (or will be) started with
         self._proc: Any = None  # started by the first query
         self._log: Any = None
 
-    def answers_as_now(self) -> bool:
-        """Whether a fresh process started now would get the environment the server
-        has (a test may have changed ``TMPDIR``, say): if not, ask a fresh process."""
+    def stale(self) -> bool:
+        """Whether a fresh process started now would get another environment than the
+        server's (a test changed ``TMPDIR``, say): the next query restarts the server."""
         from demo.build_cache import _child_env
 
-        return _child_env() == self._env
+        return _child_env() != self._env
 
     def _start(self) -> Any:
         import subprocess
         import tempfile
 
-        from demo.build_cache import REPO_ROOT
+        from demo.build_cache import REPO_ROOT, _child_env
 
+        if self._proc is not None and self.stale():
+            self.close()
         if self._proc is None:
+            self._env = _child_env()
             self._log = tempfile.TemporaryFile()
+            # A session of its own: close() can stop the server and a query's child together.
             self._proc = subprocess.Popen(
                 [self._python, "-m", "demo.oracle", "--serve"], cwd=REPO_ROOT, env=self._env,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True)
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True,
+                start_new_session=True)
         return self._proc
 
     def lookups(self, cache_dir: str | os.PathLike[str], case: str, shapes: list[Any],
                 timeout: float = 300) -> dict:
-        """What :func:`run_oracle` returns for one call, made in a forked child."""
+        """What :func:`run_oracle` returns for one call, made in a forked child.
+
+        A server that failed is stopped, and the next query starts another.
+        """
         import selectors
 
         proc = self._start()
-        if proc.poll() is not None:
-            raise RuntimeError(f"the oracle server has exited ({proc.returncode}):\n{self._stderr()}")
         req = {"cache_dir": os.path.abspath(os.fspath(cache_dir)), "case": case, "shapes": shapes}
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(req) + "\n")
-        proc.stdin.flush()
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            if not sel.select(timeout):
-                self.close()
-                raise TimeoutError(f"oracle query {case} {shapes} took over {timeout} s")
-        line = proc.stdout.readline()
+        try:
+            proc.stdin.write(json.dumps(req) + "\n")
+            proc.stdin.flush()
+        except OSError:
+            line = ""  # the server has exited: said below
+        else:
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                if not sel.select(timeout):
+                    self.close(kill=True)
+                    raise TimeoutError(f"oracle query {case} {shapes} took over {timeout} s")
+            line = proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"the oracle server has exited:\n{self._stderr()}")
+            log = self._stderr()
+            self.close(kill=True)
+            raise RuntimeError(f"the oracle server has exited:\n{log}")
         out = json.loads(line)
         if "failed" in out:
             raise RuntimeError(f"oracle query {case} {shapes} failed:\n{out['failed']}")
@@ -439,20 +458,30 @@ class ForkServer:
         self._log.seek(0)
         return self._log.read().decode(errors="replace")[-8000:]
 
-    def close(self) -> None:
-        """Stop the server (its children have all ended: a query waits for its child)."""
-        if self._proc is None:
+    def close(self, kill: bool = False) -> None:
+        """Stop the server: at once with ``kill`` (with the child of a query in flight,
+        as the server has a session of its own), else once its query is answered."""
+        import signal
+
+        proc, self._proc = self._proc, None
+        if proc is None:
             return
-        if self._proc.poll() is None:
-            assert self._proc.stdin is not None
-            self._proc.stdin.close()
+        if kill and proc.poll() is None:
             try:
-                self._proc.wait(timeout=30)
-            except Exception:  # noqa: BLE001 - it is stopped either way
-                self._proc.kill()
-                self._proc.wait()
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for f in (proc.stdin, proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=30)
+        except Exception:  # noqa: BLE001 - it is stopped either way
+            proc.kill()
+            proc.wait()
         self._log.close()
-        self._proc = None
 
 
 _server: ForkServer | None = None

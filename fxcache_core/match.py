@@ -527,15 +527,20 @@ def _fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
             phs = [placeholder.get(w) for w, _ in dims]
             if None not in phs and all(_same(equal, phs[0], p) for p in phs[1:]):
                 continue  # the guards equate them: the graph's ops made the sizes equal
-            if None in phs and all(k == "dynamic" for _, k in dims):
-                # Dynamo gives each of these dims a symbol, and the graph an input, of its
-                # own (equal sizes the graph forces equal keep both inputs and an equality
-                # guard, as above); this key has one input for them: duck sizing made it.
+            if None in phs:
+                # A dim traced DYNAMIC (marked, or duck sizing off) gets a symbol, and the
+                # graph an input, of its own, and no duck dim reuses its symbol
+                # (ShapeEnv.create_symbol: duck=False, no val_to_var entry); equal sizes the
+                # graph forces equal keep both inputs and an equality guard, as above. This
+                # key has one input for them: duck sizing made it.
+                marked = [w for w, _ in dims if _marked(inputs, w)]
                 b.problems.append(
                     f"{dims[0][0]} and {dims[1][0]} share {sym} here (one graph input, as duck "
-                    "sizing gives), but " + ("marked dims get" if all(
-                        _marked(inputs, w) for w, _ in dims) else "with duck sizing off they get")
-                    + " a symbol each: torch traces another graph")
+                    "sizing gives), but " + (
+                        "marked dims get a symbol each" if len(marked) == len(dims) else
+                        f"{marked[0]} is marked dynamic and gets a symbol of its own" if marked else
+                        "with duck sizing off they get a symbol each")
+                    + ": torch traces another graph")
                 continue
             b.notes.append(
                 f"{dims[0][0]} and {dims[1][0]} share {sym} here, but a marked dim gets a symbol of "

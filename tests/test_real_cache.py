@@ -584,8 +584,8 @@ def test_a_symbol_shared_by_marked_dims_does_not_fit(real_cache):
     """two_tensors' duck key (a[4], b[4] built with one symbol, one graph input): marked,
     a and b get a symbol and a graph input each (an op that made them equal would keep
     both inputs and add an equality guard), so torch traces the two-symbol graph. Checked
-    against torch 2.13 in a fresh process: marked a[7], b[7] look up the two-symbol FX
-    key and hit; unmarked, the one-symbol key."""
+    against torch 2.13 in a fresh process: marked a[7], b[7] (or a alone marked) look up
+    the two-symbol FX key and hit; unmarked, the one-symbol key."""
     got = _statuses(real_cache, "two_tensors", "true", a="[7]", b="[7]")
     assert sorted(s for s, _ in got.values()) == ["hit", "no-fit"]       # duck: the one-symbol key
     one_symbol = next(k for k, (s, _) in got.items() if s == "hit")
@@ -593,6 +593,12 @@ def test_a_symbol_shared_by_marked_dims_does_not_fit(real_cache):
     assert sorted(s for s, _ in got.values()) == ["hit", "no-fit"]
     status, why = got[one_symbol]
     assert status == "no-fit" and "marked dims get a symbol each" in why, why
+    # One marked dim is enough: no duck dim reuses a marked dim's symbol (torch: hints
+    # [7, 7], the two-symbol FX key).
+    got = _statuses(real_cache, "two_tensors", "true", a="[7]:mark_dynamic=[0]", b="[7]")
+    assert sorted(s for s, _ in got.values()) == ["hit", "no-fit"]
+    status, why = got[one_symbol]
+    assert status == "no-fit" and "is marked dynamic and gets a symbol of its own" in why, why
 
 
 def test_saved_pgo_state_makes_traced_static_undecided(cache_copy):

@@ -159,7 +159,7 @@ def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, cache_co
     from demo import oracle
 
     def without_paths(run: dict) -> dict:
-        return {**run, "cache_dir": None,
+        return {**run, "cache_dir": None, "pid": None,
                 "writes": [{**w, "entry": None} for w in run["writes"]]}
 
     queries = [("train_mlp", [[5, 4], [5, 1]]), ("branch_on_size", [[16, 3]]),
@@ -178,11 +178,24 @@ def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, cache_co
         assert without_paths(got) == without_paths(want), case
         runs.append(got)
     hit, compiled, refused = runs
+    assert len({r["pid"] for r in runs}) == len(runs)  # a child forked for each query
     assert hit["lookups"][0]["hit"] and not hit["writes"]
     assert compiled["writes"] and refused["error"] is not None and not refused["lookups"]
     # The child wrote into the cache dir it was given: asked again, torch hits there.
     again = oracle_server.lookups(tmp_path / "served1", "branch_on_size", [[16, 3]])
     assert again["lookups"][0]["hit"] and not again["writes"]
+
+
+def test_the_fork_server_restarts_once_the_environment_changed(monkeypatch, tmp_path):
+    """A test that points TMPDIR elsewhere (where torch puts its precompiled headers)
+    gets a server started with it, as a fresh process would be, not the one before."""
+    from demo.oracle import ForkServer
+
+    server = ForkServer()
+    assert not server.stale()
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert server.stale()
+    server.close()
 
 
 @torch_mark

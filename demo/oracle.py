@@ -379,6 +379,10 @@ def serve(requests: Any, replies: Any) -> None:
         replies.flush()
 
 
+def _relevant(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if not k.startswith("PYTEST_")}
+
+
 class ForkServer:
     """A ``python -m demo.oracle --serve`` process: :meth:`lookups` is
     :func:`torch_lookups` (a fresh process's lookups) without importing torch again.
@@ -399,10 +403,11 @@ class ForkServer:
 
     def stale(self) -> bool:
         """Whether a fresh process started now would get another environment than the
-        server's (a test changed ``TMPDIR``, say): the next query restarts the server."""
+        server's (a test changed ``TMPDIR``, say): the next query restarts the server.
+        pytest's own variables (``PYTEST_CURRENT_TEST`` changes with every test) do not count."""
         from demo.build_cache import _child_env
 
-        return _child_env() != self._env
+        return _relevant(_child_env()) != _relevant(self._env)
 
     def _start(self) -> Any:
         import subprocess

@@ -193,6 +193,8 @@ def test_the_fork_server_restarts_once_the_environment_changed(monkeypatch, tmp_
 
     server = ForkServer()
     assert not server.stale()
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "another test (call)")  # set by pytest per test
+    assert not server.stale()
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     assert server.stale()
     server.close()

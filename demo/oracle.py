@@ -38,8 +38,10 @@ time (9 of 13 s for a small case on 2 cores), so a test session starts one
 compiles nothing, and forks a child per query. The child starts as a fresh
 process does after those imports (no Dynamo, Inductor or automatic-dynamic
 state: nothing was traced or compiled before the fork, which
-``tests/test_torch_oracle.py`` checks against fresh processes). A miss WRITES new entries into the cache: run the oracle on a
-copy (``shutil.copytree``, or ``torch_lookups(..., on_copy=True)``) to compare
+``tests/test_torch_oracle.py`` checks against fresh processes).
+
+A miss WRITES new entries into the cache: run the oracle on a copy
+(``shutil.copytree``, or ``torch_lookups(..., on_copy=True)``) to compare
 against the cache as it was.
 
 The recorder wraps the same methods, with the same signatures, in torch 2.14.1

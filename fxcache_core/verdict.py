@@ -24,7 +24,7 @@ through it (:attr:`~fxcache_core.match.KeyMatch.loads`). Among the keys of one
 function that take the call (the graphs of a branch, say), one that hits is
 the graph Dynamo traces: its entry's guards hold the branch's condition. A
 key whose binding the cache cannot decide (``KeyMatch.uncertain``: duck sizing,
-a saved profile) is not ruled out by another key's hit, as it differs in its
+``dynamic=None`` or ``True``, a saved profile) is not ruled out by another key's hit, as it differs in its
 graph inputs: the function is then undecided, and says whether either way an
 entry's guards hold.
 

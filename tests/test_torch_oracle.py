@@ -152,8 +152,9 @@ def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, cache_co
     """The oracle suites ask a ForkServer (one torch import, a forked child per query):
     a hit with its backward, a call that compiles and writes, and a call torch refuses
     give the same lookups, counters, error and writes as `python -m demo.oracle`
-    started afresh. Entry names of writes differ between any two processes (the
-    pickled entry holds its cache dir's path), so writes compare by kind, key, phase."""
+    started afresh. Entry names of writes (hashes of the pickled entry) differ between
+    the two runs, which write into different copies, so writes compare by kind, key
+    and phase."""
     import shutil
 
     from demo import oracle

@@ -923,7 +923,7 @@ class GuardsExpr:
             return False
 
 
-def _split_and(node: ast.expr) -> list[ast.expr]:
+def split_and(node: ast.expr) -> list[ast.expr]:
     """Operands of a top-level ``and``, nested ``and`` flattened (iteratively)."""
     out: list[ast.expr] = []
     stack = [node]
@@ -972,7 +972,7 @@ def parse_guards(source: str) -> GuardsExpr:
 
     compiler = _Compiler(text)
     clauses: list[Clause] = []
-    for index, node in enumerate(_split_and(tree.body)):
+    for index, node in enumerate(split_and(tree.body)):
         compiler.placeholders = set()
         fn = compiler.compile(node)
         segment = compiler.segment(node)

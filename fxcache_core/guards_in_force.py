@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .errors import GuardParseError
-from .guards import Clause, parse_guards
+from .guards import Clause, parse_guards, split_and
 
 Status = Literal["installed", "missing", "undecided"]
 MAX_ENUMERATED = 4096
@@ -169,12 +169,8 @@ class _Placeholders(ast.NodeTransformer):
 def _atoms(tree: ast.expr) -> list[ast.expr]:
     """A guard's conjuncts, chained comparisons split (``2 <= a <= 8`` -> ``2 <= a``, ``a <= 8``)."""
     out: list[ast.expr] = []
-    stack = [tree]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And):
-            stack.extend(reversed(n.values))
-        elif isinstance(n, ast.Compare) and len(n.ops) > 1:
+    for n in split_and(tree):
+        if isinstance(n, ast.Compare) and len(n.ops) > 1:
             parts = [n.left, *n.comparators]
             out.extend(ast.Compare(parts[i], [op], [parts[i + 1]]) for i, op in enumerate(n.ops))
         else:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from .store import open_noatime
+
 _NEEDLE = b"/torch/include"
 _PRINTABLE = bytes(range(0x21, 0x7F))
 _MAX_PATH = 4096
@@ -31,7 +33,6 @@ _MAX_PATHS = 20_000
 MAX_OCCURRENCES = 100_000
 """A file naming ``/torch/include`` more often than this is not judged (a real
 precompiled header names it a few hundred times)."""
-_O_NOATIME = getattr(os, "O_NOATIME", 0)
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,7 @@ def recorded_paths(path: str, *, headers: bool) -> Recorded:
         OSError: the file cannot be opened (a symlink included) or read, or is
             larger than :data:`MAX_READ`.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags | _O_NOATIME)
-    except PermissionError:
-        if not _O_NOATIME:
-            raise
-        fd = os.open(path, flags)
+    fd = open_noatime(path, follow_symlinks=False)
     dirs: set[str] = set()
     found: set[str] = set()
     with os.fdopen(fd, "rb") as f:

@@ -299,15 +299,27 @@ def read_entry_bytes(path: Path) -> bytes:
     Raises:
         OSError: the file cannot be opened or read.
     """
+    with os.fdopen(open_noatime(path), "rb") as f:
+        return f.read()
+
+
+def open_noatime(path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> int:
+    """A read-only file descriptor for ``path``, opened with ``O_NOATIME`` where the OS
+    allows it (see :func:`read_entry_bytes`), and with ``O_NOFOLLOW`` unless
+    ``follow_symlinks``.
+
+    Raises:
+        OSError: the file cannot be opened (a symlink, without ``follow_symlinks``).
+    """
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags | _O_NOATIME)
+        return os.open(path, flags | _O_NOATIME)
     except PermissionError:
         if not _O_NOATIME:
             raise
-        fd = os.open(path, flags)
-    with os.fdopen(fd, "rb") as f:
-        return f.read()
+        return os.open(path, flags)
 
 
 def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,

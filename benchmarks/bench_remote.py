@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     import redis
 
-    from fxcache_core.keys import sha256_hash
+    from fxcache_core.cache.keys import sha256_hash
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

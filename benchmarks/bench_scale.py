@@ -70,8 +70,8 @@ if sys.argv[2] == "torch":
     import torch  # noqa: F401  (pickle.loads needs torch's classes)
     fn = lambda: pickle.loads(data)
 else:
-    from fxcache_core.decode import decode_entry
-    from fxcache_core.keys import KeyKind
+    from fxcache_core.decode.entries import decode_entry
+    from fxcache_core.cache.keys import KeyKind
     fn = lambda: decode_entry(data, KeyKind.FX_GRAPH)
 n = 200
 print(min(timeit.repeat(fn, number=n, repeat=5)) / n)

@@ -33,10 +33,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from fxcache_core.catalog import Catalog
-from fxcache_core.decode import DecodedEntry
-from fxcache_core.keys import KeyKind, sha256_hash
-from fxcache_core.store import scan_artifacts, scan_cache
+from fxcache_core.cache.keys import KeyKind, sha256_hash
+from fxcache_core.cache.scan import scan_artifacts, scan_cache
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.decode.entries import DecodedEntry
 
 _INT_RE = re.compile(r"\b\d+\b")
 DAY = 86400.0

@@ -53,7 +53,7 @@ pytestmark = pytest.mark.skipif(not CASES, reason="needs ../shared/corpus/guards
 
 @pytest.mark.parametrize("name,src,args", CASES, ids=[c[0] for c in CASES])
 def test_fxcache_holds(benchmark, name, src, args):
-    from fxcache_core.guards import parse_guards
+    from fxcache_core.guards.expr import parse_guards
 
     g = parse_guards(src)
     env = {f"t{i}": v for i, v in enumerate(args)}
@@ -63,7 +63,7 @@ def test_fxcache_holds(benchmark, name, src, args):
 
 @pytest.mark.parametrize("name,src,args", CASES, ids=[c[0] for c in CASES])
 def test_fxcache_verdict(benchmark, name, src, args):
-    from fxcache_core.guards import parse_guards
+    from fxcache_core.guards.expr import parse_guards
 
     g = parse_guards(src)
     env = {f"t{i}": v for i, v in enumerate(args)}
@@ -74,7 +74,7 @@ def test_fxcache_verdict(benchmark, name, src, args):
 @pytest.mark.parametrize("name,src,args", CASES, ids=[c[0] for c in CASES])
 def test_torch_evaluate_guards_expression(benchmark, name, src, args):
     torch_sym = pytest.importorskip("torch.fx.experimental.symbolic_shapes")
-    from fxcache_core.guards import parse_guards
+    from fxcache_core.guards.expr import parse_guards
 
     env = torch_sym.ShapeEnv()
     benchmark.group = f"{name} ({len(parse_guards(src).clauses)} clauses)"
@@ -83,7 +83,7 @@ def test_torch_evaluate_guards_expression(benchmark, name, src, args):
 
 @pytest.mark.parametrize("name,src,args", CASES, ids=[c[0] for c in CASES])
 def test_fxcache_parse(benchmark, name, src, args):
-    from fxcache_core.guards import parse_guards
+    from fxcache_core.guards.expr import parse_guards
 
     benchmark.group = f"{name} ({len(parse_guards(src).clauses)} clauses)"
     benchmark(parse_guards.__wrapped__, src)

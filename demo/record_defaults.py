@@ -1,13 +1,13 @@
 """Record the installed torch's default settings as FX key components: the table
-``fxcache key`` compares a key's settings against (``fxcache_core/torch_defaults.py``).
+``fxcache key`` compares a key's settings against (``fxcache_core/keying/torch_defaults.py``).
 
-    python -m demo.record_defaults [OUT]    # default: fxcache_core/torch_defaults.py
+    python -m demo.record_defaults [OUT]    # default: fxcache_core/keying/torch_defaults.py
 
 In a fresh process with no ``TORCHINDUCTOR_*``/``TORCH_COMPILE_*`` variables
 but the cache dir, it compiles ``f(x) = x + 1`` with ``torch.compile`` and
 nothing else set, reads the debug lines torch wrote into the FX entry (with
 fxcache's own decoder: the very lines ``fxcache key`` reads), and keeps the
-components that are settings (:func:`fxcache_core.anatomy.is_setting`),
+components that are settings (:func:`fxcache_core.keying.anatomy.is_setting`),
 each with the hash and the value torch printed for it.
 """
 
@@ -30,10 +30,10 @@ def _record(cache_dir: str) -> dict[str, tuple[str, str]]:
         return x + 1
 
     torch.compile(f)(torch.randn(8, 4))
-    from fxcache_core.anatomy import is_setting, parse_debug_lines
-    from fxcache_core.catalog import Catalog
-    from fxcache_core.decode import DecodedEntry
-    from fxcache_core.store import scan_cache
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.decode.entries import DecodedEntry
+    from fxcache_core.keying.anatomy import is_setting, parse_debug_lines
 
     scan = scan_cache(Path(cache_dir))
     (key,) = [k for k in scan.keys if k.kind.value == "fxgraph"]
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "--child":
         print(repr(_record(args[1])))
         return 0
-    out = Path(args[0]) if args else REPO / "fxcache_core" / "torch_defaults.py"
+    out = Path(args[0]) if args else REPO / "fxcache_core" / "keying" / "torch_defaults.py"
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("TORCHINDUCTOR_", "TORCH_COMPILE_", "TORCHDYNAMO_"))}
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         "Component name -> (torch's hash of the value, its first 16 characters; the value as\n"
         "torch printed it), as\n"
         "``FxGraphCachePickler.debug_lines`` wrote them for a ``torch.compile`` with nothing\n"
-        "set: see :func:`fxcache_core.anatomy.settings_not_at_default`.\n"
+        "set: see :func:`fxcache_core.keying.anatomy.settings_not_at_default`.\n"
         '"""\n\n'
         f"TORCH_VERSION = {torch.__version__.split('+')[0]!r}\n\n"
         f"DEFAULTS: dict[str, tuple[str, str]] = {pprint.pformat(table, width=110, sort_dicts=True)}\n")

@@ -99,10 +99,10 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
         # entry of same_graph_two_regions' small region, then call it there.
         from pathlib import Path
 
-        from fxcache_core.catalog import Catalog
-        from fxcache_core.decode import DecodedEntry
-        from fxcache_core.keys import KeyKind
-        from fxcache_core.store import scan_cache
+        from fxcache_core.cache.keys import KeyKind
+        from fxcache_core.cache.scan import scan_cache
+        from fxcache_core.catalog.catalog import Catalog
+        from fxcache_core.decode.entries import DecodedEntry
 
         cat = Catalog(scan_cache(Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])))
         for k in cat.scan.keys:

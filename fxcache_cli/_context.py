@@ -17,7 +17,7 @@ class State:
 
     cache_dir: str | None = None
     remote: str | None = None
-    store: Any = None  # fxcache_core.remote.RedisStore, with --remote
+    store: Any = None  # fxcache_core.remote.redis_store.RedisStore, with --remote
 
 
 state = State()
@@ -26,9 +26,9 @@ state = State()
 def scan_dir(cache_dir: str | None = None, quiet: bool = False, option: str = "--cache-dir"):
     """Scan --cache-dir (or ``cache_dir``, given with ``option``, e.g.
     --other-cache-dir), or with --remote a local snapshot of the remote cache
-    (fxcache_core.remote); ``quiet``: no progress bar (--json)."""
-    from fxcache_core.location import resolve_cache_dir
-    from fxcache_core.store import scan_cache
+    (fxcache_core.remote.redis_store); ``quiet``: no progress bar (--json)."""
+    from fxcache_core.cache.location import resolve_cache_dir
+    from fxcache_core.cache.scan import scan_cache
 
     if state.remote is not None and cache_dir is None:
         return scan_cache(remote_snapshot(quiet))
@@ -40,21 +40,21 @@ def scan_dir(cache_dir: str | None = None, quiet: bool = False, option: str = "-
 def local_agreement(remote_scan: Any) -> dict[str, str]:
     """For remote keys the local cache (--cache-dir or torch's default) also has:
     ``same`` when the remote entry is one of the local entries (same content hash), else ``differs``."""
-    from fxcache_core.location import resolve_cache_dir
-    from fxcache_core.store import scan_cache
+    from fxcache_core.cache.location import resolve_cache_dir
+    from fxcache_core.cache.scan import scan_cache
 
     try:
         local = scan_cache(resolve_cache_dir(state.cache_dir))
     except FxcacheError:
         return {}
-    from fxcache_core.remote import agreement
+    from fxcache_core.remote.redis_store import agreement
 
     return agreement(remote_scan, local)
 
 
 def remote_store() -> Any:
     """The --remote store (connected once)."""
-    from fxcache_core import remote
+    from fxcache_core.remote import redis_store as remote
 
     if state.store is None:
         state.store = remote.RedisStore(remote.redis_url(state.remote or ""))
@@ -86,15 +86,15 @@ _progress: list[Any] = []
 
 def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bool | None = None) -> Any:
     """A Catalog with a progress bar; ``indexed``: backed by the persistent index of
-    decoded entries (see fxcache_core.index; verify always reads the files).
+    decoded entries (see fxcache_core.catalog.index; verify always reads the files).
     ``hashing``: hash each file read (for name-is-content checks; default: unindexed only)."""
-    from fxcache_core.catalog import Catalog
+    from fxcache_core.catalog.catalog import Catalog
 
     prog = ReadProgress(scan.entry_count, enabled=not as_json)
     _progress.append(prog)
     idx = None
     if indexed and state.remote is None:  # a remote snapshot is a new temp dir each run
-        from fxcache_core.index import Index, default_index_path
+        from fxcache_core.catalog.index import Index, default_index_path
 
         idx = Index(default_index_path(scan.root), scan.root)
         _indexes.append(idx)
@@ -114,7 +114,7 @@ def indexed_catalog(scan: Any, as_json: bool = False) -> Any:
 def installed_build() -> Any:
     """The installed torch's build components (imports torch); exit 2 without torch."""
     try:
-        from fxcache_core.current import current_build
+        from fxcache_core.keying.current import current_build
         return current_build()
     except ImportError as e:
         fail(f"this needs torch installed (to know what the installed torch hashes): {e}")

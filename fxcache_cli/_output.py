@@ -146,7 +146,7 @@ def fail(msg: str, code: int = 2) -> NoReturn:
 
 
 def age(ts: float | None, now: float) -> str:
-    from fxcache_core.units import format_duration
+    from fxcache_core.quantities import format_duration
 
     return "-" if ts is None else f"{format_duration(now - ts)} ago"
 
@@ -165,11 +165,11 @@ def short_path(path: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def origin_text(origin: Any) -> str:
     """``fn (file:line)`` for a key's origin: the compiled frame where the cache records
-    it (:func:`fxcache_core.origin.function_of`), a resume frame named after its
+    it (:func:`fxcache_core.functions.origin.function_of`), a resume frame named after its
     function; ``-`` if unknown."""
     if origin is None:
         return "-"
-    from fxcache_core.origin import frame_label
+    from fxcache_core.functions.origin import frame_label
 
     fn, file, line = (getattr(origin, "outer", None) or [(origin.function, origin.file, origin.line)])[0]
     return f"{frame_label(fn)} ({short_path(file)}:{line})"

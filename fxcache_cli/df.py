@@ -20,11 +20,11 @@ def df_cmd(
 ) -> None:
     """Disk usage of the cache dir by kind of content: files, bytes, last use, and what gc would
     reclaim. Totals are what find and du say of the same dir; $TRITON_CACHE_DIR too when set elsewhere."""
-    from fxcache_core.diskusage import measure
+    from fxcache_core.cache.location import resolve_cache_dir, triton_cache_dir
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.index import default_index_path
     from fxcache_core.errors import CacheDirError
-    from fxcache_core.index import default_index_path
-    from fxcache_core.location import resolve_cache_dir, triton_cache_dir
-    from fxcache_core.store import scan_cache
+    from fxcache_core.prune.disk_usage import measure
 
     if state.remote is not None:
         fail("df measures a local cache dir; --remote caches are listed by fxcache --remote ls")
@@ -94,7 +94,7 @@ def _render(rep: Any, stale: bool, title: str) -> None:
 def _pch_note(root: Any) -> None:
     """Torch keeps precompiled headers in the default cache dir, whatever
     TORCHINDUCTOR_CACHE_DIR says (codecache.py ``_HEADER_DIR``): say where, when elsewhere."""
-    from fxcache_core.location import default_cache_dir
+    from fxcache_core.cache.location import default_cache_dir
 
     d = default_cache_dir()
     pch = d / "precompiled_headers"

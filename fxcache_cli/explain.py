@@ -31,9 +31,9 @@ def explain_cmd(
     were installed), new keys (the nearest earlier key and what differs), guard misses (the
     clause that failed, with the call's values), bypasses. The cache is --cache-dir, else the
     one the run wrote to, else torch's default."""
-    from fxcache_core.explain import explain
-    from fxcache_core.trace import trace_files
-    from fxcache_core.trace_run import read_run
+    from fxcache_core.trace.explain import explain
+    from fxcache_core.trace.reader import trace_files
+    from fxcache_core.trace.run import read_run
 
     path = Path(trace)
     files = trace_files(path)  # not a trace: one line, exit 2
@@ -50,7 +50,7 @@ def explain_cmd(
     steps.close()
     done_reading()
     if record and scan is not None:
-        from fxcache_core.usage import UsageStore, usage_path
+        from fxcache_core.trace.usage import UsageStore, usage_path
 
         store = UsageStore(usage_path(scan.root))
         store.record(report)
@@ -67,9 +67,9 @@ def _cache_for(run: Any) -> tuple[Any, str | None]:
     """The cache to relate the run to: --cache-dir (its errors are the user's), else
     $TORCHINDUCTOR_CACHE_DIR, else the dir the run wrote code into, else torch's
     default; (None, why) when there is none."""
+    from fxcache_core.cache.location import ENV_VAR, resolve_cache_dir
+    from fxcache_core.cache.scan import scan_cache
     from fxcache_core.errors import CacheDirError
-    from fxcache_core.location import ENV_VAR, resolve_cache_dir
-    from fxcache_core.store import scan_cache
 
     if state.remote is not None:
         return None, "--remote: explain relates a trace to a local cache dir only"

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.filesize import decimal as human_bytes
 
-from fxcache_core.keys import KeyKind
+from fxcache_core.cache.keys import KeyKind
 
 from ._app import JsonOpt
 from ._context import (
@@ -47,8 +47,8 @@ def gc_cmd(
     With no policy flag, plans the safe default: --unreadable --dangling --locks.
     An FX entry's wrapper module goes with it when no other entry uses it.
     """
-    from fxcache_core.gc import GcPolicy, plan_gc
-    from fxcache_core.units import parse_duration, parse_size
+    from fxcache_core.prune.gc import GcPolicy, plan_gc
+    from fxcache_core.quantities import parse_duration, parse_size
 
     def parsed(option: str, text: str | None, parse: Any) -> Any:
         # Given is given: an empty value is an error, never "no policy" (the default).
@@ -83,7 +83,7 @@ def gc_cmd(
     if state.remote is None:  # hits and compile costs `fxcache explain` read from traces
         from dataclasses import replace
 
-        from fxcache_core.usage import UsageStore, usage_path
+        from fxcache_core.trace.usage import UsageStore, usage_path
 
         store = UsageStore(usage_path(scan.root))
         facts = store.load()
@@ -115,7 +115,7 @@ def rm_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Remove a key's entries by name, with the AOTAutograd entries that load them."""
-    from fxcache_core.gc import plan_rm
+    from fxcache_core.prune.gc import plan_rm
 
     scan = scan_dir(quiet=as_json)
     target = scan.find(key)
@@ -131,7 +131,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
               traced: dict[str, float] | None = None) -> None:
     """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed.
     ``traced``: entry name -> its last hit in a trace (shown as its last use when later)."""
-    from fxcache_core.gc import execute_plan, last_use
+    from fxcache_core.prune.gc import execute_plan, last_use
 
     done_reading()
 

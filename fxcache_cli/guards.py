@@ -31,7 +31,7 @@ def guards_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Show each entry's guards as sympy, with each tN traced to its symbol and source."""
-    from fxcache_core.key_guards import key_guards
+    from fxcache_core.guards.key_guards import key_guards
 
     scan = scan_dir(quiet=as_json)
     k = scan.find(key)

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fxcache_core.keys import KeyKind
+from fxcache_core.cache.keys import KeyKind
 
 from ._app import JsonOpt
 from ._context import installed_build, scan_dir
@@ -25,15 +25,15 @@ def key_cmd(
 ) -> None:
     """What a key is made of: per component group, how many components and which
     settings are not at torch's defaults, then the components that matter (--all: every one)."""
-    from fxcache_core.anatomy import (
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.functions.origin import key_origin
+    from fxcache_core.keying.anatomy import (
         anatomy,
         graph_summary,
         settings_not_at_default,
         stale_components,
     )
-    from fxcache_core.catalog import Catalog
-    from fxcache_core.origin import key_origin
-    from fxcache_core.torch_defaults import TORCH_VERSION
+    from fxcache_core.keying.torch_defaults import TORCH_VERSION
 
     if key is None and not current:
         fail("give a KEY (a unique prefix), or --current")
@@ -142,8 +142,8 @@ def diff_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Which components differ between two keys: why two compiles did not share a key."""
-    from fxcache_core.anatomy import compare_keys
-    from fxcache_core.catalog import Catalog
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.keying.anatomy import compare_keys
 
     scan_a = scan_dir(quiet=as_json)
     scan_b = scan_dir(other_cache_dir, option="--other-cache-dir") if other_cache_dir else scan_a

@@ -9,8 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.filesize import decimal as human_bytes
 
-from fxcache_core.keys import KeyKind
-from fxcache_core.origin import frame_label
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.functions.origin import frame_label
 
 from ._app import JsonOpt
 from ._context import (
@@ -52,7 +52,7 @@ def ls_cmd(
     The function comes from one entry of each key (fxcache's index remembers it:
     only the first run on a cache reads an entry per key).
     """
-    from fxcache_core.listing import by_function, key_rows
+    from fxcache_core.functions.listing import by_function, key_rows
 
     if state.remote is not None and not (check or entries or dupes or as_json or fn or by is By.function
                                          or sort is SortBy.name):
@@ -142,7 +142,7 @@ def ls_cmd(
 
 def _regions(cat: Any, rows: Any) -> dict[str, Any]:
     """Entry path -> the shapes it serves in user terms (None: unreadable or not understood)."""
-    from fxcache_core.key_guards import entry_guards
+    from fxcache_core.guards.key_guards import entry_guards
 
     return {e.file.where: entry_guards(cat, e).region() for r in rows for e in r.key.entries}
 
@@ -190,7 +190,7 @@ def _ls_remote(sort: SortBy | None, limit: int | None) -> None:
 
 
 def _dupes(scan: Any, as_json: bool) -> None:
-    from fxcache_core.anatomy import fragmentation
+    from fxcache_core.keying.anatomy import fragmentation
 
     frags = fragmentation(open_catalog(scan, indexed=False, as_json=as_json))
     done_reading()

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from fxcache_core.binding import DynamicMode
+from fxcache_core.lookup.binding import DynamicMode
 
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, scan_dir
@@ -70,10 +70,10 @@ def match_cmd(
     can take the call are listed but do not count (unless no function can).
     --audit and --coverage exit 0.
     """
-    from fxcache_core.binding import TensorArg, parse_shape_spec, parse_shapes, parse_sym
     from fxcache_core.errors import ShapeSpecError
-    from fxcache_core.match import match
-    from fxcache_core.verdict import verdicts
+    from fxcache_core.lookup.binding import TensorArg, parse_shape_spec, parse_shapes, parse_sym
+    from fxcache_core.lookup.match import match
+    from fxcache_core.lookup.verdict import verdicts
 
     if audit:
         _audit(as_json)
@@ -93,8 +93,8 @@ def match_cmd(
             fail("--from-trace gives the call's inputs: not with --shapes, --arg or --sym")
         from pathlib import Path
 
-        from fxcache_core.trace_call import call_inputs
-        from fxcache_core.trace_run import read_run
+        from fxcache_core.trace.call import call_inputs
+        from fxcache_core.trace.run import read_run
 
         call = call_inputs(read_run(Path(from_trace)), compile_id, rank)
         inputs = call.inputs
@@ -189,7 +189,7 @@ def match_cmd(
 
 def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
     """One key's lookup: its inputs' values, why it cannot take them, each entry's verdict."""
-    from fxcache_core.user_terms import user_text
+    from fxcache_core.guards.user_terms import user_text
 
     c = colour[m.status]
     head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
@@ -238,7 +238,7 @@ def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
 
 def _user(src: str) -> str:
     """``L['x']`` as the user wrote it: ``x``."""
-    from fxcache_core.match import user_name
+    from fxcache_core.lookup.match import user_name
 
     return user_name(src)
 
@@ -253,7 +253,7 @@ def _print_unbound(unbound, say=None) -> None:
 
 
 def _audit(as_json: bool) -> None:
-    from fxcache_core.audit import audit
+    from fxcache_core.lookup.audit import audit
 
     scan = scan_dir(quiet=as_json)
     report = audit(indexed_catalog(scan, as_json))
@@ -282,7 +282,7 @@ def _mode(dynamic: Dynamic | None) -> DynamicMode:
 
 def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_json: bool) -> None:
 
-    from fxcache_core.coverage import coverage, parse_range
+    from fxcache_core.lookup.coverage import coverage, parse_range
 
     name, lo, hi = parse_range(spec)
     scan = scan_dir(quiet=as_json)

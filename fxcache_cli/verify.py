@@ -12,7 +12,7 @@ from ._output import emit_json, out, plural, safe
 def verify_cmd(as_json: JsonOpt = False) -> None:
     """Check every entry against the digest in its name, and that it decodes: truncated,
     altered or misfiled entries. Exit 1 if any is bad, or could not be checked."""
-    from fxcache_core.verify import verify
+    from fxcache_core.catalog.verify import verify
 
     scan = scan_dir(quiet=as_json)
     rep = verify(open_catalog(scan, indexed=False, as_json=as_json))

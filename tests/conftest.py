@@ -32,7 +32,7 @@ for _p in (str(REPO_ROOT), str(TESTS_DIR)):
 
 from helpers import run_fxcache, run_module  # noqa: E402
 
-# fxcache's index of decoded entries (fxcache_core.index) goes to a temp dir for
+# fxcache's index of decoded entries (fxcache_core.catalog.index) goes to a temp dir for
 # the whole session, never to the user's ~/.cache (subprocesses inherit this),
 # removed when the session ends.
 os.environ["FXCACHE_INDEX_DIR"] = tempfile.mkdtemp(prefix="fxcache-test-index-")
@@ -122,7 +122,7 @@ def default_dir(real_cache: RealCache) -> Path:
     (``<TMPDIR>/torchinductor_<user>``): after ``real_cache`` was built, it
     holds only what torch puts there whatever ``TORCHINDUCTOR_CACHE_DIR`` says,
     the C++ precompiled headers (and their locks)."""
-    from fxcache_core.location import default_cache_dir
+    from fxcache_core.cache.location import default_cache_dir
 
     d = Path(TORCH_TMPDIR) / default_cache_dir().name
     assert (d / "precompiled_headers").is_dir(), f"torch wrote no precompiled header under {d}"

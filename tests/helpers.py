@@ -102,7 +102,7 @@ def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, ma
     import shutil
 
     from demo.oracle import torch_lookups
-    from fxcache_core.store import scan_cache
+    from fxcache_core.cache.scan import scan_cache
 
     snapshot = tmp_path / "before"
     shutil.copytree(cache_root, snapshot, symlinks=True)

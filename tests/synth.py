@@ -12,7 +12,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from fxcache_core.keys import KeyKind, sha256_hash
+from fxcache_core.cache.keys import KeyKind, sha256_hash
 
 
 class Fake:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fxcache_core.binding import (
+from fxcache_core.errors import ShapeSpecError
+from fxcache_core.lookup.binding import (
     TensorArg,
     TensorType,
     canonical_source,
@@ -12,7 +13,6 @@ from fxcache_core.binding import (
     parse_sym,
     value_of,
 )
-from fxcache_core.errors import ShapeSpecError
 
 
 def test_names_become_dynamo_sources():
@@ -88,8 +88,8 @@ def test_tensor_type_parsing():
 
 
 def test_mark_dynamic_names_dims_of_the_tensor():
-    from fxcache_core.binding import TensorArg, parse_shape_spec
     from fxcache_core.errors import ShapeSpecError
+    from fxcache_core.lookup.binding import TensorArg, parse_shape_spec
 
     src, t = parse_shape_spec("x=[6,6]:mark_dynamic=[0,1]:stride=[1,6]")
     assert src == "L['x']" and t == TensorArg((6, 6), (1, 6), 0, frozenset({0, 1}))

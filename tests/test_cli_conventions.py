@@ -18,10 +18,10 @@ from synth import (
 )
 
 from fxcache_core import __version__
-from fxcache_core.anatomy import parse_debug_lines, settings_not_at_default
-from fxcache_core.keys import KeyKind
-from fxcache_core.torch_defaults import DEFAULTS
-from fxcache_core.units import parse_size
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.keying.anatomy import parse_debug_lines, settings_not_at_default
+from fxcache_core.keying.torch_defaults import DEFAULTS
+from fxcache_core.quantities import parse_size
 
 
 @pytest.fixture
@@ -114,10 +114,10 @@ def test_diff_says_1_component_differs(tmp_path):
 
 
 def test_diff_and_gc_json_are_the_core_values_json(tmp_path):
-    from fxcache_core.anatomy import compare_keys
-    from fxcache_core.catalog import Catalog
-    from fxcache_core.gc import GcPolicy, plan_gc
-    from fxcache_core.store import scan_cache
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.keying.anatomy import compare_keys
+    from fxcache_core.prune.gc import GcPolicy, plan_gc
 
     a = _fx_with(tmp_path, "a", ("[h1] inductor_config[max_autotune]: True",))
     b = _fx_with(tmp_path, "b", ("[h2] inductor_config[max_autotune]: False",))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from fxcache_core.catalog import Catalog
-from fxcache_core.coverage import coverage
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.errors import ShapeSpecError
-from fxcache_core.keys import KeyKind
-from fxcache_core.match import match
-from fxcache_core.store import scan_cache
+from fxcache_core.lookup.coverage import coverage
+from fxcache_core.lookup.match import match
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 
 

@@ -6,9 +6,9 @@ import pickle
 
 import pytest
 
-from fxcache_core.decode import Stub, decode_entry, load_stubs, source_name
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.decode.entries import Stub, decode_entry, load_stubs, source_name
 from fxcache_core.errors import EntryDecodeError
-from fxcache_core.keys import KeyKind
 from tests.synth import Call, fx_entry_bytes, stub_pickle
 
 
@@ -121,7 +121,7 @@ def _nested_shared(depth: int) -> list:
 
 
 def test_shared_nesting_is_converted_once_not_exponentially():
-    from fxcache_core.decode import plain
+    from fxcache_core.decode.entries import plain
 
     root, _ = load_stubs(pickle.dumps(_nested_shared(60)))
     out = plain(root)
@@ -174,7 +174,7 @@ def test_aot_fields_of_unexpected_shape_never_crash(state):
 
 
 def test_origin_scan_is_linear_and_collects_every_frame():
-    from fxcache_core.decode import parse_origin
+    from fxcache_core.decode.entries import parse_origin
 
     assert parse_origin("# File: " * 200_000) is None  # a quadratic scan would take minutes
     g = ("        # File: /a/m.py:3 in helper, code: return x + 1\n"
@@ -212,7 +212,7 @@ def test_a_pickle_cannot_alter_the_stub_class_another_read_shares():
 
 
 def test_backward_and_annotated_origins_are_read():
-    from fxcache_core.decode import parse_origin
+    from fxcache_core.decode.entries import parse_origin
 
     g = ("        # Backward of forward node: File: /a/m.py:36 in train_step, code: loss = f(x)\n"
          "        # Annotation: {'stage': 1} recompute: MUST_SAVE File: /a/m.py:12 in helper, code: y\n"
@@ -225,7 +225,7 @@ def test_backward_and_annotated_origins_are_read():
 
 
 def test_hints_come_from_the_get_args_harness_by_placeholder_name_or_position():
-    from fxcache_core.decode import GraphInput, parse_get_args, symbol_hints
+    from fxcache_core.decode.entries import GraphInput, parse_get_args, symbol_hints
 
     src = ("def call(args):\n    pass\n\n\ndef get_args():\n"
            "    from torch._dynamo.testing import rand_strided\n"
@@ -264,9 +264,9 @@ def test_sources_added_in_torch_2_14_and_2_15_follow_their_templates():
 
 _MEMO_ATTACK = r'''
 import json, resource, struct, sys, time
-from fxcache_core.catalog import Catalog
-from fxcache_core.keys import KeyKind
-from fxcache_core.store import scan_cache
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import scan_cache
 from pathlib import Path
 
 t = time.perf_counter()
@@ -335,10 +335,10 @@ def test_a_huge_memo_index_cannot_make_decoding_allocate_gigabytes(tmp_path):
 def test_an_entry_that_needs_more_than_the_budget_is_too_large_not_corrupt(tmp_path, monkeypatch):
     """What only more memory could decode is not evidence of a bad entry: gc
     --unreadable keeps it (a budget shrunk to 1 MiB stands in for a huge entry)."""
-    from fxcache_core import memlimit
-    from fxcache_core.catalog import Catalog, Unreadable
-    from fxcache_core.gc import GcPolicy, plan_gc
-    from fxcache_core.store import scan_cache
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.catalog import Catalog, Unreadable
+    from fxcache_core.decode import memlimit
+    from fxcache_core.prune.gc import GcPolicy, plan_gc
     from tests.synth import fake_key, write_entry
 
     if not memlimit.ENFORCED:
@@ -360,7 +360,7 @@ def test_an_entry_that_needs_more_than_the_budget_is_too_large_not_corrupt(tmp_p
 def test_a_huge_int_in_an_int64_field_is_dropped_not_kept_to_crash_printing():
     """A time field holding a 20,000-bit int (LONG4) would break the index's JSON
     and any rendering (Python will not print an int of over 4,300 digits)."""
-    from fxcache_core.index import from_json, light, to_json
+    from fxcache_core.catalog.index import from_json, light, to_json
 
     data = stub_pickle("torch._inductor.output_code", "CompiledFxGraph",
                        {"guards_expr": None, "_time_taken_ns": 2**20000})

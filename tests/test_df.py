@@ -19,7 +19,13 @@ import pytest
 from helpers import run_fxcache
 from synth import best_config_bytes, install_triton_layout
 
-from fxcache_core.inventory import INDUCTOR_LAYOUT, TRITON_LAYOUT, Kind, classify, take_inventory
+from fxcache_core.cache.inventory import (
+    INDUCTOR_LAYOUT,
+    TRITON_LAYOUT,
+    Kind,
+    classify,
+    take_inventory,
+)
 
 
 def _find(root: Path, *args: str) -> int:

@@ -34,10 +34,10 @@ def _cli_explain(cache: Path, trace: Path, *extra: str) -> dict[str, Any]:
 
 
 def _explain(cache: Path, trace: Path) -> dict[str, Any]:
-    from fxcache_core.catalog import Catalog
-    from fxcache_core.explain import explain
-    from fxcache_core.store import scan_cache
-    from fxcache_core.trace_run import read_run
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.trace.explain import explain
+    from fxcache_core.trace.run import read_run
 
     return explain(read_run(trace), Catalog(scan_cache(cache))).to_json()
 
@@ -153,7 +153,7 @@ def test_a_hit_that_installs_no_guard_fails_the_check_with_a_call_that_would_run
         for c in missing:
             # A witness: sizes that pass every guard Dynamo installed but fail the entry's clause.
             assert c["witness"] and c["as_sources"]
-            from fxcache_core.guards import parse_guards
+            from fxcache_core.guards.expr import parse_guards
 
             clause = parse_guards(c["clause"])
             t = {v["source"]: k for k, v in x["values"].items()}
@@ -235,7 +235,7 @@ def test_bypasses_carry_torchs_reason_grouped_in_the_summary(traced):
 
 
 def test_the_nearest_key_existed_before_the_lookup_and_is_never_the_key_it_wrote(traced):
-    from fxcache_core.store import scan_cache
+    from fxcache_core.cache.scan import scan_cache
 
     run = traced["replay"]
     scan = scan_cache(run["cache"])
@@ -319,7 +319,7 @@ def test_a_trace_cut_short_by_a_killed_run_is_explained_up_to_the_cut(traced, tm
 
 def test_a_dir_that_is_not_a_trace_is_one_line_and_exit_2(traced, tmp_path):
     from fxcache_core.errors import FxcacheError
-    from fxcache_core.trace_run import read_run
+    from fxcache_core.trace.run import read_run
 
     junk = tmp_path / "junk"
     junk.mkdir()
@@ -335,12 +335,12 @@ def test_a_dir_that_is_not_a_trace_is_one_line_and_exit_2(traced, tmp_path):
 def test_traces_record_last_use_and_compile_cost_for_gc_outside_the_cache(traced, tmp_path, monkeypatch):
     import os
 
-    from fxcache_core.catalog import Catalog
-    from fxcache_core.explain import explain
-    from fxcache_core.gc import GcPolicy, plan_gc
-    from fxcache_core.store import scan_cache
-    from fxcache_core.trace_run import read_run
-    from fxcache_core.usage import UsageStore, usage_path
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.prune.gc import GcPolicy, plan_gc
+    from fxcache_core.trace.explain import explain
+    from fxcache_core.trace.run import read_run
+    from fxcache_core.trace.usage import UsageStore, usage_path
 
     monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "idx"))
     run = traced["replay"]
@@ -376,11 +376,11 @@ def test_traces_record_last_use_and_compile_cost_for_gc_outside_the_cache(traced
 def test_a_traced_call_is_matched_against_the_cache_as_torch_looked_it_up(traced, real_cache):
     # The traced calls' inputs, matched against the cache as it was before the run
     # (the session's real cache: the runs worked on copies), give torch's verdicts.
-    from fxcache_core.catalog import Catalog
-    from fxcache_core.match import match
-    from fxcache_core.store import scan_cache
-    from fxcache_core.trace_call import call_inputs
-    from fxcache_core.trace_run import read_run
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.lookup.match import match
+    from fxcache_core.trace.call import call_inputs
+    from fxcache_core.trace.run import read_run
 
     run = traced["replay"]
     trace = read_run(run["trace"])

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import time
 
-from fxcache_core.decode import DecodedEntry, Origin, parse_linemap_frames
-from fxcache_core.floats import floats_in_code
-from fxcache_core.frames import _enclosing, _parse, resume_parent
-from fxcache_core.index import from_json, light, to_json
-from fxcache_core.keys import KeyKind
-from fxcache_core.match import _alias, _candidates, user_name
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.catalog.index import from_json, light, to_json
+from fxcache_core.decode.entries import DecodedEntry, Origin, parse_linemap_frames
+from fxcache_core.functions.frames import _enclosing, _parse, resume_parent
+from fxcache_core.lookup.floats import floats_in_code
+from fxcache_core.lookup.match import _alias, _candidates, user_name
 
 
 def _stack(*frames: tuple[str, str, int]) -> str:

@@ -26,15 +26,20 @@ from synth import (
     write_entry,
 )
 
-from fxcache_core.binding import DynamicMode, TensorArg
-from fxcache_core.catalog import Catalog
-from fxcache_core.index import Index
-from fxcache_core.keys import KeyKind
-from fxcache_core.listing import by_function, key_rows
-from fxcache_core.match import match
-from fxcache_core.store import scan_cache
-from fxcache_core.user_terms import clause_in_user_terms, render_range, user_source, user_text
-from fxcache_core.verdict import verdicts
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.index import Index
+from fxcache_core.functions.listing import by_function, key_rows
+from fxcache_core.guards.user_terms import (
+    clause_in_user_terms,
+    render_range,
+    user_source,
+    user_text,
+)
+from fxcache_core.lookup.binding import DynamicMode, TensorArg
+from fxcache_core.lookup.match import match
+from fxcache_core.lookup.verdict import verdicts
 
 FILE = "/src/model.py"
 
@@ -97,7 +102,7 @@ def test_undecided_exits_3_and_a_miss_outweighs_it(cache):
     _, v = _verdict(cache, [10, 3], fn="always", mode=DynamicMode.UNKNOWN)
     assert {f.status for f in v.functions} == {"hit"} and v.exit_code == 0
     rep, _ = _verdict(cache, [10, 3])
-    from fxcache_core.verdict import CallVerdict, FunctionVerdict
+    from fxcache_core.lookup.verdict import CallVerdict, FunctionVerdict
 
     und = FunctionVerdict("a", None, "undecided", "why")
     hit = FunctionVerdict("b", None, "hit", "", rep.results[0].key, "e")
@@ -231,9 +236,9 @@ def test_ranges_render_in_one_notation():
 
 
 def test_the_cli_json_is_the_core_reports_json(cache):
-    from fxcache_core.audit import audit
-    from fxcache_core.coverage import coverage
-    from fxcache_core.key_guards import key_guards
+    from fxcache_core.guards.key_guards import key_guards
+    from fxcache_core.lookup.audit import audit
+    from fxcache_core.lookup.coverage import coverage
 
     scan = scan_cache(cache)
     cat = Catalog(scan)

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.torch
 
 def _files(root: Path) -> set[str]:
     """Every file but temp files (torch renames and removes its own)."""
-    from fxcache_core.inventory import Kind, take_inventory
+    from fxcache_core.cache.inventory import Kind, take_inventory
 
     return {i.file.where for i in take_inventory(root).items if i.kind is not Kind.TEMP}
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from fxcache_core.catalog import Catalog
-from fxcache_core.gc import GcPolicy, execute_plan, plan_gc, plan_rm
-from fxcache_core.keys import KeyKind
-from fxcache_core.store import scan_cache
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.prune.gc import GcPolicy, execute_plan, plan_gc, plan_rm
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 
 DAY = 86400.0
@@ -356,8 +356,8 @@ def test_an_index_row_naming_no_fx_key_does_not_leave_its_aot_entry_dangling(lin
 
     from helpers import run_fxcache
 
-    from fxcache_core import gc as gc_mod
-    from fxcache_core.index import Index, default_index_path
+    from fxcache_core.catalog.index import Index, default_index_path
+    from fxcache_core.prune import gc as gc_mod
 
     root, fx, fp, ap = linked
     env = {"FXCACHE_INDEX_DIR": str(tmp_path / "idx"), "FXCACHE_JOBS": "1"}
@@ -387,7 +387,7 @@ def test_an_index_row_naming_no_fx_key_does_not_leave_its_aot_entry_dangling(lin
 def test_a_file_name_that_is_not_utf8_stops_neither_the_index_nor_gc(linked, tmp_path):
     """POSIX names are bytes: printf x > "$KEYDIR/$(printf '\\xff')". The index
     skips such an entry, gc plans and deletes it like any other file."""
-    from fxcache_core.index import Index
+    from fxcache_core.catalog.index import Index
 
     root, fx, fp, ap = linked
     odd = os.fsdecode(os.fsencode(str(fp.parent)) + b"/\xff\x1b[31m")

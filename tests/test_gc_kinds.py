@@ -21,10 +21,10 @@ import pytest
 from helpers import run_fxcache
 from synth import best_config_bytes, install_triton_layout
 
-from fxcache_core.catalog import Catalog
-from fxcache_core.gc import GcPolicy, plan_gc
-from fxcache_core.inventory import Kind, take_inventory
-from fxcache_core.store import scan_cache
+from fxcache_core.cache.inventory import Kind, take_inventory
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.prune.gc import GcPolicy, plan_gc
 
 DAY = 86400.0
 KEY = "c" + "ab" + "q" * 49
@@ -200,7 +200,7 @@ def test_gc_frees_what_it_says_it_frees(tmp_path):
 def test_real_precompiled_headers_record_the_torch_that_built_them(default_dir, tmp_path):
     import torch
 
-    from fxcache_core.provenance import built_by_another_torch
+    from fxcache_core.cache.provenance import built_by_another_torch
 
     include = os.path.join(os.path.dirname(torch.__file__), "include")
     gch = [p for p in (default_dir / "precompiled_headers").iterdir() if p.name.endswith(".gch")]
@@ -218,7 +218,7 @@ def test_real_precompiled_headers_record_the_torch_that_built_them(default_dir, 
 def test_a_lock_torch_holds_keeps_what_it_guards(tmp_path):
     from filelock import FileLock
 
-    from fxcache_core.gc import execute_plan
+    from fxcache_core.prune.gc import execute_plan
 
     root = _layout(tmp_path)
     gch = _pch(root, KEY2, "/old/venv/torch/include")
@@ -286,7 +286,7 @@ def test_a_stale_library_goes_with_its_load_ok_marker_first(tmp_path):
 
 
 def test_the_header_search_is_bounded_and_exact_across_chunks(tmp_path, monkeypatch):
-    from fxcache_core import provenance
+    from fxcache_core.cache import provenance
 
     p = tmp_path / "x.so"
     path = b"/opt/venv/lib/python3.11/site-packages/torch/include/ATen/x.h"

@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from fxcache_core.catalog import Catalog
-from fxcache_core.gc import TEMP_FILE_GRACE_S, GcPolicy, execute_plan, plan_gc
-from fxcache_core.keys import KeyKind
-from fxcache_core.store import scan_cache
-from fxcache_core.units import parse_duration, parse_size
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.prune.gc import TEMP_FILE_GRACE_S, GcPolicy, execute_plan, plan_gc
+from fxcache_core.quantities import parse_duration, parse_size
 from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
 
 DAY = 86400.0
@@ -195,7 +195,7 @@ def test_symlinked_fxgraph_does_not_make_aot_entries_dangling(cache, tmp_path_fa
 
 def test_entries_fxcache_cannot_read_are_not_unreadable_for_gc(cache, monkeypatch):
     root, now, fx, aot, paths, ap = cache
-    import fxcache_core.catalog as catalog_mod
+    import fxcache_core.catalog.catalog as catalog_mod
 
     real = catalog_mod.read_entry_bytes
 
@@ -255,7 +255,7 @@ def test_unreadable_includes_entries_whose_name_is_not_their_hash(cache):
 
 def test_rm_by_key_and_entry_prefix_takes_the_loaders_along(cache):
     from fxcache_core.errors import KeyLookupError
-    from fxcache_core.gc import plan_rm
+    from fxcache_core.prune.gc import plan_rm
 
     root, now, fx, aot, paths, ap = cache
     scan = scan_cache(root)
@@ -275,7 +275,7 @@ def test_rm_by_key_and_entry_prefix_takes_the_loaders_along(cache):
 
 
 def _code(root, seed: str, ext: str, days: float, now: float):
-    from fxcache_core.keys import sha256_hash
+    from fxcache_core.cache.keys import sha256_hash
 
     key = "c" + sha256_hash(seed.encode())
     d = root / key[1:3]

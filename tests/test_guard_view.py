@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fxcache_core.errors import GuardParseError
-from fxcache_core.guard_view import compare_entries, expr_tree, render, summarize
-from fxcache_core.guards import parse_guards
+from fxcache_core.guards.expr import parse_guards
+from fxcache_core.guards.view import compare_entries, expr_tree, render, summarize
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "guards-corpus.json"
 EXPRS = sorted({e["guards_expr"] for e in json.loads(CORPUS.read_text()) if e["guards_expr"]}) if CORPUS.is_file() else []
@@ -159,7 +159,7 @@ def test_one_linear_clause_and_its_range_are_equivalent(a, b, c, op, side, t):
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(EXPRS or ["(L['t0'] % 4) == 0"]), st.lists(st.integers(-20, 5000), min_size=8, max_size=8))
 def test_divisibility_facts_hold_wherever_the_guards_hold(src, vals):
-    from fxcache_core.guard_view import _sstr
+    from fxcache_core.guards.view import _sstr
 
     g = parse_guards(src)
     env = {p: vals[int(p[1:]) % 8] for p in g.placeholders}

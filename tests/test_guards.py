@@ -1,4 +1,4 @@
-"""Tests of fxcache_core.guards: parsing, whitelist, limits, and exact Python semantics.
+"""Tests of fxcache_core.guards.expr: parsing, whitelist, limits, and exact Python semantics.
 
 The oracle for evaluation is Python's own ``eval`` of the string (allowed here,
 in the tests only, on the known corpus strings and on strings the tests
@@ -25,10 +25,10 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fxcache_core import guards as G
-from fxcache_core import guards_sympy as GS
 from fxcache_core.errors import FxcacheError, GuardParseError
-from fxcache_core.guards import GuardsExpr, parse_guards
+from fxcache_core.guards import expr as G
+from fxcache_core.guards import sympy_form as GS
+from fxcache_core.guards.expr import GuardsExpr, parse_guards
 
 SETTINGS = settings(
     derandomize=True,

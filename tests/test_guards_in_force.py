@@ -1,4 +1,4 @@
-"""The installed-guards check (fxcache_core.guards_in_force) on hand-written guard sets.
+"""The installed-guards check (fxcache_core.guards.in_force) on hand-written guard sets.
 
 Synthetic: the guards Dynamo prints (``dynamo_cpp_guards_str`` code parts over
 sources) written out by hand, to cover forms a few real runs do not: linear
@@ -8,8 +8,8 @@ hit with its guard installation suppressed in torch) are in tests/test_explain.p
 
 from __future__ import annotations
 
-from fxcache_core.guards import parse_guards
-from fxcache_core.guards_in_force import check_installed
+from fxcache_core.guards.expr import parse_guards
+from fxcache_core.guards.in_force import check_installed
 
 X0, X1, T0 = "L['x'].size()[0]", "L['x'].size()[1]", "L['target'].size()[0]"
 SRC = {"t0": X0, "t1": X1}

@@ -6,11 +6,11 @@ import os
 
 import pytest
 
-from fxcache_core import catalog as catalog_mod
-from fxcache_core.catalog import Catalog, Unreadable
-from fxcache_core.decode import DecodedEntry
-from fxcache_core.index import Index, default_index_path, from_json, light, to_json
-from fxcache_core.store import scan_cache
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog import catalog as catalog_mod
+from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.catalog.index import Index, default_index_path, from_json, light, to_json
+from fxcache_core.decode.entries import DecodedEntry
 
 pytestmark = pytest.mark.torch
 
@@ -71,7 +71,7 @@ def _plan_rows(plan):
 
 
 def test_gc_plans_the_same_with_the_index_and_deletes_as_corrupt_only_what_the_bytes_prove(cache_copy, tmp_path):
-    from fxcache_core.gc import GcPolicy, plan_gc
+    from fxcache_core.prune.gc import GcPolicy, plan_gc
 
     scan = scan_cache(cache_copy)
     policy = GcPolicy(max_size_bytes=scan.size // 2, keep_last=1, now=scan.keys[0].mtime + 10)
@@ -131,8 +131,8 @@ def test_reading_ahead_in_worker_processes_gives_what_reading_one_by_one_gives(c
 def test_an_index_row_that_lies_about_what_an_aot_entry_loads_does_not_get_it_removed(cache_copy, tmp_path):
     from dataclasses import replace
 
-    from fxcache_core import gc as gc_mod
-    from fxcache_core.decode import FxRef
+    from fxcache_core.decode.entries import FxRef
+    from fxcache_core.prune import gc as gc_mod
 
     scan = scan_cache(cache_copy)
     truth = Catalog(scan)

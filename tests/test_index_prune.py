@@ -7,7 +7,7 @@ import os
 import sqlite3
 import time
 
-from fxcache_core.index import Index, default_index_path, indexed_root, prune_index_dir
+from fxcache_core.catalog.index import Index, default_index_path, indexed_root, prune_index_dir
 
 
 def _old(p, seconds=7200.0):

@@ -15,8 +15,13 @@ from pathlib import Path
 import pytest
 from helpers import run_fxcache
 
-from fxcache_core.anatomy import Component, diff_components, parse_debug_lines, stale_components
-from fxcache_core.keys import sha256_hash
+from fxcache_core.cache.keys import sha256_hash
+from fxcache_core.keying.anatomy import (
+    Component,
+    diff_components,
+    parse_debug_lines,
+    stale_components,
+)
 
 pytestmark = pytest.mark.torch
 
@@ -68,8 +73,8 @@ def _edit_torch_version(root: Path, key: str) -> str:
 
 
 def _debug_lines(data: bytes) -> tuple[str, ...]:
-    from fxcache_core.decode import decode_entry
-    from fxcache_core.keys import KeyKind
+    from fxcache_core.cache.keys import KeyKind
+    from fxcache_core.decode.entries import decode_entry
 
     return decode_entry(data, KeyKind.FX_GRAPH).debug_lines
 

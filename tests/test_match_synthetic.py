@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from fxcache_core.catalog import Catalog
-from fxcache_core.keys import KeyKind
-from fxcache_core.match import match
-from fxcache_core.store import scan_cache
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.lookup.match import match
 from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
 
 
@@ -99,7 +99,7 @@ def _aot_with_input(root, graph_inputs: str):
 
 
 def test_strides_and_duck_sizing_decide_whether_a_key_fits(tmp_path):
-    from fxcache_core.binding import DynamicMode, parse_shapes
+    from fxcache_core.lookup.binding import DynamicMode, parse_shapes
 
     transposed = _aot_with_input(tmp_path, (
         '        arg0_1: "Sym(s0)",  # PlainAOTInput(idx=0)\n'
@@ -131,7 +131,7 @@ def _fx_only_key(root, guards, sig):
 
 
 def test_positional_shapes_bind_fx_keys_without_aot_entries(tmp_path):
-    from fxcache_core.binding import TensorArg
+    from fxcache_core.lookup.binding import TensorArg
 
     k = _fx_only_key(tmp_path, "2 <= L['t0'] and L['t0'] <= 8",
                      'arg0_1: "Sym(s0)", arg1_1: "f32[s0, 4][4, 1]cpu", arg2_1: "f32[4][1]cpu"')
@@ -149,7 +149,7 @@ def test_positional_shapes_bind_fx_keys_without_aot_entries(tmp_path):
 
 
 def test_a_resume_frame_is_traced_from_the_function_it_resumes():
-    from fxcache_core.decode import Origin
+    from fxcache_core.decode.entries import Origin
 
     o = Origin("torch_dynamo_resume_in_f_at_12", "m.py", 13, ("torch_dynamo_resume_in_f_at_12", "g"))
     assert o.traced_from("f") and o.traced_from("g")

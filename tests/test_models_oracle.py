@@ -75,7 +75,7 @@ CALLS = [pytest.param(q, i, id=f"{w}-{q}-{i}") for q, (w, calls) in enumerate(QU
 @pytest.mark.parametrize("query,index", CALLS)
 def test_match_answers_every_lookup_as_torch_does(model_cache, torch_answers, query, index):
     from demo.models import WORKLOADS
-    from fxcache_core.store import scan_cache
+    from fxcache_core.cache.scan import scan_cache
 
     root, summary = model_cache
     workload, calls = QUERIES[query]

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from helpers import assert_match_agrees_with_torch, match_args_for, run_fxcache
 
-from fxcache_core.catalog import Catalog, Unreadable
-from fxcache_core.decode import DecodedEntry
-from fxcache_core.keys import KeyKind, sha256_hash
-from fxcache_core.store import scan_cache
+from fxcache_core.cache.keys import KeyKind, sha256_hash
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.decode.entries import DecodedEntry
 
 pytestmark = pytest.mark.torch
 
@@ -184,7 +184,7 @@ def test_hints_from_the_compiled_module_equal_torch_2_13s_runnable_graph_str(rea
     """Torch 2.13 heads runnable_graph_str with ``s77 = 4`` per symbol; 2.14+ leaves it
     empty. The get_args() harness of source_code, which every version writes, gives the
     same value for every symbol of every FX entry's inputs, without runnable_graph_str."""
-    from fxcache_core.decode import parse_hints, symbol_hints
+    from fxcache_core.decode.entries import parse_hints, symbol_hints
 
     compared = 0
     cat = Catalog(scan_cache(real_cache.root))
@@ -210,8 +210,8 @@ def test_hints_from_the_compiled_module_equal_torch_2_13s_runnable_graph_str(rea
 def test_saved_pgo_state_makes_the_int_rule_undecided(cache_copy):
     """With Dynamo's PGO state in the cache dir, a fresh process's first call may trace n
     as a SymInt: neither int_arg_auto key is ruled out for n=9."""
-    from fxcache_core.binding import DynamicMode, parse_shapes
-    from fxcache_core.match import match
+    from fxcache_core.lookup.binding import DynamicMode, parse_shapes
+    from fxcache_core.lookup.match import match
 
     (cache_copy / "dynamo").mkdir()
     (cache_copy / "dynamo" / "code_state_job1:0:.pkl").write_bytes(b"")
@@ -319,7 +319,7 @@ def test_gc_artifacts_prunes_old_generated_code_and_torch_regenerates_it(cache_c
     """--artifacts --older-than removes old kernels/wrappers only; torch still hits and
     writes them again (they are derived)."""
     from demo.oracle import torch_lookups
-    from fxcache_core.store import scan_artifacts
+    from fxcache_core.cache.scan import scan_artifacts
 
     code = scan_artifacts(cache_copy)
     assert {a.file.name.split(".", 1)[1] for a in code} >= {"py", "cpp", "so"}
@@ -339,7 +339,7 @@ def test_gc_artifacts_prunes_old_generated_code_and_torch_regenerates_it(cache_c
 
 
 def test_gc_removes_a_wrapper_module_with_its_only_fx_entry(cache_copy):
-    from fxcache_core.store import scan_artifacts
+    from fxcache_core.cache.scan import scan_artifacts
 
     rep = _json(run_fxcache("--cache-dir", str(cache_copy), "gc", "--max-size", "1B", "--dry-run", "--json"))
     assert not [r for r in rep["removals"] if r["what"] == "code"]  # all used within the hour: kept
@@ -479,8 +479,8 @@ def test_coverage_maps_the_regions_of_a_real_key(real_cache):
 
 
 def _key_match(real_cache, fn: str, mode: str, **shapes: str):
-    from fxcache_core.binding import DynamicMode, parse_shapes
-    from fxcache_core.match import match
+    from fxcache_core.lookup.binding import DynamicMode, parse_shapes
+    from fxcache_core.lookup.match import match
 
     inputs = parse_shapes([f"{k}={v}" for k, v in shapes.items()])
     rep = match(Catalog(scan_cache(real_cache.root)), inputs, function=fn, mode=DynamicMode(mode))
@@ -556,8 +556,8 @@ def test_a_graph_breaks_resume_frame_is_named_by_its_own_locals(real_cache):
 
 def _statuses(real_cache, fn: str, mode: str, **shapes: str) -> dict[str, tuple[str, str]]:
     """AOTAutograd key -> (status, what was said) for every such key of ``fn``."""
-    from fxcache_core.binding import DynamicMode, parse_shapes
-    from fxcache_core.match import match
+    from fxcache_core.lookup.binding import DynamicMode, parse_shapes
+    from fxcache_core.lookup.match import match
 
     inputs = parse_shapes([f"{k}={v}" for k, v in shapes.items()])
     rep = match(Catalog(scan_cache(real_cache.root)), inputs, function=fn, mode=DynamicMode(mode))
@@ -604,8 +604,8 @@ def test_a_symbol_shared_by_marked_dims_does_not_fit(real_cache):
 def test_saved_pgo_state_makes_traced_static_undecided(cache_copy):
     """With Dynamo's local PGO state in the cache dir (a job id was set), a fresh
     process's first call may trace a dim dynamic: dynamic=None cannot rule the key out."""
-    from fxcache_core.binding import DynamicMode, parse_shapes
-    from fxcache_core.match import match
+    from fxcache_core.lookup.binding import DynamicMode, parse_shapes
+    from fxcache_core.lookup.match import match
 
     def statuses():
         rep = match(Catalog(scan_cache(cache_copy)), parse_shapes(["x=[6,7]"]),

@@ -89,7 +89,7 @@ def _torch_keys(client) -> set[str]:
 
 
 def test_ls_lists_every_key_torch_wrote(server, client):
-    from fxcache_core.remote import parse_redis_key
+    from fxcache_core.remote.redis_store import parse_redis_key
 
     keys = _torch_keys(client)
     assert any(k.startswith("pt2:fx-graph-v1::") for k in keys)
@@ -106,7 +106,7 @@ def test_remote_entries_decode_to_what_torch_stored(server, client):
 
     import torch  # noqa: F401  (pickle.loads needs torch's classes; tests only)
 
-    from fxcache_core.remote import parse_redis_key
+    from fxcache_core.remote.redis_store import parse_redis_key
 
     listed = {k["key"]: k for k in _json(run_fxcache("--remote", server, "ls", "--json"))}
     n = 0
@@ -176,7 +176,7 @@ def test_bad_remote_is_one_line_and_exit_2(server, tmp_path):
 def test_gc_never_deletes_a_value_that_changed_since_the_plan(server, client, tmp_path):
     """Torch overwrites a whole key on each write: the deletion checks, atomically in
     Redis, that the key still holds the value that was planned."""
-    from fxcache_core import remote
+    from fxcache_core.remote import redis_store as remote
 
     k = "pt2:fx-graph-v1::f" + "c" * 51 + ":c1"
     client.set(k, b"not an entry")
@@ -193,7 +193,7 @@ def test_gc_never_deletes_a_value_that_changed_since_the_plan(server, client, tm
 
 
 def test_listing_does_not_count_as_a_use_and_torchs_lenient_base64_is_kept(server, client, tmp_path):
-    from fxcache_core import remote
+    from fxcache_core.remote import redis_store as remote
 
     c = remote.connect(server)
     name = next(iter(_torch_keys(client)))
@@ -224,7 +224,7 @@ def test_plain_ls_lists_without_fetching_a_value(server, client):
 
 
 def parse_key(name: str) -> str:
-    from fxcache_core.remote import parse_redis_key
+    from fxcache_core.remote.redis_store import parse_redis_key
 
     return parse_redis_key(name)[1]
 
@@ -234,7 +234,7 @@ def test_a_dry_run_does_not_make_the_same_plan_find_nothing_old(server, client):
     idle times before any value, remembers its own reads outside Redis, and discounts
     them, so the README's dry-run-then---yes workflow plans the same keys twice. A
     read by anyone else still counts."""
-    from fxcache_core import remote
+    from fxcache_core.remote import redis_store as remote
 
     keys = ["pt2:fx-graph-v1::f" + ch * 51 + ":c1" for ch in "gh"]
     for k in keys:
@@ -262,7 +262,7 @@ def test_a_dry_run_does_not_make_the_same_plan_find_nothing_old(server, client):
 
 
 def test_a_remembered_read_explains_only_an_access_in_its_window():
-    from fxcache_core.remote_reads import SLACK_S, Read, last_use
+    from fxcache_core.remote.reads import SLACK_S, Read, last_use
 
     r = Read("sha", 1000.0, 1001.0, 500.0)
     assert last_use(1000.5, r) == 500.0 and last_use(1000.5, r, "sha") == 500.0

@@ -7,9 +7,15 @@ import json
 
 import pytest
 
-from fxcache_core.keys import KeyKind
-from fxcache_core.remote import RemoteError, agreement, parse_redis_key, redis_url, unwrap
-from fxcache_core.store import scan_cache
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.remote.redis_store import (
+    RemoteError,
+    agreement,
+    parse_redis_key,
+    redis_url,
+    unwrap,
+)
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 
 
@@ -60,7 +66,7 @@ def test_agreement_with_the_local_cache(tmp_path):
     ("redis://host:6379", "redis://host:6379"),
 ])
 def test_a_redis_url_is_never_shown_with_its_password(url, shown):
-    from fxcache_core.remote import redact_url
+    from fxcache_core.remote.redis_store import redact_url
 
     assert redact_url(url) == shown
 
@@ -68,7 +74,7 @@ def test_a_redis_url_is_never_shown_with_its_password(url, shown):
 @pytest.mark.parametrize("url", ["redis://user:hunter2@127.0.0.1:1/0", "redis://user:hunter2@[bad/0",
                                  "redis://user:hunter2@localhost:notaport/0", "http://u:hunter2@h"])
 def test_connection_errors_never_quote_the_password(url):
-    from fxcache_core.remote import RemoteError, connect, redis_url
+    from fxcache_core.remote.redis_store import RemoteError, connect, redis_url
 
     with pytest.raises(RemoteError) as e:
         connect(redis_url(url), timeout_s=2)

@@ -8,9 +8,9 @@ import sys
 import pytest
 from helpers import REPO_ROOT
 
-from fxcache_core.catalog import Catalog
-from fxcache_core.keys import KeyKind
-from fxcache_core.store import scan_cache
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog.catalog import Catalog
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 
 
@@ -34,7 +34,7 @@ def test_match_evaluates_guards_without_sympy(tmp_path):
     k = fake_key(KeyKind.FX_GRAPH, "k")
     write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("L['t0'] <= 8 and L['t0'] % 2 == 0", k))
     mods = _imported(tmp_path, "--cache-dir", str(tmp_path), "match", "--key", k[:8], "--sym", "t0=6")
-    assert "fxcache_core.guards" in mods
+    assert "fxcache_core.guards.expr" in mods
     assert not {m for m in mods if m.split(".")[0] in ("torch", "sympy")}
 
 

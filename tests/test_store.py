@@ -6,10 +6,10 @@ import os
 
 import pytest
 
+from fxcache_core.cache.keys import KeyKind, is_entry_name, is_key, sha256_hash
+from fxcache_core.cache.location import default_cache_dir, resolve_cache_dir
+from fxcache_core.cache.scan import scan_cache
 from fxcache_core.errors import CacheDirError, KeyLookupError
-from fxcache_core.keys import KeyKind, is_entry_name, is_key, sha256_hash
-from fxcache_core.location import default_cache_dir, resolve_cache_dir
-from fxcache_core.store import scan_cache
 from tests.synth import fake_key, write_entry
 
 
@@ -112,7 +112,7 @@ def test_default_cache_dir_falls_back_to_uid(monkeypatch):
 
 def test_reading_an_entry_does_not_count_as_a_use(tmp_path):
     """gc ranks by atime; fxcache's own reads (O_NOATIME) must not refresh it."""
-    from fxcache_core.store import read_entry_bytes
+    from fxcache_core.cache.scan import read_entry_bytes
 
     p = write_entry(tmp_path, KeyKind.FX_GRAPH, fake_key(KeyKind.FX_GRAPH, "k"), b"payload")
     old = 1_000_000_000
@@ -124,7 +124,7 @@ def test_reading_an_entry_does_not_count_as_a_use(tmp_path):
 
 
 def test_read_entry_bytes_follows_symlinks_like_torch(tmp_path):
-    from fxcache_core.store import read_entry_bytes
+    from fxcache_core.cache.scan import read_entry_bytes
 
     target = tmp_path / "target"
     target.write_bytes(b"x")

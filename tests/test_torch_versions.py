@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 from helpers import assert_match_agrees_with_lookups, run_fxcache
 
-from fxcache_core.binding import DynamicMode, parse_shapes
-from fxcache_core.catalog import Catalog
-from fxcache_core.coverage import coverage
-from fxcache_core.decode import DecodedEntry, load_stubs, source_name
-from fxcache_core.keys import KeyKind
-from fxcache_core.match import match
-from fxcache_core.store import CacheKey, scan_cache
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey, scan_cache
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.decode.entries import DecodedEntry, load_stubs, source_name
+from fxcache_core.lookup.binding import DynamicMode, parse_shapes
+from fxcache_core.lookup.coverage import coverage
+from fxcache_core.lookup.match import match
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "torch_versions"
 RECORDED = sorted(p.name for p in FIXTURES.iterdir() if (p / "truth.json").is_file())
@@ -222,8 +222,8 @@ def test_gc_stale_takes_every_entry_another_torch_built(recorded, tmp_path):
 def test_gc_stale_finds_nothing_stale_under_the_torch_that_built_the_entries(recorded):
     """What ``current_build`` computed under that version (``key --current``, ``gc --stale``)
     equals every FX entry's build components, system_info[version] included (2.15)."""
-    from fxcache_core.anatomy import anatomy, stale_components
-    from fxcache_core.gc import GcPolicy, plan_gc
+    from fxcache_core.keying.anatomy import anatomy, stale_components
+    from fxcache_core.prune.gc import GcPolicy, plan_gc
 
     current = recorded.truth["current_build"]
     cat = Catalog(scan_cache(recorded.root))

@@ -1,4 +1,4 @@
-"""Reading TORCH_TRACE files (fxcache_core.trace, trace_run) on hand-made traces.
+"""Reading TORCH_TRACE files (fxcache_core.trace.reader, trace_run) on hand-made traces.
 
 Synthetic on purpose: damaged and cut files, odd layouts, and record orders a
 CI run does not produce on demand. Each record is written the way
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from fxcache_core.errors import FxcacheError
-from fxcache_core.trace import TraceError, TraceFileReader, trace_files
-from fxcache_core.trace_run import read_run
+from fxcache_core.trace.reader import TraceError, TraceFileReader, trace_files
+from fxcache_core.trace.run import read_run
 
 _PREFIX = "V1201 11:57:15.562000 5039 torch/_dynamo/utils.py:2350] "
 
@@ -189,7 +189,7 @@ def test_final_guards_are_each_guard_lines_code_without_its_comment(tmp_path):
 
 
 def test_an_overlong_line_or_payload_is_skipped_without_being_held(tmp_path, monkeypatch):
-    import fxcache_core.trace as trace
+    import fxcache_core.trace.reader as trace
 
     monkeypatch.setattr(trace, "MAX_LINE_BYTES", 4096)
     monkeypatch.setattr(trace, "MAX_PAYLOAD_BYTES", 64 * 1024)

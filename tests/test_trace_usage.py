@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import time
 
-from fxcache_core.catalog import Catalog
-from fxcache_core.gc import GcPolicy, plan_gc
-from fxcache_core.keys import KeyKind
-from fxcache_core.store import scan_cache
-from fxcache_core.usage import UsageStore, usage_path
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.prune.gc import GcPolicy, plan_gc
+from fxcache_core.trace.usage import UsageStore, usage_path
 from tests.synth import Fake, dumps, fake_key, write_entry
 
 DAY = 86400.0

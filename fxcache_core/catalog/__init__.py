@@ -1,0 +1,1 @@
+"""Decoded entries of one scan, cached: the catalog, its persistent index, and verify."""

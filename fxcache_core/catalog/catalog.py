@@ -1,0 +1,435 @@
+"""Lazy, cached decoding of the entries of one scan.
+
+A :class:`Catalog` reads and decodes an entry the first time it is asked for
+and remembers the result (or the :class:`~fxcache_core.errors.EntryDecodeError`),
+so ``guards`` and ``match`` decode each file at most once per run (gc reads
+again, from the bytes, what a deletion rests on). It
+also joins entries across keys: which AOTAutograd entries load which FX
+graphs, and so the source of each FX symbol.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from fxcache_core.cache.keys import KeyKind, sha256_hash
+from fxcache_core.cache.scan import CacheKey, CacheScan, Entry, FileInfo, read_entry_bytes
+from fxcache_core.catalog.index import Index, from_json, light, to_json
+from fxcache_core.decode.entries import MAX_ENTRY_BYTES, DecodedEntry, decode_entry
+from fxcache_core.decode.symbols import SymbolInfo, symbol_table
+from fxcache_core.errors import EntryDecodeError, EntryTooLarge
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """An entry that could not be read or decoded, and why (one line).
+
+    ``cause`` tells what kind of failure it was, which decides what gc may do:
+    ``corrupt`` (the bytes are not a valid entry: torch's ``pickle.loads``
+    would fail too, so gc ``--unreadable`` may remove it), ``io`` (fxcache
+    could not read it, e.g. no permission: torch may still load it), or
+    ``too-large`` (over :data:`~fxcache_core.decode.entries.MAX_ENTRY_BYTES`, not read,
+    or needing more memory to decode than fxcache's budget,
+    :mod:`fxcache_core.decode.memlimit`: torch, with more memory, may still load it).
+    """
+
+    entry: Entry
+    reason: str
+    cause: str = "corrupt"
+
+
+PARALLEL_MIN_ENTRIES = 512
+"""Fewer entries to decode than this, and :meth:`Catalog.read_ahead` reads them
+in this process: starting workers costs more than it saves."""
+
+
+def _worker_count(n: int) -> int:
+    """Worker processes for decoding ``n`` entries (1: none). ``FXCACHE_JOBS``
+    overrides the CPU count (``FXCACHE_JOBS=1`` turns workers off)."""
+    if n < PARALLEL_MIN_ENTRIES:
+        return 1
+    env = os.environ.get("FXCACHE_JOBS", "")
+    if env.isascii() and env.isdigit() and int(env) > 0:
+        cpus = int(env)
+    else:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cpus, n // (PARALLEL_MIN_ENTRIES // 2), 8))
+
+
+def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEntry | tuple[str, str]]:
+    """(sha256 name of the bytes if ``hashing``, the decoded entry or (reason, cause))."""
+    if entry.size > MAX_ENTRY_BYTES:
+        return None, (f"{entry.size} bytes, over fxcache's {MAX_ENTRY_BYTES} byte decoding limit",
+                      "too-large")
+    try:
+        data = read_entry_bytes(entry.path)
+    except OSError as e:
+        return None, (f"cannot read: {e.strerror or e}", "io")
+    sha = sha256_hash(data) if hashing else None
+    try:
+        return sha, decode_entry(data, entry.kind)
+    except EntryTooLarge as e:
+        return sha, (str(e), "too-large")
+    except EntryDecodeError as e:
+        return sha, (str(e), "corrupt")
+
+
+def _worker_init() -> None:
+    """A read-ahead worker ignores SIGINT: Ctrl-C reaches the whole process group,
+    and the parent, not each worker, reports it and stops the pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _decode_files(items: list[tuple[str, str, int]], hashing: bool
+                  ) -> list[tuple[str | None, str | None, tuple[str, str] | None]]:
+    """Worker side of :meth:`Catalog.read_ahead`: per (path, kind, size),
+    (sha, index JSON of the light form, None) or (sha, None, (reason, cause))."""
+    out = []
+    for where, kind, size in items:
+        e = Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0)
+        sha, got = _read_and_decode(e, hashing)
+        out.append((sha, None, got) if isinstance(got, tuple) else (sha, to_json(light(got)), None))
+    return out
+
+
+class Catalog:
+    """Decoded view of a :class:`CacheScan`; decodes on demand, never executes.
+
+    With an :class:`~fxcache_core.catalog.index.Index`, an entry the index has
+    unchanged is not decoded again: :meth:`load` returns its light form (no
+    debug lines) unless ``full=True`` is asked for.
+
+    Not thread-safe. Memory: one light :class:`DecodedEntry` (no debug
+    lines: a few KB) per entry loaded; an entry loaded with ``full=True``
+    keeps its debug lines (tens to hundreds of KB for an FX entry).
+    """
+
+    def __init__(self, scan: CacheScan, index: Index | None = None,
+                 on_read: Callable[[], None] | None = None, hash_on_read: bool = True) -> None:
+        """``on_read`` is called once per entry read from disk or from the index
+        (not for entries already in memory): a progress hook for the CLI.
+        ``hash_on_read``: hash each file as it is read (for
+        :meth:`name_matches_content`); without it that method reads the file again."""
+        self.scan = scan
+        self._hash_on_read = hash_on_read
+        self._on_read = on_read
+        self._index = index if index is not None and index.enabled else None
+        # Keyed by the entry file's path string (already in memory: no new key objects).
+        self._decoded: dict[str, DecodedEntry | Unreadable] = {}
+        self._light: set[str] = set()
+        self._via_index: set[str] = set()  # what memory holds came from an index row
+        self._fx_sources: dict[str, dict[str, str]] | None = None
+        self._loaders: dict[str, list[Entry]] | None = None
+        self._hashes: dict[str, str] = {}
+        self._pgo: bool | None = None
+
+    @property
+    def index(self) -> Index | None:
+        """The index behind this catalog (None without one, or once it turned itself off)."""
+        return self._index if self._index is not None and self._index.enabled else None
+
+    def from_index(self, entry: Entry) -> bool:
+        """Whether what :meth:`load` gives for ``entry`` came from an index row in
+        this run (not from the file's bytes)."""
+        return entry.file.where in self._via_index
+
+    def load(self, entry: Entry, full: bool = False) -> DecodedEntry | Unreadable:
+        """The decoded entry, or :class:`Unreadable` with the reason.
+
+        ``full``: with its debug lines (decodes the file if only the index's
+        light form is at hand).
+        """
+        k = entry.file.where
+        got = self._decoded.get(k)
+        if got is not None and full and k in self._light:
+            got = None
+        if got is not None:
+            return got
+        if self._on_read is not None:
+            self._on_read()
+        if not full and self._from_index(entry):
+            return self._decoded[k]
+        sha, got = _read_and_decode(entry, self._hash_on_read)
+        return self._keep(entry, sha, got, full)
+
+    def _from_index(self, entry: Entry) -> bool:
+        """Take the entry's light form from the index if it has the file unchanged."""
+        if self._index is None:
+            return False
+        hit = self._index.get(entry)
+        if hit is None:
+            return False
+        self._take(entry, hit)
+        return True
+
+    def _take(self, entry: Entry, hit: tuple[str | None, DecodedEntry | str]) -> None:
+        """Remember what the index holds for ``entry`` (``Index.get``'s answer)."""
+        k = entry.file.where
+        if hit[0] is not None:
+            self._hashes[k] = hit[0]
+        self._decoded[k] = Unreadable(entry, hit[1], "corrupt") if isinstance(hit[1], str) else hit[1]
+        self._light.add(k)
+        self._via_index.add(k)
+
+    def _keep(self, entry: Entry, sha: str | None, got: DecodedEntry | tuple[str, str],
+              full: bool, row: str | None = None) -> DecodedEntry | Unreadable:
+        """Remember what reading ``entry`` gave (the index too): ``got`` is the decoded
+        entry (or its light form, then ``row`` is its index JSON), or (reason, cause)."""
+        k = entry.file.where
+        self._via_index.discard(k)
+        if sha is not None:
+            self._hashes[k] = sha
+        if isinstance(got, tuple):
+            got = Unreadable(entry, got[0], got[1])
+            if self._index is not None and got.cause == "corrupt":
+                self._index.put(entry, sha, got.reason)
+        else:
+            lt = got if row is not None else light(got)
+            if self._index is not None:
+                self._index.put(entry, sha, lt, row)
+            got = got if full else lt  # the debug lines are most of an FX entry's memory
+        if not full and isinstance(got, DecodedEntry):
+            self._light.add(k)
+        else:
+            self._light.discard(k)
+        self._decoded[k] = got
+        return got
+
+    def read_ahead(self, entries: Iterable[Entry], from_bytes: bool = False) -> None:
+        """Decode every entry of ``entries`` not yet in memory or in the index, on
+        all CPUs when there are many (:data:`PARALLEL_MIN_ENTRIES`): worker
+        processes read and decode (the same stub unpickler: nothing is executed)
+        and send back the light form as index JSON. Afterwards :meth:`load` of
+        these entries costs nothing. Falls back to reading here, one by one,
+        when worker processes cannot be had.
+
+        ``from_bytes``: read them all from their files again, whatever memory or
+        the index hold (gc re-reads what a deletion rests on). When the catalog
+        hashes files, an index row without the file's hash counts as a miss.
+        """
+        if from_bytes:
+            wanted = list(entries)
+            for e in wanted:
+                self._decoded.pop(e.file.where, None)
+                self._hashes.pop(e.file.where, None)
+        else:
+            wanted = [e for e in entries if e.file.where not in self._decoded]
+            if self._index is not None:
+                for e, hit in self._index.get_many(wanted):
+                    if self._hash_on_read and hit[0] is None:
+                        continue  # decoded below, hashed as it is read
+                    self._take(e, hit)
+                    if self._on_read is not None:
+                        self._on_read()
+        todo = [e for e in wanted if e.file.where not in self._decoded]
+        jobs = _worker_count(len(todo))
+        if jobs > 1:
+            from concurrent.futures.process import BrokenProcessPool  # not on the fast paths
+
+            try:
+                self._read_in_workers(todo, jobs)
+            except (OSError, RuntimeError, BrokenProcessPool):
+                pass  # no processes here (a sandbox, no /dev/shm): read the rest below
+        for e in todo:
+            if e.file.where not in self._decoded:
+                if self._on_read is not None:
+                    self._on_read()
+                sha, got = _read_and_decode(e, self._hash_on_read)
+                self._keep(e, sha, got, False)
+
+    def _read_in_workers(self, todo: list[Entry], jobs: int) -> None:
+        """:meth:`read_ahead`'s worker processes: chunks of entries in flight at
+        most two per worker (results never pile up), workers deaf to Ctrl-C (the
+        parent stops them), forked from a process with its cyclic GC frozen (no
+        copy-on-write of the whole heap) and its index committed."""
+        import gc
+        import multiprocessing
+        from collections import deque
+        from concurrent.futures import ProcessPoolExecutor
+
+        if self._index is not None:
+            self._index.flush()
+        ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+        size = max(64, min(512, len(todo) // (jobs * 8) or 1))
+        chunks = iter([todo[i:i + size] for i in range(0, len(todo), size)])
+        gc.freeze()
+        pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init)
+        try:
+            flight: deque = deque()
+            for chunk in chunks:
+                flight.append((chunk, pool.submit(
+                    _decode_files, [(e.file.where, e.kind.value, e.size) for e in chunk],
+                    self._hash_on_read)))
+                if len(flight) >= 2 * jobs:
+                    self._take_worker_results(*flight.popleft())
+            while flight:
+                self._take_worker_results(*flight.popleft())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            gc.unfreeze()
+        pool.shutdown()
+
+    def _take_worker_results(self, chunk: list[Entry], future) -> None:
+        for e, (sha, row, bad) in zip(chunk, future.result(), strict=True):
+            if self._on_read is not None:
+                self._on_read()
+            if bad is not None:
+                self._keep(e, sha, bad, False)
+            else:
+                self._keep(e, sha, from_json(row), False, row)
+
+    def decode_now(self, entry: Entry) -> DecodedEntry | Unreadable:
+        """Read and decode the file now, with its debug lines, whatever the
+        index or memory hold, without keeping the debug lines.
+
+        For decisions that must rest on the bytes as they are (gc deleting an
+        entry as corrupt) or need what the light form drops (the debug lines,
+        for ``gc --stale``, ``ls --dupes``) over many entries: memory stays one
+        light entry each. Not counted by the progress hook (:meth:`load` was).
+        """
+        k = entry.file.where
+        sha, got = _read_and_decode(entry, self._hash_on_read)
+        # Not hashing: the hash known for this file (same size, mtime, inode) stays.
+        kept = self._keep(entry, sha if sha is not None else self._hashes.get(k), got, False)
+        return got if isinstance(got, DecodedEntry) else kept
+
+    def _aot_pass(self) -> None:
+        """One pass over every readable AOTAutograd entry, indexing by FX key both
+        the sources of its symbols (:meth:`sources_for`) and the entries that load
+        it (:meth:`loaders_of`)."""
+        sources: dict[str, dict[str, str]] = {}
+        loaders: dict[str, list[Entry]] = {}
+        for key in self.scan.keys:
+            if key.kind is not KeyKind.AOT_AUTOGRAD:
+                continue
+            for e in key.entries:
+                d = self.load(e)
+                if not isinstance(d, DecodedEntry):
+                    continue
+                by_sym = {i.expr: i.source for i in d.inputs if i.symbol and i.source is not None}
+                for fx_key in {r.key for r in (d.forward, d.backward) if r is not None}:
+                    sources.setdefault(fx_key, {}).update(by_sym)
+                    loaders.setdefault(fx_key, []).append(e)
+        self._fx_sources, self._loaders = sources, loaders
+
+    def _aot_index(self) -> dict[str, dict[str, str]]:
+        """FX key -> {symbol: source}, from every readable AOTAutograd entry."""
+        if self._fx_sources is None:
+            self._aot_pass()
+        assert self._fx_sources is not None
+        return self._fx_sources
+
+    def sources_for(self, key: CacheKey) -> dict[str, str]:
+        """symbol -> Dynamo source for an FX key, learnt from AOTAutograd entries."""
+        if key.kind is KeyKind.FX_GRAPH:
+            return dict(self._aot_index().get(key.key, {}))
+        return {}
+
+    def loaders_of(self, fx_key: str) -> list[Entry]:
+        """The AOTAutograd entries whose forward or backward is ``fx_key``.
+
+        The first call decodes every AOTAutograd entry and indexes them by FX key.
+        """
+        if self._loaders is None:
+            self._aot_pass()
+        assert self._loaders is not None
+        return list(self._loaders.get(fx_key, ()))
+
+    def symbols(self, entry: Entry) -> tuple[SymbolInfo, ...]:
+        """The ``tN`` table of an entry (empty when it is unreadable)."""
+        d = self.load(entry)
+        if isinstance(d, Unreadable):
+            return ()
+        key = self.scan.key(entry.key)
+        sources = self.sources_for(key) if key is not None else {}
+        hints = {}
+        if entry.kind is KeyKind.AOT_AUTOGRAD and d.forward is not None:
+            fx = self.fx_entry_for(d.forward.key, d.forward.guards_expr)
+            if fx is not None:
+                fd = self.load(fx)
+                if isinstance(fd, DecodedEntry):
+                    hints = dict(fd.hints)
+        return symbol_table(d, sources, hints)
+
+    def name_matches_content(self, entry: Entry, reread: bool = False) -> bool | None:
+        """Whether the entry's file name is torch's sha256 hash of its bytes.
+
+        Torch names every entry it writes that way; a mismatch means the file
+        was altered or truncated after torch wrote it, or not written by torch.
+        None when the file could not be read. ``reread``: hash the file now,
+        whatever hash the index or an earlier read gave.
+        """
+        k = entry.file.where
+        self.load(entry)
+        if reread:
+            self._hashes.pop(k, None)
+        if k not in self._hashes:  # not hashed when read (hash_on_read=False), or from the index
+            if entry.size > MAX_ENTRY_BYTES:
+                return None  # never read whole, as load() does not
+            try:
+                self._hashes[k] = sha256_hash(read_entry_bytes(entry.path))
+            except OSError:
+                return None
+        return self._hashes[k] == entry.name
+
+    def has_pgo_state(self) -> bool:
+        """Whether the cache dir holds Dynamo's local profile-guided automatic-dynamic
+        state (``dynamo/code_state_*.pkl``, written when a job id is set:
+        ``code_state_path`` in torch/_dynamo/pgo.py). fxcache does not read it."""
+        if self._pgo is None:
+            try:
+                self._pgo = any(n.startswith("code_state_") for n in os.listdir(self.scan.root / "dynamo"))
+            except OSError:
+                self._pgo = False
+        return self._pgo
+
+    def unreadable(self) -> list[Unreadable]:
+        """Every entry of the scan that cannot be read or decoded (decodes them all)."""
+        self.read_ahead(self.scan.entries())
+        return [d for e in self.scan.entries() if isinstance(d := self.load(e), Unreadable)]
+
+    def fx_entry_state(self, fx_key: str, guards_expr: str | None) -> tuple[Entry | None, bool]:
+        """(the FX entry an AOTAutograd hit loads, whether its absence is certain).
+
+        The absence is certain only when successful listings from the cache dir
+        down show no dir for the FX key (:meth:`CacheScan.fx_key_absent`), or its
+        key dir was listed, every file in it stat'ed and every entry read: a dir
+        that could not be listed, or an entry fxcache could not read, might hold
+        the one. A failed look is never taken as proof of absence.
+        """
+        e = self.fx_entry_for(fx_key, guards_expr)
+        if e is not None:
+            return e, True
+        key = self.scan.key(fx_key)
+        if key is None:
+            return None, self.scan.fx_key_absent(fx_key)
+        if not key.readable:
+            return None, False
+        certain = all(not (isinstance(d := self.load(x), Unreadable) and d.cause != "corrupt")
+                      for x in key.entries)
+        return None, certain
+
+    def fx_entry_for(self, fx_key: str, guards_expr: str | None) -> Entry | None:
+        """The FX entry torch loads for an AOTAutograd hit.
+
+        On an AOTAutograd hit torch looks the forward/backward FX graph up by
+        key and takes the first entry (sorted order) whose stored guards
+        string *equals* the one the AOTAutograd entry recorded
+        (``FxGraphCacheLoadable`` in aot_autograd_result.py). None when the key
+        or such an entry is gone.
+        """
+        key = self.scan.key(fx_key)
+        if key is None:
+            return None
+        for e in key.entries:
+            d = self.load(e)
+            if isinstance(d, DecodedEntry) and (not d.guards_expr or d.guards_expr == guards_expr):
+                return e
+        return None

@@ -1,0 +1,481 @@
+"""A persistent index of decoded entries, so a second ``match`` need not decode again.
+
+Decoding an entry costs about a millisecond (it is a whole pickle, read by the
+stub unpickler); a cache of 10,000 entries costs seconds. The index remembers,
+per entry file, what :func:`~fxcache_core.decode.entries.decode_entry` found, in an
+SQLite database outside the cache dir (torch's cache is never written to):
+
+    $FXCACHE_INDEX_DIR, else $XDG_CACHE_HOME/fxcache, else ~/.cache/fxcache
+    /index-<sha256 of the cache dir's real path>.sqlite
+
+Trust: a row is used only while the file still has the size, mtime (ns) and
+inode it had when it was decoded; anything else and the file is decoded again
+(and the row replaced). The row is JSON, never pickle, so a tampered index can
+at worst mislead, not run code. gc plans with it, then reads again from the
+files what an AOTAutograd entry's removal rests on (and re-plans if that
+differs), deletes an entry as corrupt only after decoding its bytes again, and
+execution re-checks every planned file's size and mtime; ``verify`` always
+reads the files.
+
+What is kept is the light form of an entry (:func:`light`): everything but the
+FX debug lines (tens of KB per entry, only needed by ``key``/``diff``/``--stale``,
+which then decode the file) and the list of globals the pickle named. Entries that are not valid (``corrupt``) are remembered too,
+with their reason; entries that could not be read are not, nor are files whose
+name is not valid UTF-8 (SQLite stores text; they are decoded on each run).
+
+A second table keeps, per key, the function it was compiled from
+(:mod:`fxcache_core.functions.origin`) and the entry file that said so: ``ls`` shows
+every key's function from one row per key, valid while that entry file is
+unchanged, without reading the entries table.
+
+``FXCACHE_NO_INDEX=1`` turns the index off; so does any error opening it
+(a read-only home): the index is an optimisation, never a requirement.
+
+The index dir does not grow without bound: each file records the cache dir it
+indexes (table ``meta``, ``root``), and whenever a new index file is made,
+:func:`prune_index_dir` deletes the index files whose cache dir no longer
+exists (temp dirs of tests and benchmarks come and go). It only ever deletes
+files named as fxcache names them (``index-<32 hex>.sqlite``) whose recorded
+cache dir hashes to that name and is certainly gone (``ENOENT``, not an error
+looking).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey, Entry
+from fxcache_core.decode.entries import DecodedEntry, FxRef, GraphInput, Origin
+
+
+def _fingerprint() -> int:
+    """The row format's version: a hash of the code that decodes entries and writes
+    rows, so an upgrade that changes what a row holds never reads stale rows."""
+    h = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for name in ("decode.py", "index.py"):
+        try:
+            h.update((here / name).read_bytes())
+        except OSError:
+            h.update(name.encode())
+    return int(h.hexdigest()[:12], 16)
+
+
+SCHEMA = _fingerprint()
+
+
+def index_dir() -> Path | None:
+    """fxcache's own dir for what it remembers: ``$FXCACHE_INDEX_DIR``, else
+    ``$XDG_CACHE_HOME/fxcache``, else ``~/.cache/fxcache``; None when
+    ``FXCACHE_NO_INDEX`` is set."""
+    if os.environ.get("FXCACHE_NO_INDEX"):
+        return None
+    base = os.environ.get("FXCACHE_INDEX_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(xdg, "fxcache")
+    return Path(base)
+
+
+def default_index_path(root: Path) -> Path | None:
+    """Where the index of cache dir ``root`` lives, or None when turned off."""
+    base = index_dir()
+    if base is None:
+        return None
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
+    return base / f"index-{digest}.sqlite"
+
+
+def _i(s: str | None) -> str | None:
+    return None if s is None else sys.intern(s)
+
+
+def _light_input(i: GraphInput) -> GraphInput:
+    return GraphInput(i.position, _i(i.name), sys.intern(i.type), _i(i.expr), i.aot_index, _i(i.source))
+
+
+_SHARED: dict = {}
+
+
+def _share(x):
+    """One object for equal values across entries (the inputs, sources, origins and
+    hints of a function's entries are mostly the same): memory, not semantics."""
+    if len(_SHARED) > 1_000_000:
+        _SHARED.clear()
+    return _SHARED.setdefault(x, x)
+
+
+def light(d: DecodedEntry) -> DecodedEntry:
+    """``d`` as a scan of many entries keeps it in memory: without its debug lines
+    (those of its FX refs too), its printed forward graph and the globals its
+    pickle named, and with the strings many entries repeat (types, sources, file
+    names) interned."""
+    def ref(r: FxRef | None) -> FxRef | None:
+        return None if r is None else FxRef(sys.intern(r.key), r.guards_expr)
+
+    o = d.origin
+    return replace(
+        d, debug_lines=(), globals_seen=frozenset(), forward_graph=None,
+        type_name=sys.intern(d.type_name),
+        inputs=_share(tuple(_light_input(i) for i in d.inputs)),
+        arg_sources=_share(tuple(_i(a) for a in d.arg_sources)),
+        forward=ref(d.forward), backward=ref(d.backward), hints=_share(d.hints),
+        origin=None if o is None else _share(Origin(sys.intern(o.function), sys.intern(o.file), o.line,
+                                                    tuple(sys.intern(f) for f in o.functions),
+                                                    o.outer)),
+    )
+
+
+def to_json(d: DecodedEntry) -> str:
+    """The light form of ``d`` as compact JSON (written by hand: ``dataclasses.asdict``
+    deep-copies and costs more than decoding the entry)."""
+    o = d.origin
+    obj = [
+        d.kind.value, d.type_name, d.guards_expr,
+        [[i.position, i.name, i.type, i.expr, i.aot_index, i.source] for i in d.inputs],
+        d.fx_key, d.is_backward, d.wrapper_key,
+        None if d.forward is None else [d.forward.key, d.forward.guards_expr],
+        None if d.backward is None else [d.backward.key, d.backward.guards_expr],
+        list(d.arg_sources), d.compile_time_ns, [list(h) for h in d.hints],
+        None if o is None else [o.function, o.file, o.line, list(o.functions),
+                                [list(f) for f in o.outer]],
+    ]
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _shared_from_raw(build, key: tuple, raw: list):
+    """The shared object ``build(raw)`` for a JSON value, looked up by ``key`` (the
+    raw value as a tuple), so the entries of one function build their inputs,
+    origin, hints and sources once."""
+    k = (build, key)
+    got = _SHARED.get(k)
+    if got is None:
+        got = _share(build(raw))
+        _SHARED[k] = got
+    return got
+
+
+def _inputs_of(raw: list) -> tuple[GraphInput, ...]:
+    return tuple(_light_input(GraphInput(*i)) for i in raw)
+
+
+def _origin_of(o: list) -> Origin:
+    outer = tuple((sys.intern(f[0]), sys.intern(f[1]), int(f[2])) for f in o[4]) if len(o) > 4 else ()
+    return Origin(sys.intern(o[0]), sys.intern(o[1]), o[2], tuple(sys.intern(f) for f in o[3]), outer)
+
+
+def _hints_of(raw: list) -> tuple[tuple[str, int], ...]:
+    return tuple((sys.intern(str(k)), int(v)) for k, v in raw)
+
+
+def _arg_sources_of(raw: list) -> tuple[str | None, ...]:
+    return tuple(_i(a) for a in raw)
+
+
+def from_json(text: str) -> DecodedEntry:
+    """Rebuild a light :class:`DecodedEntry` from :func:`to_json` (equal to
+    :func:`light` of the entry that was written, sharing as it does).
+
+    Raises:
+        ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
+    """
+    (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
+     origin) = json.loads(text)
+    return DecodedEntry(
+        kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=guards,
+        inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
+        fx_key=fx_key, is_backward=is_bw, wrapper_key=wrapper,
+        forward=None if fw is None else FxRef(sys.intern(fw[0]), fw[1]),
+        backward=None if bw is None else FxRef(sys.intern(bw[0]), bw[1]),
+        arg_sources=_shared_from_raw(_arg_sources_of, tuple(arg_sources), arg_sources),
+        compile_time_ns=t_ns,
+        hints=_shared_from_raw(_hints_of, tuple(map(tuple, hints)), hints),
+        origin=None if origin is None else _shared_from_raw(
+            _origin_of, (*origin[:3], tuple(origin[3]),
+                         tuple(map(tuple, origin[4])) if len(origin) > 4 else ()), origin),
+    )
+
+
+def _storable(text: str) -> bool:
+    """Whether SQLite can store ``text``: a file name that is not valid UTF-8 (POSIX
+    names are bytes; Python spells the odd ones with lone surrogates) cannot be
+    bound as TEXT, so such an entry is simply never indexed (decoded each run)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_BULK_MIN = 2000
+"""From this many entries on, :meth:`Index.get_many` reads the whole table once."""
+
+
+class Index:
+    """The SQLite index of one cache dir (see the module docstring).
+
+    ``root``: the cache dir it indexes, recorded in the file so that
+    :func:`prune_index_dir` can tell when that dir is gone; making a new index
+    file prunes the others of its dir.
+
+    ``get``/``put`` never raise: on any database error the index turns itself
+    off for the rest of the run.
+    """
+
+    def __init__(self, path: Path | None, root: Path | None = None) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+        self._pending = 0
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            new = not path.exists()
+            db = sqlite3.connect(path, timeout=5)
+            db.execute("CREATE TABLE IF NOT EXISTS entries (path TEXT PRIMARY KEY, size INT, "
+                       "mtime_ns INT, ino INT, schema INT, sha TEXT, corrupt TEXT, body TEXT)")
+            db.execute("CREATE TABLE IF NOT EXISTS key_origins (key_dir TEXT PRIMARY KEY, entry TEXT, "
+                       "size INT, mtime_ns INT, ino INT, schema INT, origin TEXT)")
+            if root is not None:
+                db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
+                try:
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
+                except UnicodeEncodeError:
+                    pass  # a path that is not valid UTF-8 is not recorded: never pruned
+                db.commit()
+            self._db = db
+            if new:
+                prune_index_dir(path.parent, keep=path)
+        except (sqlite3.Error, OSError):
+            self._db = None
+
+    @property
+    def enabled(self) -> bool:
+        return self._db is not None
+
+    def get(self, entry: Entry) -> tuple[str | None, DecodedEntry | str] | None:
+        """(sha256 name of the content if it was hashed, the light entry or the
+        reason it is corrupt), if the index has this file unchanged; else None."""
+        if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
+            return None
+        try:
+            row = self._db.execute(
+                "SELECT size, mtime_ns, ino, schema, sha, corrupt, body FROM entries WHERE path = ?",
+                (entry.file.where,)).fetchone()
+            if row is None or tuple(row[:4]) != (entry.size, entry.file.mtime_ns, entry.file.ino, SCHEMA):
+                return None
+            return row[4], (row[5] if row[5] is not None else from_json(row[6]))
+        except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    def get_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, tuple[str | None, DecodedEntry | str]]]:
+        """``(entry, get(entry))`` for each of ``entries`` the index has unchanged
+        (the others are left out), in no particular order. For many entries, one
+        pass over the table: a lookup each costs a B-tree descent into a file
+        far larger than SQLite's page cache (~80 us an entry at 100k entries)."""
+        want = {e.file.where: e for e in entries if e.file.mtime_ns}
+        if self._db is None or not want:
+            return
+        if len(want) < _BULK_MIN:
+            for e in want.values():
+                hit = self.get(e)
+                if hit is not None:
+                    yield e, hit
+            return
+        try:
+            rows = self._db.execute(
+                "SELECT path, size, mtime_ns, ino, schema, sha, corrupt, body FROM entries")
+            for path, size, mtime_ns, ino, schema, sha, corrupt, body in rows:
+                e = want.get(path)
+                if e is None or (size, mtime_ns, ino, schema) != (e.size, e.file.mtime_ns, e.file.ino, SCHEMA):
+                    continue
+                try:
+                    yield e, (sha, corrupt if corrupt is not None else from_json(body))
+                except (ValueError, KeyError, TypeError, IndexError):
+                    continue
+        except sqlite3.Error:
+            self._db = None
+
+    def put(self, entry: Entry, sha: str | None, result: DecodedEntry | str, row: str | None = None) -> None:
+        """Remember a decoded entry (or the reason it is corrupt) for this file;
+        ``row``: its :func:`to_json`, when already at hand."""
+        if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
+            return
+        corrupt, body = (result, None) if isinstance(result, str) else (None, row or to_json(result))
+        if corrupt is not None and not _storable(corrupt):
+            return  # a reason quoting what the pickle named, not valid UTF-8: not kept
+        try:
+            self._db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             (entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
+                              SCHEMA, sha, corrupt, body))
+            self._pending += 1
+            if self._pending >= 1000:
+                self.flush()
+        except sqlite3.Error:
+            self._db = None
+
+    def key_origins(self, keys: Iterable[CacheKey]) -> dict[str, Origin | None]:
+        """Key -> the origin remembered for it (None: its entry has none), for each
+        of ``keys`` whose remembered entry file is still in the key unchanged (size,
+        mtime_ns, inode); keys without such a row are left out. One pass over the
+        table (a row per key)."""
+        want = {k.where: k for k in keys}
+        out: dict[str, Origin | None] = {}
+        if self._db is None or not want:
+            return out
+        try:
+            rows = self._db.execute(
+                "SELECT key_dir, entry, size, mtime_ns, ino, schema, origin FROM key_origins").fetchall()
+        except sqlite3.Error:
+            self._db = None
+            return out
+        parsed: dict[str, Origin] = {}  # a function's keys share one origin: parsed once
+        for key_dir, entry, size, mtime_ns, ino, schema, origin in rows:
+            k = want.get(key_dir)
+            if k is None or schema != SCHEMA:
+                continue
+            e = next((e for e in k.entries if e.file.name == entry), None)
+            if e is None or (e.size, e.file.mtime_ns, e.file.ino) != (size, mtime_ns, ino):
+                continue
+            if origin is None:
+                out[k.key] = None
+                continue
+            o = parsed.get(origin)
+            if o is None:
+                try:
+                    o = parsed[origin] = _origin_of(json.loads(origin))
+                except (ValueError, KeyError, TypeError, IndexError):
+                    continue
+            out[k.key] = o
+        return out
+
+    def put_key_origin(self, key: CacheKey, entry: Entry, origin: Origin | None) -> None:
+        """Remember that ``entry`` (of ``key``) says ``key`` was compiled from ``origin``."""
+        if self._db is None or not entry.file.mtime_ns or not _storable(key.where):
+            return
+        body = None if origin is None else json.dumps(
+            [origin.function, origin.file, origin.line, list(origin.functions)])
+        try:
+            self._db.execute("INSERT OR REPLACE INTO key_origins VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (key.where, entry.file.name, entry.size, entry.file.mtime_ns,
+                              entry.file.ino, SCHEMA, body))
+            self._pending += 1
+            if self._pending >= 1000:
+                self.flush()
+        except sqlite3.Error:
+            self._db = None
+
+    def flush(self) -> None:
+        if self._db is not None:
+            try:
+                self._db.commit()
+            except sqlite3.Error:
+                self._db = None
+            self._pending = 0
+
+    def close(self) -> None:
+        self.flush()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+INDEX_NAME_RE = re.compile(r"index-([0-9a-f]{32})\.sqlite")
+"""The names of fxcache's index files (:func:`default_index_path`)."""
+
+
+def indexed_root(path: Path) -> str | None:
+    """The cache dir the index file at ``path`` indexes (its real path), or None
+    when it cannot be told: read from its ``meta`` table, else (files made
+    before it had one) from an entry path it holds; either way only if that
+    dir hashes to the file's name. Opens the file read-only."""
+    m = INDEX_NAME_RE.fullmatch(path.name)
+    if m is None:
+        return None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+    except sqlite3.Error:
+        return None
+    candidates: list[str] = []
+    try:
+        try:
+            row = db.execute("SELECT value FROM meta WHERE name = 'root'").fetchone()
+            if row and isinstance(row[0], str):
+                candidates.append(row[0])
+        except sqlite3.Error:
+            pass
+        try:
+            row = db.execute("SELECT path FROM entries LIMIT 1").fetchone()
+            if row and isinstance(row[0], str):
+                for sub in ("/fxgraph/", "/aotautograd/"):
+                    if sub in row[0]:
+                        candidates.append(row[0][: row[0].rindex(sub)])
+        except sqlite3.Error:
+            pass
+    finally:
+        db.close()
+    for root in candidates:
+        if hashlib.sha256(os.fsencode(root)).hexdigest()[:32] == m.group(1):
+            return root
+    return None
+
+
+def prune_index_dir(index_dir: Path, keep: Path | None = None, min_age_s: float = 3600.0) -> list[Path]:
+    """Delete the index files in ``index_dir`` whose cache dir is gone; return them.
+
+    Only files named ``index-<32 hex>.sqlite`` (and their ``-journal``/``-wal``/
+    ``-shm`` companions, and the ``usage-<same hex>.sqlite`` trace facts of the
+    same cache dir, :mod:`fxcache_core.trace.usage`) whose recorded cache dir
+    (:func:`indexed_root`) hashes to their name and does not exist (``ENOENT``
+    on ``stat``: a dir fxcache merely could not look at is not gone), untouched
+    for ``min_age_s`` seconds (a run may be filling it). ``keep`` is never
+    deleted. Never raises.
+    """
+    removed: list[Path] = []
+    try:
+        names = os.listdir(index_dir)
+    except OSError:
+        return removed
+    now = time.time()
+    for name in names:
+        p = Path(index_dir) / name
+        if INDEX_NAME_RE.fullmatch(name) is None or (keep is not None and p == keep):
+            continue
+        try:
+            st = os.lstat(p)
+            if not os.path.isfile(p) or os.path.islink(p) or now - st.st_mtime < min_age_s:
+                continue
+        except OSError:
+            continue
+        root = indexed_root(p)
+        if root is None:
+            continue
+        try:
+            os.stat(root)
+            continue
+        except OSError as e:
+            if e.errno != errno.ENOENT:
+                continue
+        usage = p.with_name("usage-" + name[len("index-"):])  # the same cache dir's trace facts
+        for base in (p, usage):
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                try:
+                    os.unlink(str(base) + suffix)
+                except OSError:
+                    continue
+                if base == p and not suffix:
+                    removed.append(p)
+    return removed

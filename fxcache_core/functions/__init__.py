@@ -1,0 +1,1 @@
+"""Which function a key was compiled from, decided once: frames, origin, listing."""

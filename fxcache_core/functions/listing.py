@@ -1,0 +1,121 @@
+"""What ``fxcache ls`` lists: keys with the function each was compiled from,
+filtered by function, sorted, grouped by function.
+
+A user thinks in functions, the cache in base32 keys; this module puts the
+function (:mod:`fxcache_core.functions.origin`) next to each key and folds keys into one
+row per function (:class:`FunctionGroup`, like ``hf cache ls`` does repos).
+Values only; the CLI renders them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.decode.entries import Origin
+from fxcache_core.errors import FunctionLookupError
+from fxcache_core.functions.frames import keys_of_function
+from fxcache_core.functions.origin import function_of, key_origins
+
+Sort = Literal["size", "age", "name"]
+"""``size``: largest first; ``age``: least recently used first (what ``gc
+--max-size`` removes first); ``name``: by function name, then key."""
+
+
+@dataclass(frozen=True)
+class KeyRow:
+    """A key and the function it was compiled from (None where no entry says)."""
+
+    key: CacheKey
+    origin: Origin | None
+
+    def to_json(self) -> dict[str, object]:
+        """:meth:`CacheKey.to_json` plus ``origin`` (``fn (file:line)``), ``function``,
+        ``file`` and ``line`` (None where unknown)."""
+        o = self.origin
+        return {**self.key.to_json(), "origin": str(o) if o else None,
+                "function": function_of(o), "file": o.file if o else None,
+                "line": o.line if o else None}
+
+
+@dataclass(frozen=True)
+class FunctionGroup:
+    """The keys of one function.
+
+    Attributes:
+        function: its name (None: keys whose graph records no origin).
+        origin: the first key's origin (file and line of the first traced op).
+        keys: its keys, in the listing's order.
+    """
+
+    function: str | None
+    origin: Origin | None
+    keys: tuple[KeyRow, ...]
+
+    @property
+    def size(self) -> int:
+        """Bytes of every entry of its keys."""
+        return sum(r.key.size for r in self.keys)
+
+    @property
+    def entries(self) -> int:
+        return sum(len(r.key.entries) for r in self.keys)
+
+    @property
+    def last_used(self) -> float | None:
+        """When an entry of its keys was last used (epoch seconds)."""
+        return max((r.key.last_used for r in self.keys if r.key.last_used is not None), default=None)
+
+    def to_json(self) -> dict[str, object]:
+        o = self.origin
+        return {"function": self.function, "origin": str(o) if o else None,
+                "file": o.file if o else None, "line": o.line if o else None,
+                "size": self.size, "entries": self.entries, "last_used": self.last_used,
+                "fx_keys": sum(1 for r in self.keys if r.key.kind is KeyKind.FX_GRAPH),
+                "aot_keys": sum(1 for r in self.keys if r.key.kind is KeyKind.AOT_AUTOGRAD),
+                "keys": [r.to_json() for r in self.keys]}
+
+
+def key_rows(catalog: Catalog, function: str | None = None, sort: Sort | None = None) -> tuple[KeyRow, ...]:
+    """Every key of the catalog's scan with its origin (:func:`~fxcache_core.functions.origin.key_origins`),
+    only those compiled from ``function`` when given, in ``sort`` order (else the scan's).
+
+    Raises:
+        FunctionLookupError: ``function`` matches no key (it lists those that do).
+    """
+    keys = catalog.scan.keys
+    if function is not None:  # match --fn's meaning: the function the user compiled
+        mine, held = keys_of_function(catalog, function)
+        if not mine:
+            raise FunctionLookupError(function, held)
+        keys = tuple(k for k in keys if k.key in mine)
+    origins = key_origins(catalog, keys)
+    rows = [KeyRow(k, origins.get(k.key)) for k in keys]
+    return tuple(_sorted(rows, sort, lambda r: (r.key.size, r.key.last_used, function_of(r.origin),
+                                                r.key.key)))
+
+
+def by_function(rows: Sequence[KeyRow], sort: Sort | None = None) -> tuple[FunctionGroup, ...]:
+    """``rows`` folded into one :class:`FunctionGroup` per function, in ``sort``
+    order (else by name), the rows of each in their given order."""
+    groups: dict[str | None, list[KeyRow]] = {}
+    for r in rows:
+        groups.setdefault(function_of(r.origin), []).append(r)
+    out = [FunctionGroup(f, next((r.origin for r in rs if r.origin is not None), None), tuple(rs))
+           for f, rs in groups.items()]
+    return tuple(_sorted(out, sort or "name", lambda g: (g.size, g.last_used, g.function, "")))
+
+
+def _sorted(items: list, sort: Sort | None, fields) -> list:
+    """``items`` by ``sort``; ``fields(item)`` gives (size, last used, name, tie-break)."""
+    if sort is None:
+        return items
+    if sort == "size":
+        return sorted(items, key=lambda x: (-fields(x)[0], fields(x)[3]))
+    if sort == "age":
+        return sorted(items, key=lambda x: (fields(x)[1] is None, fields(x)[1] or 0.0, fields(x)[3]))
+    return sorted(items, key=lambda x: (fields(x)[2] is None, fields(x)[2] or "", fields(x)[3]))

@@ -1,0 +1,1 @@
+"""What an FX graph key is made of: its components, torch's defaults, the installed torch."""

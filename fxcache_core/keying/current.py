@@ -1,0 +1,64 @@
+"""The installed torch's own build components (this module imports torch).
+
+An FX key hashes ``torch_version`` (``torch_key()``, a digest of torch's
+sources) and ``system_info`` (``CacheBase.get_system()``: compiler, CUDA,
+device) among its components (``FxGraphHashDetails`` in
+torch/_inductor/codecache.py). An entry whose build components differ from
+the installed torch's can never be looked up again: every key the installed
+torch computes differs from its key. This module computes the installed
+torch's component hashes exactly as torch does, with torch's own
+``FxGraphCachePickler``; :func:`fxcache_core.keying.anatomy.stale_components`
+compares an entry with them.
+
+Only ``fxcache key --current`` and ``fxcache gc --stale`` import this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CurrentBuild:
+    """The installed torch's build components.
+
+    Attributes:
+        torch_version: ``torch.__version__``.
+        hashes: debug-line name -> component hash (``torch_version``,
+            ``system_info[hash]``...), comparable with an entry's debug lines.
+        values: debug-line name -> readable value.
+        include_dir: the installed torch's C++ include dir (``<torch>/include``),
+            which every C++ build's command line names (``-I``).
+    """
+
+    torch_version: str
+    hashes: dict[str, str]
+    values: dict[str, str]
+    include_dir: str = ""
+
+
+def current_build() -> CurrentBuild:
+    """Compute the installed torch's build components (imports torch, ~2 s).
+
+    Raises:
+        ImportError: torch is not installed.
+    """
+    import warnings
+
+    with warnings.catch_warnings():  # e.g. "Failed to initialize NumPy": not ours to report
+        warnings.simplefilter("ignore")
+        import torch
+        from torch._inductor.codecache import CacheBase, FxGraphCachePickler, torch_key
+
+    pickler = FxGraphCachePickler(torch.fx.GraphModule(torch.nn.Module(), torch.fx.Graph()))
+    key = torch_key()
+    hashes = {"torch_version": pickler.get_hash(key)}
+    values = {"torch_version": f"torch {torch.__version__}"}
+    for k, v in CacheBase.get_system().items():
+        hashes[f"system_info[{k}]"] = pickler.get_hash(v)
+        values[f"system_info[{k}]"] = str(v)
+    import os
+
+    include_dir = os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "include")
+    return CurrentBuild(torch_version=torch.__version__, hashes=hashes, values=values,
+                        include_dir=include_dir)

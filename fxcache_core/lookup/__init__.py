@@ -1,0 +1,2 @@
+"""Which entry torch would load for a call: binding, fit, verdicts, int and float
+arguments, coverage and audit."""

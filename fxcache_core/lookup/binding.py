@@ -1,0 +1,382 @@
+"""How the shapes a user names bind to the symbols of an entry.
+
+A user describes a call by its inputs: ``x=[16,4]`` (a tensor of that shape,
+contiguous), ``x=[16,4]:stride=[1,16]``, ``n=7`` (an int argument),
+``xs[0]=[3,4]`` (an element of a list argument),
+``x=[6,6]:mark_dynamic=[0,1]`` (dims marked dynamic). Each name is the Dynamo
+source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
+is taken as written. A guard placeholder's source (``L['x'].size()[0]``) is
+then read off these values.
+
+Which graph Dynamo traces for a call also depends on how each dim is made
+symbolic, which the cache does not record: :class:`DynamicMode` (the
+``dynamic=`` given to ``torch.compile``) and the dims a tensor has marked.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from fxcache_core.errors import ShapeSpecError
+
+
+class DynamicMode(Enum):
+    """How ``torch.compile(fn, dynamic=...)`` makes a call's sizes symbolic.
+
+    Mirrors ``_automatic_dynamic`` in torch/_dynamo/variables/builder.py and
+    ``ShapeEnv.create_symbol`` in torch/fx/experimental/symbolic_shapes.py, for
+    a fresh process's first call of the function (before any recompile):
+
+    * ``TRUE`` (``dynamic=True``): an unmarked dim is ``DimDynamic.DUCK``:
+      symbolic, and equal sizes share one symbol (duck sizing);
+    * ``NONE`` (the default, automatic dynamic) and ``FALSE``: an unmarked dim
+      is static; automatic dynamic only makes a dim symbolic when a later call
+      in the same process changes it;
+    * in every mode a dim marked dynamic (``torch._dynamo.mark_dynamic``, or
+      one propagated from a compiled graph's output) is ``DimDynamic.DYNAMIC``:
+      symbolic, with a symbol of its own (never duck-sized);
+    * ``UNKNOWN``: not said. The cache does not record it (``dynamic=True``
+      and ``mark_dynamic`` on every dim give the same key and entry), so what
+      depends on it is reported as undecided.
+
+    Parameters and buffers (``._parameters[...]``, ``._buffers[...]``) are
+    static in every mode (``force_parameter_static_shapes``).
+    """
+
+    TRUE = "true"
+    NONE = "none"
+    FALSE = "false"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """A tensor input as far as shapes go.
+
+    Attributes:
+        shape: sizes per dim.
+        stride: strides per dim (elements); None means contiguous.
+        storage_offset: elements.
+        marked: dims marked dynamic (``torch._dynamo.mark_dynamic(x, dim)``,
+            or propagated from a compiled graph's output): see :class:`DynamicMode`.
+    """
+
+    shape: tuple[int, ...]
+    stride: tuple[int, ...] | None = None
+    storage_offset: int = 0
+    marked: frozenset[int] = frozenset()
+
+    def strides(self) -> tuple[int, ...]:
+        """The given strides, or those of a contiguous tensor of this shape."""
+        if self.stride is not None:
+            return self.stride
+        out, acc = [], 1
+        for size in reversed(self.shape):
+            out.append(acc)
+            acc *= max(size, 1)
+        return tuple(reversed(out))
+
+    def __str__(self) -> str:
+        s = "[" + ",".join(map(str, self.shape)) + "]"
+        if self.stride is not None:
+            s += ":stride=[" + ",".join(map(str, self.stride)) + "]"
+        if self.storage_offset:
+            s += f":offset={self.storage_offset}"
+        if self.marked:
+            s += ":mark_dynamic=[" + ",".join(map(str, sorted(self.marked))) + "]"
+        return s
+
+
+InputValue = TensorArg | int | float
+
+_NAME_RE = re.compile(r"[A-Za-z_]\w*((\[-?\d+\])|(\['[^'\]]*'\])|(\.[A-Za-z_]\w*))*")
+_SOURCE_RE = re.compile(r"[LG]\[.+")
+
+
+def canonical_source(name: str) -> str:
+    """The Dynamo source a user's input name stands for.
+
+    ``x`` -> ``L['x']``, ``xs[0]`` -> ``L['xs'][0]``, ``cfg.n`` -> ``L['cfg'].n``;
+    a name that already starts with ``L[`` or ``G[`` is returned unchanged.
+
+    Raises:
+        ShapeSpecError: the name is neither form.
+    """
+    name = name.strip()
+    if _SOURCE_RE.fullmatch(name):
+        return name
+    if not _NAME_RE.fullmatch(name):
+        raise ShapeSpecError(
+            f"{name!r} is not an input name (use the parameter name, e.g. x, xs[0], or a "
+            "source like L['x'])"
+        )
+    m = re.match(r"[A-Za-z_]\w*", name)
+    assert m is not None
+    return f"L[{m.group(0)!r}]" + name[m.end():]
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""The values a torch size or SymInt can hold (int64)."""
+
+
+def parse_int64(text: str, what: str) -> int:
+    """A decimal int that torch can hold (int64), for option ``what`` (``--sym t0``).
+
+    Raises:
+        ShapeSpecError: not a decimal int, or outside int64: one line naming
+            ``what`` (a 5,000-digit number is cut short in it, never parsed).
+    """
+    t = text.strip()
+    shown = t if len(t) <= 24 else t[:21] + "..."
+    if not re.fullmatch(r"-?\d+", t):
+        raise ShapeSpecError(f"{what}: {shown!r} is not an integer")
+    if len(t.lstrip("-").lstrip("0")) > 19 or not INT64_MIN <= (v := int(t)) <= INT64_MAX:
+        raise ShapeSpecError(f"{what}: {shown} is out of range: torch's sizes and SymInts are "
+                             "int64 (-2**63 to 2**63-1)")
+    return v
+
+
+def _int_list(text: str, what: str) -> tuple[int, ...]:
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    try:
+        val = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise ShapeSpecError(f"{what} {shown!r} is not a list of integers") from None
+    if isinstance(val, int) and not isinstance(val, bool):
+        val = [val]
+    if not isinstance(val, (list, tuple)) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in val
+    ):
+        raise ShapeSpecError(f"{what} {shown!r} is not a list of integers")
+    if any(not INT64_MIN <= v <= INT64_MAX for v in val):
+        raise ShapeSpecError(f"{what}: a value is out of range: torch's sizes are int64 (below 2**63)")
+    return tuple(val)
+
+
+def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
+    """Parse one ``--shapes`` item into (source, value).
+
+    Forms: ``NAME=[d0,d1,...]`` (a tensor; ``[]`` is a 0-d tensor),
+    ``NAME=[...]:stride=[...]``, ``NAME=[...]:offset=N``,
+    ``NAME=[...]:mark_dynamic=[i,...]`` (dims marked dynamic; options combine),
+    ``NAME=INT`` (an int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5``).
+
+    Raises:
+        ShapeSpecError: anything else, with the reason.
+    """
+    if "=" not in spec:
+        raise ShapeSpecError(f"--shapes {spec!r}: expected NAME=[d0,d1,...] or NAME=INT")
+    name, _, rhs = spec.partition("=")
+    source = canonical_source(name)
+    rhs = rhs.strip().replace(" ", "")
+    if not rhs:
+        raise ShapeSpecError(f"--shapes {spec!r}: no value after '='")
+    if rhs.startswith("["):
+        shape_text, *opts = rhs.split(":")
+        shape = _int_list(shape_text, f"--shapes {name}: shape")
+        if any(d < 0 for d in shape):
+            raise ShapeSpecError(f"--shapes {name}: sizes cannot be negative: {shape_text}")
+        stride, offset, marked = None, 0, frozenset[int]()
+        for opt in opts:
+            k, _, v = opt.partition("=")
+            if k == "stride":
+                stride = _int_list(v, f"--shapes {name}: stride")
+                if len(stride) != len(shape):
+                    raise ShapeSpecError(
+                        f"--shapes {name}: stride has {len(stride)} dims, shape has {len(shape)}"
+                    )
+            elif k == "offset":
+                offset = parse_int64(v, f"--shapes {name}: offset")
+            elif k == "mark_dynamic":
+                dims = _int_list(v, f"--shapes {name}: mark_dynamic")
+                bad = [d for d in dims if not 0 <= d < len(shape)]
+                if bad:
+                    raise ShapeSpecError(
+                        f"--shapes {name}: mark_dynamic dim {bad[0]} is not a dim of a "
+                        f"{len(shape)}-d tensor"
+                    )
+                marked = frozenset(dims)
+            else:
+                raise ShapeSpecError(
+                    f"--shapes {name}: unknown option {k!r} "
+                    "(stride=[...], offset=N or mark_dynamic=[...])"
+                )
+        return source, TensorArg(shape, stride, offset, marked)
+    if re.fullmatch(r"-?\d+", rhs):
+        return source, parse_int64(rhs, f"--shapes {name.strip()}")
+    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", rhs):
+        return source, float(rhs)
+    raise ShapeSpecError(
+        f"--shapes {spec!r}: {rhs!r} is neither a shape like [16,4], an integer nor a float"
+    )
+
+
+def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
+    """Parse every ``--shapes`` item; later items may not rebind a name.
+
+    An item with no name (``[2,3,32,32]``) is a positional input: the i-th such
+    item is ``args[i]`` (``L['args'][i]``), the call's i-th positional argument.
+
+    Raises:
+        ShapeSpecError: a malformed item, or a name given twice.
+    """
+    out: dict[str, InputValue] = {}
+    n_positional = 0
+    for spec in specs:
+        for part in _split_top(spec):
+            if part.startswith("["):  # a positional input: the call's args[i], in order
+                part = f"args[{n_positional}]={part}"
+                n_positional += 1
+            src, val = parse_shape_spec(part)
+            if src in out:
+                raise ShapeSpecError(f"--shapes: {src} is given twice")
+            out[src] = val
+    return out
+
+
+def _split_top(spec: str) -> list[str]:
+    """Split ``x=[1,2],n=3`` on commas outside brackets (one flag may hold several)."""
+    parts, depth, cur = [], 0, []
+    for ch in spec:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p for p in (x.strip() for x in parts) if p]
+
+
+def parse_sym(specs: Iterable[str]) -> dict[str, int]:
+    """Parse ``--sym t0=16`` (or ``--sym s77=16``) items.
+
+    Raises:
+        ShapeSpecError: not ``NAME=INT`` with NAME a placeholder or symbol, or
+            INT outside int64.
+    """
+    out: dict[str, int] = {}
+    for spec in specs:
+        for part in _split_top(spec):
+            m = re.fullmatch(r"\s*([a-z]+\d+)\s*=\s*(-?\d+)\s*", part)
+            if not m:
+                shown = part if len(part) <= 40 else part[:37] + "..."
+                raise ShapeSpecError(f"--sym {shown!r}: expected tN=INT or a symbol, e.g. s77=INT")
+            out[m.group(1)] = parse_int64(m.group(2), f"--sym {m.group(1)}")
+    return out
+
+
+_PROP_RE = re.compile(r"^(?P<base>.+?)(?:\.size\(\)\[(?P<size>\d+)\]|\.stride\(\)\[(?P<stride>\d+)\]"
+                      r"|(?P<offset>\.storage_offset\(\)))?$")
+
+
+@dataclass(frozen=True)
+class SourceValue:
+    """The value a source takes under the user's inputs.
+
+    ``value`` is None when the source's input was not given (``unbound``) or
+    does not fit (``problem`` says why, e.g. a tensor has fewer dims).
+    """
+
+    value: int | None
+    base: str
+    problem: str | None = None
+
+
+def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
+    """Read ``source`` (``L['x'].size()[0]``, ``L['n']``, ...) off the inputs."""
+    m = _PROP_RE.match(source)
+    base = m.group("base") if m else source
+    val = inputs.get(base)
+    if val is None:
+        return SourceValue(None, base)
+    if m and m.group("size") is not None:
+        if not isinstance(val, TensorArg):
+            return SourceValue(None, base, f"{base} is an int, the entry reads its size")
+        i = int(m.group("size"))
+        if i >= len(val.shape):
+            return SourceValue(None, base, f"{base} has {len(val.shape)} dims, the entry reads dim {i}")
+        return SourceValue(val.shape[i], base)
+    if m and m.group("stride") is not None:
+        if not isinstance(val, TensorArg):
+            return SourceValue(None, base, f"{base} is an int, the entry reads its stride")
+        i = int(m.group("stride"))
+        if i >= len(val.shape):
+            return SourceValue(None, base, f"{base} has {len(val.shape)} dims, the entry reads stride {i}")
+        return SourceValue(val.strides()[i], base)
+    if m and m.group("offset"):
+        if not isinstance(val, TensorArg):
+            return SourceValue(None, base, f"{base} is an int, the entry reads its storage offset")
+        return SourceValue(val.storage_offset, base)
+    if isinstance(val, TensorArg):
+        return SourceValue(None, base, f"{base} is a tensor, the entry needs it as an int")
+    if isinstance(val, float):
+        return SourceValue(None, base, f"{base} is a float, the entry takes it as an int (a SymInt)")
+    return SourceValue(val, base)
+
+
+_TENSOR_TYPE_RE = re.compile(r"^(?P<dtype>[a-z0-9]+)\[(?P<sizes>[^\]]*)\]\[(?P<strides>[^\]]*)\](?P<device>\w*)")
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A tensor placeholder type as FX prints it: ``f32[s77, 4][4, 1]cpu``.
+
+    ``sizes``/``strides`` are strings per dim: an int literal (static) or a
+    sympy expression (``s77``, ``2*s17``).
+    """
+
+    dtype: str
+    sizes: tuple[str, ...]
+    strides: tuple[str, ...]
+    device: str
+
+    @classmethod
+    def parse(cls, text: str) -> TensorType | None:
+        """Parse a printed tensor type; None for anything else (``Sym(s0)``...)."""
+        m = _TENSOR_TYPE_RE.match(text)
+        if not m:
+            return None
+
+        def dims(s: str) -> tuple[str, ...]:
+            return tuple(d.strip() for d in s.split(",")) if s.strip() else ()
+
+        return cls(m.group("dtype"), dims(m.group("sizes")), dims(m.group("strides")),
+                   m.group("device"))
+
+
+_SYM_TOKEN_RE = re.compile(r"\b([a-z]+\d+)\b")
+
+
+def eval_symbolic(expr: str, symbols: Mapping[str, int]) -> int | None:
+    """The integer value of a printed sympy size expression (``2*s17``, ``(s77//4)``).
+
+    Parsed and evaluated by :mod:`fxcache_core.guards.expr` (``ast`` whitelist, no
+    ``eval``). None when a symbol has no value, the expression uses something
+    outside the guards grammar (``Max``, ``CeilToInt``...), or it is not an int.
+    """
+    from fxcache_core.errors import GuardParseError
+    from fxcache_core.guards.expr import parse_guards
+
+    names: dict[str, str] = {}
+
+    def sub(m: re.Match[str]) -> str:
+        return f"L['t{names.setdefault(m.group(1), str(len(names)))}']"
+
+    text = _SYM_TOKEN_RE.sub(sub, expr)
+    if not all(n in symbols for n in names):
+        return None
+    try:
+        (clause,) = parse_guards(text).clauses
+    except (GuardParseError, ValueError):
+        return None
+    r = clause.evaluate({f"t{i}": symbols[n] for n, i in names.items()})
+    v = r.value
+    return v if r.status in ("pass", "fail") and type(v) is int else None

@@ -1,0 +1,223 @@
+"""Which entry serves which values of one symbol, and where the gaps are.
+
+:func:`coverage` sweeps one placeholder of a key over an integer range, holds
+the key's other placeholders at fixed values (their compile-time hints unless
+given), and runs torch's lookup rule (:mod:`fxcache_core.lookup.match`: sorted
+entries, first whose guards hold, a raising guard stops the lookup) at every
+value. Runs of equal outcomes become :class:`Segment` s. Values at which
+Dynamo would not trace this key's graph at all are marked too: a size of 0 or
+1 (specialized), and, under ``dynamic=True`` (see
+:class:`~fxcache_core.lookup.binding.DynamicMode`), a value equal to another size
+symbol's (duck sizing; undecided when the mode is not given).
+
+Cost: one guards evaluation per entry per value (compiled closures, about a
+microsecond each); the range is capped at :data:`MAX_COVERAGE_VALUES`, and the
+clause evaluations at :data:`MAX_COVERAGE_CLAUSES` (checked from the first
+values on, so a hostile key is refused at once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fxcache_core.cache.scan import CacheKey, Entry
+from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.decode.symbols import SymbolInfo
+from fxcache_core.errors import GuardParseError, ShapeSpecError
+from fxcache_core.lookup.binding import DynamicMode
+
+MAX_COVERAGE_VALUES = 1_000_000
+MAX_COVERAGE_CLAUSES = 20_000_000
+"""Most clause evaluations one sweep may cost (a few seconds): a key whose
+entries hold thousands of clauses that all pass makes each value cost that
+many; such a sweep is refused after a few values, with the figures."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Consecutive values with one outcome.
+
+    Attributes:
+        start, end: inclusive bounds of the run of values.
+        outcome: ``hit`` (``entry`` serves it), ``miss`` (no entry's guards hold),
+            ``error`` (a guard raises first: torch's lookup stops), ``undecided``
+            (a guard needs a value that is not fixed), or ``other-graph`` (Dynamo
+            would trace another graph, see ``note``).
+        entry: the serving entry for ``hit``.
+        note: why, for ``other-graph`` and ``error``.
+    """
+
+    start: int
+    end: int
+    outcome: str
+    entry: Entry | None = None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"start": self.start, "end": self.end, "outcome": self.outcome,
+                "entry": self.entry.name if self.entry else None, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The sweep of one placeholder of one key (see the module docstring).
+
+    Attributes:
+        key: the key.
+        placeholder: the swept ``tN``; ``symbol``/``source`` what it stands for.
+        fixed: the values the other placeholders were held at.
+        segments: the outcomes, in order, covering ``[start, end]``.
+    """
+
+    key: CacheKey
+    placeholder: str
+    symbol: str | None
+    source: str | None
+    fixed: tuple[tuple[str, int], ...]
+    segments: tuple[Segment, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """``kind``, ``key``, ``placeholder``, ``symbol``, ``source``, ``fixed`` and
+        ``segments`` (``start``, ``end``, ``outcome``, ``entry``, ``note``)."""
+        return {"kind": self.key.kind.value, "key": self.key.key, "placeholder": self.placeholder,
+                "symbol": self.symbol, "source": self.source, "fixed": dict(self.fixed),
+                "segments": [g.to_json() for g in self.segments]}
+
+
+def _resolve(symbols: tuple[SymbolInfo, ...], name: str) -> SymbolInfo:
+    for s in symbols:
+        if name in (s.placeholder, s.expr, s.source):
+            return s
+    known = ", ".join(f"{s.placeholder} ({s.expr}, {s.source or '?'})" for s in symbols) or "none"
+    raise ShapeSpecError(f"--range {name}: not a placeholder, symbol or source of this key (it has {known})")
+
+
+def parse_range(spec: str) -> tuple[str, int, int]:
+    """``NAME=LO:HI`` (``--range``) -> (NAME, LO, HI), LO and HI int64.
+
+    Raises:
+        ShapeSpecError: another shape, or a bound outside int64 (one line).
+    """
+    import re
+
+    from fxcache_core.lookup.binding import parse_int64
+
+    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
+    if not m:
+        shown = spec if len(spec) <= 40 else spec[:37] + "..."
+        raise ShapeSpecError(f"--range {shown!r}: expected NAME=LO:HI, e.g. s77=1:4096")
+    return (m.group(1), parse_int64(m.group(2), f"--range {m.group(1)} (low)"),
+            parse_int64(m.group(3), f"--range {m.group(1)} (high)"))
+
+
+def coverage(
+    catalog: Catalog,
+    key: CacheKey,
+    name: str,
+    start: int,
+    end: int,
+    fixed: Mapping[str, int] | None = None,
+    mode: DynamicMode = DynamicMode.UNKNOWN,
+) -> Coverage:
+    """Sweep placeholder ``name`` (``t0``, ``s77`` or ``L['x'].size()[0]``) over ``[start, end]``.
+
+    ``fixed`` gives other placeholders or symbols (``t1``/``s27`` -> value);
+    the rest are held at their hints. ``mode`` is the call's
+    ``torch.compile(dynamic=...)``: it decides whether a value equal to another
+    size symbol's is duck-sized: under ``TRUE`` the swept dim is taken as
+    unmarked (duck), under ``NONE``/``FALSE`` as marked dynamic (the only way
+    a dim is symbolic there: a symbol of its own).
+
+    Raises:
+        ShapeSpecError: an unknown name, an empty or too large range, a key
+            with no readable entry, or a placeholder with neither a fixed value
+            nor a hint.
+    """
+    from fxcache_core.guards.expr import parse_guards
+
+    if end < start:
+        raise ShapeSpecError(f"--range: empty range {start}:{end}")
+    if end - start + 1 > MAX_COVERAGE_VALUES:
+        raise ShapeSpecError(f"--range: at most {MAX_COVERAGE_VALUES:,} values")
+    first = next((e for e in key.entries if not isinstance(catalog.load(e), Unreadable)), None)
+    if first is None:
+        raise ShapeSpecError(f"key {key.key[:12]} has no readable entry")
+    from fxcache_core.guards.user_terms import user_source
+    from fxcache_core.lookup.match import check_signs, is_size_source
+
+    symbols = catalog.symbols(first)
+    swept = _resolve(symbols, name)
+    if start < 0 and is_size_source(swept.source):
+        raise ShapeSpecError(f"--range {name}={start}:{end}: {name} is {user_source(swept.source or '')}, "
+                             "which is never negative")
+    check_signs(dict(fixed or {}), symbols, "--sym")
+    env: dict[str, int] = {}
+    for s in symbols:
+        if s.placeholder == swept.placeholder:
+            continue
+        given = (fixed or {}).get(s.placeholder, (fixed or {}).get(s.expr or ""))
+        value = given if given is not None else s.hint
+        if value is not None:
+            env[s.placeholder] = value
+    size_symbols = {s.placeholder: v for s in symbols if s.placeholder in env
+                    and (v := env[s.placeholder]) is not None and s.source and ".size()" in s.source}
+
+    plans = []  # per entry: (entry, parsed guards or None for no guards, or a reason it is skipped)
+    for e in key.entries:
+        d = catalog.load(e)
+        if isinstance(d, Unreadable):
+            continue  # torch skips it
+        if not d.guards_expr:
+            plans.append((e, None))
+            continue
+        try:
+            plans.append((e, parse_guards(d.guards_expr)))
+        except GuardParseError:
+            plans.append((e, "unparsable"))
+
+    def outcome(v: int) -> tuple[str, Entry | None, str | None]:
+        if swept.source and ".size()" in swept.source:
+            if v in (0, 1):
+                return "other-graph", None, f"size {v} is specialized"
+            twin = next((p for p, w in size_symbols.items() if w == v), None)
+            if twin is not None and mode is DynamicMode.TRUE:
+                return "other-graph", None, f"equals {twin}: duck sizing"
+            if twin is not None and mode is DynamicMode.UNKNOWN:
+                return "undecided", None, f"equals {twin}: another graph if duck-sized (dynamic=True)"
+        values = {**env, swept.placeholder: v}
+        for e, g in plans:
+            if g is None:
+                return "hit", e, None
+            if g == "unparsable":
+                return "undecided", None, None
+            verdict = g.evaluate(values)
+            spent[0] += len(verdict.results)
+            if verdict.status == "pass":
+                return "hit", e, None
+            if verdict.status == "unknown":
+                return "undecided", None, None
+            f = verdict.first_failure
+            if f is not None and f.status == "error":
+                return "error", e, f.error
+        return "miss", None, None
+
+    spent = [0]  # clause evaluations so far
+    segments: list[Segment] = []
+    n_values = end - start + 1
+    for i, v in enumerate(range(start, end + 1)):
+        o, e, note = outcome(v)
+        if i in (15, 255) or (i and i % 4096 == 0):
+            if spent[0] / (i + 1) * n_values > MAX_COVERAGE_CLAUSES:
+                raise ShapeSpecError(
+                    f"--range: key {key.key[:12]}'s guards take about {spent[0] // (i + 1):,} clause "
+                    f"evaluations a value; {n_values:,} values is more than fxcache evaluates "
+                    f"({MAX_COVERAGE_CLAUSES:,}): narrow the range")
+        last = segments[-1] if segments else None
+        if last is not None and (last.outcome, last.entry, last.note) == (o, e, note):
+            segments[-1] = Segment(last.start, v, o, e, note)
+        else:
+            segments.append(Segment(v, v, o, e, note))
+    return Coverage(key=key, placeholder=swept.placeholder, symbol=swept.expr, source=swept.source,
+                    fixed=tuple(sorted(env.items(), key=lambda kv: int(kv[0][1:]))),
+                    segments=tuple(segments))

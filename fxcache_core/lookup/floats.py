@@ -1,0 +1,86 @@
+"""How a Python float argument reaches a key, as torch 2.13 makes it.
+
+Mirrors ``VariableBuilder.wrap_symfloat`` in torch/_dynamo/variables/builder.py
+(``specialize_float = False`` by default, torch/_dynamo/config.py):
+
+* **specialized**: the value is baked into the graph as a constant (and guarded by
+  Dynamo's ``CONSTANT_MATCH``, which the cache does not keep) when the float is
+  nan or inf, ``specialize_float`` is set, or ``assume_static_by_default`` holds
+  (``dynamic=None``/``False``) and automatic dynamic has not yet seen it change:
+  a fresh process's first call. Each value then has a graph, and a key, of its own;
+* **tensorified**: otherwise (``dynamic=True``, or a later call after the value
+  changed under automatic dynamic) it becomes a graph input, a 0-d ``f64[]``
+  tensor whose source is the float's own (``L['scale']``; Dynamo's proxy wears
+  ``FloatTensorSource``, ``___as_tensor(L['scale'])``), with no guard on its value:
+  every value takes the same key.
+
+Which constant a specialized key baked in is read off the stored graph: the
+op lines under a ``# File: ..., code: ...`` comment whose code names the
+parameter (:func:`baked_floats`). The graph text is read with the stub
+unpickler, as every entry is; nothing is run.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fxcache_core.cache.scan import CacheKey, read_entry_bytes
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.decode.entries import MAX_ENTRY_BYTES, Stub, load_stubs
+from fxcache_core.errors import EntryDecodeError
+
+AS_TENSOR = "___as_tensor("
+
+_FLOAT_RE = re.compile(r"(?<![\w.])-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan)(?![\w.])")
+_CODE_RE = re.compile(r"^\s*# File: .{1,1000}?:\d{1,9} in [\w.<>]{1,200}, code: (.*)$")
+MAX_LINES = 100_000
+
+
+def tensorified_base(source: str) -> str | None:
+    """``L['scale']`` for a tensorified float's source ``___as_tensor(L['scale'])``, else None."""
+    if source.startswith(AS_TENSOR) and source.endswith(")"):
+        return source[len(AS_TENSOR):-1]
+    return None
+
+
+def floats_in_code(graph: str, name: str) -> tuple[float, ...] | None:
+    """The float constants of the ops traced from code lines that name ``name``.
+
+    None when no ``# File: ... code:`` line of ``graph`` names it (the function
+    does not compute with it in this graph).
+    """
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    found: list[float] = []
+    mentioned, inside = False, False
+    for n, line in enumerate(graph.splitlines()):
+        if n >= MAX_LINES:
+            break
+        m = _CODE_RE.match(line)
+        if m is not None:
+            inside = word.search(m.group(1)) is not None
+            mentioned = mentioned or inside
+            continue
+        if inside and "= torch.ops." in line:
+            call = line.split("= torch.ops.", 1)[1]
+            found += [float(x) for x in _FLOAT_RE.findall(call.split(";")[0])]
+    return tuple(found) if mentioned else None
+
+
+def baked_floats(catalog: Catalog, key: CacheKey, name: str) -> tuple[float, ...] | None:
+    """The constants the key's graph computes ``name`` with (:func:`floats_in_code`),
+    read from its first readable entry's stored graph; None where no code line of
+    it names ``name`` or no entry can be read."""
+    for e in key.entries:
+        if e.size > MAX_ENTRY_BYTES:
+            continue
+        try:
+            root, _ = load_stubs(read_entry_bytes(e.path))
+        except (OSError, EntryDecodeError):
+            continue
+        if not isinstance(root, Stub):
+            continue
+        for field in ("aot_forward_graph_str", "inductor_post_grad_graph_str"):
+            graph = root.field(field)
+            if isinstance(graph, str):
+                return floats_in_code(graph, name)
+    return None

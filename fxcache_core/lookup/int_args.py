@@ -1,0 +1,326 @@
+"""Int arguments on a fresh process's first call: which key torch looks up.
+
+Dynamo treats an int argument as it treats a tensor dim (``_automatic_dynamic``
+and ``wrap_symint`` in torch/_dynamo/variables/builder.py): under
+``dynamic=None`` (automatic dynamic) and ``dynamic=False`` the first call of a
+fresh process traces it *static*: its value is baked into the graph as a
+constant (Dynamo guards ``L['n'] == 2``; that guard is not in the cache), so
+that key serves only calls with that value. A later call with another value
+recompiles with the int a SymInt input (``Sym(s86)``, source ``L['n']``), a
+key of its own. A fresh process never starts with that second key: its first
+call bakes in its own value, and looks up the key traced with that value.
+
+The cache records which input a SymInt came from (the AOTAutograd entry's
+sources), but not which value a static key baked in. This module reads it by
+aligning the static key's printed forward graph with that of a key of the
+same function that takes the int as a SymInt (:func:`specialized_values`):
+where the graphs are equal but for the SymInt placeholders, each of which
+stands where the static graph has one constant, that constant is the value.
+Where they differ in anything else, the value is not known and the verdict
+is undecided, never guessed.
+
+:func:`int_argument_rule` applies this to one AOTAutograd key for a call;
+:mod:`fxcache_core.lookup.match` uses it. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.decode.entries import (
+    MAX_GRAPH_LINES,
+    DecodedEntry,
+    GraphInput,
+    Origin,
+    parse_graph_signature,
+)
+from fxcache_core.lookup.binding import DynamicMode, InputValue
+
+_TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
+_INT_RE = re.compile(r"-?\d+")
+_DELETES_RE = re.compile(r";  (?:\w+ = )+None$")
+_TRAILING_COMMENT_RE = re.compile(r"\s+# .*$")
+
+
+@dataclass(frozen=True)
+class PrintedGraph:
+    """A graph as ``GraphModule.print_readable`` prints it.
+
+    Attributes:
+        inputs: the placeholders, in order (name, printed type, SymInt expression).
+        body: the lines after the signature, as token tuples: comments, blank
+            lines and the ``;  x = y = None`` deletion lists (which name the
+            placeholders a node frees) left out.
+    """
+
+    inputs: tuple[GraphInput, ...]
+    body: tuple[tuple[str, ...], ...]
+
+
+def parse_printed_graph(text: str | None) -> PrintedGraph | None:
+    """Read a printed graph (``aot_forward_graph_str``); None without a ``def forward(``.
+
+    At most :data:`~fxcache_core.decode.entries.MAX_GRAPH_LINES` lines are read.
+    """
+    if not text:
+        return None
+    lines = text.splitlines()[:MAX_GRAPH_LINES]
+    start = next((i for i, ln in enumerate(lines) if "def forward(" in ln), None)
+    if start is None:
+        return None
+    end = start
+    if not lines[start].rstrip().endswith("):"):
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("):")), None)
+        if end is None:
+            return None
+    body = []
+    for line in lines[end + 1:]:
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        s = _DELETES_RE.sub("", _TRAILING_COMMENT_RE.sub("", s))
+        body.append(tuple(_TOKEN_RE.findall(s)))
+    return PrintedGraph(parse_graph_signature("\n".join(lines[start:end + 1])), tuple(body))
+
+
+def specialized_values(dynamic: PrintedGraph, static: PrintedGraph) -> dict[str, int] | None:
+    """What ``static`` baked in for the SymInts of ``dynamic``, when the two are
+    one trace but for them.
+
+    The graphs are compared line by line and token by token. Where they
+    differ, ``dynamic`` must have a SymInt placeholder (``arg1_1``) or a symbol
+    (``s86``, in a printed type) and ``static`` an int literal, the same one
+    wherever that name appears; or both have placeholders (renumbered when a
+    SymInt placeholder before them is gone). The tensor placeholders of the
+    two must pair up in order, and the SymInt ones of ``static`` with those of
+    ``dynamic`` it did not bake in, with their types equal but for the
+    symbols.
+
+    Returns:
+        Name -> int for every SymInt placeholder and symbol of ``dynamic``
+        that ``static`` has as a constant (a placeholder and its symbol agree),
+        or None when the graphs differ in anything else.
+    """
+    if len(dynamic.body) != len(static.body):
+        return None
+    d_names = {i.name: i for i in dynamic.inputs if i.name}
+    s_names = {i.name for i in static.inputs if i.name}
+    symbols = {i.expr for i in dynamic.inputs if i.symbol}
+    values: dict[str, int] = {}
+    renamed: dict[str, str] = {}
+
+    def align(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):
+            if x == y:
+                continue
+            inp = d_names.get(x)
+            if inp is not None and y in s_names:
+                if renamed.setdefault(x, y) != y:
+                    return False
+            elif ((inp is not None and inp.is_symint) or x in symbols) and _INT_RE.fullmatch(y):
+                if values.setdefault(x, int(y)) != int(y):
+                    return False
+            else:
+                return False
+        return True
+
+    if not all(align(a, b) for a, b in zip(dynamic.body, static.body, strict=True)):
+        return None
+
+    def pair(ds: list[GraphInput], ss: list[GraphInput]) -> bool:
+        if len(ds) != len(ss):
+            return False
+        for d, st in zip(ds, ss, strict=True):
+            if d.name is None or st.name is None or renamed.setdefault(d.name, st.name) != st.name:
+                return False
+            if not align(tuple(_TOKEN_RE.findall(d.type)), tuple(_TOKEN_RE.findall(st.type))):
+                return False
+        return True
+
+    # Tensors stay inputs (their types may give symbol values); SymInts may be baked in.
+    tensors = [i for i in dynamic.inputs if not i.is_symint]
+    if not pair(tensors, [i for i in static.inputs if not i.is_symint]):
+        return None
+    kept = []
+    for i in (i for i in dynamic.inputs if i.is_symint):
+        v = values.get(i.name or "", values.get(i.symbol or ""))
+        if v is None:
+            kept.append(i)
+        elif (i.name and values.setdefault(i.name, v) != v) or (
+                i.symbol and values.setdefault(i.symbol, v) != v):
+            return None  # a placeholder and its symbol are one value
+    if not pair(kept, [i for i in static.inputs if i.is_symint]):
+        return None
+    if len(set(renamed.values())) != len(renamed):
+        return None
+    return values
+
+
+@dataclass(frozen=True)
+class IntRule:
+    """What the int arguments of a call say about one AOTAutograd key.
+
+    Attributes:
+        problems: why the call cannot look this key up (the key does not fit).
+        notes: what keeps the verdict undecided, with the reason.
+    """
+
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+class FunctionKeys:
+    """The AOTAutograd keys of each traced function, with their first readable
+    entry, and their printed forward graphs (read on demand, once).
+
+    One per ``match`` call: the first use decodes every AOTAutograd entry
+    (the light form; :meth:`graph` decodes one entry in full).
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._catalog = catalog
+        self._by_fn: dict[tuple[str, str], list[tuple[CacheKey, DecodedEntry]]] | None = None
+        self._graphs: dict[str, PrintedGraph | None] = {}
+
+    def of(self, origin: Origin) -> list[tuple[CacheKey, DecodedEntry]]:
+        """The AOTAutograd keys traced from ``origin``'s function (same name and file)."""
+        if self._by_fn is None:
+            self._by_fn = {}
+            for k in self._catalog.scan.keys:
+                if k.kind is not KeyKind.AOT_AUTOGRAD:
+                    continue
+                for e in k.entries:
+                    d = self._catalog.load(e)
+                    if isinstance(d, DecodedEntry):
+                        if d.origin is not None:
+                            self._by_fn.setdefault((d.origin.function, d.origin.file), []).append((k, d))
+                        break
+        return self._by_fn.get((origin.function, origin.file), [])
+
+    def graph(self, key: CacheKey) -> PrintedGraph | None:
+        """The printed forward graph of the key's first readable entry."""
+        if key.key not in self._graphs:
+            got = None
+            for e in key.entries:
+                d = self._catalog.load(e, full=True)
+                if isinstance(d, DecodedEntry):
+                    got = parse_printed_graph(d.forward_graph)
+                    break
+            self._graphs[key.key] = got
+        return self._graphs[key.key]
+
+
+def _symint_input(d: DecodedEntry, source: str) -> GraphInput | None:
+    return next((i for i in d.inputs if i.source == source and i.is_symint), None)
+
+
+def _taken(d: DecodedEntry) -> set[str]:
+    return {s for s in (*d.arg_sources, *(i.source for i in d.inputs)) if s}
+
+
+def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, origin: Origin,
+                      inputs: Mapping[str, InputValue], mode: DynamicMode,
+                      pgo: bool = False, of_function: bool = False) -> IntRule:
+    """How the call's int arguments decide whether torch looks up ``key``.
+
+    For each int the call gives (``L['n']`` -> 9), under ``mode``:
+
+    * ``key`` takes it as a SymInt: under ``none``/``false`` the first call
+      bakes it in, so a key where it is a SymInt is not looked up (checked by
+      ``match._fit``); without ``--dynamic``, if the function also has a key
+      where it is a constant, the verdict is undecided.
+    * ``key`` does not take it, and a key of the same function takes it as a
+      SymInt: the value ``key`` baked in is read by :func:`specialized_values`.
+      Another value: the call traces another graph (a problem). The same
+      value: ``key`` is torch's under ``none``/``false``; without ``--dynamic``
+      undecided (under ``true`` the int is a SymInt). Not readable: undecided.
+    * ``key`` does not take it and no key of the function does: whether the
+      graph depends on it is unknown. With ``of_function`` (the call is known
+      to be of this key's function, ``--fn``, so the int is its argument):
+      undecided. Otherwise nothing says the function has such an argument,
+      and the int is not this key's concern.
+
+    ``dynamic=True`` is left alone (the int is a SymInt on the first call;
+    ``match._fit`` binds it). ``pgo``: the cache dir holds Dynamo's
+    profile-guided automatic-dynamic state (torch/_dynamo/pgo.py), which can
+    make a first call's int dynamic: then nothing is ruled out, only noted.
+    """
+    if mode is DynamicMode.TRUE:
+        return IntRule()
+    problems: list[str] = []
+    notes: list[str] = []
+    fn = origin.function
+    taken = _taken(entry)
+    for src, value in inputs.items():
+        if not isinstance(value, int):
+            continue
+        siblings = [(k, d) for k, d in keys.of(origin) if k.key != key.key]
+        if src in taken:
+            if mode is DynamicMode.UNKNOWN and _symint_input(entry, src) is not None:
+                static = next((k for k, d in siblings if src not in _taken(d)), None)
+                if static is not None:
+                    notes.append(
+                        f"{fn} was also compiled with {src} a constant (key {static.key[:12]}): under "
+                        f"dynamic=None a fresh process's first call bakes {src} into the graph and "
+                        "looks up such a key; this one serves dynamic=True and the calls after a "
+                        "recompile (pass --dynamic)")
+            continue
+        dynamic = [(k, i) for k, d in siblings if (i := _symint_input(d, src)) is not None]
+        if not dynamic:
+            if of_function:
+                notes.append(
+                    f"{src} is not an input of this key: a fresh process's first call under "
+                    f"dynamic=None bakes an int argument into the graph, and no key of {fn} takes "
+                    f"{src} as a SymInt to read the value this key was traced with from; if the "
+                    f"graph does not depend on {src}, this key is torch's")
+            continue
+        found = _baked_in(keys, key, dynamic)
+        if found is None:
+            other, inp = dynamic[0]
+            notes.append(
+                f"{src} is a constant in this key's graph (key {other.key[:12]} takes it as "
+                f"{inp.expr}), but the graphs differ in more than that constant: fxcache cannot "
+                "read which value this key was traced with")
+            continue
+        baked, other, inp = found
+        if baked != value:
+            why = (f"{src} was {baked} when this key was traced: its graph has the constant {baked} "
+                   f"where key {other.key[:12]} takes {src} as {inp.expr}, so {src}={value} traces "
+                   "another graph")
+            (notes if pgo else problems).append(why + ("" if not pgo else
+                " (unless the profile-guided automatic-dynamic state in this cache dir makes it a "
+                "SymInt: fxcache does not read that state)"))
+        elif mode is DynamicMode.UNKNOWN:
+            notes.append(
+                f"{src} was {value} when this key was traced: torch looks it up under dynamic=None; "
+                f"under dynamic=True {src} is a SymInt on the first call (a key like "
+                f"{other.key[:12]}) (pass --dynamic)")
+    return IntRule(tuple(problems), tuple(notes))
+
+
+def _baked_in(keys: FunctionKeys, key: CacheKey, dynamic: list[tuple[CacheKey, GraphInput]]
+              ) -> tuple[int, CacheKey, GraphInput] | None:
+    """The value ``key``'s graph has where one of ``dynamic``'s keys takes the SymInt
+    input, from the first key whose graph aligns; None if none does, or two disagree."""
+    static = keys.graph(key)
+    if static is None:
+        return None
+    found: list[tuple[int, CacheKey, GraphInput]] = []
+    for other, inp in dynamic:
+        g = keys.graph(other)
+        values = specialized_values(g, static) if g is not None else None
+        if values is None:
+            continue
+        v = values.get(inp.name or "", values.get(inp.symbol or ""))
+        if v is not None:
+            found.append((v, other, inp))
+    if not found or len({v for v, _, _ in found}) > 1:
+        return None
+    return found[0]

@@ -1,0 +1,245 @@
+"""The answer first: for each function a call reaches, does torch hit the cache?
+
+:func:`~fxcache_core.lookup.match.match` predicts torch's lookup key by key
+(:class:`~fxcache_core.lookup.match.KeyMatch`). A user asks about a call of a
+function, so :func:`verdicts` folds those per function
+(:func:`~fxcache_core.functions.origin.function_of` of each key's origin) into one
+:class:`FunctionVerdict`:
+
+* ``hit``: a key the call takes has an entry whose guards hold (for an
+  AOTAutograd key, with the FX entries it loads present);
+* ``miss``: the call takes a key, but none of its entries' guards hold (or
+  the lookup stops at a raising guard, or an AOTAutograd hit's FX entry is
+  gone): torch compiles a new entry;
+* ``new-graph``: no key of the function can take the call (a static size, a
+  rank, a stride, 0/1 specialization...): Dynamo traces another graph, and
+  torch compiles it under a new key;
+* ``error``: an FX lookup stops at a raising guard, and the compile fails;
+* ``undecided``: the cache cannot tell (how the call is compiled, an input not
+  given, a frame after a graph break whose locals were not named).
+
+Which keys count: AOTAutograd keys, which torch looks up first, and FX keys no
+AOTAutograd entry loads; an FX key an AOTAutograd entry loads is looked up
+through it (:attr:`~fxcache_core.lookup.match.KeyMatch.loads`). Among the keys of one
+function that take the call (the graphs of a branch, say), one that hits is
+the graph Dynamo traces: its entry's guards hold the branch's condition. A
+key whose binding the cache cannot decide (``KeyMatch.uncertain``: duck sizing,
+``dynamic=None`` or ``True``, a saved profile) is not ruled out by another key's hit, as it differs in its
+graph inputs: the function is then undecided, and says whether either way an
+entry's guards hold.
+
+:attr:`CallVerdict.exit_code` is what ``fxcache match`` exits with, as
+``grep`` and ``diff`` do: 0 every function counted hits, 1 some function
+misses (or needs a new graph, or fails to compile), 3 none misses but some is
+undecided. A function counts when ``--fn`` names it; without ``--fn``, a
+function none of whose keys can take the call is reported (``others``) but
+not counted, unless no function at all can take it: a parameter called ``x``
+in another function says nothing about this call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey
+from fxcache_core.decode.entries import Origin
+from fxcache_core.functions.origin import frame_label, function_of
+from fxcache_core.guards.user_terms import user_source, user_text
+from fxcache_core.lookup.match import KeyMatch, MatchReport
+
+Status = Literal["hit", "miss", "new-graph", "error", "undecided"]
+
+EXIT_HIT, EXIT_MISS, EXIT_UNDECIDED = 0, 1, 3
+
+_HEAD = {"hit": "HIT", "miss": "MISS", "new-graph": "NEW GRAPH", "error": "ERROR", "undecided": "UNDECIDED"}
+
+
+@dataclass(frozen=True)
+class FunctionVerdict:
+    """What torch does for the call in one function (see the module docstring).
+
+    Attributes:
+        function: the function (:func:`~fxcache_core.functions.origin.function_of`), None
+            for keys whose graph records no origin.
+        origin: where it was traced from (file and line), where known.
+        status: ``hit``, ``miss``, ``new-graph``, ``error`` or ``undecided``.
+        why: the reason, in the user's terms (``x.size(0)=10 fails x.size(0) >= 16``),
+            or for a hit what loads.
+        key: the key that decides (the hit, the first miss), None for ``new-graph``.
+        entry: the entry torch loads, for ``hit``.
+        keys: every key of the function the call was matched against.
+    """
+
+    function: str | None
+    origin: Origin | None
+    status: Status
+    why: str
+    key: CacheKey | None = None
+    entry: str | None = None
+    keys: tuple[KeyMatch, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The function as a user reads it (a resume frame named after its function)."""
+        return frame_label(self.function) if self.function else "(function unknown)"
+
+    @property
+    def line(self) -> str:
+        """The verdict as one line: ``HIT entry 7ybz... (aot acka7ix5pil6)``,
+        ``MISS: torch will compile a new entry: ...``, ``NEW GRAPH: ...``."""
+        if self.status == "hit":
+            assert self.key is not None and self.entry is not None
+            return f"HIT entry {self.entry[:16]} ({self.key.kind.short} {self.key.key[:12]}){self.why}"
+        return f"{_HEAD[self.status]}: {self.why}"
+
+    def to_json(self) -> dict[str, object]:
+        return {"function": self.function, "origin": str(self.origin) if self.origin else None,
+                "status": self.status, "line": self.line, "why": self.why,
+                "key": self.key.key if self.key else None, "entry": self.entry,
+                "keys": [m.key.key for m in self.keys]}
+
+
+@dataclass(frozen=True)
+class CallVerdict:
+    """The verdict per function for one call.
+
+    Attributes:
+        functions: the functions that count towards :attr:`exit_code`.
+        others: (without ``--fn``) functions none of whose keys take the call.
+    """
+
+    functions: tuple[FunctionVerdict, ...]
+    others: tuple[FunctionVerdict, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """0 every counted function hits; 1 some misses, needs a new graph or fails
+        to compile (or nothing takes the call); 3 none of those, but some is undecided."""
+        statuses = {f.status for f in self.functions}
+        if not statuses or statuses & {"miss", "new-graph", "error"}:
+            return EXIT_MISS
+        return EXIT_UNDECIDED if "undecided" in statuses else EXIT_HIT
+
+    def to_json(self) -> dict[str, object]:
+        return {"exit_code": self.exit_code, "functions": [f.to_json() for f in self.functions],
+                "others": [f.to_json() for f in self.others]}
+
+
+def _counts(m: KeyMatch) -> bool:
+    """Whether torch looks ``m``'s key up by its own guards for the call."""
+    return m.fits and (m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by)
+
+
+def _miss_why(m: KeyMatch) -> str:
+    names = m.user_names
+    if m.aborted:
+        return user_text(m.aborted)
+    gone = [ld for ld in m.loads if ld.entry is None]
+    if m.hit is not None and gone:
+        return (f"entry {m.hit.name[:16]} passes its guards, but the {gone[0].role} FX entry it loads "
+                f"({gone[0].key[:12]}) is gone: torch will recompile")
+    fails = [(i, v) for i, v in enumerate(m.entries) if v.outcome == "fail"]
+    if not fails:
+        if not m.entries or all(v.outcome == "unreadable" for v in m.entries):
+            return "torch will compile a new entry: no entry of this key can be read"
+        return "torch will compile a new entry"
+    vals = {v.user_values(names) for _, v in fails}
+    if len(vals) == 1:
+        (shown,) = vals
+        parts = [f"{v.user_clause(names)}" + (f" (#{i})" if len(m.entries) > 1 else "") for i, v in fails]
+        return f"torch will compile a new entry: {shown} fails " + " and ".join(parts)
+    return "torch will compile a new entry: " + "; ".join(
+        f"#{i}: {v.user_values(names)} fails {v.user_clause(names)}" for i, v in fails)
+
+
+def _undecided_why(m: KeyMatch) -> str:
+    if m.uncertain:
+        return user_text(m.uncertain[0])
+    names = m.user_names
+    for v in m.entries:
+        if v.outcome == "unknown" and v.reason:
+            needs = [names.get(p.strip(), p.strip()) for p in v.reason.removeprefix("needs ").split(",")]
+            return f"entry {v.entry.name[:16]} needs {', '.join(needs)}: give it"
+        if v.outcome == "unparsable":
+            return f"entry {v.entry.name[:16]}'s guards are outside what fxcache reads: {v.reason}"
+    return "the cache cannot tell"
+
+
+def _new_graph_why(group: Sequence[KeyMatch]) -> str:
+    """The first reason a key of the function cannot take the call, and how many keys
+    (and other reasons) there are: the line stays one line, the keys below say the rest."""
+    own = [m for m in group if m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by] or list(group)
+    reasons: list[str] = []
+    for m in own:
+        r = user_text(m.reasons[0]) if m.reasons else "it cannot take these inputs"
+        if r not in reasons:
+            reasons.append(r)
+    if len(own) == 1:
+        tail = ""
+    elif len(reasons) == 1:
+        tail = f" (in every cached key: {len(own)})"
+    else:
+        tail = f" (and {len(reasons) - 1} other reason{'s' if len(reasons) > 2 else ''} in the other keys)"
+    return "torch will trace and compile another graph: " + reasons[0] + tail
+
+
+def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> FunctionVerdict:
+    """The verdict of one function from its keys' lookups (see the module docstring)."""
+    origin = next((m.origin for m in group if m.origin is not None), None)
+    keys = tuple(group)
+    # An FX key whose loaders are not in the report (asked for with --key) is looked up itself.
+    looked = [m for m in group if _counts(m)] or [m for m in group if m.fits]
+    if not looked:
+        return FunctionVerdict(function, origin, "new-graph", _new_graph_why(group), keys=keys)
+    hit = next((m for m in looked if m.status == "hit"), None)
+    # A key the cache cannot tell torch looks up (how the call is compiled: duck sizing, a
+    # saved profile) may be the one torch takes instead of the hit: the graphs differ in
+    # their inputs, not in a branch's guards, so the hit does not rule it out.
+    rival = next((m for m in looked if m.status == "undecided" and m.uncertain), None)
+    if hit is not None and rival is not None:
+        assert hit.hit is not None
+        either = rival.hit is not None and all(ld.entry is not None for ld in rival.loads)
+        return FunctionVerdict(
+            function, origin, "undecided",
+            f"{_undecided_why(rival)} (otherwise torch looks up key {hit.key.key[:12]}, whose entry "
+            f"{hit.hit.name[:16]} hits" + ("; either way an entry's guards hold)" if either else ")"),
+            rival.key, keys=keys)
+    if hit is not None:
+        assert hit.hit is not None
+        loads = "".join(f", loads {ld.role} fx {ld.key[:12]}/{(ld.entry or '')[:16]}" for ld in hit.loads)
+        return FunctionVerdict(function, origin, "hit", loads, hit.key, hit.hit.name, keys)
+    und = next((m for m in looked if m.status == "undecided"), None)
+    if und is not None:
+        return FunctionVerdict(function, origin, "undecided", _undecided_why(und), und.key, keys=keys)
+    err = next((m for m in looked if m.status == "error"), None)
+    if err is not None:
+        return FunctionVerdict(function, origin, "error",
+                               "the compile fails: " + _miss_why(err), err.key, keys=keys)
+    first = looked[0]
+    return FunctionVerdict(function, origin, "miss", _miss_why(first), first.key, keys=keys)
+
+
+def verdicts(report: MatchReport, count_all: bool = False) -> CallVerdict:
+    """One :class:`FunctionVerdict` per function the call's inputs reach, in the
+    order of their first key; ``count_all``: every function counts (the report was
+    made for one function, ``--fn``, or one key, ``--key``). Frames the inputs do not bind
+    (``report.unbound``, after a graph break) are undecided: their locals were not given."""
+    folded = report.folded()
+    groups: dict[str | None, list[KeyMatch]] = {}
+    for m in report.results:
+        if m.key.key in folded:
+            continue  # only loaded by an AOTAutograd hit: part of that hit
+        groups.setdefault(function_of(m.origin, m.compiled), []).append(m)
+    found = [function_verdict(f, g) for f, g in groups.items()]
+    for k, origin, takes in report.unbound:
+        found.append(FunctionVerdict(
+            origin.function, origin, "undecided",
+            f"key {k.key[:12]} takes {', '.join(user_source(t) for t in takes)}, which the inputs do "
+            "not name (a frame's locals, e.g. after a graph break): give them with --shapes", k))
+    if count_all or all(v.status == "new-graph" for v in found):
+        return CallVerdict(tuple(found))
+    return CallVerdict(tuple(v for v in found if v.status != "new-graph"),
+                       tuple(v for v in found if v.status == "new-graph"))

@@ -1,0 +1,199 @@
+"""``fxcache df``: what every kind of content under a cache dir costs, and what gc would free.
+
+In the spirit of ``docker system df``, ``pip cache info`` and ``ccache -s``:
+one row per :class:`~fxcache_core.cache.inventory.Kind` (files, bytes, oldest and
+newest last use), with what gc's default policy would reclaim and, when asked
+(it imports torch), what ``--stale`` would. The rows add up to the totals, and
+the totals are what ``find`` and ``du`` say of the same dir
+(:class:`~fxcache_core.cache.inventory.Totals`). Nothing here prints; each report
+knows its JSON form (:meth:`DiskUsage.to_json`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fxcache_core.cache.inventory import Inventory, Item, Kind, Totals
+
+if TYPE_CHECKING:
+    from fxcache_core.catalog.catalog import Catalog
+
+
+@dataclass(frozen=True)
+class Reclaim:
+    """What a gc policy would remove of one kind: ``files`` and ``bytes``."""
+
+    files: int = 0
+    bytes: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {"files": self.files, "bytes": self.bytes}
+
+
+@dataclass(frozen=True)
+class KindUsage:
+    """One row of ``df``.
+
+    Attributes:
+        kind: the kind of content.
+        files: regular files of that kind.
+        bytes: their sizes (a hard-linked file counted once, see :class:`~fxcache_core.cache.inventory.Item`).
+        oldest, newest: the oldest and newest last use (``max(atime, mtime)``,
+            epoch seconds) among them; None for a kind with no file.
+        reclaimable: what gc's default policy would remove.
+        stale: what ``gc --stale`` would remove (None: not computed).
+        by_detail: for ``code`` and ``library``, files and bytes per extension
+            (``.py``, ``.main.so``); for ``triton``, per device.
+    """
+
+    kind: Kind
+    files: int
+    bytes: int
+    oldest: float | None
+    newest: float | None
+    reclaimable: Reclaim
+    stale: Reclaim | None = None
+    by_detail: tuple[tuple[str, int, int], ...] = ()
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind.value, "label": self.kind.label, "files": self.files,
+                "bytes": self.bytes, "oldest_use": self.oldest, "newest_use": self.newest,
+                "reclaimable": self.reclaimable.to_json(),
+                "stale": None if self.stale is None else self.stale.to_json(),
+                "by_extension" if self.kind is not Kind.TRITON else "by_device":
+                    [{"name": d, "files": n, "bytes": b} for d, n, b in self.by_detail]}
+
+
+@dataclass(frozen=True)
+class DiskUsage:
+    """``df`` of one root.
+
+    Attributes:
+        root: the dir.
+        layout: ``inductor`` or ``triton`` (a ``$TRITON_CACHE_DIR`` of its own).
+        kinds: one row per kind present, in :class:`Kind` order.
+        totals: what ``find``/``du`` say of the root.
+        unreadable: (path, why) for what could not be listed or stat'ed: the
+            totals leave it out.
+        undecided: (what, why) for what ``--stale`` could not judge.
+        index: where fxcache's index of this root is (a file outside the root
+            by default; None when turned off) and its size in bytes (0 when absent).
+    """
+
+    root: Path
+    layout: str
+    kinds: tuple[KindUsage, ...]
+    totals: Totals
+    unreadable: tuple[tuple[str, str], ...] = ()
+    undecided: tuple[tuple[str, str], ...] = ()
+    index: tuple[str, int] | None = None
+
+    @property
+    def reclaimable(self) -> Reclaim:
+        """What the default policy would remove, all kinds together."""
+        return Reclaim(sum(k.reclaimable.files for k in self.kinds),
+                       sum(k.reclaimable.bytes for k in self.kinds))
+
+    @property
+    def stale(self) -> Reclaim | None:
+        if any(k.stale is None for k in self.kinds):
+            return None
+        return Reclaim(sum(k.stale.files for k in self.kinds if k.stale),
+                       sum(k.stale.bytes for k in self.kinds if k.stale))
+
+    def to_json(self) -> dict:
+        """``{"root", "layout", "kinds": [{"kind", "files", "bytes", ...}], "total": {"files",
+        "bytes", ...}, ...}``; the kinds' files and bytes add up to ``total``'s."""
+        stale = self.stale
+        return {
+            "root": str(self.root), "layout": self.layout,
+            "kinds": [k.to_json() for k in self.kinds],
+            "total": {**self.totals.to_json(), "reclaimable": self.reclaimable.to_json(),
+                      "stale": None if stale is None else stale.to_json()},
+            "complete": not self.unreadable,
+            "unreadable": [{"path": p, "why": w} for p, w in self.unreadable],
+            "undecided": [{"what": p, "why": w} for p, w in self.undecided],
+            "index": None if self.index is None else {"path": self.index[0], "bytes": self.index[1]},
+        }
+
+
+def disk_usage(inv: Inventory, reclaim: Iterable[str] = (), stale: Iterable[str] | None = None,
+               undecided: Sequence[tuple[str, str]] = (),
+               index: tuple[str, int] | None = None) -> DiskUsage:
+    """The ``df`` report of an inventory.
+
+    ``reclaim``: paths (as the inventory spells them) gc's default policy would
+    remove; ``stale``: those ``--stale`` would (None: not computed). A path not
+    in the inventory (outside the root, or reached through a symlink) is not
+    counted.
+    """
+    gone = set(reclaim)
+    stale_set = None if stale is None else set(stale)
+    rows: dict[Kind, list[Item]] = {}
+    for i in inv.items:
+        rows.setdefault(i.kind, []).append(i)
+    out = []
+    for kind in Kind:
+        items = rows.get(kind)
+        if not items:
+            continue
+        details: dict[str, list[int]] = {}
+        if kind in (Kind.CODE, Kind.LIBRARY, Kind.TRITON):
+            for i in items:
+                d = details.setdefault(i.detail, [0, 0])
+                d[0] += 1
+                d[1] += i.file.size if i.counted else 0
+        out.append(KindUsage(
+            kind=kind, files=len(items), bytes=sum(i.file.size for i in items if i.counted),
+            oldest=min(i.last_use for i in items), newest=max(i.last_use for i in items),
+            reclaimable=_reclaim(items, gone),
+            stale=None if stale_set is None else _reclaim(items, stale_set),
+            by_detail=tuple((d, n, b) for d, (n, b) in sorted(details.items(), key=lambda t: -t[1][1])),
+        ))
+    return DiskUsage(root=inv.root, layout=inv.layout, kinds=tuple(out), totals=inv.totals,
+                     unreadable=tuple((str(s.path), s.reason) for s in inv.unreadable),
+                     undecided=tuple(undecided), index=index)
+
+
+def _reclaim(items: list[Item], paths: set[str]) -> Reclaim:
+    hit = [i for i in items if i.file.where in paths]
+    return Reclaim(len(hit), sum(i.file.size for i in hit if i.counted))
+
+
+def measure(catalog: Catalog, *, stale_against: tuple[tuple[str, str], ...] | None = None,
+            stale_include_dir: str | None = None, index_path: Path | None = None,
+            now: float | None = None) -> DiskUsage:
+    """``df`` of the catalog's cache dir: its inventory, with what gc's default
+    policy (and, given the installed torch's build hashes and include dir from
+    :func:`fxcache_core.keying.current.current_build`, ``--stale``) would remove,
+    planned exactly as ``fxcache gc`` plans it (nothing is touched).
+
+    ``index_path``: fxcache's index file of this cache dir
+    (:func:`fxcache_core.catalog.index.default_index_path`), reported with its size.
+    """
+    import os
+    import time
+
+    from fxcache_core.cache.inventory import detect_layout, take_inventory
+    from fxcache_core.prune.gc import GcPolicy, plan_gc
+
+    now = time.time() if now is None else now
+    root = catalog.scan.root
+    inv = take_inventory(root, detect_layout(root),
+                         index_dir=None if index_path is None else index_path.parent)
+    default = plan_gc(catalog, GcPolicy.default(now=now))
+    stale = undecided = None
+    if stale_against is not None:
+        plan = plan_gc(catalog, GcPolicy(stale_against=stale_against,
+                                         stale_include_dir=stale_include_dir, now=now))
+        stale, undecided = [r.file.where for r in plan.removals], plan.undecided
+    index = None
+    if index_path is not None:
+        try:
+            index = (str(index_path), os.stat(index_path).st_size)
+        except OSError:
+            index = (str(index_path), 0)
+    return disk_usage(inv, [r.file.where for r in default.removals], stale, undecided or (), index)

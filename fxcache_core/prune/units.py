@@ -1,0 +1,246 @@
+"""gc's rules for what is not a cache entry: Triton kernels, precompiled headers,
+compiled libraries, PGO state, locks and temp files.
+
+:mod:`fxcache_core.prune.gc` plans the entries (and generated code) from a scan;
+this module groups the rest of an :class:`~fxcache_core.cache.inventory.Inventory`
+into the :class:`Unit` s gc removes whole, and selects them by rule. It
+touches nothing; the units it selects become ordinary removals of the plan,
+executed the same way (each file checked again before it goes, under the
+lock torch takes for it).
+
+A unit, its lock, and when a policy selects it (never when it was used, or
+written, within :data:`~fxcache_core.prune.gc.TEMP_FILE_GRACE_S`):
+
+=======================  ===========================================  ====================================
+unit                     lock held while it is deleted                selected by
+=======================  ===========================================  ====================================
+a Triton kernel dir      ``<hash>.lock`` beside it, if there          ``--artifacts`` with ``--older-than``
+  (all its files)                                                     (last use of its newest file),
+                                                                      ``--max-size``; never while a group
+                                                                      file in a kept dir names a file in it
+a precompiled header     ``precompiled_headers/locks/<key>.lock``     ``--artifacts --older-than``,
+  (the ``.gch``; the                                                  ``--stale``, ``--max-size``
+  44-byte ``.h`` stub
+  stays: a running torch
+  may pass it to ``-include``)
+a compiled library       ``locks/<key>.lock``                         ``--artifacts --older-than``
+                                                                      (gc.py), ``--stale``, ``--max-size``
+Dynamo PGO state         ``code_state_<job>.pkl.lock``                ``--older-than``, ``--max-size``
+an orphaned lock         the lock itself                              ``--locks`` (default policy): what
+                                                                      it guarded is gone
+a temp file              (none)                                       ``--unreadable`` (default policy)
+=======================  ===========================================  ====================================
+
+Deleting a lock file is safe only while holding it: filelock, which torch's
+``FileLock`` wraps, checks after ``flock`` that the file it locked still has
+a name (``st_nlink``), and retries otherwise (filelock/_native/_unix.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from fxcache_core.cache.inventory import LOAD_OK, Inventory, Item, Kind
+from fxcache_core.cache.keys import artifact_key, is_code_key
+from fxcache_core.quantities import format_duration
+
+GROUP_FILE_LIMIT = 1 << 20
+"""A Triton group file larger than this (bytes) is not read (it names nothing)."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Files gc removes together, under one lock.
+
+    Attributes:
+        kind: their kind.
+        name: what the user calls it (its path below the root).
+        items: the files.
+        lock: the lock file held while they go (its names below the root), or ().
+        dirs: dirs (names below the root) removed once empty, deepest first.
+    """
+
+    kind: Kind
+    name: str
+    items: tuple[Item, ...]
+    lock: tuple[str, ...] = ()
+    dirs: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def size(self) -> int:
+        """Bytes of its files."""
+        return sum(i.file.size for i in self.items)
+
+    @property
+    def last_use(self) -> float:
+        """The newest ``max(atime, mtime)`` of its files, epoch seconds."""
+        return max((i.last_use for i in self.items), default=0.0)
+
+
+def units(inv: Inventory) -> list[Unit]:
+    """The inventory's Triton kernel dirs, precompiled headers, PGO state,
+    orphaned locks, temp files (but those of entry key dirs, which gc.py plans
+    with the entries) and generated-code files (each with its code key's
+    compile lock; a library with its ``.load_ok`` marker, the marker first, as
+    gc.py's ``_code_removals`` does) as units. Each file is in at most one unit."""
+    present = {i.parts for i in inv.items}
+    guarded = _guarded(present)
+    where = {i.file.where for i in inv.items}
+    markers = {i.file.where: i for i in inv.items if i.file.name.endswith(LOAD_OK)}
+    out: list[Unit] = []
+    triton: dict[tuple[str, ...], list[Item]] = {}
+    for i in inv.items:
+        parts = i.parts
+        if i.kind is Kind.TRITON:
+            triton.setdefault(parts[:-1], []).append(i)
+        elif i.kind is Kind.PCH and not parts[-1].endswith(".h"):
+            key = artifact_key(parts[-1]) or ""
+            lock = ("precompiled_headers", "locks", f"{key}.lock")
+            out.append(Unit(Kind.PCH, "/".join(parts), (i,), lock if lock in present else ()))
+        elif i.kind is Kind.PGO:
+            lock = (*parts[:-1], parts[-1] + ".lock")
+            out.append(Unit(Kind.PGO, "/".join(parts), (i,), lock if lock in present else ()))
+        elif i.kind is Kind.LOCK and _orphaned(parts, present, guarded):
+            out.append(Unit(Kind.LOCK, "/".join(parts), (i,), parts))
+        elif i.kind is Kind.TEMP and not _in_entry_key_dir(parts):
+            out.append(Unit(Kind.TEMP, "/".join(parts), (i,), (), _temp_dirs(parts)))
+        elif i.kind in (Kind.CODE, Kind.LIBRARY, Kind.AUTOTUNE) and len(parts) == 2:
+            if parts[-1].endswith(LOAD_OK) and i.file.where[: -len(LOAD_OK)] in where:
+                continue  # goes with its library, first
+            key = artifact_key(parts[-1]) or ""
+            lock = ("locks", f"{key}.lock")
+            marker = markers.get(i.file.where + LOAD_OK)
+            out.append(Unit(i.kind, "/".join(parts), (marker, i) if marker else (i,),
+                            lock if lock in present else ()))
+    for d, items in sorted(triton.items()):
+        lock = (*d[:-1], d[-1] + ".lock")
+        out.append(Unit(Kind.TRITON, "/".join(d), tuple(items), lock if lock in present else (), (d,)))
+    return out
+
+
+def _in_entry_key_dir(parts: tuple[str, ...]) -> bool:
+    """Temp files in FX/AOTAutograd key dirs: gc.py plans those with the entries."""
+    return parts[0] in ("fxgraph", "aotautograd")
+
+
+def _temp_dirs(parts: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """Triton's temp dirs (``tmp.*``) holding this temp file, deepest first."""
+    return tuple(parts[:n] for n in range(len(parts) - 1, 0, -1) if parts[n - 1].startswith("tmp."))
+
+
+def _guarded(present: set[tuple[str, ...]]) -> set[tuple[str, ...]]:
+    """What a lock file may guard, by the names its lock is named after: code
+    keys with a file (``("code", key)``), precompiled headers (``("pch", key)``),
+    Triton dirs with a file (their names below the root)."""
+    out: set[tuple[str, ...]] = set()
+    for p in present:
+        if len(p) == 2 and len(p[0]) == 2 and is_code_key(p[1][:52]):
+            out.add(("code", p[1][:52]))
+        elif len(p) == 2 and p[0] == "precompiled_headers" and is_code_key(p[1][:52]):
+            out.add(("pch", p[1][:52]))
+        elif len(p) >= 4 and p[0] == "triton":
+            out.add(p[:3])
+    return out
+
+
+def _orphaned(parts: tuple[str, ...], present: set[tuple[str, ...]], guarded: set[tuple[str, ...]]) -> bool:
+    """Whether what a lock file guards is gone (so no compile will want it again
+    soon): a code key's files, a precompiled header, PGO state, a Triton dir.
+    Locks of other names (``g++.lock``, a vec-ISA check's) are never orphans."""
+    stem = parts[-1][: -len(".lock")]
+    if parts[:-1] == ("locks",):
+        return is_code_key(stem) and ("code", stem) not in guarded
+    if parts[:-1] == ("precompiled_headers", "locks"):
+        return is_code_key(stem) and ("pch", stem) not in guarded
+    if parts[:1] == ("dynamo",) and stem.startswith("code_state_") and stem.endswith(".pkl"):
+        return (*parts[:-1], stem) not in present
+    if parts[:1] == ("triton",) and len(parts) == 3:
+        return (*parts[:-1], stem) not in guarded
+    return False
+
+
+def group_named(inv: Inventory, kept: Iterable[Unit]) -> set[tuple[str, ...]]:
+    """Dirs (names below the root) that a Triton group file (``__grp__*.json``)
+    in a kept Triton dir names a file in: Triton's ``get_group`` loads those
+    paths (triton/runtime/cache.py), so such a dir stays while its group's
+    kernel does. Group files are read without following symlinks, at most
+    :data:`GROUP_FILE_LIMIT` bytes each; one that is not such JSON names nothing
+    (Triton ignores it too)."""
+    root = os.path.realpath(inv.root)
+    out: set[tuple[str, ...]] = set()
+    for u in kept:
+        if u.kind is not Kind.TRITON:
+            continue
+        for i in u.items:
+            if not (i.file.name.startswith("__grp__") and i.file.name.endswith(".json")):
+                continue
+            for p in _child_paths(i.file.where):
+                rel = os.path.relpath(os.path.realpath(os.path.dirname(p)), root)
+                if not rel.startswith(os.pardir):
+                    out.add(tuple(rel.split(os.sep)))
+    return out
+
+
+def _child_paths(path: str) -> list[str]:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(GROUP_FILE_LIMIT + 1)
+        if len(data) > GROUP_FILE_LIMIT:
+            return []
+        children = json.loads(data).get("child_paths")
+        return [p for p in children.values() if isinstance(p, str)] if isinstance(children, dict) else []
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
+def select(us: Sequence[Unit], *, now: float, grace_s: float, older_than_s: float | None,
+           artifacts: bool, temp: bool, locks: bool, stale_include_dir: str | None,
+           ) -> tuple[dict[str, tuple[Unit, list[str]]], list[tuple[str, str]]]:
+    """Select units by rule (see the module docstring).
+
+    Returns (unit name -> (unit, why: one phrase per rule that selected it),
+    in selection order; (unit name, why not decided) for the units ``--stale``
+    could not judge: a file that could not be read, or that records no torch).
+    A unit used within ``grace_s`` seconds is never selected.
+    """
+    from fxcache_core.cache.provenance import built_by_another_torch
+
+    chosen: dict[str, tuple[Unit, list[str]]] = {}
+    undecided: list[tuple[str, str]] = []
+
+    def pick(u: Unit, why: str) -> None:
+        chosen.setdefault(u.name, (u, []))[1].append(why)
+
+    for u in us:
+        age = now - u.last_use
+        if age <= grace_s:
+            continue
+        old = older_than_s is not None and age > older_than_s
+        if u.kind is Kind.TEMP and temp:
+            pick(u, f"stale temp file, untouched for {format_duration(age)}")
+        elif u.kind is Kind.LOCK and locks:
+            pick(u, f"orphaned lock (what it guarded is gone), untouched for {format_duration(age)}")
+        elif u.kind is Kind.PGO and old:
+            pick(u, f"PGO state unused for {format_duration(age)}")
+        elif u.kind in (Kind.TRITON, Kind.PCH) and artifacts and old:
+            pick(u, f"{_NOUN[u.kind]} unused for {format_duration(age)}")
+        if u.kind in (Kind.PCH, Kind.LIBRARY) and stale_include_dir is not None:
+            i = u.items[-1]  # the library, not its load-check marker
+            try:
+                stale, why = built_by_another_torch(i.file.where, i.file.mtime, stale_include_dir,
+                                                    pch=u.kind is Kind.PCH)
+            except OSError as e:
+                stale, why = None, f"cannot read it: {e.strerror or e}"
+            if stale:
+                pick(u, "stale: " + why)
+            elif stale is None:
+                undecided.append((u.name, why))
+    return chosen, undecided
+
+
+_NOUN = {Kind.TRITON: "Triton kernel", Kind.PCH: "precompiled header"}
+

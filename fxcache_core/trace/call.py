@@ -1,0 +1,96 @@
+"""The inputs of a traced call, as ``fxcache match`` takes them (``match --from-trace``).
+
+A compile in a TORCH_TRACE (:class:`~fxcache_core.trace.run.TraceCompile`)
+records the call Dynamo traced: each tensor input with its source, sizes,
+strides, storage offset and the dims marked dynamic (``describe_tensor`` /
+``describe_source``), each symbol with its source and value
+(``create_symbol``), and the Dynamo config it ran under. This module turns
+that into :mod:`fxcache_core.lookup.binding` values, so the call can be matched
+against any cache without typing ``--shapes``:
+
+* a tensor -> :class:`~fxcache_core.lookup.binding.TensorArg` (shape, strides,
+  offset); an int input that became a symbol (``L['n']``) -> its value;
+* the mode -> :class:`~fxcache_core.lookup.binding.DynamicMode` from
+  ``TraceCompile.dynamic``;
+* under ``dynamic=None``/``False``, a dim that the compile made symbolic was
+  either marked (``mark_dynamic``) or made dynamic by automatic dynamic after
+  an earlier call changed it; either way Dynamo gives it a symbol of its own
+  (``DimDynamic.DYNAMIC``, torch/_dynamo/variables/builder.py
+  ``_automatic_dynamic``), which is what a marked dim means to ``match``.
+
+Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fxcache_core.errors import ShapeSpecError
+from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
+from fxcache_core.trace.run import TraceCompile, TraceRun
+
+_SIZE_RE = re.compile(r"(.+)\.size\(\)\[(\d+)\]")
+
+
+@dataclass(frozen=True)
+class TracedCall:
+    """One traced call's inputs.
+
+    Attributes:
+        compile: the compile it was read from.
+        inputs: source (``L['x']``) -> tensor or int, as ``match`` takes them.
+        mode: the ``dynamic=`` the function was compiled with (UNKNOWN when
+            the trace does not say).
+        function: the compiled function's name (``match --fn``).
+    """
+
+    compile: TraceCompile
+    inputs: dict[str, InputValue]
+    mode: DynamicMode
+    function: str | None
+
+
+def call_inputs(run: TraceRun, compile_id: str, rank: int | None = None) -> TracedCall:
+    """The inputs of the call traced by compile ``compile_id`` (``0/1``, tlparse's
+    ``[0/1]``, or ``0/0#2`` for the second compile that used the id: after a
+    ``torch._dynamo.reset()``), on ``rank`` when the trace has several.
+
+    Raises:
+        ShapeSpecError: no such compile, the id names several (ranks, or
+            reuses) and the choice was not made, or it recorded no input.
+    """
+    found = run.find_compile(compile_id, rank)
+    if not found:
+        known = ", ".join(dict.fromkeys(str(c.ref) for c in run.compiles)) or "none"
+        raise ShapeSpecError(f"the trace has no compile {compile_id!r} (compiles: {known[:300]})")
+    ranks = {c.rank for c in found}
+    if rank is None and len(ranks) > 1:
+        raise ShapeSpecError(f"compile {compile_id} is on ranks {sorted(ranks, key=str)}: choose one with --rank")
+    if len(found) > 1:
+        raise ShapeSpecError(f"compile id {compile_id} was used {len(found)} times (torch._dynamo.reset() "
+                             f"starts ids again): say which, {', '.join(run.label(c) for c in found)}")
+    c = found[0]
+    mode = {"true": DynamicMode.TRUE, "none": DynamicMode.NONE, "false": DynamicMode.FALSE}.get(
+        c.dynamic or "", DynamicMode.UNKNOWN)
+    symbolic: dict[str, set[int]] = {}
+    for s in c.symbols:
+        m = _SIZE_RE.fullmatch(s.source or "")
+        if m:
+            symbolic.setdefault(m.group(1), set()).add(int(m.group(2)))
+    inputs: dict[str, InputValue] = {}
+    for t in c.tensors:
+        if not all(isinstance(x, int) for x in (*t.size, *t.stride)):
+            continue
+        marked = set(t.marked)
+        if mode is not DynamicMode.TRUE:
+            marked |= symbolic.get(t.source, set())
+        inputs[t.source] = TensorArg(tuple(t.size), tuple(t.stride), t.storage_offset or 0,  # type: ignore[arg-type]
+                                     frozenset(marked))
+    for s in c.symbols:
+        if (s.source and s.value is not None and s.source not in inputs
+                and not any(p in s.source for p in (".size()", ".stride()", ".storage_offset()"))):
+            inputs[s.source] = s.value
+    if not inputs:
+        raise ShapeSpecError(f"compile {compile_id} recorded no input (describe_tensor / create_symbol)")
+    return TracedCall(c, inputs, mode, c.function)

@@ -1,0 +1,152 @@
+"""What traces tell about entries that their files cannot: real use and compile cost.
+
+An entry's atime says when it was last read only where the file system records
+reads, and not at all on a cache copied elsewhere. A TORCH_TRACE records every
+hit (:mod:`fxcache_core.trace.explain` names the entry) and, for every miss, the
+compile it cost and the entry it wrote. ``fxcache explain`` keeps these facts
+here, per entry file name (torch names an entry by the sha256 of its content,
+so the name is the entry wherever it is copied), for ``gc`` to rank by
+(:class:`~fxcache_core.prune.gc.GcPolicy` ``trace_use``).
+
+Where: beside fxcache's index of decoded entries (:mod:`fxcache_core.catalog.index`),
+never inside the cache dir::
+
+    <index dir>/usage-<sha256 of the cache dir's real path>.sqlite
+
+one table ``entry_use(kind, key, entry, last_use, hits, compile_s, written)``
+and one of the traces already counted (``traces``, by file name, size and
+mtime), so explaining a trace twice never counts its hits twice. Like the
+index, ``FXCACHE_NO_INDEX=1`` turns it off and an error opening it (a
+read-only home) just leaves it out. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from fxcache_core.catalog.index import default_index_path
+from fxcache_core.trace.explain import ExplainReport
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entry_use (
+    kind TEXT NOT NULL, key TEXT NOT NULL, entry TEXT NOT NULL,
+    last_use REAL, hits INTEGER NOT NULL DEFAULT 0, compile_s REAL, written REAL,
+    PRIMARY KEY (kind, key, entry));
+CREATE TABLE IF NOT EXISTS traces (fingerprint TEXT PRIMARY KEY);
+"""
+
+
+def usage_path(root: Path) -> Path | None:
+    """Where the trace facts of cache dir ``root`` live (None when the index is off)."""
+    idx = default_index_path(root)
+    return None if idx is None else idx.with_name(idx.name.replace("index-", "usage-", 1))
+
+
+@dataclass(frozen=True)
+class EntryUse:
+    """What traces said about one entry.
+
+    Attributes:
+        kind, key, entry: which entry (``fxgraph``/``aotautograd``, key, file name).
+        last_use: the latest hit on it in a trace, epoch seconds (None: never seen hit).
+        hits: hits counted across the traces explained.
+        compile_s: the compile seconds the miss that wrote it recorded (None: not seen).
+        written: when a traced miss wrote it, epoch seconds.
+    """
+
+    kind: str
+    key: str
+    entry: str
+    last_use: float | None
+    hits: int
+    compile_s: float | None
+    written: float | None
+
+
+class UsageStore:
+    """The trace facts of one cache dir (see the module docstring). ``path`` None: off."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, timeout=10)
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error):
+            self._db = None
+
+    @property
+    def enabled(self) -> bool:
+        return self._db is not None
+
+    def record(self, report: ExplainReport) -> int:
+        """Keep what ``report`` says about entries (hits: use time, count; misses:
+        compile seconds and write time of the entry written). Returns the facts
+        kept; 0 when the store is off or the trace was counted before (its use
+        times are still taken: they only ever move later)."""
+        if self._db is None or report.cache_dir is None:
+            return 0
+        fp = _fingerprint(report)
+        try:
+            with self._db:
+                seen = self._db.execute("SELECT 1 FROM traces WHERE fingerprint = ?", (fp,)).fetchone()
+                n = 0
+                for x in report.lookups:
+                    lk = x.lookup
+                    if lk.key is None:
+                        continue
+                    if lk.state == "hit" and x.entry is not None:
+                        self._db.execute(
+                            "INSERT INTO entry_use(kind, key, entry, last_use, hits) VALUES (?, ?, ?, ?, ?) "
+                            "ON CONFLICT(kind, key, entry) DO UPDATE SET "
+                            "last_use = max(coalesce(last_use, 0), excluded.last_use), "
+                            "hits = hits + excluded.hits",
+                            (lk.cache, lk.key, x.entry, lk.time, 0 if seen else 1))
+                        n += 1
+                    elif lk.state == "miss" and x.wrote is not None:
+                        self._db.execute(
+                            "INSERT INTO entry_use(kind, key, entry, compile_s, written) VALUES (?, ?, ?, ?, ?) "
+                            "ON CONFLICT(kind, key, entry) DO UPDATE SET "
+                            "compile_s = coalesce(excluded.compile_s, compile_s), "
+                            "written = coalesce(excluded.written, written)",
+                            (lk.cache, lk.key, x.wrote, x.seconds, lk.time))
+                        n += 1
+                self._db.execute("INSERT OR IGNORE INTO traces(fingerprint) VALUES (?)", (fp,))
+            return n
+        except sqlite3.Error:
+            return 0
+
+    def load(self) -> dict[str, EntryUse]:
+        """Entry file name -> what traces said about it (empty when off)."""
+        if self._db is None:
+            return {}
+        try:
+            rows = self._db.execute(
+                "SELECT kind, key, entry, last_use, hits, compile_s, written FROM entry_use").fetchall()
+        except sqlite3.Error:
+            return {}
+        return {r[2]: EntryUse(*r) for r in rows}
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def _fingerprint(report: ExplainReport) -> str:
+    """A trace's identity: its files' names, sizes and mtimes."""
+    h = hashlib.sha256()
+    for f in report.run.files:
+        try:
+            st = os.stat(f.path)
+            h.update(f"{f.path.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        except OSError:
+            h.update(f"{f.path.name}\0?\n".encode())
+    return h.hexdigest()

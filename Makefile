@@ -1,7 +1,7 @@
 # fxcache developer entry points. Each target installs what it needs into .venv.
 #   make demo   build a real torch.compile cache (CPU) and tour every command on it
 #   make test   run the test suite (builds its own real caches in a temp dir)
-#   make lint   ruff
+#   make lint   ruff, then import-linter's layers and no-cycle contracts (pyproject.toml)
 #   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
 #               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000),
 #               then listing a Redis remote cache (needs redis-server), then explain on a 100 MB trace
@@ -37,6 +37,7 @@ bench: setup
 
 lint: setup
 	$(BIN)/ruff check fxcache_core fxcache_cli tests demo benchmarks
+	$(BIN)/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) $(DEMO_CACHE) .pytest_cache .ruff_cache .hypothesis

@@ -11,8 +11,6 @@ from typing import Annotated, Any
 import typer
 from rich.filesize import decimal as human_bytes
 
-from fxcache_core.cache.keys import KeyKind
-
 from ._app import JsonOpt
 from ._context import (
     done_reading,
@@ -24,7 +22,7 @@ from ._context import (
     state,
     user_path,
 )
-from ._output import age, emit, emit_json_listing, err, fail, out, plural, safe
+from ._output import age, fail, out, plural, safe
 
 
 def gc_cmd(
@@ -131,6 +129,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
               traced: dict[str, float] | None = None) -> None:
     """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed.
     ``traced``: entry name -> its last hit in a trace (shown as its last use when later)."""
+    from fxcache_core.cache.keys import KeyKind
     from fxcache_core.prune.gc import execute_plan, last_use
 
     done_reading()
@@ -161,7 +160,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
                 "failed": ({"path": user_path(p), "error": w} for p, w in res.failed),
                 "dirs_removed": (str(d) for d in res.dirs_removed),
             })
-        emit_json_listing(body, lists)
+        out.listing(body, lists)
 
     if not as_json:
         now = time.time()
@@ -171,18 +170,18 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
                      if r.kind is KeyKind.CODE
                      else f"{r.kind.short} {r.key[:16]}/{safe((r.entry or r.file.name)[:16])}")
             used = age(max(last_use(r.file), (traced or {}).get(r.entry or "", 0.0)), now)
-            emit(f"  remove {where}  "
+            out.text(f"  remove {where}  "
                   f"{human_bytes(r.size):>9}  {'idle ' + used.removesuffix(' ago') if remote else 'last used ' + used}  "
                   f"[dim]{safe('; '.join(r.reasons))}[/dim]")
         for p, w in plan.kept:
-            emit(f"  [yellow]keep[/yellow] {safe(user_path(p))}  [dim]{safe(w)}[/dim]")
+            out.text(f"  [yellow]keep[/yellow] {safe(user_path(p))}  [dim]{safe(w)}[/dim]")
         temps = sum(1 for r in plan.removals if r.what == "temp")
         code = sum(1 for r in plan.removals if r.what == "code")
         others = len(plan.removals) - plan.entries_removed - temps - code
         for what, why in plan.undecided[:5]:
-            emit(f"  [yellow]keep[/yellow] {safe(what)}: {safe(why)}")
+            out.text(f"  [yellow]keep[/yellow] {safe(what)}: {safe(why)}")
         if len(plan.undecided) > 5:
-            emit(f"  [yellow]keep[/yellow] {len(plan.undecided) - 5} more that a rule could not judge")
+            out.text(f"  [yellow]keep[/yellow] {len(plan.undecided) - 5} more that a rule could not judge")
         out.print(f"Plan: remove {plural(plan.entries_removed, 'entry', 'entries')}"
                   + (f", {plural(temps, 'stale temp file')}" if temps else "")
                   + (f", {plural(code, 'generated code file')}" if code else "")
@@ -202,7 +201,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
                 else plural(len(plan.removals), "file"))
         verb = f"Give {what} an expiry of {ttl} s" if ttl is not None else f"Delete {what}"
         if not typer.confirm(f"{verb}?", default=False, err=True):
-            err.print("Nothing deleted.")
+            out.err.print("Nothing deleted.")
             raise typer.Exit(1)
     res = remote_store().execute(plan, ttl) if state.remote is not None else execute_plan(plan)
     if as_json:

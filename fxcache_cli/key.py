@@ -6,11 +6,9 @@ from typing import Annotated, Any
 
 import typer
 
-from fxcache_core.cache.keys import KeyKind
-
 from ._app import JsonOpt
 from ._context import installed_build, scan_dir
-from ._output import emit_json, fail, origin_text, out, plural, safe, safe_lines
+from ._output import fail, origin_text, out, plural, safe, safe_lines
 
 
 def key_cmd(
@@ -25,6 +23,7 @@ def key_cmd(
 ) -> None:
     """What a key is made of: per component group, how many components and which
     settings are not at torch's defaults, then the components that matter (--all: every one)."""
+    from fxcache_core.cache.keys import KeyKind
     from fxcache_core.catalog.catalog import Catalog
     from fxcache_core.functions.origin import key_origin
     from fxcache_core.keying.anatomy import (
@@ -41,7 +40,7 @@ def key_cmd(
     if key is None:
         assert build is not None
         if as_json:
-            emit_json({"torch": build.torch_version, "components": [
+            out.result({"torch": build.torch_version, "components": [
                 {"name": n, "hash": h, "value": build.values[n]} for n, h in build.hashes.items()]})
             return
         out.print(f"installed torch {safe(build.torch_version)}: "
@@ -63,7 +62,7 @@ def key_cmd(
         body.update({"stale": list(stale) if stale is not None else None,
                      "origin": str(origin) if origin else None,
                      "defaults_of": f"torch {TORCH_VERSION}"})
-        emit_json(body)
+        out.result(body)
         return
     if stale is not None:  # --current: the answer first
         out.print(("[red]stale[/red]: built by another torch or system ("
@@ -142,6 +141,7 @@ def diff_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Which components differ between two keys: why two compiles did not share a key."""
+    from fxcache_core.cache.keys import KeyKind
     from fxcache_core.catalog.catalog import Catalog
     from fxcache_core.keying.anatomy import compare_keys
 
@@ -152,7 +152,7 @@ def diff_cmd(
     ka, kb = scan_a.find(a), scan_b.find(b)
     cmp = compare_keys(cat_a, ka, cat_b, kb)
     if as_json:
-        emit_json(cmp.to_json())
+        out.result(cmp.to_json())
         return
     out.print(f"A {ka.kind.short} {ka.key}\nB {kb.kind.short} {kb.key}")
     if ka.kind is KeyKind.AOT_AUTOGRAD:

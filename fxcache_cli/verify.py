@@ -6,7 +6,7 @@ import typer
 
 from ._app import JsonOpt
 from ._context import done_reading, open_catalog, scan_dir
-from ._output import emit_json, out, plural, safe
+from ._output import out, plural, safe
 
 
 def verify_cmd(as_json: JsonOpt = False) -> None:
@@ -18,7 +18,7 @@ def verify_cmd(as_json: JsonOpt = False) -> None:
     rep = verify(open_catalog(scan, indexed=False, as_json=as_json))
     done_reading()
     if as_json:
-        emit_json(rep.to_json())
+        out.result(rep.to_json())
     else:
         for b in rep.bad:
             e = b.entry

@@ -35,7 +35,7 @@ commands_dict: dict[str, CommandInfo] = {
         "List cache keys with the function each was compiled from, their entries, sizes and last use."),
     "dupes": CommandInfo(
         "fxcache_cli.modes", "dupes_cmd",
-        "FX keys that are one key but for symbol names (fragmentation), grouped, with the reason "
+        "FX keys that are one key but for symbol names (fragmentation), grouped, with the reason\n"
         "(ls --dupes)."),
     "df": CommandInfo(
         "fxcache_cli.df", "df_cmd",

@@ -62,9 +62,11 @@ def _escape_char(m: re.Match[str]) -> str:
 def shown(text: str, keep_newlines: bool = False) -> str:
     """Untrusted text (from a cache) as it may be shown: every control character
     (``\\x1b``, ``\\n``...), bidi control (``\\u202e``) and undecodable byte of a
-    name (``\\xff``) written as an escape, the rest as it is."""
+    name (``\\xff``) written as an escape, the rest as it is. Core parameter
+    markers (:func:`fxcache_core.errors.param`) are written as flags first."""
     if text.isascii() and text.isprintable():  # the usual case, checked at C speed
         return text
+    text = render_flags(text)
     return (_UNSAFE_BUT_NEWLINE if keep_newlines else _UNSAFE).sub(_escape_char, text)
 
 

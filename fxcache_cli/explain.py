@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, state
+from ._errors import message_of
 from ._output import ReadProgress, out, plural
 
 GM_DIFF_LINES = 24
@@ -81,11 +82,11 @@ def _cache_for(run: Any) -> tuple[Any, str | None]:
             try:
                 return scan_cache(resolve_cache_dir(d)), None
             except CacheDirError as e:
-                tried.append(str(e))
+                tried.append(message_of(e))
     try:
         return scan_cache(resolve_cache_dir()), None
     except CacheDirError as e:
-        tried.append(str(e))
+        tried.append(message_of(e))
     return None, "no cache to relate the run to (" + "; ".join(tried) + "): give --cache-dir"
 
 

@@ -22,6 +22,7 @@ from ._context import (
     state,
     user_path,
 )
+from ._errors import message_of
 from ._output import age, fail, out, plural, safe
 
 
@@ -55,7 +56,7 @@ def gc_cmd(
         try:
             return parse(text)
         except ValueError as e:
-            fail(f"{option}: {e}")
+            fail(f"{option}: {message_of(e)}")
 
     ttl = None
     if set_ttl is not None:
@@ -72,7 +73,7 @@ def gc_cmd(
             orphaned_locks=locks, **_stale_policy(stale),
         )
     except ValueError as e:
-        fail(str(e))
+        fail(message_of(e))
     if keep_costly and max_size is None:
         fail("--keep-costly orders what --max-size removes: give --max-size too")
     if policy.is_empty:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, state
 from ._errors import message_of
-from ._output import ReadProgress, out, plural
+from ._output import ReadProgress, out, paint, plural, short
 
 GM_DIFF_LINES = 24
 """Lines of a graph diff shown per new key (``--json`` has it whole)."""
@@ -90,7 +90,6 @@ def _cache_for(run: Any) -> tuple[Any, str | None]:
     return None, "no cache to relate the run to (" + "; ".join(tried) + "): give --cache-dir"
 
 
-_STATE = {"hit": "[green]HIT[/green]", "miss": "[red]MISS[/red]", "bypass": "[yellow]BYPASS[/yellow]"}
 _CAUSE = {"new-key": "new key", "guard-miss": "guard miss", "fx-entry-missing": "its FX entry is gone"}
 
 
@@ -130,14 +129,14 @@ def _render_lookup(x: Any) -> None:
     lk = x.lookup
     kind = "aot" if lk.cache == "aotautograd" else "fx"
     role = f" {lk.graph}" if lk.graph == "backward" else ""
-    key = escape(lk.key[:16]) if lk.key else "(no key)"
-    parts = [f"  {kind:<3} {key}{role}  {_STATE[lk.state]}"]
+    key = escape(short(lk.key)) if lk.key else "(no key)"
+    parts = [f"  {kind:<3} {key}{role}  {paint(lk.state, lk.state.upper())}"]
     if lk.state == "miss":
         parts.append(_CAUSE.get(x.cause, x.cause))
     if lk.for_aot:
         parts.append("[dim](loaded for the AOTAutograd hit)[/dim]")
     if x.entry:
-        parts.append(f"entry {escape(x.entry[:16])}")
+        parts.append(f"entry {escape(short(x.entry))}")
     if x.seconds is not None:
         parts.append(("saved " if lk.state == "hit" else "cost ") + _secs(x.seconds))
     out.text("  ".join(parts))
@@ -164,18 +163,18 @@ def _render_lookup(x: Any) -> None:
                          + (" (" + ", ".join(x for x in (v.symbol, v.source) if x) + ")" if v.symbol or v.source else "")
                          for v in t.values)
         if t.clause:
-            out.text(pad + f"{escape(t.entry[:16])} fails {escape(t.clause)}  with {escape(vals)}")
+            out.text(pad + f"{escape(short(t.entry))} fails {escape(t.clause)}  with {escape(vals)}")
         else:
-            out.text(pad + f"{escape(t.entry[:16])} {t.status}" + (f": {escape(t.error)}" if t.error else ""))
+            out.text(pad + f"{escape(short(t.entry))} {t.status}" + (f": {escape(t.error)}" if t.error else ""))
     if x.nearest is not None:
         n = x.nearest
         via = f" (through their {n.role} FX keys)" if n.role else ""
         by = f", written by this run (lookup {n.written_by})" if n.written_by is not None else ""
         if not n.differs:
-            out.text(pad + f"nearest {escape(n.key[:16])}{via}{by}: no component differs")
+            out.text(pad + f"nearest {escape(short(n.key))}{via}{by}: no component differs")
         else:
             verb = "differs" if len(n.differs) == 1 else "differ"
-            out.text(pad + f"nearest {escape(n.key[:16])}{via}{by}: {plural(len(n.differs), 'component')} {verb}")
+            out.text(pad + f"nearest {escape(short(n.key))}{via}{by}: {plural(len(n.differs), 'component')} {verb}")
         for name, this, near in n.details:
             out.text(pad + f"  [bold]{escape(name)}[/bold]")
             if name == "gm":

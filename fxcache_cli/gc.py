@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -23,7 +22,7 @@ from ._context import (
     user_path,
 )
 from ._errors import message_of
-from ._output import age, fail, out, plural, safe
+from ._output import age, fail, out, plural, safe, short
 
 
 def gc_cmd(
@@ -169,7 +168,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
             where = (f"{r.content.value} {safe(_below(plan.root, r.file.where))}" if r.content is not None
                      else f"code {safe(r.file.path.parent.name + '/' + r.file.name)}"
                      if r.kind is KeyKind.CODE
-                     else f"{r.kind.short} {r.key[:16]}/{safe((r.entry or r.file.name)[:16])}")
+                     else f"{r.kind.short} {short(r.key)}/{safe(short(r.entry or r.file.name))}")
             used = age(max(last_use(r.file), (traced or {}).get(r.entry or "", 0.0)), now)
             out.text(f"  remove {where}  "
                   f"{human_bytes(r.size):>9}  {'idle ' + used.removesuffix(' ago') if remote else 'last used ' + used}  "
@@ -195,15 +194,12 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
         if as_json:
             emit_plan(plan_json())
         return
-    if not yes:
-        if not sys.stdin.isatty():
-            fail("refusing to delete without confirmation: stdin is not a terminal (pass --yes)")
-        what = (plural(len(plan.removals), "Redis key") if state.remote is not None
-                else plural(len(plan.removals), "file"))
-        verb = f"Give {what} an expiry of {ttl} s" if ttl is not None else f"Delete {what}"
-        if not typer.confirm(f"{verb}?", default=False, err=True):
-            out.err.print("Nothing deleted.")
-            raise typer.Exit(1)
+    what = (plural(len(plan.removals), "Redis key") if state.remote is not None
+            else plural(len(plan.removals), "file"))
+    verb = f"Give {what} an expiry of {ttl} s" if ttl is not None else f"Delete {what}"
+    if not out.confirm(f"{verb}?", yes=yes):
+        out.err.print("Nothing deleted.")
+        raise typer.Exit(1)
     res = remote_store().execute(plan, ttl) if state.remote is not None else execute_plan(plan)
     if as_json:
         body = plan_json()

@@ -8,7 +8,7 @@ import typer
 
 from ._app import Dynamic, DynamicOpt, JsonOpt, mode_of
 from ._context import done_reading, indexed_catalog, scan_dir
-from ._output import error_line, fail, origin_text, out, plural, safe
+from ._output import COLOUR, error_line, fail, origin_text, out, paint, plural, safe, short
 
 
 def match_cmd(
@@ -133,10 +133,8 @@ def match_cmd(
     # ~0.1 ms per print call.
     buf: list[str] = []
     say = buf.append
-    colour = {"hit": "green", "miss": "red", "undecided": "yellow", "no-fit": "dim", "error": "red",
-              "new-graph": "red"}
     for v in verdict.functions:
-        c = colour[v.status]
+        c = COLOUR[v.status]
         head, _, rest = v.line.partition(":") if v.status != "hit" else (v.line, "", "")
         say(f"[bold]{safe(v.label)}[/bold]: [{c}]{safe(head)}[/{c}]" + (":" + safe(rest) if rest else ""))
     if verdict.others:
@@ -158,7 +156,7 @@ def match_cmd(
         else:
             shown.append(m)
     for m in shown:
-        _key_block(m, explain, colour, say)
+        _key_block(m, explain, say)
     notes = []
     if hidden_nofit:
         notes.append(f"{plural(hidden_nofit, 'key')} cannot take these shapes")
@@ -175,14 +173,14 @@ def match_cmd(
     raise typer.Exit(verdict.exit_code)
 
 
-def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
+def _key_block(m, explain: bool, say) -> None:
     """One key's lookup: its inputs' values, why it cannot take them, each entry's verdict."""
     from fxcache_core.guards.user_terms import user_text
 
-    c = colour[m.status]
+    c = COLOUR[m.status]
     head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
     if m.hit is not None:
-        head += f" {safe(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {safe(m.hit.name[:16])})"
+        head += f" {safe(short(m.hit.name))}" if m.status == "hit" else f" (guards pass: {safe(short(m.hit.name))})"
     if m.compiled is not None:
         head += f"  [cyan]{safe(str(m.compiled))}[/cyan]"
     elif m.origin is not None:
@@ -205,12 +203,11 @@ def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
         say(f"  [red]{safe(user_text(m.aborted))}[/red]")
     for i, v in enumerate(m.entries):
         if m.hit is v.entry:
-            tag = "[green]hit[/green]" if m.status == "hit" else "[green]passes[/green]"
+            tag = paint("hit") if m.status == "hit" else paint("passes")
         elif v.entry in m.shadowed:
             tag = "[yellow]shadowed[/yellow] (passes too, but comes later)"
-        else:
-            tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
-                v.outcome, f"[yellow]{v.outcome}[/yellow]")
+        else:  # an entry's other outcomes (error, undecided...) in yellow
+            tag = paint(v.outcome) if v.outcome in ("fail", "pass") else f"[yellow]{v.outcome}[/yellow]"
         if v.outcome in ("fail", "error") and v.failed_clause is not None:
             why = safe(f"{v.user_clause(names)}" + (" is False" if v.outcome == "fail" else " raises")
                          + f"  with {v.user_values(names)}")
@@ -218,10 +215,10 @@ def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
                 why += f"  [dim](stored: {safe(v.reason)})[/dim]"
         else:
             why = safe(user_text(v.reason)) if v.reason else ""
-        say(f"  #{i} {safe(v.entry.name[:16])}  {tag}" + (f"  {why}" if why else ""))
+        say(f"  #{i} {safe(short(v.entry.name))}  {tag}" + (f"  {why}" if why else ""))
     for ld in m.loads:
-        where = safe(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
-        say(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
+        where = safe(short(ld.entry)) if ld.entry else "[red]gone: torch will recompile[/red]"
+        say(f"  -> loads {ld.role} fx {short(ld.key)} / {where}")
 
 
 def _user(src: str) -> str:

@@ -86,8 +86,7 @@ def coverage(key: str, spec: str, fixed: dict[str, int], mode: Any, as_json: boo
         out.result(cov.to_json())
         return
     labels = {e.name: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[e.order % 36] for e in k.entries}
-    glyph = {"miss": "[red]·[/red]", "other-graph": "[dim]×[/dim]", "error": "[red]![/red]",
-             "undecided": "[yellow]?[/yellow]"}
+    glyph = {o: paint(o, g) for o, g in (("miss", "·"), ("other-graph", "×"), ("error", "!"), ("undecided", "?"))}
     lo, hi = cov.segments[0].start, cov.segments[-1].end
     width = min(64, hi - lo + 1)
     bar = []
@@ -98,7 +97,7 @@ def coverage(key: str, spec: str, fixed: dict[str, int], mode: Any, as_json: boo
         b = lo + (hi - lo + 1) * (c + 1) // width - 1
         inside = [g for g in cov.segments if g.end >= a and g.start <= b]
         seg = next((g for g in inside if g.outcome == "hit"), inside[0])
-        bar.append(f"[green]{labels[seg.entry.name]}[/green]" if seg.outcome == "hit"
+        bar.append(paint("hit", labels[seg.entry.name]) if seg.outcome == "hit"
                    else glyph.get(seg.outcome, "?"))
     fixed_txt = ", ".join(f"{p}={v}" for p, v in cov.fixed) or "none"
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}: {cov.placeholder} ({cov.symbol}, "
@@ -110,7 +109,7 @@ def coverage(key: str, spec: str, fixed: dict[str, int], mode: Any, as_json: boo
             out.print(f"  [dim]… {len(cov.segments) - 40} more segments (--json lists them all)[/dim]")
             break
         span = f"{g.start}" if g.start == g.end else f"{g.start}..{g.end}"
-        what = (f"[green]#{g.entry.order} {safe(g.entry.name[:16])}[/green]" if g.outcome == "hit"
+        what = (f"[green]#{g.entry.order} {safe(short(g.entry.name))}[/green]" if g.outcome == "hit"
                 else {"miss": "[red]miss[/red]: no entry's guards hold"}.get(g.outcome, g.outcome))
         note = f"  ({safe(g.note)})" if g.note else ""
         out.print(f"  {span:>15}  {what}{note}")

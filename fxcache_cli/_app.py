@@ -1,17 +1,70 @@
-"""The Typer app and its global options; each command lives in its own module
-(``ls``, ``df``, ``guards``, ``match``, ``verify``, ``key``, ``gc``), registered by
-:mod:`fxcache_cli.app`."""
+"""The Typer app, its global options, and the group that loads commands lazily.
+
+Each command lives in its own module, named in :data:`fxcache_cli._commands.commands_dict`;
+:class:`LazyGroup` imports a command's module only when that command runs (or
+its ``--help`` is asked for), so ``fxcache --help`` stays cheap. Never imports
+fxcache_core at module level (``--version`` reads ``fxcache_core.__version__``,
+the package's ``__init__`` only).
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
-from typing import Annotated
+from enum import Enum
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
+from ._commands import commands_dict
 from ._context import state
 
+
+class LazyGroup(TyperGroup):
+    """A TyperGroup over :data:`commands_dict`: lists and summarises commands from
+    the table, builds a command (typer's own way, as ``app.command(name)(fn)`` would)
+    only when asked for it."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(commands_dict)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in commands_dict:
+            info = commands_dict[cmd_name]
+            fn = getattr(importlib.import_module(info.module), info.function)
+            one = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False)
+            one.command(cmd_name)(fn)
+            self.commands[cmd_name] = typer.main.get_command_from_info(
+                one.registered_commands[0], pretty_exceptions_short=True, rich_markup_mode=None)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        from typer._click.utils import make_default_short_help
+
+        limit = formatter.width - 6 - max(map(len, commands_dict))
+        rows = [(name, make_default_short_help(info.summary, limit).strip()) for name, info in commands_dict.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        # typer's own, but suggesting close names ("Did you mean ...?") from the
+        # table, not from the commands loaded so far.
+        from difflib import get_close_matches
+
+        from typer._click.exceptions import UsageError
+
+        try:
+            return self._click_resolve_command(ctx, args)
+        except UsageError as e:
+            matches = get_close_matches(args[0], list(commands_dict)) if args else []
+            if matches:
+                e.message = f"{e.message.rstrip('.')}. Did you mean {', '.join(map(repr, matches))}?"
+            raise
+
+
 app = typer.Typer(
+    cls=LazyGroup,
     help="See into, and keep in order, PyTorch Inductor's on-disk compile cache.",
     no_args_is_help=True,
     add_completion=False,
@@ -21,6 +74,27 @@ app = typer.Typer(
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of tables.")]
+
+
+class Dynamic(str, Enum):
+    true = "true"
+    none = "none"
+    false = "false"
+
+
+DynamicOpt = Annotated[Dynamic | None, typer.Option(
+    "--dynamic", case_sensitive=False,
+    help="The call's torch.compile(dynamic=...): true (unmarked dims are duck-sized), "
+    "none (the default: a fresh process's first call is static but for marked dims) or false "
+    "(True/False/None as in Python are accepted too). "
+    "The cache does not record it; without it, what depends on it is undecided.")]
+
+
+def mode_of(dynamic: Dynamic | None) -> Any:
+    """--dynamic as :class:`fxcache_core.lookup.binding.DynamicMode` (UNKNOWN when not given)."""
+    from fxcache_core.lookup.binding import DynamicMode
+
+    return DynamicMode(dynamic.value) if dynamic is not None else DynamicMode.UNKNOWN
 
 
 def _version(value: bool) -> None:

@@ -136,3 +136,7 @@ def close_all() -> None:
         idx.close()
     if state.store is not None:
         state.store.close()
+    # A run in-process (tests calling main()) starts from nothing, as a new process does.
+    _progress.clear()
+    _indexes.clear()
+    state.store = None

@@ -1,9 +1,19 @@
-"""How fxcache's commands write: consoles, plain columns, JSON, progress, errors.
+"""How fxcache's commands write: one output object for text, tables, JSON, questions.
 
-Human output goes to stdout through :func:`emit` (rich markup on a terminal,
-plain text in a pipe) or :func:`columns` (long listings); scripts get JSON
-through :func:`emit_json` / :func:`emit_json_listing`. Errors are one line on
-stderr (:func:`error_line`); :func:`fail` adds exit code 2.
+Like huggingface_hub's ``cli/_output.py``: every command hands its values to
+:data:`out` once. Human output goes to stdout through :meth:`Output.text` (rich
+markup on a terminal, plain text in a pipe), :meth:`Output.table` (long
+listings as plain columns, without rich's cost per row) or :meth:`Output.print`
+(rich renderables); scripts get JSON through :meth:`Output.result` and
+:meth:`Output.listing` (streamed item by item: a large gc plan). Errors are one
+line on stderr (:func:`error_line`); :func:`fail` adds exit code 2. Statuses are
+coloured from one table (:data:`COLOUR`, :func:`paint`); keys and entry names
+are cut by one helper (:func:`short`).
+
+Core texts name their parameters through markers (:func:`fxcache_core.errors.param`);
+everything written here, human and JSON, renders them as the CLI's flags
+(:func:`fxcache_cli._errors.render_flags`), so a core message that says
+``param('shapes')`` reads ``--shapes`` on the command line.
 
 Anything that comes from a cache (file names, guards strings, reasons quoting
 pickle content, debug lines) is untrusted text: it goes into human output
@@ -30,8 +40,8 @@ from collections.abc import Iterable
 from typing import Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.markup import escape as _markup_escape
+
+from ._errors import render_flags, render_json_flags
 
 # C0 and C1 controls, DEL, line/paragraph separators, bidi embeddings/overrides/
 # isolates, and lone surrogates (the bytes of a name that is not UTF-8, or a
@@ -52,36 +62,27 @@ def _escape_char(m: re.Match[str]) -> str:
 def shown(text: str, keep_newlines: bool = False) -> str:
     """Untrusted text (from a cache) as it may be shown: every control character
     (``\\x1b``, ``\\n``...), bidi control (``\\u202e``) and undecodable byte of a
-    name (``\\xff``) written as an escape, the rest as it is."""
+    name (``\\xff``) written as an escape, the rest as it is. Core parameter
+    markers (:func:`fxcache_core.errors.param`) are written as flags first."""
     if text.isascii() and text.isprintable():  # the usual case, checked at C speed
         return text
+    text = render_flags(text)
     return (_UNSAFE_BUT_NEWLINE if keep_newlines else _UNSAFE).sub(_escape_char, text)
 
 
 def safe(text: Any) -> str:
     """Untrusted text for a rich-markup string: :func:`shown`, then markup-escaped."""
-    return _markup_escape(shown(str(text)))
+    from rich.markup import escape
+
+    return escape(shown(str(text)))
 
 
 def safe_lines(text: str) -> str:
     """:func:`safe` for multi-line text whose lines are meant (a printed graph, a
     sympy 2-D form): every other control character escaped."""
-    return _markup_escape(shown(text, keep_newlines=True))
+    from rich.markup import escape
 
-
-class _Console(Console):
-    """rich's Console, with every string it prints passed through :func:`shown`
-    (newlines kept): rich strips a few control codes, not ESC."""
-
-    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: D102
-        super().print(*(shown(o, keep_newlines=True) if isinstance(o, str) else o for o in objects),
-                      **kwargs)
-
-
-# Piped output (CI logs, `| less`) gets a wide console so keys are never wrapped.
-_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200
-out = _Console(highlight=False, width=_WIDTH, soft_wrap=True)
-err = _Console(stderr=True, highlight=False)
+    return escape(shown(text, keep_newlines=True))
 
 
 class ReadProgress:
@@ -90,7 +91,7 @@ class ReadProgress:
     and never with --json."""
 
     def __init__(self, total: int, enabled: bool, label: str = "reading entries") -> None:
-        self.total, self.enabled, self.n = total, enabled and err.is_terminal, 0
+        self.total, self.enabled, self.n = total, enabled and out.err.is_terminal, 0
         self.label = label
         self.t0 = time.monotonic()
         self.bar: Any = None
@@ -117,7 +118,7 @@ class ReadProgress:
             # No refresh thread (auto_refresh): fxcache may fork read-ahead workers
             # while the bar is up, and a fork must not catch a thread holding a lock.
             self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
-                                console=err, transient=True, auto_refresh=False)
+                                console=out.err, transient=True, auto_refresh=False)
             self.bar.start()
             self.task = self.bar.add_task("read", total=self.total)
             self.shown = 0.0
@@ -137,7 +138,8 @@ class ReadProgress:
 def error_line(msg: str) -> None:
     """One unwrapped line on stderr, whatever the terminal width; what it quotes
     from a cache shown escaped (:func:`shown`)."""
-    sys.stderr.write("fxcache: error: " + shown(" ".join(msg.split())) + "\n")
+    # Markers first: str.split() takes their separator characters for whitespace.
+    sys.stderr.write("fxcache: error: " + shown(" ".join(render_flags(msg).split())) + "\n")
 
 
 def fail(msg: str, code: int = 2) -> NoReturn:
@@ -175,64 +177,152 @@ def origin_text(origin: Any) -> str:
     return f"{frame_label(fn)} ({short_path(file)}:{line})"
 
 
-_TAG_RE = None
-
-
-def emit(text: str) -> None:
-    """Print rich markup; when stdout is not a terminal (a pipe, a file), strip the
-    markup directly: what rich prints there, minus ~0.1 ms a line of rendering."""
-    global _TAG_RE
-    text = shown(text, keep_newlines=True)
-    if out.is_terminal:
-        out.print(text)
-        return
-    if _TAG_RE is None:
-        import re
-
-        _TAG_RE = re.compile(r"(?<!\\)\[/?(?:bold|dim|red|green|yellow|cyan)\]")
-    sys.stdout.write(_TAG_RE.sub("", text).replace("\\[", "[") + "\n")
-
-
 def plural(count: int, word: str, plural: str | None = None) -> str:
     """``1 entry``, ``2 entries``."""
     return f"{count} {word if count == 1 else (plural or word + 's')}"
 
 
-def emit_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+def short(text: str, n: int = 16) -> str:
+    """A key or entry name cut to ``n`` characters, as listings show them (16 by
+    default; 12 where a key is quoted inside a sentence, 10 for a component hash)."""
+    return text[:n]
 
 
-def emit_json_listing(obj: dict[str, Any], lists: dict[str, Iterable[Any]]) -> None:
-    """``obj`` as JSON, each ``obj[key]`` for ``key`` in ``lists`` the list of
-    ``lists[key]``, written one item a line as they come: a gc plan over a large
-    cache lists tens of thousands of files, and one string of it all would double
-    the command's peak memory."""
-    w = sys.stdout.write
-    w("{")
-    for n, (k, v) in enumerate(obj.items()):
-        w(("," if n else "") + "\n  " + json.dumps(k) + ": ")
-        if k not in lists:
-            w(json.dumps(v, default=str))
-            continue
-        sep = "[\n    "
-        for it in lists[k]:
-            w(sep + json.dumps(it, default=str))
-            sep = ",\n    "
-        w("[]" if sep.startswith("[") else "\n  ]")
-    w("\n}\n")
+COLOUR = {
+    "hit": "green", "pass": "green", "passes": "green",
+    "miss": "red", "fail": "red", "error": "red", "new-graph": "red", "shadowed": "red", "bad": "red",
+    "undecided": "yellow", "overlap": "yellow", "bypass": "yellow", "keep": "yellow", "warning": "yellow",
+    "no-fit": "dim", "not-analysed": "dim", "other-graph": "dim",
+}
+"""The one table of status colours (rich style names), for every command."""
 
 
-def columns(title: str, rows: list[tuple[str, ...]], right: set[int]) -> None:
-    """Print ``title`` then ``rows`` (the first one a header) as plain columns,
-    ``right`` the right-aligned ones, every cell shown escaped (:func:`shown`). Not
-    a rich Table: a large cache has tens of thousands of rows, and a Table costs
-    ~0.2 ms a row (benchmarks/bench_scale.py)."""
-    blob = title + "".join(c for r in rows for c in r)
-    if not (blob.isascii() and blob.isprintable()):  # a cell from a cache needs escapes
-        rows = [tuple(map(shown, r)) for r in rows]
-        title = shown(title)
-    widths = [max(map(len, col)) for col in zip(*rows, strict=True)]
-    fmt = "  ".join(f"{{:{'>' if i in right else '<'}{w}}}" for i, w in enumerate(widths))
-    lines = [title, *(fmt.format(*r).rstrip() for r in rows)]
-    sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
+def paint(status: str, text: str | None = None) -> str:
+    """``text`` (default: ``status`` itself) in ``status``'s colour, as rich markup."""
+    c = COLOUR[status]
+    return f"[{c}]{status if text is None else text}[/{c}]"
+
+
+def _console(**kwargs: Any) -> Any:
+    from rich.console import Console
+
+    class _Console(Console):
+        """rich's Console, with every string it prints passed through :func:`shown`
+        (newlines kept): rich strips a few control codes, not ESC."""
+
+        def print(self, *objects: Any, **kw: Any) -> None:  # noqa: D102
+            super().print(*(shown(o, keep_newlines=True) if isinstance(o, str) else o for o in objects), **kw)
+
+    return _Console(**kwargs)
+
+
+class Output:
+    """Where every command writes (``out``): human text, tables, JSON, questions.
+
+    rich is imported only when something is printed through a console (not by
+    ``--help``, nor by plain listings in a pipe, which :meth:`text` and
+    :meth:`table` write directly).
+    """
+
+    _tag_re: Any = None
+
+    def __init__(self) -> None:
+        self._console: Any = None
+        self._err: Any = None
+
+    @property
+    def console(self) -> Any:
+        """The stdout console. Piped output (CI logs, ``| less``) gets a wide one so
+        keys are never wrapped."""
+        if self._console is None:
+            width = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200
+            self._console = _console(highlight=False, width=width, soft_wrap=True)
+        return self._console
+
+    @property
+    def err(self) -> Any:
+        """The stderr console (progress bars, confirmations)."""
+        if self._err is None:
+            self._err = _console(stderr=True, highlight=False)
+        return self._err
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.console.is_terminal
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """rich's ``Console.print`` (markup, renderables), cache text shown escaped."""
+        self.console.print(*objects, **kwargs)
+
+    def text(self, text: str) -> None:
+        """Print rich markup; when stdout is not a terminal (a pipe, a file), strip the
+        markup directly: what rich prints there, minus ~0.1 ms a line of rendering."""
+        text = shown(text, keep_newlines=True)
+        if self.is_terminal:
+            self.console.print(text)
+            return
+        if Output._tag_re is None:
+            Output._tag_re = re.compile(r"(?<!\\)\[/?(?:bold|dim|red|green|yellow|cyan)\]")
+        sys.stdout.write(Output._tag_re.sub("", text).replace("\\[", "[") + "\n")
+
+    def hint(self, text: str) -> None:
+        """A dim note after the results (rich markup)."""
+        self.text(f"[dim]{text}[/dim]")
+
+    def warning(self, text: str) -> None:
+        """``warning: text`` on stdout, among the results (rich markup)."""
+        self.text(f"{paint('warning', 'warning:')} {text}")
+
+    def table(self, title: str, rows: list[tuple[str, ...]], right: set[int]) -> None:
+        """Print ``title`` then ``rows`` (the first one a header) as plain columns,
+        ``right`` the right-aligned ones, every cell shown escaped (:func:`shown`). Not
+        a rich Table: a large cache has tens of thousands of rows, and a Table costs
+        ~0.2 ms a row (benchmarks/bench_scale.py)."""
+        blob = title + "".join(c for r in rows for c in r)
+        if not (blob.isascii() and blob.isprintable()):  # a cell from a cache needs escapes
+            rows = [tuple(map(shown, r)) for r in rows]
+            title = shown(title)
+        widths = [max(map(len, col)) for col in zip(*rows, strict=True)]
+        fmt = "  ".join(f"{{:{'>' if i in right else '<'}{w}}}" for i, w in enumerate(widths))
+        lines = [title, *(fmt.format(*r).rstrip() for r in rows)]
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+
+    def result(self, obj: Any) -> None:
+        """``obj`` as JSON (``--json``), core parameters named as flags."""
+        sys.stdout.write(render_json_flags(json.dumps(obj, indent=2, default=str)) + "\n")
+
+    def listing(self, obj: dict[str, Any], lists: dict[str, Iterable[Any]]) -> None:
+        """``obj`` as JSON, each ``obj[key]`` for ``key`` in ``lists`` the list of
+        ``lists[key]``, written one item a line as they come: a gc plan over a large
+        cache lists tens of thousands of files, and one string of it all would double
+        the command's peak memory."""
+        w = sys.stdout.write
+
+        def dumps(v: Any) -> str:
+            return render_json_flags(json.dumps(v, default=str))
+
+        w("{")
+        for n, (k, v) in enumerate(obj.items()):
+            w(("," if n else "") + "\n  " + json.dumps(k) + ": ")
+            if k not in lists:
+                w(dumps(v))
+                continue
+            sep = "[\n    "
+            for it in lists[k]:
+                w(sep + dumps(it))
+                sep = ",\n    "
+            w("[]" if sep.startswith("[") else "\n  ]")
+        w("\n}\n")
+
+    def confirm(self, question: str, *, yes: bool) -> bool:
+        """True when ``yes`` (--yes), else ask on stderr (default no); refuses, exit 2,
+        when stdin is not a terminal."""
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            fail("refusing to delete without confirmation: stdin is not a terminal (pass --yes)")
+        return typer.confirm(question, default=False, err=True)
+
+
+out = Output()

@@ -11,7 +11,8 @@ from rich.filesize import decimal as human_bytes
 
 from ._app import JsonOpt
 from ._context import done_reading, installed_build, open_catalog, state
-from ._output import age, columns, emit, emit_json, fail, plural, safe
+from ._errors import message_of
+from ._output import age, fail, out, plural, safe
 
 
 def df_cmd(
@@ -40,16 +41,16 @@ def df_cmd(
         try:
             reports.append(measure(open_catalog(scan_cache(triton), indexed=False, as_json=as_json), **kw))
         except (OSError, CacheDirError) as e:
-            fail(f"$TRITON_CACHE_DIR {triton}: {e}")
+            fail(f"$TRITON_CACHE_DIR {triton}: {message_of(e)}")
     done_reading()
     if as_json:
         body = reports[0].to_json()
         body["triton_cache_dir"] = reports[1].to_json() if len(reports) > 1 else None
-        emit_json(body)
+        out.result(body)
         return
     for n, rep in enumerate(reports):
         if n:
-            emit("")
+            out.text("")
         _render(rep, stale, title=str(rep.root) + (" ($TRITON_CACHE_DIR)" if n else ""))
     _pch_note(root)
 
@@ -71,23 +72,23 @@ def _render(rep: Any, stale: bool, title: str) -> None:
     t = rep.totals
     rows.append(("total", f"{t.files:,}", human_bytes(t.bytes), "", "", rec(rep.reclaimable))
                 + ((rec(rep.stale),) if stale else ()))
-    columns(title, rows, {1, 2, 3, 4, 5, 6})
-    emit(f"{plural(t.files, 'file')}, {t.bytes:,} bytes (find -type f); with {plural(t.dirs, 'dir')}"
+    out.table(title, rows, {1, 2, 3, 4, 5, 6})
+    out.text(f"{plural(t.files, 'file')}, {t.bytes:,} bytes (find -type f); with {plural(t.dirs, 'dir')}"
          + (f", {plural(t.symlinks, 'symlink')}" if t.symlinks else "")
          + (f", {t.other} other" if t.other else "")
          + f": {t.paths:,} inodes (find | wc -l), {t.apparent_bytes:,} bytes apparent "
          f"(du --apparent-size), {human_bytes(t.disk_bytes)} on disk (du).")
     r = rep.reclaimable
-    emit(f"Reclaimable by gc's default policy (fxcache gc): {human_bytes(r.bytes)} in {plural(r.files, 'file')}."
+    out.text(f"Reclaimable by gc's default policy (fxcache gc): {human_bytes(r.bytes)} in {plural(r.files, 'file')}."
          + ("" if stale else " What --stale would free: fxcache df --stale (imports torch)."))
     if rep.undecided:
-        emit(f"[dim]--stale could not judge {plural(len(rep.undecided), 'file')} (kept): "
+        out.text(f"[dim]--stale could not judge {plural(len(rep.undecided), 'file')} (kept): "
              + safe(rep.undecided[0][1]) + "[/dim]")
     for p, why in rep.unreadable[:5]:
-        emit(f"[yellow]not counted[/yellow] {safe(p)}: {safe(why)}")
+        out.text(f"[yellow]not counted[/yellow] {safe(p)}: {safe(why)}")
     if rep.index is not None:
         where = "inside" if rep.index[0].startswith(str(rep.root).rstrip("/") + "/") else "outside"
-        emit(f"[dim]fxcache's index of this cache: {safe(rep.index[0])} "
+        out.text(f"[dim]fxcache's index of this cache: {safe(rep.index[0])} "
              f"({human_bytes(rep.index[1])}), {where} the cache dir.[/dim]")
 
 
@@ -104,5 +105,5 @@ def _pch_note(root: Any) -> None:
         size = sum(e.stat(follow_symlinks=False).st_size for e in os.scandir(pch) if e.is_file(follow_symlinks=False))
     except OSError:
         return
-    emit(f"[dim]Torch keeps precompiled headers in the default cache dir whatever TORCHINDUCTOR_CACHE_DIR "
+    out.text(f"[dim]Torch keeps precompiled headers in the default cache dir whatever TORCHINDUCTOR_CACHE_DIR "
          f"says: {human_bytes(size)} in {safe(str(pch))} (fxcache --cache-dir {safe(str(d))} df).[/dim]")

@@ -12,7 +12,8 @@ from rich.markup import escape
 
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, state
-from ._output import ReadProgress, emit, emit_json_listing, out, plural
+from ._errors import message_of
+from ._output import ReadProgress, out, paint, plural, short
 
 GM_DIFF_LINES = 24
 """Lines of a graph diff shown per new key (``--json`` has it whole)."""
@@ -58,7 +59,7 @@ def explain_cmd(
     if as_json:
         body = report.to_json()
         lookups = body.pop("lookups")
-        emit_json_listing({"lookups": None, **body}, {"lookups": lookups})
+        out.listing({"lookups": None, **body}, {"lookups": lookups})
         return
     _render(report)
 
@@ -81,15 +82,14 @@ def _cache_for(run: Any) -> tuple[Any, str | None]:
             try:
                 return scan_cache(resolve_cache_dir(d)), None
             except CacheDirError as e:
-                tried.append(str(e))
+                tried.append(message_of(e))
     try:
         return scan_cache(resolve_cache_dir()), None
     except CacheDirError as e:
-        tried.append(str(e))
+        tried.append(message_of(e))
     return None, "no cache to relate the run to (" + "; ".join(tried) + "): give --cache-dir"
 
 
-_STATE = {"hit": "[green]HIT[/green]", "miss": "[red]MISS[/red]", "bypass": "[yellow]BYPASS[/yellow]"}
 _CAUSE = {"new-key": "new key", "guard-miss": "guard miss", "fx-entry-missing": "its FX entry is gone"}
 
 
@@ -104,7 +104,7 @@ def _render(report: Any) -> None:
             f"{plural(len(run.lookups), 'cache lookup')}"
             + (f" on ranks {', '.join(map(str, ranks))}" if len(ranks) > 1 else "")
             + (f" (torch {escape(run.torch_version)})" if run.torch_version else ""))
-    emit(head + (f"; cache {escape(report.cache_dir)}" if report.cache_dir else ""))
+    out.text(head + (f"; cache {escape(report.cache_dir)}" if report.cache_dir else ""))
     last = None
     for x in report.lookups:
         c = x.compile
@@ -114,11 +114,11 @@ def _render(report: Any) -> None:
             line = f"\n[bold]\\[{escape(label)}][/bold] {escape(c.where)}"
             if c.recompile_reason:
                 line += f"\n  recompiled: {escape(_first_line(c.recompile_reason))}"
-            emit(line)
+            out.text(line)
         _render_lookup(x)
     _render_summary(report)
     for n in report.notes:
-        emit(f"[yellow]note[/yellow]: {escape(n)}")
+        out.text(f"[yellow]note[/yellow]: {escape(n)}")
 
 
 def _first_line(text: str) -> str:
@@ -129,73 +129,73 @@ def _render_lookup(x: Any) -> None:
     lk = x.lookup
     kind = "aot" if lk.cache == "aotautograd" else "fx"
     role = f" {lk.graph}" if lk.graph == "backward" else ""
-    key = escape(lk.key[:16]) if lk.key else "(no key)"
-    parts = [f"  {kind:<3} {key}{role}  {_STATE[lk.state]}"]
+    key = escape(short(lk.key)) if lk.key else "(no key)"
+    parts = [f"  {kind:<3} {key}{role}  {paint(lk.state, lk.state.upper())}"]
     if lk.state == "miss":
         parts.append(_CAUSE.get(x.cause, x.cause))
     if lk.for_aot:
         parts.append("[dim](loaded for the AOTAutograd hit)[/dim]")
     if x.entry:
-        parts.append(f"entry {escape(x.entry[:16])}")
+        parts.append(f"entry {escape(short(x.entry))}")
     if x.seconds is not None:
         parts.append(("saved " if lk.state == "hit" else "cost ") + _secs(x.seconds))
-    emit("  ".join(parts))
+    out.text("  ".join(parts))
     pad = " " * 8
     if lk.state == "bypass":
-        emit(pad + escape(lk.bypass_reason or "(no reason recorded)"))
+        out.text(pad + escape(lk.bypass_reason or "(no reason recorded)"))
     if x.guards_check is not None and x.guards_check.clauses:
         g = x.guards_check
         if g.status == "passed":
-            emit(pad + f"guards installed: {plural(len(g.clauses), 'clause')} of the entry are among "
+            out.text(pad + f"guards installed: {plural(len(g.clauses), 'clause')} of the entry are among "
                  f"Dynamo's guards")
         for cc in g.clauses:
             if cc.status == "missing":
                 w = ", ".join(f"{s} = {v}" for s, v in (cc.witness or {}).items())
-                emit(pad + f"[red]guard not installed[/red]: {escape(cc.as_sources or cc.clause)}: "
+                out.text(pad + f"[red]guard not installed[/red]: {escape(cc.as_sources or cc.clause)}: "
                      f"a call with {escape(w)} passes Dynamo's guards and would run this graph")
             elif cc.status == "undecided":
-                emit(pad + f"[yellow]guard undecided[/yellow]: {escape(cc.as_sources or cc.clause)}: "
+                out.text(pad + f"[yellow]guard undecided[/yellow]: {escape(cc.as_sources or cc.clause)}: "
                      f"{escape(cc.reason or '')}")
     if x.added_guards:
-        emit(pad + "[dim]the hit added " + escape(", ".join(x.added_guards)) + "[/dim]")
+        out.text(pad + "[dim]the hit added " + escape(", ".join(x.added_guards)) + "[/dim]")
     for t in x.tried:
         vals = ", ".join(f"{v.placeholder} = {v.value}"
                          + (" (" + ", ".join(x for x in (v.symbol, v.source) if x) + ")" if v.symbol or v.source else "")
                          for v in t.values)
         if t.clause:
-            emit(pad + f"{escape(t.entry[:16])} fails {escape(t.clause)}  with {escape(vals)}")
+            out.text(pad + f"{escape(short(t.entry))} fails {escape(t.clause)}  with {escape(vals)}")
         else:
-            emit(pad + f"{escape(t.entry[:16])} {t.status}" + (f": {escape(t.error)}" if t.error else ""))
+            out.text(pad + f"{escape(short(t.entry))} {t.status}" + (f": {escape(t.error)}" if t.error else ""))
     if x.nearest is not None:
         n = x.nearest
         via = f" (through their {n.role} FX keys)" if n.role else ""
         by = f", written by this run (lookup {n.written_by})" if n.written_by is not None else ""
         if not n.differs:
-            emit(pad + f"nearest {escape(n.key[:16])}{via}{by}: no component differs")
+            out.text(pad + f"nearest {escape(short(n.key))}{via}{by}: no component differs")
         else:
             verb = "differs" if len(n.differs) == 1 else "differ"
-            emit(pad + f"nearest {escape(n.key[:16])}{via}{by}: {plural(len(n.differs), 'component')} {verb}")
+            out.text(pad + f"nearest {escape(short(n.key))}{via}{by}: {plural(len(n.differs), 'component')} {verb}")
         for name, this, near in n.details:
-            emit(pad + f"  [bold]{escape(name)}[/bold]")
+            out.text(pad + f"  [bold]{escape(name)}[/bold]")
             if name == "gm":
                 lines = (this or "").splitlines()
                 for ln in lines[:GM_DIFF_LINES]:
-                    emit(pad + "    " + escape(ln))
+                    out.text(pad + "    " + escape(ln))
                 if len(lines) > GM_DIFF_LINES:
-                    emit(pad + f"    [dim]... {len(lines) - GM_DIFF_LINES} more lines (--json)[/dim]")
+                    out.text(pad + f"    [dim]... {len(lines) - GM_DIFF_LINES} more lines (--json)[/dim]")
                 continue
-            emit(pad + f"    this:    {escape(this) if this is not None else '(absent)'}")
-            emit(pad + f"    nearest: {escape(near) if near is not None else '(absent)'}")
+            out.text(pad + f"    this:    {escape(this) if this is not None else '(absent)'}")
+            out.text(pad + f"    nearest: {escape(near) if near is not None else '(absent)'}")
     elif x.first_compile:
-        emit(pad + "first compile of this graph: no key in the cache is close")
+        out.text(pad + "first compile of this graph: no key in the cache is close")
     for note in x.notes:
-        emit(pad + f"[dim]{escape(note)}[/dim]")
+        out.text(pad + f"[dim]{escape(note)}[/dim]")
 
 
 def _render_summary(report: Any) -> None:
     summary = report.summary()
     if not summary:
-        emit("\nNo cache lookup: nothing was compiled with Inductor (an eager backend, or caches off).")
+        out.text("\nNo cache lookup: nothing was compiled with Inductor (an eager backend, or caches off).")
         return
     caches = list(summary)
     names = {"aotautograd": "AOTAutograd", "fxgraph": "FX graph"}

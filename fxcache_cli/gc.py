@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -10,8 +9,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.filesize import decimal as human_bytes
-
-from fxcache_core.cache.keys import KeyKind
 
 from ._app import JsonOpt
 from ._context import (
@@ -24,7 +21,8 @@ from ._context import (
     state,
     user_path,
 )
-from ._output import age, emit, emit_json_listing, err, fail, out, plural, safe
+from ._errors import message_of
+from ._output import age, fail, out, plural, safe, short
 
 
 def gc_cmd(
@@ -57,7 +55,7 @@ def gc_cmd(
         try:
             return parse(text)
         except ValueError as e:
-            fail(f"{option}: {e}")
+            fail(f"{option}: {message_of(e)}")
 
     ttl = None
     if set_ttl is not None:
@@ -74,7 +72,7 @@ def gc_cmd(
             orphaned_locks=locks, **_stale_policy(stale),
         )
     except ValueError as e:
-        fail(str(e))
+        fail(message_of(e))
     if keep_costly and max_size is None:
         fail("--keep-costly orders what --max-size removes: give --max-size too")
     if policy.is_empty:
@@ -131,6 +129,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
               traced: dict[str, float] | None = None) -> None:
     """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed.
     ``traced``: entry name -> its last hit in a trace (shown as its last use when later)."""
+    from fxcache_core.cache.keys import KeyKind
     from fxcache_core.prune.gc import execute_plan, last_use
 
     done_reading()
@@ -161,7 +160,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
                 "failed": ({"path": user_path(p), "error": w} for p, w in res.failed),
                 "dirs_removed": (str(d) for d in res.dirs_removed),
             })
-        emit_json_listing(body, lists)
+        out.listing(body, lists)
 
     if not as_json:
         now = time.time()
@@ -169,20 +168,20 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
             where = (f"{r.content.value} {safe(_below(plan.root, r.file.where))}" if r.content is not None
                      else f"code {safe(r.file.path.parent.name + '/' + r.file.name)}"
                      if r.kind is KeyKind.CODE
-                     else f"{r.kind.short} {r.key[:16]}/{safe((r.entry or r.file.name)[:16])}")
+                     else f"{r.kind.short} {short(r.key)}/{safe(short(r.entry or r.file.name))}")
             used = age(max(last_use(r.file), (traced or {}).get(r.entry or "", 0.0)), now)
-            emit(f"  remove {where}  "
+            out.text(f"  remove {where}  "
                   f"{human_bytes(r.size):>9}  {'idle ' + used.removesuffix(' ago') if remote else 'last used ' + used}  "
                   f"[dim]{safe('; '.join(r.reasons))}[/dim]")
         for p, w in plan.kept:
-            emit(f"  [yellow]keep[/yellow] {safe(user_path(p))}  [dim]{safe(w)}[/dim]")
+            out.text(f"  [yellow]keep[/yellow] {safe(user_path(p))}  [dim]{safe(w)}[/dim]")
         temps = sum(1 for r in plan.removals if r.what == "temp")
         code = sum(1 for r in plan.removals if r.what == "code")
         others = len(plan.removals) - plan.entries_removed - temps - code
         for what, why in plan.undecided[:5]:
-            emit(f"  [yellow]keep[/yellow] {safe(what)}: {safe(why)}")
+            out.text(f"  [yellow]keep[/yellow] {safe(what)}: {safe(why)}")
         if len(plan.undecided) > 5:
-            emit(f"  [yellow]keep[/yellow] {len(plan.undecided) - 5} more that a rule could not judge")
+            out.text(f"  [yellow]keep[/yellow] {len(plan.undecided) - 5} more that a rule could not judge")
         out.print(f"Plan: remove {plural(plan.entries_removed, 'entry', 'entries')}"
                   + (f", {plural(temps, 'stale temp file')}" if temps else "")
                   + (f", {plural(code, 'generated code file')}" if code else "")
@@ -195,15 +194,12 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
         if as_json:
             emit_plan(plan_json())
         return
-    if not yes:
-        if not sys.stdin.isatty():
-            fail("refusing to delete without confirmation: stdin is not a terminal (pass --yes)")
-        what = (plural(len(plan.removals), "Redis key") if state.remote is not None
-                else plural(len(plan.removals), "file"))
-        verb = f"Give {what} an expiry of {ttl} s" if ttl is not None else f"Delete {what}"
-        if not typer.confirm(f"{verb}?", default=False, err=True):
-            err.print("Nothing deleted.")
-            raise typer.Exit(1)
+    what = (plural(len(plan.removals), "Redis key") if state.remote is not None
+            else plural(len(plan.removals), "file"))
+    verb = f"Give {what} an expiry of {ttl} s" if ttl is not None else f"Delete {what}"
+    if not out.confirm(f"{verb}?", yes=yes):
+        out.err.print("Nothing deleted.")
+        raise typer.Exit(1)
     res = remote_store().execute(plan, ttl) if state.remote is not None else execute_plan(plan)
     if as_json:
         body = plan_json()

@@ -6,11 +6,10 @@ from enum import Enum
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from ._app import JsonOpt
 from ._context import indexed_catalog, scan_dir
-from ._output import emit_json, origin_text, out, plural, safe, safe_lines
+from ._output import origin_text, out, plural, safe, safe_lines
 
 
 class GuardFormat(str, Enum):
@@ -31,13 +30,15 @@ def guards_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Show each entry's guards as sympy, with each tN traced to its symbol and source."""
+    from rich.table import Table
+
     from fxcache_core.guards.key_guards import key_guards
 
     scan = scan_dir(quiet=as_json)
     k = scan.find(key)
     report = key_guards(indexed_catalog(scan, as_json or fmt is GuardFormat.json), k)
     if as_json or fmt is GuardFormat.json:
-        emit_json(report.to_json())
+        out.result(report.to_json())
         return
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}  ({plural(len(k.entries), 'entry', 'entries')}, torch tries them in this order)")
     for i, eg in enumerate(report.entries):

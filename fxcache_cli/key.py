@@ -6,11 +6,9 @@ from typing import Annotated, Any
 
 import typer
 
-from fxcache_core.cache.keys import KeyKind
-
 from ._app import JsonOpt
 from ._context import installed_build, scan_dir
-from ._output import emit_json, fail, origin_text, out, plural, safe, safe_lines
+from ._output import fail, origin_text, out, plural, safe, safe_lines, short
 
 
 def key_cmd(
@@ -25,6 +23,7 @@ def key_cmd(
 ) -> None:
     """What a key is made of: per component group, how many components and which
     settings are not at torch's defaults, then the components that matter (--all: every one)."""
+    from fxcache_core.cache.keys import KeyKind
     from fxcache_core.catalog.catalog import Catalog
     from fxcache_core.functions.origin import key_origin
     from fxcache_core.keying.anatomy import (
@@ -41,13 +40,13 @@ def key_cmd(
     if key is None:
         assert build is not None
         if as_json:
-            emit_json({"torch": build.torch_version, "components": [
+            out.result({"torch": build.torch_version, "components": [
                 {"name": n, "hash": h, "value": build.values[n]} for n, h in build.hashes.items()]})
             return
         out.print(f"installed torch {safe(build.torch_version)}: "
-                  + safe(", ".join(f"{n} {h[:12]}" for n, h in build.hashes.items())))
+                  + safe(", ".join(f"{n} {short(h, 12)}" for n, h in build.hashes.items())))
         for n, h in build.hashes.items():
-            out.print(f"  [dim]{safe(f'[{h[:12]}]')}[/dim] {safe(n)}: {safe(build.values[n])}")
+            out.print(f"  [dim]{safe(f'[{short(h, 12)}]')}[/dim] {safe(n)}: {safe(build.values[n])}")
         return
     scan = scan_dir(quiet=as_json)
     cat = Catalog(scan)
@@ -55,7 +54,7 @@ def key_cmd(
     groups = settings_not_at_default(a.components)
     names = [g.group for g in groups]
     if group is not None and a.components and group not in names:
-        fail(f"--group {group!r}: key {a.key.key[:12]} has no such group; its groups: {', '.join(names)}")
+        fail(f"--group {group!r}: key {short(a.key.key, 12)} has no such group; its groups: {', '.join(names)}")
     stale = stale_components(a.components, build.hashes) if build is not None else None
     origin = key_origin(cat, a.key)
     if as_json:
@@ -63,7 +62,7 @@ def key_cmd(
         body.update({"stale": list(stale) if stale is not None else None,
                      "origin": str(origin) if origin else None,
                      "defaults_of": f"torch {TORCH_VERSION}"})
-        emit_json(body)
+        out.result(body)
         return
     if stale is not None:  # --current: the answer first
         out.print(("[red]stale[/red]: built by another torch or system ("
@@ -81,7 +80,7 @@ def key_cmd(
     if a.entry is None:
         out.print("  [yellow]no entry of this key can be read: no components to show[/yellow]")
         return
-    out.print(f"  {plural(len(a.components), 'component')}, read from entry {a.entry[:16]}"
+    out.print(f"  {plural(len(a.components), 'component')}, read from entry {short(a.entry)}"
               + (f"; group {safe(group)}: {sum(1 for c in a.components if c.group == group)}" if group else ""))
     if show_all or group is not None:
         for c in a.components:
@@ -98,7 +97,7 @@ def key_cmd(
     for g in groups:
         for c, default in g.not_default:
             _component_line(c, f"  [dim](default: {safe(default)})[/dim]")
-    build_parts = [f"{c.name} {c.hash[:12]}" for c in a.components if c.group in ("torch_version", "system_info")]
+    build_parts = [f"{c.name} {short(c.hash, 12)}" for c in a.components if c.group in ("torch_version", "system_info")]
     if build_parts:
         out.print("  [bold]built by[/bold]: " + safe(", ".join(build_parts))
                   + " [dim](key --current KEY: whether the installed torch did)[/dim]")
@@ -131,7 +130,7 @@ def _summary(groups, torch_version: str) -> None:
 
 def _component_line(c: Any, suffix: str = "") -> None:
     text = safe_lines(c.readable).replace("\n", "\n" + " " * 6)
-    out.print(f"  [dim]{safe(f'[{c.hash[:10]}]')}[/dim] [bold]{safe(c.name)}[/bold]: {text}{suffix}")
+    out.print(f"  [dim]{safe(f'[{short(c.hash, 10)}]')}[/dim] [bold]{safe(c.name)}[/bold]: {text}{suffix}")
 
 
 def diff_cmd(
@@ -142,6 +141,7 @@ def diff_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Which components differ between two keys: why two compiles did not share a key."""
+    from fxcache_core.cache.keys import KeyKind
     from fxcache_core.catalog.catalog import Catalog
     from fxcache_core.keying.anatomy import compare_keys
 
@@ -152,16 +152,16 @@ def diff_cmd(
     ka, kb = scan_a.find(a), scan_b.find(b)
     cmp = compare_keys(cat_a, ka, cat_b, kb)
     if as_json:
-        emit_json(cmp.to_json())
+        out.result(cmp.to_json())
         return
     out.print(f"A {ka.kind.short} {ka.key}\nB {kb.kind.short} {kb.key}")
     if ka.kind is KeyKind.AOT_AUTOGRAD:
         for name, an in (("A", cmp.a), ("B", cmp.b)):
-            out.print(f"{name} loads " + (", ".join(f"{r} {k[:12]}" for r, k in an.loads) or "nothing readable"))
+            out.print(f"{name} loads " + (", ".join(f"{r} {short(k, 12)}" for r, k in an.loads) or "nothing readable"))
         if not cmp.pairs:
             out.print("[yellow]no FX key both load is present in its cache: no components to compare[/yellow]")
     for p in cmp.pairs:
-        where = f"{p.role} FX keys {p.a.key.key[:12]} / {p.b.key.key[:12]}: " if p.role else ""
+        where = f"{p.role} FX keys {short(p.a.key.key, 12)} / {short(p.b.key.key, 12)}: " if p.role else ""
         if p.a.key.key == p.b.key.key:
             out.print(f"{where}the same key")
             continue

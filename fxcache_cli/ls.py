@@ -9,21 +9,17 @@ from typing import Annotated, Any
 import typer
 from rich.filesize import decimal as human_bytes
 
-from fxcache_core.cache.keys import KeyKind
-from fxcache_core.functions.origin import frame_label
-
 from ._app import JsonOpt
 from ._context import (
     done_reading,
     indexed_catalog,
     local_agreement,
-    open_catalog,
     remote_store,
     scan_dir,
     state,
     user_path,
 )
-from ._output import age, columns, emit, emit_json, origin_text, out, plural, safe, short_path
+from ._output import age, origin_text, out, plural, safe, short_path
 
 
 class By(str, Enum):
@@ -52,6 +48,7 @@ def ls_cmd(
     The function comes from one entry of each key (fxcache's index remembers it:
     only the first run on a cache reads an entry per key).
     """
+    from fxcache_core.cache.keys import KeyKind
     from fxcache_core.functions.listing import by_function, key_rows
 
     if state.remote is not None and not (check or entries or dupes or as_json or fn or by is By.function
@@ -60,7 +57,9 @@ def ls_cmd(
         return
     scan = scan_dir(quiet=as_json)
     if dupes:
-        _dupes(scan, as_json)
+        from .modes import dupes as show_dupes
+
+        show_dupes(scan, as_json)
         return
     now = time.time()
     cat = indexed_catalog(scan, as_json)
@@ -74,7 +73,7 @@ def ls_cmd(
         groups = by_function(rows, sort.value if sort else None)
         shown_groups = groups[:limit] if limit else groups
         if as_json:
-            emit_json([g.to_json() for g in shown_groups])
+            out.result([g.to_json() for g in shown_groups])
             return
         _print_functions(scan, shown_groups, len(groups), entries, now)
         return
@@ -94,7 +93,7 @@ def ls_cmd(
                 body["local"] = local.get(r.key.key)
             return body
 
-        emit_json([key_json(r) for r in shown])
+        out.result([key_json(r) for r in shown])
         return
     table: list[tuple[str, ...]] = [("kind", "key", "entries", "size", "last used")
                                     + (("check",) if check else ()) + ("function",)]
@@ -114,10 +113,10 @@ def ls_cmd(
                 shape = ("serves " + str(reg)) if reg is not None else ("" if not entries else "unreadable")
                 table.append(("", f"  └ {e.name}", "", human_bytes(e.size), age(e.file.last_used, now),
                               *status, shape))
-    columns(f"{remote_store().display_url} (remote)" if state.remote is not None else str(scan.root), table, {2, 3, 4})
+    out.table(f"{remote_store().display_url} (remote)" if state.remote is not None else str(scan.root), table, {2, 3, 4})
     fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
     listed = len(rows)
-    emit(
+    out.text(
         f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
         f"{scan.entry_count} entries, {human_bytes(scan.size)}"
         + (f", [red]{len(problems)} unreadable[/red]" if problems else "")
@@ -125,9 +124,9 @@ def ls_cmd(
         + (f"; showing {len(shown)} of {listed} (--limit)" if len(shown) < listed else "")
     )
     if scan.skipped:
-        emit(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")
+        out.text(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")
     if not scan.keys and state.remote is None:
-        emit("[dim]No FX or AOTAutograd entries here; fxcache df accounts for every file torch keeps "
+        out.text("[dim]No FX or AOTAutograd entries here; fxcache df accounts for every file torch keeps "
              "in this dir (precompiled headers, Triton kernels, generated code...).[/dim]")
     if state.remote is not None:
         same = sum(1 for v in local.values() if v == "same")
@@ -136,7 +135,7 @@ def ls_cmd(
                   f"{same} hold one of its entries, {len(local) - same} differ.")
         else:
             vs = "sizes are the entries' pickles. No key is also in the local cache."
-        emit("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
+        out.text("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
                   "entries of other shape regions); " + safe(vs) + "[/dim]")
 
 
@@ -149,6 +148,8 @@ def _regions(cat: Any, rows: Any) -> dict[str, Any]:
 
 def _print_functions(scan: Any, groups: Any, total: int, entries: bool, now: float) -> None:
     """``ls --by function``: one row per function, its keys under it with --entries."""
+    from fxcache_core.functions.origin import frame_label
+
     table: list[tuple[str, ...]] = [("function", "keys", "entries", "size", "last used", "where")]
     for g in groups:
         o = g.origin
@@ -160,14 +161,16 @@ def _print_functions(scan: Any, groups: Any, total: int, entries: bool, now: flo
                 k = r.key
                 table.append((f"  └ {k.kind.short} {k.key}", "", str(len(k.entries)), human_bytes(k.size),
                               age(k.last_used, now), ""))
-    columns(str(scan.root), table, {1, 2, 3, 4})
-    emit(f"{plural(total, 'function')}, {len(scan.keys)} keys, {scan.entry_count} entries, "
+    out.table(str(scan.root), table, {1, 2, 3, 4})
+    out.text(f"{plural(total, 'function')}, {len(scan.keys)} keys, {scan.entry_count} entries, "
          f"{human_bytes(scan.size)}" + (f"; showing {len(groups)} (--limit)" if len(groups) < total else ""))
 
 
 def _ls_remote(sort: SortBy | None, limit: int | None) -> None:
     """``ls --remote`` without --entries/--check/--json/--fn: from the listing alone
     (SCAN, MEMORY USAGE, OBJECT IDLETIME), no value read."""
+    from fxcache_core.cache.keys import KeyKind
+
     store = remote_store()
     entries = sorted(store.entries(), key=lambda e: (e.kind is not KeyKind.FX_GRAPH, e.key))
     used = {e.redis_key: store.last_used(e) for e in entries}  # fxcache's own earlier reads discounted
@@ -179,28 +182,10 @@ def _ls_remote(sort: SortBy | None, limit: int | None) -> None:
     rows = [("kind", "key", "size", "last used")]
     for e in entries[:limit] if limit else entries:
         rows.append((e.kind.short, e.key, human_bytes(e.size), age(used[e.redis_key], now)))
-    columns(f"{remote_store().display_url} (remote)", rows, {2, 3})
+    out.table(f"{remote_store().display_url} (remote)", rows, {2, 3})
     fx = sum(1 for e in entries if e.kind is KeyKind.FX_GRAPH)
-    emit(f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
+    out.text(f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
               f"{human_bytes(sum(e.size for e in entries))} of Redis memory")
-    emit("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
+    out.text("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
               "entries of other shape regions). --entries, --check or --json read the values and "
               "compare them with the local cache.[/dim]")
-
-
-
-def _dupes(scan: Any, as_json: bool) -> None:
-    from fxcache_core.keying.anatomy import fragmentation
-
-    frags = fragmentation(open_catalog(scan, indexed=False, as_json=as_json))
-    done_reading()
-    if as_json:
-        emit_json([f.to_json() for f in frags])
-        return
-    for f in frags:
-        out.print(f"[bold]{plural(len(f.keys), 'FX key')}[/bold], {human_bytes(sum(k.size for k in f.keys))}: "
-                  + safe(f.reason))
-        for k in f.keys:
-            out.print(f"  {k.key}  {plural(len(k.entries), 'entry', 'entries')}")
-    fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
-    out.print(f"{plural(len(frags), 'group')} of fragmented keys among {plural(fx, 'FX key')}.")

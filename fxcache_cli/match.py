@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 import typer
 
-from fxcache_core.lookup.binding import DynamicMode
-
-from ._app import JsonOpt
+from ._app import Dynamic, DynamicOpt, JsonOpt, mode_of
 from ._context import done_reading, indexed_catalog, scan_dir
-from ._output import emit, emit_json, error_line, fail, origin_text, out, plural, safe
-
-
-class Dynamic(str, Enum):
-    true = "true"
-    none = "none"
-    false = "false"
+from ._output import COLOUR, error_line, fail, origin_text, out, paint, plural, safe, short
 
 
 def match_cmd(
@@ -26,12 +17,7 @@ def match_cmd(
         help="An input of the call: NAME=[d0,d1,...] for a tensor, NAME=INT for an int "
         "(repeat, or comma-separate). NAME is the compiled function's parameter (x, xs[0]). "
         "Dims marked dynamic: NAME=[6,6]:mark_dynamic=[0,1].")] = None,
-    dynamic: Annotated[Dynamic | None, typer.Option(
-        "--dynamic", case_sensitive=False,
-        help="The call's torch.compile(dynamic=...): true (unmarked dims are duck-sized), "
-        "none (the default: a fresh process's first call is static but for marked dims) or false "
-        "(True/False/None as in Python are accepted too). "
-        "The cache does not record it; without it, what depends on it is undecided.")] = None,
+    dynamic: DynamicOpt = None,
     duck_shape: Annotated[bool | None, typer.Option(
         "--duck-shape/--no-duck-shape", help="torch.fx.experimental._config.use_duck_shape "
         "(torch's default: on). Off, equal sizes keep separate symbols under --dynamic true. "
@@ -75,15 +61,17 @@ def match_cmd(
     from fxcache_core.lookup.match import match
     from fxcache_core.lookup.verdict import verdicts
 
+    from . import modes
+
     if audit:
-        _audit(as_json)
+        modes.audit(as_json)
         return
     if coverage_key is not None or value_range is not None:
         if shapes or key:
             fail("--coverage takes --range (and --sym for the other placeholders), not --shapes or --key")
         if coverage_key is None or value_range is None:
             fail("give both --coverage KEY and --range NAME=LO:HI")
-        _coverage(coverage_key, value_range, parse_sym(sym or []), _mode(dynamic), as_json)
+        modes.coverage(coverage_key, value_range, parse_sym(sym or []), mode_of(dynamic), as_json)
         return
     inputs = parse_shapes(shapes or [])
     if from_trace is not None or compile_id is not None:
@@ -99,7 +87,7 @@ def match_cmd(
         call = call_inputs(read_run(Path(from_trace)), compile_id, rank)
         inputs = call.inputs
         fn = fn or call.function
-        if dynamic is None and call.mode is not DynamicMode.UNKNOWN:
+        if dynamic is None and call.mode.value != "unknown":
             dynamic = Dynamic(call.mode.value)
     syms = parse_sym(sym or [])
     positional = []
@@ -116,13 +104,13 @@ def match_cmd(
     scan = scan_dir(quiet=as_json)
     only = scan.find(key) if key else None
     report = match(indexed_catalog(scan, as_json), inputs, syms, only, function=fn, positional=positional,
-                   mode=_mode(dynamic), duck_shape=duck_shape)
+                   mode=mode_of(dynamic), duck_shape=duck_shape)
     done_reading()
     verdict = verdicts(report, count_all=fn is not None or only is not None)
     if as_json:
         body = report.to_json()
         body["verdicts"] = verdict.to_json()
-        emit_json(body)
+        out.result(body)
         raise typer.Exit(2 if report.function_missing else verdict.exit_code)
     explain = explain or only is not None  # one key asked for: always say why
     if report.function_missing:
@@ -145,10 +133,8 @@ def match_cmd(
     # ~0.1 ms per print call.
     buf: list[str] = []
     say = buf.append
-    colour = {"hit": "green", "miss": "red", "undecided": "yellow", "no-fit": "dim", "error": "red",
-              "new-graph": "red"}
     for v in verdict.functions:
-        c = colour[v.status]
+        c = COLOUR[v.status]
         head, _, rest = v.line.partition(":") if v.status != "hit" else (v.line, "", "")
         say(f"[bold]{safe(v.label)}[/bold]: [{c}]{safe(head)}[/{c}]" + (":" + safe(rest) if rest else ""))
     if verdict.others:
@@ -170,7 +156,7 @@ def match_cmd(
         else:
             shown.append(m)
     for m in shown:
-        _key_block(m, explain, colour, say)
+        _key_block(m, explain, say)
     notes = []
     if hidden_nofit:
         notes.append(f"{plural(hidden_nofit, 'key')} cannot take these shapes")
@@ -183,18 +169,18 @@ def match_cmd(
         say("\n[yellow]warning:[/yellow] no key " + (f"compiled from {safe(fn)} " if fn else "")
             + f"takes {safe(_user(src))}")
     if buf:
-        emit("\n".join(buf))
+        out.text("\n".join(buf))
     raise typer.Exit(verdict.exit_code)
 
 
-def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
+def _key_block(m, explain: bool, say) -> None:
     """One key's lookup: its inputs' values, why it cannot take them, each entry's verdict."""
     from fxcache_core.guards.user_terms import user_text
 
-    c = colour[m.status]
+    c = COLOUR[m.status]
     head = f"[bold]{m.key.kind.short}[/bold] {m.key.key}  [{c}]{m.status.upper()}[/{c}]"
     if m.hit is not None:
-        head += f" {safe(m.hit.name[:16])}" if m.status == "hit" else f" (guards pass: {safe(m.hit.name[:16])})"
+        head += f" {safe(short(m.hit.name))}" if m.status == "hit" else f" (guards pass: {safe(short(m.hit.name))})"
     if m.compiled is not None:
         head += f"  [cyan]{safe(str(m.compiled))}[/cyan]"
     elif m.origin is not None:
@@ -217,12 +203,11 @@ def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
         say(f"  [red]{safe(user_text(m.aborted))}[/red]")
     for i, v in enumerate(m.entries):
         if m.hit is v.entry:
-            tag = "[green]hit[/green]" if m.status == "hit" else "[green]passes[/green]"
+            tag = paint("hit") if m.status == "hit" else paint("passes")
         elif v.entry in m.shadowed:
             tag = "[yellow]shadowed[/yellow] (passes too, but comes later)"
-        else:
-            tag = {"fail": "[red]fail[/red]", "pass": "[green]pass[/green]"}.get(
-                v.outcome, f"[yellow]{v.outcome}[/yellow]")
+        else:  # an entry's other outcomes (error, undecided...) in yellow
+            tag = paint(v.outcome) if v.outcome in ("fail", "pass") else f"[yellow]{v.outcome}[/yellow]"
         if v.outcome in ("fail", "error") and v.failed_clause is not None:
             why = safe(f"{v.user_clause(names)}" + (" is False" if v.outcome == "fail" else " raises")
                          + f"  with {v.user_values(names)}")
@@ -230,10 +215,10 @@ def _key_block(m, explain: bool, colour: dict[str, str], say) -> None:
                 why += f"  [dim](stored: {safe(v.reason)})[/dim]"
         else:
             why = safe(user_text(v.reason)) if v.reason else ""
-        say(f"  #{i} {safe(v.entry.name[:16])}  {tag}" + (f"  {why}" if why else ""))
+        say(f"  #{i} {safe(short(v.entry.name))}  {tag}" + (f"  {why}" if why else ""))
     for ld in m.loads:
-        where = safe(ld.entry[:16]) if ld.entry else "[red]gone: torch will recompile[/red]"
-        say(f"  -> loads {ld.role} fx {ld.key[:16]} / {where}")
+        where = safe(short(ld.entry)) if ld.entry else "[red]gone: torch will recompile[/red]"
+        say(f"  -> loads {ld.role} fx {short(ld.key)} / {where}")
 
 
 def _user(src: str) -> str:
@@ -252,72 +237,3 @@ def _print_unbound(unbound, say=None) -> None:
             "them with --shapes too[/dim]")
 
 
-def _audit(as_json: bool) -> None:
-    from fxcache_core.lookup.audit import audit
-
-    scan = scan_dir(quiet=as_json)
-    report = audit(indexed_catalog(scan, as_json))
-    done_reading()
-    if as_json:
-        emit_json(report.to_json())
-        return
-    colour = {"shadowed": "red", "overlap": "yellow", "not-analysed": "dim"}
-    for k, fs in report:
-        out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}")
-        for f in fs:
-            c = colour[f.kind]
-            out.print(f"  [{c}]{f.kind}[/{c}] {safe(f.earlier.name[:16])} / {safe(f.later.name[:16])}: "
-                      f"{safe(f.detail)}")
-    out.print(("\n" if len(report) else "")
-              + f"{plural(report.keys_checked, 'key')} with several entries checked: "
-              f"{plural(report.count('shadowed'), 'entry', 'entries')} shadowed, "
-              f"{plural(report.count('overlap'), 'pair')} overlapping, "
-              f"{plural(report.count('not-analysed'), 'pair')} not analysed "
-              "(guards beyond per-symbol ranges).")
-
-
-def _mode(dynamic: Dynamic | None) -> DynamicMode:
-    return DynamicMode(dynamic.value) if dynamic is not None else DynamicMode.UNKNOWN
-
-
-def _coverage(key: str, spec: str, fixed: dict[str, int], mode: DynamicMode, as_json: bool) -> None:
-
-    from fxcache_core.lookup.coverage import coverage, parse_range
-
-    name, lo, hi = parse_range(spec)
-    scan = scan_dir(quiet=as_json)
-    k = scan.find(key)
-    cov = coverage(indexed_catalog(scan, as_json), k, name, lo, hi, fixed, mode)
-    done_reading()
-    if as_json:
-        emit_json(cov.to_json())
-        return
-    labels = {e.name: "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[e.order % 36] for e in k.entries}
-    glyph = {"miss": "[red]·[/red]", "other-graph": "[dim]×[/dim]", "error": "[red]![/red]",
-             "undecided": "[yellow]?[/yellow]"}
-    lo, hi = cov.segments[0].start, cov.segments[-1].end
-    width = min(64, hi - lo + 1)
-    bar = []
-    for c in range(width):
-        # A column covers a span of values: it shows the first entry serving any of
-        # them, else the outcome at the span's first value.
-        a = lo + (hi - lo + 1) * c // width
-        b = lo + (hi - lo + 1) * (c + 1) // width - 1
-        inside = [g for g in cov.segments if g.end >= a and g.start <= b]
-        seg = next((g for g in inside if g.outcome == "hit"), inside[0])
-        bar.append(f"[green]{labels[seg.entry.name]}[/green]" if seg.outcome == "hit"
-                   else glyph.get(seg.outcome, "?"))
-    fixed_txt = ", ".join(f"{p}={v}" for p, v in cov.fixed) or "none"
-    out.print(f"[bold]{k.kind.short}[/bold] {k.key}: {cov.placeholder} ({cov.symbol}, "
-              f"{safe(cov.source or 'source unknown')}) from {lo} to {hi}; others fixed: {fixed_txt}")
-    out.print(f"  {lo} " + "".join(bar) + f" {hi}")
-    out.print("  [dim]digits: the entry # that serves it; · miss; × another graph; ! a guard raises; ? undecided[/dim]")
-    for n, g in enumerate(cov.segments):
-        if n == 40:
-            out.print(f"  [dim]… {len(cov.segments) - 40} more segments (--json lists them all)[/dim]")
-            break
-        span = f"{g.start}" if g.start == g.end else f"{g.start}..{g.end}"
-        what = (f"[green]#{g.entry.order} {safe(g.entry.name[:16])}[/green]" if g.outcome == "hit"
-                else {"miss": "[red]miss[/red]: no entry's guards hold"}.get(g.outcome, g.outcome))
-        note = f"  ({safe(g.note)})" if g.note else ""
-        out.print(f"  {span:>15}  {what}{note}")

@@ -6,7 +6,7 @@ import typer
 
 from ._app import JsonOpt
 from ._context import done_reading, open_catalog, scan_dir
-from ._output import emit_json, out, plural, safe
+from ._output import out, plural, safe, short
 
 
 def verify_cmd(as_json: JsonOpt = False) -> None:
@@ -18,14 +18,14 @@ def verify_cmd(as_json: JsonOpt = False) -> None:
     rep = verify(open_catalog(scan, indexed=False, as_json=as_json))
     done_reading()
     if as_json:
-        emit_json(rep.to_json())
+        out.result(rep.to_json())
     else:
         for b in rep.bad:
             e = b.entry
-            out.print(f"[red]bad[/red] {e.kind.short} {e.key[:16]}/{safe(e.name[:16])}: " + safe("; ".join(b.problems)))
+            out.print(f"[red]bad[/red] {e.kind.short} {short(e.key)}/{safe(short(e.name))}: " + safe("; ".join(b.problems)))
         for u in rep.unchecked:
             e = u.entry
-            out.print(f"[yellow]not checked[/yellow] {e.kind.short} {e.key[:16]}/{safe(e.name[:16])}: {safe(u.reason)}")
+            out.print(f"[yellow]not checked[/yellow] {e.kind.short} {short(e.key)}/{safe(short(e.name))}: {safe(u.reason)}")
         if rep.passed:
             out.print(f"{plural(rep.entries, 'entry', 'entries')} checked: "
                       "[green]all match their names and decode[/green]")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -48,3 +49,20 @@ def test_the_progress_hook_counts_each_entry_read_once(tmp_path):
         for e in cat.scan.entries():
             cat.load(e)
     assert len(reads) == 3
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], []])
+def test_help_and_version_import_no_core_module_but_errors(args):
+    """The command table keeps `fxcache --help` cheap: no command module, no core
+    module but fxcache_core (its __init__) and fxcache_core.errors, no rich, no torch."""
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    proc = subprocess.run([sys.executable, "-m", "fxcache_cli", *args], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    mods = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert "fxcache_cli.app" in mods and "fxcache_core.errors" in mods  # the profile was read
+    assert {m for m in mods if m.startswith("fxcache_core")} == {"fxcache_core", "fxcache_core.errors"}
+    assert not {m for m in mods if m.split(".")[0] in ("torch", "sympy", "rich")}
+    from fxcache_cli._commands import commands_dict
+
+    assert not {m for m in mods if m in {c.module for c in commands_dict.values()}}

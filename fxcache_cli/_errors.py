@@ -1,0 +1,141 @@
+"""The CLI's error layer: exit codes by name, flags by core parameter, one handler.
+
+Like pip's ``cli/status_codes.py`` and ``base_command._run_wrapper`` (every exit
+code named once; exceptions turned into codes in one place, not in the command
+handlers) and huggingface_hub's ``cli/_errors.py`` (``CLI_ERROR_MAPPINGS``: the
+library raises typed errors with fields, the CLI writes the words).
+
+fxcache_core names its parameters in messages and reasons through
+:func:`fxcache_core.errors.param` markers, never CLI flags; :func:`flag_of` turns
+a core parameter into the flag that gives it (``shapes`` -> ``--shapes``), and
+:func:`render_flags` renders every marker of a text that way. The output layer
+(:mod:`fxcache_cli._output`) applies it to everything it writes, human and JSON.
+Never imports more of fxcache_core than :mod:`fxcache_core.errors`.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+# Exit codes (main()'s docstring says which command uses which).
+SUCCESS = 0
+FAILURE = 1  # match: a miss or a new graph; verify: a bad entry; gc: paths left, or declined
+BAD_INPUT = 2  # a usage error or an FxcacheError: one line on stderr
+UNDECIDED = 3  # match: none misses, some is undecided
+INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
+BROKEN_PIPE = 141  # the reader of stdout went away, as a process killed by SIGPIPE
+
+# A core parameter -> the flag that gives it, where the flag is not simply
+# "--" + the name with "_" as "-" (that rule covers shapes, sym, key, arg,
+# range, dynamic, duck_shape, fn, cache_dir, remote, rank, compile, older_than,
+# max_size, artifacts, keep_last, keep_costly, set_ttl, stale, ...).
+FLAGS: dict[str, str] = {
+    "args": "--arg",
+    "positional": "--arg",
+    "value_range": "--range",
+    "coverage_key": "--coverage",
+    "compile_id": "--compile",
+    "from_trace": "--from-trace",
+    "older_than_s": "--older-than",
+    "max_size_bytes": "--max-size",
+    "keep_costly_s": "--keep-costly",
+    "orphaned_locks": "--locks",
+    "stale_against": "--stale",
+    "function": "--fn",
+    "only": "--key",
+    "syms": "--sym",
+    "inputs": "--shapes",
+    "mode": "--dynamic",
+    "other_cache_dir": "--other-cache-dir",
+}
+
+
+def flag_of(name: str) -> str:
+    """The flag that gives core parameter ``name``: ``shapes`` -> ``--shapes``,
+    ``duck_shape`` -> ``--duck-shape``, ``older_than_s`` -> ``--older-than``."""
+    return FLAGS.get(name) or "--" + name.replace("_", "-")
+
+
+_MARKER = re.compile("\x1e([A-Za-z_][A-Za-z0-9_]*)\x1f")
+_JSON_MARKER = re.compile(r"\\u001e([A-Za-z_][A-Za-z0-9_]*)\\u001f")
+
+
+def render_flags(text: str) -> str:
+    """``text`` with each core parameter marker written as its flag."""
+    return _MARKER.sub(lambda m: flag_of(m.group(1)), text) if "\x1e" in text else text
+
+
+def render_json_flags(text: str) -> str:
+    """JSON text (``json.dumps``' ASCII form, markers escaped as ``\\u001e``) with
+    each marker written as its flag: JSON strings read as the human output does."""
+    return _JSON_MARKER.sub(lambda m: flag_of(m.group(1)), text) if "\\u001e" in text else text
+
+
+def message_of(e: BaseException) -> str:
+    """An FxcacheError's message as the CLI says it (parameters as flags)."""
+    render = getattr(e, "render", None)
+    return render(flag_of) if callable(render) else str(e)
+
+
+def _usage_message(e: BaseException) -> str:
+    msg = e.format_message()  # type: ignore[attr-defined]
+    if "--cache-dir" in msg:
+        msg += " (it is a global option: fxcache --cache-dir DIR COMMAND ...)"
+    elif getattr(e, "ctx", None) is not None:
+        msg += f" (see {e.ctx.command_path} --help)"  # type: ignore[attr-defined]
+    return msg
+
+
+def is_usage_error(e: BaseException) -> bool:
+    """A command-line usage error (unknown option, bad value...), whichever click raised it.
+
+    Typer releases differ in where click lives (the ``click`` package or a copy
+    vendored inside typer); both mark usage errors with ``exit_code == 2``.
+    """
+    return getattr(e, "exit_code", None) == 2 and callable(getattr(e, "format_message", None))
+
+
+def _kind(e: BaseException) -> str | None:
+    """Which row of :data:`CLI_ERROR_MAPPINGS` handles ``e`` (None: none, re-raise)."""
+    from fxcache_core.errors import FxcacheError
+
+    if isinstance(e, FxcacheError):
+        return "fxcache"
+    if isinstance(e, KeyboardInterrupt):
+        return "interrupt"
+    if type(e).__name__ == "NoArgsIsHelpError":  # plain `fxcache`: show the help
+        return "no-args"
+    if is_usage_error(e):
+        return "usage"
+    if type(e).__name__ == "Abort":
+        return "abort"
+    return None
+
+
+# What each kind of error writes, and the exit code: (stream, message, code).
+CLI_ERROR_MAPPINGS: dict[str, tuple[str, Callable[[BaseException], str], int]] = {
+    "fxcache": ("stderr", message_of, BAD_INPUT),
+    "usage": ("stderr", _usage_message, BAD_INPUT),
+    "interrupt": ("stderr", lambda e: "interrupted", INTERRUPTED),
+    "abort": ("stderr", lambda e: "aborted", FAILURE),
+    "no-args": ("stdout", lambda e: e.format_message(), SUCCESS),  # type: ignore[attr-defined]
+}
+
+
+def handle(e: BaseException) -> NoReturn:
+    """Write ``e`` as :data:`CLI_ERROR_MAPPINGS` says and exit with its code;
+    re-raise what no row handles (a bug: a traceback)."""
+    kind = _kind(e)
+    if kind is None:
+        raise e
+    stream, message, code = CLI_ERROR_MAPPINGS[kind]
+    if stream == "stdout":
+        sys.stdout.write(message(e) + "\n")
+    else:
+        from ._output import error_line
+
+        error_line(message(e))
+    sys.exit(code)

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fxcache_core.errors import GuardParseError
-from fxcache_core.guards.expr import Clause, parse_guards, split_and
+from fxcache_core.guards.expr import Clause, parse_guards
+from fxcache_core.guards.grammar import split_and
 
 Status = Literal["installed", "missing", "undecided"]
 MAX_ENUMERATED = 4096
@@ -352,7 +353,7 @@ def _check_clause(c: Clause, sources: Mapping[str, str | None], names: _Names, g
 
 def _ranges(guards: list[_Guard], vars_: Sequence[str]) -> dict[str, tuple[int | None, int | None, tuple[int, ...]]]:
     """placeholder -> (lower, upper, excluded) that the one-placeholder guards in force give."""
-    from fxcache_core.guards.view import summarize  # sympy: imported only here
+    from fxcache_core.guards.summary import summarize  # sympy: imported only here
 
     wanted = set(vars_)
     single = [g.clause.text for g in guards if len(g.clause.placeholders) == 1 and g.clause.placeholders[0] in wanted]
@@ -369,7 +370,7 @@ def _implied_by_range(clause: Clause, ranges: Mapping[str, tuple[int | None, int
     """A one-placeholder range clause that the ranges in force stay within."""
     if len(clause.placeholders) != 1:
         return False
-    from fxcache_core.guards.view import summarize
+    from fxcache_core.guards.summary import summarize
 
     try:
         s = summarize(parse_guards(clause.text))

@@ -3,8 +3,8 @@
 :func:`key_guards` decodes each entry of a key (torch's order), parses its
 guards (:mod:`fxcache_core.guards.expr`), traces each ``tN`` to its symbol and source
 (:mod:`fxcache_core.decode.symbols`), groups the clauses
-(:func:`~fxcache_core.guards.view.summarize`) and says what separates the
-entries (:func:`~fxcache_core.guards.view.compare_entries`). The result is a
+(:func:`~fxcache_core.guards.summary.summarize`) and says what separates the
+entries (:func:`~fxcache_core.guards.display.compare_entries`). The result is a
 value (:class:`KeyGuards`) with its own JSON form; the CLI only renders it.
 Imports sympy (the clauses' sympy form).
 """
@@ -19,22 +19,22 @@ from fxcache_core.catalog.catalog import Catalog, Unreadable
 from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import GuardParseError
+from fxcache_core.guards.display import (
+    MAX_SHOWN_CLAUSES,
+    EntryComparison,
+    compare_entries,
+    expr_tree,
+    render,
+    symbol_names,
+)
 from fxcache_core.guards.expr import GuardsExpr, parse_guards
+from fxcache_core.guards.summary import GuardSummary, summarize
+from fxcache_core.guards.sympy_form import pretty, to_sympy
 from fxcache_core.guards.user_terms import (
     Region,
     clause_in_user_terms,
     placeholder_names,
     region_of,
-)
-from fxcache_core.guards.view import (
-    MAX_SHOWN_CLAUSES,
-    EntryComparison,
-    GuardSummary,
-    compare_entries,
-    expr_tree,
-    render,
-    summarize,
-    symbol_names,
 )
 
 
@@ -65,14 +65,14 @@ class EntryGuards:
 
     @property
     def names(self) -> dict[str, str]:
-        """``tN`` -> symbol name, for rendering (:func:`~fxcache_core.guards.view.symbol_names`)."""
+        """``tN`` -> symbol name, for rendering (:func:`~fxcache_core.guards.display.symbol_names`)."""
         return symbol_names(self.symbols)
 
     @property
     def clauses(self) -> tuple[str, ...]:
         """Each clause with placeholders renamed to their symbols (``2 <= s77``)."""
         names = self.names
-        return tuple(c.pretty(names) for c in self.parsed.clauses) if self.parsed is not None else ()
+        return tuple(pretty(c, names) for c in self.parsed.clauses) if self.parsed is not None else ()
 
     @property
     def user_clauses(self) -> tuple[str, ...]:
@@ -127,7 +127,7 @@ class EntryGuards:
                 "other": [c.index for c in sm.other],
             }
             if trees:
-                row["trees"] = [expr_tree(c.sympy(), names) for c in self.parsed.clauses]
+                row["trees"] = [expr_tree(to_sympy(c), names) for c in self.parsed.clauses]
         return row
 
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fxcache_core.errors import GuardParseError
-from fxcache_core.guards.expr import parse_guards
 from fxcache_core.guards.display import compare_entries, expr_tree, render
+from fxcache_core.guards.expr import parse_guards
 from fxcache_core.guards.summary import summarize
 from fxcache_core.guards.sympy_form import to_sympy
 

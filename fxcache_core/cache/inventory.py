@@ -55,6 +55,7 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import artifact_key, is_code_key, is_key
 from fxcache_core.cache.scan import FileInfo, Skipped, paused_gc
+from fxcache_core.reasons import Reason
 
 INDUCTOR_LAYOUT = "inductor"
 """An Inductor cache dir (``$TORCHINDUCTOR_CACHE_DIR`` or the default one)."""
@@ -355,14 +356,14 @@ def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
             with os.scandir(path) as it:
                 dirents = list(it)
         except OSError as e:
-            unreadable.append(Skipped(Path(path), f"cannot list: {e.strerror or e}"))
+            unreadable.append(Skipped(Path(path), Reason(f"cannot list: {e.strerror or e}", "unreadable-dir")))
             continue
         for d in dirents:
             try:
                 s = d.stat(follow_symlinks=False)
             except OSError as e:
                 if not isinstance(e, FileNotFoundError):
-                    unreadable.append(Skipped(Path(d.path), f"cannot stat: {e.strerror or e}"))
+                    unreadable.append(Skipped(Path(d.path), Reason(f"cannot stat: {e.strerror or e}", "cannot-stat")))
                 continue
             mode = s.st_mode
             first = True

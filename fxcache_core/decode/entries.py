@@ -9,6 +9,13 @@ fields fxcache needs into frozen dataclasses, naming each AOTAutograd input's
 Dynamo source through :mod:`fxcache_core.decode.sources`. Never executes
 anything from the entry, never imports torch.
 
+Why an entry cannot be decoded is an :class:`~fxcache_core.errors.EntryDecodeError`
+whose message is a :class:`~fxcache_core.reasons.Reason` (``str(error).code``):
+``over-size-limit``, ``over-memory-budget``, ``truncated-pickle``,
+``corrupt-pickle``, ``nests-too-deeply``, ``too-many-objects``,
+``not-a-compiled-graph``, ``wrong-entry-type``, ``guards-not-a-string``,
+``unexpected-content``.
+
 Field names mirror torch 2.13: ``CompiledFxGraph`` in
 torch/_inductor/output_code.py, ``AOTAutogradResult``/``CompiledForward``/
 ``CompiledBackward`` in torch/_functorch/_aot_autograd/aot_autograd_result.py
@@ -35,6 +42,7 @@ from fxcache_core.decode.unpickler import (
     str_items,
 )
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
+from fxcache_core.reasons import Reason
 
 # MAX_ENTRY_BYTES, Stub, load_stubs, plain: moved to decode.unpickler; source_name: moved to
 # decode.sources; still importable from here, callers outside decode/ move at merge
@@ -476,26 +484,31 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     except EntryDecodeError:
         raise
     except MemoryError:
-        raise EntryTooLarge(f"decoding it needs more than fxcache's memory budget "
-                            f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)") from None
+        raise EntryTooLarge(Reason(f"decoding it needs more than fxcache's memory budget "
+                                   f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)",
+                                   "over-memory-budget")) from None
     except RecursionError:
-        raise EntryDecodeError("entry data nests too deeply") from None
+        raise EntryDecodeError(Reason("entry data nests too deeply", "nests-too-deeply")) from None
     except Exception as e:  # a field of an unexpected shape
-        raise EntryDecodeError(f"unexpected entry content: {type(e).__name__}: {e}"[:300]) from None
+        raise EntryDecodeError(Reason(f"unexpected entry content: {type(e).__name__}: {e}"[:300],
+                                      "unexpected-content")) from None
 
 
 def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     if len(data) > MAX_ENTRY_BYTES:
-        raise EntryDecodeError(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} limit")
+        raise EntryDecodeError(Reason(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} limit",
+                                      "over-size-limit"))
     root, seen = load_stubs(data)
     if not isinstance(root, Stub):
-        raise EntryDecodeError(f"entry holds a {type(root).__name__}, not a compiled graph")
+        raise EntryDecodeError(Reason(f"entry holds a {type(root).__name__}, not a compiled graph",
+                                      "not-a-compiled-graph"))
     guards = root.field("guards_expr")
     if guards is not None and not isinstance(guards, str):
-        raise EntryDecodeError("guards_expr is not a string")
+        raise EntryDecodeError(Reason("guards_expr is not a string", "guards-not-a-string"))
     if kind is KeyKind.FX_GRAPH:
         if root.stub_name not in _FX_TYPES:
-            raise EntryDecodeError(f"fxgraph entry holds {root.qualname}, not CompiledFxGraph")
+            raise EntryDecodeError(Reason(f"fxgraph entry holds {root.qualname}, not CompiledFxGraph",
+                                          "wrong-entry-type"))
         debug = str_items(root.field("_fx_graph_cache_debug_lines"))
         inputs = parse_example_inputs(debug)
         graph_inputs = parse_graph_signature(opt_str(root.field("inductor_post_grad_graph_str")))
@@ -519,7 +532,8 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
             globals_seen=seen,
         )
     if root.stub_name not in _AOT_TYPES:
-        raise EntryDecodeError(f"aotautograd entry holds {root.qualname}, not AOTAutogradResult")
+        raise EntryDecodeError(Reason(f"aotautograd entry holds {root.qualname}, not AOTAutogradResult",
+                                      "wrong-entry-type"))
     cfg = root.field("sanitized_aot_config")
     srcs = plain(cfg.field("aot_autograd_arg_pos_to_source")) if isinstance(cfg, Stub) else None
     sources = tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()

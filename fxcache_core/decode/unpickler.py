@@ -26,6 +26,7 @@ from typing import Any
 
 from fxcache_core.decode.memlimit import budget_for
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
+from fxcache_core.reasons import Reason
 
 __all__ = [
     "MAX_ENTRY_BYTES",
@@ -186,17 +187,20 @@ def load_stubs(data: bytes) -> tuple[Any, frozenset[str]]:
         try:
             root = up.load()
         except EOFError as e:
-            raise EntryDecodeError(f"truncated pickle ({len(data)} bytes): {e}") from None
+            raise EntryDecodeError(Reason(f"truncated pickle ({len(data)} bytes): {e}",
+                                          "truncated-pickle")) from None
         except RecursionError:
-            raise EntryDecodeError("pickle nests too deeply") from None
+            raise EntryDecodeError(Reason("pickle nests too deeply", "nests-too-deeply")) from None
         except MemoryError:
             del up
             continue
         except Exception as e:  # UnpicklingError, ValueError, TypeError, KeyError...
-            raise EntryDecodeError(f"corrupt pickle: {type(e).__name__}: {e}") from None
+            raise EntryDecodeError(Reason(f"corrupt pickle: {type(e).__name__}: {e}",
+                                          "corrupt-pickle")) from None
         return root, frozenset(up.globals_seen)
-    raise EntryTooLarge(f"decoding it needs more than fxcache's memory budget "
-                        f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)")
+    raise EntryTooLarge(Reason(f"decoding it needs more than fxcache's memory budget "
+                               f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)",
+                               "over-memory-budget"))
 
 
 # --- plain views of stubbed data ----------------------------------------------
@@ -229,7 +233,8 @@ def plain(obj: Any) -> Any:
             return memo[id(o)]
         budget[0] -= 1
         if budget[0] < 0:
-            raise EntryDecodeError(f"entry data has more than {MAX_PLAIN_NODES} nested objects")
+            raise EntryDecodeError(Reason(f"entry data has more than {MAX_PLAIN_NODES} nested objects",
+                                          "too-many-objects"))
         out: Any = o
         if isinstance(o, Stub):
             if o.stub_name in ("list", "Size", "OrderedSet", "set", "tuple", "deque"):

@@ -37,6 +37,7 @@ from fxcache_core.guards.grammar import (
     binop_chain,
 )
 from fxcache_core.guards.runtime import MAX_INT_BITS, TOO_BIG, MissingPlaceholder, TooBig
+from fxcache_core.reasons import Reason
 
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -108,8 +109,9 @@ class Compiler:
         text = " ".join(text.split())
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
-    def fail(self, what: str, node: ast.AST) -> NoReturn:
-        raise GuardParseError(f"{what} at {self.where(node)}")
+    def fail(self, what: str, node: ast.AST, code: str = "unsupported-syntax") -> NoReturn:
+        """Raise GuardParseError: ``what`` at the node's column, as a Reason with ``code``."""
+        raise GuardParseError(Reason(f"{what} at {self.where(node)}", code))
 
     # -- compilation ---------------------------------------------------------
 
@@ -133,7 +135,7 @@ class Compiler:
         try:
             value = fn(_NO_VALUES)
         except TooBig:
-            self.fail(f"constant {self.snippet(node)!r} {TOO_BIG}", node)
+            self.fail(f"constant {self.snippet(node)!r} {TOO_BIG}", node, "int-over-bound")
         except Exception:  # noqa: BLE001 - raised again at evaluation, as by eval
             return fn
         return lambda env: value
@@ -177,7 +179,7 @@ class Compiler:
             self.fail(f"unsupported constant {shown} ({type(value).__name__})", node)
         if type(value) is int and value.bit_length() > MAX_INT_BITS:
             self.fail(f"integer literal of {value.bit_length()} bits is over fxcache's bound of "
-                      f"MAX_INT_BITS={MAX_INT_BITS} bits", node)
+                      f"MAX_INT_BITS={MAX_INT_BITS} bits", node, "int-over-bound")
         return lambda env: value
 
     def placeholder_name(self, node: ast.Subscript) -> str:
@@ -333,7 +335,7 @@ class Compiler:
                 want = f"{lo} or more arguments"
             else:
                 want = f"{lo} to {hi} arguments"
-            self.fail(f"call {display!r} takes {want}, got {n}", node)
+            self.fail(f"call {display!r} takes {want}, got {n}", node, "wrong-argument-count")
         args = [self.compile(a) for a in node.args]
         if fn is None:
             message = f"name {display!r} is not defined"

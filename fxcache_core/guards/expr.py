@@ -66,6 +66,7 @@ from fxcache_core.guards.runtime import (
     MissingPlaceholder,
     TooBig,
 )
+from fxcache_core.reasons import Reason
 
 __all__ = [
     "MAX_DEPTH",
@@ -238,29 +239,35 @@ def parse_guards(source: str) -> GuardsExpr:
     string, ignores leading spaces and tabs.  Raises GuardParseError for an
     empty string, a syntax error, anything outside the whitelist (the message
     names the piece and its column), or a string past MAX_GUARD_CHARS,
-    MAX_NODES or MAX_DEPTH; raises TypeError if ``source`` is not a str.
+    MAX_NODES or MAX_DEPTH; raises TypeError if ``source`` is not a str. The
+    error's message is a :class:`~fxcache_core.reasons.Reason` whose code says
+    which (``empty``, ``syntax-error``, ``unsupported-syntax``,
+    ``wrong-argument-count``, ``int-over-bound``, ``too-long``,
+    ``too-many-nodes``, ``too-deep``).
     """
     if not isinstance(source, str):
         raise TypeError(f"guards expression must be str, not {type(source).__name__}")
     if len(source) > MAX_GUARD_CHARS:
-        raise GuardParseError(
+        raise GuardParseError(Reason(
             f"guards expression has {len(source)} characters, more than "
-            f"MAX_GUARD_CHARS={MAX_GUARD_CHARS}"
-        )
+            f"MAX_GUARD_CHARS={MAX_GUARD_CHARS}", "too-long"
+        ))
     text = source.lstrip(" \t")
     if not text.strip():
-        raise GuardParseError("empty guards expression")
+        raise GuardParseError(Reason("empty guards expression", "empty"))
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         where = f"col {(exc.offset or 1) - 1}"
         if "\n" in text or "\r" in text:
             where = f"line {exc.lineno} {where}"
-        raise GuardParseError(f"invalid guards expression: {exc.msg} at {where}") from None
+        raise GuardParseError(Reason(f"invalid guards expression: {exc.msg} at {where}",
+                                     "syntax-error")) from None
     except (RecursionError, MemoryError):
-        raise GuardParseError("guards expression is too deeply nested to parse") from None
+        raise GuardParseError(Reason("guards expression is too deeply nested to parse",
+                                     "too-deep")) from None
     except (ValueError, OverflowError) as exc:
-        raise GuardParseError(f"invalid guards expression: {exc}") from None
+        raise GuardParseError(Reason(f"invalid guards expression: {exc}", "syntax-error")) from None
     check_limits(tree)
 
     compiler = Compiler(text)

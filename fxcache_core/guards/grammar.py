@@ -97,6 +97,7 @@ from fxcache_core.guards.runtime import (
     py_round,
     sym_float,
 )
+from fxcache_core.reasons import Reason
 
 __all__ = [
     "MAX_DEPTH",
@@ -271,11 +272,12 @@ def check_limits(tree: ast.Expression) -> None:
         node, depth = stack.pop()
         count += 1
         if count > MAX_NODES:
-            raise GuardParseError(f"guards expression has more than MAX_NODES={MAX_NODES} nodes")
+            raise GuardParseError(Reason(f"guards expression has more than MAX_NODES={MAX_NODES} nodes",
+                                         "too-many-nodes"))
         if depth > MAX_DEPTH:
-            raise GuardParseError(
-                f"guards expression nests deeper than MAX_DEPTH={MAX_DEPTH} levels"
-            )
+            raise GuardParseError(Reason(
+                f"guards expression nests deeper than MAX_DEPTH={MAX_DEPTH} levels", "too-deep"
+            ))
         key = chain_key(node)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, skip):

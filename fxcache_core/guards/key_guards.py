@@ -36,6 +36,7 @@ from fxcache_core.guards.user_terms import (
     placeholder_names,
     region_of,
 )
+from fxcache_core.reasons import Reason, code_of
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ class EntryGuards:
         ``other``: clause indices where not rendered), ``error`` when the guards
         are not understood, and (``trees``) a JSON tree of each clause."""
         if self.unreadable is not None:
-            return {"entry": self.entry.name, "error": self.unreadable}
+            return {"entry": self.entry.name, "error": self.unreadable,
+                    "error_code": code_of(self.unreadable)}
         names = self.names
         reg = self.region()
         row: dict[str, Any] = {
@@ -112,6 +114,7 @@ class EntryGuards:
         }
         if self.error is not None:
             row["error"] = self.error
+            row["error_code"] = code_of(self.error)
         sm = self.summary
         if sm is not None and self.parsed is not None:
             row["summary"] = {
@@ -169,13 +172,13 @@ def entry_guards(catalog: Catalog, entry: Entry) -> EntryGuards:
         try:
             g = parse_guards(d.guards_expr)
             if len(g.clauses) > MAX_SHOWN_CLAUSES:
-                error = (f"{len(g.clauses):,} clauses, more than fxcache shows through sympy "
-                         f"({MAX_SHOWN_CLAUSES}): the string as stored")
+                error = Reason(f"{len(g.clauses):,} clauses, more than fxcache shows through sympy "
+                               f"({MAX_SHOWN_CLAUSES}): the string as stored", "too-many-clauses")
                 g = None
             else:
                 sm = summarize(g)
         except GuardParseError as ex:
-            g, sm, error = None, None, f"guards not understood: {ex}"
+            g, sm, error = None, None, Reason(f"guards not understood: {ex}", "guards-not-understood")
     return EntryGuards(entry, None, d.guards_expr, syms, d.origin, g, error, sm)
 
 

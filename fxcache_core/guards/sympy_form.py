@@ -24,6 +24,7 @@ from sympy.printing.str import StrPrinter
 from fxcache_core.errors import GuardParseError
 from fxcache_core.guards.expr import Clause
 from fxcache_core.guards.grammar import CMP_SYMBOLS, binop_chain, chain_key
+from fxcache_core.reasons import Reason
 
 # --------------------------------------------------------------------------
 # Sympy forms: opaque functions that never evaluate and print as Python.
@@ -295,9 +296,9 @@ def to_sympy(clause: Clause) -> sympy.Basic:
         try:
             cached = SympyBuilder().build(clause._node)
         except RecursionError:
-            raise GuardParseError(
-                f"clause {clause.index} is too deep to build a sympy form"
-            ) from None
+            raise GuardParseError(Reason(
+                f"clause {clause.index} is too deep to build a sympy form", "too-deep"
+            )) from None
         clause._cache["sympy"] = cached
     return cached
 

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from fxcache_core.errors import FxcacheError, GuardParseError
 from fxcache_core.guards import expr as G
+from fxcache_core.guards import runtime as R
 from fxcache_core.guards import sympy_form as GS
 from fxcache_core.guards.expr import GuardsExpr, parse_guards
 
@@ -204,12 +205,12 @@ def test_corpus_parses_round_trips_and_builds_sympy(source):
     assert [c.index for c in g.clauses] == list(range(len(g.clauses)))
     used = set()
     for clause in g.clauses:
-        expr = clause.sympy()
+        expr = GS.to_sympy(clause)
         assert isinstance(expr, sympy.Basic)
         assert {s.name for s in expr.free_symbols} == set(clause.placeholders)
         assert all(s.is_integer for s in expr.free_symbols)
-        assert clause.sympy() is expr  # cached
-        assert isinstance(clause.pretty(), str) and clause.pretty()
+        assert GS.to_sympy(clause) is expr  # cached
+        assert isinstance(GS.pretty(clause), str) and GS.pretty(clause)
         used |= set(clause.placeholders)
     assert g.placeholders == tuple(sorted(used, key=lambda p: int(p[1:])))
 
@@ -395,10 +396,10 @@ def test_generated_expressions_match_eval(source, values):
 def test_generated_expressions_build_sympy(source):
     g = parse_guards(source)
     for clause in g.clauses:
-        expr = clause.sympy()
+        expr = GS.to_sympy(clause)
         assert isinstance(expr, sympy.Basic)
         assert {s.name for s in expr.free_symbols} <= set(clause.placeholders)
-        assert isinstance(clause.pretty({"t0": "s77"}), str)
+        assert isinstance(GS.pretty(clause, {"t0": "s77"}), str)
 
 
 # ---------------------------------------------------------------------------
@@ -554,7 +555,7 @@ _KNOWN_LAYOUTS = [
 
 @pytest.mark.parametrize(("args", "expected"), _KNOWN_LAYOUTS)
 def test_is_non_overlapping_and_dense_known_layouts(args, expected):
-    assert G._is_non_overlapping_and_dense_indicator(*args) == expected
+    assert R.is_non_overlapping_and_dense_indicator(*args) == expected
     assert ref_is_non_overlapping_and_dense_flat(*args) == expected
     source = f"IsNonOverlappingAndDenseIndicator({', '.join(map(str, args))})"
     assert parse_guards(source).clauses[0].evaluate({}).value == expected
@@ -568,7 +569,7 @@ def test_is_non_overlapping_and_dense_matches_reference(args):
     except Exception as exc:  # noqa: BLE001
         expected = ("raise", G._format_error(exc))
     try:
-        got = ("value", G._is_non_overlapping_and_dense_indicator(*args))
+        got = ("value", R.is_non_overlapping_and_dense_indicator(*args))
     except Exception as exc:  # noqa: BLE001
         got = ("raise", G._format_error(exc))
     assert same_outcome(got, expected)
@@ -607,7 +608,7 @@ def test_sympy_form_keeps_structure_and_pretty_renames():
         f"and math.floor(torch.sym_float({T0})) <= max(1, {T1}) and {T0}*{T0} > 50 "
         f"and round({T0} / 2) != 3 and ({T0} if {T1} else 2) >= 0 and 2 <= {T0}"
     )
-    forms = [c.sympy() for c in g.clauses]
+    forms = [GS.to_sympy(c) for c in g.clauses]
     t0 = sympy.Symbol("t0", integer=True)
     assert forms[0].lhs.func is GS.PyFloorDiv and forms[0].lhs.args == (t0, sympy.Integer(1))
     assert forms[0] != sympy.true  # not evaluated to True by sympy
@@ -618,10 +619,10 @@ def test_sympy_form_keeps_structure_and_pretty_renames():
     assert forms[4].lhs == sympy.Mul(t0, t0, evaluate=False)
     assert forms[5].lhs.func.py_name == "round"
     assert forms[6].lhs.func is GS.PyIfExp
-    assert g.clauses[7].pretty({"t0": "s77"}) == "2 <= s77"
-    assert g.clauses[1].pretty({"t0": "s77", "t1": "s27"}) == "(s77 % s27) == 0"
-    assert g.clauses[3].pretty({"t0": "s77"}) == "math.floor(torch.sym_float(s77)) <= max(1, t1)"
-    assert g.clauses[4].pretty() == "t0*t0 > 50"
+    assert GS.pretty(g.clauses[7], {"t0": "s77"}) == "2 <= s77"
+    assert GS.pretty(g.clauses[1], {"t0": "s77", "t1": "s27"}) == "(s77 % s27) == 0"
+    assert GS.pretty(g.clauses[3], {"t0": "s77"}) == "math.floor(torch.sym_float(s77)) <= max(1, t1)"
+    assert GS.pretty(g.clauses[4]) == "t0*t0 > 50"
 
 
 # ---------------------------------------------------------------------------
@@ -705,7 +706,7 @@ def test_long_flat_sum_within_limits_is_accepted():
     source = " + ".join([T0] * 2000) + " == 0"
     g = parse_guards(source)
     assert g.holds({"t0": 0}) and not g.holds({"t0": 1})
-    assert g.clauses[0].sympy().lhs.func is sympy.Add
+    assert GS.to_sympy(g.clauses[0]).lhs.func is sympy.Add
 
 
 def test_many_clauses_parse_in_linear_time():
@@ -797,7 +798,7 @@ def test_generated_expressions_match_torch_sympy_interp(torch_interp, source, va
 @given(_SIZES_STRIDES)
 def test_is_non_overlapping_and_dense_matches_torch(torch_interp, args):
     expected = torch_interp._eval_is_non_overlapping_and_dense_flat(*args)
-    assert G._is_non_overlapping_and_dense_indicator(*args) == expected
+    assert R.is_non_overlapping_and_dense_indicator(*args) == expected
     assert ref_is_non_overlapping_and_dense_flat(*args) == expected
 
 
@@ -891,7 +892,7 @@ def test_printer_output_parses_and_matches_torch_eval(torch_interp):
             values = dict(zip(("t0", "t1", "t2"), vals, strict=True))
             check_against_oracle(source, values, namespace)
         for clause in g.clauses:
-            assert isinstance(clause.sympy(), sympy.Basic)
+            assert isinstance(GS.to_sympy(clause), sympy.Basic)
 
 
 # ---------------------------------------------------------------------------

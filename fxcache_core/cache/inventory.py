@@ -3,7 +3,7 @@
 :mod:`fxcache_core.cache.scan` reads the two guarded caches (FX graphs, AOTAutograd);
 this module accounts for every byte: one walk with :func:`os.scandir` and one
 ``lstat`` per name, never following a symlink and never opening a file. Each
-regular file becomes an :class:`Item` of one :class:`Kind`; directories,
+regular file becomes an :class:`Item` of one :class:`ContentKind`; directories,
 symlinks and other special files are counted apart, so that the totals of an
 :class:`Inventory` are exactly what ``find`` and ``du`` say of the same dir
 (see :class:`Totals`).
@@ -55,6 +55,7 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import artifact_key, is_code_key, is_key
 from fxcache_core.cache.scan import FileInfo, Skipped, paused_gc
+from fxcache_core.reasons import Reason
 
 INDUCTOR_LAYOUT = "inductor"
 """An Inductor cache dir (``$TORCHINDUCTOR_CACHE_DIR`` or the default one)."""
@@ -62,7 +63,7 @@ TRITON_LAYOUT = "triton"
 """A Triton cache dir of its own (``$TRITON_CACHE_DIR``): ``<hash>/<files>``."""
 
 
-class Kind(str, enum.Enum):
+class ContentKind(str, enum.Enum):
     """What a file under a cache dir is (see the module docstring for the paths)."""
 
     FX = "fx"
@@ -100,12 +101,15 @@ class Kind(str, enum.Enum):
         return _LABELS[self]
 
 
+# moved to ContentKind (beside cache.keys.KeyKind, the kind of a key); callers outside cache/ move at merge
+Kind = ContentKind
+
 _LABELS = {
-    Kind.FX: "FX entries", Kind.AOT: "AOTAutograd entries", Kind.CODE: "generated code",
-    Kind.LIBRARY: "compiled libraries", Kind.PCH: "precompiled headers",
-    Kind.TRITON: "Triton kernels", Kind.AUTOTUNE: "autotune results", Kind.PGO: "Dynamo PGO state",
-    Kind.PRECOMPILE: "AOTInductor / precompile", Kind.TORCH_OTHER: "torch's other stores",
-    Kind.LOCK: "locks", Kind.TEMP: "temp files", Kind.INDEX: "fxcache index", Kind.UNKNOWN: "unknown",
+    ContentKind.FX: "FX entries", ContentKind.AOT: "AOTAutograd entries", ContentKind.CODE: "generated code",
+    ContentKind.LIBRARY: "compiled libraries", ContentKind.PCH: "precompiled headers",
+    ContentKind.TRITON: "Triton kernels", ContentKind.AUTOTUNE: "autotune results", ContentKind.PGO: "Dynamo PGO state",
+    ContentKind.PRECOMPILE: "AOTInductor / precompile", ContentKind.TORCH_OTHER: "torch's other stores",
+    ContentKind.LOCK: "locks", ContentKind.TEMP: "temp files", ContentKind.INDEX: "fxcache index", ContentKind.UNKNOWN: "unknown",
 }
 
 LIBRARY_EXTS = frozenset({"so", "o", "a", "pyd", "dll", "dylib", "lib", "obj"})
@@ -142,7 +146,7 @@ class Item:
     """
 
     file: FileInfo
-    kind: Kind
+    kind: ContentKind
     detail: str = ""
     counted: bool = True
     parts: tuple[str, ...] = ()
@@ -227,7 +231,7 @@ class Inventory:
         return not self.unreadable
 
 
-def classify(parts: tuple[str, ...], layout: str = INDUCTOR_LAYOUT) -> tuple[Kind, str]:
+def classify(parts: tuple[str, ...], layout: str = INDUCTOR_LAYOUT) -> tuple[ContentKind, str]:
     """The kind (and detail, see :attr:`Item.detail`) of the regular file at
     ``parts`` (its names below the root). Pure: looks at names only."""
     if layout == TRITON_LAYOUT:
@@ -235,77 +239,77 @@ def classify(parts: tuple[str, ...], layout: str = INDUCTOR_LAYOUT) -> tuple[Kin
     name, top, depth = parts[-1], parts[0], len(parts)
     if depth == 1:
         if name in _TORCH_STORE_FILES:
-            return Kind.TORCH_OTHER, ""
+            return ContentKind.TORCH_OTHER, ""
         if name.endswith(".lock"):
-            return Kind.LOCK, ""
-        return Kind.UNKNOWN, ""
+            return ContentKind.LOCK, ""
+        return ContentKind.UNKNOWN, ""
     if top == "fxgraph":
         if depth == 4 and is_key(parts[2]) and parts[2][1:3] == parts[1]:
-            return (Kind.TEMP if name.startswith(".") else Kind.FX), ""
-        return Kind.UNKNOWN, ""
+            return (ContentKind.TEMP if name.startswith(".") else ContentKind.FX), ""
+        return ContentKind.UNKNOWN, ""
     if top == "aotautograd":
         if depth == 3 and is_key(parts[1]):
-            return (Kind.TEMP if name.startswith(".") else Kind.AOT), ""
-        return Kind.UNKNOWN, ""
+            return (ContentKind.TEMP if name.startswith(".") else ContentKind.AOT), ""
+        return ContentKind.UNKNOWN, ""
     if top == "triton":
         if depth >= 3:
             return _classify_triton(parts[2:], parts[1])
-        return Kind.UNKNOWN, ""
+        return ContentKind.UNKNOWN, ""
     if name.endswith(".lock"):
-        return Kind.LOCK, ""
+        return ContentKind.LOCK, ""
     if name.startswith(".") or name.endswith(".tmp"):
-        return (Kind.TEMP if top in _TEMP_DIRS or len(top) == 2 else Kind.UNKNOWN), ""
+        return (ContentKind.TEMP if top in _TEMP_DIRS or len(top) == 2 else ContentKind.UNKNOWN), ""
     if top == "locks":
-        return Kind.UNKNOWN, ""
+        return ContentKind.UNKNOWN, ""
     if top == "precompiled_headers":
         if depth == 2 and artifact_key(name) is not None and name.endswith(PCH_EXTS):
-            return Kind.PCH, name[52:]
-        return Kind.UNKNOWN, ""
+            return ContentKind.PCH, name[52:]
+        return ContentKind.UNKNOWN, ""
     if top == "dynamo":
         if depth == 2 and name.startswith("code_state_") and name.endswith(".pkl"):
-            return Kind.PGO, ""
-        return Kind.PRECOMPILE, ""
+            return ContentKind.PGO, ""
+        return ContentKind.PRECOMPILE, ""
     if top == "aoti_eager":
-        return Kind.PRECOMPILE, ""
+        return ContentKind.PRECOMPILE, ""
     if top in _TORCH_STORES or top.startswith("halide-runtime-"):
-        return Kind.TORCH_OTHER, ""
+        return ContentKind.TORCH_OTHER, ""
     if len(top) == 2:
         return _classify_code(parts)
-    return Kind.UNKNOWN, ""
+    return ContentKind.UNKNOWN, ""
 
 
 _TEMP_DIRS = frozenset({"dynamo", "precompiled_headers", "locks", "aoti_eager"})
 
 
-def _classify_code(parts: tuple[str, ...]) -> tuple[Kind, str]:
+def _classify_code(parts: tuple[str, ...]) -> tuple[ContentKind, str]:
     """A file in a two-letter code dir ``<key[1:3]>/``."""
     name = parts[-1]
     if len(parts) == 2:
         key = artifact_key(name)
         if key is None or key[1:3] != parts[0]:
-            return Kind.UNKNOWN, ""
+            return ContentKind.UNKNOWN, ""
         ext = name[len(key):]
         if ext == ".best_config":
-            return Kind.AUTOTUNE, ""
+            return ContentKind.AUTOTUNE, ""
         if ext.rpartition(".")[2] in LIBRARY_EXTS or ext.endswith(LOAD_OK):
-            return Kind.LIBRARY, ext
-        return Kind.CODE, ext
+            return ContentKind.LIBRARY, ext
+        return ContentKind.CODE, ext
     if is_code_key(parts[1]) and parts[1][1:3] == parts[0]:  # <2 chars>/c<51>/...: AOTInductor
-        return Kind.PRECOMPILE, ""
-    return Kind.UNKNOWN, ""
+        return ContentKind.PRECOMPILE, ""
+    return ContentKind.UNKNOWN, ""
 
 
-def _classify_triton(parts: tuple[str, ...], device: str) -> tuple[Kind, str]:
+def _classify_triton(parts: tuple[str, ...], device: str) -> tuple[ContentKind, str]:
     """A file below a Triton cache dir (``parts`` start at the kernel hash dir)."""
     if parts[0].startswith("tmp."):  # TritonBundler's tmp.<uuid> dir, renamed into place when full
-        return Kind.TEMP, ""
+        return ContentKind.TEMP, ""
     if len(parts) == 1:
-        return (Kind.LOCK if parts[0].endswith(".lock") else Kind.UNKNOWN), ""
+        return (ContentKind.LOCK if parts[0].endswith(".lock") else ContentKind.UNKNOWN), ""
     if len(parts) >= 3 and parts[1].startswith("tmp."):  # FileCacheManager.put's tmp.pid_<pid>_<uuid>
-        return Kind.TEMP, ""
+        return ContentKind.TEMP, ""
     if len(parts) == 2:
-        return Kind.TRITON, device
-    return Kind.UNKNOWN, ""
+        return ContentKind.TRITON, device
+    return ContentKind.UNKNOWN, ""
 
 
 def take_inventory(root: Path, layout: str = INDUCTOR_LAYOUT,
@@ -352,14 +356,14 @@ def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
             with os.scandir(path) as it:
                 dirents = list(it)
         except OSError as e:
-            unreadable.append(Skipped(Path(path), f"cannot list: {e.strerror or e}"))
+            unreadable.append(Skipped(Path(path), Reason(f"cannot list: {e.strerror or e}", "unreadable-dir")))
             continue
         for d in dirents:
             try:
                 s = d.stat(follow_symlinks=False)
             except OSError as e:
                 if not isinstance(e, FileNotFoundError):
-                    unreadable.append(Skipped(Path(d.path), f"cannot stat: {e.strerror or e}"))
+                    unreadable.append(Skipped(Path(d.path), Reason(f"cannot stat: {e.strerror or e}", "cannot-stat")))
                 continue
             mode = s.st_mode
             first = True
@@ -380,7 +384,7 @@ def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
                 symlinks.append(d.path)
             elif is_reg(mode):
                 if index_parts is not None and sub[:-1] == index_parts and _INDEX_RE.fullmatch(d.name):
-                    kind, detail = Kind.INDEX, ""
+                    kind, detail = ContentKind.INDEX, ""
                 else:
                     kind, detail = classify(sub, layout)
                 if first:

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from fxcache_core.errors import CacheDirError
+from fxcache_core.errors import CacheDirError, param, params_in
 
 ENV_VAR = "TORCHINDUCTOR_CACHE_DIR"
 
@@ -42,35 +42,41 @@ def default_cache_dir() -> Path:
 def resolve_cache_dir(
     explicit: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
-    explicit_name: str = "--cache-dir",
+    explicit_name: str = param("cache_dir"),
 ) -> Path:
     """The absolute cache dir torch would use, or ``explicit`` when given.
 
-    Order: ``explicit`` (the CLI's ``--cache-dir``), then
+    Order: ``explicit`` (the ``cache_dir`` a caller gives), then
     ``$TORCHINDUCTOR_CACHE_DIR``, then :func:`default_cache_dir`. Like torch,
     the result is made absolute (``os.path.abspath``, no symlink resolution).
 
     Raises:
         CacheDirError: the directory does not exist or is not a directory; the
-            message names where it came from (``explicit_name`` for ``explicit``,
-            e.g. ``--other-cache-dir``, else the variable or "default").
+            message names where it came from (``explicit_name`` for ``explicit``:
+            a :func:`~fxcache_core.errors.param` marker such as
+            ``param("other_cache_dir")``, which the error also carries as its
+            ``param``, with ``explicit`` as its ``value``; else the variable or
+            "default").
     """
     environ = os.environ if env is None else env
     raw = explicit if explicit is not None else environ.get(ENV_VAR)
     source = explicit_name if explicit is not None else (ENV_VAR if raw is not None else "default")
+    named = params_in(explicit_name) if explicit is not None else ()
+    given = {"param": named[0], "value": explicit} if named else {}
     path = Path(os.path.abspath(raw)) if raw is not None else default_cache_dir()
     if not path.exists():
-        raise CacheDirError(f"cache dir {path} ({source}) does not exist")
+        raise CacheDirError(f"cache dir {path} ({source}) does not exist", **given)
     if not path.is_dir():
-        raise CacheDirError(f"cache dir {path} ({source}) is not a directory")
+        raise CacheDirError(f"cache dir {path} ({source}) is not a directory", **given)
     if not os.access(path, os.R_OK | os.X_OK):
-        raise CacheDirError(f"cache dir {path} ({source}) is not readable")
+        raise CacheDirError(f"cache dir {path} ({source}) is not readable", **given)
     if path.name in ("fxgraph", "aotautograd") and not (path / "fxgraph").exists():
-        raise CacheDirError(f"{path} is the {path.name}/ folder inside a cache dir: give its parent")
+        raise CacheDirError(f"{path} is the {path.name}/ folder inside a cache dir: give its parent",
+                            **given)
     if not _looks_like_cache(path):
         raise CacheDirError(
             f"{path} ({source}) does not look like an Inductor cache dir "
-            "(nothing in it that torch writes, and it is not empty)"
+            "(nothing in it that torch writes, and it is not empty)", **given
         )
     return path
 

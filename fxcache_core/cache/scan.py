@@ -20,6 +20,7 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind, artifact_key, is_key
 from fxcache_core.errors import KeyLookupError
+from fxcache_core.reasons import Reason, code_of
 
 _KEY_CHARS = set("abcdefghijklmnopqrstuvwxyz234567")
 
@@ -111,7 +112,15 @@ class Entry:
 
 @dataclass(frozen=True)
 class Skipped:
-    """Something under the cache dir that the scan did not treat as an entry."""
+    """Something under the cache dir that the scan did not treat as an entry.
+
+    Attributes:
+        path: where it is.
+        reason: why it was skipped, a :class:`~fxcache_core.reasons.Reason`
+            (codes: ``unreadable-dir``, ``cannot-stat``, ``broken-symlink``,
+            ``dot-prefixed``, ``not-a-regular-file``, ``unexpected-file``,
+            ``not-a-key-dir``).
+    """
 
     path: Path
     reason: str
@@ -226,10 +235,11 @@ class CacheScan:
 
     def to_json(self) -> dict[str, object]:
         """``root``, ``size`` (bytes), ``entries`` (count), ``keys`` (:meth:`CacheKey.to_json`
-        each) and ``skipped`` (``{"path", "reason"}`` each)."""
+        each) and ``skipped`` (``{"path", "reason", "reason_code"}`` each)."""
         return {"root": str(self.root), "size": self.size, "entries": self.entry_count,
                 "keys": [k.to_json() for k in self.keys],
-                "skipped": [{"path": str(s.path), "reason": s.reason} for s in self.skipped]}
+                "skipped": [{"path": str(s.path), "reason": s.reason, "reason_code": code_of(s.reason)}
+                            for s in self.skipped]}
 
     def key(self, key: str) -> CacheKey | None:
         """The key with exactly this name, or None."""
@@ -331,7 +341,7 @@ def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
     try:
         names = sorted(os.listdir(path))
     except OSError as e:
-        skipped.append(Skipped(Path(path), f"unreadable key dir: {e.strerror}"))
+        skipped.append(Skipped(Path(path), Reason(f"unreadable key dir: {e.strerror}", "unreadable-dir")))
         return CacheKey(kind, key, path, (), (), linked, readable=False)
     base = path + os.sep
     complete = True
@@ -346,10 +356,11 @@ def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
         except FileNotFoundError:
             if name.startswith("."):
                 continue  # a temp file renamed or removed while we listed
-            skipped.append(Skipped(Path(p), "broken symlink (torch fails to open it and skips it)"))
+            skipped.append(Skipped(Path(p), Reason("broken symlink (torch fails to open it and skips it)",
+                                                      "broken-symlink")))
             continue
         except OSError as e:
-            skipped.append(Skipped(Path(p), f"cannot stat: {e.strerror}"))
+            skipped.append(Skipped(Path(p), Reason(f"cannot stat: {e.strerror}", "cannot-stat")))
             complete = False  # it may be an entry: the key's entries are not all known
             continue
         info = FileInfo(p, st.st_size, st.st_mtime, st.st_atime, st.st_mtime_ns, st.st_ino)
@@ -357,10 +368,11 @@ def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
             if is_reg(st.st_mode) and not is_link:
                 temps.append(info)
             else:
-                skipped.append(Skipped(Path(p), "dot-prefixed, not a regular file"))
+                skipped.append(Skipped(Path(p), Reason("dot-prefixed, not a regular file", "dot-prefixed")))
             continue
         if not is_reg(st.st_mode):
-            skipped.append(Skipped(Path(p), "not a regular file (torch fails to open it and skips it)"))
+            skipped.append(Skipped(Path(p), Reason("not a regular file (torch fails to open it and skips it)",
+                                                  "not-a-regular-file")))
             continue
         entries.append(Entry(kind, key, info, len(entries), linked or is_link))
     return CacheKey(kind, key, path, tuple(entries), tuple(temps), linked, readable=complete)
@@ -384,7 +396,7 @@ def _dirs(path: str, skipped: list[Skipped],
     except OSError as e:
         if listings is not None:
             listings[path] = None
-        skipped.append(Skipped(Path(path), f"unreadable dir: {e.strerror}"))
+        skipped.append(Skipped(Path(path), Reason(f"unreadable dir: {e.strerror}", "unreadable-dir")))
         return []
     if listings is not None:
         listings[path] = frozenset(d.name for d in it)
@@ -396,9 +408,9 @@ def _dirs(path: str, skipped: list[Skipped],
         if is_dir:
             out.append((d.name, d.path, d.is_symlink()))
         elif d.is_symlink():
-            skipped.append(Skipped(Path(d.path), "broken symlink"))
+            skipped.append(Skipped(Path(d.path), Reason("broken symlink", "broken-symlink")))
         else:
-            skipped.append(Skipped(Path(d.path), "unexpected file"))
+            skipped.append(Skipped(Path(d.path), Reason("unexpected file", "unexpected-file")))
     return out
 
 
@@ -435,7 +447,7 @@ def _scan_cache(root: Path) -> CacheScan:
                 keys.append(_scan_key_dir(KeyKind.FX_GRAPH, name, kpath,
                                           fx_linked or b_linked or k_linked, skipped))
             else:
-                skipped.append(Skipped(Path(kpath), "not an FX graph key dir"))
+                skipped.append(Skipped(Path(kpath), Reason("not an FX graph key dir", "not-a-key-dir")))
     aot_root = root / KeyKind.AOT_AUTOGRAD.value
     aot_linked = aot_root.is_symlink()
     for name, kpath, k_linked in _dirs(str(aot_root), skipped):
@@ -443,7 +455,7 @@ def _scan_cache(root: Path) -> CacheScan:
             keys.append(_scan_key_dir(KeyKind.AOT_AUTOGRAD, name, kpath,
                                       aot_linked or k_linked, skipped))
         else:
-            skipped.append(Skipped(Path(kpath), "not an AOTAutograd key dir"))
+            skipped.append(Skipped(Path(kpath), Reason("not an AOTAutograd key dir", "not-a-key-dir")))
     return CacheScan(root=root, keys=tuple(keys), skipped=tuple(skipped), listings=listings)
 
 

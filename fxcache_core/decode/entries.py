@@ -2,13 +2,19 @@
 
 An entry file is a pickle of a ``CompiledFxGraph`` (fxgraph/) or an
 ``AOTAutogradResult`` (aotautograd/). ``pickle.loads`` would import torch and
-run whatever callables the pickle names; fxcache never does. Instead
-:class:`StubUnpickler` resolves *every* global to an inert :class:`Stub`
-class: calling it, ``__new__``, ``__setstate__``, ``append``/``extend``/
-``add``/``__setitem__`` only record their arguments. Nothing named in the
-file is imported or run. From the resulting tree of stubs and plain
-containers, :func:`decode_entry` reads the fields fxcache needs into frozen
-dataclasses.
+run whatever callables the pickle names; fxcache never does. Instead the
+restricted unpickler of :mod:`fxcache_core.decode.unpickler` reads it into a
+tree of inert stubs and plain containers, and :func:`decode_entry` reads the
+fields fxcache needs into frozen dataclasses, naming each AOTAutograd input's
+Dynamo source through :mod:`fxcache_core.decode.sources`. Never executes
+anything from the entry, never imports torch.
+
+Why an entry cannot be decoded is an :class:`~fxcache_core.errors.EntryDecodeError`
+whose message is a :class:`~fxcache_core.reasons.Reason` (``str(error).code``):
+``over-size-limit``, ``over-memory-budget``, ``truncated-pickle``,
+``corrupt-pickle``, ``nests-too-deeply``, ``too-many-objects``,
+``not-a-compiled-graph``, ``wrong-entry-type``, ``guards-not-a-string``,
+``unexpected-content``.
 
 Field names mirror torch 2.13: ``CompiledFxGraph`` in
 torch/_inductor/output_code.py, ``AOTAutogradResult``/``CompiledForward``/
@@ -19,398 +25,27 @@ and autograd_cache.py, ``CacheableAOTConfig`` in schemas.py, and the Dynamo
 
 from __future__ import annotations
 
-import functools
-import io
-import pickle
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
+from fxcache_core.decode.sources import source_name
+from fxcache_core.decode.unpickler import (
+    MAX_ENTRY_BYTES,
+    Stub,
+    load_stubs,
+    opt_int,
+    opt_str,
+    plain,
+    str_items,
+)
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
+from fxcache_core.reasons import Reason
 
-MAX_ENTRY_BYTES = 512 * 1024 * 1024
-"""Entries larger than this (bytes) are refused rather than read into memory."""
-
-
-class Stub:
-    """An inert stand-in for a class or function named in a pickle.
-
-    Subclasses are made per ``(module, name)`` by :class:`StubUnpickler`; the
-    class attributes ``stub_module``/``stub_name`` keep the name. Instances
-    record what the pickle did to them and nothing else.
-    """
-
-    stub_module = ""
-    stub_name = ""
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Stub:
-        self = object.__new__(cls)
-        object.__setattr__(self, "_args", args)
-        object.__setattr__(self, "_kwargs", kwargs)
-        object.__setattr__(self, "_state", None)
-        object.__setattr__(self, "_items", [])
-        object.__setattr__(self, "_dict", {})
-        return self
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    # What the pickle machine may do to an object; each only records.
-    def __setstate__(self, state: Any) -> None:
-        object.__setattr__(self, "_state", state)
-
-    def append(self, item: Any) -> None:
-        self._items.append(item)
-
-    def extend(self, items: Any) -> None:
-        self._items.extend(items)
-
-    def add(self, item: Any) -> None:
-        self._items.append(item)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self._dict[key] = value
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        self._dict[name] = value
-
-    @property
-    def qualname(self) -> str:
-        """``module.name`` of the global this stub stands for."""
-        return f"{self.stub_module}.{self.stub_name}"
-
-    def field(self, name: str, default: Any = None) -> Any:
-        """An attribute as the pickle set it (``__setstate__`` dict, slots or kwargs)."""
-        st = self._state
-        if isinstance(st, tuple) and len(st) == 2:
-            for part in st:
-                if isinstance(part, dict) and name in part:
-                    return part[name]
-        elif isinstance(st, dict) and name in st:
-            return st[name]
-        if name in self._kwargs:
-            return self._kwargs[name]
-        return self._dict.get(name, default)
-
-    def __repr__(self) -> str:
-        return f"<stub {self.qualname}>"
-
-
-class StubUnpickler(pickle.Unpickler):
-    """A pickle reader that turns every global into an inert :class:`Stub` class.
-
-    ``find_class`` never imports: it returns a fresh ``Stub`` subclass named
-    after the global. Persistent ids become stubs too. The opcodes themselves
-    only build containers, so the only code that runs is ``Stub``'s.
-    """
-
-    def __init__(self, file: io.BufferedIOBase) -> None:
-        super().__init__(file)
-        self._classes: dict[tuple[str, str], type[Stub]] = {}
-        self.globals_seen: set[str] = set()
-
-    def find_class(self, module: str, name: str) -> type[Stub]:  # noqa: D102
-        cls = self._classes.get((module, name))
-        if cls is None:
-            cls = _stub_class(module, name)
-            self._classes[(module, name)] = cls
-            self.globals_seen.add(f"{module}.{name}")
-        return cls
-
-    def persistent_load(self, pid: Any) -> Stub:  # noqa: D102
-        return self.find_class("<persistent>", "pid")(pid)
-
-
-@functools.lru_cache(maxsize=4096)
-def _stub_class(module: str, name: str) -> type[Stub]:
-    """The inert class standing for global ``module.name``; shared between reads
-    (a class holds nothing but the two names), bounded so a pickle naming
-    millions of globals cannot grow it without end."""
-    return type(
-        "Stub_" + re.sub(r"\W", "_", name)[:64],
-        (Stub,),
-        {"stub_module": module, "stub_name": name, "__module__": "fxcache_core.decode.entries"},
-    )
-
-
-PY_FALLBACK_MAX_BYTES = 4 * 1024 * 1024
-"""Largest entry (bytes) read again by the pure-Python unpickler when the C one
-runs out of the memory budget: it reads 3-30 MB/s, so this bounds the time."""
-
-
-class _PyStubUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
-    """:class:`StubUnpickler` on Python's pure-Python unpickler, whose memo is a
-    dict: a ``PUT`` index costs nothing whatever its value, where the C
-    unpickler allocates an array twice as long. Only used when the C one ran
-    out of the memory budget (it is ~30x slower)."""
-
-    def __init__(self, file: io.BufferedIOBase) -> None:
-        super().__init__(file)
-        self._classes: dict[tuple[str, str], type[Stub]] = {}
-        self.globals_seen: set[str] = set()
-
-    find_class = StubUnpickler.find_class
-    persistent_load = StubUnpickler.persistent_load
-
-
-def load_stubs(data: bytes) -> tuple[Any, frozenset[str]]:
-    """Read a pickle into plain containers and :class:`Stub` objects.
-
-    Call it under :func:`fxcache_core.decode.memlimit.decoding_budget` (as
-    :func:`decode_entry` does): when the C unpickler runs out of that budget,
-    the pickle is read again by the pure-Python one, whose memo cannot be
-    inflated by a huge ``PUT`` index.
-
-    Returns:
-        The root object and the set of globals the pickle named.
-
-    Raises:
-        EntryTooLarge: decoding needs more memory than the budget.
-        EntryDecodeError: truncated or corrupt data (the message says which).
-    """
-    readers = (StubUnpickler, _PyStubUnpickler) if len(data) <= PY_FALLBACK_MAX_BYTES else (StubUnpickler,)
-    for cls in readers:
-        up = cls(io.BytesIO(data))
-        try:
-            root = up.load()
-        except EOFError as e:
-            raise EntryDecodeError(f"truncated pickle ({len(data)} bytes): {e}") from None
-        except RecursionError:
-            raise EntryDecodeError("pickle nests too deeply") from None
-        except MemoryError:
-            del up
-            continue
-        except Exception as e:  # UnpicklingError, ValueError, TypeError, KeyError...
-            raise EntryDecodeError(f"corrupt pickle: {type(e).__name__}: {e}") from None
-        return root, frozenset(up.globals_seen)
-    raise EntryTooLarge(f"decoding it needs more than fxcache's memory budget "
-                        f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)")
-
-
-# --- plain views of stubbed data ----------------------------------------------
-
-
-def _is(obj: Any, *names: str) -> bool:
-    return isinstance(obj, Stub) and obj.stub_name in names
-
-
-MAX_PLAIN_NODES = 200_000
-"""How many objects :func:`plain` visits before it gives up (a hostile pickle can
-share one list many times over, making a naive copy exponential)."""
-
-
-def plain(obj: Any) -> Any:
-    """Best-effort plain value of ``obj``: stubbed lists/dicts/tuples unwrapped.
-
-    ``builtins.list``, ``collections.OrderedDict``/``defaultdict``,
-    ``torch.Size`` and ``OrderedSet`` stubs become lists or dicts; other stubs
-    are returned as they are. Shared sub-objects are converted once (by
-    identity), nesting deeper than 50 is left as it is, and more than
-    :data:`MAX_PLAIN_NODES` visits raise.
-
-    Raises:
-        EntryDecodeError: the data is too large or too entangled to convert.
-    """
-    memo: dict[int, Any] = {}
-    budget = [MAX_PLAIN_NODES]
-
-    def conv(o: Any, depth: int) -> Any:
-        if depth > 50 or not isinstance(o, (Stub, list, tuple)):
-            return o
-        if id(o) in memo:
-            return memo[id(o)]
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise EntryDecodeError(f"entry data has more than {MAX_PLAIN_NODES} nested objects")
-        out: Any = o
-        if isinstance(o, Stub):
-            if o.stub_name in ("list", "Size", "OrderedSet", "set", "tuple", "deque"):
-                first = o._args[0] if o._args and isinstance(o._args[0], (list, tuple)) else []
-                out = [conv(i, depth + 1) for i in list(first) + o._items]
-            elif o.stub_name in ("OrderedDict", "defaultdict", "dict"):
-                out = {k: conv(v, depth + 1) for k, v in o._dict.items()}
-        else:
-            out = [conv(i, depth + 1) for i in o]
-        memo[id(o)] = out
-        return out
-
-    return conv(obj, 0)
-
-
-def _str_items(v: Any) -> tuple[str, ...]:
-    """The top-level ``str`` items of a (stubbed) list; nothing nested is visited."""
-    if isinstance(v, Stub) and v.stub_name in ("list", "tuple"):
-        first = v._args[0] if v._args and isinstance(v._args[0], (list, tuple)) else []
-        v = list(first) + v._items
-    if not isinstance(v, (list, tuple)):
-        return ()
-    if set(map(type, v)) <= {str}:  # the usual case, checked at C speed
-        return tuple(v)
-    return tuple([x for x in v if type(x) is str])
-
-
-def _opt_str(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
-
-
-def _opt_int(v: Any) -> int | None:
-    """An int64 field (torch's counters and times are), else None: a huge int from
-    a hostile pickle would not even print (Python's 4,300-digit limit)."""
-    return v if isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63 else None
-
-
-# --- Dynamo sources -----------------------------------------------------------
-
-# Dynamo sources are frozen dataclasses pickled as ``cls(*fields)`` (REDUCE with
-# positional args: ``dataclass_with_cached_hash.__reduce__`` in torch/_guards.py),
-# so their fields are read by position. Field order as in torch/_dynamo/source.py
-# (2.13 to 2.15; 2.14 added ContextVarGetSource and UnwrapCollectiveTensorSource,
-# 2.15 ListReverseIteratorBackingListSource); ``base`` comes first in chained sources.
-_SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
-    "LocalSource": ("local_name", "is_input", "dynamism", "is_derefed_cell_contents",
-                    "is_varargs", "is_varkw"),
-    "GlobalSource": ("global_name",),
-    "GlobalWeakRefSource": ("global_name",),
-    "AttrSource": ("base", "member"),
-    "ParamBufferSource": ("base", "member"),
-    "UnspecializedParamBufferSource": ("base", "member"),
-    "CellContentsSource": ("base", "member", "freevar_name"),
-    "GradSource": ("base", "member"),
-    "TensorPropertySource": ("base", "prop", "idx"),
-    "GetItemSource": ("base", "index", "index_is_slice"),
-    "DictGetItemSource": ("base", "index"),
-    "DictSubclassGetItemSource": ("base", "index"),
-    "ListGetItemSource": ("base", "index", "index_is_slice"),
-    "ConstDictKeySource": ("base", "index"),
-    "NNModuleSource": ("base",),
-    "UnspecializedNNModuleSource": ("base",),
-    "UnspecializedBuiltinNNModuleSource": ("base",),
-    "FSDPNNModuleSource": ("base",),
-    "NegateSource": ("base",),
-    "ConvertIntSource": ("base",),
-    "DynamicScalarSource": ("base", "is_int"),
-    "IndexedSource": ("base", "idx"),
-    "FloatTensorSource": ("base",),
-    "CallMethodItemSource": ("base",),
-    "ContextVarGetSource": ("base", "has_default", "default_value"),
-    "UnwrapCollectiveTensorSource": ("base",),
-    "ListReverseIteratorBackingListSource": ("base",),
-}
-
-
-def _is_literal(v: Any, depth: int = 0) -> bool:
-    """A constant whose ``repr`` is what torch prints for it (str, int, tuples of those...)."""
-    if isinstance(v, (str, int, float, bool, type(None))):
-        return True
-    return isinstance(v, tuple) and depth < 5 and all(_is_literal(x, depth + 1) for x in v)
-
-
-def _sfield(src: Stub, name: str) -> Any:
-    """A source's field: from its positional constructor args, else its state."""
-    names = _SOURCE_FIELDS.get(src.stub_name, ())
-    if name in names:
-        i = names.index(name)
-        if i < len(src._args):
-            return src._args[i]
-    return src.field(name)
-
-
-
-def source_name(src: Any, depth: int = 0) -> str | None:
-    """The guard-style name of a stubbed Dynamo ``Source``: ``L['x'].size()[0]``.
-
-    Mirrors the ``_name_template`` properties in torch/_dynamo/source.py for
-    the sources that reach AOTAutograd inputs; None for a class it does not
-    know (never a guess).
-    """
-    if depth > 100 or not isinstance(src, Stub):
-        return None
-    n = src.stub_name
-    if n == "LocalSource":
-        name = _sfield(src, "local_name")
-        return f"L[{name!r}]" if isinstance(name, str) else None
-    if n in ("GlobalSource",):
-        name = _sfield(src, "global_name")
-        return f"G[{name!r}]" if isinstance(name, str) else None
-    if n == "GlobalWeakRefSource":
-        name = _sfield(src, "global_name")
-        return f"G[{name!r}]()" if isinstance(name, str) else None
-    base = source_name(_sfield(src, "base"), depth + 1)
-    if base is None:
-        return None
-    if n in ("AttrSource", "ParamBufferSource", "UnspecializedParamBufferSource",
-             "CellContentsSource", "GradSource"):
-        member = _sfield(src, "member")
-        if not isinstance(member, str):
-            return None
-        if member.isidentifier() or n == "GradSource":
-            return f"{base}.{member}"
-        return f"getattr({base}, {member!r})"
-    if n == "TensorPropertySource":
-        prop = _sfield(src, "prop")
-        code = prop._args[0] if isinstance(prop, Stub) and prop._args else None
-        idx = _sfield(src, "idx")
-        if code == 0:
-            return f"{base}.size()[{idx}]"
-        if code == 1:
-            return f"{base}.stride()[{idx}]"
-        if code == 2:
-            return f"{base}.storage_offset()"
-        return None
-    if n in ("GetItemSource", "DictGetItemSource", "DictSubclassGetItemSource"):
-        index = _sfield(src, "index")
-        if isinstance(index, Stub) and index.stub_name == "ConstDictKeySource":
-            inner = source_name(_sfield(index, "base"), depth + 1)
-            if inner is None:
-                return None
-            key = f"list(dict.keys({inner}))[{_sfield(index, 'index')!r}]"
-            if n == "DictSubclassGetItemSource":
-                return f"dict.__getitem__({base}, {key})"
-            return f"{base}[{key}]"
-        if _sfield(src, "index_is_slice"):
-            # Stored as slice.__reduce__(): (slice, (start, stop, step)); torch prints repr(slice).
-            if (isinstance(index, (list, tuple)) and len(index) == 2
-                    and isinstance(index[1], (list, tuple)) and len(index[1]) == 3
-                    and all(v is None or isinstance(v, int) for v in index[1])):
-                a, b, c = index[1]
-                return f"{base}[slice({a!r}, {b!r}, {c!r})]"
-            return None
-        if _is_literal(index):
-            return f"{base}[{index!r}]"
-        return None
-    if n == "ListGetItemSource":
-        index = _sfield(src, "index")
-        return f"list.__getitem__({base}, {index!r})" if isinstance(index, (int, str)) else None
-    if n in ("NNModuleSource", "UnspecializedNNModuleSource",
-             "UnspecializedBuiltinNNModuleSource", "FSDPNNModuleSource"):
-        return base
-    if n == "NegateSource":
-        return f"{base}.__neg__()"
-    if n == "ConvertIntSource":
-        return f"cast_symbool_to_symint_guardless({base})"
-    if n == "DynamicScalarSource":
-        return f"int({base})"
-    if n == "FloatTensorSource":  # a tensorified float (builder.py wrap_symfloat)
-        return f"___as_tensor({base})"
-    if n == "CallMethodItemSource":
-        return f"{base}.item()"
-    if n == "IndexedSource":
-        return f"({_sfield(src, 'idx')}, {base})"
-    if n == "ContextVarGetSource":
-        if not _sfield(src, "has_default"):
-            return f"{base}.get()"
-        default = _sfield(src, "default_value")
-        return f"{base}.get({default!r})" if _is_literal(default) else None
-    if n == "UnwrapCollectiveTensorSource":
-        return f"___unwrap_async_collective_tensor({base})"
-    if n == "ListReverseIteratorBackingListSource":
-        return f"___list_reverseiterator_backing_list({base})"
-    return None
-
-
-# --- graph inputs ---------------------------------------------------------------
+# MAX_ENTRY_BYTES, Stub, load_stubs, plain: moved to decode.unpickler; source_name: moved to
+# decode.sources; still importable from here, callers outside decode/ move at merge
 
 _SYM_RE = re.compile(r"^Sym\((.+)\)$")
 _PLACEHOLDER_RE = re.compile(
@@ -849,29 +484,34 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     except EntryDecodeError:
         raise
     except MemoryError:
-        raise EntryTooLarge(f"decoding it needs more than fxcache's memory budget "
-                            f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)") from None
+        raise EntryTooLarge(Reason(f"decoding it needs more than fxcache's memory budget "
+                                   f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)",
+                                   "over-memory-budget")) from None
     except RecursionError:
-        raise EntryDecodeError("entry data nests too deeply") from None
+        raise EntryDecodeError(Reason("entry data nests too deeply", "nests-too-deeply")) from None
     except Exception as e:  # a field of an unexpected shape
-        raise EntryDecodeError(f"unexpected entry content: {type(e).__name__}: {e}"[:300]) from None
+        raise EntryDecodeError(Reason(f"unexpected entry content: {type(e).__name__}: {e}"[:300],
+                                      "unexpected-content")) from None
 
 
 def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     if len(data) > MAX_ENTRY_BYTES:
-        raise EntryDecodeError(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} limit")
+        raise EntryDecodeError(Reason(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} limit",
+                                      "over-size-limit"))
     root, seen = load_stubs(data)
     if not isinstance(root, Stub):
-        raise EntryDecodeError(f"entry holds a {type(root).__name__}, not a compiled graph")
+        raise EntryDecodeError(Reason(f"entry holds a {type(root).__name__}, not a compiled graph",
+                                      "not-a-compiled-graph"))
     guards = root.field("guards_expr")
     if guards is not None and not isinstance(guards, str):
-        raise EntryDecodeError("guards_expr is not a string")
+        raise EntryDecodeError(Reason("guards_expr is not a string", "guards-not-a-string"))
     if kind is KeyKind.FX_GRAPH:
         if root.stub_name not in _FX_TYPES:
-            raise EntryDecodeError(f"fxgraph entry holds {root.qualname}, not CompiledFxGraph")
-        debug = _str_items(root.field("_fx_graph_cache_debug_lines"))
+            raise EntryDecodeError(Reason(f"fxgraph entry holds {root.qualname}, not CompiledFxGraph",
+                                          "wrong-entry-type"))
+        debug = str_items(root.field("_fx_graph_cache_debug_lines"))
         inputs = parse_example_inputs(debug)
-        graph_inputs = parse_graph_signature(_opt_str(root.field("inductor_post_grad_graph_str")))
+        graph_inputs = parse_graph_signature(opt_str(root.field("inductor_post_grad_graph_str")))
         if not inputs:
             inputs = graph_inputs
         elif len(graph_inputs) == len(inputs):
@@ -881,33 +521,34 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
         is_bw = fx_kwargs.get("is_backward") if isinstance(fx_kwargs, dict) else None
         return DecodedEntry(
             kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
-            fx_key=_opt_str(root.field("_fx_graph_cache_key")), debug_lines=debug,
+            fx_key=opt_str(root.field("_fx_graph_cache_key")), debug_lines=debug,
             is_backward=is_bw if isinstance(is_bw, bool) else None,
-            wrapper_key=_opt_str(root.field("cache_key")),
-            compile_time_ns=_opt_int(root.field("_time_taken_ns")),
-            hints=symbol_hints(inputs, _opt_str(root.field("source_code")),
-                               _opt_str(root.field("runnable_graph_str"))),
-            origin=_with_outer(parse_origin(_opt_str(root.field("inductor_post_grad_graph_str"))),
+            wrapper_key=opt_str(root.field("cache_key")),
+            compile_time_ns=opt_int(root.field("_time_taken_ns")),
+            hints=symbol_hints(inputs, opt_str(root.field("source_code")),
+                               opt_str(root.field("runnable_graph_str"))),
+            origin=_with_outer(parse_origin(opt_str(root.field("inductor_post_grad_graph_str"))),
                                parse_linemap_frames(root.field("cache_linemap"))),
             globals_seen=seen,
         )
     if root.stub_name not in _AOT_TYPES:
-        raise EntryDecodeError(f"aotautograd entry holds {root.qualname}, not AOTAutogradResult")
+        raise EntryDecodeError(Reason(f"aotautograd entry holds {root.qualname}, not AOTAutogradResult",
+                                      "wrong-entry-type"))
     cfg = root.field("sanitized_aot_config")
     srcs = plain(cfg.field("aot_autograd_arg_pos_to_source")) if isinstance(cfg, Stub) else None
     sources = tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()
-    inputs = parse_graph_signature(_opt_str(root.field("aot_forward_graph_str")))
+    inputs = parse_graph_signature(opt_str(root.field("aot_forward_graph_str")))
     inputs = tuple(_with_source(i, sources) for i in inputs)
-    fw_t = _opt_int(root.field("forward_time_taken_ns"))
-    bw_t = _opt_int(root.field("backward_time_taken_ns"))
+    fw_t = opt_int(root.field("forward_time_taken_ns"))
+    bw_t = opt_int(root.field("backward_time_taken_ns"))
     t = fw_t + (bw_t or 0) if fw_t is not None else None
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
         forward=_fx_ref(root.field("compiled_fw")), backward=_fx_ref(root.field("compiled_bw")),
         arg_sources=sources, compile_time_ns=t,
-        origin=parse_origin(_opt_str(root.field("aot_forward_graph_str"))
-                            or _opt_str(root.field("aot_backward_graph_str"))),
-        globals_seen=seen, forward_graph=_opt_str(root.field("aot_forward_graph_str")),
+        origin=parse_origin(opt_str(root.field("aot_forward_graph_str"))
+                            or opt_str(root.field("aot_backward_graph_str"))),
+        globals_seen=seen, forward_graph=opt_str(root.field("aot_forward_graph_str")),
     )
 
 
@@ -932,7 +573,6 @@ def _fx_ref(obj: Any) -> FxRef | None:
     info = obj.field("fx_graph_cache_info")
     if not (isinstance(info, (list, tuple)) and info and isinstance(info[0], str)):
         return None
-    lines = _str_items(info[1]) if len(info) > 1 else ()
-    return FxRef(key=info[0], guards_expr=_opt_str(obj.field("fx_graph_guard_expr")),
+    lines = str_items(info[1]) if len(info) > 1 else ()
+    return FxRef(key=info[0], guards_expr=opt_str(obj.field("fx_graph_guard_expr")),
                  debug_lines=lines)
-

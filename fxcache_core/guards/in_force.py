@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fxcache_core.errors import GuardParseError
-from fxcache_core.guards.expr import Clause, parse_guards, split_and
+from fxcache_core.guards.expr import Clause, parse_guards
+from fxcache_core.guards.grammar import split_and
+from fxcache_core.reasons import Reason, code_of
 
 Status = Literal["installed", "missing", "undecided"]
 MAX_ENUMERATED = 4096
@@ -57,7 +59,9 @@ class ClauseCheck:
             when the ranges in force imply it.
         witness: missing: source -> value of a call that passes every guard in
             force and fails the clause (the sizes not shown keep the traced call's values).
-        reason: undecided: why.
+        reason: undecided: why, a :class:`~fxcache_core.reasons.Reason` (codes
+            ``source-unknown``, ``clause-not-read``, ``no-witness-found``,
+            ``guard-in-force-unread``; JSON ``reason_code``).
     """
 
     clause: str
@@ -69,7 +73,8 @@ class ClauseCheck:
 
     def to_json(self) -> dict[str, object]:
         return {"clause": self.clause, "as_sources": self.as_sources, "status": self.status,
-                "guard": self.guard, "witness": self.witness, "reason": self.reason}
+                "guard": self.guard, "witness": self.witness, "reason": self.reason,
+                "reason_code": code_of(self.reason)}
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,10 @@ class InstalledCheck:
             could not run: see ``reason``).
         clauses: one check per clause of the entry's guards, in order.
         in_force: how many guards in force were read.
-        reason: why the check could not run or is undecided.
+        reason: why the check could not run or is undecided, a
+            :class:`~fxcache_core.reasons.Reason` (codes ``no-guards``,
+            ``guards-not-read``, ``no-guards-in-force``, ``clauses-undecided``;
+            JSON ``reason_code``).
     """
 
     status: Literal["passed", "failed", "undecided"]
@@ -96,7 +104,7 @@ class InstalledCheck:
 
     def to_json(self) -> dict[str, object]:
         return {"status": self.status, "in_force": self.in_force, "reason": self.reason,
-                "clauses": [c.to_json() for c in self.clauses]}
+                "reason_code": code_of(self.reason), "clauses": [c.to_json() for c in self.clauses]}
 
 
 class _Names:
@@ -217,14 +225,16 @@ def check_installed(guards_expr: str | None, sources: Mapping[str, str | None], 
     Never raises: an expression fxcache cannot read gives ``undecided``.
     """
     if not guards_expr:
-        return InstalledCheck("passed", (), len(in_force or ()), "the entry has no guards")
+        return InstalledCheck("passed", (), len(in_force or ()), Reason("the entry has no guards", "no-guards"))
     try:
         entry = parse_guards(guards_expr)
     except GuardParseError as e:
-        return InstalledCheck("undecided", (), len(in_force or ()), f"cannot read the entry's guards: {e}")
+        why = Reason(f"cannot read the entry's guards: {e}", "guards-not-read")
+        return InstalledCheck("undecided", (), len(in_force or ()), why)
     if in_force is None:
-        return InstalledCheck("undecided", (), 0, "the trace has no final guards for this compile "
-                              "(dynamo_cpp_guards_str missing: a cut or failed compile)")
+        return InstalledCheck("undecided", (), 0, Reason(
+            "the trace has no final guards for this compile "
+            "(dynamo_cpp_guards_str missing: a cut or failed compile)", "no-guards-in-force"))
     names = _NAMES
     guards: list[_Guard] = []
     unread: list[tuple[str, set[str]]] = []  # guards that could not be read, and the sources they name
@@ -247,7 +257,8 @@ def check_installed(guards_expr: str | None, sources: Mapping[str, str | None], 
         status = "passed"
     reason = None
     if status == "undecided":
-        reason = "; ".join(dict.fromkeys(c.reason for c in checks if c.reason))
+        reason = Reason("; ".join(dict.fromkeys(c.reason for c in checks if c.reason)),
+                        "clauses-undecided")
     return InstalledCheck(status, tuple(checks), len(in_force), reason)
 
 
@@ -296,7 +307,8 @@ def _check_clause(c: Clause, sources: Mapping[str, str | None], names: _Names, g
                   env: dict[str, int]) -> ClauseCheck:
     unknown = [p for p in c.placeholders if not sources.get(p)]
     if unknown:
-        return ClauseCheck(c.text, None, "undecided", reason=f"no source known for {', '.join(unknown)}")
+        return ClauseCheck(c.text, None, "undecided", reason=Reason(f"no source known for {', '.join(unknown)}",
+                                                                              "source-unknown"))
     mapping = {p: names.name(sources[p]) for p in c.placeholders}  # type: ignore[arg-type]
     node = _Placeholders(mapping).visit(ast.parse(c.text, mode="eval").body)
     shown = _show(node, names)
@@ -306,7 +318,8 @@ def _check_clause(c: Clause, sources: Mapping[str, str | None], names: _Names, g
     try:
         mine = parse_guards(ast.unparse(node)).clauses[0]
     except GuardParseError as e:
-        return ClauseCheck(c.text, shown, "undecided", reason=f"cannot read the clause: {e}")
+        return ClauseCheck(c.text, shown, "undecided", reason=Reason(f"cannot read the clause: {e}",
+                                                                                "clause-not-read"))
     vars_ = mine.placeholders
     ranges = _ranges(guards, vars_)
     # Every value the ranges in force allow, when few: the clause holds at each, or a witness.
@@ -344,15 +357,16 @@ def _check_clause(c: Clause, sources: Mapping[str, str | None], names: _Names, g
                if changed.intersection(g.clause.placeholders)):
             witness = {names.sources[k]: point[k] for k in sorted(changed, key=lambda n: int(n[1:]))}
             return ClauseCheck(c.text, shown, "missing", witness=witness)
-    why = "not among the guards in force, and no call was found that passes them and fails it"
+    why = Reason("not among the guards in force, and no call was found that passes them and fails it",
+                 "no-witness-found")
     if any(names.by_source.get(s) in vars_ for _, named in unread for s in named):
-        why = "a guard in force that fxcache cannot read names these sizes"
+        why = Reason("a guard in force that fxcache cannot read names these sizes", "guard-in-force-unread")
     return ClauseCheck(c.text, shown, "undecided", reason=why)
 
 
 def _ranges(guards: list[_Guard], vars_: Sequence[str]) -> dict[str, tuple[int | None, int | None, tuple[int, ...]]]:
     """placeholder -> (lower, upper, excluded) that the one-placeholder guards in force give."""
-    from fxcache_core.guards.view import summarize  # sympy: imported only here
+    from fxcache_core.guards.summary import summarize  # sympy: imported only here
 
     wanted = set(vars_)
     single = [g.clause.text for g in guards if len(g.clause.placeholders) == 1 and g.clause.placeholders[0] in wanted]
@@ -369,7 +383,7 @@ def _implied_by_range(clause: Clause, ranges: Mapping[str, tuple[int | None, int
     """A one-placeholder range clause that the ranges in force stay within."""
     if len(clause.placeholders) != 1:
         return False
-    from fxcache_core.guards.view import summarize
+    from fxcache_core.guards.summary import summarize
 
     try:
         s = summarize(parse_guards(clause.text))

@@ -3,8 +3,8 @@
 :func:`key_guards` decodes each entry of a key (torch's order), parses its
 guards (:mod:`fxcache_core.guards.expr`), traces each ``tN`` to its symbol and source
 (:mod:`fxcache_core.decode.symbols`), groups the clauses
-(:func:`~fxcache_core.guards.view.summarize`) and says what separates the
-entries (:func:`~fxcache_core.guards.view.compare_entries`). The result is a
+(:func:`~fxcache_core.guards.summary.summarize`) and says what separates the
+entries (:func:`~fxcache_core.guards.display.compare_entries`). The result is a
 value (:class:`KeyGuards`) with its own JSON form; the CLI only renders it.
 Imports sympy (the clauses' sympy form).
 """
@@ -19,23 +19,24 @@ from fxcache_core.catalog.catalog import Catalog, Unreadable
 from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import GuardParseError
+from fxcache_core.guards.display import (
+    MAX_SHOWN_CLAUSES,
+    EntryComparison,
+    compare_entries,
+    expr_tree,
+    render,
+    symbol_names,
+)
 from fxcache_core.guards.expr import GuardsExpr, parse_guards
+from fxcache_core.guards.summary import GuardSummary, summarize
+from fxcache_core.guards.sympy_form import pretty, to_sympy
 from fxcache_core.guards.user_terms import (
     Region,
     clause_in_user_terms,
     placeholder_names,
     region_of,
 )
-from fxcache_core.guards.view import (
-    MAX_SHOWN_CLAUSES,
-    EntryComparison,
-    GuardSummary,
-    compare_entries,
-    expr_tree,
-    render,
-    summarize,
-    symbol_names,
-)
+from fxcache_core.reasons import Reason, code_of
 
 
 @dataclass(frozen=True)
@@ -65,14 +66,14 @@ class EntryGuards:
 
     @property
     def names(self) -> dict[str, str]:
-        """``tN`` -> symbol name, for rendering (:func:`~fxcache_core.guards.view.symbol_names`)."""
+        """``tN`` -> symbol name, for rendering (:func:`~fxcache_core.guards.display.symbol_names`)."""
         return symbol_names(self.symbols)
 
     @property
     def clauses(self) -> tuple[str, ...]:
         """Each clause with placeholders renamed to their symbols (``2 <= s77``)."""
         names = self.names
-        return tuple(c.pretty(names) for c in self.parsed.clauses) if self.parsed is not None else ()
+        return tuple(pretty(c, names) for c in self.parsed.clauses) if self.parsed is not None else ()
 
     @property
     def user_clauses(self) -> tuple[str, ...]:
@@ -101,7 +102,8 @@ class EntryGuards:
         ``other``: clause indices where not rendered), ``error`` when the guards
         are not understood, and (``trees``) a JSON tree of each clause."""
         if self.unreadable is not None:
-            return {"entry": self.entry.name, "error": self.unreadable}
+            return {"entry": self.entry.name, "error": self.unreadable,
+                    "error_code": code_of(self.unreadable)}
         names = self.names
         reg = self.region()
         row: dict[str, Any] = {
@@ -112,6 +114,7 @@ class EntryGuards:
         }
         if self.error is not None:
             row["error"] = self.error
+            row["error_code"] = code_of(self.error)
         sm = self.summary
         if sm is not None and self.parsed is not None:
             row["summary"] = {
@@ -127,7 +130,7 @@ class EntryGuards:
                 "other": [c.index for c in sm.other],
             }
             if trees:
-                row["trees"] = [expr_tree(c.sympy(), names) for c in self.parsed.clauses]
+                row["trees"] = [expr_tree(to_sympy(c), names) for c in self.parsed.clauses]
         return row
 
 
@@ -169,13 +172,13 @@ def entry_guards(catalog: Catalog, entry: Entry) -> EntryGuards:
         try:
             g = parse_guards(d.guards_expr)
             if len(g.clauses) > MAX_SHOWN_CLAUSES:
-                error = (f"{len(g.clauses):,} clauses, more than fxcache shows through sympy "
-                         f"({MAX_SHOWN_CLAUSES}): the string as stored")
+                error = Reason(f"{len(g.clauses):,} clauses, more than fxcache shows through sympy "
+                               f"({MAX_SHOWN_CLAUSES}): the string as stored", "too-many-clauses")
                 g = None
             else:
                 sm = summarize(g)
         except GuardParseError as ex:
-            g, sm, error = None, None, f"guards not understood: {ex}"
+            g, sm, error = None, None, Reason(f"guards not understood: {ex}", "guards-not-understood")
     return EntryGuards(entry, None, d.guards_expr, syms, d.origin, g, error, sm)
 
 

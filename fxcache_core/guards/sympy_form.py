@@ -2,9 +2,13 @@
 
 :mod:`fxcache_core.guards.expr` parses and evaluates guards without sympy; this
 module turns a validated clause tree into a structured sympy expression
-(:meth:`fxcache_core.guards.expr.Clause.sympy`) and prints it back as Python
-(:class:`GuardStrPrinter`). Python-only operations become opaque
-``_PyFunction`` subclasses (``PyFloorDiv``...) that never evaluate.
+(:func:`to_sympy`) and prints it back as Python (:class:`GuardStrPrinter`,
+:func:`pretty`). Python-only operations become opaque ``_PyFunction``
+subclasses (``PyFloorDiv``...) that never evaluate. Mirrors sympy's own
+printer pattern (``_sympystr`` per class) and torch's
+torch/utils/_sympy/functions.py; imports run one way (expr <- sympy_form), and
+nothing here evaluates a guard: verdicts come from
+:mod:`fxcache_core.guards.expr`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ from typing import Any
 import sympy
 from sympy.printing.str import StrPrinter
 
-from fxcache_core.guards.expr import _CMP_SYMBOLS, _chain_key, binop_chain
+from fxcache_core.errors import GuardParseError
+from fxcache_core.guards.expr import Clause
+from fxcache_core.guards.grammar import CMP_SYMBOLS, binop_chain, chain_key
+from fxcache_core.reasons import Reason
 
 # --------------------------------------------------------------------------
 # Sympy forms: opaque functions that never evaluate and print as Python.
@@ -133,8 +140,6 @@ def _placeholder_symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, integer=True)
 
 
-
-
 # --------------------------------------------------------------------------
 # Sympy builder (runs on a validated tree, lazily, per clause).
 # --------------------------------------------------------------------------
@@ -158,6 +163,8 @@ _SYMPY_RELATIONALS = {
 
 
 class SympyBuilder:
+    """Builds the structured sympy form of a validated clause tree (see :func:`to_sympy`)."""
+
     def build(self, node: ast.AST) -> sympy.Basic:
         if isinstance(node, ast.Constant):
             v = node.value
@@ -224,11 +231,11 @@ class SympyBuilder:
         try:
             return _SYMPY_RELATIONALS[type(op)](_as_number(a), _as_number(b), evaluate=False)
         except Exception:  # noqa: BLE001
-            return _PY_CMP_CLASSES[_CMP_SYMBOLS[type(op)]](a, b, evaluate=False)
+            return _PY_CMP_CLASSES[CMP_SYMBOLS[type(op)]](a, b, evaluate=False)
 
     def _binop(self, node: ast.BinOp) -> sympy.Basic:
         chain = binop_chain(node)
-        key = _chain_key(node)
+        key = chain_key(node)
         base = self.build(chain[0])
         rest = [(op, self.build(right)) for op, right, _ in chain[1:]]
         if key == "add":
@@ -271,3 +278,34 @@ class GuardStrPrinter(StrPrinter):
         return f"{self._print(lhs)} {expr.rel_op} {self._print(rhs)}"
 
 
+def to_sympy(clause: Clause) -> sympy.Basic:
+    """The clause as a sympy expression over ``Symbol('tN', integer=True)``.
+
+    Structure is kept: ``+``/``-``/``*`` are unevaluated ``Add``/``Mul``,
+    comparisons unevaluated relationals (a chain becomes ``PyAnd`` of them),
+    and everything whose Python meaning differs from sympy's (``//``, ``%``,
+    ``/``, ``**``, bitwise ops, ``and``/``or``/``not``, ``x if c else y``,
+    every call) an opaque ``_PyFunction`` subclass such as ``PyFloorDiv``
+    or ``Py_math_floor`` that never evaluates and prints as Python.  A bool
+    used as a number is wrapped in ``BoolToInt``.  Cached per clause.
+
+    Raises GuardParseError if sympy recurses too deep on the tree.
+    """
+    cached = clause._cache.get("sympy")
+    if cached is None:
+        try:
+            cached = SympyBuilder().build(clause._node)
+        except RecursionError:
+            raise GuardParseError(Reason(
+                f"clause {clause.index} is too deep to build a sympy form", "too-deep"
+            )) from None
+        clause._cache["sympy"] = cached
+    return cached
+
+
+def pretty(clause: Clause, symbol_names: Mapping[str, str] | None = None) -> str:
+    """``sstr`` of :func:`to_sympy` with placeholders renamed (``{'t0': 's77'}``).
+
+    Argument order is the source order; ``==``/``!=`` print infix.
+    """
+    return GuardStrPrinter(symbol_names).doprint(to_sympy(clause))

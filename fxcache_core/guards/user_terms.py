@@ -14,11 +14,12 @@ the parameter ``x`` and its ``x.size(0)``. This module rewrites both:
   reads the same and means the same (comparisons are only mirrored, never
   changed);
 * :func:`region`: an entry's shape region, the integer ranges of
-  :func:`~fxcache_core.guards.view.summarize` (``2 <= x.size(0) <= 7``) and
+  :func:`~fxcache_core.guards.summary.summarize` (``2 <= x.size(0) <= 7``) and
   every other clause in user terms.
 
 Display only: verdicts always come from :mod:`fxcache_core.guards.expr` on the
-stored string. Nothing here imports sympy except :func:`region`.
+stored string. Nothing here imports sympy except :func:`region`. Ranges are
+written by :func:`~fxcache_core.guards.ranges.render_range` (re-exported here).
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fxcache_core.decode.symbols import SymbolInfo
+from fxcache_core.guards.ranges import render_range
 
 if TYPE_CHECKING:
     from fxcache_core.guards.expr import GuardsExpr
-    from fxcache_core.guards.view import GuardSummary
+    from fxcache_core.guards.summary import GuardSummary
 
 _LOCAL_RE = re.compile(r"^L\['([A-Za-z_]\w*)'\]")
 _GLOBAL_RE = re.compile(r"^G\['([A-Za-z_]\w*)'\]")
@@ -141,26 +143,6 @@ class Region:
                 "text": str(self)}
 
 
-def render_range(lower: int | None, upper: int | None, excluded: Sequence[int], name: str) -> str:
-    """``2 <= name <= 7``, ``name == 3``, ``name >= 2, name != 4``: one notation
-    (Python's comparison operators) everywhere fxcache shows a range."""
-    if lower is not None and upper is not None and lower == upper:
-        text = f"{name} == {lower}"
-    elif lower is not None and upper is not None:
-        text = f"{lower} <= {name} <= {upper}"
-    elif lower is not None:
-        text = f"{name} >= {lower}"
-    elif upper is not None:
-        text = f"{name} <= {upper}"
-    else:
-        text = ""
-    for v in excluded:
-        text += (", " if text else "") + f"{name} != {v}"
-    if lower is not None and upper is not None and lower > upper:
-        text += "  (empty: never holds)"
-    return text or name
-
-
 def region(guards_expr: str | None, symbols: Sequence[SymbolInfo]) -> Region:
     """The region of an entry with this guards string and symbol table.
 
@@ -170,7 +152,7 @@ def region(guards_expr: str | None, symbols: Sequence[SymbolInfo]) -> Region:
     if not guards_expr:
         return Region(always=True)
     from fxcache_core.guards.expr import parse_guards
-    from fxcache_core.guards.view import summarize  # sympy: only where a region is shown
+    from fxcache_core.guards.summary import summarize  # sympy: only where a region is shown
 
     g = parse_guards(guards_expr)
     return region_of(g, summarize(g), symbols)

@@ -55,7 +55,7 @@ def is_setting(group: str) -> bool:
     """Whether a component group is a setting (inductor config, ``fx_kwargs``,
     deterministic algorithms, custom passes...): every group that neither
     describes the graph (:data:`CALL_GROUPS`) nor the build (:data:`BUILD_GROUPS`).
-    A setting has a default, recorded in :mod:`fxcache_core.keying.torch_defaults`."""
+    A setting has a default, recorded in :mod:`fxcache_core.keying.defaults`."""
     return group not in CALL_GROUPS and group not in BUILD_GROUPS
 
 
@@ -161,7 +161,7 @@ class GroupSummary:
         components: how many.
         about: what the group describes (for the graph and build groups), else "".
         not_default: settings whose hash is not that of torch's default
-            (:mod:`fxcache_core.keying.torch_defaults`), each with the default's value.
+            (:mod:`fxcache_core.keying.defaults`), each with the default's value.
         unknown: settings with no recorded default (a torch other than the one
             the table was recorded with may hash settings it does not know).
     """
@@ -187,12 +187,14 @@ def settings_not_at_default(components: Sequence[Component]) -> tuple[GroupSumma
     """One :class:`GroupSummary` per group of ``components``, in torch's order.
 
     "Default" means the value a plain ``torch.compile(f)`` on torch
-    :data:`fxcache_core.keying.torch_defaults.TORCH_VERSION` hashes, on the machine the
+    :func:`fxcache_core.keying.defaults.torch_version` hashes, on the machine the
     table was recorded on (``demo/record_defaults.py``), with no ``TORCHINDUCTOR_*``
     variable set; a key built by another torch may show settings whose default
     changed as not at default.
     """
-    from fxcache_core.keying.torch_defaults import DEFAULTS
+    from fxcache_core.keying.defaults import default_settings
+
+    defaults = default_settings()
 
     groups: dict[str, list[Component]] = {}
     for c in components:
@@ -202,9 +204,9 @@ def settings_not_at_default(components: Sequence[Component]) -> tuple[GroupSumma
         if not is_setting(g):
             out.append(GroupSummary(g, len(cs), CALL_GROUPS.get(g) or BUILD_GROUPS.get(g, "")))
             continue
-        off = tuple((c, DEFAULTS[c.name][1]) for c in cs
-                    if c.name in DEFAULTS and not c.hash.startswith(DEFAULTS[c.name][0]))
-        unknown = tuple(c for c in cs if c.name not in DEFAULTS)
+        off = tuple((c, defaults[c.name][1]) for c in cs
+                    if c.name in defaults and not c.hash.startswith(defaults[c.name][0]))
+        unknown = tuple(c for c in cs if c.name not in defaults)
         out.append(GroupSummary(g, len(cs), "", off, unknown))
     return tuple(out)
 

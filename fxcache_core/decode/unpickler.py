@@ -1,0 +1,273 @@
+"""The restricted unpickler: read a pickle without importing or running anything it names.
+
+An entry file is a pickle; ``pickle.loads`` would import torch and run
+whatever callables the pickle names. :class:`StubUnpickler` resolves *every*
+global to an inert :class:`Stub` class: calling it, ``__new__``,
+``__setstate__``, ``append``/``extend``/``add``/``__setitem__`` only record
+their arguments, so nothing named in the file is imported or run.
+:func:`load_stubs` runs it under the memory budget, falling back to the
+pure-Python unpickler (whose memo a huge ``PUT`` index cannot inflate) for
+entries up to :data:`PY_FALLBACK_MAX_BYTES`; :func:`plain` and the small
+readers below turn stubbed containers into plain values, within
+:data:`MAX_PLAIN_NODES` visits.
+
+Mirrors the pickle machine of Python's ``pickle`` module (``find_class``,
+``persistent_load``), with every class replaced. Never imports a name from a
+pickle, never calls ``pickle.loads``, never imports torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import pickle
+import re
+from typing import Any
+
+from fxcache_core.decode.memlimit import budget_for
+from fxcache_core.errors import EntryDecodeError, EntryTooLarge
+from fxcache_core.reasons import Reason
+
+__all__ = [
+    "MAX_ENTRY_BYTES",
+    "MAX_PLAIN_NODES",
+    "PY_FALLBACK_MAX_BYTES",
+    "Stub",
+    "StubUnpickler",
+    "load_stubs",
+    "opt_int",
+    "opt_str",
+    "plain",
+    "str_items",
+]
+
+MAX_ENTRY_BYTES = 512 * 1024 * 1024
+"""Entries larger than this (bytes) are refused rather than read into memory."""
+
+
+class Stub:
+    """An inert stand-in for a class or function named in a pickle.
+
+    Subclasses are made per ``(module, name)`` by :class:`StubUnpickler`; the
+    class attributes ``stub_module``/``stub_name`` keep the name. Instances
+    record what the pickle did to them and nothing else.
+    """
+
+    stub_module = ""
+    stub_name = ""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Stub:
+        self = object.__new__(cls)
+        object.__setattr__(self, "_args", args)
+        object.__setattr__(self, "_kwargs", kwargs)
+        object.__setattr__(self, "_state", None)
+        object.__setattr__(self, "_items", [])
+        object.__setattr__(self, "_dict", {})
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    # What the pickle machine may do to an object; each only records.
+    def __setstate__(self, state: Any) -> None:
+        object.__setattr__(self, "_state", state)
+
+    def append(self, item: Any) -> None:
+        self._items.append(item)
+
+    def extend(self, items: Any) -> None:
+        self._items.extend(items)
+
+    def add(self, item: Any) -> None:
+        self._items.append(item)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._dict[key] = value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._dict[name] = value
+
+    @property
+    def qualname(self) -> str:
+        """``module.name`` of the global this stub stands for."""
+        return f"{self.stub_module}.{self.stub_name}"
+
+    def field(self, name: str, default: Any = None) -> Any:
+        """An attribute as the pickle set it (``__setstate__`` dict, slots or kwargs)."""
+        st = self._state
+        if isinstance(st, tuple) and len(st) == 2:
+            for part in st:
+                if isinstance(part, dict) and name in part:
+                    return part[name]
+        elif isinstance(st, dict) and name in st:
+            return st[name]
+        if name in self._kwargs:
+            return self._kwargs[name]
+        return self._dict.get(name, default)
+
+    def __repr__(self) -> str:
+        return f"<stub {self.qualname}>"
+
+
+class StubUnpickler(pickle.Unpickler):
+    """A pickle reader that turns every global into an inert :class:`Stub` class.
+
+    ``find_class`` never imports: it returns a fresh ``Stub`` subclass named
+    after the global. Persistent ids become stubs too. The opcodes themselves
+    only build containers, so the only code that runs is ``Stub``'s.
+    """
+
+    def __init__(self, file: io.BufferedIOBase) -> None:
+        super().__init__(file)
+        self._classes: dict[tuple[str, str], type[Stub]] = {}
+        self.globals_seen: set[str] = set()
+
+    def find_class(self, module: str, name: str) -> type[Stub]:  # noqa: D102
+        cls = self._classes.get((module, name))
+        if cls is None:
+            cls = _stub_class(module, name)
+            self._classes[(module, name)] = cls
+            self.globals_seen.add(f"{module}.{name}")
+        return cls
+
+    def persistent_load(self, pid: Any) -> Stub:  # noqa: D102
+        return self.find_class("<persistent>", "pid")(pid)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stub_class(module: str, name: str) -> type[Stub]:
+    """The inert class standing for global ``module.name``; shared between reads
+    (a class holds nothing but the two names), bounded so a pickle naming
+    millions of globals cannot grow it without end."""
+    return type(
+        "Stub_" + re.sub(r"\W", "_", name)[:64],
+        (Stub,),
+        {"stub_module": module, "stub_name": name, "__module__": "fxcache_core.decode.unpickler"},
+    )
+
+
+PY_FALLBACK_MAX_BYTES = 4 * 1024 * 1024
+"""Largest entry (bytes) read again by the pure-Python unpickler when the C one
+runs out of the memory budget: it reads 3-30 MB/s, so this bounds the time."""
+
+
+class _PyStubUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
+    """:class:`StubUnpickler` on Python's pure-Python unpickler, whose memo is a
+    dict: a ``PUT`` index costs nothing whatever its value, where the C
+    unpickler allocates an array twice as long. Only used when the C one ran
+    out of the memory budget (it is ~30x slower)."""
+
+    def __init__(self, file: io.BufferedIOBase) -> None:
+        super().__init__(file)
+        self._classes: dict[tuple[str, str], type[Stub]] = {}
+        self.globals_seen: set[str] = set()
+
+    find_class = StubUnpickler.find_class
+    persistent_load = StubUnpickler.persistent_load
+
+
+def load_stubs(data: bytes) -> tuple[Any, frozenset[str]]:
+    """Read a pickle into plain containers and :class:`Stub` objects.
+
+    Call it under :func:`fxcache_core.decode.memlimit.decoding_budget` (as
+    :func:`decode_entry` does): when the C unpickler runs out of that budget,
+    the pickle is read again by the pure-Python one, whose memo cannot be
+    inflated by a huge ``PUT`` index.
+
+    Returns:
+        The root object and the set of globals the pickle named.
+
+    Raises:
+        EntryTooLarge: decoding needs more memory than the budget.
+        EntryDecodeError: truncated or corrupt data (the message says which).
+    """
+    readers = (StubUnpickler, _PyStubUnpickler) if len(data) <= PY_FALLBACK_MAX_BYTES else (StubUnpickler,)
+    for cls in readers:
+        up = cls(io.BytesIO(data))
+        try:
+            root = up.load()
+        except EOFError as e:
+            raise EntryDecodeError(Reason(f"truncated pickle ({len(data)} bytes): {e}",
+                                          "truncated-pickle")) from None
+        except RecursionError:
+            raise EntryDecodeError(Reason("pickle nests too deeply", "nests-too-deeply")) from None
+        except MemoryError:
+            del up
+            continue
+        except Exception as e:  # UnpicklingError, ValueError, TypeError, KeyError...
+            raise EntryDecodeError(Reason(f"corrupt pickle: {type(e).__name__}: {e}",
+                                          "corrupt-pickle")) from None
+        return root, frozenset(up.globals_seen)
+    raise EntryTooLarge(Reason(f"decoding it needs more than fxcache's memory budget "
+                               f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)",
+                               "over-memory-budget"))
+
+
+# --- plain views of stubbed data ----------------------------------------------
+
+
+MAX_PLAIN_NODES = 200_000
+"""How many objects :func:`plain` visits before it gives up (a hostile pickle can
+share one list many times over, making a naive copy exponential)."""
+
+
+def plain(obj: Any) -> Any:
+    """Best-effort plain value of ``obj``: stubbed lists/dicts/tuples unwrapped.
+
+    ``builtins.list``, ``collections.OrderedDict``/``defaultdict``,
+    ``torch.Size`` and ``OrderedSet`` stubs become lists or dicts; other stubs
+    are returned as they are. Shared sub-objects are converted once (by
+    identity), nesting deeper than 50 is left as it is, and more than
+    :data:`MAX_PLAIN_NODES` visits raise.
+
+    Raises:
+        EntryDecodeError: the data is too large or too entangled to convert.
+    """
+    memo: dict[int, Any] = {}
+    budget = [MAX_PLAIN_NODES]
+
+    def conv(o: Any, depth: int) -> Any:
+        if depth > 50 or not isinstance(o, (Stub, list, tuple)):
+            return o
+        if id(o) in memo:
+            return memo[id(o)]
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise EntryDecodeError(Reason(f"entry data has more than {MAX_PLAIN_NODES} nested objects",
+                                          "too-many-objects"))
+        out: Any = o
+        if isinstance(o, Stub):
+            if o.stub_name in ("list", "Size", "OrderedSet", "set", "tuple", "deque"):
+                first = o._args[0] if o._args and isinstance(o._args[0], (list, tuple)) else []
+                out = [conv(i, depth + 1) for i in list(first) + o._items]
+            elif o.stub_name in ("OrderedDict", "defaultdict", "dict"):
+                out = {k: conv(v, depth + 1) for k, v in o._dict.items()}
+        else:
+            out = [conv(i, depth + 1) for i in o]
+        memo[id(o)] = out
+        return out
+
+    return conv(obj, 0)
+
+
+def str_items(v: Any) -> tuple[str, ...]:
+    """The top-level ``str`` items of a (stubbed) list; nothing nested is visited."""
+    if isinstance(v, Stub) and v.stub_name in ("list", "tuple"):
+        first = v._args[0] if v._args and isinstance(v._args[0], (list, tuple)) else []
+        v = list(first) + v._items
+    if not isinstance(v, (list, tuple)):
+        return ()
+    if set(map(type, v)) <= {str}:  # the usual case, checked at C speed
+        return tuple(v)
+    return tuple([x for x in v if type(x) is str])
+
+
+def opt_str(v: Any) -> str | None:
+    """``v`` when it is a str, else None."""
+    return v if isinstance(v, str) else None
+
+
+def opt_int(v: Any) -> int | None:
+    """An int64 field (torch's counters and times are), else None: a huge int from
+    a hostile pickle would not even print (Python's 4,300-digit limit)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63 else None

@@ -25,7 +25,7 @@ from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.catalog import Catalog, Unreadable
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import GuardParseError, ShapeSpecError
-from fxcache_core.lookup.binding import DynamicMode
+from fxcache_core.lookup.binding import DynamicMode, check_signs, is_size_source, parse_int64
 
 MAX_COVERAGE_VALUES = 1_000_000
 MAX_COVERAGE_CLAUSES = 20_000_000
@@ -101,8 +101,6 @@ def parse_range(spec: str) -> tuple[str, int, int]:
     """
     import re
 
-    from fxcache_core.lookup.binding import parse_int64
-
     m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
     if not m:
         shown = spec if len(spec) <= 40 else spec[:37] + "..."
@@ -144,14 +142,13 @@ def coverage(
     if first is None:
         raise ShapeSpecError(f"key {key.key[:12]} has no readable entry")
     from fxcache_core.guards.user_terms import user_source
-    from fxcache_core.lookup.match import check_signs, is_size_source
 
     symbols = catalog.symbols(first)
     swept = _resolve(symbols, name)
     if start < 0 and is_size_source(swept.source):
         raise ShapeSpecError(f"--range {name}={start}:{end}: {name} is {user_source(swept.source or '')}, "
                              "which is never negative")
-    check_signs(dict(fixed or {}), symbols, "--sym")
+    check_signs(dict(fixed or {}), symbols, "sym")
     env: dict[str, int] = {}
     for s in symbols:
         if s.placeholder == swept.placeholder:

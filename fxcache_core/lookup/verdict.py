@@ -48,7 +48,7 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.decode.entries import Origin
 from fxcache_core.functions.origin import frame_label, function_of
 from fxcache_core.guards.user_terms import user_source, user_text
-from fxcache_core.lookup.match import KeyMatch, MatchReport
+from fxcache_core.lookup.report import KeyMatch, MatchReport
 
 Status = Literal["hit", "miss", "new-graph", "error", "undecided"]
 

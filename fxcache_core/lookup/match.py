@@ -43,7 +43,6 @@ from fxcache_core.lookup.binding import (
     TensorType,
     check_signs,
     eval_symbolic,
-    is_size_source,
     value_of,
 )
 from fxcache_core.lookup.fit import (
@@ -62,8 +61,7 @@ from fxcache_core.lookup.sources import alias, input_bases, takes, user_name
 from fxcache_core.reasons import Reason
 
 __all__ = ["EntryVerdict", "FxLoad", "KeyMatch", "MatchReport", "UnboundKey", "match", "match_key",
-           # moved to lookup.binding / lookup.sources; callers outside lookup/ move at merge
-           "check_signs", "is_size_source", "user_name"]
+           "user_name"]  # user_name moved to lookup.sources; callers outside lookup/ move at merge
 
 
 def match_key(

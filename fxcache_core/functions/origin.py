@@ -91,12 +91,14 @@ def _with_forward_frames(catalog: Catalog, origin: Origin, source: object) -> Or
     return Origin(origin.function, origin.file, origin.line, origin.functions, fd.origin.outer)
 
 
-def function_frame(origin: Origin) -> tuple[str, str, int]:
+def function_frame(origin: Origin | CompiledFrom) -> tuple[str, str, int]:
     """(function, file, line) of the frame an origin's key is grouped under: the
     compiled frame the graph's op stacks share
     (:attr:`~fxcache_core.decode.entries.Origin.outer`), else the frame the graph's
-    first op was traced in. The CLI shows it as ``fn (file:line)``."""
-    return origin.outer[0] if origin.outer else (origin.function, origin.file, origin.line)
+    first op was traced in (a :class:`CompiledFrom`: its own frame). The CLI shows
+    it as ``fn (file:line)``."""
+    outer = getattr(origin, "outer", None)
+    return outer[0] if outer else (origin.function, origin.file, origin.line)
 
 
 def function_of(origin: Origin | None, compiled: CompiledFrom | None = None) -> str | None:

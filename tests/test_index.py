@@ -8,6 +8,7 @@ import pytest
 
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog import catalog as catalog_mod
+from fxcache_core.catalog import pool as pool_mod
 from fxcache_core.catalog.catalog import Catalog, Unreadable
 from fxcache_core.catalog.index import Index, default_index_path, from_json, light, to_json
 from fxcache_core.decode.entries import DecodedEntry
@@ -107,7 +108,7 @@ def test_reading_ahead_in_worker_processes_gives_what_reading_one_by_one_gives(c
     expected = {e.file.where: serial.load(e) for e in scan.entries()}
     assert sum(isinstance(d, Unreadable) for d in expected.values()) == 2
 
-    monkeypatch.setattr(catalog_mod, "PARALLEL_MIN_ENTRIES", 2)
+    monkeypatch.setattr(pool_mod, "PARALLEL_MIN_ENTRIES", 2)
     monkeypatch.setenv("FXCACHE_JOBS", "2")
     pools = []
     real = Catalog._read_in_workers

@@ -6,18 +6,24 @@ so ``guards`` and ``match`` decode each file at most once per run (gc reads
 again, from the bytes, what a deletion rests on). It
 also joins entries across keys: which AOTAutograd entries load which FX
 graphs, and so the source of each FX symbol.
+
+Mirrors how torch reads a key's entries (``GuardedCache.iterate_over_candidates``
+in torch/_inductor/codecache.py: sorted names, dotfiles skipped, an entry that
+does not unpickle skipped): :meth:`Catalog.first_readable`. Never executes
+cache content, never writes the cache; decoding in worker processes is
+:mod:`fxcache_core.catalog.pool`, checking entries :mod:`fxcache_core.catalog.verify`.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
-from fxcache_core.cache.scan import CacheKey, CacheScan, Entry, FileInfo, read_entry_bytes
-from fxcache_core.catalog.index import Index, from_json, light, to_json
+from fxcache_core.cache.scan import CacheKey, CacheScan, Entry, read_entry_bytes
+from fxcache_core.catalog.index import Index, from_json, light
+from fxcache_core.catalog.pool import WorkerResult, decode_in_workers, worker_count
 from fxcache_core.decode.entries import MAX_ENTRY_BYTES, DecodedEntry, decode_entry
 from fxcache_core.decode.symbols import SymbolInfo, symbol_table
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
@@ -41,24 +47,6 @@ class Unreadable:
     cause: str = "corrupt"
 
 
-PARALLEL_MIN_ENTRIES = 512
-"""Fewer entries to decode than this, and :meth:`Catalog.read_ahead` reads them
-in this process: starting workers costs more than it saves."""
-
-
-def _worker_count(n: int) -> int:
-    """Worker processes for decoding ``n`` entries (1: none). ``FXCACHE_JOBS``
-    overrides the CPU count (``FXCACHE_JOBS=1`` turns workers off)."""
-    if n < PARALLEL_MIN_ENTRIES:
-        return 1
-    env = os.environ.get("FXCACHE_JOBS", "")
-    if env.isascii() and env.isdigit() and int(env) > 0:
-        cpus = int(env)
-    else:
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cpus, n // (PARALLEL_MIN_ENTRIES // 2), 8))
-
-
 def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEntry | tuple[str, str]]:
     """(sha256 name of the bytes if ``hashing``, the decoded entry or (reason, cause))."""
     if entry.size > MAX_ENTRY_BYTES:
@@ -75,26 +63,6 @@ def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEn
         return sha, (str(e), "too-large")
     except EntryDecodeError as e:
         return sha, (str(e), "corrupt")
-
-
-def _worker_init() -> None:
-    """A read-ahead worker ignores SIGINT: Ctrl-C reaches the whole process group,
-    and the parent, not each worker, reports it and stops the pool."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _decode_files(items: list[tuple[str, str, int]], hashing: bool
-                  ) -> list[tuple[str | None, str | None, tuple[str, str] | None]]:
-    """Worker side of :meth:`Catalog.read_ahead`: per (path, kind, size),
-    (sha, index JSON of the light form, None) or (sha, None, (reason, cause))."""
-    out = []
-    for where, kind, size in items:
-        e = Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0)
-        sha, got = _read_and_decode(e, hashing)
-        out.append((sha, None, got) if isinstance(got, tuple) else (sha, to_json(light(got)), None))
-    return out
 
 
 class Catalog:
@@ -227,7 +195,7 @@ class Catalog:
                     if self._on_read is not None:
                         self._on_read()
         todo = [e for e in wanted if e.file.where not in self._decoded]
-        jobs = _worker_count(len(todo))
+        jobs = worker_count(len(todo))
         if jobs > 1:
             from concurrent.futures.process import BrokenProcessPool  # not on the fast paths
 
@@ -243,47 +211,20 @@ class Catalog:
                 self._keep(e, sha, got, False)
 
     def _read_in_workers(self, todo: list[Entry], jobs: int) -> None:
-        """:meth:`read_ahead`'s worker processes: chunks of entries in flight at
-        most two per worker (results never pile up), workers deaf to Ctrl-C (the
-        parent stops them), forked from a process with its cyclic GC frozen (no
-        copy-on-write of the whole heap) and its index committed."""
-        import gc
-        import multiprocessing
-        from collections import deque
-        from concurrent.futures import ProcessPoolExecutor
-
+        """:meth:`read_ahead`'s worker processes (:func:`~fxcache_core.catalog.pool.decode_in_workers`),
+        forked with the index committed."""
         if self._index is not None:
             self._index.flush()
-        ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-        size = max(64, min(512, len(todo) // (jobs * 8) or 1))
-        chunks = iter([todo[i:i + size] for i in range(0, len(todo), size)])
-        gc.freeze()
-        pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init)
-        try:
-            flight: deque = deque()
-            for chunk in chunks:
-                flight.append((chunk, pool.submit(
-                    _decode_files, [(e.file.where, e.kind.value, e.size) for e in chunk],
-                    self._hash_on_read)))
-                if len(flight) >= 2 * jobs:
-                    self._take_worker_results(*flight.popleft())
-            while flight:
-                self._take_worker_results(*flight.popleft())
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        finally:
-            gc.unfreeze()
-        pool.shutdown()
+        decode_in_workers(todo, jobs, _read_and_decode, self._hash_on_read, self._take_worker_result)
 
-    def _take_worker_results(self, chunk: list[Entry], future) -> None:
-        for e, (sha, row, bad) in zip(chunk, future.result(), strict=True):
-            if self._on_read is not None:
-                self._on_read()
-            if bad is not None:
-                self._keep(e, sha, bad, False)
-            else:
-                self._keep(e, sha, from_json(row), False, row)
+    def _take_worker_result(self, e: Entry, result: WorkerResult) -> None:
+        sha, row, bad = result
+        if self._on_read is not None:
+            self._on_read()
+        if bad is not None:
+            self._keep(e, sha, bad, False)
+        else:
+            self._keep(e, sha, from_json(row), False, row)
 
     def decode_now(self, entry: Entry) -> DecodedEntry | Unreadable:
         """Read and decode the file now, with its debug lines, whatever the
@@ -341,6 +282,25 @@ class Catalog:
             self._aot_pass()
         assert self._loaders is not None
         return list(self._loaders.get(fx_key, ()))
+
+    def first_readable(self, key: CacheKey, full: bool = False) -> tuple[Entry, DecodedEntry] | None:
+        """The first entry of ``key`` that can be read and decoded, with what it decodes to;
+        None when no entry can.
+
+        Order is torch's: the key's entries sorted by name, dot-prefixed temp files
+        skipped (:attr:`CacheKey.entries`, as ``iterate_over_candidates`` lists them).
+        *Readable* means :meth:`load` gives a :class:`DecodedEntry`, not
+        :class:`Unreadable` (torch's ``pickle.loads`` would fail, or fxcache could not
+        read the file or refused it as too large): an entry torch skips too, so every
+        entry of a key holds the same graph and the first readable one speaks for the
+        key. ``full``: decoded with its debug lines (see :meth:`load`). Decodes
+        entries in order until one reads.
+        """
+        for e in key.entries:
+            d = self.load(e, full=full)
+            if isinstance(d, DecodedEntry):
+                return e, d
+        return None
 
     def symbols(self, entry: Entry) -> tuple[SymbolInfo, ...]:
         """The ``tN`` table of an entry (empty when it is unreadable)."""

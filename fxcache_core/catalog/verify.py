@@ -16,25 +16,27 @@ from typing import Any
 from fxcache_core.cache.scan import Entry
 from fxcache_core.catalog.catalog import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.reasons import Reason, code_of
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BadEntry:
     """An entry that failed a check.
 
     Attributes:
         entry: the entry.
-        problems: what is wrong, one phrase each (its content is not a valid
-            entry; its name is not the sha256 of its content, so it was altered
-            or truncated after torch wrote it; it names another key than the dir
-            it is filed under).
+        problems: what is wrong, one phrase each, a
+            :class:`~fxcache_core.reasons.Reason`: its content is not a valid
+            entry (``unreadable``); its name is not the sha256 of its content, so
+            it was altered or truncated after torch wrote it (``name-not-content-hash``);
+            it names another key than the dir it is filed under (``filed-under-other-key``).
     """
 
     entry: Entry
-    problems: tuple[str, ...]
+    problems: tuple[Reason, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UncheckedEntry:
     """An entry that could not be checked, and why (permissions, size or memory
     limits): evidence neither way."""
@@ -43,7 +45,7 @@ class UncheckedEntry:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VerifyReport:
     """What :func:`verify` found.
 
@@ -74,13 +76,14 @@ class VerifyReport:
 
     def to_json(self) -> dict[str, Any]:
         """``{"entries", "checked", "not_checked", "problems": [{kind, key, entry,
-        path, problems}], "unchecked": [{kind, key, entry, path, why}]}``."""
+        path, problems, problem_codes}], "unchecked": [{kind, key, entry, path, why}]}``."""
         def where(e: Entry) -> dict[str, Any]:
             return {"kind": e.kind.value, "key": e.key, "entry": e.name, "path": e.file.where}
 
         return {
             "entries": self.entries, "checked": self.checked, "not_checked": len(self.unchecked),
-            "problems": [{**where(b.entry), "problems": list(b.problems)} for b in self.bad],
+            "problems": [{**where(b.entry), "problems": list(b.problems),
+                          "problem_codes": [code_of(p) for p in b.problems]} for b in self.bad],
             "unchecked": [{**where(u.entry), "why": u.reason} for u in self.unchecked],
         }
 
@@ -99,12 +102,13 @@ def verify(catalog: Catalog) -> VerifyReport:
         if isinstance(d, Unreadable) and d.cause != "corrupt":
             unchecked.append(UncheckedEntry(e, d.reason))
             continue
-        why = [f"unreadable: {d.reason}"] if isinstance(d, Unreadable) else []
+        why = [Reason(f"unreadable: {d.reason}", "unreadable")] if isinstance(d, Unreadable) else []
         if catalog.name_matches_content(e) is False:
-            why.append("its name is not the sha256 of its content: altered or truncated after "
-                       "torch wrote it")
+            why.append(Reason("its name is not the sha256 of its content: altered or truncated after "
+                              "torch wrote it", "name-not-content-hash"))
         if isinstance(d, DecodedEntry) and d.fx_key and d.fx_key != e.key:
-            why.append(f"it says it is an entry of key {d.fx_key[:12]}, filed under {e.key[:12]}")
+            why.append(Reason(f"it says it is an entry of key {d.fx_key[:12]}, filed under {e.key[:12]}",
+                              "filed-under-other-key"))
         if why:
             bad.append(BadEntry(e, tuple(why)))
     return VerifyReport(catalog.scan.entry_count, tuple(bad), tuple(unchecked))

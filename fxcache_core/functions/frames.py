@@ -24,8 +24,10 @@ find the ``class`` around the frame's ``forward`` and that ``forward``'s
 parameter names (so ``x=[...]`` can name ``L['args'][0]``). A file that is not a
 regular ``.py`` file under :data:`MAX_SOURCE_BYTES` is not read.
 
-:func:`compiled_from` answers "which function was this key compiled from";
-``match --fn`` and ``ls --fn`` both go through :func:`keys_compiled_from`.
+:func:`compiled_from` reads the compiled frame of one key. Which function a key
+counts as (and which keys a ``--fn`` NAME means) is decided from it in one place,
+:mod:`fxcache_core.functions.origin`. Never imports or runs user code, never
+decides grouping.
 """
 
 from __future__ import annotations
@@ -151,59 +153,6 @@ def compiled_from(catalog: Catalog, key: CacheKey) -> CompiledFrom | None:
         params=params, whole_module=whole_module)
 
 
-def keys_compiled_from(catalog: Catalog, name: str) -> tuple[list[CacheKey], list[CompiledFrom]]:
-    """The keys compiled from the function ``name`` (:meth:`CompiledFrom.names`), and
-    what every other key was compiled from (to list when nothing matched).
-
-    An FX key no readable entry records a frame for is NAME's when an AOTAutograd
-    key of NAME loads it.
-    """
-    mine: list[CacheKey] = []
-    others: list[CompiledFrom] = []
-    for k in catalog.scan.keys:
-        c = compiled_from(catalog, k)
-        if c is None:
-            if k.kind is KeyKind.FX_GRAPH and any(
-                    (cc := compiled_from(catalog, catalog.scan.find(e.key))) is not None
-                    and name in cc.names() for e in catalog.loaders_of(k.key)):
-                mine.append(k)
-            continue
-        if name in c.names():
-            mine.append(k)
-        else:
-            others.append(c)
-    return mine, others
-
-
-def keys_of_function(catalog: Catalog, name: str) -> tuple[set[str], tuple[str, ...]]:
-    """The names of the keys compiled from function ``name`` (``--fn NAME`` of
-    ``match`` and ``ls``), and, when there is none, the functions the cache does
-    hold (:func:`held_functions`).
-
-    :func:`keys_compiled_from`, plus the keys no readable entry records a compiled
-    frame of whose graph was traced through a function of that name
-    (:meth:`~fxcache_core.decode.entries.Origin.traced_from`: caches that predate
-    ``cache_linemap``, or whose FX entries are unreadable).
-    """
-    found, others = keys_compiled_from(catalog, name)
-    mine = {k.key for k in found}
-    traced: set[str] = set()  # what the keys without a compiled frame were traced from
-    for k in catalog.scan.keys:
-        if k.key not in mine and compiled_from(catalog, k) is None:
-            o = next((d.origin for e in k.entries
-                      if isinstance(d := catalog.load(e), DecodedEntry) and d.origin is not None), None)
-            if o is not None and o.traced_from(name):
-                mine.add(k.key)
-            elif o is not None:
-                traced.add(f"{o.function} ({os.path.basename(o.file)}:{o.line})")
-    return mine, (() if mine else tuple(sorted(set(held_functions(others)) | traced)))
-
-
-def held_functions(others: list[CompiledFrom]) -> list[str]:
-    """One line per function the cache holds keys of, for "no key was compiled from NAME"."""
-    return sorted({str(c) for c in others})
-
-
 def _root(source: str) -> str:
     """``L['kwargs']`` of ``L['kwargs']['input_ids'].size()[0]``; ``G[...]`` for globals."""
     m = re.match(r"([LG])\[('[^']*'|\"[^\"]*\"|\d+)\]", source)
@@ -213,23 +162,22 @@ def _root(source: str) -> str:
 def _origin_and_sources(catalog: Catalog, key: CacheKey) -> tuple[Origin | None, list[str]]:
     """The first readable entry's origin (through the forward FX entry it loads, for
     an AOTAutograd key) and the sources of its inputs."""
-    for e in key.entries:
-        d = catalog.load(e)
-        if not isinstance(d, DecodedEntry):
-            continue
-        sources = [s for s in d.arg_sources if s] + [i.source for i in d.inputs if i.source]
-        if key.kind is KeyKind.FX_GRAPH:
-            if not sources:
-                sources = list(catalog.sources_for(key).values())
-            return d.origin, sources
-        if d.forward is not None:
-            fx = catalog.fx_entry_for(d.forward.key, d.forward.guards_expr)
-            if fx is not None:
-                fd = catalog.load(fx)
-                if isinstance(fd, DecodedEntry):
-                    return fd.origin, sources
-        return None, sources
-    return None, []
+    first = catalog.first_readable(key)
+    if first is None:
+        return None, []
+    d = first[1]
+    sources = [s for s in d.arg_sources if s] + [i.source for i in d.inputs if i.source]
+    if key.kind is KeyKind.FX_GRAPH:
+        if not sources:
+            sources = list(catalog.sources_for(key).values())
+        return d.origin, sources
+    if d.forward is not None:
+        fx = catalog.fx_entry_for(d.forward.key, d.forward.guards_expr)
+        if fx is not None:
+            fd = catalog.load(fx)
+            if isinstance(fd, DecodedEntry):
+                return fd.origin, sources
+    return None, sources
 
 
 def _enclosing(path: str, line: int) -> tuple[str | None, tuple[str, ...]] | None:

@@ -18,8 +18,7 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import Origin
 from fxcache_core.errors import FunctionLookupError
-from fxcache_core.functions.frames import keys_of_function
-from fxcache_core.functions.origin import function_of, key_origins
+from fxcache_core.functions.origin import function_of, key_origins, keys_of_function
 
 Sort = Literal["size", "age", "name"]
 """``size``: largest first; ``age``: least recently used first (what ``gc

@@ -7,9 +7,15 @@ came from (``# File: demo/cases.py:12 in branch_on_size, code: ...``);
 entry (in torch's order) that has one: every entry of a key holds the same
 graph, traced from the same code.
 
-``ls`` (the function column, ``--by function``, ``--fn``) and ``match``
-(``--fn``, the verdict per function) both ask here, so a change to what "the
-function a key was compiled from" means is made once.
+The function a key was compiled from is decided here and nowhere else, from
+two facts: the compiled frame where the cache records it
+(:func:`~fxcache_core.functions.frames.compiled_from`), else the key's origin.
+:func:`function_of` names it (``ls``'s function column and ``--by function``,
+match's verdict per function), :func:`function_frame` gives its frame (the CLI's
+``fn (file:line)``), :func:`function_and_place` tells apart two functions of one
+name (match's static siblings), and :func:`keys_of_function` finds the keys a
+``--fn NAME`` means (``ls --fn``, ``match --fn``). Never imports or runs user
+code; nothing here prints.
 
 :func:`key_origins` serves many keys at once: from the index's per-key table
 where it has the key (one row per key, valid while the entry it came from is
@@ -20,6 +26,7 @@ it found.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 
@@ -27,7 +34,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
-from fxcache_core.functions.frames import CompiledFrom
+from fxcache_core.functions.frames import CompiledFrom, compiled_from
 
 _RESUME_RE = re.compile(r"torch_dynamo_resume_in_(\w+?)_at_(\d+)")
 
@@ -84,18 +91,43 @@ def _with_forward_frames(catalog: Catalog, origin: Origin, source: object) -> Or
     return Origin(origin.function, origin.file, origin.line, origin.functions, fd.origin.outer)
 
 
+def function_frame(origin: Origin | CompiledFrom) -> tuple[str, str, int]:
+    """(function, file, line) of the frame an origin's key is grouped under: the
+    compiled frame the graph's op stacks share
+    (:attr:`~fxcache_core.decode.entries.Origin.outer`), else the frame the graph's
+    first op was traced in (a :class:`CompiledFrom`: its own frame). The CLI shows
+    it as ``fn (file:line)``."""
+    outer = getattr(origin, "outer", None)
+    return outer[0] if outer else (origin.function, origin.file, origin.line)
+
+
 def function_of(origin: Origin | None, compiled: CompiledFrom | None = None) -> str | None:
     """The function name keys are grouped under (``ls --by function``, match's
     verdict lines): the function the user compiled where the cache records it
     (``compiled``, :func:`fxcache_core.functions.frames.compiled_from`: a module's
-    ``Class.forward``, a wrapper's name), else the compiled frame the graph's
-    op stacks share (:attr:`~fxcache_core.decode.entries.Origin.outer`), else the frame
-    the graph's first op was traced in."""
+    ``Class.forward``, a wrapper's name), else the function of
+    :func:`function_frame`."""
     if compiled is not None:
         return compiled.name
     if origin is None:
         return None
-    return origin.outer[0][0] if origin.outer else origin.function
+    return function_frame(origin)[0]
+
+
+def function_and_place(origin: Origin | None, compiled: CompiledFrom | None = None) -> str | None:
+    """A function told apart from others of its name, one line: the compiled frame with
+    its file and line (``str(compiled)``, ``loss_fn (train.py:12)``) where the cache
+    records it, else the name of the function the first op was traced in."""
+    if compiled is not None:
+        return str(compiled)
+    return origin.function if origin is not None else None
+
+
+def key_function(catalog: Catalog, key: CacheKey) -> str | None:
+    """:func:`function_and_place` of ``key``: its compiled frame, else its origin (read
+    only when the frame is not recorded). Groups a function's keys across the cache."""
+    c = compiled_from(catalog, key)
+    return function_and_place(key_origin(catalog, key) if c is None else None, c)
 
 
 def frame_label(function: str) -> str:
@@ -104,3 +136,55 @@ def frame_label(function: str) -> str:
     become ``f (resumed after the graph break at line 12)``."""
     m = _RESUME_RE.fullmatch(function)
     return f"{m.group(1)} (resumed after the graph break at line {m.group(2)})" if m else function
+
+
+def keys_compiled_from(catalog: Catalog, name: str) -> tuple[list[CacheKey], list[CompiledFrom]]:
+    """The keys compiled from the function ``name`` (:meth:`CompiledFrom.names`), and
+    what every other key was compiled from (to list when nothing matched).
+
+    An FX key no readable entry records a frame for is NAME's when an AOTAutograd
+    key of NAME loads it.
+    """
+    mine: list[CacheKey] = []
+    others: list[CompiledFrom] = []
+    for k in catalog.scan.keys:
+        c = compiled_from(catalog, k)
+        if c is None:
+            if k.kind is KeyKind.FX_GRAPH and any(
+                    (cc := compiled_from(catalog, catalog.scan.find(e.key))) is not None
+                    and name in cc.names() for e in catalog.loaders_of(k.key)):
+                mine.append(k)
+            continue
+        if name in c.names():
+            mine.append(k)
+        else:
+            others.append(c)
+    return mine, others
+
+
+def keys_of_function(catalog: Catalog, name: str) -> tuple[set[str], tuple[str, ...]]:
+    """The names of the keys compiled from function ``name`` (``--fn NAME`` of
+    ``match`` and ``ls``), and, when there is none, the functions the cache does
+    hold (:func:`held_functions`).
+
+    :func:`keys_compiled_from`, plus the keys no readable entry records a compiled
+    frame of whose graph was traced through a function of that name
+    (:meth:`~fxcache_core.decode.entries.Origin.traced_from`: caches that predate
+    ``cache_linemap``, or whose FX entries are unreadable).
+    """
+    found, others = keys_compiled_from(catalog, name)
+    mine = {k.key for k in found}
+    traced: set[str] = set()  # what the keys without a compiled frame were traced from
+    for k in catalog.scan.keys:
+        if k.key not in mine and compiled_from(catalog, k) is None:
+            o = key_origin(catalog, k)
+            if o is not None and o.traced_from(name):
+                mine.add(k.key)
+            elif o is not None:
+                traced.add(f"{o.function} ({os.path.basename(o.file)}:{o.line})")
+    return mine, (() if mine else tuple(sorted(set(held_functions(others)) | traced)))
+
+
+def held_functions(others: list[CompiledFrom]) -> list[str]:
+    """One line per function the cache holds keys of, for "no key was compiled from NAME"."""
+    return sorted({str(c) for c in others})

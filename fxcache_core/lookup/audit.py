@@ -19,6 +19,7 @@ from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.catalog import Catalog, Unreadable
 from fxcache_core.errors import GuardParseError
 from fxcache_core.guards.view import SymbolRange, summarize
+from fxcache_core.reasons import Reason, code_of
 
 Box = dict[str, SymbolRange]
 
@@ -32,13 +33,14 @@ class Finding:
             every binding it accepts), ``overlap`` (both accept some bindings;
             ``earlier`` serves them), or ``not-analysed`` (guards beyond ranges).
         earlier, later: the two entries, in torch's order.
-        detail: one line for people.
+        detail: one line for people, a :class:`~fxcache_core.reasons.Reason` whose
+            code is ``kind``.
     """
 
     kind: str
     earlier: Entry
     later: Entry
-    detail: str
+    detail: Reason
 
 
 def _box(guards: str | None) -> Box | None:
@@ -89,24 +91,25 @@ def _intersect(a: Box, b: Box) -> bool:
 
 
 def audit_key(catalog: Catalog, key: CacheKey) -> tuple[Finding, ...]:
-    """Shadowed and overlapping entry pairs of ``key`` (see the module docstring)."""
+    """Shadowed and overlapping entry pairs of ``key`` (see the module docstring); readable
+    entries only (torch skips the others), in torch's order."""
     readable = [(e, d) for e in key.entries if not isinstance(d := catalog.load(e), Unreadable)]
     boxes = [(e, _box(d.guards_expr)) for e, d in readable]
     out: list[Finding] = []
     for j, (later, bj) in enumerate(boxes):
         for earlier, bi in boxes[:j]:
             if bi is None or bj is None:
-                out.append(Finding("not-analysed", earlier, later,
-                                   "guards beyond per-symbol ranges (divisibility, relations...)"))
+                out.append(Finding("not-analysed", earlier, later, Reason(
+                    "guards beyond per-symbol ranges (divisibility, relations...)", "not-analysed")))
             elif _contains(bi, bj):
-                out.append(Finding("shadowed", earlier, later,
-                                   f"#{later.order} can never be served: every binding it accepts, "
-                                   f"#{earlier.order} (earlier in torch's order) accepts too"))
+                out.append(Finding("shadowed", earlier, later, Reason(
+                    f"#{later.order} can never be served: every binding it accepts, "
+                    f"#{earlier.order} (earlier in torch's order) accepts too", "shadowed")))
                 break
             elif _intersect(bi, bj):
-                out.append(Finding("overlap", earlier, later,
-                                   f"#{earlier.order} and #{later.order} both accept some bindings; "
-                                   f"there #{earlier.order} is served"))
+                out.append(Finding("overlap", earlier, later, Reason(
+                    f"#{earlier.order} and #{later.order} both accept some bindings; "
+                    f"there #{earlier.order} is served", "overlap")))
     return tuple(out)
 
 
@@ -136,10 +139,12 @@ class AuditReport:
         return sum(1 for _, fs in self.results for f in fs if f.kind == kind)
 
     def to_json(self) -> list[dict[str, object]]:
-        """A list of ``{"kind", "key", "findings": [{"kind", "earlier", "later", "detail"}]}``."""
+        """A list of ``{"kind", "key", "findings": [{"kind", "earlier", "later", "detail",
+        "detail_code"}]}``."""
         return [{"kind": k.kind.value, "key": k.key,
                  "findings": [{"kind": f.kind, "earlier": f.earlier.name, "later": f.later.name,
-                               "detail": f.detail} for f in fs]} for k, fs in self.results]
+                               "detail": f.detail, "detail_code": code_of(f.detail)} for f in fs]}
+                for k, fs in self.results]
 
 
 def audit(catalog: Catalog) -> AuditReport:

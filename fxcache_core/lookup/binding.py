@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from fxcache_core.errors import ShapeSpecError
+from fxcache_core.decode.symbols import SymbolInfo
+from fxcache_core.errors import ShapeSpecError, param
+from fxcache_core.reasons import Reason
 
 
 class DynamicMode(Enum):
@@ -112,8 +114,7 @@ def canonical_source(name: str) -> str:
     if not _NAME_RE.fullmatch(name):
         raise ShapeSpecError(
             f"{name!r} is not an input name (use the parameter name, e.g. x, xs[0], or a "
-            "source like L['x'])"
-        )
+            "source like L['x'])", param="shapes", value=name)
     m = re.match(r"[A-Za-z_]\w*", name)
     assert m is not None
     return f"L[{m.group(0)!r}]" + name[m.end():]
@@ -123,8 +124,9 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 """The values a torch size or SymInt can hold (int64)."""
 
 
-def parse_int64(text: str, what: str) -> int:
-    """A decimal int that torch can hold (int64), for option ``what`` (``--sym t0``).
+def parse_int64(text: str, what: str, name: str | None = None) -> int:
+    """A decimal int that torch can hold (int64), for ``what`` (``param('sym') + " t0"``),
+    the value of parameter ``name`` (the error's ``param``).
 
     Raises:
         ShapeSpecError: not a decimal int, or outside int64: one line naming
@@ -133,27 +135,28 @@ def parse_int64(text: str, what: str) -> int:
     t = text.strip()
     shown = t if len(t) <= 24 else t[:21] + "..."
     if not re.fullmatch(r"-?\d+", t):
-        raise ShapeSpecError(f"{what}: {shown!r} is not an integer")
+        raise ShapeSpecError(f"{what}: {shown!r} is not an integer", param=name, value=text)
     if len(t.lstrip("-").lstrip("0")) > 19 or not INT64_MIN <= (v := int(t)) <= INT64_MAX:
         raise ShapeSpecError(f"{what}: {shown} is out of range: torch's sizes and SymInts are "
-                             "int64 (-2**63 to 2**63-1)")
+                             "int64 (-2**63 to 2**63-1)", param=name, value=text)
     return v
 
 
-def _int_list(text: str, what: str) -> tuple[int, ...]:
+def _int_list(text: str, what: str, name: str = "shapes") -> tuple[int, ...]:
     shown = text if len(text) <= 40 else text[:37] + "..."
     try:
         val = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise ShapeSpecError(f"{what} {shown!r} is not a list of integers") from None
+        raise ShapeSpecError(f"{what} {shown!r} is not a list of integers", param=name, value=text) from None
     if isinstance(val, int) and not isinstance(val, bool):
         val = [val]
     if not isinstance(val, (list, tuple)) or not all(
         isinstance(v, int) and not isinstance(v, bool) for v in val
     ):
-        raise ShapeSpecError(f"{what} {shown!r} is not a list of integers")
+        raise ShapeSpecError(f"{what} {shown!r} is not a list of integers", param=name, value=text)
     if any(not INT64_MIN <= v <= INT64_MAX for v in val):
-        raise ShapeSpecError(f"{what}: a value is out of range: torch's sizes are int64 (below 2**63)")
+        raise ShapeSpecError(f"{what}: a value is out of range: torch's sizes are int64 (below 2**63)",
+                             param=name, value=text)
     return tuple(val)
 
 
@@ -169,50 +172,46 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         ShapeSpecError: anything else, with the reason.
     """
     if "=" not in spec:
-        raise ShapeSpecError(f"--shapes {spec!r}: expected NAME=[d0,d1,...] or NAME=INT")
+        raise ShapeSpecError(f"{param('shapes')} {spec!r}: expected NAME=[d0,d1,...] or NAME=INT", param="shapes", value=spec)
     name, _, rhs = spec.partition("=")
     source = canonical_source(name)
     rhs = rhs.strip().replace(" ", "")
     if not rhs:
-        raise ShapeSpecError(f"--shapes {spec!r}: no value after '='")
+        raise ShapeSpecError(f"{param('shapes')} {spec!r}: no value after '='", param="shapes", value=spec)
     if rhs.startswith("["):
         shape_text, *opts = rhs.split(":")
-        shape = _int_list(shape_text, f"--shapes {name}: shape")
+        shape = _int_list(shape_text, f"{param('shapes')} {name}: shape")
         if any(d < 0 for d in shape):
-            raise ShapeSpecError(f"--shapes {name}: sizes cannot be negative: {shape_text}")
+            raise ShapeSpecError(f"{param('shapes')} {name}: sizes cannot be negative: {shape_text}", param="shapes", value=spec)
         stride, offset, marked = None, 0, frozenset[int]()
         for opt in opts:
             k, _, v = opt.partition("=")
             if k == "stride":
-                stride = _int_list(v, f"--shapes {name}: stride")
+                stride = _int_list(v, f"{param('shapes')} {name}: stride")
                 if len(stride) != len(shape):
                     raise ShapeSpecError(
-                        f"--shapes {name}: stride has {len(stride)} dims, shape has {len(shape)}"
-                    )
+                        f"{param('shapes')} {name}: stride has {len(stride)} dims, shape has {len(shape)}", param="shapes", value=spec)
             elif k == "offset":
-                offset = parse_int64(v, f"--shapes {name}: offset")
+                offset = parse_int64(v, f"{param('shapes')} {name}: offset", "shapes")
             elif k == "mark_dynamic":
-                dims = _int_list(v, f"--shapes {name}: mark_dynamic")
+                dims = _int_list(v, f"{param('shapes')} {name}: mark_dynamic")
                 bad = [d for d in dims if not 0 <= d < len(shape)]
                 if bad:
                     raise ShapeSpecError(
-                        f"--shapes {name}: mark_dynamic dim {bad[0]} is not a dim of a "
-                        f"{len(shape)}-d tensor"
-                    )
+                        f"{param('shapes')} {name}: mark_dynamic dim {bad[0]} is not a dim of a "
+                        f"{len(shape)}-d tensor", param="shapes", value=spec)
                 marked = frozenset(dims)
             else:
                 raise ShapeSpecError(
-                    f"--shapes {name}: unknown option {k!r} "
-                    "(stride=[...], offset=N or mark_dynamic=[...])"
-                )
+                    f"{param('shapes')} {name}: unknown option {k!r} "
+                    "(stride=[...], offset=N or mark_dynamic=[...])", param="shapes", value=spec)
         return source, TensorArg(shape, stride, offset, marked)
     if re.fullmatch(r"-?\d+", rhs):
-        return source, parse_int64(rhs, f"--shapes {name.strip()}")
+        return source, parse_int64(rhs, f"{param('shapes')} {name.strip()}", "shapes")
     if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", rhs):
         return source, float(rhs)
     raise ShapeSpecError(
-        f"--shapes {spec!r}: {rhs!r} is neither a shape like [16,4], an integer nor a float"
-    )
+        f"{param('shapes')} {spec!r}: {rhs!r} is neither a shape like [16,4], an integer nor a float", param="shapes", value=spec)
 
 
 def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
@@ -233,7 +232,7 @@ def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
                 n_positional += 1
             src, val = parse_shape_spec(part)
             if src in out:
-                raise ShapeSpecError(f"--shapes: {src} is given twice")
+                raise ShapeSpecError(f"{param('shapes')}: {src} is given twice", param="shapes", value=spec)
             out[src] = val
     return out
 
@@ -268,8 +267,8 @@ def parse_sym(specs: Iterable[str]) -> dict[str, int]:
             m = re.fullmatch(r"\s*([a-z]+\d+)\s*=\s*(-?\d+)\s*", part)
             if not m:
                 shown = part if len(part) <= 40 else part[:37] + "..."
-                raise ShapeSpecError(f"--sym {shown!r}: expected tN=INT or a symbol, e.g. s77=INT")
-            out[m.group(1)] = parse_int64(m.group(2), f"--sym {m.group(1)}")
+                raise ShapeSpecError(f"{param('sym')} {shown!r}: expected tN=INT or a symbol, e.g. s77=INT", param="sym", value=part)
+            out[m.group(1)] = parse_int64(m.group(2), f"{param('sym')} {m.group(1)}", "sym")
     return out
 
 
@@ -282,12 +281,13 @@ class SourceValue:
     """The value a source takes under the user's inputs.
 
     ``value`` is None when the source's input was not given (``unbound``) or
-    does not fit (``problem`` says why, e.g. a tensor has fewer dims).
+    does not fit (``problem`` says why, e.g. a tensor has fewer dims:
+    ``rank-differs``, ``wrong-input-type``).
     """
 
     value: int | None
     base: str
-    problem: str | None = None
+    problem: Reason | None = None
 
 
 def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
@@ -299,26 +299,26 @@ def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
         return SourceValue(None, base)
     if m and m.group("size") is not None:
         if not isinstance(val, TensorArg):
-            return SourceValue(None, base, f"{base} is an int, the entry reads its size")
+            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its size", "wrong-input-type"))
         i = int(m.group("size"))
         if i >= len(val.shape):
-            return SourceValue(None, base, f"{base} has {len(val.shape)} dims, the entry reads dim {i}")
+            return SourceValue(None, base, Reason(f"{base} has {len(val.shape)} dims, the entry reads dim {i}", "rank-differs"))
         return SourceValue(val.shape[i], base)
     if m and m.group("stride") is not None:
         if not isinstance(val, TensorArg):
-            return SourceValue(None, base, f"{base} is an int, the entry reads its stride")
+            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its stride", "wrong-input-type"))
         i = int(m.group("stride"))
         if i >= len(val.shape):
-            return SourceValue(None, base, f"{base} has {len(val.shape)} dims, the entry reads stride {i}")
+            return SourceValue(None, base, Reason(f"{base} has {len(val.shape)} dims, the entry reads stride {i}", "rank-differs"))
         return SourceValue(val.strides()[i], base)
     if m and m.group("offset"):
         if not isinstance(val, TensorArg):
-            return SourceValue(None, base, f"{base} is an int, the entry reads its storage offset")
+            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its storage offset", "wrong-input-type"))
         return SourceValue(val.storage_offset, base)
     if isinstance(val, TensorArg):
-        return SourceValue(None, base, f"{base} is a tensor, the entry needs it as an int")
+        return SourceValue(None, base, Reason(f"{base} is a tensor, the entry needs it as an int", "wrong-input-type"))
     if isinstance(val, float):
-        return SourceValue(None, base, f"{base} is a float, the entry takes it as an int (a SymInt)")
+        return SourceValue(None, base, Reason(f"{base} is a float, the entry takes it as an int (a SymInt)", "wrong-input-type"))
     return SourceValue(val, base)
 
 
@@ -380,3 +380,29 @@ def eval_symbolic(expr: str, symbols: Mapping[str, int]) -> int | None:
     r = clause.evaluate({f"t{i}": symbols[n] for n, i in names.items()})
     v = r.value
     return v if r.status in ("pass", "fail") and type(v) is int else None
+
+
+def is_size_source(source: str | None) -> bool:
+    """Whether a placeholder's source is a size, stride or storage offset of a
+    tensor (never negative); False for an int argument (``L['n']``, which may be)
+    and for an unknown source (it may be either)."""
+    return source is not None and (".size()[" in source or ".stride()[" in source
+                                   or source.endswith(".storage_offset()"))
+
+
+def check_signs(values: Mapping[str, int], symbols: Sequence[SymbolInfo], name: str) -> None:
+    """A negative value for a placeholder or symbol whose source is a size, stride or
+    storage offset (:func:`is_size_source`) is a usage error: no call gives one.
+    Where the source is unknown the value is taken as given (it may be an int argument).
+
+    Raises:
+        ShapeSpecError: naming parameter ``name`` (``sym``, ``range``), the
+            placeholder and what it is.
+    """
+    from fxcache_core.guards.user_terms import user_source
+
+    for ph, v in values.items():
+        info = next((s for s in symbols if ph in (s.placeholder, s.expr)), None)
+        if v < 0 and info is not None and is_size_source(info.source):
+            raise ShapeSpecError(f"{param(name)} {ph}={v}: {ph} is {user_source(info.source or '')}, "
+                                 "which is never negative", param=name, value=f"{ph}={v}")

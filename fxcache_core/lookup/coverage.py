@@ -2,7 +2,7 @@
 
 :func:`coverage` sweeps one placeholder of a key over an integer range, holds
 the key's other placeholders at fixed values (their compile-time hints unless
-given), and runs torch's lookup rule (:mod:`fxcache_core.lookup.match`: sorted
+given), and runs torch's lookup rule (:mod:`fxcache_core.lookup.judge`: sorted
 entries, first whose guards hold, a raising guard stops the lookup) at every
 value. Runs of equal outcomes become :class:`Segment` s. Values at which
 Dynamo would not trace this key's graph at all are marked too: a size of 0 or
@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.catalog import Catalog, Unreadable
 from fxcache_core.decode.symbols import SymbolInfo
-from fxcache_core.errors import GuardParseError, ShapeSpecError
-from fxcache_core.lookup.binding import DynamicMode
+from fxcache_core.errors import GuardParseError, ShapeSpecError, param
+from fxcache_core.lookup.binding import DynamicMode, check_signs, is_size_source, parse_int64
+from fxcache_core.reasons import Reason, code_of
 
 MAX_COVERAGE_VALUES = 1_000_000
 MAX_COVERAGE_CLAUSES = 20_000_000
@@ -45,18 +46,22 @@ class Segment:
             (a guard needs a value that is not fixed), or ``other-graph`` (Dynamo
             would trace another graph, see ``note``).
         entry: the serving entry for ``hit``.
-        note: why, for ``other-graph`` and ``error``.
+        note: why, for ``other-graph``, ``error`` and a duck-sized ``undecided``: a
+            :class:`~fxcache_core.reasons.Reason` (``size-specialized``,
+            ``duck-sizing``, ``duck-sizing-depends-on-mode``, ``guard-raises``).
     """
 
     start: int
     end: int
     outcome: str
     entry: Entry | None = None
-    note: str | None = None
+    note: Reason | None = None
 
     def to_json(self) -> dict[str, object]:
+        """``start``, ``end``, ``outcome``, ``entry``, ``note`` and ``note_code``."""
         return {"start": self.start, "end": self.end, "outcome": self.outcome,
-                "entry": self.entry.name if self.entry else None, "note": self.note}
+                "entry": self.entry.name if self.entry else None, "note": self.note,
+                "note_code": code_of(self.note)}
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,7 @@ class Coverage:
 
     def to_json(self) -> dict[str, object]:
         """``kind``, ``key``, ``placeholder``, ``symbol``, ``source``, ``fixed`` and
-        ``segments`` (``start``, ``end``, ``outcome``, ``entry``, ``note``)."""
+        ``segments`` (``start``, ``end``, ``outcome``, ``entry``, ``note``, ``note_code``)."""
         return {"kind": self.key.kind.value, "key": self.key.key, "placeholder": self.placeholder,
                 "symbol": self.symbol, "source": self.source, "fixed": dict(self.fixed),
                 "segments": [g.to_json() for g in self.segments]}
@@ -90,7 +95,8 @@ def _resolve(symbols: tuple[SymbolInfo, ...], name: str) -> SymbolInfo:
         if name in (s.placeholder, s.expr, s.source):
             return s
     known = ", ".join(f"{s.placeholder} ({s.expr}, {s.source or '?'})" for s in symbols) or "none"
-    raise ShapeSpecError(f"--range {name}: not a placeholder, symbol or source of this key (it has {known})")
+    raise ShapeSpecError(f"{param('range')} {name}: not a placeholder, symbol or source of this key "
+                         f"(it has {known})", param="range", value=name)
 
 
 def parse_range(spec: str) -> tuple[str, int, int]:
@@ -101,14 +107,13 @@ def parse_range(spec: str) -> tuple[str, int, int]:
     """
     import re
 
-    from fxcache_core.lookup.binding import parse_int64
-
     m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
     if not m:
         shown = spec if len(spec) <= 40 else spec[:37] + "..."
-        raise ShapeSpecError(f"--range {shown!r}: expected NAME=LO:HI, e.g. s77=1:4096")
-    return (m.group(1), parse_int64(m.group(2), f"--range {m.group(1)} (low)"),
-            parse_int64(m.group(3), f"--range {m.group(1)} (high)"))
+        raise ShapeSpecError(f"{param('range')} {shown!r}: expected NAME=LO:HI, e.g. s77=1:4096",
+                             param="range", value=spec)
+    return (m.group(1), parse_int64(m.group(2), f"{param('range')} {m.group(1)} (low)", "range"),
+            parse_int64(m.group(3), f"{param('range')} {m.group(1)} (high)", "range"))
 
 
 def coverage(
@@ -137,21 +142,23 @@ def coverage(
     from fxcache_core.guards.expr import parse_guards
 
     if end < start:
-        raise ShapeSpecError(f"--range: empty range {start}:{end}")
+        raise ShapeSpecError(f"{param('range')}: empty range {start}:{end}", param="range",
+                             value=f"{start}:{end}")
     if end - start + 1 > MAX_COVERAGE_VALUES:
-        raise ShapeSpecError(f"--range: at most {MAX_COVERAGE_VALUES:,} values")
-    first = next((e for e in key.entries if not isinstance(catalog.load(e), Unreadable)), None)
+        raise ShapeSpecError(f"{param('range')}: at most {MAX_COVERAGE_VALUES:,} values", param="range",
+                             value=f"{start}:{end}")
+    first = catalog.first_readable(key)
     if first is None:
-        raise ShapeSpecError(f"key {key.key[:12]} has no readable entry")
+        raise ShapeSpecError(f"key {key.key[:12]} has no readable entry", param="key", value=key.key)
     from fxcache_core.guards.user_terms import user_source
-    from fxcache_core.lookup.match import check_signs, is_size_source
 
-    symbols = catalog.symbols(first)
+    symbols = catalog.symbols(first[0])
     swept = _resolve(symbols, name)
     if start < 0 and is_size_source(swept.source):
-        raise ShapeSpecError(f"--range {name}={start}:{end}: {name} is {user_source(swept.source or '')}, "
-                             "which is never negative")
-    check_signs(dict(fixed or {}), symbols, "--sym")
+        raise ShapeSpecError(f"{param('range')} {name}={start}:{end}: {name} is "
+                             f"{user_source(swept.source or '')}, which is never negative",
+                             param="range", value=f"{name}={start}:{end}")
+    check_signs(dict(fixed or {}), symbols, "sym")
     env: dict[str, int] = {}
     for s in symbols:
         if s.placeholder == swept.placeholder:
@@ -176,15 +183,16 @@ def coverage(
         except GuardParseError:
             plans.append((e, "unparsable"))
 
-    def outcome(v: int) -> tuple[str, Entry | None, str | None]:
+    def outcome(v: int) -> tuple[str, Entry | None, Reason | None]:
         if swept.source and ".size()" in swept.source:
             if v in (0, 1):
-                return "other-graph", None, f"size {v} is specialized"
+                return "other-graph", None, Reason(f"size {v} is specialized", "size-specialized")
             twin = next((p for p, w in size_symbols.items() if w == v), None)
             if twin is not None and mode is DynamicMode.TRUE:
-                return "other-graph", None, f"equals {twin}: duck sizing"
+                return "other-graph", None, Reason(f"equals {twin}: duck sizing", "duck-sizing")
             if twin is not None and mode is DynamicMode.UNKNOWN:
-                return "undecided", None, f"equals {twin}: another graph if duck-sized (dynamic=True)"
+                return "undecided", None, Reason(f"equals {twin}: another graph if duck-sized (dynamic=True)",
+                                                 "duck-sizing-depends-on-mode")
         values = {**env, swept.placeholder: v}
         for e, g in plans:
             if g is None:
@@ -199,7 +207,7 @@ def coverage(
                 return "undecided", None, None
             f = verdict.first_failure
             if f is not None and f.status == "error":
-                return "error", e, f.error
+                return "error", e, Reason(f.error, "guard-raises") if f.error is not None else None
         return "miss", None, None
 
     spent = [0]  # clause evaluations so far
@@ -210,9 +218,9 @@ def coverage(
         if i in (15, 255) or (i and i % 4096 == 0):
             if spent[0] / (i + 1) * n_values > MAX_COVERAGE_CLAUSES:
                 raise ShapeSpecError(
-                    f"--range: key {key.key[:12]}'s guards take about {spent[0] // (i + 1):,} clause "
-                    f"evaluations a value; {n_values:,} values is more than fxcache evaluates "
-                    f"({MAX_COVERAGE_CLAUSES:,}): narrow the range")
+                    f"{param('range')}: key {key.key[:12]}'s guards take about {spent[0] // (i + 1):,} "
+                    f"clause evaluations a value; {n_values:,} values is more than fxcache evaluates "
+                    f"({MAX_COVERAGE_CLAUSES:,}): narrow the range", param="range", value=f"{start}:{end}")
         last = segments[-1] if segments else None
         if last is not None and (last.outcome, last.entry, last.note) == (o, e, note):
             segments[-1] = Segment(last.start, v, o, e, note)

@@ -39,7 +39,9 @@ from fxcache_core.decode.entries import (
     Origin,
     parse_graph_signature,
 )
+from fxcache_core.errors import param
 from fxcache_core.lookup.binding import DynamicMode, InputValue
+from fxcache_core.reasons import Reason
 
 _TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
 _INT_RE = re.compile(r"-?\d+")
@@ -168,12 +170,15 @@ class IntRule:
     """What the int arguments of a call say about one AOTAutograd key.
 
     Attributes:
-        problems: why the call cannot look this key up (the key does not fit).
-        notes: what keeps the verdict undecided, with the reason.
+        problems: why the call cannot look this key up (the key does not fit):
+            ``int-baked-differs``.
+        notes: what keeps the verdict undecided, with the reason
+            (``int-constant-sibling``, ``int-not-input``, ``int-graphs-differ``,
+            ``int-depends-on-mode``, ``pgo-state-unread``).
     """
 
-    problems: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
+    problems: tuple[Reason, ...] = ()
+    notes: tuple[Reason, ...] = ()
 
 
 class FunctionKeys:
@@ -196,24 +201,16 @@ class FunctionKeys:
             for k in self._catalog.scan.keys:
                 if k.kind is not KeyKind.AOT_AUTOGRAD:
                     continue
-                for e in k.entries:
-                    d = self._catalog.load(e)
-                    if isinstance(d, DecodedEntry):
-                        if d.origin is not None:
-                            self._by_fn.setdefault((d.origin.function, d.origin.file), []).append((k, d))
-                        break
+                first = self._catalog.first_readable(k)
+                if first is not None and (d := first[1]).origin is not None:
+                    self._by_fn.setdefault((d.origin.function, d.origin.file), []).append((k, d))
         return self._by_fn.get((origin.function, origin.file), [])
 
     def graph(self, key: CacheKey) -> PrintedGraph | None:
         """The printed forward graph of the key's first readable entry."""
         if key.key not in self._graphs:
-            got = None
-            for e in key.entries:
-                d = self._catalog.load(e, full=True)
-                if isinstance(d, DecodedEntry):
-                    got = parse_printed_graph(d.forward_graph)
-                    break
-            self._graphs[key.key] = got
+            first = self._catalog.first_readable(key, full=True)
+            self._graphs[key.key] = parse_printed_graph(first[1].forward_graph) if first is not None else None
         return self._graphs[key.key]
 
 
@@ -234,7 +231,7 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
 
     * ``key`` takes it as a SymInt: under ``none``/``false`` the first call
       bakes it in, so a key where it is a SymInt is not looked up (checked by
-      ``match._fit``); without ``--dynamic``, if the function also has a key
+      :func:`fxcache_core.lookup.fit.fit`); without ``--dynamic``, if the function also has a key
       where it is a constant, the verdict is undecided.
     * ``key`` does not take it, and a key of the same function takes it as a
       SymInt: the value ``key`` baked in is read by :func:`specialized_values`.
@@ -248,14 +245,14 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
       and the int is not this key's concern.
 
     ``dynamic=True`` is left alone (the int is a SymInt on the first call;
-    ``match._fit`` binds it). ``pgo``: the cache dir holds Dynamo's
+    :func:`fxcache_core.lookup.fit.fit` binds it). ``pgo``: the cache dir holds Dynamo's
     profile-guided automatic-dynamic state (torch/_dynamo/pgo.py), which can
     make a first call's int dynamic: then nothing is ruled out, only noted.
     """
     if mode is DynamicMode.TRUE:
         return IntRule()
-    problems: list[str] = []
-    notes: list[str] = []
+    problems: list[Reason] = []
+    notes: list[Reason] = []
     fn = origin.function
     taken = _taken(entry)
     for src, value in inputs.items():
@@ -266,42 +263,45 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
             if mode is DynamicMode.UNKNOWN and _symint_input(entry, src) is not None:
                 static = next((k for k, d in siblings if src not in _taken(d)), None)
                 if static is not None:
-                    notes.append(
+                    notes.append(Reason(
                         f"{fn} was also compiled with {src} a constant (key {static.key[:12]}): under "
                         f"dynamic=None a fresh process's first call bakes {src} into the graph and "
                         "looks up such a key; this one serves dynamic=True and the calls after a "
-                        "recompile (pass --dynamic)")
+                        f"recompile (pass {param('dynamic')})", "int-constant-sibling"))
             continue
         dynamic = [(k, i) for k, d in siblings if (i := _symint_input(d, src)) is not None]
         if not dynamic:
             if of_function:
-                notes.append(
+                notes.append(Reason(
                     f"{src} is not an input of this key: a fresh process's first call under "
                     f"dynamic=None bakes an int argument into the graph, and no key of {fn} takes "
                     f"{src} as a SymInt to read the value this key was traced with from; if the "
-                    f"graph does not depend on {src}, this key is torch's")
+                    f"graph does not depend on {src}, this key is torch's", "int-not-input"))
             continue
         found = _baked_in(keys, key, dynamic)
         if found is None:
             other, inp = dynamic[0]
-            notes.append(
+            notes.append(Reason(
                 f"{src} is a constant in this key's graph (key {other.key[:12]} takes it as "
                 f"{inp.expr}), but the graphs differ in more than that constant: fxcache cannot "
-                "read which value this key was traced with")
+                "read which value this key was traced with", "int-graphs-differ"))
             continue
         baked, other, inp = found
         if baked != value:
             why = (f"{src} was {baked} when this key was traced: its graph has the constant {baked} "
                    f"where key {other.key[:12]} takes {src} as {inp.expr}, so {src}={value} traces "
                    "another graph")
-            (notes if pgo else problems).append(why + ("" if not pgo else
-                " (unless the profile-guided automatic-dynamic state in this cache dir makes it a "
-                "SymInt: fxcache does not read that state)"))
+            if pgo:
+                notes.append(Reason(why + " (unless the profile-guided automatic-dynamic state in this "
+                                    "cache dir makes it a SymInt: fxcache does not read that state)",
+                                    "pgo-state-unread"))
+            else:
+                problems.append(Reason(why, "int-baked-differs"))
         elif mode is DynamicMode.UNKNOWN:
-            notes.append(
+            notes.append(Reason(
                 f"{src} was {value} when this key was traced: torch looks it up under dynamic=None; "
                 f"under dynamic=True {src} is a SymInt on the first call (a key like "
-                f"{other.key[:12]}) (pass --dynamic)")
+                f"{other.key[:12]}) (pass {param('dynamic')})", "int-depends-on-mode"))
     return IntRule(tuple(problems), tuple(notes))
 
 

@@ -1,7 +1,7 @@
 """The answer first: for each function a call reaches, does torch hit the cache?
 
 :func:`~fxcache_core.lookup.match.match` predicts torch's lookup key by key
-(:class:`~fxcache_core.lookup.match.KeyMatch`). A user asks about a call of a
+(:class:`~fxcache_core.lookup.report.KeyMatch`). A user asks about a call of a
 function, so :func:`verdicts` folds those per function
 (:func:`~fxcache_core.functions.origin.function_of` of each key's origin) into one
 :class:`FunctionVerdict`:
@@ -20,7 +20,7 @@ function, so :func:`verdicts` folds those per function
 
 Which keys count: AOTAutograd keys, which torch looks up first, and FX keys no
 AOTAutograd entry loads; an FX key an AOTAutograd entry loads is looked up
-through it (:attr:`~fxcache_core.lookup.match.KeyMatch.loads`). Among the keys of one
+through it (:attr:`~fxcache_core.lookup.report.KeyMatch.loads`). Among the keys of one
 function that take the call (the graphs of a branch, say), one that hits is
 the graph Dynamo traces: its entry's guards hold the branch's condition. A
 key whose binding the cache cannot decide (``KeyMatch.uncertain``: duck sizing,
@@ -46,9 +46,11 @@ from typing import Literal
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.decode.entries import Origin
+from fxcache_core.errors import param
 from fxcache_core.functions.origin import frame_label, function_of
 from fxcache_core.guards.user_terms import user_source, user_text
-from fxcache_core.lookup.match import KeyMatch, MatchReport
+from fxcache_core.lookup.report import KeyMatch, MatchReport
+from fxcache_core.reasons import Reason, code_of
 
 Status = Literal["hit", "miss", "new-graph", "error", "undecided"]
 
@@ -67,7 +69,9 @@ class FunctionVerdict:
         origin: where it was traced from (file and line), where known.
         status: ``hit``, ``miss``, ``new-graph``, ``error`` or ``undecided``.
         why: the reason, in the user's terms (``x.size(0)=10 fails x.size(0) >= 16``),
-            or for a hit what loads.
+            or for a hit what loads: a :class:`~fxcache_core.reasons.Reason` whose code
+            is that of the key's reason it comes from (``clause-failed``,
+            ``placeholder-not-given``, ``static-dim-differs``...), ``hit`` for a hit.
         key: the key that decides (the hit, the first miss), None for ``new-graph``.
         entry: the entry torch loads, for ``hit``.
         keys: every key of the function the call was matched against.
@@ -76,7 +80,7 @@ class FunctionVerdict:
     function: str | None
     origin: Origin | None
     status: Status
-    why: str
+    why: Reason
     key: CacheKey | None = None
     entry: str | None = None
     keys: tuple[KeyMatch, ...] = ()
@@ -87,17 +91,20 @@ class FunctionVerdict:
         return frame_label(self.function) if self.function else "(function unknown)"
 
     @property
-    def line(self) -> str:
+    def line(self) -> Reason:
         """The verdict as one line: ``HIT entry 7ybz... (aot acka7ix5pil6)``,
-        ``MISS: torch will compile a new entry: ...``, ``NEW GRAPH: ...``."""
+        ``MISS: torch will compile a new entry: ...``, ``NEW GRAPH: ...`` (the code: :attr:`why`'s)."""
         if self.status == "hit":
             assert self.key is not None and self.entry is not None
-            return f"HIT entry {self.entry[:16]} ({self.key.kind.short} {self.key.key[:12]}){self.why}"
-        return f"{_HEAD[self.status]}: {self.why}"
+            return Reason(f"HIT entry {self.entry[:16]} ({self.key.kind.short} {self.key.key[:12]}){self.why}",
+                          code_of(self.why) or "unspecified")
+        return Reason(f"{_HEAD[self.status]}: {self.why}", code_of(self.why) or "unspecified")
 
     def to_json(self) -> dict[str, object]:
+        """``function``, ``origin``, ``status``, ``line``, ``why`` and ``why_code``, ``key``,
+        ``entry`` and ``keys``."""
         return {"function": self.function, "origin": str(self.origin) if self.origin else None,
-                "status": self.status, "line": self.line, "why": self.why,
+                "status": self.status, "line": self.line, "why": self.why, "why_code": code_of(self.why),
                 "key": self.key.key if self.key else None, "entry": self.entry,
                 "keys": [m.key.key for m in self.keys]}
 
@@ -133,48 +140,55 @@ def _counts(m: KeyMatch) -> bool:
     return m.fits and (m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by)
 
 
-def _miss_why(m: KeyMatch) -> str:
+def _in_user_terms(reason: str) -> Reason:
+    """``reason`` in the user's terms (:func:`~fxcache_core.guards.user_terms.user_text`),
+    keeping its code."""
+    return Reason(user_text(reason), code_of(reason) or "unspecified")
+
+
+def _miss_why(m: KeyMatch) -> Reason:
     names = m.user_names
     if m.aborted:
-        return user_text(m.aborted)
+        return _in_user_terms(m.aborted)
     gone = [ld for ld in m.loads if ld.entry is None]
     if m.hit is not None and gone:
-        return (f"entry {m.hit.name[:16]} passes its guards, but the {gone[0].role} FX entry it loads "
-                f"({gone[0].key[:12]}) is gone: torch will recompile")
+        return Reason(f"entry {m.hit.name[:16]} passes its guards, but the {gone[0].role} FX entry it loads "
+                      f"({gone[0].key[:12]}) is gone: torch will recompile", "fx-entry-gone")
     fails = [(i, v) for i, v in enumerate(m.entries) if v.outcome == "fail"]
     if not fails:
         if not m.entries or all(v.outcome == "unreadable" for v in m.entries):
-            return "torch will compile a new entry: no entry of this key can be read"
-        return "torch will compile a new entry"
+            return Reason("torch will compile a new entry: no entry of this key can be read", "no-readable-entry")
+        return Reason("torch will compile a new entry", "no-entry-passes")
     vals = {v.user_values(names) for _, v in fails}
     if len(vals) == 1:
         (shown,) = vals
         parts = [f"{v.user_clause(names)}" + (f" (#{i})" if len(m.entries) > 1 else "") for i, v in fails]
-        return f"torch will compile a new entry: {shown} fails " + " and ".join(parts)
-    return "torch will compile a new entry: " + "; ".join(
-        f"#{i}: {v.user_values(names)} fails {v.user_clause(names)}" for i, v in fails)
+        return Reason(f"torch will compile a new entry: {shown} fails " + " and ".join(parts), "clause-failed")
+    return Reason("torch will compile a new entry: " + "; ".join(
+        f"#{i}: {v.user_values(names)} fails {v.user_clause(names)}" for i, v in fails), "clause-failed")
 
 
-def _undecided_why(m: KeyMatch) -> str:
+def _undecided_why(m: KeyMatch) -> Reason:
     if m.uncertain:
-        return user_text(m.uncertain[0])
+        return _in_user_terms(m.uncertain[0])
     names = m.user_names
     for v in m.entries:
         if v.outcome == "unknown" and v.reason:
             needs = [names.get(p.strip(), p.strip()) for p in v.reason.removeprefix("needs ").split(",")]
-            return f"entry {v.entry.name[:16]} needs {', '.join(needs)}: give it"
+            return Reason(f"entry {v.entry.name[:16]} needs {', '.join(needs)}: give it", code_of(v.reason))
         if v.outcome == "unparsable":
-            return f"entry {v.entry.name[:16]}'s guards are outside what fxcache reads: {v.reason}"
-    return "the cache cannot tell"
+            return Reason(f"entry {v.entry.name[:16]}'s guards are outside what fxcache reads: {v.reason}",
+                          "guards-unparsable")
+    return Reason("the cache cannot tell", "undecided")
 
 
-def _new_graph_why(group: Sequence[KeyMatch]) -> str:
+def _new_graph_why(group: Sequence[KeyMatch]) -> Reason:
     """The first reason a key of the function cannot take the call, and how many keys
     (and other reasons) there are: the line stays one line, the keys below say the rest."""
     own = [m for m in group if m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by] or list(group)
-    reasons: list[str] = []
+    reasons: list[Reason] = []
     for m in own:
-        r = user_text(m.reasons[0]) if m.reasons else "it cannot take these inputs"
+        r = _in_user_terms(m.reasons[0]) if m.reasons else Reason("it cannot take these inputs", "no-fit")
         if r not in reasons:
             reasons.append(r)
     if len(own) == 1:
@@ -183,7 +197,7 @@ def _new_graph_why(group: Sequence[KeyMatch]) -> str:
         tail = f" (in every cached key: {len(own)})"
     else:
         tail = f" (and {len(reasons) - 1} other reason{'s' if len(reasons) > 2 else ''} in the other keys)"
-    return "torch will trace and compile another graph: " + reasons[0] + tail
+    return Reason("torch will trace and compile another graph: " + reasons[0] + tail, reasons[0].code)
 
 
 def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> FunctionVerdict:
@@ -202,22 +216,25 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
     if hit is not None and rival is not None:
         assert hit.hit is not None
         either = rival.hit is not None and all(ld.entry is not None for ld in rival.loads)
+        why = _undecided_why(rival)
         return FunctionVerdict(
-            function, origin, "undecided",
-            f"{_undecided_why(rival)} (otherwise torch looks up key {hit.key.key[:12]}, whose entry "
-            f"{hit.hit.name[:16]} hits" + ("; either way an entry's guards hold)" if either else ")"),
+            function, origin, "undecided", Reason(
+                f"{why} (otherwise torch looks up key {hit.key.key[:12]}, whose entry "
+                f"{hit.hit.name[:16]} hits" + ("; either way an entry's guards hold)" if either else ")"),
+                why.code),
             rival.key, keys=keys)
     if hit is not None:
         assert hit.hit is not None
         loads = "".join(f", loads {ld.role} fx {ld.key[:12]}/{(ld.entry or '')[:16]}" for ld in hit.loads)
-        return FunctionVerdict(function, origin, "hit", loads, hit.key, hit.hit.name, keys)
+        return FunctionVerdict(function, origin, "hit", Reason(loads, "hit"), hit.key, hit.hit.name, keys)
     und = next((m for m in looked if m.status == "undecided"), None)
     if und is not None:
         return FunctionVerdict(function, origin, "undecided", _undecided_why(und), und.key, keys=keys)
     err = next((m for m in looked if m.status == "error"), None)
     if err is not None:
-        return FunctionVerdict(function, origin, "error",
-                               "the compile fails: " + _miss_why(err), err.key, keys=keys)
+        why = _miss_why(err)
+        return FunctionVerdict(function, origin, "error", Reason("the compile fails: " + why, why.code),
+                               err.key, keys=keys)
     first = looked[0]
     return FunctionVerdict(function, origin, "miss", _miss_why(first), first.key, keys=keys)
 
@@ -234,11 +251,12 @@ def verdicts(report: MatchReport, count_all: bool = False) -> CallVerdict:
             continue  # only loaded by an AOTAutograd hit: part of that hit
         groups.setdefault(function_of(m.origin, m.compiled), []).append(m)
     found = [function_verdict(f, g) for f, g in groups.items()]
-    for k, origin, takes in report.unbound:
+    for u in report.unbound:
         found.append(FunctionVerdict(
-            origin.function, origin, "undecided",
-            f"key {k.key[:12]} takes {', '.join(user_source(t) for t in takes)}, which the inputs do "
-            "not name (a frame's locals, e.g. after a graph break): give them with --shapes", k))
+            u.origin.function, u.origin, "undecided", Reason(
+                f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
+                f"do not name (a frame's locals, e.g. after a graph break): give them with {param('shapes')}",
+                "inputs-not-named"), u.key))
     if count_all or all(v.status == "new-graph" for v in found):
         return CallVerdict(tuple(found))
     return CallVerdict(tuple(v for v in found if v.status != "new-graph"),

@@ -1,0 +1,220 @@
+"""Each entry of a key judged for given placeholder values, in torch's order.
+
+Mirrors ``GuardedCache.find_guarded_entry`` and ``iterate_over_candidates`` in
+torch/_inductor/codecache.py: entries are tried in sorted name order
+(dot-prefixed temp files skipped); an entry that cannot be unpickled is skipped;
+an entry with no guards is a hit; otherwise its guards expression is evaluated
+on the hints of the backed SymInt inputs, the first entry whose guards hold is
+the hit, and a guard that raises stops the lookup. An AOTAutograd hit then
+loads its forward/backward FX entries by exact guards string
+(``FxGraphCacheLoadable.load`` in
+torch/_functorch/_aot_autograd/aot_autograd_result.py).
+
+Works on placeholder values already bound (:mod:`fxcache_core.lookup.fit` and
+:mod:`fxcache_core.lookup.match` bind them); never decides whether a key fits the
+call, never prints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey, Entry
+from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.errors import GuardParseError
+from fxcache_core.reasons import Reason, code_of
+
+Outcome = Literal["pass", "fail", "error", "unknown", "unreadable", "unparsable"]
+
+
+@dataclass(frozen=True)
+class EntryVerdict:
+    """How one entry fares for the given inputs.
+
+    Attributes:
+        entry: the entry.
+        outcome: ``pass`` (its guards hold, or it has none), ``fail`` (a clause
+            is False), ``error`` (evaluating a clause raises, e.g. a division
+            by zero or a ``tN`` the graph does not have: the guard fails, and
+            the exception escapes torch's ``find_guarded_entry``, which stops
+            the lookup there), ``unknown`` (a clause needs a value the inputs
+            do not give), ``unreadable`` (torch would skip it too),
+            ``unparsable`` (a guard fxcache refuses to read; undecided).
+        reason: one line saying why (the failing clause and the values, the
+            missing placeholders, the decode error), a
+            :class:`~fxcache_core.reasons.Reason` (``clause-failed``,
+            ``guard-raises``, ``placeholder-not-given``, ``clause-undecidable``,
+            ``entry-unreadable``, ``guards-unparsable``); None for a pass.
+        failed_clause: the first failing clause's text, for ``fail``.
+        values: placeholder values used (``t0`` -> 16).
+    """
+
+    entry: Entry
+    outcome: Outcome
+    reason: Reason | None = None
+    failed_clause: str | None = None
+    guards_expr: str | None = None
+    values: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def passed(self) -> bool | None:
+        """True/False when decided, None when it could not be decided."""
+        if self.outcome == "pass":
+            return True
+        if self.outcome in ("fail", "error"):
+            return False
+        return None
+
+    def user_clause(self, names: Mapping[str, str]) -> str | None:
+        """The failing clause in the user's terms (``x.size(0) >= 16``; ``names``:
+        :func:`~fxcache_core.guards.user_terms.placeholder_names`), None without one."""
+        from fxcache_core.guards.user_terms import clause_in_user_terms
+
+        return None if self.failed_clause is None else clause_in_user_terms(self.failed_clause, names)
+
+    def user_values(self, names: Mapping[str, str]) -> str:
+        """The values the failing clause read, in the user's terms: ``x.size(0)=10``."""
+        if self.failed_clause is None:
+            return ""
+        used = set(re.findall(r"L\['(t\d+)'\]", self.failed_clause))
+        return ", ".join(f"{names.get(p, p)}={v}" for p, v in self.values if p in used)
+
+    def to_json(self, names: Mapping[str, str] | None = None) -> dict[str, object]:
+        """``entry``, ``outcome``, ``passed``, ``failed_clause`` (as stored), ``reason``
+        and its ``reason_code``, ``values`` (``tN`` -> value) and ``user_clause`` (the
+        failing clause in the user's terms, with ``names``)."""
+        return {"entry": self.entry.name, "outcome": self.outcome, "passed": self.passed,
+                "failed_clause": self.failed_clause, "reason": self.reason,
+                "reason_code": code_of(self.reason),
+                "values": dict(self.values), "user_clause": self.user_clause(names or {})}
+
+
+@dataclass(frozen=True)
+class FxLoad:
+    """An FX graph an AOTAutograd hit loads.
+
+    Attributes:
+        role: ``forward`` or ``backward``.
+        key: the FX key.
+        entry: the FX entry torch would load (exact guards-string match), or
+            None when it is gone (torch then recompiles).
+    """
+
+    role: str
+    key: str
+    entry: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"role": self.role, "key": self.key, "entry": self.entry}
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """Torch's walk over a key's judged entries (see the module docstring).
+
+    Attributes:
+        hit: the first entry that passes, before anything undecided or raising; None
+            for a miss or when undecided.
+        decided: False when an entry before any passing one could not be decided
+            (``unknown`` or ``unparsable``).
+        shadowed: entries after the hit that would also pass.
+        aborted: why the lookup stopped early: a guard raised before any entry
+            passed (``lookup-aborted``).
+    """
+
+    hit: Entry | None
+    decided: bool
+    shadowed: tuple[Entry, ...]
+    aborted: Reason | None
+
+
+def judge_entry(catalog: Catalog, e: Entry, bound: Mapping[str, int],
+                n_inputs: int | None) -> EntryVerdict:
+    """How entry ``e`` fares with placeholders ``bound`` (``t0`` -> 16); ``n_inputs``:
+    the graph's backed SymInt inputs (a guard reading ``L['tN']`` past them raises
+    ``KeyError`` in torch), None when not known."""
+    from fxcache_core.guards.expr import (
+        parse_guards,  # sympy is only needed once there are guards to read
+    )
+
+    d = catalog.load(e)
+    if isinstance(d, Unreadable):
+        return EntryVerdict(e, "unreadable", Reason(f"skipped, as torch would: {d.reason}", "entry-unreadable"))
+    if not d.guards_expr:
+        return EntryVerdict(e, "pass", None, guards_expr=d.guards_expr)
+    try:
+        g = parse_guards(d.guards_expr)
+    except GuardParseError as err:
+        return EntryVerdict(e, "unparsable", Reason(str(err), "guards-unparsable"), guards_expr=d.guards_expr)
+    used = {p: bound[p] for p in g.placeholders if p in bound}
+    verdict = g.evaluate(used)
+    vals = tuple(sorted(used.items(), key=lambda kv: int(kv[0][1:])))
+    first = next((r for r in verdict.results if r.status != "pass"), None)
+    beyond = [m for m in (first.missing if first else ())
+              if n_inputs is not None and int(m[1:]) >= n_inputs]
+    if first is not None and first.status == "unknown" and beyond:
+        # The first clause torch cannot pass names L['tN'] past the graph's backed
+        # SymInt inputs: its eval raises KeyError there.
+        return EntryVerdict(e, "error", Reason(f"{first.clause.text}  raises KeyError: {beyond[0]!r} "
+                                               f"(the graph has {n_inputs} backed SymInt inputs)",
+                                               "guard-raises"),
+                            failed_clause=first.clause.text, guards_expr=d.guards_expr, values=vals)
+    if verdict.status == "pass":
+        return EntryVerdict(e, "pass", guards_expr=d.guards_expr, values=vals)
+    if verdict.status == "fail":
+        f = verdict.first_failure
+        assert f is not None
+        shown = ", ".join(f"{p}={used[p]}" for p in f.clause.placeholders if p in used)
+        if f.status == "error":
+            return EntryVerdict(e, "error", Reason(f"{f.clause.text}  raises {f.error}  with {shown}",
+                                                   "guard-raises"),
+                                failed_clause=f.clause.text, guards_expr=d.guards_expr, values=vals)
+        return EntryVerdict(e, "fail", Reason(f"{f.clause.text}  is {f.value!r}  with {shown}", "clause-failed"),
+                            failed_clause=f.clause.text, guards_expr=d.guards_expr, values=vals)
+    missing = sorted({m for r in verdict.results for m in r.missing}, key=lambda p: int(p[1:]))
+    refused = next((r for r in verdict.results if r.status == "unknown" and r.error), None)
+    why = (Reason(f"needs {', '.join(missing)}", "placeholder-not-given") if missing
+           else Reason(f"{refused.clause.text}  {refused.error}", "clause-undecidable") if refused is not None
+           else Reason("undecided", "undecided"))
+    return EntryVerdict(e, "unknown", why, guards_expr=d.guards_expr, values=vals)
+
+
+def torch_lookup(kind: KeyKind, verdicts: Sequence[EntryVerdict]) -> Lookup:
+    """Walk ``verdicts`` (a key's entries, in torch's order) as torch's lookup does: the
+    first pass is the hit unless an undecided entry or a raising guard comes first."""
+    hit, decided, shadowed, aborted = None, True, [], None
+    for v in verdicts:
+        if v.outcome == "pass":
+            if hit is None and decided and aborted is None:
+                hit = v.entry
+            elif hit is not None:
+                shadowed.append(v.entry)
+        elif v.outcome in ("unknown", "unparsable") and hit is None:
+            decided = False
+        elif v.outcome == "error" and hit is None and decided and aborted is None:
+            aborted = Reason(f"the guards of {v.entry.name[:16]} raise ({v.reason}); torch's lookup "
+                             + ("stops there and AOTAutograd recompiles"
+                                if kind is KeyKind.AOT_AUTOGRAD else "raises and the compile fails"),
+                             "lookup-aborted")
+    return Lookup(hit, decided, tuple(shadowed), aborted)
+
+
+def fx_loads(catalog: Catalog, key: CacheKey, hit: Entry | None) -> tuple[FxLoad, ...]:
+    """The FX entries an AOTAutograd ``hit`` of ``key`` loads (exact guards-string match,
+    :meth:`~fxcache_core.catalog.catalog.Catalog.fx_entry_for`); () for an FX key or no hit."""
+    if hit is None or key.kind is not KeyKind.AOT_AUTOGRAD:
+        return ()
+    d = catalog.load(hit)
+    if not isinstance(d, DecodedEntry):
+        return ()
+    out = []
+    for role, ref in (("forward", d.forward), ("backward", d.backward)):
+        if ref is not None:
+            fx = catalog.fx_entry_for(ref.key, ref.guards_expr)
+            out.append(FxLoad(role, ref.key, fx.name if fx else None))
+    return tuple(out)

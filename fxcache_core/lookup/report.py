@@ -1,0 +1,193 @@
+"""What a lookup prediction found, as values: per key (:class:`KeyMatch`) and per call
+(:class:`MatchReport`).
+
+:mod:`fxcache_core.lookup.match` makes them; :mod:`fxcache_core.lookup.verdict` folds
+them per function. Each result carries its derived facts (:attr:`KeyMatch.status`
+states torch's rule for a miss, a hit and an aborted lookup) and its JSON form;
+reasons carry stable codes (:class:`~fxcache_core.reasons.Reason`), which the JSON
+adds beside the texts. Nothing here decodes an entry or prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey, Entry
+from fxcache_core.decode.entries import Origin
+from fxcache_core.decode.symbols import SymbolInfo
+from fxcache_core.functions.frames import CompiledFrom
+from fxcache_core.functions.origin import function_of
+from fxcache_core.lookup.judge import EntryVerdict, FxLoad
+from fxcache_core.reasons import Reason, code_of
+
+
+@dataclass(frozen=True)
+class KeyMatch:
+    """The lookup of one key for the given inputs.
+
+    Attributes:
+        key: the key.
+        fits: False when the inputs cannot be this key's (rank, a static
+            dim, inconsistent shared symbols, 0/1 specialization); then
+            ``entries`` is empty and ``reasons`` says why.
+        reasons: why the key does not fit, or notes (inputs not given), each a
+            :class:`~fxcache_core.reasons.Reason` with its code.
+        symbols: the ``tN`` table of the key's first readable entry.
+        values: the value bound to each ``tN`` (None when not determined).
+        entries: per entry, in torch's order.
+        hit: the entry torch loads, None for a miss or when undecided.
+        decided: False when an entry before any passing one could not be
+            decided (its outcome is ``unknown`` or ``unparsable``).
+        shadowed: entries after the hit that would also pass.
+        loads: for an AOTAutograd hit, the FX entries it loads.
+        loaded_by: for an FX key, the AOTAutograd keys whose entries load it.
+        origin: the user code the key's graph was traced from, where known.
+        aborted: why the lookup stopped early: a guard raised before any
+            entry passed (see :class:`~fxcache_core.lookup.judge.EntryVerdict`).
+        uncertain: what fxcache cannot know from the cache that would change the
+            outcome (e.g. whether a static dim was specialized under dynamic=True);
+            the status is then ``undecided``, ``hit`` says what the guards alone give.
+        bound: each input the user gave that this key takes, as (the user's source,
+            the key's source): ``(L['input_ids'], L['kwargs']['input_ids'])`` for a
+            module compiled whole, equal sources for a plain parameter.
+        compiled: the function the key was compiled from
+            (:func:`fxcache_core.functions.frames.compiled_from`), where the cache records it.
+    """
+
+    key: CacheKey
+    fits: bool
+    reasons: tuple[Reason, ...] = ()
+    symbols: tuple[SymbolInfo, ...] = ()
+    values: tuple[tuple[str, int | None], ...] = ()
+    entries: tuple[EntryVerdict, ...] = ()
+    hit: Entry | None = None
+    decided: bool = True
+    shadowed: tuple[Entry, ...] = ()
+    loads: tuple[FxLoad, ...] = field(default=())
+    loaded_by: tuple[str, ...] = ()
+    origin: Origin | None = None
+    aborted: Reason | None = None
+    uncertain: tuple[Reason, ...] = ()
+    bound: tuple[tuple[str, str], ...] = ()
+    compiled: CompiledFrom | None = None
+
+    @property
+    def status(self) -> str:
+        """The lookup's outcome: ``hit``, ``miss``, ``undecided``, ``error`` or ``no-fit``.
+
+        ``miss`` also covers an AOTAutograd entry whose guards pass but whose FX
+        entry is gone (torch raises ``FXGraphCacheMiss`` and recompiles), and an
+        AOTAutograd lookup a raising guard aborted (``AOTAutogradCache._lookup``
+        catches the exception: a miss). ``error`` is an FX lookup a raising
+        guard aborted: nothing catches it, and the compile fails.
+        """
+        if not self.fits:
+            return "no-fit"
+        if self.aborted is not None:
+            return "miss" if self.key.kind is KeyKind.AOT_AUTOGRAD else "error"
+        if self.uncertain:
+            return "undecided"
+        if self.hit is not None:
+            return "miss" if any(ld.entry is None for ld in self.loads) else "hit"
+        return "miss" if self.decided else "undecided"
+
+    @property
+    def user_names(self) -> dict[str, str]:
+        """``tN`` -> how the user names it (``x.size(0)``), from :attr:`symbols`."""
+        from fxcache_core.guards.user_terms import placeholder_names
+
+        return placeholder_names(self.symbols)
+
+    def to_json(self) -> dict[str, object]:
+        """One result of ``fxcache match --json`` (``kind``, ``key``, ``status``, ``origin``,
+        ``function``, ``compiled_from``, ``bound``, ``hit``, ``fits``, ``reasons`` and
+        ``reason_codes``, ``uncertain`` and ``uncertain_codes``, ``aborted`` and
+        ``aborted_code``, ``values``, ``symbols``, ``shadowed``, ``loads``,
+        ``loaded_by``, ``entries``)."""
+        names = self.user_names
+        return {
+            "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
+            "origin": str(self.origin) if self.origin else None,
+            "function": function_of(self.origin, self.compiled),
+            "compiled_from": str(self.compiled) if self.compiled else None,
+            "bound": dict(self.bound),
+            "hit": self.hit.name if self.hit else None,
+            "fits": self.fits, "reasons": list(self.reasons),
+            "reason_codes": [code_of(r) for r in self.reasons],
+            "uncertain": list(self.uncertain), "uncertain_codes": [code_of(r) for r in self.uncertain],
+            "aborted": self.aborted, "aborted_code": code_of(self.aborted),
+            "values": dict(self.values),
+            "symbols": {s.placeholder: s.to_json() for s in self.symbols},
+            "user_names": names,
+            "shadowed": [e.name for e in self.shadowed],
+            "loads": [ld.to_json() for ld in self.loads],
+            "loaded_by": list(self.loaded_by),
+            "entries": [v.to_json(names) for v in self.entries],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class UnboundKey:
+    """A key of the function asked for that the inputs name none of the inputs of.
+
+    Attributes:
+        key: the key (e.g. a graph break's resume frame, keyed on its own locals).
+        origin: the frame it was compiled from, else the origin of its graph.
+        takes: the user inputs it takes (``L['t']``), in the user's terms.
+    """
+
+    key: CacheKey
+    origin: Origin | CompiledFrom
+    takes: tuple[str, ...]
+
+    def __iter__(self):
+        """(key, origin, takes), as ``MatchReport.unbound`` held before."""
+        return iter((self.key, self.origin, self.takes))
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": self.key.kind.value, "key": self.key.key, "origin": str(self.origin),
+                "takes": list(self.takes)}
+
+
+@dataclass(frozen=True)
+class MatchReport:
+    """Everything ``match`` found: one :class:`KeyMatch` per key the inputs bind.
+
+    AOTAutograd keys come first (torch looks them up first), then FX keys.
+    ``unbound`` (only when a function was asked for): keys traced from it that
+    the inputs name none of the inputs of (:class:`UnboundKey`).
+    ``unused``: inputs given that no key considered takes (a misspelt or
+    extra name). ``function_missing``: no key was compiled from the function asked
+    for; ``functions_held`` then lists those the cache holds keys of.
+    """
+
+    inputs: tuple[tuple[str, str], ...]
+    results: tuple[KeyMatch, ...]
+    keys_considered: int
+    unbound: tuple[UnboundKey, ...] = ()
+    unused: tuple[str, ...] = ()
+    function_missing: bool = False
+    functions_held: tuple[str, ...] = ()
+
+    def folded(self) -> frozenset[str]:
+        """FX keys only loaded by AOTAutograd keys that hit: after such a hit torch
+        loads them by exact guards string (each hit's ``loads``), never by their
+        own guards, so their own verdicts add nothing for this call."""
+        hit_aot = {m.key.key for m in self.results
+                   if m.status == "hit" and m.key.kind is KeyKind.AOT_AUTOGRAD}
+        return frozenset(m.key.key for m in self.results
+                         if m.loaded_by and set(m.loaded_by) <= hit_aot)
+
+    def to_json(self) -> dict[str, object]:
+        """``inputs``, ``results`` (:meth:`KeyMatch.to_json` each), ``unbound``
+        (``kind``, ``key``, ``origin``, ``takes`` each), ``unused``,
+        ``function_missing`` and ``functions_held``."""
+        return {
+            "inputs": dict(self.inputs),
+            "results": [m.to_json() for m in self.results],
+            "unbound": [u.to_json() for u in self.unbound],
+            "unused": list(self.unused),
+            "function_missing": self.function_missing,
+            "functions_held": list(self.functions_held),
+        }

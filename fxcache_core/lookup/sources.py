@@ -1,0 +1,136 @@
+"""How a user's inputs name a key's inputs: Dynamo sources, the call's inputs, aliases.
+
+A key's entries record where each graph input came from as a Dynamo source
+(``L['x']``, ``L['kwargs']['input_ids'].size()[0]``, a resume frame's
+``L['___stack0']``; ``Source.name()`` in torch/_dynamo/source.py). A user names
+inputs as the call's parameters (``x``, ``input_ids``, ``args[0]``); this module
+decides which of the key's sources such a name stands for (a module compiled
+whole takes its inputs as ``L['args']``/``L['kwargs']``), and names a key's
+sources back in the user's terms.
+
+Values only: never decodes an entry itself (but :func:`takes` asks the catalog
+for one), never decides whether a key fits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from fxcache_core.cache.scan import CacheKey
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.functions.frames import CompiledFrom
+from fxcache_core.lookup.binding import InputValue, value_of
+from fxcache_core.lookup.floats import tensorified_base
+
+
+def input_bases(d: DecodedEntry, extra_sources: Mapping[str, str]) -> set[str]:
+    """The user inputs (``L['x']``...) an entry's inputs come from."""
+    out = set()
+    for src in list(d.arg_sources) + [i.source for i in d.inputs] + list(extra_sources.values()):
+        if src and (tensorified_base(src) or src).startswith("L["):
+            out.add(value_of(tensorified_base(src) or src, {}).base)
+    return out
+
+
+_NOT_INPUT_RE = re.compile(r"\._(parameters|buffers|modules)\[|^L\['self'\]")
+
+
+def is_call_input(base: str) -> bool:
+    """Whether a source base is an input of the call (``L['x']``, ``L['args'][0]``,
+    ``L['kwargs']['input_ids']``, a resume frame's ``L['___stack0']``), not a
+    parameter, buffer or submodule of the module (``L['self']...``)."""
+    return base.startswith("L[") and _NOT_INPUT_RE.search(base) is None
+
+
+_LOCAL_RE = re.compile(r"^L\['(?P<name>[A-Za-z_]\w*)'\](?P<rest>.*)$")
+_ARG_RE = re.compile(r"^L\['args'\]\[(?P<i>\d+)\](?P<rest>.*)$")
+
+
+def candidates(src: str, params: Sequence[str]) -> list[str]:
+    """The sources a user's input may stand for in a key, in order of preference.
+
+    ``L['input_ids']`` may be a local of the compiled frame, a keyword of a module
+    call (``L['kwargs']['input_ids']``) or, by the forward's parameter list, a
+    positional one (``L['args'][0]``); ``L['args'][0]`` (given positionally) may be
+    the frame's first parameter.
+    """
+    out = [src]
+    if (m := _ARG_RE.match(src)) is not None:
+        i, rest = int(m.group("i")), m.group("rest")
+        if i < len(params):
+            out += [f"L[{params[i]!r}]{rest}", f"L['kwargs'][{params[i]!r}]{rest}"]
+    elif (m := _LOCAL_RE.match(src)) is not None:
+        name, rest = m.group("name"), m.group("rest")
+        out.append(f"L['kwargs'][{name!r}]{rest}")
+        if name in params:
+            out.append(f"L['args'][{params.index(name)}]{rest}")
+    return out
+
+
+def alias(inputs: Mapping[str, InputValue], bases: set[str],
+           frame: CompiledFrom | None | Callable[[], CompiledFrom | None]
+           ) -> tuple[dict[str, InputValue], tuple[tuple[str, str], ...]]:
+    """The user's inputs renamed to the key's sources (see :func:`candidates`), and
+    (user source, key source) for each input the key takes. ``frame`` (or a function
+    giving it, called only when a name does not bind as given) has the parameter names."""
+    out: dict[str, InputValue] = {}
+    bound: list[tuple[str, str]] = []
+    params: Sequence[str] | None = None
+
+    def key_takes(cand: str) -> bool:
+        return cand in bases or any(b.startswith(cand) and b[len(cand):len(cand) + 1] in ("[", ".")
+                                    for b in bases)
+
+    for src, val in inputs.items():
+        if key_takes(src):
+            out.setdefault(src, val)
+            bound.append((src, src))
+            continue
+        if params is None:
+            f = frame() if callable(frame) else frame
+            params = f.params if f is not None else ()
+        for cand in candidates(src, params)[1:]:
+            if key_takes(cand):
+                out.setdefault(cand, val)
+                bound.append((src, cand))
+                break
+        else:
+            out.setdefault(src, val)
+    return out, tuple(bound)
+
+
+_STACK_RE = re.compile(r"^L\['___stack(\d+)'\]")
+
+
+def user_name(base: str, params: Sequence[str] = ()) -> str:
+    """A key's input source in the user's terms: ``L['kwargs']['input_ids']`` ->
+    ``input_ids``, ``L['args'][0]`` -> ``args[0]`` (``args[0] (x)`` where the
+    forward's parameter list is known), ``L['xs'][0]`` -> ``xs[0]``; a resume
+    frame's ``L['___stack0']`` says what it is."""
+    if (m := re.match(r"^L\['kwargs'\]\['([^']*)'\](.*)$", base)) is not None:
+        return m.group(1) + m.group(2)
+    if (m := _ARG_RE.match(base)) is not None:
+        i = int(m.group("i"))
+        return f"args[{i}]{m.group('rest')}" + (f" ({params[i]})" if i < len(params) else "")
+    if _STACK_RE.match(base):
+        name = base[3:base.index("']")]
+        return (f"{name}{base[base.index(']') + 1:]} (a value left on the stack at the graph "
+                "break, e.g. the result of the call that broke the graph; name it "
+                f"{name}=[...])")
+    if (m := _LOCAL_RE.match(base)) is not None:
+        return m.group("name") + m.group("rest")
+    return base
+
+
+def takes(catalog: Catalog, key: CacheKey, frame: CompiledFrom | None = None) -> tuple[str, ...]:
+    """The inputs of the call a key's first readable entry is bound by, in the user's
+    terms (:func:`user_name`), sorted; parameters, buffers and submodules of a
+    module (``L['self']...``) and globals are not inputs of the call."""
+    params = frame.params if frame is not None else ()
+    first = catalog.first_readable(key)
+    if first is None:
+        return ()
+    bases = sorted(b for b in input_bases(first[1], catalog.sources_for(key)) if is_call_input(b))
+    return tuple(user_name(b, params) for b in bases)

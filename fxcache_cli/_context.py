@@ -23,17 +23,19 @@ class State:
 state = State()
 
 
-def scan_dir(cache_dir: str | None = None, quiet: bool = False, option: str = "--cache-dir"):
-    """Scan --cache-dir (or ``cache_dir``, given with ``option``, e.g.
-    --other-cache-dir), or with --remote a local snapshot of the remote cache
-    (fxcache_core.remote.redis_store); ``quiet``: no progress bar (--json)."""
+def scan_dir(cache_dir: str | None = None, quiet: bool = False, option: str = "cache_dir"):
+    """Scan --cache-dir (or ``cache_dir``, given as the parameter ``option``, e.g.
+    ``other_cache_dir``: the error layer names its flag), or with --remote a local
+    snapshot of the remote cache (fxcache_core.remote.redis_store); ``quiet``: no
+    progress bar (--json)."""
     from fxcache_core.cache.location import resolve_cache_dir
     from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.errors import param
 
     if state.remote is not None and cache_dir is None:
         return scan_cache(remote_snapshot(quiet))
     if cache_dir is not None:
-        return scan_cache(resolve_cache_dir(cache_dir, explicit_name=option))
+        return scan_cache(resolve_cache_dir(cache_dir, explicit_name=param(option)))
     return scan_cache(resolve_cache_dir(state.cache_dir))
 
 

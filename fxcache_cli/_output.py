@@ -171,9 +171,9 @@ def origin_text(origin: Any) -> str:
     function; ``-`` if unknown."""
     if origin is None:
         return "-"
-    from fxcache_core.functions.origin import frame_label
+    from fxcache_core.functions.origin import frame_label, function_frame
 
-    fn, file, line = (getattr(origin, "outer", None) or [(origin.function, origin.file, origin.line)])[0]
+    fn, file, line = function_frame(origin)
     return f"{frame_label(fn)} ({short_path(file)}:{line})"
 
 

@@ -146,7 +146,7 @@ def diff_cmd(
     from fxcache_core.keying.anatomy import compare_keys
 
     scan_a = scan_dir(quiet=as_json)
-    scan_b = scan_dir(other_cache_dir, option="--other-cache-dir") if other_cache_dir else scan_a
+    scan_b = scan_dir(other_cache_dir, option="other_cache_dir") if other_cache_dir else scan_a
     cat_a = Catalog(scan_a)
     cat_b = Catalog(scan_b) if scan_b is not scan_a else cat_a
     ka, kb = scan_a.find(a), scan_b.find(b)

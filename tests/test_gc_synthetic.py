@@ -288,8 +288,9 @@ def _code(root, seed: str, ext: str, days: float, now: float):
 
 def test_artifacts_need_an_age_and_only_old_generated_code_goes(cache, tmp_path_factory):
     root, now, *_ = cache
-    with pytest.raises(ValueError, match="--older-than"):
+    with pytest.raises(ValueError, match="give older_than_s too") as e:  # the CLI names it --older-than
         GcPolicy(artifacts=True)
+    assert e.value.param == "artifacts" and "--" not in str(e.value)
     old_so = _code(root, "k1", "so", 10, now)
     old_cpp = _code(root, "k1", "main.cpp", 10, now)
     young = _code(root, "k2", "cpp", 0.5 / 24, now)           # 30 min: may be a compile in flight

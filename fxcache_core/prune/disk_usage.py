@@ -178,7 +178,8 @@ def measure(catalog: Catalog, *, stale_against: tuple[tuple[str, str], ...] | No
     import time
 
     from fxcache_core.cache.inventory import detect_layout, take_inventory
-    from fxcache_core.prune.gc import GcPolicy, plan_gc
+    from fxcache_core.prune.plan import plan_gc
+    from fxcache_core.prune.policy import GcPolicy
 
     now = time.time() if now is None else now
     root = catalog.scan.root

@@ -43,7 +43,8 @@ from pathlib import Path
 from fxcache_core.cache.keys import KeyKind, is_key, sha256_hash
 from fxcache_core.cache.scan import CacheScan
 from fxcache_core.errors import FxcacheError
-from fxcache_core.prune.gc import GcPlan, GcResult
+from fxcache_core.prune.execute import GcResult
+from fxcache_core.prune.plan import GcPlan
 
 PREFIXES = {KeyKind.FX_GRAPH: "pt2:fx-graph-v1::", KeyKind.AOT_AUTOGRAD: "pt2:autograd-experimental::"}
 """Redis key prefix per kind; the key is followed by ``:c1`` (``RedisRemoteCache._key_fmt``)."""

@@ -66,6 +66,18 @@ def test_removing_an_fx_entry_takes_the_aot_entry_that_loads_it(cache):
     assert "loads FX entry" in by_path[ap].reasons[0]
 
 
+def test_each_reason_and_refusal_carries_a_stable_code_beside_its_text(cache):
+    root, now, fx, aot, paths, ap = cache
+    os.utime(paths[1], (now - 20 * DAY, now - 20 * DAY))
+    plan = _plan(root, older_than_s=15 * DAY, now=now)
+    codes = {r.file.path: r.to_json()["reason_codes"] for r in plan.removals}
+    assert codes == {paths[1]: ["unused"], ap: ["loads-removed-fx-entry"]}
+    assert [r.to_json()["reasons"] for r in plan.removals] == [list(r.reasons) for r in plan.removals]
+    paths[1].write_bytes(b"rewritten by a compile")
+    res = execute_plan(plan).to_json()
+    assert [(s["why"], s["why_code"]) for s in res["skipped"]] == [("changed since the plan", "changed-since-plan")]
+
+
 def test_max_size_removes_least_recently_used_first(cache):
     root, now, fx, aot, paths, ap = cache
     total = scan_cache(root).size
@@ -288,8 +300,9 @@ def _code(root, seed: str, ext: str, days: float, now: float):
 
 def test_artifacts_need_an_age_and_only_old_generated_code_goes(cache, tmp_path_factory):
     root, now, *_ = cache
-    with pytest.raises(ValueError, match="--older-than"):
+    with pytest.raises(ValueError, match="give older_than_s too") as e:  # the CLI names it --older-than
         GcPolicy(artifacts=True)
+    assert e.value.param == "artifacts" and "--" not in str(e.value)
     old_so = _code(root, "k1", "so", 10, now)
     old_cpp = _code(root, "k1", "main.cpp", 10, now)
     young = _code(root, "k2", "cpp", 0.5 / 24, now)           # 30 min: may be a compile in flight
@@ -418,3 +431,17 @@ def test_durations_past_a_thousand_years_or_empty_are_refused(bad):
     with pytest.raises(ValueError) as e:
         parse_duration(bad)
     assert "\n" not in str(e.value) and len(str(e.value)) < 120
+
+
+def test_every_policy_rule_is_one_select_function_run_by_plan_gc():
+    """Each rule field of GcPolicy has its `_select_<rule>` in prune.rules.RULES,
+    max_size last (it measures what the other rules left)."""
+    from dataclasses import fields
+
+    from fxcache_core.prune.rules import RULES
+
+    settings = {"stale_include_dir", "now", "trace_use", "keep_costly_s"}  # tune a rule, select nothing
+    rules = {f.name.removesuffix("_s").removesuffix("_bytes").removesuffix("_against")
+             for f in fields(GcPolicy) if f.name not in settings}
+    assert {r.__name__.removeprefix("_select_") for r in RULES} == rules
+    assert RULES[-1].__name__ == "_select_max_size"

@@ -84,3 +84,38 @@ def test_the_usage_store_lives_beside_the_index_never_in_the_cache(tmp_path, mon
     monkeypatch.setenv("FXCACHE_NO_INDEX", "1")
     assert usage_path(tmp_path / "cache") is None
     assert not UsageStore(None).enabled
+
+
+def test_the_usage_store_takes_trace_facts_and_loads_no_trace_module(tmp_path):
+    """gc reads the store: importing it (or the planner) loads neither explain nor
+    the trace reader; any object with ``cache_dir``, ``uses()`` and
+    ``trace_paths()`` can be recorded, once per trace file set."""
+    import subprocess
+    import sys
+
+    from fxcache_core.trace.usage import TracedUse
+
+    code = ("import sys, fxcache_core.trace.usage, fxcache_core.prune.plan, fxcache_core.prune.execute; "
+            "print(sorted(m for m in sys.modules if m.startswith('fxcache_core.trace')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['fxcache_core.trace', 'fxcache_core.trace.usage']"
+
+    trace = tmp_path / "dedicated_log_torch_trace_rank_0.log"
+    trace.write_text("")
+
+    class Facts:
+        cache_dir = str(tmp_path / "cache")
+
+        def uses(self):
+            return [TracedUse("fxgraph", "fK", "e1", True, 100.0),
+                    TracedUse("fxgraph", "fK", "e2", False, 50.0, 7.5)]
+
+        def trace_paths(self):
+            return [trace]
+
+    store = UsageStore(tmp_path / "usage.sqlite")
+    assert store.record(Facts()) == 2 and store.record(Facts()) == 2
+    facts = store.load()
+    store.close()
+    assert (facts["e1"].hits, facts["e1"].last_use) == (1, 100.0)  # counted once
+    assert (facts["e2"].compile_s, facts["e2"].written, facts["e2"].hits) == (7.5, 50.0, 0)

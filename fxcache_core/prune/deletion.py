@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fxcache_core.reasons import Reason
+
 DirId = tuple[int, int]
 """``(st_dev, st_ino)`` of a directory."""
 
@@ -64,7 +66,8 @@ class Located:
 
 class Refused(Exception):
     """A planned path is not deleted. ``kind`` is ``skipped`` (it changed, vanished
-    or is not safe to touch) or ``failed`` (the OS refused); ``why`` says which."""
+    or is not safe to touch) or ``failed`` (the OS refused); ``why`` says which
+    (a :class:`~fxcache_core.reasons.Reason` where this module refused)."""
 
     def __init__(self, kind: str, why: str) -> None:
         super().__init__(why)
@@ -108,13 +111,14 @@ class DirWalk:
 
     def __enter__(self) -> DirWalk:
         if not SUPPORTED:
-            self._root_error = "this platform cannot delete through directory file descriptors"
+            self._root_error = Reason("this platform cannot delete through directory file descriptors",
+                                      "platform-unsupported")
             return self
         try:
             self._root_fd = os.open(self.root, _ROOT_FLAGS)
             self._root_chain = (_dir_id(os.fstat(self._root_fd)),)
         except OSError as e:
-            self._root_error = f"cannot open the cache dir: {e.strerror or e}"
+            self._root_error = Reason(f"cannot open the cache dir: {e.strerror or e}", "cache-dir-unopened")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -132,7 +136,7 @@ class DirWalk:
             Refused: the root could not be opened.
         """
         if self._root_chain is None:
-            raise Refused("failed", self._root_error or "the cache dir is not open")
+            raise Refused("failed", self._root_error or Reason("the cache dir is not open", "cache-dir-unopened"))
         return self._root_chain[0]
 
     def dir_fd(self, parts: tuple[str, ...], ids: tuple[DirId, ...] | None = None,
@@ -148,9 +152,9 @@ class DirWalk:
                 is another dir than planned, or cannot be opened.
         """
         if self._root_fd is None or self._root_chain is None:
-            raise Refused("failed", self._root_error or "the cache dir is not open")
+            raise Refused("failed", self._root_error or Reason("the cache dir is not open", "cache-dir-unopened"))
         if ids is not None and len(ids) != len(parts) + 1:
-            raise Refused("skipped", "the plan did not record every level of its path")
+            raise Refused("skipped", Reason("the plan did not record every level of its path", "path-unrecorded"))
         fd, chain, depth = self._root_fd, self._root_chain, 0
         for d in range(len(parts), 0, -1):  # the deepest level already open
             got = self._fds.get(parts[:d])
@@ -160,26 +164,29 @@ class DirWalk:
                 break
         if ids is not None and chain != ids[:depth + 1]:
             where = _shown(parts[:depth]) if depth else "the cache dir"
-            raise Refused("skipped", f"{where} is another dir than when the plan was made")
+            raise Refused("skipped", Reason(f"{where} is another dir than when the plan was made", "dir-replaced"))
         for d in range(depth, len(parts)):
             here = parts[:d + 1]
             try:
                 sub = os.open(parts[d], _DIR_FLAGS, dir_fd=fd)
             except FileNotFoundError:
-                raise Refused("skipped", f"{_shown(here)} is gone") from None
+                raise Refused("skipped", Reason(f"{_shown(here)} is gone", "dir-gone")) from None
             except OSError as e:
                 if _is_not_dir(e):
-                    raise Refused("skipped", f"{_shown(here)} is not a directory "
-                                  "(a symlink is never followed)") from None
-                raise Refused("failed", f"cannot open {_shown(here)}: {e.strerror or e}") from None
+                    raise Refused("skipped", Reason(f"{_shown(here)} is not a directory "
+                                                  "(a symlink is never followed)", "not-a-dir")) from None
+                raise Refused("failed", Reason(f"cannot open {_shown(here)}: {e.strerror or e}",
+                                                 "dir-unopened")) from None
             try:
                 this = _dir_id(os.fstat(sub))
             except OSError as e:
                 _close(sub)
-                raise Refused("failed", f"cannot stat {_shown(here)}: {e.strerror or e}") from None
+                raise Refused("failed", Reason(f"cannot stat {_shown(here)}: {e.strerror or e}",
+                                                 "dir-unstated")) from None
             if ids is not None and this != ids[d + 1]:
                 _close(sub)
-                raise Refused("skipped", f"{_shown(here)} is another dir than when the plan was made")
+                raise Refused("skipped", Reason(f"{_shown(here)} is another dir than when the plan was made",
+                                                 "dir-replaced"))
             fd, chain = sub, chain + (this,)
             self._keep(here, fd, chain)
         return fd, chain
@@ -269,14 +276,14 @@ def locate(root: Path | str, paths: Iterable[str]) -> list[Located | str]:
         for p in paths:
             parts = relative_parts(root, p)
             if parts is None:
-                out.append("not below the cache dir")
+                out.append(Reason("not below the cache dir", "outside-cache-dir"))
                 continue
             try:
                 out.append(walk.locate(parts))
             except Refused as e:
                 out.append(e.why)
             except OSError as e:
-                out.append(e.strerror or str(e))
+                out.append(Reason(e.strerror or str(e), "os-error"))
     return out
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fxcache_core.cache.inventory import Inventory, Item, Kind, Totals
+from fxcache_core.reasons import code_of
 
 if TYPE_CHECKING:
     from fxcache_core.catalog.catalog import Catalog
@@ -79,6 +80,8 @@ class DiskUsage:
         unreadable: (path, why) for what could not be listed or stat'ed: the
             totals leave it out.
         undecided: (what, why) for what ``--stale`` could not judge.
+
+    JSON gives each ``why`` its code (``why_code``, see :mod:`fxcache_core.reasons`).
         index: where fxcache's index of this root is (a file outside the root
             by default; None when turned off) and its size in bytes (0 when absent).
     """
@@ -114,8 +117,8 @@ class DiskUsage:
             "total": {**self.totals.to_json(), "reclaimable": self.reclaimable.to_json(),
                       "stale": None if stale is None else stale.to_json()},
             "complete": not self.unreadable,
-            "unreadable": [{"path": p, "why": w} for p, w in self.unreadable],
-            "undecided": [{"what": p, "why": w} for p, w in self.undecided],
+            "unreadable": [{"path": p, "why": w, "why_code": code_of(w)} for p, w in self.unreadable],
+            "undecided": [{"what": p, "why": w, "why_code": code_of(w)} for p, w in self.undecided],
             "index": None if self.index is None else {"path": self.index[0], "bytes": self.index[1]},
         }
 
@@ -178,7 +181,8 @@ def measure(catalog: Catalog, *, stale_against: tuple[tuple[str, str], ...] | No
     import time
 
     from fxcache_core.cache.inventory import detect_layout, take_inventory
-    from fxcache_core.prune.gc import GcPolicy, plan_gc
+    from fxcache_core.prune.plan import plan_gc
+    from fxcache_core.prune.policy import GcPolicy
 
     now = time.time() if now is None else now
     root = catalog.scan.root

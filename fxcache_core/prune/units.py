@@ -1,15 +1,15 @@
 """gc's rules for what is not a cache entry: Triton kernels, precompiled headers,
 compiled libraries, PGO state, locks and temp files.
 
-:mod:`fxcache_core.prune.gc` plans the entries (and generated code) from a scan;
+:mod:`fxcache_core.prune.plan` plans the entries (and generated code) from a scan;
 this module groups the rest of an :class:`~fxcache_core.cache.inventory.Inventory`
-into the :class:`Unit` s gc removes whole, and selects them by rule. It
-touches nothing; the units it selects become ordinary removals of the plan,
-executed the same way (each file checked again before it goes, under the
-lock torch takes for it).
+into the :class:`Unit` s gc removes whole, which the rules of
+:mod:`fxcache_core.prune.rules` select. It touches nothing; the units selected
+become ordinary removals of the plan, executed the same way (each file checked
+again before it goes, under the lock torch takes for it).
 
 A unit, its lock, and when a policy selects it (never when it was used, or
-written, within :data:`~fxcache_core.prune.gc.TEMP_FILE_GRACE_S`):
+written, within :data:`~fxcache_core.prune.policy.TEMP_FILE_GRACE_S`):
 
 =======================  ===========================================  ====================================
 unit                     lock held while it is deleted                selected by
@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fxcache_core.cache.inventory import LOAD_OK, Inventory, Item, Kind
 from fxcache_core.cache.keys import artifact_key, is_code_key
-from fxcache_core.quantities import format_duration
 
 GROUP_FILE_LIMIT = 1 << 20
 """A Triton group file larger than this (bytes) is not read (it names nothing)."""
@@ -195,52 +194,3 @@ def _child_paths(path: str) -> list[str]:
         return [p for p in children.values() if isinstance(p, str)] if isinstance(children, dict) else []
     except (OSError, ValueError, AttributeError):
         return []
-
-
-def select(us: Sequence[Unit], *, now: float, grace_s: float, older_than_s: float | None,
-           artifacts: bool, temp: bool, locks: bool, stale_include_dir: str | None,
-           ) -> tuple[dict[str, tuple[Unit, list[str]]], list[tuple[str, str]]]:
-    """Select units by rule (see the module docstring).
-
-    Returns (unit name -> (unit, why: one phrase per rule that selected it),
-    in selection order; (unit name, why not decided) for the units ``--stale``
-    could not judge: a file that could not be read, or that records no torch).
-    A unit used within ``grace_s`` seconds is never selected.
-    """
-    from fxcache_core.cache.provenance import built_by_another_torch
-
-    chosen: dict[str, tuple[Unit, list[str]]] = {}
-    undecided: list[tuple[str, str]] = []
-
-    def pick(u: Unit, why: str) -> None:
-        chosen.setdefault(u.name, (u, []))[1].append(why)
-
-    for u in us:
-        age = now - u.last_use
-        if age <= grace_s:
-            continue
-        old = older_than_s is not None and age > older_than_s
-        if u.kind is Kind.TEMP and temp:
-            pick(u, f"stale temp file, untouched for {format_duration(age)}")
-        elif u.kind is Kind.LOCK and locks:
-            pick(u, f"orphaned lock (what it guarded is gone), untouched for {format_duration(age)}")
-        elif u.kind is Kind.PGO and old:
-            pick(u, f"PGO state unused for {format_duration(age)}")
-        elif u.kind in (Kind.TRITON, Kind.PCH) and artifacts and old:
-            pick(u, f"{_NOUN[u.kind]} unused for {format_duration(age)}")
-        if u.kind in (Kind.PCH, Kind.LIBRARY) and stale_include_dir is not None:
-            i = u.items[-1]  # the library, not its load-check marker
-            try:
-                stale, why = built_by_another_torch(i.file.where, i.file.mtime, stale_include_dir,
-                                                    pch=u.kind is Kind.PCH)
-            except OSError as e:
-                stale, why = None, f"cannot read it: {e.strerror or e}"
-            if stale:
-                pick(u, "stale: " + why)
-            elif stale is None:
-                undecided.append((u.name, why))
-    return chosen, undecided
-
-
-_NOUN = {Kind.TRITON: "Triton kernel", Kind.PCH: "precompiled header"}
-

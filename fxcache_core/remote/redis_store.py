@@ -42,8 +42,10 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind, is_key, sha256_hash
 from fxcache_core.cache.scan import CacheScan
-from fxcache_core.errors import FxcacheError
-from fxcache_core.prune.gc import GcPlan, GcResult
+from fxcache_core.errors import FxcacheError, param
+from fxcache_core.prune.execute import GcResult
+from fxcache_core.prune.plan import GcPlan
+from fxcache_core.reasons import Reason
 
 PREFIXES = {KeyKind.FX_GRAPH: "pt2:fx-graph-v1::", KeyKind.AOT_AUTOGRAD: "pt2:autograd-experimental::"}
 """Redis key prefix per kind; the key is followed by ``:c1`` (``RedisRemoteCache._key_fmt``)."""
@@ -118,7 +120,8 @@ def redis_url(spec: str, environ: dict[str, str] | None = None) -> str:
         return f"redis://{env.get('TORCHINDUCTOR_REDIS_HOST', 'localhost')}:{env.get('TORCHINDUCTOR_REDIS_PORT', '6379')}"
     if spec.split("://", 1)[0] in ("redis", "rediss", "unix") and "://" in spec:
         return spec
-    raise RemoteError(f"--remote {redact_url(spec)!r}: expected redis://host:port/db or env")
+    raise RemoteError(f"{param('remote')} {redact_url(spec)!r}: expected redis://host:port/db or env",
+                      param="remote", value=redact_url(spec))
 
 
 @dataclass(frozen=True)
@@ -170,23 +173,23 @@ def connect(url: str, timeout_s: float = 10.0):  # -> redis.Redis
     try:
         import redis
     except ImportError:
-        raise RemoteError("--remote needs the redis package (pip install redis)") from None
+        raise RemoteError(f"{param('remote')} needs the redis package (pip install redis)", param="remote") from None
     shown = redact_url(url)  # never the password, in any message
     try:
         client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
         client.ping()
     except ValueError as e:
-        raise RemoteError(f"--remote {shown}: {_scrubbed(url, e)}") from None
+        raise RemoteError(f"{param('remote')} {shown}: {_scrubbed(url, e)}", param="remote", value=shown) from None
     except redis.exceptions.AuthenticationError as e:
-        raise RemoteError(f"{shown}: authentication failed: {_scrubbed(url, e)}") from None
+        raise RemoteError(f"{shown}: authentication failed: {_scrubbed(url, e)}", param="remote", value=shown) from None
     except redis.exceptions.ResponseError as e:  # e.g. NOAUTH
-        raise RemoteError(f"{shown}: {_scrubbed(url, e)}") from None
+        raise RemoteError(f"{shown}: {_scrubbed(url, e)}", param="remote", value=shown) from None
     except redis.exceptions.TimeoutError:
-        raise RemoteError(f"{shown}: timed out after {timeout_s:g} s") from None
+        raise RemoteError(f"{shown}: timed out after {timeout_s:g} s", param="remote", value=shown) from None
     except redis.exceptions.ConnectionError as e:
-        raise RemoteError(f"{shown}: cannot connect: {_scrubbed(url, e)}") from None
+        raise RemoteError(f"{shown}: cannot connect: {_scrubbed(url, e)}", param="remote", value=shown) from None
     except redis.exceptions.RedisError as e:
-        raise RemoteError(f"{shown}: {type(e).__name__}: {_scrubbed(url, e)}") from None
+        raise RemoteError(f"{shown}: {type(e).__name__}: {_scrubbed(url, e)}", param="remote", value=shown) from None
     try:
         client.execute_command("CLIENT", "NO-TOUCH", "ON")
         client.fxcache_touches = False
@@ -390,17 +393,17 @@ def _apply(client, planned: list[tuple[str, str]], ttl: str) -> tuple[list[str],
         try:
             res = pipe.execute(raise_on_error=False)
         except Exception as e:  # noqa: BLE001 - the connection failed: every key of the batch
-            failed += [(k, str(e)) for k, _ in batch]
+            failed += [(k, Reason(str(e), "server-error")) for k, _ in batch]
             continue
         for (k, _), r in zip(batch, res, strict=True):
             if isinstance(r, Exception):
-                failed.append((k, str(r)))
+                failed.append((k, Reason(str(r), "server-error")))
             elif r == 1:
                 done.append(k)
             elif r == -1:
-                failed.append((k, "changed since the plan"))
+                failed.append((k, Reason("changed since the plan", "changed-since-plan")))
             else:
-                failed.append((k, "already gone"))
+                failed.append((k, Reason("already gone", "already-gone")))
     return done, failed
 
 

@@ -1,2 +1,3 @@
-"""A run's TORCH_TRACE: the record reader, the run's compiles and lookups, explain,
-a traced call's inputs, and the usage store."""
+"""A run's TORCH_TRACE: the record reader, the run's compiles and lookups, a traced
+call's inputs, explain (its report values and the nearest-key search), and the
+usage store (which imports nothing else of this package: gc reads it)."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fxcache_core.errors import ShapeSpecError
+from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.trace.run import TraceCompile, TraceRun
 
@@ -63,13 +63,16 @@ def call_inputs(run: TraceRun, compile_id: str, rank: int | None = None) -> Trac
     found = run.find_compile(compile_id, rank)
     if not found:
         known = ", ".join(dict.fromkeys(str(c.ref) for c in run.compiles)) or "none"
-        raise ShapeSpecError(f"the trace has no compile {compile_id!r} (compiles: {known[:300]})")
+        raise ShapeSpecError(f"the trace has no compile {compile_id!r} (compiles: {known[:300]})",
+                             param="compile_id", value=compile_id)
     ranks = {c.rank for c in found}
     if rank is None and len(ranks) > 1:
-        raise ShapeSpecError(f"compile {compile_id} is on ranks {sorted(ranks, key=str)}: choose one with --rank")
+        raise ShapeSpecError(f"compile {compile_id} is on ranks {sorted(ranks, key=str)}: choose one with "
+                             f"{param('rank')}", param="rank", value=rank)
     if len(found) > 1:
         raise ShapeSpecError(f"compile id {compile_id} was used {len(found)} times (torch._dynamo.reset() "
-                             f"starts ids again): say which, {', '.join(run.label(c) for c in found)}")
+                             f"starts ids again): say which, {', '.join(run.label(c) for c in found)}",
+                             param="compile_id", value=compile_id)
     c = found[0]
     mode = {"true": DynamicMode.TRUE, "none": DynamicMode.NONE, "false": DynamicMode.FALSE}.get(
         c.dynamic or "", DynamicMode.UNKNOWN)
@@ -92,5 +95,6 @@ def call_inputs(run: TraceRun, compile_id: str, rank: int | None = None) -> Trac
                 and not any(p in s.source for p in (".size()", ".stride()", ".storage_offset()"))):
             inputs[s.source] = s.value
     if not inputs:
-        raise ShapeSpecError(f"compile {compile_id} recorded no input (describe_tensor / create_symbol)")
+        raise ShapeSpecError(f"compile {compile_id} recorded no input (describe_tensor / create_symbol)",
+                             param="compile_id", value=compile_id)
     return TracedCall(c, inputs, mode, c.function)

@@ -4,9 +4,10 @@ An entry's atime says when it was last read only where the file system records
 reads, and not at all on a cache copied elsewhere. A TORCH_TRACE records every
 hit (:mod:`fxcache_core.trace.explain` names the entry) and, for every miss, the
 compile it cost and the entry it wrote. ``fxcache explain`` keeps these facts
+(:class:`TracedUse`, which an explain report gives: :class:`TraceFacts`)
 here, per entry file name (torch names an entry by the sha256 of its content,
 so the name is the entry wherever it is copied), for ``gc`` to rank by
-(:class:`~fxcache_core.prune.gc.GcPolicy` ``trace_use``).
+(:class:`~fxcache_core.prune.policy.GcPolicy` ``trace_use``).
 
 Where: beside fxcache's index of decoded entries (:mod:`fxcache_core.catalog.index`),
 never inside the cache dir::
@@ -17,7 +18,9 @@ one table ``entry_use(kind, key, entry, last_use, hits, compile_s, written)``
 and one of the traces already counted (``traces``, by file name, size and
 mtime), so explaining a trace twice never counts its hits twice. Like the
 index, ``FXCACHE_NO_INDEX=1`` turns it off and an error opening it (a
-read-only home) just leaves it out. Nothing here imports torch.
+read-only home) just leaves it out. Nothing here imports torch, and nothing
+of the trace stack: gc reads this store, and importing it stays cheap
+(explain feeds the store, never the other way).
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from fxcache_core.catalog.index import default_index_path
-from fxcache_core.trace.explain import ExplainReport
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entry_use (
@@ -67,6 +71,43 @@ class EntryUse:
     written: float | None
 
 
+@dataclass(frozen=True)
+class TracedUse:
+    """One fact a trace gave about an entry: a hit on it, or the miss that wrote it.
+
+    Attributes:
+        kind, key, entry: which entry (``fxgraph``/``aotautograd``, key, file name).
+        hit: True for a hit on it, False for the miss that wrote it.
+        time: when the lookup was made, epoch seconds.
+        compile_s: a miss: the compile seconds it cost (None: not recorded).
+    """
+
+    kind: str
+    key: str
+    entry: str
+    hit: bool
+    time: float
+    compile_s: float | None = None
+
+
+class TraceFacts(Protocol):
+    """What :meth:`UsageStore.record` takes: an explain report
+    (:class:`fxcache_core.trace.explain.ExplainReport`) is one."""
+
+    @property
+    def cache_dir(self) -> str | None:
+        """The cache dir the facts are about (None: none, nothing is recorded)."""
+        ...
+
+    def uses(self) -> Iterable[TracedUse]:
+        """The facts, in the run's order."""
+        ...
+
+    def trace_paths(self) -> Sequence[Path]:
+        """The trace files the facts come from (their identity: see ``_fingerprint``)."""
+        ...
+
+
 class UsageStore:
     """The trace facts of one cache dir (see the module docstring). ``path`` None: off."""
 
@@ -86,38 +127,34 @@ class UsageStore:
     def enabled(self) -> bool:
         return self._db is not None
 
-    def record(self, report: ExplainReport) -> int:
+    def record(self, report: TraceFacts) -> int:
         """Keep what ``report`` says about entries (hits: use time, count; misses:
         compile seconds and write time of the entry written). Returns the facts
         kept; 0 when the store is off or the trace was counted before (its use
         times are still taken: they only ever move later)."""
         if self._db is None or report.cache_dir is None:
             return 0
-        fp = _fingerprint(report)
+        fp = _fingerprint(report.trace_paths())
         try:
             with self._db:
                 seen = self._db.execute("SELECT 1 FROM traces WHERE fingerprint = ?", (fp,)).fetchone()
                 n = 0
-                for x in report.lookups:
-                    lk = x.lookup
-                    if lk.key is None:
-                        continue
-                    if lk.state == "hit" and x.entry is not None:
+                for u in report.uses():
+                    if u.hit:
                         self._db.execute(
                             "INSERT INTO entry_use(kind, key, entry, last_use, hits) VALUES (?, ?, ?, ?, ?) "
                             "ON CONFLICT(kind, key, entry) DO UPDATE SET "
                             "last_use = max(coalesce(last_use, 0), excluded.last_use), "
                             "hits = hits + excluded.hits",
-                            (lk.cache, lk.key, x.entry, lk.time, 0 if seen else 1))
-                        n += 1
-                    elif lk.state == "miss" and x.wrote is not None:
+                            (u.kind, u.key, u.entry, u.time, 0 if seen else 1))
+                    else:
                         self._db.execute(
                             "INSERT INTO entry_use(kind, key, entry, compile_s, written) VALUES (?, ?, ?, ?, ?) "
                             "ON CONFLICT(kind, key, entry) DO UPDATE SET "
                             "compile_s = coalesce(excluded.compile_s, compile_s), "
                             "written = coalesce(excluded.written, written)",
-                            (lk.cache, lk.key, x.wrote, x.seconds, lk.time))
-                        n += 1
+                            (u.kind, u.key, u.entry, u.compile_s, u.time))
+                    n += 1
                 self._db.execute("INSERT OR IGNORE INTO traces(fingerprint) VALUES (?)", (fp,))
             return n
         except sqlite3.Error:
@@ -140,13 +177,13 @@ class UsageStore:
             self._db = None
 
 
-def _fingerprint(report: ExplainReport) -> str:
+def _fingerprint(paths: Sequence[Path]) -> str:
     """A trace's identity: its files' names, sizes and mtimes."""
     h = hashlib.sha256()
-    for f in report.run.files:
+    for path in paths:
         try:
-            st = os.stat(f.path)
-            h.update(f"{f.path.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            st = os.stat(path)
+            h.update(f"{path.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
         except OSError:
-            h.update(f"{f.path.name}\0?\n".encode())
+            h.update(f"{path.name}\0?\n".encode())
     return h.hexdigest()

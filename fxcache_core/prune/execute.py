@@ -1,0 +1,213 @@
+"""Pruning the cache, second half: executing a :class:`~fxcache_core.prune.plan.GcPlan`.
+
+:func:`execute_plan` deletes exactly the planned files, one by one, reaching
+each through directory file descriptors opened level by level without
+following a symlink, each dir checked against the plan
+(:mod:`fxcache_core.prune.deletion`), and the file checked in its dir right
+before it is unlinked there (:func:`_refusal`: a regular file, the same inode,
+size and mtime, unused since the plan). Generated code goes under torch's
+compile lock for its key. Key dirs that end up empty are removed with
+``rmdir`` (never ``rmtree``: a compile may be writing a new entry into the
+dir at that moment).
+
+Mirrors ``shutil.rmtree``'s fd-based walk and torch's ``FileLock`` (filelock's
+``flock``). Never deletes what the plan does not list, never leaves the cache
+dir, and never raises for one path: a refusal is a skipped path, an OS error
+a failed one.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.prune.deletion import DirId, DirWalk, Refused
+from fxcache_core.prune.generated import LOAD_OK
+from fxcache_core.prune.plan import GcPlan
+from fxcache_core.prune.policy import TEMP_FILE_GRACE_S
+from fxcache_core.prune.removal import Removal
+from fxcache_core.reasons import Reason, code_of
+
+
+@dataclass(frozen=True)
+class GcResult:
+    """What :func:`execute_plan` did.
+
+    Attributes:
+        removed: files deleted.
+        skipped: (path, why) for planned files left alone because they changed
+            since the plan, vanished, or are not safe to touch.
+        failed: (path, error) for deletions the OS refused.
+        dirs_removed: key and bucket dirs removed because they became empty.
+    """
+
+    removed: tuple[Removal, ...]
+    skipped: tuple[tuple[Path, str], ...]
+    failed: tuple[tuple[Path, str], ...]
+    dirs_removed: tuple[Path, ...]
+
+    @property
+    def bytes_freed(self) -> int:
+        return sum(r.size for r in self.removed)
+
+    def to_json(self) -> dict[str, object]:
+        """``removed`` (paths), ``skipped`` (``path``, ``why``, ``why_code``),
+        ``failed`` (``path``, ``error``, ``error_code``), ``dirs_removed`` and
+        ``bytes_freed``."""
+        return {"removed": [r.file.where for r in self.removed],
+                "skipped": [{"path": str(p), "why": w, "why_code": code_of(w)} for p, w in self.skipped],
+                "failed": [{"path": str(p), "error": w, "error_code": code_of(w)} for p, w in self.failed],
+                "dirs_removed": [str(d) for d in self.dirs_removed], "bytes_freed": self.bytes_freed}
+
+
+def _refusal(r: Removal, st: os.stat_result, dir_fd: int) -> Reason | None:
+    """Why a planned file must not be deleted now (None: it may go), from its
+    ``fstatat`` in its verified dir ``dir_fd``
+    (:meth:`~fxcache_core.prune.deletion.DirWalk.unlink`).
+
+    Checked right before each deletion: a regular file (not a symlink), the very
+    file the plan saw (same inode), unchanged (size, mtime) and unused (atime)
+    since the plan, for a temp file or generated code, not one a compile may be
+    writing or loading, and, for a library, its ``.load_ok`` marker gone from
+    that same dir (planned before it, see
+    :func:`fxcache_core.prune.generated.code_removals`; a marker that cannot be
+    looked for counts as there).
+    """
+    f = r.file
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+        return Reason("not a regular file", "not-a-regular-file")
+    if f.ino and st.st_ino != f.ino:
+        return Reason("replaced since the plan (another file has its name now)", "replaced-since-plan")
+    if st.st_size != f.size or (st.st_mtime_ns != f.mtime_ns if f.mtime_ns else st.st_mtime != f.mtime):
+        return Reason("changed since the plan", "changed-since-plan")
+    if st.st_atime > f.atime:
+        return Reason("used since the plan", "used-since-plan")
+    if r.entry is None and time.time() - max(st.st_mtime, st.st_atime) <= TEMP_FILE_GRACE_S:
+        return (Reason("temp file in use", "temp-file-in-use") if r.kind is not KeyKind.CODE
+                else Reason("generated code used in the last hour (a compile may be loading it)",
+                            "generated-code-in-use"))
+    if r.kind is KeyKind.CODE and not f.name.endswith(LOAD_OK):
+        try:
+            os.stat(f.name + LOAD_OK, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            pass
+        return Reason(f"its {LOAD_OK} marker is still there (torch would trust a rebuilt "
+                      "library without checking that it loads)", "load-marker-present")
+    return None
+
+
+_LOCK_NOT_PLAIN = Reason("its compile lock is not a plain file in the cache dir", "lock-not-plain-file")
+
+
+def _take_compile_lock(walk: DirWalk, r: Removal) -> tuple[int | None, Reason | None]:
+    """Take torch's compile lock of a generated-code file's key, to hold while it is deleted.
+
+    Torch compiles C++ under ``FileLock(<root>/locks/<key>.lock)`` after checking
+    that the source exists (``_worker_compile_cpp`` in torch/_inductor/codecache.py);
+    holding the same lock keeps gc out of that window. filelock's Unix lock is
+    ``fcntl.flock`` on the whole file, so gc ``flock``s the same file, opened
+    through the verified cache dir without following a symlink.
+
+    Returns (the fd holding the lock, to close when done, or None; why not to go
+    on, or None). Going on without a lock is right when the key has no lock file
+    (no compile ever took it). Entries and temp files need no lock. A unit's
+    file takes the unit's lock instead (:attr:`Removal.lock`: a precompiled
+    header's, PGO state's, an orphaned lock itself; () for none).
+    """
+    if r.lock is not None:
+        if not r.lock:
+            return None, None
+        where = r.lock
+    elif r.kind is not KeyKind.CODE:
+        return None, None
+    else:
+        where = ("locks", f"{r.key}.lock")
+    import fcntl
+
+    try:
+        fd = walk.open_in(tuple(where[:-1]), where[-1])
+    except FileNotFoundError:
+        return None, None
+    except Refused as e:
+        if e.why.endswith("is gone"):
+            return None, None
+        return None, _LOCK_NOT_PLAIN
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", -1)):
+            return None, _LOCK_NOT_PLAIN
+        return None, Reason(f"cannot check its compile lock: {e.strerror or e}", "lock-unchecked")
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            why = _LOCK_NOT_PLAIN
+        else:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd, None
+    except BlockingIOError:
+        why = Reason("a compile holds its lock", "lock-held")
+    except OSError as e:
+        why = Reason(f"cannot take its compile lock: {e.strerror or e}", "lock-not-taken")
+    os.close(fd)
+    return None, why
+
+
+def execute_plan(plan: GcPlan) -> GcResult:
+    """Delete what ``plan`` lists, safely (see the module docstring).
+
+    Each file is reached through directory file descriptors from the cache dir
+    down, each level checked against what the plan recorded
+    (:mod:`fxcache_core.prune.deletion`), and checked again itself (:func:`_refusal`)
+    right before it is unlinked in its dir. Key dirs (and FX bucket dirs) that
+    end up empty are removed the same way; never the cache's top dirs or the
+    generated-code dirs.
+
+    Never raises for a single path: permission and other OS errors are
+    collected in ``failed``, changed or unsafe paths in ``skipped``, and the
+    rest goes on.
+    """
+    removed: list[Removal] = []
+    skipped: list[tuple[Path, str]] = []
+    failed: list[tuple[Path, str]] = []
+    touched: dict[tuple[str, ...], tuple[DirId, ...]] = {}
+    with DirWalk(plan.root) as walk:
+        for r in plan.removals:
+            p = r.file.path
+            if r.at is None:
+                skipped.append((p, Reason("its dir could not be reached without following a symlink "
+                                          "when the plan was made", "unreachable-when-planned")))
+                continue
+            lock, busy = _take_compile_lock(walk, r)
+            try:
+                if busy is not None:
+                    skipped.append((p, busy))
+                    continue
+                walk.unlink(r.at, lambda st, fd, r=r: _refusal(r, st, fd))
+            except Refused as e:
+                (failed if e.kind == "failed" else skipped).append((p, e.why))
+                continue
+            except FileNotFoundError:
+                skipped.append((p, Reason("already gone", "already-gone")))
+                continue
+            except OSError as e:
+                failed.append((p, Reason(e.strerror or str(e), "os-error")))
+                continue
+            finally:
+                if lock is not None:
+                    os.close(lock)  # releases the flock
+            removed.append(r)
+            touched[r.at.parts[:-1]] = r.at.dirs
+        dirs_removed = []
+        for parts, ids in sorted(touched.items(), key=lambda kv: len(kv[0]), reverse=True):
+            # A key dir, then an FX bucket dir; never a top dir (fxgraph, aotautograd)
+            # or a generated-code dir (<root>/<2 chars>: torch's write_atomic may be about to use it).
+            for depth in range(len(parts), 1, -1):
+                if not walk.rmdir(parts[:depth], ids[:depth + 1]):
+                    break
+                dirs_removed.append(Path(plan.root, *parts[:depth]))
+    return GcResult(tuple(removed), tuple(skipped), tuple(failed), tuple(dirs_removed))

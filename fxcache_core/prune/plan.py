@@ -1,0 +1,276 @@
+"""Pruning the cache, first half: a plan (:class:`GcPlan`) of what to delete and why.
+
+:func:`plan_gc` decides, from a catalog and a :class:`~fxcache_core.prune.policy.GcPolicy`,
+which files to delete and why, by running each rule of
+:mod:`fxcache_core.prune.rules`; :func:`plan_rm` plans the removal of entries
+named by the user. A plan touches nothing, so a dry run is just printing it.
+It records, for each file, the dirs on its path from the cache dir down
+(device and inode of each: :mod:`fxcache_core.prune.deletion`), which
+:func:`fxcache_core.prune.execute.execute_plan` checks again as it deletes.
+
+"Last use" of an entry is ``max(atime, mtime)``
+(:func:`fxcache_core.prune.removal.last_use`); a hit seen in a TORCH_TRACE
+(``fxcache explain``, :mod:`fxcache_core.trace.usage`) is a use too:
+``GcPolicy.trace_use``. Mirrors huggingface_hub's ``DeleteCacheStrategy``
+(``expected_freed_size`` is :attr:`GcPlan.bytes_freed`); torch itself never
+prunes. Never deletes, never writes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from fxcache_core.cache.inventory import Inventory, Kind
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey, Entry, scan_artifacts
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.errors import KeyLookupError
+from fxcache_core.prune import units as prune_units
+from fxcache_core.prune.deletion import Located, locate
+from fxcache_core.prune.generated import code_removals, owned_wrappers
+from fxcache_core.prune.policy import TEMP_FILE_GRACE_S, GcPolicy
+from fxcache_core.prune.removal import Removal
+from fxcache_core.prune.rules import RULES, Selection, loaders_of, loads_removed
+from fxcache_core.prune.units import Unit
+from fxcache_core.quantities import format_duration
+from fxcache_core.reasons import Reason, code_of
+
+
+@dataclass(frozen=True)
+class GcPlan:
+    """What gc will do; executing it is :func:`fxcache_core.prune.execute.execute_plan`.
+
+    Attributes:
+        root: the cache dir.
+        policy: the policy it was made from.
+        removals: files to delete, in deletion order.
+        total_bytes: bytes of all entries before.
+        total_entries: entries before.
+        code_bytes: bytes of all generated code in the cache root before.
+        last_use: how ages were measured (``max(atime, mtime)``).
+        kept: (path, why) for entries a rule would have selected had fxcache
+            been able to look everywhere it needed to (an AOTAutograd entry whose
+            FX entry may be in a dir that could not be listed): not proven, kept.
+        all_bytes: bytes of every regular file under the cache dir before
+            (what ``fxcache df`` totals, what ``max_size_bytes`` is measured against).
+        dirs: dirs (names below the cache dir) removed once the removals left
+            them empty (Triton kernel dirs, Triton temp dirs), deepest first.
+        undecided: (what, why) for what a rule could not judge (kept).
+    """
+
+    root: Path
+    policy: GcPolicy
+    removals: tuple[Removal, ...]
+    total_bytes: int
+    total_entries: int
+    code_bytes: int = 0
+    last_use: str = "max(atime, mtime)"
+    kept: tuple[tuple[Path, str], ...] = ()
+    all_bytes: int = 0
+    dirs: tuple[tuple[str, ...], ...] = ()
+    undecided: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def bytes_freed(self) -> int:
+        """Bytes the plan frees."""
+        return sum(r.size for r in self.removals)
+
+    @property
+    def entries_removed(self) -> int:
+        return sum(1 for r in self.removals if r.entry is not None)
+
+    def to_json(self, removals: bool = True) -> dict[str, object]:
+        """``cache_dir``, ``total_bytes``, ``total_entries``, ``code_bytes``,
+        ``all_bytes``, ``bytes_freed`` (bytes), ``last_use`` (how ages were
+        measured), ``kept`` (``path``, ``why``, ``why_code``), ``undecided``
+        (``what``, ``why``, ``why_code``) and ``removals``
+        (:meth:`~fxcache_core.prune.removal.Removal.to_json` each; None with
+        ``removals=False``, for a caller that streams them)."""
+        return {"cache_dir": str(self.root), "total_bytes": self.total_bytes,
+                "total_entries": self.total_entries, "code_bytes": self.code_bytes,
+                "all_bytes": self.all_bytes,
+                "bytes_freed": self.bytes_freed, "last_use": self.last_use,
+                "kept": [{"path": str(p), "why": w, "why_code": code_of(w)} for p, w in self.kept],
+                "undecided": [{"what": w, "why": y, "why_code": code_of(y)} for w, y in self.undecided],
+                "removals": [r.to_json() for r in self.removals] if removals else None}
+
+
+def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
+    """Decide what to delete under ``policy``; nothing is touched.
+
+    With an index behind the catalog, the plan is made from it, then what the
+    removals rest on (:func:`_reread_what_removals_rest_on`), where it came
+    from an index row, is read again from the files; if any of it differs, the
+    plan is made again, until it rests on bytes only.
+
+    Consistency: an AOTAutograd entry needs the FX entries it loads (torch
+    raises ``FXGraphCacheMiss`` and recompiles without them), so when the
+    plan removes an FX entry it removes the AOTAutograd entries that load it
+    too, and ``max_size_bytes`` counts those against the budget. Removing an
+    AOTAutograd entry leaves its FX entries: torch can still hit them on
+    their own.
+
+    Never selected: entries reached through a symlink, and, for
+    ``unreadable``, entries fxcache merely could not read (permissions,
+    size limit): only content that is not a valid entry counts. ``dangling``
+    needs proof that the FX entry is gone: successful listings from the cache
+    dir down, and every entry of its key read (:meth:`Catalog.fx_entry_state`);
+    an AOTAutograd entry it would select without that proof is kept, and
+    listed in :attr:`GcPlan.kept` with why.
+
+    Finally every removal is located (:func:`fxcache_core.prune.deletion.locate`):
+    the plan records the dirs on its path, which execution checks again.
+    """
+    plan = _plan_gc(catalog, policy)
+    while _reread_what_removals_rest_on(catalog, plan):
+        plan = _plan_gc(catalog, policy)
+    return _located(plan)
+
+
+def _located(plan: GcPlan) -> GcPlan:
+    """``plan`` with each removal's :attr:`Removal.at` recorded."""
+    where = locate(plan.root, [r.file.where for r in plan.removals])
+    return replace(plan, removals=tuple(
+        replace(r, at=w if isinstance(w, Located) else None)
+        for r, w in zip(plan.removals, where, strict=True)))
+
+
+def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
+    """Read again from their files what ``plan``'s removals rest on, where it came
+    from index rows in this run (a cold run re-reads nothing); True if any of it
+    differs from what the rows said.
+
+    What they rest on: an AOTAutograd entry's removal, on the entry itself and
+    every entry of the FX keys it loads (its FX entry is gone, or removed); an
+    FX entry's removal, on which AOTAutograd entries load it, which only their
+    files can say (a row naming no FX key would leave its loader dangling), so
+    every AOTAutograd entry, and every entry of the FX keys with a removed
+    entry (an AOTAutograd entry loads the first whose guards string is its own).
+    """
+    scan = catalog.scan
+    gone_aot = {r.file.where for r in plan.removals if r.kind is KeyKind.AOT_AUTOGRAD and r.entry}
+    fx_keys = {r.key for r in plan.removals if r.kind is KeyKind.FX_GRAPH and r.entry}
+    aot = [e for e in scan.entries() if e.kind is KeyKind.AOT_AUTOGRAD and not e.via_symlink
+           and (fx_keys or e.file.where in gone_aot)]
+    stale_aot = [e for e in aot if catalog.from_index(e)]
+    # Hashes of what the index said (frozen records), not the records: memory.
+    before = {e.file.where: hash(catalog.load(e)) for e in stale_aot}
+    catalog.read_ahead(stale_aot, from_bytes=True)
+    fx_keys |= {r.key for e in aot if e.file.where in gone_aot
+                and isinstance(d := catalog.load(e), DecodedEntry)
+                for r in (d.forward, d.backward) if r is not None}
+    fx = [e for k in sorted(fx_keys) if (key := scan.key(k)) is not None for e in key.entries]
+    stale_fx = [e for e in fx if catalog.from_index(e)]
+    before.update({e.file.where: hash(catalog.load(e)) for e in stale_fx})
+    catalog.read_ahead(stale_fx, from_bytes=True)
+    return any(hash(catalog.load(e)) != before[e.file.where] for e in stale_aot + stale_fx)
+
+
+def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
+    """One plan: every rule of :data:`~fxcache_core.prune.rules.RULES` in order,
+    then the selection as removals in deletion order."""
+    s = Selection(catalog, policy)
+    for rule in RULES:
+        rule(s)
+    scan = catalog.scan
+    removals = _removals(s.entries, s.chosen, s.loaders())
+    fx_goes = any(r.kind is KeyKind.FX_GRAPH for r in removals)
+    removals += code_removals(removals, s.owned() if fx_goes else {}, s.code, policy, s.now)
+    unit_removals, dirs = _unit_removals(s.inv, s.units_chosen(), {r.file.where for r in removals})
+    removals += unit_removals
+    if policy.unreadable:  # temp files of entry key dirs (the others are units)
+        for k in scan.keys:
+            if k.via_symlink:
+                continue
+            for t in k.temp_files:
+                age = s.now - t.mtime
+                if age > TEMP_FILE_GRACE_S:
+                    removals.append(Removal(t, k.kind, k.key, None, (Reason(
+                        f"stale temp file, untouched for {format_duration(age)}", "stale-temp-file"),)))
+    return GcPlan(root=scan.root, policy=policy, removals=tuple(removals),
+                  total_bytes=scan.size, total_entries=scan.entry_count,
+                  code_bytes=sum(a.file.size for a in s.code),
+                  last_use="max(atime, mtime, last hit in a trace)" if s.traced else "max(atime, mtime)",
+                  kept=tuple((p, why) for p, why in s.kept if str(p) not in s.chosen),
+                  all_bytes=s.inv.totals.bytes, dirs=dirs, undecided=tuple(s.undecided))
+
+
+def _unit_removals(inv: Inventory, chosen: dict[str, tuple[Unit, list[Reason]]], planned: set[str],
+                   ) -> tuple[list[Removal], tuple[tuple[str, ...], ...]]:
+    """The files of the chosen units as removals (those not already planned), and
+    the dirs to remove once empty. A Triton dir that a group file of a kept
+    Triton dir names a file in is left out (:func:`fxcache_core.prune.units.group_named`)."""
+    kept = [u for u in prune_units.units(inv) if u.kind is Kind.TRITON and u.name not in chosen]
+    named = prune_units.group_named(inv, kept)
+    out: list[Removal] = []
+    dirs: list[tuple[str, ...]] = []
+    for u, why in chosen.values():
+        if u.kind is Kind.TRITON and u.dirs and u.dirs[0] in named:
+            continue
+        for i in u.items:
+            if i.file.where not in planned:
+                out.append(Removal(i.file, KeyKind.CODE, u.name, None, tuple(why), content=i.kind,
+                                   lock=u.lock))
+        dirs.extend(u.dirs)
+    return out, tuple(sorted(set(dirs), key=len, reverse=True))
+
+
+def _removals(entries: list[Entry], chosen: dict[str, list[Reason]],
+              loaders: dict[str, list[Entry]]) -> list[Removal]:
+    """The chosen entries as removals, with the AOTAutograd entries that load a
+    removed FX entry added, AOTAutograd entries first (deletion order: an
+    interrupted run never leaves an AOTAutograd entry pointing at nothing)."""
+    by_path = {e.file.where: e for e in entries}
+    for p in [p for p in chosen if by_path[p].kind is KeyKind.FX_GRAPH]:
+        fx = by_path[p]
+        for a in loaders.get(p, ()):
+            if a.file.where not in chosen:
+                chosen[a.file.where] = [loads_removed(fx)]
+    ordered = sorted((e for e in entries if e.file.where in chosen),
+                     key=lambda e: e.kind is not KeyKind.AOT_AUTOGRAD)
+    return [Removal(e.file, e.kind, e.key, e.name, tuple(chosen[e.file.where])) for e in ordered]
+
+
+def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ()) -> GcPlan:
+    """Plan the explicit removal of a key's entries (all, or those named by prefix).
+
+    The same rules as :func:`plan_gc`: entries reached through a symlink are
+    never removed, the AOTAutograd entries that load a removed FX entry go
+    too (read from their files, whatever the index says), and every removal
+    is located.
+
+    Raises:
+        KeyLookupError: an entry prefix matches no entry of the key, or several.
+    """
+    plan = _plan_rm(catalog, key, entry_prefixes)
+    while _reread_what_removals_rest_on(catalog, plan):
+        plan = _plan_rm(catalog, key, entry_prefixes)
+    return _located(plan)
+
+
+def _plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str]) -> GcPlan:
+    entries = [e for e in catalog.scan.entries() if not e.via_symlink]
+    mine = [e for e in key.entries if not e.via_symlink]
+    if entry_prefixes:
+        picked = []
+        for prefix in entry_prefixes:
+            hits = [e for e in mine if e.name.startswith(prefix)]
+            if len(hits) != 1:
+                raise KeyLookupError(
+                    f"entry prefix {prefix!r} matches {len(hits)} entries of key {key.key[:12]}"
+                    + (": " + ", ".join(e.name[:12] for e in hits[:5]) if hits else ""),
+                    param="entry_prefixes", value=prefix)
+            picked.append(hits[0])
+        mine = picked
+    chosen = {e.file.where: [Reason("removed by name (fxcache rm)", "removed-by-name")] for e in mine}
+    catalog.read_ahead(catalog.scan.entries())
+    removals = _removals(entries, chosen, loaders_of(catalog, entries))
+    code = scan_artifacts(catalog.scan.root)
+    removals += code_removals(removals, owned_wrappers(catalog, code), code, GcPolicy(), time.time())
+    return GcPlan(root=catalog.scan.root, policy=GcPolicy(), removals=tuple(removals),
+                  total_bytes=catalog.scan.size, total_entries=catalog.scan.entry_count,
+                  code_bytes=sum(a.file.size for a in code))

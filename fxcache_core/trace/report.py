@@ -1,0 +1,251 @@
+"""What ``fxcache explain`` reports: one explanation per lookup of a traced run, and totals.
+
+The values :func:`fxcache_core.trace.explain.explain` returns, each with its
+JSON form (the contract of ``fxcache explain --json``): :class:`ExplainReport`
+holds a :class:`LookupExplanation` per lookup (its ``cause``: ``hit``,
+``new-key``, ``guard-miss``, ``bypass``, ``fx-entry-missing``) and totals per
+cache in the style of ``ccache -s`` (:class:`CacheSummary`). Notes are
+:class:`~fxcache_core.reasons.Reason` s: the JSON gives their codes
+(``note_codes``) beside their text. An explain report is also what the usage
+store records (:class:`fxcache_core.trace.usage.TraceFacts`: hits and the
+entries misses wrote). Nothing here reads the cache or prints.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from fxcache_core.guards.in_force import InstalledCheck
+from fxcache_core.reasons import code_of
+from fxcache_core.trace.nearest import Nearest
+from fxcache_core.trace.run import TraceCompile, TraceLookup, TraceRun
+from fxcache_core.trace.usage import TracedUse
+
+Cause = Literal["hit", "new-key", "guard-miss", "bypass", "fx-entry-missing"]
+
+
+@dataclass(frozen=True)
+class CallValue:
+    """A guard placeholder and its value in the traced call.
+
+    Attributes:
+        placeholder: ``t0``...
+        symbol: ``s77`` (None where unknown).
+        source: ``L['x'].size()[0]`` (None where unknown).
+        value: the value in the call (None where the trace does not say).
+    """
+
+    placeholder: str
+    symbol: str | None
+    source: str | None
+    value: int | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"symbol": self.symbol, "source": self.source, "value": self.value}
+
+
+@dataclass(frozen=True)
+class TriedEntry:
+    """An entry torch tried and passed over on a guard miss.
+
+    Attributes:
+        entry: the entry file name.
+        status: ``fail`` (a clause is false), ``error`` (a clause raised),
+            ``unreadable`` (torch skips it too), ``differs`` (an FX load for an
+            AOTAutograd hit: its guards string is not the one recorded), ``pass``
+            (its guards hold for these values: it cannot have been there when
+            torch looked), or ``unknown`` (a value is missing).
+        clause: the clause that failed, as stored.
+        values: the entry's placeholders and their values in the call.
+        error: the exception a clause raised, or why the entry is unreadable.
+    """
+
+    entry: str
+    status: str
+    clause: str | None
+    values: tuple[CallValue, ...]
+    error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"entry": self.entry, "status": self.status, "clause": self.clause,
+                "values": {v.placeholder: v.to_json() for v in self.values}, "error": self.error}
+
+
+
+@dataclass(frozen=True)
+class LookupExplanation:
+    """One lookup of the run, related to the cache (see the module docstring).
+
+    Attributes:
+        lookup: what torch recorded.
+        compile: the compile it was made in (None outside any).
+        cause: ``hit``, ``new-key``, ``guard-miss``, ``bypass``, ``fx-entry-missing``.
+        entry: hit: the entry loaded (None where the cache does not have it).
+        nearest: new-key: the nearest earlier key, None when none is close.
+        first_compile: new-key: no key of the cache is close (the first compile of this
+            graph); False too when the search could not be made (see ``notes``).
+        tried: guard-miss: the entries torch passed over, in its order.
+        values: the guard placeholders of the call (entry's order) and their values.
+        guards_check: hit: whether the entry's guards are among the guards in force.
+        added_guards: hit: guards added to the ShapeEnv while it was made (sympy text).
+        wrote: a miss: the entry torch wrote after compiling (an FX entry is the
+            one whose stored compile time is the ``time_taken_ns`` the trace
+            recorded; otherwise the first entry written after the lookup whose
+            guards hold for the call), None where not found.
+        notes: what limits the explanation (the key is not in the cache...), as
+            :class:`~fxcache_core.reasons.Reason` s.
+    """
+
+    lookup: TraceLookup
+    compile: TraceCompile | None
+    cause: Cause
+    entry: str | None = None
+    nearest: Nearest | None = None
+    first_compile: bool = False
+    tried: tuple[TriedEntry, ...] = ()
+    values: tuple[CallValue, ...] = ()
+    guards_check: InstalledCheck | None = None
+    added_guards: tuple[str, ...] = ()
+    wrote: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def seconds(self) -> float | None:
+        """Compile seconds the lookup saved (hit) or cost (miss: the FX compile,
+        or the AOTAutograd + Inductor backend compile of the frame; bypass
+        of the AOTAutograd cache: that backend compile); None where not recorded."""
+        lk = self.lookup
+        if lk.state == "hit":
+            return lk.seconds_saved
+        if lk.cache == "fxgraph":
+            return lk.seconds_taken
+        return self.compile.backend_seconds if self.compile is not None else None
+
+    def to_json(self, label: str | None = None) -> dict[str, object]:
+        """``label``: the compile as ``match --from-trace --compile`` names it
+        (:meth:`~fxcache_core.trace.run.TraceRun.label`)."""
+        lk, c = self.lookup, self.compile
+        return {
+            "seq": lk.seq, "rank": lk.rank,
+            "compile_id": c.compile_id if c is not None else None,
+            "compile": label if label is not None else (c.compile_id if c is not None else None),
+            "attempt": c.ref.attempt if c is not None else None,
+            "function": c.function if c is not None else None,
+            "where": (f"{c.filename}:{c.firstlineno}" if c is not None and c.filename else None),
+            "cache": lk.cache, "graph": lk.graph, "key": lk.key, "state": lk.state, "cause": self.cause,
+            "detailed": lk.detailed, "for_aot": lk.for_aot, "time": lk.time,
+            "entry": self.entry,
+            "nearest": self.nearest.to_json() if self.nearest is not None else None,
+            "first_compile": self.first_compile,
+            "failed": [t.to_json() for t in self.tried],
+            "values": {v.placeholder: v.to_json() for v in self.values},
+            "bypass_reason": lk.bypass_reason,
+            "seconds": self.seconds,
+            "guards_check": self.guards_check.to_json() if self.guards_check is not None else None,
+            "added_guards": list(self.added_guards),
+            "wrote": self.wrote,
+            "recompile_reason": c.recompile_reason if c is not None else None,
+            "notes": list(self.notes),
+            "note_codes": [code_of(n) for n in self.notes],
+        }
+
+
+@dataclass(frozen=True)
+class CacheSummary:
+    """Totals for one cache over the run, in the style of ``ccache -s``.
+
+    Attributes:
+        lookups, hits: counts.
+        misses: cause -> count (``new-key``, ``guard-miss``, ``fx-entry-missing``).
+        bypasses: torch's reason -> count.
+        seconds_missed: compile seconds spent on misses (where recorded).
+        seconds_saved: compile seconds saved by hits (the entries' recorded compile times).
+        guards_failed: hits whose guards check found a clause missing.
+    """
+
+    lookups: int
+    hits: int
+    misses: dict[str, int]
+    bypasses: dict[str, int]
+    seconds_missed: float
+    seconds_saved: float
+    guards_failed: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"lookups": self.lookups, "hits": self.hits, "misses": dict(self.misses),
+                "miss_total": sum(self.misses.values()), "bypasses": dict(self.bypasses),
+                "bypass_total": sum(self.bypasses.values()),
+                "seconds_missed": round(self.seconds_missed, 3), "seconds_saved": round(self.seconds_saved, 3),
+                "guards_failed": self.guards_failed}
+
+
+@dataclass(frozen=True)
+class ExplainReport:
+    """Every lookup of a run, explained.
+
+    Attributes:
+        run: the trace as read.
+        cache_dir: the cache it was related to (None: explained from the trace alone).
+        lookups: one explanation per lookup, in the run's order.
+        notes: about the whole run (truncated files, a copied cache...).
+    """
+
+    run: TraceRun
+    cache_dir: str | None
+    lookups: tuple[LookupExplanation, ...]
+    notes: tuple[str, ...] = ()
+
+    def summary(self) -> dict[str, CacheSummary]:
+        """Per cache (``aotautograd``, ``fxgraph``), in that order, those looked up."""
+        out: dict[str, CacheSummary] = {}
+        for cache in ("aotautograd", "fxgraph"):
+            mine = [x for x in self.lookups if x.lookup.cache == cache]
+            if not mine:
+                continue
+            misses: Counter[str] = Counter(x.cause for x in mine if x.lookup.state == "miss")
+            bypasses: Counter[str] = Counter(x.lookup.bypass_reason or "(no reason recorded)"
+                                             for x in mine if x.lookup.state == "bypass")
+            out[cache] = CacheSummary(
+                lookups=len(mine), hits=sum(1 for x in mine if x.lookup.state == "hit"),
+                misses=dict(misses.most_common()), bypasses=dict(bypasses.most_common()),
+                seconds_missed=sum(x.seconds or 0.0 for x in mine if x.lookup.state == "miss"),
+                seconds_saved=sum(x.seconds or 0.0 for x in mine if x.lookup.state == "hit"),
+                guards_failed=sum(1 for x in mine if x.guards_check is not None
+                                  and x.guards_check.status == "failed"))
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        """The JSON contract of ``fxcache explain --json`` (README: "Why did it miss")."""
+        return {
+            "lookups": [x.to_json(self.run.label(x.compile) if x.compile is not None else None)
+                        for x in self.lookups],
+            "summary": {k: v.to_json() for k, v in self.summary().items()},
+            "trace": {"path": str(self.run.path), "torch_version": self.run.torch_version,
+                      "files": [{"path": str(f.path), "rank": f.rank, "records": f.records,
+                                 "truncated": f.truncated, "clock": f.clock} for f in self.run.files],
+                      "compiles": len(self.run.compiles)},
+            "cache_dir": self.cache_dir,
+            "notes": list(self.notes),
+            "note_codes": [code_of(n) for n in self.notes],
+        }
+
+    def uses(self) -> Iterator[TracedUse]:
+        """What the run says about entries of the cache, for the usage store: each
+        hit on an entry, and each miss that wrote one (with its compile seconds)."""
+        for x in self.lookups:
+            lk = x.lookup
+            if lk.key is None:
+                continue
+            if lk.state == "hit" and x.entry is not None:
+                yield TracedUse(lk.cache, lk.key, x.entry, True, lk.time)
+            elif lk.state == "miss" and x.wrote is not None:
+                yield TracedUse(lk.cache, lk.key, x.wrote, False, lk.time, x.seconds)
+
+    def trace_paths(self) -> tuple[Path, ...]:
+        """The trace files explained."""
+        return tuple(f.path for f in self.run.files)
+

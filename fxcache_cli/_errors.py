@@ -15,10 +15,14 @@ Never imports more of fxcache_core than :mod:`fxcache_core.errors`.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable
 from typing import NoReturn
+
+from ._flags import FLAGS, flag_of, message_of, render_flags, render_json_flags
+
+__all__ = ["FLAGS", "flag_of", "message_of", "render_flags", "render_json_flags", "handle",
+           "CLI_ERROR_MAPPINGS", "is_usage_error"]
 
 # Exit codes (main()'s docstring says which command uses which).
 SUCCESS = 0
@@ -27,58 +31,6 @@ BAD_INPUT = 2  # a usage error or an FxcacheError: one line on stderr
 UNDECIDED = 3  # match: none misses, some is undecided
 INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 BROKEN_PIPE = 141  # the reader of stdout went away, as a process killed by SIGPIPE
-
-# A core parameter -> the flag that gives it, where the flag is not simply
-# "--" + the name with "_" as "-" (that rule covers shapes, sym, key, arg,
-# range, dynamic, duck_shape, fn, cache_dir, remote, rank, compile, older_than,
-# max_size, artifacts, keep_last, keep_costly, set_ttl, stale, ...).
-FLAGS: dict[str, str] = {
-    "args": "--arg",
-    "positional": "--arg",
-    "value_range": "--range",
-    "coverage_key": "--coverage",
-    "compile_id": "--compile",
-    "from_trace": "--from-trace",
-    "older_than_s": "--older-than",
-    "max_size_bytes": "--max-size",
-    "keep_costly_s": "--keep-costly",
-    "orphaned_locks": "--locks",
-    "stale_against": "--stale",
-    "function": "--fn",
-    "only": "--key",
-    "syms": "--sym",
-    "inputs": "--shapes",
-    "mode": "--dynamic",
-    "other_cache_dir": "--other-cache-dir",
-}
-
-
-def flag_of(name: str) -> str:
-    """The flag that gives core parameter ``name``: ``shapes`` -> ``--shapes``,
-    ``duck_shape`` -> ``--duck-shape``, ``older_than_s`` -> ``--older-than``."""
-    return FLAGS.get(name) or "--" + name.replace("_", "-")
-
-
-_MARKER = re.compile("\x1e([A-Za-z_][A-Za-z0-9_]*)\x1f")
-_JSON_MARKER = re.compile(r"\\u001e([A-Za-z_][A-Za-z0-9_]*)\\u001f")
-
-
-def render_flags(text: str) -> str:
-    """``text`` with each core parameter marker written as its flag."""
-    return _MARKER.sub(lambda m: flag_of(m.group(1)), text) if "\x1e" in text else text
-
-
-def render_json_flags(text: str) -> str:
-    """JSON text (``json.dumps``' ASCII form, markers escaped as ``\\u001e``) with
-    each marker written as its flag: JSON strings read as the human output does."""
-    return _JSON_MARKER.sub(lambda m: flag_of(m.group(1)), text) if "\\u001e" in text else text
-
-
-def message_of(e: BaseException) -> str:
-    """An FxcacheError's message as the CLI says it (parameters as flags)."""
-    render = getattr(e, "render", None)
-    return render(flag_of) if callable(render) else str(e)
-
 
 def _usage_message(e: BaseException) -> str:
     msg = e.format_message()  # type: ignore[attr-defined]

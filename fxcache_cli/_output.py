@@ -12,7 +12,7 @@ are cut by one helper (:func:`short`).
 
 Core texts name their parameters through markers (:func:`fxcache_core.errors.param`);
 everything written here, human and JSON, renders them as the CLI's flags
-(:func:`fxcache_cli._errors.render_flags`), so a core message that says
+(:func:`fxcache_cli._flags.render_flags`), so a core message that says
 ``param('shapes')`` reads ``--shapes`` on the command line.
 
 Anything that comes from a cache (file names, guards strings, reasons quoting
@@ -41,7 +41,7 @@ from typing import Any, NoReturn
 
 import typer
 
-from ._errors import render_flags, render_json_flags
+from ._flags import render_flags, render_json_flags
 
 # C0 and C1 controls, DEL, line/paragraph separators, bidi embeddings/overrides/
 # isolates, and lone surrogates (the bytes of a name that is not UTF-8, or a

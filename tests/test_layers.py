@@ -83,7 +83,7 @@ def _non_doc_strings(tree: ast.AST):
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(node, field, None)
             if isinstance(stmts, list):
-                for a, b in zip(stmts, stmts[1:]):
+                for a, b in zip(stmts, stmts[1:], strict=False):
                     if isinstance(a, (ast.Assign, ast.AnnAssign)) and isinstance(b, ast.Expr) \
                             and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str):
                         docs.add(id(b.value))

@@ -61,7 +61,7 @@ def commands(cache: Path, env: dict[str, str], trace: str | None) -> list[list[s
     ]
     for k in keys[:12]:
         cmds += [["guards", k[:12]], ["key", k[:12]], ["rm", "--dry-run", k[:12]]]
-    for a, b in zip(keys[:6], keys[1:7]):
+    for a, b in zip(keys[:6], keys[1:7], strict=False):
         cmds.append(["diff", a[:12], b[:12]])
     for fn in fns[:20]:
         cmds += [["ls", "--fn", fn, "--entries"], ["match", "--fn", fn, "--shapes", "x=[8,3]"],

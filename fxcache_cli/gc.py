@@ -45,7 +45,8 @@ def gc_cmd(
     With no policy flag, plans the safe default: --unreadable --dangling --locks.
     An FX entry's wrapper module goes with it when no other entry uses it.
     """
-    from fxcache_core.prune.gc import GcPolicy, plan_gc
+    from fxcache_core.prune.plan import plan_gc
+    from fxcache_core.prune.policy import GcPolicy
     from fxcache_core.quantities import parse_duration, parse_size
 
     def parsed(option: str, text: str | None, parse: Any) -> Any:
@@ -113,7 +114,7 @@ def rm_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Remove a key's entries by name, with the AOTAutograd entries that load them."""
-    from fxcache_core.prune.gc import plan_rm
+    from fxcache_core.prune.plan import plan_rm
 
     scan = scan_dir(quiet=as_json)
     target = scan.find(key)
@@ -130,7 +131,8 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
     """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed.
     ``traced``: entry name -> its last hit in a trace (shown as its last use when later)."""
     from fxcache_core.cache.keys import KeyKind
-    from fxcache_core.prune.gc import execute_plan, last_use
+    from fxcache_core.prune.execute import execute_plan
+    from fxcache_core.prune.removal import last_use
 
     done_reading()
 

@@ -32,7 +32,9 @@ def key_cmd(
         settings_not_at_default,
         stale_components,
     )
-    from fxcache_core.keying.torch_defaults import TORCH_VERSION
+    from fxcache_core.keying.defaults import torch_version
+
+    TORCH_VERSION = torch_version()
 
     if key is None and not current:
         fail("give a KEY (a unique prefix), or --current")

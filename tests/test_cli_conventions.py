@@ -24,7 +24,7 @@ from synth import (
 from fxcache_core import __version__
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.keying.anatomy import parse_debug_lines, settings_not_at_default
-from fxcache_core.keying.torch_defaults import DEFAULTS
+from fxcache_core.keying.defaults import default_settings
 from fxcache_core.quantities import parse_size
 
 
@@ -90,7 +90,7 @@ def _fx_with(root, seed: str, lines: tuple[str, ...]) -> str:
 
 
 def test_key_summarises_groups_against_torchs_defaults(tmp_path):
-    h_default, v_default = DEFAULTS["inductor_config[size_asserts]"]
+    h_default, v_default = default_settings()["inductor_config[size_asserts]"]
     at_default = f"[{h_default}zzzz] inductor_config[size_asserts]: {v_default}"
     off = "[notthedefaulthash] inductor_config[max_autotune]: True"
     k = _fx_with(tmp_path, "k", (at_default, off, "[aaaa] inductor_config[brand_new_option]: 1"))
@@ -121,7 +121,8 @@ def test_diff_and_gc_json_are_the_core_values_json(tmp_path):
     from fxcache_core.cache.scan import scan_cache
     from fxcache_core.catalog.catalog import Catalog
     from fxcache_core.keying.anatomy import compare_keys
-    from fxcache_core.prune.gc import GcPolicy, plan_gc
+    from fxcache_core.prune.plan import plan_gc
+    from fxcache_core.prune.policy import GcPolicy
 
     a = _fx_with(tmp_path, "a", ("[h1] inductor_config[max_autotune]: True",))
     b = _fx_with(tmp_path, "b", ("[h2] inductor_config[max_autotune]: False",))

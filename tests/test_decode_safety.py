@@ -7,7 +7,9 @@ import pickle
 import pytest
 
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.decode.entries import Stub, decode_entry, load_stubs, source_name
+from fxcache_core.decode.entries import decode_entry
+from fxcache_core.decode.sources import source_name
+from fxcache_core.decode.unpickler import Stub, load_stubs
 from fxcache_core.errors import EntryDecodeError
 from tests.synth import Call, fx_entry_bytes, stub_pickle
 
@@ -121,7 +123,7 @@ def _nested_shared(depth: int) -> list:
 
 
 def test_shared_nesting_is_converted_once_not_exponentially():
-    from fxcache_core.decode.entries import plain
+    from fxcache_core.decode.unpickler import plain
 
     root, _ = load_stubs(pickle.dumps(_nested_shared(60)))
     out = plain(root)
@@ -338,7 +340,8 @@ def test_an_entry_that_needs_more_than_the_budget_is_too_large_not_corrupt(tmp_p
     from fxcache_core.cache.scan import scan_cache
     from fxcache_core.catalog.catalog import Catalog, Unreadable
     from fxcache_core.decode import memlimit
-    from fxcache_core.prune.gc import GcPolicy, plan_gc
+    from fxcache_core.prune.plan import plan_gc
+    from fxcache_core.prune.policy import GcPolicy
     from tests.synth import fake_key, write_entry
 
     if not memlimit.ENFORCED:

@@ -22,7 +22,7 @@ from synth import best_config_bytes, install_triton_layout
 from fxcache_core.cache.inventory import (
     INDUCTOR_LAYOUT,
     TRITON_LAYOUT,
-    Kind,
+    ContentKind,
     classify,
     take_inventory,
 )
@@ -169,39 +169,39 @@ def test_a_dir_df_cannot_list_is_reported_not_guessed(tmp_path, monkeypatch):
 def test_every_kind_torch_writes_is_classified_by_its_path():
     k = "c" + "ab" + "q" * 49
     cases = {
-        ("fxgraph", "ab", "fab" + "q" * 49, "e" * 51): Kind.FX,
-        ("fxgraph", "ab", "fab" + "q" * 49, ".1234.5678.tmp"): Kind.TEMP,
-        ("aotautograd", "a" + "q" * 51, "e" * 51): Kind.AOT,
-        ("ab", f"{k}.py"): Kind.CODE,
-        ("ab", f"{k}.main.cpp"): Kind.CODE,
-        ("ab", f"{k}.so"): Kind.LIBRARY,
-        ("ab", f"{k}.main.so"): Kind.LIBRARY,
-        ("ab", f"{k}.best_config"): Kind.AUTOTUNE,
-        ("ab", ".123.456.tmp"): Kind.TEMP,
-        ("ab", k, f"{k}.wrapper.so"): Kind.PRECOMPILE,
-        ("precompiled_headers", f"{k}.h.gch"): Kind.PCH,
-        ("precompiled_headers", f"{k}.h"): Kind.PCH,
-        ("precompiled_headers", "locks", f"{k}.lock"): Kind.LOCK,
-        ("triton", "0", "HASH", "k.cubin"): Kind.TRITON,
-        ("triton", "0", "HASH", "__grp__k.json"): Kind.TRITON,
-        ("triton", "0", "HASH", "tmp.pid_1_uuid", "k.ptx"): Kind.TEMP,
-        ("triton", "0", "tmp.uuid", "k.ptx"): Kind.TEMP,
-        ("dynamo", "code_state_job_None_.pkl"): Kind.PGO,
-        ("dynamo", "code_state_job_None_.pkl.lock"): Kind.LOCK,
-        ("dynamo", "code_state_job_None_.pkl.tmp"): Kind.TEMP,
-        ("dynamo", "package_fn", "entry"): Kind.PRECOMPILE,
-        ("locks", f"{k}.lock"): Kind.LOCK,
-        ("cache", "abc123"): Kind.TORCH_OTHER,
-        ("memoizer_cache.json",): Kind.TORCH_OTHER,
-        ("aoti_eager", "aten", "cpu", "x.json"): Kind.PRECOMPILE,
-        (".fxcache-demo",): Kind.UNKNOWN,
-        ("notes.txt",): Kind.UNKNOWN,
-        ("fxgraph", "stray"): Kind.UNKNOWN,
+        ("fxgraph", "ab", "fab" + "q" * 49, "e" * 51): ContentKind.FX,
+        ("fxgraph", "ab", "fab" + "q" * 49, ".1234.5678.tmp"): ContentKind.TEMP,
+        ("aotautograd", "a" + "q" * 51, "e" * 51): ContentKind.AOT,
+        ("ab", f"{k}.py"): ContentKind.CODE,
+        ("ab", f"{k}.main.cpp"): ContentKind.CODE,
+        ("ab", f"{k}.so"): ContentKind.LIBRARY,
+        ("ab", f"{k}.main.so"): ContentKind.LIBRARY,
+        ("ab", f"{k}.best_config"): ContentKind.AUTOTUNE,
+        ("ab", ".123.456.tmp"): ContentKind.TEMP,
+        ("ab", k, f"{k}.wrapper.so"): ContentKind.PRECOMPILE,
+        ("precompiled_headers", f"{k}.h.gch"): ContentKind.PCH,
+        ("precompiled_headers", f"{k}.h"): ContentKind.PCH,
+        ("precompiled_headers", "locks", f"{k}.lock"): ContentKind.LOCK,
+        ("triton", "0", "HASH", "k.cubin"): ContentKind.TRITON,
+        ("triton", "0", "HASH", "__grp__k.json"): ContentKind.TRITON,
+        ("triton", "0", "HASH", "tmp.pid_1_uuid", "k.ptx"): ContentKind.TEMP,
+        ("triton", "0", "tmp.uuid", "k.ptx"): ContentKind.TEMP,
+        ("dynamo", "code_state_job_None_.pkl"): ContentKind.PGO,
+        ("dynamo", "code_state_job_None_.pkl.lock"): ContentKind.LOCK,
+        ("dynamo", "code_state_job_None_.pkl.tmp"): ContentKind.TEMP,
+        ("dynamo", "package_fn", "entry"): ContentKind.PRECOMPILE,
+        ("locks", f"{k}.lock"): ContentKind.LOCK,
+        ("cache", "abc123"): ContentKind.TORCH_OTHER,
+        ("memoizer_cache.json",): ContentKind.TORCH_OTHER,
+        ("aoti_eager", "aten", "cpu", "x.json"): ContentKind.PRECOMPILE,
+        (".fxcache-demo",): ContentKind.UNKNOWN,
+        ("notes.txt",): ContentKind.UNKNOWN,
+        ("fxgraph", "stray"): ContentKind.UNKNOWN,
     }
     for parts, kind in cases.items():
         assert classify(parts, INDUCTOR_LAYOUT)[0] is kind, parts
-    assert classify(("HASH", "k.cubin"), TRITON_LAYOUT)[0] is Kind.TRITON
-    assert classify(("HASH", "tmp.pid_1_x", "k.ptx"), TRITON_LAYOUT)[0] is Kind.TEMP
+    assert classify(("HASH", "k.cubin"), TRITON_LAYOUT)[0] is ContentKind.TRITON
+    assert classify(("HASH", "tmp.pid_1_x", "k.ptx"), TRITON_LAYOUT)[0] is ContentKind.TEMP
 
 
 def test_the_walk_opens_no_file_and_follows_no_symlink(tmp_path, monkeypatch):

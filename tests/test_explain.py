@@ -337,7 +337,8 @@ def test_traces_record_last_use_and_compile_cost_for_gc_outside_the_cache(traced
 
     from fxcache_core.cache.scan import scan_cache
     from fxcache_core.catalog.catalog import Catalog
-    from fxcache_core.prune.gc import GcPolicy, plan_gc
+    from fxcache_core.prune.plan import plan_gc
+    from fxcache_core.prune.policy import GcPolicy
     from fxcache_core.trace.explain import explain
     from fxcache_core.trace.run import read_run
     from fxcache_core.trace.usage import UsageStore, usage_path

@@ -24,9 +24,9 @@ pytestmark = pytest.mark.torch
 
 def _files(root: Path) -> set[str]:
     """Every file but temp files (torch renames and removes its own)."""
-    from fxcache_core.cache.inventory import Kind, take_inventory
+    from fxcache_core.cache.inventory import ContentKind, take_inventory
 
-    return {i.file.where for i in take_inventory(root).items if i.kind is not Kind.TEMP}
+    return {i.file.where for i in take_inventory(root).items if i.kind is not ContentKind.TEMP}
 
 
 def _age_all_but_entries(root: Path, seconds: float) -> None:

@@ -20,7 +20,9 @@ import pytest
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.catalog import Catalog
-from fxcache_core.prune.gc import GcPolicy, execute_plan, plan_gc, plan_rm
+from fxcache_core.prune.execute import execute_plan
+from fxcache_core.prune.plan import plan_gc, plan_rm
+from fxcache_core.prune.policy import GcPolicy
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 
 DAY = 86400.0
@@ -357,7 +359,7 @@ def test_an_index_row_naming_no_fx_key_does_not_leave_its_aot_entry_dangling(lin
     from helpers import run_fxcache
 
     from fxcache_core.catalog.index import Index, default_index_path
-    from fxcache_core.prune import gc as gc_mod
+    from fxcache_core.prune import plan as gc_mod
 
     root, fx, fp, ap = linked
     env = {"FXCACHE_INDEX_DIR": str(tmp_path / "idx"), "FXCACHE_JOBS": "1"}

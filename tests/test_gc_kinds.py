@@ -21,10 +21,11 @@ import pytest
 from helpers import run_fxcache
 from synth import best_config_bytes, install_triton_layout
 
-from fxcache_core.cache.inventory import Kind, take_inventory
+from fxcache_core.cache.inventory import ContentKind, take_inventory
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.catalog import Catalog
-from fxcache_core.prune.gc import GcPolicy, plan_gc
+from fxcache_core.prune.plan import plan_gc
+from fxcache_core.prune.policy import GcPolicy
 
 DAY = 86400.0
 KEY = "c" + "ab" + "q" * 49
@@ -190,7 +191,7 @@ def test_gc_frees_what_it_says_it_frees(tmp_path):
     after = take_inventory(root)
     assert res["bytes_freed"] > 0 and before - after.totals.bytes == res["bytes_freed"]
     left = {i.kind for i in after.items}
-    assert not left & {Kind.TRITON, Kind.PGO, Kind.AUTOTUNE, Kind.TEMP}, left
+    assert not left & {ContentKind.TRITON, ContentKind.PGO, ContentKind.AUTOTUNE, ContentKind.TEMP}, left
     # The Triton kernel dirs (and Triton's temp dir) went whole: nothing is left of them.
     devdir = root / "triton" / "0"
     assert not devdir.exists() or not list(devdir.iterdir()), list(devdir.iterdir())
@@ -218,7 +219,7 @@ def test_real_precompiled_headers_record_the_torch_that_built_them(default_dir, 
 def test_a_lock_torch_holds_keeps_what_it_guards(tmp_path):
     from filelock import FileLock
 
-    from fxcache_core.prune.gc import execute_plan
+    from fxcache_core.prune.execute import execute_plan
 
     root = _layout(tmp_path)
     gch = _pch(root, KEY2, "/old/venv/torch/include")
@@ -253,7 +254,7 @@ def test_gc_frees_what_it_says_and_torch_compiles_and_hits_after(real_cache, cac
           and p.relative_to(cache_copy).parts[0] not in ("fxgraph", "aotautograd")], 2 * DAY)
     _age([default], 2 * DAY)
     kinds_before = {i.kind for i in take_inventory(cache_copy).items}
-    assert {Kind.CODE, Kind.LIBRARY, Kind.PGO, Kind.LOCK} <= kinds_before
+    assert {ContentKind.CODE, ContentKind.LIBRARY, ContentKind.PGO, ContentKind.LOCK} <= kinds_before
     for args in (["gc"], ["gc", "--older-than", "1d", "--artifacts", "--locks", "--unreadable", "--stale"]):
         for root in (cache_copy, default):
             before = take_inventory(root).totals.bytes
@@ -262,7 +263,7 @@ def test_gc_frees_what_it_says_and_torch_compiles_and_hits_after(real_cache, cac
             res = json.loads(p.stdout)
             assert before - take_inventory(root).totals.bytes == res["bytes_freed"]
     left = {i.kind for i in take_inventory(cache_copy).items}
-    assert not left & {Kind.CODE, Kind.LIBRARY, Kind.PGO}, left
+    assert not left & {ContentKind.CODE, ContentKind.LIBRARY, ContentKind.PGO}, left
     assert not list((default / "precompiled_headers").glob("*.gch"))
     # Torch compiles into the pruned caches (the code, libraries and precompiled
     # header again) and hits the entries gc kept.
@@ -280,7 +281,7 @@ def test_a_stale_library_goes_with_its_load_ok_marker_first(tmp_path):
     marker = root / "ab" / f"{KEY}.so.load_ok"  # torch 2.14+: trusted without a load check
     marker.touch()
     _age([root], 2 * DAY)
-    assert {i.kind for i in take_inventory(root).items} == {Kind.LIBRARY}
+    assert {i.kind for i in take_inventory(root).items} == {ContentKind.LIBRARY}
     plan = _plan(root, stale_against=(), stale_include_dir=str(tmp_path / "torch" / "include"))
     assert [r.file.where for r in plan.removals] == [str(marker), str(lib)]
 

@@ -10,7 +10,9 @@ import pytest
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.catalog import Catalog
-from fxcache_core.prune.gc import TEMP_FILE_GRACE_S, GcPolicy, execute_plan, plan_gc
+from fxcache_core.prune.execute import execute_plan
+from fxcache_core.prune.plan import plan_gc
+from fxcache_core.prune.policy import TEMP_FILE_GRACE_S, GcPolicy
 from fxcache_core.quantities import parse_duration, parse_size
 from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
 
@@ -267,7 +269,7 @@ def test_unreadable_includes_entries_whose_name_is_not_their_hash(cache):
 
 def test_rm_by_key_and_entry_prefix_takes_the_loaders_along(cache):
     from fxcache_core.errors import KeyLookupError
-    from fxcache_core.prune.gc import plan_rm
+    from fxcache_core.prune.plan import plan_rm
 
     root, now, fx, aot, paths, ap = cache
     scan = scan_cache(root)

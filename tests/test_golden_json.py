@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,7 +56,10 @@ COMMANDS: dict[str, list[str]] = {
 }
 
 _TIME_KEYS = {"age_s", "mtime", "atime", "mtime_ns", "atime_ns", "last_used", "last_use",
-              "idle_s", "age", "newest", "oldest", "last_used_s", "now"}
+              "idle_s", "age", "newest", "oldest", "last_used_s", "now", "oldest_use", "newest_use"}
+
+
+_DURATION = re.compile(r"\b\d+(\.\d+)?(s|m|h|d|w|y)\b")
 
 
 def _mask(value, cache: str):
@@ -63,8 +68,8 @@ def _mask(value, cache: str):
                 for k, v in value.items()}
     if isinstance(value, list):
         return [_mask(v, cache) for v in value]
-    if isinstance(value, str):
-        return value.replace(cache, "<CACHE>")
+    if isinstance(value, str):  # "unused for 35m": how long ago the fixture was checked out
+        return _DURATION.sub("<DUR>", value.replace(cache, "<CACHE>"))
     return value
 
 
@@ -85,6 +90,11 @@ def _run(cache: Path, args: list[str]) -> tuple[int, object]:
 def fixture_cache(tmp_path_factory) -> Path:
     dst = tmp_path_factory.mktemp("golden") / "cache"
     shutil.copytree(FIXTURE, dst, symlinks=True)
+    # Every file last used 30 days ago (a checkout's times are the checkout's), so
+    # every age-based rule of gc decides the same way on every machine.
+    then = time.time() - 30 * 86400
+    for p in [dst, *dst.rglob("*")]:
+        os.utime(p, (then, then), follow_symlinks=False)
     return dst
 
 

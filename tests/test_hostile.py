@@ -163,7 +163,7 @@ def test_the_memo_bomb_is_reported_unreadable_in_bounded_memory(hostile):
 
 def test_verify_counts_what_it_could_not_check_and_is_not_a_pass(tmp_path):
     """Its only other entry is over the decoding limit (a sparse file: no disk used)."""
-    from fxcache_core.decode.entries import MAX_ENTRY_BYTES
+    from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 
     key = fake_key(KeyKind.FX_GRAPH, "v")
     write_entry(tmp_path, KeyKind.FX_GRAPH, key, fx_entry_bytes("L['t0'] > 1", key))

@@ -72,7 +72,8 @@ def _plan_rows(plan):
 
 
 def test_gc_plans_the_same_with_the_index_and_deletes_as_corrupt_only_what_the_bytes_prove(cache_copy, tmp_path):
-    from fxcache_core.prune.gc import GcPolicy, plan_gc
+    from fxcache_core.prune.plan import plan_gc
+    from fxcache_core.prune.policy import GcPolicy
 
     scan = scan_cache(cache_copy)
     policy = GcPolicy(max_size_bytes=scan.size // 2, keep_last=1, now=scan.keys[0].mtime + 10)
@@ -133,7 +134,7 @@ def test_an_index_row_that_lies_about_what_an_aot_entry_loads_does_not_get_it_re
     from dataclasses import replace
 
     from fxcache_core.decode.entries import FxRef
-    from fxcache_core.prune import gc as gc_mod
+    from fxcache_core.prune import plan as gc_mod
 
     scan = scan_cache(cache_copy)
     truth = Catalog(scan)

@@ -25,7 +25,9 @@ from helpers import assert_match_agrees_with_lookups, run_fxcache
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, scan_cache
 from fxcache_core.catalog.catalog import Catalog
-from fxcache_core.decode.entries import DecodedEntry, load_stubs, source_name
+from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.decode.sources import source_name
+from fxcache_core.decode.unpickler import load_stubs
 from fxcache_core.lookup.binding import DynamicMode, parse_shapes
 from fxcache_core.lookup.coverage import coverage
 from fxcache_core.lookup.match import match
@@ -223,7 +225,8 @@ def test_gc_stale_finds_nothing_stale_under_the_torch_that_built_the_entries(rec
     """What ``current_build`` computed under that version (``key --current``, ``gc --stale``)
     equals every FX entry's build components, system_info[version] included (2.15)."""
     from fxcache_core.keying.anatomy import anatomy, stale_components
-    from fxcache_core.prune.gc import GcPolicy, plan_gc
+    from fxcache_core.prune.plan import plan_gc
+    from fxcache_core.prune.policy import GcPolicy
 
     current = recorded.truth["current_build"]
     cat = Catalog(scan_cache(recorded.root))

@@ -12,7 +12,8 @@ import time
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.catalog import Catalog
-from fxcache_core.prune.gc import GcPolicy, plan_gc
+from fxcache_core.prune.plan import plan_gc
+from fxcache_core.prune.policy import GcPolicy
 from fxcache_core.trace.usage import UsageStore, usage_path
 from tests.synth import Fake, dumps, fake_key, write_entry
 

@@ -101,9 +101,6 @@ class ContentKind(str, enum.Enum):
         return _LABELS[self]
 
 
-# moved to ContentKind (beside cache.keys.KeyKind, the kind of a key); callers outside cache/ move at merge
-Kind = ContentKind
-
 _LABELS = {
     ContentKind.FX: "FX entries", ContentKind.AOT: "AOTAutograd entries", ContentKind.CODE: "generated code",
     ContentKind.LIBRARY: "compiled libraries", ContentKind.PCH: "precompiled headers",

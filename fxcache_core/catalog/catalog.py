@@ -24,8 +24,9 @@ from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import CacheKey, CacheScan, Entry, read_entry_bytes
 from fxcache_core.catalog.index import Index, from_json, light
 from fxcache_core.catalog.pool import WorkerResult, decode_in_workers, worker_count
-from fxcache_core.decode.entries import MAX_ENTRY_BYTES, DecodedEntry, decode_entry
+from fxcache_core.decode.entries import DecodedEntry, decode_entry
 from fxcache_core.decode.symbols import SymbolInfo, symbol_table
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 
 

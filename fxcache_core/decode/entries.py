@@ -44,9 +44,6 @@ from fxcache_core.decode.unpickler import (
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 from fxcache_core.reasons import Reason
 
-# MAX_ENTRY_BYTES, Stub, load_stubs, plain: moved to decode.unpickler; source_name: moved to
-# decode.sources; still importable from here, callers outside decode/ move at merge
-
 _SYM_RE = re.compile(r"^Sym\((.+)\)$")
 _PLACEHOLDER_RE = re.compile(
     r'^\s*(?:def forward\(self,\s*)?(\w+): "([^"]*)",?\s*(?:#\s*(.*))?$'

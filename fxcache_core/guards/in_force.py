@@ -14,7 +14,7 @@ fails it run the cached graph, which was compiled for calls that pass it.
 
 * ``installed``: a guard in force is the clause (up to the order of a
   comparison and chained comparisons split), or the guards in force confine
-  its symbols to integer ranges (:func:`fxcache_core.guards.view.summarize`)
+  its symbols to integer ranges (:func:`fxcache_core.guards.summary.summarize`)
   within which the clause always holds;
 * ``missing``: a *witness* was found: values of the call's sizes (the traced
   call's, some changed, equal sizes kept equal where a guard says so) that pass

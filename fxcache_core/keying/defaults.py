@@ -17,7 +17,6 @@ import json
 from collections.abc import Mapping
 from importlib import resources
 from types import MappingProxyType
-from typing import Any
 
 __all__ = ["DATA_FILE", "default_settings", "dumps", "torch_version"]
 
@@ -55,12 +54,3 @@ def dumps(version: str, settings: Mapping[str, tuple[str, str]]) -> str:
     rows = [f"  {json.dumps(name)}: {json.dumps(list(pair))}" for name, pair in sorted(settings.items())]
     return ("{\n" f'  "torch_version": {json.dumps(version)},\n' f'  "note": {json.dumps(_NOTE)},\n'
             '  "defaults": {\n' + ",\n".join("  " + r for r in rows) + "\n  }\n}\n")
-
-
-def __getattr__(name: str) -> Any:
-    """``DEFAULTS`` and ``TORCH_VERSION``, the names of the former generated module."""
-    if name == "DEFAULTS":
-        return dict(default_settings())
-    if name == "TORCH_VERSION":
-        return torch_version()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

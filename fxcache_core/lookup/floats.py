@@ -26,7 +26,7 @@ import re
 
 from fxcache_core.cache.scan import CacheKey, read_entry_bytes
 from fxcache_core.catalog.catalog import Catalog
-from fxcache_core.decode.entries import MAX_ENTRY_BYTES, Stub, load_stubs
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs
 from fxcache_core.errors import EntryDecodeError
 
 AS_TENSOR = "___as_tensor("

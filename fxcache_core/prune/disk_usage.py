@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fxcache_core.cache.inventory import Inventory, Item, Kind, Totals
+from fxcache_core.cache.inventory import ContentKind, Inventory, Item, Totals
 from fxcache_core.reasons import code_of
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class KindUsage:
             (``.py``, ``.main.so``); for ``triton``, per device.
     """
 
-    kind: Kind
+    kind: ContentKind
     files: int
     bytes: int
     oldest: float | None
@@ -64,7 +64,7 @@ class KindUsage:
                 "bytes": self.bytes, "oldest_use": self.oldest, "newest_use": self.newest,
                 "reclaimable": self.reclaimable.to_json(),
                 "stale": None if self.stale is None else self.stale.to_json(),
-                "by_extension" if self.kind is not Kind.TRITON else "by_device":
+                "by_extension" if self.kind is not ContentKind.TRITON else "by_device":
                     [{"name": d, "files": n, "bytes": b} for d, n, b in self.by_detail]}
 
 
@@ -75,7 +75,7 @@ class DiskUsage:
     Attributes:
         root: the dir.
         layout: ``inductor`` or ``triton`` (a ``$TRITON_CACHE_DIR`` of its own).
-        kinds: one row per kind present, in :class:`Kind` order.
+        kinds: one row per kind present, in :class:`ContentKind` order.
         totals: what ``find``/``du`` say of the root.
         unreadable: (path, why) for what could not be listed or stat'ed: the
             totals leave it out.
@@ -135,16 +135,16 @@ def disk_usage(inv: Inventory, reclaim: Iterable[str] = (), stale: Iterable[str]
     """
     gone = set(reclaim)
     stale_set = None if stale is None else set(stale)
-    rows: dict[Kind, list[Item]] = {}
+    rows: dict[ContentKind, list[Item]] = {}
     for i in inv.items:
         rows.setdefault(i.kind, []).append(i)
     out = []
-    for kind in Kind:
+    for kind in ContentKind:
         items = rows.get(kind)
         if not items:
             continue
         details: dict[str, list[int]] = {}
-        if kind in (Kind.CODE, Kind.LIBRARY, Kind.TRITON):
+        if kind in (ContentKind.CODE, ContentKind.LIBRARY, ContentKind.TRITON):
             for i in items:
                 d = details.setdefault(i.detail, [0, 0])
                 d[0] += 1

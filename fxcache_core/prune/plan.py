@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fxcache_core.cache.inventory import Inventory, Kind
+from fxcache_core.cache.inventory import ContentKind, Inventory
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry, scan_artifacts
 from fxcache_core.catalog.catalog import Catalog
@@ -204,12 +204,12 @@ def _unit_removals(inv: Inventory, chosen: dict[str, tuple[Unit, list[Reason]]],
     """The files of the chosen units as removals (those not already planned), and
     the dirs to remove once empty. A Triton dir that a group file of a kept
     Triton dir names a file in is left out (:func:`fxcache_core.prune.units.group_named`)."""
-    kept = [u for u in prune_units.units(inv) if u.kind is Kind.TRITON and u.name not in chosen]
+    kept = [u for u in prune_units.units(inv) if u.kind is ContentKind.TRITON and u.name not in chosen]
     named = prune_units.group_named(inv, kept)
     out: list[Removal] = []
     dirs: list[tuple[str, ...]] = []
     for u, why in chosen.values():
-        if u.kind is Kind.TRITON and u.dirs and u.dirs[0] in named:
+        if u.kind is ContentKind.TRITON and u.dirs and u.dirs[0] in named:
             continue
         for i in u.items:
             if i.file.where not in planned:

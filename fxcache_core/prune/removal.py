@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fxcache_core.cache.inventory import Kind
+from fxcache_core.cache.inventory import ContentKind
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import FileInfo
 from fxcache_core.prune.deletion import Located
@@ -55,7 +55,7 @@ class Removal:
     entry: str | None
     reasons: tuple[str, ...]
     at: Located | None = None
-    content: Kind | None = None
+    content: ContentKind | None = None
     lock: tuple[str, ...] | None = None
 
     @property

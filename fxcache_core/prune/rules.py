@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from fxcache_core.cache.inventory import Kind, detect_layout, take_inventory
+from fxcache_core.cache.inventory import ContentKind, detect_layout, take_inventory
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import Artifact, Entry, scan_artifacts
 from fxcache_core.catalog.catalog import Catalog, Unreadable
@@ -153,7 +153,7 @@ def _select_older_than(s: Selection) -> None:
         if age > s.policy.older_than_s:
             s.pick(e, Reason(f"unused for {format_duration(age)}", "unused"))
     for u, age in s.idle_units():
-        if u.kind is Kind.PGO and age > s.policy.older_than_s:
+        if u.kind is ContentKind.PGO and age > s.policy.older_than_s:
             s.pick_unit(u, Reason(f"PGO state unused for {format_duration(age)}", "unused-pgo-state"))
 
 
@@ -186,11 +186,11 @@ def _select_unreadable(s: Selection) -> None:
             s.pick(e, Reason("its name is not the sha256 of its content (altered after torch wrote it)",
                              "name-not-content-hash"))
     for u, age in s.idle_units():
-        if u.kind is Kind.TEMP:
+        if u.kind is ContentKind.TEMP:
             s.pick_unit(u, Reason(f"stale temp file, untouched for {format_duration(age)}", "stale-temp-file"))
 
 
-_NOUN = {Kind.TRITON: "Triton kernel", Kind.PCH: "precompiled header"}
+_NOUN = {ContentKind.TRITON: "Triton kernel", ContentKind.PCH: "precompiled header"}
 
 
 def _select_artifacts(s: Selection) -> None:
@@ -200,7 +200,7 @@ def _select_artifacts(s: Selection) -> None:
     if not s.policy.artifacts or s.policy.older_than_s is None:
         return
     for u, age in s.idle_units():
-        if u.kind in (Kind.TRITON, Kind.PCH) and age > s.policy.older_than_s:
+        if u.kind in (ContentKind.TRITON, ContentKind.PCH) and age > s.policy.older_than_s:
             s.pick_unit(u, Reason(f"{_NOUN[u.kind]} unused for {format_duration(age)}", "unused-artifact"))
 
 
@@ -209,7 +209,7 @@ def _select_orphaned_locks(s: Selection) -> None:
     if not s.policy.orphaned_locks:
         return
     for u, age in s.idle_units():
-        if u.kind is Kind.LOCK:
+        if u.kind is ContentKind.LOCK:
             s.pick_unit(u, Reason(f"orphaned lock (what it guarded is gone), untouched for {format_duration(age)}",
                                   "orphaned-lock"))
 
@@ -235,12 +235,12 @@ def _select_stale(s: Selection) -> None:
     from fxcache_core.cache.provenance import built_by_another_torch
 
     for u, _ in s.idle_units():
-        if u.kind not in (Kind.PCH, Kind.LIBRARY):
+        if u.kind not in (ContentKind.PCH, ContentKind.LIBRARY):
             continue
         i = u.items[-1]  # the library, not its load-check marker
         try:
             stale, why = built_by_another_torch(i.file.where, i.file.mtime, s.policy.stale_include_dir,
-                                                pch=u.kind is Kind.PCH)
+                                                pch=u.kind is ContentKind.PCH)
         except OSError as e:
             stale, why = None, f"cannot read it: {e.strerror or e}"
         if stale:

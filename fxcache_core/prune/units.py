@@ -43,7 +43,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fxcache_core.cache.inventory import LOAD_OK, Inventory, Item, Kind
+from fxcache_core.cache.inventory import LOAD_OK, ContentKind, Inventory, Item
 from fxcache_core.cache.keys import artifact_key, is_code_key
 
 GROUP_FILE_LIMIT = 1 << 20
@@ -62,7 +62,7 @@ class Unit:
         dirs: dirs (names below the root) removed once empty, deepest first.
     """
 
-    kind: Kind
+    kind: ContentKind
     name: str
     items: tuple[Item, ...]
     lock: tuple[str, ...] = ()
@@ -93,20 +93,20 @@ def units(inv: Inventory) -> list[Unit]:
     triton: dict[tuple[str, ...], list[Item]] = {}
     for i in inv.items:
         parts = i.parts
-        if i.kind is Kind.TRITON:
+        if i.kind is ContentKind.TRITON:
             triton.setdefault(parts[:-1], []).append(i)
-        elif i.kind is Kind.PCH and not parts[-1].endswith(".h"):
+        elif i.kind is ContentKind.PCH and not parts[-1].endswith(".h"):
             key = artifact_key(parts[-1]) or ""
             lock = ("precompiled_headers", "locks", f"{key}.lock")
-            out.append(Unit(Kind.PCH, "/".join(parts), (i,), lock if lock in present else ()))
-        elif i.kind is Kind.PGO:
+            out.append(Unit(ContentKind.PCH, "/".join(parts), (i,), lock if lock in present else ()))
+        elif i.kind is ContentKind.PGO:
             lock = (*parts[:-1], parts[-1] + ".lock")
-            out.append(Unit(Kind.PGO, "/".join(parts), (i,), lock if lock in present else ()))
-        elif i.kind is Kind.LOCK and _orphaned(parts, present, guarded):
-            out.append(Unit(Kind.LOCK, "/".join(parts), (i,), parts))
-        elif i.kind is Kind.TEMP and not _in_entry_key_dir(parts):
-            out.append(Unit(Kind.TEMP, "/".join(parts), (i,), (), _temp_dirs(parts)))
-        elif i.kind in (Kind.CODE, Kind.LIBRARY, Kind.AUTOTUNE) and len(parts) == 2:
+            out.append(Unit(ContentKind.PGO, "/".join(parts), (i,), lock if lock in present else ()))
+        elif i.kind is ContentKind.LOCK and _orphaned(parts, present, guarded):
+            out.append(Unit(ContentKind.LOCK, "/".join(parts), (i,), parts))
+        elif i.kind is ContentKind.TEMP and not _in_entry_key_dir(parts):
+            out.append(Unit(ContentKind.TEMP, "/".join(parts), (i,), (), _temp_dirs(parts)))
+        elif i.kind in (ContentKind.CODE, ContentKind.LIBRARY, ContentKind.AUTOTUNE) and len(parts) == 2:
             if parts[-1].endswith(LOAD_OK) and i.file.where[: -len(LOAD_OK)] in where:
                 continue  # goes with its library, first
             key = artifact_key(parts[-1]) or ""
@@ -116,7 +116,7 @@ def units(inv: Inventory) -> list[Unit]:
                             lock if lock in present else ()))
     for d, items in sorted(triton.items()):
         lock = (*d[:-1], d[-1] + ".lock")
-        out.append(Unit(Kind.TRITON, "/".join(d), tuple(items), lock if lock in present else (), (d,)))
+        out.append(Unit(ContentKind.TRITON, "/".join(d), tuple(items), lock if lock in present else (), (d,)))
     return out
 
 
@@ -171,7 +171,7 @@ def group_named(inv: Inventory, kept: Iterable[Unit]) -> set[tuple[str, ...]]:
     root = os.path.realpath(inv.root)
     out: set[tuple[str, ...]] = set()
     for u in kept:
-        if u.kind is not Kind.TRITON:
+        if u.kind is not ContentKind.TRITON:
             continue
         for i in u.items:
             if not (i.file.name.startswith("__grp__") and i.file.name.endswith(".json")):

@@ -223,7 +223,7 @@ def _key_block(m, explain: bool, say) -> None:
 
 def _user(src: str) -> str:
     """``L['x']`` as the user wrote it: ``x``."""
-    from fxcache_core.lookup.sources import user_name
+    from fxcache_core.lookup.inputs import user_name
 
     return user_name(src)
 

@@ -15,9 +15,9 @@ from fxcache_core.catalog.index import from_json, light, to_json
 from fxcache_core.decode.entries import DecodedEntry, Origin, parse_linemap_frames
 from fxcache_core.functions.frames import _enclosing, _parse, resume_parent
 from fxcache_core.lookup.floats import floats_in_code
-from fxcache_core.lookup.sources import alias as _alias
-from fxcache_core.lookup.sources import candidates as _candidates
-from fxcache_core.lookup.sources import user_name
+from fxcache_core.lookup.inputs import alias as _alias
+from fxcache_core.lookup.inputs import candidates as _candidates
+from fxcache_core.lookup.inputs import user_name
 
 
 def _stack(*frames: tuple[str, str, int]) -> str:

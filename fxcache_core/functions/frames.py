@@ -1,4 +1,5 @@
-"""Which function a key was compiled from: the frame Dynamo compiled.
+"""The frame Dynamo compiled, read from the cache: the compiled frame of a key, its
+resume frames, and a module's class and parameters read from its source file.
 
 ``torch.compile(fn)`` makes Dynamo compile the code object of ``fn``; inlined
 callees (a model's ``forward``, its layers, a loss) become part of that frame's

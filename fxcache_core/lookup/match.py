@@ -54,10 +54,10 @@ from fxcache_core.lookup.fit import (
     fit_baked_floats,
     positional_inputs,
 )
+from fxcache_core.lookup.inputs import alias, input_bases, takes
 from fxcache_core.lookup.int_args import FunctionKeys, int_argument_rule
 from fxcache_core.lookup.judge import EntryVerdict, FxLoad, fx_loads, judge_entry, torch_lookup
 from fxcache_core.lookup.report import KeyMatch, MatchReport, UnboundKey
-from fxcache_core.lookup.sources import alias, input_bases, takes
 from fxcache_core.reasons import Reason
 
 __all__ = ["EntryVerdict", "FxLoad", "KeyMatch", "MatchReport", "UnboundKey", "match", "match_key"]

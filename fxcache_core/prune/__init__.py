@@ -5,4 +5,4 @@ Lowest first: ``policy`` (GcPolicy) and ``removal`` (one planned file);
 ``deletion`` (dir-fd walks); ``units`` (files that go together); ``generated``
 (generated code's rules); ``rules`` (one ``_select_<rule>`` per policy field);
 ``plan`` (plan_gc, plan_rm, GcPlan); ``execute`` (execute_plan, GcResult);
-``disk_usage`` (df). ``gc`` re-exports the names the single gc module had."""
+``disk_usage`` (df)."""

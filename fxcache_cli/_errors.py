@@ -6,11 +6,9 @@ handlers) and huggingface_hub's ``cli/_errors.py`` (``CLI_ERROR_MAPPINGS``: the
 library raises typed errors with fields, the CLI writes the words).
 
 fxcache_core names its parameters in messages and reasons through
-:func:`fxcache_core.errors.param` markers, never CLI flags; :func:`flag_of` turns
-a core parameter into the flag that gives it (``shapes`` -> ``--shapes``), and
-:func:`render_flags` renders every marker of a text that way. The output layer
-(:mod:`fxcache_cli._output`) applies it to everything it writes, human and JSON.
-Never imports more of fxcache_core than :mod:`fxcache_core.errors`.
+:func:`fxcache_core.errors.param`, never CLI flags; :func:`flag_of`
+(:mod:`fxcache_cli._flags`) is the naming ``main()`` installs, so they read as
+flags. Never imports more of fxcache_core than :mod:`fxcache_core.errors`.
 """
 
 from __future__ import annotations
@@ -19,10 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-from ._flags import FLAGS, flag_of, message_of, render_flags, render_json_flags
-
-__all__ = ["FLAGS", "flag_of", "message_of", "render_flags", "render_json_flags", "handle",
-           "CLI_ERROR_MAPPINGS", "is_usage_error"]
+from ._flags import message_of
 
 # Exit codes (main()'s docstring says which command uses which).
 SUCCESS = 0

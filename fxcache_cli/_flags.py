@@ -1,17 +1,14 @@
 """Core parameters as the CLI's flags.
 
 fxcache_core names its parameters in messages and reasons through
-:func:`fxcache_core.errors.param` markers, never CLI flags; :func:`flag_of` turns
-a core parameter into the flag that gives it (``shapes`` -> ``--shapes``), and
-:func:`render_flags` renders every marker of a text that way. Both the error layer
-(:mod:`fxcache_cli._errors`) and the output layer (:mod:`fxcache_cli._output`) use
-it, so a core message reads with flags wherever the CLI writes it. Imports nothing
-of fxcache_core.
+:func:`fxcache_core.errors.param`, never CLI flags; :func:`flag_of` turns a core
+parameter into the flag that gives it (``shapes`` -> ``--shapes``), and ``main()``
+installs it as the naming in force (:func:`fxcache_core.errors.use_names`) before
+any command runs, so every core text made during a run says the flag. Imports
+nothing of fxcache_core.
 """
 
 from __future__ import annotations
-
-import re
 
 # A core parameter -> the flag that gives it, where the flag is not simply
 # "--" + the name with "_" as "-" (that rule covers shapes, sym, key, arg,
@@ -44,24 +41,9 @@ def flag_of(name: str) -> str:
     return FLAGS.get(name) or "--" + name.replace("_", "-")
 
 
-_MARKER = re.compile("\x1e([A-Za-z_][A-Za-z0-9_]*)\x1f")
-_JSON_MARKER = re.compile(r"\\u001e([A-Za-z_][A-Za-z0-9_]*)\\u001f")
-
-
-def render_flags(text: str) -> str:
-    """``text`` with each core parameter marker written as its flag."""
-    return _MARKER.sub(lambda m: flag_of(m.group(1)), text) if "\x1e" in text else text
-
-
-def render_json_flags(text: str) -> str:
-    """JSON text (``json.dumps``' ASCII form, markers escaped as ``\\u001e``) with
-    each marker written as its flag: JSON strings read as the human output does."""
-    return _JSON_MARKER.sub(lambda m: flag_of(m.group(1)), text) if "\\u001e" in text else text
-
-
 def message_of(e: BaseException) -> str:
-    """An FxcacheError's message as the CLI says it (parameters as flags)."""
-    render = getattr(e, "render", None)
-    return render(flag_of) if callable(render) else str(e)
+    """An error's message as the CLI says it (its parameters were named as flags
+    when it was made: :func:`flag_of` is the naming in force during a run)."""
+    return str(e)
 
 

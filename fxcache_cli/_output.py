@@ -10,10 +10,9 @@ line on stderr (:func:`error_line`); :func:`fail` adds exit code 2. Statuses are
 coloured from one table (:data:`COLOUR`, :func:`paint`); keys and entry names
 are cut by one helper (:func:`short`).
 
-Core texts name their parameters through markers (:func:`fxcache_core.errors.param`);
-everything written here, human and JSON, renders them as the CLI's flags
-(:func:`fxcache_cli._flags.render_flags`), so a core message that says
-``param('shapes')`` reads ``--shapes`` on the command line.
+Core texts name their parameters through :func:`fxcache_core.errors.param`;
+``main()`` installs the CLI's flags as their names before a command runs, so a
+core message that says ``param('shapes')`` reads ``--shapes`` here.
 
 Anything that comes from a cache (file names, guards strings, reasons quoting
 pickle content, debug lines) is untrusted text: it goes into human output
@@ -41,8 +40,6 @@ from typing import Any, NoReturn
 
 import typer
 
-from ._flags import render_flags, render_json_flags
-
 # C0 and C1 controls, DEL, line/paragraph separators, bidi embeddings/overrides/
 # isolates, and lone surrogates (the bytes of a name that is not UTF-8, or a
 # surrogate a pickle stored): never written raw.
@@ -62,11 +59,9 @@ def _escape_char(m: re.Match[str]) -> str:
 def shown(text: str, keep_newlines: bool = False) -> str:
     """Untrusted text (from a cache) as it may be shown: every control character
     (``\\x1b``, ``\\n``...), bidi control (``\\u202e``) and undecodable byte of a
-    name (``\\xff``) written as an escape, the rest as it is. Core parameter
-    markers (:func:`fxcache_core.errors.param`) are written as flags first."""
+    name (``\\xff``) written as an escape, the rest as it is."""
     if text.isascii() and text.isprintable():  # the usual case, checked at C speed
         return text
-    text = render_flags(text)
     return (_UNSAFE_BUT_NEWLINE if keep_newlines else _UNSAFE).sub(_escape_char, text)
 
 
@@ -138,8 +133,7 @@ class ReadProgress:
 def error_line(msg: str) -> None:
     """One unwrapped line on stderr, whatever the terminal width; what it quotes
     from a cache shown escaped (:func:`shown`)."""
-    # Markers first: str.split() takes their separator characters for whitespace.
-    sys.stderr.write("fxcache: error: " + shown(" ".join(render_flags(msg).split())) + "\n")
+    sys.stderr.write("fxcache: error: " + shown(" ".join(msg.split())) + "\n")
 
 
 def fail(msg: str, code: int = 2) -> NoReturn:
@@ -289,8 +283,8 @@ class Output:
         sys.stdout.flush()
 
     def result(self, obj: Any) -> None:
-        """``obj`` as JSON (``--json``), core parameters named as flags."""
-        sys.stdout.write(render_json_flags(json.dumps(obj, indent=2, default=str)) + "\n")
+        """``obj`` as JSON (``--json``)."""
+        sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
     def listing(self, obj: dict[str, Any], lists: dict[str, Iterable[Any]]) -> None:
         """``obj`` as JSON, each ``obj[key]`` for ``key`` in ``lists`` the list of
@@ -300,7 +294,7 @@ class Output:
         w = sys.stdout.write
 
         def dumps(v: Any) -> str:
-            return render_json_flags(json.dumps(v, default=str))
+            return json.dumps(v, default=str)
 
         w("{")
         for n, (k, v) in enumerate(obj.items()):

@@ -37,12 +37,18 @@ def main() -> None:
     130 interrupted, 141 the reader of stdout went away (``fxcache ls | head``),
     quietly, as a process killed by SIGPIPE.
     """
+    from fxcache_core.errors import use_names
+
+    from ._flags import flag_of
+
+    restore = use_names(flag_of)  # core texts made during the run name flags, not parameters
     try:
         try:
             code = app(standalone_mode=False)
             sys.stdout.flush()
         finally:
             close_all()
+            restore()
     except BrokenPipeError:
         _stdout_gone()
         sys.exit(_errors.BROKEN_PIPE)

@@ -7,51 +7,45 @@ into a one-line message and exit code 2.
 
 Errors speak in the parameters of the core call that was given the bad value,
 never in CLI flags: a message names a parameter through :func:`param`, and the
-error carries ``param`` and ``value`` as fields. ``str(error)`` names the
-parameter as a library caller wrote it (``shapes``); the CLI's error layer
-renders the same message with its flag (``--shapes``) through
-:meth:`FxcacheError.render`.
+error carries ``param`` and ``value`` as fields. :func:`param` asks the naming in
+force, as gettext's ``_()`` asks the locale: a library caller reads the parameter
+(``shapes``); the CLI installs its own naming once, at start-up
+(:func:`use_names`), and reads its flag (``--shapes``). The flag spellings live in
+the CLI, not here. Nothing is rendered after the fact, so no text read from a cache
+can pose as a parameter.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
-_PARAM = re.compile("\x1e([A-Za-z_][A-Za-z0-9_]*)\x1f")
+_NAMES: ContextVar[Callable[[str], str] | None] = ContextVar("fxcache_param_names", default=None)
 
 
 def param(name: str) -> str:
-    """A parameter's name inside a message or reason text, to be rendered by who
-    shows it: as ``name`` itself by :func:`render` by default (library callers),
-    as its flag by the CLI. ``name`` is the core parameter (``"shapes"``,
-    ``"sym"``, ``"cache_dir"``, ``"dynamic"``)."""
-    return f"\x1e{name}\x1f"
+    """How the caller calls the core parameter ``name`` (``"shapes"``, ``"sym"``,
+    ``"cache_dir"``, ``"dynamic"``), for a message or reason text: the name itself,
+    or what the naming installed by :func:`use_names` makes of it (the CLI: its
+    flag). Call it when the text is made, never at import."""
+    names = _NAMES.get()
+    return names(name) if names is not None else name
 
 
-def render(text: str, name_of: Callable[[str], str] | None = None) -> str:
-    """``text`` with each :func:`param` marker replaced by ``name_of(name)``
-    (default: the parameter's own name). Text without markers is returned as is."""
-    if "\x1e" not in text:
-        return text
-    return _PARAM.sub(lambda m: (name_of or _same)(m.group(1)), text)
-
-
-def params_in(text: str) -> tuple[str, ...]:
-    """The parameters ``text`` names through :func:`param`, in order."""
-    return tuple(m.group(1) for m in _PARAM.finditer(text))
-
-
-def _same(name: str) -> str:
-    return name
+def use_names(names: Callable[[str], str] | None) -> Callable[[], None]:
+    """Install ``names`` (core parameter -> the caller's word for it) for the texts
+    made from now on in this context; None: the parameters' own names. Returns a
+    function that puts the previous naming back."""
+    token = _NAMES.set(names)
+    return lambda: _NAMES.reset(token)
 
 
 class FxcacheError(Exception):
     """Base class of every error caused by the input fxcache was given.
 
     Attributes:
-        message: the message, its parameters as :func:`param` markers.
+        message: the message (parameters named through :func:`param`).
         param: the parameter whose value is wrong (``"shapes"``), or None when
             the error is about the cache rather than an argument.
         value: the value given for ``param`` (as given), or None.
@@ -60,13 +54,6 @@ class FxcacheError(Exception):
     def __init__(self, message: str = "", *, param: str | None = None, value: Any = None) -> None:
         super().__init__(message)
         self.message, self.param, self.value = message, param, value
-
-    def render(self, name_of: Callable[[str], str] | None = None) -> str:
-        """The message, each parameter named by ``name_of`` (the CLI: its flag)."""
-        return render(self.message, name_of)
-
-    def __str__(self) -> str:
-        return render(self.message)
 
 
 class CacheDirError(FxcacheError):

@@ -7,23 +7,19 @@ stable ``code`` a JSON consumer can branch on (``"clause-failed"``,
 ``"placeholder-not-given"``). Codes are lowercase words joined by ``-``; once
 published in JSON a code never changes meaning (add a new one instead).
 
-Texts name the parameters of core calls through :func:`fxcache_core.errors.param`
-markers, never CLI flags; :attr:`Reason.text` renders them as parameter names,
-the CLI as its flags (ccache's statistics table, pip's status codes: one row per
-thing, a machine id and the words, rendered by who shows it).
+Texts name the parameters of core calls through :func:`fxcache_core.errors.param`,
+never CLI flags (ccache's statistics table, pip's status codes: one row per thing,
+a stable machine id beside the words).
 """
 
 from __future__ import annotations
-
-from fxcache_core.errors import render
 
 
 class Reason(str):
     """A reason's text with its stable ``code``.
 
-    ``Reason("s0 = 40 fails s0 <= 7", "clause-failed")``. ``str`` operations see
-    the raw text (with any :func:`~fxcache_core.errors.param` markers);
-    :attr:`text` is the text for a library caller, :meth:`to_json` its JSON form.
+    ``Reason("s0 = 40 fails s0 <= 7", "clause-failed")``: a ``str`` (the text),
+    :attr:`text` the same as a plain ``str``, :meth:`to_json` its JSON form.
     Reasons made before codes existed are plain ``str``; :func:`code_of` gives
     them ``"unspecified"``.
 
@@ -44,8 +40,8 @@ class Reason(str):
 
     @property
     def text(self) -> str:
-        """The sentence, parameters named as a library caller passes them."""
-        return render(str(self))
+        """The sentence, as a plain ``str``."""
+        return str.__str__(self)
 
     def to_json(self) -> dict[str, str]:
         """``{"code": ..., "text": ...}``."""

@@ -1,6 +1,8 @@
-"""The CLI's error layer: a core parameter is written as its flag, in errors and in
-everything the output object writes (human and JSON), so core texts that name
-parameters through markers read as the CLI always read. No torch, no subprocess."""
+"""The CLI's error layer: a core parameter is written as its flag. ``main()``
+installs the CLI's naming (``errors.use_names(flag_of)``), so core texts made during
+a run say ``--shapes`` where a library caller reads ``shapes``; nothing is rendered
+after the fact, so text read from a cache is never turned into a flag. No torch, no
+subprocess."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ import sys
 import pytest
 
 from fxcache_cli import _errors
-from fxcache_cli._errors import flag_of, render_flags, render_json_flags
-from fxcache_cli._output import error_line, out
-from fxcache_core.errors import FxcacheError, ShapeSpecError, param
+from fxcache_cli._flags import FLAGS, flag_of
+from fxcache_cli._output import out, shown
+from fxcache_core.errors import FxcacheError, ShapeSpecError, param, use_names
 from fxcache_core.reasons import Reason
 
 
@@ -46,14 +48,25 @@ def test_every_flag_the_table_names_is_an_option_of_some_command():
     named = {flag_of(n) for n in ("shapes", "sym", "key", "arg", "range", "dynamic", "duck_shape", "fn",
                                   "cache_dir", "remote", "rank", "compile", "older_than", "max_size",
                                   "artifacts", "keep_last", "keep_costly", "set_ttl", "stale")}
-    assert named | set(_errors.FLAGS.values()) <= options
+    assert named | set(FLAGS.values()) <= options
 
 
-def test_markers_render_as_flags_in_text_and_in_json_text():
-    text = f"{param('sym')} binds placeholders of one key: give {param('key')} too"
-    assert render_flags(text) == "--sym binds placeholders of one key: give --key too"
-    assert render_flags("no marker") == "no marker"
-    assert json.loads(render_json_flags(json.dumps({"why": text}))) == {"why": render_flags(text)}
+@pytest.fixture
+def cli_naming():
+    restore = use_names(flag_of)
+    yield
+    restore()
+
+
+def test_texts_name_parameters_for_library_callers_and_flags_under_the_cli():
+    assert f"{param('sym')} needs {param('key')}" == "sym needs key"
+    restore = use_names(flag_of)
+    try:
+        assert f"{param('sym')} needs {param('key')}" == "--sym needs --key"
+        assert param("older_than_s") == "--older-than"
+    finally:
+        restore()
+    assert param("sym") == "sym"
 
 
 def _captured(fn, *args):
@@ -66,30 +79,32 @@ def _captured(fn, *args):
         sys.stdout, sys.stderr = stdout, stderr
 
 
-def test_json_results_and_listings_name_flags_not_markers():
+def test_json_results_and_listings_name_flags(cli_naming):
     why = Reason(f"pass {param('dynamic')} true/none/false", "mode-unknown")
     body = {"reason": why, "reason_code": why.code, "reasons": [why]}
     got, _ = _captured(out.result, body)
     assert json.loads(got) == {"reason": "pass --dynamic true/none/false", "reason_code": "mode-unknown",
                                "reasons": ["pass --dynamic true/none/false"]}
-    assert "\\u001e" not in got
     streamed, _ = _captured(out.listing, {"kept": None, "n": 1}, {"kept": iter([{"why": why}])})
     assert json.loads(streamed) == {"kept": [{"why": "pass --dynamic true/none/false"}], "n": 1}
 
 
-def test_human_text_tables_and_error_lines_name_flags():
-    text = f"give {param('shapes')} NAME=[...]"
-    got, _ = _captured(out.text, f"[dim]{text}[/dim]")
-    assert got == "give --shapes NAME=[...]\n"
-    got, _ = _captured(out.table, "t", [("a",), (text,)], set())
-    assert got == "t\na\ngive --shapes NAME=[...]\n"
-    _, err = _captured(error_line, f"{param('range')} s0=-5:10:   empty")  # markers survive the split
-    assert err == "fxcache: error: --range s0=-5:10: empty\n"
+def test_a_name_read_from_a_cache_is_never_turned_into_a_flag(cli_naming):
+    """What a hostile cache writes stays what it is: escaped for people, exact in JSON."""
+    name = "tmp\x1esym\x1f.tmp"
+    assert shown(name) == "tmp\\x1esym\\x1f.tmp"
+    got, _ = _captured(out.result, {"path": name})
+    assert json.loads(got) == {"path": name}
 
 
 def test_an_fxcache_error_is_one_line_with_its_flag_and_exit_2(capsys):
     e = ShapeSpecError(f"{param('shapes')} x=-5: x is a tensor", param="shapes", value="x=-5")
-    assert str(e) == "shapes x=-5: x is a tensor"  # a library caller reads its own argument's name
+    assert str(e) == "shapes x=-5: x is a tensor" and e.param == "shapes"  # a library caller's words
+    restore = use_names(flag_of)
+    try:
+        e = ShapeSpecError(f"{param('shapes')} x=-5: x is a tensor", param="shapes", value="x=-5")
+    finally:
+        restore()
     with pytest.raises(SystemExit) as exit_:
         _errors.handle(e)
     assert exit_.value.code == _errors.BAD_INPUT == 2

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from fxcache_core.errors import CacheDirError, param, params_in
+from fxcache_core.errors import CacheDirError, param
 
 ENV_VAR = "TORCHINDUCTOR_CACHE_DIR"
 
@@ -42,7 +42,7 @@ def default_cache_dir() -> Path:
 def resolve_cache_dir(
     explicit: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
-    explicit_name: str = param("cache_dir"),
+    explicit_name: str = "cache_dir",
 ) -> Path:
     """The absolute cache dir torch would use, or ``explicit`` when given.
 
@@ -52,17 +52,16 @@ def resolve_cache_dir(
 
     Raises:
         CacheDirError: the directory does not exist or is not a directory; the
-            message names where it came from (``explicit_name`` for ``explicit``:
-            a :func:`~fxcache_core.errors.param` marker such as
-            ``param("other_cache_dir")``, which the error also carries as its
+            message names where it came from (for ``explicit``, the parameter
+            ``explicit_name`` that gave it, such as ``"other_cache_dir"``, through
+            :func:`~fxcache_core.errors.param`, which the error also carries as its
             ``param``, with ``explicit`` as its ``value``; else the variable or
             "default").
     """
     environ = os.environ if env is None else env
     raw = explicit if explicit is not None else environ.get(ENV_VAR)
-    source = explicit_name if explicit is not None else (ENV_VAR if raw is not None else "default")
-    named = params_in(explicit_name) if explicit is not None else ()
-    given = {"param": named[0], "value": explicit} if named else {}
+    source = param(explicit_name) if explicit is not None else (ENV_VAR if raw is not None else "default")
+    given = {"param": explicit_name, "value": explicit} if explicit is not None else {}
     path = Path(os.path.abspath(raw)) if raw is not None else default_cache_dir()
     if not path.exists():
         raise CacheDirError(f"cache dir {path} ({source}) does not exist", **given)

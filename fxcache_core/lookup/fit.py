@@ -42,9 +42,11 @@ SYMBOL_RE = re.compile(r"[a-z]+\d+")
 _PARAM_RE = re.compile(r"\._(parameters|buffers)\[")
 _EQ_RE = re.compile(r"^\(?L\['(t\d+)'\] == L\['(t\d+)'\]\)?$")
 
-HOW = (f"pass {param('dynamic')} true/none/false as in torch.compile, and mark_dynamic=[...] on dims "
-       "that are marked")
-"""How a user settles what depends on the compile mode (a hint in notes)."""
+def how() -> str:
+    """How a user settles what depends on the compile mode (a hint in notes; made
+    when asked, so the caller's naming of ``dynamic`` is in force)."""
+    return (f"pass {param('dynamic')} true/none/false as in torch.compile, and mark_dynamic=[...] on dims "
+            "that are marked")
 
 Symbolic = tuple[str, str, int, str]
 """A symbolic dim of the call: (where, the key's symbol, size given, dim kind)."""
@@ -312,7 +314,7 @@ def fit_tensorified(b: Binding, base: str, val: InputValue | None, mode: Dynamic
         b.notes.append(Reason(
             f"{base} is a float taken as a tensor here: under dynamic=True torch does that and "
             "looks up this key; under dynamic=None a fresh process's first call specializes it "
-            f"into another key ({HOW})", "float-depends-on-mode"))
+            f"into another key ({how()})", "float-depends-on-mode"))
 
 
 def fit_baked_floats(catalog: Catalog, key: CacheKey, b: Binding,
@@ -338,7 +340,7 @@ def fit_baked_floats(catalog: Catalog, key: CacheKey, b: Binding,
                 b.notes.append(Reason(
                     f"{src} = {val} is a constant of this key's graph: torch specializes a float "
                     "so on a fresh process's first call under dynamic=None, not under "
-                    f"dynamic=True ({HOW})", "float-depends-on-mode"))
+                    f"dynamic=True ({how()})", "float-depends-on-mode"))
             continue
         shown = ", ".join(sorted({repr(c) for c in consts})) or "no float constant"
         b.problems.append(Reason(
@@ -405,7 +407,7 @@ def _duck(b: Binding, symbolic: list[Symbolic], static: list[Static],
                 b.notes.append(Reason(
                     f"{w1} and {w2} are both {v1}: under dynamic=True duck sizing gives them one "
                     f"symbol and torch traces another graph; marked dynamic (mark_dynamic, automatic "
-                    f"dynamic) they keep this key's {s1} and {s2} ({HOW})", "duck-sizing-depends-on-mode"))
+                    f"dynamic) they keep this key's {s1} and {s2} ({how()})", "duck-sizing-depends-on-mode"))
     for w1, _s1, v1, k1 in symbolic:
         for w2, v2, k2 in static:
             if v1 == v2 and k1 in duckish and k2 in duckish:
@@ -418,7 +420,7 @@ def _duck(b: Binding, symbolic: list[Symbolic], static: list[Static],
                     b.notes.append(Reason(
                         f"{w1} = {v1} equals {w2}, static here: if both are duck-sized "
                         "(dynamic=True, unmarked), torch traces another graph; if either is marked "
-                        f"dynamic or static, it does not ({HOW})", "duck-sizing-depends-on-mode"))
+                        f"dynamic or static, it does not ({how()})", "duck-sizing-depends-on-mode"))
                 break
 
 

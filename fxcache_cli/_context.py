@@ -30,12 +30,11 @@ def scan_dir(cache_dir: str | None = None, quiet: bool = False, option: str = "c
     progress bar (--json)."""
     from fxcache_core.cache.location import resolve_cache_dir
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.errors import param
 
     if state.remote is not None and cache_dir is None:
         return scan_cache(remote_snapshot(quiet))
     if cache_dir is not None:
-        return scan_cache(resolve_cache_dir(cache_dir, explicit_name=param(option)))
+        return scan_cache(resolve_cache_dir(cache_dir, explicit_name=option))
     return scan_cache(resolve_cache_dir(state.cache_dir))
 
 

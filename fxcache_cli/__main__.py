@@ -1,3 +1,5 @@
+"""``python -m fxcache_cli``: the ``fxcache`` command."""
+
 from fxcache_cli.app import main
 
 if __name__ == "__main__":  # not when a worker process (spawn) imports it

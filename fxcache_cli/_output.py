@@ -213,9 +213,8 @@ def _console(**kwargs: Any) -> Any:
 class Output:
     """Where every command writes (``out``): human text, tables, JSON, questions.
 
-    rich is imported only when something is printed through a console (not by
-    ``--help``, nor by plain listings in a pipe, which :meth:`text` and
-    :meth:`table` write directly).
+    rich is imported only when something is printed through a console, or when
+    :meth:`text` asks whether stdout is a terminal (never by ``--help``).
     """
 
     _tag_re: Any = None

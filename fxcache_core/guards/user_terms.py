@@ -19,7 +19,7 @@ the parameter ``x`` and its ``x.size(0)``. This module rewrites both:
 
 Display only: verdicts always come from :mod:`fxcache_core.guards.expr` on the
 stored string. Nothing here imports sympy except :func:`region`. Ranges are
-written by :func:`~fxcache_core.guards.ranges.render_range` (re-exported here).
+written by :func:`~fxcache_core.guards.ranges.render_range`.
 """
 
 from __future__ import annotations

@@ -56,11 +56,11 @@ from fxcache_core.lookup.fit import (
 )
 from fxcache_core.lookup.inputs import alias, input_bases, takes
 from fxcache_core.lookup.int_args import FunctionKeys, int_argument_rule
-from fxcache_core.lookup.judge import EntryVerdict, FxLoad, fx_loads, judge_entry, torch_lookup
+from fxcache_core.lookup.judge import fx_loads, judge_entry, torch_lookup
 from fxcache_core.lookup.report import KeyMatch, MatchReport, UnboundKey
 from fxcache_core.reasons import Reason
 
-__all__ = ["EntryVerdict", "FxLoad", "KeyMatch", "MatchReport", "UnboundKey", "match", "match_key"]
+__all__ = ["match", "match_key"]
 
 
 def match_key(

@@ -28,7 +28,7 @@ cache copied with fresh mtimes (``cp -r``) has no entry older than the run's
 last lookup: then every entry counts, and the report says so. Without a cache, the causes
 still come from torch's own record. Nothing here imports torch or executes
 anything read from the cache. The values returned are
-:mod:`fxcache_core.trace.report`'s (re-exported here); what limits an
+:mod:`fxcache_core.trace.report`'s; what limits an
 explanation is a :class:`~fxcache_core.reasons.Reason` with a stable code.
 """
 
@@ -47,11 +47,9 @@ from fxcache_core.guards.expr import parse_guards
 from fxcache_core.guards.in_force import check_installed
 from fxcache_core.keying.anatomy import parse_debug_lines
 from fxcache_core.reasons import Reason
-from fxcache_core.trace.nearest import MAX_CANDIDATES, Nearest, NearestKeys
+from fxcache_core.trace.nearest import NearestKeys
 from fxcache_core.trace.report import (
-    CacheSummary,
     CallValue,
-    Cause,
     ExplainReport,
     LookupExplanation,
     TriedEntry,
@@ -340,5 +338,4 @@ def _call_values(c: TraceCompile) -> dict[str, int]:
     return out
 
 
-__all__ = ["MAX_CANDIDATES", "CacheSummary", "CallValue", "Cause", "ExplainReport", "LookupExplanation",
-           "Nearest", "TriedEntry", "explain"]
+__all__ = ["explain"]

@@ -2,7 +2,7 @@
 
 A module fixture starts ``redis-server`` (the Debian package) on a free
 loopback port, and a fresh torch process compiles three demo cases with the
-remote caches on and the local ones off (``demo.remote_build``), so every
+remote caches on and the local ones off (``tests.harness.remote_build``), so every
 value is torch's own ``SET``. Without redis-server the module is skipped, or
 fails under ``CI=true`` (.ci/run installs it).
 """
@@ -59,7 +59,7 @@ def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("redis")
     proc, port = _start_redis(tmp)
     url = f"redis://127.0.0.1:{port}/0"
-    out = subprocess.run([sys.executable, "-m", "demo.remote_build", url, str(tmp / "kernels"),
+    out = subprocess.run([sys.executable, "-m", "tests.harness.remote_build", url, str(tmp / "kernels"),
                           "--cases", ",".join(CASES)], cwd=REPO_ROOT, capture_output=True, text=True,
                          timeout=600, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
     assert out.returncode == 0, out.stderr[-3000:]

@@ -41,7 +41,7 @@ def test_gc_during_compiles_removes_only_its_plan(real_cache, cache_copy):
     from synth import install_triton_layout
 
     from demo.build_cache import _child_env
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     install_triton_layout(cache_copy / "triton" / "0")
     real_cache.with_pgo(cache_copy)
@@ -52,7 +52,7 @@ def test_gc_during_compiles_removes_only_its_plan(real_cache, cache_copy):
     calls = [("same_graph_two_regions", [[10, 3]]), ("int_arg", [[7], 11]),
              ("branch_on_size", [[20, 5]])]
     script = "; ".join(
-        f"subprocess.run([sys.executable, '-m', 'demo.oracle', {str(cache_copy)!r}, {c!r}, {json.dumps(s)!r}], check=True)"
+        f"subprocess.run([sys.executable, '-m', 'tests.harness.oracle', {str(cache_copy)!r}, {c!r}, {json.dumps(s)!r}], check=True)"
         for c, s in calls)
     compiler = subprocess.Popen(
         [sys.executable, "-c", f"import subprocess, sys; {script}"],

@@ -238,7 +238,7 @@ def test_a_lock_torch_holds_keeps_what_it_guards(tmp_path):
 @pytest.mark.torch
 def test_gc_frees_what_it_says_and_torch_compiles_and_hits_after(real_cache, cache_copy, default_dir,
                                                                  tmp_path, monkeypatch):
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     real_cache.with_pgo(cache_copy)
 

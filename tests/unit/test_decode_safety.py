@@ -269,13 +269,16 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from pathlib import Path
 
-t = time.perf_counter()
+t, cpu = time.perf_counter(), time.process_time()
 cat = Catalog(scan_cache(Path(sys.argv[1])))
 out = {}
 for e in cat.scan.entries():
     d = cat.load(e)
     out[e.name] = [type(d).__name__, getattr(d, "cause", None), getattr(d, "reason", None)]
+# This process's own peak RSS and CPU time: what the decoding costs, whatever else
+# the machine runs at the time (wall time is reported, for a message only).
 print(json.dumps({"results": out, "seconds": time.perf_counter() - t,
+                  "cpu_seconds": time.process_time() - cpu,
                   "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 '''
 
@@ -293,9 +296,11 @@ def _protocol2(obj) -> bytes:
 def test_a_huge_memo_index_cannot_make_decoding_allocate_gigabytes(tmp_path):
     """The 9-byte entry ``\\x80\\x02N r <4-byte index> .`` makes the C unpickler
     allocate and zero-fill a memo of twice the index (2 GB for 2**27, 32 GB for
-    2**31). Decoded in a fresh process, with every variant in one cache: peak RSS
-    stays far under 300 MB and the whole run under 2 s (a generous timeout is the
-    stall detector); each is reported as what it holds."""
+    2**31). Decoded in a fresh process, with every variant in one cache: that
+    process's own peak RSS stays far under 300 MB and its CPU time for the decoding
+    under 2 s (zero-filling gigabytes would cost more; a generous timeout is the
+    stall detector), measured in the child so that load elsewhere cannot fail it;
+    each is reported as what it holds."""
     import json
     import struct
     import subprocess
@@ -325,7 +330,7 @@ def test_a_huge_memo_index_cannot_make_decoding_allocate_gigabytes(tmp_path):
     got = json.loads(proc.stdout)
     res = {names[n]: r for n, r in got["results"].items()}
     assert got["maxrss_kb"] < 300 * 1024, got["maxrss_kb"]
-    assert got["seconds"] < 2, got["seconds"]
+    assert got["cpu_seconds"] < 2, (got["cpu_seconds"], got["seconds"])
     assert res["valid+put"][0] == "DecodedEntry"  # a sparse memo is still a valid pickle
     for label in ("binput27", "binput32", "textput"):
         assert res[label] == ["Unreadable", "corrupt", "entry holds a NoneType, not a compiled graph"], label

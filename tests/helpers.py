@@ -94,6 +94,36 @@ def run_fxcache(
     )
 
 
+def cli_json(proc: subprocess.CompletedProcess[str]):
+    """The JSON a command printed; it exited 0, or, for ``match``, with the exit code its
+    verdict gives (0 hit, 1 miss, 3 undecided)."""
+    out = json.loads(proc.stdout) if proc.stdout.strip() else None
+    want = out["verdicts"]["exit_code"] if isinstance(out, dict) and "verdicts" in out else 0
+    assert proc.returncode == want, (proc.returncode, proc.stderr)
+    return out
+
+
+def plan_gc_on(root: Path, **policy):
+    """``plan_gc`` on the cache at ``root`` with ``GcPolicy(**policy)``."""
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.prune.gc import GcPolicy, plan_gc
+
+    return plan_gc(Catalog(scan_cache(root)), GcPolicy(**policy))
+
+
+def age(paths, seconds: float, now: float | None = None) -> None:
+    """Set the atime and mtime of ``paths`` (a path or several; a directory: every file
+    under it) to ``seconds`` before ``now`` (default: the current time)."""
+    import time
+
+    t = (time.time() if now is None else now) - seconds
+    for p in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
+        p = Path(p)
+        for f in ([p] if p.is_file() else [q for q in p.rglob("*") if q.is_file()]):
+            os.utime(f, (t, t))
+
+
 def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, match_args: list[str],
                                    own_keys: set[str], tmp_path: Path) -> None:
     """Run ``fxcache match`` and torch's own lookup (tests.harness.oracle) on a snapshot; assert they agree.

@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import age as _age
+from helpers import plan_gc_on as _plan
 from helpers import run_fxcache
 from synth import best_config_bytes, install_triton_layout
 
@@ -29,18 +31,6 @@ from fxcache_core.prune.gc import GcPolicy, plan_gc
 DAY = 86400.0
 KEY = "c" + "ab" + "q" * 49
 KEY2 = "c" + "cd" + "r" * 49
-
-
-def _age(paths, seconds: float) -> None:
-    t = time.time() - seconds
-    for p in paths:
-        p = Path(p)
-        for f in ([p] if p.is_file() else [q for q in p.rglob("*") if q.is_file()]):
-            os.utime(f, (t, t))
-
-
-def _plan(root: Path, **kw):
-    return plan_gc(Catalog(scan_cache(root)), GcPolicy(**kw))
 
 
 def _removed(plan) -> set[str]:

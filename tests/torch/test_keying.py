@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import prebuilt
+from helpers import cli_json as _json
 from helpers import run_fxcache
 
 from fxcache_core.cache.keys import sha256_hash
@@ -43,11 +44,6 @@ def variants():
     root, keys = prebuilt("variants")
     assert all(len(v) == 1 for v in keys.values()), keys  # one FX key per variant
     return root, {name: v[0] for name, v in keys.items()}
-
-
-def _json(proc):
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 @pytest.mark.parametrize("variant,names,needle", [

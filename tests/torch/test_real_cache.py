@@ -9,7 +9,6 @@ again in a fresh process.
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import prebuilt
 from helpers import assert_match_agrees_with_answer, run_fxcache
+from helpers import cli_json as _json
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import scan_cache
@@ -26,15 +26,6 @@ from fxcache_core.decode.entries import DecodedEntry
 from tests.harness.background import builder
 
 pytestmark = pytest.mark.torch
-
-
-def _json(proc):
-    """The JSON a command printed; it exited 0, or, for `match`, with the exit code its
-    verdict gives (0 hit, 1 miss, 3 undecided)."""
-    out = json.loads(proc.stdout) if proc.stdout.strip() else None
-    want = out["verdicts"]["exit_code"] if isinstance(out, dict) and "verdicts" in out else 0
-    assert proc.returncode == want, (proc.returncode, proc.stderr)
-    return out
 
 
 def _files_on_disk(root: Path) -> dict[str, int]:

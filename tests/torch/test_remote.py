@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO_ROOT, run_fxcache
+from helpers import cli_json as _json
 
 pytestmark = pytest.mark.torch
 
@@ -73,15 +74,6 @@ def client(server):
     import redis
 
     return redis.Redis.from_url(server)
-
-
-def _json(proc):
-    """The JSON a command printed; it exited 0, or, for `match`, with the exit code its
-    verdict gives (0 hit, 1 miss, 3 undecided)."""
-    out = json.loads(proc.stdout) if proc.stdout.strip() else None
-    want = out["verdicts"]["exit_code"] if isinstance(out, dict) and "verdicts" in out else 0
-    assert proc.returncode == want, (proc.returncode, proc.stderr)
-    return out
 
 
 def _torch_keys(client) -> set[str]:

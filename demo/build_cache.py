@@ -26,6 +26,7 @@ module does not import torch.
 from __future__ import annotations
 
 import argparse
+import contextvars
 import json
 import os
 import subprocess
@@ -180,8 +181,16 @@ def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None 
     return summary
 
 
+# The environment the child processes start from, when not os.environ: a caller that
+# runs builds on a thread of its own (the tests' background builds) sets it for that
+# thread, so that a test changing os.environ meanwhile (TMPDIR, say) never reaches them.
+BASE_ENV: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "fxcache_base_env", default=None)
+
+
 def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
+    base = BASE_ENV.get()
+    env = dict(os.environ if base is None else base)
     # The child sets its own cache env; drop anything that could redirect it.
     for name in list(env):
         if name.startswith(("TORCHINDUCTOR_", "TORCH_LOGS", "TORCH_COMPILE")):

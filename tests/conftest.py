@@ -49,7 +49,10 @@ for _p in (str(REPO_ROOT), str(TESTS_DIR)):
 
 # tests/ is on sys.path (for `from helpers import ...`), so without torch installed
 # `import torch` would find the tier directory tests/torch as a namespace package.
-_spec = importlib.util.find_spec("torch")
+try:
+    _spec = importlib.util.find_spec("torch")
+except ImportError:
+    _spec = None
 HAVE_TORCH = _spec is not None and _spec.origin is not None
 if not HAVE_TORCH:
     sys.modules["torch"] = None  # type: ignore[assignment]  # import torch: ImportError, so importorskip skips

@@ -44,6 +44,18 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 2)
 
 
+def _in_env(env: dict[str, str], fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` with its torch processes started from ``env`` (the environment when the
+    build was started), whatever a test running meanwhile does to ``os.environ``."""
+    from demo.build_cache import BASE_ENV
+
+    token = BASE_ENV.set(env)
+    try:
+        return fn()
+    finally:
+        BASE_ENV.reset(token)
+
+
 class Background:
     """The values being built; see the module docstring."""
 
@@ -63,7 +75,7 @@ class Background:
             self.start(dep)
         with self._lock:
             if name not in self._futures:
-                self._futures[name] = self._pool.submit(fn)
+                self._futures[name] = self._pool.submit(_in_env, dict(os.environ), fn)
 
     def get(self, name: str) -> Any:
         """The value ``name``: wait for its build (started now if it was not); a build

@@ -1,6 +1,8 @@
 # fxcache developer entry points. Each target installs what it needs into .venv.
 #   make demo   build a real torch.compile cache (CPU) and tour every command on it
-#   make test   run the test suite (builds its own real caches in a temp dir)
+#   make test   the full suite, what CI runs: unit, cli, then torch (builds its real caches
+#               once per session, in a temp dir, in the background while the fast tiers run)
+#   make test-fast  every test that needs no torch compile (tests/unit, tests/cli; -m "not torch")
 #   make lint   ruff, then import-linter's layers and no-cycle contracts (pyproject.toml)
 #   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
 #               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000),
@@ -14,7 +16,7 @@ STAMP  := $(VENV)/.fxcache-installed
 DEMO_CACHE ?= demo-cache
 BENCH_SIZES ?= 1000,10000
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test test-fast lint bench clean
 
 setup: $(STAMP)
 
@@ -28,6 +30,9 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not torch" tests/unit tests/cli
 
 bench: setup
 	$(BIN)/python -m pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name

@@ -5,7 +5,7 @@ under 10 s and 300 MB).
 
 (never part of ``make test``.) A real run is traced once into ``WORK``: the
 demo cache is built (``demo.build_cache``: branch_on_size, mark_dynamic_range,
-train_mlp), then ``demo.traced``'s ``replay`` plan runs on a copy of it under
+train_mlp), then ``tests.harness.traced``'s ``replay`` plan runs on a copy of it under
 ``TORCH_TRACE`` (hits, recompiles, config and dtype changes, a first compile,
 a guard miss, a bypass, a training step). :func:`generate` repeats that
 trace's records, each repetition under new frame ids (``frame_id`` + 100 per
@@ -52,7 +52,7 @@ def generate(src: Path, dst: Path, size: int) -> int:
 def traced_run(work: Path) -> tuple[Path, Path]:
     """(the trace dir of one real run, the cache it wrote to), made once in ``work``."""
     from demo.build_cache import build_cache_subprocess
-    from demo.traced import traced_subprocess
+    from tests.harness.traced import traced_subprocess
 
     base, cache, trace = work / "base", work / "cache", work / "trace"
     if not (work / ".traced").exists():

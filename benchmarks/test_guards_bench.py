@@ -20,11 +20,13 @@ pytest-benchmark groups the figures per expression so they print side by side.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "guards-corpus.json"
+CORPUS = Path(os.environ.get("FXCACHE_GUARDS_CORPUS")
+              or Path(__file__).resolve().parents[1] / "tests" / "data" / "guards-corpus.json")
 
 
 def _cases() -> list[tuple[str, str, list[int]]]:

@@ -15,8 +15,9 @@ It prints one JSON object (the summary) as the last line of stdout::
                           "writes":  [[<write>, ...], ...],    # one list per call
                           "counters": {"fxgraph_cache_hit": 0, ...}}}}
 
-``lookups`` / ``writes`` use the record format of ``demo.oracle`` (what torch
-looked up and which entry files it wrote during that call).
+``lookups`` / ``writes`` are ``demo.recorder``'s records (what torch looked up and
+which entry files it wrote during that call; the format is described in
+``tests/harness/oracle.py``).
 
 From other code (tests), use :func:`build_cache_subprocess`. Importing this
 module does not import torch.
@@ -25,6 +26,7 @@ module does not import torch.
 from __future__ import annotations
 
 import argparse
+import contextvars
 import json
 import os
 import subprocess
@@ -131,7 +133,7 @@ def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None 
     if pgo_job_id is not None:
         # A job id turns on Dynamo's local PGO state (dynamo/code_state_<job>.pkl,
         # torch/_dynamo/pgo.py), as a user's job writes it. Only this process gets
-        # it: demo.oracle's processes (_child_env drops TORCH_COMPILE*) never read it.
+        # it: tests.harness.oracle's processes (_child_env drops TORCH_COMPILE*) never read it.
         os.environ["TORCH_COMPILE_JOB_ID"] = pgo_job_id
     t_start = time.perf_counter()
 
@@ -139,15 +141,15 @@ def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None 
 
     configure_torch()
 
-    from demo import oracle
     from demo.cases import CASES, compile_case, run_call
+    from demo.recorder import install_recorder
 
     names = list(CASES) if case_names is None else list(case_names)
     unknown = [n for n in names if n not in CASES]
     if unknown:
         raise KeyError(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)}")
 
-    recorder = oracle.install_recorder()
+    recorder = install_recorder()
     summary: dict[str, Any] = {
         "cache_dir": cache_dir,
         "torch_version": torch.__version__,
@@ -179,8 +181,16 @@ def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None 
     return summary
 
 
+# The environment the child processes start from, when not os.environ: a caller that
+# runs builds on a thread of its own (the tests' background builds) sets it for that
+# thread, so that a test changing os.environ meanwhile (TMPDIR, say) never reaches them.
+BASE_ENV: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "fxcache_base_env", default=None)
+
+
 def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
+    base = BASE_ENV.get()
+    env = dict(os.environ if base is None else base)
     # The child sets its own cache env; drop anything that could redirect it.
     for name in list(env):
         if name.startswith(("TORCHINDUCTOR_", "TORCH_LOGS", "TORCH_COMPILE")):

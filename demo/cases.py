@@ -270,7 +270,7 @@ def run_call(
 
 
 # --------------------------------------------------------------------------- #
-# More cases, for the oracle suite (tests/test_oracle_suite.py). Appended: the
+# More cases, for the oracle suite (tests/torch/test_oracle_suite.py). Appended: the
 # cases above keep their keys and shapes.
 #
 # Shape descriptions here follow the function's signature, one element per
@@ -598,7 +598,7 @@ CASES.update({c.name: c for c in _MORE_CASES})
 
 
 # --------------------------------------------------------------------------- #
-# Python float arguments and duck sizing switched off (tests/test_oracle_suite.py).
+# Python float arguments and duck sizing switched off (tests/torch/test_oracle_suite.py).
 # --------------------------------------------------------------------------- #
 
 

@@ -1,19 +1,36 @@
-"""Shared fixtures.
+"""Shared fixtures and the test tiers.
+
+The suite has three tiers (``make test-fast`` runs the first two, ``make test`` all):
+
+- ``tests/unit``: the library in-process, on synthetic inputs; no torch.
+- ``tests/cli``: the CLI (a subprocess where the process is what is tested) on
+  synthetic caches and on the recorded caches of other torch versions.
+- ``tests/torch``: real caches torch compiles here, and torch's own lookup as the
+  oracle (``tests/harness``). Every test there gets the ``torch`` marker, so
+  ``-m "not torch"`` is the fast tier; the few ``torch`` tests of the other tiers
+  carry the marker themselves. Without torch installed they are skipped.
+
+Tests run unit, cli, then torch; at the end of collection the real caches and
+batched oracle answers the collected torch tests need start building on background
+threads (``tests.harness.background``), so they build while the fast tiers run.
 
 - ``real_cache`` (session): a real Inductor cache built once per session from
-  every case in ``demo.cases`` (~25 s of torch on 2 CPU cores). Skips if torch
-  is not importable.
+  every case in ``demo.cases``; every test that reads a real cache of the demo
+  cases reads this one (never mutate it: use ``cache_copy``).
 - ``cache_copy``: a fresh copy of that cache in ``tmp_path`` (mutate it freely;
-  run ``demo.oracle`` on it).
-- ``fxcache``: the :func:`helpers.run_fxcache` function.
-- ``oracle_server`` (session, autouse): ``demo.oracle.torch_lookups`` asks a
-  :class:`demo.oracle.ForkServer`, which imports torch once and forks a fresh
-  child per query (test_torch_oracle.py checks it answers as a fresh process).
+  run the oracle on it).
+- ``default_dir`` (session): torch's default cache dir as the session's torch
+  processes see it (precompiled headers only).
+- ``fxcache``: :func:`helpers.run_fxcache`.
+- ``oracle_server`` (session, for ``torch`` tests): ``tests.harness.oracle.torch_lookups``
+  asks a :class:`tests.harness.oracle.ForkServer`, which imports torch once and forks a
+  fresh child per query (test_torch_oracle.py checks it answers as a fresh process).
 """
 
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import shutil
 import sys
@@ -29,6 +46,16 @@ TESTS_DIR = Path(__file__).resolve().parent
 for _p in (str(REPO_ROOT), str(TESTS_DIR)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
+
+# tests/ is on sys.path (for `from helpers import ...`), so without torch installed
+# `import torch` would find the tier directory tests/torch as a namespace package.
+try:
+    _spec = importlib.util.find_spec("torch")
+except ImportError:
+    _spec = None
+HAVE_TORCH = _spec is not None and _spec.origin is not None
+if not HAVE_TORCH:
+    sys.modules["torch"] = None  # type: ignore[assignment]  # import torch: ImportError, so importorskip skips
 
 from helpers import run_fxcache, run_module  # noqa: E402
 
@@ -49,15 +76,68 @@ atexit.register(shutil.rmtree, TORCH_TMPDIR, ignore_errors=True)
 __all__ = ["RealCache", "run_fxcache", "run_module"]
 
 
-@pytest.fixture(scope="session", autouse=True)
+TIERS = ("unit", "cli", "torch")
+
+
+def _tier(item: pytest.Item) -> str:
+    rel = Path(str(item.path)).resolve().relative_to(TESTS_DIR)
+    return rel.parts[0] if len(rel.parts) > 1 and rel.parts[0] in TIERS else "torch"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of tests/torch ``torch``; skip ``torch`` tests without torch; run
+    the tiers in order (unit, cli, torch), each tier's files in the order collected."""
+    skip = pytest.mark.skip(reason="torch is not installed")
+    for item in items:
+        if _tier(item) == "torch":
+            item.add_marker(pytest.mark.torch)
+        if not HAVE_TORCH and item.get_closest_marker("torch"):
+            item.add_marker(skip)
+    rank = {t: i for i, t in enumerate(TIERS)}
+    items.sort(key=lambda it: (rank[_tier(it)], _TORCH_ORDER.get(Path(str(it.path)).name, 0)))
+
+
+# Within the torch tier: files whose caches build last (in the background) run last.
+_TORCH_ORDER = {"test_keying.py": 1, "test_explain.py": 2, "test_remote.py": 3,
+                "test_models_oracle.py": 4}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start building, in the background, every prebuilt value a collected test asks for."""
+    if not HAVE_TORCH or session.config.option.collectonly:
+        return
+    from tests.harness.background import BACKGROUND
+
+    wanted = set()
+    for item in session.items:
+        if not item.get_closest_marker("skip"):
+            wanted.update(getattr(item, "fixturenames", ()))
+    for name in BACKGROUND.names():  # in the order registered (conftest's first)
+        if name in wanted:
+            BACKGROUND.start(name)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if "tests.harness.background" in sys.modules:
+        sys.modules["tests.harness.background"].BACKGROUND.close()
+
+
+@pytest.fixture(scope="session")
 def oracle_server():
-    from demo import oracle
+    from tests.harness import oracle
 
     server = oracle.ForkServer()  # starts with the first query
     previous = oracle.use_server(server)
     yield server
     oracle.use_server(previous)
     server.close()
+
+
+@pytest.fixture(autouse=True)
+def _torch_queries_ask_the_fork_server(request: pytest.FixtureRequest) -> None:
+    """A ``torch`` test's oracle queries go to the session's fork server (torch tier only)."""
+    if request.node.get_closest_marker("torch"):
+        request.getfixturevalue("oracle_server")
 
 
 @dataclass(frozen=True)
@@ -102,18 +182,48 @@ class RealCache:
         return [w for call in self.summary["cases"][case]["writes"] for w in call]
 
 
-@pytest.fixture(scope="session")
-def real_cache(tmp_path_factory: pytest.TempPathFactory) -> RealCache:
-    pytest.importorskip("torch")
+# Where the background builds put what they build (removed when the session ends).
+BUILD_DIR = Path(tempfile.mkdtemp(prefix="fxcache-test-builds-"))
+atexit.register(shutil.rmtree, BUILD_DIR, ignore_errors=True)
+
+
+def build_dir(name: str) -> Path:
+    """A new empty directory for the build of ``name``."""
+    return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=BUILD_DIR))
+
+
+def _build_real_cache() -> RealCache:
     from demo.build_cache import build_cache_subprocess
 
-    root = tmp_path_factory.mktemp("real-cache") / "inductor"
+    root = build_dir("real-cache") / "inductor"
     summary = build_cache_subprocess(root, pgo_job_id="fxcache-tests")
     pgo = root.parent / "pgo"
     pgo.mkdir()
     if (root / "dynamo").is_dir():
         shutil.move(root / "dynamo", pgo / "dynamo")
     return RealCache(root=root, summary=summary, pgo=pgo)
+
+
+def _register_builds() -> None:
+    from tests.harness.background import builder
+
+    builder("real_cache")(_build_real_cache)
+
+
+_register_builds()
+
+
+def prebuilt(name: str) -> Any:
+    """The value the background build ``name`` made (skips without torch)."""
+    pytest.importorskip("torch")
+    from tests.harness.background import BACKGROUND
+
+    return BACKGROUND.get(name)
+
+
+@pytest.fixture(scope="session")
+def real_cache() -> RealCache:
+    return prebuilt("real_cache")
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+TESTS_DIR = Path(__file__).resolve().parent
+DATA_DIR = TESTS_DIR / "data"
+
+# Real guard strings torch 2.13 wrote (tests/data/guards-corpus.md says what each
+# field is); FXCACHE_GUARDS_CORPUS=PATH points the tests at another corpus.
+GUARDS_CORPUS = Path(os.environ.get("FXCACHE_GUARDS_CORPUS") or DATA_DIR / "guards-corpus.json")
 
 # Runs a module as __main__ with `import torch` (and torch.*) made impossible, so
 # a test can prove that a code path never needs torch. The finder sits first on
@@ -88,9 +94,40 @@ def run_fxcache(
     )
 
 
+def cli_json(proc: subprocess.CompletedProcess[str]):
+    """The JSON a command printed; it exited 0, or, for ``match``, with the exit code its
+    verdict gives (0 hit, 1 miss, 3 undecided)."""
+    out = json.loads(proc.stdout) if proc.stdout.strip() else None
+    want = out["verdicts"]["exit_code"] if isinstance(out, dict) and "verdicts" in out else 0
+    assert proc.returncode == want, (proc.returncode, proc.stderr)
+    return out
+
+
+def plan_gc_on(root: Path, **policy):
+    """``plan_gc`` on the cache at ``root`` with ``GcPolicy(**policy)``."""
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.prune.policy import GcPolicy
+    from fxcache_core.prune.plan import plan_gc
+
+    return plan_gc(Catalog(scan_cache(root)), GcPolicy(**policy))
+
+
+def age(paths, seconds: float, now: float | None = None) -> None:
+    """Set the atime and mtime of ``paths`` (a path or several; a directory: every file
+    under it) to ``seconds`` before ``now`` (default: the current time)."""
+    import time
+
+    t = (time.time() if now is None else now) - seconds
+    for p in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
+        p = Path(p)
+        for f in ([p] if p.is_file() else [q for q in p.rglob("*") if q.is_file()]):
+            os.utime(f, (t, t))
+
+
 def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, match_args: list[str],
                                    own_keys: set[str], tmp_path: Path) -> None:
-    """Run ``fxcache match`` and torch's own lookup (demo.oracle) on a snapshot; assert they agree.
+    """Run ``fxcache match`` and torch's own lookup (tests.harness.oracle) on a snapshot; assert they agree.
 
     For every torch lookup in ``guards`` mode on a key the snapshot has, match bound
     that key and predicts the same hit (entry name or None) and says so in its
@@ -101,8 +138,8 @@ def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, ma
     import json
     import shutil
 
-    from demo.oracle import torch_lookups
     from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import torch_lookups
 
     snapshot = tmp_path / "before"
     shutil.copytree(cache_root, snapshot, symlinks=True)
@@ -115,10 +152,27 @@ def assert_match_agrees_with_torch(cache_root: Path, case: str, shapes: list, ma
     assert_match_agrees_with_lookups(report["results"], torch_run["lookups"], present, own_keys)
 
 
+def assert_match_agrees_with_answer(cache_root: Path, case: str, shapes: list, answer: dict,
+                                    own_keys: set[str]) -> None:
+    """:func:`assert_match_agrees_with_torch` with torch's ``answer`` for the call made
+    already (``tests.harness.oracle.answers``, on a copy of the same ``cache_root``):
+    ``fxcache match`` runs on ``cache_root`` itself (it only reads)."""
+    import json
+
+    from fxcache_core.cache.scan import scan_cache
+
+    proc = run_fxcache("--cache-dir", str(cache_root), "match", "--json", *match_args_for(case, shapes))
+    report = json.loads(proc.stdout)
+    assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr
+    assert answer["error"] is None, answer["error"]
+    present = {k.key for k in scan_cache(cache_root).keys}
+    assert_match_agrees_with_lookups(report["results"], answer["lookups"], present, own_keys)
+
+
 def assert_match_agrees_with_lookups(results: list[dict], lookups: list[dict], present: set[str],
                                      own_keys: set[str]) -> int:
     """Compare ``fxcache match --json``'s ``results`` with torch's ``lookups`` for one call
-    (``demo.oracle`` records, made live or recorded earlier with another torch version).
+    (``tests.harness.oracle`` records, made live or recorded earlier with another torch version).
 
     ``present``: the keys the cache had; ``own_keys``: the keys the called function
     wrote. The checks are those of :func:`assert_match_agrees_with_torch`. Returns how

@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import age as _age
+from helpers import plan_gc_on as _plan
 from helpers import run_fxcache
 from synth import best_config_bytes, install_triton_layout
 
@@ -30,18 +32,6 @@ from fxcache_core.prune.policy import GcPolicy
 DAY = 86400.0
 KEY = "c" + "ab" + "q" * 49
 KEY2 = "c" + "cd" + "r" * 49
-
-
-def _age(paths, seconds: float) -> None:
-    t = time.time() - seconds
-    for p in paths:
-        p = Path(p)
-        for f in ([p] if p.is_file() else [q for q in p.rglob("*") if q.is_file()]):
-            os.utime(f, (t, t))
-
-
-def _plan(root: Path, **kw):
-    return plan_gc(Catalog(scan_cache(root)), GcPolicy(**kw))
 
 
 def _removed(plan) -> set[str]:
@@ -239,7 +229,7 @@ def test_a_lock_torch_holds_keeps_what_it_guards(tmp_path):
 @pytest.mark.torch
 def test_gc_frees_what_it_says_and_torch_compiles_and_hits_after(real_cache, cache_copy, default_dir,
                                                                  tmp_path, monkeypatch):
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     real_cache.with_pgo(cache_copy)
 

@@ -1,7 +1,7 @@
-"""Tests of the torch-side infrastructure: demo.cases, demo.build_cache, demo.oracle.
+"""Tests of the torch-side infrastructure: demo.cases, demo.build_cache, tests.harness.oracle.
 
 They build one real cache per session (``real_cache``) and ask torch itself, in
-fresh processes, what it looks up (``demo.oracle``). Each oracle run is ~5 s.
+fresh processes, what it looks up (``tests.harness.oracle``). Each oracle run is ~5 s.
 """
 
 from __future__ import annotations
@@ -151,13 +151,13 @@ def test_train_mlp_aot_entry_points_at_existing_forward_and_backward(real_cache)
 def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, cache_copy, tmp_path):
     """The oracle suites ask a ForkServer (one torch import, a forked child per query):
     a hit with its backward, a call that compiles and writes, and a call torch refuses
-    give the same lookups, counters, error and writes as `python -m demo.oracle`
+    give the same lookups, counters, error and writes as `python -m tests.harness.oracle`
     started afresh. Entry names of writes (hashes of the pickled entry) differ between
     the two runs, which write into different copies, so writes compare by kind, key
     and phase."""
     import shutil
 
-    from demo import oracle
+    from tests.harness import oracle
 
     def without_paths(run: dict) -> dict:
         return {**run, "cache_dir": None, "pid": None,
@@ -190,7 +190,7 @@ def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, cache_co
 def test_the_fork_server_restarts_once_the_environment_changed(monkeypatch, tmp_path):
     """A test that points TMPDIR elsewhere (where torch puts its precompiled headers)
     gets a server started with it, as a fresh process would be, not the one before."""
-    from demo.oracle import ForkServer
+    from tests.harness.oracle import ForkServer
 
     server = ForkServer()
     assert not server.stale()
@@ -203,7 +203,7 @@ def test_the_fork_server_restarts_once_the_environment_changed(monkeypatch, tmp_
 
 @torch_mark
 def test_oracle_build_shape_hits_entries_that_exist_on_disk(real_cache, cache_copy):
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     before = _on_disk(cache_copy)
     r = torch_lookups(cache_copy, "branch_on_size", [[4, 3]])
@@ -235,7 +235,7 @@ def test_oracle_build_shape_hits_entries_that_exist_on_disk(real_cache, cache_co
 def test_oracle_branch_on_size_unbuilt_side_is_a_new_key(cache_copy):
     """x.shape[0] = 16 takes the branch never built: a different graph, so new
     keys (full_miss, no candidates) and torch writes fresh entries."""
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     before = _on_disk(cache_copy)
     old_keys = {(kind, key) for kind, key, _ in before}
@@ -258,7 +258,7 @@ def test_oracle_branch_on_size_unbuilt_side_is_a_new_key(cache_copy):
 @torch_mark
 def test_oracle_same_key_unbuilt_region_is_a_guard_miss(real_cache, cache_copy):
     """8 <= x.shape[0] < 16: same graph, same keys, but every entry's guards fail."""
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     before = _on_disk(cache_copy)
     r = torch_lookups(cache_copy, "same_graph_two_regions", [[10, 3]], on_copy=True)
@@ -280,7 +280,7 @@ def test_oracle_same_key_unbuilt_region_is_a_guard_miss(real_cache, cache_copy):
 
 @torch_mark
 def test_oracle_train_hit_fetches_forward_and_backward_by_exact_guard(cache_copy):
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     r = torch_lookups(cache_copy, "train_mlp", [[5, 4], [5, 1]])
     assert r["error"] is None and r["writes"] == []
@@ -304,7 +304,7 @@ def test_oracle_automatic_dynamic_first_call_of_a_fresh_process_is_static(real_c
     """dynamic=None: a fresh process compiles the first call statically, so only
     the exact static shape built first ([4, 3]) hits; [10, 3] -- built, but served by
     the dynamic recompile in the build process -- misses with a new static key."""
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     built_keys = set(_keys(real_cache.writes("automatic_dynamic"), "aotautograd"))
     assert len(built_keys) == 2  # static [4, 3] + dynamic recompile
@@ -328,7 +328,7 @@ def test_oracle_automatic_dynamic_first_call_of_a_fresh_process_is_static(real_c
 
 @torch_mark
 def test_oracle_reports_torch_errors_instead_of_raising(cache_copy):
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     r = torch_lookups(cache_copy, "mark_dynamic_range", [[100, 3]])  # outside [2, 64]
     assert r["error"]["type"] == "ConstraintViolationError"
@@ -345,7 +345,7 @@ def test_block_torch_blocks_torch_but_not_the_demo_entry_points():
     blocked = run_module("demo.cases", block_torch=True)
     assert blocked.returncode != 0
     assert "ModuleNotFoundError" in blocked.stderr and "'torch'" in blocked.stderr
-    for module in ("demo.build_cache", "demo.oracle"):
+    for module in ("demo.build_cache", "tests.harness.oracle"):
         ok = run_module(module, "--help", block_torch=True)
         assert ok.returncode == 0, ok.stderr
         assert "cache_dir" in ok.stdout

@@ -1,13 +1,13 @@
 """``fxcache explain``: real workloads run under TORCH_TRACE, compared with torch's own lookups.
 
-One session fixture runs the plans of ``demo.traced`` once each, in fresh
+One session fixture runs the plans of ``tests.harness.traced`` once each, in fresh
 processes, on copies of the session's real cache: ``replay`` (a hit, a Dynamo
 recompile on a branch, a config change, a dtype change, a first compile, a
 guard miss on a mark_dynamic range, a bypass, a training step with backward),
 ``suppressed`` (the same hits with torch patched so that a hit installs no
 guard), ``ranks`` (two gloo ranks, one trace file each) and ``eager`` (Dynamo
 without Inductor: nothing looked up). Each process also records what torch's
-``find_guarded_entry`` did (``demo.oracle``'s recorder): the ground truth.
+``find_guarded_entry`` did (``tests.harness.oracle``'s recorder): the ground truth.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import prebuilt
 from helpers import run_fxcache
+
+from tests.harness.background import builder
 
 pytestmark = pytest.mark.torch
 
@@ -42,34 +44,37 @@ def _explain(cache: Path, trace: Path) -> dict[str, Any]:
     return explain(read_run(trace), Catalog(scan_cache(cache))).to_json()
 
 
-@pytest.fixture(scope="session")
-def traced(real_cache, tmp_path_factory) -> dict[str, Any]:
-    """plan -> {"cache", "trace", "torch" (the recorder's JSON; a list per rank for ``ranks``),
-    "explain" (``fxcache explain --json``, against the cache as the run left it)}."""
-    pytest.importorskip("torch")
-    from demo.traced import traced_ranks, traced_subprocess
+@builder("traced", needs=("real_cache",), order=4)
+def _traced() -> dict[str, Any]:
+    from conftest import build_dir
 
-    base = tmp_path_factory.mktemp("traced")
+    from tests.harness.traced import traced_ranks, traced_subprocess
+
+    base = build_dir("traced")
     runs: dict[str, Any] = {}
     for plan in ("replay", "suppressed", "ranks", "eager"):
         cache = base / plan / "cache"
-        shutil.copytree(real_cache.root, cache, symlinks=True)
+        shutil.copytree(prebuilt("real_cache").root, cache, symlinks=True)
         runs[plan] = {"cache": cache, "trace": base / plan / "trace"}
-
-    def go(plan: str) -> None:
+    for plan in ("replay", "suppressed", "eager", "ranks"):  # one build thread: one at a time
         r = runs[plan]
         if plan == "ranks":
             r["torch"] = traced_ranks(r["cache"], r["trace"], plan)
         else:
             r["torch"] = traced_subprocess(r["cache"], r["trace"], plan, suppress=plan == "suppressed")
+    return runs
 
-    with ThreadPoolExecutor(2) as pool:  # two cores: two torch processes at a time
-        list(pool.map(go, ["replay", "suppressed", "eager"]))
-    go("ranks")
+
+@pytest.fixture(scope="session")
+def traced() -> dict[str, Any]:
+    """plan -> {"cache", "trace", "torch" (the recorder's JSON; a list per rank for ``ranks``),
+    "explain" (``fxcache explain --json``, against the cache as the run left it)}."""
+    runs = prebuilt("traced")
     for r in runs.values():
         for t in r["torch"] if isinstance(r["torch"], list) else [r["torch"]]:
             assert t["errors"] == {}, t["errors"]
-        r["explain"] = _cli_explain(r["cache"], r["trace"])
+        if "explain" not in r:
+            r["explain"] = _cli_explain(r["cache"], r["trace"])
     return runs
 
 

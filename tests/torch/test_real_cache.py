@@ -2,37 +2,30 @@
 
 ``real_cache`` is built once per session by ``demo.build_cache`` (torch.compile
 on CPU). The truth comes from torch: ``pickle.loads`` of the entries with torch
-imported (allowed in tests only), and ``demo.oracle``, which records what
+imported (allowed in tests only), and ``tests.harness.oracle``, which records what
 torch's own ``find_guarded_entry`` chose when the compiled function is called
 again in a fresh process.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import time
 from pathlib import Path
 
 import pytest
-from helpers import assert_match_agrees_with_torch, match_args_for, run_fxcache
+from conftest import prebuilt
+from helpers import assert_match_agrees_with_answer, run_fxcache
+from helpers import cli_json as _json
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.catalog import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
+from tests.harness.background import builder
 
 pytestmark = pytest.mark.torch
-
-
-def _json(proc):
-    """The JSON a command printed; it exited 0, or, for `match`, with the exit code its
-    verdict gives (0 hit, 1 miss, 3 undecided)."""
-    out = json.loads(proc.stdout) if proc.stdout.strip() else None
-    want = out["verdicts"]["exit_code"] if isinstance(out, dict) and "verdicts" in out else 0
-    assert proc.returncode == want, (proc.returncode, proc.stderr)
-    return out
 
 
 def _files_on_disk(root: Path) -> dict[str, int]:
@@ -249,10 +242,27 @@ ORACLE_CALLS = [
 ]
 
 
+@builder("real_cache_answers", needs=("real_cache",), order=1)
+def _torch_answers() -> dict[str, dict]:
+    """Torch's lookups for every call of ORACLE_CALLS, each a fresh process's first call on
+    a copy of the real cache (``tests.harness.oracle.answers``), built in the background."""
+    from tests.harness.oracle import answers
+
+    return answers(prebuilt("real_cache").root, ORACLE_CALLS)
+
+
+@pytest.fixture(scope="session")
+def real_cache_answers() -> dict[str, dict]:
+    return prebuilt("real_cache_answers")
+
+
 @pytest.mark.parametrize("case,shapes", ORACLE_CALLS, ids=[f"{c}-{s}" for c, s in ORACLE_CALLS])
-def test_match_agrees_with_torch_lookup(real_cache, tmp_path, case, shapes):
+def test_match_agrees_with_torch_lookup(real_cache, real_cache_answers, case, shapes):
+    from tests.harness.oracle import call_id
+
     own = {w["key"] for w in real_cache.writes(case)}
-    assert_match_agrees_with_torch(real_cache.root, case, shapes, match_args_for(case, shapes), own, tmp_path)
+    assert_match_agrees_with_answer(real_cache.root, case, shapes,
+                                    real_cache_answers[call_id(case, shapes)], own)
 
 
 def test_match_explains_failures_with_the_failing_clause(real_cache):
@@ -299,7 +309,7 @@ def test_gc_refuses_to_prompt_without_a_terminal(cache_copy):
 
 def test_after_gc_torch_still_hits_kept_entries(cache_copy):
     """Prune everything but same_graph_two_regions' newest entries; torch still hits them."""
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     d = ["--cache-dir", str(cache_copy)]
     run = _json(run_fxcache(*d, "gc", "--keep-last", "1", "--yes", "--json"))
@@ -318,8 +328,8 @@ def test_after_gc_torch_still_hits_kept_entries(cache_copy):
 def test_gc_artifacts_prunes_old_generated_code_and_torch_regenerates_it(cache_copy):
     """--artifacts --older-than removes old kernels/wrappers only; torch still hits and
     writes them again (they are derived)."""
-    from demo.oracle import torch_lookups
     from fxcache_core.cache.scan import scan_artifacts
+    from tests.harness.oracle import torch_lookups
 
     code = scan_artifacts(cache_copy)
     assert {a.file.name.split(".", 1)[1] for a in code} >= {"py", "cpp", "so"}
@@ -431,7 +441,7 @@ def test_a_raising_guard_makes_torch_miss_and_match_says_so(cache_copy):
     """A guard that raises stops torch's AOTAutograd lookup (a miss), even with a later passing entry."""
     import torch  # noqa: F401
 
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     scan = scan_cache(cache_copy)
     rep = _json(run_fxcache("--cache-dir", str(cache_copy), "match", "--fn", "same_graph_two_regions",

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT, run_fxcache
+from helpers import run_fxcache
 
 pytestmark = pytest.mark.torch
 
@@ -40,29 +39,23 @@ def _age_all_but_entries(root: Path, seconds: float) -> None:
 def test_gc_during_compiles_removes_only_its_plan(real_cache, cache_copy):
     from synth import install_triton_layout
 
-    from demo.build_cache import _child_env
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     install_triton_layout(cache_copy / "triton" / "0")
     real_cache.with_pgo(cache_copy)
     _age_all_but_entries(cache_copy, 2 * 3600)
 
     # Other processes compile new shapes into the cache (misses: new entries, temp files,
-    # renames), one after the other...
+    # renames), one after the other: children of the session's fork server (each a fresh
+    # process's call), asked from a thread of their own...
     calls = [("same_graph_two_regions", [[10, 3]]), ("int_arg", [[7], 11]),
              ("branch_on_size", [[20, 5]])]
-    script = "; ".join(
-        f"subprocess.run([sys.executable, '-m', 'demo.oracle', {str(cache_copy)!r}, {c!r}, {json.dumps(s)!r}], check=True)"
-        for c, s in calls)
-    compiler = subprocess.Popen(
-        [sys.executable, "-c", f"import subprocess, sys; {script}"],
-        cwd=REPO_ROOT, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    runs = removed = 0
-    kinds: set[str] = set()
-    try:
+    with ThreadPoolExecutor(1) as pool:
+        compiler = pool.submit(lambda: [torch_lookups(cache_copy, c, s) for c, s in calls])
+        runs = removed = 0
+        kinds: set[str] = set()
         # ...while gc prunes it, again and again, down to one entry per key.
-        while compiler.poll() is None or runs < 2:
+        while not compiler.done() or runs < 2:
             before = _files(cache_copy)
             p = run_fxcache("--cache-dir", str(cache_copy), "gc", "--keep-last", "1", "--artifacts",
                             "--older-than", "90m", "--locks", "--unreadable", "--yes", "--json")
@@ -76,14 +69,12 @@ def test_gc_during_compiles_removes_only_its_plan(real_cache, cache_copy):
             removed += len(res["removed"])
             kinds |= {r["what"] for r in res["removals"] if r["path"] in set(res["removed"])}
             runs += 1
-    finally:
-        out, err = compiler.communicate(timeout=600)
-    assert compiler.returncode == 0, err[-2000:]
-    assert "Traceback" not in err
-    writes = sum(len(json.loads(line)["writes"]) for line in out.splitlines() if line.startswith("{"))
+        results = compiler.result()  # a failed query raises here, with its traceback
+    assert all(r["error"] is None for r in results), [r["error"] for r in results]
+    writes = sum(len(r["writes"]) for r in results)
     assert runs >= 2 and removed > 0
     assert {"entry", "code", "triton", "pgo"} <= kinds, kinds
-    assert writes > 0, out[-2000:]  # torch really wrote while gc ran
+    assert writes > 0, results  # torch really wrote while gc ran
     # What gc kept, torch loads: the newest entry (kept by --keep-last 1) is still a hit.
     rep = json.loads(run_fxcache("--cache-dir", str(cache_copy), "match", "--fn", "branch_on_size",
                                  "--shapes", "x=[20,5]", "--json").stdout)

@@ -6,6 +6,8 @@ import os
 import time
 
 import pytest
+from helpers import age
+from helpers import plan_gc_on as _plan
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
@@ -20,8 +22,7 @@ DAY = 86400.0
 
 
 def _age(path, days: float, now: float) -> None:
-    t = now - days * DAY
-    os.utime(path, (t, t))
+    age(path, days * DAY, now)
 
 
 @pytest.fixture
@@ -38,10 +39,6 @@ def cache(tmp_path):
     ap = write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes("L['t0'] <= 8", (fx, "L['t0'] <= 8")))
     _age(ap, 1, now)
     return tmp_path, now, fx, aot, paths, ap
-
-
-def _plan(root, **kw):
-    return plan_gc(Catalog(scan_cache(root)), GcPolicy(**kw))
 
 
 def test_older_than_selects_by_last_use(cache):

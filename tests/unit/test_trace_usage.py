@@ -1,7 +1,7 @@
 """gc with what traces said about entries (GcPolicy.trace_use, keep_costly_s), on hand-made caches.
 
 Synthetic caches (tests/synth.py): entry ages and compile times set by hand.
-Recording trace facts from a real traced run is tested in tests/test_explain.py.
+Recording trace facts from a real traced run is tested in tests/torch/test_explain.py.
 """
 
 from __future__ import annotations
@@ -9,11 +9,10 @@ from __future__ import annotations
 import os
 import time
 
+from helpers import plan_gc_on as _plan
+
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
-from fxcache_core.prune.plan import plan_gc
-from fxcache_core.prune.policy import GcPolicy
 from fxcache_core.trace.usage import UsageStore, usage_path
 from tests.synth import Fake, dumps, fake_key, write_entry
 
@@ -37,10 +36,6 @@ def _cache(root, now):
         os.utime(p, (now - days * DAY, now - days * DAY))
         paths[days] = p
     return paths
-
-
-def _plan(root, **kw):
-    return plan_gc(Catalog(scan_cache(root)), GcPolicy(**kw))
 
 
 def test_a_hit_seen_in_a_trace_is_a_use_whatever_atime_says(tmp_path):

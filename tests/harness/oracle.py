@@ -1,6 +1,6 @@
 """What torch itself does with a cache: the ground truth for fxcache's tests.
 
-    python -m demo.oracle CACHE_DIR CASE SHAPES_JSON
+    python -m tests.harness.oracle CACHE_DIR CASE SHAPES_JSON
 
 runs in a fresh process: sets ``TORCHINDUCTOR_CACHE_DIR`` (and the cache
 switches of ``demo.build_cache``), wraps ``FxGraphCache.find_guarded_entry`` and
@@ -34,11 +34,11 @@ prints one JSON object as the last line of stdout::
 ``torch_lookups(cache_dir, case, shapes)`` runs it in a subprocess and returns
 the parsed dict. Importing torch and Inductor takes most of such a process's
 time (9 of 13 s for a small case on 2 cores), so a test session starts one
-:class:`ForkServer` (``python -m demo.oracle --serve``): it imports them once,
+:class:`ForkServer` (``python -m tests.harness.oracle --serve``): it imports them once,
 compiles nothing, and forks a child per query. The child starts as a fresh
 process does after those imports (no Dynamo, Inductor or automatic-dynamic
 state: nothing was traced or compiled before the fork, which
-``tests/test_torch_oracle.py`` checks against fresh processes).
+``tests/torch/test_torch_oracle.py`` checks against fresh processes).
 
 A miss WRITES new entries into the cache: run the oracle on a copy
 (``shutil.copytree``, or ``torch_lookups(..., on_copy=True)``) to compare
@@ -51,7 +51,7 @@ order and filter, ``FxGraphCache.load_with_key(..., is_backward, ...)``,
 (tests/fixtures/torch_versions/build.py).
 
 Findings (torch 2.13.0+cpu, evidence: the oracle's own output on the demo cache,
-checked in tests/test_torch_oracle.py)
+checked in tests/torch/test_torch_oracle.py)
 -------------------------------------------------------------------------------
 * Order per call, fresh process: dynamo traces, then ONE ``aotautograd`` lookup;
   on an AOTAutograd miss, inductor compiles and makes an ``fxgraph`` lookup for
@@ -114,134 +114,12 @@ checked in tests/test_torch_oracle.py)
 
 from __future__ import annotations
 
-import contextvars
 import json
 import os
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
-_GRAPH: contextvars.ContextVar[str | None] = contextvars.ContextVar("fxcache_graph", default=None)
-
-
-@dataclass
-class Recorder:
-    """Lookups and entry writes seen since the last :meth:`clear`."""
-
-    lookups: list[dict[str, Any]] = field(default_factory=list)
-    writes: list[dict[str, Any]] = field(default_factory=list)
-    phase: str | None = None  # "forward" (the compiled call) / "backward" (loss.backward())
-
-    def clear(self) -> None:
-        self.lookups.clear()
-        self.writes.clear()
-        self.phase = None
-
-    def set_phase(self, phase: str) -> None:
-        self.phase = phase
-
-
-_RECORDER: Recorder | None = None
-
-
-def _entry_names(subdir: str) -> list[str]:
-    # Same filter and order as GuardedCache.iterate_over_candidates.
-    if not os.path.isdir(subdir):
-        return []
-    return [p for p in sorted(os.listdir(subdir)) if not p.startswith(".")]
-
-
-def _mode(evaluate_guards: Any) -> str:
-    name = getattr(evaluate_guards, "__name__", "")
-    if name == "check_exact_guard_match":
-        return "exact"  # AOTAutograd hit: FX entry must have the identical guard string
-    if name == "<lambda>":
-        return "skip"  # inductor.config.unsafe_skip_cache_dynamic_shape_guards
-    return "guards"  # shape_env.evaluate_guards_expression(expr, hints)
-
-
-def install_recorder() -> Recorder:
-    """Wrap torch's cache lookups/writes (idempotent); the originals still run."""
-    global _RECORDER
-    if _RECORDER is not None:
-        return _RECORDER
-    from torch._functorch._aot_autograd.autograd_cache import AOTAutogradCache
-    from torch._inductor.codecache import FxGraphCache, sha256_hash
-
-    rec = Recorder()
-
-    def wrap_find(kind: str, cls: type) -> None:
-        orig = cls.find_guarded_entry  # bound classmethod of the GuardedCache mixin
-
-        def find_guarded_entry(cls_, key, local, remote_cache, evaluate_guards, hints):
-            subdir = cls_._get_tmp_dir_for_key(key)
-            candidates = _entry_names(subdir) if local else []
-            try:
-                entry, content, info = orig(key, local, remote_cache, evaluate_guards, hints)
-            except Exception as e:  # a guard raised: record it, let torch handle it as it does
-                rec.lookups.append({
-                    "kind": kind, "key": key, "hit": None, "hints": [int(h) for h in hints],
-                    "status": "raised", "raised": type(e).__name__, "mode": _mode(evaluate_guards),
-                    "candidates": candidates, "phase": rec.phase,
-                })
-                raise
-            record: dict[str, Any] = {
-                "kind": kind,
-                "key": key,
-                "hit": sha256_hash(content) if content is not None else None,
-                "hints": [int(h) for h in hints],
-                "status": info.get("cache_status_detailed"),
-                "mode": _mode(evaluate_guards),
-                "candidates": candidates,
-                "phase": rec.phase,
-            }
-            if kind == "fxgraph":
-                record["graph"] = _GRAPH.get()
-            if entry is not None:
-                record["guards_expr"] = getattr(entry, "guards_expr", None)
-                if kind == "aotautograd":
-                    refs = {}
-                    for part in ("compiled_fw", "compiled_bw"):
-                        loadable = getattr(entry, part, None)
-                        info_ = getattr(loadable, "fx_graph_cache_info", None)
-                        if info_ is not None:
-                            refs[part] = {
-                                "key": info_[0],
-                                "guards_expr": getattr(loadable, "fx_graph_guard_expr", None),
-                            }
-                    record["fx_refs"] = refs
-            rec.lookups.append(record)
-            return entry, content, info
-
-        cls.find_guarded_entry = classmethod(find_guarded_entry)
-
-    def wrap_write(kind: str, cls: type) -> None:
-        orig = cls._write_to_local_cache  # staticmethod -> plain function
-
-        def _write_to_local_cache(key, content):
-            orig(key, content)
-            rec.writes.append(
-                {"kind": kind, "key": key, "entry": sha256_hash(content), "phase": rec.phase}
-            )
-
-        cls._write_to_local_cache = staticmethod(_write_to_local_cache)
-
-    orig_load = FxGraphCache.load_with_key
-
-    def load_with_key(*args, **kwargs):
-        token = _GRAPH.set("backward" if kwargs.get("is_backward") else "forward")
-        try:
-            return orig_load(*args, **kwargs)
-        finally:
-            _GRAPH.reset(token)
-
-    FxGraphCache.load_with_key = staticmethod(load_with_key)
-    wrap_find("fxgraph", FxGraphCache)
-    wrap_find("aotautograd", AOTAutogradCache)
-    wrap_write("fxgraph", FxGraphCache)
-    wrap_write("aotautograd", AOTAutogradCache)
-    _RECORDER = rec
-    return rec
+from demo.recorder import install_recorder
 
 
 def counters() -> dict[str, int]:
@@ -298,7 +176,7 @@ def torch_lookups(
     *,
     on_copy: bool = False,
 ) -> dict:
-    """Run ``python -m demo.oracle`` in a fresh process and return its JSON (or, after
+    """Run ``python -m tests.harness.oracle`` in a fresh process and return its JSON (or, after
     :func:`use_server`, ask the :class:`ForkServer`: a child forked for the query).
 
     The oracle runs a real ``torch.compile``: on a miss torch WRITES new entries
@@ -319,7 +197,7 @@ def torch_lookups(
             return torch_lookups(copy, case, shapes, python, timeout)
     if _server is not None and python == sys.executable:
         return _server.lookups(cache_dir, case, shapes, timeout)
-    argv = ["-m", "demo.oracle", os.path.abspath(os.fspath(cache_dir)), case, json.dumps(shapes)]
+    argv = ["-m", "tests.harness.oracle", os.path.abspath(os.fspath(cache_dir)), case, json.dumps(shapes)]
     return run_json_subprocess(argv, python=python, timeout=timeout)
 
 
@@ -386,7 +264,7 @@ def _relevant(env: dict[str, str]) -> dict[str, str]:
 
 
 class ForkServer:
-    """A ``python -m demo.oracle --serve`` process: :meth:`lookups` is
+    """A ``python -m tests.harness.oracle --serve`` process: :meth:`lookups` is
     :func:`torch_lookups` (a fresh process's lookups) without importing torch again.
     Started by the first query, and again by a query after the environment a fresh
     process would get has changed (:meth:`stale`).
@@ -424,7 +302,7 @@ class ForkServer:
             self._log = tempfile.TemporaryFile()
             # A session of its own: close() can stop the server and a query's child together.
             self._proc = subprocess.Popen(
-                [self._python, "-m", "demo.oracle", "--serve"], cwd=REPO_ROOT, env=self._env,
+                [self._python, "-m", "tests.harness.oracle", "--serve"], cwd=REPO_ROOT, env=self._env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True,
                 start_new_session=True)
         return self._proc
@@ -494,6 +372,33 @@ class ForkServer:
 _server: ForkServer | None = None
 
 
+def call_id(case: str, shapes: list[Any]) -> str:
+    """One call's name: ``case-[[4,3]]``."""
+    return f"{case}-{json.dumps(shapes).replace(' ', '')}"
+
+
+def answers(cache_dir: str | os.PathLike[str], calls: list[tuple[str, list[Any]]],
+            timeout: float = 300) -> dict[str, dict]:
+    """Torch's lookups for many calls of ``demo.cases`` cases, each made on a fresh copy of
+    ``cache_dir`` (which stays as it was) by a child of one :class:`ForkServer` of its own,
+    so each call is a fresh process's first call on the cache as given.
+    Returns :func:`call_id` -> what :func:`torch_lookups` returns."""
+    import shutil
+    import tempfile
+
+    server = ForkServer()
+    out: dict[str, dict] = {}
+    try:
+        for case, shapes in calls:
+            with tempfile.TemporaryDirectory(prefix="fxcache-oracle-") as tmp:
+                copy = os.path.join(tmp, "cache")
+                shutil.copytree(cache_dir, copy, symlinks=True)
+                out[call_id(case, shapes)] = server.lookups(copy, case, shapes, timeout)
+    finally:
+        server.close()
+    return out
+
+
 def use_server(server: ForkServer | None) -> ForkServer | None:
     """Make :func:`torch_lookups` (with the default ``python``) ask ``server``; None: a
     new process per query again. Returns the server used before."""
@@ -513,8 +418,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = sys.stderr
         serve(sys.stdin, replies)
         return 0
-    p = argparse.ArgumentParser(prog="python -m demo.oracle",
-                                epilog="python -m demo.oracle --serve: answer one JSON query a line")
+    p = argparse.ArgumentParser(prog="python -m tests.harness.oracle",
+                                epilog="python -m tests.harness.oracle --serve: answer one JSON query a line")
     p.add_argument("cache_dir")
     p.add_argument("case")
     p.add_argument("shapes_json", help='e.g. "[[4, 3]]" or "[[5], 2]"')

@@ -3,7 +3,7 @@
 Synthetic: the guards Dynamo prints (``dynamo_cpp_guards_str`` code parts over
 sources) written out by hand, to cover forms a few real runs do not: linear
 bounds, divisibility, relations, guards fxcache cannot read. Real hits (and a
-hit with its guard installation suppressed in torch) are in tests/test_explain.py.
+hit with its guard installation suppressed in torch) are in tests/torch/test_explain.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ tests/fixtures/torch_versions/<version>/ holds a small cache that torch
 <version> wrote (CPU, the cases ``same_graph_two_regions``, ``train_mlp``,
 ``int_arg_auto`` and ``calls_helper`` of demo/cases.py) and ``truth.json``: what
 that version's own lookup chose, in fresh processes, for a set of calls
-(``demo.oracle``), and the guard names it gives some Dynamo sources.
+(``tests.harness.oracle``), and the guard names it gives some Dynamo sources.
 ``build.py`` there rebuilds them (how: its docstring). Nothing here compiles or
 needs another torch; the checks that need no recorded truth also run on a
 cache torch 2.13 builds here (``real_cache``).
@@ -32,7 +32,7 @@ from fxcache_core.lookup.binding import DynamicMode, parse_shapes
 from fxcache_core.lookup.coverage import coverage
 from fxcache_core.lookup.match import match
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "torch_versions"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
 RECORDED = sorted(p.name for p in FIXTURES.iterdir() if (p / "truth.json").is_file())
 BUILT_HERE = "2.13 (built here)"
 

@@ -1,7 +1,7 @@
 """``fxcache match`` against torch's own lookup, over many small functions.
 
-One cache (module scope) is compiled from the cases appended to
-``demo/cases.py`` for this suite (``ORACLE_CASES``: branches on products and
+The session's real cache (conftest's ``real_cache``, every case of ``demo/cases.py``)
+holds the cases appended to ``demo/cases.py`` for this suite (``ORACLE_CASES``: branches on products and
 moduli, divisibility, list and keyword-only arguments, int arguments, duck
 sizing, broadcasting against a size-1 dim, matmul, conv, a training step,
 ``mark_dynamic`` with only a lower bound, automatic dynamic, an unused argument,
@@ -9,7 +9,7 @@ a graph break in a helper, a slice). Then, for each call in ``ORACLE_CALLS``
 (new shapes: inside a compiled region, between or outside the regions, and
 shapes that make Dynamo trace another graph), ``fxcache match --json`` on a
 snapshot of the cache is compared with what torch's own lookup chose when the
-function is called on those shapes in a fresh process (``demo.oracle``, run on
+function is called on those shapes in a fresh process (``tests.harness.oracle``, run on
 a copy of the snapshot, so every call sees the cache as it was built).
 
 The comparison is the one of test_real_cache.py's
@@ -22,8 +22,9 @@ match is told what the cache cannot record and the user knows: the
 the locals of other frames a call's graphs are keyed on (a graph break's
 resume frame). Every call must agree.
 
-Cost on a 2-core CPU box: ~36 s for the cache, then 6-10 s per call (one fresh
-torch process each); about 5 minutes for the module.
+Torch's answers are asked in the background while other tests run (one fork server
+child per call, each on its own copy of the cache: ``tests.harness.oracle.answers``),
+a few seconds of CPU per call.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import RealCache
-from helpers import assert_match_agrees_with_torch, match_args_for, run_fxcache
+from conftest import RealCache, prebuilt
+from helpers import assert_match_agrees_with_answer, match_args_for, run_fxcache
+
+from tests.harness.background import builder
 
 pytestmark = pytest.mark.torch
 
@@ -62,14 +65,10 @@ ORACLE_CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def oracle_cache(tmp_path_factory: pytest.TempPathFactory) -> RealCache:
-    pytest.importorskip("torch")
-    from demo.build_cache import build_cache_subprocess
-
-    root = tmp_path_factory.mktemp("oracle-suite-cache") / "inductor"
-    summary = build_cache_subprocess(root, cases=ORACLE_CASES)
-    return RealCache(root=root, summary=summary)
+@pytest.fixture(scope="session")
+def oracle_cache(real_cache: RealCache) -> RealCache:
+    """The session's real cache: it holds every case of demo/cases.py, these included."""
+    return real_cache
 
 
 def _id(case: str, shapes: list) -> str:
@@ -162,10 +161,27 @@ def test_oracle_cases_are_at_least_twenty_functions():
     assert {"scale_by", "scale_auto"} <= {p.values[0] for p in PARAMS}  # float arguments
 
 
+@builder("oracle_suite_answers", needs=("real_cache",), order=1)
+def _torch_answers() -> dict[str, dict]:
+    """Torch's lookups for every call of ORACLE_CALLS, each a fresh process's first call on
+    a copy of the real cache (``tests.harness.oracle.answers``), built in the background."""
+    from tests.harness.oracle import answers
+
+    return answers(prebuilt("real_cache").root, [tuple(p.values) for p in PARAMS])
+
+
+@pytest.fixture(scope="session")
+def oracle_suite_answers() -> dict[str, dict]:
+    return prebuilt("oracle_suite_answers")
+
+
 @pytest.mark.parametrize("case,shapes", PARAMS)
-def test_match_agrees_with_torch_lookup(oracle_cache, tmp_path, case, shapes):
+def test_match_agrees_with_torch_lookup(oracle_cache, oracle_suite_answers, case, shapes):
+    from tests.harness.oracle import call_id
+
     own = {w["key"] for w in oracle_cache.writes(case)}
-    assert_match_agrees_with_torch(oracle_cache.root, case, shapes, match_args_for(case, shapes), own, tmp_path)
+    assert_match_agrees_with_answer(oracle_cache.root, case, shapes,
+                                    oracle_suite_answers[call_id(case, shapes)], own)
 
 
 def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varies_with_it(
@@ -176,7 +192,7 @@ def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varie
     another key with it on (its default)."""
     import shutil
 
-    from demo.oracle import torch_lookups
+    from tests.harness.oracle import torch_lookups
 
     shapes = [[6], [6]]
     args = [a for a in match_args_for("duck_off_pair", shapes) if a != "--no-duck-shape"]

@@ -1,7 +1,7 @@
 """Key anatomy, ``fxcache diff`` and staleness on real caches.
 
 One cache (module scope, ~15 s) holds the same function compiled five times
-with one thing changed each time (``demo.variants``): ``diff`` must name
+with one thing changed each time (``tests.harness.variants``): ``diff`` must name
 exactly that component. A torch build change is simulated by editing the
 ``torch_version`` component hash in a copy of an entry.
 """
@@ -13,6 +13,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import prebuilt
+from helpers import cli_json as _json
 from helpers import run_fxcache
 
 from fxcache_core.cache.keys import sha256_hash
@@ -22,24 +24,26 @@ from fxcache_core.keying.anatomy import (
     parse_debug_lines,
     stale_components,
 )
+from tests.harness.background import builder
 
 pytestmark = pytest.mark.torch
 
 
-@pytest.fixture(scope="module")
-def variants(tmp_path_factory):
-    pytest.importorskip("torch")
-    from demo.variants import build_variants_subprocess
+@builder("variants", order=3)
+def _build_variants():
+    from conftest import build_dir
 
-    root = tmp_path_factory.mktemp("variants") / "inductor"
-    keys = build_variants_subprocess(root)
+    from tests.harness.variants import build_variants_subprocess
+
+    root = build_dir("variants") / "inductor"
+    return root, build_variants_subprocess(root)
+
+
+@pytest.fixture(scope="session")
+def variants():
+    root, keys = prebuilt("variants")
     assert all(len(v) == 1 for v in keys.values()), keys  # one FX key per variant
     return root, {name: v[0] for name, v in keys.items()}
-
-
-def _json(proc):
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 @pytest.mark.parametrize("variant,names,needle", [

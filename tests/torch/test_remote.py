@@ -2,7 +2,7 @@
 
 A module fixture starts ``redis-server`` (the Debian package) on a free
 loopback port, and a fresh torch process compiles three demo cases with the
-remote caches on and the local ones off (``demo.remote_build``), so every
+remote caches on and the local ones off (``tests.harness.remote_build``), so every
 value is torch's own ``SET``. Without redis-server the module is skipped, or
 fails under ``CI=true`` (.ci/run installs it).
 """
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO_ROOT, run_fxcache
+from helpers import cli_json as _json
 
 pytestmark = pytest.mark.torch
 
@@ -59,7 +60,7 @@ def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("redis")
     proc, port = _start_redis(tmp)
     url = f"redis://127.0.0.1:{port}/0"
-    out = subprocess.run([sys.executable, "-m", "demo.remote_build", url, str(tmp / "kernels"),
+    out = subprocess.run([sys.executable, "-m", "tests.harness.remote_build", url, str(tmp / "kernels"),
                           "--cases", ",".join(CASES)], cwd=REPO_ROOT, capture_output=True, text=True,
                          timeout=600, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
     assert out.returncode == 0, out.stderr[-3000:]
@@ -73,15 +74,6 @@ def client(server):
     import redis
 
     return redis.Redis.from_url(server)
-
-
-def _json(proc):
-    """The JSON a command printed; it exited 0, or, for `match`, with the exit code its
-    verdict gives (0 hit, 1 miss, 3 undecided)."""
-    out = json.loads(proc.stdout) if proc.stdout.strip() else None
-    want = out["verdicts"]["exit_code"] if isinstance(out, dict) and "verdicts" in out else 0
-    assert proc.returncode == want, (proc.returncode, proc.stderr)
-    return out
 
 
 def _torch_keys(client) -> set[str]:

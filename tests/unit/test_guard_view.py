@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import math
 import operator
-from pathlib import Path
 
 import pytest
+from helpers import GUARDS_CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,8 +17,7 @@ from fxcache_core.guards.expr import parse_guards
 from fxcache_core.guards.summary import summarize
 from fxcache_core.guards.sympy_form import to_sympy
 
-CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "guards-corpus.json"
-EXPRS = sorted({e["guards_expr"] for e in json.loads(CORPUS.read_text()) if e["guards_expr"]}) if CORPUS.is_file() else []
+EXPRS = sorted({e["guards_expr"] for e in json.loads(GUARDS_CORPUS.read_text()) if e["guards_expr"]})
 
 
 def _ranges(src):

@@ -1,6 +1,6 @@
 """``fxcache match`` on models from a library fxcache did not write, against torch's own lookup.
 
-One cache per module is built from the workloads of demo/models.py (tiny
+One cache per session is built (in the background, while other tests run) from the workloads of tests/harness/models.py (tiny
 Hugging Face ``transformers`` models from configs, random weights, nothing
 downloaded): GPT-2 compiled whole and called with a keyword, a ResNet compiled
 whole and called positionally with ``mark_dynamic`` ranges (one key, two
@@ -8,7 +8,7 @@ entries), a Llama training step inside a wrapper function under automatic
 dynamic, and BERT with two marked dims the graph forces equal.
 
 Torch's lookups for every query are recorded in ONE fresh process
-(``demo.model_runs oracle``): before each query it resets Dynamo as if the
+(``tests.harness.model_runs oracle``): before each query it resets Dynamo as if the
 process were new and deletes what the previous query wrote. Each call is then
 described to ``fxcache match`` exactly as the README tells a user to
 (``Workload.match_args``: ``--fn`` the function or model class, ``--dynamic``,
@@ -25,7 +25,10 @@ import json
 import shutil
 
 import pytest
+from conftest import prebuilt
 from helpers import assert_match_agrees_with_lookups, run_fxcache
+
+from tests.harness.background import builder
 
 pytestmark = pytest.mark.torch
 
@@ -43,24 +46,47 @@ QUERIES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def model_cache(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, dict]:
-    pytest.importorskip("torch")
+def _the_alone_query() -> int:
+    """The query that depends most on process state: a fresh first call under automatic
+    dynamic, right after another query made a dim dynamic in the same process."""
+    return next(q for q, (w, calls) in enumerate(QUERIES)
+                if w == "llama_train" and len(calls) == 1 and q > 0 and len(QUERIES[q - 1][1]) > 1)
+
+
+@builder("model_runs", order=2)
+def _model_runs() -> dict:
+    """The model cache, torch's lookups for every query in one batched process, and the
+    alone query in a process of its own (each oracle run on a copy of the cache)."""
+
+    from conftest import build_dir
+
+    from tests.harness.model_runs import build_subprocess, oracle_subprocess
+
+    root = build_dir("model-cache") / "inductor"
+    summary = build_subprocess(root)
+    runs = {}
+    for name, queries in (("batched", [[w, calls] for w, calls in QUERIES]),
+                          ("alone", [list(QUERIES[_the_alone_query()])])):
+        copy = build_dir(f"model-oracle-{name}") / "cache"
+        shutil.copytree(root, copy, symlinks=True)
+        runs[name] = oracle_subprocess(copy, queries)
+    return {"root": root, "summary": summary, **runs}
+
+
+@pytest.fixture(scope="session")
+def model_runs() -> dict:
     pytest.importorskip("transformers")
-    from demo.model_runs import build_subprocess
-
-    root = tmp_path_factory.mktemp("model-cache") / "inductor"
-    return root, build_subprocess(root)
+    return prebuilt("model_runs")
 
 
-@pytest.fixture(scope="module")
-def torch_answers(model_cache, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from demo.model_runs import oracle_subprocess
+@pytest.fixture(scope="session")
+def model_cache(model_runs) -> tuple[object, dict]:
+    return model_runs["root"], model_runs["summary"]
 
-    root, _ = model_cache
-    copy = tmp_path_factory.mktemp("model-oracle") / "cache"
-    shutil.copytree(root, copy, symlinks=True)
-    return oracle_subprocess(copy, [[w, calls] for w, calls in QUERIES])
+
+@pytest.fixture(scope="session")
+def torch_answers(model_runs) -> dict:
+    return model_runs["batched"]
 
 
 def _own_keys(summary: dict, workload: str) -> set[str]:
@@ -74,8 +100,8 @@ CALLS = [pytest.param(q, i, id=f"{w}-{q}-{i}") for q, (w, calls) in enumerate(QU
 
 @pytest.mark.parametrize("query,index", CALLS)
 def test_match_answers_every_lookup_as_torch_does(model_cache, torch_answers, query, index):
-    from demo.models import WORKLOADS
     from fxcache_core.cache.scan import scan_cache
+    from tests.harness.models import WORKLOADS
 
     root, summary = model_cache
     workload, calls = QUERIES[query]
@@ -100,21 +126,14 @@ def test_match_answers_every_lookup_as_torch_does(model_cache, torch_answers, qu
             assert r["key"] in looked_up, r
 
 
-def test_the_batched_oracle_answers_as_a_fresh_process_does(model_cache, torch_answers,
-                                                            tmp_path_factory):
+def test_the_batched_oracle_answers_as_a_fresh_process_does(model_runs, torch_answers):
     """The batched oracle resets Dynamo between queries instead of starting a process per
     query. The query that depends most on process state (a fresh first call under
     automatic dynamic after another query made a dim dynamic in the same process) is
     asked again alone, in a process of its own: torch's lookups are the same. (Checked
     once for every query on 2026-12-01: identical.)"""
-    from demo.model_runs import oracle_subprocess
-
-    root, _ = model_cache
-    i = next(q for q, (w, calls) in enumerate(QUERIES)
-             if w == "llama_train" and len(calls) == 1 and q > 0 and len(QUERIES[q - 1][1]) > 1)
-    copy = tmp_path_factory.mktemp("model-oracle-alone") / "cache"
-    shutil.copytree(root, copy, symlinks=True)
-    alone = oracle_subprocess(copy, [list(QUERIES[i])])["results"][0]
+    i = _the_alone_query()
+    alone = model_runs["alone"]["results"][0]
 
     def seen(res: dict) -> list:
         return [[(lk["kind"], lk["key"], lk["hit"], lk["status"], lk["mode"]) for lk in call]
@@ -124,7 +143,7 @@ def test_the_batched_oracle_answers_as_a_fresh_process_does(model_cache, torch_a
 
 
 def test_the_queries_cover_what_the_readme_promises():
-    from demo.models import WORKLOADS
+    from tests.harness.models import WORKLOADS
 
     dyn = {WORKLOADS[w].dynamic for w, _ in QUERIES}
     assert {True, None} <= dyn

@@ -3,7 +3,7 @@
 Run in a fresh process (``TORCH_TRACE`` and the cache env must be set before
 torch is imported)::
 
-    python -m demo.traced CACHE_DIR TRACE_DIR PLAN [--suppress-hit-guards]
+    python -m tests.harness.traced CACHE_DIR TRACE_DIR PLAN [--suppress-hit-guards]
                           [--rank R --world-size N --init-method tcp://127.0.0.1:PORT]
 
 ``PLAN`` names a list of steps in :data:`PLANS`; each step calls compiled
@@ -27,7 +27,7 @@ initialized before anything compiles, so torch names the trace file
 It prints one JSON object as the last line of stdout::
 
     {"plan": "replay", "rank": null, "trace_dir": "/abs",
-     "lookups": [{..demo.oracle's lookup record.., "step": "hit"}, ...],
+     "lookups": [{..tests.harness.oracle's lookup record.., "step": "hit"}, ...],
      "writes": [{..., "step": "hit"}], "errors": {"step": "message"}}
 
 From other code (tests), use :func:`traced_subprocess`.
@@ -172,7 +172,7 @@ def run_plan(cache_dir: str, trace_dir: str, plan: str, *, suppress: bool = Fals
 
         dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world_size)
     configure_torch()
-    from demo.oracle import install_recorder
+    from demo.recorder import install_recorder
 
     rec = install_recorder()
     if suppress:
@@ -202,7 +202,7 @@ def traced_argv(cache_dir: str | os.PathLike[str], trace_dir: str | os.PathLike[
                 suppress: bool = False, rank: int | None = None, world_size: int = 1,
                 init_method: str | None = None) -> list[str]:
     """The ``python`` arguments of one traced run (see the module docstring)."""
-    argv = ["-m", "demo.traced", os.path.abspath(os.fspath(cache_dir)), os.path.abspath(os.fspath(trace_dir)), plan]
+    argv = ["-m", "tests.harness.traced", os.path.abspath(os.fspath(cache_dir)), os.path.abspath(os.fspath(trace_dir)), plan]
     if suppress:
         argv.append("--suppress-hit-guards")
     if rank is not None:
@@ -212,7 +212,7 @@ def traced_argv(cache_dir: str | os.PathLike[str], trace_dir: str | os.PathLike[
 
 def traced_subprocess(cache_dir: str | os.PathLike[str], trace_dir: str | os.PathLike[str], plan: str, *,
                       suppress: bool = False, python: str = sys.executable, timeout: float = 600) -> dict[str, Any]:
-    """Run one plan in a fresh ``python -m demo.traced`` process; return its JSON."""
+    """Run one plan in a fresh ``python -m tests.harness.traced`` process; return its JSON."""
     from demo.build_cache import run_json_subprocess
 
     return run_json_subprocess(traced_argv(cache_dir, trace_dir, plan, suppress=suppress),
@@ -249,7 +249,7 @@ def traced_ranks(cache_dir: str | os.PathLike[str], trace_dir: str | os.PathLike
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m demo.traced", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tests.harness.traced", description=__doc__.split("\n")[0])
     p.add_argument("cache_dir")
     p.add_argument("trace_dir")
     p.add_argument("plan", choices=sorted(PLANS))

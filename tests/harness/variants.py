@@ -2,7 +2,7 @@
 
 Run in a fresh process (the cache env must be set before torch is imported)::
 
-    python -m demo.variants CACHE_DIR
+    python -m tests.harness.variants CACHE_DIR
 
 It prints one JSON object as the last line of stdout: per variant, the FX
 keys its compile wrote (``{"base": ["f..."], "dtype": ["f..."], ...}``). Every
@@ -75,7 +75,7 @@ def build_variants_subprocess(cache_dir: str | os.PathLike[str], python: str = s
     """Run :func:`main` in a fresh process; return its JSON."""
     from demo.build_cache import run_json_subprocess
 
-    return run_json_subprocess(["-m", "demo.variants", os.path.abspath(os.fspath(cache_dir))],
+    return run_json_subprocess(["-m", "tests.harness.variants", os.path.abspath(os.fspath(cache_dir))],
                                python=python, timeout=timeout)
 
 

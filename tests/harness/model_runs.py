@@ -1,14 +1,14 @@
-"""Build a cache from the model workloads (demo/models.py), and ask torch what it looks up.
+"""Build a cache from the model workloads (tests/harness/models.py), and ask torch what it looks up.
 
-    python -m demo.model_runs build CACHE_DIR [--workloads a,b]
-    python -m demo.model_runs oracle CACHE_DIR QUERIES_JSON
+    python -m tests.harness.model_runs build CACHE_DIR [--workloads a,b]
+    python -m tests.harness.model_runs oracle CACHE_DIR QUERIES_JSON
 
 Both print one JSON object as the last line of stdout, with lookups and writes in
-the record format of ``demo.oracle``.
+the record format of ``tests.harness.oracle``.
 
 ``build`` runs each workload's build sequences: the calls of one sequence are
 made in one process state (so automatic dynamic sees the second call change a
-dim), and each sequence starts fresh (:func:`demo.models.fresh_state`).
+dim), and each sequence starts fresh (:func:`tests.harness.models.fresh_state`).
 
 ``oracle`` takes ``[[workload, [call, ...]], ...]``: each query is a sequence of
 calls made in a fresh process state, the first call being a fresh process's
@@ -35,10 +35,10 @@ def _setup(cache_dir: str) -> tuple[Any, Any]:
     from demo.build_cache import configure_torch, prepare_env
 
     cache_dir = prepare_env(cache_dir)
-    from demo import models  # imports torch and transformers, offline
+    from tests.harness import models  # imports torch and transformers, offline
 
     configure_torch()
-    from demo.oracle import install_recorder
+    from demo.recorder import install_recorder
 
     return models, install_recorder()
 
@@ -126,10 +126,10 @@ def _forget(cache_dir: str, writes: list[dict]) -> None:
 
 def build_subprocess(cache_dir: str | os.PathLike[str], workloads: list[str] | None = None,
                      timeout: float = 1800) -> dict:
-    """:func:`build` in a fresh ``python -m demo.model_runs`` process."""
+    """:func:`build` in a fresh ``python -m tests.harness.model_runs`` process."""
     from demo.build_cache import run_json_subprocess
 
-    argv = ["-m", "demo.model_runs", "build", os.path.abspath(os.fspath(cache_dir))]
+    argv = ["-m", "tests.harness.model_runs", "build", os.path.abspath(os.fspath(cache_dir))]
     if workloads:
         argv += ["--workloads", ",".join(workloads)]
     return run_json_subprocess(argv, python=sys.executable, timeout=timeout)
@@ -140,13 +140,13 @@ def oracle_subprocess(cache_dir: str | os.PathLike[str], queries: list[list[Any]
     """:func:`oracle` in a fresh process, on ``cache_dir`` as given (use a copy)."""
     from demo.build_cache import run_json_subprocess
 
-    argv = ["-m", "demo.model_runs", "oracle", os.path.abspath(os.fspath(cache_dir)),
+    argv = ["-m", "tests.harness.model_runs", "oracle", os.path.abspath(os.fspath(cache_dir)),
             json.dumps(queries)]
     return run_json_subprocess(argv, python=sys.executable, timeout=timeout)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m demo.model_runs")
+    p = argparse.ArgumentParser(prog="python -m tests.harness.model_runs")
     sub = p.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build")
     b.add_argument("cache_dir")

@@ -2,7 +2,7 @@
 
 Run in a fresh process (the env must be set before torch is imported)::
 
-    python -m demo.remote_build REDIS_URL KERNEL_DIR --cases a,b
+    python -m tests.harness.remote_build REDIS_URL KERNEL_DIR --cases a,b
 
 torch itself writes the entries (``RedisRemoteCache``: ``SET pt2:...::<key>:c1``),
 so their format is torch's. ``KERNEL_DIR`` takes the generated code (the
@@ -19,7 +19,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m demo.remote_build")
+    p = argparse.ArgumentParser(prog="python -m tests.harness.remote_build")
     p.add_argument("redis_url")
     p.add_argument("kernel_dir")
     p.add_argument("--cases", required=True)

@@ -4,7 +4,7 @@ Synthetic on purpose: damaged and cut files, odd layouts, and record orders a
 CI run does not produce on demand. Each record is written the way
 ``TorchLogsFormatter`` writes it (torch/_logging/_internal.py): a glog prefix,
 the JSON metadata, ``has_payload`` = md5 of the payload, payload lines after a
-tab. Real traces are read in tests/test_explain.py.
+tab. Real traces are read in tests/torch/test_explain.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,16 @@
+"""The torch-side test harness: what the torch tier (tests/torch) runs besides fxcache.
+
+- ``oracle``: torch's own lookup for one call of a ``demo.cases`` case, the ground
+  truth of the tests (``python -m tests.harness.oracle``), and the fork server that
+  answers many queries without importing torch again.
+- ``models`` / ``model_runs``: tiny Hugging Face models from configs, a cache built
+  from them and torch's lookups for many calls in one process.
+- ``traced``: workloads run under ``TORCH_TRACE`` with torch's lookups recorded.
+- ``variants``: one-change compile variants (``fxcache diff`` / ``key``).
+- ``remote_build``: a cache built with the remote caches on (Redis).
+
+It imports from ``demo`` (the cases, ``build_cache``, ``recorder``); ``demo`` never
+imports from here. Run its entry points from the repository root
+(``python -m tests.harness.oracle ...``). Nothing here is imported by
+``fxcache_core`` / ``fxcache_cli``.
+"""

@@ -117,6 +117,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             BACKGROUND.start(name)
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """How long each background build took (they never show in --durations)."""
+    bg = sys.modules.get("tests.harness.background")
+    if bg is not None and bg.BACKGROUND.spans:
+        t0 = min(a for a, _ in bg.BACKGROUND.spans.values())
+        terminalreporter.write_sep("-", "background builds (start, end; seconds into the first)")
+        for name, (a, b) in sorted(bg.BACKGROUND.spans.items(), key=lambda kv: kv[1]):
+            terminalreporter.write_line(f"{name:28} {a - t0:7.1f} {b - t0:7.1f}  ({b - a:.1f} s)")
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if "tests.harness.background" in sys.modules:
         sys.modules["tests.harness.background"].BACKGROUND.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -63,6 +64,8 @@ class Background:
         self._pool = ThreadPoolExecutor(jobs or default_jobs(), thread_name_prefix="fxcache-build")
         self._futures: dict[str, Future[Any]] = {}
         self._lock = threading.Lock()
+        self.spans: dict[str, tuple[float, float]] = {}
+        """name -> (start, end) of each finished build, ``time.monotonic()`` seconds."""
 
     def names(self) -> list[str]:
         """Every registered value, in the order their builds start."""
@@ -75,7 +78,14 @@ class Background:
             self.start(dep)
         with self._lock:
             if name not in self._futures:
-                self._futures[name] = self._pool.submit(_in_env, dict(os.environ), fn)
+                self._futures[name] = self._pool.submit(self._timed, name, dict(os.environ), fn)
+
+    def _timed(self, name: str, env: dict[str, str], fn: Callable[[], Any]) -> Any:
+        t0 = time.monotonic()
+        try:
+            return _in_env(env, fn)
+        finally:
+            self.spans[name] = (t0, time.monotonic())
 
     def get(self, name: str) -> Any:
         """The value ``name``: wait for its build (started now if it was not); a build

@@ -59,6 +59,16 @@ if not HAVE_TORCH:
 
 from helpers import run_fxcache, run_module  # noqa: E402
 
+# The per-decode memory budget (fxcache_core.decode.memlimit) lowers RLIMIT_AS for the
+# whole process while one entry decodes: "single-threaded use". This test process is
+# not single-threaded (background builds start torch subprocesses, which would inherit
+# a lowered limit), so the budget is off here; the tests of the budget itself decode in
+# children of their own, where it is on (tests/unit/test_decode_safety.py), and every
+# fxcache command a test runs as a subprocess has it on as users do.
+from fxcache_core.decode import memlimit as _memlimit  # noqa: E402
+
+_memlimit.ENFORCED = False
+
 # fxcache's index of decoded entries (fxcache_core.catalog.index) goes to a temp dir for
 # the whole session, never to the user's ~/.cache (subprocesses inherit this),
 # removed when the session ends.

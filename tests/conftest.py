@@ -96,7 +96,8 @@ def _tier(item: pytest.Item) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test of tests/torch ``torch``; skip ``torch`` tests without torch; run
-    the tiers in order (unit, cli, torch), each tier's files in the order collected."""
+    the tests that need no torch first, then the ``torch`` ones, each part by tier (unit,
+    cli, torch), each tier's files in the order collected."""
     skip = pytest.mark.skip(reason="torch is not installed")
     for item in items:
         if _tier(item) == "torch":
@@ -104,7 +105,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if not HAVE_TORCH and item.get_closest_marker("torch"):
             item.add_marker(skip)
     rank = {t: i for i, t in enumerate(TIERS)}
-    items.sort(key=lambda it: (rank[_tier(it)], _TORCH_ORDER.get(Path(str(it.path)).name, 0)))
+    # Tests that need torch (the torch tier, and the few marked ones of the others) run
+    # after every test that does not, so none waits for a background build while the
+    # fast tests could run.
+    items.sort(key=lambda it: (it.get_closest_marker("torch") is not None, rank[_tier(it)],
+                               _TORCH_ORDER.get(Path(str(it.path)).name, 0)))
 
 
 # Within the torch tier: files whose caches build last (in the background) run last.

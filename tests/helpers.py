@@ -87,11 +87,35 @@ def run_fxcache(
     block_torch: bool = False,
     timeout: float = 300,
     input: str | None = None,
+    process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m fxcache_cli ARGS...`` (see :func:`run_module`)."""
-    return run_module(
-        "fxcache_cli", *args, env=env, block_torch=block_torch, timeout=timeout, input=input
-    )
+    """Run ``fxcache ARGS...`` and capture what it prints and its exit code.
+
+    In this process (:func:`cli_run.fxcache_in_process`, ``env`` set for the run) where a
+    process proves nothing: what the command parses, decides and prints is the same, and
+    a process's start-up (about half a second of imports, several seconds for what
+    imports torch) is paid once. In a fresh ``python -m fxcache_cli`` (see
+    :func:`run_module`) with ``process=True``, ``block_torch`` (proving a path never
+    needs torch), ``input`` (stdin), or ``FXCACHE_TEST_SUBPROCESS=1`` in the environment
+    (to run every test as users run the command).
+    """
+    if process or block_torch or input is not None or os.environ.get("FXCACHE_TEST_SUBPROCESS"):
+        return run_module(
+            "fxcache_cli", *args, env=env, block_torch=block_torch, timeout=timeout, input=input
+        )
+    from cli_run import fxcache_in_process
+
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    try:
+        r = fxcache_in_process(*args)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return subprocess.CompletedProcess(["fxcache", *map(str, args)], r.returncode, r.stdout, r.stderr)
 
 
 def cli_json(proc: subprocess.CompletedProcess[str]):

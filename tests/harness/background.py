@@ -57,6 +57,16 @@ def _in_env(env: dict[str, str], fn: Callable[[], Any]) -> Any:
         BASE_ENV.reset(token)
 
 
+def _settle(outer: Future[Any], inner: Future[Any]) -> None:
+    """Give ``outer`` the outcome of ``inner``."""
+    if inner.cancelled():
+        outer.cancel()
+    elif inner.exception() is not None:
+        outer.set_exception(inner.exception())
+    else:
+        outer.set_result(inner.result())
+
+
 class Background:
     """The values being built; see the module docstring."""
 
@@ -72,13 +82,34 @@ class Background:
         return sorted(_BUILDERS, key=lambda n: _BUILDERS[n][2])
 
     def start(self, name: str) -> None:
-        """Start building ``name`` (and first what it needs) unless already started."""
+        """Start building ``name`` (and first what it needs) unless already started. A
+        build that needs others is queued only once they are done, so it never holds a
+        worker thread while it waits."""
         fn, needs, _ = _BUILDERS[name]
         for dep in needs:
             self.start(dep)
         with self._lock:
-            if name not in self._futures:
-                self._futures[name] = self._pool.submit(self._timed, name, dict(os.environ), fn)
+            if name in self._futures:
+                return
+            outer: Future[Any] = Future()
+            self._futures[name] = outer
+            deps = [self._futures[d] for d in needs]
+        env = dict(os.environ)
+        pending = [len(deps)]
+
+        def launch(_: Any = None) -> None:
+            with self._lock:
+                pending[0] -= 1
+                if pending[0] > 0:
+                    return
+            inner = self._pool.submit(self._timed, name, env, fn)
+            inner.add_done_callback(lambda f: _settle(outer, f))
+
+        if not deps:
+            pending[0] = 1
+            launch()
+        for d in deps:
+            d.add_done_callback(launch)
 
     def _timed(self, name: str, env: dict[str, str], fn: Callable[[], Any]) -> Any:
         t0 = time.monotonic()

@@ -206,13 +206,40 @@ _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.code
             "torch._functorch._aot_autograd.autograd_cache", "demo.cases")
 
 
+def _warm_toolchain_facts() -> None:
+    """Compute once, in this server, what torch memoizes per process about the machine:
+    which vector ISAs the CPU and g++ support (``cpu_vec_isa.valid_vec_isa_list``, a g++
+    build and a python run per ISA, about 1.5 s). Every child then starts with them, as a
+    fresh process has them after its first compile; they depend on the machine only,
+    never on a cache's content. The check programs torch builds go to a dir of their own,
+    removed here, never into a cache a query looks at."""
+    import shutil
+    import tempfile
+
+    from torch._inductor import cpu_vec_isa
+
+    before = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    warm = tempfile.mkdtemp(prefix="fxcache-oracle-isa-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = warm
+    try:
+        cpu_vec_isa.valid_vec_isa_list()
+        cpu_vec_isa.pick_vec_isa()
+    finally:
+        if before is None:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = before
+        shutil.rmtree(warm, ignore_errors=True)
+
+
 def serve(requests: Any, replies: Any) -> None:
     """The ``--serve`` loop: import torch once, then answer each request line
     (``{"cache_dir": ..., "case": ..., "shapes": [...]}``) with :func:`run_oracle`'s
     JSON, run in a child forked for it; a failed child answers ``{"failed": "..."}``.
 
     Nothing is traced or compiled here, so each child's Dynamo and Inductor state
-    is a fresh process's. ``TORCHINDUCTOR_CACHE_DIR`` is read when torch uses it
+    is a fresh process's (but for the machine's ISA facts torch memoizes,
+    :func:`_warm_toolchain_facts`). ``TORCHINDUCTOR_CACHE_DIR`` is read when torch uses it
     (``torch/_inductor/runtime/cache_dir_utils.py``), so the child sets its own.
     """
     import importlib
@@ -229,6 +256,7 @@ def serve(requests: Any, replies: Any) -> None:
     for name in _PRELOAD:
         importlib.import_module(name)
     os.rmdir(placeholder)  # importing must write nothing into a cache dir: if it did, this raises
+    _warm_toolchain_facts()
     for line in requests:
         if not line.strip():
             continue

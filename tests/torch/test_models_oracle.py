@@ -53,7 +53,7 @@ def _the_alone_query() -> int:
                 if w == "llama_train" and len(calls) == 1 and q > 0 and len(QUERIES[q - 1][1]) > 1)
 
 
-@builder("model_runs", order=2)
+@builder("model_runs", order=-1)  # the longest build: first
 def _model_runs() -> dict:
     """The model cache, torch's lookups for every query in one batched process, and the
     alone query in a process of its own (each oracle run on a copy of the cache)."""

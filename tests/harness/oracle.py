@@ -114,9 +114,11 @@ checked in tests/torch/test_torch_oracle.py)
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import sys
+import threading
 from typing import Any
 
 from demo.recorder import install_recorder
@@ -405,25 +407,32 @@ def call_id(case: str, shapes: list[Any]) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}"
 
 
+_ANSWERS_LOCK = threading.Lock()
+_answers_server: ForkServer | None = None
+
+
 def answers(cache_dir: str | os.PathLike[str], calls: list[tuple[str, list[Any]]],
             timeout: float = 300) -> dict[str, dict]:
     """Torch's lookups for many calls of ``demo.cases`` cases, each made on a fresh copy of
-    ``cache_dir`` (which stays as it was) by a child of one :class:`ForkServer` of its own,
-    so each call is a fresh process's first call on the cache as given.
+    ``cache_dir`` (which stays as it was) by a child of one :class:`ForkServer`, so each
+    call is a fresh process's first call on the cache as given. Every caller (the
+    background builds of several test files) shares that one server, one at a time,
+    restarted only when the environment a fresh process would get has changed.
     Returns :func:`call_id` -> what :func:`torch_lookups` returns."""
     import shutil
     import tempfile
 
-    server = ForkServer()
+    global _answers_server
     out: dict[str, dict] = {}
-    try:
+    with _ANSWERS_LOCK:
+        if _answers_server is None:
+            _answers_server = ForkServer()
+            atexit.register(_answers_server.close)
         for case, shapes in calls:
             with tempfile.TemporaryDirectory(prefix="fxcache-oracle-") as tmp:
                 copy = os.path.join(tmp, "cache")
                 shutil.copytree(cache_dir, copy, symlinks=True)
-                out[call_id(case, shapes)] = server.lookups(copy, case, shapes, timeout)
-    finally:
-        server.close()
+                out[call_id(case, shapes)] = _answers_server.lookups(copy, case, shapes, timeout)
     return out
 
 

@@ -327,25 +327,29 @@ def test_after_gc_torch_still_hits_kept_entries(cache_copy):
 
 def test_gc_artifacts_prunes_old_generated_code_and_torch_regenerates_it(cache_copy):
     """--artifacts --older-than removes old kernels/wrappers only; torch still hits and
-    writes them again (they are derived)."""
+    writes them again (they are derived). All code but one file is made old, so the
+    files the hit needs (a wrapper module and its kernel library at least) are gone
+    whichever they are, and torch must write some again."""
     from fxcache_core.cache.scan import scan_artifacts
     from tests.harness.oracle import torch_lookups
 
     code = scan_artifacts(cache_copy)
     assert {a.file.name.split(".", 1)[1] for a in code} >= {"py", "cpp", "so"}
     old = time.time() - 3 * 3600
-    for a in code[: len(code) // 2]:
+    aged, young = code[:-1], code[-1]
+    for a in aged:
         os.utime(a.file.path, (old, old))
     entries_before = sorted(p for p in (cache_copy / "fxgraph").rglob("*") if p.is_file())
     plan = _json(run_fxcache("--cache-dir", str(cache_copy), "gc", "--artifacts", "--older-than", "2h",
                              "--yes", "--json"))
-    assert sorted(plan["removed"]) == sorted(str(a.file.path) for a in code[: len(code) // 2])
+    assert sorted(plan["removed"]) == sorted(str(a.file.path) for a in aged)
     assert {r["what"] for r in plan["removals"]} == {"code"}
-    assert plan["bytes_freed"] == sum(a.file.size for a in code[: len(code) // 2])
+    assert plan["bytes_freed"] == sum(a.file.size for a in aged)
     assert sorted(p for p in (cache_copy / "fxgraph").rglob("*") if p.is_file()) == entries_before
+    assert [a.file.path for a in scan_artifacts(cache_copy)] == [young.file.path]
     run = torch_lookups(cache_copy, "same_graph_two_regions", [[40, 3]])
     assert run["error"] is None and run["counters"]["autograd_cache_hit"] >= 1
-    assert len(scan_artifacts(cache_copy)) > len(code) - len(code) // 2  # written again
+    assert len(scan_artifacts(cache_copy)) > 1  # written again
 
 
 def test_gc_removes_a_wrapper_module_with_its_only_fx_entry(cache_copy):

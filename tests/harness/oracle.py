@@ -177,9 +177,11 @@ def torch_lookups(
     timeout: float = 300,
     *,
     on_copy: bool = False,
+    fresh: bool = False,
 ) -> dict:
     """Run ``python -m tests.harness.oracle`` in a fresh process and return its JSON (or, after
-    :func:`use_server`, ask the :class:`ForkServer`: a child forked for the query).
+    :func:`use_server` and unless ``fresh``, ask the :class:`ForkServer`: a child forked
+    for the query).
 
     The oracle runs a real ``torch.compile``: on a miss torch WRITES new entries
     into ``cache_dir``. Run it on a copy (``shutil.copytree``) when you want to
@@ -196,8 +198,8 @@ def torch_lookups(
         with tempfile.TemporaryDirectory(prefix="fxcache-oracle-") as tmp:
             copy = os.path.join(tmp, "cache")
             shutil.copytree(cache_dir, copy, symlinks=True)
-            return torch_lookups(copy, case, shapes, python, timeout)
-    if _server is not None and python == sys.executable:
+            return torch_lookups(copy, case, shapes, python, timeout, fresh=fresh)
+    if _server is not None and python == sys.executable and not fresh:
         return _server.lookups(cache_dir, case, shapes, timeout)
     argv = ["-m", "tests.harness.oracle", os.path.abspath(os.fspath(cache_dir)), case, json.dumps(shapes)]
     return run_json_subprocess(argv, python=python, timeout=timeout)

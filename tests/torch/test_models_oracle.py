@@ -53,30 +53,56 @@ def _the_alone_query() -> int:
                 if w == "llama_train" and len(calls) == 1 and q > 0 and len(QUERIES[q - 1][1]) > 1)
 
 
-@builder("model_runs", order=-1)  # the longest build: first
-def _model_runs() -> dict:
-    """The model cache, torch's lookups for every query in one batched process, and the
-    alone query in a process of its own (each oracle run on a copy of the cache)."""
-
+@builder("model_cache", order=-1)  # the longest build: first
+def _model_cache() -> tuple:
+    """The cache of the model workloads, compiled in a process of its own."""
     from conftest import build_dir
 
-    from tests.harness.model_runs import build_subprocess, oracle_subprocess
+    from tests.harness.model_runs import build_subprocess
 
     root = build_dir("model-cache") / "inductor"
-    summary = build_subprocess(root)
-    runs = {}
-    for name, queries in (("batched", [[w, calls] for w, calls in QUERIES]),
-                          ("alone", [list(QUERIES[_the_alone_query()])])):
-        copy = build_dir(f"model-oracle-{name}") / "cache"
-        shutil.copytree(root, copy, symlinks=True)
-        runs[name] = oracle_subprocess(copy, queries)
-    return {"root": root, "summary": summary, **runs}
+    return root, build_subprocess(root)
+
+
+def _oracle_on_a_copy(name: str, queries: list) -> dict:
+    from conftest import build_dir
+
+    from tests.harness.model_runs import oracle_subprocess
+
+    copy = build_dir(f"model-oracle-{name}") / "cache"
+    shutil.copytree(prebuilt("model_cache")[0], copy, symlinks=True)
+    return oracle_subprocess(copy, queries)
+
+
+@builder("model_batched", needs=("model_cache",), order=-1)
+def _model_batched() -> dict:
+    """Torch's lookups for every query, in one batched process (on a copy of the cache)."""
+    return _oracle_on_a_copy("batched", [[w, calls] for w, calls in QUERIES])
+
+
+@builder("model_alone", needs=("model_cache",), order=-1)
+def _model_alone() -> dict:
+    """The alone query, in a process of its own (on a copy of the cache): built beside the
+    batched run, on whichever build thread is free."""
+    return _oracle_on_a_copy("alone", [list(QUERIES[_the_alone_query()])])
 
 
 @pytest.fixture(scope="session")
-def model_runs() -> dict:
+def model_runs(model_batched, model_alone) -> dict:
+    root, summary = prebuilt("model_cache")
+    return {"root": root, "summary": summary, "batched": model_batched, "alone": model_alone}
+
+
+@pytest.fixture(scope="session")
+def model_batched() -> dict:
     pytest.importorskip("transformers")
-    return prebuilt("model_runs")
+    return prebuilt("model_batched")
+
+
+@pytest.fixture(scope="session")
+def model_alone() -> dict:
+    pytest.importorskip("transformers")
+    return prebuilt("model_alone")
 
 
 @pytest.fixture(scope="session")

@@ -19,8 +19,11 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import prebuilt
 from helpers import REPO_ROOT, run_fxcache
 from helpers import cli_json as _json
+
+from tests.harness.background import builder
 
 pytestmark = pytest.mark.torch
 
@@ -53,20 +56,37 @@ def _start_redis(tmp: Path, *extra: str) -> tuple[subprocess.Popen, int]:
     pytest.fail("redis-server did not start")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    pytest.importorskip("torch")
+@builder("redis_remote", order=5)
+def _redis_remote() -> str:
+    """A redis-server of its own (stopped when the session ends), with the remote cache
+    torch wrote for CASES (built in the background: a torch process)."""
+    import atexit
+
+    from conftest import build_dir
+
+    from demo.build_cache import BASE_ENV
+
     pytest.importorskip("redis")
-    tmp = tmp_path_factory.mktemp("redis")
+    tmp = build_dir("redis")
     proc, port = _start_redis(tmp)
+    atexit.register(proc.kill)
     url = f"redis://127.0.0.1:{port}/0"
     out = subprocess.run([sys.executable, "-m", "tests.harness.remote_build", url, str(tmp / "kernels"),
                           "--cases", ",".join(CASES)], cwd=REPO_ROOT, capture_output=True, text=True,
-                         timeout=600, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+                         timeout=600, env=dict(BASE_ENV.get() or os.environ, PYTHONPATH=str(REPO_ROOT)))
     assert out.returncode == 0, out.stderr[-3000:]
-    yield url
-    proc.kill()
-    proc.wait()
+    return url
+
+
+@pytest.fixture(scope="session")
+def redis_remote() -> str:
+    pytest.importorskip("redis")
+    return prebuilt("redis_remote")
+
+
+@pytest.fixture(scope="module")
+def server(redis_remote):
+    return redis_remote
 
 
 @pytest.fixture

@@ -10,7 +10,10 @@ import pickle
 from pathlib import Path
 
 import pytest
+from conftest import prebuilt
 from helpers import run_module
+
+from tests.harness.background import builder
 
 torch_mark = pytest.mark.torch
 
@@ -147,8 +150,37 @@ def test_train_mlp_aot_entry_points_at_existing_forward_and_backward(real_cache)
 # --------------------------------------------------------------------------- #
 
 
+_EQUIVALENCE_QUERIES = [("train_mlp", [[5, 4], [5, 1]]), ("branch_on_size", [[16, 3]]),
+                        ("mark_dynamic_range", [[100, 3]])]
+
+
+@builder("fresh_process_answers", needs=("real_cache",), order=5)
+def _fresh_process_answers() -> list[dict]:
+    """Torch's answers to the equivalence queries, each from a fresh ``python -m
+    tests.harness.oracle`` on its own copy of the real cache (built in the background:
+    three torch imports)."""
+    import shutil
+
+    from conftest import build_dir
+
+    from tests.harness import oracle
+
+    out = []
+    for case, shapes in _EQUIVALENCE_QUERIES:
+        fresh = build_dir("fresh-oracle") / "cache"
+        shutil.copytree(prebuilt("real_cache").root, fresh, symlinks=True)
+        out.append(oracle.torch_lookups(fresh, case, shapes, fresh=True))
+    return out
+
+
+@pytest.fixture(scope="session")
+def fresh_process_answers() -> list[dict]:
+    return prebuilt("fresh_process_answers")
+
+
 @torch_mark
-def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, cache_copy, tmp_path):
+def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, cache_copy, tmp_path,
+                                                         fresh_process_answers):
     """The oracle suites ask a ForkServer (one torch import, a forked child per query):
     a hit with its backward, a call that compiles and writes, and a call torch refuses
     give the same lookups, counters, error and writes as `python -m tests.harness.oracle`
@@ -157,25 +189,16 @@ def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, cache_co
     and phase."""
     import shutil
 
-    from tests.harness import oracle
-
     def without_paths(run: dict) -> dict:
         return {**run, "cache_dir": None, "pid": None,
                 "writes": [{**w, "entry": None} for w in run["writes"]]}
 
-    queries = [("train_mlp", [[5, 4], [5, 1]]), ("branch_on_size", [[16, 3]]),
-               ("mark_dynamic_range", [[100, 3]])]
     runs = []
-    for n, (case, shapes) in enumerate(queries):
-        served, fresh = tmp_path / f"served{n}", tmp_path / f"fresh{n}"
+    for n, ((case, shapes), want) in enumerate(zip(_EQUIVALENCE_QUERIES, fresh_process_answers,
+                                                   strict=True)):
+        served = tmp_path / f"served{n}"
         shutil.copytree(cache_copy, served, symlinks=True)
-        shutil.copytree(cache_copy, fresh, symlinks=True)
         got = oracle_server.lookups(served, case, shapes)
-        previous = oracle.use_server(None)
-        try:
-            want = oracle.torch_lookups(fresh, case, shapes)
-        finally:
-            oracle.use_server(previous)
         assert without_paths(got) == without_paths(want), case
         runs.append(got)
     hit, compiled, refused = runs

@@ -15,11 +15,13 @@ behind it). Builders run in the order started, ``jobs`` at a time.
 
 from __future__ import annotations
 
+import itertools
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 _BUILDERS: dict[str, tuple[Callable[[], Any], tuple[str, ...], int]] = {}
@@ -57,23 +59,20 @@ def _in_env(env: dict[str, str], fn: Callable[[], Any]) -> Any:
         BASE_ENV.reset(token)
 
 
-def _settle(outer: Future[Any], inner: Future[Any]) -> None:
-    """Give ``outer`` the outcome of ``inner``."""
-    if inner.cancelled():
-        outer.cancel()
-    elif inner.exception() is not None:
-        outer.set_exception(inner.exception())
-    else:
-        outer.set_result(inner.result())
-
-
 class Background:
-    """The values being built; see the module docstring."""
+    """The values being built; see the module docstring.
+
+    ``jobs`` worker threads take the ready builds (those whose needs are done) lowest
+    ``order`` first, so a long chain registered with a low order (the models) goes ahead
+    of short builds queued before it."""
 
     def __init__(self, jobs: int | None = None) -> None:
-        self._pool = ThreadPoolExecutor(jobs or default_jobs(), thread_name_prefix="fxcache-build")
+        self._jobs = jobs or default_jobs()
         self._futures: dict[str, Future[Any]] = {}
         self._lock = threading.Lock()
+        self._ready: queue.PriorityQueue[tuple[int, int, str, dict[str, str] | None]] = queue.PriorityQueue()
+        self._seq = itertools.count()
+        self._workers: list[threading.Thread] = []
         self.spans: dict[str, tuple[float, float]] = {}
         """name -> (start, end) of each finished build, ``time.monotonic()`` seconds."""
 
@@ -83,40 +82,51 @@ class Background:
 
     def start(self, name: str) -> None:
         """Start building ``name`` (and first what it needs) unless already started. A
-        build that needs others is queued only once they are done, so it never holds a
+        build that needs others is ready only once they are done, so it never holds a
         worker thread while it waits."""
-        fn, needs, _ = _BUILDERS[name]
+        fn, needs, order = _BUILDERS[name]
         for dep in needs:
             self.start(dep)
         with self._lock:
             if name in self._futures:
                 return
-            outer: Future[Any] = Future()
-            self._futures[name] = outer
+            self._futures[name] = Future()
             deps = [self._futures[d] for d in needs]
+            while len(self._workers) < self._jobs:
+                t = threading.Thread(target=self._work, name="fxcache-build", daemon=True)
+                t.start()
+                self._workers.append(t)
         env = dict(os.environ)
         pending = [len(deps)]
 
-        def launch(_: Any = None) -> None:
+        def ready(_: Any = None) -> None:
             with self._lock:
                 pending[0] -= 1
                 if pending[0] > 0:
                     return
-            inner = self._pool.submit(self._timed, name, env, fn)
-            inner.add_done_callback(lambda f: _settle(outer, f))
+            self._ready.put((order, next(self._seq), name, env))
 
         if not deps:
             pending[0] = 1
-            launch()
+            ready()
         for d in deps:
-            d.add_done_callback(launch)
+            d.add_done_callback(ready)
 
-    def _timed(self, name: str, env: dict[str, str], fn: Callable[[], Any]) -> Any:
-        t0 = time.monotonic()
-        try:
-            return _in_env(env, fn)
-        finally:
-            self.spans[name] = (t0, time.monotonic())
+    def _work(self) -> None:
+        while True:
+            _, _, name, env = self._ready.get()
+            if env is None:  # close()
+                return
+            fut = self._futures[name]
+            if not fut.set_running_or_notify_cancel():
+                continue
+            t0 = time.monotonic()
+            try:
+                fut.set_result(_in_env(env, _BUILDERS[name][0]))
+            except BaseException as e:  # noqa: BLE001 - raised again in every test that asks
+                fut.set_exception(e)
+            finally:
+                self.spans[name] = (t0, time.monotonic())
 
     def get(self, name: str) -> Any:
         """The value ``name``: wait for its build (started now if it was not); a build
@@ -126,7 +136,14 @@ class Background:
 
     def close(self) -> None:
         """Drop builds not started yet; wait for those running (their subprocesses)."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            for fut in self._futures.values():
+                fut.cancel()  # only those not running yet
+            workers, self._workers = self._workers, []
+        for _ in workers:
+            self._ready.put((-(1 << 62), next(self._seq), "", None))
+        for t in workers:
+            t.join()
 
 
 BACKGROUND = Background()

@@ -112,9 +112,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                _TORCH_ORDER.get(Path(str(it.path)).name, 0)))
 
 
-# Within the torch tier: files whose caches build last (in the background) run last.
-_TORCH_ORDER = {"test_keying.py": 1, "test_explain.py": 2, "test_remote.py": 3,
-                "test_models_oracle.py": 4}
+# Within the torch tests: first those that need the real cache alone, then each file in
+# the order its background build is ready (builds start by their ``order``: the real
+# cache's oracle answers, the fresh-process answers, the variants, the traced runs, the
+# remote cache; the models' chain runs beside them all).
+_TORCH_ORDER = {"test_real_cache.py": 1, "test_oracle_suite.py": 2, "test_torch_oracle.py": 3,
+                "test_keying.py": 4, "test_explain.py": 5, "test_remote.py": 6,
+                "test_models_oracle.py": 7}
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

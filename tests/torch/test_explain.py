@@ -44,7 +44,7 @@ def _explain(cache: Path, trace: Path) -> dict[str, Any]:
     return explain(read_run(trace), Catalog(scan_cache(cache))).to_json()
 
 
-@builder("traced", needs=("real_cache",), order=4)
+@builder("traced", needs=("real_cache",), order=5)
 def _traced() -> dict[str, Any]:
     from conftest import build_dir
 

@@ -29,7 +29,7 @@ from tests.harness.background import builder
 pytestmark = pytest.mark.torch
 
 
-@builder("variants", order=3)
+@builder("variants", order=4)
 def _build_variants():
     from conftest import build_dir
 

@@ -161,7 +161,7 @@ def test_oracle_cases_are_at_least_twenty_functions():
     assert {"scale_by", "scale_auto"} <= {p.values[0] for p in PARAMS}  # float arguments
 
 
-@builder("oracle_suite_answers", needs=("real_cache",), order=1)
+@builder("oracle_suite_answers", needs=("real_cache",), order=2)
 def _torch_answers() -> dict[str, dict]:
     """Torch's lookups for every call of ORACLE_CALLS, each a fresh process's first call on
     a copy of the real cache (``tests.harness.oracle.answers``), built in the background."""

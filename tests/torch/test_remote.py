@@ -56,7 +56,7 @@ def _start_redis(tmp: Path, *extra: str) -> tuple[subprocess.Popen, int]:
     pytest.fail("redis-server did not start")
 
 
-@builder("redis_remote", order=5)
+@builder("redis_remote", order=6)
 def _redis_remote() -> str:
     """A redis-server of its own (stopped when the session ends), with the remote cache
     torch wrote for CASES (built in the background: a torch process)."""

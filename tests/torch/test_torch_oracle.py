@@ -154,7 +154,7 @@ _EQUIVALENCE_QUERIES = [("train_mlp", [[5, 4], [5, 1]]), ("branch_on_size", [[16
                         ("mark_dynamic_range", [[100, 3]])]
 
 
-@builder("fresh_process_answers", needs=("real_cache",), order=5)
+@builder("fresh_process_answers", needs=("real_cache",), order=3)
 def _fresh_process_answers() -> list[dict]:
     """Torch's answers to the equivalence queries, each from a fresh ``python -m
     tests.harness.oracle`` on its own copy of the real cache (built in the background:

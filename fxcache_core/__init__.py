@@ -1,18 +1,22 @@
 """fxcache_core: read, explain and prune PyTorch Inductor's on-disk compile cache.
 
-No module here imports torch, and none executes anything read from a cache:
-entries are decoded by a restricted unpickler (:mod:`fxcache_core.decode.entries`) and
+No module here imports torch (but :mod:`fxcache_core.keying.current`, which asks
+the installed one), and none executes anything read from a cache: entries are
+decoded by a restricted unpickler (:mod:`fxcache_core.decode.unpickler`) and
 guards expressions are parsed with :mod:`ast` through a whitelist
-(:mod:`fxcache_core.guards.expr`). Data flows one way::
+(:mod:`fxcache_core.guards.grammar`). Data flows one way, one package a concern,
+each importing only from those below it (``make lint`` checks it)::
 
-    location -> store (scan) -> decode (entries) -> guards -> symbols/binding
-             -> frames (which function a key was compiled from), floats
-             -> match (verdicts) / gc (plans)
+    cache (location, keys, scan, inventory) -> decode (unpickler, sources, entries,
+        symbols) -> catalog (decoded entries of a scan, the index) -> functions (which
+        function a key was compiled from) -> guards (parse, evaluate, read)
+        -> lookup (match: which entry torch loads) | keying (what a key is made of)
+        -> trace (a run's TORCH_TRACE: explain, the usage store) -> prune (gc: policy,
+        plan, execute; df) -> remote (Redis)
 
-A run's TORCH_TRACE joins in at explain::
-
-    trace (records) -> trace_run (compiles, lookups) -> explain (with a catalog;
-             guards_in_force for hits) -> usage (facts gc ranks by) / trace_call (match inputs)
+The top level holds what every layer shares: :mod:`~fxcache_core.errors` (errors
+that name a parameter), :mod:`~fxcache_core.reasons` (reasons with stable codes)
+and :mod:`~fxcache_core.quantities` (durations and sizes).
 """
 
 __version__ = "0.1.0"

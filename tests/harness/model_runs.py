@@ -84,11 +84,18 @@ def build(cache_dir: str, names: list[str] | None = None) -> dict:
     return out
 
 
-def oracle(cache_dir: str, queries: list[list[Any]]) -> dict:
-    """Torch's lookups for each query (a sequence of calls from a fresh process state)."""
+def oracle(cache_dir: str, queries: list[list[Any]], alone: tuple[str, int] | None = None) -> dict:
+    """Torch's lookups for each query (a sequence of calls from a fresh process state).
+
+    ``alone``: ``(another_cache_dir, i)``: also ask query ``i`` alone, in a child forked
+    before this process compiles anything (a fresh process's state after the imports,
+    as :class:`tests.harness.oracle.ForkServer` gives), on ``another_cache_dir``; its
+    result is ``"alone"`` in the answer. The batched queries reset Dynamo between them;
+    the child never saw another query."""
     models, rec = _setup(cache_dir)
     import torch
 
+    child = _fork_alone(models, rec, *alone, queries[alone[1]]) if alone else None
     results = []
     written: list[dict] = []
     for name, calls in queries:
@@ -102,8 +109,48 @@ def oracle(cache_dir: str, queries: list[list[Any]]) -> dict:
         results.append({"workload": name, "calls": calls, "lookups": lookups,
                         "writes": writes, "error": error})
     _forget(cache_dir, written)
-    return {"cache_dir": os.path.abspath(cache_dir), "results": results,
-            "torch_version": torch.__version__}
+    out = {"cache_dir": os.path.abspath(cache_dir), "results": results,
+           "torch_version": torch.__version__}
+    if child is not None:
+        out["alone"] = _collect_alone(*child)
+    return out
+
+
+def _fork_alone(models: Any, rec: Any, cache_dir: str, _: int, query: list[Any]) -> tuple[int, int]:
+    """Fork a child that answers ``query`` alone on ``cache_dir``; (pid, read fd)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one query, then _exit (never back into the batch)
+        try:
+            os.close(r)
+            try:
+                os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(cache_dir)
+                name, calls = query
+                w_ = models.WORKLOADS[name]
+                models.fresh_state()
+                model, compiled = w_.build()
+                lookups, writes, error = _run_sequence(models, rec, compiled, model, w_, list(calls))
+                out = {"cache_dir": os.path.abspath(cache_dir), "results": [
+                    {"workload": name, "calls": calls, "lookups": lookups, "writes": writes,
+                     "error": error}]}
+            except BaseException as e:  # noqa: BLE001 - sent to the parent, which raises it
+                out = {"failed": f"{type(e).__name__}: {e}"}
+            with os.fdopen(w, "w") as f:
+                f.write(json.dumps(out, sort_keys=True))
+        finally:
+            os._exit(0)
+    os.close(w)
+    return pid, r
+
+
+def _collect_alone(pid: int, r: int) -> dict:
+    with os.fdopen(r) as f:
+        text = f.read()
+    os.waitpid(pid, 0)
+    out = json.loads(text) if text else {"failed": "the alone query's process gave no answer"}
+    if "failed" in out:
+        raise RuntimeError(f"the alone query failed: {out['failed']}")
+    return out
 
 
 def _forget(cache_dir: str, writes: list[dict]) -> None:
@@ -136,12 +183,16 @@ def build_subprocess(cache_dir: str | os.PathLike[str], workloads: list[str] | N
 
 
 def oracle_subprocess(cache_dir: str | os.PathLike[str], queries: list[list[Any]],
-                      timeout: float = 1800) -> dict:
-    """:func:`oracle` in a fresh process, on ``cache_dir`` as given (use a copy)."""
+                      timeout: float = 1800, alone: tuple[str | os.PathLike[str], int] | None = None
+                      ) -> dict:
+    """:func:`oracle` in a fresh process, on ``cache_dir`` as given (use a copy; ``alone``
+    names another copy for the query asked alone)."""
     from demo.build_cache import run_json_subprocess
 
     argv = ["-m", "tests.harness.model_runs", "oracle", os.path.abspath(os.fspath(cache_dir)),
             json.dumps(queries)]
+    if alone is not None:
+        argv += ["--alone", os.path.abspath(os.fspath(alone[0])), str(alone[1])]
     return run_json_subprocess(argv, python=sys.executable, timeout=timeout)
 
 
@@ -154,12 +205,14 @@ def main(argv: list[str] | None = None) -> int:
     o = sub.add_parser("oracle")
     o.add_argument("cache_dir")
     o.add_argument("queries_json")
+    o.add_argument("--alone", nargs=2, metavar=("CACHE_DIR", "INDEX"), default=None)
     ns = p.parse_args(argv)
     if ns.cmd == "build":
         names = [n for n in ns.workloads.split(",") if n] if ns.workloads else None
         result = build(ns.cache_dir, names)
     else:
-        result = oracle(ns.cache_dir, json.loads(ns.queries_json))
+        alone = (ns.alone[0], int(ns.alone[1])) if ns.alone else None
+        result = oracle(ns.cache_dir, json.loads(ns.queries_json), alone)
     sys.stdout.write(json.dumps(result, sort_keys=True) + "\n")
     sys.stdout.flush()
     return 0

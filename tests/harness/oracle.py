@@ -292,7 +292,9 @@ def serve(requests: Any, replies: Any) -> None:
 
 
 def _relevant(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if not k.startswith("PYTEST_")}
+    """What of an environment a query's torch can see: pytest's per-test variables and
+    fxcache's own settings (the index, worker counts) are not read by torch."""
+    return {k: v for k, v in env.items() if not k.startswith(("PYTEST_", "FXCACHE_"))}
 
 
 class ForkServer:

@@ -155,10 +155,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def oracle_server():
     from tests.harness import oracle
 
-    server = oracle.shared_server()  # the background batches' too; starts with the first query
+    server = oracle.ForkServer()  # starts with the first query
     previous = oracle.use_server(server)
     yield server
     oracle.use_server(previous)
+    server.close()
 
 
 @pytest.fixture(autouse=True)

@@ -314,7 +314,6 @@ class ForkServer:
         self._env = _child_env()  # what the server was (or will be) started with
         self._proc: Any = None  # started by the first query
         self._log: Any = None
-        self._lock = threading.RLock()  # one query at a time, from any thread
 
     def stale(self) -> bool:
         """Whether a fresh process started now would get another environment than the
@@ -346,14 +345,8 @@ class ForkServer:
                 timeout: float = 300) -> dict:
         """What :func:`run_oracle` returns for one call, made in a forked child.
 
-        A server that failed is stopped, and the next query starts another. Threads
-        take turns (the test process's and the background builds' share one server).
+        A server that failed is stopped, and the next query starts another.
         """
-        with self._lock:
-            return self._lookups(cache_dir, case, shapes, timeout)
-
-    def _lookups(self, cache_dir: str | os.PathLike[str], case: str, shapes: list[Any],
-                 timeout: float) -> dict:
         import selectors
 
         proc = self._start()
@@ -418,39 +411,32 @@ def call_id(case: str, shapes: list[Any]) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}"
 
 
-_SHARED_LOCK = threading.Lock()
-_shared: ForkServer | None = None
-
-
-def shared_server() -> ForkServer:
-    """The one :class:`ForkServer` of this process that the test session's torch tests
-    and the background batches of answers share (stopped at exit): one torch import and
-    warm-up instead of one each. It restarts only when the environment a fresh process
-    would get has changed."""
-    global _shared
-    with _SHARED_LOCK:
-        if _shared is None:
-            _shared = ForkServer()
-            atexit.register(_shared.close)
-        return _shared
+_ANSWERS_LOCK = threading.Lock()
+_answers_server: ForkServer | None = None
 
 
 def answers(cache_dir: str | os.PathLike[str], calls: list[tuple[str, list[Any]]],
             timeout: float = 300) -> dict[str, dict]:
     """Torch's lookups for many calls of ``demo.cases`` cases, each made on a fresh copy of
-    ``cache_dir`` (which stays as it was) by a child of :func:`shared_server`, so each
-    call is a fresh process's first call on the cache as given.
+    ``cache_dir`` (which stays as it was) by a child of one :class:`ForkServer`, so each
+    call is a fresh process's first call on the cache as given. Every caller (the
+    background builds of several test files) shares that one server, one at a time,
+    restarted only when the environment a fresh process would get has changed.
     Returns :func:`call_id` -> what :func:`torch_lookups` returns."""
     import shutil
     import tempfile
 
-    server = shared_server()
+    global _answers_server
     out: dict[str, dict] = {}
-    for case, shapes in calls:
-        with tempfile.TemporaryDirectory(prefix="fxcache-oracle-") as tmp:
-            copy = os.path.join(tmp, "cache")
-            shutil.copytree(cache_dir, copy, symlinks=True)
-            out[call_id(case, shapes)] = server.lookups(copy, case, shapes, timeout)
+    with _ANSWERS_LOCK:
+        if _answers_server is None:
+            _answers_server = ForkServer()
+            atexit.register(_answers_server.close)
+        for case, shapes in calls:
+            with tempfile.TemporaryDirectory(prefix="fxcache-oracle-") as tmp:
+                copy = os.path.join(tmp, "cache")
+                shutil.copytree(cache_dir, copy, symlinks=True)
+                out[call_id(case, shapes)] = _answers_server.lookups(copy, case, shapes, timeout)
     return out
 
 

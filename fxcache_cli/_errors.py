@@ -17,8 +17,6 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-from ._flags import message_of
-
 # Exit codes (main()'s docstring says which command uses which).
 SUCCESS = 0
 FAILURE = 1  # match: a miss or a new graph; verify: a bad entry; gc: paths left, or declined
@@ -64,7 +62,7 @@ def _kind(e: BaseException) -> str | None:
 
 # What each kind of error writes, and the exit code: (stream, message, code).
 CLI_ERROR_MAPPINGS: dict[str, tuple[str, Callable[[BaseException], str], int]] = {
-    "fxcache": ("stderr", message_of, BAD_INPUT),
+    "fxcache": ("stderr", str, BAD_INPUT),  # parameters named as flags when it was made
     "usage": ("stderr", _usage_message, BAD_INPUT),
     "interrupt": ("stderr", lambda e: "interrupted", INTERRUPTED),
     "abort": ("stderr", lambda e: "aborted", FAILURE),

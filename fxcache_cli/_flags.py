@@ -39,11 +39,3 @@ def flag_of(name: str) -> str:
     """The flag that gives core parameter ``name``: ``shapes`` -> ``--shapes``,
     ``duck_shape`` -> ``--duck-shape``, ``older_than_s`` -> ``--older-than``."""
     return FLAGS.get(name) or "--" + name.replace("_", "-")
-
-
-def message_of(e: BaseException) -> str:
-    """An error's message as the CLI says it (its parameters were named as flags
-    when it was made: :func:`flag_of` is the naming in force during a run)."""
-    return str(e)
-
-

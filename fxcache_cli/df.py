@@ -11,7 +11,6 @@ from rich.filesize import decimal as human_bytes
 
 from ._app import JsonOpt
 from ._context import done_reading, installed_build, open_catalog, state
-from ._errors import message_of
 from ._output import age, fail, out, plural, safe
 
 
@@ -41,7 +40,7 @@ def df_cmd(
         try:
             reports.append(measure(open_catalog(scan_cache(triton), indexed=False, as_json=as_json), **kw))
         except (OSError, CacheDirError) as e:
-            fail(f"$TRITON_CACHE_DIR {triton}: {message_of(e)}")
+            fail(f"$TRITON_CACHE_DIR {triton}: {str(e)}")
     done_reading()
     if as_json:
         body = reports[0].to_json()

@@ -12,7 +12,6 @@ from rich.markup import escape
 
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, state
-from ._errors import message_of
 from ._output import ReadProgress, out, paint, plural, short
 
 GM_DIFF_LINES = 24
@@ -82,11 +81,11 @@ def _cache_for(run: Any) -> tuple[Any, str | None]:
             try:
                 return scan_cache(resolve_cache_dir(d)), None
             except CacheDirError as e:
-                tried.append(message_of(e))
+                tried.append(str(e))
     try:
         return scan_cache(resolve_cache_dir()), None
     except CacheDirError as e:
-        tried.append(message_of(e))
+        tried.append(str(e))
     return None, "no cache to relate the run to (" + "; ".join(tried) + "): give --cache-dir"
 
 

@@ -21,7 +21,6 @@ from ._context import (
     state,
     user_path,
 )
-from ._errors import message_of
 from ._output import age, fail, out, plural, safe, short
 
 
@@ -56,7 +55,7 @@ def gc_cmd(
         try:
             return parse(text)
         except ValueError as e:
-            fail(f"{option}: {message_of(e)}")
+            fail(f"{option}: {str(e)}")
 
     ttl = None
     if set_ttl is not None:
@@ -73,7 +72,7 @@ def gc_cmd(
             orphaned_locks=locks, **_stale_policy(stale),
         )
     except ValueError as e:
-        fail(message_of(e))
+        fail(str(e))
     if keep_costly and max_size is None:
         fail("--keep-costly orders what --max-size removes: give --max-size too")
     if policy.is_empty:

@@ -51,6 +51,34 @@ def test_every_flag_the_table_names_is_an_option_of_some_command():
     assert named | set(FLAGS.values()) <= options
 
 
+def _parameters_core_names() -> set[str]:
+    """Every parameter a core text names: the string literal of each ``param(...)`` call
+    in fxcache_core, and each name passed to ``resolve_cache_dir(explicit_name=...)``."""
+    import ast
+    from pathlib import Path
+
+    import fxcache_core
+
+    names = set()
+    for path in Path(fxcache_core.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "param" and node.args \
+                    and isinstance(node.args[0], ast.Constant):
+                names.add(node.args[0].value)
+            if isinstance(node, ast.arg) and node.arg == "explicit_name":
+                names.add("cache_dir")
+    return names
+
+
+def test_every_parameter_core_names_is_written_as_an_option_the_cli_has():
+    """What a core message says through ``param()`` reads as a real flag of some command,
+    whichever parameter a future message names."""
+    named = _parameters_core_names()
+    assert {"shapes", "sym", "key", "range", "dynamic", "cache_dir"} <= named  # the scan finds them
+    missing = {n: flag_of(n) for n in named}
+    assert {n: f for n, f in missing.items() if f not in _options()} == {}
+
+
 @pytest.fixture
 def cli_naming():
     restore = use_names(flag_of)

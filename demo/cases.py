@@ -653,3 +653,75 @@ _FLOAT_AND_DUCK_CASES = [
 ]
 
 CASES.update({c.name: c for c in _FLOAT_AND_DUCK_CASES})
+
+
+# Forced equalities: dims the graph makes equal share one symbol whatever duck sizing
+# says (the ShapeEnv replaces one symbol by the other, and the graph keeps one input).
+def matmul_duck_off(x, w):
+    # x[m, k] @ w[k, n] with duck sizing off: k is one symbol because matmul forces it.
+    return (x @ w).sigmoid()
+
+
+def cat_cols_duck_off(x, y):
+    # torch.cat along dim 1 forces the rows equal; the columns stay two symbols. (A
+    # pointwise op after the cat would be moved before it, losing the graph's stack
+    # traces, and with them the function's name in the cache.)
+    return torch.cat([x, y], 1).sum(1)
+
+
+def _make_head() -> torch.nn.Module:
+    with torch.random.fork_rng():
+        torch.manual_seed(3)
+        return torch.nn.Linear(5, 3)
+
+
+HEAD = _make_head()
+
+
+def xent_marked(x, target):
+    # Cross-entropy: the batch of the logits and of the labels must be equal.
+    return torch.nn.functional.cross_entropy(HEAD(x), target)
+
+
+def _xent_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    # The batch marked dynamic on both inputs, within [2, 15] (the build's run), or
+    # [2, 64] for a larger batch (a later run that marks a wider range: the entry
+    # compiled for [2, 15] fails its guard); the labels are int64 class indices.
+    (x_shape, t_shape) = shapes
+    x = _tensor(x_shape, seed=0)
+    g = torch.Generator().manual_seed(1)
+    target = torch.randint(0, 3, tuple(t_shape), generator=g)
+    hi = 15 if x_shape[0] <= 15 else 64
+    torch._dynamo.mark_dynamic(x, 0, min=2, max=hi)
+    torch._dynamo.mark_dynamic(target, 0, min=2, max=hi)
+    return (x, target), {}
+
+
+_FORCED_EQUALITY_CASES = [
+    Case(
+        "matmul_duck_off",
+        matmul_duck_off,
+        {"dynamic": True},
+        [[[4, 6], [6, 3]]],
+        fx_config={"use_duck_shape": False},
+        doc="x @ w with duck sizing off: the inner dim is one symbol, forced by matmul",
+    ),
+    Case(
+        "cat_cols_duck_off",
+        cat_cols_duck_off,
+        {"dynamic": True},
+        [[[4, 3], [4, 2]]],
+        fx_config={"use_duck_shape": False},
+        doc="cat along dim 1 with duck sizing off: the rows are one symbol, forced by cat",
+    ),
+    Case(
+        "xent_marked",
+        xent_marked,
+        {"dynamic": None},
+        [[[4, 5], [4]]],
+        make_inputs=_xent_inputs,
+        doc="cross-entropy, batch marked on logits and labels (2..15): one symbol, forced by the loss",
+    ),
+]
+
+CASES.update({c.name: c for c in _FORCED_EQUALITY_CASES})

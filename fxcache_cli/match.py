@@ -20,9 +20,9 @@ def match_cmd(
     dynamic: DynamicOpt = None,
     duck_shape: Annotated[bool | None, typer.Option(
         "--duck-shape/--no-duck-shape", help="torch.fx.experimental._config.use_duck_shape "
-        "(torch's default: on). Off, equal sizes keep separate symbols under --dynamic true. "
-        "Not given: an entry compiled with equal sizes on separate symbols makes a duck-sizing "
-        "conflict undecided.")] = None,
+        "(torch's default: on). Off, equal sizes keep separate symbols under --dynamic true, "
+        "and a symbol a key shares is one the graph forces. Not given: an entry in the cache "
+        "compiled with equal sizes on separate symbols makes a duck-sizing conflict undecided.")] = None,
     args: Annotated[list[str] | None, typer.Option(
         "--arg", help="A tensor input of an FX graph by position, [d0,d1,...] (repeat, in graph "
         "order): for FX keys no AOTAutograd entry loads, whose inputs have no names.")] = None,

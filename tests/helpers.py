@@ -273,8 +273,13 @@ def match_args_for(case: str, shapes: list) -> list[str]:
 
     dynamic = CASES[case].compile_kwargs.get("dynamic")
     out = ["--dynamic", {True: "true", None: "none", False: "false"}[dynamic]]
+    # Duck sizing as the case runs (torch's default: on): the session's cache holds
+    # keys compiled with it off, evidence that makes a duck-sizing conflict undecided
+    # when the call does not say.
     if CASES[case].fx_config.get("use_duck_shape") is False:
         out.append("--no-duck-shape")
+    elif dynamic is True:
+        out.append("--duck-shape")
     marked = _marked(case, shapes)
     for name, desc in zip(_names(case), shapes, strict=True):
         if isinstance(desc, list) and desc and all(_is_shape(d) for d in desc):

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import DecodedEntry, GraphInput
+from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import GuardParseError, param
 from fxcache_core.lookup.binding import (
     DynamicMode,
@@ -47,6 +48,30 @@ def how() -> str:
     when asked, so the caller's naming of ``dynamic`` is in force)."""
     return (f"pass {param('dynamic')} true/none/false as in torch.compile, and mark_dynamic=[...] on dims "
             "that are marked")
+
+@dataclass(frozen=True)
+class Sibling:
+    """Another AOTAutograd key of the cache, as evidence of how the call is traced:
+    which dims a graph of the same function keeps on separate symbols, and whether
+    it was compiled with equal sizes on separate symbols (duck sizing off, or
+    marked dims).
+
+    Attributes:
+        key: the key's name.
+        entry: its first readable entry (torch's order).
+        symbols: that entry's ``tN`` table, with hints.
+        same_function: traced from the same function as the key being fitted.
+    """
+
+    key: str
+    entry: DecodedEntry
+    symbols: tuple[SymbolInfo, ...]
+    same_function: bool
+
+
+Siblings = Callable[[], Sequence[Sibling]]
+"""The other AOTAutograd keys of the cache, those of the key's function first; read
+only when a rule needs them."""
 
 Symbolic = tuple[str, str, int, str]
 """A symbolic dim of the call: (where, the key's symbol, size given, dim kind)."""
@@ -100,7 +125,7 @@ def dim_kind(source: str, dim: int, val: TensorArg, mode: DynamicMode,
 def fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
         mode: DynamicMode = DynamicMode.UNKNOWN, pgo: bool = False,
         duck_shape: bool | None = None, hints: Mapping[str, int] | None = None,
-        guards: str | None = None) -> Binding:
+        guards: str | None = None, siblings: Siblings | None = None) -> Binding:
     """Fit the user's tensors to the entry's tensor inputs (rank, sizes, strides).
 
     Mirrors how Dynamo would trace the call (a fresh process's first call,
@@ -117,8 +142,12 @@ def fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
     ``use_duck_shape`` (None: not said; then an entry compiled with equal sizes
     on separate symbols, ``hints``, is evidence that duck sizing was off, and a
     conflict that rests on duck sizing is undecided). ``guards``: the entry's
-    guards expression, which shows where the graph forces two inputs equal. Sizes and strides
-    that are expressions (``2*s17``) are checked once every plain symbol has
+    guards expression, which shows where the graph forces two inputs equal.
+    ``siblings``: the other keys of the same function (:class:`Sibling`), read only
+    when a rule needs them: a symbol this key shares between two dims that a sibling
+    keeps apart came from duck sizing, not from the graph; a sibling compiled with
+    equal sizes on separate symbols is evidence that duck sizing was off. Sizes and
+    strides that are expressions (``2*s17``) are checked once every plain symbol has
     its value.
     """
     b = Binding({}, {}, [], [])
@@ -127,8 +156,9 @@ def fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
     for inp in d.inputs:
         if inp.source:
             _fit_input(b, inp, inputs, mode, pgo, duck_shape, symbolic, static)
-    _duck(b, symbolic, static, hints if duck_shape is None else None)
-    _shared_symbols(b, d, symbolic, inputs, guards)
+    _duck(b, symbolic, static, hints if duck_shape is None else None,
+          siblings if duck_shape is None else None)
+    _shared_symbols(b, d, symbolic, inputs, guards, siblings)
     has_symint = any(i.is_symint for i in d.inputs)
     if mode is DynamicMode.TRUE and not symbolic and not b.later and not has_symint and any(
             k == "duck" for _, _, k in static):
@@ -250,9 +280,25 @@ def _fit_strides(b: Binding, name: str, tt: TensorType, val: TensorArg) -> None:
 
 
 def _shared_symbols(b: Binding, d: DecodedEntry, symbolic: list[Symbolic],
-                    inputs: Mapping[str, InputValue], guards: str | None) -> None:
-    """Dims that share one of the key's symbols where one of them is marked dynamic
-    (or duck sizing is off): a marked dim never shares a symbol by duck sizing."""
+                    inputs: Mapping[str, InputValue], guards: str | None,
+                    siblings: Siblings | None = None) -> None:
+    """Dims that share one of the key's symbols where one of them is traced with a
+    symbol of its own (marked dynamic, or duck sizing off).
+
+    Such a dim (``DimDynamic.DYNAMIC``, or DUCK with ``use_duck_shape`` off) gets a
+    fresh symbol in ``ShapeEnv.create_symbol`` (torch/fx/experimental/symbolic_shapes.py),
+    never one reused by duck sizing. The key can still have one symbol for both: when
+    the graph forces the sizes equal (the inner dims of a matmul, the batch of a loss's
+    input and target, the dims a ``cat`` joins), the ShapeEnv replaces one symbol by
+    the other (``_set_replacement``) and the graph keeps one input for both, exactly
+    as duck sizing would have made it. So a shared symbol is a forced equality, and a
+    call with equal values (one value per symbol is checked when binding) fits.
+
+    The exception is evidence that the sharing came from duck sizing: another key of
+    the same function (``siblings``) keeps those dims on separate symbols, so its graph
+    does not force them equal, and a call that gives them a symbol each traces that
+    graph, not this one.
+    """
     placeholder = {i.source: f"t{n}" for n, i in enumerate(d.symints) if i.source}
     equal = _equated(guards)
     for sym in dict.fromkeys(s for _, s, _, _ in symbolic):
@@ -262,26 +308,62 @@ def _shared_symbols(b: Binding, d: DecodedEntry, symbolic: list[Symbolic],
         phs = [placeholder.get(w) for w, _ in dims]
         if None not in phs and all(_same(equal, phs[0], p) for p in phs[1:]):
             continue  # the guards equate them: the graph's ops made the sizes equal
-        if None in phs:
-            # A dim traced DYNAMIC (marked, or duck sizing off) gets a symbol, and the
-            # graph an input, of its own, and no duck dim reuses its symbol
-            # (ShapeEnv.create_symbol: duck=False, no val_to_var entry); equal sizes the
-            # graph forces equal keep both inputs and an equality guard, as above. This
-            # key has one input for them: duck sizing made it.
-            marked = [w for w, _ in dims if _marked(inputs, w)]
-            b.problems.append(Reason(
-                f"{dims[0][0]} and {dims[1][0]} share {sym} here (one graph input, as duck "
-                "sizing gives), but " + (
-                    "marked dims get a symbol each" if len(marked) == len(dims) else
-                    f"{marked[0]} is marked dynamic and gets a symbol of its own" if marked else
-                    "with duck sizing off they get a symbol each")
-                + ": torch traces another graph", "marked-dim-shared"))
+        apart = _kept_apart(siblings() if siblings is not None else (), [w for w, _ in dims])
+        if apart is None:
+            continue  # a forced equality: any call with equal sizes traces this graph
+        (w1, w2), other = apart
+        marked = [w for w, _ in dims if _marked(inputs, w)]
+        b.problems.append(Reason(
+            f"{w1} and {w2} share {sym} here (one graph input), but key {other[:12]} of the "
+            "same function keeps them on separate symbols, so the graph does not force them "
+            "equal: this key's sharing comes from duck sizing, and " + (
+                "marked dims get a symbol each" if len(marked) == len(dims) else
+                f"{marked[0]} is marked dynamic and gets a symbol of its own" if marked else
+                "with duck sizing off they get a symbol each")
+            + ": torch traces another graph", "marked-dim-shared"))
+
+
+def _sizes_by_dim(d: DecodedEntry) -> dict[str, str]:
+    """``L['x'].size()[1]`` -> the printed size (``s27``, ``8``) of an entry's tensor inputs."""
+    out: dict[str, str] = {}
+    for inp in d.inputs:
+        tt = TensorType.parse(inp.type) if inp.source and not inp.is_symint else None
+        for i, size in enumerate(tt.sizes if tt is not None else ()):
+            out[f"{inp.source}.size()[{i}]"] = size
+    return out
+
+
+def _kept_apart(siblings: Sequence[Sibling], dims: Sequence[str]
+                ) -> tuple[tuple[str, str], str] | None:
+    """Two of ``dims`` (``L['a'].size()[0]``) that a sibling key gives two different
+    symbols, with that key's name; None when no sibling does."""
+    for sib in siblings:
+        if not sib.same_function:
             continue
-        b.notes.append(Reason(
-            f"{dims[0][0]} and {dims[1][0]} share {sym} here, but a marked dim gets a symbol of "
-            "its own, and this entry's guards do not equate them (no L['ti'] == L['tj'] "
-            "clause, as when the graph's ops make two sizes equal): the key may come from duck "
-            "sizing, which a marked dim never gets", "marked-dim-shared"))
+        sizes = _sizes_by_dim(sib.entry)
+        for w1, w2 in _pairs(list(dims)):
+            a, z = sizes.get(w1), sizes.get(w2)
+            if a and z and a != z and SYMBOL_RE.fullmatch(a) and SYMBOL_RE.fullmatch(z):
+                return (w1, w2), sib.key
+    return None
+
+
+def _duck_off_sibling(siblings: Sequence[Sibling]) -> tuple[Sibling, str, str, int] | None:
+    """A key compiled with two separate symbols of equal hint (> 1) for tensor sizes:
+    (that key, symbol, symbol, hint); evidence that the program runs with duck sizing
+    off (or marks those dims). Duck sizing is a process-wide setting
+    (``torch.fx.experimental._config.use_duck_shape``), so a key of another function
+    counts too, after those of the same function. None when no key shows it."""
+    for sib in siblings:
+        by_hint: dict[int, str] = {}
+        for info in sib.symbols:
+            if (info.hint is None or info.hint <= 1 or not SYMBOL_RE.fullmatch(info.expr or "")
+                    or ".size()[" not in (info.source or "")):
+                continue  # an int argument is never duck-sized with a size: no evidence
+            other = by_hint.setdefault(info.hint, info.expr or "")
+            if other != info.expr:
+                return sib, other, info.expr or "", info.hint
+    return None
 
 
 def _marked(inputs: Mapping[str, InputValue], where: str) -> bool:
@@ -378,25 +460,42 @@ def _same(classes: list[set[str]], a: str | None, z: str | None) -> bool:
 
 
 def _duck(b: Binding, symbolic: list[Symbolic], static: list[Static],
-          hints: Mapping[str, int] | None = None) -> None:
+          hints: Mapping[str, int] | None = None, siblings: Siblings | None = None) -> None:
     """Duck sizing: equal sizes of duck dims get one symbol in Dynamo's ShapeEnv.
 
     Two such dims the key gives two symbols, or one the key has specialized to
     that size (under ``dynamic=True`` a static size of an input was a symbol
     once), mean torch traces another graph. Only ``duck`` dims take part
     (``ShapeEnv.create_symbol`` registers and reuses a value for DUCK only);
-    ``unknown`` ones make a note instead of a problem.
+    ``unknown`` ones make a note instead of a problem. With ``hints`` or
+    ``siblings`` (given when the user did not say ``use_duck_shape``), an entry of
+    this key or of another key of the function compiled with equal sizes on two
+    symbols is evidence that duck sizing was off: the conflict is then a note.
     """
     duckish = ("duck", "unknown")
+    looked: list[str | None] = []
+
+    def off() -> str | None:
+        """The sibling evidence of duck sizing off, in words (looked up once)."""
+        if not looked:
+            ev = _duck_off_sibling(siblings()) if siblings is not None else None
+            looked.append(None if ev is None else
+                          f"key {ev[0].key[:12]}"
+                          + (" of the same function" if ev[0].same_function else " (another function)")
+                          + f" was compiled with {ev[1]} = {ev[2]} = {ev[3]} as two symbols")
+        return looked[0]
+
     for (w1, s1, v1, k1), (w2, s2, v2, k2) in _pairs(symbolic):
         if v1 == v2 and s1 != s2 and k1 in duckish and k2 in duckish:
             h1, h2 = (hints or {}).get(s1), (hints or {}).get(s2)
-            if k1 == k2 == "duck" and h1 is not None and h1 == h2:
+            own = h1 is not None and h1 == h2
+            if k1 == k2 == "duck" and (own or off()):
+                shown = (f"this key's entry was compiled with {s1} = {s2} = {h1} as two symbols"
+                         if own else off())
                 b.notes.append(Reason(
-                    f"{w1} and {w2} are both {v1}: duck sizing would give them one symbol, but this "
-                    f"key's entry was compiled with {s1} = {s2} = {h1} as two symbols: with duck "
-                    "sizing off (torch.fx.experimental._config.use_duck_shape = False) or with these "
-                    f"dims marked dynamic; pass {param('no_duck_shape')} (or {param('duck_shape')}), "
+                    f"{w1} and {w2} are both {v1}: duck sizing would give them one symbol, but {shown}: "
+                    "with duck sizing off (torch.fx.experimental._config.use_duck_shape = False) or with "
+                    f"those dims marked dynamic; pass {param('no_duck_shape')} (or {param('duck_shape')}), "
                     "or mark_dynamic=[...]", "duck-sizing-off"))
             elif k1 == k2 == "duck":
                 b.problems.append(Reason(
@@ -411,7 +510,12 @@ def _duck(b: Binding, symbolic: list[Symbolic], static: list[Static],
     for w1, _s1, v1, k1 in symbolic:
         for w2, v2, k2 in static:
             if v1 == v2 and k1 in duckish and k2 in duckish:
-                if k1 == k2 == "duck":
+                if k1 == k2 == "duck" and off():
+                    b.notes.append(Reason(
+                        f"{w1} = {v1} equals {w2}, static here: with duck sizing on torch traces "
+                        f"another graph, but {off()} (duck sizing off, or marked dims); pass "
+                        f"{param('no_duck_shape')} (or {param('duck_shape')})", "duck-sizing-off"))
+                elif k1 == k2 == "duck":
                     b.problems.append(Reason(
                         f"{w1} = {v1} equals {w2}, static here: under dynamic=True that dim was a "
                         "symbol specialized to its size, and duck sizing gives both one symbol, so "

@@ -49,6 +49,7 @@ from fxcache_core.lookup.fit import (
     INT_RE,
     SYMBOL_RE,
     Binding,
+    Sibling,
     check_later,
     fit,
     fit_baked_floats,
@@ -73,6 +74,7 @@ def match_key(
     mode: DynamicMode = DynamicMode.UNKNOWN,
     frame: CompiledFrom | None | Callable[[], CompiledFrom | None] = None,
     duck_shape: bool | None = None,
+    siblings: Callable[[CacheKey, DecodedEntry], Sequence[Sibling]] | None = None,
 ) -> KeyMatch | None:
     """Predict torch's lookup of ``key``; None when the inputs do not name any of its inputs.
 
@@ -94,6 +96,9 @@ def match_key(
         mode: how the call is compiled (``torch.compile(dynamic=...)``); it
             decides duck sizing and which dims are static (see
             :class:`~fxcache_core.lookup.binding.DynamicMode`).
+        siblings: the other AOTAutograd keys of the key's function, given the key
+            and its first readable entry (asked only when a rule needs them, see
+            :func:`~fxcache_core.lookup.fit.fit`).
 
     Raises:
         ShapeSpecError: ``sym`` names a placeholder or symbol the key does not have.
@@ -136,7 +141,8 @@ def match_key(
         d0 = readable[0][1]
         b = fit(d0, inputs, mode, pgo=catalog.has_pgo_state(), duck_shape=duck_shape,
                 hints={s.expr: s.hint for s in symbols if s.expr and s.hint is not None},
-                guards=d0.guards_expr)
+                guards=d0.guards_expr,
+                siblings=_once(lambda: siblings(key, d0)) if siblings is not None else None)
         if not positional and any(isinstance(v, float) for v in inputs.values()):
             fit_baked_floats(catalog, key, b, inputs, input_bases(d0, extra), mode)
         problems = b.problems or _bind_placeholders(b, symbols, inputs, sym or {}, values)
@@ -148,6 +154,17 @@ def match_key(
             _check_sym_names(key, sym, symbols)
     return _looked_up(catalog, key, symbols, values, n_inputs=len(symbols) if readable else None,
                       bound=given, reasons=tuple(reasons), uncertain=uncertain)
+
+
+def _once(f: Callable[[], Sequence[Sibling]]) -> Callable[[], Sequence[Sibling]]:
+    """``f``, called at most once."""
+    memo: list[Sequence[Sibling]] = []
+
+    def once() -> Sequence[Sibling]:
+        if not memo:
+            memo.append(f())
+        return memo[0]
+    return once
 
 
 def _bind_placeholders(b: Binding, symbols: Sequence[SymbolInfo], inputs: Mapping[str, InputValue],
@@ -335,6 +352,7 @@ class _Run:
     by_key: dict[str, KeyMatch] = field(default_factory=dict)
     statics: dict[str, list[tuple[CacheKey, Dims]]] | None = None
     int_keys: FunctionKeys | None = None
+    aot_symbols: list[tuple[str, DecodedEntry, tuple[SymbolInfo, ...]]] | None = None
 
     def skips(self, k: CacheKey, mine: set[str] | None) -> bool:
         """Whether key ``k`` is not looked at: not the function's, or (with
@@ -359,6 +377,24 @@ class _Run:
         if o is not None and (t := takes(self.catalog, k, frame.known)):
             return UnboundKey(k, o, t)
         return None
+
+    def siblings(self, key: CacheKey, d: DecodedEntry) -> list[Sibling]:
+        """The other AOTAutograd keys of the cache with their symbol tables, those traced
+        from ``d``'s function (:meth:`~fxcache_core.lookup.int_args.FunctionKeys.of`) first."""
+        if key.kind is not KeyKind.AOT_AUTOGRAD:
+            return []
+        if self.int_keys is None:
+            self.int_keys = FunctionKeys(self.catalog)
+        mine = {k.key for k, _ in self.int_keys.of(d.origin)} if d.origin is not None else set()
+        if self.aot_symbols is None:
+            self.aot_symbols = []
+            for k in self.catalog.scan.keys:
+                first = self.catalog.first_readable(k) if k.kind is KeyKind.AOT_AUTOGRAD else None
+                if first is not None:
+                    self.aot_symbols.append((k.key, first[1], self.catalog.symbols(first[0])))
+        out = [Sibling(name, other, symbols, name in mine)
+               for name, other, symbols in self.aot_symbols if name != key.key]
+        return sorted(out, key=lambda s: not s.same_function)
 
     def with_int_rule(self, m: KeyMatch, origin: Origin | None) -> KeyMatch:
         """What the call's int arguments say about an AOTAutograd key that fits
@@ -467,7 +503,7 @@ def match(
             if function is not None:
                 frame()
             m = match_key(catalog, k, inputs, sym, force=only is not None, positional=positional,
-                          mode=mode, frame=frame, duck_shape=duck_shape)
+                          mode=mode, frame=frame, duck_shape=duck_shape, siblings=run.siblings)
             if m is None:
                 if (u := run.unbound(k, frame)) is not None:
                     unbound.append(u)

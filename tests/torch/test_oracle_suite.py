@@ -62,6 +62,9 @@ ORACLE_CASES = [
     "scale_auto",
     "duck_off_pair",
     "duck_on_pair",
+    "matmul_duck_off",
+    "cat_cols_duck_off",
+    "xent_marked",
 ]
 
 
@@ -145,6 +148,14 @@ ORACLE_CALLS = [
     ("scale_auto", [[4, 3], 4.0]),               # key: 4.0 is another constant (and not tensorified yet)
     # use_duck_shape=False (match --no-duck-shape): equal sizes keep two symbols.
     ("duck_off_pair", [[6], [6]]),               # hit
+    # Forced equalities: the graph makes two dims one symbol, whatever duck sizing or a
+    # mark says; a call with equal sizes traces the same graph.
+    ("matmul_duck_off", [[4, 6], [6, 3]]),       # hit: k forced by matmul (duck sizing off)
+    ("matmul_duck_off", [[5, 5], [5, 2]]),       # hit: m == k keep two symbols (duck sizing off)
+    ("cat_cols_duck_off", [[4, 3], [4, 3]]),     # hit: rows forced by cat, equal columns apart
+    ("cat_cols_duck_off", [[3, 3], [3, 3]]),     # hit
+    ("xent_marked", [[3, 5], [3]]),              # hit: the batch of logits and labels, forced
+    ("xent_marked", [[16, 5], [16]]),            # miss: the entry covers batches 2..15
 ]
 
 
@@ -212,3 +223,70 @@ def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varie
     on_aot = [lk for lk in on["lookups"] if lk["kind"] == "aotautograd"]
     assert off_aot[0]["key"] == aot and off_aot[0]["hit"], off_aot
     assert on_aot and all(lk["key"] != aot for lk in on_aot), on_aot
+
+
+# The cases compiled with duck sizing off (checked against demo/cases.py below).
+DUCK_OFF_CASES = {"duck_off_pair", "matmul_duck_off", "cat_cols_duck_off"}
+_DUCK_OFF_CALLS = [p for p in PARAMS if p.values[0] in DUCK_OFF_CASES]
+
+
+def test_the_duck_off_cases_are_those_compiled_with_duck_sizing_off():
+    from demo.cases import CASES
+
+    assert DUCK_OFF_CASES == {n for n in ORACLE_CASES if CASES[n].fx_config.get("use_duck_shape") is False}
+
+
+def _torch_status(lookups: list[dict], keys: set[str]) -> str:
+    """What torch did with the call for a function whose AOTAutograd keys are ``keys``:
+    ``hit`` (an entry of one of them), ``miss`` (it evaluated their guards, none held),
+    ``new-graph`` (it looked up none of them)."""
+    aot = [lk for lk in lookups if lk["kind"] == "aotautograd" and lk["key"] in keys]
+    if any(lk["hit"] for lk in aot):
+        return "hit"
+    return "miss" if aot else "new-graph"
+
+
+@pytest.mark.parametrize("case,shapes", _DUCK_OFF_CALLS)
+def test_duck_off_calls_agree_with_torch_on_the_function_verdict(oracle_cache, oracle_suite_answers,
+                                                                  case, shapes):
+    """Cases compiled with duck sizing off, called with --no-duck-shape: match's verdict line
+    for the function and its exit status are torch's (a forced equality is not duck sizing);
+    without the flag, nothing is decided wrong (undecided is allowed, with the reason)."""
+    from tests.harness.oracle import call_id
+
+    answer = oracle_suite_answers[call_id(case, shapes)]
+    own = {w["key"] for w in oracle_cache.writes(case) if w["kind"] == "aotautograd"}
+    torch_says = _torch_status(answer["lookups"], own)
+    args = match_args_for(case, shapes)
+    assert "--no-duck-shape" in args
+    for flagged in (True, False):
+        given = args if flagged else [a for a in args if a != "--no-duck-shape"]
+        proc = run_fxcache("--cache-dir", str(oracle_cache.root), "match", "--json", "--fn", case, *given)
+        rep = json.loads(proc.stdout)
+        (fn,) = rep["verdicts"]["functions"]
+        if flagged:
+            assert fn["status"] == torch_says, (fn, answer["lookups"])
+            assert proc.returncode == {"hit": 0, "miss": 1, "new-graph": 1}[torch_says]
+        else:
+            assert fn["status"] in (torch_says, "undecided"), (fn, answer["lookups"])
+            if fn["status"] == "undecided":
+                assert "duck" in fn["line"] or any("duck" in u for r in rep["results"] for u in r["uncertain"])
+
+
+def test_duck_sizing_off_anywhere_in_the_cache_makes_a_duck_conflict_undecided(oracle_cache):
+    """matmul_shared (compiled with duck sizing on) called with m == k under dynamic=True:
+    with --duck-shape another graph (the oracle call above checks it against torch);
+    without it, duck_off_pair's key (two symbols of equal hint) shows the process may run
+    with duck sizing off, under which torch hits: undecided, naming that key."""
+    base = ["--cache-dir", str(oracle_cache.root), "match", "--json", "--fn", "matmul_shared",
+            "--dynamic", "true", "--shapes", "x=[5,5]", "--shapes", "w=[5,2]"]
+    rep = json.loads(run_fxcache(*base, "--duck-shape").stdout)
+    assert [f["status"] for f in rep["verdicts"]["functions"]] == ["new-graph"]
+    proc = run_fxcache(*base)
+    assert proc.returncode == 3, proc.stdout
+    rep = json.loads(proc.stdout)
+    (aot,) = [r for r in rep["results"] if r["kind"] == "aotautograd"]
+    assert aot["status"] == "undecided"
+    whys = [u for u in aot["uncertain"] if "duck sizing" in u]
+    duck_off = {w["key"][:12] for w in oracle_cache.writes("duck_off_pair") if w["kind"] == "aotautograd"}
+    assert whys and all("(another function)" in why and any(k in why for k in duck_off) for why in whys), whys

@@ -492,12 +492,18 @@ def test_coverage_maps_the_regions_of_a_real_key(real_cache):
 # --- how the call is compiled: what the cache does not record ---------------------
 
 
-def _key_match(real_cache, fn: str, mode: str, **shapes: str):
+def _key_match(real_cache, fn: str, mode: str, duck_shape: bool | None = None, **shapes: str):
+    """The AOTAutograd key of ``fn`` matched under ``mode``; under ``true`` with duck
+    sizing on (torch's default, as these cases are compiled) unless ``duck_shape`` says:
+    the session's cache holds keys compiled with it off, which make it undecided."""
     from fxcache_core.lookup.binding import DynamicMode, parse_shapes
     from fxcache_core.lookup.match import match
 
+    if duck_shape is None and mode == "true":
+        duck_shape = True
     inputs = parse_shapes([f"{k}={v}" for k, v in shapes.items()])
-    rep = match(Catalog(scan_cache(real_cache.root)), inputs, function=fn, mode=DynamicMode(mode))
+    rep = match(Catalog(scan_cache(real_cache.root)), inputs, function=fn, mode=DynamicMode(mode),
+                duck_shape=duck_shape)
     (m,) = [m for m in rep.results if m.key.kind is KeyKind.AOT_AUTOGRAD]
     return m
 
@@ -569,12 +575,14 @@ def test_a_graph_breaks_resume_frame_is_named_by_its_own_locals(real_cache):
 
 
 def _statuses(real_cache, fn: str, mode: str, **shapes: str) -> dict[str, tuple[str, str]]:
-    """AOTAutograd key -> (status, what was said) for every such key of ``fn``."""
+    """AOTAutograd key -> (status, what was said) for every such key of ``fn`` (duck
+    sizing on under ``true``, as in :func:`_key_match`)."""
     from fxcache_core.lookup.binding import DynamicMode, parse_shapes
     from fxcache_core.lookup.match import match
 
     inputs = parse_shapes([f"{k}={v}" for k, v in shapes.items()])
-    rep = match(Catalog(scan_cache(real_cache.root)), inputs, function=fn, mode=DynamicMode(mode))
+    rep = match(Catalog(scan_cache(real_cache.root)), inputs, function=fn, mode=DynamicMode(mode),
+                duck_shape=True if mode == "true" else None)
     return {m.key.key: (m.status, " ".join(m.reasons + m.uncertain))
             for m in rep.results if m.key.kind is KeyKind.AOT_AUTOGRAD}
 

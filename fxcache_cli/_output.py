@@ -160,15 +160,14 @@ def short_path(path: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def origin_text(origin: Any) -> str:
-    """``fn (file:line)`` for a key's origin: the compiled frame where the cache records
-    it (:func:`fxcache_core.functions.origin.function_of`), a resume frame named after its
-    function; ``-`` if unknown."""
+    """The function a key was compiled from as every command shows it, ``fn (file:line)``
+    (:func:`fxcache_core.functions.origin.function_label`: decorators folded, a resume
+    frame named after its function); ``-`` if unknown."""
     if origin is None:
         return "-"
-    from fxcache_core.functions.origin import frame_label, function_frame
+    from fxcache_core.functions.origin import function_label
 
-    fn, file, line = function_frame(origin)
-    return f"{frame_label(fn)} ({short_path(file)}:{line})"
+    return function_label(origin) or "-"
 
 
 def plural(count: int, word: str, plural: str | None = None) -> str:

@@ -110,7 +110,7 @@ def _render(report: Any) -> None:
         if c is not None and c is not last:
             last = c
             label = run.label(c) + (f" rank {c.rank}" if len(ranks) > 1 and c.rank is not None else "")
-            line = f"\n[bold]\\[{escape(label)}][/bold] {escape(c.where)}"
+            line = f"\n[bold]\\[{escape(label)}][/bold] {escape(report.where(c))}"
             if c.recompile_reason:
                 line += f"\n  recompiled: {escape(_first_line(c.recompile_reason))}"
             out.text(line)

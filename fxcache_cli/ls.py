@@ -148,12 +148,13 @@ def _regions(cat: Any, rows: Any) -> dict[str, Any]:
 
 def _print_functions(scan: Any, groups: Any, total: int, entries: bool, now: float) -> None:
     """``ls --by function``: one row per function, its keys under it with --entries."""
-    from fxcache_core.functions.origin import frame_label
+    from fxcache_core.functions.origin import frame_label, function_frame
 
     table: list[tuple[str, ...]] = [("function", "keys", "entries", "size", "last used", "where")]
     for g in groups:
         o = g.origin
-        where = f"{short_path(o.file)}:{o.line}" if o else "-"
+        _, file, line = function_frame(o) if o else (None, None, None)  # the function's place
+        where = f"{short_path(file)}:{line}" if o else "-"
         table.append((frame_label(g.function) if g.function else "(unknown)", str(len(g.keys)),
                       str(g.entries), human_bytes(g.size), age(g.last_used, now), where))
         if entries:

@@ -94,3 +94,21 @@ class FunctionLookupError(FxcacheError):
         shown = ", ".join(self.names[:20]) + (f" and {len(self.names) - 20} more" if len(self.names) > 20 else "")
         super().__init__(f"no key was compiled from a function named {function!r}; "
                          + (f"the cache has keys of: {shown}" if self.names else "no key records its function"))
+
+
+class FunctionAmbiguousError(FxcacheError):
+    """The function asked for (``--fn NAME``) names more than one function: ``forward``
+    of several classes, a decorator's ``wrapper`` shared by several models.
+
+    Attributes:
+        function: the name asked for.
+        candidates: each function it names, as ``Class.forward (file.py:12)``, sorted.
+    """
+
+    def __init__(self, function: str, candidates: tuple[str, ...] | list[str]) -> None:
+        self.function, self.candidates = function, tuple(candidates)
+        shown = "; ".join(self.candidates[:20]) + (
+            f" and {len(self.candidates) - 20} more" if len(self.candidates) > 20 else "")
+        super().__init__(f"{function!r} names {len(self.candidates)} functions: {shown}; give one of "
+                         f"them to {param('function')} (its class, Class.forward, or the whole line)",
+                         param="function", value=function)

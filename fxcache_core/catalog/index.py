@@ -366,8 +366,8 @@ class Index:
         """Remember that ``entry`` (of ``key``) says ``key`` was compiled from ``origin``."""
         if self._db is None or not entry.file.mtime_ns or not _storable(key.where):
             return
-        body = None if origin is None else json.dumps(
-            [origin.function, origin.file, origin.line, list(origin.functions)])
+        body = None if origin is None else json.dumps(  # with the shared stack: it names the function
+            [origin.function, origin.file, origin.line, list(origin.functions), [list(f) for f in origin.outer]])
         try:
             self._db.execute("INSERT OR REPLACE INTO key_origins VALUES (?, ?, ?, ?, ?, ?, ?)",
                              (key.where, entry.file.name, entry.size, entry.file.mtime_ns,

@@ -11,6 +11,22 @@ graph) is a frame compiled on its own. ``torch.compile(module)`` compiles
 ``L['kwargs'][name]`` and the first user frame is the module's ``forward`` (or a
 decorator around it, as transformers wraps ``forward``).
 
+One name per function (:class:`CompiledFrom`, what ``ls``, ``ls --by function``,
+``match`` and ``explain`` all show): decorator wrappers at the head of the stack
+fold into the function they wrap (:func:`named`). A frame is such a wrapper when
+the entry's stack goes on into another frame and its source says so: the ``def``
+around the frame's line carries ``@functools.wraps(...)`` (``@wraps(...)``,
+``@x.wraps(...)``), or is a closure taking ``*args, **kwargs`` that calls a
+parameter of the function around it (a decorator without ``wraps``). Where the
+file cannot be read, the common wrapper names (:data:`WRAPPER_NAMES`:
+transformers' ``wrapper`` and ``wrapped_func``...) are taken as wrappers. A
+function defined in a class is named ``Class.function``
+(``T5ForConditionalGeneration.forward``), and its place is its first line (as
+``co_firstlineno``: the ``def``, or its first decorator) where the file is
+readable, else the frame's line in the first op's stack. The name depends on the
+stack and the source files only, never on the key's kind or its inputs, so an FX
+key and the AOTAutograd keys that load it always agree.
+
 The cache keeps the compiled frame in one place: an FX entry's
 ``cache_linemap`` (``CompiledFxGraph``, torch/_inductor/output_code.py), the
 full user stack of each op of the graph, outermost frame first (Dynamo leaves
@@ -38,7 +54,7 @@ import functools
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
@@ -49,7 +65,12 @@ MAX_SOURCE_BYTES = 4 * 1024 * 1024
 """Source files larger than this (bytes) are not parsed for class names."""
 
 _RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<parent>\w+?)_at_(?P<line>\d+)$")
+_LABEL_RE = re.compile(r"^(?P<cls>\w+\.)?(?P<fn>torch_dynamo_resume_in_\w+?_at_(?P<line>\d+))$")
 _MODULE_ROOTS = ("L['self']", "L['args']", "L['kwargs']")
+
+WRAPPER_NAMES = frozenset({"wrapper", "wrapped_func", "wrapped", "inner", "_wrapper", "decorated"})
+"""Function names taken for decorator wrappers where the wrapper's file cannot be
+read (a cache made on another machine); with the file, its source decides."""
 
 
 @dataclass(frozen=True)
@@ -57,18 +78,19 @@ class CompiledFrom:
     """The function a key was compiled from.
 
     Attributes:
-        function: the compiled frame's function name (``loss_fn``,
-            ``torch_dynamo_resume_in_loss_fn_at_12``, ``forward``, ``wrapper``).
-        file, line: where that frame was when the first op was traced.
+        function: the compiled frame's function name, decorator wrappers folded
+            (``loss_fn``, ``torch_dynamo_resume_in_loss_fn_at_12``, ``forward``).
+        file: its file.
+        line: its first line (``co_firstlineno``) where the file is readable, else
+            the frame's line when the first op was traced.
         parent: for a resume frame, the function it resumes (recursively for a
             resume of a resume); else None.
-        module_class: for a module compiled whole (``torch.compile(module)``, inputs
-            ``L['args']``/``L['kwargs']``) or a ``forward`` compiled on its own, the
-            class whose ``forward`` it runs, where the file is readable; else None.
-        forward: that ``forward``'s frame (function, file, line) when it is not the
-            compiled frame itself (a decorator wraps it); else None.
-        params: the positional parameter names (without ``self``) of that
-            ``forward``, else of the compiled function, where the file is readable.
+        module_class: the class the function is defined in (a module's ``forward``
+            for ``torch.compile(module)``), where the file is readable; else None.
+        wrappers: the decorator frames Dynamo compiled around it, outermost first,
+            as (function, file, line in the stack); () when it was compiled itself.
+        params: the positional parameter names (without ``self``) of the function,
+            where the file is readable.
         whole_module: the key's inputs are a module call's ``args``/``kwargs``.
     """
 
@@ -77,47 +99,41 @@ class CompiledFrom:
     line: int
     parent: str | None = None
     module_class: str | None = None
-    forward: tuple[str, str, int] | None = None
+    wrappers: tuple[tuple[str, str, int], ...] = ()
     params: tuple[str, ...] = ()
     whole_module: bool = False
 
     @property
     def name(self) -> str:
-        """The name a user knows the function by: ``GPT2LMHeadModel.forward`` for a
-        module compiled whole, the decorated ``forward`` where the class is unknown,
-        else the compiled frame's function (a resume frame keeps Dynamo's name,
-        ``torch_dynamo_resume_in_<fn>_at_<line>``; :func:`fxcache_core.functions.origin.frame_label`
-        shows it as ``fn (resumed after the graph break at line N)``)."""
-        if self.module_class:
-            return f"{self.module_class}.forward"
-        if self.forward is not None:
-            return self.forward[0]
-        return self.function
+        """The name keys are grouped under: ``GPT2LMHeadModel.forward`` for a method
+        (decorators folded), else the function (a resume frame keeps Dynamo's name,
+        ``torch_dynamo_resume_in_<fn>_at_<line>``, prefixed by the class where known;
+        :func:`label` shows it as ``fn, resumed after the graph break at line N``)."""
+        return f"{self.module_class}.{self.function}" if self.module_class else self.function
+
+    @property
+    def ident(self) -> tuple[str, str]:
+        """What tells one function from another: its qualified name (a resume frame's
+        that of the function it resumes) and its file."""
+        base = self.parent or self.function
+        return (f"{self.module_class}.{base}" if self.module_class else base), self.file
 
     def names(self) -> frozenset[str]:
-        """Every ``--fn`` NAME that means this key: the frame's function, the function a
-        resume frame resumes, and for a module its class (``GPT2LMHeadModel``,
-        ``GPT2LMHeadModel.forward``) and ``forward``."""
-        out = {self.function}
+        """Every ``--fn`` NAME that means this key: the function, its class and
+        ``Class.function``, the function a resume frame resumes, each decorator
+        wrapper folded into it (``wrapper``), and the label itself (``str(self)``)."""
+        out = {self.function, self.name, self.ident[0], str(self)}
         if self.parent:
             out.add(self.parent)
-        if self.forward is not None:
-            out.add(self.forward[0])
         if self.module_class:
-            out |= {self.module_class, f"{self.module_class}.forward"}
+            out.add(self.module_class)
+        out |= {w[0] for w in self.wrappers}
         return frozenset(out)
 
     def __str__(self) -> str:
         """``llama_loss (train.py:12)``, ``GPT2LMHeadModel.forward (modeling_gpt2.py:683)``,
-        ``loss_fn, resumed after a graph break (train.py:14)``."""
-        fn, file, line = self.function, self.file, self.line
-        if self.module_class:
-            fn, file, line = f"{self.module_class}.forward", *(self.forward or (fn, file, line))[1:]
-        elif self.forward is not None:  # the class is unknown (its file is not here)
-            fn, file, line = self.forward
-        elif self.parent:
-            fn = f"{self.parent}, resumed after a graph break"
-        return f"{fn} ({os.path.basename(file)}:{line})"
+        ``loss_fn, resumed after the graph break at line 14 (train.py:10)``."""
+        return f"{label(self.name)} ({os.path.basename(self.file)}:{self.line})"
 
 
 def resume_parent(function: str) -> str | None:
@@ -129,29 +145,60 @@ def resume_parent(function: str) -> str | None:
     return parent
 
 
+def label(name: str) -> str:
+    """A function's name as a user reads it: Dynamo's resume functions
+    (``torch_dynamo_resume_in_f_at_12``, torch/_dynamo/resume_execution.py; also
+    ``Class.torch_dynamo_resume_in_forward_at_12``) become
+    ``f, resumed after the graph break at line 12``."""
+    m = _LABEL_RE.match(name)
+    if m is None:
+        return name
+    return f"{m.group('cls') or ''}{resume_parent(m.group('fn'))}, resumed after the graph break at line {m.group('line')}"
+
+
 def compiled_from(catalog: Catalog, key: CacheKey) -> CompiledFrom | None:
-    """The function ``key`` was compiled from (see the module docstring), or None
-    when no readable entry records it (no FX entry with a ``cache_linemap``)."""
+    """The function ``key`` was compiled from (:func:`named` of the frames every op's
+    stack shares, see the module docstring), or None when no readable entry records
+    them (no FX entry with a ``cache_linemap``)."""
     origin, sources = _origin_and_sources(catalog, key)
     if origin is None or not origin.outer:
         return None
-    fn, file, line = origin.outer[0]
     roots = {_root(s) for s in sources if s}
     whole_module = bool(roots) and roots <= set(_MODULE_ROOTS) and (
         "L['args']" in roots or "L['kwargs']" in roots)
-    fwd = next((f for f in origin.outer if f[0] == "forward"), None)
-    if fwd is not None and not (whole_module or fwd is origin.outer[0] or "L['self']" in roots):
-        fwd = None  # a forward a compiled function called, not the compiled frame's own
-    module_class, params = None, ()
-    found = _enclosing(*(fwd or origin.outer[0])[1:])
-    if found is not None:
-        module_class, params = found
-        if fwd is None:
-            module_class = None
-    return CompiledFrom(
-        function=fn, file=file, line=line, parent=resume_parent(fn), module_class=module_class,
-        forward=fwd if fwd is not None and fwd is not origin.outer[0] else None,
-        params=params, whole_module=whole_module)
+    c = named(origin.outer)
+    return replace(c, whole_module=True) if whole_module else c
+
+
+@functools.lru_cache(maxsize=4096)
+def named(outer: tuple[tuple[str, str, int], ...]) -> CompiledFrom:
+    """The function the user compiled, from the frames every op's stack shares
+    (:attr:`~fxcache_core.decode.entries.Origin.outer`, outermost first, not empty):
+    the first frame that is not a decorator wrapper around the next one
+    (:func:`is_wrapper_frame`), with its class, first line and parameters where its
+    file is readable. Reads source files as text (``ast``), never runs them."""
+    i = 0
+    while i + 1 < len(outer) and is_wrapper_frame(*outer[i]):
+        i += 1
+    fn, file, line = outer[i]
+    parent = resume_parent(fn)
+    d = _def_at(file, line)
+    if d is None or d.name not in (fn, parent):  # unreadable, or not the file the stack ran
+        return CompiledFrom(function=fn, file=file, line=line, parent=parent, wrappers=tuple(outer[:i]))
+    return CompiledFrom(function=fn, file=file, line=d.first_line, parent=parent, module_class=d.cls,
+                        wrappers=tuple(outer[:i]), params=d.params)
+
+
+def is_wrapper_frame(function: str, file: str, line: int) -> bool:
+    """Whether the frame ``function`` at ``file:line`` runs a decorator wrapper: the
+    ``def`` around the line is decorated with ``functools.wraps`` or is a closure
+    taking ``*args, **kwargs`` that calls a parameter of the function around it;
+    where the file cannot be read (or no longer matches), ``function`` is one of
+    :data:`WRAPPER_NAMES`."""
+    d = _def_at(file, line)
+    if d is None or d.name != function:
+        return function in WRAPPER_NAMES
+    return d.wraps
 
 
 def _root(source: str) -> str:
@@ -181,36 +228,82 @@ def _origin_and_sources(catalog: Catalog, key: CacheKey) -> tuple[Origin | None,
     return None, sources
 
 
+@dataclass(frozen=True)
+class _Def:
+    """A ``def`` read from a source file: its name, class (None outside one), first
+    line (its first decorator's, as ``co_firstlineno``), positional parameters
+    (without ``self`` in a class) and whether it is a decorator wrapper."""
+
+    name: str
+    cls: str | None
+    first_line: int
+    params: tuple[str, ...]
+    wraps: bool
+
+
 def _enclosing(path: str, line: int) -> tuple[str | None, tuple[str, ...]] | None:
     """The class (None outside one) and positional parameter names (without
     ``self``) of the innermost function around ``line`` of ``path``."""
-    tree = _parse(path)
+    d = _def_at(path, line)
+    return None if d is None else (d.cls, d.params)
+
+
+def _def_at(path: str, line: int) -> _Def | None:
+    """The innermost ``def`` around ``line`` of ``path`` (None: none, or the file
+    is not read, see :func:`_parse`)."""
+    st = _stat(path)
+    return None if st is None else _def_in(path, st[0], st[1], line)
+
+
+@functools.lru_cache(maxsize=4096)
+def _def_in(path: str, size: int, mtime_ns: int, line: int) -> _Def | None:
+    tree = _parse_cached(path, size, mtime_ns)
     if tree is None:
         return None
-    best: tuple[int, str | None, tuple[str, ...]] | None = None
+    best: _Def | None = None
+    best_line = -1
 
-    def visit(node: ast.AST, cls: str | None) -> None:
-        nonlocal best
+    def visit(node: ast.AST, cls: str | None, outer: ast.FunctionDef | ast.AsyncFunctionDef | None) -> None:
+        nonlocal best, best_line
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.ClassDef):
-                visit(child, child.name)
+                visit(child, child.name, None)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if child.lineno <= line <= (child.end_lineno or child.lineno):
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                if first <= line <= (child.end_lineno or child.lineno):
                     a = child.args
                     names = [p.arg for p in (*a.posonlyargs, *a.args)]
                     if cls is not None and names[:1] == ["self"]:
                         names = names[1:]
-                    if best is None or child.lineno >= best[0]:
-                        best = (child.lineno, cls, tuple(names))
-                    visit(child, None)
+                    if child.lineno >= best_line:
+                        best_line = child.lineno
+                        best = _Def(child.name, cls, first, tuple(names), _is_wrapper_def(child, outer))
+                    visit(child, None, child)
             elif isinstance(child, (ast.If, ast.Try, ast.With)):
-                visit(child, cls)
+                visit(child, cls, outer)
 
     try:
-        visit(tree, None)
+        visit(tree, None, None)
     except RecursionError:
         return None
-    return None if best is None else (best[1], best[2])
+    return best
+
+
+def _is_wrapper_def(fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                    outer: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+    """``@functools.wraps(...)`` (``@wraps(...)``, ``@x.wraps(...)``) on ``fn``; or
+    ``fn`` a closure in ``outer`` taking ``*args, **kwargs`` that calls one of
+    ``outer``'s parameters (a decorator that does not use ``wraps``)."""
+    for d in fn.decorator_list:
+        f = d.func if isinstance(d, ast.Call) else None
+        if (isinstance(f, ast.Name) and f.id == "wraps") or (isinstance(f, ast.Attribute) and f.attr == "wraps"):
+            return True
+    if outer is None or fn.args.vararg is None or fn.args.kwarg is None:
+        return False
+    oa = outer.args
+    taken = {p.arg for p in (*oa.posonlyargs, *oa.args, *oa.kwonlyargs)}
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in taken
+               for n in ast.walk(fn))
 
 
 @functools.lru_cache(maxsize=64)
@@ -237,9 +330,9 @@ def _parse_cached(path: str, size: int, mtime_ns: int) -> ast.Module | None:
         return None
 
 
-def _parse(path: str) -> ast.Module | None:
-    """``path`` parsed by ``ast`` (never run), or None when it is not a regular ``.py``
-    file of at most :data:`MAX_SOURCE_BYTES`, or does not parse."""
+def _stat(path: str) -> tuple[int, int] | None:
+    """(size, mtime in ns) of ``path`` when it is a regular ``.py`` file of at most
+    :data:`MAX_SOURCE_BYTES`, else None."""
     if not path.endswith(".py"):
         return None
     try:
@@ -248,4 +341,11 @@ def _parse(path: str) -> ast.Module | None:
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
         return None
-    return _parse_cached(path, st.st_size, st.st_mtime_ns)
+    return st.st_size, st.st_mtime_ns
+
+
+def _parse(path: str) -> ast.Module | None:
+    """``path`` parsed by ``ast`` (never run), or None when it is not a regular ``.py``
+    file of at most :data:`MAX_SOURCE_BYTES`, or does not parse."""
+    st = _stat(path)
+    return None if st is None else _parse_cached(path, *st)

@@ -18,7 +18,7 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import Origin
 from fxcache_core.errors import FunctionLookupError
-from fxcache_core.functions.origin import function_of, key_origins, keys_of_function
+from fxcache_core.functions.origin import function_label, function_of, key_origins, keys_of_function
 
 Sort = Literal["size", "age", "name"]
 """``size``: largest first; ``age``: least recently used first (what ``gc
@@ -33,12 +33,14 @@ class KeyRow:
     origin: Origin | None
 
     def to_json(self) -> dict[str, object]:
-        """:meth:`CacheKey.to_json` plus ``origin`` (``fn (file:line)``), ``function``,
-        ``file`` and ``line`` (None where unknown)."""
+        """:meth:`CacheKey.to_json` plus ``origin`` (the first traced op, ``fn (file:line)``),
+        ``function`` and ``compiled_from`` (:func:`~fxcache_core.functions.origin.function_of`,
+        :func:`~fxcache_core.functions.origin.function_label`, as ``match`` names it),
+        ``file`` and ``line`` (of the first traced op; None where unknown)."""
         o = self.origin
         return {**self.key.to_json(), "origin": str(o) if o else None,
-                "function": function_of(o), "file": o.file if o else None,
-                "line": o.line if o else None}
+                "function": function_of(o), "compiled_from": function_label(o),
+                "file": o.file if o else None, "line": o.line if o else None}
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,8 @@ class FunctionGroup:
 
     def to_json(self) -> dict[str, object]:
         o = self.origin
-        return {"function": self.function, "origin": str(o) if o else None,
+        return {"function": self.function, "compiled_from": function_label(o),
+                "origin": str(o) if o else None,
                 "file": o.file if o else None, "line": o.line if o else None,
                 "size": self.size, "entries": self.entries, "last_used": self.last_used,
                 "fx_keys": sum(1 for r in self.keys if r.key.kind is KeyKind.FX_GRAPH),

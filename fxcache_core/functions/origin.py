@@ -27,16 +27,14 @@ it found.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
-from fxcache_core.functions.frames import CompiledFrom, compiled_from
-
-_RESUME_RE = re.compile(r"torch_dynamo_resume_in_(\w+?)_at_(\d+)")
+from fxcache_core.errors import FunctionAmbiguousError
+from fxcache_core.functions.frames import CompiledFrom, compiled_from, label, named
 
 
 def key_origin(catalog: Catalog, key: CacheKey) -> Origin | None:
@@ -93,33 +91,59 @@ def _with_forward_frames(catalog: Catalog, origin: Origin, source: object) -> Or
 
 def function_frame(origin: Origin | CompiledFrom) -> tuple[str, str, int]:
     """(function, file, line) of the frame an origin's key is grouped under: the
-    compiled frame the graph's op stacks share
-    (:attr:`~fxcache_core.decode.entries.Origin.outer`), else the frame the graph's
-    first op was traced in (a :class:`CompiledFrom`: its own frame). The CLI shows
-    it as ``fn (file:line)``."""
-    outer = getattr(origin, "outer", None)
-    return outer[0] if outer else (origin.function, origin.file, origin.line)
+    function the user compiled (:func:`named`: decorator wrappers folded, a method
+    named ``Class.function``, at its first line where its file is readable) where
+    the graph's op stacks record it (:attr:`~fxcache_core.decode.entries.Origin.outer`),
+    else the frame the graph's first op was traced in."""
+    c = _named(origin)
+    if c is not None:
+        return c.name, c.file, c.line
+    return origin.function, origin.file, origin.line
 
 
-def function_of(origin: Origin | None, compiled: CompiledFrom | None = None) -> str | None:
-    """The function name keys are grouped under (``ls --by function``, match's
-    verdict lines): the function the user compiled where the cache records it
-    (``compiled``, :func:`fxcache_core.functions.frames.compiled_from`: a module's
-    ``Class.forward``, a wrapper's name), else the function of
-    :func:`function_frame`."""
+def _named(origin: Origin | CompiledFrom | None, compiled: CompiledFrom | None = None) -> CompiledFrom | None:
+    """The one decision: the key's compiled frame as given, else as the origin's
+    shared stack names it (:func:`~fxcache_core.functions.frames.named`), else None."""
     if compiled is not None:
-        return compiled.name
-    if origin is None:
+        return compiled
+    if isinstance(origin, CompiledFrom):
+        return origin
+    outer = getattr(origin, "outer", None)
+    return named(outer) if outer else None
+
+
+def function_of(origin: Origin | CompiledFrom | None, compiled: CompiledFrom | None = None) -> str | None:
+    """The function name keys are grouped under (``ls --by function``, match's
+    verdict lines, explain): the function the user compiled where the cache records
+    it (``compiled``, :func:`fxcache_core.functions.frames.compiled_from`, or the
+    origin's shared stack: a module's ``Class.forward`` with its decorators folded),
+    else the function the graph's first op was traced in."""
+    c = _named(origin, compiled)
+    if c is not None:
+        return c.name
+    return origin.function if isinstance(origin, Origin) else None
+
+
+def function_label(origin: Origin | CompiledFrom | None, compiled: CompiledFrom | None = None) -> str | None:
+    """The function as every command shows it, one line: ``T5ForConditionalGeneration.forward
+    (modeling_t5.py:985)``, ``loss_fn, resumed after the graph break at line 14 (train.py:10)``
+    (``str`` of the :class:`CompiledFrom`); where no stack is recorded, the function the
+    first op was traced in at that op's line. None when nothing is known."""
+    c = _named(origin, compiled)
+    if c is not None:
+        return str(c)
+    if not isinstance(origin, Origin):
         return None
-    return function_frame(origin)[0]
+    return f"{label(origin.function)} ({os.path.basename(origin.file)}:{origin.line})"
 
 
 def function_and_place(origin: Origin | None, compiled: CompiledFrom | None = None) -> str | None:
-    """A function told apart from others of its name, one line: the compiled frame with
-    its file and line (``str(compiled)``, ``loss_fn (train.py:12)``) where the cache
-    records it, else the name of the function the first op was traced in."""
-    if compiled is not None:
-        return str(compiled)
+    """A function told apart from others of its name, one line: :func:`function_label`
+    where the cache records the compiled frame (``loss_fn (train.py:12)``), else the
+    name of the function the first op was traced in."""
+    c = _named(origin, compiled)
+    if c is not None:
+        return str(c)
     return origin.function if origin is not None else None
 
 
@@ -133,20 +157,26 @@ def key_function(catalog: Catalog, key: CacheKey) -> str | None:
 def frame_label(function: str) -> str:
     """A frame name as a user reads it: Dynamo's resume functions
     (``torch_dynamo_resume_in_f_at_12``, torch/_dynamo/resume_execution.py)
-    become ``f (resumed after the graph break at line 12)``."""
-    m = _RESUME_RE.fullmatch(function)
-    return f"{m.group(1)} (resumed after the graph break at line {m.group(2)})" if m else function
+    become ``f, resumed after the graph break at line 12``
+    (:func:`~fxcache_core.functions.frames.label`)."""
+    return label(function)
 
 
 def keys_compiled_from(catalog: Catalog, name: str) -> tuple[list[CacheKey], list[CompiledFrom]]:
-    """The keys compiled from the function ``name`` (:meth:`CompiledFrom.names`), and
+    """The keys compiled from the function ``name`` (:meth:`CompiledFrom.names`: the
+    function, ``Class.function``, its class, a decorator's wrapper, the label), and
     what every other key was compiled from (to list when nothing matched).
 
-    An FX key no readable entry records a frame for is NAME's when an AOTAutograd
-    key of NAME loads it.
+    An FX key belongs to the function of the AOTAutograd keys that load it: one no
+    readable entry records a frame for is NAME's when such a key is.
+
+    Raises:
+        FunctionAmbiguousError: ``name`` means more than one function (two
+            classes' ``forward``, a wrapper shared by several models).
     """
     mine: list[CacheKey] = []
     others: list[CompiledFrom] = []
+    which: dict[tuple[str, str], CompiledFrom] = {}
     for k in catalog.scan.keys:
         c = compiled_from(catalog, k)
         if c is None:
@@ -157,9 +187,20 @@ def keys_compiled_from(catalog: Catalog, name: str) -> tuple[list[CacheKey], lis
             continue
         if name in c.names():
             mine.append(k)
+            which.setdefault(c.ident, c)
         else:
             others.append(c)
+    if len(which) > 1:
+        raise FunctionAmbiguousError(name, sorted({_resumed_as_itself(c) for c in which.values()}))
     return mine, others
+
+
+def _resumed_as_itself(c: CompiledFrom) -> str:
+    """``c``'s label, a resume frame's as the function it resumes."""
+    if c.parent is None:
+        return str(c)
+    base = f"{c.module_class}.{c.parent}" if c.module_class else c.parent
+    return f"{base} ({os.path.basename(c.file)}:{c.line})"
 
 
 def keys_of_function(catalog: Catalog, name: str) -> tuple[set[str], tuple[str, ...]]:
@@ -171,6 +212,9 @@ def keys_of_function(catalog: Catalog, name: str) -> tuple[set[str], tuple[str, 
     frame of whose graph was traced through a function of that name
     (:meth:`~fxcache_core.decode.entries.Origin.traced_from`: caches that predate
     ``cache_linemap``, or whose FX entries are unreadable).
+
+    Raises:
+        FunctionAmbiguousError: ``name`` means more than one function (it lists them).
     """
     found, others = keys_compiled_from(catalog, name)
     mine = {k.key for k in found}

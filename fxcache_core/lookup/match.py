@@ -248,7 +248,7 @@ def _unfit_through_loaders(catalog: Catalog, key: CacheKey,
     if not loaders or len(results) != len(loaders) or any(r.fits for r in results):
         return None
     return KeyMatch(key=key, fits=False, loaded_by=loaders, origin=results[0].origin,
-                    reasons=_loader_unfit(results))
+                    reasons=_loader_unfit(results), compiled=results[0].compiled)  # its loaders' function
 
 
 def _fit_through_loaders(m: KeyMatch, aot: Mapping[str, KeyMatch]) -> KeyMatch:
@@ -266,7 +266,7 @@ def _fit_through_loaders(m: KeyMatch, aot: Mapping[str, KeyMatch]) -> KeyMatch:
         common = set.intersection(*(set(r.uncertain) for r in results if r.fits))
         return replace(m, uncertain=m.uncertain + tuple(u for u in results[0].uncertain if u in common))
     return KeyMatch(key=m.key, fits=False, symbols=m.symbols, loaded_by=m.loaded_by, origin=m.origin,
-                    reasons=_loader_unfit(results))
+                    reasons=_loader_unfit(results), compiled=m.compiled)
 
 
 Dims = dict[tuple[str, int], str]

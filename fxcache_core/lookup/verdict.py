@@ -253,7 +253,7 @@ def verdicts(report: MatchReport, count_all: bool = False) -> CallVerdict:
     found = [function_verdict(f, g) for f, g in groups.items()]
     for u in report.unbound:
         found.append(FunctionVerdict(
-            u.origin.function, u.origin, "undecided", Reason(
+            function_of(u.origin), u.origin, "undecided", Reason(
                 f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
                 f"do not name (a frame's locals, e.g. after a graph break): give them with {param('shapes')}",
                 "inputs-not-named"), u.key))

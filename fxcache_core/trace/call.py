@@ -24,9 +24,10 @@ Nothing here imports torch.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fxcache_core.errors import ShapeSpecError, param
+from fxcache_core.functions.frames import CompiledFrom, is_wrapper_frame, named
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.trace.run import TraceCompile, TraceRun
 
@@ -42,7 +43,9 @@ class TracedCall:
         inputs: source (``L['x']``) -> tensor or int, as ``match`` takes them.
         mode: the ``dynamic=`` the function was compiled with (UNKNOWN when
             the trace does not say).
-        function: the compiled function's name (``match --fn``).
+        function: the compiled function's name (``match --fn``), as ``ls`` and ``match``
+            name it (:func:`traced_function`); None when the compiled frame is a decorator
+            wrapper, which the trace does not say the function of.
     """
 
     compile: TraceCompile
@@ -97,4 +100,19 @@ def call_inputs(run: TraceRun, compile_id: str, rank: int | None = None) -> Trac
     if not inputs:
         raise ShapeSpecError(f"compile {compile_id} recorded no input (describe_tensor / create_symbol)",
                              param="compile_id", value=compile_id)
-    return TracedCall(c, inputs, mode, c.function)
+    t = traced_function(c)
+    return TracedCall(c, inputs, mode, t.name if t is not None and not t.wrappers else None)
+
+
+def traced_function(c: TraceCompile) -> CompiledFrom | None:
+    """The function compile ``c`` compiled, from the trace alone: its frame (``co_name``,
+    ``co_filename``, ``co_firstlineno``) named as the cache's stacks are
+    (:func:`~fxcache_core.functions.frames.named`: ``Class.forward`` where the file is
+    readable). A decorator wrapper (:func:`~fxcache_core.functions.frames.is_wrapper_frame`)
+    is returned with itself as its only wrapper: the trace does not record the frame it
+    calls, only a key's stack does. None when the trace names no function."""
+    if not c.function:
+        return None
+    frame = (c.function, c.filename or "", c.firstlineno or 0)
+    got = named((frame,))
+    return replace(got, wrappers=(frame,)) if is_wrapper_frame(*frame) else got

@@ -43,10 +43,12 @@ from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import GuardParseError, param
+from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.guards.expr import parse_guards
 from fxcache_core.guards.in_force import check_installed
 from fxcache_core.keying.anatomy import parse_debug_lines
 from fxcache_core.reasons import Reason
+from fxcache_core.trace.call import traced_function
 from fxcache_core.trace.nearest import NearestKeys
 from fxcache_core.trace.report import (
     CallValue,
@@ -89,7 +91,31 @@ def explain(run: TraceRun, catalog: Catalog | None,
     if catalog is None:
         notes.append(Reason("no cache: causes are torch's own record; entries, nearest keys and failed "
                             f"clauses need the cache ({param('cache_dir')})", "no-cache"))
-    return ExplainReport(run, str(catalog.scan.root) if catalog is not None else None, tuple(out), tuple(notes))
+    return ExplainReport(run, str(catalog.scan.root) if catalog is not None else None, tuple(out), tuple(notes),
+                         functions=_functions(run, catalog, out))
+
+
+def _functions(run: TraceRun, catalog: Catalog | None,
+               lookups: Sequence[LookupExplanation]) -> dict[int, CompiledFrom]:
+    """Compile index -> the function it compiled, named as ``ls`` and ``match`` name it:
+    from a key it looked up that the cache holds (:func:`~fxcache_core.functions.frames.compiled_from`:
+    decorator wrappers folded into the function they wrap), else from the trace's own
+    frame (:func:`~fxcache_core.trace.call.traced_function`: a wrapper stays itself,
+    the trace does not say what it wraps)."""
+    out: dict[int, CompiledFrom] = {}
+    if catalog is not None:
+        for x in sorted(lookups, key=lambda x: x.lookup.cache != "aotautograd"):
+            c, key = x.compile, x.lookup.key
+            if c is None or c.index in out or key is None:
+                continue
+            k = catalog.scan.key(key)
+            named = compiled_from(catalog, k) if k is not None else None
+            if named is not None:
+                out[c.index] = named
+    for c in run.compiles:
+        if c.index not in out and (t := traced_function(c)) is not None:
+            out[c.index] = t
+    return out
 
 
 class _Explainer:

@@ -14,11 +14,12 @@ entries misses wrote). Nothing here reads the cache or prints.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.guards.in_force import InstalledCheck
 from fxcache_core.reasons import code_of
 from fxcache_core.trace.nearest import Nearest
@@ -198,6 +199,19 @@ class ExplainReport:
     cache_dir: str | None
     lookups: tuple[LookupExplanation, ...]
     notes: tuple[str, ...] = ()
+    functions: Mapping[int, CompiledFrom] = field(default_factory=dict)
+
+    def function(self, c: TraceCompile) -> CompiledFrom | None:
+        """The function compile ``c`` compiled, named as ``ls`` and ``match`` name it (from
+        a key it looked up that the cache holds, else from the trace's frame); None
+        when the trace names none."""
+        return self.functions.get(c.index)
+
+    def where(self, c: TraceCompile) -> str:
+        """:meth:`function` as one line, ``T5ForConditionalGeneration.forward (modeling_t5.py:939)``
+        (else the trace's ``name (file:line)``)."""
+        f = self.function(c)
+        return str(f) if f is not None else c.where
 
     def summary(self) -> dict[str, CacheSummary]:
         """Per cache (``aotautograd``, ``fxgraph``), in that order, those looked up."""
@@ -221,8 +235,8 @@ class ExplainReport:
     def to_json(self) -> dict[str, object]:
         """The JSON contract of ``fxcache explain --json`` (README: "Why did it miss")."""
         return {
-            "lookups": [x.to_json(self.run.label(x.compile) if x.compile is not None else None)
-                        for x in self.lookups],
+            "lookups": [self._named(x.to_json(self.run.label(x.compile) if x.compile is not None else None),
+                                    x.compile) for x in self.lookups],
             "summary": {k: v.to_json() for k, v in self.summary().items()},
             "trace": {"path": str(self.run.path), "torch_version": self.run.torch_version,
                       "files": [{"path": str(f.path), "rank": f.rank, "records": f.records,
@@ -232,6 +246,16 @@ class ExplainReport:
             "notes": list(self.notes),
             "note_codes": [code_of(n) for n in self.notes],
         }
+
+    def _named(self, body: dict[str, object], c: TraceCompile | None) -> dict[str, object]:
+        """A lookup's JSON with ``function`` as ``ls``/``match`` name it and
+        ``compiled_from`` (``fn (file:line)``); ``where`` stays the trace's frame."""
+        f = self.function(c) if c is not None else None
+        if f is not None:
+            body["function"], body["compiled_from"] = f.name, str(f)
+        else:
+            body["compiled_from"] = None
+        return body
 
     def uses(self) -> Iterator[TracedUse]:
         """What the run says about entries of the cache, for the usage store: each

@@ -37,14 +37,15 @@ loads.
 
 A module's class is not stored. Where the file a frame names is readable, this
 module reads it as text and parses it with ``ast`` (never imports or runs it) to
-find the ``class`` around the frame's ``forward`` and that ``forward``'s
-parameter names (so ``x=[...]`` can name ``L['args'][0]``). A file that is not a
-regular ``.py`` file under :data:`MAX_SOURCE_BYTES` is not read.
+find the ``def`` around the frame's line: its decorators, the ``class`` around it,
+its first line and its parameter names (so ``x=[...]`` can name ``L['args'][0]``).
+A file that is not a regular ``.py`` file under :data:`MAX_SOURCE_BYTES` is not
+read.
 
-:func:`compiled_from` reads the compiled frame of one key. Which function a key
-counts as (and which keys a ``--fn`` NAME means) is decided from it in one place,
-:mod:`fxcache_core.functions.origin`. Never imports or runs user code, never
-decides grouping.
+:func:`compiled_from` reads the compiled frame of one key, :func:`named` names
+the function of a stack. Which keys a ``--fn`` NAME means, and how keys group, is
+decided from them in one place, :mod:`fxcache_core.functions.origin`. Never
+imports or runs user code.
 """
 
 from __future__ import annotations

@@ -8,14 +8,18 @@ entry (in torch's order) that has one: every entry of a key holds the same
 graph, traced from the same code.
 
 The function a key was compiled from is decided here and nowhere else, from
-two facts: the compiled frame where the cache records it
-(:func:`~fxcache_core.functions.frames.compiled_from`), else the key's origin.
+two facts: the frames every op's stack shares where the cache records them
+(:func:`~fxcache_core.functions.frames.named` of the origin's ``outer``, or the
+key's :func:`~fxcache_core.functions.frames.compiled_from`: decorator wrappers
+folded, a method named ``Class.function``), else the key's origin (the first op).
 :func:`function_of` names it (``ls``'s function column and ``--by function``,
-match's verdict per function), :func:`function_frame` gives its frame (the CLI's
-``fn (file:line)``), :func:`function_and_place` tells apart two functions of one
-name (match's static siblings), and :func:`keys_of_function` finds the keys a
-``--fn NAME`` means (``ls --fn``, ``match --fn``). Never imports or runs user
-code; nothing here prints.
+match's verdict per function), :func:`function_label` is the one line every
+command shows (``T5ForConditionalGeneration.forward (modeling_t5.py:939)``; explain
+too), :func:`function_frame` gives its frame, :func:`function_and_place` tells
+apart two functions of one name (match's static siblings), and
+:func:`keys_of_function` finds the keys a ``--fn NAME`` means (``ls --fn``,
+``match --fn``; a NAME that means several functions is an error). Never imports or
+runs user code; nothing here prints.
 
 :func:`key_origins` serves many keys at once: from the index's per-key table
 where it has the key (one row per key, valid while the entry it came from is

@@ -11,7 +11,8 @@ functions of ``demo.cases`` (or of this module) with one thing chosen to make
 the cache do something: a hit, a Dynamo recompile on a branch, an Inductor
 config change, a dtype change, a first compile, a guard miss on a range from
 ``mark_dynamic``, a bypass, an AOTAutograd hit whose FX entry was removed
-(``fx_gone``), a training step with backward; or nothing at all
+(``fx_gone``), a training step with backward, a module whose ``forward`` a
+``functools.wraps`` decorator wraps (``decorated``); or nothing at all
 (``eager``: Dynamo with the eager backend, no Inductor cache). Meant for a copy of
 the demo cache (``demo.build_cache``), which already holds the graphs the hits
 need.
@@ -36,6 +37,7 @@ From other code (tests), use :func:`traced_subprocess`.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -53,6 +55,25 @@ def fresh_graph(x):
 def bypassed(x):
     # Compiled with a custom post-grad pass: both caches bypass ("Unsupported post grad custom pass").
     return x.sin() * 2 + 1
+
+
+def returns_as_is(fn):
+    # A decorator as libraries write one (transformers' can_return_tuple): torch.compile of a
+    # module whose forward it wraps compiles `wrapper`, and the model's forward is inlined.
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _decorated(torch: Any) -> None:
+    class DecoratedNet(torch.nn.Module):
+        @returns_as_is
+        def forward(self, x):
+            return torch.tanh(x) * 3 - x
+
+    torch.compile(DecoratedNet())(x=torch.randn(6, 5))
 
 
 def _steps(torch: Any) -> dict[str, Callable[[], None]]:
@@ -129,12 +150,14 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
         "bypass": bypass,
         "fx_gone": fx_gone,
         "train": lambda: case("train_mlp", [[5, 4], [5, 1]]),
+        "decorated": lambda: _decorated(torch),
         "eager": lambda: torch.compile(fresh_graph, backend="eager")(torch.randn(6, 5)),
     }
 
 
 PLANS: dict[str, tuple[str, ...]] = {
-    "replay": ("hit", "recompile", "config", "dtype", "first", "guard_miss", "bypass", "fx_gone", "train"),
+    "replay": ("hit", "recompile", "config", "dtype", "first", "guard_miss", "bypass", "fx_gone", "train",
+               "decorated"),
     "suppressed": ("train", "hit"),
     "ranks": ("hit", "train"),
     "eager": ("eager",),

@@ -486,3 +486,28 @@ def test_gc_ranks_by_the_hits_explain_recorded_and_says_so_in_the_plan(traced, t
     assert gone and not gone & hits
     proc = run_fxcache("--cache-dir", str(cache), "gc", "--keep-costly", "30s", env=env)
     assert proc.returncode == 2 and "--max-size" in proc.stderr
+
+
+def test_a_decorated_forward_has_one_name_in_explain_ls_and_match_and_its_hit_exits_0(traced):
+    # torch.compile(module) whose forward a functools.wraps decorator wraps: Dynamo compiles
+    # the decorator's `wrapper`; every command names the module's forward instead.
+    run = traced["replay"]
+    mine = _by_step(run)["decorated"]
+    names = {(x["function"], x["compiled_from"]) for x in mine}
+    ((function, label),) = names
+    assert function == "DecoratedNet.forward" and label.startswith("DecoratedNet.forward (traced.py:"), names
+    assert [x["cause"] for x in mine] == ["new-key", "new-key"]
+    d = ["--cache-dir", str(run["cache"])]
+    text = run_fxcache(*d, "explain", "--no-record", str(run["trace"])).stdout
+    assert f"] {label}\n" in text and "] wrapper (" not in text, text
+    keys = {x["key"] for x in mine}
+    rows = [r for r in json.loads(run_fxcache(*d, "ls", "--json").stdout) if r["key"] in keys]
+    assert len(rows) == 2 and {(r["function"], r["compiled_from"]) for r in rows} == names
+    groups = json.loads(run_fxcache(*d, "ls", "--by", "function", "--json").stdout)
+    (g,) = [g for g in groups if keys & {k["key"] for k in g["keys"]}]
+    assert (g["function"], g["compiled_from"]) == names.pop() and {k["key"] for k in g["keys"]} == keys
+    for fn in ("DecoratedNet", "DecoratedNet.forward", "wrapper", label):
+        r = run_fxcache(*d, "match", "--json", "--fn", fn, "--shapes", "x=[6,5]", "--dynamic", "none")
+        assert r.returncode == 0, (fn, r.stdout[-2000:], r.stderr)
+        v = json.loads(r.stdout)["verdicts"]
+        assert [(f["function"], f["status"]) for f in v["functions"]] == [(function, "hit")], (fn, v)

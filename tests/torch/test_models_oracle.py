@@ -218,3 +218,27 @@ def test_not_bound_lists_the_call_inputs_not_parameters_and_an_unknown_input_is_
                     "true", "--shapes", "input_ids=[3,12]", "--shapes", "mask=[3,12]")
     assert w.returncode == 0, w.stderr
     assert "warning: no key compiled from GPT2LMHeadModel takes mask" in w.stdout, w.stdout
+
+
+def test_transformers_decorators_fold_into_the_model_forward_in_ls_and_match(model_cache):
+    # GPT-2's and BERT's forward are wrapped by transformers' decorators (`wrapper`,
+    # `wrapped_func`, utils/generic.py and deprecation.py): the frame Dynamo compiled.
+    root, _ = model_cache
+    d = ["--cache-dir", str(root)]
+    rows = json.loads(run_fxcache(*d, "ls", "--json").stdout)
+    by_fn = {r["function"]: r["compiled_from"] for r in rows}
+    assert {"GPT2LMHeadModel.forward", "BertModel.forward", "llama_loss"} <= set(by_fn), by_fn
+    assert by_fn["GPT2LMHeadModel.forward"].startswith("GPT2LMHeadModel.forward (modeling_gpt2.py:")
+    assert not any(f in ("wrapper", "wrapped_func", "forward") for f in by_fn), by_fn
+    groups = json.loads(run_fxcache(*d, "ls", "--by", "function", "--json").stdout)
+    assert {g["function"]: g["compiled_from"] for g in groups} == by_fn
+    r = run_fxcache(*d, "match", "--json", "--fn", "wrapped_func", "--shapes", "input_ids=[3,12]")
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)  # a wrapper two models share
+    assert "'wrapped_func' names 2 functions" in r.stderr, r.stderr
+    assert by_fn["GPT2LMHeadModel.forward"] in r.stderr and by_fn["BertModel.forward"] in r.stderr
+    ok = run_fxcache(*d, "match", "--json", "--fn", by_fn["GPT2LMHeadModel.forward"], "--dynamic", "true",
+                     "--shapes", "input_ids=[3,12]")
+    assert ok.returncode == 0, ok.stderr
+    v = json.loads(ok.stdout)
+    assert [f["function"] for f in v["verdicts"]["functions"]] == ["GPT2LMHeadModel.forward"]
+    assert {x["compiled_from"] for x in v["results"]} == {by_fn["GPT2LMHeadModel.forward"]}

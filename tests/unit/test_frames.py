@@ -97,3 +97,171 @@ def test_the_index_keeps_the_compiled_frame():
     d = DecodedEntry(kind=KeyKind.FX_GRAPH, type_name="x.CompiledFxGraph", guards_expr=None,
                      inputs=(), origin=o)
     assert from_json(to_json(d)).origin == light(d).origin == o
+
+
+# --- one name per function: decorator wrappers fold into the function they wrap ----------
+
+_DECO = '''import functools
+from functools import wraps
+
+
+def can_return_tuple(func):
+    @wraps(func)
+    def wrapper(self, *args, **kwargs):
+        out = func(self, *args, **kwargs)
+        return out
+    return wrapper
+
+
+def deprecate(func):
+    @functools.wraps(func)
+    def wrapped_func(*args, **kwargs):
+        return func(*args, **kwargs)
+    return wrapped_func
+
+
+def plain(func):
+    def inner(*args, **kwargs):
+        return func(*args, **kwargs)
+    return inner
+'''
+
+_MODEL = '''import torch
+
+
+class T5Like(torch.nn.Module):
+    @can_return_tuple
+    @deprecate
+    def forward(self, input_ids, attention_mask=None):
+        h = self.encoder(input_ids)
+        return self.head(h)
+
+
+def llama_loss(ids, labels):
+    return model(ids, labels=labels).loss
+
+
+def step(*args, **kwargs):
+    return model(*args, **kwargs)
+'''
+
+
+def _files(tmp_path):
+    deco, model = tmp_path / "generic.py", tmp_path / "modeling.py"
+    deco.write_text(_DECO)
+    model.write_text(_MODEL)
+    return str(deco), str(model)
+
+
+def test_decorator_wrappers_fold_into_the_method_they_wrap_named_by_its_class(tmp_path):
+    from fxcache_core.functions.frames import is_wrapper_frame, named
+
+    deco, model = _files(tmp_path)
+    outer = (("wrapper", deco, 8), ("wrapped_func", deco, 16), ("forward", model, 8))
+    assert is_wrapper_frame(*outer[0]) and is_wrapper_frame(*outer[1])
+    assert is_wrapper_frame("inner", deco, 22)  # a closure forwarding *args, **kwargs: no wraps needed
+    c = named(outer)
+    assert (c.name, c.line, c.params) == ("T5Like.forward", 5, ("input_ids", "attention_mask"))
+    assert str(c) == "T5Like.forward (modeling.py:5)"  # its first line: the first decorator's
+    assert [w[0] for w in c.wrappers] == ["wrapper", "wrapped_func"]
+    assert {"T5Like", "T5Like.forward", "forward", "wrapper", "wrapped_func", str(c)} <= c.names()
+    # Without the wrappers (a module whose forward is not decorated), the same function.
+    assert named((("forward", model, 9),)).ident == c.ident == ("T5Like.forward", model)
+
+
+def test_a_function_that_calls_a_model_is_the_function_compiled_not_a_wrapper(tmp_path):
+    from fxcache_core.functions.frames import named
+
+    deco, model = _files(tmp_path)
+    c = named((("llama_loss", model, 13), ("wrapper", deco, 8), ("forward", model, 8)))
+    assert (c.name, c.wrappers, str(c)) == ("llama_loss", (), "llama_loss (modeling.py:12)")
+    # A wrapper the stack does not go past stays itself: there is nothing to fold it into.
+    assert named((("wrapper", deco, 8),)).name == "wrapper"
+    # A top-level function taking *args, **kwargs is no decorator's closure: it was compiled.
+    assert named((("step", model, 17), ("forward", model, 8))).name == "step"
+
+
+def test_without_the_source_files_the_common_wrapper_names_fold_and_the_stack_line_is_the_place():
+    from fxcache_core.functions.frames import WRAPPER_NAMES, named
+
+    assert {"wrapper", "wrapped_func"} <= WRAPPER_NAMES
+    c = named((("wrapper", "/gone/generic.py", 1036), ("wrapped_func", "/gone/deprecation.py", 173),
+               ("forward", "/gone/modeling_t5.py", 1014)))
+    assert (c.name, str(c), c.module_class) == ("forward", "forward (modeling_t5.py:1014)", None)
+    assert named((("loss_fn", "/gone/train.py", 12), ("forward", "/gone/m.py", 3))).name == "loss_fn"
+
+
+def test_a_file_that_no_longer_matches_the_stack_is_not_read_for_the_name(tmp_path):
+    from fxcache_core.functions.frames import named
+
+    deco, model = _files(tmp_path)
+    c = named((("forward", deco, 8),))  # line 8 of generic.py is inside `wrapper`, not `forward`
+    assert (c.name, c.line, c.params) == ("forward", 8, ())
+
+
+def test_a_resume_frame_is_named_after_the_method_it_resumes_and_is_the_same_function(tmp_path):
+    from fxcache_core.functions.frames import label, named
+
+    deco, model = _files(tmp_path)
+    r = named((("wrapper", deco, 8), ("torch_dynamo_resume_in_forward_at_9", model, 9)))
+    f = named((("forward", model, 8),))
+    assert r.name == "T5Like.torch_dynamo_resume_in_forward_at_9" and r.ident == f.ident
+    assert str(r) == "T5Like.forward, resumed after the graph break at line 9 (modeling.py:5)"
+    assert label("torch_dynamo_resume_in_torch_dynamo_resume_in_f_at_3_at_5") == (
+        "f, resumed after the graph break at line 5")
+    assert label("loss_fn") == "loss_fn"
+
+
+def test_fn_naming_several_functions_is_an_error_that_lists_them_and_resume_frames_do_not_count(
+        tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    import pytest
+
+    from fxcache_core.errors import FunctionAmbiguousError
+    from fxcache_core.functions import origin
+    from fxcache_core.functions.frames import named
+
+    deco, model = _files(tmp_path)
+    other = tmp_path / "modeling_b.py"
+    other.write_text(_MODEL.replace("T5Like", "BertLike"))
+    frames = {
+        "fa": named((("wrapper", deco, 8), ("forward", model, 8))),
+        "fr": named((("torch_dynamo_resume_in_forward_at_9", model, 9),)),
+        "fb": named((("wrapper", deco, 8), ("forward", str(other), 8))),
+    }
+    keys = [SimpleNamespace(key=k, kind=KeyKind.FX_GRAPH) for k in frames]
+    monkeypatch.setattr(origin, "compiled_from", lambda cat, k: frames[k.key])
+    cat = SimpleNamespace(scan=SimpleNamespace(keys=keys))
+    assert [k.key for k in origin.keys_compiled_from(cat, "T5Like")[0]] == ["fa", "fr"]
+    assert [k.key for k in origin.keys_compiled_from(cat, "BertLike.forward")[0]] == ["fb"]
+    for name in ("forward", "wrapper"):
+        with pytest.raises(FunctionAmbiguousError) as e:
+            origin.keys_compiled_from(cat, name)
+        assert e.value.candidates == ("BertLike.forward (modeling_b.py:5)", "T5Like.forward (modeling.py:5)")
+        assert f"{name!r} names 2 functions" in str(e.value) and e.value.param == "function"
+
+
+def test_the_index_keeps_the_stack_that_names_a_keys_function(tmp_path, monkeypatch):
+    import shutil
+    from pathlib import Path
+
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.index import Index, default_index_path
+    from fxcache_core.functions.origin import function_label, key_origins
+
+    monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "idx"))
+    root = tmp_path / "cache"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions" / "2.15.0" / "cache", root)
+    scan = scan_cache(root)
+    cold_idx = Index(default_index_path(root), root)
+    cold = key_origins(Catalog(scan, cold_idx), scan.keys)
+    cold_idx.close()
+    warm_idx = Index(default_index_path(root), root)
+    rows = warm_idx.key_origins(scan.keys)  # what a warm ls reads, without decoding an entry
+    warm = key_origins(Catalog(scan, warm_idx), scan.keys)
+    warm_idx.close()
+    assert rows == cold
+    assert warm == cold and any(o is not None and o.outer for o in cold.values())
+    assert {k: function_label(o) for k, o in warm.items()} == {k: function_label(o) for k, o in cold.items()}

@@ -14,9 +14,10 @@ from ._output import COLOUR, error_line, fail, origin_text, out, paint, plural, 
 def match_cmd(
     shapes: Annotated[list[str] | None, typer.Option(
         "--shapes", "-s",
-        help="An input of the call: NAME=[d0,d1,...] for a tensor, NAME=INT for an int "
-        "(repeat, or comma-separate). NAME is the compiled function's parameter (x, xs[0]). "
-        "Dims marked dynamic: NAME=[6,6]:mark_dynamic=[0,1].")] = None,
+        help="An input of the call: NAME=[d0,d1,...] for a tensor (NAME=[] a 0-d tensor), NAME=INT "
+        "for a Python int, NAME=FLOAT (10.0) for a Python float (repeat, or comma-separate). NAME is "
+        "the compiled function's parameter (x, xs[0]). Dims marked dynamic: NAME=[6,6]:mark_dynamic=[0,1]; "
+        "a dtype: NAME=[2,8]:dtype=bool (torch's names; without it the key's is assumed, and said).")] = None,
     dynamic: DynamicOpt = None,
     duck_shape: Annotated[bool | None, typer.Option(
         "--duck-shape/--no-duck-shape", help="torch.fx.experimental._config.use_duck_shape "
@@ -137,6 +138,8 @@ def match_cmd(
         c = COLOUR[v.status]
         head, _, rest = v.line.partition(":") if v.status != "hit" else (v.line, "", "")
         say(f"[bold]{safe(v.label)}[/bold]: [{c}]{safe(head)}[/{c}]" + (":" + safe(rest) if rest else ""))
+        for r in v.assumed:
+            say(f"  [dim]{safe(r)}[/dim]")
     if verdict.others:
         names = ", ".join(sorted({safe(o.label) for o in verdict.others}))
         say(f"[dim]Not counted: {names} (no key of {'it' if len(verdict.others) == 1 else 'them'} can take "
@@ -199,6 +202,8 @@ def _key_block(m, explain: bool, say) -> None:
         say(f"  [dim]{safe(user_text(r))}[/dim]")
     for r in m.uncertain:
         say(f"  [yellow]cannot tell:[/yellow] {safe(user_text(r))}")
+    for r in m.assumptions:
+        say(f"  [dim]{safe(user_text(r))}[/dim]")
     if m.aborted:
         say(f"  [red]{safe(user_text(m.aborted))}[/red]")
     for i, v in enumerate(m.entries):

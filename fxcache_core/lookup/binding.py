@@ -3,7 +3,9 @@
 A user describes a call by its inputs: ``x=[16,4]`` (a tensor of that shape,
 contiguous), ``x=[16,4]:stride=[1,16]``, ``n=7`` (an int argument),
 ``xs[0]=[3,4]`` (an element of a list argument),
-``x=[6,6]:mark_dynamic=[0,1]`` (dims marked dynamic). Each name is the Dynamo
+``x=[6,6]:mark_dynamic=[0,1]`` (dims marked dynamic), ``mask=[2,8]:dtype=bool``
+(a dtype, by torch's name; without it a verdict assumes the key's, and says so),
+``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float). Each name is the Dynamo
 source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
 is taken as written. A guard placeholder's source (``L['x'].size()[0]``) is
 then read off these values.
@@ -65,12 +67,15 @@ class TensorArg:
         storage_offset: elements.
         marked: dims marked dynamic (``torch._dynamo.mark_dynamic(x, dim)``,
             or propagated from a compiled graph's output): see :class:`DynamicMode`.
+        dtype: torch's name of the dtype (``float32``, ``bool``: :func:`parse_dtype`);
+            None when not said (a verdict then assumes the key's, and says so).
     """
 
     shape: tuple[int, ...]
     stride: tuple[int, ...] | None = None
     storage_offset: int = 0
     marked: frozenset[int] = frozenset()
+    dtype: str | None = None
 
     def strides(self) -> tuple[int, ...]:
         """The given strides, or those of a contiguous tensor of this shape."""
@@ -90,7 +95,54 @@ class TensorArg:
             s += f":offset={self.storage_offset}"
         if self.marked:
             s += ":mark_dynamic=[" + ",".join(map(str, sorted(self.marked))) + "]"
+        if self.dtype is not None:
+            s += f":dtype={self.dtype}"
         return s
+
+
+DTYPE_ABBRS: dict[str, str] = {
+    "b8": "bool", "u8": "uint8", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u16": "uint16", "u32": "uint32", "u64": "uint64",
+    "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+    "c32": "complex32", "c64": "complex64", "c128": "complex128",
+    "f8e5m2": "float8_e5m2", "f8e4m3fn": "float8_e4m3fn", "f8e5m2fnuz": "float8_e5m2fnuz",
+    "f8e4m3fnuz": "float8_e4m3fnuz", "f8e8m0fnu": "float8_e8m0fnu", "f4e2m1fnx2": "float4_e2m1fn_x2",
+    "b1x8": "bits1x8", "b2x4": "bits2x4", "b4x2": "bits4x2", "b8x1": "bits8", "b16x1": "bits16",
+}
+"""The dtype prefix of a printed tensor type (``f32`` of ``f32[s0, 8][8, 1]cpu``) -> torch's
+name of the dtype: ``dtype.abbr`` as torch.utils._dtype_abbrs lists it for
+``torch._C._get_all_dtypes()`` (torch 2.13), which ``Graph.python_code`` in torch/fx/graph.py
+prints."""
+
+DTYPE_ALIASES: dict[str, str] = {
+    "float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
+    "short": "int16", "cfloat": "complex64", "cdouble": "complex128", "chalf": "complex32",
+}
+"""The other names torch gives a dtype (``torch.long is torch.int64``; note ``torch.int``
+is int32, not Python's int, which torch.tensor makes int64)."""
+
+
+def parse_dtype(text: str, what: str = "dtype") -> str:
+    """Torch's name of the dtype ``text`` names: ``float32``, an alias torch accepts
+    (``float``, ``half``, ``long``, ``double``...) or either with ``torch.`` before it.
+
+    Raises:
+        ShapeSpecError: not a dtype torch prints; the message lists the known names.
+    """
+    t = text.strip().removeprefix("torch.")
+    if t in DTYPE_ALIASES:
+        return DTYPE_ALIASES[t]
+    if t in DTYPE_ABBRS.values():
+        return t
+    shown = text if len(text) <= 30 else text[:27] + "..."
+    known = ", ".join(sorted(set(DTYPE_ABBRS.values()) | set(DTYPE_ALIASES)))
+    raise ShapeSpecError(f"{what}: {shown!r} is not a torch dtype (known: {known})",
+                         param="shapes", value=text)
+
+
+def dtype_of_abbr(abbr: str) -> str | None:
+    """Torch's name for a printed dtype prefix (``b8`` -> ``bool``); None when unknown."""
+    return DTYPE_ABBRS.get(abbr)
 
 
 InputValue = TensorArg | int | float
@@ -165,11 +217,15 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
 
     Forms: ``NAME=[d0,d1,...]`` (a tensor; ``[]`` is a 0-d tensor),
     ``NAME=[...]:stride=[...]``, ``NAME=[...]:offset=N``,
-    ``NAME=[...]:mark_dynamic=[i,...]`` (dims marked dynamic; options combine),
-    ``NAME=INT`` (an int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5``).
+    ``NAME=[...]:mark_dynamic=[i,...]`` (dims marked dynamic),
+    ``NAME=[...]:dtype=bool`` (torch's dtype names, :func:`parse_dtype`; options combine),
+    ``NAME=INT`` (a Python int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5`` or ``10.0``).
+    The three scalars differ as torch traces them: an int is a constant or a SymInt, a
+    float a constant or a tensorified 0-d float64 input, a 0-d tensor a tensor input.
 
     Raises:
-        ShapeSpecError: anything else, with the reason.
+        ShapeSpecError: anything else, with the reason (an unknown dtype lists the known
+            ones; a dtype on an int or float says that a Python scalar has none).
     """
     if "=" not in spec:
         raise ShapeSpecError(f"{param('shapes')} {spec!r}: expected NAME=[d0,d1,...] or NAME=INT", param="shapes", value=spec)
@@ -183,7 +239,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         shape = _int_list(shape_text, f"{param('shapes')} {name}: shape")
         if any(d < 0 for d in shape):
             raise ShapeSpecError(f"{param('shapes')} {name}: sizes cannot be negative: {shape_text}", param="shapes", value=spec)
-        stride, offset, marked = None, 0, frozenset[int]()
+        stride, offset, marked, dtype = None, 0, frozenset[int](), None
         for opt in opts:
             k, _, v = opt.partition("=")
             if k == "stride":
@@ -201,17 +257,34 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
                         f"{param('shapes')} {name}: mark_dynamic dim {bad[0]} is not a dim of a "
                         f"{len(shape)}-d tensor", param="shapes", value=spec)
                 marked = frozenset(dims)
+            elif k == "dtype":
+                dtype = parse_dtype(v, f"{param('shapes')} {name}: dtype")
             else:
                 raise ShapeSpecError(
                     f"{param('shapes')} {name}: unknown option {k!r} "
-                    "(stride=[...], offset=N or mark_dynamic=[...])", param="shapes", value=spec)
-        return source, TensorArg(shape, stride, offset, marked)
+                    "(stride=[...], offset=N, mark_dynamic=[...] or dtype=NAME)", param="shapes", value=spec)
+        return source, TensorArg(shape, stride, offset, marked, dtype)
+    if ":" in rhs:
+        _scalar_with_options(spec, name, rhs)
     if re.fullmatch(r"-?\d+", rhs):
         return source, parse_int64(rhs, f"{param('shapes')} {name.strip()}", "shapes")
     if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", rhs):
         return source, float(rhs)
     raise ShapeSpecError(
         f"{param('shapes')} {spec!r}: {rhs!r} is neither a shape like [16,4], an integer nor a float", param="shapes", value=spec)
+
+
+def _scalar_with_options(spec: str, name: str, rhs: str) -> None:
+    """Raises ShapeSpecError for ``t=10:dtype=int64`` and the like: a Python int or
+    float has no dtype (nor strides), and a 0-d tensor is written ``t=[]:dtype=...``."""
+    value, _, opts = rhs.partition(":")
+    if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", value):
+        kind = "an int" if re.fullmatch(r"-?\d+", value) else "a float"
+        has = "no dtype" if opts.startswith("dtype") else f"no option {opts.partition('=')[0]!r}"
+        n = name.strip()
+        raise ShapeSpecError(
+            f"{param('shapes')} {spec!r}: {n}={value} is {kind}, a Python scalar, which has {has} "
+            f"(a 0-d tensor of a dtype is {n}=[]:dtype=NAME)", param="shapes", value=spec)
 
 
 def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
@@ -350,6 +423,11 @@ class TensorType:
 
         return cls(m.group("dtype"), dims(m.group("sizes")), dims(m.group("strides")),
                    m.group("device"))
+
+    @property
+    def dtype_name(self) -> str | None:
+        """Torch's name of the printed dtype (``b8`` -> ``bool``), None when unknown."""
+        return dtype_of_abbr(self.dtype)
 
 
 _SYM_TOKEN_RE = re.compile(r"\b([a-z]+\d+)\b")

@@ -91,6 +91,8 @@ class Binding:
             expressions, checked once ``syms`` are known (:func:`check_later`).
         notes: what the cache cannot tell that would change the outcome.
         static: static size -> a dim that has it.
+        assumed: input -> the dtype the fit took from the key, for tensors given
+            without one (``x=[2,8]`` rather than ``x=[2,8]:dtype=bool``).
     """
 
     syms: dict[str, int]
@@ -99,6 +101,7 @@ class Binding:
     later: list[tuple[str, str, int]]
     notes: list[Reason] = field(default_factory=list)
     static: dict[int, str] = field(default_factory=dict)
+    assumed: dict[str, str] = field(default_factory=dict)
 
 
 def dim_kind(source: str, dim: int, val: TensorArg, mode: DynamicMode,
@@ -193,6 +196,7 @@ def _fit_input(b: Binding, inp: GraphInput, inputs: Mapping[str, InputValue], mo
     if not isinstance(val, TensorArg):
         b.problems.append(Reason(f"{name} is a tensor {inp.type} here, given the int {val}", "wrong-input-type"))
         return
+    fit_dtype(b, name, inp.type, tt, val)
     if len(val.shape) != len(tt.sizes):
         b.problems.append(Reason(f"{name} has {len(tt.sizes)} dims here ({inp.type}), given {len(val.shape)}",
                                  "rank-differs"))
@@ -201,6 +205,28 @@ def _fit_input(b: Binding, inp: GraphInput, inputs: Mapping[str, InputValue], mo
         _fit_size(b, name, dim, want, got, dim_kind(name, dim, val, mode, duck_shape), mode, pgo,
                   symbolic, static)
     _fit_strides(b, name, tt, val)
+
+
+def fit_dtype(b: Binding, name: str, printed: str, tt: TensorType, val: TensorArg) -> None:
+    """The key's dtype for input ``name`` against the call's.
+
+    Dynamo guards every tensor input's dtype (``TENSOR_MATCH``, torch/_dynamo/guards.py) and
+    the key hashes the graph's input dtypes, so another dtype traces another graph:
+    a problem. A tensor given without a dtype is assumed to have the key's
+    (``b.assumed``, said in the report, never a reason for undecided); a dtype
+    prefix fxcache does not know is a note.
+    """
+    want = tt.dtype_name
+    if val.dtype is None:
+        if want is not None:
+            b.assumed[name] = want
+        return
+    if want is None:
+        b.notes.append(Reason(f"{name} has dtype {tt.dtype} here ({printed}), which fxcache does not "
+                              f"know; given {val.dtype}", "dtype-unknown"))
+    elif want != val.dtype:
+        b.problems.append(Reason(f"{name} is {want} here ({printed}), given {val.dtype}: torch guards a "
+                                 "tensor's dtype and traces another graph", "dtype-differs"))
 
 
 def _fit_symint(b: Binding, inp: GraphInput, val: InputValue | None, mode: DynamicMode, pgo: bool) -> None:

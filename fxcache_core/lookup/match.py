@@ -32,6 +32,7 @@ from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.origin import (
     function_and_place,
+    function_of,
     key_function,
     key_origin,
     keys_of_function,
@@ -152,8 +153,9 @@ def match_key(
         reasons += _not_given(symbols, values)
         if sym:
             _check_sym_names(key, sym, symbols)
-    return _looked_up(catalog, key, symbols, values, n_inputs=len(symbols) if readable else None,
-                      bound=given, reasons=tuple(reasons), uncertain=uncertain)
+    m = _looked_up(catalog, key, symbols, values, n_inputs=len(symbols) if readable else None,
+                   bound=given, reasons=tuple(reasons), uncertain=uncertain)
+    return replace(m, assumed=tuple(b.assumed.items())) if readable and b.assumed else m
 
 
 def _once(f: Callable[[], Sequence[Sibling]]) -> Callable[[], Sequence[Sibling]]:
@@ -515,11 +517,36 @@ def match(
         run.by_key[k.key] = m
         results.append(m)
     _negative_ints_for_tensors(catalog, results, inputs)
+    results = _dtype_rivals(results)
     shown = tuple((src, str(v)) for src, v in inputs.items())
     return MatchReport(inputs=shown, results=tuple(results), keys_considered=len(keys),
                        unbound=tuple(unbound),
                        unused=tuple(src for src in inputs if src not in used) if (results or unbound) else (),
                        function_missing=function is not None and not mine, functions_held=held)
+
+
+def _dtype_rivals(results: list[KeyMatch]) -> list[KeyMatch]:
+    """Keys of one function that take the call only under different assumed dtypes
+    (``mask=[2,8]`` given without a dtype; one key has it int64, another bool): which
+    one torch traces depends on the dtype, so each is undecided (``dtype-not-given``)."""
+    by: dict[tuple[str | None, str], dict[str, list[int]]] = {}
+    for n, m in enumerate(results):
+        if m.fits:
+            fn = function_of(m.origin, m.compiled)
+            for src, dtype in m.assumed:
+                by.setdefault((fn, src), {}).setdefault(dtype, []).append(n)
+    out = list(results)
+    for (_, src), dtypes in by.items():
+        if len(dtypes) < 2:
+            continue
+        shown = ", ".join(f"{dtype} in key {results[ns[0]].key.key[:12]}" for dtype, ns in dtypes.items())
+        why = Reason(f"{src} is given without a dtype, and keys of this function take it as different "
+                     f"dtypes ({shown}): which one torch traces depends on it "
+                     f"(give {src}=[...]:dtype=NAME)", "dtype-not-given")
+        for ns in dtypes.values():
+            for n in ns:
+                out[n] = replace(out[n], uncertain=out[n].uncertain + (why,))
+    return out
 
 
 def _negative_ints_for_tensors(catalog: Catalog, results: Sequence[KeyMatch],

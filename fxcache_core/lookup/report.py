@@ -53,6 +53,8 @@ class KeyMatch:
             module compiled whole, equal sources for a plain parameter.
         compiled: the function the key was compiled from
             (:func:`fxcache_core.functions.frames.compiled_from`), where the cache records it.
+        assumed: (input, dtype) for each tensor given without a dtype: the fit took the
+            key's (:attr:`assumptions` says so in words). Not a reason for ``undecided``.
     """
 
     key: CacheKey
@@ -71,6 +73,16 @@ class KeyMatch:
     uncertain: tuple[Reason, ...] = ()
     bound: tuple[tuple[str, str], ...] = ()
     compiled: CompiledFrom | None = None
+    assumed: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def assumptions(self) -> tuple[Reason, ...]:
+        """:attr:`assumed` in words, one line: ``assumed the dtypes of this key:
+        L['mask'] int64, L['x'] float32 ...``; () when none was assumed."""
+        if not self.assumed:
+            return ()
+        return (Reason("assumed the dtypes of this key: " + ", ".join(f"{src} {dtype}" for src, dtype in self.assumed)
+                       + " (another dtype: NAME=[...]:dtype=NAME)", "dtype-assumed"),)
 
     @property
     def status(self) -> str:
@@ -104,7 +116,7 @@ class KeyMatch:
         ``function``, ``compiled_from``, ``bound``, ``hit``, ``fits``, ``reasons`` and
         ``reason_codes``, ``uncertain`` and ``uncertain_codes``, ``aborted`` and
         ``aborted_code``, ``values``, ``symbols``, ``shadowed``, ``loads``,
-        ``loaded_by``, ``entries``)."""
+        ``loaded_by``, ``entries``, ``assumed``: input -> the dtype assumed)."""
         names = self.user_names
         return {
             "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
@@ -124,6 +136,7 @@ class KeyMatch:
             "loads": [ld.to_json() for ld in self.loads],
             "loaded_by": list(self.loaded_by),
             "entries": [v.to_json(names) for v in self.entries],
+            "assumed": dict(self.assumed),
         }
 
 

@@ -100,13 +100,20 @@ class FunctionVerdict:
                           code_of(self.why) or "unspecified")
         return Reason(f"{_HEAD[self.status]}: {self.why}", code_of(self.why) or "unspecified")
 
+    @property
+    def assumed(self) -> tuple[Reason, ...]:
+        """The dtypes the deciding key's fit assumed (tensors given without one), in the
+        user's terms: ``assumed attention_mask is int64, as in the key``."""
+        m = next((m for m in self.keys if self.key is not None and m.key.key == self.key.key), None)
+        return tuple(_in_user_terms(r) for r in m.assumptions) if m is not None else ()
+
     def to_json(self) -> dict[str, object]:
         """``function``, ``origin``, ``status``, ``line``, ``why`` and ``why_code``, ``key``,
-        ``entry`` and ``keys``."""
+        ``entry``, ``keys`` and ``assumed`` (:attr:`assumed`'s texts)."""
         return {"function": self.function, "origin": str(self.origin) if self.origin else None,
                 "status": self.status, "line": self.line, "why": self.why, "why_code": code_of(self.why),
                 "key": self.key.key if self.key else None, "entry": self.entry,
-                "keys": [m.key.key for m in self.keys]}
+                "keys": [m.key.key for m in self.keys], "assumed": list(self.assumed)}
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ that into :mod:`fxcache_core.lookup.binding` values, so the call can be matched
 against any cache without typing ``--shapes``:
 
 * a tensor -> :class:`~fxcache_core.lookup.binding.TensorArg` (shape, strides,
-  offset); an int input that became a symbol (``L['n']``) -> its value;
+  offset, dtype); an int input that became a symbol (``L['n']``) -> its value;
 * the mode -> :class:`~fxcache_core.lookup.binding.DynamicMode` from
   ``TraceCompile.dynamic``;
 * under ``dynamic=None``/``False``, a dim that the compile made symbolic was
@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, is_wrapper_frame, named
-from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
+from fxcache_core.lookup.binding import DTYPE_ABBRS, DTYPE_ALIASES, DynamicMode, InputValue, TensorArg
 from fxcache_core.trace.run import TraceCompile, TraceRun
 
 _SIZE_RE = re.compile(r"(.+)\.size\(\)\[(\d+)\]")
@@ -52,6 +52,14 @@ class TracedCall:
     inputs: dict[str, InputValue]
     mode: DynamicMode
     function: str | None
+
+
+def _dtype(text: str | None) -> str | None:
+    """``torch.float32`` (``describe_tensor``'s dtype) -> ``float32``; None when the trace
+    does not say or names a dtype fxcache does not know (then the key's is assumed)."""
+    name = (text or "").removeprefix("torch.")
+    name = DTYPE_ALIASES.get(name, name)
+    return name if name in DTYPE_ABBRS.values() else None
 
 
 def call_inputs(run: TraceRun, compile_id: str, rank: int | None = None) -> TracedCall:
@@ -92,7 +100,7 @@ def call_inputs(run: TraceRun, compile_id: str, rank: int | None = None) -> Trac
         if mode is not DynamicMode.TRUE:
             marked |= symbolic.get(t.source, set())
         inputs[t.source] = TensorArg(tuple(t.size), tuple(t.stride), t.storage_offset or 0,  # type: ignore[arg-type]
-                                     frozenset(marked))
+                                     frozenset(marked), _dtype(t.dtype))
     for s in c.symbols:
         if (s.source and s.value is not None and s.source not in inputs
                 and not any(p in s.source for p in (".size()", ".stride()", ".storage_offset()"))):

@@ -21,6 +21,8 @@ its file path (no relative imports, and no ``from __future__ import annotations`
 so its dataclass works even when the loader does not register it in sys.modules).
 """
 
+import inspect
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,7 +45,7 @@ __all__ = [
 
 def _tensor(shape: list[int], *, seed: int = 0, requires_grad: bool = False) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
-    t = torch.randn(*shape, generator=g, dtype=torch.float32)
+    t = torch.randn(tuple(shape), generator=g, dtype=torch.float32)  # () is a 0-d tensor
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -725,3 +727,76 @@ _FORCED_EQUALITY_CASES = [
 ]
 
 CASES.update({c.name: c for c in _FORCED_EQUALITY_CASES})
+
+
+# --------------------------------------------------------------------------- #
+# A timestep three ways: a Python int, a Python float, a 0-d tensor
+# (tests/torch/test_oracle_suite.py). Dynamo wraps each its own way
+# (VariableBuilder, torch/_dynamo/variables/builder.py): an int is a constant (the
+# first call under dynamic=None) or a SymInt, a float a constant or a tensorified
+# 0-d float64 input, a 0-d tensor a tensor input; each another graph.
+# --------------------------------------------------------------------------- #
+
+
+def _sinusoidal(timesteps: torch.Tensor, dim: int) -> torch.Tensor:
+    # diffusers' get_timestep_embedding, cut down: sin and cos of t * frequencies.
+    half = dim // 2
+    freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32) / half)
+    emb = timesteps[:, None].float() * freqs[None, :]
+    return torch.cat([torch.sin(emb), torch.cos(emb)], dim=-1)
+
+
+class TinyUNet(torch.nn.Module):
+    """A UNet's time embedding (diffusers' ``UNet2DConditionModel.get_time_embed`` and
+    ``time_proj``): a timestep given as a Python number goes through
+    ``torch.tensor([timestep])``. With the timestep a SymInt (dynamic=True) that is
+    ``torch._refs.tensor`` in Dynamo's graph, which the AOTAutograd cache refuses
+    (``BypassAOTAutogradCache: Unsupported call_function target``): the graph gets an
+    FX key only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        with torch.random.fork_rng():
+            torch.manual_seed(3)
+            self.proj = torch.nn.Linear(4, 4).requires_grad_(False)  # inference: one FX graph
+        # inspect.signature(instance) (demo's make_inputs, the tests' --shapes names)
+        # reads forward's parameters.
+        self.__signature__ = inspect.signature(self.forward)
+
+    def forward(self, sample, timestep):
+        timesteps = timestep
+        if not torch.is_tensor(timesteps):
+            dtype = torch.float64 if isinstance(timestep, float) else torch.int64
+            timesteps = torch.tensor([timesteps], dtype=dtype, device=sample.device)
+        elif len(timesteps.shape) == 0:
+            timesteps = timesteps[None].to(sample.device)
+        timesteps = timesteps.expand(sample.shape[0])
+        emb = self.proj(_sinusoidal(timesteps, 4))
+        return sample + emb[:, :, None, None]
+
+
+def unet_scaled(sample, timestep):
+    # The timestep scales the embedding arithmetically (no torch.tensor): the graph
+    # of a baked-in int and that of the SymInt differ only there.
+    t = sample.new_ones(sample.shape[0]) * timestep
+    return sample + _sinusoidal(t, sample.shape[1])[:, :, None, None]
+
+
+_TIMESTEP_CASES = [
+    Case(
+        "unet_timestep",
+        TinyUNet(),
+        {"dynamic": True},
+        [[[2, 4, 3, 3], 10]],
+        doc="a UNet's time embedding, timestep an int under dynamic=True: FX entries only",
+    ),
+    Case(
+        "unet_scaled",
+        unet_scaled,
+        {"dynamic": None},
+        [[[2, 4, 3, 3], 10], [[2, 4, 3, 3], 11]],
+        doc="timestep an int under dynamic=None: 10 baked in, then a SymInt after 11",
+    ),
+]
+
+CASES.update({c.name: c for c in _TIMESTEP_CASES})

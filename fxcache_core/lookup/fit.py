@@ -34,6 +34,7 @@ from fxcache_core.lookup.binding import (
     TensorArg,
     TensorType,
     eval_symbolic,
+    is_size_source,
 )
 from fxcache_core.lookup.floats import baked_floats, tensorified_base
 from fxcache_core.reasons import Reason
@@ -184,8 +185,8 @@ def _fit_input(b: Binding, inp: GraphInput, inputs: Mapping[str, InputValue], mo
         fit_tensorified(b, name, val, mode)  # a float taken as a 0-d float64 tensor
         return
     if isinstance(val, float):
-        b.problems.append(Reason(f"{name} is a {'SymInt' if inp.is_symint else 'tensor'} here, given "
-                                 f"the float {val}", "wrong-input-type"))
+        b.problems.append(Reason(f"{name} is a {'Python int (a SymInt)' if inp.is_symint else 'tensor'} here, "
+                                 f"given the float {val}", "wrong-input-type"))
         return
     if inp.is_symint:
         _fit_symint(b, inp, val, mode, pgo)
@@ -231,7 +232,14 @@ def fit_dtype(b: Binding, name: str, printed: str, tt: TensorType, val: TensorAr
 
 def _fit_symint(b: Binding, inp: GraphInput, val: InputValue | None, mode: DynamicMode, pgo: bool) -> None:
     """An int argument the key takes as a SymInt: under dynamic=None/False a fresh
-    process's first call bakes it in instead."""
+    process's first call bakes it in instead. A tensor given there (``t=[]``, a 0-d
+    tensor) is a tensor input of the graph, not an int: another graph."""
+    if isinstance(val, TensorArg) and not is_size_source(inp.source):
+        b.problems.append(Reason(
+            f"{inp.source} is a Python int here (a SymInt, {inp.expr}), given a "
+            f"{len(val.shape)}-d tensor {val}: a tensor is a tensor input of the graph, so torch "
+            "traces another graph", "wrong-input-type"))
+        return
     if not (isinstance(val, int) and mode in (DynamicMode.NONE, DynamicMode.FALSE)):
         return
     why = (f"{inp.source} is an int argument, a SymInt ({inp.expr}) here: under "

@@ -26,7 +26,7 @@ is undecided, never guessed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind
@@ -40,13 +40,16 @@ from fxcache_core.decode.entries import (
     parse_graph_signature,
 )
 from fxcache_core.errors import param
-from fxcache_core.lookup.binding import DynamicMode, InputValue
+from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
+from fxcache_core.lookup.floats import baked_floats, tensorified_base
+from fxcache_core.lookup.inputs import candidates
 from fxcache_core.reasons import Reason
 
 _TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
 _INT_RE = re.compile(r"-?\d+")
 _DELETES_RE = re.compile(r";  (?:\w+ = )+None$")
 _TRAILING_COMMENT_RE = re.compile(r"\s+# .*$")
+_LOCAL_RE = re.compile(r"L\['(\w+)'\]")
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,10 @@ class FunctionKeys:
                     self._by_fn.setdefault((d.origin.function, d.origin.file), []).append((k, d))
         return self._by_fn.get((origin.function, origin.file), [])
 
+    def floats(self, key: CacheKey, name: str) -> tuple[float, ...] | None:
+        """:func:`~fxcache_core.lookup.floats.baked_floats` of ``key`` for parameter ``name``."""
+        return baked_floats(self._catalog, key, name)
+
     def graph(self, key: CacheKey) -> PrintedGraph | None:
         """The printed forward graph of the key's first readable entry."""
         if key.key not in self._graphs:
@@ -219,13 +226,17 @@ def _symint_input(d: DecodedEntry, source: str) -> GraphInput | None:
 
 
 def _taken(d: DecodedEntry) -> set[str]:
-    return {s for s in (*d.arg_sources, *(i.source for i in d.inputs)) if s}
+    """The sources ``d`` takes inputs from; a tensorified float's as its own (``L['scale']``)."""
+    out = {s for s in (*d.arg_sources, *(i.source for i in d.inputs)) if s}
+    return out | {b for s in out if (b := tensorified_base(s)) is not None}
 
 
 def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, origin: Origin,
                       inputs: Mapping[str, InputValue], mode: DynamicMode,
-                      pgo: bool = False, of_function: bool = False) -> IntRule:
-    """How the call's int arguments decide whether torch looks up ``key``.
+                      pgo: bool = False, of_function: bool = False,
+                      params: Sequence[str] = ()) -> IntRule:
+    """How the call's int arguments (and the floats and 0-d tensors it gives where an
+    int may have been) decide whether torch looks up ``key``.
 
     For each int the call gives (``L['n']`` -> 9), under ``mode``:
 
@@ -240,25 +251,37 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
       undecided (under ``true`` the int is a SymInt). Not readable: undecided.
     * ``key`` does not take it and no key of the function does: whether the
       graph depends on it is unknown. With ``of_function`` (the call is known
-      to be of this key's function, ``--fn``, so the int is its argument):
-      undecided. Otherwise nothing says the function has such an argument,
-      and the int is not this key's concern.
+      to be of this key's function, ``--fn``), or the input being a parameter of the
+      key's compiled frame (``params``): undecided. Otherwise nothing says the
+      function has such an argument, and the int is not this key's concern.
 
-    ``dynamic=True`` is left alone (the int is a SymInt on the first call;
+    A Python float or a 0-d tensor the call gives where ``key`` takes nothing
+    (:func:`_not_an_int`): if ``key`` baked an int there (read as above), torch traces
+    another graph (an int is a constant or a SymInt, a float a constant or a 0-d
+    float64 input, a 0-d tensor a tensor input: ``VariableBuilder`` in
+    torch/_dynamo/variables/builder.py wraps each its own way); otherwise, for a
+    parameter of the function, undecided.
+
+    ``dynamic=True`` is left alone for ints (the int is a SymInt on the first call;
     :func:`fxcache_core.lookup.fit.fit` binds it). ``pgo``: the cache dir holds Dynamo's
     profile-guided automatic-dynamic state (torch/_dynamo/pgo.py), which can
     make a first call's int dynamic: then nothing is ruled out, only noted.
     """
-    if mode is DynamicMode.TRUE:
-        return IntRule()
     problems: list[Reason] = []
     notes: list[Reason] = []
     fn = origin.function
     taken = _taken(entry)
-    for src, value in inputs.items():
-        if not isinstance(value, int):
-            continue
+    for user_src, value in inputs.items():
+        src = next((c for c in candidates(user_src, params) if c in taken), user_src)
         siblings = [(k, d) for k, d in keys.of(origin) if k.key != key.key]
+        mine = of_function or _is_param(user_src, params)
+        if not isinstance(value, int):
+            if src not in taken and (isinstance(value, float)
+                                     or (isinstance(value, TensorArg) and value.shape == ())):
+                _not_an_int(keys, key, src, value, siblings, mine, problems, notes)
+            continue
+        if mode is DynamicMode.TRUE:
+            continue
         if src in taken:
             if mode is DynamicMode.UNKNOWN and _symint_input(entry, src) is not None:
                 static = next((k for k, d in siblings if src not in _taken(d)), None)
@@ -271,7 +294,7 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
             continue
         dynamic = [(k, i) for k, d in siblings if (i := _symint_input(d, src)) is not None]
         if not dynamic:
-            if of_function:
+            if mine:
                 notes.append(Reason(
                     f"{src} is not an input of this key: a fresh process's first call under "
                     f"dynamic=None bakes an int argument into the graph, and no key of {fn} takes "
@@ -303,6 +326,51 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
                 f"under dynamic=True {src} is a SymInt on the first call (a key like "
                 f"{other.key[:12]}) (pass {param('dynamic')})", "int-depends-on-mode"))
     return IntRule(tuple(problems), tuple(notes))
+
+
+def _is_param(src: str, params: Sequence[str]) -> bool:
+    """Whether the user's ``src`` (``L['t']``, ``L['args'][1]``, ``L['kwargs']['t']``) is a
+    parameter of a frame whose positional parameters are ``params``."""
+    if (m := _LOCAL_RE.fullmatch(src)) is not None:
+        return m.group(1) in params
+    if (m := re.fullmatch(r"L\['args'\]\[(\d+)\]", src)) is not None:
+        return int(m.group(1)) < len(params)
+    m = re.fullmatch(r"L\['kwargs'\]\['(\w+)'\]", src)
+    return m is not None and m.group(1) in params
+
+
+def _not_an_int(keys: FunctionKeys, key: CacheKey, src: str, value: InputValue,
+                siblings: list[tuple[CacheKey, DecodedEntry]], mine: bool,
+                problems: list[Reason], notes: list[Reason]) -> None:
+    """A float or a 0-d tensor given for ``src``, which ``key`` takes no input from.
+
+    Where a key of the function takes ``src`` as a SymInt and ``key``'s graph has a
+    constant there (:func:`_baked_in`), ``key`` was traced with an int: a problem. A
+    float whose constant the graph shows is :func:`fxcache_core.lookup.fit.fit_baked_floats`'
+    to judge. Otherwise, for a parameter of the function (``mine``), the cache cannot
+    tell what ``key`` was traced with there: a note.
+    """
+    given = f"the float {value}" if isinstance(value, float) else f"a 0-d tensor {value}"
+    dynamic = [(k, i) for k, d in siblings if (i := _symint_input(d, src)) is not None]
+    found = _baked_in(keys, key, dynamic) if dynamic else None
+    if found is not None:
+        baked, other, inp = found
+        problems.append(Reason(
+            f"{src} was the Python int {baked} when this key was traced (its graph has the constant "
+            f"{baked} where key {other.key[:12]} takes {src} as {inp.expr}), given {given}: "
+            + ("a float is a float constant or a float64 input" if isinstance(value, float)
+               else "a tensor is a tensor input") + ", so torch traces another graph", "scalar-kind-differs"))
+        return
+    if not mine:
+        return
+    name = re.fullmatch(r"L\['(\w+)'\]", src)
+    if isinstance(value, float) and name is not None and keys.floats(key, name.group(1)) is not None:
+        return  # the graph computes with it: fit_baked_floats compares the constants
+    notes.append(Reason(
+        f"{src} is {given}, and this key takes no input from it: if it was traced with a Python "
+        f"{'int or another float' if isinstance(value, float) else 'int or float'} there (baked in "
+        "as a constant), torch traces another graph; if its code never reads it, this key is "
+        "torch's. The cache does not record which", "scalar-not-input"))
 
 
 def _baked_in(keys: FunctionKeys, key: CacheKey, dynamic: list[tuple[CacheKey, GraphInput]]

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import CacheKey
+from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.decode.symbols import SymbolInfo
@@ -60,6 +60,7 @@ from fxcache_core.lookup.inputs import alias, input_bases, takes
 from fxcache_core.lookup.int_args import FunctionKeys, int_argument_rule
 from fxcache_core.lookup.judge import fx_loads, judge_entry, torch_lookup
 from fxcache_core.lookup.report import KeyMatch, MatchReport, UnboundKey
+from fxcache_core.lookup.symbol_names import NamedInputs, name_inputs
 from fxcache_core.reasons import Reason
 
 __all__ = ["match", "match_key"]
@@ -118,6 +119,10 @@ def match_key(
                 f"the graph has {n_tensors} tensor inputs, given {len(positional)} with {param('arg')}",
                 "arg-count-differs"),))
     extra = catalog.sources_for(key)
+    named = _named_by_symbols(catalog, key, readable, inputs, frame) if not (positional or extra) else None
+    if named is not None:
+        readable = [(e, named.apply(d)) for e, d in readable]
+        extra = dict(named.by_symbol)
     given: tuple[tuple[str, str], ...] = ()
     if readable and not positional:
         inputs, given = alias(inputs, input_bases(readable[0][1], extra), frame)
@@ -129,6 +134,8 @@ def match_key(
     reasons: list[Reason] = []
     uncertain: tuple[Reason, ...] = ()
     symbols: tuple[SymbolInfo, ...] = catalog.symbols(readable[0][0]) if readable else ()
+    if named is not None:
+        symbols = tuple(replace(s, source=s.source or named.by_symbol.get(s.expr or "")) for s in symbols)
     values: dict[str, int | None] = {}
     if not readable and key.entries:
         reasons.append(Reason("no entry of this key can be read: torch skips them all (a miss)",
@@ -167,6 +174,18 @@ def _once(f: Callable[[], Sequence[Sibling]]) -> Callable[[], Sequence[Sibling]]
             memo.append(f())
         return memo[0]
     return once
+
+
+def _named_by_symbols(catalog: Catalog, key: CacheKey, readable: Sequence[tuple[Entry, DecodedEntry]],
+                      inputs: Mapping[str, InputValue],
+                      frame: CompiledFrom | None | Callable[[], CompiledFrom | None]) -> NamedInputs | None:
+    """An FX key no AOTAutograd entry loads (torch bypassed the AOTAutograd cache): its
+    inputs named by its symbols' names (:mod:`fxcache_core.lookup.symbol_names`); None
+    for other keys, or when the inputs do not explain every symbol."""
+    if not readable or key.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(key.key):
+        return None
+    f = frame() if callable(frame) else frame
+    return name_inputs(readable[0][1], inputs, f.params if f is not None else ())
 
 
 def _bind_placeholders(b: Binding, symbols: Sequence[SymbolInfo], inputs: Mapping[str, InputValue],
@@ -410,7 +429,8 @@ class _Run:
         if self.int_keys is None:
             self.int_keys = FunctionKeys(self.catalog)
         rule = int_argument_rule(self.int_keys, k, first[1], origin, self.inputs, self.mode,
-                                 self.catalog.has_pgo_state(), of_function=self.function is not None)
+                                 self.catalog.has_pgo_state(), of_function=self.function is not None,
+                                 params=m.compiled.params if m.compiled is not None else ())
         if rule.problems:
             return KeyMatch(key=k, fits=False, reasons=rule.problems, symbols=m.symbols, origin=origin,
                             bound=m.bound, compiled=m.compiled)

@@ -734,7 +734,8 @@ CASES.update({c.name: c for c in _FORCED_EQUALITY_CASES})
 # (tests/torch/test_oracle_suite.py). Dynamo wraps each its own way
 # (VariableBuilder, torch/_dynamo/variables/builder.py): an int is a constant (the
 # first call under dynamic=None) or a SymInt, a float a constant or a tensorified
-# 0-d float64 input, a 0-d tensor a tensor input; each another graph.
+# 0-d float64 input, a 0-d tensor a tensor input; each another graph. (An int baked
+# into a graph against a float or a 0-d tensor: int_arg_auto above.)
 # --------------------------------------------------------------------------- #
 
 
@@ -775,13 +776,6 @@ class TinyUNet(torch.nn.Module):
         return sample + emb[:, :, None, None]
 
 
-def unet_scaled(sample, timestep):
-    # The timestep scales the embedding arithmetically (no torch.tensor): the graph
-    # of a baked-in int and that of the SymInt differ only there.
-    t = sample.new_ones(sample.shape[0]) * timestep
-    return sample + _sinusoidal(t, sample.shape[1])[:, :, None, None]
-
-
 _TIMESTEP_CASES = [
     Case(
         "unet_timestep",
@@ -789,13 +783,6 @@ _TIMESTEP_CASES = [
         {"dynamic": True},
         [[[2, 4, 3, 3], 10]],
         doc="a UNet's time embedding, timestep an int under dynamic=True: FX entries only",
-    ),
-    Case(
-        "unet_scaled",
-        unet_scaled,
-        {"dynamic": None},
-        [[[2, 4, 3, 3], 10], [[2, 4, 3, 3], 11]],
-        doc="timestep an int under dynamic=None: 10 baked in, then a SymInt after 11",
     ),
 ]
 

@@ -228,6 +228,36 @@ def assert_match_agrees_with_lookups(results: list[dict], lookups: list[dict], p
     return compared
 
 
+def torch_status(lookups: list[dict], present: set[str]) -> str:
+    """What torch did for one call, as ``fxcache match`` words a function's verdict: its
+    first lookup by guards (AOTAutograd, or FX where torch bypassed the AOTAutograd cache)
+    on a key the cache did not have is ``new-graph``; a hit whose FX entries loaded too
+    is ``hit``; anything else ``miss``."""
+    first = next(lk for lk in lookups if lk["mode"] == "guards")
+    if first["key"] not in present:
+        return "new-graph"
+    exact = [lk["hit"] for lk in lookups if lk["mode"] == "exact"]
+    return "hit" if first["hit"] and all(exact) else "miss"
+
+
+def assert_verdict_as_torch(cache_root: Path, case: str, shapes: list, answer: dict, fn: str) -> dict:
+    """``fxcache match --fn FN`` for a call of a demo case says what torch did
+    (:func:`torch_status` of torch's ``answer``): hit, miss or new graph, decided.
+    Returns the function's verdict (JSON)."""
+    import json
+
+    from fxcache_core.cache.scan import scan_cache
+
+    proc = run_fxcache("--cache-dir", str(cache_root), "match", "--json", "--fn", fn,
+                       *match_args_for(case, shapes))
+    report = json.loads(proc.stdout)
+    assert answer["error"] is None, answer["error"]
+    want = torch_status(answer["lookups"], {k.key for k in scan_cache(cache_root).keys})
+    verdicts = report["verdicts"]["functions"]
+    assert verdicts and all(v["status"] == want for v in verdicts), (case, shapes, want, verdicts)
+    return verdicts[0]
+
+
 # --- describing a call of a demo case to `fxcache match` --------------------------
 
 

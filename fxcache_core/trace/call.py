@@ -28,7 +28,13 @@ from dataclasses import dataclass, replace
 
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, is_wrapper_frame, named
-from fxcache_core.lookup.binding import DTYPE_ABBRS, DTYPE_ALIASES, DynamicMode, InputValue, TensorArg
+from fxcache_core.lookup.binding import (
+    DTYPE_ABBRS,
+    DTYPE_ALIASES,
+    DynamicMode,
+    InputValue,
+    TensorArg,
+)
 from fxcache_core.trace.run import TraceCompile, TraceRun
 
 _SIZE_RE = re.compile(r"(.+)\.size\(\)\[(\d+)\]")

@@ -22,7 +22,8 @@ The workloads cover what the README's match section promises on real models:
   symbolic in ``ids`` and ``labels``, and the graph makes the two equal.
 * ``bert_mask``: ``torch.compile(BertModel)`` with ``input_ids`` and
   ``attention_mask`` marked dynamic on the sequence dim (two marked dims the
-  graph forces equal).
+  graph forces equal); the mask int64, or bool (``{"mask": "bool"}``): another dtype,
+  another graph.
 
 Importing this module imports torch and transformers. Set ``HF_HUB_OFFLINE=1``
 and ``TRANSFORMERS_OFFLINE=1`` (:func:`offline`) before: nothing is fetched.
@@ -198,7 +199,8 @@ def _bert() -> tuple[torch.nn.Module, Callable[..., Any]]:
 
 def _bert_inputs(call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
     ids = _ids(call["batch"], call["seq"])
-    mask = torch.ones(call["batch"], call["seq"], dtype=torch.long)
+    # The mask is int64, as a tokenizer gives it; {"mask": "bool"} passes it as bool.
+    mask = torch.ones(call["batch"], call["seq"], dtype=getattr(torch, call.get("mask", "long")))
     torch._dynamo.mark_dynamic(ids, 1)
     torch._dynamo.mark_dynamic(mask, 1)
     return (), {"input_ids": ids, "attention_mask": mask}
@@ -206,7 +208,8 @@ def _bert_inputs(call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
 
 def _bert_describe(call: Call) -> list[str]:
     s = _shape(call["batch"], call["seq"]) + _mark([1])
-    return [f"input_ids={s}", f"attention_mask={s}"]
+    dtype = f":dtype={call['mask']}" if "mask" in call else ""  # said only when not the tokenizer's
+    return [f"input_ids={s}", f"attention_mask={s}{dtype}"]
 
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in [

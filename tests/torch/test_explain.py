@@ -396,6 +396,9 @@ def test_a_traced_call_is_matched_against_the_cache_as_torch_looked_it_up(traced
         x = steps[step][0]
         call = call_inputs(trace, x["compile"])
         assert call.function == x["function"]
+        # The trace's dtypes (describe_tensor) come along: matched, not assumed.
+        tensors = [v for v in call.inputs.values() if hasattr(v, "shape")]
+        assert tensors and all(t.dtype in ("float32", "int64") for t in tensors), call.inputs
         got = {m.key.key: m for m in match(cat, call.inputs, function=call.function, mode=call.mode).results}
         for y in steps[step]:
             m = got[y["key"]]

@@ -43,6 +43,7 @@ QUERIES = [
     ("llama_train", [{"batch": 2, "seq": 12}]),               # fresh first call: static, new key
     ("bert_mask", [{"batch": 2, "seq": 10}]),                 # hit: the graph makes the dims equal
     ("gpt2_module", [{"batch": 1, "seq": 8}]),                # size 1: another graph
+    ("bert_mask", [{"batch": 2, "seq": 10, "mask": "bool"}]),  # a bool mask: another graph
 ]
 
 
@@ -242,3 +243,31 @@ def test_transformers_decorators_fold_into_the_model_forward_in_ls_and_match(mod
     v = json.loads(ok.stdout)
     assert [f["function"] for f in v["verdicts"]["functions"]] == ["GPT2LMHeadModel.forward"]
     assert {x["compiled_from"] for x in v["results"]} == {by_fn["GPT2LMHeadModel.forward"]}
+
+
+def test_a_bool_mask_on_the_int64_mask_key_is_a_new_graph_as_torch_says(model_cache, torch_answers):
+    """BERT's key takes attention_mask as int64 (as a tokenizer gives it). Called with a
+    bool mask, torch guards the dtype and traces another graph (its lookups are of keys
+    the cache does not have); match says NEW GRAPH, naming the input and both dtypes.
+    Without a dtype, the key's int64 is assumed, and said."""
+    from helpers import torch_status
+
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.models import WORKLOADS
+
+    root, _ = model_cache
+    call = {"batch": 2, "seq": 10, "mask": "bool"}
+    answer = torch_answers["results"][QUERIES.index(("bert_mask", [call]))]
+    assert answer["error"] is None, answer["error"]
+    present = {k.key for k in scan_cache(root).keys}
+    assert torch_status(answer["lookups"][0], present) == "new-graph", answer["lookups"]
+    w = WORKLOADS["bert_mask"]
+    rep = json.loads(run_fxcache("--cache-dir", str(root), "match", "--json", *w.match_args(call)).stdout)
+    v = next(f for f in rep["verdicts"]["functions"] if f["function"].startswith("BertModel"))
+    assert rep["verdicts"]["exit_code"] == 1
+    assert v["status"] == "new-graph" and v["why_code"] == "dtype-differs", v
+    assert "attention_mask'] is int64" in v["why"] and "given bool" in v["why"], v["why"]
+    plain = {k: call[k] for k in ("batch", "seq")}
+    rep = json.loads(run_fxcache("--cache-dir", str(root), "match", "--json", *w.match_args(plain)).stdout)
+    v = next(f for f in rep["verdicts"]["functions"] if f["function"].startswith("BertModel"))
+    assert v["status"] == "hit" and any("attention_mask'] int64" in a for a in v["assumed"]), v

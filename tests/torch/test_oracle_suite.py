@@ -5,7 +5,8 @@ holds the cases appended to ``demo/cases.py`` for this suite (``ORACLE_CASES``: 
 moduli, divisibility, list and keyword-only arguments, int arguments, duck
 sizing, broadcasting against a size-1 dim, matmul, conv, a training step,
 ``mark_dynamic`` with only a lower bound, automatic dynamic, an unused argument,
-a graph break in a helper, a slice). Then, for each call in ``ORACLE_CALLS``
+a graph break in a helper, a slice, a UNet's timestep as a Python int, a float and
+a 0-d tensor on a key with FX entries only). Then, for each call in ``ORACLE_CALLS``
 (new shapes: inside a compiled region, between or outside the regions, and
 shapes that make Dynamo trace another graph), ``fxcache match --json`` on a
 snapshot of the cache is compared with what torch's own lookup chose when the
@@ -33,7 +34,12 @@ import json
 
 import pytest
 from conftest import RealCache, prebuilt
-from helpers import assert_match_agrees_with_answer, match_args_for, run_fxcache
+from helpers import (
+    assert_match_agrees_with_answer,
+    assert_verdict_as_torch,
+    match_args_for,
+    run_fxcache,
+)
 
 from tests.harness.background import builder
 
@@ -65,6 +71,7 @@ ORACLE_CASES = [
     "matmul_duck_off",
     "cat_cols_duck_off",
     "xent_marked",
+    "unet_timestep",
 ]
 
 
@@ -156,6 +163,11 @@ ORACLE_CALLS = [
     ("cat_cols_duck_off", [[3, 3], [3, 3]]),     # hit
     ("xent_marked", [[3, 5], [3]]),              # hit: the batch of logits and labels, forced
     ("xent_marked", [[16, 5], [16]]),            # miss: the entry covers batches 2..15
+    # A UNet's timestep, built an int under dynamic=True: torch.tensor([SymInt]) makes
+    # torch bypass the AOTAutograd cache, so the key has FX entries only.
+    ("unet_timestep", [[2, 4, 3, 3], 10]),       # hit, the FX key by its own guards
+    ("unet_timestep", [[2, 4, 3, 3], 10.0]),     # key: a float is no SymInt
+    ("unet_timestep", [[2, 4, 3, 3], []]),       # key: a 0-d tensor is a tensor input
 ]
 
 
@@ -290,3 +302,24 @@ def test_duck_sizing_off_anywhere_in_the_cache_makes_a_duck_conflict_undecided(o
     whys = [u for u in aot["uncertain"] if "duck sizing" in u]
     duck_off = {w["key"][:12] for w in oracle_cache.writes("duck_off_pair") if w["kind"] == "aotautograd"}
     assert whys and all("(another function)" in why and any(k in why for k in duck_off) for why in whys), whys
+
+
+@pytest.mark.parametrize("timestep", [10, 10.0, []], ids=["int", "float", "0-d-tensor"])
+def test_a_timestep_int_float_or_0d_tensor_is_the_verdict_torch_gives(
+        oracle_cache, oracle_suite_answers, timestep):
+    """A UNet compiled under dynamic=True with an int timestep: torch.tensor([timestep])
+    of a SymInt makes torch bypass the AOTAutograd cache, so the key has FX entries only
+    and a call looks it up by its own guards. match names its inputs by its symbols'
+    names and says what torch did: the int hits it; a float (a constant or a float64
+    input, never a SymInt) and a 0-d tensor (a tensor input) trace another graph."""
+    from tests.harness.oracle import call_id
+
+    shapes = [[2, 4, 3, 3], timestep]
+    answer = oracle_suite_answers[call_id("unet_timestep", shapes)]
+    if timestep != []:  # torch.tensor([timestep]) of a SymInt or float: no AOTAutograd lookup
+        assert {lk["kind"] for lk in answer["lookups"]} == {"fxgraph"}, answer["lookups"]
+    v = assert_verdict_as_torch(oracle_cache.root, "unet_timestep", shapes, answer, "TinyUNet")
+    if isinstance(timestep, int):
+        assert v["status"] == "hit" and v["key"].startswith("f"), v  # the FX key itself
+    else:
+        assert v["why_code"] == "wrong-input-type", v

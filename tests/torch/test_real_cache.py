@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import prebuilt
-from helpers import assert_match_agrees_with_answer, run_fxcache
+from helpers import assert_match_agrees_with_answer, assert_verdict_as_torch, run_fxcache
 from helpers import cli_json as _json
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
@@ -166,8 +166,12 @@ def test_guards_json_shape_and_sources(real_cache):
 def test_fx_entries_get_sources_through_their_aot_entries(real_cache):
     cat = Catalog(scan_cache(real_cache.root))
     fx_with_syms = [e for e in cat.scan.entries()
-                    if e.kind is KeyKind.FX_GRAPH and cat.symbols(e)]
+                    if e.kind is KeyKind.FX_GRAPH and cat.symbols(e) and cat.loaders_of(e.key)]
     assert fx_with_syms
+    # The FX keys no AOTAutograd entry loads are those of the graph whose AOTAutograd
+    # cache torch bypassed (match names their inputs by their symbols' names).
+    alone = {e.key for e in cat.scan.entries() if e.kind is KeyKind.FX_GRAPH and not cat.loaders_of(e.key)}
+    assert alone == {w["key"] for w in real_cache.writes("unet_timestep")}
     for e in fx_with_syms:
         for s in cat.symbols(e):
             assert s.source is not None, (e.key, s)
@@ -240,6 +244,8 @@ ORACLE_CALLS = [
     # ... and bakes an int argument into the graph: built n=2 (static key), n=3 (n a SymInt).
     ("int_arg_auto", [[5], 2]),                  # hit, the static key
     ("int_arg_auto", [[5], 9]),                  # a key the cache does not have (match: no fit)
+    # The static key baked the int 2: a 0-d tensor is a tensor input, another graph.
+    ("int_arg_auto", [[5], []]),
 ]
 
 
@@ -644,3 +650,18 @@ def test_saved_pgo_state_makes_traced_static_undecided(cache_copy):
     (cache_copy / "dynamo" / "code_state_job1:0:.pkl").write_bytes(b"")
     ((status, why),) = statuses()
     assert status == "undecided" and "profile-guided" in why
+
+
+def test_an_int_baked_into_the_key_is_no_0d_tensor_as_torch_says(real_cache, real_cache_answers):
+    """int_arg_auto's static key baked n=2 (read off its SymInt sibling): a 0-d tensor n
+    is a tensor input, another graph, as torch's lookup of an absent key says; the
+    static key says why (not undecided)."""
+    from tests.harness.oracle import call_id
+
+    shapes = [[5], []]
+    v = assert_verdict_as_torch(real_cache.root, "int_arg_auto", shapes,
+                                real_cache_answers[call_id("int_arg_auto", shapes)], "int_arg_auto")
+    rep = _json(run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", "--fn", "int_arg_auto",
+                            "--dynamic", "none", "--shapes", "x=[5]", "--shapes", "n=[]"))
+    codes = {c for r in rep["results"] for c in r["reason_codes"]}
+    assert v["status"] == "new-graph" and "scalar-kind-differs" in codes, (v, codes)

@@ -100,3 +100,60 @@ def test_mark_dynamic_names_dims_of_the_tensor():
                         ("x=[6]:mark_dynamic=[a]", "not a list of integers")]:
         with pytest.raises(ShapeSpecError, match=needle):
             parse_shape_spec(bad)
+
+
+def test_a_dtype_is_said_by_torchs_name_or_an_alias_torch_accepts():
+    from fxcache_core.lookup.binding import parse_dtype
+
+    got = parse_shapes(["mask=[2,8]:dtype=bool", "x=[2]:dtype=torch.float32:mark_dynamic=[0]",
+                        "ids=[3]:dtype=long", "h=[1]:dtype=half", "t=[]:dtype=int64"])
+    assert got["L['mask']"] == TensorArg((2, 8), dtype="bool")
+    assert got["L['x']"] == TensorArg((2,), marked=frozenset({0}), dtype="float32")
+    assert (got["L['ids']"].dtype, got["L['h']"].dtype) == ("int64", "float16")
+    assert got["L['t']"] == TensorArg((), dtype="int64")
+    assert str(got["L['mask']"]) == "[2,8]:dtype=bool"
+    # torch.int is int32 (Python's int is what torch.tensor makes int64); double is float64.
+    assert (parse_dtype("int"), parse_dtype("double"), parse_dtype("torch.cfloat")) == (
+        "int32", "float64", "complex64")
+    assert parse_shapes(["m=[2]"])["L['m']"].dtype is None  # not said: the key's is assumed
+
+
+@pytest.mark.parametrize("bad,needle", [
+    ("mask=[2,8]:dtype=boolean", "is not a torch dtype (known: bfloat16"),
+    ("mask=[2,8]:dtype=", "is not a torch dtype"),
+    ("t=10:dtype=int64", "t=10 is an int, a Python scalar, which has no dtype"),
+    ("t=10.0:dtype=float32", "t=10.0 is a float, a Python scalar, which has no dtype"),
+    ("t=2.5:stride=[1]", "has no option 'stride'"),
+])
+def test_an_unknown_dtype_or_a_dtype_on_a_python_scalar_is_a_usage_error(bad, needle):
+    with pytest.raises(ShapeSpecError) as ei:
+        parse_shapes([bad])
+    assert needle in str(ei.value) and "\n" not in str(ei.value)
+    assert "bool" in str(ei.value) or "scalar" in str(ei.value)
+
+
+def test_an_int_a_float_and_a_0d_tensor_are_three_inputs():
+    got = parse_shapes(["a=10", "b=10.0", "c=[]", "d=1e3"])
+    assert type(got["L['a']"]) is int and type(got["L['b']"]) is float and type(got["L['d']"]) is float
+    assert got["L['c']"] == TensorArg(())
+
+
+def test_printed_dtypes_are_torchs_names():
+    from fxcache_core.lookup.binding import DTYPE_ABBRS
+
+    assert TensorType.parse("b8[2, 8][8, 1]cpu").dtype_name == "bool"
+    assert TensorType.parse("bf16[4][1]cuda").dtype_name == "bfloat16"
+    assert TensorType.parse("f8e4m3fn[4][1]cpu").dtype_name == "float8_e4m3fn"
+    assert TensorType.parse("q9[4][1]cpu").dtype_name is None
+    assert len(set(DTYPE_ABBRS.values())) == len(DTYPE_ABBRS)
+
+
+@pytest.mark.torch
+def test_the_dtype_table_is_the_one_torch_prints():
+    """DTYPE_ABBRS is torch.utils._dtype_abbrs (what FX prints before a tensor type)."""
+    pytest.importorskip("torch")
+    from torch.utils._dtype_abbrs import dtype_abbrs
+
+    from fxcache_core.lookup.binding import DTYPE_ABBRS
+
+    assert DTYPE_ABBRS == {abbr: str(dt).removeprefix("torch.") for dt, abbr in dtype_abbrs.items()}

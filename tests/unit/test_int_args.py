@@ -101,3 +101,65 @@ def test_printed_graphs_in_one_line_form_and_junk():
     assert _values(summed, static) == {"arg1_1": 4, "s3": 4, "s9": 5, "arg2_1": 5}
     assert parse_printed_graph("no graph here") is None and parse_printed_graph(None) is None
     assert parse_printed_graph("def forward(\n    a,\n") is None  # signature never closed
+
+
+class _Keys:
+    """A stand-in for FunctionKeys: keys of one function, with their printed graphs."""
+
+    def __init__(self, keys, graphs, floats=None):
+        self._keys, self._graphs, self._floats = keys, graphs, floats
+
+    def of(self, origin):
+        return self._keys
+
+    def graph(self, key):
+        return parse_printed_graph(self._graphs[key.key])
+
+    def floats(self, key, name):
+        return self._floats
+
+
+def _keys(*graphs):
+    from fxcache_core.cache.keys import KeyKind
+    from fxcache_core.cache.scan import CacheKey
+    from fxcache_core.decode.entries import DecodedEntry, parse_graph_signature
+
+    out = []
+    for n, (g, sources) in enumerate(graphs):
+        inputs = tuple(i.__class__(**{**i.__dict__, "source": s})
+                       for i, s in zip(parse_graph_signature(g), sources, strict=True))
+        k = CacheKey(KeyKind.AOT_AUTOGRAD, f"a{n}", f"/nowhere/a{n}", ())
+        out.append((k, DecodedEntry(kind=KeyKind.AOT_AUTOGRAD, type_name="AOTAutogradResult",
+                                    guards_expr=None, inputs=inputs)))
+    return out
+
+
+def test_a_float_or_0d_tensor_where_a_key_baked_an_int_is_another_graph():
+    from fxcache_core.decode.entries import Origin
+    from fxcache_core.lookup.binding import DynamicMode, TensorArg
+    from fxcache_core.lookup.int_args import int_argument_rule
+
+    (dyn, dyn_d), (static, static_d) = _keys(
+        (DYNAMIC, ["L['x'].size()[0]", "L['x']", "L['n']"]), (STATIC, ["L['x']"]))
+    keys = _Keys([(dyn, dyn_d), (static, static_d)], {"a0": DYNAMIC, "a1": STATIC})
+    o = Origin("f", "/a/m.py", 3, ("f",))
+
+    def rule(n, params=("x", "n"), of_function=False, k=keys):
+        return int_argument_rule(k, static, static_d, o, {"L['x']": TensorArg((5,)), "L['n']": n},
+                                 DynamicMode.NONE, of_function=of_function, params=params)
+
+    for n in (TensorArg(()), -2.0):
+        r = rule(n)
+        assert [p.code for p in r.problems] == ["scalar-kind-differs"], r
+        assert "was the Python int -2 when this key was traced" in r.problems[0]
+    assert rule(-2) == rule(-2, params=()) and not rule(-2).problems  # the value baked in
+    assert [p.code for p in rule(7).problems] == ["int-baked-differs"]
+    # No key of the function takes n as a SymInt: what the static key baked is unknown.
+    alone = _Keys([(static, static_d)], {"a1": STATIC})
+    r = rule(TensorArg(()), k=alone)
+    assert not r.problems and [x.code for x in r.notes] == ["scalar-not-input"], r
+    assert rule(TensorArg(()), params=(), k=alone).notes == ()  # n is not f's parameter
+    assert rule(TensorArg(()), params=(), of_function=True, k=alone).notes  # --fn f: it is
+    assert [x.code for x in rule(2.5, k=alone).notes] == ["scalar-not-input"]
+    # A float the graph computes with: fit_baked_floats compares its constants.
+    assert rule(2.5, k=_Keys([(static, static_d)], {"a1": STATIC}, floats=())).notes == ()

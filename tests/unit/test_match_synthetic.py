@@ -155,3 +155,89 @@ def test_a_resume_frame_is_traced_from_the_function_it_resumes():
     assert o.traced_from("f") and o.traced_from("g")
     assert not o.traced_from("torch_dynamo_resume_in") and not o.traced_from("f_at")
     assert not Origin("torch_dynamo_resume_in_f_at_x", "m.py", 1, ("torch_dynamo_resume_in_f_at_x",)).traced_from("f")
+
+
+def _aot_with_sources(root, inputs):
+    from tests.synth import aot_entry_with_sources
+
+    data = aot_entry_with_sources(None, (fake_key(KeyKind.FX_GRAPH, repr(inputs)), None), inputs)
+    k = fake_key(KeyKind.AOT_AUTOGRAD, repr(inputs))
+    write_entry(root, KeyKind.AOT_AUTOGRAD, k, data)
+    return k
+
+
+def test_another_dtype_is_another_graph_and_an_unsaid_one_is_assumed(tmp_path):
+    from fxcache_core.lookup.binding import parse_shapes
+    from tests.synth import local_source
+
+    k = _aot_with_sources(tmp_path, [("i64[2, 8][8, 1]cpu", local_source("mask")),
+                                     ("f32[2, 8][8, 1]cpu", local_source("x"))])
+    scan = scan_cache(tmp_path)
+
+    def run(*shapes):
+        (m,) = match(Catalog(scan), parse_shapes(shapes), None, scan.find(k)).results
+        return m
+
+    m = run("x=[2,8]", "mask=[2,8]:dtype=bool")
+    assert not m.fits and m.reasons[0].code == "dtype-differs"
+    assert "L['mask'] is int64 here (i64[2, 8][8, 1]cpu), given bool" in m.reasons[0]
+    m = run("x=[2,8]", "mask=[2,8]:dtype=int64")
+    assert m.fits and dict(m.assumed) == {"L['x']": "float32"} and not m.uncertain
+    m = run("x=[2,8]", "mask=[2,8]")
+    assert m.fits and dict(m.assumed) == {"L['mask']": "int64", "L['x']": "float32"}
+    assert m.to_json()["assumed"] == {"L['mask']": "int64", "L['x']": "float32"}
+    assert "mask'] int64" in m.assumptions[0] and m.assumptions[0].code == "dtype-assumed"
+
+
+def test_keys_taking_a_mask_as_different_dtypes_make_an_unsaid_dtype_undecided(tmp_path):
+    from fxcache_core.lookup.binding import parse_shapes
+    from fxcache_core.lookup.verdict import verdicts
+    from tests.synth import local_source
+
+    for dtype in ("i64", "b8"):
+        _aot_with_sources(tmp_path, [(f"{dtype}[2, 8][8, 1]cpu", local_source("mask"))])
+    cat = Catalog(scan_cache(tmp_path))
+    rep = match(cat, parse_shapes(["mask=[2,8]"]))
+    assert {m.status for m in rep.results} == {"undecided"}
+    assert all(m.uncertain[0].code == "dtype-not-given" for m in rep.results)
+    assert verdicts(rep).exit_code == 3
+    rep = match(cat, parse_shapes(["mask=[2,8]:dtype=bool"]))
+    # The bool key is the call's (a miss here: its FX entry is not in this cache).
+    assert sorted(m.status for m in rep.results) == ["miss", "no-fit"]
+    (fits,) = [m for m in rep.results if m.fits]
+    assert not fits.uncertain and not fits.assumed
+
+
+def test_an_fx_only_key_is_bound_by_its_symbols_names(tmp_path):
+    """Torch names a symbol s{sha256(source) % 100}: L['timestep'] is s21 and
+    L['sample'].size()[0] is s53. A key with FX entries only (AOTAutograd cache bypassed)
+    is bound through them; an int, a float and a 0-d tensor are three inputs."""
+    from fxcache_core.lookup.binding import DynamicMode, parse_shapes
+    from fxcache_core.lookup.symbol_names import symbol_id
+
+    assert (symbol_id("L['timestep']"), symbol_id("L['sample'].size()[0]"), symbol_id("L['x'].size()[0]")) == (
+        21, 53, 77)
+    k = _fx_only_key(tmp_path, "2 <= L['t1'] and L['t1'] <= 8",
+                     'arg0_1: "Sym(s21)", arg1_1: "Sym(s53)", arg2_1: "f32[s53, 4][4, 1]cpu", '
+                     'arg3_1: "f32[4][1]cpu"')
+    cat = Catalog(scan_cache(tmp_path))
+
+    def run(*shapes, mode=DynamicMode.TRUE):
+        return match(cat, parse_shapes(shapes), mode=mode).results
+
+    (m,) = run("sample=[6,4]", "timestep=10")
+    assert m.key.key == k and dict(m.values) == {"t0": 10, "t1": 6} and m.status == "hit"
+    assert dict(m.bound) == {"L['sample']": "L['sample']", "L['timestep']": "L['timestep']"}
+    (m,) = run("sample=[9,4]", "timestep=10")
+    assert m.status == "miss"
+    for t, needle in [("10.0", "given the float 10.0"), ("[]", "given a 0-d tensor []")]:
+        (m,) = run("sample=[6,4]", f"timestep={t}")
+        assert not m.fits and m.reasons[0].code == "wrong-input-type" and needle in m.reasons[0], m.reasons
+    (m,) = run("sample=[6,4]:dtype=bool", "timestep=10")
+    assert not m.fits and m.reasons[0].code == "dtype-differs"
+    (m,) = run("sample=[6,5]", "timestep=10")
+    assert not m.fits and "static 4, got 5" in m.reasons[0]
+    (m,) = run("sample=[6,4]", "timestep=10", mode=DynamicMode.NONE)
+    assert not m.fits and m.reasons[0].code == "int-specialized"
+    assert run("sample=[6,4]") == ()  # s21 explained by no input given: not bound
+    assert run("x=[6,4]", "timestep=10") == ()

@@ -60,7 +60,7 @@ from fxcache_core.lookup.inputs import alias, input_bases, takes
 from fxcache_core.lookup.int_args import FunctionKeys, int_argument_rule
 from fxcache_core.lookup.judge import fx_loads, judge_entry, torch_lookup
 from fxcache_core.lookup.report import KeyMatch, MatchReport, UnboundKey
-from fxcache_core.lookup.symbol_names import NamedInputs, name_inputs
+from fxcache_core.lookup.symbol_names import NamedInputs, key_symbols, name_inputs
 from fxcache_core.reasons import Reason
 
 __all__ = ["match", "match_key"]
@@ -182,7 +182,8 @@ def _named_by_symbols(catalog: Catalog, key: CacheKey, readable: Sequence[tuple[
     """An FX key no AOTAutograd entry loads (torch bypassed the AOTAutograd cache): its
     inputs named by its symbols' names (:mod:`fxcache_core.lookup.symbol_names`); None
     for other keys, or when the inputs do not explain every symbol."""
-    if not readable or key.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(key.key):
+    if (not readable or key.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(key.key)
+            or not key_symbols(readable[0][1])):
         return None
     f = frame() if callable(frame) else frame
     return name_inputs(readable[0][1], inputs, f.params if f is not None else ())

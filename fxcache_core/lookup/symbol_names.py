@@ -65,7 +65,9 @@ class NamedInputs:
         return replace(d, inputs=tuple(out))
 
 
-def _key_symbols(d: DecodedEntry) -> set[str]:
+def key_symbols(d: DecodedEntry) -> set[str]:
+    """The plain symbols (``s21``) of an entry's inputs: its SymInts and its tensors' sizes
+    and strides."""
     out: set[str] = set()
     for i in d.inputs:
         if i.is_symint:
@@ -80,14 +82,14 @@ def _key_symbols(d: DecodedEntry) -> set[str]:
 
 
 def _candidate_sources(inputs: Mapping[str, InputValue], params: Sequence[str]) -> dict[int, list[str]]:
-    """Symbol number -> the sources the call names that hash to it: each input itself
-    (an int's symbol; a float or tensor given there is then named, and the fit says that
-    the key takes an int), and a tensor's sizes, strides and storage offset; each under
-    every name the key may give the input (:func:`~fxcache_core.lookup.inputs.candidates`)."""
+    """Symbol number -> the sources the call names that hash to it: a scalar input itself
+    (an int's symbol; a float or 0-d tensor given there is then named, and the fit says
+    that the key takes an int), and a tensor's sizes, strides and storage offset; each
+    under every name the key may give the input (:func:`~fxcache_core.lookup.inputs.candidates`)."""
     out: dict[int, list[str]] = {}
     for src, val in inputs.items():
         for c in candidates(src, params):
-            names = [c]
+            names = [c] if not isinstance(val, TensorArg) or not val.shape else []
             if isinstance(val, TensorArg):
                 names += [f"{c}.size()[{i}]" for i in range(len(val.shape))]
                 names += [f"{c}.stride()[{i}]" for i in range(len(val.shape))] + [f"{c}.storage_offset()"]
@@ -104,7 +106,7 @@ def name_inputs(d: DecodedEntry, inputs: Mapping[str, InputValue],
     ``L['args'][1]`` or ``L['kwargs']['timestep']``). None unless every plain symbol
     of the entry's inputs is the symbol of exactly one source the inputs give.
     """
-    symbols = _key_symbols(d)
+    symbols = key_symbols(d)
     if not symbols:
         return None
     cands = _candidate_sources(inputs, params)

@@ -458,7 +458,9 @@ def test_match_from_trace_takes_the_traced_calls_inputs(traced, real_cache):
                        "--compile", x["compile"], block_torch=True)
     got = json.loads(proc.stdout)
     assert proc.returncode == got["verdicts"]["exit_code"] == 1, proc.stderr  # a guard miss: exit 1
-    assert got["inputs"] == {"L['x']": "[100,3]:stride=[3,1]:mark_dynamic=[0]"}
+    # The traced dtype comes along (describe_tensor): nothing assumed.
+    assert got["inputs"] == {"L['x']": "[100,3]:stride=[3,1]:mark_dynamic=[0]:dtype=float32"}
+    assert all(r["assumed"] == {} for r in got["results"])
     by_key = {r["key"]: r for r in got["results"]}
     assert by_key[x["key"]]["status"] == "miss"
     proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--from-trace", str(run["trace"]),

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -44,6 +45,24 @@ from fxcache_core.reasons import Reason, code_of
 Status = Literal["installed", "missing", "undecided"]
 MAX_ENUMERATED = 4096
 """Points tried when the guards in force leave a clause's sizes few enough values."""
+MAX_GUARDS_IN_FORCE = 50_000
+"""Most guards in force (lines of ``dynamo_cpp_guards_str``) a check takes; a compile
+with more is undecided (a large model installs a few thousand)."""
+MAX_GUARD_CHARS_IN_FORCE = 8 * 1024 * 1024
+"""Most characters of guard code in force a check takes, all guards together."""
+MAX_RELEVANT_CHARS = 64 * 1024
+"""Most characters of guard code a check reads: the guards in force that name the
+entry's sizes, or sizes those name (each guard costs ~0.1 ms to read)."""
+MAX_RANGE_GUARDS = 64
+"""Most one-size guards in force read as ranges for one clause (sympy reads each in ~1 ms)."""
+MAX_RUN_CHARS = 1024 * 1024
+"""Most characters of guard code the checks sharing one :class:`CheckBudget` read, all
+together (a trace may hold any number of hits on one compile)."""
+MAX_GUARD_LINE_CHARS = 8 * 1024
+"""A guard in force longer than this is not read (it counts as unread, naming any size)."""
+MAX_RAW_DEPTH = 100
+"""Deepest guard in force (every AST level counted) read: renaming and printing it
+recurse a few frames a level. A deeper one counts as unread, naming any size."""
 
 
 @dataclass(frozen=True)
@@ -205,13 +224,27 @@ def _canonical(node: ast.expr) -> str:
 
 @dataclass(frozen=True)
 class _Guard:
-    text: str          # over sources, as torch printed it (one atom)
+    atom: ast.expr     # one atom, over placeholders
     clause: Clause     # parsed over placeholders
     canonical: str
 
+    @property
+    def text(self) -> str:
+        """The atom over sources, as torch printed it (made only when shown: an
+        unparse per guard in force is most of the cost of reading them)."""
+        return _show(self.atom, _NAMES)
+
+
+class CheckBudget:
+    """The characters of guard code in force that the checks of one run may still
+    read (:data:`MAX_RUN_CHARS`); each check takes what it reads."""
+
+    def __init__(self, chars: int = MAX_RUN_CHARS) -> None:
+        self.left = chars
+
 
 def check_installed(guards_expr: str | None, sources: Mapping[str, str | None], values: Mapping[str, int],
-                    in_force: Sequence[str] | None) -> InstalledCheck:
+                    in_force: Sequence[str] | None, budget: CheckBudget | None = None) -> InstalledCheck:
     """Check that each clause of ``guards_expr`` is among the guards ``in_force``.
 
     Args:
@@ -221,8 +254,14 @@ def check_installed(guards_expr: str | None, sources: Mapping[str, str | None], 
         values: source -> value in the traced call (sizes, strides, ints).
         in_force: the code of every guard Dynamo installed for the frame
             (``TraceCompile.final_guards``); None when the trace has none.
+        budget: shared by the checks of one run, bounding what they read
+            together; spent, a check is undecided.
 
-    Never raises: an expression fxcache cannot read gives ``undecided``.
+    Only the guards in force that name the entry's sizes (or sizes those name)
+    are read, at most :data:`MAX_RELEVANT_CHARS` of them; more, or more than
+    :data:`MAX_GUARDS_IN_FORCE` in all, and the check is undecided (code
+    ``too-many-guards-in-force``). Never raises: an expression fxcache cannot read
+    gives ``undecided``.
     """
     if not guards_expr:
         return InstalledCheck("passed", (), len(in_force or ()), Reason("the entry has no guards", "no-guards"))
@@ -235,20 +274,39 @@ def check_installed(guards_expr: str | None, sources: Mapping[str, str | None], 
         return InstalledCheck("undecided", (), 0, Reason(
             "the trace has no final guards for this compile "
             "(dynamo_cpp_guards_str missing: a cut or failed compile)", "no-guards-in-force"))
+    if len(in_force) > MAX_GUARDS_IN_FORCE or sum(map(len, in_force)) > MAX_GUARD_CHARS_IN_FORCE:
+        return InstalledCheck("undecided", (), len(in_force), Reason(
+            f"the compile installed more guards than fxcache reads (at most {MAX_GUARDS_IN_FORCE:,} guards, "
+            f"{MAX_GUARD_CHARS_IN_FORCE // (1024 * 1024)} MiB of code)", "too-many-guards-in-force"))
     names = _NAMES
+    relevant = _relevant(tuple(in_force), {s for p in entry.placeholders if (s := sources.get(p))})
+    if relevant is None:
+        return InstalledCheck("undecided", (), len(in_force), Reason(
+            f"the guards in force that name these sizes are more than fxcache reads "
+            f"({MAX_RELEVANT_CHARS // 1024} KiB of code)", "too-many-guards-in-force"))
+    if budget is not None:
+        budget.left -= sum(map(len, relevant))
+        if budget.left < 0:
+            return InstalledCheck("undecided", (), len(in_force), Reason(
+                f"the checks of this run have read {MAX_RUN_CHARS // 1024} KiB of guards in force, "
+                "as much as fxcache reads in one run", "check-budget-spent"))
     guards: list[_Guard] = []
     unread: list[tuple[str, set[str]]] = []  # guards that could not be read, and the sources they name
-    for code in in_force:
+    opaque = False  # a guard in force too large to read: it may name any size
+    for code in relevant:
         read = _read_guard(code)
         if read is None:
             continue
         atoms, named, complete = read
+        if named is None:
+            opaque = True
+            continue
         if not complete:
             unread.append((code, set(named)))
         guards.extend(atoms)
     env = {names.name(s): v for s, v in values.items()}
     canon = {g.canonical: g for g in guards}
-    checks = [_check_clause(c, sources, names, guards, canon, unread, env) for c in entry.clauses]
+    checks = [_check_clause(c, sources, names, guards, canon, unread, env, opaque) for c in entry.clauses]
     if any(c.status == "missing" for c in checks):
         status: Literal["passed", "failed", "undecided"] = "failed"
     elif any(c.status == "undecided" for c in checks):
@@ -262,26 +320,106 @@ def check_installed(guards_expr: str | None, sources: Mapping[str, str | None], 
     return InstalledCheck(status, tuple(checks), len(in_force), reason)
 
 
+_OPAQUE: tuple[tuple[_Guard, ...], None, bool] = ((), None, False)
+"""What :func:`_read_guard` gives for a guard too large or deep to read: no atom,
+and the sources it names unknown (any)."""
+
+
 @functools.lru_cache(maxsize=16384)
-def _read_guard(code: str) -> tuple[tuple[_Guard, ...], frozenset[str], bool] | None:
+def _read_guard(code: str) -> tuple[tuple[_Guard, ...], frozenset[str] | None, bool] | None:
     """A guard in force -> its atoms over placeholders that read as shape guards, the
-    sources it names, and whether every atom did; None when it is not Python."""
+    sources it names (None: unknown, :data:`_OPAQUE`), and whether every atom did;
+    None when it is not Python. Longer than :data:`MAX_GUARD_LINE_CHARS` or deeper
+    than :data:`MAX_RAW_DEPTH`: :data:`_OPAQUE` (never a ``RecursionError``)."""
+    if len(code) > MAX_GUARD_LINE_CHARS:
+        return _OPAQUE
     try:
         tree = ast.parse(code.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    tree = _Rename(_NAMES).visit(tree)
-    named = frozenset(_named(tree, _NAMES))
-    out = []
-    complete = True
-    for atom in _atoms(tree):
-        try:
-            clause = parse_guards(ast.unparse(atom)).clauses[0]
-        except GuardParseError:
-            complete = False
-            continue
-        out.append(_Guard(_show(atom, _NAMES), clause, _canonical(atom)))
+    if not _shallow(tree, MAX_RAW_DEPTH):
+        return _OPAQUE
+    try:
+        tree = _Rename(_NAMES).visit(tree)
+        named = frozenset(_named(tree, _NAMES))
+        out = []
+        complete = True
+        for atom in _atoms(tree):
+            try:
+                clause = parse_guards(ast.unparse(atom)).clauses[0]
+            except GuardParseError:
+                complete = False
+                continue
+            out.append(_Guard(atom, clause, _canonical(atom)))
+    except RecursionError:  # not expected under MAX_RAW_DEPTH; never a traceback
+        return _OPAQUE
     return tuple(out), named, complete
+
+
+def _shallow(tree: ast.AST, limit: int) -> bool:
+    """Whether ``tree`` nests at most ``limit`` levels (every node counted; iterative)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return False
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return True
+
+
+# A source as Dynamo prints it, ``L['x'].size()[0]``: a root, then attributes,
+# no-argument calls and subscripts; and one such part.
+_CHAIN_RE = re.compile(r"""[LG]\[(?:'[^'\\]*'|"[^"\\]*")\](?:\.[A-Za-z_]\w*(?:\(\))?|\[(?:'[^'\\]*'|"[^"\\]*"|-?\d+)\])*""")
+_PART_RE = re.compile(r"""[LG]\[(?:'[^'\\]*'|"[^"\\]*")\]|\.[A-Za-z_]\w*(?:\(\))?|\[(?:'[^'\\]*'|"[^"\\]*"|-?\d+)\]""")
+
+
+@functools.lru_cache(maxsize=8)
+def _source_index(in_force: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """Each source named in a guard in force, and each prefix of one
+    (``L['x']``, ``L['x'].size()``, ``L['x'].size()[0]``) -> the guards naming it (indices)."""
+    index: dict[str, list[int]] = {}
+    for i, code in enumerate(in_force):
+        seen = set()
+        for m in _CHAIN_RE.finditer(code):
+            prefix = ""
+            for part in _PART_RE.findall(m.group()):
+                prefix += part
+                if prefix not in seen:
+                    seen.add(prefix)
+                    index.setdefault(prefix, []).append(i)
+    return {k: tuple(v) for k, v in index.items()}
+
+
+def _relevant(in_force: tuple[str, ...], sources: set[str]) -> list[str] | None:
+    """The guards in force that can bear on clauses over ``sources``, in their order:
+    those that name one of them, or a source named by a guard already taken (the
+    closure: ``a == b`` takes in the guards on ``b``), and those too large to read.
+    Whatever the others say, the verdict is the same: a guard counts only through
+    the sizes it names. None when they hold more than :data:`MAX_RELEVANT_CHARS`."""
+    index = _source_index(in_force)
+    taken: set[int] = set()
+    frontier = list(sources)
+    want = set(sources)
+    chars = 0
+    while frontier:
+        for i in index.get(frontier.pop(), ()):
+            if i in taken:
+                continue
+            taken.add(i)
+            chars += len(in_force[i])
+            if chars > MAX_RELEVANT_CHARS:
+                return None
+            read = _read_guard(in_force[i])
+            if read is None or read[1] is None:
+                continue
+            atoms, named, _ = read
+            more = set(named)
+            for g in atoms:
+                more.update(_NAMES.sources[p] for p in g.clause.placeholders if p in _NAMES.sources)
+            for s in more - want:
+                want.add(s)
+                frontier.append(s)
+    return [in_force[i] for i in sorted(taken)]
 
 
 def _named(tree: ast.AST, names: _Names) -> set[str]:
@@ -296,21 +434,27 @@ def _named(tree: ast.AST, names: _Names) -> set[str]:
 
 def _show(node: ast.AST, names: _Names) -> str:
     """``node`` (over renamed placeholders) as text over sources."""
-    text = ast.unparse(node)
-    for n, source in names.sources.items():
-        text = text.replace(f"L['{n}']", source)
-    return text
+    # One pass over the text (a replace per known source made each guard cost as
+    # many passes as the process had sources: quadratic in the guards in force).
+    return _PLACEHOLDER_RE.sub(lambda m: names.sources.get(m.group(1), m.group(0)), ast.unparse(node))
+
+
+_PLACEHOLDER_RE = re.compile(r"L\['(t\d+)'\]")
 
 
 def _check_clause(c: Clause, sources: Mapping[str, str | None], names: _Names, guards: list[_Guard],
                   canon: dict[str, _Guard], unread: list[tuple[str, set[str]]],
-                  env: dict[str, int]) -> ClauseCheck:
+                  env: dict[str, int], opaque: bool = False) -> ClauseCheck:
     unknown = [p for p in c.placeholders if not sources.get(p)]
     if unknown:
         return ClauseCheck(c.text, None, "undecided", reason=Reason(f"no source known for {', '.join(unknown)}",
                                                                               "source-unknown"))
     mapping = {p: names.name(sources[p]) for p in c.placeholders}  # type: ignore[arg-type]
-    node = _Placeholders(mapping).visit(ast.parse(c.text, mode="eval").body)
+    tree = ast.parse(c.text, mode="eval").body
+    if not _shallow(tree, MAX_RAW_DEPTH):  # renaming and printing it would recurse too deep
+        return ClauseCheck(c.text, None, "undecided", reason=Reason(
+            f"the clause nests deeper than {MAX_RAW_DEPTH} levels: not checked", "clause-not-read"))
+    node = _Placeholders(mapping).visit(tree)
     shown = _show(node, names)
     hit = canon.get(_canonical(node))
     if hit is not None:
@@ -340,6 +484,8 @@ def _check_clause(c: Clause, sources: Mapping[str, str | None], names: _Names, g
         return ClauseCheck(c.text, shown, "installed", guard="ranges")
     candidates += _candidates(mine, ranges, env, guards)
     blocked = {names.by_source[s] for _, named in unread for s in named if s in names.by_source}
+    if opaque:
+        blocked = set(names.sources)
     classes = _equal_classes(guards)
     for cand in candidates:
         point = dict(env)
@@ -359,19 +505,27 @@ def _check_clause(c: Clause, sources: Mapping[str, str | None], names: _Names, g
             return ClauseCheck(c.text, shown, "missing", witness=witness)
     why = Reason("not among the guards in force, and no call was found that passes them and fails it",
                  "no-witness-found")
-    if any(names.by_source.get(s) in vars_ for _, named in unread for s in named):
+    if opaque or any(names.by_source.get(s) in vars_ for _, named in unread for s in named):
         why = Reason("a guard in force that fxcache cannot read names these sizes", "guard-in-force-unread")
     return ClauseCheck(c.text, shown, "undecided", reason=why)
 
 
 def _ranges(guards: list[_Guard], vars_: Sequence[str]) -> dict[str, tuple[int | None, int | None, tuple[int, ...]]]:
-    """placeholder -> (lower, upper, excluded) that the one-placeholder guards in force give."""
-    from fxcache_core.guards.summary import summarize  # sympy: imported only here
-
+    """placeholder -> (lower, upper, excluded) that the one-placeholder guards in force give
+    (none when more than :data:`MAX_RANGE_GUARDS`: a real size has a few)."""
     wanted = set(vars_)
     single = [g.clause.text for g in guards if len(g.clause.placeholders) == 1 and g.clause.placeholders[0] in wanted]
-    if not single:
+    if not single or len(single) > MAX_RANGE_GUARDS:
+        # No range known: the clause is then checked by a witness, never taken as implied.
         return {}
+    return _summarized(tuple(single))
+
+
+@functools.lru_cache(maxsize=1024)
+def _summarized(single: tuple[str, ...]) -> dict[str, tuple[int | None, int | None, tuple[int, ...]]]:
+    """:func:`_ranges` of these one-placeholder guards (each hit of a compile asks again)."""
+    from fxcache_core.guards.summary import summarize  # sympy: imported only here
+
     try:
         summary = summarize(parse_guards(" and ".join(f"({t})" for t in single)))
     except GuardParseError:

@@ -45,7 +45,7 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import GuardParseError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.guards.expr import parse_guards
-from fxcache_core.guards.in_force import check_installed
+from fxcache_core.guards.in_force import CheckBudget, check_installed
 from fxcache_core.keying.anatomy import parse_debug_lines
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.call import traced_function
@@ -126,6 +126,7 @@ class _Explainer:
         self.cat = catalog
         self.fresh_mtimes = False
         self._trust_mtimes: bool | None = None
+        self.budget = CheckBudget()  # what the installed-guards checks of the run read, together
         # key -> (time, seq) of the first lookup of this run that missed it (and so wrote it).
         self.written: dict[str, tuple[float, int]] = {}
         for lk in run.lookups:
@@ -248,7 +249,7 @@ class _Explainer:
         if c is not None:
             expr = d.guards_expr if d is not None else lk.guards_expr
             sources = {v.placeholder: v.source for v in values}
-            check = check_installed(expr, sources, _call_values(c), c.final_guards)
+            check = check_installed(expr, sources, _call_values(c), c.final_guards, self.budget)
         return LookupExplanation(lk, c, "hit", entry=entry.name if entry else None, values=values,
                                  guards_check=check, added_guards=added, notes=tuple(notes))
 

@@ -109,6 +109,7 @@ __all__ = [
     "binop_chain",
     "chain_key",
     "check_limits",
+    "shallow",
     "split_and",
 ]
 
@@ -288,3 +289,16 @@ def check_limits(tree: ast.Expression) -> None:
                 and chain_key(child) == key
             )
             stack.append((child, depth if same else depth + 1))
+
+
+def shallow(tree: ast.AST, limit: int) -> bool:
+    """Whether ``tree`` nests at most ``limit`` levels, every node counted (unlike
+    :func:`check_limits`, for code that recurses per node: ``ast.unparse``, a
+    ``NodeTransformer``). Iterative."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return False
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return True

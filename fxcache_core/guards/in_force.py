@@ -39,7 +39,8 @@ from typing import Literal
 
 from fxcache_core.errors import GuardParseError
 from fxcache_core.guards.expr import Clause, parse_guards
-from fxcache_core.guards.grammar import split_and
+from fxcache_core.guards.force_sources import lookup_key, source_index
+from fxcache_core.guards.grammar import shallow, split_and
 from fxcache_core.reasons import Reason, code_of
 
 Status = Literal["installed", "missing", "undecided"]
@@ -337,7 +338,7 @@ def _read_guard(code: str) -> tuple[tuple[_Guard, ...], frozenset[str] | None, b
         tree = ast.parse(code.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    if not _shallow(tree, MAX_RAW_DEPTH):
+    if not shallow(tree, MAX_RAW_DEPTH):
         return _OPAQUE
     try:
         tree = _Rename(_NAMES).visit(tree)
@@ -356,53 +357,19 @@ def _read_guard(code: str) -> tuple[tuple[_Guard, ...], frozenset[str] | None, b
     return tuple(out), named, complete
 
 
-def _shallow(tree: ast.AST, limit: int) -> bool:
-    """Whether ``tree`` nests at most ``limit`` levels (every node counted; iterative)."""
-    stack = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return False
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return True
-
-
-# A source as Dynamo prints it, ``L['x'].size()[0]``: a root, then attributes,
-# no-argument calls and subscripts; and one such part.
-_CHAIN_RE = re.compile(r"""[LG]\[(?:'[^'\\]*'|"[^"\\]*")\](?:\.[A-Za-z_]\w*(?:\(\))?|\[(?:'[^'\\]*'|"[^"\\]*"|-?\d+)\])*""")
-_PART_RE = re.compile(r"""[LG]\[(?:'[^'\\]*'|"[^"\\]*")\]|\.[A-Za-z_]\w*(?:\(\))?|\[(?:'[^'\\]*'|"[^"\\]*"|-?\d+)\]""")
-
-
-@functools.lru_cache(maxsize=8)
-def _source_index(in_force: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
-    """Each source named in a guard in force, and each prefix of one
-    (``L['x']``, ``L['x'].size()``, ``L['x'].size()[0]``) -> the guards naming it (indices)."""
-    index: dict[str, list[int]] = {}
-    for i, code in enumerate(in_force):
-        seen = set()
-        for m in _CHAIN_RE.finditer(code):
-            prefix = ""
-            for part in _PART_RE.findall(m.group()):
-                prefix += part
-                if prefix not in seen:
-                    seen.add(prefix)
-                    index.setdefault(prefix, []).append(i)
-    return {k: tuple(v) for k, v in index.items()}
-
-
 def _relevant(in_force: tuple[str, ...], sources: set[str]) -> list[str] | None:
     """The guards in force that can bear on clauses over ``sources``, in their order:
     those that name one of them, or a source named by a guard already taken (the
     closure: ``a == b`` takes in the guards on ``b``), and those too large to read.
     Whatever the others say, the verdict is the same: a guard counts only through
     the sizes it names. None when they hold more than :data:`MAX_RELEVANT_CHARS`."""
-    index = _source_index(in_force)
+    index = source_index(in_force)
     taken: set[int] = set()
     frontier = list(sources)
     want = set(sources)
     chars = 0
     while frontier:
-        for i in index.get(frontier.pop(), ()):
+        for i in index.get(lookup_key(frontier.pop()), ()):
             if i in taken:
                 continue
             taken.add(i)
@@ -451,7 +418,7 @@ def _check_clause(c: Clause, sources: Mapping[str, str | None], names: _Names, g
                                                                               "source-unknown"))
     mapping = {p: names.name(sources[p]) for p in c.placeholders}  # type: ignore[arg-type]
     tree = ast.parse(c.text, mode="eval").body
-    if not _shallow(tree, MAX_RAW_DEPTH):  # renaming and printing it would recurse too deep
+    if not shallow(tree, MAX_RAW_DEPTH):  # renaming and printing it would recurse too deep
         return ClauseCheck(c.text, None, "undecided", reason=Reason(
             f"the clause nests deeper than {MAX_RAW_DEPTH} levels: not checked", "clause-not-read"))
     node = _Placeholders(mapping).visit(tree)

@@ -39,6 +39,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ from fxcache_core.errors import FxcacheError
 TRACE_PREFIX = "dedicated_log_torch_trace_"
 """File name prefix torch's ``LazyTraceHandler`` gives every trace file (``LOG_PREFIX``)."""
 
-_RANK_NAME_RE = re.compile(r"dedicated_log_torch_trace_rank_(\d+)_")
+_RANK_NAME_RE = re.compile(r"dedicated_log_torch_trace_rank_(\d{1,9})_")
 _HEAD_RE = re.compile(rb"[VIWEC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) (\d+) (.+?):(\d+)\] \{")
 _CONTEXT_KEYS = frozenset({"rank", "frame_id", "frame_compile_id", "attempt", "compiled_autograd_id",
                            "has_payload", "stack", "subgraph_name", "severity", "timestamp",
@@ -61,8 +62,13 @@ small; a longer line is damage, not a trace record)."""
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A line longer than this (bytes) is damage: skipped, never held whole in memory
 (a payload's lines are torch's lines, a compile's whole FX key on one line at most)."""
-MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
-"""A kept payload larger than this (bytes) is not kept: its record is skipped as damage."""
+MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
+"""A kept payload larger than this (bytes) is not kept: its record is skipped as damage
+(held as lines, joined and decoded, a kept payload costs about three times its size)."""
+MAX_JSON_VALUES = 200_000
+"""Most values (strings, numbers, lists...) one JSON text read from a trace may hold:
+each costs 50 to 60 bytes once parsed, so ``[[],[],...]`` would cost twenty times
+its size. Torch's records hold a few thousand."""
 
 
 class TraceError(FxcacheError):
@@ -189,13 +195,38 @@ def trace_files(path: Path) -> tuple[Path, ...]:
     return files
 
 
-def _sniff(path: Path) -> None:
-    """Raise TraceError unless ``path`` is empty or starts with a trace record."""
+def open_trace_file(path: Path) -> Any:
+    """``path`` opened for reading (binary), only if it is a regular file: opened
+    ``O_NONBLOCK`` (a FIFO would block the open until a writer came) and checked
+    with ``fstat`` on the descriptor itself, so a file swapped for a FIFO or a
+    device after it was listed is refused, never waited on.
+
+    Raises:
+        TraceError: it cannot be opened, or is not a regular file.
+    """
     try:
-        with open(path, "rb") as fh:
-            first = fh.readline(MAX_HEAD_BYTES)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         raise TraceError(f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise TraceError(f"{path} is not a regular file (a FIFO, device or socket): not a trace")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _sniff(path: Path) -> None:
+    """Raise TraceError unless ``path`` is empty or starts with a trace record."""
+    fh = open_trace_file(path)
+    try:
+        first = fh.readline(MAX_HEAD_BYTES)
+    except OSError as e:
+        raise TraceError(f"cannot read {path}: {e.strerror or e}") from None
+    finally:
+        fh.close()
     if not first:
         return  # a run killed before it logged anything: an empty trace
     if _HEAD_RE.match(first) is None:
@@ -233,10 +264,7 @@ class TraceFileReader:
         return self.strings.get(value, value) if isinstance(value, int) else value
 
     def __iter__(self) -> Iterator[TraceRecord]:
-        try:
-            fh = open(self.path, "rb")  # noqa: SIM115 - closed in the finally below
-        except OSError as e:
-            raise TraceError(f"cannot read {self.path}: {e.strerror or e}") from None
+        fh = open_trace_file(self.path)
         try:
             yield from self._read(fh)
         finally:
@@ -346,10 +374,12 @@ class TraceFileReader:
         text = None
         if rec["keep"]:
             raw = b"\n".join(rec["payload"])
+            rec["payload"] = None  # one copy of a large payload at a time, not three
             if rec["md5"] is not None and hashlib.md5(raw, usedforsecurity=False).hexdigest() != rec["md5"]:
                 self._skipped += 1
                 return None
             text = raw.decode("utf-8", errors="replace")
+            del raw
         self._records += 1
         if rec["rank"] is not None and self._rank is None:
             self._rank = rec["rank"]
@@ -364,10 +394,7 @@ class TraceFileReader:
         m = _HEAD_RE.match(line)
         if m is None:
             return None
-        try:
-            obj = json.loads(line[m.end() - 1:])
-        except (ValueError, RecursionError):
-            return None
+        obj = bounded_json(line[m.end() - 1:])
         if not isinstance(obj, dict) or not obj:
             return None
         event = next(iter(obj))
@@ -402,10 +429,8 @@ class TraceFileReader:
         re-date ``rec`` and ``early`` if the year was not the one assumed."""
         if rec["event"] != "chromium_event" or not rec["payload"]:
             return
-        try:
-            ts = json.loads(b"\n".join(rec["payload"])).get("ts")
-        except (ValueError, AttributeError, RecursionError):
-            return
+        obj = bounded_json(b"\n".join(rec["payload"]))
+        ts = obj.get("ts") if isinstance(obj, dict) else None
         if not isinstance(ts, (int, float)) or isinstance(ts, bool) or not 0 < ts < 1e17:
             return
         epoch = ts / 1e6
@@ -444,6 +469,33 @@ class TraceFileReader:
                 h.update((b"" if first else b"\n") + (ln[1:-1] if ln[-1] == 10 else ln[1:]))
                 first = False
         return None if h.hexdigest() == rec["md5"] else "its payload does not match its md5"
+
+
+# A JSON string, or (group 1) a comma or an opening bracket: what starts a value.
+_JSON_TOKEN_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|([,\[{])')
+_JSON_TOKEN_RE_B = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|([,\[{])')
+
+
+def bounded_json(text: str | bytes, max_values: int = MAX_JSON_VALUES) -> Any:
+    """``json.loads(text)``, or None when ``text`` is not JSON, nests too deep, holds
+    an integer past Python's digit limit, or holds more than ``max_values`` values
+    (counted before parsing, from the commas and brackets outside strings; see
+    :data:`MAX_JSON_VALUES`). Never raises."""
+    if isinstance(text, bytes):
+        comma, lb, lc, tokens = b",", b"[", b"{", _JSON_TOKEN_RE_B
+    else:
+        comma, lb, lc, tokens = ",", "[", "{", _JSON_TOKEN_RE
+    if text.count(comma) + text.count(lb) + text.count(lc) > max_values:
+        n = 0  # counted again outside strings (commas inside strings cost nothing), up to the bound
+        for m in tokens.finditer(text):
+            if m.lastindex:
+                n += 1
+                if n > max_values:
+                    return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _lines(fh: Any) -> Iterator[Any]:

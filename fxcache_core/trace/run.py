@@ -37,9 +37,7 @@ Nothing here imports torch.
 from __future__ import annotations
 
 import functools
-import json
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,8 +48,13 @@ from fxcache_core.trace.reader import (
     TraceFileInfo,
     TraceFileReader,
     TraceRecord,
+    bounded_json,
     trace_files,
 )
+from fxcache_core.trace.values import guard_codes as _guard_codes
+from fxcache_core.trace.values import int_value as _int_val
+from fxcache_core.trace.values import number as _float
+from fxcache_core.trace.values import scalars as _scalars
 
 CacheName = Literal["fxgraph", "aotautograd"]
 State = Literal["hit", "miss", "bypass"]
@@ -71,7 +74,10 @@ _UNREAD_EVENTS = frozenset({"chromium_event", "describe_storage", "symbolic_shap
                             "bwd_compilation_metrics", "link"})
 _GRAPH_EVENTS = frozenset({"dynamo_output_graph", "aot_joint_graph", "aot_forward_graph",
                            "aot_backward_graph", "aot_inference_graph"})
-_GUARD_LINE_RE = re.compile(r"^[| ]*\+- ([A-Z_][A-Z0-9_]*): (.*)$")
+MAX_COMPONENTS = 20_000
+"""Most key components kept per FX lookup (torch hashes about 600); the rest are dropped."""
+MAX_DIMS = 256
+"""A tensor described with more dims than this is not kept (torch's tensors have a few)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +197,7 @@ class TraceCompile:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a run may hold 200,000 of them
 class TraceLookup:
     """One cache lookup (see the module docstring).
 
@@ -302,7 +308,7 @@ class TraceRun:
         found = tuple(c for c in self.compiles
                       if (str(c.ref) == cid or c.compile_id == cid) and (rank is None or c.rank == rank))
         if nth:
-            if not nth.isdigit() or not 1 <= int(nth) <= len(found):
+            if not re.fullmatch(r"[0-9]{1,9}", nth) or not 1 <= int(nth) <= len(found):
                 return ()
             return (found[int(nth) - 1],)
         return found
@@ -322,7 +328,9 @@ class _Builder:
         self.recompile_reason: str | None = None
         self.symbols: list[SymbolFact] = []
         self.tensors: list[TensorFact] = []
-        self.described: dict[tuple[int, int], dict[str, Any]] = {}  # (describer, id) -> tensor
+        # (describer, id) -> (dtype, size, stride, storage offset, marked dims): what a
+        # describe_source needs of a describe_tensor, never the whole record.
+        self.described: dict[tuple[Any, int], tuple[Any, ...]] = {}
         self.guards_added: list[AddedGuard] = []
         self.final_guards: tuple[str, ...] | None = None
         self.seconds: float | None = None
@@ -427,23 +435,25 @@ def _read_file(reader: TraceFileReader, compiles: list[TraceCompile], interned: 
             b.start = rec.time if b.start is None else b.start
         elif ev == "create_symbol":
             m = rec.meta
-            val = m.get("val")
-            value = int(val) if isinstance(val, str) and re.fullmatch(r"-?\d+", val) else (
-                val if isinstance(val, int) and not isinstance(val, bool) else None)
-            b.symbols.append(SymbolFact(str(m.get("symbol")), value, _str(m.get("source")), _str(m.get("vr"))))
+            b.symbols.append(SymbolFact(str(m.get("symbol")), _int_val(m.get("val")), _str(m.get("source")),
+                                        _str(m.get("vr"))))
         elif ev == "describe_tensor":
             m = rec.meta
-            if isinstance(m.get("id"), int):
-                b.described[(m.get("describer_id"), m["id"])] = m
+            if isinstance(m.get("id"), int) and isinstance(m.get("describer_id"), (int, type(None))):
+                size, stride = m.get("size"), m.get("stride")
+                marked = m.get("dynamo_dynamic_indices")
+                if all(v is None or isinstance(v, list) and len(v) <= MAX_DIMS for v in (size, stride, marked)):
+                    b.described[(m.get("describer_id"), m["id"])] = (
+                        _str(m.get("dtype")), _ints(size), _ints(stride),
+                        m.get("storage_offset") if isinstance(m.get("storage_offset"), int) else None,
+                        tuple(i for i in marked or () if isinstance(i, int) and not isinstance(i, bool)))
         elif ev == "describe_source":
             m = rec.meta
-            t = b.described.get((m.get("describer_id"), m.get("id")))
+            key = (m.get("describer_id"), m.get("id"))
+            t = b.described.get(key) if all(isinstance(k, (int, type(None))) for k in key) else None
             src = _str(m.get("source"))
             if t is not None and src is not None:
-                marked = tuple(i for i in t.get("dynamo_dynamic_indices") or () if isinstance(i, int))
-                b.tensors.append(TensorFact(src, _str(t.get("dtype")), _ints(t.get("size")),
-                                            _ints(t.get("stride")), t.get("storage_offset")
-                                            if isinstance(t.get("storage_offset"), int) else None, marked))
+                b.tensors.append(TensorFact(src, *t))
         elif ev == "guard_added_fast":
             expr = _str(rec.meta.get("expr"))
             if expr is not None:
@@ -460,14 +470,14 @@ def _read_file(reader: TraceFileReader, compiles: list[TraceCompile], interned: 
             b.function = _str(m.get("co_name")) or b.function
             b.filename = _str(m.get("co_filename")) or b.filename
             b.firstlineno = m.get("co_firstlineno") if isinstance(m.get("co_firstlineno"), int) else b.firstlineno
-            if isinstance(m.get("start_time"), (int, float)):
-                b.start = float(m["start_time"])
+            if _float(m.get("start_time")) is not None:
+                b.start = _float(m["start_time"])
             b.seconds = _float(m.get("entire_frame_compile_time_s"))
             b.backend_seconds = _float(m.get("backend_compile_time_s"))
-            if m.get("fail_type"):
-                b.failure = f"{m.get('fail_type')}: {m.get('fail_reason')}"
-            if m.get("recompile_reason") and b.recompile_reason is None:
-                b.recompile_reason = str(m["recompile_reason"])
+            if _str(m.get("fail_type")):
+                b.failure = f"{m.get('fail_type')}: {_str(m.get('fail_reason'))}"
+            if _str(m.get("recompile_reason")) and b.recompile_reason is None:
+                b.recompile_reason = m["recompile_reason"]
             b.dynamic = _dynamic(m.get("dynamo_config"))
             _flush(b, out)
     for b in order:
@@ -491,9 +501,11 @@ def _lookup(b: _Builder, rec: TraceRecord, cache: CacheName, state: State, inter
     """Record one cache artifact of compile ``b`` (see the module docstring for the order)."""
     info = _json(rec.payload) if rec.payload is not None else None
     if not isinstance(info, dict):
-        info = {}
+        # Not JSON fxcache reads whole (past MAX_JSON_VALUES: two million components):
+        # its top-level strings and numbers, found without parsing the rest.
+        info = _scalars(rec.payload) if rec.payload is not None else {}
     comps = info.get("components")
-    components = tuple(interned.setdefault(c, c) for c in comps if isinstance(c, str)) \
+    components = tuple(interned.setdefault(c, c) for c in comps[:MAX_COMPONENTS] if isinstance(c, str)) \
         if isinstance(comps, list) and cache == "fxgraph" else ()
     saved = _float(info.get("time_saved_ns"))
     if saved is not None:
@@ -540,19 +552,6 @@ def _flush(b: _Builder, out: list[dict[str, Any]]) -> None:
     b.lookups = []
 
 
-def _guard_codes(payload: str) -> tuple[str, ...]:
-    """The code of each guard line of a ``dynamo_cpp_guards_str`` payload, comment cut."""
-    out = []
-    for line in payload.split("\n"):
-        m = _GUARD_LINE_RE.match(line)
-        if m is None:
-            continue
-        code = m.group(2).split("  # ", 1)[0].strip()
-        if code:
-            out.append(sys.intern(code) if len(code) < 200 else code)
-    return tuple(out)
-
-
 def _dynamic(config: Any) -> str | None:
     """``torch.compile(dynamic=...)`` as the Dynamo config of a compile says it
     (``dynamic=True`` sets ``assume_static_by_default`` off; ``dynamic=False``
@@ -574,18 +573,11 @@ def _reasons(payload: str) -> str:
 
 
 def _json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
+    return bounded_json(text)
 
 
 def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
-
-
-def _float(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def _ints(v: Any) -> tuple[int | str, ...]:

@@ -194,6 +194,47 @@ def parse_int64(text: str, what: str, name: str | None = None) -> int:
     return v
 
 
+def checked_tensor(what: str, shape: Sequence[int], stride: Sequence[int] | None = None, offset: int = 0,
+                   marked: Iterable[int] = (), dtype: str | None = None, name: str = "shapes",
+                   value: object = None) -> TensorArg:
+    """A tensor input as ``match`` takes it, checked as torch could have it: every
+    size, stride and offset an int64, sizes not negative, as many strides as sizes,
+    marked dims among its dims. The one check of ``--shapes`` and of the inputs a
+    trace gives (``--from-trace``): the same values are refused from either.
+
+    Raises:
+        ShapeSpecError: one line naming ``what`` (``--shapes x``), parameter ``name``.
+    """
+    shown = "[" + ",".join(map(str, shape[:8])) + (",..." if len(shape) > 8 else "") + "]"
+    values = (*shape, *(stride or ()), offset)
+    if any(not isinstance(v, int) or isinstance(v, bool) or not INT64_MIN <= v <= INT64_MAX for v in values):
+        raise ShapeSpecError(f"{what}: a value is out of range: torch's sizes are int64 (below 2**63)",
+                             param=name, value=value)
+    if any(d < 0 for d in shape):
+        raise ShapeSpecError(f"{what}: sizes cannot be negative: {shown}", param=name, value=value)
+    if stride is not None and len(stride) != len(shape):
+        raise ShapeSpecError(f"{what}: stride has {len(stride)} dims, shape has {len(shape)}",
+                             param=name, value=value)
+    dims = tuple(marked)
+    bad = [d for d in dims if not 0 <= d < len(shape)]
+    if bad:
+        raise ShapeSpecError(f"{what}: mark_dynamic dim {str(bad[0])[:24]} is not a dim of a {len(shape)}-d tensor",
+                             param=name, value=value)
+    return TensorArg(tuple(shape), None if stride is None else tuple(stride), offset, frozenset(dims), dtype)
+
+
+def checked_int(what: str, v: int, name: str = "shapes", value: object = None) -> int:
+    """An int input, checked as :func:`parse_int64` checks one typed: an int64.
+
+    Raises:
+        ShapeSpecError: outside int64, one line naming ``what``.
+    """
+    if not INT64_MIN <= v <= INT64_MAX:
+        raise ShapeSpecError(f"{what}: the value is out of range: torch's sizes and SymInts are "
+                             "int64 (-2**63 to 2**63-1)", param=name, value=value)
+    return v
+
+
 def _int_list(text: str, what: str, name: str = "shapes") -> tuple[int, ...]:
     shown = text if len(text) <= 40 else text[:37] + "..."
     try:
@@ -237,33 +278,23 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     if rhs.startswith("["):
         shape_text, *opts = rhs.split(":")
         shape = _int_list(shape_text, f"{param('shapes')} {name}: shape")
-        if any(d < 0 for d in shape):
-            raise ShapeSpecError(f"{param('shapes')} {name}: sizes cannot be negative: {shape_text}", param="shapes", value=spec)
-        stride, offset, marked, dtype = None, 0, frozenset[int](), None
+        stride, offset, marked, dtype = None, 0, (), None
         for opt in opts:
             k, _, v = opt.partition("=")
             if k == "stride":
                 stride = _int_list(v, f"{param('shapes')} {name}: stride")
-                if len(stride) != len(shape):
-                    raise ShapeSpecError(
-                        f"{param('shapes')} {name}: stride has {len(stride)} dims, shape has {len(shape)}", param="shapes", value=spec)
             elif k == "offset":
                 offset = parse_int64(v, f"{param('shapes')} {name}: offset", "shapes")
             elif k == "mark_dynamic":
-                dims = _int_list(v, f"{param('shapes')} {name}: mark_dynamic")
-                bad = [d for d in dims if not 0 <= d < len(shape)]
-                if bad:
-                    raise ShapeSpecError(
-                        f"{param('shapes')} {name}: mark_dynamic dim {bad[0]} is not a dim of a "
-                        f"{len(shape)}-d tensor", param="shapes", value=spec)
-                marked = frozenset(dims)
+                marked = _int_list(v, f"{param('shapes')} {name}: mark_dynamic")
             elif k == "dtype":
                 dtype = parse_dtype(v, f"{param('shapes')} {name}: dtype")
             else:
                 raise ShapeSpecError(
                     f"{param('shapes')} {name}: unknown option {k!r} "
                     "(stride=[...], offset=N, mark_dynamic=[...] or dtype=NAME)", param="shapes", value=spec)
-        return source, TensorArg(shape, stride, offset, marked, dtype)
+        return source, checked_tensor(f"{param('shapes')} {name.strip()}", shape, stride, offset, marked,
+                                      dtype, value=spec)
     if ":" in rhs:
         _scalar_with_options(spec, name, rhs)
     if re.fullmatch(r"-?\d+", rhs):

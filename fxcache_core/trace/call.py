@@ -33,11 +33,12 @@ from fxcache_core.lookup.binding import (
     DTYPE_ALIASES,
     DynamicMode,
     InputValue,
-    TensorArg,
+    checked_int,
+    checked_tensor,
 )
 from fxcache_core.trace.run import TraceCompile, TraceRun
 
-_SIZE_RE = re.compile(r"(.+)\.size\(\)\[(\d+)\]")
+_SIZE_RE = re.compile(r"(.+)\.size\(\)\[([0-9]{1,9})\]")  # a longer index is no dim of a tensor
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,9 @@ def call_inputs(run: TraceRun, compile_id: str, rank: int | None = None) -> Trac
 
     Raises:
         ShapeSpecError: no such compile, the id names several (ranks, or
-            reuses) and the choice was not made, or it recorded no input.
+            reuses) and the choice was not made, or it recorded no input; or a
+            value ``--shapes`` would refuse (a negative size, one past int64:
+            :func:`~fxcache_core.lookup.binding.checked_tensor`), naming the trace.
     """
     found = run.find_compile(compile_id, rank)
     if not found:
@@ -105,12 +108,14 @@ def call_inputs(run: TraceRun, compile_id: str, rank: int | None = None) -> Trac
         marked = set(t.marked)
         if mode is not DynamicMode.TRUE:
             marked |= symbolic.get(t.source, set())
-        inputs[t.source] = TensorArg(tuple(t.size), tuple(t.stride), t.storage_offset or 0,  # type: ignore[arg-type]
-                                     frozenset(marked), _dtype(t.dtype))
+        what = f"{param('from_trace')} compile {compile_id}: {t.source[:200]}"
+        inputs[t.source] = checked_tensor(what, t.size, t.stride, t.storage_offset or 0,  # type: ignore[arg-type]
+                                          sorted(marked), _dtype(t.dtype), name="from_trace", value=compile_id)
     for s in c.symbols:
         if (s.source and s.value is not None and s.source not in inputs
                 and not any(p in s.source for p in (".size()", ".stride()", ".storage_offset()"))):
-            inputs[s.source] = s.value
+            inputs[s.source] = checked_int(f"{param('from_trace')} compile {compile_id}: {s.source[:200]}",
+                                           s.value, name="from_trace", value=compile_id)
     if not inputs:
         raise ShapeSpecError(f"compile {compile_id} recorded no input (describe_tensor / create_symbol)",
                              param="compile_id", value=compile_id)

@@ -31,6 +31,11 @@ unchanged, without reading the entries table.
 ``FXCACHE_NO_INDEX=1`` turns the index off; so does any error opening it
 (a read-only home): the index is an optimisation, never a requirement.
 
+The index dir may be written by others: its files are opened by
+:func:`open_own_db`, which never follows a symlink and never writes into a
+database fxcache did not make (each carries fxcache's SQLite ``application_id``),
+and every value read back is type-checked before use.
+
 The index dir does not grow without bound: each file records the cache dir it
 indexes (table ``meta``, ``root``), and whenever a new index file is made,
 :func:`prune_index_dir` deletes the index files whose cache dir no longer
@@ -48,6 +53,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -95,6 +101,94 @@ def default_index_path(root: Path) -> Path | None:
         return None
     digest = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
     return base / f"index-{digest}.sqlite"
+
+
+APPLICATION_ID = 0x66786331
+"""The SQLite ``application_id`` of every database fxcache makes (``fxc1``): what
+:func:`open_own_db` writes only into."""
+
+
+def _image(schema: str) -> bytes:
+    """A whole SQLite database file holding ``schema`` and fxcache's application_id."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        mem.executescript(schema)
+        mem.commit()
+        return mem.serialize()
+    finally:
+        mem.close()
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def open_own_db(path: Path, schema: str, legacy_tables: tuple[frozenset[str], ...],
+                timeout: float = 5.0) -> sqlite3.Connection | None:
+    """Open fxcache's own SQLite file ``path`` (in the index dir), or None when it
+    must not be: never through a symlink, never one fxcache did not make.
+
+    * absent: made here, as a file created ``O_CREAT|O_EXCL|O_NOFOLLOW`` (mode
+      0600) into which the whole database image (``schema``, fxcache's
+      :data:`APPLICATION_ID`) is written through that descriptor;
+    * a symlink, an empty file or a file with other hard links: its name is
+      removed from the index dir (the link, never its target; the other names of
+      the file keep it) and the file is made anew;
+    * anything else that is not a regular file of this user: refused;
+    * a database whose ``application_id`` is not fxcache's: refused, unless its
+      id is unset and its tables are exactly one of ``legacy_tables`` (a file
+      made by an fxcache before this check), which is then marked as fxcache's.
+
+    SQLite opens by path: once it has, the file it resolved (``PRAGMA
+    database_list``) must be the checked one (same real path, device and
+    inode), else refused. SQLite itself creates its journal with ``O_NOFOLLOW``.
+    Never raises for what the dir holds (OSError and sqlite3.Error give None).
+    """
+    try:
+        return _open_own_db(Path(path), schema, legacy_tables, timeout)
+    except (OSError, sqlite3.Error, ValueError):
+        return None
+
+
+def _open_own_db(path: Path, schema: str, legacy: tuple[frozenset[str], ...],
+                 timeout: float) -> sqlite3.Connection | None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and (stat.S_ISLNK(st.st_mode)
+                           or stat.S_ISREG(st.st_mode) and (st.st_size == 0 or st.st_nlink > 1)):
+        os.unlink(path)  # the name in fxcache's dir: never what a link points to
+        st = None
+    if st is None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, _image(schema))  # a few KB: one write
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        return None
+    db = sqlite3.connect(path, timeout=timeout)
+    try:
+        main = next((r[2] for r in db.execute("PRAGMA database_list") if r[1] == "main"), None)
+        now = os.lstat(path)
+        if (main != os.path.join(os.path.realpath(path.parent), path.name) or not stat.S_ISREG(now.st_mode)
+                or not _same(now, st)):
+            raise ValueError("not the file checked")  # swapped while SQLite opened it
+        app = db.execute("PRAGMA application_id").fetchone()[0]
+        if app != APPLICATION_ID:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if app != 0 or tables not in legacy:
+                raise ValueError("not fxcache's database")
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.commit()
+        return db
+    except BaseException:
+        db.close()
+        raise
 
 
 def _i(s: str | None) -> str | None:
@@ -220,6 +314,27 @@ def _storable(text: str) -> bool:
     return True
 
 
+_INDEX_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (path TEXT PRIMARY KEY, size INT, mtime_ns INT, ino INT, schema INT,
+                                    sha TEXT, corrupt TEXT, body TEXT);
+CREATE TABLE IF NOT EXISTS key_origins (key_dir TEXT PRIMARY KEY, entry TEXT, size INT, mtime_ns INT, ino INT,
+                                        schema INT, origin TEXT);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT);
+"""
+_INDEX_TABLES = (frozenset({"entries", "key_origins", "meta"}), frozenset({"entries", "key_origins"}))
+"""The tables of an index file made before fxcache set its application_id (with
+and without a recorded root): see :func:`open_own_db`."""
+
+def _hit(sha: object, corrupt: object, body: object) -> tuple[str | None, DecodedEntry | str] | None:
+    """A row's (sha, entry or reason), its values type-checked (None: a row fxcache
+    did not write). Raises what :func:`from_json` raises."""
+    if not (sha is None or isinstance(sha, str)):
+        return None
+    if corrupt is not None:
+        return (sha, corrupt) if isinstance(corrupt, str) else None
+    return (sha, from_json(body)) if isinstance(body, str) else None
+
+
 _BULK_MIN = 2000
 """From this many entries on, :meth:`Index.get_many` reads the whole table once."""
 
@@ -242,15 +357,12 @@ class Index:
         if path is None:
             return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            new = not path.exists()
-            db = sqlite3.connect(path, timeout=5)
-            db.execute("CREATE TABLE IF NOT EXISTS entries (path TEXT PRIMARY KEY, size INT, "
-                       "mtime_ns INT, ino INT, schema INT, sha TEXT, corrupt TEXT, body TEXT)")
-            db.execute("CREATE TABLE IF NOT EXISTS key_origins (key_dir TEXT PRIMARY KEY, entry TEXT, "
-                       "size INT, mtime_ns INT, ino INT, schema INT, origin TEXT)")
+            new = not os.path.lexists(path)
+            db = open_own_db(path, _INDEX_SCHEMA, _INDEX_TABLES, timeout=5)
+            if db is None:
+                return
+            db.executescript(_INDEX_SCHEMA)  # an older file may lack a table
             if root is not None:
-                db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
                 try:
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
                 except UnicodeEncodeError:
@@ -277,7 +389,7 @@ class Index:
                 (entry.file.where,)).fetchone()
             if row is None or tuple(row[:4]) != (entry.size, entry.file.mtime_ns, entry.file.ino, SCHEMA):
                 return None
-            return row[4], (row[5] if row[5] is not None else from_json(row[6]))
+            return _hit(row[4], row[5], row[6])
         except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError):
             return None
 
@@ -303,9 +415,11 @@ class Index:
                 if e is None or (size, mtime_ns, ino, schema) != (e.size, e.file.mtime_ns, e.file.ino, SCHEMA):
                     continue
                 try:
-                    yield e, (sha, corrupt if corrupt is not None else from_json(body))
+                    hit = _hit(sha, corrupt, body)
                 except (ValueError, KeyError, TypeError, IndexError):
                     continue
+                if hit is not None:
+                    yield e, hit
         except sqlite3.Error:
             self._db = None
 

@@ -18,7 +18,10 @@ one table ``entry_use(kind, key, entry, last_use, hits, compile_s, written)``
 and one of the traces already counted (``traces``, by file name, size and
 mtime), so explaining a trace twice never counts its hits twice. Like the
 index, ``FXCACHE_NO_INDEX=1`` turns it off and an error opening it (a
-read-only home) just leaves it out. Nothing here imports torch, and nothing
+read-only home) just leaves it out. It is opened as the index is
+(:func:`~fxcache_core.catalog.index.open_own_db`: never through a symlink, never
+a database fxcache did not make), and every row read back is type-checked: a
+row that is not what fxcache writes is left out. Nothing here imports torch, and nothing
 of the trace stack: gc reads this store, and importing it stays cheap
 (explain feeds the store, never the other way).
 """
@@ -26,6 +29,7 @@ of the trace stack: gc reads this store, and importing it stays cheap
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -33,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from fxcache_core.catalog.index import default_index_path
+from fxcache_core.catalog.index import default_index_path, open_own_db
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entry_use (
@@ -42,6 +46,7 @@ CREATE TABLE IF NOT EXISTS entry_use (
     PRIMARY KEY (kind, key, entry));
 CREATE TABLE IF NOT EXISTS traces (fingerprint TEXT PRIMARY KEY);
 """
+_TABLES = (frozenset({"entry_use", "traces"}),)
 
 
 def usage_path(root: Path) -> Path | None:
@@ -116,12 +121,7 @@ class UsageStore:
         self._db: sqlite3.Connection | None = None
         if path is None:
             return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, timeout=10)
-            self._db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error):
-            self._db = None
+        self._db = open_own_db(path, _SCHEMA, _TABLES, timeout=10)
 
     @property
     def enabled(self) -> bool:
@@ -140,6 +140,8 @@ class UsageStore:
                 seen = self._db.execute("SELECT 1 FROM traces WHERE fingerprint = ?", (fp,)).fetchone()
                 n = 0
                 for u in report.uses():
+                    if not all(map(_storable, (u.kind, u.key, u.entry))):
+                        continue  # a name that is not valid UTF-8: SQLite cannot store it
                     if u.hit:
                         self._db.execute(
                             "INSERT INTO entry_use(kind, key, entry, last_use, hits) VALUES (?, ?, ?, ?, ?) "
@@ -169,7 +171,12 @@ class UsageStore:
                 "SELECT kind, key, entry, last_use, hits, compile_s, written FROM entry_use").fetchall()
         except sqlite3.Error:
             return {}
-        return {r[2]: EntryUse(*r) for r in rows}
+        out = {}
+        for r in rows:
+            use = _checked(r)
+            if use is not None:
+                out[use.entry] = use
+        return out
 
     def close(self) -> None:
         if self._db is not None:
@@ -177,13 +184,41 @@ class UsageStore:
             self._db = None
 
 
+def _checked(row: Sequence[object]) -> EntryUse | None:
+    """A row of ``entry_use`` as an EntryUse, or None when its values are not what
+    fxcache writes (text where a time is, a negative count...): the store lives in
+    a dir others may write."""
+    kind, key, entry, last_use, hits, compile_s, written = row
+    if not all(isinstance(v, str) for v in (kind, key, entry)):
+        return None
+    if not isinstance(hits, int) or hits < 0:
+        return None
+    times = (last_use, compile_s, written)
+    if not all(v is None or type(v) in (int, float) and math.isfinite(v) and v >= 0 for v in times):
+        return None
+    last_use, compile_s, written = (None if v is None else float(v) for v in times)  # type: ignore[arg-type]
+    return EntryUse(kind, key, entry, last_use, hits, compile_s, written)
+
+
+def _storable(text: str) -> bool:
+    """Whether SQLite can store ``text`` as TEXT (a lone surrogate, from a name that
+    is not UTF-8 or a JSON escape in a trace, cannot be encoded)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _fingerprint(paths: Sequence[Path]) -> str:
-    """A trace's identity: its files' names, sizes and mtimes."""
+    """A trace's identity: its files' names (as bytes: a name need not be UTF-8),
+    sizes and mtimes."""
     h = hashlib.sha256()
     for path in paths:
+        name = os.fsencode(path.name)
         try:
             st = os.stat(path)
-            h.update(f"{path.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            h.update(name + f"\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
         except OSError:
-            h.update(f"{path.name}\0?\n".encode())
+            h.update(name + b"\0?\n")
     return h.hexdigest()

@@ -206,6 +206,12 @@ def _console(**kwargs: Any) -> Any:
         def print(self, *objects: Any, **kw: Any) -> None:  # noqa: D102
             super().print(*(shown(o, keep_newlines=True) if isinstance(o, str) else o for o in objects), **kw)
 
+        def on_broken_pipe(self) -> None:
+            """The reader of stdout went away: rich's own exits 1; ``main()`` turns the
+            error into exit 141, as for every other command (README: exit codes)."""
+            self.quiet = True
+            raise BrokenPipeError(32, "Broken pipe")
+
     return _Console(**kwargs)
 
 

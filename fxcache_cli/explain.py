@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, state
-from ._output import ReadProgress, out, paint, plural, short
+from ._output import ReadProgress, out, paint, plural, safe, short, shown
 
 GM_DIFF_LINES = 24
 """Lines of a graph diff shown per new key (``--json`` has it whole)."""
@@ -55,10 +54,8 @@ def explain_cmd(
         store = UsageStore(usage_path(scan.root))
         store.record(report)
         store.close()
-    if as_json:
-        body = report.to_json()
-        lookups = body.pop("lookups")
-        out.listing({"lookups": None, **body}, {"lookups": lookups})
+    if as_json:  # streamed: one lookup's JSON at a time
+        out.listing({"lookups": None, **report.json_head()}, {"lookups": report.json_lookups()})
         return
     _render(report)
 
@@ -99,25 +96,25 @@ def _secs(s: float | None) -> str:
 def _render(report: Any) -> None:
     run = report.run
     ranks = sorted({f.rank for f in run.files if f.rank is not None})
-    head = (f"{escape(str(run.path))}: {plural(len(run.compiles), 'compile')}, "
+    head = (f"{safe(str(run.path))}: {plural(len(run.compiles), 'compile')}, "
             f"{plural(len(run.lookups), 'cache lookup')}"
             + (f" on ranks {', '.join(map(str, ranks))}" if len(ranks) > 1 else "")
-            + (f" (torch {escape(run.torch_version)})" if run.torch_version else ""))
-    out.text(head + (f"; cache {escape(report.cache_dir)}" if report.cache_dir else ""))
+            + (f" (torch {safe(run.torch_version)})" if run.torch_version else ""))
+    out.text(head + (f"; cache {safe(report.cache_dir)}" if report.cache_dir else ""))
     last = None
     for x in report.lookups:
         c = x.compile
         if c is not None and c is not last:
             last = c
             label = run.label(c) + (f" rank {c.rank}" if len(ranks) > 1 and c.rank is not None else "")
-            line = f"\n[bold]\\[{escape(label)}][/bold] {escape(report.where(c))}"
+            line = f"\n[bold]\\[{safe(label)}][/bold] {safe(report.where(c))}"
             if c.recompile_reason:
-                line += f"\n  recompiled: {escape(_first_line(c.recompile_reason))}"
+                line += f"\n  recompiled: {safe(_first_line(c.recompile_reason))}"
             out.text(line)
         _render_lookup(x)
     _render_summary(report)
     for n in report.notes:
-        out.text(f"[yellow]note[/yellow]: {escape(n)}")
+        out.text(f"[yellow]note[/yellow]: {safe(n)}")
 
 
 def _first_line(text: str) -> str:
@@ -125,23 +122,28 @@ def _first_line(text: str) -> str:
 
 
 def _render_lookup(x: Any) -> None:
+    from fxcache_core.reasons import code_of
+
     lk = x.lookup
     kind = "aot" if lk.cache == "aotautograd" else "fx"
     role = f" {lk.graph}" if lk.graph == "backward" else ""
-    key = escape(short(lk.key)) if lk.key else "(no key)"
+    key = safe(short(lk.key)) if lk.key else "(no key)"
     parts = [f"  {kind:<3} {key}{role}  {paint(lk.state, lk.state.upper())}"]
     if lk.state == "miss":
         parts.append(_CAUSE.get(x.cause, x.cause))
     if lk.for_aot:
         parts.append("[dim](loaded for the AOTAutograd hit)[/dim]")
     if x.entry:
-        parts.append(f"entry {escape(short(x.entry))}")
+        parts.append(f"entry {safe(short(x.entry))}")
     if x.seconds is not None:
         parts.append(("saved " if lk.state == "hit" else "cost ") + _secs(x.seconds))
     out.text("  ".join(parts))
     pad = " " * 8
     if lk.state == "bypass":
-        out.text(pad + escape(lk.bypass_reason or "(no reason recorded)"))
+        out.text(pad + safe(lk.bypass_reason or "(no reason recorded)"))
+    if x.guards_check is not None and not x.guards_check.clauses and x.guards_check.reason is not None \
+            and code_of(x.guards_check.reason) in ("too-many-guards-in-force", "check-budget-spent"):
+        out.text(pad + f"[yellow]guards undecided[/yellow]: {safe(x.guards_check.reason)}")
     if x.guards_check is not None and x.guards_check.clauses:
         g = x.guards_check
         if g.status == "passed":
@@ -150,45 +152,45 @@ def _render_lookup(x: Any) -> None:
         for cc in g.clauses:
             if cc.status == "missing":
                 w = ", ".join(f"{s} = {v}" for s, v in (cc.witness or {}).items())
-                out.text(pad + f"[red]guard not installed[/red]: {escape(cc.as_sources or cc.clause)}: "
-                     f"a call with {escape(w)} passes Dynamo's guards and would run this graph")
+                out.text(pad + f"[red]guard not installed[/red]: {safe(cc.as_sources or cc.clause)}: "
+                     f"a call with {safe(w)} passes Dynamo's guards and would run this graph")
             elif cc.status == "undecided":
-                out.text(pad + f"[yellow]guard undecided[/yellow]: {escape(cc.as_sources or cc.clause)}: "
-                     f"{escape(cc.reason or '')}")
+                out.text(pad + f"[yellow]guard undecided[/yellow]: {safe(cc.as_sources or cc.clause)}: "
+                     f"{safe(cc.reason or '')}")
     if x.added_guards:
-        out.text(pad + "[dim]the hit added " + escape(", ".join(x.added_guards)) + "[/dim]")
+        out.text(pad + "[dim]the hit added " + safe(", ".join(x.added_guards)) + "[/dim]")
     for t in x.tried:
         vals = ", ".join(f"{v.placeholder} = {v.value}"
                          + (" (" + ", ".join(x for x in (v.symbol, v.source) if x) + ")" if v.symbol or v.source else "")
                          for v in t.values)
         if t.clause:
-            out.text(pad + f"{escape(short(t.entry))} fails {escape(t.clause)}  with {escape(vals)}")
+            out.text(pad + f"{safe(short(t.entry))} fails {safe(t.clause)}  with {safe(vals)}")
         else:
-            out.text(pad + f"{escape(short(t.entry))} {t.status}" + (f": {escape(t.error)}" if t.error else ""))
+            out.text(pad + f"{safe(short(t.entry))} {t.status}" + (f": {safe(t.error)}" if t.error else ""))
     if x.nearest is not None:
         n = x.nearest
         via = f" (through their {n.role} FX keys)" if n.role else ""
         by = f", written by this run (lookup {n.written_by})" if n.written_by is not None else ""
         if not n.differs:
-            out.text(pad + f"nearest {escape(short(n.key))}{via}{by}: no component differs")
+            out.text(pad + f"nearest {safe(short(n.key))}{via}{by}: no component differs")
         else:
             verb = "differs" if len(n.differs) == 1 else "differ"
-            out.text(pad + f"nearest {escape(short(n.key))}{via}{by}: {plural(len(n.differs), 'component')} {verb}")
+            out.text(pad + f"nearest {safe(short(n.key))}{via}{by}: {plural(len(n.differs), 'component')} {verb}")
         for name, this, near in n.details:
-            out.text(pad + f"  [bold]{escape(name)}[/bold]")
+            out.text(pad + f"  [bold]{safe(name)}[/bold]")
             if name == "gm":
                 lines = (this or "").splitlines()
                 for ln in lines[:GM_DIFF_LINES]:
-                    out.text(pad + "    " + escape(ln))
+                    out.text(pad + "    " + safe(ln))
                 if len(lines) > GM_DIFF_LINES:
                     out.text(pad + f"    [dim]... {len(lines) - GM_DIFF_LINES} more lines (--json)[/dim]")
                 continue
-            out.text(pad + f"    this:    {escape(this) if this is not None else '(absent)'}")
-            out.text(pad + f"    nearest: {escape(near) if near is not None else '(absent)'}")
+            out.text(pad + f"    this:    {safe(this) if this is not None else '(absent)'}")
+            out.text(pad + f"    nearest: {safe(near) if near is not None else '(absent)'}")
     elif x.first_compile:
         out.text(pad + "first compile of this graph: no key in the cache is close")
     for note in x.notes:
-        out.text(pad + f"[dim]{escape(note)}[/dim]")
+        out.text(pad + f"[dim]{safe(note)}[/dim]")
 
 
 def _render_summary(report: Any) -> None:
@@ -226,4 +228,4 @@ def _render_summary(report: Any) -> None:
     if reasons:
         out.print("bypass reasons:", markup=False)
         for why, n in sorted(reasons.items(), key=lambda t: -t[1]):
-            out.print(f"  {n:>4}  {why}", markup=False, highlight=False)
+            out.print(f"  {n:>4}  {shown(why)}", markup=False, highlight=False)

@@ -77,7 +77,7 @@ class TriedEntry:
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a run may hold 200,000 of them
 class LookupExplanation:
     """One lookup of the run, related to the cache (see the module docstring).
 
@@ -233,10 +233,19 @@ class ExplainReport:
         return out
 
     def to_json(self) -> dict[str, object]:
-        """The JSON contract of ``fxcache explain --json`` (README: "Why did it miss")."""
+        """The JSON contract of ``fxcache explain --json`` (README: "Why did it miss"):
+        ``lookups`` (:meth:`json_lookups`), then :meth:`json_head`'s fields."""
+        return {"lookups": list(self.json_lookups()), **self.json_head()}
+
+    def json_lookups(self) -> Iterator[dict[str, object]]:
+        """The JSON of each lookup, one at a time (a run of 200,000 lookups is written
+        as it is made, never held as one JSON value)."""
+        for x in self.lookups:
+            yield self._named(x.to_json(self.run.label(x.compile) if x.compile is not None else None), x.compile)
+
+    def json_head(self) -> dict[str, object]:
+        """The JSON of ``explain --json`` but its ``lookups``."""
         return {
-            "lookups": [self._named(x.to_json(self.run.label(x.compile) if x.compile is not None else None),
-                                    x.compile) for x in self.lookups],
             "summary": {k: v.to_json() for k, v in self.summary().items()},
             "trace": {"path": str(self.run.path), "torch_version": self.run.torch_version,
                       "files": [{"path": str(f.path), "rank": f.rank, "records": f.records,

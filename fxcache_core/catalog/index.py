@@ -129,9 +129,10 @@ def open_own_db(path: Path, schema: str, legacy_tables: tuple[frozenset[str], ..
     """Open fxcache's own SQLite file ``path`` (in the index dir), or None when it
     must not be: never through a symlink, never one fxcache did not make.
 
-    * absent: made here, as a file created ``O_CREAT|O_EXCL|O_NOFOLLOW`` (mode
-      0600) into which the whole database image (``schema``, fxcache's
-      :data:`APPLICATION_ID`) is written through that descriptor;
+    * absent: made here: the whole database image (``schema``, fxcache's
+      :data:`APPLICATION_ID`) written through a file created
+      ``O_CREAT|O_EXCL|O_NOFOLLOW`` (mode 0600), then linked to the name
+      (:func:`_make`);
     * a symlink, an empty file or a file with other hard links: its name is
       removed from the index dir (the link, never its target; the other names of
       the file keep it) and the file is made anew;
@@ -151,6 +152,29 @@ def open_own_db(path: Path, schema: str, legacy_tables: tuple[frozenset[str], ..
         return None
 
 
+def _make(path: Path, image: bytes) -> os.stat_result | None:
+    """Make ``path`` holding ``image``, or None when something is there already: the
+    image is written to a file of its own made ``O_CREAT|O_EXCL|O_NOFOLLOW`` (mode
+    0600) in the same dir, then hard-linked to ``path`` (which fails, never follows,
+    where any name is), so no run ever sees it empty or half written."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            view = memoryview(image)
+            while view:
+                view = view[os.write(fd, view):]
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        os.link(tmp, path, follow_symlinks=False)
+    except FileExistsError:
+        return None
+    finally:
+        os.unlink(tmp)
+    return st
+
+
 def _open_own_db(path: Path, schema: str, legacy: tuple[frozenset[str], ...],
                  timeout: float) -> sqlite3.Connection | None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,12 +187,11 @@ def _open_own_db(path: Path, schema: str, legacy: tuple[frozenset[str], ...],
         os.unlink(path)  # the name in fxcache's dir: never what a link points to
         st = None
     if st is None:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, _image(schema))  # a few KB: one write
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
+        st = _make(path, _image(schema))
+        if st is None:  # another run made it meanwhile: theirs, checked as any file is
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                return None
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
         return None
     db = sqlite3.connect(path, timeout=timeout)

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from fxcache_core.catalog.index import default_index_path, open_own_db
+from fxcache_core.catalog.index import default_index_path
+from fxcache_core.catalog.own_db import open_own_db
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entry_use (

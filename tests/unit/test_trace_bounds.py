@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from fxcache_core.catalog.index import APPLICATION_ID, Index, open_own_db
+from fxcache_core.catalog.index import Index
+from fxcache_core.catalog.own_db import APPLICATION_ID, open_own_db
 from fxcache_core.errors import ShapeSpecError
 from fxcache_core.guards import in_force
 from fxcache_core.guards.in_force import CheckBudget, check_installed

@@ -122,8 +122,9 @@ def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None 
     """Compile and call the chosen cases (default: all) into ``cache_dir``.
 
     ``pgo_job_id``: compile under this ``TORCH_COMPILE_JOB_ID``, so that Dynamo
-    also writes its PGO state (``dynamo/code_state_<job>.pkl``). Its presence
-    makes ``match`` say undecided where PGO may change a first call's trace.
+    also writes its PGO state (``dynamo/code_state_<job>.pkl``), which a fresh
+    process with that job id reads before its first call (``match`` reads it too:
+    fxcache_core/decode/pgo.py).
 
     Must run in a process where torch has not been imported yet (or was
     imported with the same ``TORCHINDUCTOR_CACHE_DIR``): prefer

@@ -31,6 +31,7 @@ FLAGS: dict[str, str] = {
     "syms": "--sym",
     "inputs": "--shapes",
     "mode": "--dynamic",
+    "phase": "--after-recompile",
     "other_cache_dir": "--other-cache-dir",
 }
 

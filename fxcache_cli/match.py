@@ -46,20 +46,28 @@ def match_cmd(
     compile_id: Annotated[str | None, typer.Option(
         "--compile", help="With --from-trace: the compile id (0/1, as `fxcache explain` shows it).")] = None,
     rank: Annotated[int | None, typer.Option("--rank", help="With --from-trace: the rank, when the trace has several.")] = None,
+    after_recompile: Annotated[bool, typer.Option(
+        "--after-recompile", help="Under automatic dynamic (--dynamic none, or not given): ask about the "
+        "calls after a recompile, whose changed dims are symbols, not about the first call in a fresh "
+        "process. Both are said; this picks the one the exit status follows.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Which entry torch would load for these input shapes, and why the others would not.
 
     Prints the verdict first, one line per function (HIT / MISS / NEW GRAPH /
-    UNDECIDED), then the lookup of each key. Exit status, as grep and diff: 0 every
+    UNDECIDED), then the lookup of each key. Under automatic dynamic
+    (dynamic=None) a function gets two lines: the first call in a fresh process,
+    and the calls after a recompile. Exit status, as grep and diff: 0 every
     function hits, 1 some function misses or needs a new graph, 3 none misses but
-    some is undecided, 2 a usage error. Without --fn, functions none of whose keys
+    some is undecided, 2 a usage error; it follows the first call, or with
+    --after-recompile the later calls. Without --fn, functions none of whose keys
     can take the call are listed but do not count (unless no function can).
     --audit and --coverage exit 0.
     """
     from fxcache_core.errors import ShapeSpecError
     from fxcache_core.lookup.binding import TensorArg, parse_shape_spec, parse_shapes, parse_sym
     from fxcache_core.lookup.match import match
+    from fxcache_core.lookup.phases import Phase
     from fxcache_core.lookup.verdict import verdicts
 
     from . import modes
@@ -105,7 +113,8 @@ def match_cmd(
     scan = scan_dir(quiet=as_json)
     only = scan.find(key) if key else None
     report = match(indexed_catalog(scan, as_json), inputs, syms, only, function=fn, positional=positional,
-                   mode=mode_of(dynamic), duck_shape=duck_shape)
+                   mode=mode_of(dynamic), duck_shape=duck_shape,
+                   phase=Phase.AFTER_RECOMPILE if after_recompile else Phase.FIRST)
     done_reading()
     verdict = verdicts(report, count_all=fn is not None or only is not None)
     if as_json:
@@ -135,9 +144,12 @@ def match_cmd(
     buf: list[str] = []
     say = buf.append
     for v in verdict.functions:
-        c = COLOUR[v.status]
-        head, _, rest = v.line.partition(":") if v.status != "hit" else (v.line, "", "")
-        say(f"[bold]{safe(v.label)}[/bold]: [{c}]{safe(head)}[/{c}]" + (":" + safe(rest) if rest else ""))
+        if v.phases:  # automatic dynamic: the first call, then the calls after a recompile
+            say(f"[bold]{safe(v.label)}[/bold]: {safe(v.phases[0].heading or '')}: {_painted(v.phases[0])}")
+            for p in v.phases[1:]:
+                say(f"  {safe(p.heading or '')}: {_painted(p)}")
+        else:
+            say(f"[bold]{safe(v.label)}[/bold]: {_painted(v)}")
         for r in v.assumed:
             say(f"  [dim]{safe(r)}[/dim]")
     if verdict.others:
@@ -174,6 +186,13 @@ def match_cmd(
     if buf:
         out.text("\n".join(buf))
     raise typer.Exit(verdict.exit_code)
+
+
+def _painted(v) -> str:
+    """A verdict's line with its head in the status's colour: ``HIT entry ...``, ``MISS: ...``."""
+    c = COLOUR[v.status]
+    head, _, rest = v.line.partition(":") if v.status != "hit" else (v.line, "", "")
+    return f"[{c}]{safe(head)}[/{c}]" + (":" + safe(rest) if rest else "")
 
 
 def _key_block(m, explain: bool, say) -> None:

@@ -343,7 +343,7 @@ class Catalog:
     def has_pgo_state(self) -> bool:
         """Whether the cache dir holds Dynamo's local profile-guided automatic-dynamic
         state (``dynamo/code_state_*.pkl``, written when a job id is set:
-        ``code_state_path`` in torch/_dynamo/pgo.py). fxcache does not read it."""
+        ``code_state_path`` in torch/_dynamo/pgo.py). fxcache_core.decode.pgo reads it."""
         if self._pgo is None:
             try:
                 self._pgo = any(n.startswith("code_state_") for n in os.listdir(self.scan.root / "dynamo"))

@@ -129,7 +129,8 @@ def dim_kind(source: str, dim: int, val: TensorArg, mode: DynamicMode,
 def fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
         mode: DynamicMode = DynamicMode.UNKNOWN, pgo: bool = False,
         duck_shape: bool | None = None, hints: Mapping[str, int] | None = None,
-        guards: str | None = None, siblings: Siblings | None = None) -> Binding:
+        guards: str | None = None, siblings: Siblings | None = None,
+        auto: frozenset[str] = frozenset()) -> Binding:
     """Fit the user's tensors to the entry's tensor inputs (rank, sizes, strides).
 
     Mirrors how Dynamo would trace the call (a fresh process's first call,
@@ -152,14 +153,16 @@ def fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
     keeps apart came from duck sizing, not from the graph; a sibling compiled with
     equal sizes on separate symbols is evidence that duck sizing was off. Sizes and
     strides that are expressions (``2*s17``) are checked once every plain symbol has
-    its value.
+    its value. ``auto``: int and float arguments automatic dynamic (or a saved
+    profile) makes a SymInt or a tensor input (:mod:`fxcache_core.lookup.phases`;
+    its dims come as ``marked`` dims of the inputs).
     """
     b = Binding({}, {}, [], [])
     symbolic: list[Symbolic] = []
     static: list[Static] = []
     for inp in d.inputs:
         if inp.source:
-            _fit_input(b, inp, inputs, mode, pgo, duck_shape, symbolic, static)
+            _fit_input(b, inp, inputs, mode, pgo, duck_shape, symbolic, static, auto)
     _duck(b, symbolic, static, hints if duck_shape is None else None,
           siblings if duck_shape is None else None)
     _shared_symbols(b, d, symbolic, inputs, guards, siblings)
@@ -174,22 +177,26 @@ def fit(d: DecodedEntry, inputs: Mapping[str, InputValue],
 
 
 def _fit_input(b: Binding, inp: GraphInput, inputs: Mapping[str, InputValue], mode: DynamicMode,
-               pgo: bool, duck_shape: bool | None, symbolic: list[Symbolic], static: list[Static]) -> None:
+               pgo: bool, duck_shape: bool | None, symbolic: list[Symbolic], static: list[Static],
+               auto: frozenset[str] = frozenset()) -> None:
     """One graph input (with a source) against the value the call gives it."""
     if (fbase := tensorified_base(inp.source)) is not None:
-        fit_tensorified(b, fbase, inputs.get(fbase), mode)
+        # Made a tensor by automatic dynamic: as dynamic=True does on the first call.
+        fit_tensorified(b, fbase, inputs.get(fbase), DynamicMode.TRUE if fbase in auto else mode)
         return
     val = inputs.get(inp.source)
     name = inp.source
     if isinstance(val, float) and re.match(r"f64\[\]", inp.type):
-        fit_tensorified(b, name, val, mode)  # a float taken as a 0-d float64 tensor
+        # a float taken as a 0-d float64 tensor
+        fit_tensorified(b, name, val, DynamicMode.TRUE if name in auto else mode)
         return
     if isinstance(val, float):
         b.problems.append(Reason(f"{name} is a {'Python int (a SymInt)' if inp.is_symint else 'tensor'} here, "
                                  f"given the float {val}", "wrong-input-type"))
         return
     if inp.is_symint:
-        _fit_symint(b, inp, val, mode, pgo)
+        if inp.source not in auto:  # else a SymInt, as automatic dynamic makes it
+            _fit_symint(b, inp, val, mode, pgo)
         return
     tt = TensorType.parse(inp.type)
     if tt is None or val is None:
@@ -247,7 +254,7 @@ def _fit_symint(b: Binding, inp: GraphInput, val: InputValue | None, mode: Dynam
            "to its value, so torch looks up another key")
     if pgo:
         b.notes.append(Reason(why + " (unless the profile-guided automatic-dynamic state in this "
-                              "cache dir makes it a SymInt: fxcache does not read that state)", "pgo-state-unread"))
+                              "cache dir makes it a SymInt: fxcache could not read that state)", "pgo-state-unread"))
     else:
         b.problems.append(Reason(why, "int-specialized"))
 
@@ -276,7 +283,7 @@ def _fit_size(b: Binding, name: str, dim: int, want: str, got: int, kind: str, m
                 f"dim {dim} of {name} is symbolic here ({want}); under dynamic=None a fresh "
                 "process traces an unmarked dim static, unless the profile-guided "
                 "automatic-dynamic state in this cache dir (dynamo/code_state_*, saved "
-                "under a job id) marks it dynamic: fxcache does not read that state", "pgo-state-unread"))
+                "under a job id) marks it dynamic: fxcache could not read that state", "pgo-state-unread"))
             b.where.setdefault(want, where)
             b.syms.setdefault(want, got)
         elif kind == "static":

@@ -316,7 +316,7 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
                    "another graph")
             if pgo:
                 notes.append(Reason(why + " (unless the profile-guided automatic-dynamic state in this "
-                                    "cache dir makes it a SymInt: fxcache does not read that state)",
+                                    "cache dir makes it a SymInt: fxcache could not read that state)",
                                     "pgo-state-unread"))
             else:
                 problems.append(Reason(why, "int-baked-differs"))

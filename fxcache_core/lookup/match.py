@@ -28,12 +28,10 @@ from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.decode.symbols import SymbolInfo
-from fxcache_core.errors import ShapeSpecError, param
+from fxcache_core.errors import FxcacheError, ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.origin import (
-    function_and_place,
     function_of,
-    key_function,
     key_origin,
     keys_of_function,
 )
@@ -41,13 +39,11 @@ from fxcache_core.lookup.binding import (
     DynamicMode,
     InputValue,
     TensorArg,
-    TensorType,
     check_signs,
     eval_symbolic,
     value_of,
 )
 from fxcache_core.lookup.fit import (
-    INT_RE,
     SYMBOL_RE,
     Binding,
     Sibling,
@@ -59,6 +55,15 @@ from fxcache_core.lookup.fit import (
 from fxcache_core.lookup.inputs import alias, input_bases, takes
 from fxcache_core.lookup.int_args import FunctionKeys, int_argument_rule
 from fxcache_core.lookup.judge import fx_loads, judge_entry, torch_lookup
+from fxcache_core.lookup.phases import (
+    Auto,
+    Phase,
+    Profiles,
+    auto_scalars_taken,
+    key_auto,
+    static_after_recompile,
+    with_phases,
+)
 from fxcache_core.lookup.report import KeyMatch, MatchReport, UnboundKey
 from fxcache_core.lookup.symbol_names import NamedInputs, key_symbols, name_inputs
 from fxcache_core.reasons import Reason
@@ -77,6 +82,8 @@ def match_key(
     frame: CompiledFrom | None | Callable[[], CompiledFrom | None] = None,
     duck_shape: bool | None = None,
     siblings: Callable[[CacheKey, DecodedEntry], Sequence[Sibling]] | None = None,
+    auto: Auto | None = None,
+    pgo: bool | None = None,
 ) -> KeyMatch | None:
     """Predict torch's lookup of ``key``; None when the inputs do not name any of its inputs.
 
@@ -101,6 +108,10 @@ def match_key(
         siblings: the other AOTAutograd keys of the key's function, given the key
             and its first readable entry (asked only when a rule needs them, see
             :func:`~fxcache_core.lookup.fit.fit`).
+        auto: what automatic dynamic or a saved profile traces as symbols on top of
+            ``mode`` (:class:`~fxcache_core.lookup.phases.Auto`, in the key's sources).
+        pgo: the cache dir holds a saved profile fxcache could not read (default:
+            any saved profile, :meth:`~fxcache_core.catalog.catalog.Catalog.has_pgo_state`).
 
     Raises:
         ShapeSpecError: ``sym`` names a placeholder or symbol the key does not have.
@@ -128,6 +139,8 @@ def match_key(
         inputs, given = alias(inputs, input_bases(readable[0][1], extra), frame)
         if not (sym or force) and not given:
             return None
+        if auto:
+            inputs = auto.mark(inputs)
     elif not readable and not (sym or force):
         return None
 
@@ -147,10 +160,12 @@ def match_key(
         check_signs(sym, symbols, "sym")
     if readable:
         d0 = readable[0][1]
-        b = fit(d0, inputs, mode, pgo=catalog.has_pgo_state(), duck_shape=duck_shape,
+        b = fit(d0, inputs, mode, pgo=catalog.has_pgo_state() if pgo is None else pgo, duck_shape=duck_shape,
                 hints={s.expr: s.hint for s in symbols if s.expr and s.hint is not None},
-                guards=d0.guards_expr,
+                guards=d0.guards_expr, auto=auto.scalars if auto else frozenset(),
                 siblings=_once(lambda: siblings(key, d0)) if siblings is not None else None)
+        if auto and auto.scalars and not positional:
+            auto_scalars_taken(b, d0, inputs, auto)
         if not positional and any(isinstance(v, float) for v in inputs.values()):
             fit_baked_floats(catalog, key, b, inputs, input_bases(d0, extra), mode)
         problems = b.problems or _bind_placeholders(b, symbols, inputs, sym or {}, values)
@@ -291,55 +306,6 @@ def _fit_through_loaders(m: KeyMatch, aot: Mapping[str, KeyMatch]) -> KeyMatch:
                     reasons=_loader_unfit(results), compiled=m.compiled)
 
 
-Dims = dict[tuple[str, int], str]
-"""(input source, dim) -> printed size, of a key's tensor inputs."""
-
-
-def _dims(catalog: Catalog, key: CacheKey) -> Dims:
-    """:data:`Dims` of the tensor inputs of a key's first readable entry."""
-    first = catalog.first_readable(key)
-    out: Dims = {}
-    for inp in first[1].inputs if first is not None else ():
-        tt = TensorType.parse(inp.type) if inp.source and not inp.is_symint else None
-        if tt is not None:
-            for i, size in enumerate(tt.sizes):
-                out[(inp.source, i)] = size
-    return out
-
-
-def _static_sibling(catalog: Catalog, key: CacheKey, function: str,
-                    statics: dict[str, list[tuple[CacheKey, Dims]]]) -> CacheKey | None:
-    """An AOTAutograd key of the same function compiled with static shapes.
-
-    Under ``dynamic=None`` Dynamo compiles a function's first call with static
-    shapes and only marks a dim dynamic when a later call changes it
-    (automatic dynamic), so such a function leaves a static key beside its
-    dynamic one. A static size of 0 or 1 does not count: ``dynamic=True``
-    specializes those too. ``statics``: :func:`_static_keys` of the catalog.
-    """
-    dims = _dims(catalog, key)
-    symbolic = {k for k, v in dims.items() if not INT_RE.fullmatch(v)}
-    for other, odims in statics.get(function, ()):
-        if other.key != key.key and any(int(odims[k]) > 1 for k in symbolic if k in odims):
-            return other
-    return None
-
-
-def _static_keys(catalog: Catalog) -> dict[str, list[tuple[CacheKey, Dims]]]:
-    """Function (:func:`~fxcache_core.functions.origin.key_function`) -> its AOTAutograd
-    keys whose tensor dims are all static, with the dims."""
-    out: dict[str, list[tuple[CacheKey, Dims]]] = {}
-    for k in catalog.scan.keys:
-        if k.kind is not KeyKind.AOT_AUTOGRAD:
-            continue
-        odims = _dims(catalog, k)
-        if odims and all(INT_RE.fullmatch(v) for v in odims.values()):
-            name = key_function(catalog, k)
-            if name is not None:
-                out.setdefault(name, []).append((k, odims))
-    return out
-
-
 class _Frame:
     """A key's compiled frame (:func:`~fxcache_core.functions.frames.compiled_from`),
     read once and only when needed (an AOTAutograd key's is in its FX entry)."""
@@ -361,7 +327,11 @@ class _Frame:
 
 @dataclass
 class _Run:
-    """One :func:`match` call: its arguments and what it builds on demand across keys."""
+    """One pass of :func:`match` over the keys: its arguments and what it builds on
+    demand across keys. ``auto_of`` gives what a key's lookup traces as symbols beyond
+    the mode's own (a phase of automatic dynamic, :mod:`fxcache_core.lookup.phases`);
+    ``recompiled``: the pass is the call after a recompile (static keys are ruled out,
+    :func:`~fxcache_core.lookup.phases.static_after_recompile`)."""
 
     catalog: Catalog
     inputs: Mapping[str, InputValue]
@@ -372,9 +342,11 @@ class _Run:
     mode: DynamicMode
     duck_shape: bool | None
     by_key: dict[str, KeyMatch] = field(default_factory=dict)
-    statics: dict[str, list[tuple[CacheKey, Dims]]] | None = None
     int_keys: FunctionKeys | None = None
     aot_symbols: list[tuple[str, DecodedEntry, tuple[SymbolInfo, ...]]] | None = None
+    auto_of: Callable[[CacheKey, _Frame], Auto] | None = None
+    pgo: bool | None = None
+    recompiled: dict[str, Auto] | None = None
 
     def skips(self, k: CacheKey, mine: set[str] | None) -> bool:
         """Whether key ``k`` is not looked at: not the function's, or (with
@@ -429,33 +401,14 @@ class _Run:
             return m
         if self.int_keys is None:
             self.int_keys = FunctionKeys(self.catalog)
+        pgo = self.catalog.has_pgo_state() if self.pgo is None else self.pgo
         rule = int_argument_rule(self.int_keys, k, first[1], origin, self.inputs, self.mode,
-                                 self.catalog.has_pgo_state(), of_function=self.function is not None,
+                                 pgo, of_function=self.function is not None,
                                  params=m.compiled.params if m.compiled is not None else ())
         if rule.problems:
             return KeyMatch(key=k, fits=False, reasons=rule.problems, symbols=m.symbols, origin=origin,
-                            bound=m.bound, compiled=m.compiled)
+                            bound=m.bound, compiled=m.compiled, auto=m.auto, profile=m.profile)
         return replace(m, uncertain=m.uncertain + rule.notes) if rule.notes else m
-
-    def with_static_sibling(self, m: KeyMatch, origin: Origin | None) -> KeyMatch:
-        """Without the mode: a function also compiled with static shapes makes a
-        dynamic key's lookup undecided (a fresh process looks up the static key first)."""
-        k = m.key
-        if not (self.mode is DynamicMode.UNKNOWN and k.kind is KeyKind.AOT_AUTOGRAD and m.fits
-                and m.symbols and origin is not None):
-            return m
-        if self.statics is None:
-            self.statics = _static_keys(self.catalog)
-        fname = function_and_place(origin, m.compiled)
-        assert fname is not None
-        static = _static_sibling(self.catalog, k, fname, self.statics)
-        if static is None:
-            return m
-        return replace(m, uncertain=m.uncertain + (Reason(
-            f"{fname} was also compiled with static shapes (key {static.key[:12]}): "
-            "under automatic dynamic (dynamic=None) a fresh process compiles its first call "
-            "statically and looks up a static key; this key serves the calls after that",
-            "static-sibling"),))
 
     def with_loaders(self, m: KeyMatch) -> KeyMatch:
         """An FX key: the AOTAutograd keys that load it, and its fit through them."""
@@ -463,6 +416,44 @@ class _Run:
             return m
         m = replace(m, loaded_by=tuple(sorted({e.key for e in self.catalog.loaders_of(m.key.key)})))
         return _fit_through_loaders(m, self.by_key) if m.fits else m
+
+    def keys(self, keys: Sequence[CacheKey], mine: set[str] | None
+             ) -> tuple[list[KeyMatch], list[UnboundKey], set[str]]:
+        """Every key of ``keys`` judged in order (AOTAutograd keys first): the results,
+        the keys of the function the inputs do not bind, and the inputs used."""
+        results: list[KeyMatch] = []
+        unbound: list[UnboundKey] = []
+        used: set[str] = set()
+        catalog = self.catalog
+        for k in keys:
+            if self.skips(k, mine):
+                continue
+            m = self.decided_by_loaders(k)
+            if m is None:
+                frame = _Frame(catalog, k)
+                if self.function is not None:
+                    frame()
+                auto = self.auto_of(k, frame) if self.auto_of is not None else None
+                m = match_key(catalog, k, self.inputs, self.sym, force=self.only is not None,
+                              positional=self.positional, mode=self.mode, frame=frame,
+                              duck_shape=self.duck_shape, auto=auto, pgo=self.pgo, siblings=self.siblings)
+                if m is None:
+                    if (u := self.unbound(k, frame)) is not None:
+                        unbound.append(u)
+                    continue
+                used.update(src for src, _ in m.bound)
+                origin = key_origin(catalog, k)
+                m = replace(m, origin=origin, compiled=frame())
+                if auto:
+                    m = replace(m, auto=auto.shown(), profile=auto.profile,
+                                uncertain=m.uncertain + ((auto.uncertain,) if auto.uncertain else ()))
+                m = self.with_loaders(self.with_int_rule(m, origin))
+                if self.recompiled is not None:
+                    m = static_after_recompile(m, key_auto(catalog, k) if m.fits else Auto(),
+                                               self.recompiled, self.inputs)
+            self.by_key[k.key] = m
+            results.append(m)
+        return _dtype_rivals(results), unbound, used
 
 
 def _check_given(inputs: Mapping[str, InputValue], sym: Mapping[str, int] | None,
@@ -486,6 +477,7 @@ def match(
     positional: Sequence[TensorArg] = (),
     mode: DynamicMode = DynamicMode.UNKNOWN,
     duck_shape: bool | None = None,
+    phase: Phase = Phase.FIRST,
 ) -> MatchReport:
     """Predict torch's lookup for every key the inputs bind (or just ``only``).
 
@@ -503,47 +495,56 @@ def match(
     torch's ``torch.fx.experimental._config.use_duck_shape`` (None: not said, see
     :func:`~fxcache_core.lookup.fit.fit`).
 
+    Automatic dynamic (:mod:`fxcache_core.lookup.phases`): under ``dynamic=None``
+    every key is judged twice, for a fresh process's first call (dims a saved
+    profile marks dynamic are symbols, the others static) and for the call after
+    a recompile (the dims the key has symbolic are automatic dynamic's); the
+    report's ``passes`` hold both, and ``results`` the one ``phase`` asks about.
+    Without the mode, the functions that show automatic dynamic in the cache (a
+    key of static shapes beside one with those dims symbolic, or a saved profile)
+    are judged under both phases and under ``dynamic=True`` too, so the verdict
+    can say where the mode changes the answer (``results`` stay those without the
+    mode). A saved profile marks a first call's dims under ``dynamic=True`` too (they
+    are then not duck-sized); ``dynamic=False`` turns automatic dynamic off.
+
     Raises:
         ShapeSpecError: ``sym`` given without ``only``, or naming a placeholder
             the key does not have.
+        FxcacheError: ``phase`` asks about the calls after a recompile where there is
+            one phase (``dynamic=True`` or ``False``, FX keys bound by position).
     """
     _check_given(inputs, sym, only, positional)
+    if phase is Phase.AFTER_RECOMPILE and (mode in (DynamicMode.TRUE, DynamicMode.FALSE) or positional):
+        raise FxcacheError(
+            f"{param('phase')} asks about automatic dynamic's calls after a recompile: under "
+            + (f"{param('dynamic')} {mode.value}" if not positional else param("positional"))
+            + " there is one phase", param="phase")
     keys = [only] if only is not None else sorted(
         catalog.scan.keys, key=lambda k: (k.kind is not KeyKind.AOT_AUTOGRAD, k.key))
     if only is None:
         catalog.read_ahead(catalog.scan.entries())  # all of them, below: on every CPU
     mine, held = keys_of_function(catalog, function) if function is not None else (None, ())
-    run = _Run(catalog, inputs, sym, only, function, positional, mode, duck_shape)
-    results: list[KeyMatch] = []
-    unbound: list[UnboundKey] = []
-    used: set[str] = set()
-    for k in keys:
-        if run.skips(k, mine):
-            continue
-        m = run.decided_by_loaders(k)
-        if m is None:
-            frame = _Frame(catalog, k)
-            if function is not None:
-                frame()
-            m = match_key(catalog, k, inputs, sym, force=only is not None, positional=positional,
-                          mode=mode, frame=frame, duck_shape=duck_shape, siblings=run.siblings)
-            if m is None:
-                if (u := run.unbound(k, frame)) is not None:
-                    unbound.append(u)
-                continue
-            used.update(src for src, _ in m.bound)
-            origin = key_origin(catalog, k)
-            m = replace(m, origin=origin, compiled=frame())
-            m = run.with_loaders(run.with_static_sibling(run.with_int_rule(m, origin), origin))
-        run.by_key[k.key] = m
-        results.append(m)
-    _negative_ints_for_tensors(catalog, results, inputs)
-    results = _dtype_rivals(results)
-    shown = tuple((src, str(v)) for src, v in inputs.items())
-    return MatchReport(inputs=shown, results=tuple(results), keys_considered=len(keys),
-                       unbound=tuple(unbound),
-                       unused=tuple(src for src in inputs if src not in used) if (results or unbound) else (),
-                       function_missing=function is not None and not mine, functions_held=held)
+    profiles = Profiles(catalog) if mode is not DynamicMode.FALSE and not positional else None
+    pgo = profiles.unread if profiles is not None else None
+    if mode is DynamicMode.FALSE:
+        pgo = False  # dynamic=False: automatic dynamic, and the saved profile, are off
+
+    def first_call(k: CacheKey, frame: _Frame) -> Auto:
+        return profiles.for_frame(frame()) if profiles is not None and profiles.states else Auto()
+
+    def run(m: DynamicMode, auto_of: Callable[[CacheKey, _Frame], Auto] | None) -> _Run:
+        return _Run(catalog, inputs, sym, only, function, positional, m, duck_shape, auto_of=auto_of, pgo=pgo)
+
+    results, unbound, used = run(mode, first_call).keys(keys, mine)
+    report = MatchReport(
+        inputs=tuple((src, str(v)) for src, v in inputs.items()), results=tuple(results),
+        keys_considered=len(keys), unbound=tuple(unbound),
+        unused=tuple(src for src in inputs if src not in used) if (results or unbound) else (),
+        function_missing=function is not None and not mine, functions_held=held)
+    if mode in (DynamicMode.NONE, DynamicMode.UNKNOWN) and not positional and results:
+        report = with_phases(catalog, report, run, first_call, mode, phase, mine, profiles)
+    _negative_ints_for_tensors(catalog, report.results, inputs)
+    return report
 
 
 def _dtype_rivals(results: list[KeyMatch]) -> list[KeyMatch]:

@@ -11,6 +11,7 @@ adds beside the texts. Nothing here decodes an entry or prints.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
@@ -18,8 +19,28 @@ from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.origin import function_of
+from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.judge import EntryVerdict, FxLoad
 from fxcache_core.reasons import Reason, code_of
+
+
+class Phase(Enum):
+    """Which call of a function under automatic dynamic (``dynamic=None``) is asked about.
+
+    * ``FIRST``: the first call in a fresh process (every unmarked dim static,
+      unless a saved profile marks it dynamic);
+    * ``AFTER_RECOMPILE``: the call after a size changed, which Dynamo recompiles
+      with the changed dims symbolic (automatic dynamic).
+    """
+
+    FIRST = "first"
+    AFTER_RECOMPILE = "after-recompile"
+
+    @property
+    def heading(self) -> str:
+        """How a verdict line names the phase."""
+        return {"first": "first call in a fresh process",
+                "after-recompile": "after a recompile (automatic dynamic)"}[self.value]
 
 
 @dataclass(frozen=True)
@@ -55,6 +76,9 @@ class KeyMatch:
             (:func:`fxcache_core.functions.frames.compiled_from`), where the cache records it.
         assumed: (input, dtype) for each tensor given without a dtype: the fit took the
             key's (:attr:`assumptions` says so in words). Not a reason for ``undecided``.
+        auto: what this lookup traces as symbols by automatic dynamic or a saved
+            profile (:mod:`fxcache_core.lookup.phases`), in the user's terms (``x.size(1)``).
+        profile: the saved profile (its file) the first call's ``auto`` comes from, if any.
     """
 
     key: CacheKey
@@ -74,6 +98,8 @@ class KeyMatch:
     bound: tuple[tuple[str, str], ...] = ()
     compiled: CompiledFrom | None = None
     assumed: tuple[tuple[str, str], ...] = ()
+    auto: tuple[str, ...] = ()
+    profile: str | None = None
 
     @property
     def assumptions(self) -> tuple[Reason, ...]:
@@ -116,7 +142,8 @@ class KeyMatch:
         ``function``, ``compiled_from``, ``bound``, ``hit``, ``fits``, ``reasons`` and
         ``reason_codes``, ``uncertain`` and ``uncertain_codes``, ``aborted`` and
         ``aborted_code``, ``values``, ``symbols``, ``shadowed``, ``loads``,
-        ``loaded_by``, ``entries``, ``assumed``: input -> the dtype assumed)."""
+        ``loaded_by``, ``entries``, ``assumed``: input -> the dtype assumed,
+        ``auto_dynamic``, ``profile``)."""
         names = self.user_names
         return {
             "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
@@ -137,7 +164,29 @@ class KeyMatch:
             "loaded_by": list(self.loaded_by),
             "entries": [v.to_json(names) for v in self.entries],
             "assumed": dict(self.assumed),
+            "auto_dynamic": list(self.auto), "profile": self.profile,
         }
+
+
+@dataclass(frozen=True)
+class PassResults:
+    """The same call's keys judged once more, for one phase of automatic dynamic
+    (:class:`~fxcache_core.lookup.phases.Phase`) under one mode.
+
+    Attributes:
+        phase: the first call in a fresh process, or the call after a recompile.
+        mode: ``none`` (automatic dynamic), or ``true``: what ``dynamic=True``
+            would do, asked when the mode was not given.
+        results: one :class:`KeyMatch` per key, as :attr:`MatchReport.results`.
+    """
+
+    phase: Phase
+    mode: DynamicMode
+    results: tuple[KeyMatch, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"phase": self.phase.value, "mode": self.mode.value,
+                "results": [m.to_json() for m in self.results]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +222,11 @@ class MatchReport:
     ``unused``: inputs given that no key considered takes (a misspelt or
     extra name). ``function_missing``: no key was compiled from the function asked
     for; ``functions_held`` then lists those the cache holds keys of.
+    ``phase``: under automatic dynamic (``dynamic=None``, or not given), the phase
+    ``results`` and the verdicts' status are of (see :mod:`fxcache_core.lookup.phases`);
+    None when the mode has one phase. ``passes``: the keys judged per phase (and,
+    without the mode, under ``dynamic=True``), for the functions automatic dynamic
+    concerns; one of them may be ``results`` itself.
     """
 
     inputs: tuple[tuple[str, str], ...]
@@ -182,20 +236,25 @@ class MatchReport:
     unused: tuple[str, ...] = ()
     function_missing: bool = False
     functions_held: tuple[str, ...] = ()
+    phase: Phase | None = None
+    passes: tuple[PassResults, ...] = ()
 
-    def folded(self) -> frozenset[str]:
+    def folded(self, results: tuple[KeyMatch, ...] | None = None) -> frozenset[str]:
         """FX keys only loaded by AOTAutograd keys that hit: after such a hit torch
         loads them by exact guards string (each hit's ``loads``), never by their
-        own guards, so their own verdicts add nothing for this call."""
-        hit_aot = {m.key.key for m in self.results
+        own guards, so their own verdicts add nothing for this call. Of ``results``
+        (one of :attr:`passes`) when given."""
+        results = self.results if results is None else results
+        hit_aot = {m.key.key for m in results
                    if m.status == "hit" and m.key.kind is KeyKind.AOT_AUTOGRAD}
-        return frozenset(m.key.key for m in self.results
+        return frozenset(m.key.key for m in results
                          if m.loaded_by and set(m.loaded_by) <= hit_aot)
 
     def to_json(self) -> dict[str, object]:
         """``inputs``, ``results`` (:meth:`KeyMatch.to_json` each), ``unbound``
         (``kind``, ``key``, ``origin``, ``takes`` each), ``unused``,
-        ``function_missing`` and ``functions_held``."""
+        ``function_missing`` and ``functions_held``, ``phase`` and ``passes`` (each
+        :meth:`PassResults.to_json`, but for the one that is ``results``)."""
         return {
             "inputs": dict(self.inputs),
             "results": [m.to_json() for m in self.results],
@@ -203,4 +262,6 @@ class MatchReport:
             "unused": list(self.unused),
             "function_missing": self.function_missing,
             "functions_held": list(self.functions_held),
+            "phase": self.phase.value if self.phase else None,
+            "passes": [p.to_json() for p in self.passes if p.results is not self.results],
         }

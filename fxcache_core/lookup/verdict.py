@@ -28,6 +28,15 @@ key whose binding the cache cannot decide (``KeyMatch.uncertain``: duck sizing,
 graph inputs: the function is then undecided, and says whether either way an
 entry's guards hold.
 
+Under automatic dynamic (``dynamic=None``, :mod:`fxcache_core.lookup.phases`) the
+report judges a function's keys once per phase, and its verdict says both
+(:attr:`FunctionVerdict.phases`): the first call in a fresh process (static
+sizes, or the dims a saved profile marks; a call no static key holds is
+``static ... was never compiled``), and the call after a recompile. Its status is
+that of the phase asked (the first call unless ``--after-recompile``). Without
+the mode, a function that shows automatic dynamic is judged under
+``dynamic=True`` too, and a phase is decided only where both modes agree.
+
 :attr:`CallVerdict.exit_code` is what ``fxcache match`` exits with, as
 ``grep`` and ``diff`` do: 0 every function counted hits, 1 some function
 misses (or needs a new graph, or fails to compile), 3 none misses but some is
@@ -39,17 +48,20 @@ in another function says nothing about this call.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.decode.entries import Origin
+from fxcache_core.decode.pgo import job_of
 from fxcache_core.errors import param
 from fxcache_core.functions.origin import frame_label, function_of
 from fxcache_core.guards.user_terms import user_source, user_text
-from fxcache_core.lookup.report import KeyMatch, MatchReport
+from fxcache_core.lookup.binding import DynamicMode
+from fxcache_core.lookup.report import KeyMatch, MatchReport, PassResults, Phase
 from fxcache_core.reasons import Reason, code_of
 
 Status = Literal["hit", "miss", "new-graph", "error", "undecided"]
@@ -75,6 +87,12 @@ class FunctionVerdict:
         key: the key that decides (the hit, the first miss), None for ``new-graph``.
         entry: the entry torch loads, for ``hit``.
         keys: every key of the function the call was matched against.
+        phase: under automatic dynamic, the phase this verdict is of
+            (:class:`~fxcache_core.lookup.phases.Phase`); None when the mode has one.
+        phases: under automatic dynamic, the verdict of each phase, the first call
+            in a fresh process first (the verdict itself is the one of ``phase``).
+        heading: the phase as a line names it (``first call in a fresh process``,
+            with the saved profile that makes it dynamic), None without phases.
     """
 
     function: str | None
@@ -84,6 +102,9 @@ class FunctionVerdict:
     key: CacheKey | None = None
     entry: str | None = None
     keys: tuple[KeyMatch, ...] = ()
+    phase: Phase | None = None
+    phases: tuple[FunctionVerdict, ...] = ()
+    heading: str | None = None
 
     @property
     def label(self) -> str:
@@ -109,11 +130,19 @@ class FunctionVerdict:
 
     def to_json(self) -> dict[str, object]:
         """``function``, ``origin``, ``status``, ``line``, ``why`` and ``why_code``, ``key``,
-        ``entry``, ``keys`` and ``assumed`` (:attr:`assumed`'s texts)."""
+        ``entry``, ``keys`` and ``assumed`` (:attr:`assumed`'s texts); ``phase`` and
+        ``phases`` (phase -> ``heading``, ``status``, ``line``, ``why``, ``why_code``,
+        ``key``, ``entry``), empty without phases."""
         return {"function": self.function, "origin": str(self.origin) if self.origin else None,
                 "status": self.status, "line": self.line, "why": self.why, "why_code": code_of(self.why),
                 "key": self.key.key if self.key else None, "entry": self.entry,
-                "keys": [m.key.key for m in self.keys], "assumed": list(self.assumed)}
+                "keys": [m.key.key for m in self.keys], "assumed": list(self.assumed),
+                "phase": self.phase.value if self.phase else None,
+                "phases": {p.phase.value: p._phase_json() for p in self.phases if p.phase is not None}}
+
+    def _phase_json(self) -> dict[str, object]:
+        return {"heading": self.heading, "status": self.status, "line": self.line, "why": self.why,
+                "why_code": code_of(self.why), "key": self.key.key if self.key else None, "entry": self.entry}
 
 
 @dataclass(frozen=True)
@@ -246,18 +275,88 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
     return FunctionVerdict(function, origin, "miss", _miss_why(first), first.key, keys=keys)
 
 
+def _groups(report: MatchReport, results: tuple[KeyMatch, ...]) -> dict[str | None, list[KeyMatch]]:
+    """``results`` per function, in the order of their first key, without the FX keys
+    only loaded by AOTAutograd hits (part of those hits)."""
+    folded = report.folded(results)
+    groups: dict[str | None, list[KeyMatch]] = {}
+    for m in results:
+        if m.key.key not in folded:
+            groups.setdefault(function_of(m.origin, m.compiled), []).append(m)
+    return groups
+
+
+def _user_inputs(group: Sequence[KeyMatch], inputs: Sequence[tuple[str, str]]) -> str:
+    """The inputs the function's keys take, as the user wrote them: ``x=[4,12]``."""
+    taken = {given for m in group for given, _ in m.bound}
+    return ", ".join(f"{user_source(src)}={v}" for src, v in inputs if not taken or src in taken)
+
+
+def _phase_verdict(function: str | None, group: Sequence[KeyMatch], phase: Phase,
+                   inputs: Sequence[tuple[str, str]]) -> FunctionVerdict:
+    """One phase's verdict (:func:`function_verdict`), with its heading: the first call
+    says whether a saved profile makes it dynamic, and a first call traced static that
+    no key takes says so (``static x=[4,12] was never compiled``)."""
+    v = function_verdict(function, group)
+    heading = phase.heading
+    if phase is Phase.FIRST:
+        saved = next((m for m in group if m.profile is not None), None)
+        if saved is not None:
+            heading += (f" (traced dynamic: job id {job_of(saved.profile or '')}'s saved profile, "
+                        f"{os.path.basename(saved.profile or '')}, marks {', '.join(saved.auto)} dynamic)")
+        elif v.status == "new-graph" and not any(m.auto for m in group) and ":mark_dynamic=" not in str(inputs):
+            v = replace(v, why=Reason(
+                f"static {_user_inputs(group, inputs)} was never compiled (under dynamic=None a fresh "
+                "process traces its first call with static sizes, and no key holds these)",
+                "static-never-compiled"))
+    return replace(v, phase=phase, heading=heading)
+
+
+def _either(none: FunctionVerdict, true: FunctionVerdict) -> FunctionVerdict:
+    """Without the mode: the verdict of ``dynamic=None``'s phase if ``dynamic=True`` gives
+    the same (status, key and entry), else undecided, saying both."""
+    if (none.status, none.key, none.entry) == (true.status, true.key, true.entry):
+        return none
+    tail = "; either way an entry's guards hold" if none.status == true.status == "hit" else ""
+    return replace(none, status="undecided", key=none.key or true.key, entry=None, why=Reason(
+        f"under dynamic=None {_short(none)}; under dynamic=True {_short(true)}{tail} "
+        f"(pass {param('dynamic')})", "mode-changes-verdict"))
+
+
+def _short(v: FunctionVerdict) -> str:
+    """A verdict's line without what a hit loads: ``HIT entry ... (aot ...)``."""
+    if v.status == "hit" and v.key is not None and v.entry is not None:
+        return f"HIT entry {v.entry[:16]} ({v.key.kind.short} {v.key.key[:12]})"
+    return v.line
+
+
+def _phased(v: FunctionVerdict, function: str | None, report: MatchReport,
+            passes: Sequence[tuple[PassResults, dict[str | None, list[KeyMatch]]]]) -> FunctionVerdict:
+    """``v`` (of ``report.results``) as the verdict of the phase asked, with both phases."""
+    by = {(p.phase, p.mode): g[function] for p, g in passes if function in g}
+    first = by.get((Phase.FIRST, DynamicMode.NONE))
+    after = by.get((Phase.AFTER_RECOMPILE, DynamicMode.NONE))
+    if first is None or after is None or report.phase is None:
+        return v
+    phases = [_phase_verdict(function, first, Phase.FIRST, report.inputs),
+              _phase_verdict(function, after, Phase.AFTER_RECOMPILE, report.inputs)]
+    if (true := by.get((Phase.FIRST, DynamicMode.TRUE))) is not None:
+        tv = function_verdict(function, true)
+        phases = [replace(_either(p, tv), heading=p.heading) for p in phases]
+    chosen = phases[0] if report.phase is Phase.FIRST else phases[1]
+    return replace(chosen, keys=v.keys, phases=tuple(phases))
+
+
 def verdicts(report: MatchReport, count_all: bool = False) -> CallVerdict:
     """One :class:`FunctionVerdict` per function the call's inputs reach, in the
     order of their first key; ``count_all``: every function counts (the report was
     made for one function, ``--fn``, or one key, ``--key``). Frames the inputs do not bind
-    (``report.unbound``, after a graph break) are undecided: their locals were not given."""
-    folded = report.folded()
-    groups: dict[str | None, list[KeyMatch]] = {}
-    for m in report.results:
-        if m.key.key in folded:
-            continue  # only loaded by an AOTAutograd hit: part of that hit
-        groups.setdefault(function_of(m.origin, m.compiled), []).append(m)
-    found = [function_verdict(f, g) for f, g in groups.items()]
+    (``report.unbound``, after a graph break) are undecided: their locals were not given.
+    Under automatic dynamic (``report.phase``), a function the report's ``passes`` judge
+    gets the verdict of each phase, and its status is that of the phase asked."""
+    groups = _groups(report, report.results)
+    passes = [(p, _groups(report, p.results)) for p in report.passes]
+    found = [_phased(function_verdict(f, g), f, report, passes) for f, g in groups.items()]
     for u in report.unbound:
         found.append(FunctionVerdict(
             function_of(u.origin), u.origin, "undecided", Reason(

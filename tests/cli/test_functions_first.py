@@ -128,7 +128,7 @@ def test_match_cli_prints_the_verdict_first_and_exits_with_it(cache):
     assert "16 <= L['t0']" not in p.stdout  # the stored form only under --explain
     assert "(stored: 16 <= L['t0']" in run_fxcache(*d, "--fn", "grow", "--explain").stdout
     p = run_fxcache(*d[:-2], "--dynamic", "NONE", "--fn", "fixed")
-    assert p.returncode == 1 and p.stdout.startswith("fixed: NEW GRAPH")
+    assert p.returncode == 1 and p.stdout.startswith("fixed: first call in a fresh process: NEW GRAPH: static x=[10,3]")
     assert "NO-FIT" in p.stdout  # the reasons, without --explain: --fn narrowed it to a few keys
     j = run_fxcache(*d, "--fn", "grow", "--json")
     body = json.loads(j.stdout)

@@ -130,11 +130,19 @@ def counters() -> dict[str, int]:
     return _counter_snapshot()
 
 
-def run_oracle(cache_dir: str | os.PathLike[str], case_name: str, shapes: list[Any]) -> dict:
+def run_oracle(cache_dir: str | os.PathLike[str], case_name: str, shapes: list[Any],
+               warm_up: list[list[Any]] | None = None, job_id: str | None = None) -> dict:
     """In this (fresh) process: compile ``case_name`` and call it once on ``shapes``.
 
     An exception raised by the call (e.g. a ``mark_dynamic`` range violation) is
     reported under ``"error"`` rather than raised: what torch does is the answer.
+
+    ``warm_up``: calls made first, in this process, with the same compiled function,
+    and not recorded (the recorded call is then a later call: after a recompile under
+    automatic dynamic, when a size changed). ``job_id``: ``torch.compiler.config.job_id``
+    (``TORCH_COMPILE_JOB_ID``), set before anything is compiled: Dynamo then reads its
+    saved profile from ``<cache dir>/dynamo/`` and writes it back after each compile
+    (torch/_dynamo/pgo.py).
     """
     from demo.build_cache import configure_torch, prepare_env
 
@@ -149,11 +157,16 @@ def run_oracle(cache_dir: str | os.PathLike[str], case_name: str, shapes: list[A
     case = CASES[case_name]
     rec = install_recorder()
     torch._dynamo.reset()
+    if job_id is not None:
+        torch.compiler.config.job_id = job_id
+    compiled = compile_case(case)
+    for earlier in warm_up or ():
+        run_call(case, compiled, earlier)
     torch._dynamo.utils.counters.clear()
     rec.clear()
     error = None
     try:
-        run_call(case, compile_case(case), shapes, on_phase=rec.set_phase)
+        run_call(case, compiled, shapes, on_phase=rec.set_phase)
     except Exception as e:  # noqa: BLE001 - reported, not hidden
         error = {"type": type(e).__name__, "message": str(e).strip().splitlines()[0][:500]}
     return {
@@ -166,6 +179,8 @@ def run_oracle(cache_dir: str | os.PathLike[str], case_name: str, shapes: list[A
         "error": error,
         "torch_version": torch.__version__,
         "pid": os.getpid(),
+        "warm_up": warm_up or [],
+        "job_id": job_id,
     }
 
 
@@ -272,8 +287,8 @@ def serve(requests: Any, replies: Any) -> None:
                 os.close(r)
                 try:
                     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(req["cache_dir"])
-                    out = json.dumps(run_oracle(req["cache_dir"], req["case"], req["shapes"]),
-                                     sort_keys=True)
+                    out = json.dumps(run_oracle(req["cache_dir"], req["case"], req["shapes"],
+                                                req.get("warm_up"), req.get("job_id")), sort_keys=True)
                 except BaseException:  # noqa: BLE001 - sent to the caller, who raises it
                     out = json.dumps({"failed": traceback.format_exc()[-8000:]})
                 with os.fdopen(w, "w") as f:
@@ -342,15 +357,18 @@ class ForkServer:
         return self._proc
 
     def lookups(self, cache_dir: str | os.PathLike[str], case: str, shapes: list[Any],
-                timeout: float = 300) -> dict:
-        """What :func:`run_oracle` returns for one call, made in a forked child.
+                timeout: float = 300, warm_up: list[list[Any]] | None = None,
+                job_id: str | None = None) -> dict:
+        """What :func:`run_oracle` returns for one call (after ``warm_up``, under ``job_id``),
+        made in a forked child.
 
         A server that failed is stopped, and the next query starts another.
         """
         import selectors
 
         proc = self._start()
-        req = {"cache_dir": os.path.abspath(os.fspath(cache_dir)), "case": case, "shapes": shapes}
+        req = {"cache_dir": os.path.abspath(os.fspath(cache_dir)), "case": case, "shapes": shapes,
+               "warm_up": warm_up, "job_id": job_id}
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(json.dumps(req) + "\n")
@@ -406,21 +424,23 @@ class ForkServer:
 _server: ForkServer | None = None
 
 
-def call_id(case: str, shapes: list[Any]) -> str:
-    """One call's name: ``case-[[4,3]]``."""
-    return f"{case}-{json.dumps(shapes).replace(' ', '')}"
+def call_id(case: str, shapes: list[Any], options: dict | None = None) -> str:
+    """One call's name: ``case-[[4,3]]``, with its options (``warm_up``, ``job_id``) if any."""
+    tail = f"-{json.dumps(options, sort_keys=True).replace(' ', '')}" if options else ""
+    return f"{case}-{json.dumps(shapes).replace(' ', '')}{tail}"
 
 
 _ANSWERS_LOCK = threading.Lock()
 _answers_server: ForkServer | None = None
 
 
-def answers(cache_dir: str | os.PathLike[str], calls: list[tuple[str, list[Any]]],
+def answers(cache_dir: str | os.PathLike[str], calls: list[tuple[str, list[Any]] | tuple[str, list[Any], dict]],
             timeout: float = 300) -> dict[str, dict]:
     """Torch's lookups for many calls of ``demo.cases`` cases, each made on a fresh copy of
     ``cache_dir`` (which stays as it was) by a child of one :class:`ForkServer`, so each
-    call is a fresh process's first call on the cache as given. Every caller (the
-    background builds of several test files) shares that one server, one at a time,
+    call is a fresh process's first call on the cache as given (or, with a third element,
+    options for :func:`run_oracle`: ``warm_up`` calls first, a ``job_id``). Every caller
+    (the background builds of several test files) shares that one server, one at a time,
     restarted only when the environment a fresh process would get has changed.
     Returns :func:`call_id` -> what :func:`torch_lookups` returns."""
     import shutil
@@ -432,11 +452,13 @@ def answers(cache_dir: str | os.PathLike[str], calls: list[tuple[str, list[Any]]
         if _answers_server is None:
             _answers_server = ForkServer()
             atexit.register(_answers_server.close)
-        for case, shapes in calls:
+        for case, shapes, *more in calls:
+            options = more[0] if more else {}
             with tempfile.TemporaryDirectory(prefix="fxcache-oracle-") as tmp:
                 copy = os.path.join(tmp, "cache")
                 shutil.copytree(cache_dir, copy, symlinks=True)
-                out[call_id(case, shapes)] = _answers_server.lookups(copy, case, shapes, timeout)
+                out[call_id(case, shapes, options)] = _answers_server.lookups(copy, case, shapes, timeout,
+                                                                              **options)
     return out
 
 
@@ -464,8 +486,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("cache_dir")
     p.add_argument("case")
     p.add_argument("shapes_json", help='e.g. "[[4, 3]]" or "[[5], 2]"')
+    p.add_argument("--warm-up", default="[]", help='calls made first, not recorded: e.g. "[[[4, 6]]]"')
+    p.add_argument("--job-id", default=None, help="torch.compiler.config.job_id (saved profiles)")
     ns = p.parse_args(argv)
-    result = run_oracle(ns.cache_dir, ns.case, json.loads(ns.shapes_json))
+    result = run_oracle(ns.cache_dir, ns.case, json.loads(ns.shapes_json), json.loads(ns.warm_up), ns.job_id)
     sys.stdout.write(json.dumps(result, sort_keys=True) + "\n")
     sys.stdout.flush()
     return 0

@@ -146,6 +146,30 @@ def test_match_answers_every_lookup_as_torch_does(model_cache, torch_answers, qu
             assert r["key"] in looked_up, r
 
 
+def test_a_call_after_a_recompile_needs_no_marks_with_after_recompile(model_cache, torch_answers):
+    """llama_train's second call changed the length: automatic dynamic recompiled with that
+    dim symbolic in ids and labels. Described as it is called (no marks) with
+    --after-recompile, match judges the keys as torch traced that call, and agrees with
+    torch's lookups; without it, the verdict's first phase (a fresh process) is a new
+    graph, as torch's fresh call of another length was."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.models import WORKLOADS
+
+    root, summary = model_cache
+    q = next(q for q, (w, calls) in enumerate(QUERIES) if w == "llama_train" and len(calls) == 2)
+    workload, calls = QUERIES[q]
+    plain = {k: v for k, v in calls[1].items() if k != "dynamic_dims"}
+    args = WORKLOADS[workload].match_args(plain)
+    proc = run_fxcache("--cache-dir", str(root), "match", "--json", *args, "--after-recompile")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == report["verdicts"]["exit_code"] == 0, proc.stderr
+    (fv,) = report["verdicts"]["functions"]
+    assert fv["phase"] == "after-recompile" and fv["phases"]["first"]["status"] == "new-graph", fv
+    present = {k.key for k in scan_cache(root).keys}
+    assert assert_match_agrees_with_lookups(report["results"], torch_answers["results"][q]["lookups"][1],
+                                            present, _own_keys(summary, workload))
+
+
 def test_the_batched_oracle_answers_as_a_fresh_process_does(model_runs, torch_answers):
     """The batched oracle resets Dynamo between queries instead of starting a process per
     query. The query that depends most on process state (a fresh first call under

@@ -36,6 +36,7 @@ import pytest
 from conftest import RealCache, prebuilt
 from helpers import (
     assert_match_agrees_with_answer,
+    assert_match_agrees_with_lookups,
     assert_verdict_as_torch,
     match_args_for,
     run_fxcache,
@@ -323,3 +324,113 @@ def test_a_timestep_int_float_or_0d_tensor_is_the_verdict_torch_gives(
         assert v["status"] == "hit" and v["key"].startswith("f"), v  # the FX key itself
     else:
         assert v["why_code"] == "wrong-input-type", v
+
+
+# --- automatic dynamic's two phases, and a saved profile --------------------------------
+
+# Torch's answers for the phases of automatic_dynamic_cols (dynamic=None, built [4, 6] then
+# [4, 9]): the call after a recompile (a fresh process calls [4, 6], then [4, 12]), and a
+# fresh process's first call with the job id the session cache was built under, so that
+# Dynamo reads the profile the build saved (RealCache.pgo: x.size(1) changed).
+_JOB = "fxcache-tests"
+AFTER_RECOMPILE = ("automatic_dynamic_cols", [[4, 12]], {"warm_up": [[[4, 6]]]})
+WITH_PROFILE = ("automatic_dynamic_cols", [[4, 12]], {"job_id": _JOB})
+
+
+@builder("phase_answers", needs=("real_cache",), order=2)
+def _phase_answers() -> dict[str, dict]:
+    """Torch's lookups for AFTER_RECOMPILE on a copy of the real cache, and for
+    WITH_PROFILE on a copy with the saved profile put back."""
+    import shutil
+
+    from conftest import build_dir
+
+    from tests.harness.oracle import answers
+
+    real = prebuilt("real_cache")
+    out = answers(real.root, [AFTER_RECOMPILE])
+    with_profile = build_dir("real-cache-profile") / "inductor"
+    shutil.copytree(real.root, with_profile, symlinks=True)
+    real.with_pgo(with_profile)
+    out.update(answers(with_profile, [WITH_PROFILE]))
+    out["with_profile_root"] = with_profile
+    return out
+
+
+@pytest.fixture(scope="session")
+def phase_answers() -> dict:
+    return prebuilt("phase_answers")
+
+
+def _aot_hit(answer: dict) -> tuple[str, str]:
+    (lk,) = [lk for lk in answer["lookups"] if lk["kind"] == "aotautograd"]
+    assert answer["error"] is None and lk["hit"], answer
+    return lk["key"], lk["hit"]
+
+
+def _phases(root, *args: str) -> tuple[int, dict, dict]:
+    proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "automatic_dynamic_cols", *args)
+    body = json.loads(proc.stdout)
+    (fv,) = body["verdicts"]["functions"]
+    assert proc.returncode == body["verdicts"]["exit_code"], proc.stderr
+    return proc.returncode, fv, body
+
+
+def test_automatic_dynamic_says_both_phases_as_torch_does(oracle_cache, oracle_suite_answers, phase_answers):
+    """--dynamic none says the first call in a fresh process (exit status) and the call
+    after a recompile; --after-recompile makes the later calls decide, and judges the keys
+    as that call is traced: each as torch looked them up."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    root = oracle_cache.root
+    present = {k.key for k in scan_cache(root).keys}
+    own = {w["key"] for w in oracle_cache.writes("automatic_dynamic_cols")}
+    first_hit = _aot_hit(oracle_suite_answers[call_id("automatic_dynamic_cols", [[4, 6]])])
+    first_new = oracle_suite_answers[call_id("automatic_dynamic_cols", [[4, 12]])]
+    assert all(lk["key"] not in present for lk in first_new["lookups"] if lk["kind"] == "aotautograd")
+    after = phase_answers[call_id(*AFTER_RECOMPILE)]
+    after_hit = _aot_hit(after)
+    assert after_hit[0] != first_hit[0]  # torch: another key, the one with x.size(1) symbolic
+
+    rc, fv, _ = _phases(root, "--dynamic", "none", "--shapes", "x=[4,6]")
+    assert rc == 0 and fv["phase"] == "first" and set(fv["phases"]) == {"first", "after-recompile"}
+    assert (fv["key"], fv["entry"]) == first_hit
+    assert fv["phases"]["first"]["heading"] == "first call in a fresh process"
+    rc, fv, _ = _phases(root, "--dynamic", "none", "--shapes", "x=[4,12]")
+    first, later = fv["phases"]["first"], fv["phases"]["after-recompile"]
+    assert rc == 1 and first["status"] == "new-graph" and first["why_code"] == "static-never-compiled"
+    assert first["line"].startswith("NEW GRAPH: static x=[4,12] was never compiled"), first["line"]
+    assert (later["status"], later["key"], later["entry"]) == ("hit", *after_hit)
+    rc, fv, body = _phases(root, "--dynamic", "none", "--shapes", "x=[4,12]", "--after-recompile")
+    assert rc == 0 and fv["phase"] == "after-recompile" and body["phase"] == "after-recompile"
+    assert assert_match_agrees_with_lookups(body["results"], after["lookups"], present, own)
+    # Without --dynamic: dynamic=True would trace x.size(0) (static 4 in the key) as a
+    # symbol too, so the mode changes both answers, and the verdict says so.
+    rc, fv, _ = _phases(root, "--shapes", "x=[4,12]", "--after-recompile")
+    assert rc == 3 and fv["why_code"] == "mode-changes-verdict"
+    assert "under dynamic=None HIT entry" in fv["line"] and "under dynamic=True UNDECIDED" in fv["line"]
+
+
+def test_a_saved_profile_makes_the_first_call_dynamic_as_torch_does(oracle_cache, phase_answers):
+    """With the profile torch saved under a job id (x.size(1) changed while building), a
+    fresh process with that job id traces its first call with x.size(1) a symbol and
+    hits the dynamic key; match reads the profile (never running it) and says so."""
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.decode.pgo import read_pgo_states
+    from tests.harness.oracle import call_id
+
+    root = phase_answers["with_profile_root"]
+    (state,) = read_pgo_states(root)
+    assert state.problem is None and state.job == _JOB
+    (code,) = [c for c in state.codes if c.name == "automatic_dynamic_cols"]
+    assert [(s.source, s.dims) for s in code.dynamic()] == [("L['x']", (1,))]
+    answer = phase_answers[call_id(*WITH_PROFILE)]
+    hit = _aot_hit(answer)
+    rc, fv, body = _phases(root, "--dynamic", "none", "--shapes", "x=[4,12]")
+    first = fv["phases"]["first"]
+    assert rc == 0 and (first["status"], first["key"], first["entry"]) == ("hit", *hit)
+    assert "saved profile" in first["heading"] and "x.size(1)" in first["heading"], first["heading"]
+    present = {k.key for k in scan_cache(root).keys}
+    own = {w["key"] for w in oracle_cache.writes("automatic_dynamic_cols")}
+    assert assert_match_agrees_with_lookups(body["results"], answer["lookups"], present, own)

@@ -1,0 +1,101 @@
+"""Automatic dynamic's two phases as ``fxcache match`` says them (synthetic cache, no torch).
+
+A function with a key of static shapes (x f32[4, 3]) and a key with x.size(0)
+symbolic, as ``dynamic=None`` leaves them. That the phases agree with torch is
+tests/torch/test_oracle_suite.py's job (automatic_dynamic_cols, a saved profile) and
+tests/torch/test_models_oracle.py's (llama_train); here: the lines, the exit status,
+the JSON and the usage error.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import run_fxcache
+from synth import (
+    aot_entry_with_sources,
+    fake_key,
+    fx_entry_bytes,
+    local_source,
+    size_source,
+    write_entry,
+)
+
+from fxcache_core.cache.keys import KeyKind
+
+FILE = "/src/model.py"
+
+
+def _key(root, static: bool) -> str:
+    fx = fake_key(KeyKind.FX_GRAPH, f"auto{static}")
+    aot = fake_key(KeyKind.AOT_AUTOGRAD, f"auto{static}")
+    guards = None if static else "2 <= L['t0']"
+    write_entry(root, KeyKind.FX_GRAPH, fx, fx_entry_bytes(guards, fx, origin=("auto", FILE, 10)))
+    inputs = ([("f32[4, 3][3, 1]cpu", local_source("x"))] if static else
+              [("Sym(s0)", size_source("x", 0)), ("f32[s0, 3][3, 1]cpu", local_source("x"))])
+    write_entry(root, KeyKind.AOT_AUTOGRAD, aot, aot_entry_with_sources(guards, (fx, guards), inputs,
+                                                                         ("auto", FILE, 10)))
+    return aot
+
+
+@pytest.fixture
+def cache(tmp_path):
+    root = tmp_path / "cache"
+    return root, _key(root, static=True), _key(root, static=False)
+
+
+def _match(root, *args: str):
+    return run_fxcache("--cache-dir", str(root), "match", "--fn", "auto", *args)
+
+
+def test_both_phases_are_said_and_the_first_call_decides(cache):
+    root, static, dynamic = cache
+    p = _match(root, "--dynamic", "none", "--shapes", "x=[4,3]")
+    first, after = p.stdout.splitlines()[:2]
+    assert p.returncode == 0, p.stderr
+    assert first.startswith("auto: first call in a fresh process: HIT entry ") and f"(aot {static[:12]})" in first
+    assert after.startswith("  after a recompile (automatic dynamic): HIT entry ") and dynamic[:12] in after
+    p = _match(root, "--dynamic", "none", "--shapes", "x=[9,3]")
+    assert p.returncode == 1
+    assert p.stdout.startswith("auto: first call in a fresh process: NEW GRAPH: static x=[9,3] was never compiled")
+    assert _match(root, "--dynamic", "none", "--shapes", "x=[9,3]", "--after-recompile").returncode == 0
+
+
+def test_the_json_gives_each_phase_and_the_keys_of_the_phase_asked(cache):
+    root, static, dynamic = cache
+    p = _match(root, "--dynamic", "none", "--shapes", "x=[9,3]", "--after-recompile", "--json")
+    body = json.loads(p.stdout)
+    (fv,) = body["verdicts"]["functions"]
+    assert p.returncode == body["verdicts"]["exit_code"] == 0
+    assert fv["phase"] == "after-recompile" and (fv["status"], fv["key"]) == ("hit", dynamic)
+    assert fv["phases"]["first"]["status"] == "new-graph"
+    assert fv["phases"]["first"]["why_code"] == "static-never-compiled"
+    assert fv["phases"]["after-recompile"]["heading"] == "after a recompile (automatic dynamic)"
+    assert body["phase"] == "after-recompile"
+    by_key = {r["key"]: r for r in body["results"]}  # the keys as the later call is traced
+    assert by_key[dynamic]["status"] == "hit" and by_key[dynamic]["auto_dynamic"] == ["x.size(0)"]
+    assert by_key[static]["status"] == "no-fit"
+    (first,) = body["passes"]  # the other phase's keys
+    assert first["phase"] == "first" and {r["key"]: r["status"] for r in first["results"]}[dynamic] == "no-fit"
+
+
+def test_without_the_mode_a_phase_is_decided_only_where_both_modes_agree(cache):
+    root, _, _ = cache
+    p = _match(root, "--shapes", "x=[9,3]", "--json")
+    (fv,) = json.loads(p.stdout)["verdicts"]["functions"]
+    assert p.returncode == 3 and fv["why_code"] == "mode-changes-verdict"
+    assert "under dynamic=None NEW GRAPH" in fv["line"] and "under dynamic=True" in fv["line"]
+    # A rank no key has: a new graph either way.
+    p = _match(root, "--shapes", "x=[9,3,2]", "--json")
+    (fv,) = json.loads(p.stdout)["verdicts"]["functions"]
+    assert p.returncode == 1 and fv["status"] == "new-graph" and set(fv["phases"]) == {"first", "after-recompile"}
+
+
+def test_after_recompile_where_there_is_one_phase_is_a_usage_error(cache):
+    root, _, _ = cache
+    for mode in ("true", "false"):
+        p = _match(root, "--dynamic", mode, "--shapes", "x=[4,3]", "--after-recompile")
+        assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1, p.stderr
+        assert f"--after-recompile asks about automatic dynamic's calls after a recompile: under --dynamic {mode}" \
+            in p.stderr

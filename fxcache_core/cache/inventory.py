@@ -1,8 +1,11 @@
 """Everything under a cache dir, file by file, classified by what torch wrote it for.
 
 :mod:`fxcache_core.cache.scan` reads the two guarded caches (FX graphs, AOTAutograd);
-this module accounts for every byte: one walk with :func:`os.scandir` and one
-``lstat`` per name, never following a symlink and never opening a file. Each
+this module accounts for every byte: one walk through directory file
+descriptors (each dir opened relative to its parent with ``O_NOFOLLOW`` and
+checked to be the dir its parent listed, as ``shutil.rmtree``'s fd-based walk
+does), one ``scandir`` and one ``fstatat`` per name, never following a
+symlink and never opening a file. Each
 regular file becomes an :class:`Item` of one :class:`ContentKind`; directories,
 symlinks and other special files are counted apart, so that the totals of an
 :class:`Inventory` are exactly what ``find`` and ``du`` say of the same dir
@@ -47,6 +50,7 @@ cache_dir_utils.py).
 from __future__ import annotations
 
 import enum
+import errno
 import os
 import re
 import stat
@@ -320,13 +324,25 @@ def take_inventory(root: Path, layout: str = INDUCTOR_LAYOUT,
     cannot be stat'ed during the walk, is left out and listed in
     :attr:`Inventory.unreadable` (a compile may add and rename files meanwhile).
 
-    Cost: one ``scandir`` per dir and one ``lstat`` per name; nothing is opened.
+    Each dir below the root is opened relative to its parent's fd with
+    ``O_DIRECTORY | O_NOFOLLOW`` and must have the ``(st_dev, st_ino)`` its
+    parent's listing showed: a dir swapped for a symlink or for another dir
+    while the walk runs is not walked, and is listed in
+    :attr:`Inventory.unreadable` (``changed-during-walk``), so the inventory
+    says it is incomplete; nothing outside the root is ever counted.
+
+    Cost: one ``open`` and one ``scandir`` per dir, one ``fstatat`` per name, as
+    many fds open at once as the tree is deep; no file is opened.
 
     Raises:
         OSError: the root itself cannot be stat'ed.
     """
     with paused_gc():
         return _walk(Path(root), layout, index_dir)
+
+
+_DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
 
 
 def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
@@ -346,55 +362,124 @@ def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
     n_dirs, dir_bytes, n_links, link_bytes, n_other, disk = 1, st.st_size, 0, 0, 0, st.st_blocks * 512
     file_bytes = 0
     is_dir, is_reg, is_lnk = stat.S_ISDIR, stat.S_ISREG, stat.S_ISLNK
-    stack: list[tuple[str, tuple[str, ...]]] = [(str(root), ())]
+    try:
+        root_fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))  # the root as named
+    except OSError as e:
+        unreadable.append(Skipped(root, Reason(f"cannot list: {e.strerror or e}", "unreadable-dir")))
+        root_fd = None
+    # Depth first through dir fds: each frame is an open dir and its subdirs still to
+    # visit, (name, (st_dev, st_ino) as its listing showed); a subdir is opened relative
+    # to its parent without following a symlink and must be that very dir.
+    stack: list[tuple[int, str, tuple[str, ...], list[tuple[str, tuple[int, int]]]]] = []
+    listed = None if root_fd is None else _list_into(root_fd, str(root), unreadable)
+    if listed is not None:
+        stack.append((root_fd, str(root), (), []))
+    elif root_fd is not None:
+        os.close(root_fd)
     while stack:
-        path, parts = stack.pop()
-        try:
-            with os.scandir(path) as it:
-                dirents = list(it)
-        except OSError as e:
-            unreadable.append(Skipped(Path(path), Reason(f"cannot list: {e.strerror or e}", "unreadable-dir")))
-            continue
-        for d in dirents:
-            try:
-                s = d.stat(follow_symlinks=False)
-            except OSError as e:
-                if not isinstance(e, FileNotFoundError):
-                    unreadable.append(Skipped(Path(d.path), Reason(f"cannot stat: {e.strerror or e}", "cannot-stat")))
-                continue
-            mode = s.st_mode
-            first = True
-            if s.st_nlink > 1 and not is_dir(mode):
-                ident = (s.st_dev, s.st_ino)
-                first = ident not in seen
-                seen.add(ident)
-            if first:
-                disk += s.st_blocks * 512
-            sub = (*parts, d.name)
-            if is_dir(mode):
-                n_dirs += 1
-                dir_bytes += s.st_size
-                stack.append((d.path, sub))
-            elif is_lnk(mode):
-                n_links += 1
-                link_bytes += s.st_size if first else 0
-                symlinks.append(d.path)
-            elif is_reg(mode):
-                if index_parts is not None and sub[:-1] == index_parts and _INDEX_RE.fullmatch(d.name):
-                    kind, detail = ContentKind.INDEX, ""
-                else:
-                    kind, detail = classify(sub, layout)
+        fd, path, parts, todo = stack[-1]
+        if listed is not None:
+            for name, s in listed:
+                mode = s.st_mode
+                first = True
+                if s.st_nlink > 1 and not is_dir(mode):
+                    ident = (s.st_dev, s.st_ino)
+                    first = ident not in seen
+                    seen.add(ident)
                 if first:
-                    file_bytes += s.st_size
-                items.append(Item(FileInfo(d.path, s.st_size, s.st_mtime, s.st_atime, s.st_mtime_ns,
-                                           s.st_ino), kind, detail, first, sub))
-            else:
-                n_other += 1
+                    disk += s.st_blocks * 512
+                sub = (*parts, name)
+                where = path + os.sep + name
+                if is_dir(mode):
+                    n_dirs += 1
+                    dir_bytes += s.st_size
+                    todo.append((name, (s.st_dev, s.st_ino)))
+                elif is_lnk(mode):
+                    n_links += 1
+                    link_bytes += s.st_size if first else 0
+                    symlinks.append(where)
+                elif is_reg(mode):
+                    if index_parts is not None and sub[:-1] == index_parts and _INDEX_RE.fullmatch(name):
+                        kind, detail = ContentKind.INDEX, ""
+                    else:
+                        kind, detail = classify(sub, layout)
+                    if first:
+                        file_bytes += s.st_size
+                    items.append(Item(FileInfo(where, s.st_size, s.st_mtime, s.st_atime, s.st_mtime_ns,
+                                               s.st_ino), kind, detail, first, sub))
+                else:
+                    n_other += 1
+            todo.reverse()  # visited in listing order
+            listed = None
+        if not todo:
+            os.close(fd)
+            stack.pop()
+            continue
+        name, ident = todo.pop()
+        where = path + os.sep + name
+        sub_fd = _open_listed(fd, name, ident, where, unreadable)
+        if sub_fd is None:
+            continue
+        listed = _list_into(sub_fd, where, unreadable)
+        if listed is None:
+            os.close(sub_fd)
+            continue
+        stack.append((sub_fd, where, (*parts, name), []))
     items.sort(key=lambda i: i.file.where)
     totals = Totals(files=len(items), bytes=file_bytes, dirs=n_dirs, dir_bytes=dir_bytes,
                     symlinks=n_links, symlink_bytes=link_bytes, other=n_other, disk_bytes=disk)
     return Inventory(root=root, layout=layout, items=tuple(items), totals=totals,
                      symlinks=tuple(sorted(symlinks)), unreadable=tuple(unreadable))
+
+
+def _open_listed(parent: int, name: str, ident: tuple[int, int], where: str,
+                 unreadable: list[Skipped]) -> int | None:
+    """The dir ``name`` in ``parent``, opened without following a symlink, if it is
+    still the dir the parent's listing showed (``ident``: its ``(st_dev, st_ino)``);
+    else None, with why in ``unreadable`` (a dir swapped for a symlink or another dir
+    during the walk is not walked: the walk is reported incomplete)."""
+    changed = Reason("changed during the walk (no longer the dir its parent listed): not counted",
+                     "changed-during-walk")
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", -1)):
+            unreadable.append(Skipped(Path(where), changed))
+        else:
+            unreadable.append(Skipped(Path(where), Reason(f"cannot list: {e.strerror or e}", "unreadable-dir")))
+        return None
+    try:
+        s = os.fstat(fd)
+    except OSError as e:
+        os.close(fd)
+        unreadable.append(Skipped(Path(where), Reason(f"cannot list: {e.strerror or e}", "unreadable-dir")))
+        return None
+    if (s.st_dev, s.st_ino) != ident:
+        os.close(fd)
+        unreadable.append(Skipped(Path(where), changed))
+        return None
+    return fd
+
+
+def _list_into(fd: int, path: str, unreadable: list[Skipped]) -> list[tuple[str, os.stat_result]] | None:
+    """(name, ``lstat``) of each name in the open dir ``fd`` (``path``: how the walk
+    spells it); None when it cannot be listed (said in ``unreadable``). A name that
+    vanishes meanwhile is left out; one that cannot be stat'ed is listed in ``unreadable``."""
+    out: list[tuple[str, os.stat_result]] = []
+    try:
+        with os.scandir(fd) as it:
+            dirents = list(it)
+    except OSError as e:
+        unreadable.append(Skipped(Path(path), Reason(f"cannot list: {e.strerror or e}", "unreadable-dir")))
+        return None
+    for d in dirents:
+        try:
+            out.append((d.name, d.stat(follow_symlinks=False)))  # fstatat in fd
+        except OSError as e:
+            if not isinstance(e, FileNotFoundError):
+                unreadable.append(Skipped(Path(path + os.sep + d.name),
+                                          Reason(f"cannot stat: {e.strerror or e}", "cannot-stat")))
+    return out
 
 
 def detect_layout(root: Path) -> str:

@@ -151,16 +151,17 @@ def test_a_dir_df_cannot_list_is_reported_not_guessed(tmp_path, monkeypatch):
     root = tmp_path / "c"
     (root / "fxgraph" / "ab").mkdir(parents=True)
     (root / "fxgraph" / "ab" / "x").write_bytes(b"1")
-    # Permission bits do not stop root, so the refusal is the OS call's.
-    real = os.scandir
+    # Permission bits do not stop root, so the refusal is the OS call's: the walk
+    # opens each dir relative to its parent (a mode-000 dir refuses that open).
+    real = os.open
     denied = str(root / "fxgraph" / "ab")
 
-    def scandir(p="."):
-        if str(p) == denied:
+    def open_(p, flags, mode=0o777, *, dir_fd=None):
+        if dir_fd is not None and p == "ab":
             raise PermissionError(13, "Permission denied")
-        return real(p)
+        return real(p, flags, mode, dir_fd=dir_fd)
 
-    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "open", open_)
     inv = take_inventory(root)
     assert not inv.complete and inv.unreadable[0].path == Path(denied)
     assert inv.totals.files == 0  # what is behind it is not counted, and that is said
@@ -211,10 +212,19 @@ def test_the_walk_opens_no_file_and_follows_no_symlink(tmp_path, monkeypatch):
     outside.mkdir()
     (outside / "big").write_bytes(b"y" * 100_000)
     (root / "elsewhere").symlink_to(outside)
-    opened: list[str] = []
+    opened: list[tuple[str, int, bool]] = []
     real_open = os.open
-    monkeypatch.setattr(os, "open", lambda p, *a, **k: opened.append(str(p)) or real_open(p, *a, **k))
+
+    def open_(p, flags, *a, dir_fd=None, **k):
+        opened.append((str(p), flags, dir_fd is not None))
+        return real_open(p, flags, *a, dir_fd=dir_fd, **k)
+
+    monkeypatch.setattr(os, "open", open_)
     inv = take_inventory(root)
-    assert not [p for p in opened if not os.path.isdir(p)]
+    # Only dirs are opened (O_DIRECTORY), each below the root relative to its parent's
+    # fd without following a symlink.
+    assert opened and all(f & os.O_DIRECTORY for _, f, _ in opened)
+    assert all(f & os.O_NOFOLLOW for _, f, rel in opened if rel)
+    assert len([p for p, _, rel in opened if not rel]) == 1
     assert inv.totals.symlinks == 1 and all("outside" not in i.file.where for i in inv.items)
     shutil.rmtree(root)

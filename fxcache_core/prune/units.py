@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -165,9 +166,12 @@ def group_named(inv: Inventory, kept: Iterable[Unit]) -> set[tuple[str, ...]]:
     """Dirs (names below the root) that a Triton group file (``__grp__*.json``)
     in a kept Triton dir names a file in: Triton's ``get_group`` loads those
     paths (triton/runtime/cache.py), so such a dir stays while its group's
-    kernel does. Group files are read without following symlinks, at most
+    kernel does. Group files are read without following symlinks and without
+    blocking (``O_NONBLOCK``; only what ``fstat`` says is a regular file is
+    read: a FIFO put in its place after the walk is not), at most
     :data:`GROUP_FILE_LIMIT` bytes each; one that is not such JSON names nothing
-    (Triton ignores it too)."""
+    (Triton ignores it too). At most :data:`GROUP_DIRS_LIMIT` distinct dirs of a
+    group file are resolved (``realpath``)."""
     root = os.path.realpath(inv.root)
     out: set[tuple[str, ...]] = set()
     for u in kept:
@@ -176,21 +180,42 @@ def group_named(inv: Inventory, kept: Iterable[Unit]) -> set[tuple[str, ...]]:
         for i in u.items:
             if not (i.file.name.startswith("__grp__") and i.file.name.endswith(".json")):
                 continue
-            for p in _child_paths(i.file.where):
-                rel = os.path.relpath(os.path.realpath(os.path.dirname(p)), root)
+            dirs = dict.fromkeys(os.path.dirname(p) for p in _child_paths(i.file.where))
+            for d in list(dirs)[:GROUP_DIRS_LIMIT]:
+                try:
+                    rel = os.path.relpath(os.path.realpath(d), root)
+                except (OSError, ValueError):  # a NUL byte, a name too long
+                    continue
                 if not rel.startswith(os.pardir):
                     out.add(tuple(rel.split(os.sep)))
     return out
 
 
+GROUP_DIRS_LIMIT = 64
+"""Distinct dirs of one group file that :func:`group_named` resolves (a group file
+Triton writes names the files of its own kernel dir: one)."""
+
+
 def _child_paths(path: str) -> list[str]:
+    """The ``child_paths`` values of the group file at ``path``; [] when it is not a
+    regular file (checked on the open fd: nothing is read from a FIFO, a device or
+    a symlink), is larger than :data:`GROUP_FILE_LIMIT`, or is not such JSON."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                     | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > GROUP_FILE_LIMIT:
+            return []
+        with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read(GROUP_FILE_LIMIT + 1)
         if len(data) > GROUP_FILE_LIMIT:
             return []
         children = json.loads(data).get("child_paths")
         return [p for p in children.values() if isinstance(p, str)] if isinstance(children, dict) else []
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return []
+    finally:
+        os.close(fd)

@@ -43,7 +43,8 @@ class GcResult:
         skipped: (path, why) for planned files left alone because they changed
             since the plan, vanished, or are not safe to touch.
         failed: (path, error) for deletions the OS refused.
-        dirs_removed: key and bucket dirs removed because they became empty.
+        dirs_removed: dirs the plan names (key, bucket, Triton kernel and temp dirs)
+            removed because they became empty.
     """
 
     removed: tuple[Removal, ...]
@@ -157,15 +158,29 @@ def _take_compile_lock(walk: DirWalk, r: Removal) -> tuple[int | None, Reason | 
     return None, why
 
 
+def _planned_dirs(plan: GcPlan) -> set[tuple[str, ...]]:
+    """The dirs (names below the root) ``plan`` names for removal once empty: the key
+    dir of each entry removal (and temp file of an entry key dir), the FX bucket dir
+    above an FX key dir, and :attr:`GcPlan.dirs` (Triton kernel dirs, Triton temp dirs)."""
+    out = set(plan.dirs)
+    for r in plan.removals:
+        p = r.at.parts if r.at is not None else ()
+        if r.kind is KeyKind.FX_GRAPH and len(p) == 4 and p[0] == KeyKind.FX_GRAPH.value:
+            out |= {p[:3], p[:2]}
+        elif r.kind is KeyKind.AOT_AUTOGRAD and len(p) == 3 and p[0] == KeyKind.AOT_AUTOGRAD.value:
+            out.add(p[:2])
+    return out
+
+
 def execute_plan(plan: GcPlan) -> GcResult:
     """Delete what ``plan`` lists, safely (see the module docstring).
 
     Each file is reached through directory file descriptors from the cache dir
     down, each level checked against what the plan recorded
     (:mod:`fxcache_core.prune.deletion`), and checked again itself (:func:`_refusal`)
-    right before it is unlinked in its dir. Key dirs (and FX bucket dirs) that
-    end up empty are removed the same way; never the cache's top dirs or the
-    generated-code dirs.
+    right before it is unlinked in its dir. Dirs the plan names
+    (:func:`_planned_dirs`: key dirs, FX bucket dirs, Triton kernel and temp
+    dirs) that end up empty are removed the same way; no other dir.
 
     Never raises for a single path: permission and other OS errors are
     collected in ``failed``, changed or unsafe paths in ``skipped``, and the
@@ -203,11 +218,14 @@ def execute_plan(plan: GcPlan) -> GcResult:
             removed.append(r)
             touched[r.at.parts[:-1]] = r.at.dirs
         dirs_removed = []
+        named = _planned_dirs(plan)
         for parts, ids in sorted(touched.items(), key=lambda kv: len(kv[0]), reverse=True):
-            # A key dir, then an FX bucket dir; never a top dir (fxgraph, aotautograd)
-            # or a generated-code dir (<root>/<2 chars>: torch's write_atomic may be about to use it).
+            # Only dirs the plan names, deepest first: a key dir, then an FX bucket dir, or a
+            # Triton kernel dir and its temp dirs; never a top dir (fxgraph, aotautograd,
+            # triton/<device>) or a generated-code dir (<root>/<2 chars>: torch's
+            # write_atomic may be about to use it), nor a dir a hostile cache nests a file in.
             for depth in range(len(parts), 1, -1):
-                if not walk.rmdir(parts[:depth], ids[:depth + 1]):
+                if parts[:depth] not in named or not walk.rmdir(parts[:depth], ids[:depth + 1]):
                     break
                 dirs_removed.append(Path(plan.root, *parts[:depth]))
     return GcResult(tuple(removed), tuple(skipped), tuple(failed), tuple(dirs_removed))

@@ -33,6 +33,9 @@ _MAX_PATHS = 20_000
 MAX_OCCURRENCES = 100_000
 """A file naming ``/torch/include`` more often than this is not judged (a real
 precompiled header names it a few hundred times)."""
+MAX_INCLUDE_DIRS = 64
+"""A file recording more distinct torch include dirs than this is not judged (a
+real build records one or two; each may cost a ``realpath``)."""
 
 
 @dataclass(frozen=True)
@@ -40,12 +43,16 @@ class Recorded:
     """The torch include dirs (and headers under them) a file records.
 
     Attributes:
-        include_dirs: distinct ``.../torch/include`` dirs, as recorded.
+        include_dirs: distinct ``.../torch/include`` dirs, as recorded (at most
+            :data:`MAX_INCLUDE_DIRS`).
         headers: recorded header paths under them (at most 20,000).
+        more_dirs: the file records more distinct include dirs than that (the
+            rest are not kept).
     """
 
     include_dirs: frozenset[str]
     headers: frozenset[str]
+    more_dirs: bool = False
 
 
 def recorded_paths(path: str, *, headers: bool) -> Recorded:
@@ -69,7 +76,7 @@ def recorded_paths(path: str, *, headers: bool) -> Recorded:
             raise OSError(f"larger than {MAX_READ} bytes: not searched")
         # The tail of what was read, where unsearched bytes start in it, and where the
         # printable run of the last occurrence ended (a run is never read twice).
-        keep, skip, done, seen = b"", 0, 0, 0
+        keep, skip, done, seen, more = b"", 0, 0, 0, False
         while True:
             chunk = f.read(_CHUNK)
             buf = keep + chunk
@@ -89,8 +96,11 @@ def recorded_paths(path: str, *, headers: bool) -> Recorded:
                 stop = end + len(ahead) - len(ahead.lstrip(_PRINTABLE))
                 head = buf[start:end]
                 d = head[head.find(b"/"):].decode("ascii", "replace")
-                dirs.add(d)
-                if headers and stop > end + 1 and buf[end] == 0x2F and len(found) < _MAX_PATHS:
+                if d in dirs or len(dirs) < MAX_INCLUDE_DIRS:
+                    dirs.add(d)
+                else:
+                    more = True
+                if headers and d in dirs and stop > end + 1 and buf[end] == 0x2F and len(found) < _MAX_PATHS:
                     found.add(d + buf[end:stop].decode("ascii", "replace"))
                 done = stop
                 i = buf.find(_NEEDLE, stop)
@@ -98,7 +108,7 @@ def recorded_paths(path: str, *, headers: bool) -> Recorded:
                 break
             base = max(0, limit - _MAX_PATH)  # keep what a deferred path may start with
             keep, skip, done = buf[base:], limit - base, max(0, done - base)
-    return Recorded(frozenset(dirs), frozenset(found))
+    return Recorded(frozenset(dirs), frozenset(found), more)
 
 
 def built_by_another_torch(path: str, mtime: float, include_dir: str, *, pch: bool,
@@ -106,11 +116,15 @@ def built_by_another_torch(path: str, mtime: float, include_dir: str, *, pch: bo
     """Whether the artifact at ``path`` (last modified ``mtime``) can never be
     used by the torch whose headers are in ``include_dir``: ``(True, why)``;
     ``(False, "")`` when it may be; ``(None, why)`` when the file records no
-    torch include dir (no verdict).
+    torch include dir, or more than :data:`MAX_INCLUDE_DIRS` distinct ones (no verdict).
 
     For every artifact: it records only other torch include dirs. For a
     precompiled header (``pch``) also: a header it records under this torch's
     include dir is gone now, or was modified after the header was compiled.
+
+    Cost: one ``realpath`` per distinct recorded dir not spelled as
+    ``include_dir`` itself (at most :data:`MAX_INCLUDE_DIRS`), one ``stat``
+    per recorded header under this torch's include dir.
 
     Raises:
         OSError: the file cannot be read.
@@ -118,8 +132,11 @@ def built_by_another_torch(path: str, mtime: float, include_dir: str, *, pch: bo
     rec = recorded_paths(path, headers=pch)
     if not rec.include_dirs:
         return None, "it records no torch include dir"
+    if rec.more_dirs:
+        return None, (f"it records more than {MAX_INCLUDE_DIRS} distinct torch include dirs "
+                      "(a real build records one or two): not judged")
     mine = os.path.realpath(include_dir)
-    same = tuple(d + "/" for d in rec.include_dirs if os.path.realpath(d) == mine)
+    same = tuple(d + "/" for d in rec.include_dirs if d in (include_dir, mine) or _resolved(d) == mine)
     if not same:
         return True, f"built against another torch's headers ({min(rec.include_dirs)})"
     if pch:
@@ -135,3 +152,11 @@ def built_by_another_torch(path: str, mtime: float, include_dir: str, *, pch: bo
             if st.st_mtime > mtime:
                 return True, f"a header it was built from changed since ({h})"
     return False, ""
+
+
+def _resolved(path: str) -> str | None:
+    """``realpath`` of a recorded path, None where it cannot be resolved (a NUL byte)."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return None

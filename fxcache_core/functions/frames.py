@@ -40,7 +40,10 @@ module reads it as text and parses it with ``ast`` (never imports or runs it) to
 find the ``def`` around the frame's line: its decorators, the ``class`` around it,
 its first line and its parameter names (so ``x=[...]`` can name ``L['args'][0]``).
 A file that is not a regular ``.py`` file under :data:`MAX_SOURCE_BYTES` is not
-read.
+read, and one of more than :data:`MAX_SOURCE_NODES` tokens is not parsed: its
+functions then go by their frame's name, their class unknown
+(:func:`refused_sources` says which file, and why). Only each file's ``def`` s are
+remembered (:func:`_defs`), not its tree.
 
 :func:`compiled_from` reads the compiled frame of one key, :func:`named` names
 the function of a stack. Which keys a ``--fn`` NAME means, and how keys group, is
@@ -61,6 +64,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
+from fxcache_core.reasons import Reason
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 """Source files larger than this (bytes) are not parsed for class names."""
@@ -258,36 +262,44 @@ def _def_at(path: str, line: int) -> _Def | None:
 
 @functools.lru_cache(maxsize=4096)
 def _def_in(path: str, size: int, mtime_ns: int, line: int) -> _Def | None:
-    tree = _parse_cached(path, size, mtime_ns)
-    if tree is None:
+    defs = _defs_cached(path, size, mtime_ns)
+    if isinstance(defs, Reason):
         return None
     best: _Def | None = None
     best_line = -1
+    for start, first, end, d in defs:  # in the order the tree is walked
+        if first <= line <= end and start >= best_line:
+            best_line, best = start, d
+    return best
+
+
+_Span = tuple[int, int, int, _Def]
+
+
+def _defs(tree: ast.Module) -> tuple[_Span, ...]:
+    """(``def`` line, first line, last line, :class:`_Def`) of each function reachable
+    through classes, functions and ``if``/``try``/``with`` blocks, in walk order: all
+    :func:`_def_in` needs, a few hundred bytes a function instead of the tree."""
+    out: list[_Span] = []
 
     def visit(node: ast.AST, cls: str | None, outer: ast.FunctionDef | ast.AsyncFunctionDef | None) -> None:
-        nonlocal best, best_line
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.ClassDef):
                 visit(child, child.name, None)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                if first <= line <= (child.end_lineno or child.lineno):
-                    a = child.args
-                    names = [p.arg for p in (*a.posonlyargs, *a.args)]
-                    if cls is not None and names[:1] == ["self"]:
-                        names = names[1:]
-                    if child.lineno >= best_line:
-                        best_line = child.lineno
-                        best = _Def(child.name, cls, first, tuple(names), _is_wrapper_def(child, outer))
-                    visit(child, None, child)
+                a = child.args
+                names = [p.arg for p in (*a.posonlyargs, *a.args)]
+                if cls is not None and names[:1] == ["self"]:
+                    names = names[1:]
+                out.append((child.lineno, first, child.end_lineno or child.lineno,
+                            _Def(child.name, cls, first, tuple(names), _is_wrapper_def(child, outer))))
+                visit(child, None, child)
             elif isinstance(child, (ast.If, ast.Try, ast.With)):
                 visit(child, cls, outer)
 
-    try:
-        visit(tree, None, None)
-    except RecursionError:
-        return None
-    return best
+    visit(tree, None, None)
+    return tuple(out)
 
 
 def _is_wrapper_def(fn: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -307,33 +319,75 @@ def _is_wrapper_def(fn: ast.FunctionDef | ast.AsyncFunctionDef,
                for n in ast.walk(fn))
 
 
-@functools.lru_cache(maxsize=64)
-def _parse_cached(path: str, size: int, mtime_ns: int) -> ast.Module | None:
+MAX_SOURCE_NODES = 150_000
+"""Source files of more tokens (names, numbers, operator characters) plus lines than
+this are not parsed: ``ast`` makes about a node of each, some 600 bytes and 3 us apiece
+(a 1 MB file of one-letter lines is a million of them: 900 MB). Real modules are far
+below (a 200 KB transformers model: 40,000)."""
+_TOKEN_RE = re.compile(rb"\w+|[^\w\s]")
+
+
+def _read_source(path: str) -> bytes | Reason:
+    """The bytes of ``path`` if it is a regular file of at most :data:`MAX_SOURCE_BYTES`,
+    opened without following a symlink or blocking; else why not."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
+    except (OSError, ValueError) as e:
+        return Reason(f"cannot open it: {getattr(e, 'strerror', None) or e}", "source-unreadable")
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
-            return None
+        if not stat.S_ISREG(st.st_mode):
+            return Reason("not a regular file", "source-not-regular")
+        if st.st_size > MAX_SOURCE_BYTES:
+            return Reason(f"{st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit", "source-too-large")
         with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read(MAX_SOURCE_BYTES + 1)
-    except OSError:
-        return None
+    except OSError as e:
+        return Reason(f"cannot read it: {e.strerror or e}", "source-unreadable")
     finally:
         os.close(fd)
     if len(data) > MAX_SOURCE_BYTES:
-        return None
+        return Reason(f"over the {MAX_SOURCE_BYTES} byte limit", "source-too-large")
+    return data
+
+
+def _parse_bounded(path: str, data: bytes) -> ast.Module | Reason:
+    """``data`` parsed by ``ast`` (never run) if it is at most :data:`MAX_SOURCE_NODES`
+    tokens and lines (counted first, at most that many matches), else why not."""
+    lines = data.count(b"\n")
+    if lines > MAX_SOURCE_NODES or lines + _TOKEN_RE.subn(b"", data, count=MAX_SOURCE_NODES - lines + 1)[1] \
+            > MAX_SOURCE_NODES:
+        return Reason(f"more than {MAX_SOURCE_NODES:,} tokens and lines", "source-too-many-nodes")
     try:
         return ast.parse(data, filename=path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        return Reason(f"does not parse: {type(e).__name__}", "source-unparsable")
+
+
+_REFUSED: dict[str, Reason] = {}
+"""Source files named by a frame that were there but refused (not a regular file, over
+a bound, not Python), and why: :func:`refused_sources`."""
+_REFUSED_CODES = frozenset({"source-not-regular", "source-too-large", "source-too-many-nodes",
+                            "source-unparsable"})
+
+
+@functools.lru_cache(maxsize=64)
+def _defs_cached(path: str, size: int, mtime_ns: int) -> tuple[_Span, ...] | Reason:
+    data = _read_source(path)
+    tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
+    if isinstance(tree, ast.Module):
+        try:
+            return _defs(tree)
+        except RecursionError:
+            tree = Reason("does not parse: nested too deep", "source-unparsable")
+    if tree.code in _REFUSED_CODES and len(_REFUSED) < 100:
+        _REFUSED[path] = tree
+    return tree
 
 
 def _stat(path: str) -> tuple[int, int] | None:
     """(size, mtime in ns) of ``path`` when it is a regular ``.py`` file of at most
-    :data:`MAX_SOURCE_BYTES`, else None."""
+    :data:`MAX_SOURCE_BYTES`, else None (one over it is listed by :func:`refused_sources`)."""
     if not path.endswith(".py"):
         return None
     try:
@@ -341,12 +395,39 @@ def _stat(path: str) -> tuple[int, int] | None:
     except (OSError, ValueError):
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
+        if len(_REFUSED) < 100:
+            _REFUSED[path] = (Reason("not a regular file", "source-not-regular") if not stat.S_ISREG(st.st_mode)
+                              else Reason(f"{st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit",
+                                          "source-too-large"))
         return None
     return st.st_size, st.st_mtime_ns
 
 
+def unparsed_why(path: str) -> Reason | None:
+    """Why the source file ``path`` a frame names is not parsed for its ``def`` s (its
+    functions then go by their frame's name, their class unknown), or None when it is:
+    not a regular ``.py`` file, unreadable, over :data:`MAX_SOURCE_BYTES` or
+    :data:`MAX_SOURCE_NODES`, or not Python."""
+    st = _stat(path)
+    if st is None:
+        return _REFUSED.get(path) or Reason("not a readable .py file", "source-unreadable")
+    got = _defs_cached(path, *st)
+    return got if isinstance(got, Reason) else None
+
+
+def refused_sources() -> dict[str, Reason]:
+    """Source files frames named in this process that are there but were not parsed
+    (at most 100; path -> why): the functions compiled from them go by their frame's
+    name, their class unknown. A file that is merely absent (a cache from another
+    machine) is not listed."""
+    return dict(_REFUSED)
+
+
 def _parse(path: str) -> ast.Module | None:
     """``path`` parsed by ``ast`` (never run), or None when it is not a regular ``.py``
-    file of at most :data:`MAX_SOURCE_BYTES`, or does not parse."""
-    st = _stat(path)
-    return None if st is None else _parse_cached(path, *st)
+    file of at most :data:`MAX_SOURCE_BYTES` and :data:`MAX_SOURCE_NODES`, or does not parse."""
+    if _stat(path) is None:
+        return None
+    data = _read_source(path)
+    tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
+    return tree if isinstance(tree, ast.Module) else None

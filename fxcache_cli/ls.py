@@ -76,6 +76,7 @@ def ls_cmd(
             out.result([g.to_json() for g in shown_groups])
             return
         _print_functions(scan, shown_groups, len(groups), entries, now)
+        _refused_sources()
         return
     shown = rows[:limit] if limit else rows
     regions = _regions(cat, shown) if entries else {}
@@ -137,6 +138,16 @@ def ls_cmd(
             vs = "sizes are the entries' pickles. No key is also in the local cache."
         out.text("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
                   "entries of other shape regions); " + safe(vs) + "[/dim]")
+    _refused_sources()
+
+
+def _refused_sources() -> None:
+    """A hint per source file a frame named that was not parsed (over a bound, not a
+    regular file, not Python): its functions' classes are unknown, and why."""
+    from fxcache_core.functions.frames import refused_sources
+
+    for path, why in list(refused_sources().items())[:3]:
+        out.hint(f"class unknown for the functions of {safe(path)} (not parsed: {safe(why)})")
 
 
 def _regions(cat: Any, rows: Any) -> dict[str, Any]:

@@ -321,3 +321,25 @@ def match_args_for(case: str, shapes: list) -> list[str]:
     for item in _OTHER_FRAMES.get(case, lambda _: [])(shapes):
         out += ["--shapes", item]
     return out
+
+
+_CHILD_COST = r"""
+import json, resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], capture_output=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": p.returncode, "out": p.stdout.hex(), "err": p.stderr.hex(),
+                  "cpu": r.ru_utime + r.ru_stime, "maxrss_kb": r.ru_maxrss}))
+"""
+
+
+def child_cost(argv: list[str], env: Mapping[str, str] | None = None, timeout: float = 120) -> dict:
+    """Run ``argv`` (``[python, ...]`` or a command) as the only child of a fresh wrapper
+    process: its exit code (``rc``), ``stdout``/``stderr`` (text), CPU seconds (``cpu``,
+    user + system) and peak RSS (``maxrss_kb``), as RUSAGE_CHILDREN gives them in that
+    wrapper (in this process it would hold every earlier child's peak too)."""
+    p = subprocess.run([sys.executable, "-c", _CHILD_COST, *argv], cwd=REPO_ROOT, env=_env(env),
+                       capture_output=True, text=True, timeout=timeout)
+    m = json.loads(p.stdout)
+    m["stdout"] = bytes.fromhex(m.pop("out")).decode("utf-8", "backslashreplace")
+    m["stderr"] = bytes.fromhex(m.pop("err")).decode("utf-8", "backslashreplace")
+    return m

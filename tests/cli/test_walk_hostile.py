@@ -14,11 +14,12 @@ import hashlib
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers import age, plan_gc_on
+from helpers import age, child_cost, plan_gc_on
 from synth import install_triton_layout
 
 from fxcache_core.cache.inventory import take_inventory
@@ -272,36 +273,16 @@ def test_entry_key_and_bucket_dirs_still_go_once_empty(tmp_path):
 # --- 14. --stale on a library that records 99,000 distinct include dirs ---------------------
 
 _STALE_RUN = r"""
-import resource, sys, time, json
-sys.path[:0] = [sys.argv[3], sys.argv[3] + "/tests"]
-from helpers import plan_gc_on
-plan = plan_gc_on(__import__("pathlib").Path(sys.argv[1]), stale_against=(), stale_include_dir=sys.argv[2])
-r = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "maxrss_kb": r.ru_maxrss,
-                  "removed": [x.file.where for x in plan.removals],
+import json, sys
+from pathlib import Path
+from tests.helpers import plan_gc_on
+plan = plan_gc_on(Path(sys.argv[1]), stale_against=(), stale_include_dir=sys.argv[2])
+print(json.dumps({"removed": [x.file.where for x in plan.removals],
                   "undecided": [[w, y] for w, y in plan.undecided]}))
 """
 
 
-def child_cost(code: str, *args: str) -> dict:
-    """Run ``code`` in a fresh Python; what it printed (JSON), with its CPU seconds and
-    peak RSS as its parent sees them (RUSAGE_CHILDREN of a wrapper process of its own)."""
-    import subprocess
-    import sys
-
-    wrapper = ("import json, resource, subprocess, sys\n"
-               "p = subprocess.run([sys.executable, '-c', sys.argv[1], *sys.argv[2:]], capture_output=True)\n"
-               "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-               "print(json.dumps({'rc': p.returncode, 'out': p.stdout.decode(), 'err': p.stderr.decode(),\n"
-               "                  'cpu': r.ru_utime + r.ru_stime, 'maxrss_kb': r.ru_maxrss}))\n")
-    p = subprocess.run([sys.executable, "-c", wrapper, code, *args], capture_output=True, text=True, timeout=60)
-    m = json.loads(p.stdout)
-    assert m["rc"] == 0 and "Traceback" not in m["err"], m["err"][-2000:]
-    return m
-
-
 def test_stale_on_a_library_recording_99000_include_dirs_costs_what_a_normal_one_does(tmp_path):
-    repo = str(Path(__file__).resolve().parents[2])
     mine = tmp_path / "venv" / "torch" / "include"
     mine.mkdir(parents=True)
     key = "c" + "ab" + "q" * 49
@@ -318,10 +299,12 @@ def test_stale_on_a_library_recording_99000_include_dirs_costs_what_a_normal_one
     hostile = cache("hostile", b"".join(b"/home/user/venvs/v%06d/a/b/c/d/e/f/g/h/lib/python3.11/site-packages/torch/"
                                         b"include/c10/x.h\0" % i for i in range(99_000)))
     assert hostile.joinpath("ab", f"{key}.so").stat().st_size > 9_000_000
-    base = child_cost(_STALE_RUN, str(normal), str(mine), repo)
-    hit = child_cost(_STALE_RUN, str(hostile), str(mine), repo)
-    assert json.loads(base["out"])["removed"]  # another torch's: stale
-    got = json.loads(hit["out"])
+    base = child_cost([sys.executable, "-c", _STALE_RUN, str(normal), str(mine)])
+    hit = child_cost([sys.executable, "-c", _STALE_RUN, str(hostile), str(mine)])
+    for r in (base, hit):
+        assert r["rc"] == 0 and "Traceback" not in r["stderr"], r["stderr"][-2000:]
+    assert json.loads(base["stdout"])["removed"]  # another torch's: stale
+    got = json.loads(hit["stdout"])
     assert got["removed"] == [] and got["undecided"]  # not judged, kept, and said
     assert "include dirs" in got["undecided"][0][1]
     assert hit["cpu"] - base["cpu"] < 2.0, (hit, base)

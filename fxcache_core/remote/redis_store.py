@@ -12,7 +12,9 @@ codecache.py ``FxGraphCache``, _functorch/_aot_autograd/autograd_cache.py):
 * on lookup torch reads the local entries first, then the remote one.
 
 fxcache reads the remote cache into a *snapshot*: every value is fetched
-(pipelined ``GET``), its pickle decoded from JSON and base64, and written into
+(its length first, ``STRLEN``, then pipelined ``GETRANGE`` of at most that many
+bytes; one over :data:`MAX_VALUE_BYTES` is reported ``too-large`` and not read),
+its pickle decoded from JSON and base64, and written into
 a local cache layout in a temp dir (``<kind>/<key>/<sha256 of the pickle>``,
 mtime and atime set from ``OBJECT IDLETIME``). ``ls``, ``guards``, ``match``,
 ``key``, ``diff`` and ``verify`` then run on the snapshot unchanged, through
@@ -52,6 +54,12 @@ PREFIXES = {KeyKind.FX_GRAPH: "pt2:fx-graph-v1::", KeyKind.AOT_AUTOGRAD: "pt2:au
 SUFFIX = ":c1"
 SCAN_BATCH = 1000
 """Keys per ``SCAN`` round trip, and commands per pipeline."""
+MAX_VALUE_BYTES = 32 << 20
+"""A remote value longer than this (bytes, ``STRLEN``) is not read: it is reported
+``too-large`` (not checked, never deleted). Reading one costs about three times its
+length (the value, its JSON string, the pickle)."""
+BATCH_BYTES = 64 << 20
+"""Bytes of values fetched in one pipelined round trip, at most (one value may be alone in one)."""
 
 
 class RemoteError(FxcacheError):
@@ -280,11 +288,20 @@ def _sizes_and_idle(client, batch: list[str]) -> list:
 
 def unwrap(value: bytes) -> tuple[bytes, str | None]:
     """The pickle inside a remote value, and None; or the value itself and why it
-    is not a torch value (not JSON, no ``data``, not base64)."""
+    is not a torch value (not JSON, no ``data``, not base64).
+
+    JSON that Python's parser refuses for its own limits (arrays nested past the
+    recursion limit, an integer of more than ``sys.get_int_max_str_digits()``
+    digits) is not JSON either: torch's ``json.loads`` of it raises too. Each
+    costs at most a linear pass (the parser stops at the limit it hits)."""
     try:
         obj = json.loads(value)
     except (UnicodeDecodeError, json.JSONDecodeError):
         return value, "the value is not JSON"
+    except RecursionError:
+        return value, "the value is not JSON (nested too deep)"
+    except ValueError as e:  # an integer past Python's int-to-string digit limit
+        return value, f"the value is not JSON ({str(e).split(';')[0]})"
     data = obj.get("data") if isinstance(obj, dict) else None
     if not isinstance(data, str):
         return value, 'the value is JSON without a "data" string'
@@ -306,14 +323,28 @@ class Fetched:
     read_lo: float = 0.0
     read_hi: float = 0.0
     last_use: float | None = None
+    unread: str | None = None
+    """Why the value was not read (over :data:`MAX_VALUE_BYTES`, changed while it
+    was read, not a string): its snapshot file is an empty placeholder, and
+    :meth:`RedisStore.not_read` says so to the catalog. ``sha1`` is then the one
+    Redis computed for a value too large to read, else ``""`` (never deleted)."""
 
 
 def snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
              on_batch: Callable[[int], None] | None = None,
-             last_use: Callable[[RemoteEntry, str], float | None] | None = None) -> dict[Path, Fetched]:
-    """Fetch every value (pipelined ``GET``) and write it as a local cache under ``dst``,
-    each file's mtime and atime the key's last use: ``last_use(entry, sha1 of the
-    value)``, by default the access time Redis reported (:attr:`RemoteEntry.accessed`).
+             last_use: Callable[[RemoteEntry, str | None], float | None] | None = None) -> dict[Path, Fetched]:
+    """Fetch every value and write it as a local cache under ``dst``, each file's
+    mtime and atime the key's last use: ``last_use(entry, sha1 of the value)``, by
+    default the access time Redis reported (:attr:`RemoteEntry.accessed`).
+
+    Each value's length is asked first (``STRLEN``); one over
+    :data:`MAX_VALUE_BYTES` is not read, and one that is read is read with
+    ``GETRANGE key 0 <length>``, so a value that grew meanwhile costs at most a
+    byte more than was asked (it is then not taken either). Values are fetched in
+    pipelined round trips of at most :data:`BATCH_BYTES`. A value not read gets an
+    empty placeholder file and :attr:`Fetched.unread` says why; for one too large,
+    Redis computes its SHA-1 (a script: the value is not sent), so that gc may
+    still delete it by age, checked unchanged as any other.
 
     Returns the written entry file -> what it came from. Values gone since the
     listing are left out.
@@ -328,31 +359,115 @@ def snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
                           f"{e.strerror or e}") from None
 
 
+@dataclass(frozen=True)
+class _Unread:
+    """A value not read: why, and its SHA-1 where Redis computed it (else "")."""
+
+    why: Reason
+    sha1: str = ""
+
+
+def _lengths(client, batch: list[RemoteEntry]) -> list[int | None | _Unread]:
+    """Per entry: its value's length, None when the key is gone, or why it cannot be
+    read (not a string). ``STRLEN`` and ``EXISTS``, pipelined."""
+    pipe = client.pipeline(transaction=False)
+    for e in batch:
+        pipe.strlen(e.redis_key)
+        pipe.exists(e.redis_key)
+    res = _guard(lambda: pipe.execute(raise_on_error=False), "STRLEN")
+    out: list[int | None | _Unread] = []
+    for n, there in zip(res[::2], res[1::2], strict=True):
+        if isinstance(n, Exception) or not isinstance(n, int):
+            out.append(_Unread(Reason(f"cannot be read: {n}", "remote-value-unreadable")))
+        else:
+            out.append(n if n or there else None)
+    return out
+
+
+# The SHA-1 of a value computed by Redis itself, without sending the value: what gc's
+# deletion (_IF_UNCHANGED) checks a value fxcache did not read against.
+_SHA1_OF = """
+local v = redis.call('GET', KEYS[1])
+if not v then return false end
+return redis.sha1hex(v)
+"""
+
+
+def _checksums(client, keys: list[str]) -> list[str]:
+    """The SHA-1 of each key's value as Redis computes it ("" where it cannot: the key
+    is gone, or the server refuses scripts)."""
+    import redis
+
+    try:
+        script = client.register_script(_SHA1_OF)
+        pipe = client.pipeline(transaction=False)
+        for k in keys:
+            script(keys=[k], client=pipe)
+        res = pipe.execute(raise_on_error=False)
+    except redis.exceptions.RedisError:
+        return [""] * len(keys)
+    return [h.decode("ascii", "replace") if isinstance(h, bytes) else h if isinstance(h, str) else ""
+            for h in res]
+
+
+def _fetch(client, batch: list[RemoteEntry]) -> list[bytes | None | _Unread]:
+    """Per entry: its value (at most :data:`MAX_VALUE_BYTES`), None when it is gone,
+    or why it was not read."""
+    got: list[bytes | None | _Unread] = []
+    todo: list[tuple[int, int]] = []
+    big: list[tuple[int, int]] = []
+    for i, n in enumerate(_lengths(client, batch)):
+        got.append(None if isinstance(n, int) else n)
+        if isinstance(n, int):
+            (big if n > MAX_VALUE_BYTES else todo).append((i, n))
+    for (i, n), sha1 in zip(big, _checksums(client, [batch[i].redis_key for i, _ in big]), strict=True):
+        got[i] = _Unread(Reason(f"a value of {n:,} bytes, over fxcache's {MAX_VALUE_BYTES:,} byte limit "
+                                "for a remote value: not read", "too-large"), sha1)
+    while todo:
+        group, size = [], 0
+        while todo and (not group or size + todo[0][1] <= BATCH_BYTES):
+            group.append(todo.pop(0))
+            size += group[-1][1]
+        pipe = client.pipeline(transaction=False)
+        for i, n in group:
+            pipe.getrange(batch[i].redis_key, 0, n)  # at most n + 1 bytes: one more says it grew
+        res = _guard(lambda p=pipe: p.execute(raise_on_error=False), "GETRANGE")
+        for (i, n), v in zip(group, res, strict=True):
+            if isinstance(v, Exception) or not isinstance(v, bytes):
+                got[i] = _Unread(Reason(f"cannot be read: {v}", "remote-value-unreadable"))
+            elif len(v) > n:
+                got[i] = _Unread(Reason("it grew while being read (a new value was written): not read",
+                                        "remote-value-changed"))
+            else:
+                got[i] = v if v or not n else None  # empty now: gone since (or emptied)
+    return got
+
+
 def _snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
               on_batch: Callable[[int], None] | None,
-              last_use: Callable[[RemoteEntry, str], float | None] | None) -> dict[Path, Fetched]:
+              last_use: Callable[[RemoteEntry, str | None], float | None] | None) -> dict[Path, Fetched]:
     written: dict[Path, Fetched] = {}
     for batch in _batches(list(entries)):
-        pipe = client.pipeline(transaction=False)
-        for e in batch:
-            pipe.get(e.redis_key)
         read_lo = time.time()
-        values = _guard(lambda p=pipe: p.execute(), "GET")
+        values = _fetch(client, batch)
         read_hi = time.time()
         for e, value in zip(batch, values, strict=True):
             if value is None:
                 continue
-            data, _why = unwrap(value)
+            unread = value if isinstance(value, _Unread) else None
+            data = b"" if unread is not None else unwrap(value)[0]  # type: ignore[arg-type]
             d = e.kind.key_dir(dst, e.key)
             d.mkdir(parents=True, exist_ok=True)
             p = d / sha256_hash(data)
             p.write_bytes(data)
-            sha1 = hashlib.sha1(value).hexdigest()
-            t = last_use(e, sha1) if last_use is not None else e.accessed
+            sha1 = unread.sha1 if unread is not None else hashlib.sha1(value).hexdigest()  # type: ignore[arg-type]
+            t = last_use(e, sha1 or None) if last_use is not None else e.accessed
             if t is None:
                 t = read_lo  # no idle time (LFU policy): nothing known but that it is there now
             os.utime(p, (t, t))
-            written[p] = Fetched(e, sha1, read_lo, read_hi, t if e.idle_s is not None else None)
+            written[p] = Fetched(e, sha1, read_lo, read_hi, t if e.idle_s is not None else None,
+                                 unread.why if unread is not None else None)
+            value = data = None  # type: ignore[assignment]  # one value in memory at a time
         if on_batch is not None:
             on_batch(len(batch))
     return written
@@ -490,6 +605,12 @@ class RedisStore:
         """What the snapshot file ``path`` was fetched from (None for another path)."""
         return self._fetched.get(path)
 
+    def not_read(self) -> dict[str, str]:
+        """Snapshot entry file (as a scan spells it) -> why its value was not read
+        (:attr:`Fetched.unread`): for :class:`~fxcache_core.catalog.catalog.Catalog`,
+        which reports such an entry ``too-large`` (not checked, never corrupt)."""
+        return {str(p): f.unread for p, f in self._fetched.items() if f.unread is not None}
+
     def execute(self, plan: GcPlan, ttl_s: int | None = None) -> GcResult:
         """Carry out ``plan`` (made on :meth:`snapshot`): ``UNLINK`` each planned
         entry's Redis key, or ``EXPIRE`` it after ``ttl_s`` seconds, atomically and
@@ -497,13 +618,18 @@ class RedisStore:
         or changed since are ``skipped``; server errors are ``failed``."""
         by_key = {f.entry.redis_key: r for r in plan.removals
                   if (f := self._fetched.get(r.file.path)) is not None}
-        planned = [(k, self._fetched[r.file.path].sha1) for k, r in by_key.items()]
+        unread = [(k, r) for k, r in by_key.items() if not self._fetched[r.file.path].sha1]
+        planned = [(k, self._fetched[r.file.path].sha1) for k, r in by_key.items()
+                   if self._fetched[r.file.path].sha1]
         done, not_done = (expire(self.client, planned, ttl_s) if ttl_s is not None
                           else unlink(self.client, planned))
         kept = ("already gone", "changed since the plan")
         return GcResult(
             removed=tuple(by_key[k] for k in done),
-            skipped=tuple((by_key[k].file.path, why) for k, why in not_done if why in kept),
+            skipped=tuple((r.file.path, Reason("its value's checksum is not known: fxcache deletes only "
+                                               "a value Redis checks unchanged", "value-not-checked"))
+                          for _k, r in unread)
+            + tuple((by_key[k].file.path, why) for k, why in not_done if why in kept),
             failed=tuple((by_key[k].file.path, why) for k, why in not_done if why not in kept),
             dirs_removed=(),
         )

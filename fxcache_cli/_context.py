@@ -99,7 +99,13 @@ def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bo
 
         idx = Index(default_index_path(scan.root), scan.root)
         _indexes.append(idx)
-    return Catalog(scan, idx, on_read=prog, hash_on_read=not indexed if hashing is None else hashing)
+    return Catalog(scan, idx, on_read=prog, hash_on_read=not indexed if hashing is None else hashing,
+                   not_read=not_read())
+
+
+def not_read() -> dict[str, str]:
+    """With --remote: snapshot entry file -> why its value was not read (too large)."""
+    return state.store.not_read() if state.store is not None else {}
 
 
 def done_reading() -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from ._app import JsonOpt
-from ._context import installed_build, scan_dir
+from ._context import installed_build, not_read, scan_dir
 from ._output import fail, origin_text, out, plural, safe, safe_lines, short
 
 
@@ -51,7 +51,7 @@ def key_cmd(
             out.print(f"  [dim]{safe(f'[{short(h, 12)}]')}[/dim] {safe(n)}: {safe(build.values[n])}")
         return
     scan = scan_dir(quiet=as_json)
-    cat = Catalog(scan)
+    cat = Catalog(scan, not_read=not_read())
     a = anatomy(cat, scan.find(key))
     groups = settings_not_at_default(a.components)
     names = [g.group for g in groups]
@@ -149,7 +149,7 @@ def diff_cmd(
 
     scan_a = scan_dir(quiet=as_json)
     scan_b = scan_dir(other_cache_dir, option="other_cache_dir") if other_cache_dir else scan_a
-    cat_a = Catalog(scan_a)
+    cat_a = Catalog(scan_a, not_read=not_read())
     cat_b = Catalog(scan_b) if scan_b is not scan_a else cat_a
     ka, kb = scan_a.find(a), scan_b.find(b)
     cmp = compare_keys(cat_a, ka, cat_b, kb)

@@ -17,7 +17,7 @@ cache content, never writes the cache; decoding in worker processes is
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
@@ -79,12 +79,17 @@ class Catalog:
     """
 
     def __init__(self, scan: CacheScan, index: Index | None = None,
-                 on_read: Callable[[], None] | None = None, hash_on_read: bool = True) -> None:
+                 on_read: Callable[[], None] | None = None, hash_on_read: bool = True,
+                 not_read: Mapping[str, str] | None = None) -> None:
         """``on_read`` is called once per entry read from disk or from the index
         (not for entries already in memory): a progress hook for the CLI.
         ``hash_on_read``: hash each file as it is read (for
-        :meth:`name_matches_content`); without it that method reads the file again."""
+        :meth:`name_matches_content`); without it that method reads the file again.
+        ``not_read``: entry file (``FileInfo.where``) -> why its content was never
+        fetched (a remote value over fxcache's limit: the file is a placeholder);
+        such an entry is :class:`Unreadable` ``too-large``, its file never read."""
         self.scan = scan
+        self._not_read = dict(not_read or {})
         self._hash_on_read = hash_on_read
         self._on_read = on_read
         self._index = index if index is not None and index.enabled else None
@@ -123,8 +128,15 @@ class Catalog:
             self._on_read()
         if not full and self._from_index(entry):
             return self._decoded[k]
-        sha, got = _read_and_decode(entry, self._hash_on_read)
+        sha, got = self._read(entry)
         return self._keep(entry, sha, got, full)
+
+    def _read(self, entry: Entry) -> tuple[str | None, DecodedEntry | tuple[str, str]]:
+        """:func:`_read_and_decode`, but for an entry whose content was never fetched."""
+        why = self._not_read.get(entry.file.where)
+        if why is not None:
+            return None, (why, "too-large")
+        return _read_and_decode(entry, self._hash_on_read)
 
     def _from_index(self, entry: Entry) -> bool:
         """Take the entry's light form from the index if it has the file unchanged."""
@@ -195,6 +207,9 @@ class Catalog:
                     self._take(e, hit)
                     if self._on_read is not None:
                         self._on_read()
+        for e in wanted:
+            if e.file.where in self._not_read and e.file.where not in self._decoded:
+                self._keep(e, None, self._read(e)[1], False)
         todo = [e for e in wanted if e.file.where not in self._decoded]
         jobs = worker_count(len(todo))
         if jobs > 1:
@@ -208,7 +223,7 @@ class Catalog:
             if e.file.where not in self._decoded:
                 if self._on_read is not None:
                     self._on_read()
-                sha, got = _read_and_decode(e, self._hash_on_read)
+                sha, got = self._read(e)
                 self._keep(e, sha, got, False)
 
     def _read_in_workers(self, todo: list[Entry], jobs: int) -> None:
@@ -237,7 +252,7 @@ class Catalog:
         light entry each. Not counted by the progress hook (:meth:`load` was).
         """
         k = entry.file.where
-        sha, got = _read_and_decode(entry, self._hash_on_read)
+        sha, got = self._read(entry)
         # Not hashing: the hash known for this file (same size, mtime, inode) stays.
         kept = self._keep(entry, sha if sha is not None else self._hashes.get(k), got, False)
         return got if isinstance(got, DecodedEntry) else kept
@@ -332,7 +347,7 @@ class Catalog:
         if reread:
             self._hashes.pop(k, None)
         if k not in self._hashes:  # not hashed when read (hash_on_read=False), or from the index
-            if entry.size > MAX_ENTRY_BYTES:
+            if entry.size > MAX_ENTRY_BYTES or k in self._not_read:
                 return None  # never read whole, as load() does not
             try:
                 self._hashes[k] = sha256_hash(read_entry_bytes(entry.path))

@@ -31,10 +31,7 @@ Needs ``redis`` (redis-py); imported only here, only for ``--remote``.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import json
 import os
 import tempfile
 import time
@@ -48,18 +45,15 @@ from fxcache_core.errors import FxcacheError, param
 from fxcache_core.prune.execute import GcResult
 from fxcache_core.prune.plan import GcPlan
 from fxcache_core.reasons import Reason
+from fxcache_core.remote.values import MAX_VALUE_BYTES, Unread, fetch_values, unwrap
+
+__all__ = ["MAX_VALUE_BYTES", "unwrap"]  # read here by callers and tests (fxcache_core.remote.values)
 
 PREFIXES = {KeyKind.FX_GRAPH: "pt2:fx-graph-v1::", KeyKind.AOT_AUTOGRAD: "pt2:autograd-experimental::"}
 """Redis key prefix per kind; the key is followed by ``:c1`` (``RedisRemoteCache._key_fmt``)."""
 SUFFIX = ":c1"
 SCAN_BATCH = 1000
 """Keys per ``SCAN`` round trip, and commands per pipeline."""
-MAX_VALUE_BYTES = 32 << 20
-"""A remote value longer than this (bytes, ``STRLEN``) is not read: it is reported
-``too-large`` (not checked, never deleted). Reading one costs about three times its
-length (the value, its JSON string, the pickle)."""
-BATCH_BYTES = 64 << 20
-"""Bytes of values fetched in one pipelined round trip, at most (one value may be alone in one)."""
 
 
 class RemoteError(FxcacheError):
@@ -286,31 +280,6 @@ def _sizes_and_idle(client, batch: list[str]) -> list:
     return [None if isinstance(r, redis.exceptions.RedisError) else r for r in res]
 
 
-def unwrap(value: bytes) -> tuple[bytes, str | None]:
-    """The pickle inside a remote value, and None; or the value itself and why it
-    is not a torch value (not JSON, no ``data``, not base64).
-
-    JSON that Python's parser refuses for its own limits (arrays nested past the
-    recursion limit, an integer of more than ``sys.get_int_max_str_digits()``
-    digits) is not JSON either: torch's ``json.loads`` of it raises too. Each
-    costs at most a linear pass (the parser stops at the limit it hits)."""
-    try:
-        obj = json.loads(value)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return value, "the value is not JSON"
-    except RecursionError:
-        return value, "the value is not JSON (nested too deep)"
-    except ValueError as e:  # an integer past Python's int-to-string digit limit
-        return value, f"the value is not JSON ({str(e).split(';')[0]})"
-    data = obj.get("data") if isinstance(obj, dict) else None
-    if not isinstance(data, str):
-        return value, 'the value is JSON without a "data" string'
-    try:
-        return base64.b64decode(data), None  # as torch decodes it (codecache.py): lenient
-    except (binascii.Error, ValueError):
-        return value, '"data" is not base64'
-
-
 @dataclass(frozen=True)
 class Fetched:
     """A remote value as fetched: where it came from, the SHA-1 of its bytes
@@ -359,102 +328,18 @@ def snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
                           f"{e.strerror or e}") from None
 
 
-@dataclass(frozen=True)
-class _Unread:
-    """A value not read: why, and its SHA-1 where Redis computed it (else "")."""
-
-    why: Reason
-    sha1: str = ""
-
-
-def _lengths(client, batch: list[RemoteEntry]) -> list[int | None | _Unread]:
-    """Per entry: its value's length, None when the key is gone, or why it cannot be
-    read (not a string). ``STRLEN`` and ``EXISTS``, pipelined."""
-    pipe = client.pipeline(transaction=False)
-    for e in batch:
-        pipe.strlen(e.redis_key)
-        pipe.exists(e.redis_key)
-    res = _guard(lambda: pipe.execute(raise_on_error=False), "STRLEN")
-    out: list[int | None | _Unread] = []
-    for n, there in zip(res[::2], res[1::2], strict=True):
-        if isinstance(n, Exception) or not isinstance(n, int):
-            out.append(_Unread(Reason(f"cannot be read: {n}", "remote-value-unreadable")))
-        else:
-            out.append(n if n or there else None)
-    return out
-
-
-# The SHA-1 of a value computed by Redis itself, without sending the value: what gc's
-# deletion (_IF_UNCHANGED) checks a value fxcache did not read against.
-_SHA1_OF = """
-local v = redis.call('GET', KEYS[1])
-if not v then return false end
-return redis.sha1hex(v)
-"""
-
-
-def _checksums(client, keys: list[str]) -> list[str]:
-    """The SHA-1 of each key's value as Redis computes it ("" where it cannot: the key
-    is gone, or the server refuses scripts)."""
-    import redis
-
-    try:
-        script = client.register_script(_SHA1_OF)
-        pipe = client.pipeline(transaction=False)
-        for k in keys:
-            script(keys=[k], client=pipe)
-        res = pipe.execute(raise_on_error=False)
-    except redis.exceptions.RedisError:
-        return [""] * len(keys)
-    return [h.decode("ascii", "replace") if isinstance(h, bytes) else h if isinstance(h, str) else ""
-            for h in res]
-
-
-def _fetch(client, batch: list[RemoteEntry]) -> list[bytes | None | _Unread]:
-    """Per entry: its value (at most :data:`MAX_VALUE_BYTES`), None when it is gone,
-    or why it was not read."""
-    got: list[bytes | None | _Unread] = []
-    todo: list[tuple[int, int]] = []
-    big: list[tuple[int, int]] = []
-    for i, n in enumerate(_lengths(client, batch)):
-        got.append(None if isinstance(n, int) else n)
-        if isinstance(n, int):
-            (big if n > MAX_VALUE_BYTES else todo).append((i, n))
-    for (i, n), sha1 in zip(big, _checksums(client, [batch[i].redis_key for i, _ in big]), strict=True):
-        got[i] = _Unread(Reason(f"a value of {n:,} bytes, over fxcache's {MAX_VALUE_BYTES:,} byte limit "
-                                "for a remote value: not read", "too-large"), sha1)
-    while todo:
-        group, size = [], 0
-        while todo and (not group or size + todo[0][1] <= BATCH_BYTES):
-            group.append(todo.pop(0))
-            size += group[-1][1]
-        pipe = client.pipeline(transaction=False)
-        for i, n in group:
-            pipe.getrange(batch[i].redis_key, 0, n)  # at most n + 1 bytes: one more says it grew
-        res = _guard(lambda p=pipe: p.execute(raise_on_error=False), "GETRANGE")
-        for (i, n), v in zip(group, res, strict=True):
-            if isinstance(v, Exception) or not isinstance(v, bytes):
-                got[i] = _Unread(Reason(f"cannot be read: {v}", "remote-value-unreadable"))
-            elif len(v) > n:
-                got[i] = _Unread(Reason("it grew while being read (a new value was written): not read",
-                                        "remote-value-changed"))
-            else:
-                got[i] = v if v or not n else None  # empty now: gone since (or emptied)
-    return got
-
-
 def _snapshot(client, entries: tuple[RemoteEntry, ...], dst: Path,
               on_batch: Callable[[int], None] | None,
               last_use: Callable[[RemoteEntry, str | None], float | None] | None) -> dict[Path, Fetched]:
     written: dict[Path, Fetched] = {}
     for batch in _batches(list(entries)):
         read_lo = time.time()
-        values = _fetch(client, batch)
+        values = _guard(lambda b=batch: fetch_values(client, [e.redis_key for e in b]), "GET")
         read_hi = time.time()
         for e, value in zip(batch, values, strict=True):
             if value is None:
                 continue
-            unread = value if isinstance(value, _Unread) else None
+            unread = value if isinstance(value, Unread) else None
             data = b"" if unread is not None else unwrap(value)[0]  # type: ignore[arg-type]
             d = e.kind.key_dir(dst, e.key)
             d.mkdir(parents=True, exist_ok=True)

@@ -131,19 +131,19 @@ def test_a_value_that_grows_between_its_length_and_its_read_is_not_taken(server,
     """The race made deterministic: right after the STRLEN round trip, the attacker
     SETs 50 MB under a key measured at a few hundred bytes. The read asks for at
     most one byte more than was measured."""
-    from fxcache_core.remote import redis_store
+    from fxcache_core.remote import redis_store, values
 
     c = redis.Redis.from_url(f"{server['url']}/1")
     entries = redis_store.list_entries(c)
     victim = entries[0].redis_key
-    real = redis_store._lengths
+    real = values._lengths
 
     def then_grow(client, batch):
         got = real(client, batch)
         c.setrange(victim, 50 << 20, "x")
         return got
 
-    monkeypatch.setattr(redis_store, "_lengths", then_grow)
+    monkeypatch.setattr(values, "_lengths", then_grow)
     try:
         written = redis_store.snapshot(c, entries, tmp_path / "snap")
     finally:

@@ -291,8 +291,8 @@ def _fit_size(b: Binding, name: str, dim: int, want: str, got: int, kind: str, m
                 f"dim {dim} of {name} is symbolic here ({want}), but under "
                 f"dynamic={mode.value.capitalize()} a fresh process's first call traces "
                 f"an unmarked dim static, so torch looks up a key with {got} there (after a "
-                "recompile, automatic dynamic marks a changed dim: mark_dynamic=[...] "
-                "describes that call)", "dim-traced-static"))
+                "recompile, automatic dynamic marks a changed dim: "
+                f"{param('phase')} asks about those calls)", "dim-traced-static"))
         elif b.syms.setdefault(want, got) != got:
             b.problems.append(Reason(f"{want} is {b.where[want]} = {b.syms[want]}, but {where} = {got}",
                                      "symbol-conflict"))

@@ -70,7 +70,54 @@ def prepare_env(cache_dir: str | os.PathLike[str]) -> str:
     for name in _UNSET_ENV:
         os.environ.pop(name, None)
     _quiet_warnings()
+    _seed_isa_checks(cache_dir)
     return cache_dir
+
+
+ISA_SEED_ENV = "FXCACHE_ISA_SEED"
+"""A dir holding the programs torch builds to check which vector ISAs g++ and the CPU
+support (``VecISA.check_build`` in torch/_inductor/cpu_vec_isa.py, a g++ build each,
+about 9 s in all here): set by the test session, so that each fresh cache dir gets
+them copied in instead of built again. Torch finds them where it would have put them
+(``<cache dir>/<hash[1:3]>/``, named by a hash of the program and its flags), checks
+they load, and skips the build; the cache holds exactly what it would have."""
+
+
+def _seed_isa_checks(cache_dir: str) -> None:
+    """Copy the ISA check programs of :data:`ISA_SEED_ENV` into a new cache dir."""
+    import shutil
+
+    seed = os.environ.get(ISA_SEED_ENV)
+    if not seed or not os.path.isdir(seed):
+        return
+    for name in os.listdir(seed):
+        if not os.path.exists(os.path.join(cache_dir, name)):
+            shutil.copytree(os.path.join(seed, name), os.path.join(cache_dir, name), symlinks=True)
+
+
+def _save_isa_checks(cache_dir: str) -> None:
+    """Run torch's ISA checks now and, if :data:`ISA_SEED_ENV` names a dir not made
+    yet, keep the programs they built there (made whole in a temp dir, then renamed)."""
+    import shutil
+    import tempfile
+
+    from torch._inductor import cpu_vec_isa
+
+    seed = os.environ.get(ISA_SEED_ENV)
+    before = set(os.listdir(cache_dir))
+    cpu_vec_isa.valid_vec_isa_list()
+    if not seed or os.path.exists(seed):
+        return
+    made = sorted(set(os.listdir(cache_dir)) - before - {"locks"})
+    if not made:  # checked already in this process, or the dir was seeded
+        return
+    tmp = tempfile.mkdtemp(prefix=".isa-", dir=os.path.dirname(seed))
+    for name in made:
+        shutil.copytree(os.path.join(cache_dir, name), os.path.join(tmp, name), symlinks=True)
+    try:
+        os.rename(tmp, seed)
+    except OSError:  # another process made it first
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _quiet_warnings() -> None:
@@ -98,6 +145,9 @@ def configure_torch() -> None:
     import logging
 
     logging.getLogger("torch._inductor").setLevel(logging.ERROR)
+    cache_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if cache_dir and os.path.isdir(cache_dir):
+        _save_isa_checks(cache_dir)
 
 
 def _counter_snapshot() -> dict[str, int]:

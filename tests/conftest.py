@@ -213,6 +213,9 @@ class RealCache:
 
 # Where the background builds put what they build (removed when the session ends).
 BUILD_DIR = Path(tempfile.mkdtemp(prefix="fxcache-test-builds-"))
+# The programs torch builds to check the CPU's vector ISAs, built once by the first
+# build process and copied into every later fresh cache dir (demo/build_cache.py).
+os.environ["FXCACHE_ISA_SEED"] = str(BUILD_DIR / "isa-checks")
 atexit.register(shutil.rmtree, BUILD_DIR, ignore_errors=True)
 
 

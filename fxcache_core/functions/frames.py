@@ -97,6 +97,10 @@ class CompiledFrom:
         params: the positional parameter names (without ``self``) of the function,
             where the file is readable.
         whole_module: the key's inputs are a module call's ``args``/``kwargs``.
+        unread: the parameters (positional or keyword) its body never names, where
+            the file is readable and the function takes no ``**kwargs`` or ``*args``
+            it could reach them through; None where that is not known. Dynamo only
+            traces what the code reads, so no value of such a parameter changes the graph.
     """
 
     function: str
@@ -107,6 +111,7 @@ class CompiledFrom:
     wrappers: tuple[tuple[str, str, int], ...] = ()
     params: tuple[str, ...] = ()
     whole_module: bool = False
+    unread: frozenset[str] | None = None
 
     @property
     def name(self) -> str:
@@ -191,7 +196,7 @@ def named(outer: tuple[tuple[str, str, int], ...]) -> CompiledFrom:
     if d is None or d.name not in (fn, parent):  # unreadable, or not the file the stack ran
         return CompiledFrom(function=fn, file=file, line=line, parent=parent, wrappers=tuple(outer[:i]))
     return CompiledFrom(function=fn, file=file, line=d.first_line, parent=parent, module_class=d.cls,
-                        wrappers=tuple(outer[:i]), params=d.params)
+                        wrappers=tuple(outer[:i]), params=d.params, unread=d.unread)
 
 
 def is_wrapper_frame(function: str, file: str, line: int) -> bool:
@@ -237,13 +242,16 @@ def _origin_and_sources(catalog: Catalog, key: CacheKey) -> tuple[Origin | None,
 class _Def:
     """A ``def`` read from a source file: its name, class (None outside one), first
     line (its first decorator's, as ``co_firstlineno``), positional parameters
-    (without ``self`` in a class) and whether it is a decorator wrapper."""
+    (without ``self`` in a class), whether it is a decorator wrapper, and the
+    parameters its body never names (None: it takes ``*args``/``**kwargs`` or calls
+    ``locals()``/``vars()``, through which any could be read)."""
 
     name: str
     cls: str | None
     first_line: int
     params: tuple[str, ...]
     wraps: bool
+    unread: frozenset[str] | None = None
 
 
 def _enclosing(path: str, line: int) -> tuple[str | None, tuple[str, ...]] | None:
@@ -293,13 +301,31 @@ def _defs(tree: ast.Module) -> tuple[_Span, ...]:
                 if cls is not None and names[:1] == ["self"]:
                     names = names[1:]
                 out.append((child.lineno, first, child.end_lineno or child.lineno,
-                            _Def(child.name, cls, first, tuple(names), _is_wrapper_def(child, outer))))
+                            _Def(child.name, cls, first, tuple(names), _is_wrapper_def(child, outer),
+                                 _unread(child))))
                 visit(child, None, child)
             elif isinstance(child, (ast.If, ast.Try, ast.With)):
                 visit(child, cls, outer)
 
     visit(tree, None, None)
     return tuple(out)
+
+
+def _unread(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str] | None:
+    """The parameters ``fn``'s body (nested functions and lambdas included) never names;
+    None when it takes ``*args``/``**kwargs`` or calls ``locals``/``vars``/``eval``/``exec``."""
+    a = fn.args
+    if a.vararg is not None or a.kwarg is not None:
+        return None
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self"}
+    named: set[str] = set()
+    for stmt in fn.body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name):
+                if n.id in ("locals", "vars", "eval", "exec"):
+                    return None
+                named.add(n.id)
+    return frozenset(params - named)
 
 
 def _is_wrapper_def(fn: ast.FunctionDef | ast.AsyncFunctionDef,

@@ -42,7 +42,7 @@ from fxcache_core.decode.entries import (
 from fxcache_core.errors import param
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.floats import baked_floats, tensorified_base
-from fxcache_core.lookup.inputs import candidates
+from fxcache_core.lookup.inputs import candidates, user_name
 from fxcache_core.reasons import Reason
 
 _TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
@@ -234,7 +234,7 @@ def _taken(d: DecodedEntry) -> set[str]:
 def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, origin: Origin,
                       inputs: Mapping[str, InputValue], mode: DynamicMode,
                       pgo: bool = False, of_function: bool = False,
-                      params: Sequence[str] = ()) -> IntRule:
+                      params: Sequence[str] = (), unread: frozenset[str] | None = None) -> IntRule:
     """How the call's int arguments (and the floats and 0-d tensors it gives where an
     int may have been) decide whether torch looks up ``key``.
 
@@ -262,6 +262,14 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
     torch/_dynamo/variables/builder.py wraps each its own way); otherwise, for a
     parameter of the function, undecided.
 
+    A tensor the call gives where ``key`` takes nothing, for a parameter of the
+    function: if it was None when ``key`` was traced (an optional ``attention_mask``),
+    torch traces another graph; if the code never reads it, ``key`` is torch's. A tensor
+    input of ``key`` the call does not give: if the call leaves it out, another graph.
+    Both are undecided, unless the function's source shows the parameter is never read
+    (``unread``, :attr:`~fxcache_core.functions.frames.CompiledFrom.unread`: then no
+    value of it changes the graph, and nothing is said).
+
     ``dynamic=True`` is left alone for ints (the int is a SymInt on the first call;
     :func:`fxcache_core.lookup.fit.fit` binds it). ``pgo``: the cache dir holds Dynamo's
     profile-guided automatic-dynamic state (torch/_dynamo/pgo.py), which can
@@ -271,10 +279,20 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
     notes: list[Reason] = []
     fn = origin.function
     taken = _taken(entry)
+    notes += _tensors_not_given(entry, inputs, params)
     for user_src, value in inputs.items():
         src = next((c for c in candidates(user_src, params) if c in taken), user_src)
         siblings = [(k, d) for k, d in keys.of(origin) if k.key != key.key]
         mine = of_function or _is_param(user_src, params)
+        if mine and unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in unread:
+            continue  # the function never reads it: no value of it changes the graph
+        if isinstance(value, TensorArg) and value.shape != () and mine and not any(
+                t == src or t.startswith((src + "[", src + ".")) for t in taken):
+            notes.append(Reason(
+                f"{src} is a tensor, and this key takes no input from it: if it was None (or not a "
+                "tensor) when this key was traced, torch traces another graph; if the code never "
+                "reads it, this key is torch's. The cache does not record which", "tensor-not-input"))
+            continue
         if not isinstance(value, int):
             if src not in taken and (isinstance(value, float)
                                      or (isinstance(value, TensorArg) and value.shape == ())):
@@ -326,6 +344,26 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
                 f"under dynamic=True {src} is a SymInt on the first call (a key like "
                 f"{other.key[:12]}) (pass {param('dynamic')})", "int-depends-on-mode"))
     return IntRule(tuple(problems), tuple(notes))
+
+
+def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
+                       params: Sequence[str]) -> list[Reason]:
+    """A note per tensor input of the call (``L['mask']``, not a module's own
+    ``L['self']...``) that ``entry``'s graph takes and ``inputs`` do not give."""
+    given = {c for src in inputs for c in candidates(src, params)}
+    out = []
+    for i in entry.inputs:
+        src = i.source
+        if (not src or i.expr is not None or not src.startswith("L[") or src.startswith("L['self']")
+                or "___stack" in src or tensorified_base(src) is not None):
+            continue
+        if src not in given and not any(src.startswith((g + "[", g + ".")) for g in given):
+            out.append(Reason(
+                f"{user_name(src, params)} is a tensor input of this key ({i.type}) that the call does "
+                "not give: if "
+                "the call leaves it out (None), torch traces another graph; give its shape",
+                "input-not-given"))
+    return out
 
 
 def _is_param(src: str, params: Sequence[str]) -> bool:

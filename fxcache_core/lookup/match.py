@@ -60,7 +60,6 @@ from fxcache_core.lookup.phases import (
     Phase,
     Profiles,
     auto_scalars_taken,
-    key_auto,
     static_after_recompile,
     with_phases,
 )
@@ -404,7 +403,8 @@ class _Run:
         pgo = self.catalog.has_pgo_state() if self.pgo is None else self.pgo
         rule = int_argument_rule(self.int_keys, k, first[1], origin, self.inputs, self.mode,
                                  pgo, of_function=self.function is not None,
-                                 params=m.compiled.params if m.compiled is not None else ())
+                                 params=m.compiled.params if m.compiled is not None else (),
+                                 unread=m.compiled.unread if m.compiled is not None else None)
         if rule.problems:
             return KeyMatch(key=k, fits=False, reasons=rule.problems, symbols=m.symbols, origin=origin,
                             bound=m.bound, compiled=m.compiled, auto=m.auto, profile=m.profile)
@@ -449,8 +449,7 @@ class _Run:
                                 uncertain=m.uncertain + ((auto.uncertain,) if auto.uncertain else ()))
                 m = self.with_loaders(self.with_int_rule(m, origin))
                 if self.recompiled is not None:
-                    m = static_after_recompile(m, key_auto(catalog, k) if m.fits else Auto(),
-                                               self.recompiled, self.inputs)
+                    m = static_after_recompile(catalog, m, self.recompiled, self.inputs)
             self.by_key[k.key] = m
             results.append(m)
         return _dtype_rivals(results), unbound, used

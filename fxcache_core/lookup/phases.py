@@ -402,13 +402,16 @@ def with_phases(catalog: Catalog, report: MatchReport, run: Callable[[DynamicMod
     return replace(report, results=results, phase=phase, passes=tuple(passes))
 
 
-def static_after_recompile(m: KeyMatch, own: Auto, recompiled: Mapping[str, Auto],
+def static_after_recompile(catalog: Catalog, m: KeyMatch, recompiled: Mapping[str, Auto],
                            inputs: Mapping[str, InputValue]) -> KeyMatch:
     """After a recompile, a key of static shapes that fits is not looked up when
     automatic dynamic traces a changed dim (> 1) or an int as a symbol: the dims
     the function's other keys have symbolic, or, if none has any, whichever
-    changed. (A changed dim of size 0 or 1 stays static: the key is judged.) ``own``:
-    :func:`key_auto` of the key; ``recompiled``: :func:`symbolic_by_function`."""
+    changed. (A changed dim of size 0 or 1 stays static: the key is judged.)
+    ``recompiled``: :func:`symbolic_by_function`. Where the cache holds FX keys no
+    AOTAutograd entry loads (torch bypassed the AOTAutograd cache), a key the call
+    binds only by symbol names may be the one, so "no key has any" is undecided."""
+    own = key_auto(catalog, m.key) if m.fits else Auto()
     if (not m.fits or own or m.symbols
             or not (m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by)):
         return m
@@ -433,5 +436,11 @@ def static_after_recompile(m: KeyMatch, own: Auto, recompiled: Mapping[str, Auto
         why = Reason(
             "after a recompile automatic dynamic traces the sizes that changed as symbols, and no "
             "key of this function has any: torch compiles a new graph", "static-after-recompile")
+        if any(k.kind is KeyKind.FX_GRAPH and not catalog.loaders_of(k.key) for k in catalog.scan.keys):
+            return replace(m, uncertain=m.uncertain + (Reason(
+                "after a recompile automatic dynamic traces what changed as symbols, and no key of "
+                "this function that fxcache can bind has any; but this cache holds FX keys whose "
+                "AOTAutograd lookup torch bypassed (FX entries only), which may serve that call",
+                "static-after-recompile-fx-only"),))
     return KeyMatch(key=m.key, fits=False, reasons=(why,), symbols=m.symbols, origin=m.origin,
                     bound=m.bound, compiled=m.compiled, loaded_by=m.loaded_by)

@@ -57,8 +57,9 @@ CACHE_ENV = {
 _UNSET_ENV = ("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "TORCH_COMPILE_DEBUG")
 
 
-def prepare_env(cache_dir: str | os.PathLike[str]) -> str:
-    """Set the cache env vars in ``os.environ``. Call before importing torch."""
+def prepare_env(cache_dir: str | os.PathLike[str], isa_checks: bool = True) -> str:
+    """Set the cache env vars in ``os.environ``. Call before importing torch.
+    ``isa_checks``: copy in torch's ISA check programs (:data:`ISA_SEED_ENV`)."""
     if "torch" in sys.modules:
         current = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
         if current and os.path.abspath(current) != os.path.abspath(cache_dir):
@@ -70,7 +71,8 @@ def prepare_env(cache_dir: str | os.PathLike[str]) -> str:
     for name in _UNSET_ENV:
         os.environ.pop(name, None)
     _quiet_warnings()
-    _seed_isa_checks(cache_dir)
+    if isa_checks:
+        _seed_isa_checks(cache_dir)
     return cache_dir
 
 
@@ -127,8 +129,10 @@ def _quiet_warnings() -> None:
     warnings.filterwarnings("ignore", message=".*numpy.*", category=UserWarning)
 
 
-def configure_torch() -> None:
-    """Set the cache switches on torch's config objects too (after import)."""
+def configure_torch(isa_checks: bool = True) -> None:
+    """Set the cache switches on torch's config objects too (after import); with
+    ``isa_checks``, run torch's ISA checks now and keep their programs for the next
+    fresh cache dir (:data:`ISA_SEED_ENV`)."""
     import torch
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
@@ -146,7 +150,7 @@ def configure_torch() -> None:
 
     logging.getLogger("torch._inductor").setLevel(logging.ERROR)
     cache_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    if cache_dir and os.path.isdir(cache_dir):
+    if isa_checks and cache_dir and os.path.isdir(cache_dir):
         _save_isa_checks(cache_dir)
 
 

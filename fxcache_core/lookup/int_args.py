@@ -42,7 +42,7 @@ from fxcache_core.decode.entries import (
 from fxcache_core.errors import param
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.floats import baked_floats, tensorified_base
-from fxcache_core.lookup.inputs import candidates, user_name
+from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
 from fxcache_core.reasons import Reason
 
 _TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
@@ -286,7 +286,8 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
         mine = of_function or _is_param(user_src, params)
         if mine and unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in unread:
             continue  # the function never reads it: no value of it changes the graph
-        if isinstance(value, TensorArg) and value.shape != () and mine and not any(
+        if isinstance(value, TensorArg) and value.shape != () and (
+                _is_param(user_src, params) if params else of_function) and not any(
                 t == src or t.startswith((src + "[", src + ".")) for t in taken):
             notes.append(Reason(
                 f"{src} is a tensor, and this key takes no input from it: if it was None (or not a "
@@ -354,9 +355,12 @@ def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
     out = []
     for i in entry.inputs:
         src = i.source
-        if (not src or i.expr is not None or not src.startswith("L[") or src.startswith("L['self']")
-                or "___stack" in src or tensorified_base(src) is not None):
+        if (not src or i.expr is not None or not is_call_input(src) or "___stack" in src
+                or tensorified_base(src) is not None):
             continue
+        if params and not _is_param(re.sub(r"^(L\['(?:args|kwargs)'\]\[[^\]]+\]|L\['\w+'\]).*$", r"\1", src),
+                                    params):
+            continue  # a closure's or a global's tensor (a model's weights), not an argument
         if src not in given and not any(src.startswith((g + "[", g + ".")) for g in given):
             out.append(Reason(
                 f"{user_name(src, params)} is a tensor input of this key ({i.type}) that the call does "

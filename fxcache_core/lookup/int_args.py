@@ -40,6 +40,7 @@ from fxcache_core.decode.entries import (
     parse_graph_signature,
 )
 from fxcache_core.errors import param
+from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.floats import baked_floats, tensorified_base
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
@@ -196,6 +197,7 @@ class FunctionKeys:
         self._catalog = catalog
         self._by_fn: dict[tuple[str, str], list[tuple[CacheKey, DecodedEntry]]] | None = None
         self._graphs: dict[str, PrintedGraph | None] = {}
+        self._resumed: set[str] | None = None
 
     def of(self, origin: Origin) -> list[tuple[CacheKey, DecodedEntry]]:
         """The AOTAutograd keys traced from ``origin``'s function (same name and file)."""
@@ -212,6 +214,15 @@ class FunctionKeys:
     def floats(self, key: CacheKey, name: str) -> tuple[float, ...] | None:
         """:func:`~fxcache_core.lookup.floats.baked_floats` of ``key`` for parameter ``name``."""
         return baked_floats(self._catalog, key, name)
+
+    def resumed(self, function: str) -> bool:
+        """Whether a key of the cache was compiled from a resume frame of ``function``
+        (a graph break in it; :attr:`~fxcache_core.functions.frames.CompiledFrom.parent`).
+        The first use reads every key's compiled frame."""
+        if self._resumed is None:
+            self._resumed = {c.parent for k in self._catalog.scan.keys
+                             if (c := compiled_from(self._catalog, k)) is not None and c.parent}
+        return function in self._resumed
 
     def graph(self, key: CacheKey) -> PrintedGraph | None:
         """The printed forward graph of the key's first readable entry."""
@@ -234,7 +245,8 @@ def _taken(d: DecodedEntry) -> set[str]:
 def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, origin: Origin,
                       inputs: Mapping[str, InputValue], mode: DynamicMode,
                       pgo: bool = False, of_function: bool = False,
-                      params: Sequence[str] = (), unread: frozenset[str] | None = None) -> IntRule:
+                      params: Sequence[str] = (), unread: frozenset[str] | None = None,
+                      frame: CompiledFrom | None = None) -> IntRule:
     """How the call's int arguments (and the floats and 0-d tensors it gives where an
     int may have been) decide whether torch looks up ``key``.
 
@@ -268,7 +280,10 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
     input of ``key`` the call does not give: if the call leaves it out, another graph.
     Both are undecided, unless the function's source shows the parameter is never read
     (``unread``, :attr:`~fxcache_core.functions.frames.CompiledFrom.unread`: then no
-    value of it changes the graph, and nothing is said).
+    value of it changes the graph, and nothing is said), or the function has a graph
+    break (a key of a resume frame of it, or ``key`` is one): each graph then takes only
+    the arguments its part of the code reads. ``frame``: the key's compiled frame, which
+    gives ``params`` and ``unread``.
 
     ``dynamic=True`` is left alone for ints (the int is a SymInt on the first call;
     :func:`fxcache_core.lookup.fit.fit` binds it). ``pgo``: the cache dir holds Dynamo's
@@ -279,14 +294,18 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
     notes: list[Reason] = []
     fn = origin.function
     taken = _taken(entry)
-    notes += _tensors_not_given(entry, inputs, params)
+    if frame is not None:
+        params, unread = frame.params, frame.unread
+    broken = frame is not None and (frame.parent is not None or keys.resumed(frame.function))
+    if not broken:
+        notes += _tensors_not_given(entry, inputs, params)
     for user_src, value in inputs.items():
         src = next((c for c in candidates(user_src, params) if c in taken), user_src)
         siblings = [(k, d) for k, d in keys.of(origin) if k.key != key.key]
         mine = of_function or _is_param(user_src, params)
         if mine and unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in unread:
             continue  # the function never reads it: no value of it changes the graph
-        if isinstance(value, TensorArg) and value.shape != () and (
+        if isinstance(value, TensorArg) and value.shape != () and not broken and (
                 _is_param(user_src, params) if params else of_function) and not any(
                 t == src or t.startswith((src + "[", src + ".")) for t in taken):
             notes.append(Reason(

@@ -402,9 +402,7 @@ class _Run:
             self.int_keys = FunctionKeys(self.catalog)
         pgo = self.catalog.has_pgo_state() if self.pgo is None else self.pgo
         rule = int_argument_rule(self.int_keys, k, first[1], origin, self.inputs, self.mode,
-                                 pgo, of_function=self.function is not None,
-                                 params=m.compiled.params if m.compiled is not None else (),
-                                 unread=m.compiled.unread if m.compiled is not None else None)
+                                 pgo, of_function=self.function is not None, frame=m.compiled)
         if rule.problems:
             return KeyMatch(key=k, fits=False, reasons=rule.problems, symbols=m.symbols, origin=origin,
                             bound=m.bound, compiled=m.compiled, auto=m.auto, profile=m.profile)

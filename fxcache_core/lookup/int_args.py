@@ -296,18 +296,23 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
     taken = _taken(entry)
     if frame is not None:
         params, unread = frame.params, frame.unread
-    broken = frame is not None and (frame.parent is not None or keys.resumed(frame.function))
-    if not broken:
-        notes += _tensors_not_given(entry, inputs, params)
+
+    def broken() -> bool:
+        """A graph break in the function (read only when a tensor rule would speak)."""
+        return frame is not None and (frame.parent is not None or keys.resumed(frame.function))
+
+    missing = _tensors_not_given(entry, inputs, params)
+    if missing and not broken():
+        notes += missing
     for user_src, value in inputs.items():
         src = next((c for c in candidates(user_src, params) if c in taken), user_src)
         siblings = [(k, d) for k, d in keys.of(origin) if k.key != key.key]
         mine = of_function or _is_param(user_src, params)
         if mine and unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in unread:
             continue  # the function never reads it: no value of it changes the graph
-        if isinstance(value, TensorArg) and value.shape != () and not broken and (
+        if isinstance(value, TensorArg) and value.shape != () and (
                 _is_param(user_src, params) if params else of_function) and not any(
-                t == src or t.startswith((src + "[", src + ".")) for t in taken):
+                t == src or t.startswith((src + "[", src + ".")) for t in taken) and not broken():
             notes.append(Reason(
                 f"{src} is a tensor, and this key takes no input from it: if it was None (or not a "
                 "tensor) when this key was traced, torch traces another graph; if the code never "
@@ -383,8 +388,7 @@ def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
         if src not in given and not any(src.startswith((g + "[", g + ".")) for g in given):
             out.append(Reason(
                 f"{user_name(src, params)} is a tensor input of this key ({i.type}) that the call does "
-                "not give: if "
-                "the call leaves it out (None), torch traces another graph; give its shape",
+                "not give: if the call leaves it out (None), torch traces another graph; give its shape",
                 "input-not-given"))
     return out
 

@@ -343,3 +343,44 @@ def child_cost(argv: list[str], env: Mapping[str, str] | None = None, timeout: f
     m["stdout"] = bytes.fromhex(m.pop("out")).decode("utf-8", "backslashreplace")
     m["stderr"] = bytes.fromhex(m.pop("err")).decode("utf-8", "backslashreplace")
     return m
+
+
+# --- a Redis server for the --remote tests ---------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on now."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_redis(tmp: Path, *extra: str) -> tuple[subprocess.Popen, int]:
+    """A throwaway ``redis-server`` (no persistence, data under ``tmp``, ``extra``
+    arguments), listening: (the process, its port). The caller kills it. Skips the
+    test where redis-server is not installed, and fails it under CI (.ci/run installs it)."""
+    import shutil
+    import socket
+    import time
+
+    import pytest
+
+    exe = shutil.which("redis-server")
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed (.ci/run installs it)")
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    port = free_port()
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", str(tmp), *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    pytest.fail("redis-server did not start")

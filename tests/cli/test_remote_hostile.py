@@ -12,15 +12,10 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import shutil
-import socket
-import subprocess
 import sys
-import time
 
 import pytest
-from helpers import child_cost
+from helpers import child_cost, start_redis
 
 from fxcache_core.cache.keys import KeyKind
 from tests.synth import fake_key, fx_entry_bytes
@@ -31,33 +26,11 @@ RSS_LIMIT_KB = 300 * 1024
 BIG = 100 << 20
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """redis://.../0: three good values and the hostile ones; .../1: the good ones only."""
-    exe = shutil.which("redis-server")
-    if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed (.ci/run installs it)")
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    port = _free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                             "no", "--dir", str(tmp_path_factory.mktemp("redis"))],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, port = start_redis(tmp_path_factory.mktemp("redis"))
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("redis-server did not start")
         url = f"redis://127.0.0.1:{port}"
         keys = {}
         for db in (0, 1):

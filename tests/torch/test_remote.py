@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from conftest import prebuilt
-from helpers import REPO_ROOT, run_fxcache
+from helpers import REPO_ROOT, free_port, run_fxcache, start_redis
 from helpers import cli_json as _json
 
 from tests.harness.background import builder
@@ -28,32 +25,6 @@ from tests.harness.background import builder
 pytestmark = pytest.mark.torch
 
 CASES = ["same_graph_two_regions", "train_mlp", "int_arg"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_redis(tmp: Path, *extra: str) -> tuple[subprocess.Popen, int]:
-    exe = shutil.which("redis-server")
-    if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed (.ci/run installs it)")
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    port = _free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", str(tmp), *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return proc, port
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    pytest.fail("redis-server did not start")
 
 
 @builder("redis_remote", order=6)
@@ -68,7 +39,7 @@ def _redis_remote() -> str:
 
     pytest.importorskip("redis")
     tmp = build_dir("redis")
-    proc, port = _start_redis(tmp)
+    proc, port = start_redis(tmp)
     atexit.register(proc.kill)
     url = f"redis://127.0.0.1:{port}/0"
     out = subprocess.run([sys.executable, "-m", "tests.harness.remote_build", url, str(tmp / "kernels"),
@@ -164,7 +135,7 @@ def test_gc_plans_then_unlinks_or_sets_a_ttl(server, client):
 
 
 def test_bad_remote_is_one_line_and_exit_2(server, tmp_path):
-    port = _free_port()
+    port = free_port()
     for args, needle in [
         (["--remote", f"redis://127.0.0.1:{port}/0", "ls"], "cannot connect"),
         (["--remote", "http://x", "ls"], "expected redis://"),
@@ -173,7 +144,7 @@ def test_bad_remote_is_one_line_and_exit_2(server, tmp_path):
         proc = run_fxcache(*args)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
-    proc_srv, pport = _start_redis(tmp_path, "--requirepass", "sekret")
+    proc_srv, pport = start_redis(tmp_path, "--requirepass", "sekret")
     try:
         proc = run_fxcache("--remote", f"redis://127.0.0.1:{pport}/0", "ls")
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1

@@ -37,6 +37,7 @@ from fxcache_core.lookup.binding import (
     is_size_source,
 )
 from fxcache_core.lookup.floats import baked_floats, tensorified_base
+from fxcache_core.lookup.inputs import entry_dims
 from fxcache_core.reasons import Reason
 
 INT_RE = re.compile(r"-?\d+")
@@ -364,16 +365,6 @@ def _shared_symbols(b: Binding, d: DecodedEntry, symbolic: list[Symbolic],
             + ": torch traces another graph", "marked-dim-shared"))
 
 
-def _sizes_by_dim(d: DecodedEntry) -> dict[str, str]:
-    """``L['x'].size()[1]`` -> the printed size (``s27``, ``8``) of an entry's tensor inputs."""
-    out: dict[str, str] = {}
-    for inp in d.inputs:
-        tt = TensorType.parse(inp.type) if inp.source and not inp.is_symint else None
-        for i, size in enumerate(tt.sizes if tt is not None else ()):
-            out[f"{inp.source}.size()[{i}]"] = size
-    return out
-
-
 def _kept_apart(siblings: Sequence[Sibling], dims: Sequence[str]
                 ) -> tuple[tuple[str, str], str] | None:
     """Two of ``dims`` (``L['a'].size()[0]``) that a sibling key gives two different
@@ -381,7 +372,7 @@ def _kept_apart(siblings: Sequence[Sibling], dims: Sequence[str]
     for sib in siblings:
         if not sib.same_function:
             continue
-        sizes = _sizes_by_dim(sib.entry)
+        sizes = {f"{src}.size()[{i}]": v for (src, i), v in entry_dims(sib.entry).items()}
         for w1, w2 in _pairs(list(dims)):
             a, z = sizes.get(w1), sizes.get(w2)
             if a and z and a != z and SYMBOL_RE.fullmatch(a) and SYMBOL_RE.fullmatch(z):

@@ -21,7 +21,7 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.functions.frames import CompiledFrom
-from fxcache_core.lookup.binding import InputValue, value_of
+from fxcache_core.lookup.binding import InputValue, TensorType, value_of
 from fxcache_core.lookup.floats import tensorified_base
 
 
@@ -134,3 +134,17 @@ def takes(catalog: Catalog, key: CacheKey, frame: CompiledFrom | None = None) ->
         return ()
     bases = sorted(b for b in input_bases(first[1], catalog.sources_for(key)) if is_call_input(b))
     return tuple(user_name(b, params) for b in bases)
+
+
+Dims = dict[tuple[str, int], str]
+"""(input source, dim) -> printed size (``s27``, ``8``), of an entry's tensor inputs."""
+
+
+def entry_dims(d: DecodedEntry) -> Dims:
+    """:data:`Dims` of the tensor inputs (with a source) of entry ``d``."""
+    out: Dims = {}
+    for inp in d.inputs:
+        tt = TensorType.parse(inp.type) if inp.source and not inp.is_symint else None
+        for i, size in enumerate(tt.sizes if tt is not None else ()):
+            out[(inp.source, i)] = size  # type: ignore[index]
+    return out

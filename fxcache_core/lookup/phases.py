@@ -43,6 +43,7 @@ from fxcache_core.functions.origin import function_and_place, function_of, key_f
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg, TensorType
 from fxcache_core.lookup.fit import INT_RE, Binding
 from fxcache_core.lookup.floats import tensorified_base
+from fxcache_core.lookup.inputs import Dims, entry_dims
 from fxcache_core.lookup.report import KeyMatch, MatchReport, PassResults, Phase
 from fxcache_core.reasons import Reason
 
@@ -258,20 +259,10 @@ def auto_scalars_taken(b: Binding, d: DecodedEntry, inputs: Mapping[str, InputVa
                 f"traces it as {what}: torch looks up another key", "auto-scalar-baked"))
 
 
-Dims = dict[tuple[str, int], str]
-"""(input source, dim) -> printed size, of a key's tensor inputs."""
-
-
 def _dims(catalog: Catalog, key: CacheKey) -> Dims:
-    """:data:`Dims` of the tensor inputs of a key's first readable entry."""
+    """:data:`~fxcache_core.lookup.inputs.Dims` of a key's first readable entry."""
     first = catalog.first_readable(key)
-    out: Dims = {}
-    for inp in first[1].inputs if first is not None else ():
-        tt = TensorType.parse(inp.type) if inp.source and not inp.is_symint else None
-        if tt is not None:
-            for i, size in enumerate(tt.sizes):
-                out[(inp.source, i)] = size
-    return out
+    return entry_dims(first[1]) if first is not None else {}
 
 
 def static_sibling(catalog: Catalog, key: CacheKey, function: str,

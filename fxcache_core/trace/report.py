@@ -77,6 +77,62 @@ class TriedEntry:
 
 
 
+@dataclass(frozen=True)
+class RootCause:
+    """The one component that explains a new key against its nearest key, in the user's terms.
+
+    Attributes:
+        component: what differs, as torch hashes it (``torch_version``,
+            ``inductor_config[max_autotune]``, ``example_inputs[0]``...).
+        this: its value in this run (``2.14.1+cu130``, ``torch.float16``...), None where unknown.
+        cache: its value in the nearest key of the cache, None where unknown.
+        code: a stable reason code (``torch-version``, ``inductor-config``, ``input-dtype``...).
+        env: a config key: the environment variable that sets it, where torch has one.
+        input: an example input: the argument's name (``x``).
+        consequences: the other differing components that follow from this one
+            (config defaults changed with the torch version, renamed graph nodes).
+    """
+
+    component: str
+    this: str | None
+    cache: str | None
+    code: str
+    env: str | None = None
+    input: str | None = None
+    consequences: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"component": self.component, "this": self.this,
+                                  "cache": self.cache, "code": self.code}
+        if self.env is not None:
+            out["env"] = self.env
+        if self.input is not None:
+            out["input"] = self.input
+        return out
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """Kernels a lookup's compile still built (a hit whose compiled libraries or
+    kernels were not usable here, or a miss).
+
+    Attributes:
+        kernels: how many C++/Triton kernels were built.
+        seconds: wall seconds spent building them (as the trace records).
+        cause: why, in words (another torch install's headers, other ISA flags...).
+        code: a stable reason code for ``cause``.
+    """
+
+    kernels: int
+    seconds: float
+    cause: str | None
+    code: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"kernels": self.kernels, "seconds": round(self.seconds, 3), "cause": self.cause,
+                "cause_code": self.code}
+
+
 @dataclass(frozen=True, slots=True)  # slots: a run may hold 200,000 of them
 class LookupExplanation:
     """One lookup of the run, related to the cache (see the module docstring).
@@ -99,6 +155,9 @@ class LookupExplanation:
             guards hold for the call), None where not found.
         notes: what limits the explanation (the key is not in the cache...), as
             :class:`~fxcache_core.reasons.Reason` s.
+        root_cause: new-key: the one differing component that explains the miss
+            (None where there is no nearest key, or none stands out).
+        rebuilt: the kernels this lookup's compile built anyway (None: none, or not recorded).
     """
 
     lookup: TraceLookup
@@ -113,6 +172,8 @@ class LookupExplanation:
     added_guards: tuple[str, ...] = ()
     wrote: str | None = None
     notes: tuple[str, ...] = ()
+    root_cause: RootCause | None = None
+    rebuilt: Rebuilt | None = None
 
     @property
     def seconds(self) -> float | None:

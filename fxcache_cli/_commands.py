@@ -71,6 +71,15 @@ commands_dict: dict[str, CommandInfo] = {
         "were installed), new keys (the nearest earlier key and what differs), guard misses (the\n"
         "clause that failed, with the call's values), bypasses. The cache is --cache-dir, else the\n"
         "one the run wrote to, else torch's default."),
+    "pack": CommandInfo(
+        "fxcache_cli.pack", "pack_cmd",
+        "Pack the entries a run needs, and what they need to load (wrapper modules, compiled\n"
+        "kernels, autotune results), into a verified, deterministic archive with a manifest."),
+    "unpack": CommandInfo(
+        "fxcache_cli.pack", "unpack_cmd",
+        "Verify every member of a pack against its manifest, then write it into the cache dir\n"
+        "(--cache-dir): new files only, identical ones skipped, different ones never overwritten.\n"
+        "Exit 1 if any member conflicts with a file already there."),
     "gc": CommandInfo(
         "fxcache_cli.gc", "gc_cmd",
         "Prune the cache by policy: plan first, show it, ask, then delete."),

@@ -27,6 +27,7 @@ FLAGS: dict[str, str] = {
     "orphaned_locks": "--locks",
     "stale_against": "--stale",
     "function": "--fn",
+    "everything": "--all",
     "only": "--key",
     "syms": "--sym",
     "inputs": "--shapes",

@@ -62,3 +62,16 @@ def current_build() -> CurrentBuild:
     include_dir = os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "include")
     return CurrentBuild(torch_version=torch.__version__, hashes=hashes, values=values,
                         include_dir=include_dir)
+
+
+def cpp_thread_count() -> int:
+    """The ``cpp_runtime_thread_count`` torch here would hash into an FX key of CPU
+    C++ code when ``cpp.threads`` is left at its default (``parallel_num_threads()``,
+    ``FxGraphHashDetails`` in torch/_inductor/codecache.py; imports torch).
+
+    Raises:
+        ImportError: torch is not installed.
+    """
+    from torch._inductor.utils import parallel_num_threads
+
+    return int(parallel_num_threads())

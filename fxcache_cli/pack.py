@@ -1,0 +1,167 @@
+"""``fxcache pack`` (ship exactly the entries a run needs) and ``fxcache unpack`` (verify, then write)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.filesize import decimal as human_bytes
+
+from ._app import JsonOpt
+from ._context import done_reading, indexed_catalog, installed_build, scan_dir
+from ._output import ReadProgress, fail, out, plural, safe, short
+
+
+def pack_cmd(
+    out_path: Annotated[str, typer.Argument(metavar="OUT", help="The pack to write (a .tar.gz).")],
+    fn: Annotated[list[str] | None, typer.Option("--fn", help="Take the keys compiled from this function (repeatable).")] = None,
+    from_trace: Annotated[str | None, typer.Option(
+        "--from-trace", help="Take the entries a traced run (its TORCH_TRACE dir or file) hit or wrote.")] = None,
+    key: Annotated[list[str] | None, typer.Option("--key", help="Take every entry of this key (a unique prefix; repeatable).")] = None,
+    take_all: Annotated[bool, typer.Option("--all", help="Take every entry of the cache.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Show what would be packed; write nothing.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Pack the entries a run needs, and what they need to load (wrapper modules, compiled
+    kernels, autotune results), into a verified, deterministic archive with a manifest."""
+    from fxcache_core.pack.archive import write_pack
+    from fxcache_core.pack.select import plan_pack
+
+    scan = scan_dir(quiet=as_json)
+    catalog = indexed_catalog(scan, as_json)
+    used: list[tuple[str, str, str]] = []
+    version = None
+    if from_trace is not None:
+        from fxcache_core.trace.explain import explain
+        from fxcache_core.trace.reader import trace_files
+        from fxcache_core.trace.run import read_run
+
+        trace_files(Path(from_trace))  # not a trace: one line, exit 2
+        run = read_run(Path(from_trace))
+        version = run.torch_version
+        used = [(u.kind, u.key, u.entry) for u in explain(run, catalog).uses()]
+        if not used:
+            fail(f"--from-trace {from_trace}: the run hit or wrote no entry of this cache")
+    plan = plan_pack(catalog, functions=fn or (), keys=key or (), used=used, everything=take_all,
+                     torch_version=version)
+    done_reading()
+    if as_json and dry_run:
+        out.result(plan.to_json())
+        return
+    if not as_json:
+        _show_plan(plan)
+    if dry_run:
+        return
+    prog = ReadProgress(plan.total_bytes, enabled=not as_json, label="packing")
+    try:
+        res = write_pack(plan, Path(out_path), on_bytes=prog.advance)
+    finally:
+        prog.close()
+    if as_json:
+        out.result({**plan.to_json(), "written": res.to_json()})
+        return
+    ratio = res.bytes_out / res.bytes_in if res.bytes_in else 0.0
+    out.print(f"wrote {safe(str(res.path))}: {plural(res.members, 'member')}, {human_bytes(res.bytes_out)} "
+              f"({human_bytes(res.bytes_in)} before compression, {ratio:.0%})")
+
+
+def _show_plan(plan: Any) -> None:
+    m = plan.manifest
+    b = m.build
+    kinds: dict[str, list[int]] = {}
+    for x in m.members:
+        kinds.setdefault(x.kind, [0, 0])
+        kinds[x.kind][0] += 1
+        kinds[x.kind][1] += x.size
+    out.print(f"packing {plural(len(m.entries), 'entry', 'entries')} of {plural(len(m.functions()), 'function')} "
+              f"from {safe(str(plan.root))}, built by "
+              + (f"torch {safe(b.torch_version)}" if b.torch_version else
+                 f"torch_version {short(b.components.get('torch_version', '?'), 12)}")
+              + (f", {b.cpp_threads} C++ threads" if b.cpp_threads else ""))
+    for fn, es in m.functions().items():
+        shapes = sorted({"; ".join(e.inputs) for e in es if e.inputs})
+        out.print(f"  [cyan]{safe(fn)}[/cyan]: {plural(len(es), 'entry', 'entries')}"
+                  + (f"  [dim]{safe(' | '.join(shapes)[:160])}[/dim]" if shapes else ""))
+    out.print("  " + ", ".join(f"{k} {n} ({human_bytes(s)})" for k, (n, s) in sorted(kinds.items()))
+              + f"; {human_bytes(plan.total_bytes)} in all")
+    if m.settings:
+        out.print("  settings not at torch's defaults: " + safe(", ".join(f"{n}={v}" for n, v in m.settings)))
+    for r in plan.left_out:
+        out.warning(f"left out: {safe(r.text)}")
+
+
+def unpack_cmd(
+    pack: Annotated[str, typer.Argument(help="A pack written by fxcache pack.")],
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", "-n", help="Verify the pack and say, per function, whether it will hit with the "
+        "installed torch (imports torch); write nothing.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Verify every member of a pack against its manifest, then write it into the cache dir
+    (--cache-dir): new files only, identical ones skipped, different ones never overwritten.
+    Exit 1 if any member conflicts with a file already there."""
+    from fxcache_core.pack.install import execute_unpack
+    from fxcache_core.pack.unpack import plan_unpack, verify_pack
+
+    from ._context import state
+
+    path = Path(pack)
+    size = path.stat().st_size if path.is_file() else 0
+    prog = ReadProgress(size, enabled=not as_json, label="verifying")
+    try:
+        manifest = verify_pack(path)
+    finally:
+        prog.close()
+    root = _target(state.cache_dir)
+    plan = plan_unpack(path, root, manifest)
+    if dry_run:
+        _dry_run(plan, as_json)
+        return
+    res = execute_unpack(plan)
+    if as_json:
+        out.result({"cache_dir": str(root), **res.to_json()})
+    else:
+        out.print(f"verified {plural(len(manifest.members), 'member')}; into {safe(str(root))}: added "
+                  f"{plural(len(res.added), 'file')} ({human_bytes(res.bytes_added)}), "
+                  f"{len(res.identical)} identical already there, {len(res.conflicts)} conflicting")
+        for p, why in sorted(res.conflicts.items()):
+            out.warning(f"kept {safe(p)}: {safe(why)} is there (not overwritten)")
+    if res.conflicts:
+        raise typer.Exit(1)
+
+
+def _target(cache_dir: str | None) -> Path:
+    """--cache-dir as given (it may not exist yet: unpack makes it), else torch's
+    (``$TORCHINDUCTOR_CACHE_DIR``, else its default)."""
+    import os
+
+    from fxcache_core.cache.location import default_cache_dir
+
+    if cache_dir is not None:
+        return Path(cache_dir).expanduser().absolute()
+    env = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    return Path(env).absolute() if env else default_cache_dir()
+
+
+def _dry_run(plan: Any, as_json: bool) -> None:
+    from fxcache_core.keying.current import cpp_thread_count
+    from fxcache_core.pack.will_hit import will_hit
+
+    build = installed_build()
+    report = will_hit(plan.manifest, build.torch_version, build.hashes, cpp_thread_count())
+    if as_json:
+        out.result({"unpack": plan.to_json(), "will_hit": report.to_json()})
+        return
+    out.print(f"verified {plural(len(plan.manifest.members), 'member')} "
+              f"({human_bytes(plan.manifest.total_bytes)}); into {safe(str(plan.root))} it would add "
+              f"{plan.count('add')}, skip {plan.count('identical')} identical, keep {plan.count('conflict')} "
+              "conflicting")
+    for f in report.functions:
+        if f.will_hit:
+            out.print(f"  [green]will hit[/green]  {safe(f.function)} ({plural(f.entries, 'entry', 'entries')})")
+        else:
+            out.print(f"  [red]no hit[/red]    {safe(f.function)}: {safe('; '.join(r.text for r in f.reasons))}")
+    if report.settings:
+        out.print("  the keys were made with these settings not at torch's defaults; the run must set them "
+                  "the same: " + safe(", ".join(f"{n}={v}" for n, v in report.settings)))

@@ -1,0 +1,163 @@
+"""What an FX entry needs beside itself to be loaded without compiling anything.
+
+On a hit, torch (``FxGraphCache.cache_hit_post_compile`` in
+torch/_inductor/codecache.py, ``CompiledFxGraph.after_deserialization`` in
+torch/_inductor/output_code.py):
+
+1. writes the wrapper module ``<key[1:3]>/<key>.py`` from the entry's pickled
+   ``source_code`` when it is missing (``write_to_disk``), then imports it
+   (``PyCodeCache.load_by_key_path``): the module is derived, but shipping it
+   spares the write;
+2. running the module builds each kernel it names: ``async_compile.cpp_pybinding(argtypes,
+   source)`` writes ``source`` plus a binding suffix as ``<k>.main.cpp`` (``k`` a hash
+   of that text and the compiler's command line) and compiles ``<k>.main.so``
+   *unless it exists* (``_worker_compile_cpp``): the library is what a hit needs,
+   else it pays a C++ compile; ``async_compile.triton(name, source)`` writes
+   ``<k>.py`` and reads the kernel's ``<k>.best_config`` (autotune,
+   torch/_inductor/runtime/autotune_cache.py) beside it; the compiled Triton
+   binaries travel inside the entry (``_triton_bundle``, emitted by
+   ``TritonBundler.read_and_emit``), not as files.
+
+So the closure of an FX entry is its wrapper module, and for every kernel
+source its wrapper names, the cache's generated files of the same code key
+``k`` that torch would not write again: compiled libraries (``.so``, ``.o``,
+and torch 2.14+'s ``.so.load_ok`` marker) and autotune results. A kernel
+source is matched to its code key by content: the generated source file
+``<k>.main.cpp``/``<k>.cpp``/``<k>.py`` whose text starts with the source
+string. The wrapper is read with :func:`ast.parse` (never run); the entry with
+the restricted unpickler (:func:`~fxcache_core.decode.unpickler.load_stubs`).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from fxcache_core.cache.scan import Artifact, open_noatime
+from fxcache_core.decode.memlimit import decoding_budget
+from fxcache_core.decode.unpickler import Stub, load_stubs
+
+SOURCE_EXTS = (".main.cpp", ".optimized.cpp", ".cpp", ".py", ".cu", ".h")
+"""Generated source files a kernel's code key is recognised by."""
+NEEDED = {".so": "library", ".o": "library", ".so.load_ok": "library", ".main.so": "library",
+          ".main.so.load_ok": "library", ".best_config": "autotune"}
+"""Extensions of the generated files a hit needs (torch does not write them again
+without compiling or autotuning), and the member kind each is."""
+PREFIX_CHARS = 64
+"""Sources are indexed by their first this many characters; a kernel source
+shorter than that is never matched (no real kernel is)."""
+MAX_SOURCE_BYTES = 16 << 20
+"""A generated source file larger than this is not read (not matched)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Needed:
+    """A generated file an FX entry needs.
+
+    Attributes:
+        file: the artifact (path, size).
+        kind: ``wrapper``, ``library`` or ``autotune``.
+    """
+
+    file: Artifact
+    kind: str
+
+
+def wrapper_source(data: bytes) -> str | None:
+    """The ``source_code`` of a pickled ``CompiledFxGraph``, read with the restricted
+    unpickler under fxcache's memory budget; None when the bytes do not hold one."""
+    try:
+        with decoding_budget(len(data)):
+            root, _ = load_stubs(data)
+    except Exception:  # noqa: BLE001 - a corrupt entry has no closure (it is reported elsewhere)
+        return None
+    if not isinstance(root, Stub):
+        return None
+    src = root.field("source_code")
+    return src if isinstance(src, str) else None
+
+
+def kernel_sources(source: str) -> tuple[str, ...]:
+    """The string arguments of every ``async_compile.<method>(...)`` call in a
+    wrapper module's source (the kernels it builds), in order; () when the source
+    does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "async_compile"):
+            for a in node.args:
+                if isinstance(a, ast.Constant) and isinstance(a.value, str) and len(a.value) >= PREFIX_CHARS:
+                    out.append(a.value)
+    return tuple(out)
+
+
+class CodeIndex:
+    """The cache's generated files by code key, and its generated sources by their
+    first :data:`PREFIX_CHARS` characters (read lazily, once)."""
+
+    def __init__(self, code: Sequence[Artifact]) -> None:
+        self.by_key: dict[str, list[Artifact]] = {}
+        for a in code:
+            self.by_key.setdefault(a.key, []).append(a)
+        self._sources: dict[str, list[tuple[str, str]]] | None = None
+        self._code = code
+
+    def _index(self) -> dict[str, list[tuple[str, str]]]:
+        if self._sources is None:
+            self._sources = {}
+            for a in self._code:
+                if a.file.name.endswith(SOURCE_EXTS) and 0 < a.file.size <= MAX_SOURCE_BYTES:
+                    text = _read_text(a.file.where)
+                    if text is not None and len(text) >= PREFIX_CHARS:
+                        self._sources.setdefault(text[:PREFIX_CHARS], []).append((a.key, text))
+        return self._sources
+
+    def keys_for(self, sources: Iterable[str]) -> list[str]:
+        """Code keys whose generated source starts with one of ``sources``."""
+        idx = self._index()
+        out: list[str] = []
+        for s in sources:
+            for key, text in idx.get(s[:PREFIX_CHARS], ()):
+                if text.startswith(s) and key not in out:
+                    out.append(key)
+        return out
+
+    def needed(self, wrapper_key: str | None, source: str | None) -> list[Needed]:
+        """What an FX entry with this wrapper key and wrapper source needs (see the
+        module docstring), sorted by path."""
+        out: dict[str, Needed] = {}
+        if wrapper_key:
+            for a in self.by_key.get(wrapper_key, ()):
+                if a.file.name == f"{wrapper_key}.py":
+                    out[a.file.where] = Needed(a, "wrapper")
+        if source:
+            for key in self.keys_for(kernel_sources(source)):
+                for a in self.by_key.get(key, ()):
+                    kind = NEEDED.get(a.file.name[len(key):])
+                    if kind is not None:
+                        out[a.file.where] = Needed(a, kind)
+        return [out[w] for w in sorted(out)]
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        fd = open_noatime(path, follow_symlinks=False)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(MAX_SOURCE_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_SOURCE_BYTES:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+__all__ = ["NEEDED", "CodeIndex", "Needed", "kernel_sources", "wrapper_source"]

@@ -1,0 +1,169 @@
+"""Write a verified pack's members into a cache dir (the second pass of
+:mod:`fxcache_core.pack.unpack`; see its docstring for the order of checks).
+
+Every dir below the cache dir is opened relative to its parent with
+``O_DIRECTORY | O_NOFOLLOW`` (created with ``mkdir(dir_fd=)`` when missing), so
+a link planted on the way can never redirect a write out of the cache dir; each
+file is created under a dot-prefixed temp name (``O_CREAT | O_EXCL |
+O_NOFOLLOW``), checked against the manifest as it is written, and given its
+final name with ``link`` (which fails rather than replace a file) only once
+every member is written. Torch skips dot-prefixed names when it lists a key's
+entries (``iterate_over_candidates`` in torch/_inductor/codecache.py), so a temp
+file is never taken for an entry. On any failure every temp file and every dir
+this call created are removed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fxcache_core.pack.manifest import Member, PackError
+from fxcache_core.pack.unpack import UnpackPlan, _members, _stream_check
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_FILE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+
+
+@dataclass(frozen=True)
+class UnpackResult:
+    """What :func:`execute_unpack` did.
+
+    Attributes:
+        added: members written, in manifest order.
+        identical: members skipped because the same bytes were there.
+        conflicts: member path -> what is there instead (never overwritten).
+    """
+
+    added: tuple[Member, ...]
+    identical: tuple[Member, ...]
+    conflicts: dict[str, str]
+
+    @property
+    def bytes_added(self) -> int:
+        return sum(m.size for m in self.added)
+
+    def to_json(self) -> dict[str, object]:
+        return {"added": [m.path for m in self.added], "identical": len(self.identical),
+                "bytes_added": self.bytes_added,
+                "conflicts": [{"path": p, "existing": w} for p, w in sorted(self.conflicts.items())]}
+
+
+class _Dirs:
+    """Dir fds under the root, opened (or made) one level at a time without following links."""
+
+    def __init__(self, root: Path) -> None:
+        self.made: list[tuple[int, str]] = []  # (parent fd, name), in creation order
+        self.root_made = not os.path.lexists(root)
+        self.path = root
+        try:
+            os.makedirs(root, exist_ok=True)
+            self.root = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+        except OSError as e:
+            raise PackError(f"cannot open the cache dir {root}: {e.strerror}", param="cache_dir",
+                            value=str(root)) from None
+        self.fds: dict[str, int] = {"": self.root}
+
+    def of(self, rel_dir: str) -> int:
+        if rel_dir in self.fds:
+            return self.fds[rel_dir]
+        parent_rel, _, name = rel_dir.rpartition("/")
+        parent = self.of(parent_rel)
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except FileNotFoundError:
+            os.mkdir(name, 0o755, dir_fd=parent)
+            self.made.append((parent, name))
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+        except OSError as e:
+            raise PackError(f"{rel_dir} under the cache dir is not a plain directory "
+                            f"({e.strerror}): nothing written") from None
+        self.fds[rel_dir] = fd
+        return fd
+
+    def undo_dirs(self) -> None:
+        for parent, name in reversed(self.made):
+            try:
+                os.rmdir(name, dir_fd=parent)
+            except OSError:
+                pass
+        if self.root_made:
+            try:
+                os.rmdir(self.path)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+
+
+def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = None) -> UnpackResult:
+    """Write the members ``plan`` adds (module docstring); skip identical ones; never
+    overwrite a file (one that appeared since the plan becomes a conflict).
+
+    Raises:
+        PackError: the archive changed since it was verified, or the cache dir
+            cannot be written: then nothing of it is left under the cache dir.
+    """
+    todo = {m.path for m, a in plan.actions if a == "add"}
+    conflicts = dict(plan.conflicts)
+    identical = [m for m, a in plan.actions if a == "identical"]
+    dirs = _Dirs(plan.root)
+    temps: list[tuple[int, str, str, Member]] = []  # (dir fd, temp name, final name, member)
+    try:
+        try:
+            with _members(plan.pack) as (manifest, members):
+                if manifest != plan.manifest:
+                    raise PackError("the pack changed since it was verified: nothing written")
+                for m, f in members:
+                    if m.path not in todo:
+                        _stream_check(m, f, None, on_bytes)
+                        continue
+                    rel_dir, _, name = m.path.rpartition("/")
+                    dfd = dirs.of(rel_dir)
+                    tmp = f".{name}.{secrets.token_hex(6)}.fxcache-tmp"
+                    fd = os.open(tmp, _FILE_FLAGS, 0o644, dir_fd=dfd)
+                    temps.append((dfd, tmp, name, m))
+                    with os.fdopen(fd, "wb") as out:
+                        _stream_check(m, f, out.write, on_bytes)
+        except OSError as e:
+            raise PackError(f"cannot write under the cache dir: {e.strerror}: nothing written") from None
+        added: list[Member] = []
+        for dfd, tmp, name, m in temps:
+            try:
+                os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+                added.append(m)
+            except FileExistsError:
+                conflicts[m.path] = "a file that appeared while unpacking"
+            except OSError as e:
+                if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EMLINK, errno.EXDEV):
+                    raise
+                try:  # no hard links here: rename, after one more look
+                    os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                    conflicts[m.path] = "a file that appeared while unpacking"
+                except FileNotFoundError:
+                    os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                    added.append(m)
+                    continue
+            os.unlink(tmp, dir_fd=dfd)
+        temps = []
+        return UnpackResult(tuple(added), tuple(identical), conflicts)
+    except BaseException:
+        for dfd, tmp, _, _ in temps:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+        dirs.undo_dirs()
+        raise
+    finally:
+        dirs.close()
+
+
+__all__ = ["UnpackResult", "execute_unpack"]

@@ -1,0 +1,264 @@
+"""Which entries a pack takes, closed over what they need to load: a plan, written separately.
+
+:func:`plan_pack` selects entries (by function, by key, by what a traced run hit
+or wrote, or all), then closes over what each needs to be loaded with no
+compile:
+
+- an AOTAutograd entry loads its forward and backward FX entries: on a hit torch
+  takes, per FX key, the first entry whose guards string equals the one the
+  AOTAutograd entry recorded (``FxGraphCacheLoadable`` in
+  torch/_functorch/_aot_autograd/aot_autograd_result.py;
+  :meth:`~fxcache_core.catalog.catalog.Catalog.fx_entry_for`);
+- an FX entry needs its wrapper module, compiled kernel libraries and autotune
+  results (:mod:`fxcache_core.pack.closure`).
+
+Nothing else goes in: no locks, temp files, C++ sources (torch writes them again
+from the wrapper), precompiled headers, CPU ISA check programs (each machine
+builds its own), PGO state or Triton's own cache (the FX entry bundles its
+Triton binaries). Every member is read once here (without following links) to
+hash it; :func:`fxcache_core.pack.archive.write_pack` checks it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import Entry, open_noatime, read_entry_bytes, scan_artifacts
+from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.errors import param
+from fxcache_core.functions.origin import key_function, keys_of_function
+from fxcache_core.keying.anatomy import BUILD_COMPONENTS, parse_debug_lines, settings_not_at_default
+from fxcache_core.pack.closure import CodeIndex, wrapper_source
+from fxcache_core.pack.manifest import BuildInfo, Manifest, Member, PackedEntry, PackError
+from fxcache_core.reasons import Reason
+
+_CHUNK = 1 << 20
+PER_GRAPH_GROUPS = frozenset({"fx_kwargs"})
+"""Setting groups that describe the graph compiled (``is_backward``, ``static_input_idxs``),
+not a setting the run chooses: left out of the manifest's settings."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedMember:
+    """A file the pack will hold.
+
+    Attributes:
+        member: its manifest row (path under the cache dir, size, sha256, kind).
+        where: its absolute path here.
+    """
+
+    member: Member
+    where: str
+
+
+@dataclass(frozen=True)
+class PackPlan:
+    """What a pack will hold, before anything is written.
+
+    Attributes:
+        root: the cache dir.
+        manifest: the manifest to write (members sorted by path).
+        files: each member with where it is read from, in the manifest's order.
+        left_out: what was asked for or needed but cannot be packed, with why
+            (an AOTAutograd entry whose FX entry is gone, an unreadable entry...).
+    """
+
+    root: Path
+    manifest: Manifest
+    files: tuple[PlannedMember, ...]
+    left_out: tuple[Reason, ...] = ()
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of the members (uncompressed)."""
+        return self.manifest.total_bytes
+
+    def to_json(self) -> dict[str, object]:
+        return {"cache_dir": str(self.root), "bytes": self.total_bytes,
+                "left_out": [r.to_json() for r in self.left_out], "manifest": self.manifest.to_json()}
+
+
+def plan_pack(catalog: Catalog, *, functions: Sequence[str] = (), keys: Sequence[str] = (),
+              used: Iterable[tuple[str, str, str]] = (), everything: bool = False,
+              torch_version: str | None = None) -> PackPlan:
+    """Plan a pack of the selected entries and everything they need (module docstring).
+
+    Args:
+        catalog: the cache.
+        functions: names of functions whose keys to take (``function``, as ``ls --fn``).
+        keys: key names or unique prefixes (``only``): every entry of each.
+        used: (kind, key, entry) triples, e.g. what a traced run hit or wrote
+            (:meth:`fxcache_core.trace.report.ExplainReport.uses`); those no
+            longer in the cache are left out with a reason.
+        everything: every entry of the cache (``all``).
+        torch_version: the readable torch version that made the keys, where known
+            (a trace's ``torch_version``).
+
+    Raises:
+        PackError: nothing selected, or nothing of it could be packed.
+        KeyLookupError: a key prefix matches no key or several.
+        FunctionAmbiguousError: a function name means several functions.
+    """
+    scan = catalog.scan
+    chosen: dict[str, Entry] = {}
+    left: list[Reason] = []
+
+    def take(e: Entry) -> None:
+        chosen.setdefault(e.file.where, e)
+
+    used = list(used)
+    if not (functions or keys or used or everything):
+        raise PackError(f"nothing selected: give {param('function')}, {param('only')}, "
+                        f"{param('from_trace')} or {param('everything')}")
+    for name in functions:
+        found, held = keys_of_function(catalog, name)
+        if not found:
+            raise PackError(f"no key was compiled from {name!r}"
+                            + (f"; the cache holds {', '.join(held[:8])}" if held else ""),
+                            param="function", value=name)
+        for k in scan.keys:
+            if k.key in found:
+                for e in k.entries:
+                    take(e)
+    for prefix in keys:
+        for e in scan.find(prefix).entries:
+            take(e)
+    for kind, key, name in used:
+        k = scan.key(key)
+        e = next((x for x in k.entries if x.name == name), None) if k is not None else None
+        if e is None:
+            left.append(Reason(f"{kind} entry {key[:10]}/{name[:10]}: the run used it but it is no "
+                               "longer in the cache", "used-entry-gone"))
+        else:
+            take(e)
+    if everything:
+        for e in scan.entries():
+            take(e)
+    # Close: AOTAutograd entries -> the FX entries they load.
+    for e in list(chosen.values()):
+        if e.kind is not KeyKind.AOT_AUTOGRAD:
+            continue
+        d = catalog.load(e)
+        if not isinstance(d, DecodedEntry):
+            continue
+        for role, ref in (("forward", d.forward), ("backward", d.backward)):
+            if ref is None:
+                continue
+            fx = catalog.fx_entry_for(ref.key, ref.guards_expr)
+            if fx is None:
+                left.append(Reason(f"AOTAutograd entry {e.key[:10]}/{e.name[:10]}: its {role} FX entry "
+                                   f"(key {ref.key[:10]}) is not in the cache: it would miss there too",
+                                   "fx-entry-missing"))
+            else:
+                take(fx)
+    return _plan(catalog, sorted(chosen.values(), key=lambda e: e.file.where), left, torch_version)
+
+
+def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_version: str | None) -> PackPlan:
+    root = catalog.scan.root
+    code = CodeIndex(scan_artifacts(root))
+    files: dict[str, tuple[str, str]] = {}  # rel path -> (where, kind)
+    packed: list[PackedEntry] = []
+    builds: Counter[tuple[tuple[str, str], ...]] = Counter()
+    values: dict[str, str] = {}
+    settings: set[tuple[str, str]] = set()
+    threads: Counter[int] = Counter()
+    for e in entries:
+        d = catalog.load(e, full=True)
+        if not isinstance(d, DecodedEntry):
+            left.append(Reason(f"{e.kind.value} entry {e.key[:10]}/{e.name[:10]} cannot be read "
+                               f"({getattr(d, 'cause', 'unreadable')}): not packed", "unreadable-entry"))
+            continue
+        rel = _relative(root, e.file.where)
+        if rel is None:
+            left.append(Reason(f"{e.file.where} is not a plain path under the cache dir", "not-under-root"))
+            continue
+        files[rel] = (e.file.where, "fx" if e.kind is KeyKind.FX_GRAPH else "aot")
+        inputs: tuple[str, ...] = ()
+        if e.kind is KeyKind.FX_GRAPH:
+            comps = parse_debug_lines(d.debug_lines)
+            inputs = tuple(c.readable for c in comps if c.group == "example_inputs")
+            build = tuple(sorted((c.name, c.hash) for c in comps if c.group in BUILD_COMPONENTS))
+            if build:
+                builds[build] += 1
+            values.update({c.name: c.readable for c in comps if c.group in BUILD_COMPONENTS})
+            for c in comps:
+                if c.name == "cpp_runtime_thread_count" and c.value.strip().isdigit():
+                    threads[int(c.value.strip())] += 1
+            for g in settings_not_at_default(comps):
+                if g.group not in PER_GRAPH_GROUPS:
+                    settings.update((c.name, c.readable) for c, _ in g.not_default)
+            try:
+                source = wrapper_source(read_entry_bytes(e.path))
+            except OSError:
+                source = None
+            for n in code.needed(d.wrapper_key, source):
+                r = _relative(root, n.file.file.where)
+                if r is not None:
+                    files[r] = (n.file.file.where, n.kind)
+        function = key_function(catalog, catalog.scan.key(e.key)) if catalog.scan.key(e.key) else None
+        packed.append(PackedEntry(e.kind.value, e.key, e.name, function, inputs, d.guards_expr))
+    if not packed:
+        raise PackError("nothing to pack: " + ("; ".join(r.text for r in left[:3]) or "no entry selected"))
+    if len(builds) > 1:
+        left.append(Reason(f"the entries were made by {len(builds)} torch builds; the manifest names "
+                           "the most common one", "mixed-builds"))
+    main_build = dict(builds.most_common(1)[0][0]) if builds else {}
+    members: list[PlannedMember] = []
+    for rel in sorted(files):
+        where, kind = files[rel]
+        size, sha = _hash(where)
+        members.append(PlannedMember(Member(rel, size, sha, kind), where))
+    manifest = Manifest(
+        members=tuple(m.member for m in members),
+        build=BuildInfo(torch_version, main_build, {k: v for k, v in values.items() if k in main_build},
+                        threads.most_common(1)[0][0] if threads else None),
+        settings=tuple(sorted(settings)),
+        entries=tuple(sorted(packed, key=lambda p: (p.kind, p.key, p.entry))))
+    return PackPlan(root, manifest, tuple(members), tuple(left))
+
+
+def _relative(root: Path, where: str) -> str | None:
+    base = str(root).rstrip(os.sep) + os.sep
+    if not where.startswith(base):
+        return None
+    rel = where[len(base):].replace(os.sep, "/")
+    from fxcache_core.pack.manifest import check_member_path
+
+    try:
+        return check_member_path(rel)
+    except PackError:
+        return None
+
+
+def _hash(where: str) -> tuple[int, str]:
+    """(size, sha256) of a regular file, opened without following a link.
+
+    Raises:
+        PackError: it cannot be read, or is not a regular file.
+    """
+    try:
+        fd = open_noatime(where, follow_symlinks=False)
+    except OSError as e:
+        raise PackError(f"cannot read {where}: {e.strerror}") from None
+    h = hashlib.sha256()
+    n = 0
+    with os.fdopen(fd, "rb") as f:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise PackError(f"{where} is not a regular file")
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+            n += len(chunk)
+    return n, h.hexdigest()
+
+
+__all__ = ["PackPlan", "PlannedMember", "plan_pack"]

@@ -1,0 +1,335 @@
+"""Read a pack back: verify every member against the manifest, then write into a cache dir.
+
+A pack is untrusted input. :func:`verify_pack` streams the archive once and
+writes nothing: the first member must be the manifest
+(:func:`~fxcache_core.pack.manifest.parse_manifest` checks its every field);
+each other member must be a plain regular file (no link, device, fifo, sparse
+or pax-extended member), listed by the manifest, seen once, of the manifest's
+size (read with a cap of that size: the tar header alone is never trusted), and
+of the manifest's sha256; each member's path must have the layout of its kind
+(an FX entry under ``fxgraph/<key[1:3]>/<key>/``, named by the sha256 of its
+content as torch names it, ``sha256_hash`` in torch/_inductor/codecache.py); and
+every listed member must be there. The decompressed stream is capped (the
+manifest's sizes plus the headers' share), so neither a gzip bomb nor a huge
+pax header can exhaust memory or disk.
+
+:func:`plan_unpack` then says what each member would do under the cache dir:
+``add``, ``identical`` (the same bytes are there: skipped) or ``conflict`` (a
+different file, or something not a regular file, is there: never overwritten,
+reported). :func:`execute_unpack` reads the archive a second time, writes each
+member to be added to a dot-prefixed temp name in its final dir (dirs opened
+relative to their parent with ``O_NOFOLLOW``, created when missing, as torch's
+``write_atomic`` writes), checks it again against the manifest, and only when
+every one is in place links each temp file to its final name (``link`` fails
+rather than replace a file that appeared meanwhile) and removes the temp name.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+import stat
+import tarfile
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from fxcache_core.cache.keys import HASH_CHARS
+from fxcache_core.pack.closure import NEEDED
+from fxcache_core.pack.manifest import (
+    MANIFEST_NAME,
+    MAX_MANIFEST_BYTES,
+    Manifest,
+    Member,
+    PackError,
+    parse_manifest,
+)
+
+_CHUNK = 1 << 20
+_HEADER_SLACK = 1536
+"""Decompressed bytes allowed per member beyond its content: a 512-byte header and
+padding to the next 512 bytes, and one spare block."""
+_END_SLACK = 64 << 10
+"""Allowed for the end-of-archive blocks and tarfile's read-ahead (records of 10 KiB)."""
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_B32 = "[a-z2-7]"
+_LAYOUT = {
+    "fx": re.compile(rf"fxgraph/({_B32}{{2}})/(f{_B32}{{51}})/({_B32}{{51}})"),
+    "aot": re.compile(rf"aotautograd/(a{_B32}{{51}})/({_B32}{{51}})"),
+    "wrapper": re.compile(rf"({_B32}{{2}})/(c{_B32}{{51}})\.py"),
+    "library": re.compile(rf"({_B32}{{2}})/(c{_B32}{{51}})(" + "|".join(
+        re.escape(x) for x, k in NEEDED.items() if k == "library") + ")"),
+    "autotune": re.compile(rf"({_B32}{{2}})/(c{_B32}{{51}})\.best_config"),
+}
+
+Action = Literal["add", "identical", "conflict"]
+
+
+def check_layout(m: Member) -> None:
+    """Refuse a member whose path does not have the layout of its kind (see the module docstring).
+
+    Raises:
+        PackError: it does not.
+    """
+    match = _LAYOUT[m.kind].fullmatch(m.path)
+    two = match.group(1) if match else None
+    key = match.group(2) if match else None
+    if match is None or (m.kind != "aot" and key is not None and key[1:3] != two):
+        raise PackError(f"member {m.path!r} is not where torch keeps a {m.kind} file")
+
+
+class _Capped(io.RawIOBase):
+    """A read-only stream that raises :class:`PackError` past ``limit`` bytes."""
+
+    def __init__(self, f: IO[bytes], limit: int) -> None:
+        self.f, self.limit, self.n = f, limit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        want = min(len(b), self.limit - self.n + 1)
+        if want <= 0:
+            raise PackError("the archive holds more data than its manifest lists (refused, nothing written)")
+        data = self.f.read(want)
+        self.n += len(data)
+        if self.n > self.limit:
+            raise PackError("the archive holds more data than its manifest lists (refused, nothing written)")
+        b[:len(data)] = data
+        return len(data)
+
+
+@contextmanager
+def _members(path: Path) -> Iterator[tuple[Manifest, Iterator[tuple[Member, IO[bytes]]]]]:
+    """Open the pack; yield its manifest and an iterator of (member, its data
+    stream), each member checked as it comes (module docstring) but for its
+    content, which the caller reads up to the member's size."""
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as e:
+        raise PackError(f"cannot read the pack {path}: {e.strerror}", param="pack", value=str(path)) from None
+    with raw:
+        if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
+            raise PackError(f"{path} is not a file", param="pack", value=str(path))
+        head = raw.read(2)
+        raw.seek(0)
+        stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if head == b"\x1f\x8b" else raw
+        capped = _Capped(stream, MAX_MANIFEST_BYTES + _END_SLACK)
+        try:
+            tar = tarfile.open(fileobj=io.BufferedReader(capped, _CHUNK), mode="r|")
+        except (tarfile.TarError, OSError, EOFError) as e:
+            raise PackError(f"{path} is not a pack (a tar archive): {e}") from None
+        with tar:
+            first = _next(tar)
+            if first is None or first.name != MANIFEST_NAME:
+                raise PackError("the first member of the archive is not the manifest")
+            _plain(first)
+            if first.size > MAX_MANIFEST_BYTES:
+                raise PackError(f"manifest is {first.size} bytes, over the {MAX_MANIFEST_BYTES} limit")
+            manifest = parse_manifest(_read(tar, first, first.size))
+            for m in manifest.members:
+                check_layout(m)
+            listed = {m.path: m for m in manifest.members}
+            entry_paths = {_entry_path(e.kind, e.key, e.entry) for e in manifest.entries}
+            if not entry_paths <= set(listed):
+                raise PackError("the manifest lists an entry that is not one of its members")
+            capped.limit = (capped.n + manifest.total_bytes + _HEADER_SLACK * (len(manifest.members) + 1)
+                            + _END_SLACK)
+
+            def each() -> Iterator[tuple[Member, IO[bytes]]]:
+                seen: set[str] = set()
+                while (ti := _next(tar)) is not None:
+                    _plain(ti)
+                    m = listed.get(ti.name)
+                    if m is None:
+                        raise PackError(f"member {ti.name[:200]!r} is not listed in the manifest")
+                    if ti.name in seen:
+                        raise PackError(f"member {ti.name!r} appears twice")
+                    seen.add(ti.name)
+                    if ti.size != m.size:
+                        raise PackError(f"member {ti.name!r} is {ti.size} bytes, the manifest says {m.size}")
+                    f = tar.extractfile(ti)
+                    assert f is not None
+                    yield m, f
+                missing = [p for p in listed if p not in seen]
+                if missing:
+                    raise PackError(f"the manifest lists {len(missing)} member(s) the archive lacks "
+                                    f"(first: {missing[0]!r})")
+
+            yield manifest, each()
+
+
+def _next(tar: tarfile.TarFile) -> tarfile.TarInfo | None:
+    try:
+        return tar.next()
+    except PackError:
+        raise
+    except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeError) as e:
+        raise PackError(f"the archive is damaged: {type(e).__name__}: {str(e)[:200]}") from None
+
+
+def _plain(ti: tarfile.TarInfo) -> None:
+    if ti.type not in (tarfile.REGTYPE, tarfile.AREGTYPE) or ti.issparse():
+        what = ("a symlink" if ti.issym() else "a hard link" if ti.islnk() else "a directory" if ti.isdir()
+                else "a device" if ti.isdev() else "not a regular file")
+        raise PackError(f"member {ti.name[:200]!r} is {what}: a pack holds regular files only")
+    if ti.pax_headers:
+        raise PackError(f"member {ti.name[:200]!r} carries pax records: fxcache writes none")
+
+
+def _read(tar: tarfile.TarFile, ti: tarfile.TarInfo, size: int) -> bytes:
+    f = tar.extractfile(ti)
+    assert f is not None
+    try:
+        data = f.read(size + 1)
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        raise PackError(f"the archive is damaged: {type(e).__name__}: {str(e)[:200]}") from None
+    if len(data) != size:
+        raise PackError(f"member {ti.name!r} is cut short")
+    return data
+
+
+def _entry_path(kind: str, key: str, entry: str) -> str:
+    return f"fxgraph/{key[1:3]}/{key}/{entry}" if kind == "fxgraph" else f"aotautograd/{key}/{entry}"
+
+
+def _stream_check(m: Member, f: IO[bytes], sink: Callable[[bytes], None] | None,
+                  on_bytes: Callable[[int], None] | None) -> None:
+    """Read member ``m``'s content (at most its size), check its sha256 (and, for an
+    entry, that its name is torch's hash of it); feed each chunk to ``sink``."""
+    h = hashlib.sha256()
+    left = m.size
+    try:
+        while left > 0:
+            chunk = f.read(min(_CHUNK, left))
+            if not chunk:
+                raise PackError(f"member {m.path!r} is cut short")
+            left -= len(chunk)
+            h.update(chunk)
+            if sink is not None:
+                sink(chunk)
+            if on_bytes is not None:
+                on_bytes(len(chunk))
+    except PackError:
+        raise
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        raise PackError(f"the archive is damaged: {type(e).__name__}: {str(e)[:200]}") from None
+    if h.hexdigest() != m.sha256:
+        raise PackError(f"member {m.path!r} does not match the manifest's sha256 (altered)")
+    if m.kind in ("fx", "aot"):
+        name = m.path.rsplit("/", 1)[1]
+        if sha256_hash_from_digest(h.digest()) != name:
+            raise PackError(f"entry {m.path!r} is not named by the hash of its content as torch names entries")
+
+
+def sha256_hash_from_digest(digest: bytes) -> str:
+    """Torch's entry name (``sha256_hash``) from a sha256 digest already computed."""
+    import base64
+
+    return base64.b32encode(digest)[:HASH_CHARS].decode().lower()
+
+
+def verify_pack(path: Path, on_bytes: Callable[[int], None] | None = None) -> Manifest:
+    """Read the whole pack and check every member (module docstring); write nothing.
+
+    Raises:
+        PackError: the first thing that is wrong, in one line.
+    """
+    with _members(Path(path)) as (manifest, members):
+        for m, f in members:
+            _stream_check(m, f, None, on_bytes)
+    return manifest
+
+
+@dataclass(frozen=True)
+class UnpackPlan:
+    """What unpacking a verified pack into a cache dir would do.
+
+    Attributes:
+        pack: the archive.
+        root: the cache dir.
+        manifest: the pack's manifest (verified).
+        actions: per member (manifest order), ``add``, ``identical`` or ``conflict``.
+        conflicts: per conflicting member, what is there instead.
+    """
+
+    pack: Path
+    root: Path
+    manifest: Manifest
+    actions: tuple[tuple[Member, Action], ...]
+    conflicts: dict[str, str] = field(default_factory=dict)
+
+    def count(self, action: Action) -> int:
+        return sum(1 for _, a in self.actions if a == action)
+
+    def bytes_of(self, action: Action) -> int:
+        return sum(m.size for m, a in self.actions if a == action)
+
+    def to_json(self) -> dict[str, object]:
+        return {"pack": str(self.pack), "cache_dir": str(self.root),
+                "add": self.count("add"), "identical": self.count("identical"),
+                "conflict": self.count("conflict"), "bytes_added": self.bytes_of("add"),
+                "members": [{**m.to_json(), "action": a, "existing": self.conflicts.get(m.path)}
+                            for m, a in self.actions]}
+
+
+def plan_unpack(pack: Path, root: Path, manifest: Manifest) -> UnpackPlan:
+    """Compare each member of a verified pack with what is under ``root`` now
+    (read only, never following a link; ``root`` need not exist)."""
+    actions: list[tuple[Member, Action]] = []
+    conflicts: dict[str, str] = {}
+    for m in manifest.members:
+        there = _existing(root, m.path)
+        if there is None:
+            actions.append((m, "add"))
+        elif there == m.sha256:
+            actions.append((m, "identical"))
+        else:
+            actions.append((m, "conflict"))
+            conflicts[m.path] = there if there.startswith("not ") else "a different file"
+    return UnpackPlan(Path(pack), Path(root), manifest, tuple(actions), conflicts)
+
+
+def _existing(root: Path, rel: str) -> str | None:
+    """None: nothing at ``root/rel`` (or a dir on the way is missing); else the sha256
+    of the regular file there, or ``"not a regular file ..."``."""
+    try:
+        fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"not readable: {e.strerror}"
+    parts = rel.split("/")
+    try:
+        for p in parts[:-1]:
+            try:
+                nfd = os.open(p, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                return None
+            except OSError:
+                return "not a directory on the way (a link or a file)"
+            os.close(fd)
+            fd = nfd
+        try:
+            st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file (a link, a dir or a device)"
+        h = hashlib.sha256()
+        ffd = os.open(parts[-1], os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
+        with os.fdopen(ffd, "rb") as f:
+            while chunk := f.read(_CHUNK):
+                h.update(chunk)
+        return h.hexdigest()
+    finally:
+        os.close(fd)
+
+
+__all__ = ["UnpackPlan", "check_layout", "plan_unpack", "verify_pack"]

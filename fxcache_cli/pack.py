@@ -14,7 +14,8 @@ from ._output import ReadProgress, fail, out, plural, safe, short
 
 
 def pack_cmd(
-    out_path: Annotated[str, typer.Argument(metavar="OUT", help="The pack to write (a .tar.gz).")],
+    out_path: Annotated[str | None, typer.Argument(
+        metavar="OUT", help="The pack to write (a .tar.gz); not needed with --dry-run.", show_default=False)] = None,
     fn: Annotated[list[str] | None, typer.Option("--fn", help="Take the keys compiled from this function (repeatable).")] = None,
     from_trace: Annotated[str | None, typer.Option(
         "--from-trace", help="Take the entries a traced run (its TORCH_TRACE dir or file) hit or wrote.")] = None,
@@ -28,6 +29,8 @@ def pack_cmd(
     from fxcache_core.pack.archive import write_pack
     from fxcache_core.pack.select import plan_pack
 
+    if out_path is None and not dry_run:
+        fail("give OUT, the pack to write (or --dry-run)")
     scan = scan_dir(quiet=as_json)
     catalog = indexed_catalog(scan, as_json)
     used: list[tuple[str, str, str]] = []
@@ -55,7 +58,7 @@ def pack_cmd(
         return
     prog = ReadProgress(plan.total_bytes, enabled=not as_json, label="packing")
     try:
-        res = write_pack(plan, Path(out_path), on_bytes=prog.advance)
+        res = write_pack(plan, Path(str(out_path)), on_bytes=prog.advance)
     finally:
         prog.close()
     if as_json:

@@ -85,7 +85,9 @@ def will_hit(manifest: Manifest, here_version: str, here_hashes: Mapping[str, st
     differ = tuple(sorted(n for n, h in b.components.items() if n in here_hashes and here_hashes[n] != h))
     reasons: list[Reason] = []
     if differ:
-        built = f"torch {b.torch_version}" if b.torch_version else "another torch build"
+        built = (f"torch {b.torch_version}" if b.torch_version else
+                 f"another torch build (torch_version {b.components.get('torch_version', '?')[:12]}, "
+                 f"here {here_hashes.get('torch_version', '?')[:12]})")
         if "torch_version" not in differ:
             built = f"the same torch on another system ({', '.join(differ)})"
         reasons.append(Reason(f"built by {built}, this is torch {here_version}: nothing will hit "

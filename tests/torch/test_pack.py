@@ -1,0 +1,125 @@
+"""``fxcache pack`` / ``unpack`` on a real run, with torch's own lookups as the judge.
+
+One background build (``pack_roundtrip``, three fresh torch processes, about 25 s of
+CPU): ``tests.harness.pack_app`` compiles a module with a marked dynamic batch and a
+training step with backward into an empty cache dir under TORCH_TRACE; ``fxcache pack
+--from-trace`` packs what that run used (in a process that cannot import torch);
+``fxcache unpack`` writes it into a second empty cache dir, where the app runs again in
+a fresh process: torch's counters must show a hit for every lookup and no miss, and no
+compiled library rebuilt. The same pack unpacked with one compiled library taken out
+shows that member is needed: torch still hits the FX entry, but builds the library
+again (a C++ compile), as ``_worker_compile_cpp`` in torch/_inductor/codecache.py
+does when the file is missing. (Each fresh cache dir gets torch's CPU ISA check
+programs copied in by the harness, as every test cache does: machine-level files
+torch builds on first use, which a pack leaves out on purpose.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import prebuilt
+from helpers import run_fxcache, run_module
+
+from tests.harness.background import builder
+
+pytestmark = pytest.mark.torch
+
+
+def _app(cache: Path, trace: Path | None = None) -> dict[str, Any]:
+    import sys
+
+    from demo.build_cache import run_json_subprocess
+
+    argv = ["-m", "tests.harness.pack_app", str(cache)] + (["--trace", str(trace)] if trace else [])
+    return run_json_subprocess(argv, python=sys.executable, timeout=600)
+
+
+def _cli(*args: str) -> Any:
+    proc = run_module("fxcache_cli", *args, block_torch=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def _du(root: Path) -> int:
+    return sum(p.lstat().st_size for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+@builder("pack_roundtrip", order=5)
+def _roundtrip() -> dict[str, Any]:
+    from conftest import build_dir
+
+    base = build_dir("pack")
+    built, trace, pack = base / "built", base / "trace", base / "run.tar.gz"
+    out: dict[str, Any] = {"built": _app(built, trace), "cache_bytes": _du(built), "pack": pack}
+    out["packed"] = _cli("--cache-dir", str(built), "pack", "--from-trace", str(trace), str(pack), "--json")
+    here = base / "here"
+    out["unpacked"] = _cli("--cache-dir", str(here), "unpack", str(pack), "--json")
+    out["before"] = {p: (here / p).stat().st_mtime_ns for p in out["built"]["libraries"]}
+    out["rerun"] = _app(here)
+    lacking = base / "lacking"
+    _cli("--cache-dir", str(lacking), "unpack", str(pack), "--json")
+    libs = sorted(m["path"] for m in out["packed"]["manifest"]["members"] if m["kind"] == "library")
+    out["removed"] = libs[0]
+    (lacking / libs[0]).unlink()
+    out["lacking"] = _app(lacking)
+    return out
+
+
+@pytest.fixture(scope="session")
+def roundtrip() -> dict[str, Any]:
+    return prebuilt("pack_roundtrip")
+
+
+def test_the_run_compiled_what_the_test_needs(roundtrip):
+    b = roundtrip["built"]
+    assert b["inductor"].get("fxgraph_cache_miss") == 3 and b["aot_autograd"].get("autograd_cache_miss") == 2
+    kinds = {m["kind"] for m in roundtrip["packed"]["manifest"]["members"]}
+    assert kinds == {"fx", "aot", "wrapper", "library"}
+
+
+def test_a_fresh_process_on_the_unpacked_pack_hits_every_lookup(roundtrip):
+    r = roundtrip["rerun"]
+    assert r["inductor"].get("fxgraph_cache_hit") == 3 and not r["inductor"].get("fxgraph_cache_miss")
+    assert r["aot_autograd"].get("autograd_cache_hit") == 2 and not r["aot_autograd"].get("autograd_cache_miss")
+    assert not r["inductor"].get("fxgraph_cache_bypass") and not r["aot_autograd"].get("autograd_cache_bypass")
+    assert r["libraries"] == roundtrip["before"]  # no library rebuilt
+
+
+def test_the_pack_is_smaller_than_the_cache_dir(roundtrip):
+    written = roundtrip["packed"]["written"]
+    assert written["bytes_out"] == Path(roundtrip["pack"]).stat().st_size
+    assert written["bytes_out"] < roundtrip["cache_bytes"] / 2
+
+
+def test_a_packed_library_is_needed_without_it_torch_compiles_it_again(roundtrip):
+    r, gone = roundtrip["lacking"], roundtrip["removed"]
+    assert r["inductor"].get("fxgraph_cache_hit") == 3  # the entry is hit...
+    assert gone in r["libraries"]  # ...and the library it names built again
+
+
+def test_dry_run_says_the_pack_will_hit_under_the_torch_that_built_it(roundtrip, tmp_path):
+    proc = run_fxcache("--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", "--json",
+                       str(roundtrip["pack"]), process=True)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)["will_hit"]
+    assert report["all_hit"] and {f["function"].split(" ")[0] for f in report["functions"]} == {
+        "Head.forward", "train_step"}
+    assert not (tmp_path / "x").exists()
+
+
+def test_dry_run_on_a_pack_of_another_torch_says_nothing_will_hit(tmp_path):
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
+    version = sorted(p.name for p in fixtures.iterdir() if (p / "cache").is_dir())[0]
+    pack = tmp_path / "other.tar.gz"
+    assert run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all",
+                       str(pack)).returncode == 0
+    proc = run_fxcache("--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", str(pack), process=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("no hit", "will hit"))]
+    assert lines and all(ln.strip().startswith("no hit") and "nothing will hit" in ln for ln in lines)
+    assert os.environ.get("TORCHINDUCTOR_CACHE_DIR") != str(tmp_path / "x") and not (tmp_path / "x").exists()

@@ -31,18 +31,20 @@ def pack_cmd(
 
     if out_path is None and not dry_run:
         fail("give OUT, the pack to write (or --dry-run)")
-    scan = scan_dir(quiet=as_json)
-    catalog = indexed_catalog(scan, as_json)
     used: list[tuple[str, str, str]] = []
-    version = None
+    version = run = None
     if from_trace is not None:
-        from fxcache_core.trace.explain import explain
         from fxcache_core.trace.reader import trace_files
         from fxcache_core.trace.run import read_run
 
         trace_files(Path(from_trace))  # not a trace: one line, exit 2
         run = read_run(Path(from_trace))
         version = run.torch_version
+    scan = scan_dir(_run_cache_dir(run), quiet=as_json)
+    catalog = indexed_catalog(scan, as_json)
+    if run is not None:
+        from fxcache_core.trace.explain import explain
+
         used = [(u.kind, u.key, u.entry) for u in explain(run, catalog).uses()]
         if not used:
             fail(f"--from-trace {from_trace}: the run hit or wrote no entry of this cache")
@@ -69,6 +71,19 @@ def pack_cmd(
               f"({human_bytes(res.bytes_in)} before compression, {ratio:.0%})")
 
 
+def _run_cache_dir(run: Any) -> str | None:
+    """The cache dir to pack from: --cache-dir, else $TORCHINDUCTOR_CACHE_DIR, else the
+    one the traced run wrote code into (as explain relates a run to its cache), else None
+    (torch's default)."""
+    import os
+
+    from ._context import state
+
+    if state.cache_dir is not None or os.environ.get("TORCHINDUCTOR_CACHE_DIR") or run is None:
+        return None
+    return run.cache_dirs[0] if run.cache_dirs else None
+
+
 def _show_plan(plan: Any) -> None:
     m = plan.manifest
     b = m.build
@@ -83,9 +98,10 @@ def _show_plan(plan: Any) -> None:
                  f"torch_version {short(b.components.get('torch_version', '?'), 12)}")
               + (f", {b.cpp_threads} C++ threads" if b.cpp_threads else ""))
     for fn, es in m.functions().items():
-        shapes = sorted({"; ".join(e.inputs) for e in es if e.inputs})
+        tensors = [i.split(" stride", 1)[0] for e in es for i in e.inputs if "[" in i]
+        shapes = sorted(set(tensors), key=tensors.index)
         out.print(f"  [cyan]{safe(fn)}[/cyan]: {plural(len(es), 'entry', 'entries')}"
-                  + (f"  [dim]{safe(' | '.join(shapes)[:160])}[/dim]" if shapes else ""))
+                  + (f"  [dim]inputs {safe(', '.join(shapes)[:160])}[/dim]" if shapes else ""))
     out.print("  " + ", ".join(f"{k} {n} ({human_bytes(s)})" for k, (n, s) in sorted(kinds.items()))
               + f"; {human_bytes(plan.total_bytes)} in all")
     if m.settings:
@@ -113,7 +129,7 @@ def unpack_cmd(
     size = path.stat().st_size if path.is_file() else 0
     prog = ReadProgress(size, enabled=not as_json, label="verifying")
     try:
-        manifest = verify_pack(path)
+        manifest = verify_pack(path, on_bytes=prog.advance)
     finally:
         prog.close()
     root = _target(state.cache_dir)
@@ -121,7 +137,11 @@ def unpack_cmd(
     if dry_run:
         _dry_run(plan, as_json)
         return
-    res = execute_unpack(plan)
+    prog = ReadProgress(manifest.total_bytes, enabled=not as_json, label="unpacking")
+    try:
+        res = execute_unpack(plan, on_bytes=prog.advance)
+    finally:
+        prog.close()
     if as_json:
         out.result({"cache_dir": str(root), **res.to_json()})
     else:

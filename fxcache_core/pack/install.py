@@ -103,6 +103,21 @@ class _Dirs:
             os.close(fd)
 
 
+def _check_space(root: Path, need: int) -> None:
+    """Refuse, before writing, a pack whose new files would not fit on the cache dir's
+    file system (with 64 MiB to spare): a manifest may list members of any size."""
+    at = Path(root)
+    while not at.exists() and at != at.parent:
+        at = at.parent
+    try:
+        st = os.statvfs(at)
+    except OSError:
+        return
+    free = st.f_bavail * st.f_frsize
+    if need + (64 << 20) > free:
+        raise PackError(f"the pack adds {need} bytes; {at} has {free} free: nothing written")
+
+
 def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = None) -> UnpackResult:
     """Write the members ``plan`` adds (module docstring); skip identical ones; never
     overwrite a file (one that appeared since the plan becomes a conflict).
@@ -112,6 +127,7 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
             cannot be written: then nothing of it is left under the cache dir.
     """
     todo = {m.path for m, a in plan.actions if a == "add"}
+    _check_space(plan.root, plan.bytes_of("add"))
     conflicts = dict(plan.conflicts)
     identical = [m for m, a in plan.actions if a == "identical"]
     dirs = _Dirs(plan.root)

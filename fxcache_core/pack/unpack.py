@@ -84,11 +84,17 @@ def check_layout(m: Member) -> None:
         raise PackError(f"member {m.path!r} is not where torch keeps a {m.kind} file")
 
 
-class _Capped(io.RawIOBase):
-    """A read-only stream that raises :class:`PackError` past ``limit`` bytes."""
+MAX_RATIO = 200
+"""Decompressed bytes per compressed byte beyond which a gzip stream is taken for a
+bomb (once past 64 MiB): real packs compress 3-10x (pickles, libraries, code)."""
 
-    def __init__(self, f: IO[bytes], limit: int) -> None:
-        self.f, self.limit, self.n = f, limit, 0
+
+class _Capped(io.RawIOBase):
+    """A read-only stream that raises :class:`PackError` past ``limit`` bytes, or past
+    :data:`MAX_RATIO` times the compressed bytes read from ``raw`` so far."""
+
+    def __init__(self, f: IO[bytes], limit: int, raw: IO[bytes] | None = None) -> None:
+        self.f, self.limit, self.n, self.raw = f, limit, 0, raw
 
     def readable(self) -> bool:
         return True
@@ -101,6 +107,9 @@ class _Capped(io.RawIOBase):
         self.n += len(data)
         if self.n > self.limit:
             raise PackError("the archive holds more data than its manifest lists (refused, nothing written)")
+        if self.raw is not None and self.n > (64 << 20) and self.n > MAX_RATIO * max(1, self.raw.tell()):
+            raise PackError(f"the archive decompresses more than {MAX_RATIO} times its size: "
+                            "a compression bomb (refused, nothing written)")
         b[:len(data)] = data
         return len(data)
 
@@ -113,14 +122,14 @@ def _members(path: Path) -> Iterator[tuple[Manifest, Iterator[tuple[Member, IO[b
     try:
         raw = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as e:
-        raise PackError(f"cannot read the pack {path}: {e.strerror}", param="pack", value=str(path)) from None
+        raise PackError(f"cannot read the pack {path}: {e.strerror}") from None
     with raw:
         if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
-            raise PackError(f"{path} is not a file", param="pack", value=str(path))
+            raise PackError(f"{path} is not a file")
         head = raw.read(2)
         raw.seek(0)
         stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if head == b"\x1f\x8b" else raw
-        capped = _Capped(stream, MAX_MANIFEST_BYTES + _END_SLACK)
+        capped = _Capped(stream, MAX_MANIFEST_BYTES + _END_SLACK, raw if stream is not raw else None)
         try:
             tar = tarfile.open(fileobj=io.BufferedReader(capped, _CHUNK), mode="r|")
         except (tarfile.TarError, OSError, EOFError) as e:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -67,8 +68,13 @@ def pack_cmd(
         out.result({**plan.to_json(), "written": res.to_json()})
         return
     ratio = res.bytes_out / res.bytes_in if res.bytes_in else 0.0
-    out.print(f"wrote {safe(str(res.path))}: {plural(res.members, 'member')}, {human_bytes(res.bytes_out)} "
+    out.print(f"wrote {safe(str(res.path))}: {plural(res.members - 1, 'file')} and the manifest, {human_bytes(res.bytes_out)} "
               f"({human_bytes(res.bytes_in)} before compression, {ratio:.0%})")
+
+
+SHOWN_FUNCTIONS = 12
+"""Functions listed by name before the rest are counted."""
+_TENSOR_RE = re.compile(r"[a-z0-9]+\[[^\]]*\]( |$)")
 
 
 def _run_cache_dir(run: Any) -> str | None:
@@ -97,11 +103,15 @@ def _show_plan(plan: Any) -> None:
               + (f"torch {safe(b.torch_version)}" if b.torch_version else
                  f"torch_version {short(b.components.get('torch_version', '?'), 12)}")
               + (f", {b.cpp_threads} C++ threads" if b.cpp_threads else ""))
-    for fn, es in m.functions().items():
-        tensors = [i.split(" stride", 1)[0] for e in es for i in e.inputs if "[" in i]
+    functions = list(m.functions().items())
+    for fn, es in functions[:SHOWN_FUNCTIONS]:
+        tensors = [i.split(" stride", 1)[0] for e in es for i in e.inputs if _TENSOR_RE.match(i)]
         shapes = sorted(set(tensors), key=tensors.index)
         out.print(f"  [cyan]{safe(fn)}[/cyan]: {plural(len(es), 'entry', 'entries')}"
-                  + (f"  [dim]inputs {safe(', '.join(shapes)[:160])}[/dim]" if shapes else ""))
+                  + (f"  [dim]inputs {safe(short(', '.join(shapes), 90))}[/dim]" if shapes else ""))
+    if len(functions) > SHOWN_FUNCTIONS:
+        out.print(f"  [dim]… and {len(functions) - SHOWN_FUNCTIONS} more functions (--dry-run --json lists "
+                  "every entry)[/dim]")
     out.print("  " + ", ".join(f"{k} {n} ({human_bytes(s)})" for k, (n, s) in sorted(kinds.items()))
               + f"; {human_bytes(plan.total_bytes)} in all")
     if m.settings:

@@ -48,3 +48,15 @@ def test_another_cpp_thread_count_is_a_miss_the_manifest_says_how_to_avoid():
     assert {r.code for f in report.functions for r in f.reasons} == {"other-cpp-thread-count"}
     assert all(will_hit(manifest, t["torch_version"], t["current_build"], manifest.build.cpp_threads).functions[i].will_hit
                for i in range(len(report.functions)))
+
+
+def test_a_pack_that_knows_its_torch_version_names_it():
+    built, here = VERSIONS[0], VERSIONS[-1]
+    manifest = plan_pack(Catalog(scan_cache(FIXTURES / built / "cache")), everything=True,
+                         torch_version=_truth(built)["torch_version"]).manifest
+    t = _truth(here)
+    report = will_hit(manifest, t["torch_version"], t["current_build"])
+    want = f"built by torch {_truth(built)['torch_version']}, this is torch {t['torch_version']}: nothing will hit ("
+    assert built != here and report.functions
+    for f in report.functions:
+        assert len(f.reasons) == 1 and f.reasons[0].startswith(want) and "torch_version" in f.reasons[0]

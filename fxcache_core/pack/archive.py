@@ -87,12 +87,17 @@ def write_pack(plan: PackPlan, out: Path, on_bytes: Callable[[int], None] | None
         on_bytes: called with each count of member bytes read (a progress bar).
 
     Raises:
-        PackError: a member changed since it was planned, or is no longer a regular file.
-        OSError: ``out``'s dir cannot be written.
+        PackError: a member changed since it was planned, or is no longer a regular file;
+            ``out`` cannot be written (a directory, no such dir, no space).
     """
     out = Path(out)
     manifest = plan.manifest.to_bytes()
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
+    if out.is_dir():
+        raise PackError(f"cannot write the pack {out}: it is a directory")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
+    except OSError as e:
+        raise PackError(f"cannot write the pack {out}: {e.strerror}") from None
     try:
         mask = os.umask(0)
         os.umask(mask)
@@ -104,11 +109,13 @@ def write_pack(plan: PackPlan, out: Path, on_bytes: Callable[[int], None] | None
                     for pm in plan.files:
                         _add(tar, pm.member.path, pm.where, pm.member.size, pm.member.sha256, on_bytes)
         os.replace(tmp, out)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):
+            raise PackError(f"cannot write the pack {out}: {e.strerror or e}") from None
         raise
     return PackResult(out, len(plan.files) + 1, plan.total_bytes + len(manifest), out.stat().st_size)
 

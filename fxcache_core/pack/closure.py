@@ -128,6 +128,16 @@ class CodeIndex:
                     out.append(key)
         return out
 
+    def unbuilt(self, source: str | None) -> list[str]:
+        """Code keys of C++ kernels the wrapper names whose compiled library is not in the
+        cache as a regular file (a hit will compile them again)."""
+        out = []
+        for key in self.keys_for(kernel_sources(source)) if source else ():
+            names = [a.file.name[len(key):] for a in self.by_key.get(key, ())]
+            if any(n.endswith(".cpp") for n in names) and not any(NEEDED.get(n) == "library" for n in names):
+                out.append(key)
+        return out
+
     def needed(self, wrapper_key: str | None, source: str | None) -> list[Needed]:
         """What an FX entry with this wrapper key and wrapper source needs (see the
         module docstring), sorted by path."""

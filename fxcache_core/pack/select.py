@@ -164,7 +164,17 @@ def plan_pack(catalog: Catalog, *, functions: Sequence[str] = (), keys: Sequence
 def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_version: str | None) -> PackPlan:
     root = catalog.scan.root
     code = CodeIndex(scan_artifacts(root))
-    files: dict[str, tuple[str, str]] = {}  # rel path -> (where, kind)
+    files: dict[str, tuple[str, str, int, str]] = {}  # rel path -> (where, kind, size, sha256)
+
+    def add(rel: str, where: str, kind: str) -> bool:
+        if rel not in files:
+            try:
+                files[rel] = (where, kind, *_hash(where))
+            except PackError as err:
+                left.append(Reason(f"{rel}: {err.message}: not packed", "unreadable-file"))
+                return False
+        return True
+
     packed: list[PackedEntry] = []
     builds: Counter[tuple[tuple[str, str], ...]] = Counter()
     values: dict[str, str] = {}
@@ -180,7 +190,8 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
         if rel is None:
             left.append(Reason(f"{e.file.where} is not a plain path under the cache dir", "not-under-root"))
             continue
-        files[rel] = (e.file.where, "fx" if e.kind is KeyKind.FX_GRAPH else "aot")
+        if not add(rel, e.file.where, "fx" if e.kind is KeyKind.FX_GRAPH else "aot"):
+            continue
         inputs: tuple[str, ...] = ()
         if e.kind is KeyKind.FX_GRAPH:
             comps = parse_debug_lines(d.debug_lines)
@@ -199,10 +210,14 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
                 source = wrapper_source(read_entry_bytes(e.path))
             except OSError:
                 source = None
+            for k in code.unbuilt(source):
+                left.append(Reason(f"FX entry {e.key[:10]}/{e.name[:10]}: kernel {k[:10]} has no compiled "
+                                   "library in the cache (or not as a regular file): a hit will compile it",
+                                   "kernel-library-missing"))
             for n in code.needed(d.wrapper_key, source):
                 r = _relative(root, n.file.file.where)
                 if r is not None:
-                    files[r] = (n.file.file.where, n.kind)
+                    add(r, n.file.file.where, n.kind)
         function = key_function(catalog, catalog.scan.key(e.key)) if catalog.scan.key(e.key) else None
         packed.append(PackedEntry(e.kind.value, e.key, e.name, function, inputs, d.guards_expr))
     if not packed:
@@ -213,8 +228,7 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
     main_build = dict(builds.most_common(1)[0][0]) if builds else {}
     members: list[PlannedMember] = []
     for rel in sorted(files):
-        where, kind = files[rel]
-        size, sha = _hash(where)
+        where, kind, size, sha = files[rel]
         members.append(PlannedMember(Member(rel, size, sha, kind), where))
     manifest = Manifest(
         members=tuple(m.member for m in members),

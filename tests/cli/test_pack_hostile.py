@@ -317,3 +317,49 @@ def test_pack_and_unpack_never_need_torch(packed, tmp_path):
     r = run_fxcache("--cache-dir", str(tmp_path / "dst"), "unpack", str(pack), block_torch=True)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "dst" / LIB_KEY[1:3] / f"{LIB_KEY}.main.so").is_file()
+
+
+def test_a_pack_that_cannot_be_written_is_one_line(packed, tmp_path):
+    cache, _ = packed
+    for out in (tmp_path, tmp_path / "no-such-dir" / "p.tar.gz"):
+        r = run_fxcache("--cache-dir", str(cache), "pack", "--all", str(out))
+        assert r.returncode == 2 and r.stderr.startswith("fxcache: error: cannot write the pack"), r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_symlinked_file_in_the_cache_is_left_out_with_a_reason_never_followed(tmp_path):
+    cache = tmp_path / "cache"
+    paths = make_cache(cache)
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"not for the pack")
+    paths["lib"].unlink()
+    paths["lib"].symlink_to(secret)
+    r = run_fxcache("--cache-dir", str(cache), "pack", "--all", "--dry-run", "--json")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    assert [x["code"] for x in plan["left_out"]] == ["kernel-library-missing"]
+    assert {m["kind"] for m in plan["manifest"]["members"]} == {"fx", "aot", "wrapper"}
+
+
+def test_a_file_that_cannot_be_read_is_left_out_with_a_reason(tmp_path, monkeypatch):
+    """The read fails between the scan and the hash (a file removed, or unreadable: as
+    root nothing is, so the failure is made by hand)."""
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.pack import select
+    from fxcache_core.pack.manifest import PackError
+
+    cache = tmp_path / "cache"
+    paths = make_cache(cache)
+    real = select._hash
+
+    def failing(where: str):
+        if where == str(paths["wrapper"]):
+            raise PackError(f"cannot read {where}: Permission denied")
+        return real(where)
+
+    monkeypatch.setattr(select, "_hash", failing)
+    plan = select.plan_pack(Catalog(scan_cache(cache)), everything=True)
+    assert [r.code for r in plan.left_out] == ["unreadable-file"]
+    assert {m.kind for m in plan.manifest.members} == {"fx", "aot", "library"}

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fxcache_core.pack.manifest import Member, PackError
-from fxcache_core.pack.unpack import UnpackPlan, _members, _stream_check
+from fxcache_core.pack.unpack import UnpackPlan, read_members, check_member
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -134,12 +134,12 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
     temps: list[tuple[int, str, str, Member]] = []  # (dir fd, temp name, final name, member)
     try:
         try:
-            with _members(plan.pack) as (manifest, members):
+            with read_members(plan.pack) as (manifest, members):
                 if manifest != plan.manifest:
                     raise PackError("the pack changed since it was verified: nothing written")
                 for m, f in members:
                     if m.path not in todo:
-                        _stream_check(m, f, None, on_bytes)
+                        check_member(m, f, None, on_bytes)
                         continue
                     rel_dir, _, name = m.path.rpartition("/")
                     dfd = dirs.of(rel_dir)
@@ -147,7 +147,7 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
                     fd = os.open(tmp, _FILE_FLAGS, 0o644, dir_fd=dfd)
                     temps.append((dfd, tmp, name, m))
                     with os.fdopen(fd, "wb") as out:
-                        _stream_check(m, f, out.write, on_bytes)
+                        check_member(m, f, out.write, on_bytes)
         except OSError as e:
             raise PackError(f"cannot write under the cache dir: {e.strerror}: nothing written") from None
         added: list[Member] = []

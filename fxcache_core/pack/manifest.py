@@ -125,6 +125,7 @@ class PackedEntry:
         inputs: FX entries: its example inputs as the key hashed them
             (``float32[s0, 8] stride (8, 1) cpu``); AOTAutograd entries: ().
         guards: its guards expression (None or "": none).
+        cpp_threads: FX entries whose key hashes ``cpp_runtime_thread_count``: that count.
     """
 
     kind: str
@@ -133,10 +134,11 @@ class PackedEntry:
     function: str | None
     inputs: tuple[str, ...]
     guards: str | None
+    cpp_threads: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "key": self.key, "entry": self.entry, "function": self.function,
-                "inputs": list(self.inputs), "guards": self.guards}
+                "inputs": list(self.inputs), "guards": self.guards, "cpp_threads": self.cpp_threads}
 
 
 @dataclass(frozen=True)
@@ -211,6 +213,12 @@ def _str(v: Any, none: bool = False) -> Any:
     return v
 
 
+def _int(v: Any) -> int | None:
+    if v is not None and type(v) is not int:
+        raise TypeError(f"expected an integer, got {type(v).__name__}")
+    return v
+
+
 def _manifest(doc: dict[str, Any]) -> Manifest:
     raw = doc["members"]
     if not isinstance(raw, list) or len(raw) > MAX_MEMBERS:
@@ -246,7 +254,8 @@ def _manifest(doc: dict[str, Any]) -> Manifest:
     settings = tuple((_str(s[0]), _str(s[1])) for s in doc.get("settings") or [])
     entries = tuple(
         PackedEntry(_str(e["kind"]), _str(e["key"]), _str(e["entry"]), _str(e.get("function"), none=True),
-                    tuple(_str(i) for i in e.get("inputs") or []), _str(e.get("guards"), none=True))
+                    tuple(_str(i) for i in e.get("inputs") or []), _str(e.get("guards"), none=True),
+                    _int(e.get("cpp_threads")))
         for e in doc.get("entries") or [])
     return Manifest(tuple(members), build, settings, entries)
 

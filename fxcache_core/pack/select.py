@@ -193,6 +193,7 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
         if not add(rel, e.file.where, "fx" if e.kind is KeyKind.FX_GRAPH else "aot"):
             continue
         inputs: tuple[str, ...] = ()
+        cpp: int | None = None
         if e.kind is KeyKind.FX_GRAPH:
             comps = parse_debug_lines(d.debug_lines)
             inputs = tuple(c.readable for c in comps if c.group == "example_inputs")
@@ -202,7 +203,8 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
             values.update({c.name: c.readable for c in comps if c.group in BUILD_COMPONENTS})
             for c in comps:
                 if c.name == "cpp_runtime_thread_count" and c.value.strip().isdigit():
-                    threads[int(c.value.strip())] += 1
+                    cpp = int(c.value.strip())
+                    threads[cpp] += 1
             for g in settings_not_at_default(comps):
                 if g.group not in PER_GRAPH_GROUPS:
                     settings.update((c.name, c.readable) for c, _ in g.not_default)
@@ -219,7 +221,7 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
                 if r is not None:
                     add(r, n.file.file.where, n.kind)
         function = key_function(catalog, catalog.scan.key(e.key)) if catalog.scan.key(e.key) else None
-        packed.append(PackedEntry(e.kind.value, e.key, e.name, function, inputs, d.guards_expr))
+        packed.append(PackedEntry(e.kind.value, e.key, e.name, function, inputs, d.guards_expr, cpp))
     if not packed:
         raise PackError("nothing to pack: " + ("; ".join(r.text for r in left[:3]) or "no entry selected"))
     if len(builds) > 1:

@@ -115,10 +115,14 @@ class _Capped(io.RawIOBase):
 
 
 @contextmanager
-def _members(path: Path) -> Iterator[tuple[Manifest, Iterator[tuple[Member, IO[bytes]]]]]:
+def read_members(path: Path) -> Iterator[tuple[Manifest, Iterator[tuple[Member, IO[bytes]]]]]:
     """Open the pack; yield its manifest and an iterator of (member, its data
     stream), each member checked as it comes (module docstring) but for its
-    content, which the caller reads up to the member's size."""
+    content, which the caller checks with :func:`check_member`.
+
+    Raises:
+        PackError: the first thing that is wrong (raised by the iterator for members).
+    """
     try:
         raw = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as e:
@@ -208,10 +212,14 @@ def _entry_path(kind: str, key: str, entry: str) -> str:
     return f"fxgraph/{key[1:3]}/{key}/{entry}" if kind == "fxgraph" else f"aotautograd/{key}/{entry}"
 
 
-def _stream_check(m: Member, f: IO[bytes], sink: Callable[[bytes], None] | None,
+def check_member(m: Member, f: IO[bytes], sink: Callable[[bytes], None] | None,
                   on_bytes: Callable[[int], None] | None) -> None:
     """Read member ``m``'s content (at most its size), check its sha256 (and, for an
-    entry, that its name is torch's hash of it); feed each chunk to ``sink``."""
+    entry, that its name is torch's hash of it); feed each chunk to ``sink``.
+
+    Raises:
+        PackError: cut short, damaged, or not what the manifest says.
+    """
     h = hashlib.sha256()
     left = m.size
     try:
@@ -250,9 +258,9 @@ def verify_pack(path: Path, on_bytes: Callable[[int], None] | None = None) -> Ma
     Raises:
         PackError: the first thing that is wrong, in one line.
     """
-    with _members(Path(path)) as (manifest, members):
+    with read_members(Path(path)) as (manifest, members):
         for m, f in members:
-            _stream_check(m, f, None, on_bytes)
+            check_member(m, f, None, on_bytes)
     return manifest
 
 
@@ -341,4 +349,4 @@ def _existing(root: Path, rel: str) -> str | None:
         os.close(fd)
 
 
-__all__ = ["UnpackPlan", "check_layout", "plan_unpack", "verify_pack"]
+__all__ = ["UnpackPlan", "check_layout", "check_member", "plan_unpack", "read_members", "verify_pack"]

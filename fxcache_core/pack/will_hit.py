@@ -8,7 +8,8 @@ when one differs from what the installed torch computes
 (:func:`fxcache_core.keying.current.current_build`, as ``key --current``), no
 lookup here computes any packed key, and nothing will hit. Keys of CPU C++ code
 also hash ``cpp_runtime_thread_count`` (torch's thread count, when
-``cpp.threads`` is at its default): another count here means those keys miss.
+``cpp.threads`` is at its default): a function with an entry of another count
+here misses (judged per entry, from the count each key hashed).
 Settings not at torch's defaults are not a property of the machine but of the
 run: they are listed, for the run to set the same. Decides only; the caller
 passes in what the installed torch computes.
@@ -93,14 +94,17 @@ def will_hit(manifest: Manifest, here_version: str, here_hashes: Mapping[str, st
         reasons.append(Reason(f"built by {built}, this is torch {here_version}: nothing will hit "
                               f"({', '.join(differ)} differ{'s' if len(differ) == 1 else ''})",
                               "other-torch-build"))
-    elif b.cpp_threads is not None and here_threads is not None and b.cpp_threads != here_threads:
-        reasons.append(Reason(f"its C++ kernels were compiled for {b.cpp_threads} threads, torch here runs "
+    verdicts = []
+    for name, es in manifest.functions().items():
+        why = list(reasons)
+        counts = sorted({e.cpp_threads for e in es if e.cpp_threads is not None})
+        if not why and here_threads is not None and any(n != here_threads for n in counts):
+            n = next(n for n in counts if n != here_threads)
+            why.append(Reason(f"its C++ kernels were compiled for {n} threads, torch here runs "
                               f"{here_threads} (cpp_runtime_thread_count is in the key): set "
-                              f"OMP_NUM_THREADS={b.cpp_threads} or torch.set_num_threads({b.cpp_threads})",
-                              "other-cpp-thread-count"))
-    verdicts = tuple(FunctionVerdict(name, len(es), not reasons, tuple(reasons))
-                     for name, es in manifest.functions().items())
-    return HitReport(here_version, differ, verdicts, manifest.settings)
+                              f"OMP_NUM_THREADS={n} or torch.set_num_threads({n})", "other-cpp-thread-count"))
+        verdicts.append(FunctionVerdict(name, len(es), not why, tuple(why)))
+    return HitReport(here_version, differ, tuple(verdicts), manifest.settings)
 
 
 __all__ = ["FunctionVerdict", "HitReport", "will_hit"]

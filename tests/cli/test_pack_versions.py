@@ -46,6 +46,7 @@ def test_another_cpp_thread_count_is_a_miss_the_manifest_says_how_to_avoid():
     report = will_hit(manifest, t["torch_version"], t["current_build"], manifest.build.cpp_threads + 6)
     assert not report.all_hit
     assert {r.code for f in report.functions for r in f.reasons} == {"other-cpp-thread-count"}
+    assert all(f.reasons and f"compiled for {manifest.build.cpp_threads} threads" in f.reasons[0] for f in report.functions)
     assert all(will_hit(manifest, t["torch_version"], t["current_build"], manifest.build.cpp_threads).functions[i].will_hit
                for i in range(len(report.functions)))
 

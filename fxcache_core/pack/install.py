@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fxcache_core.pack.manifest import Member, PackError
-from fxcache_core.pack.unpack import UnpackPlan, read_members, check_member
+from fxcache_core.pack.unpack import UnpackPlan, check_member, read_members
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)

@@ -82,7 +82,8 @@ support (``VecISA.check_build`` in torch/_inductor/cpu_vec_isa.py, a g++ build e
 about 9 s in all here): set by the test session, so that each fresh cache dir gets
 them copied in instead of built again. Torch finds them where it would have put them
 (``<cache dir>/<hash[1:3]>/``, named by a hash of the program and its flags), checks
-they load, and skips the build; the cache holds exactly what it would have."""
+they load, and skips the build; the cache holds exactly what it would have (the lock
+files the checks take included)."""
 
 
 def _seed_isa_checks(cache_dir: str) -> None:
@@ -93,7 +94,11 @@ def _seed_isa_checks(cache_dir: str) -> None:
     if not seed or not os.path.isdir(seed):
         return
     for name in os.listdir(seed):
-        if not os.path.exists(os.path.join(cache_dir, name)):
+        if name == "locks":  # the lock files torch's checks take, as a fresh process leaves them
+            os.makedirs(os.path.join(cache_dir, name), exist_ok=True)
+            for lock in os.listdir(os.path.join(seed, name)):
+                open(os.path.join(cache_dir, name, lock), "a").close()
+        elif not os.path.exists(os.path.join(cache_dir, name)):
             shutil.copytree(os.path.join(seed, name), os.path.join(cache_dir, name), symlinks=True)
 
 
@@ -116,6 +121,12 @@ def _save_isa_checks(cache_dir: str) -> None:
     tmp = tempfile.mkdtemp(prefix=".isa-", dir=os.path.dirname(seed))
     for name in made:
         shutil.copytree(os.path.join(cache_dir, name), os.path.join(tmp, name), symlinks=True)
+    # Each check program is built under FileLock(<cache dir>/locks/<its name>.lock).
+    programs = {f.split(".")[0] for name in made for f in os.listdir(os.path.join(cache_dir, name))}
+    os.makedirs(os.path.join(tmp, "locks"))
+    for program in sorted(programs):
+        if os.path.exists(os.path.join(cache_dir, "locks", f"{program}.lock")):
+            open(os.path.join(tmp, "locks", f"{program}.lock"), "a").close()
     try:
         os.rename(tmp, seed)
     except OSError:  # another process made it first
@@ -194,6 +205,9 @@ def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None 
 
     import torch
 
+    if pgo_job_id is not None:  # read at import: set it too where torch was imported before
+        torch.compiler.config.job_id = pgo_job_id
+
     configure_torch()
 
     from demo.cases import CASES, compile_case, run_call
@@ -256,16 +270,27 @@ def _child_env() -> dict[str, str]:
     return env
 
 
+FORK_FROM: Any = None
+"""Where set (the test session does, ``tests/harness/zygote.py``), an object whose
+``run(argv, env, timeout)`` starts ``python argv...`` by forking a process that has
+imported torch already, or returns None where that may not be done."""
+
+
 def run_json_subprocess(argv: list[str], *, python: str, timeout: float) -> Any:
     """Run ``python argv...`` in the repo root; parse the last stdout line as JSON."""
-    proc = subprocess.run(
-        [python, *argv],
-        cwd=REPO_ROOT,
-        env=_child_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    env = _child_env()
+    proc = None
+    if FORK_FROM is not None and python == sys.executable:
+        proc = FORK_FROM.run(argv, env, timeout)
+    if proc is None:
+        proc = subprocess.run(
+            [python, *argv],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(

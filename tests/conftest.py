@@ -25,6 +25,8 @@ threads (``tests.harness.background``), so they build while the fast tiers run.
 - ``oracle_server`` (session, for ``torch`` tests): ``tests.harness.oracle.torch_lookups``
   asks a :class:`tests.harness.oracle.ForkServer`, which imports torch once and forks a
   fresh child per query (test_torch_oracle.py checks it answers as a fresh process).
+  The build processes (``python -m demo.build_cache`` and the like) fork in the same
+  way from a :class:`tests.harness.zygote.Zygote` that has imported torch.
 """
 
 from __future__ import annotations
@@ -125,8 +127,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start building, in the background, every prebuilt value a collected test asks for."""
     if not HAVE_TORCH or session.config.option.collectonly:
         return
+    import demo.build_cache
     from tests.harness.background import BACKGROUND
+    from tests.harness.zygote import Zygote
 
+    # The build processes fork from one that has imported torch (tests/harness/zygote.py).
+    demo.build_cache.FORK_FROM = Zygote()
     wanted = set()
     for item in session.items:
         if not item.get_closest_marker("skip"):
@@ -149,6 +155,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if "tests.harness.background" in sys.modules:
         sys.modules["tests.harness.background"].BACKGROUND.close()
+    build = sys.modules.get("demo.build_cache")
+    if build is not None and build.FORK_FROM is not None:
+        build.FORK_FROM.close()
+        build.FORK_FROM = None
 
 
 @pytest.fixture(scope="session")

@@ -169,6 +169,12 @@ class NearestKeys:
         return Nearest(k.key, tuple(x.name for x in diffs), tuple(_detail(x) for x in diffs),
                        written_by=self._written_by(k.key, lk), diffs=diffs), []
 
+    def _entry_existed(self, e: Entry, when: float) -> bool:
+        """Whether entry ``e`` existed at ``when``, by the explainer's rule (``existing``:
+        a cache copied with fresh mtimes has every entry count)."""
+        k = self.cat.scan.key(e.key)
+        return k is not None and e in self.existing(k, when)
+
     def _written_by(self, key: str, lk: TraceLookup) -> int | None:
         w = self.written.get(key)
         return w[1] if w is not None and w[0] < lk.time else None
@@ -190,8 +196,7 @@ class NearestKeys:
             target, differs, details, diffs = near.key, near.differs, near.details, near.diffs
         else:
             target, differs, details, diffs = first.key or "", (), (), ()
-        loaders = [e for e in self.cat.loaders_of(target)
-                   if e.mtime < lk.time and e.key != lk.key]
+        loaders = [e for e in self.cat.loaders_of(target) if e.key != lk.key and self._entry_existed(e, lk.time)]
         if not loaders:
             return None, [Reason(f"no AOTAutograd key older than the lookup loads the nearest FX key {target[:12]}",
                                   "no-older-loader")]

@@ -118,6 +118,7 @@ def _follows_from_version(d: ComponentDiff, cache_version: str | None) -> bool:
 
 
 _IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+_NAME_RE = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 _DEF_RE = re.compile(r"^\s*(?:def \w+\((.*)\)|(\w+)\s*(?::[^=]*)?=(?!=))")
 
 
@@ -141,7 +142,8 @@ def _canonical(text: str) -> str:
         for n in defined:
             if n != "self":
                 names.setdefault(n, f"n{len(names)}")
-    return "\n".join(_IDENT_RE.sub(lambda m: names.get(m.group(0), m.group(0)), ln) for ln in lines)
+    # An attribute (``aten.mm``) is never a node, whatever a node is named.
+    return "\n".join(_NAME_RE.sub(lambda m: names.get(m.group(0), m.group(0)), ln) for ln in lines)
 
 
 def _graph(c: Component | None) -> str | None:

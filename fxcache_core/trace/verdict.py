@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fxcache_core.trace.user_terms import user_source
@@ -94,18 +94,15 @@ def run_verdict(lookups: Sequence[LookupExplanation], raw: bool = False) -> RunV
     n = len(lookups)
     if n == 0:
         return RunVerdict("no cache lookup: nothing was compiled with Inductor", (), 0)
-    rows: dict[tuple[object, ...], list[object]] = {}
+    counts: Counter[tuple[object, ...]] = Counter()
+    first: dict[tuple[object, ...], CauseRow] = {}
     for x in lookups:
-        if x.lookup.state != "miss":
-            continue
-        row = _cause(x, raw)
-        ident = (row.component, row.this, row.cache, row.code)
-        if ident in rows:
-            rows[ident][0] = int(rows[ident][0]) + 1  # type: ignore[call-overload]
-        else:
-            rows[ident] = [1, row]
-    causes = tuple(sorted((_with_count(r, int(c)) for c, r in rows.values()),  # type: ignore[call-overload]
-                          key=lambda r: -r.lookups))
+        if x.lookup.state == "miss":
+            row = _cause(x, raw)
+            ident = (row.component, row.this, row.cache, row.code)
+            counts[ident] += 1
+            first.setdefault(ident, row)
+    causes = tuple(replace(first[i], lookups=c) for i, c in counts.most_common())
     missed = sum(1 for x in lookups if x.lookup.state == "miss")
     hits = [x for x in lookups if x.lookup.state == "hit"]
     bypassed = [x for x in lookups if x.lookup.state == "bypass"]
@@ -133,16 +130,10 @@ def run_verdict(lookups: Sequence[LookupExplanation], raw: bool = False) -> RunV
         if len(hits) != n:
             text = f"{len(rebuilt)} of the hits still compiled: {text}"
         parts.append(text)
-    line = parts[0] + "".join(("; " if i else "") + p for i, p in enumerate(parts[1:], 1))
+    line = "; ".join(parts)
     if len(hits) == n and rebuilt:
         line = parts[0] + ", but " + "; ".join(parts[1:])
     return RunVerdict(line, causes, len(rebuilt))
-
-
-def _with_count(row: CauseRow, count: int) -> CauseRow:
-    from dataclasses import replace
-
-    return replace(row, lookups=count)
 
 
 def _one_line(text: str) -> str:
@@ -153,9 +144,10 @@ def _one_line(text: str) -> str:
 def _cause(x: LookupExplanation, raw: bool) -> CauseRow:
     if x.root_cause is not None:
         return _root_row(x.root_cause, raw)
-    if x.cause == "guard-miss":
+    if x.cause == "guard-miss" and not x.lookup.for_aot:
         return _guard_row(x, raw)
-    if x.cause == "fx-entry-missing":
+    if x.cause == "fx-entry-missing" or (x.cause == "guard-miss" and x.lookup.for_aot):
+        # The AOTAutograd hit, and the FX load made for it that found no entry.
         return CauseRow(None, 1, None, None, "fx-entry-missing",
                         "an AOTAutograd entry's FX entry is gone from the cache")
     if x.cause == "new-key" and x.first_compile:

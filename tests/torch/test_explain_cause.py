@@ -54,10 +54,8 @@ def test_the_human_output_names_the_variable_and_raw_keeps_torchs_name(traced):
     run = traced["env"]
     ((var, _),) = PLAN_ENV["env"].items()
     component = run["explain"]["lookups"][0]["root_cause"]["component"]
-    human = run_fxcache("--cache-dir", str(run["cache"]), "explain", "--no-record", str(run["trace"]),
-                        block_torch=True)
-    raw = run_fxcache("--cache-dir", str(run["cache"]), "explain", "--no-record", "--raw", str(run["trace"]),
-                      block_torch=True)
+    human = run_fxcache("--cache-dir", str(run["cache"]), "explain", "--no-record", str(run["trace"]))
+    raw = run_fxcache("--cache-dir", str(run["cache"]), "explain", "--no-record", "--raw", str(run["trace"]))
     assert human.returncode == raw.returncode == 0, human.stderr + raw.stderr
     assert human.stdout.splitlines()[0] == run["explain"]["summary"]["verdict"]
     assert var in human.stdout and component not in human.stdout

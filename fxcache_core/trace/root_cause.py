@@ -10,10 +10,10 @@ explains the rest, in this order:
    torch/_inductor/codecache.py): given as the versions themselves, this run's
    from the trace's ``torch_version`` artifact, the cache's from the recorded
    builds (:mod:`fxcache_core.keying.torch_builds`; else its hash, said as
-   such). Its **consequences**: settings that differ where the cache's value
-   is not known to be off its own torch's default
-   (:mod:`fxcache_core.keying.defaults`: a setting the cache's torch had at its
-   default, or that one side lacks, changed with the version), ``system_info``
+   such). Its **consequences**: settings that one side lacks, or that differ
+   where neither side is known to be off its own torch's default
+   (:func:`fxcache_core.keying.defaults.default_settings_for`: each torch at its
+   own default means the default changed with the version), ``system_info``
    (the build: CUDA, compilers), and a graph (``gm``) that differs only in the
    names of its nodes. What else differs is ``also``.
 2. a setting (``inductor_config[max_autotune]``): with the variable that sets it
@@ -35,8 +35,7 @@ from collections.abc import Sequence
 
 from fxcache_core.keying.anatomy import Component, ComponentDiff, is_setting, tensor_fields
 from fxcache_core.keying.config_env import env_var
-from fxcache_core.keying.defaults import default_settings
-from fxcache_core.keying.defaults import torch_version as defaults_version
+from fxcache_core.keying.defaults import default_settings_for
 from fxcache_core.keying.torch_builds import version_of
 from fxcache_core.trace.nearest import Nearest
 from fxcache_core.trace.report import RootCause
@@ -94,14 +93,16 @@ def _version_change(tv: ComponentDiff, rest: Sequence[ComponentDiff], this_versi
     if this is not None and this == cache and tv.a is not None and tv.b is not None:
         # One version, other sources (a patched or rebuilt install): say the hashes.
         this, cache = f"{this} (sources hash {tv.a.hash[:12]})", f"{cache} (sources hash {tv.b.hash[:12]})"
+    this_v = version_of(tv.a.hash) if tv.a is not None else None
+    cache_v = version_of(tv.b.hash) if tv.b is not None else None
     consequences, also = [], []
     for d in rest:
-        (consequences if _follows_from_version(d, cache) else also).append(d.name)
+        (consequences if _follows_from_version(d, this_v or this_version, cache_v) else also).append(d.name)
     return RootCause("torch_version", this, cache, "torch-version",
                      consequences=tuple(consequences), also=tuple(also))
 
 
-def _follows_from_version(d: ComponentDiff, cache_version: str | None) -> bool:
+def _follows_from_version(d: ComponentDiff, this_version: str | None, cache_version: str | None) -> bool:
     group = d.name.split("[", 1)[0]
     if group == "system_info":
         return True  # torch's build: its CUDA, compilers, device
@@ -111,9 +112,11 @@ def _follows_from_version(d: ComponentDiff, cache_version: str | None) -> bool:
         return False
     if d.a is None or d.b is None:
         return True  # a setting one torch has and the other lacks
-    defaults = default_settings()
-    if cache_version is not None and cache_version.split("+")[0] == defaults_version() and d.name in defaults:
-        return d.b.hash.startswith(defaults[d.name][0])  # the cache had its torch's default
+    # A side known to be off its own torch's default was set by someone: not the version.
+    for side, version in ((d.a, this_version), (d.b, cache_version)):
+        defaults = default_settings_for(version) if version else None
+        if defaults is not None and d.name in defaults and not side.hash.startswith(defaults[d.name][0]):
+            return False
     return True
 
 

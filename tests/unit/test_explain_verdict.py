@@ -126,3 +126,23 @@ def test_the_config_variable_table_is_torchs_config_source_read_again():
     fresh = record(Path(spec.origin).parent)
     assert fresh["env"] == committed["env"] and fresh["torch_version"] == committed["torch_version"]
     assert config_env.env_var("inductor_config[max_autotune]") == "TORCHINDUCTOR_MAX_AUTOTUNE"
+
+
+def test_a_setting_off_its_own_torchs_default_is_a_second_cause_not_a_consequence():
+    from fxcache_core.keying.defaults import default_settings_for
+
+    new, old = default_settings_for("2.14.1+cu130"), default_settings_for("2.13.0+cpu")
+    assert new is not None and old is not None
+    name = "inductor_config[max_autotune]"
+    changed = next(n for n in new if n in old and new[n][0] != old[n][0])  # a default that changed
+
+    def diff(n: str, a: str, b: str) -> ComponentDiff:
+        return ComponentDiff(n, Component(n, a, "x"), Component(n, b, "y"))
+
+    versions = diff("torch_version", "4d5hw3qo6n7ndqx6zagncfknodloto366xf5lafqoh3wkwthu3t",
+                    "sjldm5hyfytkdkxlfj3fhwi432gtpoqk3r6uo4z3lfs7aiipms3")
+    diffs = (versions, diff(changed, new[changed][0] + "aaaa", old[changed][0] + "bbbb"),
+             diff(name, "zzzzzzzzzzzzzzzzzzzz", old[name][0] + "cccc"))  # set by the user on the new torch
+    rc = root_cause(Nearest("fK", tuple(d.name for d in diffs), (), diffs=diffs), None, "2.14.1+cu130")
+    assert rc is not None and rc.component == "torch_version"
+    assert rc.consequences == (changed,) and rc.also == (name,)

@@ -39,7 +39,14 @@ def env_vars(source: str) -> dict[str, list[str]]:
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
             if isinstance(node, ast.ClassDef):
-                visit(node.body, f"{prefix}{node.name}.")
+                here = f"{prefix}{node.name}."
+                for base in node.bases:  # class cuda(cutlass): cutlass's keys are cuda's too
+                    if isinstance(base, ast.Name):
+                        inherited = f"{prefix}{base.id}."
+                        for key, names in list(out.items()):
+                            if key.startswith(inherited):
+                                out.setdefault(here + key[len(inherited):], names)
+                visit(node.body, here)
                 continue
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target, value = node.targets[0], node.value

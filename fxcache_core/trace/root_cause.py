@@ -107,7 +107,7 @@ def _follows_from_version(d: ComponentDiff, this_version: str | None, cache_vers
     if group == "system_info":
         return True  # torch's build: its CUDA, compilers, device
     if d.name == "gm":
-        return d.a is not None and d.b is not None and same_but_names(d.a.value, d.b.value)
+        return d.a is not None and d.b is not None and _same_graph(d.a, d.b)
     if not is_setting(group):
         return False
     if d.a is None or d.b is None:
@@ -118,6 +118,20 @@ def _follows_from_version(d: ComponentDiff, this_version: str | None, cache_vers
         if defaults is not None and d.name in defaults and not side.hash.startswith(defaults[d.name][0]):
             return False
     return True
+
+
+_SAME_GRAPH: dict[tuple[str, str], bool] = {}
+"""(hash, hash) -> :func:`same_but_names`: a run's lookups compare the same two graphs
+again and again (forward and AOTAutograd, every rank), and a graph can be megabytes."""
+
+
+def _same_graph(a: Component, b: Component) -> bool:
+    got = _SAME_GRAPH.get((a.hash, b.hash))
+    if got is None:
+        if len(_SAME_GRAPH) > 4096:
+            _SAME_GRAPH.clear()
+        got = _SAME_GRAPH[(a.hash, b.hash)] = same_but_names(a.value, b.value)
+    return got
 
 
 _IDENT_RE = re.compile(r"[A-Za-z_]\w*")

@@ -3,6 +3,9 @@
 
     python -m demo.record_defaults [OUT]    # default: fxcache_core/keying/torch_defaults.json
 
+    # another torch's table, read by fxcache_core.keying.defaults.default_settings_for:
+    PYTHONPATH=. /tmp/t214/bin/python -m demo.record_defaults fxcache_core/keying/torch_defaults-2.14.1.json
+
 In a fresh process with no ``TORCHINDUCTOR_*``/``TORCH_COMPILE_*`` variables
 but the cache dir, it compiles ``f(x) = x + 1`` with ``torch.compile`` and
 nothing else set, reads the debug lines torch wrote into the FX entry (with

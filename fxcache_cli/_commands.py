@@ -67,10 +67,12 @@ commands_dict: dict[str, CommandInfo] = {
         "Which components differ between two keys: why two compiles did not share a key."),
     "explain": CommandInfo(
         "fxcache_cli.explain", "explain_cmd",
-        "Say what the cache did for every compile of a run, and why: hits (and whether their guards\n"
-        "were installed), new keys (the nearest earlier key and what differs), guard misses (the\n"
-        "clause that failed, with the call's values), bypasses. The cache is --cache-dir, else the\n"
-        "one the run wrote to, else torch's default."),
+        "Say what the cache did for every compile of a run, and why: first the run in one line\n"
+        "and the cause of its misses (a torch version, a variable, an input), then each lookup:\n"
+        "hits (and whether their guards were installed), new keys (the nearest earlier key and\n"
+        "the component that explains the miss), guard misses (the clause that failed, with the\n"
+        "call's values), bypasses. The cache is --cache-dir, else the one the run wrote to, else\n"
+        "torch's default."),
     "pack": CommandInfo(
         "fxcache_cli.pack", "pack_cmd",
         "Pack the entries a run needs, and what they need to load (wrapper modules, compiled\n"

@@ -24,12 +24,17 @@ def explain_cmd(
         "--record/--no-record",
         help="Keep what the trace says about entries (hits as uses, compile costs) in fxcache's "
         "index for gc (outside the cache dir).")] = True,
+    raw: Annotated[bool, typer.Option(
+        "--raw", help="Keep torch's names (inductor_config[max_autotune], example_inputs[0], L['t0']) "
+        "and list every component that differs, instead of the user's terms and the root cause.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Say what the cache did for every compile of a run, and why: hits (and whether their guards
-    were installed), new keys (the nearest earlier key and what differs), guard misses (the
-    clause that failed, with the call's values), bypasses. The cache is --cache-dir, else the
-    one the run wrote to, else torch's default."""
+    """Say what the cache did for every compile of a run, and why: first the run in one line
+    and the cause of its misses (a torch version, a variable, an input), then each lookup:
+    hits (and whether their guards were installed), new keys (the nearest earlier key and
+    the component that explains the miss), guard misses (the clause that failed, with the
+    call's values), bypasses. The cache is --cache-dir, else the one the run wrote to, else
+    torch's default."""
     from fxcache_core.trace.explain import explain
     from fxcache_core.trace.reader import trace_files
     from fxcache_core.trace.run import read_run
@@ -57,7 +62,7 @@ def explain_cmd(
     if as_json:  # streamed: one lookup's JSON at a time
         out.listing({"lookups": None, **report.json_head()}, {"lookups": report.json_lookups()})
         return
-    _render(report)
+    _render(report, raw)
 
 
 def _cache_for(run: Any) -> tuple[Any, str | None]:
@@ -93,8 +98,17 @@ def _secs(s: float | None) -> str:
     return "" if s is None else f"{s:.1f} s" if s >= 0.1 else f"{s * 1000:.0f} ms"
 
 
-def _render(report: Any) -> None:
+def _render(report: Any, raw: bool = False) -> None:
+    from fxcache_core.trace.verdict import run_verdict
+
     run = report.run
+    verdict = run_verdict(report.lookups, raw=raw)
+    if report.lookups:  # else the summary says there was none
+        out.text(f"[bold]{safe(verdict.line)}[/bold]")
+        if len(verdict.causes) > 1:
+            for row in verdict.causes:
+                out.text(f"  {plural(row.lookups, 'lookup'):>11}  {safe(row.words)}")
+        out.text("")
     ranks = sorted({f.rank for f in run.files if f.rank is not None})
     head = (f"{safe(str(run.path))}: {plural(len(run.compiles), 'compile')}, "
             f"{plural(len(run.lookups), 'cache lookup')}"
@@ -111,7 +125,7 @@ def _render(report: Any) -> None:
             if c.recompile_reason:
                 line += f"\n  recompiled: {safe(_first_line(c.recompile_reason))}"
             out.text(line)
-        _render_lookup(x)
+        _render_lookup(x, raw)
     _render_summary(report)
     for n in report.notes:
         out.text(f"[yellow]note[/yellow]: {safe(n)}")
@@ -121,7 +135,7 @@ def _first_line(text: str) -> str:
     return text.split("  # ", 1)[0].strip()
 
 
-def _render_lookup(x: Any) -> None:
+def _render_lookup(x: Any, raw: bool = False) -> None:
     from fxcache_core.reasons import code_of
 
     lk = x.lookup
@@ -167,7 +181,9 @@ def _render_lookup(x: Any) -> None:
             out.text(pad + f"{safe(short(t.entry))} fails {safe(t.clause)}  with {safe(vals)}")
         else:
             out.text(pad + f"{safe(short(t.entry))} {t.status}" + (f": {safe(t.error)}" if t.error else ""))
-    if x.nearest is not None:
+    if x.nearest is not None and x.root_cause is not None and not raw:
+        _render_root_cause(x, pad)
+    elif x.nearest is not None:
         n = x.nearest
         via = f" (through their {n.role} FX keys)" if n.role else ""
         by = f", written by this run (lookup {n.written_by})" if n.written_by is not None else ""
@@ -191,6 +207,30 @@ def _render_lookup(x: Any) -> None:
         out.text(pad + "first compile of this graph: no key in the cache is close")
     for note in x.notes:
         out.text(pad + f"[dim]{safe(note)}[/dim]")
+
+
+def _render_root_cause(x: Any, pad: str) -> None:
+    """A new key in the user's terms: the root cause, what follows from it, and only the
+    details of the components that do not (``--raw`` lists them all)."""
+    from fxcache_core.trace.verdict import consequence_words, root_cause_words
+
+    n, r = x.nearest, x.root_cause
+    via = f" (through their {n.role} FX keys)" if n.role else ""
+    by = f", written by this run (lookup {n.written_by})" if n.written_by is not None else ""
+    out.text(pad + f"nearest {safe(short(n.key))}{via}{by}: [bold]{safe(root_cause_words(r))}[/bold]")
+    follows = consequence_words(r)
+    if follows:
+        out.text(pad + f"  [dim]and with it: {safe(follows)} (--raw lists them)[/dim]")
+    for name, this, near in n.details:
+        if name not in r.also:
+            continue
+        out.text(pad + f"  also [bold]{safe(name)}[/bold]")
+        if name == "gm":
+            for ln in (this or "").splitlines()[:GM_DIFF_LINES]:
+                out.text(pad + "    " + safe(ln))
+            continue
+        out.text(pad + f"    this:    {safe(this) if this is not None else '(absent)'}")
+        out.text(pad + f"    nearest: {safe(near) if near is not None else '(absent)'}")
 
 
 def _render_summary(report: Any) -> None:

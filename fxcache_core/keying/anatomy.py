@@ -122,6 +122,20 @@ def _tensor_metadata(text: str) -> str | None:
     return f"{dtype}{shape} stride {stride} {device}" + (", " + ", ".join(extra) if extra else "")
 
 
+def tensor_fields(text: str) -> dict[str, str] | None:
+    """``TensorMetadata(...)`` (an ``example_inputs[i]`` value) as its fields, ``dtype``
+    (``float32``), ``shape`` (``[8, 4]``), ``stride`` (``(4, 1)``) and the rest as printed;
+    None if the text is not tensor metadata."""
+    if not text.startswith("TensorMetadata("):
+        return None
+    fields = dict(_TM_FIELD_RE.findall(text[len("TensorMetadata("):]))
+    if "dtype" not in fields or "shape" not in fields:
+        return None
+    fields["dtype"] = fields["dtype"].removeprefix("torch.")
+    fields["shape"] = fields["shape"].removeprefix("torch.Size(").removesuffix(")")
+    return fields
+
+
 _VERSION_ITEM_RE = re.compile(r"'(\w{1,40})': ('[^']{0,4000}'|None)")
 _HEX64_RE = re.compile(r"[0-9a-f]{64}")
 

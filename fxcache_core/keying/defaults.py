@@ -4,9 +4,11 @@
 compares each setting component of the key's debug lines
 (``FxGraphCachePickler.debug_lines`` in torch/_inductor/codecache.py) with the
 table ``torch_defaults.json`` beside this module, recorded by
-``demo/record_defaults.py`` from a ``torch.compile`` with nothing set. This
-module reads that table once, on first use (:func:`default_settings`,
-:func:`torch_version`), and writes it (:func:`dumps`). It never imports torch
+``demo/record_defaults.py`` from a ``torch.compile`` with nothing set, and
+``torch_defaults-<version>.json`` for other torch versions, recorded the same way
+with that version's python (:func:`default_settings_for`). This module reads a
+table once, on first use (:func:`default_settings`, :func:`torch_version`), and
+writes one (:func:`dumps`). It never imports torch
 and never runs anything from the table.
 """
 
@@ -18,7 +20,7 @@ from collections.abc import Mapping
 from importlib import resources
 from types import MappingProxyType
 
-__all__ = ["DATA_FILE", "default_settings", "dumps", "torch_version"]
+__all__ = ["DATA_FILE", "default_settings", "default_settings_for", "dumps", "torch_version"]
 
 DATA_FILE = "torch_defaults.json"
 """The table's file name, in this package (shipped as package data)."""
@@ -46,6 +48,26 @@ def default_settings() -> Mapping[str, tuple[str, str]]:
     value as torch printed it), read-only; see
     :func:`fxcache_core.keying.anatomy.settings_not_at_default`."""
     return _table()[1]
+
+
+@functools.cache
+def default_settings_for(version: str) -> Mapping[str, tuple[str, str]] | None:
+    """The defaults table of torch ``version`` (``2.14.1+cu130``: its local part is
+    ignored): this module's own table where it was recorded with that version, else
+    ``torch_defaults-<version>.json`` beside it (recorded by running
+    ``demo/record_defaults.py OUT`` with that torch), else None (not recorded).
+    A torch's own defaults tell a setting that changed with the version from one a
+    user set (:mod:`fxcache_core.trace.root_cause`)."""
+    base = version.split("+", 1)[0]
+    if base == torch_version():
+        return default_settings()
+    path = resources.files(__package__).joinpath(f"torch_defaults-{base}.json")
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if str(doc.get("torch_version")) != base:
+        return None
+    return MappingProxyType({name: (str(h), str(v)) for name, (h, v) in doc["defaults"].items()})
 
 
 def dumps(version: str, settings: Mapping[str, tuple[str, str]]) -> str:

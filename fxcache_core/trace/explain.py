@@ -56,6 +56,7 @@ from fxcache_core.trace.report import (
     LookupExplanation,
     TriedEntry,
 )
+from fxcache_core.trace.root_cause import root_cause
 from fxcache_core.trace.run import TraceCompile, TraceLookup, TraceRun
 
 _SYMINT_RE = re.compile(r"\('([a-z]+\d+)',\)")
@@ -328,7 +329,9 @@ class _Explainer:
         nearest, notes = self.nearest.find(lk, c)
         # No near key and nothing that stopped the search: the first compile of this graph.
         return LookupExplanation(lk, c, "new-key", nearest=nearest, first_compile=nearest is None and not notes,
-                                 values=values, notes=tuple(notes))
+                                 values=values, notes=tuple(notes),
+                                 root_cause=root_cause(nearest, c, self.run.torch_version)
+                                 if nearest is not None else None)
 
 
 def _evaluate(name: str, d: DecodedEntry, values: tuple[CallValue, ...]) -> TriedEntry:

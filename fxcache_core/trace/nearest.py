@@ -21,7 +21,7 @@ import difflib
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
@@ -53,6 +53,8 @@ class Nearest:
             nearest key's value; None where absent); ``gm`` is a unified diff.
         role: for an AOTAutograd key, which FX graph was compared (``forward``).
         written_by: ``seq`` of the lookup of this run that wrote it, if any.
+        diffs: the differing components themselves, both sides with torch's hashes
+            (:mod:`fxcache_core.trace.root_cause` reads them; not in the JSON).
     """
 
     key: str
@@ -60,6 +62,7 @@ class Nearest:
     details: tuple[tuple[str, str | None, str | None], ...]
     role: str | None = None
     written_by: int | None = None
+    diffs: tuple[ComponentDiff, ...] = field(default=(), compare=False, repr=False)
 
     def to_json(self) -> dict[str, object]:
         return {"key": self.key, "differs": list(self.differs), "role": self.role,
@@ -164,7 +167,13 @@ class NearestKeys:
             return None, []
         _, k, diffs = best
         return Nearest(k.key, tuple(x.name for x in diffs), tuple(_detail(x) for x in diffs),
-                       written_by=self._written_by(k.key, lk)), []
+                       written_by=self._written_by(k.key, lk), diffs=diffs), []
+
+    def _entry_existed(self, e: Entry, when: float) -> bool:
+        """Whether entry ``e`` existed at ``when``, by the explainer's rule (``existing``:
+        a cache copied with fresh mtimes has every entry count)."""
+        k = self.cat.scan.key(e.key)
+        return k is not None and e in self.existing(k, when)
 
     def _written_by(self, key: str, lk: TraceLookup) -> int | None:
         w = self.written.get(key)
@@ -184,11 +193,10 @@ class NearestKeys:
             near, notes = self._nearest_fx(first, c)
             if near is None:
                 return None, notes
-            target, differs, details = near.key, near.differs, near.details
+            target, differs, details, diffs = near.key, near.differs, near.details, near.diffs
         else:
-            target, differs, details = first.key or "", (), ()
-        loaders = [e for e in self.cat.loaders_of(target)
-                   if e.mtime < lk.time and e.key != lk.key]
+            target, differs, details, diffs = first.key or "", (), (), ()
+        loaders = [e for e in self.cat.loaders_of(target) if e.key != lk.key and self._entry_existed(e, lk.time)]
         if not loaders:
             return None, [Reason(f"no AOTAutograd key older than the lookup loads the nearest FX key {target[:12]}",
                                   "no-older-loader")]
@@ -198,7 +206,7 @@ class NearestKeys:
             notes.append(Reason(f"its {role} FX key is the same: the AOTAutograd key differs in what only it "
                                 "hashes (AOTAutograd's config, the traced graph's metadata)", "same-fx-key"))
         return Nearest(loaders[0].key, differs, details, role=role,
-                       written_by=self._written_by(loaders[0].key, lk)), notes
+                       written_by=self._written_by(loaders[0].key, lk), diffs=diffs), notes
 
 
 def _frame_name(f: str) -> str:

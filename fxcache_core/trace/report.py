@@ -25,6 +25,7 @@ from fxcache_core.reasons import code_of
 from fxcache_core.trace.nearest import Nearest
 from fxcache_core.trace.run import TraceCompile, TraceLookup, TraceRun
 from fxcache_core.trace.usage import TracedUse
+from fxcache_core.trace.verdict import run_verdict
 
 Cause = Literal["hit", "new-key", "guard-miss", "bypass", "fx-entry-missing"]
 
@@ -91,6 +92,8 @@ class RootCause:
         input: an example input: the argument's name (``x``).
         consequences: the other differing components that follow from this one
             (config defaults changed with the torch version, renamed graph nodes).
+        also: the other differing components that do not follow from it (a second
+            cause, or one fxcache cannot tie to it).
     """
 
     component: str
@@ -100,14 +103,19 @@ class RootCause:
     env: str | None = None
     input: str | None = None
     consequences: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
+        """``component``, ``this``, ``cache``, ``code``, ``env`` (config keys) and
+        ``input`` (example inputs) where known, ``consequences`` and ``also``."""
         out: dict[str, object] = {"component": self.component, "this": self.this,
                                   "cache": self.cache, "code": self.code}
         if self.env is not None:
             out["env"] = self.env
         if self.input is not None:
             out["input"] = self.input
+        out["consequences"] = list(self.consequences)
+        out["also"] = list(self.also)
         return out
 
 
@@ -213,6 +221,7 @@ class LookupExplanation:
             "recompile_reason": c.recompile_reason if c is not None else None,
             "notes": list(self.notes),
             "note_codes": [code_of(n) for n in self.notes],
+            "root_cause": self.root_cause.to_json() if self.root_cause is not None else None,
         }
 
 
@@ -307,7 +316,8 @@ class ExplainReport:
     def json_head(self) -> dict[str, object]:
         """The JSON of ``explain --json`` but its ``lookups``."""
         return {
-            "summary": {k: v.to_json() for k, v in self.summary().items()},
+            "summary": {**{k: v.to_json() for k, v in self.summary().items()},
+                        **run_verdict(self.lookups).to_json()},
             "trace": {"path": str(self.run.path), "torch_version": self.run.torch_version,
                       "files": [{"path": str(f.path), "rank": f.rank, "records": f.records,
                                  "truncated": f.truncated, "clock": f.clock} for f in self.run.files],

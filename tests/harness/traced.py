@@ -13,7 +13,8 @@ config change, a dtype change, a first compile, a guard miss on a range from
 ``mark_dynamic``, a bypass, an AOTAutograd hit whose FX entry was removed
 (``fx_gone``), a training step with backward, a module whose ``forward`` a
 ``functools.wraps`` decorator wraps (``decorated``); or nothing at all
-(``eager``: Dynamo with the eager backend, no Inductor cache). Meant for a copy of
+(``eager``: Dynamo with the eager backend, no Inductor cache), or the ``hit`` step's
+call under an Inductor config set by an environment variable (``env``, :data:`PLAN_ENV`). Meant for a copy of
 the demo cache (``demo.build_cache``), which already holds the graphs the hits
 need.
 
@@ -152,6 +153,7 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
         "train": lambda: case("train_mlp", [[5, 4], [5, 1]]),
         "decorated": lambda: _decorated(torch),
         "eager": lambda: torch.compile(fresh_graph, backend="eager")(torch.randn(6, 5)),
+        "env_var": lambda: case("branch_on_size", [[4, 3]]),
     }
 
 
@@ -161,8 +163,13 @@ PLANS: dict[str, tuple[str, ...]] = {
     "suppressed": ("train", "hit"),
     "ranks": ("hit", "train"),
     "eager": ("eager",),
+    "env": ("env_var",),
 }
 """Plan name -> its steps, in order."""
+
+PLAN_ENV: dict[str, dict[str, str]] = {"env": {"TORCHINDUCTOR_MAX_AUTOTUNE": "1"}}
+"""Plan name -> environment variables set before torch is imported (as a user sets an
+Inductor config key: the ``hit`` step's graph under it is a new key)."""
 
 
 def suppress_hit_guards() -> None:
@@ -185,6 +192,7 @@ def run_plan(cache_dir: str, trace_dir: str, plan: str, *, suppress: bool = Fals
              rank: int | None = None, world_size: int = 1, init_method: str | None = None) -> dict[str, Any]:
     """In this (fresh) process: run ``plan`` under TORCH_TRACE=``trace_dir``."""
     os.environ["TORCH_TRACE"] = os.path.abspath(trace_dir)
+    os.environ.update(PLAN_ENV.get(plan, {}))
     from demo.build_cache import configure_torch, prepare_env
 
     cache_dir = prepare_env(cache_dir)

@@ -35,6 +35,7 @@ __all__ = [
     "Stub",
     "StubUnpickler",
     "load_stubs",
+    "may_name",
     "opt_int",
     "opt_str",
     "plain",
@@ -271,3 +272,36 @@ def opt_int(v: Any) -> int | None:
     """An int64 field (torch's counters and times are), else None: a huge int from
     a hostile pickle would not even print (Python's 4,300-digit limit)."""
     return v if isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63 else None
+
+
+_KEY_CHARS_ESCAPES = frozenset(b"xuU01234567")
+"""What may follow a backslash in an escape that spells an ASCII letter or digit:
+``\\xHH`` and ``\\OOO`` (``STRING``, Python's ``escape_decode``), ``\\uXXXX`` and
+``\\UXXXXXXXX`` (``UNICODE``, ``raw-unicode-escape``)."""
+
+
+def may_name(data: bytes, names: frozenset[bytes] | set[bytes]) -> bool:
+    """Whether reading ``data`` with :func:`load_stubs` could give a ``str`` equal to
+    one of ``names`` (ASCII letters and digits, e.g. cache keys); False is a proof
+    that it cannot, True only "maybe" (the caller decodes to know).
+
+    Why a byte test is a proof: the stub unpickler makes a ``str`` only from a
+    pickle's string opcodes (no global is ever called, so nothing is computed).
+    ``BINUNICODE``/``SHORT_BINUNICODE``/``BINUNICODE8`` hold UTF-8, where an ASCII
+    character has one encoding, its own byte; ``BINSTRING``/``SHORT_BINSTRING``
+    hold ASCII bytes; ``UNICODE`` (``raw-unicode-escape``) and ``STRING`` (quoted,
+    ``escape_decode``, one line) hold their characters as bytes too, except after
+    a backslash followed by one of ``x u U 0-7``. Frames (protocol 4) are
+    contiguous bytes. So where no name occurs literally and no such escape occurs
+    anywhere, no ``str`` of the pickle equals a name. Mirrors the string opcodes
+    of CPython's Modules/_pickle.c (``load_string``, ``load_unicode``, ``load_binunicode*``).
+    Linear in ``len(data)`` per name.
+    """
+    if any(n in data for n in names):
+        return True
+    at = data.find(b"\\")
+    while at >= 0:
+        if at + 1 < len(data) and data[at + 1] in _KEY_CHARS_ESCAPES:
+            return True
+        at = data.find(b"\\", at + 1)
+    return False

@@ -25,9 +25,10 @@ from pathlib import Path
 
 from fxcache_core.cache.inventory import ContentKind, Inventory
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import CacheKey, Entry, scan_artifacts
+from fxcache_core.cache.scan import CacheKey, Entry, read_entry_bytes, scan_artifacts
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, may_name
 from fxcache_core.errors import KeyLookupError
 from fxcache_core.prune import units as prune_units
 from fxcache_core.prune.deletion import Located, locate
@@ -148,15 +149,19 @@ def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
     every entry of the FX keys it loads (its FX entry is gone, or removed); an
     FX entry's removal, on which AOTAutograd entries load it, which only their
     files can say (a row naming no FX key would leave its loader dangling), so
-    every AOTAutograd entry, and every entry of the FX keys with a removed
-    entry (an AOTAutograd entry loads the first whose guards string is its own).
+    every AOTAutograd entry the plan removes and every one whose file may name
+    an FX key with a removed entry (:func:`_may_load`: a file that cannot spell
+    the key cannot load it, proven from its bytes without decoding), and every
+    entry of the FX keys with a removed entry (an AOTAutograd entry loads the
+    first whose guards string is its own).
     """
     scan = catalog.scan
     gone_aot = {r.file.where for r in plan.removals if r.kind is KeyKind.AOT_AUTOGRAD and r.entry}
     fx_keys = {r.key for r in plan.removals if r.kind is KeyKind.FX_GRAPH and r.entry}
     aot = [e for e in scan.entries() if e.kind is KeyKind.AOT_AUTOGRAD and not e.via_symlink
            and (fx_keys or e.file.where in gone_aot)]
-    stale_aot = [e for e in aot if catalog.from_index(e)]
+    stale_aot = [e for e in aot if catalog.from_index(e)
+                 and (e.file.where in gone_aot or _may_load(e, fx_keys))]
     # Hashes of what the index said (frozen records), not the records: memory.
     before = {e.file.where: hash(catalog.load(e)) for e in stale_aot}
     catalog.read_ahead(stale_aot, from_bytes=True)
@@ -168,6 +173,31 @@ def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
     before.update({e.file.where: hash(catalog.load(e)) for e in stale_fx})
     catalog.read_ahead(stale_fx, from_bytes=True)
     return any(hash(catalog.load(e)) != before[e.file.where] for e in stale_aot + stale_fx)
+
+
+_FEW_KEYS = 64
+"""Up to this many FX keys with a removed entry, a kept AOTAutograd entry's file is
+first searched for their names (:func:`_may_load`) before it is decoded."""
+
+
+def _may_load(e: Entry, fx_keys: set[str]) -> bool:
+    """Whether the AOTAutograd entry ``e``, which the plan keeps, may load an FX key of
+    ``fx_keys`` (those with a removed entry), as its file says now.
+
+    False only when its bytes cannot spell any of those keys
+    (:func:`~fxcache_core.decode.unpickler.may_name`, a proof without decoding):
+    then it loads none of them, whatever an index row says, and its removal or
+    not cannot change with the removed entries. True when that proof fails,
+    when the file cannot be read whole, or for more than :data:`_FEW_KEYS` keys
+    (searching for each would cost more than decoding): it is decoded.
+    """
+    if not fx_keys or len(fx_keys) > _FEW_KEYS or e.size > MAX_ENTRY_BYTES:
+        return bool(fx_keys)
+    try:
+        data = read_entry_bytes(e.path)
+    except OSError:
+        return True
+    return may_name(data, {k.encode() for k in fx_keys})
 
 
 def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:

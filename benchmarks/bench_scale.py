@@ -13,13 +13,20 @@ from a cache ``demo.build_cache`` compiles once into ``WORK/src``), then:
   on its guards (what ``find_guarded_entry`` does per candidate);
 * ``decode``: one FX entry, ``decode_entry`` against ``pickle.loads`` with
   torch imported (in-process, best of many);
-* ``gc``: ``gc --max-size <half> --dry-run`` (planning) and ``--yes`` on a
-  copy (execution; skipped above 10k entries);
+* ``gc``: ``gc --max-size <half> --dry-run`` (planning, from a warm index) and
+  ``--yes`` on a copy (execution; skipped above 10k entries);
 * ``--help`` and ``ls`` on an empty cache.
 
-Every command is a fresh process: its wall time (best of 3 for the quick ones)
-and peak RSS (``wait4``) are printed next to the reference's. Results also go
-to ``WORK/results.json``.
+* ``rm`` of one FX key, planned (``--dry-run``) from a warm index: its CPU
+  seconds (what gc and rm re-read from the files is most of it).
+
+Every command is a fresh process (with ``PYTHONDONTWRITEBYTECODE`` unset, so
+modules load from bytecode as an installed fxcache's do): its wall time (best
+of 3 for the quick ones), CPU seconds where they matter (``wait4``: worker
+processes included) and peak RSS (``wait4``) are printed next to the
+reference's, then issue 25's ratios. ``--profile`` adds, at the largest size,
+where each command spends its CPU (cProfile, workers off, top functions by own
+time). Results also go to ``WORK/results.json``.
 """
 
 from __future__ import annotations
@@ -78,9 +85,16 @@ print(min(timeit.repeat(fn, number=n, repeat=5)) / n)
 """
 
 
+_CPU: dict[tuple[str, ...], float] = {}
+"""CPU seconds (user + system, its worker processes included) of the last run of each argv."""
+
+
 def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS in bytes, stdout) of one fresh process."""
+    """(wall seconds, peak RSS in bytes, stdout) of one fresh process; its CPU
+    seconds (``wait4``'s, which include the worker processes it waited for) go
+    to :data:`_CPU`."""
     e = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
+    e.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: modules load from bytecode, not source
     t = time.perf_counter()
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=e, cwd=REPO)
     out = p.stdout.read().decode() if p.stdout else ""
@@ -88,7 +102,27 @@ def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int,
     wall = time.perf_counter() - t
     if os.waitstatus_to_exitcode(status) not in (0, 1, 3):  # match: 1 a miss, 3 undecided
         raise RuntimeError(f"{' '.join(argv)} failed ({status})")
+    _CPU[tuple(argv)] = usage.ru_utime + usage.ru_stime
     return wall, usage.ru_maxrss * 1024, out
+
+
+def profile(argv: list[str], env: dict[str, str], top: int = 8) -> list[str]:
+    """Where one run of ``argv`` (an ``fxcache`` command) spends its CPU: cProfile
+    in this process's child, workers off (``FXCACHE_JOBS=1``: all the work is in
+    the profiled process); the ``top`` functions by own time, as lines."""
+    import pstats
+
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "prof")
+        run([sys.executable, "-m", "cProfile", "-o", out, *argv[1:]], {**env, "FXCACHE_JOBS": "1"})
+        st = pstats.Stats(out)
+        total = st.total_tt  # type: ignore[attr-defined]
+        rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:top]  # type: ignore[attr-defined]
+        lines = [f"{total:.2f} s profiled; own time by function:"]
+        for (file, line, fn), (_, calls, tt, ct, _) in rows:
+            where = f"{os.path.relpath(file, REPO) if file.startswith(str(REPO)) else os.path.basename(file)}:{line}"
+            lines.append(f"  {tt:6.2f} s {tt / total:4.0%}  cum {ct:6.2f} s  {calls:>8}x  {fn} ({where})")
+        return lines
 
 
 def best(argv: list[str], n: int = 3, env: dict[str, str] | None = None) -> tuple[float, int]:
@@ -113,7 +147,7 @@ def _read_all(cache: Path) -> None:
                     f.read()
 
 
-def bench_size(src: Path, work: Path, n: int, only: set[str] | None = None) -> dict:
+def bench_size(src: Path, work: Path, n: int, only: set[str] | None = None, profiling: bool = False) -> dict:
     from benchmarks.gen_cache import generate
 
     cache = work / f"cache-{n}"
@@ -124,6 +158,8 @@ def bench_size(src: Path, work: Path, n: int, only: set[str] | None = None) -> d
     counts = json.loads((cache / ".generated").read_text())
     r: dict = {"entries": counts["entries"], "keys": counts["keys"]}
     d = ["--cache-dir", str(cache)]
+    prof: dict[str, list[str]] = {}
+    r["profiles"] = prof
     with tempfile.TemporaryDirectory() as idx:
         # ls shows each key's function: the first run decodes an entry per key and
         # remembers it in the index (cold); then one index row per key (warm).
@@ -131,22 +167,43 @@ def bench_size(src: Path, work: Path, n: int, only: set[str] | None = None) -> d
         r["ls_cold"] = run(fx(*d, "ls"), env)[:2]
         r["ls"] = best(fx(*d, "ls"), env=env)
         r["ls_by_function"] = best(fx(*d, "ls", "--by", "function"), env=env)
+        if profiling:
+            prof["ls, warm index"] = profile(fx(*d, "ls"), env)
+    if profiling:
+        with tempfile.TemporaryDirectory() as idx:
+            prof["ls, cold index"] = profile(fx(*d, "ls"), {"FXCACHE_INDEX_DIR": idx})
     r["find"] = best(["find", str(cache), "-type", "f", "-printf", "%s %T@\n"])
     if only is not None and "match" not in only:
         return r
     _read_all(cache)  # fxcache and torch's way alike start with the files in the page cache
+    match = fx(*d, "match", "--shapes", "x=[5,3]")
+    half = f"{counts['bytes'] // 2}B"
+    gc_plan = fx(*d, "gc", "--max-size", half, "--dry-run", "--json")
+    one_fx = next(k for b in sorted(os.listdir(cache / "fxgraph")) for k in sorted(os.listdir(cache / "fxgraph" / b)))
+    rm_one = fx(*d, "rm", one_fx, "--dry-run", "--json")
     with tempfile.TemporaryDirectory() as idx:
         env = {"FXCACHE_INDEX_DIR": idx}
-        r["match_cold"] = run(fx(*d, "match", "--shapes", "x=[5,3]"), env)[:2]
-        r["match_warm"] = best(fx(*d, "match", "--shapes", "x=[5,3]"), env=env)
+        r["match_cold"] = run(match, env)[:2]
+        r["match_cold_cpu"] = _CPU[tuple(match)]
+        r["match_warm"] = best(match, env=env)
+        # gc and rm plan from the warm index (as after any match or ls --check).
+        r["gc_plan"] = best(gc_plan, n=1, env=env)
+        r["gc_plan_cpu"] = _CPU[tuple(gc_plan)]
+        r["rm_plan"] = best(rm_one, n=1, env=env)
+        r["rm_plan_cpu"] = _CPU[tuple(rm_one)]
+        if profiling:
+            prof["match, warm index"] = profile(match, env)
+            prof["gc --max-size, plan, warm index"] = profile(gc_plan, env)
+            prof["rm of one FX key, plan, warm index"] = profile(rm_one, env)
+    if profiling:
+        with tempfile.TemporaryDirectory() as idx:
+            prof["match, cold index"] = profile(match, {"FXCACHE_INDEX_DIR": idx})
     wall, rss, out = run([sys.executable, "-c", _TORCH_WAY, str(cache)])
     _, t_import, t_loop, t_loads = out.split()
     r["torch_way"] = (wall, rss)
     r["torch_way_loop"] = float(t_loop)
     r["torch_import"] = float(t_import)
     r["torch_read_loads"] = float(t_loads)
-    half = f"{counts['bytes'] // 2}B"
-    r["gc_plan"] = best(fx(*d, "gc", "--max-size", half, "--dry-run", "--json"), n=1)
     if n <= 10_000:
         copy = work / f"copy-{n}"
         shutil.rmtree(copy, ignore_errors=True)
@@ -177,17 +234,31 @@ def report(rows: dict[int, dict], start: dict) -> str:
         line(r["entries"], "ls --by function, warm", r["ls_by_function"], r["find"], "find")
         if "match_cold" not in r:
             continue
-        line(r["entries"], "match, cold index", r["match_cold"], r["torch_way"], "torch")
-        line(r["entries"], "match, warm index", r["match_warm"], r["torch_way"], "torch")
+        e = r["entries"]
+        loads = (r["torch_read_loads"], r["torch_way"][1])
+        line(e, "match, cold index", r["match_cold"], loads, "torch read+loads")
+        line(e, "match, warm index", r["match_warm"], r["ls"], "warm ls")
+        line(e, "match, warm index", r["match_warm"], r["torch_way"], "torch's way")
         out.append(f"{'':>8}  {'':<24} {'':>18} {'(torch: import ' + format(r['torch_import'], '.1f') + ' s, loop ' + format(r['torch_way_loop'], '.2f') + ' s, of which reading + pickle.loads ' + format(r['torch_read_loads'], '.2f') + ' s)':>30}")
-        tw = r["torch_way"][0]
-        out.append(f"{'':>8}  {'targets: cold <= ' + format(tw / 5, '.2f') + ' s, warm <= ' + format(tw / 50, '.3f') + ' s; floors: ls (start-up + a stat per file) ' + format(r['ls'][0], '.2f') + ' s, find alone ' + format(r['find'][0], '.3f') + ' s'}")
-        line(r["entries"], "gc --max-size, plan", r["gc_plan"], None, "")
+        out.append(f"{'':>8}  cold match CPU (workers included) {r['match_cold_cpu']:.2f} s")
+        line(e, "gc --max-size, plan", r["gc_plan"], r["ls"], "warm ls")
+        line(e, "rm of one FX key, plan", r["rm_plan"], r["ls"], "warm ls")
+        out.append(f"{'':>8}  CPU: gc plan {r['gc_plan_cpu']:.2f} s, rm plan {r['rm_plan_cpu']:.2f} s")
         if "gc_exec" in r:
-            line(r["entries"], "gc --max-size, execute", r["gc_exec"], None, "")
-        out.append(f"{r['entries']:>8}  {'decode one FX entry':<24} {r['decode'] * 1e3:>13.3f} ms "
+            line(e, "gc --max-size, execute", r["gc_exec"], None, "")
+        out.append(f"{e:>8}  {'decode one FX entry':<24} {r['decode'] * 1e3:>13.3f} ms "
                    f"{'pickle.loads ' + format(r['pickle_loads'] * 1e3, '.3f') + ' ms':>30}  "
                    f"{r['decode'] / r['pickle_loads']:.2f}x")
+        ratio = {"match warm / ls warm (goal 2x)": r["match_warm"][0] / r["ls"][0],
+                 "match cold / torch read+loads (goal 1x)": r["match_cold"][0] / r["torch_read_loads"],
+                 "ls cold / find (goal 10x)": r["ls_cold"][0] / r["find"][0],
+                 "gc plan / ls warm (goal 3x)": r["gc_plan"][0] / r["ls"][0]}
+        out.append(f"{e:>8}  issue 25's ratios: " + "; ".join(f"{k} {v:.1f}x" for k, v in ratio.items())
+                   + f"; rm CPU {r['rm_plan_cpu']:.2f} s (goal < 1.5 s)")
+    for r in rows.values():
+        for name, lines in r.get("profiles", {}).items():
+            out.append(f"\nprofile at {r['entries']} entries, {name}: " + lines[0])
+            out.extend(lines[1:])
     return "\n".join(out)
 
 
@@ -196,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="1000,10000")
     p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "fxcache-bench")
     p.add_argument("--only", default=None, help="ls: only the ls figures (default: all)")
+    p.add_argument("--profile", action="store_true",
+                   help="also profile each command once at the largest size (cProfile, FXCACHE_JOBS=1)")
     a = p.parse_args(argv)
     a.work.mkdir(parents=True, exist_ok=True)
     src = a.work / "src"
@@ -208,9 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     (empty / "fxgraph").mkdir(parents=True, exist_ok=True)
     start = {"help": best(fx("--help")), "ls_empty": best(fx("--cache-dir", str(empty), "ls"))}
     rows = {}
-    for n in (int(s) for s in a.sizes.split(",")):
+    sizes = [int(s) for s in a.sizes.split(",")]
+    for n in sizes:
         print(f"{n} entries ...", flush=True)
-        rows[n] = bench_size(src, a.work, n, set(a.only.split(",")) if a.only else None)
+        rows[n] = bench_size(src, a.work, n, set(a.only.split(",")) if a.only else None,
+                             profiling=a.profile and n == max(sizes))
     text = report(rows, start)
     print(text)
     (a.work / "results.json").write_text(json.dumps({"start": start, "sizes": rows}, indent=2))

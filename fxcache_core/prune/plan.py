@@ -175,7 +175,7 @@ def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
     return any(hash(catalog.load(e)) != before[e.file.where] for e in stale_aot + stale_fx)
 
 
-_FEW_KEYS = 64
+_FEW_KEYS = 8
 """Up to this many FX keys with a removed entry, a kept AOTAutograd entry's file is
 first searched for their names (:func:`_may_load`) before it is decoded."""
 

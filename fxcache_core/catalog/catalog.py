@@ -107,6 +107,10 @@ class Catalog:
         """The index behind this catalog (None without one, or once it turned itself off)."""
         return self._index if self._index is not None and self._index.enabled else None
 
+    def in_memory(self, entry: Entry) -> bool:
+        """Whether :meth:`load` of ``entry`` (light) would read nothing: it was read in this run."""
+        return entry.file.where in self._decoded
+
     def from_index(self, entry: Entry) -> bool:
         """Whether what :meth:`load` gives for ``entry`` came from an index row in
         this run (not from the file's bytes)."""

@@ -25,6 +25,7 @@ and autograd_cache.py, ``CacheableAOTConfig`` in schemas.py, and the Dynamo
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -450,9 +451,10 @@ class DecodedEntry:
     globals_seen: frozenset[str] = frozenset()
     forward_graph: str | None = None
 
-    @property
+    @functools.cached_property
     def symints(self) -> tuple[GraphInput, ...]:
-        """The backed SymInt inputs in order: ``symints[N]`` is ``L['tN']``."""
+        """The backed SymInt inputs in order: ``symints[N]`` is ``L['tN']`` (made once
+        per entry: match asks for them per key, per input and per sibling)."""
         return tuple(i for i in self.inputs if i.is_backed_symint)
 
 

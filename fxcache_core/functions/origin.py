@@ -64,6 +64,7 @@ def key_origins(catalog: Catalog, keys: Sequence[CacheKey]) -> dict[str, Origin 
     out: dict[str, Origin | None] = idx.key_origins(keys) if idx is not None else {}
     todo = [k for k in keys if k.key not in out]
     catalog.read_ahead([k.entries[0] for k in todo if k.entries])
+    _read_forward_entries(catalog, todo)
     for k in todo:
         found, source = None, None
         for e in k.entries:
@@ -79,6 +80,37 @@ def key_origins(catalog: Catalog, keys: Sequence[CacheKey]) -> dict[str, Origin 
         if idx is not None and source is not None:
             idx.put_key_origin(k, source, found)
     return out
+
+
+def _read_forward_entries(catalog: Catalog, keys: Sequence[CacheKey]) -> None:
+    """Read ahead, on every CPU, the FX entries :func:`_with_forward_frames` will ask
+    for: for each AOTAutograd key of ``keys`` whose first entry has a forward FX
+    graph, the entries of that FX key in torch's order up to the one it loads
+    (:meth:`Catalog.fx_entry_for`), in rounds (one entry per FX key a round),
+    so that no more entries are read than one by one, but all of a round at once."""
+    refs = []
+    for k in keys:
+        if k.kind is KeyKind.AOT_AUTOGRAD and k.entries and catalog.in_memory(k.entries[0]):
+            d = catalog.load(k.entries[0])
+            if isinstance(d, DecodedEntry) and d.forward is not None and (d.origin is None or not d.origin.outer):
+                refs.append(d.forward)
+    pending = {(r.key, r.guards_expr) for r in refs}
+    while pending:
+        batch, left = [], set()
+        for fx_key, guards in pending:
+            key = catalog.scan.key(fx_key)
+            for e in key.entries if key is not None else ():
+                if not catalog.in_memory(e):
+                    batch.append(e)
+                    left.add((fx_key, guards))
+                    break
+                d = catalog.load(e)
+                if isinstance(d, DecodedEntry) and (not d.guards_expr or d.guards_expr == guards):
+                    break
+        if not batch:
+            return
+        catalog.read_ahead(dict.fromkeys(batch))
+        pending = left
 
 
 def _with_forward_frames(catalog: Catalog, origin: Origin, source: object) -> Origin:

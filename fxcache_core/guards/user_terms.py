@@ -25,6 +25,7 @@ written by :func:`~fxcache_core.guards.ranges.render_range`.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -106,7 +107,19 @@ def _is_constant(node: ast.AST) -> bool:
 
 def clause_in_user_terms(text: str, names: Mapping[str, str]) -> str:
     """One guard clause (a piece of a guards string) in the user's terms (see the
-    module docstring); the text as it is when it does not parse."""
+    module docstring); the text as it is when it does not parse.
+
+    Remembered per (clause, names): a ``match`` over many keys of one function
+    words the same failing clause for each of them."""
+    return _clause_in_user_terms(text, tuple(names.items()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _clause_in_user_terms(text: str, names: tuple[tuple[str, str], ...]) -> str:
+    return _reworded(text, dict(names))
+
+
+def _reworded(text: str, names: Mapping[str, str]) -> str:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):

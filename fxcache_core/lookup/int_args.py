@@ -301,12 +301,19 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
         """A graph break in the function (read only when a tensor rule would speak)."""
         return frame is not None and (frame.parent is not None or keys.resumed(frame.function))
 
+    mates: list[list[tuple[CacheKey, DecodedEntry]]] = []
+
+    def siblings() -> list[tuple[CacheKey, DecodedEntry]]:
+        """The other keys of the function (made once, and only for an input that asks)."""
+        if not mates:
+            mates.append([(k, d) for k, d in keys.of(origin) if k.key != key.key])
+        return mates[0]
+
     missing = _tensors_not_given(entry, inputs, params)
     if missing and not broken():
         notes += missing
     for user_src, value in inputs.items():
         src = next((c for c in candidates(user_src, params) if c in taken), user_src)
-        siblings = [(k, d) for k, d in keys.of(origin) if k.key != key.key]
         mine = of_function or _is_param(user_src, params)
         if mine and unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in unread:
             continue  # the function never reads it: no value of it changes the graph
@@ -321,13 +328,13 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
         if not isinstance(value, int):
             if src not in taken and (isinstance(value, float)
                                      or (isinstance(value, TensorArg) and value.shape == ())):
-                _not_an_int(keys, key, src, value, siblings, mine, problems, notes)
+                _not_an_int(keys, key, src, value, siblings(), mine, problems, notes)
             continue
         if mode is DynamicMode.TRUE:
             continue
         if src in taken:
             if mode is DynamicMode.UNKNOWN and _symint_input(entry, src) is not None:
-                static = next((k for k, d in siblings if src not in _taken(d)), None)
+                static = next((k for k, d in siblings() if src not in _taken(d)), None)
                 if static is not None:
                     notes.append(Reason(
                         f"{fn} was also compiled with {src} a constant (key {static.key[:12]}): under "
@@ -335,7 +342,7 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
                         "looks up such a key; this one serves dynamic=True and the calls after a "
                         f"recompile (pass {param('dynamic')})", "int-constant-sibling"))
             continue
-        dynamic = [(k, i) for k, d in siblings if (i := _symint_input(d, src)) is not None]
+        dynamic = [(k, i) for k, d in siblings() if (i := _symint_input(d, src)) is not None]
         if not dynamic:
             if mine:
                 notes.append(Reason(

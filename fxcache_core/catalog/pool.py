@@ -19,7 +19,7 @@ from concurrent.futures import Future
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import Entry, FileInfo
-from fxcache_core.catalog.index import light, to_json
+from fxcache_core.catalog.index import to_json
 from fxcache_core.decode.entries import DecodedEntry
 
 PARALLEL_MIN_ENTRIES = 512
@@ -62,7 +62,7 @@ def _decode_files(read: ReadAndDecode, items: list[tuple[str, str, int]], hashin
     for where, kind, size in items:
         e = Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0)
         sha, got = read(e, hashing)
-        out.append((sha, None, got) if isinstance(got, tuple) else (sha, to_json(light(got)), None))
+        out.append((sha, None, got) if isinstance(got, tuple) else (sha, to_json(got), None))
     return out
 
 

@@ -66,10 +66,15 @@ def shown(text: str, keep_newlines: bool = False) -> str:
 
 
 def safe(text: Any) -> str:
-    """Untrusted text for a rich-markup string: :func:`shown`, then markup-escaped."""
+    """Untrusted text for a rich-markup string: :func:`shown`, then markup-escaped
+    (text without ``[`` and not ending in a backslash is what rich's ``escape``
+    returns unchanged: not passed to it)."""
+    s = shown(str(text))
+    if "[" not in s and not s.endswith("\\"):
+        return s
     from rich.markup import escape
 
-    return escape(shown(str(text)))
+    return escape(s)
 
 
 def safe_lines(text: str) -> str:

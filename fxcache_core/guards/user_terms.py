@@ -47,6 +47,7 @@ _MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE,
            ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
 
 
+@functools.lru_cache(maxsize=8192)
 def user_source(source: str) -> str:
     """A Dynamo source as the user writes it in the call (see the module docstring).
 
@@ -65,6 +66,7 @@ def user_source(source: str) -> str:
 _SOURCE_IN_TEXT_RE = re.compile(r"[LG]\['[A-Za-z_]\w*'\](?:\.\w+|\(\)|\[(?:-?\d+|'\w+')\])*")
 
 
+@functools.lru_cache(maxsize=8192)
 def user_text(text: str) -> str:
     """A sentence with every Dynamo source in it in the user's terms
     (``dim 0 of L['x'] is static 4`` -> ``dim 0 of x is static 4``)."""

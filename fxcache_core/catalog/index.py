@@ -266,6 +266,7 @@ class Index:
         self.path = path
         self._db: sqlite3.Connection | None = None
         self._pending = 0
+        self._rows: list[tuple] = []  # entry rows put, not yet written (flush)
         if path is None:
             return
         try:
@@ -293,6 +294,8 @@ class Index:
     def get(self, entry: Entry) -> tuple[str | None, DecodedEntry | str] | None:
         """(sha256 name of the content if it was hashed, the light entry or the
         reason it is corrupt), if the index has this file unchanged; else None."""
+        if self._rows:
+            self._write_rows()
         if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
             return None
         try:
@@ -311,6 +314,8 @@ class Index:
         pass over the table: a lookup each costs a B-tree descent into a file
         far larger than SQLite's page cache (~80 us an entry at 100k entries)."""
         want = {e.file.where: e for e in entries if e.file.mtime_ns}
+        if self._rows:
+            self._write_rows()
         if self._db is None or not want:
             return
         if len(want) < _BULK_MIN:
@@ -343,15 +348,10 @@ class Index:
         corrupt, body = (result, None) if isinstance(result, str) else (None, row or to_json(result))
         if corrupt is not None and not _storable(corrupt):
             return  # a reason quoting what the pickle named, not valid UTF-8: not kept
-        try:
-            self._db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                             (entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
-                              SCHEMA, sha, corrupt, body))
-            self._pending += 1
-            if self._pending >= 1000:
-                self.flush()
-        except sqlite3.Error:
-            self._db = None
+        self._rows.append((entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
+                           SCHEMA, sha, corrupt, body))
+        if len(self._rows) >= 1000:
+            self.flush()
 
     def key_origins(self, keys: Iterable[CacheKey]) -> dict[str, Origin | None]:
         """Key -> the origin remembered for it (None: its entry has none), for each
@@ -404,7 +404,19 @@ class Index:
         except sqlite3.Error:
             self._db = None
 
+    def _write_rows(self) -> None:
+        """Write the entry rows :meth:`put` holds, in one ``executemany`` (not committed);
+        reads call it first, so they see every row put."""
+        rows, self._rows = self._rows, []
+        if self._db is not None and rows:
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            except sqlite3.Error:
+                self._db = None
+
     def flush(self) -> None:
+        """Write what :meth:`put` holds and commit."""
+        self._write_rows()
         if self._db is not None:
             try:
                 self._db.commit()

@@ -82,3 +82,35 @@ def test_never_says_cannot_when_the_pickle_holds_the_key():
             checked += 1
             assert may_name(bytes(data), {KEY.encode()}), bytes(data)
     assert checked > 30
+
+
+def test_rm_of_an_fx_key_decodes_again_only_the_aot_entries_that_may_load_it(tmp_path, monkeypatch):
+    """Planned from a warm index, `rm FXKEY` reads which AOTAutograd entries load it from
+    their files: the one that names it is decoded again (and removed with it), the
+    others, whose bytes cannot spell the key, are not decoded."""
+    from synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
+
+    from fxcache_core.cache.keys import KeyKind
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog import catalog as catalog_mod
+    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.index import Index
+    from fxcache_core.prune.plan import plan_rm
+
+    fx = [fake_key(KeyKind.FX_GRAPH, f"f{i}") for i in range(5)]
+    for i, k in enumerate(fx):
+        write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes(f"L['t0'] == {i + 2}", k))
+    loaders = [write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, fake_key(KeyKind.AOT_AUTOGRAD, f"a{i}"),
+                           aot_entry_bytes(None, (k, f"L['t0'] == {i + 2}"))) for i, k in enumerate(fx)]
+    idx = tmp_path / "index.sqlite"
+    warm = Catalog(scan_cache(tmp_path), Index(idx))
+    warm.read_ahead(warm.scan.entries())
+    warm.index.close()
+
+    decoded = []
+    real = catalog_mod.decode_entry
+    monkeypatch.setattr(catalog_mod, "decode_entry", lambda data, kind: decoded.append(kind) or real(data, kind))
+    cat = Catalog(scan_cache(tmp_path), Index(idx))
+    plan = plan_rm(cat, cat.scan.find(fx[0]))
+    assert {r.file.path for r in plan.removals if r.entry} == {loaders[0], cat.scan.find(fx[0]).entries[0].path}
+    assert decoded.count(KeyKind.AOT_AUTOGRAD) == 1

@@ -65,16 +65,25 @@ from fxcache_core.catalog.own_db import open_own_db
 from fxcache_core.decode.entries import DecodedEntry, FxRef, GraphInput, Origin
 
 
+def fingerprint_sources() -> list[Path]:
+    """The files whose code decides what an index row holds: every module of
+    :mod:`fxcache_core.decode` (what an entry decodes to) and this one (how a row
+    is written), in a fixed order."""
+    core = Path(__file__).resolve().parent.parent
+    return sorted((core / "decode").glob("*.py")) + [Path(__file__).resolve()]
+
+
 def _fingerprint() -> int:
     """The row format's version: a hash of the code that decodes entries and writes
-    rows, so an upgrade that changes what a row holds never reads stale rows."""
+    rows (:func:`fingerprint_sources`), so an upgrade that changes what a row holds
+    never reads stale rows."""
     h = hashlib.sha256()
-    here = Path(__file__).resolve().parent
-    for name in ("decode.py", "index.py"):
+    for path in fingerprint_sources():
+        h.update(path.name.encode())
         try:
-            h.update((here / name).read_bytes())
+            h.update(path.read_bytes())
         except OSError:
-            h.update(name.encode())
+            pass
     return int(h.hexdigest()[:12], 16)
 
 

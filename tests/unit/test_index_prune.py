@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from pathlib import Path
 
 from fxcache_core.catalog.index import Index, default_index_path, indexed_root, prune_index_dir
 
@@ -62,3 +63,24 @@ def test_an_index_made_before_it_recorded_its_cache_dir_is_told_by_its_entry_pat
     _old(path)
     assert indexed_root(path) == os.path.realpath(gone)
     assert prune_index_dir(tmp_path) == [path] and not path.exists()
+
+
+def test_the_row_format_version_hashes_the_decoder_as_it_is_laid_out_now(tmp_path):
+    """The index's version stamp must change with the code that decodes entries: it once
+    hashed ``catalog/decode.py``, a file moved away, so a changed decoder kept old rows."""
+    from fxcache_core.catalog import index
+    from fxcache_core.decode import entries, unpickler
+
+    sources = index.fingerprint_sources()
+    assert all(p.is_file() for p in sources)
+    names = {p.resolve() for p in sources}
+    assert {Path(entries.__file__).resolve(), Path(unpickler.__file__).resolve(),
+            Path(index.__file__).resolve()} <= names
+    # A change in any of them changes the stamp.
+    real = sources[0].read_bytes()
+    fake = tmp_path / sources[0].name
+    fake.write_bytes(real + b"\n# changed\n")
+    import unittest.mock as mock
+
+    with mock.patch.object(index, "fingerprint_sources", lambda: [fake, *sources[1:]]):
+        assert index._fingerprint() != index.SCHEMA

@@ -58,13 +58,23 @@ class _Dirs:
     """Dir fds under the root, opened (or made) one level at a time without following links."""
 
     def __init__(self, root: Path) -> None:
-        self.made: list[tuple[int, str]] = []  # (parent fd, name), in creation order
-        self.root_made = not os.path.lexists(root)
+        self.made: list[tuple[int | None, str]] = []  # (parent fd or None: a path), in creation order
         self.path = root
+        missing = []  # the root and the dirs above it that are not there: made, and undone on failure
+        at = Path(root)
+        while not os.path.lexists(at) and at != at.parent:
+            missing.append(at)
+            at = at.parent
         try:
-            os.makedirs(root, exist_ok=True)
+            for d in reversed(missing):
+                try:
+                    os.mkdir(d, 0o755)
+                    self.made.append((None, str(d)))
+                except FileExistsError:
+                    pass  # made meanwhile by another process: used, never undone
             self.root = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
         except OSError as e:
+            self.undo_dirs()
             raise PackError(f"cannot open the cache dir {root}: {e.strerror}", param="cache_dir",
                             value=str(root)) from None
         self.fds: dict[str, int] = {"": self.root}
@@ -75,11 +85,15 @@ class _Dirs:
         parent_rel, _, name = rel_dir.rpartition("/")
         parent = self.of(parent_rel)
         try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-        except FileNotFoundError:
-            os.mkdir(name, 0o755, dir_fd=parent)
-            self.made.append((parent, name))
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+            try:
+                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+            except FileNotFoundError:
+                try:
+                    os.mkdir(name, 0o755, dir_fd=parent)
+                    self.made.append((parent, name))
+                except FileExistsError:
+                    pass  # a dir made meanwhile (a compile writing there): opened as any other
+                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
         except OSError as e:
             raise PackError(f"{rel_dir} under the cache dir is not a plain directory "
                             f"({e.strerror}): nothing written") from None
@@ -87,16 +101,16 @@ class _Dirs:
         return fd
 
     def undo_dirs(self) -> None:
+        """Remove the dirs this call made (newest first; one another process wrote into stays)."""
         for parent, name in reversed(self.made):
             try:
-                os.rmdir(name, dir_fd=parent)
+                if parent is None:
+                    os.rmdir(name)
+                else:
+                    os.rmdir(name, dir_fd=parent)
             except OSError:
                 pass
-        if self.root_made:
-            try:
-                os.rmdir(self.path)
-            except OSError:
-                pass
+        self.made = []
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -131,7 +145,8 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
     conflicts = dict(plan.conflicts)
     identical = [m for m, a in plan.actions if a == "identical"]
     dirs = _Dirs(plan.root)
-    temps: list[tuple[int, str, str, Member]] = []  # (dir fd, temp name, final name, member)
+    temps: list[tuple[int, str, str, Member, int]] = []  # (dir fd, temp name, final name, member, inode)
+    linked: list[tuple[int, str, int]] = []  # (dir fd, final name, inode): undone on failure
     try:
         try:
             with read_members(plan.pack) as (manifest, members):
@@ -145,33 +160,32 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
                     dfd = dirs.of(rel_dir)
                     tmp = f".{name}.{secrets.token_hex(6)}.fxcache-tmp"
                     fd = os.open(tmp, _FILE_FLAGS, 0o644, dir_fd=dfd)
-                    temps.append((dfd, tmp, name, m))
+                    temps.append((dfd, tmp, name, m, os.fstat(fd).st_ino))
                     with os.fdopen(fd, "wb") as out:
                         check_member(m, f, out.write, on_bytes)
-        except OSError as e:
-            raise PackError(f"cannot write under the cache dir: {e.strerror}: nothing written") from None
-        added: list[Member] = []
-        for dfd, tmp, name, m in temps:
-            try:
-                os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-                added.append(m)
-            except FileExistsError:
-                conflicts[m.path] = "a file that appeared while unpacking"
-            except OSError as e:
-                if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EMLINK, errno.EXDEV):
-                    raise
-                try:  # no hard links here: rename, after one more look
-                    os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                    conflicts[m.path] = "a file that appeared while unpacking"
-                except FileNotFoundError:
-                    os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            added: list[Member] = []
+            for dfd, tmp, name, m, ino in temps:
+                if _publish(dfd, tmp, name):
+                    linked.append((dfd, name, ino))
                     added.append(m)
-                    continue
-            os.unlink(tmp, dir_fd=dfd)
+                else:
+                    conflicts[m.path] = "a file that appeared while unpacking"
+                try:
+                    os.unlink(tmp, dir_fd=dfd)
+                except FileNotFoundError:
+                    pass  # renamed
+        except OSError as e:
+            raise PackError(f"cannot write under the cache dir: {e.strerror or e}: nothing written") from None
         temps = []
         return UnpackResult(tuple(added), tuple(identical), conflicts)
     except BaseException:
-        for dfd, tmp, _, _ in temps:
+        for dfd, name, ino in linked:  # only a name that is still the file this call wrote
+            try:
+                if os.stat(name, dir_fd=dfd, follow_symlinks=False).st_ino == ino:
+                    os.unlink(name, dir_fd=dfd)
+            except OSError:
+                pass
+        for dfd, tmp, *_ in temps:
             try:
                 os.unlink(tmp, dir_fd=dfd)
             except OSError:
@@ -180,6 +194,30 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
         raise
     finally:
         dirs.close()
+
+
+def _publish(dfd: int, tmp: str, name: str) -> bool:
+    """Give the temp file ``tmp`` in dir ``dfd`` its final ``name`` too, unless something
+    is there (False: kept). ``link`` never replaces a file; where the file system has no
+    hard links, ``rename`` after one more look (then ``tmp`` is gone).
+
+    Raises:
+        OSError: the link or rename failed otherwise.
+    """
+    try:
+        os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EMLINK, errno.EXDEV):
+            raise
+    try:
+        os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        return False
+    except FileNotFoundError:
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        return True
 
 
 __all__ = ["UnpackResult", "execute_unpack"]

@@ -130,6 +130,8 @@ def read_members(path: Path) -> Iterator[tuple[Manifest, Iterator[tuple[Member, 
     with raw:
         head = raw.read(2)
         raw.seek(0)
+        if head != b"\x1f\x8b":
+            _no_holes(raw, path)
         stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if head == b"\x1f\x8b" else raw
         capped = _Capped(stream, MAX_MANIFEST_BYTES + _END_SLACK, raw if stream is not raw else None)
         try:
@@ -193,6 +195,22 @@ def _open_pack(path: Path) -> IO[bytes]:
     except BaseException:
         os.close(fd)
         raise
+
+
+def _no_holes(raw: IO[bytes], path: Path) -> None:
+    """Refuse an uncompressed pack with holes (a sparse file): a hole reads as zeros
+    that cost no disk, so a few kB could make unpack hash terabytes before a member's
+    sha256 fails. (A hole in a gzip stream is not deflate data: it fails at once.)"""
+    size = os.fstat(raw.fileno()).st_size
+    try:
+        hole = os.lseek(raw.fileno(), 0, os.SEEK_HOLE) if hasattr(os, "SEEK_HOLE") else size
+    except OSError:
+        hole = size  # the file system cannot say: no evidence of a hole
+    finally:
+        raw.seek(0)
+    if hole < size:
+        raise PackError(f"{path} is a sparse file (a hole at byte {hole}): an uncompressed pack "
+                        "fxcache reads has none")
 
 
 def _end_of_archive(tar: tarfile.TarFile) -> None:

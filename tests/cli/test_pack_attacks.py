@@ -351,3 +351,27 @@ def test_the_pack_is_deterministic_across_paths_times_and_umask(packed, tmp_path
         os.umask(old)
     assert hashlib.sha256(again.read_bytes()).digest() == hashlib.sha256(pack.read_bytes()).digest()
     assert _members(again)[0][0].name == MANIFEST_NAME
+
+
+def test_a_sparse_uncompressed_pack_is_refused_before_it_is_read(packed, tmp_path):
+    """A raw tar whose member of 2 GiB is a hole: 20 kB on disk, but hashing it cost
+    about 10 s of CPU before the sha256 could fail (32 s at 6 GiB)."""
+    ms = _members(packed[1])
+    doc = _manifest(ms)
+    big = 2 << 30
+    doc["members"][-1]["size"] = big
+    head = _tar(_with_manifest(ms, doc)[:-1])[:-1024]  # no end-of-archive blocks
+    head = head[:len(head) - len(head) % 512]
+    while head.endswith(bytes(512)):
+        head = head[:-512]
+    sparse = tmp_path / "sparse.tar"
+    with open(sparse, "wb") as f:
+        f.write(head + _info(doc["members"][-1]["path"], size=big).tobuf(tarfile.USTAR_FORMAT))
+        f.truncate(len(head) + 512 + big + 1024)
+    with open(sparse, "rb") as f:
+        if os.lseek(f.fileno(), 0, getattr(os, "SEEK_HOLE", 0)) >= big:
+            pytest.skip("this file system keeps no holes")
+    r = child_cost([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(tmp_path / "dst"),
+                    "unpack", str(sparse)])
+    assert r["rc"] == 2 and "sparse file" in r["stderr"], r["stderr"]
+    assert r["cpu"] < 3.0 and not (tmp_path / "dst").exists()

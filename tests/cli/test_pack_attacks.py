@@ -375,3 +375,24 @@ def test_a_sparse_uncompressed_pack_is_refused_before_it_is_read(packed, tmp_pat
                     "unpack", str(sparse)])
     assert r["rc"] == 2 and "sparse file" in r["stderr"], r["stderr"]
     assert r["cpu"] < 3.0 and not (tmp_path / "dst").exists()
+
+
+def test_a_pack_of_more_key_dirs_than_open_files_unpacks(tmp_path):
+    """Each key dir's fd was held to the end: past the open-file limit (1,024 by default,
+    100 here for 120 keys and their bucket dirs) unpack failed with 'Too many open files'."""
+    import subprocess
+
+    from synth import fake_key, fx_entry_bytes, write_entry
+
+    from fxcache_core.cache.keys import KeyKind
+
+    cache, pack, dst = tmp_path / "cache", tmp_path / "p.tar.gz", tmp_path / "dst"
+    for i in range(120):
+        key = fake_key(KeyKind.FX_GRAPH, f"k{i}")
+        write_entry(cache, KeyKind.FX_GRAPH, key, fx_entry_bytes(None, key=key))
+    assert run_fxcache("--cache-dir", str(cache), "pack", "--all", str(pack)).returncode == 0
+    r = subprocess.run(["bash", "-c", 'ulimit -n 100 && exec "$0" -m fxcache_cli --cache-dir "$1" unpack "$2"',
+                        sys.executable, str(dst), str(pack)], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert r.returncode == 0, r.stderr
+    assert len([p for p in dst.rglob("*") if p.is_file()]) == 120

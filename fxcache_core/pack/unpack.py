@@ -221,8 +221,8 @@ def _end_of_archive(tar: tarfile.TarFile) -> None:
     try:
         while chunk := tar.fileobj.read(_CHUNK):
             if chunk.count(0) != len(chunk):
-                raise PackError("the archive holds data after its end-of-archive marker "
-                                "(a hidden member or an appended archive)")
+                raise PackError("the archive holds data after its end-of-archive marker (a hidden "
+                                "member, an appended archive, or a damaged header read as the end)")
     except PackError:
         raise
     except (tarfile.TarError, OSError, EOFError, zlib.error) as e:

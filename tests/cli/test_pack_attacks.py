@@ -99,6 +99,16 @@ def _set_header_size(raw: bytes, index: int, size: int) -> bytes:
     return bytes(b)
 
 
+def _bad_checksum(raw: bytes, index: int) -> bytes:
+    """The tar ``raw`` with the ``index``-th header's checksum off by one: tarfile reads
+    a bad header past the first as the end of the archive."""
+    b, off = bytearray(raw), 0
+    for _ in range(index):
+        off += 512 + (int(bytes(b[off + 124:off + 136]).rstrip(b"\0 ") or b"0", 8) + 511) // 512 * 512
+    b[off + 148] ^= 1
+    return bytes(b)
+
+
 ATTACKS = {
     # gzip and tar framing
     "member past the end-of-archive marker": (
@@ -113,6 +123,7 @@ ATTACKS = {
     "zeros only": (lambda ms: _gz(bytes(1 << 16)), "first member of the archive is not the manifest"),
     "a gzip inside a gzip": (lambda ms: _gz(_gz(_tar(ms))), "not a pack"),
     "the manifest's header size lies": (lambda ms: _gz(_set_header_size(_tar(ms), 0, 100)), "not a JSON object"),
+    "a damaged header mid-way": (lambda ms: _gz(_bad_checksum(_tar(ms), 2)), "a damaged header read as the end"),
     # member headers
     "a global pax header": (lambda ms: _gz(_tar(ms, tarfile.PAX_FORMAT, pax_headers={"path": "../../evil"})),
                             "first member of the archive is not the manifest"),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -177,12 +179,39 @@ def _target(cache_dir: str | None) -> Path:
     return Path(env).absolute() if env else default_cache_dir()
 
 
+@contextlib.contextmanager
+def _torch_cache_elsewhere() -> Iterator[None]:
+    """Importing torch's codecache makes torch's cache dir (``cache_dir()`` in
+    torch/_inductor/runtime/cache_dir_utils.py, called at import by torch/_dynamo/package.py):
+    $TORCHINDUCTOR_CACHE_DIR, the very dir --dry-run must not write, else the default.
+    Point it at a temp dir for the import, removed after; the build hashes do not
+    depend on it."""
+    import os
+    import shutil
+    import tempfile
+
+    tmp = tempfile.mkdtemp(prefix="fxcache-dry-run-")
+    old = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tmp
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = old
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def _dry_run(plan: Any, as_json: bool) -> None:
-    from fxcache_core.keying.current import cpp_thread_count
     from fxcache_core.pack.will_hit import will_hit
 
-    build = installed_build()
-    report = will_hit(plan.manifest, build.torch_version, build.hashes, cpp_thread_count())
+    with _torch_cache_elsewhere():
+        build = installed_build()
+        from fxcache_core.keying.current import cpp_thread_count
+
+        threads = cpp_thread_count()
+    report = will_hit(plan.manifest, build.torch_version, build.hashes, threads)
     if as_json:
         out.result({"unpack": plan.to_json(), "will_hit": report.to_json()})
         return

@@ -16,15 +16,15 @@ import gzip
 import hashlib
 import io
 import os
+import stat
 import tarfile
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fxcache_core.cache.scan import open_noatime
 from fxcache_core.pack.manifest import MANIFEST_NAME, PackError
-from fxcache_core.pack.select import PackPlan
+from fxcache_core.pack.select import PackPlan, open_member
 
 COMPRESS_LEVEL = 6
 """gzip level: libraries and pickles compress 3-5x at level 6; 9 gains little more."""
@@ -92,8 +92,16 @@ def write_pack(plan: PackPlan, out: Path, on_bytes: Callable[[int], None] | None
     """
     out = Path(out)
     manifest = plan.manifest.to_bytes()
+    try:
+        st = os.lstat(out)
+    except OSError:
+        st = None
     if out.is_dir():
         raise PackError(f"cannot write the pack {out}: it is a directory")
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        # renaming onto it would replace a device (/dev/null, as root) or a FIFO with the pack
+        raise PackError(f"cannot write the pack {out}: it is not a regular file (a device, a FIFO "
+                        "or a socket), and fxcache replaces only a regular file")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
     except OSError as e:
@@ -107,7 +115,7 @@ def write_pack(plan: PackPlan, out: Path, on_bytes: Callable[[int], None] | None
                 with tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar:
                     tar.addfile(_info(MANIFEST_NAME, len(manifest)), io.BytesIO(manifest))
                     for pm in plan.files:
-                        _add(tar, pm.member.path, pm.where, pm.member.size, pm.member.sha256, on_bytes)
+                        _add(tar, plan.root, pm.member.path, pm.where, pm.member.size, pm.member.sha256, on_bytes)
         os.replace(tmp, out)
     except BaseException as e:
         try:
@@ -120,17 +128,12 @@ def write_pack(plan: PackPlan, out: Path, on_bytes: Callable[[int], None] | None
     return PackResult(out, len(plan.files) + 1, plan.total_bytes + len(manifest), out.stat().st_size)
 
 
-def _add(tar: tarfile.TarFile, name: str, where: str, size: int, sha: str,
+def _add(tar: tarfile.TarFile, root: Path, name: str, where: str, size: int, sha: str,
          on_bytes: Callable[[int], None] | None) -> None:
-    import stat
-
-    try:
-        fd = open_noatime(where, follow_symlinks=False)
-    except OSError as e:
-        raise PackError(f"cannot read {where}: {e.strerror}") from None
+    fd = open_member(root, name)
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+        if st.st_size != size:
             raise PackError(f"{where} changed since it was planned ({st.st_size} bytes, planned {size})")
         src = _Checked(f, on_bytes)
         tar.addfile(_info(name, size), src)

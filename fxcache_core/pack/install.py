@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ from fxcache_core.pack.manifest import Member, PackError
 from fxcache_core.pack.unpack import UnpackPlan, check_member, read_members
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+MAX_OPEN_DIRS = 64
+"""Dir fds :class:`_Dirs` keeps open at once."""
 _FILE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
                | getattr(os, "O_CLOEXEC", 0))
 
@@ -55,52 +58,88 @@ class UnpackResult:
 
 
 class _Dirs:
-    """Dir fds under the root, opened (or made) one level at a time without following links."""
+    """Dir fds under the root, opened (or made) one level at a time without following
+    links; at most :data:`MAX_OPEN_DIRS` kept open (a pack of 10,000 keys has as many
+    key dirs, past the usual limit of 1,024 open files), the rest opened again the same
+    way when needed."""
 
     def __init__(self, root: Path) -> None:
-        self.made: list[tuple[int, str]] = []  # (parent fd, name), in creation order
-        self.root_made = not os.path.lexists(root)
+        self.made: list[str] = []  # dirs made under the root (relative), in creation order
+        self.made_above: list[str] = []  # the root and missing dirs above it, made
         self.path = root
+        missing = []
+        at = Path(root)
+        while not os.path.lexists(at) and at != at.parent:
+            missing.append(at)
+            at = at.parent
         try:
-            os.makedirs(root, exist_ok=True)
+            for d in reversed(missing):
+                try:
+                    os.mkdir(d, 0o755)
+                    self.made_above.append(str(d))
+                except FileExistsError:
+                    pass  # made meanwhile by another process: used, never undone
             self.root = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
         except OSError as e:
+            self.undo_dirs()
             raise PackError(f"cannot open the cache dir {root}: {e.strerror}", param="cache_dir",
                             value=str(root)) from None
-        self.fds: dict[str, int] = {"": self.root}
+        self.fds: OrderedDict[str, int] = OrderedDict()
 
-    def of(self, rel_dir: str) -> int:
+    def of(self, rel_dir: str, make: bool = True) -> int:
+        """The fd of ``rel_dir`` (``""``: the root), made if missing (and ``make``); valid
+        until the next call.
+
+        Raises:
+            PackError: a name on the way is not a plain dir (a link, a file).
+        """
+        if not rel_dir:
+            return self.root
         if rel_dir in self.fds:
+            self.fds.move_to_end(rel_dir)
             return self.fds[rel_dir]
         parent_rel, _, name = rel_dir.rpartition("/")
-        parent = self.of(parent_rel)
+        parent = self.of(parent_rel, make)
         try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-        except FileNotFoundError:
-            os.mkdir(name, 0o755, dir_fd=parent)
-            self.made.append((parent, name))
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+            try:
+                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+            except FileNotFoundError:
+                if not make:
+                    raise
+                try:
+                    os.mkdir(name, 0o755, dir_fd=parent)
+                    self.made.append(rel_dir)
+                except FileExistsError:
+                    pass  # a dir made meanwhile (a compile writing there): opened as any other
+                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
         except OSError as e:
             raise PackError(f"{rel_dir} under the cache dir is not a plain directory "
                             f"({e.strerror}): nothing written") from None
         self.fds[rel_dir] = fd
+        while len(self.fds) > MAX_OPEN_DIRS:
+            os.close(self.fds.popitem(last=False)[1])
         return fd
 
     def undo_dirs(self) -> None:
-        for parent, name in reversed(self.made):
+        """Remove the dirs this call made (newest first; one another process wrote into stays)."""
+        for rel in reversed(self.made):
+            parent_rel, _, name = rel.rpartition("/")
             try:
-                os.rmdir(name, dir_fd=parent)
+                os.rmdir(name, dir_fd=self.of(parent_rel, make=False))
+            except (OSError, PackError):
+                pass
+        for d in reversed(self.made_above):
+            try:
+                os.rmdir(d)
             except OSError:
                 pass
-        if self.root_made:
-            try:
-                os.rmdir(self.path)
-            except OSError:
-                pass
+        self.made, self.made_above = [], []
 
     def close(self) -> None:
         for fd in self.fds.values():
             os.close(fd)
+        self.fds.clear()
+        os.close(self.root)
 
 
 def _check_space(root: Path, need: int) -> None:
@@ -131,7 +170,8 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
     conflicts = dict(plan.conflicts)
     identical = [m for m, a in plan.actions if a == "identical"]
     dirs = _Dirs(plan.root)
-    temps: list[tuple[int, str, str, Member]] = []  # (dir fd, temp name, final name, member)
+    temps: list[tuple[str, str, str, Member, int]] = []  # (dir, temp name, final name, member, inode)
+    linked: list[tuple[str, str, int]] = []  # (dir, final name, inode): undone on failure
     try:
         try:
             with read_members(plan.pack) as (manifest, members):
@@ -142,44 +182,68 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
                         check_member(m, f, None, on_bytes)
                         continue
                     rel_dir, _, name = m.path.rpartition("/")
-                    dfd = dirs.of(rel_dir)
                     tmp = f".{name}.{secrets.token_hex(6)}.fxcache-tmp"
-                    fd = os.open(tmp, _FILE_FLAGS, 0o644, dir_fd=dfd)
-                    temps.append((dfd, tmp, name, m))
+                    fd = os.open(tmp, _FILE_FLAGS, 0o644, dir_fd=dirs.of(rel_dir))
+                    temps.append((rel_dir, tmp, name, m, os.fstat(fd).st_ino))
                     with os.fdopen(fd, "wb") as out:
                         check_member(m, f, out.write, on_bytes)
-        except OSError as e:
-            raise PackError(f"cannot write under the cache dir: {e.strerror}: nothing written") from None
-        added: list[Member] = []
-        for dfd, tmp, name, m in temps:
-            try:
-                os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-                added.append(m)
-            except FileExistsError:
-                conflicts[m.path] = "a file that appeared while unpacking"
-            except OSError as e:
-                if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EMLINK, errno.EXDEV):
-                    raise
-                try:  # no hard links here: rename, after one more look
-                    os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                    conflicts[m.path] = "a file that appeared while unpacking"
-                except FileNotFoundError:
-                    os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            added: list[Member] = []
+            for rel_dir, tmp, name, m, ino in temps:
+                dfd = dirs.of(rel_dir, make=False)
+                if _publish(dfd, tmp, name):
+                    linked.append((rel_dir, name, ino))
                     added.append(m)
-                    continue
-            os.unlink(tmp, dir_fd=dfd)
+                else:
+                    conflicts[m.path] = "a file that appeared while unpacking"
+                try:
+                    os.unlink(tmp, dir_fd=dfd)
+                except FileNotFoundError:
+                    pass  # renamed
+        except OSError as e:
+            raise PackError(f"cannot write under the cache dir: {e.strerror or e}: nothing written") from None
         temps = []
         return UnpackResult(tuple(added), tuple(identical), conflicts)
     except BaseException:
-        for dfd, tmp, _, _ in temps:
+        for rel_dir, name, ino in linked:  # only a name that is still the file this call wrote
             try:
-                os.unlink(tmp, dir_fd=dfd)
-            except OSError:
+                dfd = dirs.of(rel_dir, make=False)
+                if os.stat(name, dir_fd=dfd, follow_symlinks=False).st_ino == ino:
+                    os.unlink(name, dir_fd=dfd)
+            except (OSError, PackError):
+                pass
+        for rel_dir, tmp, *_ in temps:
+            try:
+                os.unlink(tmp, dir_fd=dirs.of(rel_dir, make=False))
+            except (OSError, PackError):
                 pass
         dirs.undo_dirs()
         raise
     finally:
         dirs.close()
+
+
+def _publish(dfd: int, tmp: str, name: str) -> bool:
+    """Give the temp file ``tmp`` in dir ``dfd`` its final ``name`` too, unless something
+    is there (False: kept). ``link`` never replaces a file; where the file system has no
+    hard links, ``rename`` after one more look (then ``tmp`` is gone).
+
+    Raises:
+        OSError: the link or rename failed otherwise.
+    """
+    try:
+        os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EMLINK, errno.EXDEV):
+            raise
+    try:
+        os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        return False
+    except FileNotFoundError:
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        return True
 
 
 __all__ = ["UnpackResult", "execute_unpack"]

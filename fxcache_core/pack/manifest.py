@@ -29,10 +29,18 @@ MANIFEST_NAME = "fxcache-manifest.json"
 """The archive member that holds the manifest: always the first one."""
 FORMAT = "fxcache-pack"
 FORMAT_VERSION = 1
-MAX_MANIFEST_BYTES = 64 << 20
-"""A manifest longer than this is refused before it is parsed (64 MiB: about
-200,000 members)."""
-MAX_MEMBERS = 500_000
+MAX_MANIFEST_BYTES = 32 << 20
+"""A manifest longer than this is refused before it is parsed (32 MiB: about 45,000
+entries with their members, at the 700 bytes a real entry takes)."""
+MAX_MEMBERS = 200_000
+MAX_JSON_VALUES = 1_000_000
+"""JSON values (counted before parsing) a manifest may hold: a real entry with its
+members takes about 25 (so about 40,000 entries); the bound keeps what a hostile
+manifest parses into under ~200 MB."""
+MAX_TEXT = 64 << 10
+"""Characters of a manifest string shown to the user (a function, a setting, a build
+value, an input); longer is refused. A guards expression may be longer (MAX_GUARDS)."""
+MAX_GUARDS = 4 << 20
 
 MemberKind = Literal["fx", "aot", "wrapper", "library", "autotune"]
 MEMBER_KINDS: tuple[str, ...] = ("fx", "aot", "wrapper", "library", "autotune")
@@ -193,23 +201,44 @@ def parse_manifest(data: bytes) -> Manifest:
         raise PackError(f"manifest is {len(data)} bytes, over the {MAX_MANIFEST_BYTES} limit")
     from fxcache_core.trace.reader import bounded_json
 
-    doc = bounded_json(data, max_values=40 * MAX_MEMBERS)
+    doc = bounded_json(data, max_values=MAX_JSON_VALUES)
     if not isinstance(doc, dict):
-        raise PackError("manifest is not a JSON object")
-    if doc.get("format") != FORMAT or doc.get("version") != FORMAT_VERSION:
+        raise PackError("manifest is not a JSON object (or nests too deep, or holds more than "
+                        f"{MAX_JSON_VALUES} values)")
+    version = doc.get("version")
+    if doc.get("format") != FORMAT or type(version) is not int or version != FORMAT_VERSION:
         raise PackError(f"not an fxcache pack manifest of version {FORMAT_VERSION} "
                         f"(format {str(doc.get('format'))[:40]!r}, version {str(doc.get('version'))[:10]!r})")
     try:
         return _manifest(doc)
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
         raise PackError(f"manifest field of the wrong shape: {type(e).__name__}: {str(e)[:200]}") from None
 
 
-def _str(v: Any, none: bool = False) -> Any:
+def _str(v: Any, none: bool = False, limit: int = MAX_TEXT) -> Any:
     if v is None and none:
         return None
     if not isinstance(v, str):
         raise TypeError(f"expected a string, got {type(v).__name__}")
+    if len(v) > limit:
+        raise ValueError(f"a string of {len(v)} characters (at most {limit})")
+    return v
+
+
+def _list(v: Any, none: bool = True) -> list[Any]:
+    """A JSON array (None or absent: empty, where ``none``); a string or an object is refused."""
+    if v is None and none:
+        return []
+    if not isinstance(v, list):
+        raise TypeError(f"expected an array, got {type(v).__name__}")
+    return v
+
+
+def _obj(v: Any, none: bool = False) -> dict[str, Any]:
+    if v is None and none:
+        return {}
+    if not isinstance(v, dict):
+        raise TypeError(f"expected an object, got {type(v).__name__}")
     return v
 
 
@@ -226,6 +255,7 @@ def _manifest(doc: dict[str, Any]) -> Manifest:
                         f"{MAX_MEMBERS} members")
     members: list[Member] = []
     for m in raw:
+        m = _obj(m)
         size, sha, kind = m["size"], _str(m["sha256"]), _str(m["kind"])
         if type(size) is not int or size < 0:
             raise PackError(f"member size {str(size)[:30]!r} is not a byte count")
@@ -244,20 +274,34 @@ def _manifest(doc: dict[str, Any]) -> Manifest:
             raise PackError(f"member {p!r} lies below another member's path")
         if p == MANIFEST_NAME:
             raise PackError("the manifest lists itself")
-    b = doc["build"]
+    b = _obj(doc["build"])
     cpp = b.get("cpp_threads")
     if cpp is not None and type(cpp) is not int:
         raise PackError("build cpp_threads is not an integer")
-    build = BuildInfo(_str(b.get("torch_version"), none=True),
-                      {_str(k): _str(v) for k, v in dict(b["components"]).items()},
-                      {_str(k): _str(v) for k, v in dict(b.get("values") or {}).items()}, cpp)
-    settings = tuple((_str(s[0]), _str(s[1])) for s in doc.get("settings") or [])
-    entries = tuple(
-        PackedEntry(_str(e["kind"]), _str(e["key"]), _str(e["entry"]), _str(e.get("function"), none=True),
-                    tuple(_str(i) for i in e.get("inputs") or []), _str(e.get("guards"), none=True),
-                    _int(e.get("cpp_threads")))
-        for e in doc.get("entries") or [])
+    build = BuildInfo(_str(b.get("torch_version"), none=True, limit=200),
+                      {_str(k): _str(v) for k, v in _obj(b["components"]).items()},
+                      {_str(k): _str(v) for k, v in _obj(b.get("values"), none=True).items()}, cpp)
+    settings = tuple(_pair(s) for s in _list(doc.get("settings")))
+    entries = tuple(_entry(_obj(e)) for e in _list(doc.get("entries")))
+    if not entries:
+        raise PackError("the manifest lists no cache entry (fxcache never packs none)")
     return Manifest(tuple(members), build, settings, entries)
+
+
+def _pair(s: Any) -> tuple[str, str]:
+    s = _list(s, none=False)
+    if len(s) != 2:
+        raise ValueError(f"a setting of {len(s)} items, not (name, value)")
+    return _str(s[0]), _str(s[1])
+
+
+def _entry(e: dict[str, Any]) -> PackedEntry:
+    kind = _str(e["kind"])
+    if kind not in ("fxgraph", "aotautograd"):
+        raise ValueError(f"entry kind {kind[:40]!r}")
+    return PackedEntry(kind, _str(e["key"]), _str(e["entry"]), _str(e.get("function"), none=True),
+                       tuple(_str(i) for i in _list(e.get("inputs"))),
+                       _str(e.get("guards"), none=True, limit=MAX_GUARDS), _int(e.get("cpp_threads")))
 
 
 __all__ = ["FORMAT", "MANIFEST_NAME", "MEMBER_KINDS", "BuildInfo", "Manifest", "Member",

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import Entry, open_noatime, read_entry_bytes, scan_artifacts
+from fxcache_core.cache.scan import Entry, read_entry_bytes, scan_artifacts
 from fxcache_core.catalog.catalog import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
@@ -169,7 +170,7 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
     def add(rel: str, where: str, kind: str) -> bool:
         if rel not in files:
             try:
-                files[rel] = (where, kind, *_hash(where))
+                files[rel] = (where, kind, *_hash(where, root, rel))
             except PackError as err:
                 left.append(Reason(f"{rel}: {err.message}: not packed", "unreadable-file"))
                 return False
@@ -254,26 +255,69 @@ def _relative(root: Path, where: str) -> str | None:
         return None
 
 
-def _hash(where: str) -> tuple[int, str]:
-    """(size, sha256) of a regular file, opened without following a link.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_member(root: Path, rel: str) -> int:
+    """A read-only fd of the regular file ``root/rel``, reached without following any
+    link below ``root``: each dir opened relative to its parent with ``O_NOFOLLOW``
+    (a symlinked key dir or ``fxgraph/`` would lead out of the cache dir), the file
+    with ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO put there is refused, never waited on)
+    and ``O_NOATIME`` where allowed (:func:`~fxcache_core.cache.scan.open_noatime`).
 
     Raises:
-        PackError: it cannot be read, or is not a regular file.
+        PackError: it cannot be opened so, or is not a regular file.
     """
+    where = os.path.join(root, rel)
     try:
-        fd = open_noatime(where, follow_symlinks=False)
+        fd = os.open(root, _DIR_FLAGS & ~_NOFOLLOW)
     except OSError as e:
         raise PackError(f"cannot read {where}: {e.strerror}") from None
+    try:
+        parts = rel.split("/")
+        for p in parts[:-1]:
+            try:
+                nfd = os.open(p, _DIR_FLAGS, dir_fd=fd)
+            except OSError as e:
+                raise PackError(f"cannot read {where}: {p} is not a plain directory ({e.strerror}): "
+                                "fxcache packs nothing reached through a link") from None
+            os.close(fd)
+            fd = nfd
+        flags = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            try:
+                ffd = os.open(parts[-1], flags | getattr(os, "O_NOATIME", 0), dir_fd=fd)
+            except PermissionError:
+                ffd = os.open(parts[-1], flags, dir_fd=fd)
+        except OSError as e:
+            raise PackError(f"cannot read {where}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(ffd).st_mode):
+        os.close(ffd)
+        raise PackError(f"{where} is not a regular file")
+    os.set_blocking(ffd, True)
+    return ffd
+
+
+def _hash(where: str, root: Path, rel: str) -> tuple[int, str]:
+    """(size, sha256) of the regular file ``root/rel`` (``where``), opened with
+    :func:`open_member`.
+
+    Raises:
+        PackError: it cannot be read, or is not a regular file reached without a link.
+    """
+    fd = open_member(root, rel)
     h = hashlib.sha256()
     n = 0
     with os.fdopen(fd, "rb") as f:
-        import stat
-
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise PackError(f"{where} is not a regular file")
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-            n += len(chunk)
+        try:
+            while chunk := f.read(_CHUNK):
+                h.update(chunk)
+                n += len(chunk)
+        except OSError as e:
+            raise PackError(f"cannot read {where}: {e.strerror}") from None
     return n, h.hexdigest()
 
 

@@ -57,7 +57,10 @@ _HEADER_SLACK = 1536
 padding to the next 512 bytes, and one spare block."""
 _END_SLACK = 64 << 10
 """Allowed for the end-of-archive blocks and tarfile's read-ahead (records of 10 KiB)."""
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
 _B32 = "[a-z2-7]"
 _LAYOUT = {
     "fx": re.compile(rf"fxgraph/({_B32}{{2}})/(f{_B32}{{51}})/({_B32}{{51}})"),
@@ -123,15 +126,12 @@ def read_members(path: Path) -> Iterator[tuple[Manifest, Iterator[tuple[Member, 
     Raises:
         PackError: the first thing that is wrong (raised by the iterator for members).
     """
-    try:
-        raw = open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError as e:
-        raise PackError(f"cannot read the pack {path}: {e.strerror}") from None
+    raw = _open_pack(path)
     with raw:
-        if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
-            raise PackError(f"{path} is not a file")
         head = raw.read(2)
         raw.seek(0)
+        if head != b"\x1f\x8b":
+            _no_holes(raw, path)
         stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if head == b"\x1f\x8b" else raw
         capped = _Capped(stream, MAX_MANIFEST_BYTES + _END_SLACK, raw if stream is not raw else None)
         try:
@@ -170,12 +170,64 @@ def read_members(path: Path) -> Iterator[tuple[Manifest, Iterator[tuple[Member, 
                     f = tar.extractfile(ti)
                     assert f is not None
                     yield m, f
+                _end_of_archive(tar)
                 missing = [p for p in listed if p not in seen]
                 if missing:
                     raise PackError(f"the manifest lists {len(missing)} member(s) the archive lacks "
                                     f"(first: {missing[0]!r})")
 
             yield manifest, each()
+
+
+def _open_pack(path: Path) -> IO[bytes]:
+    """The pack, opened for reading only if it is a regular file: opened non-blocking,
+    so a FIFO (or a device) given as the pack is refused, never waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+    except OSError as e:
+        raise PackError(f"cannot read the pack {path}: {e.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PackError(f"{path} is not a file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _no_holes(raw: IO[bytes], path: Path) -> None:
+    """Refuse an uncompressed pack with holes (a sparse file): a hole reads as zeros
+    that cost no disk, so a few kB could make unpack hash terabytes before a member's
+    sha256 fails. (A hole in a gzip stream is not deflate data: it fails at once.)"""
+    size = os.fstat(raw.fileno()).st_size
+    try:
+        hole = os.lseek(raw.fileno(), 0, os.SEEK_HOLE) if hasattr(os, "SEEK_HOLE") else size
+    except OSError:
+        hole = size  # the file system cannot say: no evidence of a hole
+    finally:
+        raw.seek(0)
+    if hole < size:
+        raise PackError(f"{path} is a sparse file (a hole at byte {hole}): an uncompressed pack "
+                        "fxcache reads has none")
+
+
+def _end_of_archive(tar: tarfile.TarFile) -> None:
+    """Refuse anything after the end-of-archive blocks but zeros (a member hidden past
+    the end, or a second gzip member or tar appended): another tool (``tar -i``,
+    ``gunzip | tar``) would read it; fxcache never writes it. Trailing bytes that are
+    not gzip at all raise in the gzip reader (``BadGzipFile``). Bounded by the cap."""
+    try:
+        while chunk := tar.fileobj.read(_CHUNK):
+            if chunk.count(0) != len(chunk):
+                raise PackError("the archive holds data after its end-of-archive marker (a hidden "
+                                "member, an appended archive, or a damaged header read as the end)")
+    except PackError:
+        raise
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        raise PackError(f"the archive is damaged after its last member: {type(e).__name__}: "
+                        f"{str(e)[:200]}") from None
 
 
 def _next(tar: tarfile.TarFile) -> tarfile.TarInfo | None:
@@ -302,7 +354,7 @@ def plan_unpack(pack: Path, root: Path, manifest: Manifest) -> UnpackPlan:
     actions: list[tuple[Member, Action]] = []
     conflicts: dict[str, str] = {}
     for m in manifest.members:
-        there = _existing(root, m.path)
+        there = _existing(root, m.path, m.size)
         if there is None:
             actions.append((m, "add"))
         elif there == m.sha256:
@@ -313,11 +365,12 @@ def plan_unpack(pack: Path, root: Path, manifest: Manifest) -> UnpackPlan:
     return UnpackPlan(Path(pack), Path(root), manifest, tuple(actions), conflicts)
 
 
-def _existing(root: Path, rel: str) -> str | None:
+def _existing(root: Path, rel: str, size: int) -> str | None:
     """None: nothing at ``root/rel`` (or a dir on the way is missing); else the sha256
-    of the regular file there, or ``"not a regular file ..."``."""
+    of the regular file there (read only when it has ``size`` bytes: at most that
+    many are read), or what is there instead (``"a different file"``, ``"not ..."``)."""
     try:
-        fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(root, _DIR_FLAGS & ~_NOFOLLOW)
     except FileNotFoundError:
         return None
     except OSError as e:
@@ -339,12 +392,20 @@ def _existing(root: Path, rel: str) -> str | None:
             return None
         if not stat.S_ISREG(st.st_mode):
             return "not a regular file (a link, a dir or a device)"
-        h = hashlib.sha256()
-        ffd = os.open(parts[-1], os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
+        if st.st_size != size:
+            return "a different file"
+        try:  # non-blocking: a FIFO swapped in since the stat is refused, never waited on
+            ffd = os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=fd)
+        except OSError as e:
+            return f"not readable: {e.strerror}"
         with os.fdopen(ffd, "rb") as f:
-            while chunk := f.read(_CHUNK):
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return "not a regular file (a link, a dir or a device)"
+            h, n = hashlib.sha256(), 0
+            while n <= size and (chunk := f.read(min(_CHUNK, size + 1 - n))):
                 h.update(chunk)
-        return h.hexdigest()
+                n += len(chunk)
+        return h.hexdigest() if n == size else "a different file"
     finally:
         os.close(fd)
 

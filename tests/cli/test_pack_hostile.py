@@ -354,10 +354,10 @@ def test_a_file_that_cannot_be_read_is_left_out_with_a_reason(tmp_path, monkeypa
     paths = make_cache(cache)
     real = select._hash
 
-    def failing(where: str):
+    def failing(where: str, *rest):
         if where == str(paths["wrapper"]):
             raise PackError(f"cannot read {where}: Permission denied")
-        return real(where)
+        return real(where, *rest)
 
     monkeypatch.setattr(select, "_hash", failing)
     plan = select.plan_pack(Catalog(scan_cache(cache)), everything=True)

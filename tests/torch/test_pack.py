@@ -124,3 +124,20 @@ def test_dry_run_on_a_pack_of_another_torch_says_nothing_will_hit(tmp_path):
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("no hit", "will hit"))]
     assert lines and all(ln.strip().startswith("no hit") and "nothing will hit" in ln for ln in lines)
     assert os.environ.get("TORCHINDUCTOR_CACHE_DIR") != str(tmp_path / "x") and not (tmp_path / "x").exists()
+
+
+def test_dry_run_writes_nothing_where_torch_would_make_its_cache_dir(tmp_path):
+    """Importing torch's codecache makes $TORCHINDUCTOR_CACHE_DIR (torch/_dynamo/package.py
+    calls ``cache_dir()`` at import): a fresh process, as users run it, whose target comes
+    from that variable, must still find it absent after --dry-run, and nothing left in
+    its temp dir."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
+    version = sorted(p.name for p in fixtures.iterdir() if (p / "cache").is_dir())[0]
+    pack, target, tmp = tmp_path / "p.tar.gz", tmp_path / "target", tmp_path / "tmp"
+    tmp.mkdir()
+    assert run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all",
+                       str(pack)).returncode == 0
+    proc = run_module("fxcache_cli", "unpack", "--dry-run", str(pack),
+                      env={"TORCHINDUCTOR_CACHE_DIR": str(target), "TMPDIR": str(tmp)})
+    assert proc.returncode == 0 and "nothing will hit" in proc.stdout, proc.stderr[-2000:]
+    assert not target.exists() and list(tmp.iterdir()) == []

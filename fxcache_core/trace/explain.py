@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.catalog import Catalog
@@ -50,6 +51,7 @@ from fxcache_core.keying.anatomy import parse_debug_lines
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.call import traced_function
 from fxcache_core.trace.nearest import NearestKeys
+from fxcache_core.trace.rebuilt import Libraries, rebuild_of
 from fxcache_core.trace.report import (
     CallValue,
     ExplainReport,
@@ -135,6 +137,10 @@ class _Explainer:
                 self.written[lk.key] = (lk.time, lk.seq)
         self.nearest = (NearestKeys(run, catalog, self.existing, self.decoded, self.written)
                         if catalog is not None else None)
+        roots = [catalog.scan.root] if catalog is not None else []
+        roots += [Path(d) for d in run.cache_dirs if Path(d).is_dir()]
+        self.libs = Libraries(roots) if roots else None
+        self.run_start = min((c.start for c in run.compiles if c.start is not None), default=0.0)
 
     # --- entry level -------------------------------------------------------
 
@@ -251,8 +257,9 @@ class _Explainer:
             expr = d.guards_expr if d is not None else lk.guards_expr
             sources = {v.placeholder: v.source for v in values}
             check = check_installed(expr, sources, _call_values(c), c.final_guards, self.budget)
+        rebuilt, why = rebuild_of(lk, c, self.libs, self.run_start)
         return LookupExplanation(lk, c, "hit", entry=entry.name if entry else None, values=values,
-                                 guards_check=check, added_guards=added, notes=tuple(notes))
+                                 guards_check=check, added_guards=added, notes=(*notes, *why), rebuilt=rebuilt)
 
     def _loaded(self, key: CacheKey, lk: TraceLookup) -> tuple[Entry | None, DecodedEntry | None]:
         """The entry torch loaded: first (lookup order) that existed, with the recorded
@@ -293,10 +300,16 @@ class _Explainer:
             else:
                 tried.append(_evaluate(e.name, d, vals))
         notes: list[Reason] = []
-        if any(t.status == "pass" for t in tried):
-            notes.append(Reason("an entry's guards hold for this call's values: it was written after the lookup, "
-                                "or the values in the trace are not the ones torch used", "guards-hold"))
-        if not tried:
+        # An entry whose guards hold for the call cannot have been there when torch looked
+        # (it would have loaded it): written later, whatever its mtime says (a copy's).
+        later = [t.entry for t in tried if t.status == "pass"]
+        tried = [t for t in tried if t.status != "pass"]
+        wrote = self._wrote(lk, c)
+        for name in later:
+            by = " (by this compile)" if name == wrote else ""
+            notes.append(Reason(f"entry {name[:12]}'s guards hold for this call's values: it was written after "
+                                f"the lookup{by}, so torch did not try it", "written-later"))
+        if not tried and not later:
             notes.append(Reason("no entry of this key is older than the lookup (removed since?)", "no-older-entry"))
         return LookupExplanation(lk, c, "guard-miss", tried=tuple(tried),
                                  values=values or self.values(None, lk, c), notes=tuple(notes))

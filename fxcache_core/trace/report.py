@@ -21,6 +21,7 @@ from typing import Literal
 
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.guards.in_force import InstalledCheck
+from fxcache_core.guards.user_terms import clause_in_user_terms, user_source
 from fxcache_core.reasons import code_of
 from fxcache_core.trace.nearest import Nearest
 from fxcache_core.trace.run import TraceCompile, TraceLookup, TraceRun
@@ -45,6 +46,12 @@ class CallValue:
     symbol: str | None
     source: str | None
     value: int | None
+
+    @property
+    def user(self) -> str:
+        """How the user names it: ``x.size(0)`` (its source in the user's terms), else
+        its symbol, else the placeholder."""
+        return user_source(self.source) if self.source else (self.symbol or self.placeholder)
 
     def to_json(self) -> dict[str, object]:
         return {"symbol": self.symbol, "source": self.source, "value": self.value}
@@ -72,8 +79,21 @@ class TriedEntry:
     values: tuple[CallValue, ...]
     error: str | None = None
 
+    @property
+    def user_clause(self) -> str | None:
+        """The clause in the user's terms (``x.size(0) <= 64``)."""
+        if self.clause is None:
+            return None
+        return clause_in_user_terms(self.clause, {v.placeholder: v.user for v in self.values})
+
+    @property
+    def user_values(self) -> dict[str, int | None]:
+        """The call's values by the user's names (``{"x.size(0)": 100}``)."""
+        return {v.user: v.value for v in self.values}
+
     def to_json(self) -> dict[str, object]:
         return {"entry": self.entry, "status": self.status, "clause": self.clause,
+                "user_clause": self.user_clause, "user_values": self.user_values,
                 "values": {v.placeholder: v.to_json() for v in self.values}, "error": self.error}
 
 
@@ -195,6 +215,20 @@ class LookupExplanation:
             return lk.seconds_taken
         return self.compile.backend_seconds if self.compile is not None else None
 
+    @property
+    def seconds_saved(self) -> float | None:
+        """A hit: what this run saved: the compile time torch recorded for the entry
+        less the C++ compile time the hit spent rebuilding kernels (:attr:`rebuilt`);
+        negative when rebuilding cost more. None for a miss or where not recorded."""
+        if self.lookup.state != "hit" or self.lookup.seconds_saved is None:
+            return None
+        return self.lookup.seconds_saved - (self.rebuilt.seconds if self.rebuilt is not None else 0.0)
+
+    @property
+    def restarted(self) -> bool:
+        """Made in an attempt of its compile that torch abandoned (a restart of analysis)."""
+        return self.compile is not None and self.lookup.attempt < self.compile.ref.attempt
+
     def to_json(self, label: str | None = None) -> dict[str, object]:
         """``label``: the compile as ``match --from-trace --compile`` names it
         (:meth:`~fxcache_core.trace.run.TraceRun.label`)."""
@@ -215,6 +249,9 @@ class LookupExplanation:
             "values": {v.placeholder: v.to_json() for v in self.values},
             "bypass_reason": lk.bypass_reason,
             "seconds": self.seconds,
+            "seconds_saved": round(s, 3) if (s := self.seconds_saved) is not None else None,
+            "rebuilt": self.rebuilt.to_json() if self.rebuilt is not None else None,
+            "restarted": self.restarted,
             "guards_check": self.guards_check.to_json() if self.guards_check is not None else None,
             "added_guards": list(self.added_guards),
             "wrote": self.wrote,
@@ -234,7 +271,9 @@ class CacheSummary:
         misses: cause -> count (``new-key``, ``guard-miss``, ``fx-entry-missing``).
         bypasses: torch's reason -> count.
         seconds_missed: compile seconds spent on misses (where recorded).
-        seconds_saved: compile seconds saved by hits (the entries' recorded compile times).
+        seconds_saved: compile seconds hits saved this run (:attr:`LookupExplanation.seconds_saved`:
+            the entries' recorded compile times less what the hits spent rebuilding kernels).
+        restarted: lookups of compile attempts torch abandoned (restarts): counted in none of the others.
         guards_failed: hits whose guards check found a clause missing.
     """
 
@@ -245,13 +284,16 @@ class CacheSummary:
     seconds_missed: float
     seconds_saved: float
     guards_failed: int
+    restarted: int = 0
 
     def to_json(self) -> dict[str, object]:
         return {"lookups": self.lookups, "hits": self.hits, "misses": dict(self.misses),
                 "miss_total": sum(self.misses.values()), "bypasses": dict(self.bypasses),
                 "bypass_total": sum(self.bypasses.values()),
                 "seconds_missed": round(self.seconds_missed, 3), "seconds_saved": round(self.seconds_saved, 3),
-                "guards_failed": self.guards_failed}
+                "seconds_saved_is": "the compile time torch recorded for each entry hit, less the C++ compile "
+                                    "time this run spent rebuilding its kernels",
+                "guards_failed": self.guards_failed, "restarted": self.restarted}
 
 
 @dataclass(frozen=True)
@@ -287,9 +329,10 @@ class ExplainReport:
         """Per cache (``aotautograd``, ``fxgraph``), in that order, those looked up."""
         out: dict[str, CacheSummary] = {}
         for cache in ("aotautograd", "fxgraph"):
-            mine = [x for x in self.lookups if x.lookup.cache == cache]
-            if not mine:
+            every = [x for x in self.lookups if x.lookup.cache == cache]
+            if not every:
                 continue
+            mine = [x for x in every if not x.restarted]
             misses: Counter[str] = Counter(x.cause for x in mine if x.lookup.state == "miss")
             bypasses: Counter[str] = Counter(x.lookup.bypass_reason or "(no reason recorded)"
                                              for x in mine if x.lookup.state == "bypass")
@@ -297,9 +340,10 @@ class ExplainReport:
                 lookups=len(mine), hits=sum(1 for x in mine if x.lookup.state == "hit"),
                 misses=dict(misses.most_common()), bypasses=dict(bypasses.most_common()),
                 seconds_missed=sum(x.seconds or 0.0 for x in mine if x.lookup.state == "miss"),
-                seconds_saved=sum(x.seconds or 0.0 for x in mine if x.lookup.state == "hit"),
+                seconds_saved=sum(x.seconds_saved or 0.0 for x in mine),
                 guards_failed=sum(1 for x in mine if x.guards_check is not None
-                                  and x.guards_check.status == "failed"))
+                                  and x.guards_check.status == "failed"),
+                restarted=len(every) - len(mine))
         return out
 
     def to_json(self) -> dict[str, object]:

@@ -51,9 +51,12 @@ from fxcache_core.trace.reader import (
     bounded_json,
     trace_files,
 )
+from fxcache_core.trace.steps import CompileStep, StepReader
+from fxcache_core.trace.values import dynamic_mode as _dynamic
 from fxcache_core.trace.values import guard_codes as _guard_codes
 from fxcache_core.trace.values import int_value as _int_val
 from fxcache_core.trace.values import number as _float
+from fxcache_core.trace.values import one_line as _one_line
 from fxcache_core.trace.values import scalars as _scalars
 
 CacheName = Literal["fxgraph", "aotautograd"]
@@ -68,7 +71,7 @@ _CACHE_ARTIFACTS: dict[str, tuple[CacheName, State]] = {
     "aotautograd_cache_bypass": ("aotautograd", "bypass"),
 }
 _KEPT_ARTIFACTS = frozenset(_CACHE_ARTIFACTS) | {"recompile_reasons", "torch_version"}
-_UNREAD_EVENTS = frozenset({"chromium_event", "describe_storage", "symbolic_shape_specialization",
+_UNREAD_EVENTS = frozenset({"describe_storage", "symbolic_shape_specialization",
                             "inductor_post_grad_graph", "graph_dump", "dynamo_guards",
                             "propagate_real_tensors_provenance", "guard_added", "optimize_ddp_split_graph",
                             "bwd_compilation_metrics", "link"})
@@ -157,6 +160,7 @@ class TraceCompile:
             off), ``none`` (automatic dynamic, the default), ``false``; None
             when not logged.
         file: the trace file it was read from.
+        cxx_steps: the C++ compile steps it ran (:mod:`fxcache_core.trace.steps`), by line.
     """
 
     index: int
@@ -176,6 +180,7 @@ class TraceCompile:
     failure: str | None
     dynamic: str | None
     file: Path
+    cxx_steps: tuple[CompileStep, ...] = ()
 
     @property
     def compile_id(self) -> str:
@@ -225,6 +230,8 @@ class TraceLookup:
             :attr:`line` were added while it was made (the record of the
             compile's previous lookup or traced graph ends there).
         file: the trace file.
+        attempt: the compile's attempt it was made in (an earlier attempt than the
+            compile's last was abandoned: torch restarted the analysis).
     """
 
     seq: int
@@ -245,6 +252,7 @@ class TraceLookup:
     line: int
     since_line: int
     file: Path
+    attempt: int = 0
 
     @property
     def graph(self) -> str | None:
@@ -340,12 +348,14 @@ class _Builder:
         self.lookups: list[dict[str, Any]] = []
         self.pending_fx: list[dict[str, Any]] = []  # FX loads that may belong to an AOT hit
         self.last_mark = 0  # line of the last traced graph or cache artifact
+        self.steps = StepReader()
+        self.done = False  # compilation_metrics read: later lookups (its backward's) go out as they come
 
     def freeze(self, index: int) -> TraceCompile:
         return TraceCompile(index, self.rank, self.ref, self.function, self.filename, self.firstlineno,
                             self.start, self.recompile_reason, tuple(self.symbols), tuple(self.tensors),
                             tuple(self.guards_added), self.final_guards, self.seconds,
-                            self.backend_seconds, self.failure, self.dynamic, self.file)
+                            self.backend_seconds, self.failure, self.dynamic, self.file, self.steps.steps())
 
 
 def read_run(path: Path, on_bytes: Callable[[int], None] | None = None) -> TraceRun:
@@ -384,7 +394,7 @@ def read_run(path: Path, on_bytes: Callable[[int], None] | None = None) -> Trace
 def _keep_payload(event: str, meta: dict[str, Any]) -> bool:
     if event == "artifact":
         return meta.get("name") in _KEPT_ARTIFACTS
-    return event == "dynamo_cpp_guards_str"
+    return event in ("dynamo_cpp_guards_str", "chromium_event")
 
 
 def _read_file(reader: TraceFileReader, compiles: list[TraceCompile], interned: dict[str, str],
@@ -417,12 +427,16 @@ def _read_file(reader: TraceFileReader, compiles: list[TraceCompile], interned: 
             name = rec.name
             if name in _CACHE_ARTIFACTS:
                 _lookup(b, rec, *_CACHE_ARTIFACTS[name], interned)
+                if b.done:  # a backward compiled after its forward's compile: in trace order
+                    _flush(b, out)
             elif name == "recompile_reasons" and rec.payload is not None:
                 b.recompile_reason = _reasons(rec.payload)
             elif name == "torch_version" and rec.payload is not None and not versions:
                 v = _json(rec.payload)
                 if isinstance(v, dict) and isinstance(v.get("pytorch_version"), str):
                     versions.append(v["pytorch_version"])
+        elif ev == "chromium_event" and rec.payload is not None:
+            b.steps.feed(rec.payload, rec.line)
         elif ev in _GRAPH_EVENTS:
             b.last_mark = rec.line
         elif ev == "dynamo_start":
@@ -480,6 +494,7 @@ def _read_file(reader: TraceFileReader, compiles: list[TraceCompile], interned: 
                 b.recompile_reason = m["recompile_reason"]
             b.dynamic = _dynamic(m.get("dynamo_config"))
             _flush(b, out)
+            b.done = True
     for b in order:
         _flush(b, out)
     _flush(outside, out)
@@ -520,10 +535,11 @@ def _lookup(b: _Builder, rec: TraceRecord, cache: CacheName, state: State, inter
         "guards_expr": _str(info.get("cache_status_guard_expr")),
         "components": components, "seconds_saved": saved,
         "seconds_taken": taken / 1e9 if taken is not None else None,
-        "bypass_reason": _str(info.get("cache_bypass_reason")),
+        "bypass_reason": _one_line(_str(info.get("cache_bypass_reason"))),
         "bypass_type": _str(info.get("cache_bypass_exception_type")),
         "time": when / 1e9 if when is not None else rec.time, "for_aot": False,
         "line": rec.line, "since_line": b.last_mark, "file": b.file,
+        "attempt": rec.compile.attempt if rec.compile is not None else 0,
     }
     b.last_mark = rec.line
     if cache == "fxgraph":
@@ -550,18 +566,6 @@ def _flush(b: _Builder, out: list[dict[str, Any]]) -> None:
     b.pending_fx = []
     out.extend(b.lookups)
     b.lookups = []
-
-
-def _dynamic(config: Any) -> str | None:
-    """``torch.compile(dynamic=...)`` as the Dynamo config of a compile says it
-    (``dynamic=True`` sets ``assume_static_by_default`` off; ``dynamic=False``
-    sets ``automatic_dynamic_shapes`` off: torch/_dynamo/eval_frame.py)."""
-    cfg = _json(config) if isinstance(config, str) else config
-    if not isinstance(cfg, dict) or "assume_static_by_default" not in cfg:
-        return None
-    if cfg.get("assume_static_by_default") is False:
-        return "true"
-    return "none" if cfg.get("automatic_dynamic_shapes", True) else "false"
 
 
 def _reasons(payload: str) -> str:

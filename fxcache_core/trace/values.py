@@ -17,6 +17,7 @@ from typing import Any
 from fxcache_core.guards.in_force import MAX_GUARD_CHARS_IN_FORCE, MAX_GUARDS_IN_FORCE
 from fxcache_core.trace.reader import bounded_json
 
+_ADDRESS_RE = re.compile(r" (?:object )?at 0x[0-9a-fA-F]{1,16}>")
 _GUARD_LINE_RE = re.compile(r"[| ]*\+- ([A-Z_][A-Z0-9_]*): (.*)")  # matched from a line's start to its end
 
 
@@ -63,6 +64,28 @@ def scalars(payload: str) -> dict[str, Any]:
     return out
 
 
+def dynamic_mode(config: Any) -> str | None:
+    """``torch.compile(dynamic=...)`` as the Dynamo config of a compile says it
+    (``dynamic=True`` sets ``assume_static_by_default`` off; ``dynamic=False``
+    sets ``automatic_dynamic_shapes`` off: torch/_dynamo/eval_frame.py)."""
+    cfg = bounded_json(config) if isinstance(config, str) else config
+    if not isinstance(cfg, dict) or "assume_static_by_default" not in cfg:
+        return None
+    if cfg.get("assume_static_by_default") is False:
+        return "true"
+    return "none" if cfg.get("automatic_dynamic_shapes", True) else "false"
+
+
+def one_line(text: str | None, limit: int = 500) -> str | None:
+    """Torch's text (a bypass reason) as one line: whitespace runs as one space, an
+    object's address dropped (``<function tensor at 0x7f...>`` -> ``<function tensor>``:
+    it differs per process and says nothing), at most ``limit`` characters."""
+    if text is None:
+        return None
+    s = _ADDRESS_RE.sub(">", " ".join(text.split()))
+    return s if len(s) <= limit else s[:limit - 3] + "..."
+
+
 def guard_codes(payload: str) -> tuple[str, ...]:
     """The code of each guard line of a ``dynamo_cpp_guards_str`` payload, comment cut.
 
@@ -85,4 +108,4 @@ def guard_codes(payload: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-__all__ = ["guard_codes", "int_value", "number", "scalars"]
+__all__ = ["dynamic_mode", "guard_codes", "int_value", "number", "one_line", "scalars"]

@@ -149,10 +149,18 @@ def _render_lookup(x: Any, raw: bool = False) -> None:
         parts.append("[dim](loaded for the AOTAutograd hit)[/dim]")
     if x.entry:
         parts.append(f"entry {safe(short(x.entry))}")
-    if x.seconds is not None:
+    if lk.state == "hit" and x.seconds_saved is not None:
+        parts.append(f"saved {_secs(x.seconds_saved)}" if x.seconds_saved >= 0
+                     else f"lost {_secs(-x.seconds_saved)}")
+    elif x.seconds is not None:
         parts.append(("saved " if lk.state == "hit" else "cost ") + _secs(x.seconds))
+    if x.rebuilt is not None:
+        parts.append(f"[yellow]rebuilt {plural(x.rebuilt.kernels, 'kernel library', 'kernel libraries')} "
+                     f"({_secs(x.rebuilt.seconds)})[/yellow]")
     out.text("  ".join(parts))
     pad = " " * 8
+    if x.rebuilt is not None:
+        out.text(pad + "rebuilt: " + safe(x.rebuilt.cause or "cause unknown (the trace and the cache do not say)"))
     if lk.state == "bypass":
         out.text(pad + safe(lk.bypass_reason or "(no reason recorded)"))
     if x.guards_check is not None and not x.guards_check.clauses and x.guards_check.reason is not None \
@@ -178,7 +186,9 @@ def _render_lookup(x: Any, raw: bool = False) -> None:
                          + (" (" + ", ".join(x for x in (v.symbol, v.source) if x) + ")" if v.symbol or v.source else "")
                          for v in t.values)
         if t.clause:
-            out.text(pad + f"{safe(short(t.entry))} fails {safe(t.clause)}  with {safe(vals)}")
+            uvals = ", ".join(f"{k} = {v}" for k, v in t.user_values.items())
+            out.text(pad + f"{safe(short(t.entry))} fails {safe(t.user_clause or t.clause)}  with {safe(uvals)}"
+                     + f"  [dim]({safe(t.clause)}; {safe(vals)})[/dim]")
         else:
             out.text(pad + f"{safe(short(t.entry))} {t.status}" + (f": {safe(t.error)}" if t.error else ""))
     if x.nearest is not None and x.root_cause is not None and not raw:

@@ -18,7 +18,10 @@ disk and gives the cause:
   (``recompile_reasons``).
 * **guard-miss**: each entry that existed then, in torch's order, and the
   clause that failed, with the values of the call (``create_symbol``) and
-  their sources.
+  their sources. An entry whose guards hold for the call cannot have existed
+  then (torch's ``find_guarded_entry`` would have loaded it): it is left out
+  and said to be written later, whatever its mtime (a copy's) says.
+* a hit that still built kernel libraries: :mod:`fxcache_core.trace.rebuilt`.
 * **bypass**: torch's reason.
 * **fx-entry-missing**: an AOTAutograd hit whose FX entry was gone
   (torch counts it a miss and compiles).

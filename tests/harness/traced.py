@@ -164,6 +164,7 @@ PLANS: dict[str, tuple[str, ...]] = {
     "ranks": ("hit", "train"),
     "eager": ("eager",),
     "env": ("env_var",),
+    "rebuild": ("hit",),  # run under another torch path or ISA: a hit that builds its kernels again
 }
 """Plan name -> its steps, in order."""
 

@@ -215,6 +215,8 @@ def _render_lookup(x: Any, raw: bool = False) -> None:
             out.text(pad + f"    nearest: {safe(near) if near is not None else '(absent)'}")
     elif x.first_compile:
         out.text(pad + "first compile of this graph: no key in the cache is close")
+    elif x.cause == "new-key" and x.compile is not None and x.compile.recompile_reason and not x.notes:
+        out.text(pad + "a recompile (see above): no key in the cache or earlier in this run is close")
     for note in x.notes:
         out.text(pad + f"[dim]{safe(note)}[/dim]")
 

@@ -164,7 +164,7 @@ class NearestKeys:
             if best is None or len(diffs) < best[0]:
                 best = (len(diffs), k, diffs)
         if best is None:
-            return None, []
+            return self._earlier_in_run(lk, c, mine, my_role), []
         _, k, diffs = best
         return Nearest(k.key, tuple(x.name for x in diffs), tuple(_detail(x) for x in diffs),
                        written_by=self._written_by(k.key, lk), diffs=diffs), []
@@ -174,6 +174,34 @@ class NearestKeys:
         a cache copied with fresh mtimes has every entry count)."""
         k = self.cat.scan.key(e.key)
         return k is not None and e in self.existing(k, when)
+
+    def _earlier_in_run(self, lk: TraceLookup, c: TraceCompile | None, mine: tuple[Component, ...],
+                        role: str | None) -> Nearest | None:
+        """A recompile whose graph changed (more dynamic dims: other inputs, another
+        ``gm``): the nearest of the FX keys earlier compiles of the same frame looked
+        up in this run, from the components the trace recorded (the cache need not
+        hold them); None for a first compile or where there is none."""
+        if c is None or c.recompile_reason is None:
+            return None
+        best: tuple[int, TraceLookup, tuple[ComponentDiff, ...]] | None = None
+        for x in self.run.lookups[:lk.seq]:
+            prev = self.run.compile_of(x)
+            if (x.cache != "fxgraph" or not x.key or x.key == lk.key or not x.components or prev is None
+                    or prev.ref.frame_id != c.ref.frame_id or prev.rank != c.rank):
+                continue
+            theirs = self._parsed.get(x.components)
+            if theirs is None:
+                theirs = self._parsed[x.components] = parse_debug_lines(x.components)
+            if next((y.hash for y in theirs if y.name == "fx_kwargs[is_backward]"), None) != role:
+                continue
+            diffs = diff_components(mine, theirs)
+            if best is None or len(diffs) <= best[0]:
+                best = (len(diffs), x, diffs)
+        if best is None:
+            return None
+        _, x, diffs = best
+        return Nearest(x.key or "", tuple(d.name for d in diffs), tuple(_detail(d) for d in diffs),
+                       written_by=x.seq if x.state == "miss" else None, diffs=diffs)
 
     def _written_by(self, key: str, lk: TraceLookup) -> int | None:
         w = self.written.get(key)
@@ -189,6 +217,7 @@ class NearestKeys:
         first = fx[0]
         role = first.graph or "forward"
         fx_key = self.cat.scan.key(first.key or "")
+        near = None
         if first.detailed == "full_miss" or fx_key is None:
             near, notes = self._nearest_fx(first, c)
             if near is None:
@@ -197,6 +226,12 @@ class NearestKeys:
         else:
             target, differs, details, diffs = first.key or "", (), (), ()
         loaders = [e for e in self.cat.loaders_of(target) if e.key != lk.key and self._entry_existed(e, lk.time)]
+        by = self.run.lookups[near.written_by] if near is not None and near.written_by is not None else None
+        aot = next((x for x in self.run.lookups[:lk.seq] if by is not None and x.compile == by.compile
+                    and x.cache == "aotautograd" and x.key and x.key != lk.key), None)
+        if not loaders and aot is not None:  # the AOTAutograd key of the compile whose FX key is nearest
+            return Nearest(aot.key or "", differs, details, role=role,
+                           written_by=aot.seq if aot.state == "miss" else None, diffs=diffs), []
         if not loaders:
             return None, [Reason(f"no AOTAutograd key older than the lookup loads the nearest FX key {target[:12]}",
                                   "no-older-loader")]

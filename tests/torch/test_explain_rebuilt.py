@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -90,15 +89,23 @@ def _libraries_written(run: dict[str, Any]) -> int:
 
 
 def _compile_file_seconds(trace: Path) -> float:
-    """Wall seconds of every ``compile_file`` step the trace records (B/E chromium events)."""
+    """Wall seconds of every ``compile_file`` step the trace records (the B/E pairs of
+    its ``chromium_event`` records, whose payload is JSON on tab-led lines)."""
     total, open_ = 0.0, []
     for f in trace.glob("*.log"):
-        text = f.read_text()
-        for m in re.finditer(r'^\t(\{"name": "compile_file".*)$', text, re.M):
-            ev = json.loads(m.group(1))
-            if ev["ph"] == "B":
+        lines = f.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if '{"chromium_event"' not in line:
+                continue
+            body = []
+            for nxt in lines[i + 1:]:
+                if not nxt.startswith("\t"):
+                    break
+                body.append(nxt[1:])
+            ev = json.loads("\n".join(body))
+            if ev["name"] == "compile_file" and ev["ph"] == "B":
                 open_.append(ev["ts"])
-            elif ev["ph"] == "E" and open_:
+            elif ev["name"] == "compile_file" and ev["ph"] == "E" and open_:
                 total += (ev["ts"] - open_.pop()) / 1e6
     return total
 

@@ -437,7 +437,7 @@ def test_the_command_says_each_cause_in_words_and_sums_up_like_ccache(traced):
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout
     for phrase in ("HIT", "new key", "guard miss", "BYPASS", "first compile of this graph",
-                   "TORCHINDUCTOR_SIZE_ASSERTS", "fails L['t0'] <= 64  with t0 = 100 (s77, L['x'].size()[0])",
+                   "TORCHINDUCTOR_SIZE_ASSERTS", "fails x.size(0) <= 64  with x.size(0) = 100  (L['t0'] <= 64; t0 = 100 (s77, L['x'].size()[0]))",
                    "recompiled: 0/0:", "guards installed", "Unsupported post grad custom pass", "lookups", "hits",
                    "compile saved by hits"):
         assert phrase in text, phrase

@@ -72,7 +72,7 @@ class Libraries:
     def __init__(self, roots: Sequence[Path]) -> None:
         self.roots = tuple(dict.fromkeys(roots))
         self._libs: list[_Lib] | None = None
-        self._sources: dict[int, list[Path]] | None = None
+        self._sources: dict[int, list[Path]] | None = None  # source size -> older libraries
 
     def libs(self) -> list[_Lib]:
         if self._libs is None:
@@ -117,16 +117,19 @@ class Libraries:
         return "; ".join(known[c] for c in codes), codes[0] if len(codes) == 1 else "+".join(codes)
 
     def _same_source(self, src: bytes, lib: _Lib, before: float) -> _Lib | None:
-        for old in self.libs():
-            if old.path == lib.path or old.mtime >= before:
-                continue
-            p = _source_of(old.path)
-            try:
-                st = os.lstat(p)
-            except OSError:
-                continue
-            if st.st_size == len(src) and _read(p, MAX_SOURCE_BYTES) == src:
-                return old
+        """A library older than ``before`` whose source has these bytes (sources indexed
+        by size once: one ``lstat`` per library, a read only for sources of the same size)."""
+        if self._sources is None:
+            self._sources = {}
+            for old in self.libs():
+                if old.mtime < before:
+                    try:
+                        self._sources.setdefault(os.lstat(_source_of(old.path)).st_size, []).append(old.path)
+                    except OSError:
+                        continue
+        for path in self._sources.get(len(src), ()):
+            if path != lib.path and _read(_source_of(path), MAX_SOURCE_BYTES) == src:
+                return next(x for x in self.libs() if x.path == path)
         return None
 
 

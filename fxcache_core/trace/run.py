@@ -363,7 +363,8 @@ def read_run(path: Path, on_bytes: Callable[[int], None] | None = None) -> Trace
 
     Streams each file once (:class:`~fxcache_core.trace.reader.TraceFileReader`); keeps
     the payloads of the cache artifacts, ``recompile_reasons``,
-    ``torch_version`` and ``dynamo_cpp_guards_str`` only. Component lines
+    ``torch_version``, ``dynamo_cpp_guards_str`` and ``chromium_event`` (parsed only
+    for the C++ compile steps, :mod:`~fxcache_core.trace.steps`). Component lines
     repeated across lookups are held once. ``on_bytes(n)``: progress hook.
 
     Raises:

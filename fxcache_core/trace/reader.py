@@ -41,7 +41,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,9 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
 """A kept payload larger than this (bytes) is not kept: its record is skipped as damage
 (held as lines, joined and decoded, a kept payload costs about three times its size)."""
+MAX_PEEK_BYTES = 64 * 1024
+"""A skipped record's payload is looked into for ``peek``'s needles up to this many bytes
+(a ``chromium_event`` payload is a few hundred)."""
 MAX_JSON_VALUES = 200_000
 """Most values (strings, numbers, lists...) one JSON text read from a trace may hold:
 each costs 50 to 60 bytes once parsed, so ``[[],[],...]`` would cost twenty times
@@ -240,7 +243,9 @@ class TraceFileReader:
     Iterate once; afterwards :attr:`info` says what was found. ``keep_payload(event,
     meta)`` decides which payloads are kept (and md5-verified); the others are
     skipped without being decoded. Records of the events in ``skip`` are counted
-    but neither parsed nor yielded (``chromium_event`` is most of a trace).
+    but neither parsed nor yielded (``chromium_event`` is most of a trace), unless
+    ``peek`` names needles for their event: such a record whose payload (up to
+    :data:`MAX_PEEK_BYTES`) holds one is parsed, its payload kept and verified.
     ``on_bytes(n)`` is called with the bytes read since the last call, about
     every 4 MB (a progress hook).
 
@@ -248,9 +253,11 @@ class TraceFileReader:
     """
 
     def __init__(self, path: Path, keep_payload: Callable[[str, dict[str, Any]], bool] = lambda e, m: False,
-                 on_bytes: Callable[[int], None] | None = None, skip: frozenset[str] = frozenset()) -> None:
+                 on_bytes: Callable[[int], None] | None = None, skip: frozenset[str] = frozenset(),
+                 peek: Mapping[str, tuple[bytes, ...]] | None = None) -> None:
         self.path = path
         self._skip = tuple(sorted(skip))
+        self._peek = {k.encode(): v for k, v in (peek or {}).items()}
         self._keep = keep_payload
         self._on_bytes = on_bytes
         self.strings: dict[int, str] = {}
@@ -303,6 +310,8 @@ class TraceFileReader:
                     pending["size"] += len(line)
                     if pending["size"] > MAX_PAYLOAD_BYTES:
                         pending["payload"], pending["damaged"] = None, True
+                    elif "skip" in pending and pending["size"] > MAX_PEEK_BYTES:
+                        pending["payload"] = None  # too long to peek at: skipped
                 continue
             if on_bytes is not None and pos - reported >= 4 << 20:
                 on_bytes(pos - reported)
@@ -323,12 +332,15 @@ class TraceFileReader:
                 continue
             i = line.find(b'] {"', 0, 512)
             if (skip and self._offset is not None and i != -1
-                    and line[i + 4:line.find(b'"', i + 4, i + 128)] in skip):
-                # A record nobody reads: counted, checked for a cut at the end, not parsed.
-                i = line.rfind(b'"has_payload": "')
-                md5 = line[i + 16:i + 48].decode("ascii", "replace") if i != -1 else None
+                    and (ev := line[i + 4:line.find(b'"', i + 4, i + 128)]) in skip):
+                # A record nobody reads: counted, checked for a cut at the end, not parsed
+                # (unless its payload holds a needle of ``peek``).
+                j = line.rfind(b'"has_payload": "')
+                md5 = line[j + 16:j + 48].decode("ascii", "replace") if j != -1 else None
+                peek = self._peek.get(ev)
                 pending = {"skip": True, "event": "skipped", "meta": {}, "md5": md5, "line": lineno,
-                           "start": pos - len(line), "payload": None, "keep": False, "size": 0}
+                           "start": pos - len(line), "payload": [] if peek else None, "keep": False, "size": 0,
+                           "peek": (line, peek) if peek else None}
                 continue
             head = self._parse_head(line, lineno)
             if head is None:
@@ -366,8 +378,10 @@ class TraceFileReader:
         """A complete record as a TraceRecord (None if its kept payload fails its md5,
         or it is of an event the reader was told to skip)."""
         if "skip" in rec:
-            self._records += 1
-            return None
+            rec = self._peeked(rec)
+            if "skip" in rec:
+                self._records += 1
+                return None
         if rec.get("damaged"):
             self._skipped += 1
             return None
@@ -385,6 +399,20 @@ class TraceFileReader:
             self._rank = rec["rank"]
         return TraceRecord(rec["event"], rec["meta"], rec["compile"], rec["rank"],
                            rec["naive"] + (self._offset or 0.0), text, rec["md5"] is not None, rec["line"])
+
+    def _peeked(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """A skipped record whose payload holds a needle of ``peek``: parsed, its payload
+        to be kept; else ``rec`` as it is."""
+        if rec.get("peek") is None or not rec["payload"] or rec.get("damaged"):
+            return rec
+        line, needles = rec["peek"]
+        if not any(n in p for p in rec["payload"] for n in needles):
+            return rec
+        head = self._parse_head(line, rec["line"])
+        if head is None or head is _INTERNED or head["md5"] is None:
+            return rec
+        head.update(payload=rec["payload"], keep=True, start=rec["start"], size=rec["size"])
+        return head
 
     def _parse_head(self, line: bytes, lineno: int) -> dict[str, Any] | None:
         """A record line -> the record's fields; None if the line is not a record;

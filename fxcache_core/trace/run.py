@@ -51,7 +51,7 @@ from fxcache_core.trace.reader import (
     bounded_json,
     trace_files,
 )
-from fxcache_core.trace.steps import CompileStep, StepReader
+from fxcache_core.trace.steps import STEP_NEEDLES, CompileStep, StepReader
 from fxcache_core.trace.values import dynamic_mode as _dynamic
 from fxcache_core.trace.values import guard_codes as _guard_codes
 from fxcache_core.trace.values import int_value as _int_val
@@ -71,7 +71,7 @@ _CACHE_ARTIFACTS: dict[str, tuple[CacheName, State]] = {
     "aotautograd_cache_bypass": ("aotautograd", "bypass"),
 }
 _KEPT_ARTIFACTS = frozenset(_CACHE_ARTIFACTS) | {"recompile_reasons", "torch_version"}
-_UNREAD_EVENTS = frozenset({"describe_storage", "symbolic_shape_specialization",
+_UNREAD_EVENTS = frozenset({"chromium_event", "describe_storage", "symbolic_shape_specialization",
                             "inductor_post_grad_graph", "graph_dump", "dynamo_guards",
                             "propagate_real_tensors_provenance", "guard_added", "optimize_ddp_split_graph",
                             "bwd_compilation_metrics", "link"})
@@ -378,7 +378,7 @@ def read_run(path: Path, on_bytes: Callable[[int], None] | None = None) -> Trace
     versions: list[str] = []
     cache_dirs: dict[str, None] = {}
     for n, f in enumerate(files):
-        reader = TraceFileReader(f, _keep_payload, on_bytes, skip=_UNREAD_EVENTS)
+        reader = TraceFileReader(f, _keep_payload, on_bytes, skip=_UNREAD_EVENTS, peek=STEP_NEEDLES)
         lookups = _read_file(reader, compiles, interned, versions, cache_dirs)
         assert reader.info is not None
         infos.append(reader.info)

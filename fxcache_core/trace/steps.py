@@ -30,6 +30,8 @@ from fxcache_core.trace.values import number
 MAX_STEPS = 10_000
 """Most compile steps kept per compile (a compile of a large model builds a few hundred)."""
 _NAMES = ("compile_file", "async_compile.wait")
+STEP_NEEDLES = {"chromium_event": tuple(f'"{n}"'.encode() for n in _NAMES)}
+"""What the trace reader looks for in the payloads of the events it otherwise skips."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,4 +87,4 @@ class StepReader:
         return tuple(sorted(self._done, key=lambda s: s.line))
 
 
-__all__ = ["MAX_STEPS", "CompileStep", "StepReader"]
+__all__ = ["MAX_STEPS", "STEP_NEEDLES", "CompileStep", "StepReader"]

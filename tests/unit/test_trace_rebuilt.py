@@ -139,3 +139,23 @@ def test_a_bypass_reason_is_one_line_without_an_address():
     assert one_line("Can't pickle\n  <function tensor at 0x7f3a2b1c>:\n   it's not the same object") == \
         "Can't pickle <function tensor>: it's not the same object"
     assert one_line("x" * 900) is not None and len(one_line("x" * 900) or "") == 500
+
+
+def test_a_peeked_chromium_payload_is_verified_and_bounded(tmp_path):
+    """The reader skips chromium events unparsed, but looks into their payloads for the
+    compile steps: one whose md5 does not match, or past MAX_PEEK_BYTES, is not a step."""
+    from fxcache_core.trace.reader import MAX_PEEK_BYTES
+
+    forged = chrome("compile_file", "B", 100.0).replace('"has_payload": "', '"has_payload": "0')
+    huge = rec("chromium_event", {}, json.dumps({"name": "compile_file", "ts": 1e8, "ph": "B",
+                                                 "pad": "x" * MAX_PEEK_BYTES}, indent=1), **C00)
+    import calendar
+
+    # A clock record whose epoch ts is the glog prefix's time: the reader calibrates, then skips.
+    calibrated = clock(calendar.timegm((2025, 12, 1, 11, 57, 15, 0, 0, 0)) * 1e6 + 562000)
+    text = (calibrated + start() + forged + chrome("compile_file", "E", 100.5) + huge
+            + chrome("compile_file", "E", 101.0)
+            + chrome("compile_file", "B", 102.0) + chrome("compile_file", "E", 102.5) + fx_hit())
+    run = read_run(write_trace(tmp_path / "t", text))
+    assert [(s.start, s.end) for s in run.compiles[0].cxx_steps] == [(102.0, 102.5)]
+    assert run.files[0].clock == "trace" and run.files[0].skipped >= 1  # the forged md5

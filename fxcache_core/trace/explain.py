@@ -261,9 +261,18 @@ class _Explainer:
             expr = d.guards_expr if d is not None else lk.guards_expr
             sources = {v.placeholder: v.source for v in values}
             check = check_installed(expr, sources, _call_values(c), c.final_guards, self.budget)
-        rebuilt, why = rebuild_of(lk, c, self.libs, self.run_start)
+        whole, why = rebuild_of(lk, c, self.libs, self.run_start)
+        rebuilt = whole
+        if whole is not None and lk.cache == "aotautograd":  # its FX loads say what they built
+            loads = []
+            for x in self.run.lookups[lk.seq + 1:]:
+                if not (x.for_aot and x.compile == lk.compile):
+                    break
+                loads.append((x.since_line, x.line))
+            rebuilt = rebuild_of(lk, c, self.libs, self.run_start, loads)[0] if loads else whole
         return LookupExplanation(lk, c, "hit", entry=entry.name if entry else None, values=values,
-                                 guards_check=check, added_guards=added, notes=(*notes, *why), rebuilt=rebuilt)
+                                 guards_check=check, added_guards=added, notes=(*notes, *why), rebuilt=rebuilt,
+                                 rebuild_seconds=whole.seconds if whole is not None else None)
 
     def _loaded(self, key: CacheKey, lk: TraceLookup) -> tuple[Entry | None, DecodedEntry | None]:
         """The entry torch loaded: first (lookup order) that existed, with the recorded

@@ -133,18 +133,20 @@ class Libraries:
         return None
 
 
-def rebuild_of(lk: TraceLookup, c: TraceCompile | None, libs: Libraries | None,
-               run_start: float) -> tuple[Rebuilt | None, tuple[Reason, ...]]:
+def rebuild_of(lk: TraceLookup, c: TraceCompile | None, libs: Libraries | None, run_start: float,
+               exclude: Sequence[tuple[int, int]] = ()) -> tuple[Rebuilt | None, tuple[Reason, ...]]:
     """The kernels hit ``lk`` built (:class:`~fxcache_core.trace.report.Rebuilt`: kernel
     libraries built; seconds of the C++ compile steps and waits on compile workers within
     the hit, those that built nothing included; the cause and its code
     ``other-torch-headers``, ``other-isa``, ``library-missing``, ``other-build-command``,
     None where unknown). None: none, or none the evidence shows. Also what
     limited the answer. ``run_start``: when the run's first compile began (epoch seconds):
-    a library older than that was the cache's."""
+    a library older than that was the cache's. ``exclude``: line windows ``(after, upto]``
+    of the lookup's window that belong to other lookups (an AOTAutograd hit's FX loads)."""
     if lk.state != "hit" or c is None:
         return None, ()
-    steps = [s for s in c.cxx_steps if lk.since_line < s.line <= lk.line]
+    steps = [s for s in c.cxx_steps if lk.since_line < s.line <= lk.line
+             and not any(a < s.line <= b for a, b in exclude)]
     if not steps:
         return None, ()
     seconds = sum(s.seconds for s in steps if s.name == "async_compile.wait" or not s.in_wait)

@@ -185,7 +185,10 @@ class LookupExplanation:
             :class:`~fxcache_core.reasons.Reason` s.
         root_cause: new-key: the one differing component that explains the miss
             (None where there is no nearest key, or none stands out).
-        rebuilt: the kernels this lookup's compile built anyway (None: none, or not recorded).
+        rebuilt: the kernels this lookup's compile built anyway (None: none, or not recorded);
+            an AOTAutograd hit's FX loads carry what they built, not the AOTAutograd hit.
+        rebuild_seconds: a hit: seconds its compile spent rebuilding kernels, its FX
+            loads' included (what :attr:`seconds_saved` takes off); None: nothing rebuilt.
     """
 
     lookup: TraceLookup
@@ -202,6 +205,7 @@ class LookupExplanation:
     notes: tuple[str, ...] = ()
     root_cause: RootCause | None = None
     rebuilt: Rebuilt | None = None
+    rebuild_seconds: float | None = None
 
     @property
     def seconds(self) -> float | None:
@@ -218,11 +222,11 @@ class LookupExplanation:
     @property
     def seconds_saved(self) -> float | None:
         """A hit: what this run saved: the compile time torch recorded for the entry
-        less the C++ compile time the hit spent rebuilding kernels (:attr:`rebuilt`);
+        less the C++ compile time the hit spent rebuilding kernels (:attr:`rebuild_seconds`);
         negative when rebuilding cost more. None for a miss or where not recorded."""
         if self.lookup.state != "hit" or self.lookup.seconds_saved is None:
             return None
-        return self.lookup.seconds_saved - (self.rebuilt.seconds if self.rebuilt is not None else 0.0)
+        return self.lookup.seconds_saved - (self.rebuild_seconds or 0.0)
 
     @property
     def restarted(self) -> bool:

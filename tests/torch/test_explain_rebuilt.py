@@ -150,7 +150,7 @@ def test_a_hit_that_rebuilt_its_kernels_says_how_many_how_long_and_why(rebuilt, 
     fx = [x for x in mine if x["cache"] == "fxgraph"]
     assert sum(x["rebuilt"]["kernels"] for x in fx if x["rebuilt"]) == written
     steps = _compile_file_seconds(run["trace"])
-    for x in mine:
+    for x in fx:
         r = x["rebuilt"]
         if r is None:
             assert x["seconds_saved"] == pytest.approx(x["seconds"], abs=1e-3)

@@ -72,40 +72,40 @@ def _roundtrip() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def roundtrip() -> dict[str, Any]:
+def pack_roundtrip() -> dict[str, Any]:
     return prebuilt("pack_roundtrip")
 
 
-def test_the_run_compiled_what_the_test_needs(roundtrip):
-    b = roundtrip["built"]
+def test_the_run_compiled_what_the_test_needs(pack_roundtrip):
+    b = pack_roundtrip["built"]
     assert b["inductor"].get("fxgraph_cache_miss") == 3 and b["aot_autograd"].get("autograd_cache_miss") == 2
-    kinds = {m["kind"] for m in roundtrip["packed"]["manifest"]["members"]}
+    kinds = {m["kind"] for m in pack_roundtrip["packed"]["manifest"]["members"]}
     assert kinds == {"fx", "aot", "wrapper", "library"}
 
 
-def test_a_fresh_process_on_the_unpacked_pack_hits_every_lookup(roundtrip):
-    r = roundtrip["rerun"]
+def test_a_fresh_process_on_the_unpacked_pack_hits_every_lookup(pack_roundtrip):
+    r = pack_roundtrip["rerun"]
     assert r["inductor"].get("fxgraph_cache_hit") == 3 and not r["inductor"].get("fxgraph_cache_miss")
     assert r["aot_autograd"].get("autograd_cache_hit") == 2 and not r["aot_autograd"].get("autograd_cache_miss")
     assert not r["inductor"].get("fxgraph_cache_bypass") and not r["aot_autograd"].get("autograd_cache_bypass")
-    assert r["libraries"] == roundtrip["before"]  # no library rebuilt
+    assert r["libraries"] == pack_roundtrip["before"]  # no library rebuilt
 
 
-def test_the_pack_is_smaller_than_the_cache_dir(roundtrip):
-    written = roundtrip["packed"]["written"]
-    assert written["bytes_out"] == Path(roundtrip["pack"]).stat().st_size
-    assert written["bytes_out"] < roundtrip["cache_bytes"] / 2
+def test_the_pack_is_smaller_than_the_cache_dir(pack_roundtrip):
+    written = pack_roundtrip["packed"]["written"]
+    assert written["bytes_out"] == Path(pack_roundtrip["pack"]).stat().st_size
+    assert written["bytes_out"] < pack_roundtrip["cache_bytes"] / 2
 
 
-def test_a_packed_library_is_needed_without_it_torch_compiles_it_again(roundtrip):
-    r, gone = roundtrip["lacking"], roundtrip["removed"]
+def test_a_packed_library_is_needed_without_it_torch_compiles_it_again(pack_roundtrip):
+    r, gone = pack_roundtrip["lacking"], pack_roundtrip["removed"]
     assert r["inductor"].get("fxgraph_cache_hit") == 3  # the entry is hit...
     assert gone in r["libraries"]  # ...and the library it names built again
 
 
-def test_dry_run_says_the_pack_will_hit_under_the_torch_that_built_it(roundtrip, tmp_path):
+def test_dry_run_says_the_pack_will_hit_under_the_torch_that_built_it(pack_roundtrip, tmp_path):
     proc = run_fxcache("--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", "--json",
-                       str(roundtrip["pack"]))
+                       str(pack_roundtrip["pack"]))
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)["will_hit"]
     assert report["all_hit"] and {f["function"].split(" ")[0] for f in report["functions"]} == {

@@ -1,0 +1,46 @@
+"""The test harness's background builds start at collection only for fixtures of their name.
+
+``conftest.pytest_collection_finish`` starts the build of every value a collected test
+asks for by fixture name (``tests/harness/background.py``). A builder whose value is
+reached only through a fixture of another name is built on demand, when its first test
+runs, after the build threads may have gone idle: the suite still passes, minutes
+later. This reads the test sources (no torch): each ``@builder("NAME")`` has a session
+fixture ``NAME`` in the same file, or in conftest for conftest's builders.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def _builders_and_fixtures(path: Path) -> tuple[set[str], set[str]]:
+    tree = ast.parse(path.read_text())
+    built: set[str] = set()
+    fixtures: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "builder" and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                built.add(arg.value)
+        if isinstance(node, ast.FunctionDef) and any(
+                "fixture" in ast.unparse(d) for d in node.decorator_list):
+            fixtures.add(node.name)
+    return built, fixtures
+
+
+def test_every_background_build_has_a_fixture_of_its_name():
+    conftest_fixtures = _builders_and_fixtures(TESTS / "conftest.py")[1]
+    missing = []
+    seen = 0
+    for path in sorted(TESTS.rglob("*.py")):
+        if "harness" in path.parts:
+            continue
+        built, fixtures = _builders_and_fixtures(path)
+        seen += len(built)
+        missing += [f"{path.relative_to(TESTS)}: {name}" for name in built
+                    if name not in fixtures | conftest_fixtures]
+    assert seen >= 10  # the walk found the builders
+    assert not missing, missing

@@ -30,7 +30,7 @@ def pack_cmd(
     """Pack the entries a run needs, and what they need to load (wrapper modules, compiled
     kernels, autotune results), into a verified, deterministic archive with a manifest."""
     from fxcache_core.pack.archive import write_pack
-    from fxcache_core.pack.select import plan_pack
+    from fxcache_core.pack.select import plan_pack, run_not_warmed
 
     if out_path is None and not dry_run:
         fail("give OUT, the pack to write (or --dry-run)")
@@ -45,20 +45,26 @@ def pack_cmd(
         version = run.torch_version
     scan = scan_dir(_run_cache_dir(run), quiet=as_json)
     catalog = indexed_catalog(scan, as_json)
+    unwarmable: list[str] = []
     if run is not None:
         from fxcache_core.trace.explain import explain
 
-        used = [(u.kind, u.key, u.entry) for u in explain(run, catalog).uses()]
+        report = explain(run, catalog)
+        used = [(u.kind, u.key, u.entry) for u in report.uses()]
+        unwarmable = [r.text for r in run_not_warmed(report)]
         if not used:
-            fail(f"--from-trace {from_trace}: the run hit or wrote no entry of this cache")
+            fail(f"--from-trace {from_trace}: the run hit or wrote no entry of this cache"
+                 + (f": {'; '.join(unwarmable)}" if unwarmable else ""))
     plan = plan_pack(catalog, functions=fn or (), keys=key or (), used=used, everything=take_all,
                      torch_version=version)
     done_reading()
     if as_json and dry_run:
-        out.result(plan.to_json())
+        out.result({**plan.to_json(), "run_not_warmed": unwarmable})
         return
     if not as_json:
         _show_plan(plan)
+        for text in unwarmable:
+            out.warning(f"not warmed by any pack: {safe(text)}")
     if dry_run:
         return
     prog = ReadProgress(plan.total_bytes, enabled=not as_json, label="packing")
@@ -67,7 +73,7 @@ def pack_cmd(
     finally:
         prog.close()
     if as_json:
-        out.result({**plan.to_json(), "written": res.to_json()})
+        out.result({**plan.to_json(), "run_not_warmed": unwarmable, "written": res.to_json()})
         return
     ratio = res.bytes_out / res.bytes_in if res.bytes_in else 0.0
     out.print(f"wrote {safe(str(res.path))}: {plural(res.members - 1, 'file')} and the manifest, {human_bytes(res.bytes_out)} "
@@ -208,10 +214,13 @@ def _dry_run(plan: Any, as_json: bool) -> None:
 
     with _torch_cache_elsewhere():
         build = installed_build()
-        from fxcache_core.keying.current import cpp_thread_count
+        import os
+
+        from fxcache_core.keying.current import cpp_thread_count, env_settings
 
         threads = cpp_thread_count()
-    report = will_hit(plan.manifest, build.torch_version, build.hashes, threads)
+        here_settings = env_settings(os.environ)
+    report = will_hit(plan.manifest, build.torch_version, build.hashes, threads, here_settings)
     if as_json:
         out.result({"unpack": plan.to_json(), "will_hit": report.to_json()})
         return

@@ -33,4 +33,11 @@ def env_var(component: str) -> str | None:
     return _table().get(component)
 
 
-__all__ = ["DATA_FILE", "env_var"]
+def set_in(environ: Mapping[str, str]) -> dict[str, str]:
+    """FX key component -> the variable that sets it, for each variable of the table
+    present in ``environ`` (``{"inductor_config[max_autotune]": "TORCHINDUCTOR_MAX_AUTOTUNE"}``
+    when that variable is set), in the table's order."""
+    return {c: v for c, v in _table().items() if v in environ}
+
+
+__all__ = ["DATA_FILE", "env_var", "set_in"]

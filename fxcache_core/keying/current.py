@@ -15,7 +15,10 @@ Only ``fxcache key --current`` and ``fxcache gc --stale`` import this.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from fxcache_core.keying.anatomy import Component
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,41 @@ def current_build() -> CurrentBuild:
     include_dir = os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "include")
     return CurrentBuild(torch_version=torch.__version__, hashes=hashes, values=values,
                         include_dir=include_dir)
+
+
+def env_settings(environ: Mapping[str, str]) -> tuple[Component, ...]:
+    """The Inductor settings a ``TORCHINDUCTOR_*`` variable of ``environ`` sets, as the
+    components an FX key made in this process would hash: each ``inductor_config[...]``
+    / ``inductor_config_comms[...]`` component of :func:`fxcache_core.keying.config_env.set_in`,
+    hashed and printed by torch's own ``FxGraphCachePickler.debug_lines`` from
+    ``config.save_config_portable(ignore_private_configs=False, readonly_values=True)``
+    as ``FxGraphHashDetails`` does (torch/_inductor/codecache.py). torch reads the
+    variables when its config is first imported: ``environ`` should be this process's
+    environment, else a variable torch never read is reported at its value here.
+
+    Raises:
+        ImportError: torch is not installed.
+    """
+    from types import SimpleNamespace
+
+    from fxcache_core.keying.anatomy import parse_debug_lines
+    from fxcache_core.keying.config_env import set_in
+
+    wanted = set_in(environ)
+    if not wanted:
+        return ()
+    import torch
+    from torch._inductor import config, config_comms
+    from torch._inductor.codecache import FxGraphCachePickler
+
+    groups = {"inductor_config": config, "inductor_config_comms": config_comms}
+    details = SimpleNamespace()
+    for group, module in groups.items():
+        names = {c.split("[", 1)[1][:-1] for c in wanted if c.startswith(group + "[")}
+        saved = module.save_config_portable(ignore_private_configs=False, readonly_values=True)
+        setattr(details, group, {k: v for k, v in saved.items() if k in names})
+    pickler = FxGraphCachePickler(torch.fx.GraphModule(torch.nn.Module(), torch.fx.Graph()))
+    return tuple(c for c in parse_debug_lines(pickler.debug_lines(details)) if c.name in wanted)
 
 
 def cpp_thread_count() -> int:

@@ -39,6 +39,7 @@ from fxcache_core.keying.anatomy import BUILD_COMPONENTS, parse_debug_lines, set
 from fxcache_core.pack.closure import CodeIndex, wrapper_source
 from fxcache_core.pack.manifest import BuildInfo, Manifest, Member, PackedEntry, PackError
 from fxcache_core.reasons import Reason
+from fxcache_core.trace.report import ExplainReport
 
 _CHUNK = 1 << 20
 PER_GRAPH_GROUPS = frozenset({"fx_kwargs"})
@@ -160,6 +161,25 @@ def plan_pack(catalog: Catalog, *, functions: Sequence[str] = (), keys: Sequence
             else:
                 take(fx)
     return _plan(catalog, sorted(chosen.values(), key=lambda e: e.file.where), left, torch_version)
+
+
+def run_not_warmed(report: ExplainReport) -> tuple[Reason, ...]:
+    """What of a traced run no pack can make hit, one reason per cause and cache:
+    lookups that bypassed the cache (torch neither looks such a graph up nor saves
+    it, e.g. under freezing: ``BypassFxGraphCache`` in torch/_inductor/codecache.py
+    and ``BypassAOTAutogradCache`` in torch/_functorch/_aot_autograd/autograd_cache.py;
+    code ``run-bypassed``), and misses that wrote no entry (torch did not save it: a
+    run elsewhere compiles again; code ``run-miss-not-saved``). Lookups of abandoned
+    compile attempts (restarts) are not counted."""
+    mine = [x for x in report.lookups if not x.restarted]
+    bypass = Counter((x.lookup.cache, x.lookup.bypass_reason or "no reason recorded")
+                     for x in mine if x.lookup.state == "bypass")
+    unsaved = Counter(x.lookup.cache for x in mine if x.lookup.state == "miss" and x.wrote is None)
+    out = [Reason(f"{n} lookup{'s' if n != 1 else ''} of the run bypassed the {cache} cache ({why})",
+                  "run-bypassed") for (cache, why), n in bypass.items()]
+    out += [Reason(f"{n} lookup{'s' if n != 1 else ''} of the run missed the {cache} cache and saved no entry",
+                   "run-miss-not-saved") for cache, n in unsaved.items()]
+    return tuple(out)
 
 
 def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_version: str | None) -> PackPlan:
@@ -321,4 +341,4 @@ def _hash(where: str, root: Path, rel: str) -> tuple[int, str]:
     return n, h.hexdigest()
 
 
-__all__ = ["PackPlan", "PlannedMember", "plan_pack"]
+__all__ = ["PackPlan", "PlannedMember", "plan_pack", "run_not_warmed"]

@@ -11,15 +11,24 @@ also hash ``cpp_runtime_thread_count`` (torch's thread count, when
 ``cpp.threads`` is at its default): a function with an entry of another count
 here misses (judged per entry, from the count each key hashed).
 Settings not at torch's defaults are not a property of the machine but of the
-run: they are listed, for the run to set the same. Decides only; the caller
+run: they are listed, for the run to set the same. A ``TORCHINDUCTOR_*`` variable
+set here, though, is read by every run here when torch's config is imported
+(torch/_inductor/config.py): a setting it puts at another value than the one the
+packed keys hashed (the manifest's value where the setting is listed, else
+torch's default, :func:`fxcache_core.keying.defaults.default_settings`, the table
+the manifest's list was made with) changes every key a run here computes, and
+nothing hits unless the run sets it back in code. Decides only; the caller
 passes in what the installed torch computes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from fxcache_core.keying.anatomy import Component
+from fxcache_core.keying.config_env import env_var
+from fxcache_core.keying.defaults import default_settings
 from fxcache_core.pack.manifest import Manifest
 from fxcache_core.reasons import Reason
 
@@ -32,7 +41,8 @@ class FunctionVerdict:
         function: the function (``"?"`` when the pack does not know it).
         entries: how many entries of the pack serve it.
         will_hit: True when nothing known stands in the way.
-        reasons: why not (codes ``other-torch-build``, ``other-cpp-thread-count``).
+        reasons: why not (codes ``other-torch-build``, ``other-cpp-thread-count``,
+            ``setting-differs-here``).
     """
 
     function: str
@@ -72,7 +82,7 @@ class HitReport:
 
 
 def will_hit(manifest: Manifest, here_version: str, here_hashes: Mapping[str, str],
-             here_threads: int | None = None) -> HitReport:
+             here_threads: int | None = None, here_settings: Sequence[Component] = ()) -> HitReport:
     """Compare ``manifest`` with the installed torch (see the module docstring).
 
     Args:
@@ -81,6 +91,8 @@ def will_hit(manifest: Manifest, here_version: str, here_hashes: Mapping[str, st
         here_hashes: build component -> hash here (``CurrentBuild.hashes``); a
             component absent on either side is not evidence.
         here_threads: ``cpp_runtime_thread_count`` torch here would hash (None: unknown).
+        here_settings: the settings a ``TORCHINDUCTOR_*`` variable sets here, as torch
+            hashes them (:func:`fxcache_core.keying.current.env_settings`).
     """
     b = manifest.build
     differ = tuple(sorted(n for n, h in b.components.items() if n in here_hashes and here_hashes[n] != h))
@@ -94,6 +106,8 @@ def will_hit(manifest: Manifest, here_version: str, here_hashes: Mapping[str, st
         reasons.append(Reason(f"built by {built}, this is torch {here_version}: nothing will hit "
                               f"({', '.join(differ)} differ{'s' if len(differ) == 1 else ''})",
                               "other-torch-build"))
+    else:
+        reasons.extend(_settings_differ(manifest, here_settings))
     verdicts = []
     for name, es in manifest.functions().items():
         why = list(reasons)
@@ -105,6 +119,26 @@ def will_hit(manifest: Manifest, here_version: str, here_hashes: Mapping[str, st
                               f"OMP_NUM_THREADS={n} or torch.set_num_threads({n})", "other-cpp-thread-count"))
         verdicts.append(FunctionVerdict(name, len(es), not why, tuple(why)))
     return HitReport(here_version, differ, tuple(verdicts), manifest.settings)
+
+
+def _settings_differ(manifest: Manifest, here: Sequence[Component]) -> list[Reason]:
+    """One reason per setting a variable here puts at another value than the packed keys hashed."""
+    packed = dict(manifest.settings)
+    defaults = default_settings()
+    out = []
+    for c in here:
+        if c.name in packed:
+            built, same = packed[c.name], packed[c.name] == c.readable
+        elif c.name in defaults:
+            built, same = defaults[c.name][1], c.hash.startswith(defaults[c.name][0])
+        else:
+            continue  # no recorded default: not evidence
+        if not same:
+            var = env_var(c.name) or "a TORCHINDUCTOR_ variable"
+            out.append(Reason(f"{var} is set here, which makes {c.name}={c.readable}; the keys were made with "
+                              f"{built}: a run with this environment misses (unset {var}, or set {c.name} back "
+                              "in code)", "setting-differs-here"))
+    return out
 
 
 __all__ = ["FunctionVerdict", "HitReport", "will_hit"]

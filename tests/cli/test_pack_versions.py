@@ -61,3 +61,49 @@ def test_a_pack_that_knows_its_torch_version_names_it():
     assert built != here and report.functions
     for f in report.functions:
         assert len(f.reasons) == 1 and f.reasons[0].startswith(want) and "torch_version" in f.reasons[0]
+
+
+def _setting(name: str, hash_: str, value: str):
+    from fxcache_core.keying.anatomy import Component
+
+    return Component(name, hash_, value)
+
+
+def test_a_torchinductor_variable_set_here_that_changes_a_hashed_setting_is_a_miss():
+    """A ``TORCHINDUCTOR_*`` variable is read into torch's config by every run here: a
+    setting it moves off the value the packed keys hashed changes every key (synthetic
+    components: what :func:`~fxcache_core.keying.current.env_settings` returns; it is
+    checked against torch in tests/torch/test_pack.py)."""
+    from fxcache_core.keying.defaults import default_settings
+
+    manifest = plan_pack(Catalog(scan_cache(FIXTURES / VERSIONS[0] / "cache")), everything=True).manifest
+    t = _truth(VERSIONS[0])
+    name = "inductor_config[max_autotune]"
+    assert name not in dict(manifest.settings)  # the keys hashed torch's default
+    default_hash, default_value = default_settings()[name]
+    off = will_hit(manifest, t["torch_version"], t["current_build"], None, [_setting(name, "zz" + default_hash, "True")])
+    assert not off.all_hit and off.functions
+    for f in off.functions:
+        assert [r.code for r in f.reasons] == ["setting-differs-here"]
+        assert "TORCHINDUCTOR_MAX_AUTOTUNE is set here" in f.reasons[0] and f"made with {default_value}" in f.reasons[0]
+    # the same variable at torch's default value (TORCHINDUCTOR_MAX_AUTOTUNE=0) changes nothing
+    at_default = [_setting(name, default_hash + "x" * 36, default_value)]
+    assert will_hit(manifest, t["torch_version"], t["current_build"], None, at_default).all_hit
+    # a setting the keys hashed off its default is compared with the manifest's value
+    listed, value = manifest.settings[0]
+    assert will_hit(manifest, t["torch_version"], t["current_build"], None, [_setting(listed, "h", value)]).all_hit
+    other = will_hit(manifest, t["torch_version"], t["current_build"], None, [_setting(listed, "h", value + "0")])
+    assert {r.code for f in other.functions for r in f.reasons} == {"setting-differs-here"}
+    # under another torch build nothing hits anyway: that is the one reason given
+    t2 = _truth(VERSIONS[-1])
+    assert VERSIONS[0] != VERSIONS[-1]
+    rep = will_hit(manifest, t2["torch_version"], t2["current_build"], None, [_setting(name, "zz", "True")])
+    assert {r.code for f in rep.functions for r in f.reasons} == {"other-torch-build"}
+
+
+def test_the_variables_set_in_an_environment_are_those_of_torchs_config():
+    from fxcache_core.keying.config_env import set_in
+
+    assert set_in({"TORCHINDUCTOR_MAX_AUTOTUNE": "1", "PATH": "/bin"}) == {
+        "inductor_config[max_autotune]": "TORCHINDUCTOR_MAX_AUTOTUNE"}
+    assert set_in({"TORCHINDUCTOR_CACHE_DIR": "/tmp/x"}) == {}

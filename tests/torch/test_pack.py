@@ -141,3 +141,20 @@ def test_dry_run_writes_nothing_where_torch_would_make_its_cache_dir(tmp_path):
                       env={"TORCHINDUCTOR_CACHE_DIR": str(target), "TMPDIR": str(tmp)})
     assert proc.returncode == 0 and "nothing will hit" in proc.stdout, proc.stderr[-2000:]
     assert not target.exists() and list(tmp.iterdir()) == []
+
+
+def test_dry_run_under_a_torchinductor_variable_that_changes_the_keys_says_no_hit(roundtrip, tmp_path):
+    """The same torch, but ``TORCHINDUCTOR_MAX_AUTOTUNE=1`` in the environment: torch reads it
+    into its config at import, every key a run computes hashes ``max_autotune=True``, and a
+    fresh run on the unpacked pack misses every lookup (checked by hand with torch's counters:
+    fxgraph_cache_miss, autograd_cache_miss). A variable at torch's default
+    (``TORCHINDUCTOR_FREEZING=0``) changes nothing. A fresh process: torch reads the variables
+    when its config is first imported."""
+    proc = run_module("fxcache_cli", "--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", "--json",
+                      str(roundtrip["pack"]), env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1", "TORCHINDUCTOR_FREEZING": "0"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)["will_hit"]
+    assert report["functions"] and not report["all_hit"] and not report["build_components_differ"]
+    for f in report["functions"]:
+        assert [r["code"] for r in f["reasons"]] == ["setting-differs-here"]
+        assert "TORCHINDUCTOR_MAX_AUTOTUNE" in f["reasons"][0]["text"] and "FREEZING" not in f["reasons"][0]["text"]

@@ -124,6 +124,9 @@ def _show_plan(plan: Any) -> None:
               + f"; {human_bytes(plan.total_bytes)} in all")
     if m.settings:
         out.print("  settings not at torch's defaults: " + safe(", ".join(f"{n}={v}" for n, v in m.settings)))
+    if plan.defaults_unknown:
+        out.print(f"  [dim]settings not at torch's defaults: unknown for keys of {safe(', '.join(plan.defaults_unknown))} "
+                  "(fxcache has no record of that torch's defaults)[/dim]")
     for r in plan.left_out:
         out.warning(f"left out: {safe(r.text)}")
 

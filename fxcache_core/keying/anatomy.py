@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind
@@ -197,18 +197,21 @@ class GroupSummary:
                 "no_recorded_default": [c.name for c in self.unknown]}
 
 
-def settings_not_at_default(components: Sequence[Component]) -> tuple[GroupSummary, ...]:
+def settings_not_at_default(components: Sequence[Component],
+                            defaults: Mapping[str, tuple[str, str]] | None = None) -> tuple[GroupSummary, ...]:
     """One :class:`GroupSummary` per group of ``components``, in torch's order.
 
     "Default" means the value a plain ``torch.compile(f)`` on torch
     :func:`fxcache_core.keying.defaults.torch_version` hashes, on the machine the
     table was recorded on (``demo/record_defaults.py``), with no ``TORCHINDUCTOR_*``
     variable set; a key built by another torch may show settings whose default
-    changed as not at default.
+    changed as not at default, unless ``defaults`` gives that torch's own table
+    (:func:`fxcache_core.keying.defaults.default_settings_for`).
     """
     from fxcache_core.keying.defaults import default_settings
 
-    defaults = default_settings()
+    if defaults is None:
+        defaults = default_settings()
 
     groups: dict[str, list[Component]] = {}
     for c in components:

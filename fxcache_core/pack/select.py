@@ -36,6 +36,8 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.functions.origin import key_function, keys_of_function
 from fxcache_core.keying.anatomy import BUILD_COMPONENTS, parse_debug_lines, settings_not_at_default
+from fxcache_core.keying.defaults import default_settings_for
+from fxcache_core.keying.torch_builds import version_of
 from fxcache_core.pack.closure import CodeIndex, wrapper_source
 from fxcache_core.pack.manifest import BuildInfo, Manifest, Member, PackedEntry, PackError
 from fxcache_core.reasons import Reason
@@ -70,12 +72,16 @@ class PackPlan:
         files: each member with where it is read from, in the manifest's order.
         left_out: what was asked for or needed but cannot be packed, with why
             (an AOTAutograd entry whose FX entry is gone, an unreadable entry...).
+        defaults_unknown: the torch builds (version, else ``torch_version`` hash) of
+            packed keys whose default settings fxcache has no record of: the
+            manifest lists no settings of those keys (unknown, not none).
     """
 
     root: Path
     manifest: Manifest
     files: tuple[PlannedMember, ...]
     left_out: tuple[Reason, ...] = ()
+    defaults_unknown: tuple[str, ...] = ()
 
     @property
     def total_bytes(self) -> int:
@@ -84,7 +90,8 @@ class PackPlan:
 
     def to_json(self) -> dict[str, object]:
         return {"cache_dir": str(self.root), "bytes": self.total_bytes,
-                "left_out": [r.to_json() for r in self.left_out], "manifest": self.manifest.to_json()}
+                "left_out": [r.to_json() for r in self.left_out], "defaults_unknown": list(self.defaults_unknown),
+                "manifest": self.manifest.to_json()}
 
 
 def plan_pack(catalog: Catalog, *, functions: Sequence[str] = (), keys: Sequence[str] = (),
@@ -201,6 +208,7 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
     values: dict[str, str] = {}
     settings: set[tuple[str, str]] = set()
     threads: Counter[int] = Counter()
+    unknown_defaults: set[str] = set()
     for e in entries:
         d = catalog.load(e, full=True)
         if not isinstance(d, DecodedEntry):
@@ -226,9 +234,15 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
                 if c.name == "cpp_runtime_thread_count" and c.value.strip().isdigit():
                     cpp = int(c.value.strip())
                     threads[cpp] += 1
-            for g in settings_not_at_default(comps):
-                if g.group not in PER_GRAPH_GROUPS:
-                    settings.update((c.name, c.readable) for c, _ in g.not_default)
+            # the defaults of the torch that built the key (another torch's differ)
+            built_by = next((version_of(c.hash) for c in comps if c.name == "torch_version"), None) or torch_version
+            table = default_settings_for(built_by) if built_by else None
+            if table is None:
+                unknown_defaults.add(built_by or next((c.hash[:12] for c in comps if c.name == "torch_version"), "?"))
+            else:
+                for g in settings_not_at_default(comps, table):
+                    if g.group not in PER_GRAPH_GROUPS:
+                        settings.update((c.name, c.readable) for c, _ in g.not_default)
             try:
                 source = wrapper_source(read_entry_bytes(e.path))
             except OSError:
@@ -249,6 +263,8 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
         left.append(Reason(f"the entries were made by {len(builds)} torch builds; the manifest names "
                            "the most common one", "mixed-builds"))
     main_build = dict(builds.most_common(1)[0][0]) if builds else {}
+    if torch_version is None and "torch_version" in main_build:
+        torch_version = version_of(main_build["torch_version"])
     members: list[PlannedMember] = []
     for rel in sorted(files):
         where, kind, size, sha = files[rel]
@@ -259,7 +275,7 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
                         threads.most_common(1)[0][0] if threads else None),
         settings=tuple(sorted(settings)),
         entries=tuple(sorted(packed, key=lambda p: (p.kind, p.key, p.entry))))
-    return PackPlan(root, manifest, tuple(members), tuple(left))
+    return PackPlan(root, manifest, tuple(members), tuple(left), tuple(sorted(unknown_defaults)))
 
 
 def _relative(root: Path, where: str) -> str | None:

@@ -15,8 +15,8 @@ run: they are listed, for the run to set the same. A ``TORCHINDUCTOR_*`` variabl
 set here, though, is read by every run here when torch's config is imported
 (torch/_inductor/config.py): a setting it puts at another value than the one the
 packed keys hashed (the manifest's value where the setting is listed, else
-torch's default, :func:`fxcache_core.keying.defaults.default_settings`, the table
-the manifest's list was made with) changes every key a run here computes, and
+torch's default, :func:`fxcache_core.keying.defaults.default_settings_for` this
+torch, the table the manifest's list was made with: the same torch built the keys) changes every key a run here computes, and
 nothing hits unless the run sets it back in code. Decides only; the caller
 passes in what the installed torch computes.
 """
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from fxcache_core.keying.anatomy import Component
 from fxcache_core.keying.config_env import env_var
-from fxcache_core.keying.defaults import default_settings
+from fxcache_core.keying.defaults import default_settings_for
 from fxcache_core.pack.manifest import Manifest
 from fxcache_core.reasons import Reason
 
@@ -107,7 +107,7 @@ def will_hit(manifest: Manifest, here_version: str, here_hashes: Mapping[str, st
                               f"({', '.join(differ)} differ{'s' if len(differ) == 1 else ''})",
                               "other-torch-build"))
     else:
-        reasons.extend(_settings_differ(manifest, here_settings))
+        reasons.extend(_settings_differ(manifest, here_settings, default_settings_for(here_version)))
     verdicts = []
     for name, es in manifest.functions().items():
         why = list(reasons)
@@ -121,10 +121,13 @@ def will_hit(manifest: Manifest, here_version: str, here_hashes: Mapping[str, st
     return HitReport(here_version, differ, tuple(verdicts), manifest.settings)
 
 
-def _settings_differ(manifest: Manifest, here: Sequence[Component]) -> list[Reason]:
-    """One reason per setting a variable here puts at another value than the packed keys hashed."""
+def _settings_differ(manifest: Manifest, here: Sequence[Component],
+                     defaults: Mapping[str, tuple[str, str]] | None) -> list[Reason]:
+    """One reason per setting a variable here puts at another value than the packed keys
+    hashed; a setting the manifest does not list is judged only where this torch's
+    defaults are recorded (``defaults``)."""
     packed = dict(manifest.settings)
-    defaults = default_settings()
+    defaults = defaults or {}
     out = []
     for c in here:
         if c.name in packed:

@@ -107,3 +107,24 @@ def test_the_variables_set_in_an_environment_are_those_of_torchs_config():
     assert set_in({"TORCHINDUCTOR_MAX_AUTOTUNE": "1", "PATH": "/bin"}) == {
         "inductor_config[max_autotune]": "TORCHINDUCTOR_MAX_AUTOTUNE"}
     assert set_in({"TORCHINDUCTOR_CACHE_DIR": "/tmp/x"}) == {}
+
+
+def test_a_pack_names_the_torch_that_built_it_and_lists_only_settings_off_that_torchs_defaults():
+    """Without a trace the keys name their torch only as a hash: the recorded builds name it
+    (keying/torch_builds.json), and its own defaults table (torch_defaults-<version>.json)
+    says which settings a user set; the installed torch's table would list every default
+    that changed between the versions as a setting the run must set. A torch whose defaults
+    are not recorded gets no list, and the plan says so."""
+    from fxcache_core.keying.defaults import default_settings_for
+
+    for version in VERSIONS:
+        plan = plan_pack(Catalog(scan_cache(FIXTURES / version / "cache")), everything=True)
+        m = plan.manifest
+        assert m.build.torch_version == _truth(version)["torch_version"]
+        table = default_settings_for(version)
+        if table is None:
+            assert m.settings == () and plan.defaults_unknown == (_truth(version)["torch_version"],)
+            continue
+        assert m.settings, "the fixtures' keys hash one setting off the defaults"
+        for name, value in m.settings:
+            assert name in table and table[name][1] != value, (name, value)

@@ -85,6 +85,16 @@ SHOWN_FUNCTIONS = 12
 _TENSOR_RE = re.compile(r"[a-z0-9]+\[[^\]]*\]( |$)")
 
 
+def _function_label(function: str, entries: list[Any]) -> str:
+    """A function as the user reads it; the entries no readable entry records a frame for
+    (``"?"`` in the manifest) are named by their keys."""
+    if function != "?":
+        return safe(function)
+    keys = sorted({e.key for e in entries})
+    return safe(f"(function not recorded; keys {', '.join(k[:12] for k in keys[:3])}"
+                + (f" and {len(keys) - 3} more" if len(keys) > 3 else "") + ")")
+
+
 def _run_cache_dir(run: Any) -> str | None:
     """The cache dir to pack from: --cache-dir, else $TORCHINDUCTOR_CACHE_DIR, else the
     one the traced run wrote code into (as explain relates a run to its cache), else None
@@ -115,7 +125,7 @@ def _show_plan(plan: Any) -> None:
     for fn, es in functions[:SHOWN_FUNCTIONS]:
         tensors = [i.split(" stride", 1)[0] for e in es for i in e.inputs if _TENSOR_RE.match(i)]
         shapes = sorted(set(tensors), key=tensors.index)
-        out.print(f"  [cyan]{safe(fn)}[/cyan]: {plural(len(es), 'entry', 'entries')}"
+        out.print(f"  [cyan]{_function_label(fn, es)}[/cyan]: {plural(len(es), 'entry', 'entries')}"
                   + (f"  [dim]inputs {safe(short(', '.join(shapes), 90))}[/dim]" if shapes else ""))
     if len(functions) > SHOWN_FUNCTIONS:
         out.print(f"  [dim]… and {len(functions) - SHOWN_FUNCTIONS} more functions (--dry-run --json lists "
@@ -231,11 +241,15 @@ def _dry_run(plan: Any, as_json: bool) -> None:
               f"({human_bytes(plan.manifest.total_bytes)}); into {safe(str(plan.root))} it would add "
               f"{plan.count('add')}, skip {plan.count('identical')} identical, keep {plan.count('conflict')} "
               "conflicting")
+    fns = plan.manifest.functions()
     for f in report.functions:
         if f.will_hit:
-            out.print(f"  [green]will hit[/green]  {safe(f.function)} ({plural(f.entries, 'entry', 'entries')})")
+            out.print(f"  [green]will hit[/green]  {_function_label(f.function, fns[f.function])} ({plural(f.entries, 'entry', 'entries')})")
         else:
-            out.print(f"  [red]no hit[/red]    {safe(f.function)}: {safe('; '.join(r.text for r in f.reasons))}")
+            out.print(f"  [red]no hit[/red]    {_function_label(f.function, fns[f.function])}: {safe('; '.join(r.text for r in f.reasons))}")
     if report.settings:
+        from fxcache_core.keying.config_env import env_var
+
         out.print("  the keys were made with these settings not at torch's defaults; the run must set them "
-                  "the same: " + safe(", ".join(f"{n}={v}" for n, v in report.settings)))
+                  "the same (in code, or with the variable named): "
+                  + safe(", ".join(f"{n}={v}" + (f" ({env_var(n)})" if env_var(n) else "") for n, v in report.settings)))

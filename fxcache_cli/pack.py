@@ -250,6 +250,7 @@ def _dry_run(plan: Any, as_json: bool) -> None:
     if report.settings:
         from fxcache_core.keying.config_env import env_var
 
+        named = any(env_var(n) for n, _ in report.settings)
         out.print("  the keys were made with these settings not at torch's defaults; the run must set them "
-                  "the same (in code, or with the variable named): "
+                  "the same" + (" (in code, or with the variable named)" if named else "") + ": "
                   + safe(", ".join(f"{n}={v}" + (f" ({env_var(n)})" if env_var(n) else "") for n, v in report.settings)))

@@ -143,7 +143,7 @@ def test_dry_run_writes_nothing_where_torch_would_make_its_cache_dir(tmp_path):
     assert not target.exists() and list(tmp.iterdir()) == []
 
 
-def test_dry_run_under_a_torchinductor_variable_that_changes_the_keys_says_no_hit(roundtrip, tmp_path):
+def test_dry_run_under_a_torchinductor_variable_that_changes_the_keys_says_no_hit(pack_roundtrip, tmp_path):
     """The same torch, but ``TORCHINDUCTOR_MAX_AUTOTUNE=1`` in the environment: torch reads it
     into its config at import, every key a run computes hashes ``max_autotune=True``, and a
     fresh run on the unpacked pack misses every lookup (checked by hand with torch's counters:
@@ -151,7 +151,7 @@ def test_dry_run_under_a_torchinductor_variable_that_changes_the_keys_says_no_hi
     (``TORCHINDUCTOR_FREEZING=0``) changes nothing. A fresh process: torch reads the variables
     when its config is first imported."""
     proc = run_module("fxcache_cli", "--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", "--json",
-                      str(roundtrip["pack"]), env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1", "TORCHINDUCTOR_FREEZING": "0"})
+                      str(pack_roundtrip["pack"]), env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1", "TORCHINDUCTOR_FREEZING": "0"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)["will_hit"]
     assert report["functions"] and not report["all_hit"] and not report["build_components_differ"]

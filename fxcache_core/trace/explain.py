@@ -50,10 +50,10 @@ from fxcache_core.errors import GuardParseError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.guards.expr import parse_guards
 from fxcache_core.guards.in_force import CheckBudget, check_installed
-from fxcache_core.guards.user_terms import user_source
 from fxcache_core.keying.anatomy import parse_debug_lines
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.call import traced_function
+from fxcache_core.trace.dynamic_dims import dynamic_root_cause, more_dynamic_note, newly_symbolic
 from fxcache_core.trace.nearest import NearestKeys
 from fxcache_core.trace.rebuilt import Libraries, rebuild_of
 from fxcache_core.trace.report import (
@@ -353,14 +353,17 @@ class _Explainer:
         if self.nearest is None or lk.key is None:
             return LookupExplanation(lk, c, "new-key", values=values)
         nearest, notes = self.nearest.find(lk, c)
+        cause = None
         if nearest is not None and c is not None and c.recompile_reason is not None:
-            notes += _more_dynamic(self.run, c, nearest.written_by)
+            notes += more_dynamic_note(self.run, c, nearest.written_by)
+            # Automatic dynamic made dims symbolic: they explain the graph and inputs that differ.
+            cause = dynamic_root_cause(newly_symbolic(self.run, c, nearest.written_by)[1], nearest.diffs)
         # No near key, nothing that stopped the search, not a recompile: the first compile of this graph.
         first = nearest is None and not notes and (c is None or c.recompile_reason is None)
+        if cause is None and nearest is not None:
+            cause = root_cause(nearest, c, self.run.torch_version)
         return LookupExplanation(lk, c, "new-key", nearest=nearest, first_compile=first,
-                                 values=values, notes=tuple(notes),
-                                 root_cause=root_cause(nearest, c, self.run.torch_version)
-                                 if nearest is not None else None)
+                                 values=values, notes=tuple(notes), root_cause=cause)
 
 
 def _evaluate(name: str, d: DecodedEntry, values: tuple[CallValue, ...]) -> TriedEntry:
@@ -377,24 +380,6 @@ def _evaluate(name: str, d: DecodedEntry, values: tuple[CallValue, ...]) -> Trie
     if f is not None:
         return TriedEntry(name, f.status, f.clause.text, values, f.error)
     return TriedEntry(name, verdict.status, None, values)
-
-
-def _more_dynamic(run: TraceRun, c: TraceCompile, written_by: int | None) -> list[Reason]:
-    """A recompile that made more dims symbolic than the compile that wrote its nearest
-    key: which (sources of the symbols ``c`` created that that compile did not), in the
-    user's terms; nothing where the trace does not show that compile."""
-    prev = run.compile_of(run.lookups[written_by]) if written_by is not None else None
-    if prev is None or prev is c:
-        return []
-    before = {s.source for s in prev.symbols if s.source}
-    new = [s.source for s in c.symbols if s.source and s.source not in before
-           and (".size()[" in s.source or ".stride()[" in s.source)]
-    if not new:
-        return []
-    dims = ", ".join(dict.fromkeys(user_source(src) for src in new))
-    key = run.lookups[written_by].key or "" if written_by is not None else ""
-    return [Reason(f"a recompile with more dynamic dims than key {key[:12]} (compile {run.label(prev)}): "
-                   f"{dims} now symbolic", "more-dynamic-dims")]
 
 
 def _call_values(c: TraceCompile) -> dict[str, int]:

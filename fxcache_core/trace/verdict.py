@@ -167,6 +167,14 @@ def root_cause_words(r: RootCause, raw: bool = False) -> str:
 def consequence_words(r: RootCause) -> str:
     """What follows from a root cause, counted: ``30 settings new or changed with it, the
     backward graph's node names``; "" when nothing does."""
+    if r.code == "more-dynamic-dims":
+        inputs = sum(1 for c in r.consequences if c.startswith("example_inputs["))
+        parts = ["the graph (the same ops, with symbolic sizes)"] if "gm" in r.consequences else []
+        if inputs:
+            parts.append(f"{inputs} example input{'s' if inputs != 1 else ''} (a SymInt added, the rest moved)")
+        if "fx_kwargs[static_input_idxs]" in r.consequences:
+            parts.append("the places of the static inputs")
+        return ", ".join(parts)
     settings = sum(1 for c in r.consequences if c != "gm" and not c.startswith("system_info"))
     parts = [f"{settings} setting{'s' if settings != 1 else ''} new or with another default"] if settings else []
     if any(c.startswith("system_info") for c in r.consequences):
@@ -181,13 +189,19 @@ def _root_row(r: RootCause, raw: bool) -> CauseRow:
     if r.code == "torch-version":
         words = f"the cache was built by torch {cache}, this run is torch {this}"
     elif r.code in ("inductor-config", "setting"):
-        name = r.component if raw else r.component.removeprefix("inductor_config[").removesuffix("]")
+        name = r.component
+        if not raw and name.startswith("inductor_config[") and name.endswith("]"):
+            name = name[len("inductor_config["):-1]
         via = f" ({r.env})" if r.env and not raw else ""
         words = f"{name}{via} is {this} in this run, {cache} in the cache"
     elif r.code.startswith("input"):
         name = r.component if raw or r.input is None else r.input
         what = r.code.removeprefix("input-") if r.code != "input" else "metadata"
         words = f"input {name} has {what} {this} in this run, {cache} in the cache"
+    elif r.code == "more-dynamic-dims":
+        name = r.component if raw else user_source(r.component)
+        was = f"; it was {cache} in the compile of the nearest key" if r.cache else ""
+        words = f"a recompile made {name} symbolic (automatic dynamic{was})"
     elif r.code == "graph":
         words = f"the traced graph differs ({this} in this run, {cache} in the cache)"
     else:

@@ -107,7 +107,8 @@ class RootCause:
             ``inductor_config[max_autotune]``, ``example_inputs[0]``...).
         this: its value in this run (``2.14.1+cu130``, ``torch.float16``...), None where unknown.
         cache: its value in the nearest key of the cache, None where unknown.
-        code: a stable reason code (``torch-version``, ``inductor-config``, ``input-dtype``...).
+        code: a stable reason code (``torch-version``, ``inductor-config``, ``input-dtype``,
+            ``more-dynamic-dims``...: :mod:`fxcache_core.trace.dynamic_dims`).
         env: a config key: the environment variable that sets it, where torch has one.
         input: an example input: the argument's name (``x``).
         consequences: the other differing components that follow from this one

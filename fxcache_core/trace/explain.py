@@ -361,7 +361,7 @@ class _Explainer:
         # No near key, nothing that stopped the search, not a recompile: the first compile of this graph.
         first = nearest is None and not notes and (c is None or c.recompile_reason is None)
         if cause is None and nearest is not None:
-            cause = root_cause(nearest, c, self.run.torch_version)
+            cause = root_cause(nearest, c, self.run.torch_version, graph=lk.graph)
         return LookupExplanation(lk, c, "new-key", nearest=nearest, first_compile=first,
                                  values=values, notes=tuple(notes), root_cause=cause)
 

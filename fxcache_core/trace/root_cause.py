@@ -45,11 +45,16 @@ from fxcache_core.trace.user_terms import user_source
 _BUILD_GROUPS = ("system_info", "cpp_runtime_thread_count")
 
 
-def root_cause(near: Nearest, compile: TraceCompile | None, torch_version: str | None) -> RootCause | None:
+def root_cause(near: Nearest, compile: TraceCompile | None, torch_version: str | None,
+               graph: str | None = None) -> RootCause | None:
     """The root cause of a new key against its nearest key ``near`` (see the module
     docstring); ``compile``: the traced compile (its tensors name the inputs);
-    ``torch_version``: this run's (``2.14.1+cu130``, the trace's). None where
-    ``near`` has no differing component to read."""
+    ``torch_version``: this run's (``2.14.1+cu130``, the trace's); ``graph``: the
+    lookup's (``backward``: its inputs are saved tensors and tangents, none the user's
+    argument, so a traced tensor of the same dtype and shape names none of them). None
+    where ``near`` has no differing component to read."""
+    if graph == "backward" or near.role == "backward":
+        compile = None
     diffs = near.diffs
     if not diffs:
         return None

@@ -81,3 +81,31 @@ def test_a_setting_outside_inductor_config_keeps_its_whole_name():
     rc = RootCause("inductor_config[max_autotune]", "True", "False", "inductor-config",
                    env="TORCHINDUCTOR_MAX_AUTOTUNE")
     assert root_cause_words(rc).startswith("max_autotune (TORCHINDUCTOR_MAX_AUTOTUNE) is True")
+
+
+def test_a_child_of_a_sequential_reads_as_an_index():
+    from fxcache_core.trace.user_terms import user_source
+
+    assert user_source("L['fn']._modules['0']._parameters['weight']") == "fn[0].weight"
+    assert user_source("L['self']._modules['blocks']._modules['11']._modules['attn']") == "self.blocks[11].attn"
+
+
+def test_a_backward_graphs_input_is_not_named_after_a_traced_argument_of_its_shape():
+    # A dtype change seen by the backward graph: its example_inputs[0] is the saved
+    # input (float64[8, 16]), the same dtype and shape as the traced argument, but not it.
+    from pathlib import Path
+
+    from fxcache_core.trace.nearest import Nearest
+    from fxcache_core.trace.root_cause import root_cause
+    from fxcache_core.trace.run import TensorFact, TraceCompile
+
+    diffs = (_diff("example_inputs[0]", _tm("float64", "8, 16", "16, 1"), _tm("float32", "8, 16", "16, 1")),)
+    near = Nearest("fK", ("example_inputs[0]",), (), diffs=diffs)
+    fields = {f: None for f in TraceCompile.__dataclass_fields__}
+    fields.update(index=0, tensors=(TensorFact("L['args'][0]", "torch.float64", (8, 16), (16, 1), 0),),
+                  symbols=(), guards_added=(), file=Path("t.log"))
+    c = TraceCompile(**fields)  # type: ignore[arg-type]
+    fwd = root_cause(near, c, None)
+    assert fwd is not None and (fwd.code, fwd.input) == ("input-dtype", "args[0]")
+    bwd = root_cause(near, c, None, graph="backward")
+    assert bwd is not None and (bwd.code, bwd.this, bwd.cache, bwd.input) == ("input-dtype", "float64", "float32", None)

@@ -15,7 +15,8 @@ precompiled header, which a clean hit does too.
 :class:`Libraries` looks at the run's cache dirs: a library whose mtime falls
 within a compile step of the hit was built by it (the run wrote it: its mtime
 is its own, whatever a copy did to the others'); torch's ISA check programs
-(``VecISA.check_build`` in torch/_inductor/cpu_vec_isa.py) are not kernels.
+(``VecISA.check_build`` in torch/_inductor/cpu_vec_isa.py: AVX, AVX512-BF16,
+AVX512-VNNI, AMX) are not kernels.
 The cause compares the library with one the cache held before the run for the
 same kernel source: the ``/torch/include`` dirs and the ``ATen/cpu/vec/vecNNN``
 headers its debug information names (``-g`` builds record both). No library
@@ -53,7 +54,10 @@ MAX_FILES = 200_000
 SLACK_S = 0.5
 """Seconds a library's mtime may lie past the end of the step that built it (clock steps)."""
 
-_ISA_CHECK = b"__avx_chk_kernel"  # torch/_inductor/cpu_vec_isa.py VecISA._avx_code
+# torch/_inductor/cpu_vec_isa.py: each ISA check program (VecISA._avx_code, VecAVX512's
+# _avx512_bf16_code and _avx512_vnni_code, VecAMX._amx_code/_amx_fp16_code) defines
+# ``extern "C" ... __<isa>_chk_kernel[_N](...)``; a kernel never does.
+_ISA_CHECK = re.compile(rb'extern "C" [^\n;{]{0,200}?\b__\w{1,40}_chk_kernel(?:_\d+)?\s*\(')
 _INCLUDE_RE = re.compile(rb"(/[^\x00-\x20]{0,4000}?)/torch/include(?=[/\x00])")
 _VEC_RE = re.compile(rb"ATen/cpu/vec/vec(128|256|512)\b")
 _VEC_NAMES = {"512": "AVX512", "256": "AVX2", "128": "128-bit vectors"}
@@ -88,7 +92,7 @@ class Libraries:
         for lib in self.libs():
             if any(a <= lib.mtime <= b for a, b in windows):
                 src = _read(_source_of(lib.path), MAX_SOURCE_BYTES)
-                if src is None or _ISA_CHECK not in src:
+                if src is None or _ISA_CHECK.search(src) is None:
                     out.append(lib)
         return out
 

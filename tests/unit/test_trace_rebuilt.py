@@ -159,3 +159,33 @@ def test_a_peeked_chromium_payload_is_verified_and_bounded(tmp_path):
     run = read_run(write_trace(tmp_path / "t", text))
     assert [(s.start, s.end) for s in run.compiles[0].cxx_steps] == [(102.0, 102.5)]
     assert run.files[0].clock == "trace" and run.files[0].skipped >= 1  # the forged md5
+
+
+# The ISA check programs of torch/_inductor/cpu_vec_isa.py (2.13 and 2.14), as written
+# into the cache dir (``<hash>.cpp``/``<hash>.so``, not ``.main``): a cache shipped without
+# its libraries builds them again within the first hit, beside the kernels.
+_ISA_CHECKS = [
+    b'extern "C" void __avx_chk_kernel() {\n    auto tmp0 = at::vec::Vectorized<float>(1);\n}\n',
+    b'#include <immintrin.h>\n\nextern "C" __m512bh __avx512_bf16_chk_kernel(__m512 a, __m512 b) {\n'
+    b'    return _mm512_cvtne2ps_pbh(a, b);\n}\n',
+    b'extern "C" __m256i __avx512_vnni_chk_kernel_1(__m256i src, __m256i a, __m256i b) {\n'
+    b'    return _mm256_dpbusd_epi32(src, a, b);\n}\n',
+    b'struct amx_tilecfg {\n  uint8_t palette_id;\n};\n\nextern "C" void __amx_chk_kernel() {\n'
+    b'  amx_tilecfg cfg = {0};\n  _tile_zero(0);\n}\n',
+]
+
+
+def test_every_isa_check_program_is_no_kernel(tmp_path):
+    now = time.time()
+    _lib(tmp_path, "cnew1111", now, ["/venv"], 512)
+    for i, src in enumerate(_ISA_CHECKS):
+        d = tmp_path / f"i{i}"
+        d.mkdir()
+        (d / f"ci{i}check.cpp").write_bytes(src)
+        so = d / f"ci{i}check.so"
+        so.write_bytes(b"\x7fELF\x00")
+        os.utime(so, (now, now))
+    text = clock() + start() + chrome("compile_file", "B", now - 1) + chrome("compile_file", "E", now) + fx_hit()
+    run = read_run(write_trace(tmp_path / "t", text))
+    r, _ = rebuild_of(run.lookups[0], run.compiles[0], Libraries([tmp_path]), now - 60)
+    assert r is not None and r.kernels == 1 and r.code == "library-missing"

@@ -20,7 +20,9 @@ explains the rest, in this order:
    (:mod:`fxcache_core.keying.config_env`, from torch/_inductor/config.py).
 3. an example input (``example_inputs[0]``): with the argument's name (the
    traced tensor of the same dtype and shape, ``L['x']`` -> ``x``) and the
-   fields that differ (dtype, shape, stride) as this/cache.
+   fields that differ (dtype, shape, stride) as this/cache; other inputs with
+   the same change of the same field (a model cast to float64) are its
+   consequences.
 4. the build (``system_info``, ``cpp_runtime_thread_count``), then the graph.
 
 With no torch version change, the first component in that order is the root
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from fxcache_core.keying.anatomy import Component, ComponentDiff, is_setting, tensor_fields
 from fxcache_core.keying.config_env import env_var
@@ -72,7 +75,12 @@ def root_cause(near: Nearest, compile: TraceCompile | None, torch_version: str |
     also = tuple(d.name for d in diffs if d is not first)
     group = first.name.split("[", 1)[0]
     if first.name.startswith("example_inputs["):
-        return _input_change(first, compile, also)
+        rc = _input_change(first, compile, also)
+        # The same change in other inputs (a model cast to another dtype: every parameter
+        # and argument) is one cause, not one per input.
+        same = tuple(d.name for d in diffs if d is not first and d.name.startswith("example_inputs[")
+                     and rc.code != "input" and _field_change(d, rc.code) == (rc.this, rc.cache))
+        return replace(rc, consequences=same, also=tuple(n for n in also if n not in same))
     this, cache = _value(first.a), _value(first.b)
     if is_setting(group):
         code = "inductor-config" if group.startswith("inductor_config") else "setting"
@@ -187,6 +195,17 @@ def _input_change(d: ComponentDiff, compile: TraceCompile | None, also: tuple[st
         if fa.get(fld) != fb.get(fld):
             return RootCause(d.name, fa.get(fld), fb.get(fld), f"input-{fld}", input=name, also=also)
     return RootCause(d.name, _value(d.a), _value(d.b), "input", input=name, also=also)
+
+
+def _field_change(d: ComponentDiff, code: str) -> tuple[str | None, str | None] | None:
+    """(this, cache) of the field ``code`` names (``input-dtype``: the dtype) of an
+    example input's diff; None where a side is not tensor metadata."""
+    fa = tensor_fields(d.a.value) if d.a is not None else None
+    fb = tensor_fields(d.b.value) if d.b is not None else None
+    if fa is None or fb is None:
+        return None
+    fld = code.removeprefix("input-")
+    return fa.get(fld), fb.get(fld)
 
 
 def _argument(fields: dict[str, str], compile: TraceCompile | None) -> str | None:

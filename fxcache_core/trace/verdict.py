@@ -175,6 +175,9 @@ def consequence_words(r: RootCause) -> str:
         if "fx_kwargs[static_input_idxs]" in r.consequences:
             parts.append("the places of the static inputs")
         return ", ".join(parts)
+    if r.code.startswith("input-"):
+        n = sum(1 for c in r.consequences if c.startswith("example_inputs["))
+        return f"{n} more input{'s' if n != 1 else ''} with the same {r.code.removeprefix('input-')} change" if n else ""
     settings = sum(1 for c in r.consequences if c != "gm" and not c.startswith("system_info"))
     parts = [f"{settings} setting{'s' if settings != 1 else ''} new or with another default"] if settings else []
     if any(c.startswith("system_info") for c in r.consequences):

@@ -109,3 +109,19 @@ def test_a_backward_graphs_input_is_not_named_after_a_traced_argument_of_its_sha
     assert fwd is not None and (fwd.code, fwd.input) == ("input-dtype", "args[0]")
     bwd = root_cause(near, c, None, graph="backward")
     assert bwd is not None and (bwd.code, bwd.this, bwd.cache, bwd.input) == ("input-dtype", "float64", "float32", None)
+
+
+def test_a_model_cast_to_another_dtype_is_one_cause_not_one_per_input():
+    # torch 2.13's components of a Sequential cast to float64 (every parameter and the
+    # argument), and one input whose shape changed too: that one is a second cause.
+    from fxcache_core.trace.nearest import Nearest
+    from fxcache_core.trace.root_cause import root_cause
+
+    diffs = (_diff("example_inputs[0]", _tm("float64", "32, 16", "16, 1"), _tm("float32", "32, 16", "16, 1")),
+             _diff("example_inputs[1]", _tm("float64", "32", "1"), _tm("float32", "32", "1")),
+             _diff("example_inputs[2]", _tm("float64", "8, 16", "16, 1"), _tm("float32", "8, 16", "16, 1")),
+             _diff("example_inputs[3]", _tm("float32", "4, 32", "32, 1"), _tm("float32", "4, 16", "16, 1")))
+    rc = root_cause(Nearest("fK", tuple(d.name for d in diffs), (), diffs=diffs), None, None)
+    assert rc is not None and (rc.code, rc.this, rc.cache) == ("input-dtype", "float64", "float32")
+    assert rc.consequences == ("example_inputs[1]", "example_inputs[2]") and rc.also == ("example_inputs[3]",)
+    assert consequence_words(rc) == "2 more inputs with the same dtype change"

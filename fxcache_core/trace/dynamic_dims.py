@@ -73,7 +73,8 @@ def dynamic_root_cause(dims: Sequence[tuple[str, int | None]], diffs: Sequence[C
     graph is a consequence if its ops are the same but for the ops of symbolic sizes;
     the example inputs if the tensors among them are the same dtypes, ranks and devices
     (moved by the SymInts added); ``fx_kwargs[static_input_idxs]`` always. None without
-    dims, or where no differing component is one of those (then the dims explain nothing)."""
+    dims, where no differing component is one of those (then the dims explain nothing), or
+    where the graph calls other ops (the recompile took another branch: more than sizes changed)."""
     if not dims or not diffs:
         return None
     inputs = [d for d in diffs if d.name.startswith("example_inputs[")]
@@ -85,8 +86,8 @@ def dynamic_root_cause(dims: Sequence[tuple[str, int | None]], diffs: Sequence[C
             consequences.append(d.name)
         else:
             also.append(d.name)
-    if not consequences:
-        return None
+    if not consequences or "gm" in also:
+        return None  # the graph calls other ops: more changed than sizes (a branch taken)
     source, value = dims[0]
     m = _DIM_RE.match(source)
     arg = user_source(m.group(1)) if m else None

@@ -58,15 +58,20 @@ def test_a_recompile_with_a_new_symbolic_dim_is_the_root_cause_and_the_shifted_i
     assert "3 example inputs" in consequence_words(rc)
 
 
-def test_a_dtype_or_an_op_that_changed_with_the_new_dim_stays_a_second_cause():
-    # The same recompile, but the graph calls another op and an input changed dtype:
-    # neither follows from a symbolic size.
-    other = (_diff("gm", _GM_SYMBOLIC.replace("aten.view.default", "aten.reshape.default"), _GM_STATIC),
+def test_a_dtype_that_changed_with_the_new_dim_stays_a_second_cause():
+    # The same recompile, but an input changed dtype: that does not follow from a symbolic size.
+    other = (_diff("gm", _GM_SYMBOLIC, _GM_STATIC),
              _diff("example_inputs[1]", _tm("int32", "1, s27", "s27, 1"), _tm("int64", "1, 8", "8, 1")),
              _diff("fx_kwargs[static_input_idxs]", "[2]", "[1]"))
     rc = dynamic_root_cause(_DIMS, other)
-    assert rc is not None and rc.consequences == ("fx_kwargs[static_input_idxs]",)
-    assert rc.also == ("gm", "example_inputs[1]")
+    assert rc is not None and rc.consequences == ("gm", "fx_kwargs[static_input_idxs]")
+    assert rc.also == ("example_inputs[1]",)
+
+
+def test_a_recompile_whose_graph_calls_other_ops_is_not_explained_by_its_new_dims():
+    # A branch on a size taken the other way: the graph changed beyond its sizes.
+    other = (_diff("gm", _GM_SYMBOLIC.replace("aten.view.default", "aten.reshape.default"), _GM_STATIC),) + _DIFFS[1:]
+    assert dynamic_root_cause(_DIMS, other) is None
 
 
 def test_no_new_dim_or_nothing_it_explains_leaves_the_root_cause_to_the_components():

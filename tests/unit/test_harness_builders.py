@@ -44,3 +44,15 @@ def test_every_background_build_has_a_fixture_of_its_name():
                     if name not in fixtures | conftest_fixtures]
     assert seen >= 10  # the walk found the builders
     assert not missing, missing
+
+
+def test_every_file_with_a_background_build_has_a_place_in_the_torch_order():
+    """conftest runs the torch tests file by file in the order their builds are ready
+    (``_TORCH_ORDER``); a file missing there runs first and waits for its build while
+    the tests of builds already made could run."""
+    import conftest
+
+    files = [p.name for p in sorted((TESTS / "torch").glob("test_*.py"))
+             if _builders_and_fixtures(p)[0]]
+    assert len(files) >= 8
+    assert [f for f in files if f not in conftest._TORCH_ORDER] == []

@@ -332,6 +332,22 @@ def open_noatime(path: str | os.PathLike[str], *, follow_symlinks: bool = True) 
         return os.open(path, flags)
 
 
+def read_capped(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes | None:
+    """The bytes of ``path`` (opened as :func:`open_noatime` opens it), or None when it
+    cannot be opened or read, or holds more than ``limit`` bytes (never more than
+    ``limit + 1`` are read)."""
+    try:
+        fd = open_noatime(path, follow_symlinks=follow_symlinks)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError:
+        return None
+    return data if len(data) <= limit else None
+
+
 def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
                   skipped: list[Skipped]) -> CacheKey:
     # The hot loop of every command: one lstat per file, and the records built

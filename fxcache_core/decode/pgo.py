@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fxcache_core.cache.scan import open_noatime
+from fxcache_core.cache.scan import open_noatime, read_capped
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
 from fxcache_core.decode.unpickler import Stub, load_stubs, opt_int, opt_str
 from fxcache_core.errors import EntryDecodeError
@@ -274,12 +274,5 @@ def file_hash(path: str) -> str | None:
     :data:`MAX_SOURCE_BYTES`): then nothing is known."""
     if not os.path.exists(path):
         return path
-    try:
-        fd = open_noatime(path)
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(MAX_SOURCE_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_SOURCE_BYTES:
-        return None
-    return format(zlib.crc32(data) & 0xFFFFFFFF, "08x")
+    data = read_capped(path, MAX_SOURCE_BYTES)
+    return format(zlib.crc32(data) & 0xFFFFFFFF, "08x") if data is not None else None

@@ -31,11 +31,10 @@ the restricted unpickler (:func:`~fxcache_core.decode.unpickler.load_stubs`).
 from __future__ import annotations
 
 import ast
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from fxcache_core.cache.scan import Artifact, open_noatime
+from fxcache_core.cache.scan import Artifact, read_capped
 from fxcache_core.decode.memlimit import decoding_budget
 from fxcache_core.decode.unpickler import Stub, load_stubs
 
@@ -156,18 +155,8 @@ class CodeIndex:
 
 
 def _read_text(path: str) -> str | None:
-    try:
-        fd = open_noatime(path, follow_symlinks=False)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(MAX_SOURCE_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_SOURCE_BYTES:
-        return None
-    return data.decode("utf-8", errors="replace")
+    data = read_capped(path, MAX_SOURCE_BYTES, follow_symlinks=False)
+    return data.decode("utf-8", errors="replace") if data is not None else None
 
 
 __all__ = ["NEEDED", "CodeIndex", "Needed", "kernel_sources", "wrapper_source"]

@@ -25,6 +25,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+import test_pack_hostile
 from helpers import child_cost, run_fxcache, run_module
 from test_pack_hostile import _manifest, _members, _with_manifest, make_cache
 
@@ -32,17 +33,8 @@ from fxcache_core.pack import install
 from fxcache_core.pack.manifest import MANIFEST_NAME, PackError
 
 RSS_LIMIT_KB = 300 * 1024
+packed = test_pack_hostile.packed  # the fixture: that cache and a pack of all of it
 UNLISTED = "ab/cabcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrstu.so"
-
-
-@pytest.fixture
-def packed(tmp_path: Path) -> tuple[Path, Path]:
-    cache = tmp_path / "cache"
-    make_cache(cache)
-    pack = tmp_path / "p.tar.gz"
-    r = run_fxcache("--cache-dir", str(cache), "pack", "--all", str(pack))
-    assert r.returncode == 0, r.stderr
-    return cache, pack
 
 
 def _tar(members: list, fmt: int = tarfile.USTAR_FORMAT, **kw) -> bytes:

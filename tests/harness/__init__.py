@@ -8,6 +8,9 @@
 - ``traced``: workloads run under ``TORCH_TRACE`` with torch's lookups recorded.
 - ``variants``: one-change compile variants (``fxcache diff`` / ``key``).
 - ``remote_build``: a cache built with the remote caches on (Redis).
+- ``pack_app``: a small app for ``fxcache pack``'s round trip.
+- ``background``: the session's expensive values, built on background threads.
+- ``zygote``: the build processes above, forked from one that imported torch once.
 
 It imports from ``demo`` (the cases, ``build_cache``, ``recorder``); ``demo`` never
 imports from here. Run its entry points from the repository root

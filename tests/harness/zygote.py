@@ -209,6 +209,8 @@ class Zygote:
                 except TimeoutError:
                     os.killpg(pid, signal.SIGKILL)
                     raise subprocess.TimeoutExpired(argv, timeout) from None
+            except TimeoutError:  # no child answered at all
+                raise subprocess.TimeoutExpired(argv, timeout) from None
             except ConnectionError as e:
                 return subprocess.CompletedProcess(argv, 1, "", f"the zygote's child ended with no answer: {e}")
         return subprocess.CompletedProcess(argv, res["rc"], res["stdout"], res["stderr"])

@@ -1,16 +1,17 @@
-"""Torch's names in the user's terms: a Dynamo source as the user writes it.
+"""Torch's names in the user's terms, as explain writes them: a Dynamo source as the user writes it.
 
-Dynamo names what a guard or a graph input reads by its source
-(torch/_dynamo/source.py: ``LocalSource`` -> ``L['x']``, ``NNModuleSource`` ->
-``._modules['lin']``, ``TensorPropertySource`` -> ``.size()[0]``). The user wrote
-``x``, ``self.lin.weight``, ``x.size(0)``. Nothing here imports torch.
+:func:`fxcache_core.guards.user_terms.user_source` does the work (``L['x']`` -> ``x``,
+``._modules['lin']._parameters['weight']`` -> ``.lin.weight``, ``.size()[0]`` ->
+``.size(0)``); explain also writes a Sequential's or ModuleList's child by its index
+(``L['m']._modules['0']`` -> ``m[0]``). Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import re
 
-_ITEM_RE = re.compile(r"\._(?:modules|parameters|buffers)\['([A-Za-z_]\w*)'\]")
+from fxcache_core.guards.user_terms import user_source as _guard_source
+
 _INDEX_RE = re.compile(r"\._modules\['(\d+)'\]")
 
 
@@ -19,10 +20,7 @@ def user_source(source: str) -> str:
     ``L['self']._modules['lin']._parameters['weight']`` -> ``self.lin.weight``,
     ``L['x'].size()[0]`` -> ``x.size(0)``,
     ``L['m']._modules['0']._parameters['weight']`` -> ``m[0].weight``; other forms are kept as they are."""
-    s = re.sub(r"\b[LG]\['([A-Za-z_]\w*)'\]", r"\1", source)
-    s = _ITEM_RE.sub(r".\1", s)
-    s = _INDEX_RE.sub(r"[\1]", s)  # a Sequential's or ModuleList's child: m[0]
-    return re.sub(r"\.(size|stride)\(\)\[(\d+)\]", r".\1(\2)", s)
+    return _INDEX_RE.sub(r"[\1]", _guard_source(source))
 
 
 __all__ = ["user_source"]

@@ -313,10 +313,12 @@ def read_entry_bytes(path: Path) -> bytes:
         return f.read()
 
 
-def open_noatime(path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> int:
+def open_noatime(path: str | os.PathLike[str], *, follow_symlinks: bool = True,
+                 nonblocking: bool = False) -> int:
     """A read-only file descriptor for ``path``, opened with ``O_NOATIME`` where the OS
-    allows it (see :func:`read_entry_bytes`), and with ``O_NOFOLLOW`` unless
-    ``follow_symlinks``.
+    allows it (see :func:`read_entry_bytes`), with ``O_NOFOLLOW`` unless
+    ``follow_symlinks``, and with ``O_NONBLOCK`` if ``nonblocking`` (opening a FIFO
+    then never waits for a writer).
 
     Raises:
         OSError: the file cannot be opened (a symlink, without ``follow_symlinks``).
@@ -324,6 +326,8 @@ def open_noatime(path: str | os.PathLike[str], *, follow_symlinks: bool = True) 
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
     if not follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
+    if nonblocking:
+        flags |= getattr(os, "O_NONBLOCK", 0)
     try:
         return os.open(path, flags | _O_NOATIME)
     except PermissionError:
@@ -333,15 +337,19 @@ def open_noatime(path: str | os.PathLike[str], *, follow_symlinks: bool = True) 
 
 
 def read_capped(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes | None:
-    """The bytes of ``path`` (opened as :func:`open_noatime` opens it), or None when it
-    cannot be opened or read, or holds more than ``limit`` bytes (never more than
-    ``limit + 1`` are read)."""
+    """The bytes of the regular file ``path`` (opened as :func:`open_noatime` opens it,
+    and non-blocking, so a FIFO put there is never waited on), or None when it cannot
+    be opened or read, is not a regular file, or holds more than ``limit`` bytes
+    (never more than ``limit + 1`` are read)."""
     try:
-        fd = open_noatime(path, follow_symlinks=follow_symlinks)
+        fd = open_noatime(path, follow_symlinks=follow_symlinks, nonblocking=True)
     except OSError:
         return None
     try:
         with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+                return None
             data = f.read(limit + 1)
     except OSError:
         return None

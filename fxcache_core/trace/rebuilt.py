@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fxcache_core.cache.scan import read_capped
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.report import Rebuilt
 from fxcache_core.trace.run import TraceCompile, TraceLookup
@@ -91,7 +91,7 @@ class Libraries:
         out = []
         for lib in self.libs():
             if any(a <= lib.mtime <= b for a, b in windows):
-                src = _read(_source_of(lib.path), MAX_SOURCE_BYTES)
+                src = read_capped(_source_of(lib.path), MAX_SOURCE_BYTES, follow_symlinks=False)
                 if src is None or _ISA_CHECK.search(src) is None:
                     out.append(lib)
         return out
@@ -101,7 +101,7 @@ class Libraries:
         before ``before`` (epoch seconds) for the same kernel sources."""
         found: dict[str, str] = {}
         for lib in built:
-            src = _read(_source_of(lib.path), MAX_SOURCE_BYTES)
+            src = read_capped(_source_of(lib.path), MAX_SOURCE_BYTES, follow_symlinks=False)
             if src is None:
                 continue
             old = self._same_source(src, lib, before)
@@ -109,7 +109,8 @@ class Libraries:
                 found.setdefault("library-missing", "the cache holds no library built from this kernel's "
                                  "source (its compiled libraries were not copied with it?)")
                 continue
-            new_b, old_b = _read(lib.path, MAX_LIBRARY_BYTES), _read(old.path, MAX_LIBRARY_BYTES)
+            new_b = read_capped(lib.path, MAX_LIBRARY_BYTES, follow_symlinks=False)
+            old_b = read_capped(old.path, MAX_LIBRARY_BYTES, follow_symlinks=False)
             if new_b is None or old_b is None:
                 continue
             code, text = _compare(new_b, old_b)
@@ -132,7 +133,7 @@ class Libraries:
                     except OSError:
                         continue
         for path in self._sources.get(len(src), ()):
-            if path != lib.path and _read(_source_of(path), MAX_SOURCE_BYTES) == src:
+            if path != lib.path and read_capped(_source_of(path), MAX_SOURCE_BYTES, follow_symlinks=False) == src:
                 return next(x for x in self.libs() if x.path == path)
         return None
 
@@ -218,30 +219,6 @@ def _list(root: Path) -> list[_Lib]:
         except OSError:
             continue
     return out
-
-
-def _read(path: Path, limit: int) -> bytes | None:
-    """A regular file's bytes (no symlink followed), None past ``limit`` or unreadable."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        chunks, left = [], st.st_size
-        while left > 0:
-            b = os.read(fd, min(left, 1 << 20))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 __all__ = ["MAX_FILES", "MAX_LIBRARY_BYTES", "MAX_SOURCE_BYTES", "Libraries",  "rebuild_of"]

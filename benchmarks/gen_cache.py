@@ -35,7 +35,7 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import scan_artifacts, scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 
 _INT_RE = re.compile(r"\b\d+\b")

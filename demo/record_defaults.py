@@ -33,7 +33,7 @@ def _record(cache_dir: str) -> dict[str, tuple[str, str]]:
 
     torch.compile(f)(torch.randn(8, 4))
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.decode.entries import DecodedEntry
     from fxcache_core.keying.anatomy import is_setting, parse_debug_lines
 

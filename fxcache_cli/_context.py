@@ -87,15 +87,15 @@ _progress: list[Any] = []
 
 def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bool | None = None) -> Any:
     """A Catalog with a progress bar; ``indexed``: backed by the persistent index of
-    decoded entries (see fxcache_core.catalog.index; verify always reads the files).
+    decoded entries (see fxcache_core.state.index; verify always reads the files).
     ``hashing``: hash each file read (for name-is-content checks; default: unindexed only)."""
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
 
     prog = ReadProgress(scan.entry_count, enabled=not as_json)
     _progress.append(prog)
     idx = None
     if indexed and state.remote is None:  # a remote snapshot is a new temp dir each run
-        from fxcache_core.catalog.index import Index, default_index_path
+        from fxcache_core.state.index import Index, default_index_path
 
         idx = Index(default_index_path(scan.root), scan.root)
         _indexes.append(idx)

@@ -22,9 +22,9 @@ def df_cmd(
     reclaim. Totals are what find and du say of the same dir; $TRITON_CACHE_DIR too when set elsewhere."""
     from fxcache_core.cache.location import resolve_cache_dir, triton_cache_dir
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.catalog.index import default_index_path
     from fxcache_core.errors import CacheDirError
     from fxcache_core.prune.disk_usage import measure
+    from fxcache_core.state.index import default_index_path
 
     if state.remote is not None:
         fail("df measures a local cache dir; --remote caches are listed by fxcache --remote ls")

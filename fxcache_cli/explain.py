@@ -54,7 +54,7 @@ def explain_cmd(
     steps.close()
     done_reading()
     if record and scan is not None:
-        from fxcache_core.trace.usage import UsageStore, usage_path
+        from fxcache_core.state.usage import UsageStore, usage_path
 
         store = UsageStore(usage_path(scan.root))
         store.record(report)
@@ -99,7 +99,7 @@ def _secs(s: float | None) -> str:
 
 
 def _render(report: Any, raw: bool = False) -> None:
-    from fxcache_core.trace.verdict import run_verdict
+    from fxcache_core.trace.run_summary import run_verdict
 
     run = report.run
     verdict = run_verdict(report.lookups, raw=raw)
@@ -224,7 +224,7 @@ def _render_lookup(x: Any, raw: bool = False) -> None:
 def _render_root_cause(x: Any, pad: str) -> None:
     """A new key in the user's terms: the root cause, what follows from it, and only the
     details of the components that do not (``--raw`` lists them all)."""
-    from fxcache_core.trace.verdict import consequence_words, root_cause_words
+    from fxcache_core.trace.run_summary import consequence_words, root_cause_words
 
     n, r = x.nearest, x.root_cause
     via = f" (through their {n.role} FX keys)" if n.role else ""

@@ -81,7 +81,7 @@ def gc_cmd(
     if state.remote is None:  # hits and compile costs `fxcache explain` read from traces
         from dataclasses import replace
 
-        from fxcache_core.trace.usage import UsageStore, usage_path
+        from fxcache_core.state.usage import UsageStore, usage_path
 
         store = UsageStore(usage_path(scan.root))
         facts = store.load()

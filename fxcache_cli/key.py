@@ -24,7 +24,7 @@ def key_cmd(
     """What a key is made of: per component group, how many components and which
     settings are not at torch's defaults, then the components that matter (--all: every one)."""
     from fxcache_core.cache.keys import KeyKind
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.functions.origin import key_origin
     from fxcache_core.keying.anatomy import (
         anatomy,
@@ -144,7 +144,7 @@ def diff_cmd(
 ) -> None:
     """Which components differ between two keys: why two compiles did not share a key."""
     from fxcache_core.cache.keys import KeyKind
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.keying.anatomy import compare_keys
 
     scan_a = scan_dir(quiet=as_json)

@@ -68,7 +68,7 @@ def match_cmd(
     from fxcache_core.lookup.binding import TensorArg, parse_shape_spec, parse_shapes, parse_sym
     from fxcache_core.lookup.match import match
     from fxcache_core.lookup.phases import Phase
-    from fxcache_core.lookup.verdict import verdicts
+    from fxcache_core.lookup.prediction import verdicts
 
     from . import modes
 

@@ -71,7 +71,7 @@ from fxcache_core.decode import memlimit as _memlimit  # noqa: E402
 
 _memlimit.ENFORCED = False
 
-# fxcache's index of decoded entries (fxcache_core.catalog.index) goes to a temp dir for
+# fxcache's index of decoded entries (fxcache_core.state.index) goes to a temp dir for
 # the whole session, never to the user's ~/.cache (subprocesses inherit this),
 # removed when the session ends.
 os.environ["FXCACHE_INDEX_DIR"] = tempfile.mkdtemp(prefix="fxcache-test-index-")

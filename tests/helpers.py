@@ -130,7 +130,7 @@ def cli_json(proc: subprocess.CompletedProcess[str]):
 def plan_gc_on(root: Path, **policy):
     """``plan_gc`` on the cache at ``root`` with ``GcPolicy(**policy)``."""
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.prune.plan import plan_gc
     from fxcache_core.prune.policy import GcPolicy
 

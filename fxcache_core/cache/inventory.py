@@ -34,7 +34,7 @@ dot-files and ``*.tmp`` in torch's dirs,   ``temp``              ``write_atomic`
 Triton's ``tmp.*`` dirs                                          (pgo.py), ``FileCacheManager.put``
 ``cache/``, ``memoizer_cache.json``,       ``torch-other``       the key-value stores of _inductor/cache.py,
 ``autoheuristic/``, ``halide-runtime-*``                         codecache.py ``LocalCache``, runtime/caching/...
-fxcache's ``index-*.sqlite``               ``fxcache-index``     :mod:`fxcache_core.catalog.index` (only when its dir is inside)
+fxcache's ``index-*.sqlite``               ``fxcache-index``     :mod:`fxcache_core.state.index` (only when its dir is inside)
 anything else                              ``unknown``
 =========================================  ====================  =========================================
 

@@ -3,7 +3,7 @@
 A cold ``match`` or ``ls`` over a large cache spends its time unpickling
 entries; this module spreads that over the CPUs. Workers read and decode with
 the same stub unpickler as the parent (nothing is executed) and send back each
-entry's light form as index JSON (:func:`~fxcache_core.catalog.index.to_json`),
+entry's light form as index JSON (:func:`~fxcache_core.state.index.to_json`),
 which the parent keeps as if it had decoded the entry itself.
 
 Mirrors nothing in torch. Never decides what an entry means, never writes the
@@ -19,8 +19,8 @@ from concurrent.futures import Future
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import Entry, FileInfo
-from fxcache_core.catalog.index import to_json
 from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.state.index import to_json
 
 PARALLEL_MIN_ENTRIES = 512
 """Fewer entries to decode than this, and :meth:`Catalog.read_ahead` reads them

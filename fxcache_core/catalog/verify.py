@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fxcache_core.cache.scan import Entry
-from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.reasons import Reason, code_of
 

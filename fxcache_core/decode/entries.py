@@ -427,7 +427,7 @@ class DecodedEntry:
             graph string says (``# File: ... in fn``).
         forward_graph: AOTAutograd entries: the forward graph as printed
             (``aot_forward_graph_str``); only in the full form (the index keeps
-            the light one, :func:`fxcache_core.catalog.index.light`, without it).
+            the light one, :func:`fxcache_core.state.index.light`, without it).
         hints: FX entries: the value of each symbol when the graph was compiled
             (:func:`symbol_hints`: the ``get_args()`` harness of ``source_code``);
             the entry's guards hold at these values.

@@ -62,7 +62,7 @@ from dataclasses import dataclass, replace
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.reasons import Reason
 

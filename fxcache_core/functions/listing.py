@@ -15,7 +15,7 @@ from typing import Literal
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import Origin
 from fxcache_core.errors import FunctionLookupError
 from fxcache_core.functions.origin import function_label, function_of, key_origins, keys_of_function

@@ -24,7 +24,7 @@ runs user code; nothing here prints.
 :func:`key_origins` serves many keys at once: from the index's per-key table
 where it has the key (one row per key, valid while the entry it came from is
 unchanged), else by decoding the key's first entries (on every CPU when there
-are many, :meth:`~fxcache_core.catalog.catalog.Catalog.read_ahead`), remembering what
+are many, :meth:`~fxcache_core.catalog.reader.Catalog.read_ahead`), remembering what
 it found.
 """
 
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.errors import FunctionAmbiguousError
 from fxcache_core.functions.frames import CompiledFrom, compiled_from, label, named

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxcache_core.cache.scan import CacheKey, Entry
-from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import GuardParseError

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import KeyLookupError
 

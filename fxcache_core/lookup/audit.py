@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fxcache_core.cache.scan import CacheKey, Entry
-from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.errors import GuardParseError
 from fxcache_core.guards.summary import SymbolRange, summarize
 from fxcache_core.reasons import Reason, code_of

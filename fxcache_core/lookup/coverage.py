@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fxcache_core.cache.scan import CacheKey, Entry
-from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import GuardParseError, ShapeSpecError, param
 from fxcache_core.lookup.binding import DynamicMode, check_signs, is_size_source, parse_int64

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from fxcache_core.cache.scan import CacheKey, read_entry_bytes
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs
 from fxcache_core.errors import EntryDecodeError
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from fxcache_core.cache.scan import CacheKey
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.lookup.binding import InputValue, TensorType, value_of

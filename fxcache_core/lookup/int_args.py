@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import (
     MAX_GRAPH_LINES,
     DecodedEntry,

@@ -24,7 +24,7 @@ from typing import Literal
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
-from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import GuardParseError
 from fxcache_core.reasons import Reason, code_of
@@ -206,7 +206,7 @@ def torch_lookup(kind: KeyKind, verdicts: Sequence[EntryVerdict]) -> Lookup:
 
 def fx_loads(catalog: Catalog, key: CacheKey, hit: Entry | None) -> tuple[FxLoad, ...]:
     """The FX entries an AOTAutograd ``hit`` of ``key`` loads (exact guards-string match,
-    :meth:`~fxcache_core.catalog.catalog.Catalog.fx_entry_for`); () for an FX key or no hit."""
+    :meth:`~fxcache_core.catalog.reader.Catalog.fx_entry_for`); () for an FX key or no hit."""
     if hit is None or key.kind is not KeyKind.AOT_AUTOGRAD:
         return ()
     d = catalog.load(hit)

@@ -14,8 +14,8 @@ what one key alone cannot tell: FX keys fit through the AOTAutograd keys that
 load them, int arguments baked into a sibling key (:mod:`fxcache_core.lookup.int_args`),
 a function also compiled with static shapes.
 
-The result is a value (:class:`~fxcache_core.lookup.report.MatchReport`, in
-:mod:`fxcache_core.lookup.report`); nothing here prints.
+The result is a value (:class:`~fxcache_core.lookup.match_report.MatchReport`, in
+:mod:`fxcache_core.lookup.match_report`); nothing here prints.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import FxcacheError, ShapeSpecError, param
@@ -55,6 +55,7 @@ from fxcache_core.lookup.fit import (
 from fxcache_core.lookup.inputs import alias, input_bases, takes
 from fxcache_core.lookup.int_args import FunctionKeys, int_argument_rule
 from fxcache_core.lookup.judge import fx_loads, judge_entry, torch_lookup
+from fxcache_core.lookup.match_report import KeyMatch, MatchReport, UnboundKey
 from fxcache_core.lookup.phases import (
     Auto,
     Phase,
@@ -63,7 +64,6 @@ from fxcache_core.lookup.phases import (
     static_after_recompile,
     with_phases,
 )
-from fxcache_core.lookup.report import KeyMatch, MatchReport, UnboundKey
 from fxcache_core.lookup.symbol_names import NamedInputs, key_symbols, name_inputs
 from fxcache_core.reasons import Reason
 
@@ -110,7 +110,7 @@ def match_key(
         auto: what automatic dynamic or a saved profile traces as symbols on top of
             ``mode`` (:class:`~fxcache_core.lookup.phases.Auto`, in the key's sources).
         pgo: the cache dir holds a saved profile fxcache could not read (default:
-            any saved profile, :meth:`~fxcache_core.catalog.catalog.Catalog.has_pgo_state`).
+            any saved profile, :meth:`~fxcache_core.catalog.reader.Catalog.has_pgo_state`).
 
     Raises:
         ShapeSpecError: ``sym`` names a placeholder or symbol the key does not have.

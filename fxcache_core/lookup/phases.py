@@ -21,7 +21,7 @@ This module says which dims each phase traces as symbols (:class:`Auto`): for
 the first call, those a saved profile marks (:class:`Profiles`); after a
 recompile, those the key being judged has symbolic (the dims that changed when
 the cache was built), plus the profile's. :func:`fxcache_core.lookup.match.match`
-then judges the keys once per phase; :mod:`fxcache_core.lookup.verdict` says both.
+then judges the keys once per phase; :mod:`fxcache_core.lookup.prediction` says both.
 Never imports torch.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.pgo import CodeProfile, PgoState, file_hash, read_pgo_states
 from fxcache_core.functions.frames import CompiledFrom
@@ -44,7 +44,7 @@ from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg, Tens
 from fxcache_core.lookup.fit import INT_RE, Binding
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import Dims, entry_dims
-from fxcache_core.lookup.report import KeyMatch, MatchReport, PassResults, Phase
+from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase
 from fxcache_core.reasons import Reason
 
 __all__ = ["Auto", "Phase", "Profiles", "auto_scalars_taken", "evidence", "key_auto",

@@ -8,7 +8,7 @@ compile:
   takes, per FX key, the first entry whose guards string equals the one the
   AOTAutograd entry recorded (``FxGraphCacheLoadable`` in
   torch/_functorch/_aot_autograd/aot_autograd_result.py;
-  :meth:`~fxcache_core.catalog.catalog.Catalog.fx_entry_for`);
+  :meth:`~fxcache_core.catalog.reader.Catalog.fx_entry_for`);
 - an FX entry needs its wrapper module, compiled kernel libraries and autotune
   results (:mod:`fxcache_core.pack.closure`).
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import Entry, read_entry_bytes, scan_artifacts
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.functions.origin import key_function, keys_of_function
@@ -41,7 +41,7 @@ from fxcache_core.keying.torch_builds import version_of
 from fxcache_core.pack.closure import CodeIndex, wrapper_source
 from fxcache_core.pack.manifest import BuildInfo, Manifest, Member, PackedEntry, PackError
 from fxcache_core.reasons import Reason
-from fxcache_core.trace.report import ExplainReport
+from fxcache_core.trace.explain_report import ExplainReport
 
 _CHUNK = 1 << 20
 PER_GRAPH_GROUPS = frozenset({"fx_kwargs"})
@@ -104,7 +104,7 @@ def plan_pack(catalog: Catalog, *, functions: Sequence[str] = (), keys: Sequence
         functions: names of functions whose keys to take (``function``, as ``ls --fn``).
         keys: key names or unique prefixes (``only``): every entry of each.
         used: (kind, key, entry) triples, e.g. what a traced run hit or wrote
-            (:meth:`fxcache_core.trace.report.ExplainReport.uses`); those no
+            (:meth:`fxcache_core.trace.explain_report.ExplainReport.uses`); those no
             longer in the cache are left out with a reason.
         everything: every entry of the cache (``all``).
         torch_version: the readable torch version that made the keys, where known

@@ -20,7 +20,7 @@ from fxcache_core.cache.inventory import ContentKind, Inventory, Item, Totals
 from fxcache_core.reasons import code_of
 
 if TYPE_CHECKING:
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,7 @@ def measure(catalog: Catalog, *, stale_against: tuple[tuple[str, str], ...] | No
     planned exactly as ``fxcache gc`` plans it (nothing is touched).
 
     ``index_path``: fxcache's index file of this cache dir
-    (:func:`fxcache_core.catalog.index.default_index_path`), reported with its size.
+    (:func:`fxcache_core.state.index.default_index_path`), reported with its size.
     """
     import os
     import time

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import Artifact, Entry
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.prune.policy import TEMP_FILE_GRACE_S, GcPolicy
 from fxcache_core.prune.removal import Removal, last_use

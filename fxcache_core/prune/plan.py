@@ -10,7 +10,7 @@ It records, for each file, the dirs on its path from the cache dir down
 
 "Last use" of an entry is ``max(atime, mtime)``
 (:func:`fxcache_core.prune.removal.last_use`); a hit seen in a TORCH_TRACE
-(``fxcache explain``, :mod:`fxcache_core.trace.usage`) is a use too:
+(``fxcache explain``, :mod:`fxcache_core.state.usage`) is a use too:
 ``GcPolicy.trace_use``. Mirrors huggingface_hub's ``DeleteCacheStrategy``
 (``expected_freed_size`` is :attr:`GcPlan.bytes_freed`); torch itself never
 prunes. Never deletes, never writes.
@@ -26,7 +26,7 @@ from pathlib import Path
 from fxcache_core.cache.inventory import ContentKind, Inventory
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry, read_entry_bytes, scan_artifacts
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, may_name
 from fxcache_core.errors import KeyLookupError

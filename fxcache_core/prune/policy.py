@@ -51,7 +51,7 @@ class GcPolicy:
         now: the clock (epoch seconds) ages are measured against.
         trace_use: ``((entry name, last hit in a trace (epoch seconds, 0: none),
             compile seconds a trace recorded or None), ...)`` from
-            :class:`fxcache_core.trace.usage.UsageStore`: a hit is a use, whatever atime says.
+            :class:`fxcache_core.state.usage.UsageStore`: a hit is a use, whatever atime says.
         keep_costly_s: with ``max_size_bytes``: entries that took at least this
             many seconds to compile (as a trace recorded, else as the entry
             stores) go only once every cheaper entry is gone.

@@ -24,7 +24,7 @@ from pathlib import Path
 from fxcache_core.cache.inventory import ContentKind, detect_layout, take_inventory
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import Artifact, Entry, scan_artifacts
-from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.keying.anatomy import parse_debug_lines, stale_components
 from fxcache_core.prune import units as prune_units

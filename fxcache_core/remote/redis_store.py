@@ -45,9 +45,9 @@ from fxcache_core.errors import FxcacheError, param
 from fxcache_core.prune.execute import GcResult
 from fxcache_core.prune.plan import GcPlan
 from fxcache_core.reasons import Reason
-from fxcache_core.remote.values import MAX_VALUE_BYTES, Unread, fetch_values, unwrap
+from fxcache_core.remote.fetch import MAX_VALUE_BYTES, Unread, fetch_values, unwrap
 
-__all__ = ["MAX_VALUE_BYTES", "unwrap"]  # read here by callers and tests (fxcache_core.remote.values)
+__all__ = ["MAX_VALUE_BYTES", "unwrap"]  # read here by callers and tests (fxcache_core.remote.fetch)
 
 PREFIXES = {KeyKind.FX_GRAPH: "pt2:fx-graph-v1::", KeyKind.AOT_AUTOGRAD: "pt2:autograd-experimental::"}
 """Redis key prefix per kind; the key is followed by ``:c1`` (``RedisRemoteCache._key_fmt``)."""
@@ -430,7 +430,7 @@ class RedisStore:
 
     def __init__(self, url: str, timeout_s: float = 10.0, reads_path: Path | None | str = "default") -> None:
         """``reads_path``: the log of fxcache's own reads
-        (:mod:`fxcache_core.remote.reads`; "default": in the index dir, None: none)."""
+        (:mod:`fxcache_core.state.remote_reads`; "default": in the index dir, None: none)."""
         self.url = url
         self.display_url = redact_url(url)
         """The URL without its password: what may be shown."""
@@ -438,7 +438,7 @@ class RedisStore:
         self._entries: tuple[RemoteEntry, ...] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
         self._fetched: dict[Path, Fetched] = {}
-        from fxcache_core.remote.reads import RemoteReads, default_log_path, server_id
+        from fxcache_core.state.remote_reads import RemoteReads, default_log_path, server_id
 
         path = default_log_path() if reads_path == "default" else reads_path
         self.reads = RemoteReads(path if self.touches else None, server_id(self.client))  # type: ignore[arg-type]
@@ -459,9 +459,9 @@ class RedisStore:
     def last_used(self, entry: RemoteEntry, sha1: str | None = None) -> float | None:
         """The key's last use (epoch seconds): the access time Redis reports, unless
         fxcache's own remembered read of it (the same value, ``sha1``, where known)
-        explains it (:func:`fxcache_core.remote.reads.last_use`); None without an
+        explains it (:func:`fxcache_core.state.remote_reads.last_use`); None without an
         idle time (an LFU eviction policy)."""
-        from fxcache_core.remote.reads import last_use
+        from fxcache_core.state.remote_reads import last_use
 
         if entry.accessed is None:
             return None
@@ -480,7 +480,7 @@ class RedisStore:
             self._fetched = snapshot(self.client, entries, Path(self._dir.name), on_batch,
                                      last_use=self.last_used)
             if self.touches:
-                from fxcache_core.remote.reads import Read
+                from fxcache_core.state.remote_reads import Read
 
                 self.reads.remember((f.entry.redis_key, Read(f.sha1, f.read_lo, f.read_hi, f.last_use))
                                     for f in self._fetched.values() if f.last_use is not None)
@@ -492,7 +492,7 @@ class RedisStore:
 
     def not_read(self) -> dict[str, str]:
         """Snapshot entry file (as a scan spells it) -> why its value was not read
-        (:attr:`Fetched.unread`): for :class:`~fxcache_core.catalog.catalog.Catalog`,
+        (:attr:`Fetched.unread`): for :class:`~fxcache_core.catalog.reader.Catalog`,
         which reports such an entry ``too-large`` (not checked, never corrupt)."""
         return {str(p): f.unread for p, f in self._fetched.items() if f.unread is not None}
 

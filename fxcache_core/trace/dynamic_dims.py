@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.keying.anatomy import ComponentDiff, tensor_fields
 from fxcache_core.reasons import Reason
-from fxcache_core.trace.report import RootCause
+from fxcache_core.trace.explain_report import RootCause
 from fxcache_core.trace.run import TraceCompile, TraceRun
 
 _DIM_RE = re.compile(r"^(.*)\.(size|stride)\(\)\[(\d+)\]$")

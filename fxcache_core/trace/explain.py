@@ -31,7 +31,7 @@ cache copied with fresh mtimes (``cp -r``) has no entry older than the run's
 last lookup: then every entry counts, and the report says so. Without a cache, the causes
 still come from torch's own record. Nothing here imports torch or executes
 anything read from the cache. The values returned are
-:mod:`fxcache_core.trace.report`'s; what limits an
+:mod:`fxcache_core.trace.explain_report`'s; what limits an
 explanation is a :class:`~fxcache_core.reasons.Reason` with a stable code.
 """
 
@@ -44,7 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fxcache_core.cache.scan import CacheKey, Entry
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import GuardParseError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
@@ -54,14 +54,14 @@ from fxcache_core.keying.anatomy import parse_debug_lines
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.call import traced_function
 from fxcache_core.trace.dynamic_dims import dynamic_root_cause, more_dynamic_note, newly_symbolic
-from fxcache_core.trace.nearest import NearestKeys
-from fxcache_core.trace.rebuilt import Libraries, rebuild_of
-from fxcache_core.trace.report import (
+from fxcache_core.trace.explain_report import (
     CallValue,
     ExplainReport,
     LookupExplanation,
     TriedEntry,
 )
+from fxcache_core.trace.nearest import NearestKeys
+from fxcache_core.trace.rebuilt import Libraries, rebuild_of
 from fxcache_core.trace.root_cause import root_cause
 from fxcache_core.trace.run import TraceCompile, TraceLookup, TraceRun
 

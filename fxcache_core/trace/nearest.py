@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.keying.anatomy import (
     Component,

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from fxcache_core.cache.scan import read_capped
 from fxcache_core.reasons import Reason
-from fxcache_core.trace.report import Rebuilt
+from fxcache_core.trace.explain_report import Rebuilt
 from fxcache_core.trace.run import TraceCompile, TraceLookup
 from fxcache_core.trace.steps import CompileStep
 
@@ -140,7 +140,7 @@ class Libraries:
 
 def rebuild_of(lk: TraceLookup, c: TraceCompile | None, libs: Libraries | None, run_start: float,
                exclude: Sequence[tuple[int, int]] = ()) -> tuple[Rebuilt | None, tuple[Reason, ...]]:
-    """The kernels hit ``lk`` built (:class:`~fxcache_core.trace.report.Rebuilt`: kernel
+    """The kernels hit ``lk`` built (:class:`~fxcache_core.trace.explain_report.Rebuilt`: kernel
     libraries built; seconds of the C++ compile steps and waits on compile workers within
     the hit, those that built nothing included; the cause and its code
     ``other-torch-headers``, ``other-isa``, ``library-missing``, ``other-build-command``,

@@ -40,8 +40,8 @@ from fxcache_core.keying.anatomy import Component, ComponentDiff, is_setting, te
 from fxcache_core.keying.config_env import env_var
 from fxcache_core.keying.defaults import default_settings_for
 from fxcache_core.keying.torch_builds import version_of
+from fxcache_core.trace.explain_report import RootCause
 from fxcache_core.trace.nearest import Nearest
-from fxcache_core.trace.report import RootCause
 from fxcache_core.trace.run import TensorFact, TraceCompile
 from fxcache_core.trace.user_terms import user_source
 

@@ -51,13 +51,13 @@ from fxcache_core.trace.reader import (
     bounded_json,
     trace_files,
 )
+from fxcache_core.trace.record_values import dynamic_mode as _dynamic
+from fxcache_core.trace.record_values import guard_codes as _guard_codes
+from fxcache_core.trace.record_values import int_value as _int_val
+from fxcache_core.trace.record_values import number as _float
+from fxcache_core.trace.record_values import one_line as _one_line
+from fxcache_core.trace.record_values import scalars as _scalars
 from fxcache_core.trace.steps import STEP_NEEDLES, CompileStep, StepReader
-from fxcache_core.trace.values import dynamic_mode as _dynamic
-from fxcache_core.trace.values import guard_codes as _guard_codes
-from fxcache_core.trace.values import int_value as _int_val
-from fxcache_core.trace.values import number as _float
-from fxcache_core.trace.values import one_line as _one_line
-from fxcache_core.trace.values import scalars as _scalars
 
 CacheName = Literal["fxgraph", "aotautograd"]
 State = Literal["hit", "miss", "bypass"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fxcache_core.trace.reader import bounded_json
-from fxcache_core.trace.values import number
+from fxcache_core.trace.record_values import number
 
 MAX_STEPS = 10_000
 """Most compile steps kept per compile (a compile of a large model builds a few hundred)."""

@@ -124,7 +124,7 @@ def test_diff_says_1_component_differs(tmp_path):
 
 def test_diff_and_gc_json_are_the_core_values_json(tmp_path):
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.keying.anatomy import compare_keys
     from fxcache_core.prune.plan import plan_gc
     from fxcache_core.prune.policy import GcPolicy

@@ -28,8 +28,7 @@ from synth import (
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
-from fxcache_core.catalog.index import Index
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.functions.listing import by_function, key_rows
 from fxcache_core.guards.user_terms import (
     clause_in_user_terms,
@@ -39,7 +38,8 @@ from fxcache_core.guards.user_terms import (
 )
 from fxcache_core.lookup.binding import DynamicMode, TensorArg
 from fxcache_core.lookup.match import match
-from fxcache_core.lookup.verdict import verdicts
+from fxcache_core.lookup.prediction import verdicts
+from fxcache_core.state.index import Index
 
 FILE = "/src/model.py"
 
@@ -102,7 +102,7 @@ def test_undecided_exits_3_and_a_miss_outweighs_it(cache):
     _, v = _verdict(cache, [10, 3], fn="always", mode=DynamicMode.UNKNOWN)
     assert {f.status for f in v.functions} == {"hit"} and v.exit_code == 0
     rep, _ = _verdict(cache, [10, 3])
-    from fxcache_core.lookup.verdict import CallVerdict, FunctionVerdict
+    from fxcache_core.lookup.prediction import CallVerdict, FunctionVerdict
 
     und = FunctionVerdict("a", None, "undecided", "why")
     hit = FunctionVerdict("b", None, "hit", "", rep.results[0].key, "e")

@@ -19,7 +19,7 @@ import pytest
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.prune.execute import execute_plan
 from fxcache_core.prune.plan import plan_gc, plan_rm
 from fxcache_core.prune.policy import GcPolicy
@@ -358,8 +358,8 @@ def test_an_index_row_naming_no_fx_key_does_not_leave_its_aot_entry_dangling(lin
 
     from helpers import run_fxcache
 
-    from fxcache_core.catalog.index import Index, default_index_path
     from fxcache_core.prune import plan as gc_mod
+    from fxcache_core.state.index import Index, default_index_path
 
     root, fx, fp, ap = linked
     env = {"FXCACHE_INDEX_DIR": str(tmp_path / "idx"), "FXCACHE_JOBS": "1"}
@@ -389,7 +389,7 @@ def test_an_index_row_naming_no_fx_key_does_not_leave_its_aot_entry_dangling(lin
 def test_a_file_name_that_is_not_utf8_stops_neither_the_index_nor_gc(linked, tmp_path):
     """POSIX names are bytes: printf x > "$KEYDIR/$(printf '\\xff')". The index
     skips such an entry, gc plans and deletes it like any other file."""
-    from fxcache_core.catalog.index import Index
+    from fxcache_core.state.index import Index
 
     root, fx, fp, ap = linked
     odd = os.fsdecode(os.fsencode(str(fp.parent)) + b"/\xff\x1b[31m")

@@ -25,7 +25,7 @@ from synth import best_config_bytes, install_triton_layout
 
 from fxcache_core.cache.inventory import ContentKind, take_inventory
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.prune.plan import plan_gc
 from fxcache_core.prune.policy import GcPolicy
 

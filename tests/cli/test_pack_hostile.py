@@ -346,7 +346,7 @@ def test_a_file_that_cannot_be_read_is_left_out_with_a_reason(tmp_path, monkeypa
     """The read fails between the scan and the hash (a file removed, or unreadable: as
     root nothing is, so the failure is made by hand)."""
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.pack import select
     from fxcache_core.pack.manifest import PackError
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.pack.select import plan_pack
 from fxcache_core.pack.will_hit import will_hit
 

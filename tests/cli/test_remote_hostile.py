@@ -104,7 +104,8 @@ def test_a_value_that_grows_between_its_length_and_its_read_is_not_taken(server,
     """The race made deterministic: right after the STRLEN round trip, the attacker
     SETs 50 MB under a key measured at a few hundred bytes. The read asks for at
     most one byte more than was measured."""
-    from fxcache_core.remote import redis_store, values
+    from fxcache_core.remote import fetch as values
+    from fxcache_core.remote import redis_store
 
     c = redis.Redis.from_url(f"{server['url']}/1")
     entries = redis_store.list_entries(c)

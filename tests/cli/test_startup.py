@@ -11,7 +11,7 @@ from helpers import REPO_ROOT
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 
 

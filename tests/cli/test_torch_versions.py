@@ -24,7 +24,7 @@ from helpers import assert_match_agrees_with_lookups, run_fxcache
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.sources import source_name
 from fxcache_core.decode.unpickler import load_stubs

@@ -256,7 +256,7 @@ def test_newlines_in_trace_strings_cannot_forge_report_lines(env):
 
 
 def _store_paths(e: dict) -> tuple[Path, Path]:
-    from fxcache_core.catalog.index import default_index_path
+    from fxcache_core.state.index import default_index_path
 
     old = os.environ.get("FXCACHE_INDEX_DIR")
     os.environ["FXCACHE_INDEX_DIR"] = str(e["index"])
@@ -319,7 +319,7 @@ def test_usage_rows_holding_text_are_left_out(env, args):
     key = fake_key(KeyKind.FX_GRAPH, "k")
     entry = write_entry(root, KeyKind.FX_GRAPH, key, fx_entry_bytes("L['t0'] <= 8", key))
     os.utime(entry, (1e9, 1e9))
-    from fxcache_core.trace.usage import UsageStore
+    from fxcache_core.state.usage import UsageStore
 
     _, usage = _store_paths(env)
     UsageStore(usage).close()  # fxcache's own file, then doctored

@@ -25,7 +25,7 @@ from synth import install_triton_layout
 from fxcache_core.cache.inventory import take_inventory
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.prune import rules
 from fxcache_core.prune.disk_usage import measure
 from fxcache_core.prune.execute import execute_plan

@@ -123,7 +123,7 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
 
         from fxcache_core.cache.keys import KeyKind
         from fxcache_core.cache.scan import scan_cache
-        from fxcache_core.catalog.catalog import Catalog
+        from fxcache_core.catalog.reader import Catalog
         from fxcache_core.decode.entries import DecodedEntry
 
         cat = Catalog(scan_cache(Path(os.environ["TORCHINDUCTOR_CACHE_DIR"])))

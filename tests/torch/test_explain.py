@@ -39,7 +39,7 @@ def _cli_explain(cache: Path, trace: Path, *extra: str) -> dict[str, Any]:
 
 def _explain(cache: Path, trace: Path) -> dict[str, Any]:
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.trace.explain import explain
     from fxcache_core.trace.run import read_run
 
@@ -344,12 +344,12 @@ def test_traces_record_last_use_and_compile_cost_for_gc_outside_the_cache(traced
     import os
 
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.prune.plan import plan_gc
     from fxcache_core.prune.policy import GcPolicy
+    from fxcache_core.state.usage import UsageStore, usage_path
     from fxcache_core.trace.explain import explain
     from fxcache_core.trace.run import read_run
-    from fxcache_core.trace.usage import UsageStore, usage_path
 
     monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "idx"))
     run = traced["replay"]
@@ -386,7 +386,7 @@ def test_a_traced_call_is_matched_against_the_cache_as_torch_looked_it_up(traced
     # The traced calls' inputs, matched against the cache as it was before the run
     # (the session's real cache: the runs worked on copies), give torch's verdicts.
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.catalog.catalog import Catalog
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.lookup.match import match
     from fxcache_core.trace.call import call_inputs
     from fxcache_core.trace.run import read_run

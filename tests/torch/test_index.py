@@ -7,11 +7,11 @@ import os
 import pytest
 
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog import catalog as catalog_mod
 from fxcache_core.catalog import pool as pool_mod
-from fxcache_core.catalog.catalog import Catalog, Unreadable
-from fxcache_core.catalog.index import Index, default_index_path, from_json, light, to_json
+from fxcache_core.catalog import reader as catalog_mod
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.state.index import Index, default_index_path, from_json, light, to_json
 
 pytestmark = pytest.mark.torch
 

@@ -22,7 +22,7 @@ from helpers import cli_json as _json
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
 from tests.harness.background import builder
 

@@ -245,7 +245,7 @@ def test_a_dry_run_does_not_make_the_same_plan_find_nothing_old(server, client):
 
 
 def test_a_remembered_read_explains_only_an_access_in_its_window():
-    from fxcache_core.remote.reads import SLACK_S, Read, last_use
+    from fxcache_core.state.remote_reads import SLACK_S, Read, last_use
 
     r = Read("sha", 1000.0, 1001.0, 500.0)
     assert last_use(1000.5, r) == 500.0 and last_use(1000.5, r, "sha") == 500.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.lookup.audit import audit, audit_key
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 

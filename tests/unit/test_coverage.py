@@ -6,7 +6,7 @@ import pytest
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.errors import ShapeSpecError
 from fxcache_core.lookup.coverage import coverage
 from fxcache_core.lookup.match import match

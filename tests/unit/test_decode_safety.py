@@ -266,7 +266,7 @@ def test_sources_added_in_torch_2_14_and_2_15_follow_their_templates():
 
 _MEMO_ATTACK = r'''
 import json, resource, struct, sys, time
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from pathlib import Path
@@ -343,7 +343,7 @@ _OVER_BUDGET = r'''
 import json, sys
 from pathlib import Path
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog, Unreadable
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode import memlimit
 from fxcache_core.prune.plan import plan_gc
 from fxcache_core.prune.policy import GcPolicy
@@ -389,7 +389,7 @@ def test_an_entry_that_needs_more_than_the_budget_is_too_large_not_corrupt(tmp_p
 def test_a_huge_int_in_an_int64_field_is_dropped_not_kept_to_crash_printing():
     """A time field holding a 20,000-bit int (LONG4) would break the index's JSON
     and any rendering (Python will not print an int of over 4,300 digits)."""
-    from fxcache_core.catalog.index import from_json, light, to_json
+    from fxcache_core.state.index import from_json, light, to_json
 
     data = stub_pickle("torch._inductor.output_code", "CompiledFxGraph",
                        {"guards_expr": None, "_time_taken_ns": 2**20000})

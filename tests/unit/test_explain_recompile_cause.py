@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from fxcache_core.keying.anatomy import Component, ComponentDiff
 from fxcache_core.trace.dynamic_dims import dynamic_root_cause
-from fxcache_core.trace.report import RootCause
-from fxcache_core.trace.verdict import consequence_words, root_cause_words
+from fxcache_core.trace.explain_report import RootCause
+from fxcache_core.trace.run_summary import consequence_words, root_cause_words
 
 
 def _tm(dtype: str, shape: str, stride: str) -> str:

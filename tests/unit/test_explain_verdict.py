@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from fxcache_core.keying.anatomy import Component, ComponentDiff
+from fxcache_core.trace.explain_report import LookupExplanation, Rebuilt, RootCause
 from fxcache_core.trace.nearest import Nearest
-from fxcache_core.trace.report import LookupExplanation, Rebuilt, RootCause
 from fxcache_core.trace.root_cause import root_cause, same_but_names
 from fxcache_core.trace.run import TraceLookup
+from fxcache_core.trace.run_summary import run_verdict
 from fxcache_core.trace.user_terms import user_source
-from fxcache_core.trace.verdict import run_verdict
 
 
 def _lookup(seq: int, state: str = "hit", cache: str = "fxgraph") -> TraceLookup:

@@ -11,13 +11,13 @@ import os
 import time
 
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.catalog.index import from_json, light, to_json
 from fxcache_core.decode.entries import DecodedEntry, Origin, parse_linemap_frames
 from fxcache_core.functions.frames import _enclosing, _parse, resume_parent
 from fxcache_core.lookup.floats import floats_in_code
 from fxcache_core.lookup.inputs import alias as _alias
 from fxcache_core.lookup.inputs import candidates as _candidates
 from fxcache_core.lookup.inputs import user_name
+from fxcache_core.state.index import from_json, light, to_json
 
 
 def _stack(*frames: tuple[str, str, int]) -> str:
@@ -247,9 +247,9 @@ def test_the_index_keeps_the_stack_that_names_a_keys_function(tmp_path, monkeypa
     from pathlib import Path
 
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.catalog.catalog import Catalog
-    from fxcache_core.catalog.index import Index, default_index_path
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.functions.origin import function_label, key_origins
+    from fxcache_core.state.index import Index, default_index_path
 
     monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "idx"))
     root = tmp_path / "cache"

@@ -11,7 +11,7 @@ from helpers import plan_gc_on as _plan
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.prune.execute import execute_plan
 from fxcache_core.prune.plan import plan_gc
 from fxcache_core.prune.policy import TEMP_FILE_GRACE_S, GcPolicy
@@ -206,7 +206,7 @@ def test_symlinked_fxgraph_does_not_make_aot_entries_dangling(cache, tmp_path_fa
 
 def test_entries_fxcache_cannot_read_are_not_unreadable_for_gc(cache, monkeypatch):
     root, now, fx, aot, paths, ap = cache
-    import fxcache_core.catalog.catalog as catalog_mod
+    import fxcache_core.catalog.reader as catalog_mod
 
     real = catalog_mod.read_entry_bytes
 

@@ -8,7 +8,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from fxcache_core.catalog.index import Index, default_index_path, indexed_root, prune_index_dir
+from fxcache_core.state.index import Index, default_index_path, indexed_root, prune_index_dir
 
 
 def _old(p, seconds=7200.0):
@@ -68,8 +68,8 @@ def test_an_index_made_before_it_recorded_its_cache_dir_is_told_by_its_entry_pat
 def test_the_row_format_version_hashes_the_decoder_as_it_is_laid_out_now(tmp_path):
     """The index's version stamp must change with the code that decodes entries: it once
     hashed ``catalog/decode.py``, a file moved away, so a changed decoder kept old rows."""
-    from fxcache_core.catalog import index
     from fxcache_core.decode import entries, unpickler
+    from fxcache_core.state import index
 
     sources = index.fingerprint_sources()
     assert all(p.is_file() for p in sources)

@@ -13,7 +13,7 @@ from synth import aot_entry_with_sources, fake_key, local_source, stub_pickle, w
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.functions.origin import key_origins
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.lookup.match import match
 from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
 
@@ -191,7 +191,7 @@ def test_another_dtype_is_another_graph_and_an_unsaid_one_is_assumed(tmp_path):
 
 def test_keys_taking_a_mask_as_different_dtypes_make_an_unsaid_dtype_undecided(tmp_path):
     from fxcache_core.lookup.binding import parse_shapes
-    from fxcache_core.lookup.verdict import verdicts
+    from fxcache_core.lookup.prediction import verdicts
     from tests.synth import local_source
 
     for dtype in ("i64", "b8"):

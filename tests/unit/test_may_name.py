@@ -92,10 +92,10 @@ def test_rm_of_an_fx_key_decodes_again_only_the_aot_entries_that_may_load_it(tmp
 
     from fxcache_core.cache.keys import KeyKind
     from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.catalog import catalog as catalog_mod
-    from fxcache_core.catalog.catalog import Catalog
-    from fxcache_core.catalog.index import Index
+    from fxcache_core.catalog import reader as catalog_mod
+    from fxcache_core.catalog.reader import Catalog
     from fxcache_core.prune.plan import plan_rm
+    from fxcache_core.state.index import Index
 
     fx = [fake_key(KeyKind.FX_GRAPH, f"f{i}") for i in range(5)]
     for i, k in enumerate(fx):

@@ -1,5 +1,5 @@
 """``pack --from-trace``: what of a run no pack can warm (bypassed lookups, misses torch did not
-save). Synthetic lookups in the shape ``fxcache_core.trace.report`` gives them (a run whose
+save). Synthetic lookups in the shape ``fxcache_core.trace.explain_report`` gives them (a run whose
 lookups bypass, e.g. under freezing, is compiled by hand in the pack evaluation; a test
 compile would add to ``make test``'s time)."""
 

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from fxcache_core.catalog.index import Index
-from fxcache_core.catalog.own_db import APPLICATION_ID, open_own_db
 from fxcache_core.errors import ShapeSpecError
 from fxcache_core.guards import in_force
 from fxcache_core.guards.in_force import CheckBudget, check_installed
+from fxcache_core.state.index import Index
+from fxcache_core.state.own_db import APPLICATION_ID, open_own_db
+from fxcache_core.state.usage import UsageStore
 from fxcache_core.trace.call import call_inputs
 from fxcache_core.trace.reader import TraceError, bounded_json, open_trace_file
 from fxcache_core.trace.run import read_run
-from fxcache_core.trace.usage import UsageStore
 from tests.synth_trace import clock, fx_hit, start, symbol, tensor, write_trace
 
 X0 = "L['x'].size()[0]"

@@ -18,8 +18,8 @@ from synth_trace import C00, artifact, clock, fx_hit, rec, start, write_trace
 
 from fxcache_core.trace.explain import explain
 from fxcache_core.trace.rebuilt import Libraries, rebuild_of
+from fxcache_core.trace.record_values import one_line
 from fxcache_core.trace.run import read_run
-from fxcache_core.trace.values import one_line
 
 
 def chrome(name: str, ph: str, ts_s: float, **ctx: object) -> str:

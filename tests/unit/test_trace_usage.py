@@ -13,7 +13,7 @@ from helpers import plan_gc_on as _plan
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.trace.usage import UsageStore, usage_path
+from fxcache_core.state.usage import UsageStore, usage_path
 from tests.synth import Fake, dumps, fake_key, write_entry
 
 DAY = 86400.0
@@ -89,12 +89,12 @@ def test_the_usage_store_takes_trace_facts_and_loads_no_trace_module(tmp_path):
     import subprocess
     import sys
 
-    from fxcache_core.trace.usage import TracedUse
+    from fxcache_core.state.usage import TracedUse
 
-    code = ("import sys, fxcache_core.trace.usage, fxcache_core.prune.plan, fxcache_core.prune.execute; "
+    code = ("import sys, fxcache_core.state.usage, fxcache_core.prune.plan, fxcache_core.prune.execute; "
             "print(sorted(m for m in sys.modules if m.startswith('fxcache_core.trace')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['fxcache_core.trace', 'fxcache_core.trace.usage']"
+    assert out.strip() == "[]"  # the store lives in fxcache_core.state: no trace module at all
 
     trace = tmp_path / "dedicated_log_torch_trace_rank_0.log"
     trace.write_text("")

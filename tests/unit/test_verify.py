@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog import catalog as catalog_mod
-from fxcache_core.catalog.catalog import Catalog
+from fxcache_core.catalog import reader as catalog_mod
+from fxcache_core.catalog.reader import Catalog
 from fxcache_core.catalog.verify import verify
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 

@@ -1,7 +1,7 @@
 """The answer first: for each function a call reaches, does torch hit the cache?
 
 :func:`~fxcache_core.lookup.match.match` predicts torch's lookup key by key
-(:class:`~fxcache_core.lookup.report.KeyMatch`). A user asks about a call of a
+(:class:`~fxcache_core.lookup.match_report.KeyMatch`). A user asks about a call of a
 function, so :func:`verdicts` folds those per function
 (:func:`~fxcache_core.functions.origin.function_of` of each key's origin) into one
 :class:`FunctionVerdict`:
@@ -20,7 +20,7 @@ function, so :func:`verdicts` folds those per function
 
 Which keys count: AOTAutograd keys, which torch looks up first, and FX keys no
 AOTAutograd entry loads; an FX key an AOTAutograd entry loads is looked up
-through it (:attr:`~fxcache_core.lookup.report.KeyMatch.loads`). Among the keys of one
+through it (:attr:`~fxcache_core.lookup.match_report.KeyMatch.loads`). Among the keys of one
 function that take the call (the graphs of a branch, say), one that hits is
 the graph Dynamo traces: its entry's guards hold the branch's condition. A
 key whose binding the cache cannot decide (``KeyMatch.uncertain``: duck sizing,
@@ -61,7 +61,7 @@ from fxcache_core.errors import param
 from fxcache_core.functions.origin import frame_label, function_of
 from fxcache_core.guards.user_terms import user_source, user_text
 from fxcache_core.lookup.binding import DynamicMode
-from fxcache_core.lookup.report import KeyMatch, MatchReport, PassResults, Phase
+from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase
 from fxcache_core.reasons import Reason, code_of
 
 Status = Literal["hit", "miss", "new-graph", "error", "undecided"]

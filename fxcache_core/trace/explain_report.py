@@ -7,7 +7,7 @@ holds a :class:`LookupExplanation` per lookup (its ``cause``: ``hit``,
 cache in the style of ``ccache -s`` (:class:`CacheSummary`). Notes are
 :class:`~fxcache_core.reasons.Reason` s: the JSON gives their codes
 (``note_codes``) beside their text. An explain report is also what the usage
-store records (:class:`fxcache_core.trace.usage.TraceFacts`: hits and the
+store records (:class:`fxcache_core.state.usage.TraceFacts`: hits and the
 entries misses wrote). Nothing here reads the cache or prints.
 """
 
@@ -23,10 +23,10 @@ from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.guards.in_force import InstalledCheck
 from fxcache_core.guards.user_terms import clause_in_user_terms, user_source
 from fxcache_core.reasons import code_of
+from fxcache_core.state.usage import TracedUse
 from fxcache_core.trace.nearest import Nearest
 from fxcache_core.trace.run import TraceCompile, TraceLookup, TraceRun
-from fxcache_core.trace.usage import TracedUse
-from fxcache_core.trace.verdict import run_verdict
+from fxcache_core.trace.run_summary import run_verdict
 
 Cause = Literal["hit", "new-key", "guard-miss", "bypass", "fx-entry-missing"]
 

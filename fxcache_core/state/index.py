@@ -32,7 +32,7 @@ unchanged, without reading the entries table.
 (a read-only home): the index is an optimisation, never a requirement.
 
 The index dir may be written by others: its files are opened by
-:func:`~fxcache_core.catalog.own_db.open_own_db`, which never follows a symlink and never writes into a
+:func:`~fxcache_core.state.own_db.open_own_db`, which never follows a symlink and never writes into a
 database fxcache did not make (each carries fxcache's SQLite ``application_id``),
 and every value read back is type-checked before use.
 
@@ -61,8 +61,8 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
-from fxcache_core.catalog.own_db import open_own_db
 from fxcache_core.decode.entries import DecodedEntry, FxRef, GraphInput, Origin
+from fxcache_core.state.own_db import open_own_db
 
 
 def fingerprint_sources() -> list[Path]:
@@ -485,7 +485,7 @@ def prune_index_dir(index_dir: Path, keep: Path | None = None, min_age_s: float 
 
     Only files named ``index-<32 hex>.sqlite`` (and their ``-journal``/``-wal``/
     ``-shm`` companions, and the ``usage-<same hex>.sqlite`` trace facts of the
-    same cache dir, :mod:`fxcache_core.trace.usage`) whose recorded cache dir
+    same cache dir, :mod:`fxcache_core.state.usage`) whose recorded cache dir
     (:func:`indexed_root`) hashes to their name and does not exist (``ENOENT``
     on ``stat``: a dir fxcache merely could not look at is not gone), untouched
     for ``min_age_s`` seconds (a run may be filling it). ``keep`` is never

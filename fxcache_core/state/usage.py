@@ -9,7 +9,7 @@ here, per entry file name (torch names an entry by the sha256 of its content,
 so the name is the entry wherever it is copied), for ``gc`` to rank by
 (:class:`~fxcache_core.prune.policy.GcPolicy` ``trace_use``).
 
-Where: beside fxcache's index of decoded entries (:mod:`fxcache_core.catalog.index`),
+Where: beside fxcache's index of decoded entries (:mod:`fxcache_core.state.index`),
 never inside the cache dir::
 
     <index dir>/usage-<sha256 of the cache dir's real path>.sqlite
@@ -19,7 +19,7 @@ and one of the traces already counted (``traces``, by file name, size and
 mtime), so explaining a trace twice never counts its hits twice. Like the
 index, ``FXCACHE_NO_INDEX=1`` turns it off and an error opening it (a
 read-only home) just leaves it out. It is opened as the index is
-(:func:`~fxcache_core.catalog.index.open_own_db`: never through a symlink, never
+(:func:`~fxcache_core.state.index.open_own_db`: never through a symlink, never
 a database fxcache did not make), and every row read back is type-checked: a
 row that is not what fxcache writes is left out. Nothing here imports torch, and nothing
 of the trace stack: gc reads this store, and importing it stays cheap
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from fxcache_core.catalog.index import default_index_path
-from fxcache_core.catalog.own_db import open_own_db
+from fxcache_core.state.index import default_index_path
+from fxcache_core.state.own_db import open_own_db
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entry_use (

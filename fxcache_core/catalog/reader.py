@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import CacheKey, CacheScan, Entry, read_entry_bytes
-from fxcache_core.catalog.index import Index, from_json, light
 from fxcache_core.catalog.pool import WorkerResult, decode_in_workers, worker_count
 from fxcache_core.decode.entries import DecodedEntry, decode_entry
 from fxcache_core.decode.symbols import SymbolInfo, symbol_table
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
+from fxcache_core.state.index import Index, from_json, light
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEn
 class Catalog:
     """Decoded view of a :class:`CacheScan`; decodes on demand, never executes.
 
-    With an :class:`~fxcache_core.catalog.index.Index`, an entry the index has
+    With an :class:`~fxcache_core.state.index.Index`, an entry the index has
     unchanged is not decoded again: :meth:`load` returns its light form (no
     debug lines) unless ``full=True`` is asked for.
 

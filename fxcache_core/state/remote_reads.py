@@ -69,7 +69,7 @@ def last_use(accessed: float, read: Read | None, sha1: str | None = None) -> flo
 
 def default_log_path() -> Path | None:
     """Where the log lives (in fxcache's index dir), None when turned off."""
-    from fxcache_core.catalog.index import index_dir
+    from fxcache_core.state.index import index_dir
 
     base = index_dir()
     return None if base is None else base / "remote-reads.sqlite"

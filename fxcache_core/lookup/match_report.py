@@ -1,7 +1,7 @@
 """What a lookup prediction found, as values: per key (:class:`KeyMatch`) and per call
 (:class:`MatchReport`).
 
-:mod:`fxcache_core.lookup.match` makes them; :mod:`fxcache_core.lookup.verdict` folds
+:mod:`fxcache_core.lookup.match` makes them; :mod:`fxcache_core.lookup.prediction` folds
 them per function. Each result carries its derived facts (:attr:`KeyMatch.status`
 states torch's rule for a miss, a hit and an aborted lookup) and its JSON form;
 reasons carry stable codes (:class:`~fxcache_core.reasons.Reason`), which the JSON

@@ -1,7 +1,7 @@
 """A traced run in one line, and its causes (``summary.verdict``/``causes`` of ``fxcache explain``).
 
 :func:`run_verdict` reads the explained lookups of a run
-(:class:`~fxcache_core.trace.report.LookupExplanation`) and says what the cache did
+(:class:`~fxcache_core.trace.explain_report.LookupExplanation`) and says what the cache did
 for the run as a whole::
 
     7 of 7 lookups missed: the cache was built by torch 2.13.0+cpu, this run is torch 2.14.1+cu130
@@ -26,7 +26,7 @@ from typing import Any
 
 from fxcache_core.trace.user_terms import user_source
 
-# The lookups are fxcache_core.trace.report's LookupExplanation and RootCause, read by
+# The lookups are fxcache_core.trace.explain_report's LookupExplanation and RootCause, read by
 # attribute: report imports this module (its JSON holds the verdict), not the other way.
 LookupExplanation = Any
 RootCause = Any

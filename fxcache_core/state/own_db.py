@@ -1,8 +1,8 @@
 """SQLite files of fxcache's own, in a dir others may write: never through a link, never theirs.
 
 fxcache keeps two SQLite files per cache dir in its index dir (the index of
-decoded entries, :mod:`fxcache_core.catalog.index`, and the facts traces gave,
-:mod:`fxcache_core.trace.usage`). Whoever can write that dir can put a symlink,
+decoded entries, :mod:`fxcache_core.state.index`, and the facts traces gave,
+:mod:`fxcache_core.state.usage`). Whoever can write that dir can put a symlink,
 a hard link or another application's database at their names; SQLite itself
 follows a symlink to the file it opens. :func:`open_own_db` opens such a file
 only when it is fxcache's: a regular file of this user that carries fxcache's

@@ -1,6 +1,6 @@
 """The inputs of a traced call, as ``fxcache match`` takes them (``match --from-trace``).
 
-A compile in a TORCH_TRACE (:class:`~fxcache_core.trace.run.TraceCompile`)
+A compile in a TORCH_TRACE (:class:`~fxcache_core.trace.run_facts.TraceCompile`)
 records the call Dynamo traced: each tensor input with its source, sizes,
 strides, storage offset and the dims marked dynamic (``describe_tensor`` /
 ``describe_source``), each symbol with its source and value
@@ -36,7 +36,7 @@ from fxcache_core.lookup.binding import (
     checked_int,
     checked_tensor,
 )
-from fxcache_core.trace.run import TraceCompile, TraceRun
+from fxcache_core.trace.run_facts import TraceCompile, TraceRun
 
 _SIZE_RE = re.compile(r"(.+)\.size\(\)\[([0-9]{1,9})\]")  # a longer index is no dim of a tensor
 

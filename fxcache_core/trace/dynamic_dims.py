@@ -29,7 +29,7 @@ from fxcache_core.guards.user_terms import user_source
 from fxcache_core.keying.anatomy import ComponentDiff, tensor_fields
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.explain_report import RootCause
-from fxcache_core.trace.run import TraceCompile, TraceRun
+from fxcache_core.trace.run_facts import TraceCompile, TraceRun
 
 _DIM_RE = re.compile(r"^(.*)\.(size|stride)\(\)\[(\d+)\]$")
 _OP_RE = re.compile(r"torch\.ops\.([\w.]+)\(")

@@ -63,7 +63,7 @@ from fxcache_core.trace.explain_report import (
 from fxcache_core.trace.nearest import NearestKeys
 from fxcache_core.trace.rebuilt import Libraries, rebuild_of
 from fxcache_core.trace.root_cause import root_cause
-from fxcache_core.trace.run import TraceCompile, TraceLookup, TraceRun
+from fxcache_core.trace.run_facts import TraceCompile, TraceLookup, TraceRun
 
 _SYMINT_RE = re.compile(r"\('([a-z]+\d+)',\)")
 _NOT_IN_CACHE = Reason("the key is not in this cache (removed since, or another cache)", "key-not-in-cache")

@@ -25,7 +25,7 @@ from fxcache_core.guards.user_terms import clause_in_user_terms, user_source
 from fxcache_core.reasons import code_of
 from fxcache_core.state.usage import TracedUse
 from fxcache_core.trace.nearest import Nearest
-from fxcache_core.trace.run import TraceCompile, TraceLookup, TraceRun
+from fxcache_core.trace.run_facts import TraceCompile, TraceLookup, TraceRun
 from fxcache_core.trace.run_summary import run_verdict
 
 Cause = Literal["hit", "new-key", "guard-miss", "bypass", "fx-entry-missing"]
@@ -236,7 +236,7 @@ class LookupExplanation:
 
     def to_json(self, label: str | None = None) -> dict[str, object]:
         """``label``: the compile as ``match --from-trace --compile`` names it
-        (:meth:`~fxcache_core.trace.run.TraceRun.label`)."""
+        (:meth:`~fxcache_core.trace.run_facts.TraceRun.label`)."""
         lk, c = self.lookup, self.compile
         return {
             "seq": lk.seq, "rank": lk.rank,

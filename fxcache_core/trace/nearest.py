@@ -35,7 +35,7 @@ from fxcache_core.keying.anatomy import (
     parse_debug_lines,
 )
 from fxcache_core.reasons import Reason
-from fxcache_core.trace.run import TraceCompile, TraceLookup, TraceRun
+from fxcache_core.trace.run_facts import TraceCompile, TraceLookup, TraceRun
 
 MAX_CANDIDATES = 256
 """FX keys compared at most for one new key when none was traced through the same

@@ -42,7 +42,7 @@ from pathlib import Path
 from fxcache_core.cache.scan import read_capped
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.explain_report import Rebuilt
-from fxcache_core.trace.run import TraceCompile, TraceLookup
+from fxcache_core.trace.run_facts import TraceCompile, TraceLookup
 from fxcache_core.trace.steps import CompileStep
 
 MAX_LIBRARY_BYTES = 64 * 1024 * 1024

@@ -42,7 +42,7 @@ from fxcache_core.keying.defaults import default_settings_for
 from fxcache_core.keying.torch_builds import version_of
 from fxcache_core.trace.explain_report import RootCause
 from fxcache_core.trace.nearest import Nearest
-from fxcache_core.trace.run import TensorFact, TraceCompile
+from fxcache_core.trace.run_facts import TensorFact, TraceCompile
 from fxcache_core.trace.user_terms import user_source
 
 _BUILD_GROUPS = ("system_info", "cpp_runtime_thread_count")

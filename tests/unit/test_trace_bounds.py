@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fxcache_core.errors import ShapeSpecError
-from fxcache_core.guards import in_force
+from fxcache_core.guards import in_force_code
 from fxcache_core.guards.in_force import CheckBudget, check_installed
 from fxcache_core.state.index import Index
 from fxcache_core.state.own_db import APPLICATION_ID, open_own_db
@@ -93,13 +93,13 @@ def test_a_guard_too_deep_to_read_blocks_witnesses_on_the_sizes_it_may_name():
 
 def test_guards_on_other_sizes_are_never_read_and_change_nothing(monkeypatch):
     seen = []
-    real = in_force._read_guard.__wrapped__
+    real = in_force_code._read_guard.__wrapped__
 
     def spy(code):
         seen.append(code)
         return real(code)
 
-    monkeypatch.setattr(in_force, "_read_guard", spy)
+    monkeypatch.setattr(in_force_code, "_read_guard", spy)
     others = [f"L['y{i}'].size()[0] <= {i + 10}" for i in range(20_000)]
     mine = [f"L['z'].size()[0] == {X0}", "L['z'].size()[0] <= 24", f"2 <= {X0}"]
     t0 = time.process_time()

@@ -2,7 +2,7 @@
 
 :mod:`fxcache_core.trace.reader` reads records; this module assembles them into
 the frozen facts of :mod:`fxcache_core.trace.run_facts`, one pass over each file,
-each event read by its own ``_on_<event>`` handler (events without one are skipped):
+each event read by its own ``_on_<event>`` handler (an event without one is not read):
 
 * :class:`TraceCompile`: one Dynamo compile (torch's compile id ``0/1``):
   the function (``dynamo_start``'s stack, ``compilation_metrics``), the

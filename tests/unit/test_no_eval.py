@@ -221,16 +221,11 @@ class _Scan(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if isinstance(node.ctx, ast.Load):
             self._reference(node)
-        if _qualified(node, self.aliases) is None:  # a.b.c: judge the outermost reached name only
-            self.generic_visit(node)
+        self.generic_visit(node)  # builtins.eval.__call__: the inner builtins.eval too
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.ctx, ast.Load):
-            q = _qualified(node, self.aliases)
-            if q is not None:
-                self._reference(node)
-                self.visit(node.slice)
-                return
+            self._reference(node)
         self.generic_visit(node)
 
 
@@ -281,6 +276,7 @@ PLANTED = [
     ("def f(xs):\n    [eval for eval in xs]\n    return eval('1')", "builtins.eval"),
     ("def f(x=exec):\n    return x", "builtins.exec"),
     ("import builtins\nbuiltins.eval('1')", "builtins.eval"),
+    ("import builtins\nbuiltins.eval.__call__('1')", "builtins.eval"),
     ("__builtins__['exec']('1')", "builtins.exec"),
     ("import builtins\ngetattr(builtins, 'ev' + 'al')('1')", "getattr on builtins"),
     ("import pickle\npickle.loads(b'')", "pickle.loads"),

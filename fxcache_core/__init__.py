@@ -15,8 +15,9 @@ each importing only from those below it (``make lint`` checks it)::
         plan, execute; df) -> remote (Redis)
 
 The top level holds what every layer shares: :mod:`~fxcache_core.errors` (errors
-that name a parameter), :mod:`~fxcache_core.reasons` (reasons with stable codes)
-and :mod:`~fxcache_core.quantities` (durations and sizes).
+that name a parameter), :mod:`~fxcache_core.reasons` (reasons with stable codes),
+:mod:`~fxcache_core.quantities` (durations and sizes) and :mod:`~fxcache_core.fsutil`
+(link-safe file access: the only module that builds open flags).
 """
 
 __version__ = "0.1.0"

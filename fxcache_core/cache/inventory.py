@@ -4,8 +4,8 @@
 this module accounts for every byte: one walk through directory file
 descriptors (each dir opened relative to its parent with ``O_NOFOLLOW`` and
 checked to be the dir its parent listed, as ``shutil.rmtree``'s fd-based walk
-does), one ``scandir`` and one ``fstatat`` per name, never following a
-symlink and never opening a file. Each
+does: :func:`fxcache_core.fsutil.open_subdir`), one ``scandir`` and one
+``fstatat`` per name, never following a symlink and never opening a file. Each
 regular file becomes an :class:`Item` of one :class:`ContentKind`; directories,
 symlinks and other special files are counted apart, so that the totals of an
 :class:`Inventory` are exactly what ``find`` and ``du`` say of the same dir
@@ -50,7 +50,6 @@ cache_dir_utils.py).
 from __future__ import annotations
 
 import enum
-import errno
 import os
 import re
 import stat
@@ -59,6 +58,7 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import artifact_key, is_code_key, is_key
 from fxcache_core.cache.scan import FileInfo, Skipped, paused_gc
+from fxcache_core.fsutil import DirRefused, WalkFailure, open_dir, open_subdir
 from fxcache_core.reasons import Reason
 
 INDUCTOR_LAYOUT = "inductor"
@@ -341,10 +341,6 @@ def take_inventory(root: Path, layout: str = INDUCTOR_LAYOUT,
         return _walk(Path(root), layout, index_dir)
 
 
-_DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-              | getattr(os, "O_CLOEXEC", 0))
-
-
 def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
     st = os.stat(root)
     index_parts: tuple[str, ...] | None = None
@@ -363,7 +359,7 @@ def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
     file_bytes = 0
     is_dir, is_reg, is_lnk = stat.S_ISDIR, stat.S_ISREG, stat.S_ISLNK
     try:
-        root_fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))  # the root as named
+        root_fd = open_dir(root, follow_symlinks=True)  # the root as named
     except OSError as e:
         unreadable.append(Skipped(root, Reason(f"cannot list: {e.strerror or e}", "unreadable-dir")))
         root_fd = None
@@ -438,27 +434,16 @@ def _open_listed(parent: int, name: str, ident: tuple[int, int], where: str,
     still the dir the parent's listing showed (``ident``: its ``(st_dev, st_ino)``);
     else None, with why in ``unreadable`` (a dir swapped for a symlink or another dir
     during the walk is not walked: the walk is reported incomplete)."""
-    changed = Reason("changed during the walk (no longer the dir its parent listed): not counted",
-                     "changed-during-walk")
     try:
-        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-    except OSError as e:
-        if e.errno in (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", -1)):
-            unreadable.append(Skipped(Path(where), changed))
+        return open_subdir(name, parent, ident)[0]
+    except DirRefused as e:
+        if e.why in (WalkFailure.NOT_A_DIR, WalkFailure.REPLACED):
+            why = Reason("changed during the walk (no longer the dir its parent listed): not counted",
+                         "changed-during-walk")
         else:
-            unreadable.append(Skipped(Path(where), Reason(f"cannot list: {e.strerror or e}", "unreadable-dir")))
+            why = Reason(f"cannot list: {e.strerror}", "unreadable-dir")
+        unreadable.append(Skipped(Path(where), why))
         return None
-    try:
-        s = os.fstat(fd)
-    except OSError as e:
-        os.close(fd)
-        unreadable.append(Skipped(Path(where), Reason(f"cannot list: {e.strerror or e}", "unreadable-dir")))
-        return None
-    if (s.st_dev, s.st_ino) != ident:
-        os.close(fd)
-        unreadable.append(Skipped(Path(where), changed))
-        return None
-    return fd
 
 
 def _list_into(fd: int, path: str, unreadable: list[Skipped]) -> list[tuple[str, os.stat_result]] | None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from fxcache_core.cache.scan import open_noatime
+from fxcache_core.fsutil import open_noatime
 
 _NEEDLE = b"/torch/include"
 _PRINTABLE = bytes(range(0x21, 0x7F))

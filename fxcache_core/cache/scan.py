@@ -20,6 +20,7 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind, artifact_key, is_key
 from fxcache_core.errors import KeyLookupError
+from fxcache_core.fsutil import open_noatime
 from fxcache_core.reasons import Reason, code_of
 
 _KEY_CHARS = set("abcdefghijklmnopqrstuvwxyz234567")
@@ -294,9 +295,6 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-_O_NOATIME = getattr(os, "O_NOATIME", 0)
-
-
 def read_entry_bytes(path: Path) -> bytes:
     """Read an entry file without moving its access time where the OS allows it.
 
@@ -311,49 +309,6 @@ def read_entry_bytes(path: Path) -> bytes:
     """
     with os.fdopen(open_noatime(path), "rb") as f:
         return f.read()
-
-
-def open_noatime(path: str | os.PathLike[str], *, follow_symlinks: bool = True,
-                 nonblocking: bool = False) -> int:
-    """A read-only file descriptor for ``path``, opened with ``O_NOATIME`` where the OS
-    allows it (see :func:`read_entry_bytes`), with ``O_NOFOLLOW`` unless
-    ``follow_symlinks``, and with ``O_NONBLOCK`` if ``nonblocking`` (opening a FIFO
-    then never waits for a writer).
-
-    Raises:
-        OSError: the file cannot be opened (a symlink, without ``follow_symlinks``).
-    """
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
-    if not follow_symlinks:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
-    if nonblocking:
-        flags |= getattr(os, "O_NONBLOCK", 0)
-    try:
-        return os.open(path, flags | _O_NOATIME)
-    except PermissionError:
-        if not _O_NOATIME:
-            raise
-        return os.open(path, flags)
-
-
-def read_capped(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes | None:
-    """The bytes of the regular file ``path`` (opened as :func:`open_noatime` opens it,
-    and non-blocking, so a FIFO put there is never waited on), or None when it cannot
-    be opened or read, is not a regular file, or holds more than ``limit`` bytes
-    (never more than ``limit + 1`` are read)."""
-    try:
-        fd = open_noatime(path, follow_symlinks=follow_symlinks, nonblocking=True)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-                return None
-            data = f.read(limit + 1)
-    except OSError:
-        return None
-    return data if len(data) <= limit else None
 
 
 def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,

@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fxcache_core.cache.scan import open_noatime, read_capped
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
 from fxcache_core.decode.unpickler import Stub, load_stubs, opt_int, opt_str
 from fxcache_core.errors import EntryDecodeError
+from fxcache_core.fsutil import open_noatime, read_capped
 from fxcache_core.reasons import Reason
 
 __all__ = ["CodeProfile", "PgoState", "SourceProfile", "file_hash", "job_of", "read_pgo_state", "read_pgo_states"]

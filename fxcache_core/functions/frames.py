@@ -64,6 +64,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
+from fxcache_core.fsutil import NotRegularFile, open_regular
 from fxcache_core.reasons import Reason
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
@@ -357,13 +358,13 @@ def _read_source(path: str) -> bytes | Reason:
     """The bytes of ``path`` if it is a regular file of at most :data:`MAX_SOURCE_BYTES`,
     opened without following a symlink or blocking; else why not."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        fd = open_regular(path, follow_symlinks=False)
+    except NotRegularFile:
+        return Reason("not a regular file", "source-not-regular")
     except (OSError, ValueError) as e:
         return Reason(f"cannot open it: {getattr(e, 'strerror', None) or e}", "source-unreadable")
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return Reason("not a regular file", "source-not-regular")
         if st.st_size > MAX_SOURCE_BYTES:
             return Reason(f"{st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit", "source-too-large")
         with os.fdopen(os.dup(fd), "rb") as f:

@@ -34,9 +34,10 @@ import ast
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from fxcache_core.cache.scan import Artifact, read_capped
+from fxcache_core.cache.scan import Artifact
 from fxcache_core.decode.memlimit import decoding_budget
 from fxcache_core.decode.unpickler import Stub, load_stubs
+from fxcache_core.fsutil import read_capped
 
 SOURCE_EXTS = (".main.cpp", ".optimized.cpp", ".cpp", ".py", ".cu", ".h")
 """Generated source files a kernel's code key is recognised by."""

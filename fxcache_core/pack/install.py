@@ -18,19 +18,16 @@ from __future__ import annotations
 import errno
 import os
 import secrets
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fxcache_core.fsutil import DirRefused, DirWalker, create_new
 from fxcache_core.pack.manifest import Member, PackError
 from fxcache_core.pack.unpack import UnpackPlan, check_member, read_members
 
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 MAX_OPEN_DIRS = 64
 """Dir fds :class:`_Dirs` keeps open at once."""
-_FILE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-               | getattr(os, "O_CLOEXEC", 0))
 
 
 @dataclass(frozen=True)
@@ -58,15 +55,16 @@ class UnpackResult:
 
 
 class _Dirs:
-    """Dir fds under the root, opened (or made) one level at a time without following
-    links; at most :data:`MAX_OPEN_DIRS` kept open (a pack of 10,000 keys has as many
-    key dirs, past the usual limit of 1,024 open files), the rest opened again the same
-    way when needed."""
+    """The cache dir, made with any missing dir above it, and the dirs below it,
+    opened (or made) one level at a time without following links by a
+    :class:`~fxcache_core.fsutil.DirWalker` that keeps at most
+    :data:`MAX_OPEN_DIRS` open (a pack of 10,000 keys has as many key dirs, past
+    the usual limit of 1,024 open files); its refusals are :class:`PackError` s."""
 
     def __init__(self, root: Path) -> None:
-        self.made: list[str] = []  # dirs made under the root (relative), in creation order
         self.made_above: list[str] = []  # the root and missing dirs above it, made
         self.path = root
+        self.walker: DirWalker | None = None
         missing = []
         at = Path(root)
         while not os.path.lexists(at) and at != at.parent:
@@ -79,12 +77,11 @@ class _Dirs:
                     self.made_above.append(str(d))
                 except FileExistsError:
                     pass  # made meanwhile by another process: used, never undone
-            self.root = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+            self.walker = DirWalker(root, keep=MAX_OPEN_DIRS)
         except OSError as e:
             self.undo_dirs()
             raise PackError(f"cannot open the cache dir {root}: {e.strerror}", param="cache_dir",
                             value=str(root)) from None
-        self.fds: OrderedDict[str, int] = OrderedDict()
 
     def of(self, rel_dir: str, make: bool = True) -> int:
         """The fd of ``rel_dir`` (``""``: the root), made if missing (and ``make``); valid
@@ -93,53 +90,32 @@ class _Dirs:
         Raises:
             PackError: a name on the way is not a plain dir (a link, a file).
         """
-        if not rel_dir:
-            return self.root
-        if rel_dir in self.fds:
-            self.fds.move_to_end(rel_dir)
-            return self.fds[rel_dir]
-        parent_rel, _, name = rel_dir.rpartition("/")
-        parent = self.of(parent_rel, make)
+        assert self.walker is not None
         try:
-            try:
-                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-            except FileNotFoundError:
-                if not make:
-                    raise
-                try:
-                    os.mkdir(name, 0o755, dir_fd=parent)
-                    self.made.append(rel_dir)
-                except FileExistsError:
-                    pass  # a dir made meanwhile (a compile writing there): opened as any other
-                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-        except OSError as e:
-            raise PackError(f"{rel_dir} under the cache dir is not a plain directory "
+            return self.walker.walk(tuple(rel_dir.split("/")) if rel_dir else (), make=make)[0]
+        except DirRefused as e:
+            raise PackError(f"{'/'.join(e.parts)} under the cache dir is not a plain directory "
                             f"({e.strerror}): nothing written") from None
-        self.fds[rel_dir] = fd
-        while len(self.fds) > MAX_OPEN_DIRS:
-            os.close(self.fds.popitem(last=False)[1])
-        return fd
 
     def undo_dirs(self) -> None:
         """Remove the dirs this call made (newest first; one another process wrote into stays)."""
-        for rel in reversed(self.made):
-            parent_rel, _, name = rel.rpartition("/")
-            try:
-                os.rmdir(name, dir_fd=self.of(parent_rel, make=False))
-            except (OSError, PackError):
-                pass
+        if self.walker is not None:
+            for parts in reversed(self.walker.made):
+                try:
+                    os.rmdir(parts[-1], dir_fd=self.of("/".join(parts[:-1]), make=False))
+                except (OSError, PackError):
+                    pass
+            self.walker.made.clear()
         for d in reversed(self.made_above):
             try:
                 os.rmdir(d)
             except OSError:
                 pass
-        self.made, self.made_above = [], []
+        self.made_above = []
 
     def close(self) -> None:
-        for fd in self.fds.values():
-            os.close(fd)
-        self.fds.clear()
-        os.close(self.root)
+        if self.walker is not None:
+            self.walker.close()
 
 
 def _check_space(root: Path, need: int) -> None:
@@ -183,7 +159,7 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
                         continue
                     rel_dir, _, name = m.path.rpartition("/")
                     tmp = f".{name}.{secrets.token_hex(6)}.fxcache-tmp"
-                    fd = os.open(tmp, _FILE_FLAGS, 0o644, dir_fd=dirs.of(rel_dir))
+                    fd = create_new(tmp, 0o644, dir_fd=dirs.of(rel_dir))
                     temps.append((rel_dir, tmp, name, m, os.fstat(fd).st_ino))
                     with os.fdopen(fd, "wb") as out:
                         check_member(m, f, out.write, on_bytes)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from fxcache_core.cache.scan import Entry, read_entry_bytes, scan_artifacts
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
+from fxcache_core.fsutil import DirRefused, DirWalker, NotRegularFile, open_regular
 from fxcache_core.functions.origin import key_function, keys_of_function
 from fxcache_core.keying.anatomy import BUILD_COMPONENTS, parse_debug_lines, settings_not_at_default
 from fxcache_core.keying.defaults import default_settings_for
@@ -291,50 +291,35 @@ def _relative(root: Path, where: str) -> str | None:
         return None
 
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-
-
 def open_member(root: Path, rel: str) -> int:
     """A read-only fd of the regular file ``root/rel``, reached without following any
     link below ``root``: each dir opened relative to its parent with ``O_NOFOLLOW``
-    (a symlinked key dir or ``fxgraph/`` would lead out of the cache dir), the file
-    with ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO put there is refused, never waited on)
-    and ``O_NOATIME`` where allowed (:func:`~fxcache_core.cache.scan.open_noatime`).
+    (:class:`~fxcache_core.fsutil.DirWalker`: a symlinked key dir or ``fxgraph/``
+    would lead out of the cache dir), the file with ``O_NOFOLLOW | O_NONBLOCK`` (a
+    FIFO put there is refused, never waited on) and ``O_NOATIME`` where allowed
+    (:func:`~fxcache_core.fsutil.open_regular`).
 
     Raises:
         PackError: it cannot be opened so, or is not a regular file.
     """
     where = os.path.join(root, rel)
     try:
-        fd = os.open(root, _DIR_FLAGS & ~_NOFOLLOW)
+        walker = DirWalker(root)
     except OSError as e:
         raise PackError(f"cannot read {where}: {e.strerror}") from None
-    try:
-        parts = rel.split("/")
-        for p in parts[:-1]:
-            try:
-                nfd = os.open(p, _DIR_FLAGS, dir_fd=fd)
-            except OSError as e:
-                raise PackError(f"cannot read {where}: {p} is not a plain directory ({e.strerror}): "
-                                "fxcache packs nothing reached through a link") from None
-            os.close(fd)
-            fd = nfd
-        flags = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    parts = tuple(rel.split("/"))
+    with walker:
         try:
-            try:
-                ffd = os.open(parts[-1], flags | getattr(os, "O_NOATIME", 0), dir_fd=fd)
-            except PermissionError:
-                ffd = os.open(parts[-1], flags, dir_fd=fd)
+            fd, _ = walker.walk(parts[:-1])
+        except DirRefused as e:
+            raise PackError(f"cannot read {where}: {e.parts[-1]} is not a plain directory ({e.strerror}): "
+                            "fxcache packs nothing reached through a link") from None
+        try:
+            return open_regular(parts[-1], dir_fd=fd, follow_symlinks=False, noatime=True)
+        except NotRegularFile:
+            raise PackError(f"{where} is not a regular file") from None
         except OSError as e:
             raise PackError(f"cannot read {where}: {e.strerror}") from None
-    finally:
-        os.close(fd)
-    if not stat.S_ISREG(os.fstat(ffd).st_mode):
-        os.close(ffd)
-        raise PackError(f"{where} is not a regular file")
-    os.set_blocking(ffd, True)
-    return ffd
 
 
 def _hash(where: str, root: Path, rel: str) -> tuple[int, str]:

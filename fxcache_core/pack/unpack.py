@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from fxcache_core.cache.keys import HASH_CHARS
+from fxcache_core.fsutil import DirRefused, DirWalker, NotRegularFile, WalkFailure, open_regular
 from fxcache_core.pack.closure import NEEDED
 from fxcache_core.pack.manifest import (
     MANIFEST_NAME,
@@ -57,10 +58,6 @@ _HEADER_SLACK = 1536
 padding to the next 512 bytes, and one spare block."""
 _END_SLACK = 64 << 10
 """Allowed for the end-of-archive blocks and tarfile's read-ahead (records of 10 KiB)."""
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
 _B32 = "[a-z2-7]"
 _LAYOUT = {
     "fx": re.compile(rf"fxgraph/({_B32}{{2}})/(f{_B32}{{51}})/({_B32}{{51}})"),
@@ -181,16 +178,15 @@ def read_members(path: Path) -> Iterator[tuple[Manifest, Iterator[tuple[Member, 
 
 def _open_pack(path: Path) -> IO[bytes]:
     """The pack, opened for reading only if it is a regular file: opened non-blocking,
-    so a FIFO (or a device) given as the pack is refused, never waited on."""
+    so a FIFO (or a device) given as the pack is refused, never waited on
+    (:func:`~fxcache_core.fsutil.open_regular`)."""
     try:
-        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+        fd = open_regular(path)
+    except NotRegularFile:
+        raise PackError(f"{path} is not a file") from None
     except OSError as e:
         raise PackError(f"cannot read the pack {path}: {e.strerror}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise PackError(f"{path} is not a file")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -368,24 +364,21 @@ def plan_unpack(pack: Path, root: Path, manifest: Manifest) -> UnpackPlan:
 def _existing(root: Path, rel: str, size: int) -> str | None:
     """None: nothing at ``root/rel`` (or a dir on the way is missing); else the sha256
     of the regular file there (read only when it has ``size`` bytes: at most that
-    many are read), or what is there instead (``"a different file"``, ``"not ..."``)."""
+    many are read), or what is there instead (``"a different file"``, ``"not ..."``).
+    The dirs on the way are walked without following a link
+    (:class:`~fxcache_core.fsutil.DirWalker`)."""
     try:
-        fd = os.open(root, _DIR_FLAGS & ~_NOFOLLOW)
+        walker = DirWalker(root)
     except FileNotFoundError:
         return None
     except OSError as e:
         return f"not readable: {e.strerror}"
-    parts = rel.split("/")
-    try:
-        for p in parts[:-1]:
-            try:
-                nfd = os.open(p, _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                return None
-            except OSError:
-                return "not a directory on the way (a link or a file)"
-            os.close(fd)
-            fd = nfd
+    parts = tuple(rel.split("/"))
+    with walker:
+        try:
+            fd, _ = walker.walk(parts[:-1])
+        except DirRefused as e:
+            return None if e.why is WalkFailure.GONE else "not a directory on the way (a link or a file)"
         try:
             st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
         except FileNotFoundError:
@@ -395,19 +388,17 @@ def _existing(root: Path, rel: str, size: int) -> str | None:
         if st.st_size != size:
             return "a different file"
         try:  # non-blocking: a FIFO swapped in since the stat is refused, never waited on
-            ffd = os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=fd)
+            ffd = open_regular(parts[-1], dir_fd=fd, follow_symlinks=False)
+        except NotRegularFile:
+            return "not a regular file (a link, a dir or a device)"
         except OSError as e:
             return f"not readable: {e.strerror}"
         with os.fdopen(ffd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return "not a regular file (a link, a dir or a device)"
             h, n = hashlib.sha256(), 0
             while n <= size and (chunk := f.read(min(_CHUNK, size + 1 - n))):
                 h.update(chunk)
                 n += len(chunk)
         return h.hexdigest() if n == size else "a different file"
-    finally:
-        os.close(fd)
 
 
 __all__ = ["UnpackPlan", "check_layout", "check_member", "plan_unpack", "read_members", "verify_pack"]

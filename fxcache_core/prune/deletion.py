@@ -5,10 +5,11 @@ it found at each level: the ``(st_dev, st_ino)`` of the root and of every dir
 from it down to the file's parent (:func:`locate`). Deleting then walks the
 way ``shutil.rmtree``'s fd-based walk does (``_rmtree_safe_fd`` in
 Lib/shutil.py): the root is opened once, each level below it with
-``O_DIRECTORY | O_NOFOLLOW`` relative to the one above (``dir_fd=``), and each
-opened dir is compared with the plan; the file is ``fstatat``'d in its opened
-dir without following a symlink, checked by the caller (inode, size, mtime...),
-and ``unlinkat``'d in that same dir (:meth:`DirWalk.unlink`). A dir that was
+``O_DIRECTORY | O_NOFOLLOW`` relative to the one above (``dir_fd=``; the walk
+is :class:`fxcache_core.fsutil.DirWalker`'s), and each opened dir is compared
+with the plan; the file is ``fstatat``'d in its opened dir without following a
+symlink, checked by the caller (inode, size, mtime...), and ``unlinkat``'d in
+that same dir (:meth:`DirWalk.unlink`). A dir that was
 swapped for a symlink, or for another dir, after the plan is refused at the
 level where it was swapped; nothing is reached through a name that can be
 re-pointed after its check.
@@ -27,24 +28,23 @@ not only cache entries.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fxcache_core.fsutil import (
+    DIR_FD_SUPPORTED,
+    DirId,
+    DirRefused,
+    DirWalker,
+    WalkFailure,
+    open_file,
+)
 from fxcache_core.reasons import Reason
 
-DirId = tuple[int, int]
-"""``(st_dev, st_ino)`` of a directory."""
-
-_DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-              | getattr(os, "O_CLOEXEC", 0))
-_ROOT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-SUPPORTED = (os.open in os.supports_dir_fd and os.unlink in os.supports_dir_fd
-             and os.stat in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW"))
+SUPPORTED = DIR_FD_SUPPORTED
 """Whether this platform can delete through directory file descriptors (if not,
 :class:`DirWalk` refuses every deletion)."""
 
@@ -87,12 +87,9 @@ def relative_parts(root: Path | str, path: str) -> tuple[str, ...] | None:
     return parts
 
 
-def _dir_id(st: os.stat_result) -> DirId:
-    return (st.st_dev, st.st_ino)
-
-
 class DirWalk:
-    """Open dirs under one root level by level, never through a symlink.
+    """Open dirs under one root level by level, never through a symlink: a
+    :class:`~fxcache_core.fsutil.DirWalker` whose refusals are :class:`Refused`.
 
     Use as a context manager. The root itself is opened as named (a symlinked
     cache dir is the user's choice); every level below it with ``O_NOFOLLOW``
@@ -104,10 +101,8 @@ class DirWalk:
 
     def __init__(self, root: Path | str) -> None:
         self.root = os.fspath(root)
-        self._root_fd: int | None = None
+        self._walker: DirWalker | None = None
         self._root_error: str | None = None
-        self._root_chain: tuple[DirId, ...] | None = None
-        self._fds: OrderedDict[tuple[str, ...], tuple[int, tuple[DirId, ...]]] = OrderedDict()
 
     def __enter__(self) -> DirWalk:
         if not SUPPORTED:
@@ -115,19 +110,20 @@ class DirWalk:
                                       "platform-unsupported")
             return self
         try:
-            self._root_fd = os.open(self.root, _ROOT_FLAGS)
-            self._root_chain = (_dir_id(os.fstat(self._root_fd)),)
+            self._walker = DirWalker(self.root, keep=self._KEEP)
         except OSError as e:
             self._root_error = Reason(f"cannot open the cache dir: {e.strerror or e}", "cache-dir-unopened")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for fd, _chain in self._fds.values():
-            _close(fd)
-        self._fds.clear()
-        if self._root_fd is not None:
-            _close(self._root_fd)
-            self._root_fd = None
+        if self._walker is not None:
+            self._walker.close()
+            self._walker = None
+
+    def _opened(self) -> DirWalker:
+        if self._walker is None:
+            raise Refused("failed", self._root_error or Reason("the cache dir is not open", "cache-dir-unopened"))
+        return self._walker
 
     def root_id(self) -> DirId:
         """The root's ``(st_dev, st_ino)``.
@@ -135,9 +131,7 @@ class DirWalk:
         Raises:
             Refused: the root could not be opened.
         """
-        if self._root_chain is None:
-            raise Refused("failed", self._root_error or Reason("the cache dir is not open", "cache-dir-unopened"))
-        return self._root_chain[0]
+        return self._opened().root_id
 
     def dir_fd(self, parts: tuple[str, ...], ids: tuple[DirId, ...] | None = None,
                ) -> tuple[int, tuple[DirId, ...]]:
@@ -151,57 +145,13 @@ class DirWalk:
             Refused: a level is missing, is not a dir (a symlink is not followed),
                 is another dir than planned, or cannot be opened.
         """
-        if self._root_fd is None or self._root_chain is None:
-            raise Refused("failed", self._root_error or Reason("the cache dir is not open", "cache-dir-unopened"))
+        walker = self._opened()
         if ids is not None and len(ids) != len(parts) + 1:
             raise Refused("skipped", Reason("the plan did not record every level of its path", "path-unrecorded"))
-        fd, chain, depth = self._root_fd, self._root_chain, 0
-        for d in range(len(parts), 0, -1):  # the deepest level already open
-            got = self._fds.get(parts[:d])
-            if got is not None:
-                self._fds.move_to_end(parts[:d])
-                (fd, chain), depth = got, d
-                break
-        if ids is not None and chain != ids[:depth + 1]:
-            where = _shown(parts[:depth]) if depth else "the cache dir"
-            raise Refused("skipped", Reason(f"{where} is another dir than when the plan was made", "dir-replaced"))
-        for d in range(depth, len(parts)):
-            here = parts[:d + 1]
-            try:
-                sub = os.open(parts[d], _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                raise Refused("skipped", Reason(f"{_shown(here)} is gone", "dir-gone")) from None
-            except OSError as e:
-                if _is_not_dir(e):
-                    raise Refused("skipped", Reason(f"{_shown(here)} is not a directory "
-                                                  "(a symlink is never followed)", "not-a-dir")) from None
-                raise Refused("failed", Reason(f"cannot open {_shown(here)}: {e.strerror or e}",
-                                                 "dir-unopened")) from None
-            try:
-                this = _dir_id(os.fstat(sub))
-            except OSError as e:
-                _close(sub)
-                raise Refused("failed", Reason(f"cannot stat {_shown(here)}: {e.strerror or e}",
-                                                 "dir-unstated")) from None
-            if ids is not None and this != ids[d + 1]:
-                _close(sub)
-                raise Refused("skipped", Reason(f"{_shown(here)} is another dir than when the plan was made",
-                                                 "dir-replaced"))
-            fd, chain = sub, chain + (this,)
-            self._keep(here, fd, chain)
-        return fd, chain
-
-    def _keep(self, parts: tuple[str, ...], fd: int, chain: tuple[DirId, ...]) -> None:
-        old = self._fds.pop(parts, None)
-        if old is not None:
-            _close(old[0])
-        self._fds[parts] = (fd, chain)
-        while len(self._fds) > self._KEEP:
-            _close(self._fds.popitem(last=False)[1][0])
-
-    def _forget(self, parts: tuple[str, ...]) -> None:
-        for key in [k for k in self._fds if k[:len(parts)] == parts]:
-            _close(self._fds.pop(key)[0])
+        try:
+            return walker.walk(parts, ids)
+        except DirRefused as e:
+            raise _refused(e) from None
 
     def locate(self, parts: tuple[str, ...]) -> Located:
         """Record where ``parts`` is: the ids of the root and of each dir above it.
@@ -246,25 +196,40 @@ class DirWalk:
         try:
             fd, _ = self.dir_fd(parts[:-1], ids[:-1])
             st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-            if not stat.S_ISDIR(st.st_mode) or _dir_id(st) != ids[-1]:
+            if not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) != ids[-1]:
                 return False
-            self._forget(parts)
+            self._opened().forget(parts)
             os.rmdir(parts[-1], dir_fd=fd)  # fails unless empty
         except (Refused, OSError):
             return False
         return True
 
-    def open_in(self, dir_parts: tuple[str, ...], name: str, flags: int = os.O_RDONLY) -> int:
-        """Open ``name`` in the dir ``dir_parts`` (reached without symlinks from the
-        root as it is now), with ``O_NOFOLLOW | O_NONBLOCK``; the caller closes the fd.
+    def open_in(self, dir_parts: tuple[str, ...], name: str) -> int:
+        """Open ``name`` read-only in the dir ``dir_parts`` (reached without symlinks
+        from the root as it is now), not following a symlink and non-blocking (a
+        FIFO is never waited on); the caller closes the fd.
 
         Raises:
             Refused: a dir on the way is not a dir reachable without symlinks.
             OSError: from ``openat`` (``ELOOP`` for a symlink, ``ENOENT``...).
         """
         fd, _ = self.dir_fd(dir_parts)
-        return os.open(name, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-                       | getattr(os, "O_NONBLOCK", 0), dir_fd=fd)
+        return open_file(name, dir_fd=fd, follow_symlinks=False, nonblocking=True)
+
+
+def _refused(e: DirRefused) -> Refused:
+    """The :class:`Refused` that says why the walk refused a level."""
+    here = _shown(e.parts)
+    if e.why is WalkFailure.REPLACED:
+        where = here if e.parts else "the cache dir"
+        return Refused("skipped", Reason(f"{where} is another dir than when the plan was made", "dir-replaced"))
+    if e.why is WalkFailure.GONE:
+        return Refused("skipped", Reason(f"{here} is gone", "dir-gone"))
+    if e.why is WalkFailure.NOT_A_DIR:
+        return Refused("skipped", Reason(f"{here} is not a directory (a symlink is never followed)", "not-a-dir"))
+    if e.why is WalkFailure.UNSTATED:
+        return Refused("failed", Reason(f"cannot stat {here}: {e.strerror}", "dir-unstated"))
+    return Refused("failed", Reason(f"cannot open {here}: {e.strerror}", "dir-unopened"))
 
 
 def locate(root: Path | str, paths: Iterable[str]) -> list[Located | str]:
@@ -287,16 +252,5 @@ def locate(root: Path | str, paths: Iterable[str]) -> list[Located | str]:
     return out
 
 
-def _is_not_dir(e: OSError) -> bool:
-    return e.errno in (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", -1))
-
-
 def _shown(parts: tuple[str, ...]) -> str:
     return "/".join(parts)
-
-
-def _close(fd: int) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        pass

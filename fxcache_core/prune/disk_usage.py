@@ -1,7 +1,7 @@
 """``fxcache df``: what every kind of content under a cache dir costs, and what gc would free.
 
 In the spirit of ``docker system df``, ``pip cache info`` and ``ccache -s``:
-one row per :class:`~fxcache_core.cache.inventory.Kind` (files, bytes, oldest and
+one row per :class:`~fxcache_core.cache.inventory.ContentKind` (files, bytes, oldest and
 newest last use), with what gc's default policy would reclaim and, when asked
 (it imports torch), what ``--stale`` would. The rows add up to the totals, and
 the totals are what ``find`` and ``du`` say of the same dir

@@ -18,7 +18,6 @@ a failed one.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import time
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind
+from fxcache_core.fsutil import is_link_refusal
 from fxcache_core.prune.deletion import DirId, DirWalk, Refused
 from fxcache_core.prune.generated import LOAD_OK
 from fxcache_core.prune.plan import GcPlan
@@ -141,7 +141,7 @@ def _take_compile_lock(walk: DirWalk, r: Removal) -> tuple[int | None, Reason | 
             return None, None
         return None, _LOCK_NOT_PLAIN
     except OSError as e:
-        if e.errno in (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", -1)):
+        if is_link_refusal(e):
             return None, _LOCK_NOT_PLAIN
         return None, Reason(f"cannot check its compile lock: {e.strerror or e}", "lock-unchecked")
     try:

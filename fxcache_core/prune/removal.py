@@ -41,7 +41,7 @@ class Removal:
             (:func:`fxcache_core.prune.deletion.locate`); execution reaches it
             through those very dirs. None when a dir on the way could not be
             opened without following a symlink (execution skips it).
-        content: what the file is (:class:`~fxcache_core.cache.inventory.Kind`), for
+        content: what the file is (:class:`~fxcache_core.cache.inventory.ContentKind`), for
             files of a :class:`~fxcache_core.prune.units.Unit` (``kind`` is then
             ``CODE`` and ``key`` the unit's name); None for entries, their temp
             files and gc's own generated-code removals.

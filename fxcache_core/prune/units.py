@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fxcache_core.cache.inventory import LOAD_OK, ContentKind, Inventory, Item
 from fxcache_core.cache.keys import artifact_key, is_code_key
+from fxcache_core.fsutil import open_regular
 
 GROUP_FILE_LIMIT = 1 << 20
 """A Triton group file larger than this (bytes) is not read (it names nothing)."""
@@ -201,13 +201,11 @@ def _child_paths(path: str) -> list[str]:
     regular file (checked on the open fd: nothing is read from a FIFO, a device or
     a symlink), is larger than :data:`GROUP_FILE_LIMIT`, or is not such JSON."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-                     | getattr(os, "O_NONBLOCK", 0))
+        fd = open_regular(path, follow_symlinks=False)
     except OSError:
         return []
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > GROUP_FILE_LIMIT:
+        if os.fstat(fd).st_size > GROUP_FILE_LIMIT:
             return []
         with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read(GROUP_FILE_LIMIT + 1)

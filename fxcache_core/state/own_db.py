@@ -17,6 +17,8 @@ import sqlite3
 import stat
 from pathlib import Path
 
+from fxcache_core.fsutil import create_new
+
 APPLICATION_ID = 0x66786331
 """The SQLite ``application_id`` of every database fxcache makes (``fxc1``): what
 :func:`open_own_db` writes only into."""
@@ -72,7 +74,7 @@ def _make(path: Path, image: bytes) -> os.stat_result | None:
     0600) in the same dir, then hard-linked to ``path`` (which fails, never follows,
     where any name is), so no run ever sees it empty or half written."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = create_new(tmp, 0o600)
     try:
         try:
             view = memoryview(image)

@@ -39,7 +39,6 @@ import hashlib
 import json
 import os
 import re
-import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from fxcache_core.errors import FxcacheError
+from fxcache_core.fsutil import NotRegularFile, open_regular
 
 TRACE_PREFIX = "dedicated_log_torch_trace_"
 """File name prefix torch's ``LazyTraceHandler`` gives every trace file (``LOG_PREFIX``)."""
@@ -208,13 +208,12 @@ def open_trace_file(path: Path) -> Any:
         TraceError: it cannot be opened, or is not a regular file.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = open_regular(path)
+    except NotRegularFile:
+        raise TraceError(f"{path} is not a regular file (a FIFO, device or socket): not a trace") from None
     except OSError as e:
         raise TraceError(f"cannot read {path}: {e.strerror or e}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise TraceError(f"{path} is not a regular file (a FIFO, device or socket): not a trace")
-        os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

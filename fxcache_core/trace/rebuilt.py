@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fxcache_core.cache.scan import read_capped
+from fxcache_core.fsutil import read_capped
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.explain_report import Rebuilt
 from fxcache_core.trace.run_facts import TraceCompile, TraceLookup

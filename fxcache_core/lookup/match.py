@@ -31,7 +31,7 @@ from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import FxcacheError, ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.origin import (
-    function_of,
+    function_name,
     key_origin,
     keys_of_function,
 )
@@ -551,7 +551,7 @@ def _dtype_rivals(results: list[KeyMatch]) -> list[KeyMatch]:
     by: dict[tuple[str | None, str], dict[str, list[int]]] = {}
     for n, m in enumerate(results):
         if m.fits:
-            fn = function_of(m.origin, m.compiled)
+            fn = function_name(m.origin, m.compiled).name
             for src, dtype in m.assumed:
                 by.setdefault((fn, src), {}).setdefault(dtype, []).append(n)
     out = list(results)

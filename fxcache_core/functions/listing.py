@@ -25,7 +25,7 @@ Sort = Literal["size", "age", "name"]
 --max-size`` removes first); ``name``: by function name, then key."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KeyRow:
     """A key and the function it was compiled from (None where no entry says)."""
 
@@ -43,7 +43,7 @@ class KeyRow:
                 "file": o.file if o else None, "line": o.line if o else None}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FunctionGroup:
     """The keys of one function.
 

@@ -39,7 +39,7 @@ entries hold thousands of clauses that all pass makes each value cost that
 many; such a sweep is refused after a few values, with the figures."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Segment:
     """Consecutive values with one outcome.
 
@@ -68,7 +68,7 @@ class Segment:
                 "note_code": code_of(self.note)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Coverage:
     """The sweep of one placeholder of one key (see the module docstring).
 

@@ -54,7 +54,7 @@ _TRAILING_COMMENT_RE = re.compile(r"\s+# .*$")
 _LOCAL_RE = re.compile(r"L\['(\w+)'\]")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PrintedGraph:
     """A graph as ``GraphModule.print_readable`` prints it.
 
@@ -170,7 +170,7 @@ def specialized_values(dynamic: PrintedGraph, static: PrintedGraph) -> dict[str,
     return values
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IntRule:
     """What the int arguments of a call say about one AOTAutograd key.
 

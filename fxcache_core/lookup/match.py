@@ -188,6 +188,9 @@ def match(
 ) -> MatchReport:
     """Predict torch's lookup for every key the inputs bind (or just ``only``).
 
+    The arguments are the fields of one :class:`~fxcache_core.lookup.query.CallQuery`
+    (see there); :func:`match_query` takes the query itself.
+
     ``function`` keeps only the keys compiled from the function of that name: the
     frame Dynamo compiled, a resume frame of it after a graph break, or for a
     module compiled whole its class (:func:`fxcache_core.functions.origin.keys_of_function`;

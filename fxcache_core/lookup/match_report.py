@@ -43,7 +43,7 @@ class Phase(Enum):
                 "after-recompile": "after a recompile (automatic dynamic)"}[self.value]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KeyMatch:
     """The lookup of one key for the given inputs.
 
@@ -168,7 +168,7 @@ class KeyMatch:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PassResults:
     """The same call's keys judged once more, for one phase of automatic dynamic
     (:class:`~fxcache_core.lookup.phases.Phase`) under one mode.
@@ -212,7 +212,7 @@ class UnboundKey:
                 "takes": list(self.takes)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MatchReport:
     """Everything ``match`` found: one :class:`KeyMatch` per key the inputs bind.
 

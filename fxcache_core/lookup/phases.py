@@ -52,7 +52,7 @@ __all__ = ["Auto", "Phase", "Profiles", "auto_scalars_taken", "evidence", "key_a
            "with_phases"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Auto:
     """What a phase traces as symbols beyond the mode's own: automatic dynamic's
     dims (``DimDynamic.DYNAMIC``, as ``mark_dynamic`` gives) and scalars.

@@ -72,7 +72,7 @@ EXIT_HIT, EXIT_MISS, EXIT_UNDECIDED = 0, 1, 3
 _HEAD = {"hit": "HIT", "miss": "MISS", "new-graph": "NEW GRAPH", "error": "ERROR", "undecided": "UNDECIDED"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FunctionVerdict:
     """What torch does for the call in one function (see the module docstring).
 
@@ -146,7 +146,7 @@ class FunctionVerdict:
                 "why_code": code_of(self.why), "key": self.key.key if self.key else None, "entry": self.entry}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallVerdict:
     """The verdict per function for one call.
 

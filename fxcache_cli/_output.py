@@ -166,13 +166,13 @@ def short_path(path: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def origin_text(origin: Any) -> str:
     """The function a key was compiled from as every command shows it, ``fn (file:line)``
-    (:func:`fxcache_core.functions.origin.function_label`: decorators folded, a resume
+    (:attr:`fxcache_core.functions.origin.FunctionName.label`: decorators folded, a resume
     frame named after its function); ``-`` if unknown."""
     if origin is None:
         return "-"
-    from fxcache_core.functions.origin import function_label
+    from fxcache_core.functions.origin import function_name
 
-    return function_label(origin) or "-"
+    return function_name(origin).label or "-"
 
 
 def plural(count: int, word: str, plural: str | None = None) -> str:

@@ -159,14 +159,14 @@ def _regions(cat: Any, rows: Any) -> dict[str, Any]:
 
 def _print_functions(scan: Any, groups: Any, total: int, entries: bool, now: float) -> None:
     """``ls --by function``: one row per function, its keys under it with --entries."""
-    from fxcache_core.functions.origin import frame_label, function_frame
+    from fxcache_core.functions.origin import function_name
 
     table: list[tuple[str, ...]] = [("function", "keys", "entries", "size", "last used", "where")]
     for g in groups:
         o = g.origin
-        _, file, line = function_frame(o) if o else (None, None, None)  # the function's place
-        where = f"{short_path(file)}:{line}" if o else "-"
-        table.append((frame_label(g.function) if g.function else "(unknown)", str(len(g.keys)),
+        fn = function_name(o)  # the function's name and place
+        where = f"{short_path(fn.file)}:{fn.line}" if o else "-"
+        table.append((fn.readable or "(unknown)", str(len(g.keys)),
                       str(g.entries), human_bytes(g.size), age(g.last_used, now), where))
         if entries:
             for r in g.keys:

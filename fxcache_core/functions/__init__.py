@@ -1,1 +1,6 @@
-"""Which function a key was compiled from, decided once: frames, origin, listing."""
+"""Which function a key was compiled from, decided once.
+
+Lowest first: ``frames`` (the compiled frame: CompiledFrom, resume frames worded);
+``origin`` (a key's origin, FunctionName: every way a function is named, and the
+keys of a function); ``listing`` (what ``ls`` lists: keys with their function,
+grouped by function)."""

@@ -79,7 +79,7 @@ WRAPPER_NAMES = frozenset({"wrapper", "wrapped_func", "wrapped", "inner", "_wrap
 read (a cache made on another machine); with the file, its source decides."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CompiledFrom:
     """The function a key was compiled from.
 
@@ -239,7 +239,7 @@ def _origin_and_sources(catalog: Catalog, key: CacheKey) -> tuple[Origin | None,
     return None, sources
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Def:
     """A ``def`` read from a source file: its name, class (None outside one), first
     line (its first decorator's, as ``co_firstlineno``), positional parameters

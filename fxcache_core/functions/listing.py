@@ -18,14 +18,14 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import Origin
 from fxcache_core.errors import FunctionLookupError
-from fxcache_core.functions.origin import function_label, function_of, key_origins, keys_of_function
+from fxcache_core.functions.origin import function_name, key_origins, keys_of_function
 
 Sort = Literal["size", "age", "name"]
 """``size``: largest first; ``age``: least recently used first (what ``gc
 --max-size`` removes first); ``name``: by function name, then key."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KeyRow:
     """A key and the function it was compiled from (None where no entry says)."""
 
@@ -34,16 +34,16 @@ class KeyRow:
 
     def to_json(self) -> dict[str, object]:
         """:meth:`CacheKey.to_json` plus ``origin`` (the first traced op, ``fn (file:line)``),
-        ``function`` and ``compiled_from`` (:func:`~fxcache_core.functions.origin.function_of`,
-        :func:`~fxcache_core.functions.origin.function_label`, as ``match`` names it),
+        ``function`` and ``compiled_from`` (:class:`~fxcache_core.functions.origin.FunctionName`'s ``name`` and
+        ``label``, as ``match`` names it),
         ``file`` and ``line`` (of the first traced op; None where unknown)."""
         o = self.origin
         return {**self.key.to_json(), "origin": str(o) if o else None,
-                "function": function_of(o), "compiled_from": function_label(o),
+                "function": function_name(o).name, "compiled_from": function_name(o).label,
                 "file": o.file if o else None, "line": o.line if o else None}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FunctionGroup:
     """The keys of one function.
 
@@ -73,7 +73,7 @@ class FunctionGroup:
 
     def to_json(self) -> dict[str, object]:
         o = self.origin
-        return {"function": self.function, "compiled_from": function_label(o),
+        return {"function": self.function, "compiled_from": function_name(o).label,
                 "origin": str(o) if o else None,
                 "file": o.file if o else None, "line": o.line if o else None,
                 "size": self.size, "entries": self.entries, "last_used": self.last_used,
@@ -97,7 +97,7 @@ def key_rows(catalog: Catalog, function: str | None = None, sort: Sort | None = 
         keys = tuple(k for k in keys if k.key in mine)
     origins = key_origins(catalog, keys)
     rows = [KeyRow(k, origins.get(k.key)) for k in keys]
-    return tuple(_sorted(rows, sort, lambda r: (r.key.size, r.key.last_used, function_of(r.origin),
+    return tuple(_sorted(rows, sort, lambda r: (r.key.size, r.key.last_used, function_name(r.origin).name,
                                                 r.key.key)))
 
 
@@ -106,7 +106,7 @@ def by_function(rows: Sequence[KeyRow], sort: Sort | None = None) -> tuple[Funct
     order (else by name), the rows of each in their given order."""
     groups: dict[str | None, list[KeyRow]] = {}
     for r in rows:
-        groups.setdefault(function_of(r.origin), []).append(r)
+        groups.setdefault(function_name(r.origin).name, []).append(r)
     out = [FunctionGroup(f, next((r.origin for r in rs if r.origin is not None), None), tuple(rs))
            for f, rs in groups.items()]
     return tuple(_sorted(out, sort or "name", lambda g: (g.size, g.last_used, g.function, "")))

@@ -12,11 +12,12 @@ two facts: the frames every op's stack shares where the cache records them
 (:func:`~fxcache_core.functions.frames.named` of the origin's ``outer``, or the
 key's :func:`~fxcache_core.functions.frames.compiled_from`: decorator wrappers
 folded, a method named ``Class.function``), else the key's origin (the first op).
-:func:`function_of` names it (``ls``'s function column and ``--by function``,
-match's verdict per function), :func:`function_label` is the one line every
-command shows (``T5ForConditionalGeneration.forward (modeling_t5.py:939)``; explain
-too), :func:`function_frame` gives its frame, :func:`function_and_place` tells
-apart two functions of one name (match's static siblings), and
+:func:`function_name` names it, one :class:`FunctionName` for every use: the name
+keys are grouped under (``ls``'s function column and ``--by function``, match's
+verdict per function), the one line every command shows
+(``T5ForConditionalGeneration.forward (modeling_t5.py:939)``; explain too), the
+name that tells apart two functions of one name (match's static siblings) and the
+frame's file and line (:func:`key_function_name` does it for a key); and
 :func:`keys_of_function` finds the keys a ``--fn NAME`` means (``ls --fn``,
 ``match --fn``; a NAME that means several functions is an error). Never imports or
 runs user code; nothing here prints.
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
@@ -125,77 +127,84 @@ def _with_forward_frames(catalog: Catalog, origin: Origin, source: object) -> Or
     return Origin(origin.function, origin.file, origin.line, origin.functions, fd.origin.outer)
 
 
-def function_frame(origin: Origin | CompiledFrom) -> tuple[str, str, int]:
-    """(function, file, line) of the frame an origin's key is grouped under: the
-    function the user compiled (:func:`named`: decorator wrappers folded, a method
-    named ``Class.function``, at its first line where its file is readable) where
-    the graph's op stacks record it (:attr:`~fxcache_core.decode.entries.Origin.outer`),
-    else the frame the graph's first op was traced in."""
-    c = _named(origin)
+@dataclass(frozen=True, slots=True)
+class FunctionName:
+    """How one function is named: every way a command names a key's function, decided
+    once by :func:`function_name` from the key's compiled frame (where the cache records
+    it) or its origin (the graph's first op).
+
+    Attributes:
+        name: the name keys are grouped under (``ls``'s function column and ``--by
+            function``, match's verdict per function, explain): the compiled frame's
+            :attr:`~fxcache_core.functions.frames.CompiledFrom.name` (a module's
+            ``Class.forward``, decorators folded), else the function the first op was
+            traced in. None when nothing is known.
+        label: the one line every command shows: ``T5ForConditionalGeneration.forward
+            (modeling_t5.py:985)``, ``loss_fn, resumed after the graph break at line 14
+            (train.py:10)`` (``str`` of the compiled frame); where no stack is recorded,
+            the first op's function (resume frames worded) at that op's line. None when
+            nothing is known.
+        distinct: the function told apart from others of its name: ``label`` where the
+            compiled frame is recorded, else the bare name of the first op's function
+            (how match groups a function's keys across the cache).
+        file: the file of the frame (as the cache records it, not shortened).
+        line: its line (1-based): the compiled function's first line, else the first op's.
+    """
+
+    name: str | None
+    label: str | None
+    distinct: str | None
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def readable(self) -> str | None:
+        """``name`` as a user reads it: Dynamo's resume functions
+        (``torch_dynamo_resume_in_f_at_12``, torch/_dynamo/resume_execution.py) become
+        ``f, resumed after the graph break at line 12``
+        (:func:`~fxcache_core.functions.frames.label`); None when ``name`` is unknown
+        or empty."""
+        return label(self.name) if self.name else None
+
+
+_UNKNOWN = FunctionName(None, None, None)
+
+
+def function_name(origin: Origin | CompiledFrom | None, compiled: CompiledFrom | None = None) -> FunctionName:
+    """The one decision of how a key's function is named (:class:`FunctionName`).
+
+    ``compiled`` (the key's :func:`~fxcache_core.functions.frames.compiled_from`), else
+    ``origin`` when it is a compiled frame, else the frame the origin's shared stack
+    names (:func:`~fxcache_core.functions.frames.named` of
+    :attr:`~fxcache_core.decode.entries.Origin.outer`: decorator wrappers folded, a
+    method named ``Class.function``); without any, the function the graph's first op
+    was traced in. Every field None when neither is given. Reads nothing.
+    """
+    c = _named(origin, compiled)
     if c is not None:
-        return c.name, c.file, c.line
-    return origin.function, origin.file, origin.line
+        return FunctionName(c.name, str(c), str(c), c.file, c.line)
+    if not isinstance(origin, Origin):
+        return _UNKNOWN
+    return FunctionName(origin.function, f"{label(origin.function)} ({os.path.basename(origin.file)}:{origin.line})",
+                        origin.function, origin.file, origin.line)
+
+
+def key_function_name(catalog: Catalog, key: CacheKey) -> FunctionName:
+    """:func:`function_name` of ``key``: its compiled frame, else its origin (decoded
+    only when the frame is not recorded)."""
+    c = compiled_from(catalog, key)
+    return function_name(key_origin(catalog, key) if c is None else None, c)
 
 
 def _named(origin: Origin | CompiledFrom | None, compiled: CompiledFrom | None = None) -> CompiledFrom | None:
-    """The one decision: the key's compiled frame as given, else as the origin's
-    shared stack names it (:func:`~fxcache_core.functions.frames.named`), else None."""
+    """The key's compiled frame as given, else as the origin's shared stack names it
+    (:func:`~fxcache_core.functions.frames.named`), else None."""
     if compiled is not None:
         return compiled
     if isinstance(origin, CompiledFrom):
         return origin
     outer = getattr(origin, "outer", None)
     return named(outer) if outer else None
-
-
-def function_of(origin: Origin | CompiledFrom | None, compiled: CompiledFrom | None = None) -> str | None:
-    """The function name keys are grouped under (``ls --by function``, match's
-    verdict lines, explain): the function the user compiled where the cache records
-    it (``compiled``, :func:`fxcache_core.functions.frames.compiled_from`, or the
-    origin's shared stack: a module's ``Class.forward`` with its decorators folded),
-    else the function the graph's first op was traced in."""
-    c = _named(origin, compiled)
-    if c is not None:
-        return c.name
-    return origin.function if isinstance(origin, Origin) else None
-
-
-def function_label(origin: Origin | CompiledFrom | None, compiled: CompiledFrom | None = None) -> str | None:
-    """The function as every command shows it, one line: ``T5ForConditionalGeneration.forward
-    (modeling_t5.py:985)``, ``loss_fn, resumed after the graph break at line 14 (train.py:10)``
-    (``str`` of the :class:`CompiledFrom`); where no stack is recorded, the function the
-    first op was traced in at that op's line. None when nothing is known."""
-    c = _named(origin, compiled)
-    if c is not None:
-        return str(c)
-    if not isinstance(origin, Origin):
-        return None
-    return f"{label(origin.function)} ({os.path.basename(origin.file)}:{origin.line})"
-
-
-def function_and_place(origin: Origin | None, compiled: CompiledFrom | None = None) -> str | None:
-    """A function told apart from others of its name, one line: :func:`function_label`
-    where the cache records the compiled frame (``loss_fn (train.py:12)``), else the
-    name of the function the first op was traced in."""
-    c = _named(origin, compiled)
-    if c is not None:
-        return str(c)
-    return origin.function if origin is not None else None
-
-
-def key_function(catalog: Catalog, key: CacheKey) -> str | None:
-    """:func:`function_and_place` of ``key``: its compiled frame, else its origin (read
-    only when the frame is not recorded). Groups a function's keys across the cache."""
-    c = compiled_from(catalog, key)
-    return function_and_place(key_origin(catalog, key) if c is None else None, c)
-
-
-def frame_label(function: str) -> str:
-    """A frame name as a user reads it: Dynamo's resume functions
-    (``torch_dynamo_resume_in_f_at_12``, torch/_dynamo/resume_execution.py)
-    become ``f, resumed after the graph break at line 12``
-    (:func:`~fxcache_core.functions.frames.label`)."""
-    return label(function)
 
 
 def keys_compiled_from(catalog: Catalog, name: str) -> tuple[list[CacheKey], list[CompiledFrom]]:

@@ -24,7 +24,7 @@ from fxcache_core.reasons import Reason, code_of
 Box = dict[str, SymbolRange]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One relation between two entries of a key.
 
@@ -113,7 +113,7 @@ def audit_key(catalog: Catalog, key: CacheKey) -> tuple[Finding, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AuditReport:
     """What :func:`audit` found across a cache.
 

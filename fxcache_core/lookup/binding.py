@@ -57,7 +57,7 @@ class DynamicMode(Enum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorArg:
     """A tensor input as far as shapes go.
 
@@ -380,7 +380,7 @@ _PROP_RE = re.compile(r"^(?P<base>.+?)(?:\.size\(\)\[(?P<size>\d+)\]|\.stride\(\
                       r"|(?P<offset>\.storage_offset\(\)))?$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceValue:
     """The value a source takes under the user's inputs.
 
@@ -429,7 +429,7 @@ def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
 _TENSOR_TYPE_RE = re.compile(r"^(?P<dtype>[a-z0-9]+)\[(?P<sizes>[^\]]*)\]\[(?P<strides>[^\]]*)\](?P<device>\w*)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorType:
     """A tensor placeholder type as FX prints it: ``f32[s77, 4][4, 1]cpu``.
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog, Unreadable
@@ -28,6 +29,9 @@ from fxcache_core.errors import GuardParseError, ShapeSpecError, param
 from fxcache_core.lookup.binding import DynamicMode, check_signs, is_size_source, parse_int64
 from fxcache_core.reasons import Reason, code_of
 
+if TYPE_CHECKING:
+    from fxcache_core.guards.expr import GuardsExpr
+
 MAX_COVERAGE_VALUES = 1_000_000
 MAX_COVERAGE_CLAUSES = 20_000_000
 """Most clause evaluations one sweep may cost (a few seconds): a key whose
@@ -35,7 +39,7 @@ entries hold thousands of clauses that all pass makes each value cost that
 many; such a sweep is refused after a few values, with the figures."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Segment:
     """Consecutive values with one outcome.
 
@@ -64,7 +68,7 @@ class Segment:
                 "note_code": code_of(self.note)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Coverage:
     """The sweep of one placeholder of one key (see the module docstring).
 
@@ -134,19 +138,63 @@ def coverage(
     unmarked (duck), under ``NONE``/``FALSE`` as marked dynamic (the only way
     a dim is symbolic there: a symbol of its own).
 
+    Steps: the range checked (:func:`_check_range`), the swept placeholder found
+    (:func:`_swept`), the others' values held (:func:`_held`), each entry's guards
+    parsed once (:func:`_entry_plans`), then every value judged (:class:`_Sweep`)
+    and runs of equal outcomes folded into segments.
+
     Raises:
         ShapeSpecError: an unknown name, an empty or too large range, a key
             with no readable entry, or a placeholder with neither a fixed value
-            nor a hint.
+            nor a hint; a sweep whose guards cost more than
+            :data:`MAX_COVERAGE_CLAUSES` clause evaluations.
     """
-    from fxcache_core.guards.expr import parse_guards
+    _check_range(start, end)
+    symbols, swept = _swept(catalog, key, name, start, end)
+    check_signs(dict(fixed or {}), symbols, "sym")
+    env = _held(symbols, swept, fixed or {})
+    size_symbols = {s.placeholder: v for s in symbols if s.placeholder in env
+                    and (v := env[s.placeholder]) is not None and s.source and ".size()" in s.source}
+    sweep = _Sweep(swept, env, size_symbols, _entry_plans(catalog, key), mode)
+    segments: list[Segment] = []
+    n_values = end - start + 1
+    for i, v in enumerate(range(start, end + 1)):
+        o, e, note = sweep.outcome(v)
+        if i in (15, 255) or (i and i % 4096 == 0):
+            if sweep.spent / (i + 1) * n_values > MAX_COVERAGE_CLAUSES:
+                raise ShapeSpecError(
+                    f"{param('range')}: key {key.key[:12]}'s guards take about {sweep.spent // (i + 1):,} "
+                    f"clause evaluations a value; {n_values:,} values is more than fxcache evaluates "
+                    f"({MAX_COVERAGE_CLAUSES:,}): narrow the range", param="range", value=f"{start}:{end}")
+        last = segments[-1] if segments else None
+        if last is not None and (last.outcome, last.entry, last.note) == (o, e, note):
+            segments[-1] = Segment(last.start, v, o, e, note)
+        else:
+            segments.append(Segment(v, v, o, e, note))
+    return Coverage(key=key, placeholder=swept.placeholder, symbol=swept.expr, source=swept.source,
+                    fixed=tuple(sorted(env.items(), key=lambda kv: int(kv[0][1:]))),
+                    segments=tuple(segments))
 
+
+def _check_range(start: int, end: int) -> None:
+    """Raises ShapeSpecError for an empty range or one of more than
+    :data:`MAX_COVERAGE_VALUES` values."""
     if end < start:
         raise ShapeSpecError(f"{param('range')}: empty range {start}:{end}", param="range",
                              value=f"{start}:{end}")
     if end - start + 1 > MAX_COVERAGE_VALUES:
         raise ShapeSpecError(f"{param('range')}: at most {MAX_COVERAGE_VALUES:,} values", param="range",
                              value=f"{start}:{end}")
+
+
+def _swept(catalog: Catalog, key: CacheKey, name: str, start: int, end: int
+           ) -> tuple[tuple[SymbolInfo, ...], SymbolInfo]:
+    """The key's symbol table (of its first readable entry) and the placeholder ``name``
+    means in it.
+
+    Raises:
+        ShapeSpecError: no readable entry, an unknown name, or a negative range for a size.
+    """
     first = catalog.first_readable(key)
     if first is None:
         raise ShapeSpecError(f"key {key.key[:12]} has no readable entry", param="key", value=key.key)
@@ -158,19 +206,34 @@ def coverage(
         raise ShapeSpecError(f"{param('range')} {name}={start}:{end}: {name} is "
                              f"{user_source(swept.source or '')}, which is never negative",
                              param="range", value=f"{name}={start}:{end}")
-    check_signs(dict(fixed or {}), symbols, "sym")
+    return symbols, swept
+
+
+def _held(symbols: tuple[SymbolInfo, ...], swept: SymbolInfo, fixed: Mapping[str, int]) -> dict[str, int]:
+    """Placeholder -> the value it is held at while ``swept`` varies: the one ``fixed``
+    gives (by placeholder or symbol), else its compile-time hint; left out when neither."""
     env: dict[str, int] = {}
     for s in symbols:
         if s.placeholder == swept.placeholder:
             continue
-        given = (fixed or {}).get(s.placeholder, (fixed or {}).get(s.expr or ""))
+        given = fixed.get(s.placeholder, fixed.get(s.expr or ""))
         value = given if given is not None else s.hint
         if value is not None:
             env[s.placeholder] = value
-    size_symbols = {s.placeholder: v for s in symbols if s.placeholder in env
-                    and (v := env[s.placeholder]) is not None and s.source and ".size()" in s.source}
+    return env
 
-    plans = []  # per entry: (entry, parsed guards or None for no guards, or a reason it is skipped)
+
+Plan = tuple[Entry, "GuardsExpr | str | None"]
+"""An entry that torch reads, with its parsed guards: None when it has none, the
+string ``unparsable`` when they do not parse."""
+
+
+def _entry_plans(catalog: Catalog, key: CacheKey) -> list[Plan]:
+    """The key's readable entries in torch's order, guards parsed once (an unreadable
+    entry is left out: torch skips it)."""
+    from fxcache_core.guards.expr import parse_guards
+
+    plans: list[Plan] = []
     for e in key.entries:
         d = catalog.load(e)
         if isinstance(d, Unreadable):
@@ -182,25 +245,38 @@ def coverage(
             plans.append((e, parse_guards(d.guards_expr)))
         except GuardParseError:
             plans.append((e, "unparsable"))
+    return plans
 
-    def outcome(v: int) -> tuple[str, Entry | None, Reason | None]:
+
+class _Sweep:
+    """Torch's lookup at one value of the swept placeholder, the others held; counts
+    the clause evaluations it spends (``spent``)."""
+
+    def __init__(self, swept: SymbolInfo, env: Mapping[str, int], size_symbols: Mapping[str, int],
+                 plans: list[Plan], mode: DynamicMode) -> None:
+        self.swept, self.env, self.size_symbols, self.plans, self.mode = swept, env, size_symbols, plans, mode
+        self.spent = 0
+
+    def outcome(self, v: int) -> tuple[str, Entry | None, Reason | None]:
+        """(outcome, entry, note) at value ``v``, as :class:`Segment` names them."""
+        swept = self.swept
         if swept.source and ".size()" in swept.source:
             if v in (0, 1):
                 return "other-graph", None, Reason(f"size {v} is specialized", "size-specialized")
-            twin = next((p for p, w in size_symbols.items() if w == v), None)
-            if twin is not None and mode is DynamicMode.TRUE:
+            twin = next((p for p, w in self.size_symbols.items() if w == v), None)
+            if twin is not None and self.mode is DynamicMode.TRUE:
                 return "other-graph", None, Reason(f"equals {twin}: duck sizing", "duck-sizing")
-            if twin is not None and mode is DynamicMode.UNKNOWN:
+            if twin is not None and self.mode is DynamicMode.UNKNOWN:
                 return "undecided", None, Reason(f"equals {twin}: another graph if duck-sized (dynamic=True)",
                                                  "duck-sizing-depends-on-mode")
-        values = {**env, swept.placeholder: v}
-        for e, g in plans:
+        values = {**self.env, swept.placeholder: v}
+        for e, g in self.plans:
             if g is None:
                 return "hit", e, None
             if g == "unparsable":
                 return "undecided", None, None
-            verdict = g.evaluate(values)
-            spent[0] += len(verdict.results)
+            verdict = g.evaluate(values)  # type: ignore[union-attr]
+            self.spent += len(verdict.results)
             if verdict.status == "pass":
                 return "hit", e, None
             if verdict.status == "unknown":
@@ -209,23 +285,3 @@ def coverage(
             if f is not None and f.status == "error":
                 return "error", e, Reason(f.error, "guard-raises") if f.error is not None else None
         return "miss", None, None
-
-    spent = [0]  # clause evaluations so far
-    segments: list[Segment] = []
-    n_values = end - start + 1
-    for i, v in enumerate(range(start, end + 1)):
-        o, e, note = outcome(v)
-        if i in (15, 255) or (i and i % 4096 == 0):
-            if spent[0] / (i + 1) * n_values > MAX_COVERAGE_CLAUSES:
-                raise ShapeSpecError(
-                    f"{param('range')}: key {key.key[:12]}'s guards take about {spent[0] // (i + 1):,} "
-                    f"clause evaluations a value; {n_values:,} values is more than fxcache evaluates "
-                    f"({MAX_COVERAGE_CLAUSES:,}): narrow the range", param="range", value=f"{start}:{end}")
-        last = segments[-1] if segments else None
-        if last is not None and (last.outcome, last.entry, last.note) == (o, e, note):
-            segments[-1] = Segment(last.start, v, o, e, note)
-        else:
-            segments.append(Segment(v, v, o, e, note))
-    return Coverage(key=key, placeholder=swept.placeholder, symbol=swept.expr, source=swept.source,
-                    fixed=tuple(sorted(env.items(), key=lambda kv: int(kv[0][1:]))),
-                    segments=tuple(segments))

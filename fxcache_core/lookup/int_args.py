@@ -19,7 +19,8 @@ stands where the static graph has one constant, that constant is the value.
 Where they differ in anything else, the value is not known and the verdict
 is undecided, never guessed.
 
-:func:`int_argument_rule` applies this to one AOTAutograd key for a call;
+:func:`int_argument_rule` applies this to one AOTAutograd key for a call
+(:class:`IntArgsCall`);
 :mod:`fxcache_core.lookup.match` uses it. Nothing here imports torch.
 """
 
@@ -53,7 +54,7 @@ _TRAILING_COMMENT_RE = re.compile(r"\s+# .*$")
 _LOCAL_RE = re.compile(r"L\['(\w+)'\]")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PrintedGraph:
     """A graph as ``GraphModule.print_readable`` prints it.
 
@@ -169,7 +170,7 @@ def specialized_values(dynamic: PrintedGraph, static: PrintedGraph) -> dict[str,
     return values
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IntRule:
     """What the int arguments of a call say about one AOTAutograd key.
 
@@ -242,15 +243,57 @@ def _taken(d: DecodedEntry) -> set[str]:
     return out | {b for s in out if (b := tensorified_base(s)) is not None}
 
 
-def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, origin: Origin,
-                      inputs: Mapping[str, InputValue], mode: DynamicMode,
-                      pgo: bool = False, of_function: bool = False,
-                      params: Sequence[str] = (), unread: frozenset[str] | None = None,
-                      frame: CompiledFrom | None = None) -> IntRule:
+@dataclass(frozen=True, slots=True)
+class IntArgsCall:
+    """One AOTAutograd key and the call whose int arguments (and the floats, 0-d
+    tensors and tensors given where the key may take none) :func:`int_argument_rule`
+    judges against it.
+
+    Attributes:
+        key: the AOTAutograd key.
+        entry: its first readable entry (torch's order).
+        origin: where its graph was traced from; the keys traced from the same
+            function (name and file) are its siblings (:meth:`FunctionKeys.of`).
+        inputs: the call's inputs by the user's sources (``L['n']`` -> 9).
+        mode: the call's ``torch.compile(dynamic=...)``
+            (:class:`~fxcache_core.lookup.binding.DynamicMode`).
+        pgo: the cache dir holds profile-guided automatic-dynamic state
+            (torch/_dynamo/pgo.py) fxcache could not read: nothing is ruled out,
+            only noted.
+        of_function: the call is known to be of this key's function (``--fn``).
+        params: the positional parameter names of the key's compiled frame (taken
+            from ``frame`` when it is given).
+        unread: the parameters the frame's source never reads, None when not known
+            (taken from ``frame`` when it is given).
+        frame: the key's compiled frame
+            (:func:`~fxcache_core.functions.frames.compiled_from`), None when the
+            cache records none.
+    """
+
+    key: CacheKey
+    entry: DecodedEntry
+    origin: Origin
+    inputs: Mapping[str, InputValue]
+    mode: DynamicMode
+    pgo: bool = False
+    of_function: bool = False
+    params: Sequence[str] = ()
+    unread: frozenset[str] | None = None
+    frame: CompiledFrom | None = None
+
+    def __post_init__(self) -> None:
+        if self.frame is not None:
+            object.__setattr__(self, "params", self.frame.params)
+            object.__setattr__(self, "unread", self.frame.unread)
+
+
+def int_argument_rule(keys: FunctionKeys, call: IntArgsCall) -> IntRule:
     """How the call's int arguments (and the floats and 0-d tensors it gives where an
     int may have been) decide whether torch looks up ``key``.
 
-    For each int the call gives (``L['n']`` -> 9), under ``mode``:
+    ``call`` (:class:`IntArgsCall`) is the key and the call; ``keys`` the cache's
+    AOTAutograd keys by function (:class:`FunctionKeys`, one per ``match`` call).
+    For each int the call gives (``L['n']`` -> 9), under ``call.mode``:
 
     * ``key`` takes it as a SymInt: under ``none``/``false`` the first call
       bakes it in, so a key where it is a SymInt is not looked up (checked by
@@ -289,93 +332,120 @@ def int_argument_rule(keys: FunctionKeys, key: CacheKey, entry: DecodedEntry, or
     :func:`fxcache_core.lookup.fit.fit` binds it). ``pgo``: the cache dir holds Dynamo's
     profile-guided automatic-dynamic state (torch/_dynamo/pgo.py), which can
     make a first call's int dynamic: then nothing is ruled out, only noted.
+
+    Mirrors ``_automatic_dynamic`` and ``wrap_symint`` in
+    torch/_dynamo/variables/builder.py (see the module docstring). Raises nothing:
+    the verdict is the returned :class:`IntRule`.
     """
-    problems: list[Reason] = []
-    notes: list[Reason] = []
-    fn = origin.function
-    taken = _taken(entry)
-    if frame is not None:
-        params, unread = frame.params, frame.unread
+    return _IntJudge(keys, call).run()
 
-    def broken() -> bool:
+
+class _IntJudge:
+    """One :func:`int_argument_rule`: the key's facts read once (what it takes, its
+    siblings, whether its function has a graph break), and one step per kind of
+    value the call gives."""
+
+    def __init__(self, keys: FunctionKeys, call: IntArgsCall) -> None:
+        self.keys, self.call = keys, call
+        self.fn = call.origin.function
+        self.taken = _taken(call.entry)
+        self.problems: list[Reason] = []
+        self.notes: list[Reason] = []
+        self._siblings: list[tuple[CacheKey, DecodedEntry]] | None = None
+
+    def run(self) -> IntRule:
+        call = self.call
+        missing = _tensors_not_given(call.entry, call.inputs, call.params)
+        if missing and not self.broken():
+            self.notes += missing
+        for user_src, value in call.inputs.items():
+            src = next((c for c in candidates(user_src, call.params) if c in self.taken), user_src)
+            mine = call.of_function or _is_param(user_src, call.params)
+            if mine and call.unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in call.unread:
+                continue  # the function never reads it: no value of it changes the graph
+            if isinstance(value, TensorArg) and value.shape != ():
+                self.tensor(user_src, src)
+            elif not isinstance(value, int):
+                if src not in self.taken and (isinstance(value, float)
+                                              or (isinstance(value, TensorArg) and value.shape == ())):
+                    _not_an_int(self.keys, call.key, src, value, self.siblings(), mine, self.problems, self.notes)
+            elif call.mode is DynamicMode.TRUE:
+                continue
+            elif src in self.taken:
+                self.int_taken(src)
+            else:
+                self.int_baked(src, value, mine)
+        return IntRule(tuple(self.problems), tuple(self.notes))
+
+    def broken(self) -> bool:
         """A graph break in the function (read only when a tensor rule would speak)."""
-        return frame is not None and (frame.parent is not None or keys.resumed(frame.function))
+        frame = self.call.frame
+        return frame is not None and (frame.parent is not None or self.keys.resumed(frame.function))
 
-    mates: list[list[tuple[CacheKey, DecodedEntry]]] = []
-
-    def siblings() -> list[tuple[CacheKey, DecodedEntry]]:
+    def siblings(self) -> list[tuple[CacheKey, DecodedEntry]]:
         """The other keys of the function (made once, and only for an input that asks)."""
-        if not mates:
-            mates.append([(k, d) for k, d in keys.of(origin) if k.key != key.key])
-        return mates[0]
+        if self._siblings is None:
+            self._siblings = [(k, d) for k, d in self.keys.of(self.call.origin) if k.key != self.call.key.key]
+        return self._siblings
 
-    missing = _tensors_not_given(entry, inputs, params)
-    if missing and not broken():
-        notes += missing
-    for user_src, value in inputs.items():
-        src = next((c for c in candidates(user_src, params) if c in taken), user_src)
-        mine = of_function or _is_param(user_src, params)
-        if mine and unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in unread:
-            continue  # the function never reads it: no value of it changes the graph
-        if isinstance(value, TensorArg) and value.shape != () and (
-                _is_param(user_src, params) if params else of_function) and not any(
-                t == src or t.startswith((src + "[", src + ".")) for t in taken) and not broken():
-            notes.append(Reason(
+    def tensor(self, user_src: str, src: str) -> None:
+        """A tensor the call gives for ``src``, which the key takes no input from."""
+        call = self.call
+        if (_is_param(user_src, call.params) if call.params else call.of_function) and not any(
+                t == src or t.startswith((src + "[", src + ".")) for t in self.taken) and not self.broken():
+            self.notes.append(Reason(
                 f"{src} is a tensor, and this key takes no input from it: if it was None (or not a "
                 "tensor) when this key was traced, torch traces another graph; if the code never "
                 "reads it, this key is torch's. The cache does not record which", "tensor-not-input"))
-            continue
-        if not isinstance(value, int):
-            if src not in taken and (isinstance(value, float)
-                                     or (isinstance(value, TensorArg) and value.shape == ())):
-                _not_an_int(keys, key, src, value, siblings(), mine, problems, notes)
-            continue
-        if mode is DynamicMode.TRUE:
-            continue
-        if src in taken:
-            if mode is DynamicMode.UNKNOWN and _symint_input(entry, src) is not None:
-                static = next((k for k, d in siblings() if src not in _taken(d)), None)
-                if static is not None:
-                    notes.append(Reason(
-                        f"{fn} was also compiled with {src} a constant (key {static.key[:12]}): under "
-                        f"dynamic=None a fresh process's first call bakes {src} into the graph and "
-                        "looks up such a key; this one serves dynamic=True and the calls after a "
-                        f"recompile (pass {param('dynamic')})", "int-constant-sibling"))
-            continue
-        dynamic = [(k, i) for k, d in siblings() if (i := _symint_input(d, src)) is not None]
+
+    def int_taken(self, src: str) -> None:
+        """An int the key takes (as a SymInt): without the mode, a sibling key that has it
+        a constant makes the verdict undecided."""
+        if self.call.mode is DynamicMode.UNKNOWN and _symint_input(self.call.entry, src) is not None:
+            static = next((k for k, d in self.siblings() if src not in _taken(d)), None)
+            if static is not None:
+                self.notes.append(Reason(
+                    f"{self.fn} was also compiled with {src} a constant (key {static.key[:12]}): under "
+                    f"dynamic=None a fresh process's first call bakes {src} into the graph and "
+                    "looks up such a key; this one serves dynamic=True and the calls after a "
+                    f"recompile (pass {param('dynamic')})", "int-constant-sibling"))
+
+    def int_baked(self, src: str, value: int, mine: bool) -> None:
+        """An int the key does not take: the value it baked in, read from a sibling key
+        that takes ``src`` as a SymInt (:func:`_baked_in`), against the call's."""
+        dynamic = [(k, i) for k, d in self.siblings() if (i := _symint_input(d, src)) is not None]
         if not dynamic:
             if mine:
-                notes.append(Reason(
+                self.notes.append(Reason(
                     f"{src} is not an input of this key: a fresh process's first call under "
-                    f"dynamic=None bakes an int argument into the graph, and no key of {fn} takes "
+                    f"dynamic=None bakes an int argument into the graph, and no key of {self.fn} takes "
                     f"{src} as a SymInt to read the value this key was traced with from; if the "
                     f"graph does not depend on {src}, this key is torch's", "int-not-input"))
-            continue
-        found = _baked_in(keys, key, dynamic)
+            return
+        found = _baked_in(self.keys, self.call.key, dynamic)
         if found is None:
             other, inp = dynamic[0]
-            notes.append(Reason(
+            self.notes.append(Reason(
                 f"{src} is a constant in this key's graph (key {other.key[:12]} takes it as "
                 f"{inp.expr}), but the graphs differ in more than that constant: fxcache cannot "
                 "read which value this key was traced with", "int-graphs-differ"))
-            continue
+            return
         baked, other, inp = found
         if baked != value:
             why = (f"{src} was {baked} when this key was traced: its graph has the constant {baked} "
                    f"where key {other.key[:12]} takes {src} as {inp.expr}, so {src}={value} traces "
                    "another graph")
-            if pgo:
-                notes.append(Reason(why + " (unless the profile-guided automatic-dynamic state in this "
-                                    "cache dir makes it a SymInt: fxcache could not read that state)",
-                                    "pgo-state-unread"))
+            if self.call.pgo:
+                self.notes.append(Reason(why + " (unless the profile-guided automatic-dynamic state in this "
+                                         "cache dir makes it a SymInt: fxcache could not read that state)",
+                                         "pgo-state-unread"))
             else:
-                problems.append(Reason(why, "int-baked-differs"))
-        elif mode is DynamicMode.UNKNOWN:
-            notes.append(Reason(
+                self.problems.append(Reason(why, "int-baked-differs"))
+        elif self.call.mode is DynamicMode.UNKNOWN:
+            self.notes.append(Reason(
                 f"{src} was {value} when this key was traced: torch looks it up under dynamic=None; "
                 f"under dynamic=True {src} is a SymInt on the first call (a key like "
                 f"{other.key[:12]}) (pass {param('dynamic')})", "int-depends-on-mode"))
-    return IntRule(tuple(problems), tuple(notes))
 
 
 def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],

@@ -32,7 +32,7 @@ from fxcache_core.reasons import Reason, code_of
 Outcome = Literal["pass", "fail", "error", "unknown", "unreadable", "unparsable"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EntryVerdict:
     """How one entry fares for the given inputs.
 
@@ -94,7 +94,7 @@ class EntryVerdict:
                 "values": dict(self.values), "user_clause": self.user_clause(names or {})}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FxLoad:
     """An FX graph an AOTAutograd hit loads.
 

@@ -18,7 +18,7 @@ from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.functions.frames import CompiledFrom
-from fxcache_core.functions.origin import function_of
+from fxcache_core.functions.origin import function_name
 from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.judge import EntryVerdict, FxLoad
 from fxcache_core.reasons import Reason, code_of
@@ -43,7 +43,7 @@ class Phase(Enum):
                 "after-recompile": "after a recompile (automatic dynamic)"}[self.value]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KeyMatch:
     """The lookup of one key for the given inputs.
 
@@ -148,7 +148,7 @@ class KeyMatch:
         return {
             "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
             "origin": str(self.origin) if self.origin else None,
-            "function": function_of(self.origin, self.compiled),
+            "function": function_name(self.origin, self.compiled).name,
             "compiled_from": str(self.compiled) if self.compiled else None,
             "bound": dict(self.bound),
             "hit": self.hit.name if self.hit else None,
@@ -168,7 +168,7 @@ class KeyMatch:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PassResults:
     """The same call's keys judged once more, for one phase of automatic dynamic
     (:class:`~fxcache_core.lookup.phases.Phase`) under one mode.
@@ -212,7 +212,7 @@ class UnboundKey:
                 "takes": list(self.takes)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MatchReport:
     """Everything ``match`` found: one :class:`KeyMatch` per key the inputs bind.
 

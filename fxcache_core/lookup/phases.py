@@ -39,9 +39,9 @@ from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.pgo import CodeProfile, PgoState, file_hash, read_pgo_states
 from fxcache_core.functions.frames import CompiledFrom
-from fxcache_core.functions.origin import function_and_place, function_of, key_function
+from fxcache_core.functions.origin import function_name, key_function_name
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg, TensorType
-from fxcache_core.lookup.fit import INT_RE, Binding
+from fxcache_core.lookup.fit_binding import INT_RE, Binding
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import Dims, entry_dims
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase
@@ -52,7 +52,7 @@ __all__ = ["Auto", "Phase", "Profiles", "auto_scalars_taken", "evidence", "key_a
            "with_phases"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Auto:
     """What a phase traces as symbols beyond the mode's own: automatic dynamic's
     dims (``DimDynamic.DYNAMIC``, as ``mark_dynamic`` gives) and scalars.
@@ -284,22 +284,23 @@ def static_sibling(catalog: Catalog, key: CacheKey, function: str,
 
 
 def static_keys(catalog: Catalog) -> dict[str, list[tuple[CacheKey, Dims]]]:
-    """Function (:func:`~fxcache_core.functions.origin.key_function`) -> its AOTAutograd
-    keys whose tensor dims are all static, with the dims."""
+    """Function (:attr:`~fxcache_core.functions.origin.FunctionName.distinct` of
+    :func:`~fxcache_core.functions.origin.key_function_name`) -> its AOTAutograd keys
+    whose tensor dims are all static, with the dims."""
     out: dict[str, list[tuple[CacheKey, Dims]]] = {}
     for k in catalog.scan.keys:
         if k.kind is not KeyKind.AOT_AUTOGRAD:
             continue
         odims = _dims(catalog, k)
         if odims and all(INT_RE.fullmatch(v) for v in odims.values()):
-            name = key_function(catalog, k)
+            name = key_function_name(catalog, k).distinct
             if name is not None:
                 out.setdefault(name, []).append((k, odims))
     return out
 
 
 def evidence(catalog: Catalog, results: Sequence[KeyMatch]) -> set[str | None]:
-    """The functions (:func:`~fxcache_core.functions.origin.function_of`) that show
+    """The functions (:attr:`~fxcache_core.functions.origin.FunctionName.name`) that show
     automatic dynamic in the cache: an AOTAutograd key with symbols beside one of
     the same function with those dims static (> 1: dynamic=True specializes 0 and 1
     too, :func:`static_sibling`), or a saved profile that marks their dims."""
@@ -307,27 +308,27 @@ def evidence(catalog: Catalog, results: Sequence[KeyMatch]) -> set[str | None]:
     statics: dict[str, list[tuple[CacheKey, Dims]]] | None = None
     for m in results:
         if m.profile is not None:
-            out.add(function_of(m.origin, m.compiled))
+            out.add(function_name(m.origin, m.compiled).name)
         if not (m.key.kind is KeyKind.AOT_AUTOGRAD and m.symbols and m.origin is not None):
             continue
         if statics is None:
             statics = static_keys(catalog)
-        fname = function_and_place(m.origin, m.compiled)
+        fname = function_name(m.origin, m.compiled).distinct
         if fname is not None and static_sibling(catalog, m.key, fname, statics) is not None:
-            out.add(function_of(m.origin, m.compiled))
+            out.add(function_name(m.origin, m.compiled).name)
     return out
 
 
 def symbolic_by_function(catalog: Catalog, results: Sequence[KeyMatch],
                          profiles: Profiles | None) -> dict[str, Auto]:
-    """Function (:func:`~fxcache_core.functions.origin.function_and_place`) -> what its
+    """Function (:attr:`~fxcache_core.functions.origin.FunctionName.distinct`) -> what its
     keys (those torch looks up by their own guards) trace as symbols, together
     (:func:`~fxcache_core.lookup.phases.key_auto`), with what a saved profile marks."""
     out: dict[str, Auto] = {}
     for m in results:
         if not (m.key.kind is KeyKind.AOT_AUTOGRAD or not catalog.loaders_of(m.key.key)):
             continue
-        fname = function_and_place(m.origin, m.compiled) or ""
+        fname = function_name(m.origin, m.compiled).distinct or ""
         own = key_auto(catalog, m.key)
         saved = profiles.for_frame(m.compiled) if profiles is not None else Auto()
         if not saved.uncertain:
@@ -368,7 +369,7 @@ def with_phases(catalog: Catalog, report: MatchReport, run: Callable[[DynamicMod
     unknown = mode is DynamicMode.UNKNOWN
     wanted = evidence(catalog, report.results) if unknown else None
     keys = [m.key for m in report.results
-            if wanted is None or function_of(m.origin, m.compiled) in wanted]
+            if wanted is None or function_name(m.origin, m.compiled).name in wanted]
     if not keys:
         return report
 
@@ -406,7 +407,7 @@ def static_after_recompile(catalog: Catalog, m: KeyMatch, recompiled: Mapping[st
     if (not m.fits or own or m.symbols
             or not (m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by)):
         return m
-    fname = function_and_place(m.origin, m.compiled)
+    fname = function_name(m.origin, m.compiled).distinct
     d = recompiled.get(fname or "", Auto())
     user = {ks: us for us, ks in m.bound}
     changed: list[str] = []

@@ -3,7 +3,7 @@
 :func:`~fxcache_core.lookup.match.match` predicts torch's lookup key by key
 (:class:`~fxcache_core.lookup.match_report.KeyMatch`). A user asks about a call of a
 function, so :func:`verdicts` folds those per function
-(:func:`~fxcache_core.functions.origin.function_of` of each key's origin) into one
+(:attr:`~fxcache_core.functions.origin.FunctionName.name` of each key's origin) into one
 :class:`FunctionVerdict`:
 
 * ``hit``: a key the call takes has an entry whose guards hold (for an
@@ -58,7 +58,8 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.pgo import job_of
 from fxcache_core.errors import param
-from fxcache_core.functions.origin import frame_label, function_of
+from fxcache_core.functions.frames import label as readable_name
+from fxcache_core.functions.origin import function_name
 from fxcache_core.guards.user_terms import user_source, user_text
 from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase
@@ -71,12 +72,12 @@ EXIT_HIT, EXIT_MISS, EXIT_UNDECIDED = 0, 1, 3
 _HEAD = {"hit": "HIT", "miss": "MISS", "new-graph": "NEW GRAPH", "error": "ERROR", "undecided": "UNDECIDED"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FunctionVerdict:
     """What torch does for the call in one function (see the module docstring).
 
     Attributes:
-        function: the function (:func:`~fxcache_core.functions.origin.function_of`), None
+        function: the function (:attr:`~fxcache_core.functions.origin.FunctionName.name`), None
             for keys whose graph records no origin.
         origin: where it was traced from (file and line), where known.
         status: ``hit``, ``miss``, ``new-graph``, ``error`` or ``undecided``.
@@ -109,7 +110,7 @@ class FunctionVerdict:
     @property
     def label(self) -> str:
         """The function as a user reads it (a resume frame named after its function)."""
-        return frame_label(self.function) if self.function else "(function unknown)"
+        return readable_name(self.function) if self.function else "(function unknown)"
 
     @property
     def line(self) -> Reason:
@@ -145,7 +146,7 @@ class FunctionVerdict:
                 "why_code": code_of(self.why), "key": self.key.key if self.key else None, "entry": self.entry}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallVerdict:
     """The verdict per function for one call.
 
@@ -282,7 +283,7 @@ def _groups(report: MatchReport, results: tuple[KeyMatch, ...]) -> dict[str | No
     groups: dict[str | None, list[KeyMatch]] = {}
     for m in results:
         if m.key.key not in folded:
-            groups.setdefault(function_of(m.origin, m.compiled), []).append(m)
+            groups.setdefault(function_name(m.origin, m.compiled).name, []).append(m)
     return groups
 
 
@@ -359,7 +360,7 @@ def verdicts(report: MatchReport, count_all: bool = False) -> CallVerdict:
     found = [_phased(function_verdict(f, g), f, report, passes) for f, g in groups.items()]
     for u in report.unbound:
         found.append(FunctionVerdict(
-            function_of(u.origin), u.origin, "undecided", Reason(
+            function_name(u.origin).name, u.origin, "undecided", Reason(
                 f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
                 f"do not name (a frame's locals, e.g. after a graph break): give them with {param('shapes')}",
                 "inputs-not-named"), u.key))

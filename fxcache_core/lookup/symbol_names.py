@@ -44,7 +44,7 @@ def symbol_id(source: str) -> int:
     return int(hashlib.sha256(source.encode()).hexdigest(), 16) % 100
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NamedInputs:
     """What :func:`name_inputs` found for one FX graph.
 

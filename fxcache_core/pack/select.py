@@ -34,7 +34,7 @@ from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.fsutil import DirRefused, DirWalker, NotRegularFile, open_regular
-from fxcache_core.functions.origin import key_function, keys_of_function
+from fxcache_core.functions.origin import key_function_name, keys_of_function
 from fxcache_core.keying.anatomy import BUILD_COMPONENTS, parse_debug_lines, settings_not_at_default
 from fxcache_core.keying.defaults import default_settings_for
 from fxcache_core.keying.torch_builds import version_of
@@ -255,7 +255,7 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
                 r = _relative(root, n.file.file.where)
                 if r is not None:
                     add(r, n.file.file.where, n.kind)
-        function = key_function(catalog, catalog.scan.key(e.key)) if catalog.scan.key(e.key) else None
+        function = key_function_name(catalog, catalog.scan.key(e.key)).distinct if catalog.scan.key(e.key) else None
         packed.append(PackedEntry(e.kind.value, e.key, e.name, function, inputs, d.guards_expr, cpp))
     if not packed:
         raise PackError("nothing to pack: " + ("; ".join(r.text for r in left[:3]) or "no entry selected"))

@@ -11,6 +11,7 @@ from fxcache_core.decode.entries import DecodedEntry, GraphInput
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.lookup.binding import DynamicMode, parse_shapes
 from fxcache_core.lookup.fit import Sibling, fit
+from fxcache_core.lookup.query import CallQuery
 
 
 def _entry(*tensors: tuple[str, str], symints: tuple[tuple[str, str], ...] = ()) -> DecodedEntry:
@@ -28,7 +29,7 @@ MATMUL = _entry(("L['x']", "f32[s0, s1][s1, 1]cpu"), ("L['w']", "f32[s1, s2][s2,
 
 
 def _fit(d, *shapes, mode=DynamicMode.TRUE, duck_shape=None, siblings=()):
-    return fit(d, parse_shapes(shapes), mode, duck_shape=duck_shape, siblings=lambda: siblings)
+    return fit(d, CallQuery(parse_shapes(shapes), mode=mode, duck_shape=duck_shape), siblings=lambda: siblings)
 
 
 def test_a_shared_symbol_is_a_forced_equality_with_duck_sizing_off_or_marked_dims():

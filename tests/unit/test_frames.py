@@ -248,7 +248,7 @@ def test_the_index_keeps_the_stack_that_names_a_keys_function(tmp_path, monkeypa
 
     from fxcache_core.cache.scan import scan_cache
     from fxcache_core.catalog.reader import Catalog
-    from fxcache_core.functions.origin import function_label, key_origins
+    from fxcache_core.functions.origin import function_name, key_origins
     from fxcache_core.state.index import Index, default_index_path
 
     monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "idx"))
@@ -264,4 +264,4 @@ def test_the_index_keeps_the_stack_that_names_a_keys_function(tmp_path, monkeypa
     warm_idx.close()
     assert rows == cold
     assert warm == cold and any(o is not None and o.outer for o in cold.values())
-    assert {k: function_label(o) for k, o in warm.items()} == {k: function_label(o) for k, o in cold.items()}
+    assert {k: function_name(o).label for k, o in warm.items()} == {k: function_name(o).label for k, o in cold.items()}

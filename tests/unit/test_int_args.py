@@ -137,7 +137,7 @@ def _keys(*graphs):
 def test_a_float_or_0d_tensor_where_a_key_baked_an_int_is_another_graph():
     from fxcache_core.decode.entries import Origin
     from fxcache_core.lookup.binding import DynamicMode, TensorArg
-    from fxcache_core.lookup.int_args import int_argument_rule
+    from fxcache_core.lookup.int_args import IntArgsCall, int_argument_rule
 
     (dyn, dyn_d), (static, static_d) = _keys(
         (DYNAMIC, ["L['x'].size()[0]", "L['x']", "L['n']"]), (STATIC, ["L['x']"]))
@@ -145,8 +145,8 @@ def test_a_float_or_0d_tensor_where_a_key_baked_an_int_is_another_graph():
     o = Origin("f", "/a/m.py", 3, ("f",))
 
     def rule(n, params=("x", "n"), of_function=False, k=keys):
-        return int_argument_rule(k, static, static_d, o, {"L['x']": TensorArg((5,)), "L['n']": n},
-                                 DynamicMode.NONE, of_function=of_function, params=params)
+        return int_argument_rule(k, IntArgsCall(static, static_d, o, {"L['x']": TensorArg((5,)), "L['n']": n},
+                                                DynamicMode.NONE, of_function=of_function, params=params))
 
     for n in (TensorArg(()), -2.0):
         r = rule(n)

@@ -1,0 +1,116 @@
+"""What the results of one call's keys say together, beyond each key's own lookup.
+
+An FX key fits through the AOTAutograd keys that load it (its inputs are theirs:
+``FxGraphCacheLoadable.load`` in torch/_functorch/_aot_autograd/aot_autograd_result.py
+loads a forward FX graph by the exact guards string an AOTAutograd entry stores):
+:func:`unfit_through_loaders` before its entries are read, :func:`fit_through_loaders`
+after. Keys of one function that take the call only under different assumed dtypes
+are each undecided (:func:`dtype_rivals`). A negative int given where every key
+takes a tensor is a usage error (:func:`check_negative_ints`). Values in, values out;
+nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from fxcache_core.cache.scan import CacheKey
+from fxcache_core.catalog.reader import Catalog
+from fxcache_core.errors import ShapeSpecError, param
+from fxcache_core.functions.origin import function_name
+from fxcache_core.lookup.binding import InputValue
+from fxcache_core.lookup.match_report import KeyMatch
+from fxcache_core.reasons import Reason
+
+
+def _loader_unfit(results: Sequence[KeyMatch]) -> tuple[Reason, ...]:
+    """Why an FX key does not fit when none of its loaders does: the first loader's reason."""
+    why = results[0].reasons[0] if results[0].reasons else "no fit"
+    return (Reason(f"loaded by AOTAutograd key {results[0].key.key[:12]}, which does not fit: {why}",
+                   "loader-does-not-fit"),)
+
+
+def unfit_through_loaders(catalog: Catalog, key: CacheKey,
+                           aot: Mapping[str, KeyMatch]) -> KeyMatch | None:
+    """An FX key every loader of which was matched and none fits: no fit, decided
+    without decoding the key's own entries (what :func:`fit_through_loaders`
+    would conclude after decoding them). None otherwise."""
+    loaders = tuple(sorted({e.key for e in catalog.loaders_of(key.key)}))
+    results = [aot[k] for k in loaders if k in aot]
+    if not loaders or len(results) != len(loaders) or any(r.fits for r in results):
+        return None
+    return KeyMatch(key=key, fits=False, loaded_by=loaders, origin=results[0].origin,
+                    reasons=_loader_unfit(results), compiled=results[0].compiled)  # its loaders' function
+
+
+def fit_through_loaders(m: KeyMatch, aot: Mapping[str, KeyMatch]) -> KeyMatch:
+    """``m`` (an FX key that fits, its ``loaded_by`` set) judged through its loaders
+    (``aot``: AOTAutograd key name -> its result): an FX graph's inputs are those of
+    the AOTAutograd graph that compiled it.
+
+    FX entries store no sources for their tensor inputs, so their rank and
+    static dims are checked through the AOTAutograd keys that load them: when
+    every such key was matched and none fits, the FX key does not fit either.
+    """
+    results = [aot[k] for k in m.loaded_by if k in aot]
+    if not m.loaded_by or len(results) != len(m.loaded_by):
+        return m
+    if any(r.fits for r in results):
+        # What makes every loader's lookup uncertain (how the call is traced) holds here too.
+        common = set.intersection(*(set(r.uncertain) for r in results if r.fits))
+        return replace(m, uncertain=m.uncertain + tuple(u for u in results[0].uncertain if u in common))
+    return KeyMatch(key=m.key, fits=False, symbols=m.symbols, loaded_by=m.loaded_by, origin=m.origin,
+                    reasons=_loader_unfit(results), compiled=m.compiled)
+
+
+def dtype_rivals(results: list[KeyMatch]) -> list[KeyMatch]:
+    """Keys of one function that take the call only under different assumed dtypes
+    (``mask=[2,8]`` given without a dtype; one key has it int64, another bool): which
+    one torch traces depends on the dtype, so each is undecided (``dtype-not-given``)."""
+    by: dict[tuple[str | None, str], dict[str, list[int]]] = {}
+    for n, m in enumerate(results):
+        if m.fits:
+            fn = function_name(m.origin, m.compiled).name
+            for src, dtype in m.assumed:
+                by.setdefault((fn, src), {}).setdefault(dtype, []).append(n)
+    out = list(results)
+    for (_, src), dtypes in by.items():
+        if len(dtypes) < 2:
+            continue
+        shown = ", ".join(f"{dtype} in key {results[ns[0]].key.key[:12]}" for dtype, ns in dtypes.items())
+        why = Reason(f"{src} is given without a dtype, and keys of this function take it as different "
+                     f"dtypes ({shown}): which one torch traces depends on it "
+                     f"(give {src}=[...]:dtype=NAME)", "dtype-not-given")
+        for ns in dtypes.values():
+            for n in ns:
+                out[n] = replace(out[n], uncertain=out[n].uncertain + (why,))
+    return out
+
+
+def check_negative_ints(catalog: Catalog, results: Sequence[KeyMatch],
+                               inputs: Mapping[str, InputValue]) -> None:
+    """``x=-5`` where every key that takes ``x`` takes a tensor: a usage error (a
+    negative number is no tensor's shape), not a key that "cannot take it".
+
+    Raises:
+        ShapeSpecError: naming the input and saying how a tensor is given.
+    """
+    from fxcache_core.guards.user_terms import user_source
+
+    negs = {src: v for src, v in inputs.items() if isinstance(v, int) and v < 0}
+    if not negs:
+        return
+    as_tensor: set[str] = set()
+    as_int: set[str] = set()
+    for m in results:
+        first = catalog.first_readable(m.key)
+        for i in first[1].inputs if first is not None else ():
+            if i.source in negs:
+                (as_int if i.is_symint else as_tensor).add(i.source)
+    for src, v in negs.items():
+        if src in as_tensor and src not in as_int:
+            name = user_source(src)
+            raise ShapeSpecError(f"{param('shapes')} {name}={v}: {name} is a tensor in the keys that take it, "
+                                 f"and a negative number is no shape; give its shape, e.g. {name}=[{-v}]",
+                                 param="shapes", value=f"{name}={v}")

@@ -1,0 +1,261 @@
+"""Which entry of one key torch would load for a call: :func:`match_key`.
+
+The call's inputs (a :class:`~fxcache_core.lookup.query.CallQuery`) are bound to
+the key's graph inputs by name (:func:`~fxcache_core.lookup.inputs.alias`; for an
+FX key no AOTAutograd entry loads, by its symbols' names,
+:mod:`fxcache_core.lookup.symbol_names`) or by position; the fit
+(:func:`~fxcache_core.lookup.fit.fit`) says whether Dynamo would trace the call into
+this key's graph at all; the guard placeholders (``tN``) get their values from the
+inputs, ``sym`` and the symbols the fit found; and the key's entries are judged in
+torch's order (:mod:`fxcache_core.lookup.judge`, mirroring
+``GuardedCache.find_guarded_entry`` in torch/_inductor/codecache.py). What one key
+alone cannot tell (its loaders, sibling keys, the run over a function's keys) is
+:mod:`fxcache_core.lookup.match`'s. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey, Entry
+from fxcache_core.catalog.reader import Catalog
+from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.decode.symbols import SymbolInfo
+from fxcache_core.errors import ShapeSpecError, param
+from fxcache_core.functions.frames import CompiledFrom, compiled_from
+from fxcache_core.lookup.binding import InputValue, check_signs, eval_symbolic, value_of
+from fxcache_core.lookup.fit import fit, positional_inputs
+from fxcache_core.lookup.fit_binding import SYMBOL_RE, Binding, Sibling, check_later
+from fxcache_core.lookup.fit_floats import fit_baked_floats
+from fxcache_core.lookup.inputs import alias, input_bases
+from fxcache_core.lookup.judge import fx_loads, judge_entry, torch_lookup
+from fxcache_core.lookup.match_report import KeyMatch
+from fxcache_core.lookup.phases import Auto, auto_scalars_taken
+from fxcache_core.lookup.query import CallQuery
+from fxcache_core.lookup.symbol_names import NamedInputs, key_symbols, name_inputs
+from fxcache_core.reasons import Reason
+
+__all__ = ["KeyFrame", "match_key"]
+
+Readable = list[tuple[Entry, DecodedEntry]]
+"""A key's entries that decode, in torch's order, with what they decode to."""
+
+
+class KeyFrame:
+    """A key's compiled frame (:func:`~fxcache_core.functions.frames.compiled_from`),
+    read once and only when needed (an AOTAutograd key's is in its FX entry).
+    Calling it reads the frame (None when no readable entry records one)."""
+
+    def __init__(self, catalog: Catalog, key: CacheKey) -> None:
+        self._catalog, self._key = catalog, key
+        self._read, self._value = False, None
+
+    def __call__(self) -> CompiledFrom | None:
+        if not self._read:
+            self._read, self._value = True, compiled_from(self._catalog, self._key)
+        return self._value
+
+    @property
+    def known(self) -> CompiledFrom | None:
+        """The frame if it was read already, else None (without reading it)."""
+        return self._value
+
+
+def match_key(catalog: Catalog, key: CacheKey, query: CallQuery, *, frame: KeyFrame | None = None,
+              siblings: Callable[[CacheKey, DecodedEntry], Sequence[Sibling]] | None = None,
+              auto: Auto | None = None) -> KeyMatch | None:
+    """Predict torch's lookup of ``key`` for the call ``query``; None when the call
+    names none of the key's inputs (unless ``query.sym`` or ``query.only`` asks).
+
+    An input binds the key's source of the same name, or, for a module compiled
+    whole, the call's keyword of that name (``L['kwargs']['input_ids']``) or the
+    positional argument that the forward's parameter of that name takes (``frame``,
+    the key's :class:`KeyFrame`); ``args[i]`` binds the i-th positional argument;
+    ``query.positional`` binds an FX key's tensor inputs in graph order (``#0``,
+    ``#1``...). The result's ``bound`` says which.
+
+    Args:
+        siblings: the other AOTAutograd keys of the key's function, given the key
+            and its first readable entry (asked only when a rule needs them, see
+            :func:`~fxcache_core.lookup.fit.fit`).
+        auto: what automatic dynamic or a saved profile traces as symbols on top of
+            ``query.mode`` (:class:`~fxcache_core.lookup.phases.Auto`, in the key's
+            sources).
+
+    Raises:
+        ShapeSpecError: ``query.sym`` names a placeholder or symbol the key does not
+            have, or the key has no readable entry to bind it to.
+    """
+    readable = [(e, d) for e in key.entries if isinstance(d := catalog.load(e), DecodedEntry)]
+    if not readable and not key.entries and not query.forced:
+        return None
+    positional, sym = bool(query.positional), query.sym
+    if positional:
+        if key.kind is not KeyKind.FX_GRAPH:
+            return None
+        readable = [(e, positional_inputs(d)) for e, d in readable]
+        why = _tensor_count_differs(readable, query)
+        if why is not None:
+            return KeyMatch(key=key, fits=False, reasons=(why,)) if query.forced else None
+        query = query.by_position()
+    extra = catalog.sources_for(key)
+    named = _named_by_symbols(catalog, key, readable, query.inputs, frame) if not (positional or extra) else None
+    if named is not None:
+        readable = [(e, named.apply(d)) for e, d in readable]
+        extra = dict(named.by_symbol)
+    given: tuple[tuple[str, str], ...] = ()
+    if readable and not positional:
+        inputs, given = alias(query.inputs, input_bases(readable[0][1], extra), frame)
+        if not (sym or query.forced) and not given:
+            return None
+        query = replace(query, inputs=auto.mark(inputs) if auto else inputs)
+    elif not readable and not (sym or query.forced):
+        return None
+
+    symbols: tuple[SymbolInfo, ...] = catalog.symbols(readable[0][0]) if readable else ()
+    if named is not None:
+        symbols = tuple(replace(s, source=s.source or named.by_symbol.get(s.expr or "")) for s in symbols)
+    reasons: list[Reason] = []
+    if not readable and key.entries:
+        reasons.append(Reason("no entry of this key can be read: torch skips them all (a miss)",
+                              "no-readable-entry"))
+    if sym and not symbols:
+        raise ShapeSpecError(f"{param('sym')}: key {key.key[:12]} has no readable entry to bind "
+                             "placeholders of", param="sym", value=dict(sym))
+    if sym:
+        check_signs(sym, symbols, "sym")
+    if not readable:
+        return _looked_up(catalog, key, symbols, {}, None, given, tuple(reasons), ())
+    d0 = readable[0][1]
+    b = _fit_entry(catalog, key, d0, query, symbols, extra, positional,
+                   siblings=(_once(lambda: siblings(key, d0)) if siblings is not None else None), auto=auto)
+    values: dict[str, int | None] = {}
+    problems = b.problems or _bind_placeholders(b, symbols, query.inputs, sym or {}, values)
+    if problems:
+        return KeyMatch(bound=given, key=key, fits=False, reasons=tuple(problems), symbols=symbols)
+    reasons += _not_given(symbols, values)
+    if sym:
+        _check_sym_names(key, sym, symbols)
+    m = _looked_up(catalog, key, symbols, values, len(symbols), given, tuple(reasons), tuple(b.notes))
+    return replace(m, assumed=tuple(b.assumed.items())) if b.assumed else m
+
+
+def _tensor_count_differs(readable: Readable, query: CallQuery) -> Reason | None:
+    """With ``query.positional``: why the FX graph (tensor inputs named ``#0``...) is not
+    the call's, when it has another number of tensor inputs than given; None when
+    the numbers agree or no entry is readable."""
+    if not readable:
+        return None
+    n_tensors = sum(1 for i in readable[0][1].inputs if i.source)
+    if n_tensors == len(query.positional):
+        return None
+    return Reason(f"the graph has {n_tensors} tensor inputs, given {len(query.positional)} with {param('arg')}",
+                  "arg-count-differs")
+
+
+def _fit_entry(catalog: Catalog, key: CacheKey, d0: DecodedEntry, query: CallQuery,
+               symbols: tuple[SymbolInfo, ...], extra: Mapping[str, str], positional: bool,
+               siblings: Callable[[], Sequence[Sibling]] | None, auto: Auto | None) -> Binding:
+    """The key's first readable entry ``d0`` fitted to the call (its inputs already
+    renamed to the key's sources): :func:`~fxcache_core.lookup.fit.fit`, then the
+    scalars automatic dynamic makes inputs the key does not take
+    (:func:`~fxcache_core.lookup.phases.auto_scalars_taken`) and the floats the
+    key baked in (:func:`~fxcache_core.lookup.fit_floats.fit_baked_floats`)."""
+    b = fit(d0, replace(query, pgo=query.pgo_state(catalog)),
+            hints={s.expr: s.hint for s in symbols if s.expr and s.hint is not None},
+            guards=d0.guards_expr, auto=auto.scalars if auto else frozenset(), siblings=siblings)
+    if auto and auto.scalars and not positional:
+        auto_scalars_taken(b, d0, query.inputs, auto)
+    if not positional and any(isinstance(v, float) for v in query.inputs.values()):
+        fit_baked_floats(catalog, key, b, query.inputs, input_bases(d0, extra), query.mode)
+    return b
+
+
+def _once(f: Callable[[], Sequence[Sibling]]) -> Callable[[], Sequence[Sibling]]:
+    """``f``, called at most once."""
+    memo: list[Sequence[Sibling]] = []
+
+    def once() -> Sequence[Sibling]:
+        if not memo:
+            memo.append(f())
+        return memo[0]
+    return once
+
+
+def _named_by_symbols(catalog: Catalog, key: CacheKey, readable: Readable,
+                      inputs: Mapping[str, InputValue], frame: KeyFrame | None) -> NamedInputs | None:
+    """An FX key no AOTAutograd entry loads (torch bypassed the AOTAutograd cache): its
+    inputs named by its symbols' names (:mod:`fxcache_core.lookup.symbol_names`); None
+    for other keys, or when the inputs do not explain every symbol."""
+    if (not readable or key.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(key.key)
+            or not key_symbols(readable[0][1])):
+        return None
+    f = frame() if frame is not None else None
+    return name_inputs(readable[0][1], inputs, f.params if f is not None else ())
+
+
+def _bind_placeholders(b: Binding, symbols: Sequence[SymbolInfo], inputs: Mapping[str, InputValue],
+                       sym: Mapping[str, int], values: dict[str, int | None]) -> list[Reason]:
+    """Fill ``values`` (placeholder -> value, None when not determined) from ``sym``,
+    the inputs (each placeholder's source) and the symbols the fit found; plain
+    symbols first (they may come from ``sym`` or sources), then the SymInts that are
+    expressions (``2*s77``). The problems that rule the key out, [] when none."""
+    for info in symbols:
+        if info.expr in sym and SYMBOL_RE.fullmatch(info.expr or ""):
+            b.syms[info.expr] = sym[info.expr]  # type: ignore[index]
+    for info in symbols:
+        v: int | None = None
+        if info.placeholder in sym:
+            v = sym[info.placeholder]
+        elif info.source:
+            sv = value_of(info.source, inputs)
+            if sv.problem:
+                return [sv.problem]
+            v = sv.value
+        plain = info.expr if info.expr and SYMBOL_RE.fullmatch(info.expr) else None
+        if plain is not None:
+            if v is None:
+                v = b.syms.get(plain)
+            elif b.syms.setdefault(plain, v) != v:
+                return [Reason(f"{plain} is {v} from {info.source or info.placeholder} but "
+                               f"{b.syms[plain]} from {b.where.get(plain, 'elsewhere')}", "symbol-conflict")]
+        values[info.placeholder] = v
+    for info in symbols:
+        if values.get(info.placeholder) is None and info.expr and not SYMBOL_RE.fullmatch(info.expr):
+            values[info.placeholder] = eval_symbolic(info.expr, b.syms)
+    return check_later(b)
+
+
+def _not_given(symbols: Sequence[SymbolInfo], values: Mapping[str, int | None]) -> list[Reason]:
+    """A note per placeholder whose value the inputs do not determine."""
+    return [Reason(f"{info.placeholder} ({info.expr}, {info.source or 'no known source'}) is not given",
+                   "placeholder-not-given")
+            for info in symbols if values.get(info.placeholder) is None]
+
+
+def _check_sym_names(key: CacheKey, sym: Mapping[str, int], symbols: Sequence[SymbolInfo]) -> None:
+    """Raises ShapeSpecError when ``sym`` names a placeholder or symbol the key does not have."""
+    known = {s.placeholder for s in symbols} | {s.expr for s in symbols if s.expr}
+    unknown = sorted(set(sym) - known)
+    if unknown:
+        raise ShapeSpecError(
+            f"{param('sym')} {', '.join(unknown)}: key {key.key[:12]} has only "
+            + (", ".join(f"{s.placeholder} ({s.expr})" for s in symbols) or "no placeholders"),
+            param="sym", value=", ".join(unknown))
+
+
+def _looked_up(catalog: Catalog, key: CacheKey, symbols: tuple[SymbolInfo, ...],
+               values: Mapping[str, int | None], n_inputs: int | None, bound: tuple[tuple[str, str], ...],
+               reasons: tuple[Reason, ...], uncertain: tuple[Reason, ...]) -> KeyMatch:
+    """The key's entries judged with the bound placeholders, walked in torch's order."""
+    known = {k: v for k, v in values.items() if v is not None}
+    verdicts = tuple(judge_entry(catalog, e, known, n_inputs) for e in key.entries)
+    lk = torch_lookup(key.kind, verdicts)
+    return KeyMatch(
+        bound=bound, key=key, fits=True, reasons=reasons, symbols=symbols,
+        values=tuple(values.items()), entries=verdicts, hit=lk.hit, decided=lk.decided,
+        shadowed=lk.shadowed, loads=fx_loads(catalog, key, lk.hit), aborted=lk.aborted,
+        uncertain=uncertain,
+    )

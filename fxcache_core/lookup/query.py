@@ -1,0 +1,91 @@
+"""The call ``match`` asks about: :class:`CallQuery`, a frozen value checked when made.
+
+What the call gives (inputs by name, tensors by position, or placeholder values),
+how it is compiled (``torch.compile(dynamic=...)``, ``use_duck_shape``, whether a
+saved profile fxcache could not read may change it), and what the question is
+narrowed to (one key, one function's keys). :func:`~fxcache_core.lookup.match.match`
+makes one per call and carries it through the pass over the keys
+(:func:`~fxcache_core.lookup.key_lookup.match_key`) down to the fit of one graph
+(:func:`~fxcache_core.lookup.fit.fit`), as gc carries its ``GcPolicy``. Never looks
+at a cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from fxcache_core.errors import ShapeSpecError, param
+from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
+
+if TYPE_CHECKING:
+    from fxcache_core.cache.scan import CacheKey
+    from fxcache_core.catalog.reader import Catalog
+
+
+@dataclass(frozen=True, slots=True)
+class CallQuery:
+    """One call of a compiled function, as torch's lookup would see it.
+
+    Attributes:
+        inputs: the user's inputs by source (``L['x']`` -> a
+            :class:`~fxcache_core.lookup.binding.TensorArg`, an int or a float), see
+            :func:`fxcache_core.lookup.binding.parse_shapes`. Once bound to a key they
+            are renamed to its sources (:func:`~fxcache_core.lookup.inputs.alias`).
+        sym: direct placeholder or symbol values (``t0``/``s77`` -> int) of the one
+            key ``only``; None when not given.
+        positional: tensor shapes for an FX key's tensor inputs, in graph order
+            (FX keys no AOTAutograd entry loads, whose inputs have no sources);
+            bound as ``#0``, ``#1``...
+        mode: the call's ``torch.compile(dynamic=...)``
+            (:class:`~fxcache_core.lookup.binding.DynamicMode`): it decides duck sizing
+            and which dims are static.
+        duck_shape: torch's ``torch.fx.experimental._config.use_duck_shape``, read by
+            ``ShapeEnv.create_symbol`` in torch/fx/experimental/symbolic_shapes.py
+            (None: not said).
+        pgo: the cache dir holds profile-guided automatic-dynamic state
+            (torch/_dynamo/pgo.py) that fxcache could not read, so a first call's
+            dims or ints may be dynamic; None: any saved profile counts
+            (:meth:`pgo_state`).
+        only: the one key asked about (the user named it): it always gets a result.
+        function: keep only the keys compiled from the function of that name
+            (:func:`~fxcache_core.functions.origin.keys_of_function`).
+
+    Raises:
+        ShapeSpecError: ``sym`` without ``only``, or more than one of ``inputs``,
+            ``positional`` and ``sym`` given.
+    """
+
+    inputs: Mapping[str, InputValue] = field(default_factory=dict)
+    sym: Mapping[str, int] | None = None
+    positional: Sequence[TensorArg] = ()
+    mode: DynamicMode = DynamicMode.UNKNOWN
+    duck_shape: bool | None = None
+    pgo: bool | None = None
+    only: CacheKey | None = None
+    function: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.sym and self.only is None:
+            raise ShapeSpecError(f"{param('sym')} binds placeholders of one key: give {param('key')} too",
+                                 param="sym", value=dict(self.sym))
+        if sum(map(bool, (self.sym, self.inputs, self.positional))) > 1:
+            raise ShapeSpecError(f"give one of {param('shapes')}, {param('arg')} or {param('sym')}",
+                                 param="shapes")
+
+    @property
+    def forced(self) -> bool:
+        """Whether every key looked at gets a result: the user named the key (``only``)."""
+        return self.only is not None
+
+    def pgo_state(self, catalog: Catalog) -> bool:
+        """``pgo``, or where it is None whether ``catalog``'s cache dir holds any
+        saved profile (:meth:`~fxcache_core.catalog.reader.Catalog.has_pgo_state`)."""
+        return catalog.has_pgo_state() if self.pgo is None else self.pgo
+
+    def by_position(self) -> CallQuery:
+        """The query with its positional tensors as the inputs ``#0``, ``#1``... (the
+        names :func:`~fxcache_core.lookup.fit.positional_inputs` gives an FX graph's
+        tensor inputs) and no ``positional`` left."""
+        return replace(self, inputs={f"#{n}": t for n, t in enumerate(self.positional)}, positional=())

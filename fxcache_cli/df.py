@@ -9,8 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.filesize import decimal as human_bytes
 
-from ._app import JsonOpt
 from ._context import done_reading, installed_build, open_catalog, state
+from ._options import JsonOpt
 from ._output import age, fail, out, plural, safe
 
 

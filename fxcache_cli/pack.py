@@ -11,8 +11,9 @@ from typing import Annotated, Any
 import typer
 from rich.filesize import decimal as human_bytes
 
-from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, installed_build, scan_dir
+from ._errors import FAILURE
+from ._options import JsonOpt
 from ._output import ReadProgress, fail, out, plural, safe, short
 
 
@@ -182,7 +183,7 @@ def unpack_cmd(
         for p, why in sorted(res.conflicts.items()):
             out.warning(f"kept {safe(p)}: {safe(why)} is there (not overwritten)")
     if res.conflicts:
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def _target(cache_dir: str | None) -> Path:

@@ -100,8 +100,14 @@ class GcPlan:
                 "removals": [r.to_json() for r in self.removals] if removals else None}
 
 
-def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
+def plan_gc(catalog: Catalog, policy: GcPolicy, *, trace_facts: bool = False) -> GcPlan:
     """Decide what to delete under ``policy``; nothing is touched.
+
+    ``trace_facts``: also take what traces said about the cache dir's entries
+    (hits as uses, compile costs), as ``fxcache explain`` recorded them in
+    fxcache's usage store for this cache dir (:mod:`fxcache_core.state.usage`,
+    beside the index: none when the index is off); where it holds any, they
+    are the plan's ``policy.trace_use``.
 
     With an index behind the catalog, the plan is made from it, then what the
     removals rest on (:func:`_reread_what_removals_rest_on`), where it came
@@ -126,10 +132,25 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     Finally every removal is located (:func:`fxcache_core.prune.deletion.locate`):
     the plan records the dirs on its path, which execution checks again.
     """
+    if trace_facts:
+        policy = _with_trace_facts(policy, catalog.scan.root)
     plan = _plan_gc(catalog, policy)
     while _reread_what_removals_rest_on(catalog, plan):
         plan = _plan_gc(catalog, policy)
     return _located(plan)
+
+
+def _with_trace_facts(policy: GcPolicy, root: Path) -> GcPolicy:
+    """``policy`` with the usage store's facts of cache dir ``root`` as its
+    ``trace_use``, where the store holds any."""
+    from fxcache_core.state.usage import UsageStore, usage_path
+
+    store = UsageStore(usage_path(root))
+    facts = store.load()
+    store.close()
+    if not facts:
+        return policy
+    return replace(policy, trace_use=tuple((n, f.last_use or 0.0, f.compile_s) for n, f in facts.items()))
 
 
 def _located(plan: GcPlan) -> GcPlan:

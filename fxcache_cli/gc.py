@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import replace
 from typing import Annotated, Any
 
@@ -125,7 +124,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
         _show_plan(plan, remote)
     if dry_run or not plan.removals:
         if as_json:
-            _emit_plan(_plan_json(plan, dry_run, remote), plan, remote)
+            _emit_plan(plan, dry_run, remote)
         return
     what = plural(len(plan.removals), "Redis key") if remote else plural(len(plan.removals), "file")
     verb = f"Give {what} an expiry of {ttl} s" if ttl is not None else f"Delete {what}"
@@ -134,9 +133,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
         raise typer.Exit(FAILURE)
     res = remote_store().execute(plan, ttl) if remote else execute_plan(plan)
     if as_json:
-        body = _plan_json(plan, dry_run, remote)
-        body.update({"executed": True, "bytes_freed": res.bytes_freed})
-        _emit_plan(body, plan, remote, res)
+        _emit_plan(plan, dry_run, remote, res)
     else:
         _show_result(res, remote, ttl)
     if res.failed:
@@ -151,29 +148,9 @@ def _remote_plan(plan: Any) -> Any:
         else ", fxcache's own reads counted as uses (its index is off)"))
 
 
-def _plan_json(plan: Any, dry_run: bool, remote: bool) -> dict[str, Any]:
-    """The plan's JSON head; the removals are streamed by :func:`_emit_plan`."""
-    body = plan.to_json(removals=False)
-    body.update({"dry_run": dry_run, "remote": remote,
-                 "kept": [{"path": user_path(p), "why": w} for p, w in plan.kept],
-                 # What was done: empty until the plan is executed.
-                 "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": []})
-    return body
-
-
-def _emit_plan(body: dict[str, Any], plan: Any, remote: bool, res: Any = None) -> None:
-    """Stream ``body`` with the removals and, once executed, what was done."""
-    lists: dict[str, Iterable[Any]] = {"removals": (
-        {**r.to_json(), "redis_key": user_path(r.file.path) if remote else None}
-        for r in plan.removals)}
-    if res is not None:
-        lists.update({
-            "removed": (user_path(r.file.path) for r in res.removed),
-            "skipped": ({"path": user_path(p), "why": w} for p, w in res.skipped),
-            "failed": ({"path": user_path(p), "error": w} for p, w in res.failed),
-            "dirs_removed": (str(d) for d in res.dirs_removed),
-        })
-    out.listing(body, lists)
+def _emit_plan(plan: Any, dry_run: bool, remote: bool, res: Any = None) -> None:
+    """The plan (and what was done) as core's JSON, its long lists streamed."""
+    out.listing(*plan.run_json(dry_run=dry_run, result=res, redis_key=user_path if remote else None))
 
 
 def _show_plan(plan: Any, remote: bool) -> None:

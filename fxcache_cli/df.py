@@ -43,9 +43,7 @@ def df_cmd(
             fail(f"$TRITON_CACHE_DIR {triton}: {str(e)}")
     done_reading()
     if as_json:
-        body = reports[0].to_json()
-        body["triton_cache_dir"] = reports[1].to_json() if len(reports) > 1 else None
-        out.result(body)
+        out.result(reports[0].to_json_with(reports[1] if len(reports) > 1 else None))
         return
     for n, rep in enumerate(reports):
         if n:

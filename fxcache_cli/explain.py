@@ -59,7 +59,7 @@ def explain_cmd(
         store.record(report)
         store.close()
     if as_json:  # streamed: one lookup's JSON at a time
-        out.listing({"lookups": None, **report.json_head()}, {"lookups": report.json_lookups()})
+        out.listing(*report.json_stream())
         return
     _render(report, raw)
 

@@ -45,25 +45,50 @@ def gc_cmd(
     An FX entry's wrapper module goes with it when no other entry uses it.
     """
     from fxcache_core.prune.plan import plan_gc
+
+    ttl = _ttl(set_ttl)
+    policy = _policy(older_than, max_size, keep_last, unreadable, dangling, locks, artifacts, stale,
+                     keep_costly)
+    scan = scan_dir(quiet=as_json)
+    # Planned from the index (rows checked against each file's size, mtime_ns, inode);
+    # plan_gc re-reads from the files what a deletion rests on, and execution re-checks
+    # each file against the plan. Hits and compile costs `fxcache explain` read from
+    # traces count too (a local cache only).
+    cat = open_catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
+    _run_plan(plan_gc(cat, policy, trace_facts=state.remote is None), dry_run, yes, as_json, ttl)
+
+
+def _parsed(option: str, text: str | None, parse: Any) -> Any:
+    """``text`` parsed, None when not given; exit 2 naming ``option`` when it does not
+    parse. Given is given: an empty value is an error, never "no policy" (the default)."""
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except ValueError as e:
+        fail(f"{option}: {str(e)}")
+
+
+def _ttl(set_ttl: str | None) -> int | None:
+    """--set-ttl in seconds (at least 1); it needs --remote."""
+    from fxcache_core.quantities import parse_duration
+
+    if set_ttl is None:
+        return None
+    if state.remote is None:
+        fail("--set-ttl gives Redis keys an expiry: it needs --remote")
+    return max(1, int(_parsed("--set-ttl", set_ttl, parse_duration)))
+
+
+def _policy(older_than: str | None, max_size: str | None, keep_last: int | None, unreadable: bool,
+            dangling: bool, locks: bool, artifacts: bool, stale: bool, keep_costly: str | None) -> Any:
+    """The flags as core's GcPolicy (which checks that they go together; exit 2 if not),
+    or its default when no rule is given."""
     from fxcache_core.prune.policy import GcPolicy
     from fxcache_core.quantities import parse_duration, parse_size
 
-    def parsed(option: str, text: str | None, parse: Any) -> Any:
-        # Given is given: an empty value is an error, never "no policy" (the default).
-        if text is None:
-            return None
-        try:
-            return parse(text)
-        except ValueError as e:
-            fail(f"{option}: {str(e)}")
-
-    ttl = None
-    if set_ttl is not None:
-        if state.remote is None:
-            fail("--set-ttl gives Redis keys an expiry: it needs --remote")
-        ttl = max(1, int(parsed("--set-ttl", set_ttl, parse_duration)))
-    older_than_s = parsed("--older-than", older_than, parse_duration)
-    max_size_bytes = parsed("--max-size", max_size, parse_size)
+    older_than_s = _parsed("--older-than", older_than, parse_duration)
+    max_size_bytes = _parsed("--max-size", max_size, parse_size)
     try:
         policy = GcPolicy(
             older_than_s=older_than_s, max_size_bytes=max_size_bytes,
@@ -73,15 +98,7 @@ def gc_cmd(
         )
     except ValueError as e:
         fail(str(e))
-    if policy.is_empty:
-        policy = GcPolicy.default()
-    scan = scan_dir(quiet=as_json)
-    # Planned from the index (rows checked against each file's size, mtime_ns, inode);
-    # plan_gc re-reads from the files what a deletion rests on, and execution re-checks
-    # each file against the plan. Hits and compile costs `fxcache explain` read from
-    # traces count too (a local cache only).
-    cat = open_catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
-    _run_plan(plan_gc(cat, policy, trace_facts=state.remote is None), dry_run, yes, as_json, ttl)
+    return GcPolicy.default() if policy.is_empty else policy
 
 
 def _stale_policy(stale: bool) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def pack_cmd(
                      torch_version=version)
     done_reading()
     if as_json and dry_run:
-        out.result({**plan.to_json(), "run_not_warmed": unwarmable})
+        out.result(plan.to_json(run_not_warmed=unwarmable))
         return
     if not as_json:
         _show_plan(plan)
@@ -74,7 +74,7 @@ def pack_cmd(
     finally:
         prog.close()
     if as_json:
-        out.result({**plan.to_json(), "run_not_warmed": unwarmable, "written": res.to_json()})
+        out.result(plan.to_json(run_not_warmed=unwarmable, written=res))
         return
     ratio = res.bytes_out / res.bytes_in if res.bytes_in else 0.0
     out.print(f"wrote {safe(str(res.path))}: {plural(res.members - 1, 'file')} and the manifest, {human_bytes(res.bytes_out)} "
@@ -175,7 +175,7 @@ def unpack_cmd(
     finally:
         prog.close()
     if as_json:
-        out.result({"cache_dir": str(root), **res.to_json()})
+        out.result(res.to_json(cache_dir=root))
     else:
         out.print(f"verified {plural(len(manifest.members), 'member')}; into {safe(str(root))}: added "
                   f"{plural(len(res.added), 'file')} ({human_bytes(res.bytes_added)}), "

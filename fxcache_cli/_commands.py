@@ -3,10 +3,10 @@
 Like pip's ``commands/__init__.py`` (``commands_dict``): a command's module is
 imported only when that command runs, so ``fxcache --help`` and ``fxcache
 --version`` read this table and import no command module and no core module
-(``tests/test_startup.py`` keeps it so). The summary is the first paragraph of
+(``tests/cli/test_startup.py`` keeps it so). The summary is the first paragraph of
 the command function's docstring, as typer would take it; a test checks that
 the two never drift apart. Never imports a command module itself: that is
-:class:`fxcache_cli._app.LazyGroup`'s job, on demand.
+:class:`fxcache_cli.fxcache.LazyGroup`'s job, on demand.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ commands_dict: dict[str, CommandInfo] = {
         "fxcache_cli.ls", "ls_cmd",
         "List cache keys with the function each was compiled from, their entries, sizes and last use."),
     "dupes": CommandInfo(
-        "fxcache_cli.modes", "dupes_cmd",
+        "fxcache_cli.dupes", "dupes_cmd",
         "FX keys that are one key but for symbol names (fragmentation), grouped, with the reason\n"
         "(ls --dupes)."),
     "df": CommandInfo(
@@ -48,11 +48,11 @@ commands_dict: dict[str, CommandInfo] = {
         "fxcache_cli.match", "match_cmd",
         "Which entry torch would load for these input shapes, and why the others would not."),
     "audit": CommandInfo(
-        "fxcache_cli.modes", "audit_cmd",
+        "fxcache_cli.audit", "audit_cmd",
         "Across the cache: entries that can never be served (shadowed by an earlier one) and entries\n"
         "whose regions overlap (match --audit)."),
     "coverage": CommandInfo(
-        "fxcache_cli.modes", "coverage_cmd",
+        "fxcache_cli.coverage", "coverage_cmd",
         "Draw which entry of a key serves which values of --range, and the gaps (match --coverage)."),
     "verify": CommandInfo(
         "fxcache_cli.verify", "verify_cmd",

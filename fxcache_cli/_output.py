@@ -141,7 +141,15 @@ def error_line(msg: str) -> None:
     sys.stderr.write("fxcache: error: " + shown(" ".join(msg.split())) + "\n")
 
 
+def deprecated(old: str, new: str) -> None:
+    """The one stderr line of a deprecated spelling: ``fxcache: 'match --audit' is
+    deprecated; use 'fxcache audit'`` (its stdout and exit code are the new spelling's)."""
+    sys.stderr.write(f"fxcache: '{old}' is deprecated; use '{new}'\n")
+
+
 def fail(msg: str, code: int = 2) -> NoReturn:
+    """:func:`error_line`, then exit with ``code`` (``_errors.BAD_INPUT``, which
+    this module cannot import: ``_errors`` writes its lines through it)."""
     error_line(msg)
     raise typer.Exit(code)
 

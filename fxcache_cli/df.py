@@ -9,8 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.filesize import decimal as human_bytes
 
-from ._app import JsonOpt
 from ._context import done_reading, installed_build, open_catalog, state
+from ._options import JsonOpt
 from ._output import age, fail, out, plural, safe
 
 
@@ -43,9 +43,7 @@ def df_cmd(
             fail(f"$TRITON_CACHE_DIR {triton}: {str(e)}")
     done_reading()
     if as_json:
-        body = reports[0].to_json()
-        body["triton_cache_dir"] = reports[1].to_json() if len(reports) > 1 else None
-        out.result(body)
+        out.result(reports[0].to_json_with(reports[1] if len(reports) > 1 else None))
         return
     for n, rep in enumerate(reports):
         if n:

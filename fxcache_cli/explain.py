@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, state
+from ._options import JsonOpt
 from ._output import ReadProgress, out, paint, plural, safe, short, shown
 
 GM_DIFF_LINES = 24
@@ -60,35 +59,19 @@ def explain_cmd(
         store.record(report)
         store.close()
     if as_json:  # streamed: one lookup's JSON at a time
-        out.listing({"lookups": None, **report.json_head()}, {"lookups": report.json_lookups()})
+        out.listing(*report.json_stream())
         return
     _render(report, raw)
 
 
 def _cache_for(run: Any) -> tuple[Any, str | None]:
-    """The cache to relate the run to: --cache-dir (its errors are the user's), else
-    $TORCHINDUCTOR_CACHE_DIR, else the dir the run wrote code into, else torch's
-    default; (None, why) when there is none."""
-    from fxcache_core.cache.location import ENV_VAR, resolve_cache_dir
-    from fxcache_core.cache.scan import scan_cache
-    from fxcache_core.errors import CacheDirError
+    """The cache to relate the run to (core's :func:`~fxcache_core.trace.run_cache.run_cache`
+    of --cache-dir); none with --remote."""
+    from fxcache_core.trace.run_cache import run_cache
 
     if state.remote is not None:
         return None, "--remote: explain relates a trace to a local cache dir only"
-    if state.cache_dir is not None:
-        return scan_cache(resolve_cache_dir(state.cache_dir)), None
-    tried = []
-    if os.environ.get(ENV_VAR) is None:
-        for d in run.cache_dirs:
-            try:
-                return scan_cache(resolve_cache_dir(d)), None
-            except CacheDirError as e:
-                tried.append(str(e))
-    try:
-        return scan_cache(resolve_cache_dir()), None
-    except CacheDirError as e:
-        tried.append(str(e))
-    return None, "no cache to relate the run to (" + "; ".join(tried) + "): give --cache-dir"
+    return run_cache(run, state.cache_dir)
 
 
 _CAUSE = {"new-key": "new key", "guard-miss": "guard miss", "fx-entry-missing": "its FX entry is gone"}

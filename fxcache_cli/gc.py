@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
 from rich.filesize import decimal as human_bytes
 
-from ._app import JsonOpt
 from ._context import (
     done_reading,
     indexed_catalog,
@@ -21,6 +19,8 @@ from ._context import (
     state,
     user_path,
 )
+from ._errors import FAILURE
+from ._options import JsonOpt
 from ._output import age, fail, out, plural, safe, short
 
 
@@ -45,25 +45,50 @@ def gc_cmd(
     An FX entry's wrapper module goes with it when no other entry uses it.
     """
     from fxcache_core.prune.plan import plan_gc
+
+    ttl = _ttl(set_ttl)
+    policy = _policy(older_than, max_size, keep_last, unreadable, dangling, locks, artifacts, stale,
+                     keep_costly)
+    scan = scan_dir(quiet=as_json)
+    # Planned from the index (rows checked against each file's size, mtime_ns, inode);
+    # plan_gc re-reads from the files what a deletion rests on, and execution re-checks
+    # each file against the plan. Hits and compile costs `fxcache explain` read from
+    # traces count too (a local cache only).
+    cat = open_catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
+    _run_plan(plan_gc(cat, policy, trace_facts=state.remote is None), dry_run, yes, as_json, ttl)
+
+
+def _parsed(option: str, text: str | None, parse: Any) -> Any:
+    """``text`` parsed, None when not given; exit 2 naming ``option`` when it does not
+    parse. Given is given: an empty value is an error, never "no policy" (the default)."""
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except ValueError as e:
+        fail(f"{option}: {str(e)}")
+
+
+def _ttl(set_ttl: str | None) -> int | None:
+    """--set-ttl in seconds (at least 1); it needs --remote."""
+    from fxcache_core.quantities import parse_duration
+
+    if set_ttl is None:
+        return None
+    if state.remote is None:
+        fail("--set-ttl gives Redis keys an expiry: it needs --remote")
+    return max(1, int(_parsed("--set-ttl", set_ttl, parse_duration)))
+
+
+def _policy(older_than: str | None, max_size: str | None, keep_last: int | None, unreadable: bool,
+            dangling: bool, locks: bool, artifacts: bool, stale: bool, keep_costly: str | None) -> Any:
+    """The flags as core's GcPolicy (which checks that they go together; exit 2 if not),
+    or its default when no rule is given."""
     from fxcache_core.prune.policy import GcPolicy
     from fxcache_core.quantities import parse_duration, parse_size
 
-    def parsed(option: str, text: str | None, parse: Any) -> Any:
-        # Given is given: an empty value is an error, never "no policy" (the default).
-        if text is None:
-            return None
-        try:
-            return parse(text)
-        except ValueError as e:
-            fail(f"{option}: {str(e)}")
-
-    ttl = None
-    if set_ttl is not None:
-        if state.remote is None:
-            fail("--set-ttl gives Redis keys an expiry: it needs --remote")
-        ttl = max(1, int(parsed("--set-ttl", set_ttl, parse_duration)))
-    older_than_s = parsed("--older-than", older_than, parse_duration)
-    max_size_bytes = parsed("--max-size", max_size, parse_size)
+    older_than_s = _parsed("--older-than", older_than, parse_duration)
+    max_size_bytes = _parsed("--max-size", max_size, parse_size)
     try:
         policy = GcPolicy(
             older_than_s=older_than_s, max_size_bytes=max_size_bytes,
@@ -73,28 +98,7 @@ def gc_cmd(
         )
     except ValueError as e:
         fail(str(e))
-    if keep_costly and max_size is None:
-        fail("--keep-costly orders what --max-size removes: give --max-size too")
-    if policy.is_empty:
-        policy = GcPolicy.default()
-    scan = scan_dir(quiet=as_json)
-    if state.remote is None:  # hits and compile costs `fxcache explain` read from traces
-        from dataclasses import replace
-
-        from fxcache_core.state.usage import UsageStore, usage_path
-
-        store = UsageStore(usage_path(scan.root))
-        facts = store.load()
-        store.close()
-        if facts:
-            policy = replace(policy, trace_use=tuple((n, f.last_use or 0.0, f.compile_s) for n, f in facts.items()))
-    # Planned from the index (rows checked against each file's size, mtime_ns, inode);
-    # plan_gc re-reads from the files what a deletion rests on, and execution re-checks
-    # each file against the plan.
-    cat = open_catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
-    _run_plan(plan_gc(cat, policy), dry_run, yes, as_json, ttl,
-              {n: t for n, t, _ in policy.trace_use})
-
+    return GcPolicy.default() if policy.is_empty else policy
 
 
 def _stale_policy(stale: bool) -> dict[str, Any]:
@@ -125,97 +129,91 @@ def _below(root: Any, where: str) -> str:
     return where[len(base):] if where.startswith(base) else where
 
 
-def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None,
-              traced: dict[str, float] | None = None) -> None:
-    """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed.
-    ``traced``: entry name -> its last hit in a trace (shown as its last use when later)."""
-    from fxcache_core.cache.keys import KeyKind
+def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None) -> None:
+    """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed."""
     from fxcache_core.prune.execute import execute_plan
-    from fxcache_core.prune.removal import last_use
 
     done_reading()
-
     remote = state.remote is not None
     if remote:
-        st = remote_store()
-        plan = replace(plan, last_use="the idle time Redis reports (OBJECT IDLETIME)" + (
-            "" if not st.touches else ", fxcache's own earlier reads discounted" if st.reads.enabled
-            else ", fxcache's own reads counted as uses (its index is off)"))
-
-    def plan_json() -> dict[str, Any]:
-        body = plan.to_json(removals=False)  # the removals are streamed by emit_plan()
-        body.update({"dry_run": dry_run, "remote": remote,
-                     "kept": [{"path": user_path(p), "why": w} for p, w in plan.kept],
-                     # What was done: empty until the plan is executed.
-                     "executed": False, "removed": [], "skipped": [], "failed": [], "dirs_removed": []})
-        return body
-
-    def emit_plan(body: dict[str, Any], res: Any = None) -> None:
-        lists: dict[str, Iterable[Any]] = {"removals": (
-            {**r.to_json(), "redis_key": user_path(r.file.path) if remote else None}
-            for r in plan.removals)}
-        if res is not None:
-            lists.update({
-                "removed": (user_path(r.file.path) for r in res.removed),
-                "skipped": ({"path": user_path(p), "why": w} for p, w in res.skipped),
-                "failed": ({"path": user_path(p), "error": w} for p, w in res.failed),
-                "dirs_removed": (str(d) for d in res.dirs_removed),
-            })
-        out.listing(body, lists)
-
+        plan = _remote_plan(plan)
     if not as_json:
-        now = time.time()
-        for r in plan.removals:
-            where = (f"{r.content.value} {safe(_below(plan.root, r.file.where))}" if r.content is not None
-                     else f"code {safe(r.file.path.parent.name + '/' + r.file.name)}"
-                     if r.kind is KeyKind.CODE
-                     else f"{r.kind.short} {short(r.key)}/{safe(short(r.entry or r.file.name))}")
-            used = age(max(last_use(r.file), (traced or {}).get(r.entry or "", 0.0)), now)
-            out.text(f"  remove {where}  "
-                  f"{human_bytes(r.size):>9}  {'idle ' + used.removesuffix(' ago') if remote else 'last used ' + used}  "
-                  f"[dim]{safe('; '.join(r.reasons))}[/dim]")
-        for p, w in plan.kept:
-            out.text(f"  [yellow]keep[/yellow] {safe(user_path(p))}  [dim]{safe(w)}[/dim]")
-        temps = sum(1 for r in plan.removals if r.what == "temp")
-        code = sum(1 for r in plan.removals if r.what == "code")
-        others = len(plan.removals) - plan.entries_removed - temps - code
-        for what, why in plan.undecided[:5]:
-            out.text(f"  [yellow]keep[/yellow] {safe(what)}: {safe(why)}")
-        if len(plan.undecided) > 5:
-            out.text(f"  [yellow]keep[/yellow] {len(plan.undecided) - 5} more that a rule could not judge")
-        out.print(f"Plan: remove {plural(plan.entries_removed, 'entry', 'entries')}"
-                  + (f", {plural(temps, 'stale temp file')}" if temps else "")
-                  + (f", {plural(code, 'generated code file')}" if code else "")
-                  + (f", {plural(others, 'other file')} (see fxcache df)" if others else "") + ", "
-                  f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.all_bytes or plan.total_bytes)} "
-                  f"under the cache dir ({human_bytes(plan.total_bytes)} in {plan.total_entries} entries, "
-                  f"{human_bytes(plan.code_bytes)} of generated code). "
-                  + (f"Ages: {plan.last_use}." if remote else f"Ages by last use = {plan.last_use}."))
+        _show_plan(plan, remote)
     if dry_run or not plan.removals:
         if as_json:
-            emit_plan(plan_json())
+            _emit_plan(plan, dry_run, remote)
         return
-    what = (plural(len(plan.removals), "Redis key") if state.remote is not None
-            else plural(len(plan.removals), "file"))
+    what = plural(len(plan.removals), "Redis key") if remote else plural(len(plan.removals), "file")
     verb = f"Give {what} an expiry of {ttl} s" if ttl is not None else f"Delete {what}"
     if not out.confirm(f"{verb}?", yes=yes):
         out.err.print("Nothing deleted.")
-        raise typer.Exit(1)
-    res = remote_store().execute(plan, ttl) if state.remote is not None else execute_plan(plan)
+        raise typer.Exit(FAILURE)
+    res = remote_store().execute(plan, ttl) if remote else execute_plan(plan)
     if as_json:
-        body = plan_json()
-        body.update({"executed": True, "bytes_freed": res.bytes_freed})
-        emit_plan(body, res)
+        _emit_plan(plan, dry_run, remote, res)
     else:
-        for p, w in res.skipped:
-            out.print(f"  [yellow]kept[/yellow] {safe(user_path(p))}: {safe(w)}")
-        for p, w in res.failed:
-            out.print(f"  [red]failed[/red] {safe(user_path(p))}: {safe(w)}")
-        if state.remote is not None:
-            out.print(f"{'Set an expiry on' if ttl is not None else 'Unlinked'} "
-                      f"{plural(len(res.removed), 'Redis key')} ({human_bytes(res.bytes_freed)} of entries).")
-        else:
-            out.print(f"Removed {plural(len(res.removed), 'file')}, freed {human_bytes(res.bytes_freed)}; "
-                      f"{len(res.dirs_removed)} empty dirs removed.")
+        _show_result(res, remote, ttl)
     if res.failed:
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
+
+
+def _remote_plan(plan: Any) -> Any:
+    """With --remote: the plan, its ages said as Redis measures them."""
+    st = remote_store()
+    return replace(plan, last_use="the idle time Redis reports (OBJECT IDLETIME)" + (
+        "" if not st.touches else ", fxcache's own earlier reads discounted" if st.reads.enabled
+        else ", fxcache's own reads counted as uses (its index is off)"))
+
+
+def _emit_plan(plan: Any, dry_run: bool, remote: bool, res: Any = None) -> None:
+    """The plan (and what was done) as core's JSON, its long lists streamed."""
+    out.listing(*plan.run_json(dry_run=dry_run, result=res, redis_key=user_path if remote else None))
+
+
+def _show_plan(plan: Any, remote: bool) -> None:
+    """The plan as text: one line per removal, what is kept, then the totals."""
+    from fxcache_core.cache.keys import KeyKind
+    from fxcache_core.prune.removal import last_use
+
+    now = time.time()
+    traced = {n: t for n, t, _ in plan.policy.trace_use}  # a hit in a trace is a use
+    for r in plan.removals:
+        where = (f"{r.content.value} {safe(_below(plan.root, r.file.where))}" if r.content is not None
+                 else f"code {safe(r.file.path.parent.name + '/' + r.file.name)}"
+                 if r.kind is KeyKind.CODE
+                 else f"{r.kind.short} {short(r.key)}/{safe(short(r.entry or r.file.name))}")
+        used = age(max(last_use(r.file), traced.get(r.entry or "", 0.0)), now)
+        out.text(f"  remove {where}  "
+              f"{human_bytes(r.size):>9}  {'idle ' + used.removesuffix(' ago') if remote else 'last used ' + used}  "
+              f"[dim]{safe('; '.join(r.reasons))}[/dim]")
+    for p, w in plan.kept:
+        out.text(f"  [yellow]keep[/yellow] {safe(user_path(p))}  [dim]{safe(w)}[/dim]")
+    temps = sum(1 for r in plan.removals if r.what == "temp")
+    code = sum(1 for r in plan.removals if r.what == "code")
+    others = len(plan.removals) - plan.entries_removed - temps - code
+    for what, why in plan.undecided[:5]:
+        out.text(f"  [yellow]keep[/yellow] {safe(what)}: {safe(why)}")
+    if len(plan.undecided) > 5:
+        out.text(f"  [yellow]keep[/yellow] {len(plan.undecided) - 5} more that a rule could not judge")
+    out.print(f"Plan: remove {plural(plan.entries_removed, 'entry', 'entries')}"
+              + (f", {plural(temps, 'stale temp file')}" if temps else "")
+              + (f", {plural(code, 'generated code file')}" if code else "")
+              + (f", {plural(others, 'other file')} (see fxcache df)" if others else "") + ", "
+              f"freeing {human_bytes(plan.bytes_freed)} of {human_bytes(plan.all_bytes or plan.total_bytes)} "
+              f"under the cache dir ({human_bytes(plan.total_bytes)} in {plan.total_entries} entries, "
+              f"{human_bytes(plan.code_bytes)} of generated code). "
+              + (f"Ages: {plan.last_use}." if remote else f"Ages by last use = {plan.last_use}."))
+
+
+def _show_result(res: Any, remote: bool, ttl: int | None) -> None:
+    """What execution did, as text."""
+    for p, w in res.skipped:
+        out.print(f"  [yellow]kept[/yellow] {safe(user_path(p))}: {safe(w)}")
+    for p, w in res.failed:
+        out.print(f"  [red]failed[/red] {safe(user_path(p))}: {safe(w)}")
+    if remote:
+        out.print(f"{'Set an expiry on' if ttl is not None else 'Unlinked'} "
+                  f"{plural(len(res.removed), 'Redis key')} ({human_bytes(res.bytes_freed)} of entries).")
+    else:
+        out.print(f"Removed {plural(len(res.removed), 'file')}, freed {human_bytes(res.bytes_freed)}; "
+                  f"{len(res.dirs_removed)} empty dirs removed.")

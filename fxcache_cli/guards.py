@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ._app import JsonOpt
 from ._context import indexed_catalog, scan_dir
+from ._options import JsonOpt
 from ._output import origin_text, out, plural, safe, safe_lines
 
 

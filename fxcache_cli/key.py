@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ._app import JsonOpt
 from ._context import installed_build, not_read, scan_dir
+from ._options import JsonOpt
 from ._output import fail, origin_text, out, plural, safe, safe_lines, short
 
 
@@ -23,49 +23,59 @@ def key_cmd(
 ) -> None:
     """What a key is made of: per component group, how many components and which
     settings are not at torch's defaults, then the components that matter (--all: every one)."""
-    from fxcache_core.cache.keys import KeyKind
-    from fxcache_core.catalog.reader import Catalog
-    from fxcache_core.functions.origin import key_origin
-    from fxcache_core.keying.anatomy import (
-        anatomy,
-        graph_summary,
-        settings_not_at_default,
-        stale_components,
-    )
-    from fxcache_core.keying.defaults import torch_version
-
-    TORCH_VERSION = torch_version()
+    from fxcache_core.keying.anatomy import stale_components
 
     if key is None and not current:
         fail("give a KEY (a unique prefix), or --current")
     build = installed_build() if current else None
     if key is None:
         assert build is not None
-        if as_json:
-            out.result({"torch": build.torch_version, "components": [
-                {"name": n, "hash": h, "value": build.values[n]} for n, h in build.hashes.items()]})
-            return
-        out.print(f"installed torch {safe(build.torch_version)}: "
-                  + safe(", ".join(f"{n} {short(h, 12)}" for n, h in build.hashes.items())))
-        for n, h in build.hashes.items():
-            out.print(f"  [dim]{safe(f'[{short(h, 12)}]')}[/dim] {safe(n)}: {safe(build.values[n])}")
+        _show_build(build, as_json)
         return
+    a, origin = _anatomy(key, group, as_json)
+    stale = stale_components(a.components, build.hashes) if build is not None else None
+    if as_json:
+        out.result(a.to_json(group, stale=stale, origin=origin))
+        return
+    _show_anatomy(a, origin, stale, group, show_all)
+
+
+def _show_build(build: Any, as_json: bool) -> None:
+    """``key --current``: the installed torch's build components."""
+    if as_json:
+        out.result(build.to_json())
+        return
+    out.print(f"installed torch {safe(build.torch_version)}: "
+              + safe(", ".join(f"{n} {short(h, 12)}" for n, h in build.hashes.items())))
+    for n, h in build.hashes.items():
+        out.print(f"  [dim]{safe(f'[{short(h, 12)}]')}[/dim] {safe(n)}: {safe(build.values[n])}")
+
+
+def _anatomy(key: str, group: str | None, as_json: bool) -> tuple[Any, Any]:
+    """Core's anatomy of ``key`` and the key's origin; exit 2 when ``--group`` names
+    no group the key has."""
+    from fxcache_core.catalog.reader import Catalog
+    from fxcache_core.functions.origin import key_origin
+    from fxcache_core.keying.anatomy import anatomy, settings_not_at_default
+
     scan = scan_dir(quiet=as_json)
     cat = Catalog(scan, not_read=not_read())
     a = anatomy(cat, scan.find(key))
-    groups = settings_not_at_default(a.components)
-    names = [g.group for g in groups]
+    names = [g.group for g in settings_not_at_default(a.components)]
     if group is not None and a.components and group not in names:
         fail(f"--group {group!r}: key {short(a.key.key, 12)} has no such group; its groups: {', '.join(names)}")
-    stale = stale_components(a.components, build.hashes) if build is not None else None
-    origin = key_origin(cat, a.key)
-    if as_json:
-        body = a.to_json(group)
-        body.update({"stale": list(stale) if stale is not None else None,
-                     "origin": str(origin) if origin else None,
-                     "defaults_of": f"torch {TORCH_VERSION}"})
-        out.result(body)
-        return
+    return a, key_origin(cat, a.key)
+
+
+def _show_anatomy(a: Any, origin: Any, stale: Any, group: str | None, show_all: bool) -> None:
+    """A key's anatomy as text: the verdict of --current, the key, then its components
+    (one group, every one, or the summary and what matters)."""
+    from fxcache_core.cache.keys import KeyKind
+    from fxcache_core.keying.anatomy import graph_summary, settings_not_at_default
+    from fxcache_core.keying.defaults import torch_version
+
+    TORCH_VERSION = torch_version()
+    groups = settings_not_at_default(a.components)
     if stale is not None:  # --current: the answer first
         out.print(("[red]stale[/red]: built by another torch or system ("
                    + safe(", ".join(stale)) + " differ from the installed torch's): no lookup of "
@@ -105,6 +115,8 @@ def key_cmd(
                   + " [dim](key --current KEY: whether the installed torch did)[/dim]")
     out.print(f"[dim]Default: what a plain torch.compile(f) hashes on torch {TORCH_VERSION} (fxcache's recorded "
               "table, demo/record_defaults.py). --all lists every component; --group NAME one group.[/dim]")
+
+
 
 
 def _summary(groups, torch_version: str) -> None:

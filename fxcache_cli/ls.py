@@ -1,15 +1,14 @@
-"""``fxcache ls``: keys, entries, sizes and ages; ``--dupes``: fragmented FX keys."""
+"""``fxcache ls``: keys, entries, sizes and ages (``--dupes``, deprecated: ``fxcache dupes``)."""
 
 from __future__ import annotations
 
 import time
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import typer
 from rich.filesize import decimal as human_bytes
 
-from ._app import JsonOpt
 from ._context import (
     done_reading,
     indexed_catalog,
@@ -19,7 +18,8 @@ from ._context import (
     state,
     user_path,
 )
-from ._output import age, origin_text, out, plural, safe, short_path
+from ._options import JsonOpt
+from ._output import age, deprecated, origin_text, out, plural, safe, short_path
 
 
 class By(str, Enum):
@@ -40,7 +40,7 @@ def ls_cmd(
     sort: Annotated[SortBy | None, typer.Option("--sort", case_sensitive=False, help="size: largest first; age: least recently used first; name: by function name.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Show only the first N rows (after --sort).")] = None,
     check: Annotated[bool, typer.Option("--check", help="Decode every entry and mark the unreadable ones (reads every file).")] = False,
-    dupes: Annotated[bool, typer.Option("--dupes", help="Only FX keys that are one key but for symbol names (fragmentation), grouped, with the reason.")] = False,
+    dupes: Annotated[bool, typer.Option("--dupes", hidden=True, help="Deprecated: fxcache dupes.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """List cache keys with the function each was compiled from, their entries, sizes and last use.
@@ -48,20 +48,57 @@ def ls_cmd(
     The function comes from one entry of each key (fxcache's index remembers it:
     only the first run on a cache reads an entry per key).
     """
-    from fxcache_core.cache.keys import KeyKind
-    from fxcache_core.functions.listing import by_function, key_rows
+    from fxcache_core.functions.listing import by_function
 
     if state.remote is not None and not (check or entries or dupes or as_json or fn or by is By.function
                                          or sort is SortBy.name):
         _ls_remote(sort, limit)  # a plain listing reads no value
         return
-    scan = scan_dir(quiet=as_json)
     if dupes:
-        from .modes import dupes as show_dupes
+        deprecated("ls --dupes", "fxcache dupes")
+        from .dupes import dupes as show_dupes
 
-        show_dupes(scan, as_json)
+        show_dupes(scan_dir(quiet=as_json), as_json)
         return
     now = time.time()
+    found = _listing(fn, sort, check, as_json)
+    if by is By.function:
+        groups = by_function(found.rows, sort.value if sort else None)
+        shown_groups = groups[:limit] if limit else groups
+        if as_json:
+            out.result([g.to_json() for g in shown_groups])
+            return
+        _print_functions(found.scan, shown_groups, len(groups), entries, now)
+        _refused_sources()
+        return
+    shown = found.rows[:limit] if limit else found.rows
+    regions = _regions(found.catalog, shown) if entries else {}
+    if as_json:
+        out.result([r.to_json(unreadable=found.problems if check else None,
+                              regions=regions if entries else None,
+                              remote=_remote_side(r, found.local)) for r in shown])
+        return
+    _print_keys(found, shown, regions, entries, check, now)
+    _print_totals(found, shown, fn)
+    _refused_sources()
+
+
+class _Found(NamedTuple):
+    """What a listing read: the scan, its catalog, the rows, the unreadable entries
+    (path -> why; with ``--check``) and, with ``--remote``, the keys the local cache has."""
+
+    scan: Any
+    catalog: Any
+    rows: Any
+    problems: dict[str, str]
+    local: dict[str, str]
+
+
+def _listing(fn: str | None, sort: SortBy | None, check: bool, as_json: bool) -> _Found:
+    """Scan, read and list the keys (core's :func:`~fxcache_core.functions.listing.key_rows`)."""
+    from fxcache_core.functions.listing import key_rows
+
+    scan = scan_dir(quiet=as_json)
     cat = indexed_catalog(scan, as_json)
     rows = key_rows(cat, fn, sort.value if sort else None)
     problems: dict[str, str] = {}
@@ -69,33 +106,20 @@ def ls_cmd(
         problems = {u.entry.file.where: u.reason for u in cat.unreadable()}
     done_reading()
     local = local_agreement(scan) if state.remote is not None else {}
-    if by is By.function:
-        groups = by_function(rows, sort.value if sort else None)
-        shown_groups = groups[:limit] if limit else groups
-        if as_json:
-            out.result([g.to_json() for g in shown_groups])
-            return
-        _print_functions(scan, shown_groups, len(groups), entries, now)
-        _refused_sources()
-        return
-    shown = rows[:limit] if limit else rows
-    regions = _regions(cat, shown) if entries else {}
-    if as_json:
-        def key_json(r):
-            body = r.to_json()
-            for e, ej in zip(r.key.entries, body["entries"], strict=True):
-                if check:
-                    ej["unreadable"] = problems.get(e.file.where)
-                if entries:
-                    reg = regions.get(e.file.where)
-                    ej["region"] = reg.to_json() if reg is not None else None
-            if state.remote is not None:
-                body["redis_key"] = user_path(r.key.entries[0].path) if r.key.entries else None
-                body["local"] = local.get(r.key.key)
-            return body
+    return _Found(scan, cat, rows, problems, local)
 
-        out.result([key_json(r) for r in shown])
-        return
+
+def _remote_side(row: Any, local: dict[str, str]) -> tuple[str | None, str | None] | None:
+    """With --remote: the row's Redis key and whether the local cache agrees."""
+    if state.remote is None:
+        return None
+    return (user_path(row.key.entries[0].path) if row.key.entries else None), local.get(row.key.key)
+
+
+def _print_keys(found: _Found, shown: Any, regions: dict[str, Any], entries: bool, check: bool,
+                now: float) -> None:
+    """The table: one row per key, and under it its entries (--entries) or its unreadable ones."""
+    problems = found.problems
     table: list[tuple[str, ...]] = [("kind", "key", "entries", "size", "last used")
                                     + (("check",) if check else ()) + ("function",)]
     for r in shown:
@@ -114,9 +138,17 @@ def ls_cmd(
                 shape = ("serves " + str(reg)) if reg is not None else ("" if not entries else "unreadable")
                 table.append(("", f"  └ {e.name}", "", human_bytes(e.size), age(e.file.last_used, now),
                               *status, shape))
-    out.table(f"{remote_store().display_url} (remote)" if state.remote is not None else str(scan.root), table, {2, 3, 4})
+    out.table(f"{remote_store().display_url} (remote)" if state.remote is not None else str(found.scan.root),
+              table, {2, 3, 4})
+
+
+def _print_totals(found: _Found, shown: Any, fn: str | None) -> None:
+    """The lines under the table: totals, what was skipped, and notes."""
+    from fxcache_core.cache.keys import KeyKind
+
+    scan, problems, local = found.scan, found.problems, found.local
     fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
-    listed = len(rows)
+    listed = len(found.rows)
     out.text(
         f"{len(scan.keys)} keys ({fx} fx, {len(scan.keys) - fx} aot), "
         f"{scan.entry_count} entries, {human_bytes(scan.size)}"
@@ -138,7 +170,6 @@ def ls_cmd(
             vs = "sizes are the entries' pickles. No key is also in the local cache."
         out.text("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
                   "entries of other shape regions); " + safe(vs) + "[/dim]")
-    _refused_sources()
 
 
 def _refused_sources() -> None:

@@ -1,14 +1,33 @@
-"""``fxcache match``: which entry torch would load for a call, ``--coverage`` and ``--audit``."""
+"""``fxcache match``: which entry torch would load for a call.
+
+Parses the call, asks :func:`fxcache_core.lookup.match.match` and
+:func:`fxcache_core.lookup.prediction.verdicts`, renders their answer; decides
+nothing. ``--audit`` and ``--coverage KEY --range ...`` are deprecated spellings of
+``fxcache audit`` and ``fxcache coverage`` (the same output, one more line on stderr).
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, NamedTuple
 
 import typer
 
-from ._app import Dynamic, DynamicOpt, JsonOpt, mode_of
 from ._context import done_reading, indexed_catalog, scan_dir
-from ._output import COLOUR, error_line, fail, origin_text, out, paint, plural, safe, short
+from ._errors import BAD_INPUT
+from ._options import Dynamic, DynamicOpt, JsonOpt, mode_of
+from ._output import (
+    COLOUR,
+    deprecated,
+    error_line,
+    fail,
+    origin_text,
+    out,
+    paint,
+    plural,
+    safe,
+    short,
+)
 
 
 def match_cmd(
@@ -32,13 +51,10 @@ def match_cmd(
     key: Annotated[str | None, typer.Option("--key", "-k", help="Only this key (a unique prefix).")] = None,
     fn: Annotated[str | None, typer.Option("--fn", help="Only keys traced from the function of this name.")] = None,
     coverage_key: Annotated[str | None, typer.Option(
-        "--coverage", help="Draw which entry of this key serves which values of --range, and the gaps.")] = None,
+        "--coverage", hidden=True, help="Deprecated: fxcache coverage KEY --range ...")] = None,
     value_range: Annotated[str | None, typer.Option(
-        "--range", help="With --coverage: NAME=LO:HI, NAME a placeholder (t0), symbol (s77) or source "
-        "(L['x'].size()[0]); other placeholders stay at their hints unless given with --sym.")] = None,
-    audit: Annotated[bool, typer.Option(
-        "--audit", help="Across the cache: entries that can never be served (shadowed by an earlier one) "
-        "and entries whose regions overlap.")] = False,
+        "--range", hidden=True, help="Deprecated, with --coverage: fxcache coverage KEY --range ...")] = None,
+    audit: Annotated[bool, typer.Option("--audit", hidden=True, help="Deprecated: fxcache audit.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, the FX keys behind each AOTAutograd entry, and each failing clause as stored.")] = False,
     from_trace: Annotated[str | None, typer.Option(
         "--from-trace", help="Take the call's inputs (and --fn, --dynamic) from a run's TORCH_TRACE: "
@@ -62,26 +78,59 @@ def match_cmd(
     some is undecided, 2 a usage error; it follows the first call, or with
     --after-recompile the later calls. Without --fn, functions none of whose keys
     can take the call are listed but do not count (unless no function can).
-    --audit and --coverage exit 0.
+    (``--audit`` and ``--coverage KEY --range ...``, deprecated, are ``fxcache
+    audit`` and ``fxcache coverage KEY --range ...``.)
     """
-    from fxcache_core.errors import ShapeSpecError
-    from fxcache_core.lookup.binding import TensorArg, parse_shape_spec, parse_shapes, parse_sym
-    from fxcache_core.lookup.match import match
-    from fxcache_core.lookup.phases import Phase
-    from fxcache_core.lookup.prediction import verdicts
-
-    from . import modes
-
     if audit:
-        modes.audit(as_json)
+        deprecated("match --audit", "fxcache audit")
+        from .audit import audit as show_audit
+
+        show_audit(as_json)
         return
     if coverage_key is not None or value_range is not None:
-        if shapes or key:
-            fail("--coverage takes --range (and --sym for the other placeholders), not --shapes or --key")
-        if coverage_key is None or value_range is None:
-            fail("give both --coverage KEY and --range NAME=LO:HI")
-        modes.coverage(coverage_key, value_range, parse_sym(sym or []), mode_of(dynamic), as_json)
+        _coverage(coverage_key, value_range, bool(shapes or key), sym, dynamic, as_json)
         return
+    call = _parse_call(shapes, args, sym, fn, dynamic, from_trace, compile_id, rank)
+    answer, only = _lookup(call, key, duck_shape, after_recompile, as_json)
+    if as_json:
+        out.result(answer.to_json())
+        raise typer.Exit(BAD_INPUT if answer.report.function_missing else answer.verdict.exit_code)
+    raise typer.Exit(_render(answer, call, only is not None or explain))
+
+
+class _Call(NamedTuple):
+    """The call asked about, as parsed: its inputs by name (``--shapes``), the
+    symbols bound directly (``--sym``), tensors by position (``--arg``), the
+    function (``--fn``) and ``--dynamic``, from the flags or a trace."""
+
+    inputs: Any
+    syms: dict[str, int]
+    positional: list[Any]
+    fn: str | None
+    dynamic: Dynamic | None
+
+
+def _coverage(key: str | None, value_range: str | None, with_call: bool, sym: list[str] | None,
+              dynamic: Dynamic | None, as_json: bool) -> None:
+    """``match --coverage KEY --range ...`` (deprecated): ``fxcache coverage``'s output."""
+    from fxcache_core.lookup.binding import parse_sym
+
+    from .coverage import coverage
+
+    deprecated("match --coverage", "fxcache coverage KEY --range ...")
+    if with_call:
+        fail("--coverage takes --range (and --sym for the other placeholders), not --shapes or --key")
+    if key is None or value_range is None:
+        fail("give both --coverage KEY and --range NAME=LO:HI")
+    coverage(key, value_range, parse_sym(sym or []), mode_of(dynamic), as_json)
+
+
+def _parse_call(shapes: list[str] | None, args: list[str] | None, sym: list[str] | None, fn: str | None,
+                dynamic: Dynamic | None, from_trace: str | None, compile_id: str | None,
+                rank: int | None) -> _Call:
+    """The call from the flags, or from a trace's compile (``--from-trace``, ``--compile``)."""
+    from fxcache_core.lookup.binding import parse_shapes, parse_sym
+
     inputs = parse_shapes(shapes or [])
     if from_trace is not None or compile_id is not None:
         if from_trace is None or compile_id is None:
@@ -93,56 +142,83 @@ def match_cmd(
         from fxcache_core.trace.call import call_inputs
         from fxcache_core.trace.run import read_run
 
-        call = call_inputs(read_run(Path(from_trace)), compile_id, rank)
-        inputs = call.inputs
-        fn = fn or call.function
-        if dynamic is None and call.mode.value != "unknown":
-            dynamic = Dynamic(call.mode.value)
+        traced = call_inputs(read_run(Path(from_trace)), compile_id, rank)
+        inputs = traced.inputs
+        fn = fn or traced.function
+        if dynamic is None and traced.mode.value != "unknown":
+            dynamic = Dynamic(traced.mode.value)
     syms = parse_sym(sym or [])
-    positional = []
-    for a in args or []:
-        try:
-            t = parse_shape_spec(f"arg={a}")[1]
-        except ShapeSpecError:
-            t = None
-        if not isinstance(t, TensorArg):
-            fail(f"--arg {a!r}: expected a tensor shape like [16,4] (one --arg per tensor input, in graph order)")
-        positional.append(t)
+    positional = [_positional(a) for a in args or []]
     if not inputs and not syms and not positional:
         fail("give the call's inputs with --shapes NAME=[...] (or --arg [...], or --key K --sym t0=N)")
+    return _Call(inputs, syms, positional, fn, dynamic)
+
+
+def _positional(a: str) -> Any:
+    """One ``--arg [d0,d1,...]`` as a tensor input."""
+    from fxcache_core.errors import ShapeSpecError
+    from fxcache_core.lookup.binding import TensorArg, parse_shape_spec
+
+    try:
+        t = parse_shape_spec(f"arg={a}")[1]
+    except ShapeSpecError:
+        t = None
+    if not isinstance(t, TensorArg):
+        fail(f"--arg {a!r}: expected a tensor shape like [16,4] (one --arg per tensor input, in graph order)")
+    return t
+
+
+def _lookup(call: _Call, key: str | None, duck_shape: bool | None, after_recompile: bool,
+            as_json: bool) -> tuple[Any, Any]:
+    """Core's answer for ``call`` on the cache, and the key ``--key`` named (None: all)."""
+    from fxcache_core.lookup.match import match
+    from fxcache_core.lookup.phases import Phase
+    from fxcache_core.lookup.prediction import MatchAnswer, verdicts
+
     scan = scan_dir(quiet=as_json)
     only = scan.find(key) if key else None
-    report = match(indexed_catalog(scan, as_json), inputs, syms, only, function=fn, positional=positional,
-                   mode=mode_of(dynamic), duck_shape=duck_shape,
+    report = match(indexed_catalog(scan, as_json), call.inputs, call.syms, only, function=call.fn,
+                   positional=call.positional, mode=mode_of(call.dynamic), duck_shape=duck_shape,
                    phase=Phase.AFTER_RECOMPILE if after_recompile else Phase.FIRST)
     done_reading()
-    verdict = verdicts(report, count_all=fn is not None or only is not None)
-    if as_json:
-        body = report.to_json()
-        body["verdicts"] = verdict.to_json()
-        out.result(body)
-        raise typer.Exit(2 if report.function_missing else verdict.exit_code)
-    explain = explain or only is not None  # one key asked for: always say why
+    return MatchAnswer(report, verdicts(report, count_all=call.fn is not None or only is not None)), only
+
+
+def _render(answer: Any, call: _Call, explain: bool) -> int:
+    """Print the answer (the verdicts, then each key's lookup); the exit code."""
+    report, verdict, fn = answer.report, answer.verdict, call.fn
     if report.function_missing:
         error_line(f"no key was compiled from a function named {fn!r}; the cache holds keys "
                    "compiled from: " + ("; ".join(report.functions_held) if report.functions_held
                                         else "none that records its function"))
-        raise typer.Exit(2)
-    if not report.results and positional:
+        return BAD_INPUT
+    if not report.results and call.positional:
         out.print("No FX key takes --arg: it binds FX keys that no AOTAutograd entry loads "
                   "(name one with --key to bind it by position anyway).")
-        raise typer.Exit(verdict.exit_code)
+        return verdict.exit_code
     if not report.results and not report.unbound:
         out.print(f"No key among {report.keys_considered}" + (f" compiled from {safe(fn)}" if fn else "")
                   + " has an input named "
                   + ", ".join(safe(_user(s)) for s, _ in report.inputs)
                   + " (names are the compiled function's parameters, a module's keyword or "
                   "forward parameter, or args\\[i]; see `fxcache guards KEY`).")
-        raise typer.Exit(verdict.exit_code)
+        return verdict.exit_code
     # One print at the end: a large cache binds thousands of keys, and rich costs
     # ~0.1 ms per print call.
     buf: list[str] = []
-    say = buf.append
+    _verdict_lines(verdict, buf.append)
+    _key_blocks(report, verdict, fn, explain, buf.append)
+    _print_unbound(report.unbound, buf.append)
+    for src in report.unused:
+        buf.append("\n[yellow]warning:[/yellow] no key " + (f"compiled from {safe(fn)} " if fn else "")
+                   + f"takes {safe(_user(src))}")
+    if buf:
+        out.text("\n".join(buf))
+    return verdict.exit_code
+
+
+def _verdict_lines(verdict: Any, say: Callable[[str], None]) -> None:
+    """One line per function (two under automatic dynamic), then those not counted."""
     for v in verdict.functions:
         if v.phases:  # automatic dynamic: the first call, then the calls after a recompile
             say(f"[bold]{safe(v.label)}[/bold]: {safe(v.phases[0].heading or '')}: {_painted(v.phases[0])}")
@@ -156,8 +232,12 @@ def match_cmd(
         names = ", ".join(sorted({safe(o.label) for o in verdict.others}))
         say(f"[dim]Not counted: {names} (no key of {'it' if len(verdict.others) == 1 else 'them'} can take "
             "these inputs; name a function with --fn to count it).[/dim]")
-    # The keys: reasons of keys that cannot take the call are shown when a function
-    # named with --fn has only such keys, and it has a few.
+
+
+def _key_blocks(report: Any, verdict: Any, fn: str | None, explain: bool, say: Callable[[str], None]) -> None:
+    """Each key's lookup, and a note on those not shown. Reasons of keys that cannot
+    take the call are shown when a function named with --fn has only such keys, and
+    it has a few."""
     new_graph = {m.key.key for v in verdict.functions if v.status == "new-graph"
                  for m in v.keys} if fn is not None else set()
     show_nofit = explain or (0 < len(new_graph) <= 6)
@@ -179,13 +259,6 @@ def match_cmd(
         notes.append(f"{plural(folded, 'FX key')} only loaded by the AOTAutograd hits above")
     if notes:
         say("\n[dim]" + "; ".join(notes) + " (--explain shows them all, with reasons).[/dim]")
-    _print_unbound(report.unbound, say)
-    for src in report.unused:
-        say("\n[yellow]warning:[/yellow] no key " + (f"compiled from {safe(fn)} " if fn else "")
-            + f"takes {safe(_user(src))}")
-    if buf:
-        out.text("\n".join(buf))
-    raise typer.Exit(verdict.exit_code)
 
 
 def _painted(v) -> str:

@@ -11,8 +11,9 @@ from typing import Annotated, Any
 import typer
 from rich.filesize import decimal as human_bytes
 
-from ._app import JsonOpt
 from ._context import done_reading, indexed_catalog, installed_build, scan_dir
+from ._errors import FAILURE
+from ._options import JsonOpt
 from ._output import ReadProgress, fail, out, plural, safe, short
 
 
@@ -59,7 +60,7 @@ def pack_cmd(
                      torch_version=version)
     done_reading()
     if as_json and dry_run:
-        out.result({**plan.to_json(), "run_not_warmed": unwarmable})
+        out.result(plan.to_json(run_not_warmed=unwarmable))
         return
     if not as_json:
         _show_plan(plan)
@@ -73,7 +74,7 @@ def pack_cmd(
     finally:
         prog.close()
     if as_json:
-        out.result({**plan.to_json(), "run_not_warmed": unwarmable, "written": res.to_json()})
+        out.result(plan.to_json(run_not_warmed=unwarmable, written=res))
         return
     ratio = res.bytes_out / res.bytes_in if res.bytes_in else 0.0
     out.print(f"wrote {safe(str(res.path))}: {plural(res.members - 1, 'file')} and the manifest, {human_bytes(res.bytes_out)} "
@@ -174,7 +175,7 @@ def unpack_cmd(
     finally:
         prog.close()
     if as_json:
-        out.result({"cache_dir": str(root), **res.to_json()})
+        out.result(res.to_json(cache_dir=root))
     else:
         out.print(f"verified {plural(len(manifest.members), 'member')}; into {safe(str(root))}: added "
                   f"{plural(len(res.added), 'file')} ({human_bytes(res.bytes_added)}), "
@@ -182,7 +183,7 @@ def unpack_cmd(
         for p, why in sorted(res.conflicts.items()):
             out.warning(f"kept {safe(p)}: {safe(why)} is there (not overwritten)")
     if res.conflicts:
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def _target(cache_dir: str | None) -> Path:

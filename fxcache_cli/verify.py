@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from ._app import JsonOpt
 from ._context import done_reading, open_catalog, scan_dir
+from ._errors import FAILURE
+from ._options import JsonOpt
 from ._output import out, plural, safe, short
 
 
@@ -35,4 +36,4 @@ def verify_cmd(as_json: JsonOpt = False) -> None:
                       + (f", [yellow]{len(rep.unchecked)} not checked[/yellow] (not a pass)" if rep.unchecked else "")
                       + ("; `fxcache gc --unreadable` removes the bad ones." if rep.bad else "."))
     if not rep.passed:
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)

@@ -22,9 +22,9 @@ class Run:
 
 
 def fxcache_in_process(*args: str) -> Run:
-    """``fxcache ARGS...`` through :func:`fxcache_cli.app.main`, stdout and stderr
+    """``fxcache ARGS...`` through :func:`fxcache_cli.fxcache.main`, stdout and stderr
     captured (never a terminal: as in a pipe), the exit code as main gave it."""
-    from fxcache_cli.app import main
+    from fxcache_cli.fxcache import main
 
     argv, stdout, stderr = sys.argv, sys.stdout, sys.stderr
     sys.argv = ["fxcache", *map(str, args)]

@@ -9,9 +9,9 @@ Values only; the CLI renders them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
@@ -32,15 +32,35 @@ class KeyRow:
     key: CacheKey
     origin: Origin | None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self, *, unreadable: Mapping[str, str] | None = None,
+                regions: Mapping[str, Any] | None = None,
+                remote: tuple[str | None, str | None] | None = None) -> dict[str, object]:
         """:meth:`CacheKey.to_json` plus ``origin`` (the first traced op, ``fn (file:line)``),
         ``function`` and ``compiled_from`` (:class:`~fxcache_core.functions.origin.FunctionName`'s ``name`` and
         ``label``, as ``match`` names it),
-        ``file`` and ``line`` (of the first traced op; None where unknown)."""
+        ``file`` and ``line`` (of the first traced op; None where unknown).
+
+        What a listing learnt beyond the scan, each given only when it was asked for:
+        ``unreadable`` (entry path, ``Entry.file.where`` -> why it cannot be decoded)
+        adds ``unreadable`` to each entry (None: it decodes); ``regions`` (entry path ->
+        the shapes it serves, a :class:`~fxcache_core.guards.user_terms.Region`, or None
+        where unknown) adds ``region`` to each entry; ``remote`` (the Redis key the row
+        was read from, and ``same``/``differs``/None from
+        :func:`~fxcache_core.remote.redis_store.agreement`) adds ``redis_key`` and ``local``."""
         o = self.origin
-        return {**self.key.to_json(), "origin": str(o) if o else None,
-                "function": function_name(o).name, "compiled_from": function_name(o).label,
-                "file": o.file if o else None, "line": o.line if o else None}
+        body: dict[str, Any] = {**self.key.to_json(), "origin": str(o) if o else None,
+                                "function": function_name(o).name, "compiled_from": function_name(o).label,
+                                "file": o.file if o else None, "line": o.line if o else None}
+        if unreadable is not None or regions is not None:
+            for e, ej in zip(self.key.entries, body["entries"], strict=True):
+                if unreadable is not None:
+                    ej["unreadable"] = unreadable.get(e.file.where)
+                if regions is not None:
+                    reg = regions.get(e.file.where)
+                    ej["region"] = reg.to_json() if reg is not None else None
+        if remote is not None:
+            body["redis_key"], body["local"] = remote
+        return body
 
 
 @dataclass(frozen=True, slots=True)

@@ -270,14 +270,25 @@ class KeyAnatomy:
     loads: tuple[tuple[str, str], ...] = ()
     entry: str | None = None
 
-    def to_json(self, group: str | None = None) -> dict[str, object]:
+    def to_json(self, group: str | None = None, *, stale: Sequence[str] | None = None,
+                origin: object | None = None) -> dict[str, object]:
         """``kind``, ``key``, ``entry``, ``components`` (only ``group``'s when given),
-        ``groups`` (:func:`settings_not_at_default`) and ``loads`` (``role``, ``key``)."""
+        ``groups`` (:func:`settings_not_at_default`), ``loads`` (``role``, ``key``),
+        ``stale`` (the build components that differ from the installed torch's,
+        :func:`stale_components`; None when not compared), ``origin`` (the key's
+        origin, :func:`~fxcache_core.functions.origin.key_origin`, as text; None when
+        unknown) and ``defaults_of`` (``torch X.Y.Z``: the recorded defaults
+        ``groups`` compares with)."""
+        from fxcache_core.keying.defaults import torch_version
+
         comps = [c for c in self.components if group is None or c.group == group]
         return {"kind": self.key.kind.value, "key": self.key.key, "entry": self.entry,
                 "components": [c.to_json() for c in comps],
                 "groups": [g.to_json() for g in settings_not_at_default(self.components)],
-                "loads": [{"role": r, "key": k} for r, k in self.loads]}
+                "loads": [{"role": r, "key": k} for r, k in self.loads],
+                "stale": list(stale) if stale is not None else None,
+                "origin": str(origin) if origin else None,
+                "defaults_of": f"torch {torch_version()}"}
 
 
 def anatomy(catalog: Catalog, key: CacheKey) -> KeyAnatomy:

@@ -39,6 +39,11 @@ class CurrentBuild:
     values: dict[str, str]
     include_dir: str = ""
 
+    def to_json(self) -> dict[str, object]:
+        """``torch`` (its version) and ``components`` (``name``, ``hash``, ``value``)."""
+        return {"torch": self.torch_version, "components": [
+            {"name": n, "hash": h, "value": self.values[n]} for n, h in self.hashes.items()]}
+
 
 def current_build() -> CurrentBuild:
     """Compute the installed torch's build components (imports torch, ~2 s).

@@ -172,6 +172,26 @@ class CallVerdict:
                 "others": [f.to_json() for f in self.others]}
 
 
+@dataclass(frozen=True)
+class MatchAnswer:
+    """One call's lookup, key by key, and its verdict per function: what a match reports.
+
+    Attributes:
+        report: the lookup of each key (:func:`~fxcache_core.lookup.match.match`).
+        verdict: :func:`verdicts` of ``report``.
+    """
+
+    report: MatchReport
+    verdict: CallVerdict
+
+    def to_json(self) -> dict[str, object]:
+        """:meth:`MatchReport.to_json <fxcache_core.lookup.match_report.MatchReport.to_json>`
+        with ``verdicts`` (:meth:`CallVerdict.to_json`) added last."""
+        body = self.report.to_json()
+        body["verdicts"] = self.verdict.to_json()
+        return body
+
+
 def _counts(m: KeyMatch) -> bool:
     """Whether torch looks ``m``'s key up by its own guards for the call."""
     return m.fits and (m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by)

@@ -48,8 +48,12 @@ class UnpackResult:
     def bytes_added(self) -> int:
         return sum(m.size for m in self.added)
 
-    def to_json(self) -> dict[str, object]:
-        return {"added": [m.path for m in self.added], "identical": len(self.identical),
+    def to_json(self, cache_dir: Path | None = None) -> dict[str, object]:
+        """``cache_dir`` (first, when given: where it was written), ``added`` (member
+        paths), ``identical`` (a count), ``bytes_added`` and ``conflicts`` (``path``,
+        ``existing``)."""
+        head: dict[str, object] = {"cache_dir": str(cache_dir)} if cache_dir is not None else {}
+        return {**head, "added": [m.path for m in self.added], "identical": len(self.identical),
                 "bytes_added": self.bytes_added,
                 "conflicts": [{"path": p, "existing": w} for p, w in sorted(self.conflicts.items())]}
 

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import Entry, read_entry_bytes, scan_artifacts
@@ -88,10 +89,21 @@ class PackPlan:
         """Bytes of the members (uncompressed)."""
         return self.manifest.total_bytes
 
-    def to_json(self) -> dict[str, object]:
-        return {"cache_dir": str(self.root), "bytes": self.total_bytes,
-                "left_out": [r.to_json() for r in self.left_out], "defaults_unknown": list(self.defaults_unknown),
-                "manifest": self.manifest.to_json()}
+    def to_json(self, *, run_not_warmed: Sequence[str] | None = None,
+                written: Any = None) -> dict[str, object]:
+        """``cache_dir``, ``bytes``, ``left_out``, ``defaults_unknown`` and ``manifest``;
+        ``run_not_warmed`` when given (what of a traced run no pack warms:
+        :func:`run_not_warmed`'s texts), ``written`` when given (the
+        :class:`~fxcache_core.pack.archive.PackResult` of writing the plan)."""
+        body: dict[str, object] = {
+            "cache_dir": str(self.root), "bytes": self.total_bytes,
+            "left_out": [r.to_json() for r in self.left_out], "defaults_unknown": list(self.defaults_unknown),
+            "manifest": self.manifest.to_json()}
+        if run_not_warmed is not None:
+            body["run_not_warmed"] = list(run_not_warmed)
+        if written is not None:
+            body["written"] = written.to_json()
+        return body
 
 
 def plan_pack(catalog: Catalog, *, functions: Sequence[str] = (), keys: Sequence[str] = (),

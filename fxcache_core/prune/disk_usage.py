@@ -122,6 +122,13 @@ class DiskUsage:
             "index": None if self.index is None else {"path": self.index[0], "bytes": self.index[1]},
         }
 
+    def to_json_with(self, triton: DiskUsage | None) -> dict:
+        """:meth:`to_json` with ``triton_cache_dir``: the usage of ``$TRITON_CACHE_DIR``
+        where it is not inside this cache dir (its :meth:`to_json`), else None."""
+        body = self.to_json()
+        body["triton_cache_dir"] = triton.to_json() if triton is not None else None
+        return body
+
 
 def disk_usage(inv: Inventory, reclaim: Iterable[str] = (), stale: Iterable[str] | None = None,
                undecided: Sequence[tuple[str, str]] = (),

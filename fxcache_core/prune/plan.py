@@ -19,9 +19,10 @@ prunes. Never deletes, never writes.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from fxcache_core.cache.inventory import ContentKind, Inventory
 from fxcache_core.cache.keys import KeyKind
@@ -99,9 +100,51 @@ class GcPlan:
                 "undecided": [{"what": w, "why": y, "why_code": code_of(y)} for w, y in self.undecided],
                 "removals": [r.to_json() for r in self.removals] if removals else None}
 
+    def run_json(self, *, dry_run: bool, result: Any = None,
+                 redis_key: Callable[[Path], str] | None = None,
+                 ) -> tuple[dict[str, object], dict[str, Iterable[object]]]:
+        """What a run of gc or rm reports, for a caller that streams the long lists:
+        ``(head, lists)``, each ``lists[name]`` to be written in the place of ``head[name]``.
 
-def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
+        The head is :meth:`to_json` (removals left out) with ``dry_run``, ``remote``,
+        ``kept`` (``path``, ``why``), ``executed`` and, once executed, ``bytes_freed``
+        as ``result`` freed; the lists are ``removals`` (:meth:`Removal.to_json
+        <fxcache_core.prune.removal.Removal.to_json>` each, with ``redis_key``) and, with
+        ``result`` (a :class:`~fxcache_core.prune.execute.GcResult`, or a remote
+        executor's), the paths ``removed``, ``skipped`` (``path``, ``why``), ``failed``
+        (``path``, ``error``) and ``dirs_removed``: empty until the plan is executed.
+
+        ``redis_key``: for a plan of a remote cache's snapshot, a planned path -> the
+        Redis key it was read from; every path is then written as its key, and
+        ``remote`` is true."""
+        key = redis_key or str
+        head = self.to_json(removals=False)
+        head.update({"dry_run": dry_run, "remote": redis_key is not None,
+                     "kept": [{"path": key(p), "why": w} for p, w in self.kept],
+                     "executed": result is not None, "removed": [], "skipped": [], "failed": [],
+                     "dirs_removed": []})
+        lists: dict[str, Iterable[object]] = {"removals": (
+            {**r.to_json(), "redis_key": key(r.file.path) if redis_key is not None else None}
+            for r in self.removals)}
+        if result is not None:
+            head["bytes_freed"] = result.bytes_freed
+            lists.update({
+                "removed": (key(r.file.path) for r in result.removed),
+                "skipped": ({"path": key(p), "why": w} for p, w in result.skipped),
+                "failed": ({"path": key(p), "error": w} for p, w in result.failed),
+                "dirs_removed": (str(d) for d in result.dirs_removed),
+            })
+        return head, lists
+
+
+def plan_gc(catalog: Catalog, policy: GcPolicy, *, trace_facts: bool = False) -> GcPlan:
     """Decide what to delete under ``policy``; nothing is touched.
+
+    ``trace_facts``: also take what traces said about the cache dir's entries
+    (hits as uses, compile costs), as ``fxcache explain`` recorded them in
+    fxcache's usage store for this cache dir (:mod:`fxcache_core.state.usage`,
+    beside the index: none when the index is off); where it holds any, they
+    are the plan's ``policy.trace_use``.
 
     With an index behind the catalog, the plan is made from it, then what the
     removals rest on (:func:`_reread_what_removals_rest_on`), where it came
@@ -126,10 +169,25 @@ def plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     Finally every removal is located (:func:`fxcache_core.prune.deletion.locate`):
     the plan records the dirs on its path, which execution checks again.
     """
+    if trace_facts:
+        policy = _with_trace_facts(policy, catalog.scan.root)
     plan = _plan_gc(catalog, policy)
     while _reread_what_removals_rest_on(catalog, plan):
         plan = _plan_gc(catalog, policy)
     return _located(plan)
+
+
+def _with_trace_facts(policy: GcPolicy, root: Path) -> GcPolicy:
+    """``policy`` with the usage store's facts of cache dir ``root`` as its
+    ``trace_use``, where the store holds any."""
+    from fxcache_core.state.usage import UsageStore, usage_path
+
+    store = UsageStore(usage_path(root))
+    facts = store.load()
+    store.close()
+    if not facts:
+        return policy
+    return replace(policy, trace_use=tuple((n, f.last_use or 0.0, f.compile_s) for n, f in facts.items()))
 
 
 def _located(plan: GcPlan) -> GcPlan:

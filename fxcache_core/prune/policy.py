@@ -60,7 +60,8 @@ class GcPolicy:
     PGO state, locks, temp files) are :mod:`fxcache_core.prune.units`'s.
 
     Raises:
-        PolicyError: ``artifacts`` without ``older_than_s`` (a ``ValueError``).
+        PolicyError: ``artifacts`` without ``older_than_s``, or ``keep_costly_s``
+            without ``max_size_bytes`` (a ``ValueError``).
     """
 
     older_than_s: float | None = None
@@ -80,6 +81,10 @@ class GcPolicy:
         if self.artifacts and self.older_than_s is None:
             raise PolicyError(f"{param('artifacts')} prunes generated code by age: give "
                               f"{param('older_than_s')} too", param="artifacts", value=True)
+        if self.keep_costly_s is not None and self.max_size_bytes is None:
+            raise PolicyError(f"{param('keep_costly_s')} orders what {param('max_size_bytes')} removes: "
+                              f"give {param('max_size_bytes')} too", param="keep_costly_s",
+                              value=self.keep_costly_s)
 
     @classmethod
     def default(cls, now: float | None = None) -> GcPolicy:

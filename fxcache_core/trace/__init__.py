@@ -8,7 +8,8 @@ Lowest first: ``reader`` (one record at a time, bounded); ``record_values`` (a
 record's values, as untrusted input); ``steps`` (the C++ compile steps of
 ``chromium_event``); ``run_facts`` (TraceRun, TraceCompile, TraceLookup: the
 frozen facts); ``run`` (read_run: one ``_on_<event>`` handler per event read);
-``call`` (a traced call's inputs, for match); ``user_terms`` (torch's names as
+``run_cache`` (the cache dir a run is related to); ``call`` (a traced call's
+inputs, for match); ``user_terms`` (torch's names as
 the user writes them); ``nearest`` (the nearest key and how it differs);
 ``run_summary`` (a run in one line, and its causes); ``explain_report`` (what
 explain reports); ``root_cause`` (the one component that explains a new key);

@@ -362,6 +362,12 @@ class ExplainReport:
         for x in self.lookups:
             yield self._named(x.to_json(self.run.label(x.compile) if x.compile is not None else None), x.compile)
 
+    def json_stream(self) -> tuple[dict[str, object], dict[str, Iterator[dict[str, object]]]]:
+        """The JSON of ``explain --json`` for a caller that streams it: ``(head, lists)``,
+        ``head`` with ``lookups`` first (None: its place), ``lists["lookups"]`` the
+        lookups' JSON one at a time (:meth:`json_lookups`)."""
+        return {"lookups": None, **self.json_head()}, {"lookups": self.json_lookups()}
+
     def json_head(self) -> dict[str, object]:
         """The JSON of ``explain --json`` but its ``lookups``."""
         return {

@@ -35,8 +35,8 @@ def _options() -> set[str]:
     """Every option any command (or the app) takes."""
     from typer.main import get_command
 
-    from fxcache_cli._app import app
     from fxcache_cli._commands import commands_dict
+    from fxcache_cli.fxcache import app
 
     group = get_command(app)
     cmds = [group, *(group.get_command(None, n) for n in commands_dict)]

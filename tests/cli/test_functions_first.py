@@ -245,9 +245,9 @@ def test_the_cli_json_is_the_core_reports_json(cache):
     aot = scan.find(fake_key(KeyKind.AOT_AUTOGRAD, "growFalse"))
     d = ["--cache-dir", str(cache)]
     assert json.loads(run_fxcache(*d, "guards", aot.key, "--json").stdout) == key_guards(cat, aot).to_json()
-    assert json.loads(run_fxcache(*d, "match", "--audit", "--json").stdout) == audit(cat).to_json()
+    assert json.loads(run_fxcache(*d, "audit", "--json").stdout) == audit(cat).to_json()
     cov = coverage(cat, aot, "t0", 1, 20, mode=DynamicMode.TRUE)
-    got = run_fxcache(*d, "match", "--coverage", aot.key[:10], "--range", "t0=1:20", "--dynamic", "true", "--json")
+    got = run_fxcache(*d, "coverage", aot.key[:10], "--range", "t0=1:20", "--dynamic", "true", "--json")
     assert json.loads(got.stdout) == cov.to_json()
     ls = json.loads(run_fxcache(*d, "ls", "--json").stdout)
     assert [k["key"] for k in ls] == [r.key.key for r in key_rows(cat)]
@@ -263,7 +263,7 @@ def test_the_cli_json_is_the_core_reports_json(cache):
 
 
 def test_audit_ends_with_a_summary(cache):
-    text = run_fxcache("--cache-dir", str(cache), "match", "--audit").stdout
+    text = run_fxcache("--cache-dir", str(cache), "audit").stdout
     assert text.strip().splitlines()[-1].startswith("2 keys with several entries checked: 0 entries shadowed, ")
 
 

@@ -115,8 +115,8 @@ COMMANDS = [
     ["guards", "{fx}", "--format", "latex"], ["guards", "{fx}", "--json"], ["guards", "{fx}", "--raw"],
     ["guards", "{odd_key}", "--raw"],
     ["match", "--key", "{fx}", "--sym", "t0=5"], ["match", "--key", "{fx}", "--sym", "t0=5", "--json"],
-    ["match", "--shapes", "x=[4,3]"], ["match", "--coverage", "{fx}", "--range", "t0=1:64"],
-    ["match", "--audit"], ["key", "{fx}"], ["verify"], ["verify", "--json"],
+    ["match", "--shapes", "x=[4,3]"], ["coverage", "{fx}", "--range", "t0=1:64"],
+    ["audit"], ["key", "{fx}"], ["verify"], ["verify", "--json"],
     ["gc", "--dry-run"], ["gc", "--dry-run", "--older-than", "1d"], ["gc", "--dry-run", "--max-size", "1B"],
     ["gc", "--dry-run", "--keep-last", "0"], ["gc", "--dry-run", "--unreadable", "--json"],
     ["rm", "{odd_key}", "--dry-run"],
@@ -180,7 +180,7 @@ def test_verify_counts_what_it_could_not_check_and_is_not_a_pass(tmp_path):
 
 @pytest.mark.parametrize("args,option", [
     (["match", "--key", "f", "--sym", "t0=" + "9" * 5000], "--sym"),
-    (["match", "--coverage", "f", "--range", "t0=1:" + "9" * 5000], "--range"),
+    (["coverage", "f", "--range", "t0=1:" + "9" * 5000], "--range"),
     (["match", "--shapes", "x=[4," + "9" * 5000 + "]"], "--shapes"),
     (["gc", "--max-size", "9" * 400 + "B"], "--max-size"),
     (["gc", "--max-size", ""], "--max-size"),
@@ -204,6 +204,6 @@ def test_a_remote_password_is_never_echoed(hostile):
 def test_coverage_of_a_key_with_thousands_of_passing_clauses_is_refused_not_stalled(tmp_path):
     key = fake_key(KeyKind.FX_GRAPH, "wide")
     write_entry(tmp_path, KeyKind.FX_GRAPH, key, fx_entry_bytes(" and ".join(["L['t0'] > 0"] * 8000), key))
-    r = fxcache("--cache-dir", str(tmp_path), "match", "--coverage", key, "--range", "t0=1:1000000")
+    r = fxcache("--cache-dir", str(tmp_path), "coverage", key, "--range", "t0=1:1000000")
     assert_sane(r, codes=(2,))
     assert "narrow the range" in r.stderr, r

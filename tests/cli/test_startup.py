@@ -27,7 +27,7 @@ def test_help_ls_and_df_import_neither_torch_nor_sympy(tmp_path, args):
     k = fake_key(KeyKind.FX_GRAPH, "k")
     write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("L['t0'] <= 8", k))
     mods = _imported(tmp_path, "--cache-dir", str(tmp_path), *args)
-    assert "fxcache_cli.app" in mods
+    assert "fxcache_cli.fxcache" in mods
     assert not {m for m in mods if m.split(".")[0] in ("torch", "sympy")}
 
 
@@ -60,7 +60,7 @@ def test_help_and_version_import_no_core_module_but_errors(args):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     mods = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert "fxcache_cli.app" in mods and "fxcache_core.errors" in mods  # the profile was read
+    assert "fxcache_cli.fxcache" in mods and "fxcache_core.errors" in mods  # the profile was read
     assert {m for m in mods if m.startswith("fxcache_core")} == {"fxcache_core", "fxcache_core.errors"}
     assert not {m for m in mods if m.split(".")[0] in ("torch", "sympy", "rich")}
     from fxcache_cli._commands import commands_dict

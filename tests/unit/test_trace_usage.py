@@ -115,3 +115,50 @@ def test_the_usage_store_takes_trace_facts_and_loads_no_trace_module(tmp_path):
     store.close()
     assert (facts["e1"].hits, facts["e1"].last_use) == (1, 100.0)  # counted once
     assert (facts["e2"].compile_s, facts["e2"].written, facts["e2"].hits) == (7.5, 50.0, 0)
+
+
+def test_plan_gc_takes_the_trace_facts_explain_recorded_for_the_cache_dir(tmp_path, monkeypatch):
+    """gc's caller gives the cache dir only: the planner reads the usage store itself."""
+    from fxcache_core.catalog.reader import Catalog
+    from fxcache_core.prune.plan import plan_gc
+    from fxcache_core.prune.policy import GcPolicy
+    from fxcache_core.state.usage import TracedUse
+
+    monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "idx"))
+    monkeypatch.delenv("FXCACHE_NO_INDEX", raising=False)
+    now = time.time()
+    root = tmp_path / "cache"
+    root.mkdir()
+    paths = _cache(root, now)
+    trace = tmp_path / "dedicated_log_torch_trace_rank_0.log"
+    trace.write_text("")
+
+    class Facts:
+        cache_dir = str(root)
+
+        def uses(self):
+            return [TracedUse("fxgraph", "K", paths[10].name, True, now - DAY)]  # hit yesterday
+
+        def trace_paths(self):
+            return [trace]
+
+    policy = GcPolicy(older_than_s=3 * DAY, now=now)
+    store = UsageStore(usage_path(root))
+    store.record(Facts())
+    store.close()
+    without = plan_gc(Catalog(scan_cache(root)), policy)
+    assert {r.file.path for r in without.removals} == {paths[10], paths[5]}
+    plan = plan_gc(Catalog(scan_cache(root)), policy, trace_facts=True)
+    assert {r.file.path for r in plan.removals} == {paths[5]}
+    assert [n for n, _, _ in plan.policy.trace_use] == [paths[10].name]
+
+
+def test_keep_costly_without_max_size_is_a_policy_error():
+    import pytest
+
+    from fxcache_core.prune.policy import GcPolicy, PolicyError
+
+    with pytest.raises(PolicyError) as e:
+        GcPolicy(keep_costly_s=30.0)
+    assert e.value.param == "keep_costly_s" and "max_size_bytes" in str(e.value)
+    assert GcPolicy(keep_costly_s=30.0, max_size_bytes=1).keep_costly_s == 30.0

@@ -1,11 +1,8 @@
-"""The modes that were flags, as commands: ``fxcache audit`` (``match --audit``),
-``fxcache coverage KEY --range ...`` (``match --coverage KEY --range ...``) and
-``fxcache dupes`` (``ls --dupes``).
+"""``fxcache coverage KEY --range NAME=LO:HI``: which entry of a key serves which values.
 
-Each has one mode and one JSON schema; the old spellings call the same
-functions here, so both write the same bytes. Renders what
-:mod:`fxcache_core.lookup.audit`, :mod:`fxcache_core.lookup.coverage` and
-:func:`fxcache_core.keying.anatomy.fragmentation` decide; decides nothing.
+Renders what :func:`fxcache_core.lookup.coverage.coverage` decides; decides
+nothing. ``fxcache match --coverage KEY --range ...``, the older spelling, calls
+:func:`coverage` too.
 """
 
 from __future__ import annotations
@@ -14,15 +11,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ._app import DynamicOpt, JsonOpt, mode_of
-from ._context import done_reading, indexed_catalog, open_catalog, scan_dir
-from ._output import out, paint, plural, safe, short
-
-
-def audit_cmd(as_json: JsonOpt = False) -> None:
-    """Across the cache: entries that can never be served (shadowed by an earlier one) and entries
-    whose regions overlap (match --audit)."""
-    audit(as_json)
+from ._context import done_reading, indexed_catalog, scan_dir
+from ._options import DynamicOpt, JsonOpt, mode_of
+from ._output import out, paint, safe, short
 
 
 def coverage_cmd(
@@ -39,36 +30,6 @@ def coverage_cmd(
     from fxcache_core.lookup.binding import parse_sym
 
     coverage(key, value_range, parse_sym(sym or []), mode_of(dynamic), as_json)
-
-
-def dupes_cmd(as_json: JsonOpt = False) -> None:
-    """FX keys that are one key but for symbol names (fragmentation), grouped, with the reason
-    (ls --dupes)."""
-    dupes(scan_dir(quiet=as_json), as_json)
-
-
-def audit(as_json: bool) -> None:
-    """The audit, shown or as JSON (``fxcache audit``, ``fxcache match --audit``)."""
-    from fxcache_core.lookup.audit import audit as audit_cache
-
-    scan = scan_dir(quiet=as_json)
-    report = audit_cache(indexed_catalog(scan, as_json))
-    done_reading()
-    if as_json:
-        out.result(report.to_json())
-        return
-    for k, fs in report:
-        out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}")
-        for f in fs:
-            out.print(f"  {paint(f.kind)} {safe(short(f.earlier.name))} / {safe(short(f.later.name))}: "
-                      f"{safe(f.detail)}")
-    out.print(("\n" if len(report) else "")
-              + f"{plural(report.keys_checked, 'key')} with several entries checked: "
-              f"{plural(report.count('shadowed'), 'entry', 'entries')} shadowed, "
-              f"{plural(report.count('overlap'), 'pair')} overlapping, "
-              f"{plural(report.count('not-analysed'), 'pair')} not analysed "
-              "(guards beyond per-symbol ranges).")
-
 
 
 def coverage(key: str, spec: str, fixed: dict[str, int], mode: Any, as_json: bool) -> None:
@@ -113,24 +74,3 @@ def coverage(key: str, spec: str, fixed: dict[str, int], mode: Any, as_json: boo
                 else {"miss": "[red]miss[/red]: no entry's guards hold"}.get(g.outcome, g.outcome))
         note = f"  ({safe(g.note)})" if g.note else ""
         out.print(f"  {span:>15}  {what}{note}")
-
-
-def dupes(scan: Any, as_json: bool) -> None:
-    """The fragmented FX keys of ``scan``, grouped (``fxcache dupes``, ``fxcache ls --dupes``)."""
-    from rich.filesize import decimal as human_bytes
-
-    from fxcache_core.cache.keys import KeyKind
-    from fxcache_core.keying.anatomy import fragmentation
-
-    frags = fragmentation(open_catalog(scan, indexed=False, as_json=as_json))
-    done_reading()
-    if as_json:
-        out.result([f.to_json() for f in frags])
-        return
-    for f in frags:
-        out.print(f"[bold]{plural(len(f.keys), 'FX key')}[/bold], {human_bytes(sum(k.size for k in f.keys))}: "
-                  + safe(f.reason))
-        for k in f.keys:
-            out.print(f"  {k.key}  {plural(len(k.entries), 'entry', 'entries')}")
-    fx = sum(1 for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
-    out.print(f"{plural(len(frags), 'group')} of fragmented keys among {plural(fx, 'FX key')}.")

@@ -1,24 +1,29 @@
-"""The Typer app, its global options, and the group that loads commands lazily.
+"""The ``fxcache`` program: its Typer app, global options, the group that loads
+commands lazily, and :func:`main`, the console script's entry point.
 
-Each command lives in its own module, named in :data:`fxcache_cli._commands.commands_dict`;
-:class:`LazyGroup` imports a command's module only when that command runs (or
-its ``--help`` is asked for), so ``fxcache --help`` stays cheap. Never imports
-fxcache_core at module level (``--version`` reads ``fxcache_core.__version__``,
-the package's ``__init__`` only).
+Every decision lives in :mod:`fxcache_core`; the commands (one module each in
+this package, named in :data:`fxcache_cli._commands.commands_dict` and imported
+only when they run) parse, call core, and turn its values into text or JSON
+(``--json``) through :mod:`fxcache_cli._output`. :class:`LazyGroup` imports a
+command's module only when that command runs (or its ``--help`` is asked for),
+so ``fxcache --help`` stays cheap. Errors the user caused become one line on
+stderr and exit code 2 (:mod:`fxcache_cli._errors`). Never imports fxcache_core
+at module level (``--version`` reads ``fxcache_core.__version__``, the
+package's ``__init__`` only).
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from enum import Enum
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
+from . import _errors
 from ._commands import commands_dict
-from ._context import state
+from ._context import close_all, state
 
 
 class LazyGroup(TyperGroup):
@@ -73,36 +78,12 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of tables.")]
-
-
-class Dynamic(str, Enum):
-    true = "true"
-    none = "none"
-    false = "false"
-
-
-DynamicOpt = Annotated[Dynamic | None, typer.Option(
-    "--dynamic", case_sensitive=False,
-    help="The call's torch.compile(dynamic=...): true (unmarked dims are duck-sized), "
-    "none (the default: a fresh process's first call is static but for marked dims) or false "
-    "(True/False/None as in Python are accepted too). "
-    "The cache does not record it; without it, what depends on it is undecided.")]
-
-
-def mode_of(dynamic: Dynamic | None) -> Any:
-    """--dynamic as :class:`fxcache_core.lookup.binding.DynamicMode` (UNKNOWN when not given)."""
-    from fxcache_core.lookup.binding import DynamicMode
-
-    return DynamicMode(dynamic.value) if dynamic is not None else DynamicMode.UNKNOWN
-
-
 def _version(value: bool) -> None:
     if value:
         from fxcache_core import __version__
 
         sys.stdout.write(f"fxcache {__version__}\n")
-        raise typer.Exit(0)
+        raise typer.Exit(_errors.SUCCESS)
 
 
 @app.callback()
@@ -132,3 +113,50 @@ def _global(
 ) -> None:
     state.cache_dir = cache_dir
     state.remote = remote
+
+
+def _stdout_gone() -> None:
+    """Point stdout at /dev/null, so that Python's final flush of what is still
+    buffered cannot fail again ("Exception ignored ... BrokenPipeError")."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def main() -> None:
+    """Entry point of the ``fxcache`` console script.
+
+    Exit codes: 0 success (for ``match``: every function hits), 1 ``match``: a
+    miss or a new graph, ``verify``: a bad entry, ``gc``: planned paths left (or
+    the user declined), 2 bad input (one line on stderr), 3 ``match``: undecided,
+    130 interrupted, 141 the reader of stdout went away (``fxcache ls | head``),
+    quietly, as a process killed by SIGPIPE.
+    """
+    from fxcache_core.errors import use_names
+
+    from ._flags import flag_of
+
+    restore = use_names(flag_of)  # core texts made during the run name flags, not parameters
+    try:
+        try:
+            code = app(standalone_mode=False)
+            sys.stdout.flush()
+        finally:
+            close_all()
+            restore()
+    except BrokenPipeError:
+        _stdout_gone()
+        sys.exit(_errors.BROKEN_PIPE)
+    except SystemExit:
+        # click turns EPIPE into exit 1 after wrapping stdout in its PacifyFlushWrapper.
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            _stdout_gone()
+            sys.exit(_errors.BROKEN_PIPE)
+        raise
+    except (Exception, KeyboardInterrupt) as e:  # FxcacheError, usage errors...: _errors.CLI_ERROR_MAPPINGS
+        _errors.handle(e)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -41,7 +41,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_explain
 
 lint: setup
-	$(BIN)/ruff check fxcache_core fxcache_cli tests demo benchmarks
+	$(BIN)/ruff check fxcache_core fxcache_cli tests demo benchmarks tools
 	$(BIN)/lint-imports --no-cache
 
 clean:

@@ -4,7 +4,7 @@
 
 (``make bench-scale``; never part of ``make test``.) For each size, a cache of
 that many entry files is generated from real entries (benchmarks/gen_cache.py,
-from a cache ``demo.build_cache`` compiles once into ``WORK/src``), then:
+from a cache ``demo.build_cache`` compiles once from the tests' corpus into ``WORK/src``), then:
 
 * ``ls``: ``fxcache ls`` cold (a fresh index: an entry per key decoded for its function) and warm, and ``ls --by function``, against the floor, ``find DIR -type f -printf '%s %T@\\n'``;
 * ``match``: ``fxcache match --shapes x=[5,3]`` over every key, cold (empty
@@ -281,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
         from demo.build_cache import build_cache_subprocess
 
         print(f"building the template cache in {src} (torch.compile, about a minute) ...", flush=True)
-        build_cache_subprocess(src)
+        # The tests' corpus (tests/harness/cases.py): more templates than the demo's.
+        build_cache_subprocess(src, corpus=("tests.harness.cases",))
     empty = a.work / "empty"
     (empty / "fxgraph").mkdir(parents=True, exist_ok=True)
     start = {"help": best(fx("--help")), "ls_empty": best(fx("--cache-dir", str(empty), "ls"))}

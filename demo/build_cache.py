@@ -1,9 +1,14 @@
-"""Build a real Inductor compile cache from the cases in ``demo.cases``.
+"""Build a real Inductor compile cache from a corpus of cases (``demo.cases``'s :class:`Case`).
 
 Run it in a fresh process, because ``TORCHINDUCTOR_CACHE_DIR`` and the cache
 switches must be set before torch is imported::
 
-    python -m demo.build_cache CACHE_DIR [--cases a,b]
+    python -m demo.build_cache CACHE_DIR [--cases a,b] [--corpus MODULE,...]
+
+The corpus is one or more modules, each with a ``CASES`` dict (name -> ``Case``),
+built in order: by default the demo's (:data:`DEMO_CORPUS`: ``demo.cases``' eight
+functions, then ``demo.models``' small transformers model); the tests build theirs
+(``tests.harness.cases``).
 
 It prints one JSON object (the summary) as the last line of stdout::
 
@@ -19,21 +24,26 @@ It prints one JSON object (the summary) as the last line of stdout::
 which entry files it wrote during that call; the format is described in
 ``tests/harness/oracle.py``).
 
-From other code (tests), use :func:`build_cache_subprocess`. Importing this
-module does not import torch.
+From other code (tests), use :func:`build_cache_subprocess`; how its process
+starts is a :class:`BuildOptions`, given to the call or set for a block of calls
+(:func:`use_build_options`). Importing this module does not import torch.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import contextvars
+import importlib
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -165,26 +175,27 @@ def configure_torch(isa_checks: bool = True) -> None:
         _save_isa_checks(cache_dir)
 
 
-def _counter_snapshot() -> dict[str, int]:
-    from torch._dynamo.utils import counters
+DEMO_CORPUS = ("demo.cases", "demo.models")
+"""The modules whose ``CASES`` ``make demo`` builds, in order."""
 
-    out: dict[str, int] = {}
-    for name in ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass"):
-        out[name] = int(counters["inductor"][name])
-    for name in (
-        "autograd_cache_hit",
-        "autograd_cache_miss",
-        "autograd_cache_guard_miss",
-        "autograd_cache_bypass",
-        "autograd_cache_saved",
-    ):
-        out[name] = int(counters["aot_autograd"][name])
-    return out
+
+def load_corpus(corpus: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """Case name -> ``Case``, from the ``CASES`` of each module of ``corpus`` in order
+    (imports them: torch, and transformers for ``demo.models``). Raises ``ValueError``
+    when two modules name the same case."""
+    cases: dict[str, Any] = {}
+    for module in corpus:
+        for name, case in importlib.import_module(module).CASES.items():
+            if name in cases:
+                raise ValueError(f"case {name!r} of {module} is in an earlier corpus module too")
+            cases[name] = case
+    return cases
 
 
 def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None = None,
-                pgo_job_id: str | None = None) -> dict:
-    """Compile and call the chosen cases (default: all) into ``cache_dir``.
+                pgo_job_id: str | None = None,
+                corpus: tuple[str, ...] | list[str] = DEMO_CORPUS) -> dict:
+    """Compile and call the chosen cases of ``corpus`` (default: all) into ``cache_dir``.
 
     ``pgo_job_id``: compile under this ``TORCH_COMPILE_JOB_ID``, so that Dynamo
     also writes its PGO state (``dynamo/code_state_<job>.pkl``), which a fresh
@@ -210,13 +221,14 @@ def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None 
 
     configure_torch()
 
-    from demo.cases import CASES, compile_case, run_call
-    from demo.recorder import install_recorder
+    from demo.cases import compile_case, run_call
+    from demo.recorder import counters, install_recorder
 
-    names = list(CASES) if case_names is None else list(case_names)
-    unknown = [n for n in names if n not in CASES]
+    cases = load_corpus(corpus)
+    names = list(cases) if case_names is None else list(case_names)
+    unknown = [n for n in names if n not in cases]
     if unknown:
-        raise KeyError(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)}")
+        raise KeyError(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(cases)}")
 
     recorder = install_recorder()
     summary: dict[str, Any] = {
@@ -225,7 +237,7 @@ def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None 
         "cases": {},
     }
     for name in names:
-        case = CASES[name]
+        case = cases[name]
         torch._dynamo.reset()
         torch._dynamo.utils.counters.clear()
         t0 = time.perf_counter()
@@ -243,22 +255,64 @@ def build_cache(cache_dir: str | os.PathLike[str], case_names: list[str] | None 
             "seconds": round(time.perf_counter() - t0, 3),
             "lookups": lookups,
             "writes": writes,
-            "counters": _counter_snapshot(),
+            "counters": counters(),
         }
     torch._dynamo.reset()
     summary["seconds"] = round(time.perf_counter() - t_start, 3)
     return summary
 
 
-# The environment the child processes start from, when not os.environ: a caller that
-# runs builds on a thread of its own (the tests' background builds) sets it for that
-# thread, so that a test changing os.environ meanwhile (TMPDIR, say) never reaches them.
-BASE_ENV: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
-    "fxcache_base_env", default=None)
+class Forker(Protocol):
+    """Starts ``python argv...`` by forking a process that has imported torch already
+    (the tests' zygote, ``tests/harness/zygote.py``)."""
+
+    def run(self, argv: list[str], env: dict[str, str],
+            timeout: float) -> subprocess.CompletedProcess[str] | None:
+        """The finished process, as :func:`subprocess.run` returns it, or None where it may
+        not be forked (then a fresh process runs it). Raises ``subprocess.TimeoutExpired``."""
+        ...
 
 
-def _child_env() -> dict[str, str]:
-    base = BASE_ENV.get()
+@dataclass(frozen=True, slots=True)
+class BuildOptions:
+    """How the build processes (``python -m MODULE ...``, :func:`run_json_subprocess`) start.
+
+    Attributes:
+        fork_from: where set, the processes that may be forked (:class:`Forker`) are
+            forked from it instead of started fresh.
+        base_env: the environment the processes start from, when not ``os.environ``: a
+            caller that runs builds on a thread of its own (the tests' background builds)
+            gives the environment as it was when the build started, so that a test
+            changing ``os.environ`` meanwhile (TMPDIR, say) never reaches them.
+    """
+
+    fork_from: Forker | None = None
+    base_env: Mapping[str, str] | None = None
+
+
+_OPTIONS: contextvars.ContextVar[BuildOptions | None] = contextvars.ContextVar(
+    "fxcache_build_options", default=None)
+
+
+def build_options() -> BuildOptions:
+    """The options in force here: the innermost :func:`use_build_options` of this thread
+    (or context), else ``BuildOptions()`` (fresh processes from ``os.environ``)."""
+    return _OPTIONS.get() or BuildOptions()
+
+
+@contextlib.contextmanager
+def use_build_options(options: BuildOptions) -> Iterator[BuildOptions]:
+    """Run the block's builds (those given no options of their own) with ``options``.
+    A context variable: it holds for this thread (or asyncio task) only."""
+    token = _OPTIONS.set(options)
+    try:
+        yield options
+    finally:
+        _OPTIONS.reset(token)
+
+
+def _child_env(options: BuildOptions | None = None) -> dict[str, str]:
+    base = (options or build_options()).base_env
     env = dict(os.environ if base is None else base)
     # The child sets its own cache env; drop anything that could redirect it.
     for name in list(env):
@@ -270,18 +324,18 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-FORK_FROM: Any = None
-"""Where set (the test session does, ``tests/harness/zygote.py``), an object whose
-``run(argv, env, timeout)`` starts ``python argv...`` by forking a process that has
-imported torch already, or returns None where that may not be done."""
+def run_json_subprocess(argv: list[str], *, python: str, timeout: float,
+                        options: BuildOptions | None = None) -> Any:
+    """Run ``python argv...`` in the repo root; parse the last stdout line as JSON.
 
-
-def run_json_subprocess(argv: list[str], *, python: str, timeout: float) -> Any:
-    """Run ``python argv...`` in the repo root; parse the last stdout line as JSON."""
-    env = _child_env()
+    ``options``: how the process starts (default: :func:`build_options`); it is forked
+    from ``options.fork_from`` where set and ``python`` is this one. Raises
+    ``RuntimeError`` when it fails, ``subprocess.TimeoutExpired`` after ``timeout`` s."""
+    options = options or build_options()
+    env = _child_env(options)
     proc = None
-    if FORK_FROM is not None and python == sys.executable:
-        proc = FORK_FROM.run(argv, env, timeout)
+    if options.fork_from is not None and python == sys.executable:
+        proc = options.fork_from.run(argv, env, timeout)
     if proc is None:
         proc = subprocess.run(
             [python, *argv],
@@ -306,14 +360,19 @@ def build_cache_subprocess(
     python: str = sys.executable,
     timeout: float = 600,
     pgo_job_id: str | None = None,
+    corpus: tuple[str, ...] | list[str] = DEMO_CORPUS,
+    options: BuildOptions | None = None,
 ) -> dict:
-    """Build the cache in a fresh ``python -m demo.build_cache`` process."""
+    """Build the cache in a fresh ``python -m demo.build_cache`` process (started as
+    ``options`` say, default :func:`build_options`) and return its summary (module doc)."""
     argv = ["-m", "demo.build_cache", os.path.abspath(os.fspath(cache_dir))]
     if cases is not None:
         argv += ["--cases", ",".join(cases)]
+    if tuple(corpus) != DEMO_CORPUS:
+        argv += ["--corpus", ",".join(corpus)]
     if pgo_job_id is not None:
         argv += ["--pgo-job-id", pgo_job_id]
-    return run_json_subprocess(argv, python=python, timeout=timeout)
+    return run_json_subprocess(argv, python=python, timeout=timeout, options=options)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -322,11 +381,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("cache_dir")
     p.add_argument("--cases", default=None, help="comma-separated case names (default: all)")
+    p.add_argument("--corpus", default=",".join(DEMO_CORPUS),
+                   help="comma-separated modules whose CASES to build (default: %(default)s)")
     p.add_argument("--pgo-job-id", default=None,
                    help="compile under this TORCH_COMPILE_JOB_ID: Dynamo writes PGO state too")
     ns = p.parse_args(argv)
     names = [n for n in ns.cases.split(",") if n] if ns.cases else None
-    summary = build_cache(ns.cache_dir, names, ns.pgo_job_id)
+    corpus = tuple(m for m in ns.corpus.split(",") if m)
+    summary = build_cache(ns.cache_dir, names, ns.pgo_job_id, corpus)
     sys.stdout.write(json.dumps(summary, sort_keys=True) + "\n")
     sys.stdout.flush()
     return 0

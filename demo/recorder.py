@@ -7,9 +7,10 @@ graph from the backward one), and returns a :class:`Recorder` that collects one
 record per lookup and per entry file written. The record format is described in
 ``tests/harness/oracle.py`` (torch's own lookup, the ground truth of the tests).
 
-``demo.build_cache`` records what building each case looked up and wrote; the test
-harness (``tests.harness``) records the lookups of later calls. Importing this
-module does not import torch; :func:`install_recorder` does.
+``demo.build_cache`` records what building each case looked up and wrote (and
+:func:`counters`, torch's cache counters); the test harness (``tests.harness``)
+records the lookups of later calls. This module imports nothing of ``demo``;
+importing it does not import torch, :func:`install_recorder` does.
 """
 
 from __future__ import annotations
@@ -143,8 +144,22 @@ def install_recorder() -> Recorder:
 
 
 def counters() -> dict[str, int]:
-    from demo.build_cache import _counter_snapshot
+    """Torch's cache counters now: ``fxgraph_cache_{hit,miss,bypass}`` (Inductor's) and
+    ``autograd_cache_{hit,miss,guard_miss,bypass,saved}`` (AOTAutograd's), from
+    ``torch._dynamo.utils.counters`` (imports torch)."""
+    from torch._dynamo.utils import counters as torch_counters
 
-    return _counter_snapshot()
+    out: dict[str, int] = {}
+    for name in ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass"):
+        out[name] = int(torch_counters["inductor"][name])
+    for name in (
+        "autograd_cache_hit",
+        "autograd_cache_miss",
+        "autograd_cache_guard_miss",
+        "autograd_cache_bypass",
+        "autograd_cache_saved",
+    ):
+        out[name] = int(torch_counters["aot_autograd"][name])
+    return out
 
 

@@ -15,7 +15,7 @@ batched oracle answers the collected torch tests need start building on backgrou
 threads (``tests.harness.background``), so they build while the fast tiers run.
 
 - ``real_cache`` (session): a real Inductor cache built once per session from
-  every case in ``demo.cases``; every test that reads a real cache of the demo
+  every case in ``tests.harness.cases``; every test that reads a real cache of the demo
   cases reads this one (never mutate it: use ``cache_copy``).
 - ``cache_copy``: a fresh copy of that cache in ``tmp_path`` (mutate it freely;
   run the oracle on it).
@@ -130,12 +130,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start building, in the background, every prebuilt value a collected test asks for."""
     if not HAVE_TORCH or session.config.option.collectonly:
         return
-    import demo.build_cache
+    from demo.build_cache import BuildOptions
     from tests.harness.background import BACKGROUND
     from tests.harness.zygote import Zygote
 
     # The build processes fork from one that has imported torch (tests/harness/zygote.py).
-    demo.build_cache.FORK_FROM = Zygote()
+    BACKGROUND.configure(BuildOptions(fork_from=Zygote()))
     wanted = set()
     for item in session.items:
         if not item.get_closest_marker("skip"):
@@ -157,11 +157,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if "tests.harness.background" in sys.modules:
-        sys.modules["tests.harness.background"].BACKGROUND.close()
-    build = sys.modules.get("demo.build_cache")
-    if build is not None and build.FORK_FROM is not None:
-        build.FORK_FROM.close()
-        build.FORK_FROM = None
+        background = sys.modules["tests.harness.background"].BACKGROUND
+        background.close()
+        zygote = background.options.fork_from
+        if zygote is not None:
+            zygote.close()
 
 
 @pytest.fixture(scope="session")
@@ -184,7 +184,7 @@ def _torch_queries_ask_the_fork_server(request: pytest.FixtureRequest) -> None:
 
 @dataclass(frozen=True)
 class RealCache:
-    """A cache built by ``demo.build_cache``.
+    """A cache built by ``demo.build_cache`` (of the corpus ``tests.harness.cases``).
 
     ``summary`` is the JSON printed by ``python -m demo.build_cache`` (per case:
     ``calls``, ``compile_kwargs``, ``train``, and per call the ``lookups`` torch
@@ -241,7 +241,7 @@ def _build_real_cache() -> RealCache:
     from demo.build_cache import build_cache_subprocess
 
     root = build_dir("real-cache") / "inductor"
-    summary = build_cache_subprocess(root, pgo_job_id="fxcache-tests")
+    summary = build_cache_subprocess(root, pgo_job_id="fxcache-tests", corpus=("tests.harness.cases",))
     pgo = root.parent / "pgo"
     pgo.mkdir()
     if (root / "dynamo").is_dir():

@@ -262,7 +262,7 @@ def assert_verdict_as_torch(cache_root: Path, case: str, shapes: list, answer: d
 
 
 def _names(case: str) -> list[str]:
-    from demo.cases import CASES
+    from tests.harness.cases import CASES
 
     return list(inspect.signature(CASES[case].fn).parameters)
 
@@ -273,7 +273,7 @@ def _is_shape(desc) -> bool:
 
 def _marked(case: str, shapes: list) -> dict[str, list[int]]:
     """The dims the case's own ``make_inputs`` marks dynamic, per parameter name."""
-    from demo.cases import CASES
+    from tests.harness.cases import CASES
 
     c = CASES[case]
     args, kwargs = c.make_inputs(shapes)
@@ -293,13 +293,13 @@ _OTHER_FRAMES = {
 
 
 def match_args_for(case: str, shapes: list) -> list[str]:
-    """The arguments of ``fxcache match`` for a call of a ``demo.cases`` case (imports torch).
+    """The arguments of ``fxcache match`` for a call of a ``tests.harness.cases`` case (imports torch).
 
     ``--dynamic`` as the case is compiled; ``--shapes`` per parameter (``x=[4,3]``,
     ``n=7``, ``xs[0]=[3,4]`` for a list), with ``:mark_dynamic=[...]`` where the
     case's inputs are marked; and the locals of other frames (``_OTHER_FRAMES``).
     """
-    from demo.cases import CASES
+    from tests.harness.cases import CASES
 
     dynamic = CASES[case].compile_kwargs.get("dynamic")
     out = ["--dynamic", {True: "true", None: "none", False: "false"}[dynamic]]

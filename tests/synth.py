@@ -157,7 +157,7 @@ def aot_entry_bytes(guards_expr: str | None, fw: tuple[str, str | None],
 
 TRITON_LAYOUT = Path(__file__).resolve().parent / "data" / "triton_cache"
 """A Triton cache layout written by Triton's own ``FileCacheManager`` (see
-tests/data/make_triton_layout.py): three kernel dirs with IR stages, a cubin,
+tools/make_triton_layout.py): three kernel dirs with IR stages, a cubin,
 metadata and a ``__grp__`` group file each. No GPU made it: the payloads are
 stand-ins; names, dirs and group files are Triton's."""
 

@@ -203,7 +203,7 @@ def settings_not_at_default(components: Sequence[Component],
 
     "Default" means the value a plain ``torch.compile(f)`` on torch
     :func:`fxcache_core.keying.defaults.torch_version` hashes, on the machine the
-    table was recorded on (``demo/record_defaults.py``), with no ``TORCHINDUCTOR_*``
+    table was recorded on (``tools/record_defaults.py``), with no ``TORCHINDUCTOR_*``
     variable set; a key built by another torch may show settings whose default
     changed as not at default, unless ``defaults`` gives that torch's own table
     (:func:`fxcache_core.keying.defaults.default_settings_for`).

@@ -2,7 +2,7 @@
 
 ``fxcache explain`` names a config key the way a user sets it
 (``TORCHINDUCTOR_MAX_AUTOTUNE`` for ``inductor_config[max_autotune]``). The table
-``config_env.json`` beside this module is recorded by ``demo/record_config_env.py``
+``config_env.json`` beside this module is recorded by ``tools/record_config_env.py``
 from the source of torch/_inductor/config.py and config_comms.py (read with
 :mod:`ast`, the ``Config(env_name_force=..., env_name_default=...)`` and
 ``os.environ.get("TORCHINDUCTOR_...")`` forms). This module reads it once, on

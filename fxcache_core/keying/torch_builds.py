@@ -3,7 +3,7 @@
 An FX key hashes ``torch_key()`` (a digest of torch's sources, torch/_inductor/codecache.py)
 as its ``torch_version`` component: a key names the torch that built it only as that
 hash. ``torch_builds.json`` beside this module maps the hashes of the torch builds
-recorded by ``demo/record_torch_builds.py`` (each computed by that torch itself) to
+recorded by ``tools/record_torch_builds.py`` (each computed by that torch itself) to
 their ``torch.__version__``. A hash not in the table is a torch fxcache has not
 recorded: callers say the hash. Never imports torch.
 """

@@ -2,7 +2,7 @@
 
 Real caches come from torch (conftest's ``real_cache``, with Dynamo PGO state
 and locks; ``default_dir``, where torch put its precompiled headers). The
-Triton layout is Triton's own cache manager's (tests/data/make_triton_layout.py:
+Triton layout is Triton's own cache manager's (tools/make_triton_layout.py:
 no GPU here); hard links, symlinks, autotune results and unreadable dirs are
 synthetic, since torch does not make them on this machine.
 """

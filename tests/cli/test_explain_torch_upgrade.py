@@ -1,6 +1,6 @@
 """``fxcache explain`` of a newer torch run against a cache an older torch built.
 
-Recorded once by tests/fixtures/torch_upgrade/build.py (CI has one torch): the cache
+Recorded once by tools/build_torch_upgrade.py (CI has one torch): the cache
 torch 2.13 wrote for a small program, and the TORCH_TRACE of torch 2.14.1 running
 the same program on a copy of it, with what each torch recorded (its version, its
 ``torch_version`` component hash, its lookups, its config defaults) in truth.json.

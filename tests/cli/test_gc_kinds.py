@@ -2,7 +2,7 @@
 libraries, PGO state, orphaned locks, temp files; --max-size over everything df counts.
 
 The synthetic layouts say what they stand for: Triton's is written by Triton's
-own cache manager (tests/data/make_triton_layout.py; no GPU here); precompiled
+own cache manager (tools/make_triton_layout.py; no GPU here); precompiled
 headers and libraries that record *another* torch's headers cannot be built
 on this machine, so their bytes are made by hand, holding the header paths GCC
 records. The real ones (conftest's ``real_cache`` and ``default_dir``) are

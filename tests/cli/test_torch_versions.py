@@ -2,10 +2,10 @@
 
 tests/fixtures/torch_versions/<version>/ holds a small cache that torch
 <version> wrote (CPU, the cases ``same_graph_two_regions``, ``train_mlp``,
-``int_arg_auto`` and ``calls_helper`` of demo/cases.py) and ``truth.json``: what
+``int_arg_auto`` and ``calls_helper`` of tests/harness/cases.py) and ``truth.json``: what
 that version's own lookup chose, in fresh processes, for a set of calls
 (``tests.harness.oracle``), and the guard names it gives some Dynamo sources.
-``build.py`` there rebuilds them (how: its docstring). Nothing here compiles or
+``tools/build_torch_versions.py`` rebuilds them (how: its docstring). Nothing here compiles or
 needs another torch; the checks that need no recorded truth also run on a
 cache torch 2.13 builds here (``real_cache``).
 """
@@ -84,7 +84,7 @@ def test_every_entry_decodes_and_matches_its_name(any_version):
 
 def test_every_symbol_of_every_entry_has_a_hint(any_version):
     """And a source, learnt from the AOTAutograd entries that load it; an FX key no
-    AOTAutograd entry loads (torch bypassed the AOTAutograd cache, as for demo/cases.py's
+    AOTAutograd entry loads (torch bypassed the AOTAutograd cache, as for tests/harness/cases.py's
     unet_timestep) has none to learn from."""
     from fxcache_core.cache.keys import KeyKind
 

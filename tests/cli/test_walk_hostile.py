@@ -1,7 +1,7 @@
 """df's walk and gc's plan and delete against an attacker with write access to the cache dir.
 
 Each test performs one attack of issue 23 (items 11 to 14) on a synthetic cache
-(tests/synth.py, and Triton's own layout: tests/data/make_triton_layout.py). The
+(tests/synth.py, and Triton's own layout: tools/make_triton_layout.py). The
 races are made deterministic: a hook swaps what the attacker swaps exactly
 between the walk's look at a name and its use of it. Every test runs under an
 alarm (a hang fails it), and checks that nothing outside the cache changed.

@@ -1,6 +1,8 @@
 """The torch-side test harness: what the torch tier (tests/torch) runs besides fxcache.
 
-- ``oracle``: torch's own lookup for one call of a ``demo.cases`` case, the ground
+- ``cases``: the tests' corpus, every case the session's real cache is built from
+  (the demo's cases among them).
+- ``oracle``: torch's own lookup for one call of a ``cases`` case, the ground
   truth of the tests (``python -m tests.harness.oracle``), and the fork server that
   answers many queries without importing torch again.
 - ``models`` / ``model_runs``: tiny Hugging Face models from configs, a cache built
@@ -12,7 +14,7 @@
 - ``background``: the session's expensive values, built on background threads.
 - ``zygote``: the build processes above, forked from one that imported torch once.
 
-It imports from ``demo`` (the cases, ``build_cache``, ``recorder``); ``demo`` never
+It imports from ``demo`` (the case type, ``build_cache``, ``recorder``); ``demo`` never
 imports from here. Run its entry points from the repository root
 (``python -m tests.harness.oracle ...``). Nothing here is imported by
 ``fxcache_core`` / ``fxcache_cli``.

@@ -10,7 +10,10 @@ only *when* they are built changes.
 
 A builder is a function of no arguments registered with :func:`builder`; ``needs``
 names the values it reads (started before it, so a builder never waits on one queued
-behind it). Builders run in the order started, ``jobs`` at a time.
+behind it). Builders run in the order started, ``jobs`` at a time, each under the
+:class:`demo.build_cache.BuildOptions` the session gives :meth:`Background.configure`
+(its torch processes forked from the zygote), with the environment as it was when
+the build started.
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import Any
+
+from demo.build_cache import BuildOptions, use_build_options
 
 _BUILDERS: dict[str, tuple[Callable[[], Any], tuple[str, ...], int]] = {}
 
@@ -47,16 +53,12 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 2)
 
 
-def _in_env(env: dict[str, str], fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` with its torch processes started from ``env`` (the environment when the
-    build was started), whatever a test running meanwhile does to ``os.environ``."""
-    from demo.build_cache import BASE_ENV
-
-    token = BASE_ENV.set(env)
-    try:
+def _run_build(options: BuildOptions, env: dict[str, str], fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` with its torch processes started as ``options`` say, from ``env`` (the
+    environment when the build was started), whatever a test running meanwhile does to
+    ``os.environ``."""
+    with use_build_options(replace(options, base_env=env)):
         return fn()
-    finally:
-        BASE_ENV.reset(token)
 
 
 class Background:
@@ -75,6 +77,13 @@ class Background:
         self._workers: list[threading.Thread] = []
         self.spans: dict[str, tuple[float, float]] = {}
         """name -> (start, end) of each finished build, ``time.monotonic()`` seconds."""
+        self.options = BuildOptions()
+        """How every build's torch processes start (:meth:`configure`)."""
+
+    def configure(self, options: BuildOptions) -> None:
+        """Start every build from now on under ``options`` (``base_env`` is each build's own:
+        the environment when it starts)."""
+        self.options = options
 
     def names(self) -> list[str]:
         """Every registered value, in the order their builds start."""
@@ -122,7 +131,7 @@ class Background:
                 continue
             t0 = time.monotonic()
             try:
-                fut.set_result(_in_env(env, _BUILDERS[name][0]))
+                fut.set_result(_run_build(self.options, env, _BUILDERS[name][0]))
             except BaseException as e:  # noqa: BLE001 - raised again in every test that asks
                 fut.set_exception(e)
             finally:

@@ -48,7 +48,7 @@ The recorder wraps the same methods, with the same signatures, in torch 2.14.1
 and 2.15.0 (``GuardedCache.find_guarded_entry``, ``iterate_over_candidates``'s
 order and filter, ``FxGraphCache.load_with_key(..., is_backward, ...)``,
 ``_write_to_local_cache``), so it records those versions unchanged
-(tests/fixtures/torch_versions/build.py).
+(tools/build_torch_versions.py).
 
 Findings (torch 2.13.0+cpu, evidence: the oracle's own output on the demo cache,
 checked in tests/torch/test_torch_oracle.py)
@@ -121,13 +121,7 @@ import sys
 import threading
 from typing import Any
 
-from demo.recorder import install_recorder
-
-
-def counters() -> dict[str, int]:
-    from demo.build_cache import _counter_snapshot
-
-    return _counter_snapshot()
+from demo.recorder import counters, install_recorder
 
 
 def run_oracle(cache_dir: str | os.PathLike[str], case_name: str, shapes: list[Any],
@@ -151,7 +145,7 @@ def run_oracle(cache_dir: str | os.PathLike[str], case_name: str, shapes: list[A
     import torch
 
     configure_torch(isa_checks=False)
-    from demo.cases import CASES, compile_case, run_call
+    from tests.harness.cases import CASES, compile_case, run_call
 
     if case_name not in CASES:
         raise KeyError(f"unknown case {case_name!r}; known: {', '.join(CASES)}")
@@ -223,7 +217,7 @@ def torch_lookups(
 
 # What a query imports lazily, besides torch: imported by the server before it forks.
 _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",
-            "torch._functorch._aot_autograd.autograd_cache", "demo.cases")
+            "torch._functorch._aot_autograd.autograd_cache", "tests.harness.cases")
 
 
 def _warm_toolchain_facts() -> None:
@@ -437,7 +431,7 @@ _answers_server: ForkServer | None = None
 
 def answers(cache_dir: str | os.PathLike[str], calls: list[tuple[str, list[Any]] | tuple[str, list[Any], dict]],
             timeout: float = 300) -> dict[str, dict]:
-    """Torch's lookups for many calls of ``demo.cases`` cases, each made on a fresh copy of
+    """Torch's lookups for many calls of ``tests.harness.cases`` cases, each made on a fresh copy of
     ``cache_dir`` (which stays as it was) by a child of one :class:`ForkServer`, so each
     call is a fresh process's first call on the cache as given (or, with a third element,
     options for :func:`run_oracle`: ``warm_up`` calls first, a ``job_id``). Every caller

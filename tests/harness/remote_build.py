@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch._inductor.config as inductor_config
 
     from demo.build_cache import _quiet_warnings
-    from demo.cases import CASES, compile_case, run_call
+    from tests.harness.cases import CASES, compile_case, run_call
 
     _quiet_warnings()
     inductor_config.fx_graph_cache = False

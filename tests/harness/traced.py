@@ -7,7 +7,7 @@ torch is imported)::
                           [--rank R --world-size N --init-method tcp://127.0.0.1:PORT]
 
 ``PLAN`` names a list of steps in :data:`PLANS`; each step calls compiled
-functions of ``demo.cases`` (or of this module) with one thing chosen to make
+functions of ``tests.harness.cases`` (or of this module) with one thing chosen to make
 the cache do something: a hit, a Dynamo recompile on a branch, an Inductor
 config change, a dtype change, a first compile, a guard miss on a range from
 ``mark_dynamic``, a bypass, an AOTAutograd hit whose FX entry was removed
@@ -15,8 +15,8 @@ config change, a dtype change, a first compile, a guard miss on a range from
 ``functools.wraps`` decorator wraps (``decorated``); or nothing at all
 (``eager``: Dynamo with the eager backend, no Inductor cache), or the ``hit`` step's
 call under an Inductor config set by an environment variable (``env``, :data:`PLAN_ENV`). Meant for a copy of
-the demo cache (``demo.build_cache``), which already holds the graphs the hits
-need.
+the tests' real cache (``demo.build_cache`` of ``tests.harness.cases``), which
+already holds the graphs the hits need.
 
 ``--suppress-hit-guards`` patches torch in this process so that a cache hit
 installs none of its guards: ``ShapeEnv.evaluate_guards_expression`` called
@@ -79,7 +79,7 @@ def _decorated(torch: Any) -> None:
 
 def _steps(torch: Any) -> dict[str, Callable[[], None]]:
     """Step name -> what it does (torch imported, recorder installed)."""
-    from demo.cases import CASES, compile_case, run_call
+    from tests.harness.cases import CASES, compile_case, run_call
 
     compiled: dict[str, Any] = {}
 
@@ -96,14 +96,14 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
                 out.backward()
 
     def mark_128(shapes: list[Any]) -> Any:
-        from demo.cases import default_make_inputs
+        from tests.harness.cases import default_make_inputs
 
         args, kwargs = default_make_inputs(shapes)
         torch._dynamo.mark_dynamic(args[0], 0, min=2, max=128)
         return args, kwargs
 
     def float64(shapes: list[Any]) -> Any:
-        from demo.cases import default_make_inputs
+        from tests.harness.cases import default_make_inputs
 
         args, kwargs = default_make_inputs(shapes)
         return (args[0].double(), *args[1:]), kwargs

@@ -41,7 +41,7 @@ _ROUTED = ("demo.build_cache", "tests.harness.model_runs", "tests.harness.varian
 
 # What those modules import lazily, imported before the first fork.
 _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",
-            "torch._functorch._aot_autograd.autograd_cache", "demo.cases", "demo.recorder")
+            "torch._functorch._aot_autograd.autograd_cache", "tests.harness.cases", "demo.recorder")
 
 
 def _relevant(env: dict[str, str]) -> dict[str, str]:

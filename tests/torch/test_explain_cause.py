@@ -65,7 +65,7 @@ def test_the_human_output_names_the_variable_and_raw_keeps_torchs_name(traced):
 def test_a_config_patched_in_code_names_its_variable_where_torch_has_one(traced):
     import torch._inductor.config
 
-    from demo.record_config_env import env_vars
+    from tools.record_config_env import env_vars
 
     # What torch's config module reads each key from, its own source read again.
     truth = env_vars(Path(torch._inductor.config.__file__).read_text())
@@ -78,7 +78,7 @@ def test_a_config_patched_in_code_names_its_variable_where_torch_has_one(traced)
 
 
 def test_a_dtype_change_names_the_argument_and_both_dtypes(traced):
-    from demo.cases import branch_on_size
+    from tests.harness.cases import branch_on_size
 
     arg = next(iter(inspect.signature(branch_on_size).parameters))
     for x in _by_step(traced["replay"])["dtype"]:

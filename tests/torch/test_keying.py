@@ -194,7 +194,7 @@ def test_ls_dupes_groups_keys_that_differ_only_in_symbol_names(variants):
 
 def test_torch_defaults_are_read_from_the_data_file_once():
     """The table ships as JSON (package data), read lazily and cached, and is written
-    back byte for byte by what demo/record_defaults.py uses."""
+    back byte for byte by what tools/record_defaults.py uses."""
     from fxcache_core.keying import defaults as D
 
     table = D.default_settings()

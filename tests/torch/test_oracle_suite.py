@@ -1,7 +1,7 @@
 """``fxcache match`` against torch's own lookup, over many small functions.
 
-The session's real cache (conftest's ``real_cache``, every case of ``demo/cases.py``)
-holds the cases appended to ``demo/cases.py`` for this suite (``ORACLE_CASES``: branches on products and
+The session's real cache (conftest's ``real_cache``, every case of ``tests/harness/cases.py``)
+holds the cases added to ``tests/harness/cases.py`` for this suite (``ORACLE_CASES``: branches on products and
 moduli, divisibility, list and keyword-only arguments, int arguments, duck
 sizing, broadcasting against a size-1 dim, matmul, conv, a training step,
 ``mark_dynamic`` with only a lower bound, automatic dynamic, an unused argument,
@@ -46,7 +46,7 @@ from tests.harness.background import builder
 
 pytestmark = pytest.mark.torch
 
-# The cases compiled into this suite's cache: every case appended to demo/cases.py
+# The cases compiled into this suite's cache: every case added to tests/harness/cases.py
 # for it (the original nine are exercised by test_real_cache.py).
 ORACLE_CASES = [
     "branch_on_product",
@@ -78,7 +78,7 @@ ORACLE_CASES = [
 
 @pytest.fixture(scope="session")
 def oracle_cache(real_cache: RealCache) -> RealCache:
-    """The session's real cache: it holds every case of demo/cases.py, these included."""
+    """The session's real cache: it holds every case of tests/harness/cases.py, these included."""
     return real_cache
 
 
@@ -86,7 +86,7 @@ def _id(case: str, shapes: list) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}"
 
 
-# (case, call shapes), one element per parameter of the function (see demo/cases.py).
+# (case, call shapes), one element per parameter of the function (see tests/harness/cases.py).
 # "hit": inside a region that was compiled; "miss": same key, every entry's guards
 # fail; "key": Dynamo traces another graph (0/1, duck sizing, rank, static dim).
 ORACLE_CALLS = [
@@ -176,7 +176,7 @@ PARAMS = [c if hasattr(c, "marks") else pytest.param(*c, id=_id(*c)) for c in OR
 
 
 def test_oracle_cases_are_at_least_twenty_functions():
-    from demo.cases import CASES
+    from tests.harness.cases import CASES
 
     assert set(ORACLE_CASES) <= set(CASES)
     assert len({c.fn for c in CASES.values()}) >= 20
@@ -238,13 +238,13 @@ def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varie
     assert on_aot and all(lk["key"] != aot for lk in on_aot), on_aot
 
 
-# The cases compiled with duck sizing off (checked against demo/cases.py below).
+# The cases compiled with duck sizing off (checked against tests/harness/cases.py below).
 DUCK_OFF_CASES = {"duck_off_pair", "matmul_duck_off", "cat_cols_duck_off"}
 _DUCK_OFF_CALLS = [p for p in PARAMS if p.values[0] in DUCK_OFF_CASES]
 
 
 def test_the_duck_off_cases_are_those_compiled_with_duck_sizing_off():
-    from demo.cases import CASES
+    from tests.harness.cases import CASES
 
     assert DUCK_OFF_CASES == {n for n in ORACLE_CASES if CASES[n].fx_config.get("use_duck_shape") is False}
 

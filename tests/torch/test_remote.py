@@ -35,7 +35,7 @@ def _redis_remote() -> str:
 
     from conftest import build_dir
 
-    from demo.build_cache import BASE_ENV
+    from demo.build_cache import build_options
 
     pytest.importorskip("redis")
     tmp = build_dir("redis")
@@ -44,7 +44,7 @@ def _redis_remote() -> str:
     url = f"redis://127.0.0.1:{port}/0"
     out = subprocess.run([sys.executable, "-m", "tests.harness.remote_build", url, str(tmp / "kernels"),
                           "--cases", ",".join(CASES)], cwd=REPO_ROOT, capture_output=True, text=True,
-                         timeout=600, env=dict(BASE_ENV.get() or os.environ, PYTHONPATH=str(REPO_ROOT)))
+                         timeout=600, env=dict(build_options().base_env or os.environ, PYTHONPATH=str(REPO_ROOT)))
     assert out.returncode == 0, out.stderr[-3000:]
     return url
 

@@ -54,7 +54,7 @@ def _keys(writes, kind):
 
 @torch_mark
 def test_build_summary_covers_every_case(real_cache):
-    from demo.cases import CASES
+    from tests.harness.cases import CASES
 
     s = real_cache.summary
     assert set(s["cases"]) == set(CASES)

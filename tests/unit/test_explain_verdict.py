@@ -116,8 +116,8 @@ def test_the_config_variable_table_is_torchs_config_source_read_again():
     import importlib.util
     import json
 
-    from demo.record_config_env import record
     from fxcache_core.keying import config_env
+    from tools.record_config_env import record
 
     spec = importlib.util.find_spec("torch")  # its source is read, never imported
     if spec is None or spec.origin is None:

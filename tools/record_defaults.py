@@ -1,10 +1,10 @@
 """Record the installed torch's default settings as FX key components: the table
 ``fxcache key`` compares a key's settings against (``fxcache_core/keying/torch_defaults.json``).
 
-    python -m demo.record_defaults [OUT]    # default: fxcache_core/keying/torch_defaults.json
+    python -m tools.record_defaults [OUT]    # default: fxcache_core/keying/torch_defaults.json
 
     # another torch's table, read by fxcache_core.keying.defaults.default_settings_for:
-    PYTHONPATH=. /tmp/t214/bin/python -m demo.record_defaults fxcache_core/keying/torch_defaults-2.14.1.json
+    PYTHONPATH=. /tmp/t214/bin/python -m tools.record_defaults fxcache_core/keying/torch_defaults-2.14.1.json
 
 In a fresh process with no ``TORCHINDUCTOR_*``/``TORCH_COMPILE_*`` variables
 but the cache dir, it compiles ``f(x) = x + 1`` with ``torch.compile`` and
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         env["TORCHINDUCTOR_CACHE_DIR"] = tmp
         env["PYTHONPATH"] = str(REPO)
-        proc = subprocess.run([sys.executable, "-m", "demo.record_defaults", "--child", tmp],
+        proc = subprocess.run([sys.executable, "-m", "tools.record_defaults", "--child", tmp],
                               cwd=REPO, env=env, capture_output=True, text=True, check=True)
     import ast
 

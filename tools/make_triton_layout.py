@@ -9,7 +9,7 @@ are small stand-ins for real IR and binaries; names, dirs, temp-file protocol
 and group files are Triton's. Run with a Python that has triton installed
 (torch's CUDA wheels bring it)::
 
-    /path/to/venv-with-triton/bin/python tests/data/make_triton_layout.py
+    /path/to/venv-with-triton/bin/python tools/make_triton_layout.py
 
 Group files hold absolute paths; the committed copy has the cache dir replaced
 by ``@@TRITON_CACHE_DIR@@`` (as torch's ``TritonBundler`` replaces it when it
@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "tests" / "data"
 OUT = HERE / "triton_cache"
 PLACEHOLDER = "@@TRITON_CACHE_DIR@@"
 

@@ -1,7 +1,7 @@
 """Record every fxcache command's human and ``--json`` output on a cache, to compare
 two versions of fxcache (a refactor must leave every output as it was).
 
-    python -m tests.golden.record CACHE_DIR OUT_DIR [--trace TRACE]
+    python -m tools.record_golden CACHE_DIR OUT_DIR [--trace TRACE]
 
 Each command's stdout, stderr and exit status go to ``OUT_DIR/<n>-<slug>.txt``.
 Keys and functions are discovered from the cache itself (``ls --json``), so the

@@ -114,7 +114,7 @@ def _show_anatomy(a: Any, origin: Any, stale: Any, group: str | None, show_all: 
         out.print("  [bold]built by[/bold]: " + safe(", ".join(build_parts))
                   + " [dim](key --current KEY: whether the installed torch did)[/dim]")
     out.print(f"[dim]Default: what a plain torch.compile(f) hashes on torch {TORCH_VERSION} (fxcache's recorded "
-              "table, demo/record_defaults.py). --all lists every component; --group NAME one group.[/dim]")
+              "table, tools/record_defaults.py). --all lists every component; --group NAME one group.[/dim]")
 
 
 

@@ -33,16 +33,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import RealCache, prebuilt
-from helpers import (
+
+from tests.harness.background import builder, prebuilt
+from tests.harness.real_cache import RealCache
+from tests.helpers import (
     assert_match_agrees_with_answer,
     assert_match_agrees_with_lookups,
     assert_verdict_as_torch,
     match_args_for,
     run_fxcache,
 )
-
-from tests.harness.background import builder
 
 pytestmark = pytest.mark.torch
 
@@ -343,8 +343,7 @@ def _phase_answers() -> dict[str, dict]:
     WITH_PROFILE on a copy with the saved profile put back."""
     import shutil
 
-    from conftest import build_dir
-
+    from tests.harness.background import build_dir
     from tests.harness.oracle import answers
 
     real = prebuilt("real_cache")

@@ -16,15 +16,14 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import prebuilt
-from helpers import assert_match_agrees_with_answer, assert_verdict_as_torch, run_fxcache
-from helpers import cli_json as _json
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
-from tests.harness.background import builder
+from tests.harness.background import builder, prebuilt
+from tests.helpers import assert_match_agrees_with_answer, assert_verdict_as_torch, run_fxcache
+from tests.helpers import cli_json as _json
 
 pytestmark = pytest.mark.torch
 

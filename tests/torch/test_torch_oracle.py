@@ -10,10 +10,9 @@ import pickle
 from pathlib import Path
 
 import pytest
-from conftest import prebuilt
-from helpers import run_module
 
-from tests.harness.background import builder
+from tests.harness.background import builder, prebuilt
+from tests.helpers import run_module
 
 torch_mark = pytest.mark.torch
 
@@ -164,9 +163,8 @@ def _fresh_process_answers() -> list[dict]:
     three torch imports)."""
     import shutil
 
-    from conftest import build_dir
-
     from tests.harness import oracle
+    from tests.harness.background import build_dir
 
     out = []
     for case, shapes in _EQUIVALENCE_QUERIES:

@@ -105,13 +105,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                _TORCH_ORDER.get(Path(str(it.path)).name, 0)))
 
 
-# Within the torch tests: first those that need the real cache alone, then each file in
-# the order its background build is ready, as measured on a 2-core machine (the real
-# cache's oracle answers, the models' chain, the oracle suite, the variants, the
-# fresh-process answers, the pack round trip, the remote cache, the traced runs, the
-# rebuilt kernels), so that the tests of a build run while the later builds go on, and few
-# are left for after the last one. A file missing here runs first and may wait there.
-_TORCH_ORDER = {"test_real_cache.py": 1, "test_models_oracle.py": 2, "test_oracle_suite.py": 3,
+# Within the torch tests: first those that need the real cache alone (torch's answers to
+# their queries are recorded: tests/harness/recorded.py), then each file in the order its
+# background build is ready, as measured on a 2-core machine (the models' chain, the
+# variants, the fresh-process answers, the pack round trip, the remote cache, the traced
+# runs, the rebuilt kernels), so that the tests of a build run while the later builds go
+# on, and few are left for after the last one. A file missing here runs first and may
+# wait there.
+_TORCH_ORDER = {"test_real_cache.py": 1, "test_oracle_suite.py": 2, "test_models_oracle.py": 3,
                 "test_keying.py": 4, "test_torch_oracle.py": 5, "test_pack.py": 6,
                 "test_remote.py": 7, "test_explain.py": 8, "test_explain_cause.py": 9,
                 "test_explain_rebuilt.py": 10}

@@ -174,10 +174,9 @@ def serve(address: str) -> None:
     ``fxcache_core`` and ``fxcache_cli`` (none imports torch), then fork a child per
     request on the Unix socket ``address``."""
     import importlib
+    import pkgutil
     import signal
     from multiprocessing.connection import Listener
-
-    import pkgutil
 
     import fxcache_cli
     import fxcache_core

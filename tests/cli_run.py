@@ -172,11 +172,13 @@ def _child(conn, req: dict) -> None:
 def serve(address: str) -> None:
     """The server (``python -m tests.cli_run ADDRESS``): import every module of
     ``fxcache_core`` and ``fxcache_cli`` (none imports torch), then fork a child per
-    request on the Unix socket ``address``."""
+    request on the Unix socket ``address``, until a stop request or the end of stdin."""
     import importlib
     import pkgutil
+    import select
     import signal
-    from multiprocessing.connection import Listener
+    import socket
+    from multiprocessing.connection import Connection
 
     import fxcache_cli
     import fxcache_core
@@ -189,23 +191,31 @@ def serve(address: str) -> None:
         importlib.import_module(name)
     assert "torch" not in sys.modules, "a module of fxcache imported torch"
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
-    with Listener(address, family="AF_UNIX") as listener:
-        print("ready", flush=True)
-        while True:
-            conn = listener.accept()
-            try:
-                req = conn.recv()
-            except (EOFError, OSError):
-                conn.close()
-                continue
-            if req.get("stop"):
-                conn.close()
-                return
-            if os.fork() == 0:
-                listener.close()
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                _child(conn, req)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(address)
+    srv.listen(16)
+    print("ready", flush=True)
+    while True:
+        # stdin is a pipe from the test process: at its end (that process is gone, even
+        # killed) the server ends too.
+        ready, _, _ = select.select([srv, sys.stdin], [], [])
+        if sys.stdin in ready:
+            return
+        sock, _ = srv.accept()
+        conn = Connection(sock.detach())
+        try:
+            req = conn.recv()
+        except (EOFError, OSError):
             conn.close()
+            continue
+        if req.get("stop"):
+            conn.close()
+            return
+        if os.fork() == 0:
+            srv.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _child(conn, req)
+        conn.close()
 
 
 class CliServer:
@@ -226,8 +236,9 @@ class CliServer:
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 self._proc = subprocess.Popen([sys.executable, "-m", "tests.cli_run", self.address],
-                                              cwd=REPO_ROOT, env=child_env(), stdout=subprocess.PIPE,
-                                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+                                              cwd=REPO_ROOT, env=child_env(), stdin=subprocess.PIPE,
+                                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                              start_new_session=True)
                 assert self._proc.stdout is not None
                 line = self._proc.stdout.readline().strip()
                 if line != "ready":

@@ -41,10 +41,13 @@ from pathlib import Path
 
 import pytest
 
+from fxcache_core.decode import memlimit as _memlimit
 from tests.harness.background import BUILD_DIR, prebuilt
 from tests.harness.real_cache import RealCache  # registers the build real_cache, first
 from tests.helpers import TESTS_DIR, run_fxcache
 
+# Without torch the torch-marked tests are skipped (pytest_collection_modifyitems) and no
+# background build starts; nothing else of the suite needs to know.
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 # The environment every test and every process the tests start (fxcache, torch) sees;
@@ -56,8 +59,6 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 # a lowered limit), so the budget is off here; the tests of the budget itself decode in
 # children of their own, where it is on (tests/unit/test_decode_safety.py), and every
 # fxcache command a test runs (tests/cli_run.py) has it on as users do.
-from fxcache_core.decode import memlimit as _memlimit  # noqa: E402
-
 _memlimit.ENFORCED = False
 
 # fxcache's index of decoded entries (fxcache_core.state.index) goes to a temp dir for

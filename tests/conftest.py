@@ -21,7 +21,7 @@ threads (``tests.harness.background``), so they build while the fast tiers run.
   run the oracle on it).
 - ``default_dir`` (session): torch's default cache dir as the session's torch
   processes see it (precompiled headers only).
-- ``fxcache``: :func:`helpers.run_fxcache`.
+- ``fxcache``: :func:`tests.helpers.run_fxcache`.
 - ``oracle_server`` (session, for ``torch`` tests): ``tests.harness.oracle.torch_lookups``
   asks a :class:`tests.harness.oracle.ForkServer`, which imports torch once and forks a
   fresh child per query (test_torch_oracle.py checks it answers as a fresh process).
@@ -37,38 +37,28 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-TESTS_DIR = Path(__file__).resolve().parent
-for _p in (str(REPO_ROOT), str(TESTS_DIR)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+from fxcache_core.decode import memlimit as _memlimit
+from tests.harness.background import BUILD_DIR, prebuilt
+from tests.harness.real_cache import RealCache  # registers the build real_cache, first
+from tests.helpers import TESTS_DIR, run_fxcache
 
-# tests/ is on sys.path (for `from helpers import ...`), so without torch installed
-# `import torch` would find the tier directory tests/torch as a namespace package.
-try:
-    _spec = importlib.util.find_spec("torch")
-except ImportError:
-    _spec = None
-HAVE_TORCH = _spec is not None and _spec.origin is not None
-if not HAVE_TORCH:
-    sys.modules["torch"] = None  # type: ignore[assignment]  # import torch: ImportError, so importorskip skips
+# Without torch the torch-marked tests are skipped (pytest_collection_modifyitems) and no
+# background build starts; nothing else of the suite needs to know.
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
-from helpers import run_fxcache, run_module  # noqa: E402
-
+# The environment every test and every process the tests start (fxcache, torch) sees;
+# tests/README.md lists each variable and why.
+#
 # The per-decode memory budget (fxcache_core.decode.memlimit) lowers RLIMIT_AS for the
 # whole process while one entry decodes: "single-threaded use". This test process is
 # not single-threaded (background builds start torch subprocesses, which would inherit
 # a lowered limit), so the budget is off here; the tests of the budget itself decode in
 # children of their own, where it is on (tests/unit/test_decode_safety.py), and every
-# fxcache command a test runs as a subprocess has it on as users do.
-from fxcache_core.decode import memlimit as _memlimit  # noqa: E402
-
+# fxcache command a test runs (tests/cli_run.py) has it on as users do.
 _memlimit.ENFORCED = False
 
 # fxcache's index of decoded entries (fxcache_core.state.index) goes to a temp dir for
@@ -84,8 +74,10 @@ atexit.register(shutil.rmtree, os.environ["FXCACHE_INDEX_DIR"], ignore_errors=Tr
 TORCH_TMPDIR = tempfile.mkdtemp(prefix="fxcache-test-tmp-")
 os.environ["TMPDIR"] = TORCH_TMPDIR
 atexit.register(shutil.rmtree, TORCH_TMPDIR, ignore_errors=True)
+# The programs torch builds to check the CPU's vector ISAs, built once by the first
+# build process and copied into every later fresh cache dir (demo/build_cache.py).
+os.environ["FXCACHE_ISA_SEED"] = str(BUILD_DIR / "isa-checks")
 
-__all__ = ["RealCache", "run_fxcache", "run_module"]
 
 
 TIERS = ("unit", "cli", "torch")
@@ -114,13 +106,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                _TORCH_ORDER.get(Path(str(it.path)).name, 0)))
 
 
-# Within the torch tests: first those that need the real cache alone, then each file in
-# the order its background build is ready, as measured on a 2-core machine (the real
-# cache's oracle answers, the models' chain, the oracle suite, the variants, the
-# fresh-process answers, the pack round trip, the remote cache, the traced runs, the
-# rebuilt kernels), so that the tests of a build run while the later builds go on, and few
-# are left for after the last one. A file missing here runs first and may wait there.
-_TORCH_ORDER = {"test_real_cache.py": 1, "test_models_oracle.py": 2, "test_oracle_suite.py": 3,
+# Within the torch tests: first those that need the real cache alone (torch's answers to
+# their queries are recorded: tests/harness/recorded.py), then each file in the order its
+# background build is ready, as measured on a 2-core machine (the models' chain, the
+# variants, the fresh-process answers, the pack round trip, the remote cache, the traced
+# runs, the rebuilt kernels), so that the tests of a build run while the later builds go
+# on, and few are left for after the last one. A file missing here runs first and may
+# wait there.
+_TORCH_ORDER = {"test_real_cache.py": 1, "test_oracle_suite.py": 2, "test_models_oracle.py": 3,
                 "test_keying.py": 4, "test_torch_oracle.py": 5, "test_pack.py": 6,
                 "test_remote.py": 7, "test_explain.py": 8, "test_explain_cause.py": 9,
                 "test_explain_rebuilt.py": 10}
@@ -180,90 +173,6 @@ def _torch_queries_ask_the_fork_server(request: pytest.FixtureRequest) -> None:
     """A ``torch`` test's oracle queries go to the session's fork server (torch tier only)."""
     if request.node.get_closest_marker("torch"):
         request.getfixturevalue("oracle_server")
-
-
-@dataclass(frozen=True)
-class RealCache:
-    """A cache built by ``demo.build_cache`` (of the corpus ``tests.harness.cases``).
-
-    ``summary`` is the JSON printed by ``python -m demo.build_cache`` (per case:
-    ``calls``, ``compile_kwargs``, ``train``, and per call the ``lookups`` torch
-    made and the entry files it ``writes``; see demo/build_cache.py).
-    """
-
-    root: Path
-    summary: dict[str, Any]
-    pgo: Path | None = None
-    """A dir holding the ``dynamo/`` folder torch wrote while building (PGO state
-    under a job id), moved out of ``root``: its presence changes what ``match``
-    can decide, so tests that want it copy it in (:meth:`with_pgo`)."""
-
-    def with_pgo(self, dst: Path) -> None:
-        """Copy torch's PGO state (``dynamo/``) into the cache copy ``dst``."""
-        assert self.pgo is not None and (self.pgo / "dynamo").is_dir()
-        shutil.copytree(self.pgo / "dynamo", dst / "dynamo", dirs_exist_ok=True)
-
-    @property
-    def fxgraph(self) -> Path:
-        return self.root / "fxgraph"
-
-    @property
-    def aotautograd(self) -> Path:
-        return self.root / "aotautograd"
-
-    def key_dir(self, kind: str, key: str) -> Path:
-        """Directory of ``key``: fxgraph/<key[1:3]>/<key> or aotautograd/<key>."""
-        if kind == "fxgraph":
-            return self.fxgraph / key[1:3] / key
-        if kind == "aotautograd":
-            return self.aotautograd / key
-        raise ValueError(kind)
-
-    def writes(self, case: str) -> list[dict[str, Any]]:
-        """Every entry file written while building ``case`` (all calls, in order)."""
-        return [w for call in self.summary["cases"][case]["writes"] for w in call]
-
-
-# Where the background builds put what they build (removed when the session ends).
-BUILD_DIR = Path(tempfile.mkdtemp(prefix="fxcache-test-builds-"))
-# The programs torch builds to check the CPU's vector ISAs, built once by the first
-# build process and copied into every later fresh cache dir (demo/build_cache.py).
-os.environ["FXCACHE_ISA_SEED"] = str(BUILD_DIR / "isa-checks")
-atexit.register(shutil.rmtree, BUILD_DIR, ignore_errors=True)
-
-
-def build_dir(name: str) -> Path:
-    """A new empty directory for the build of ``name``."""
-    return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=BUILD_DIR))
-
-
-def _build_real_cache() -> RealCache:
-    from demo.build_cache import build_cache_subprocess
-
-    root = build_dir("real-cache") / "inductor"
-    summary = build_cache_subprocess(root, pgo_job_id="fxcache-tests", corpus=("tests.harness.cases",))
-    pgo = root.parent / "pgo"
-    pgo.mkdir()
-    if (root / "dynamo").is_dir():
-        shutil.move(root / "dynamo", pgo / "dynamo")
-    return RealCache(root=root, summary=summary, pgo=pgo)
-
-
-def _register_builds() -> None:
-    from tests.harness.background import builder
-
-    builder("real_cache")(_build_real_cache)
-
-
-_register_builds()
-
-
-def prebuilt(name: str) -> Any:
-    """The value the background build ``name`` made (skips without torch)."""
-    pytest.importorskip("torch")
-    from tests.harness.background import BACKGROUND
-
-    return BACKGROUND.get(name)
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,4 @@
-"""Plain helpers for the tests (no fixtures, no torch import).
-
-Import as ``from helpers import run_fxcache`` (pytest puts tests/ on sys.path
-because tests/ has no ``__init__.py``) or ``from tests.helpers import ...``.
-"""
+"""Plain helpers for the tests (no fixtures, no torch import): ``from tests.helpers import ...``."""
 
 from __future__ import annotations
 
@@ -14,7 +10,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.cli_run import REPO_ROOT, child_env, fxcache_forked
+
 TESTS_DIR = Path(__file__).resolve().parent
 DATA_DIR = TESTS_DIR / "data"
 
@@ -43,15 +40,6 @@ runpy.run_module(_module, run_name="__main__", alter_sys=True)
 """
 
 
-def _env(env: Mapping[str, str] | None) -> dict[str, str]:
-    out = dict(os.environ)
-    if env:
-        out.update(env)
-    pp = out.get("PYTHONPATH")
-    out["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + pp if pp else "")
-    return out
-
-
 def run_module(
     module: str,
     *args: str,
@@ -73,7 +61,7 @@ def run_module(
     return subprocess.run(
         argv,
         cwd=REPO_ROOT,
-        env=_env(env),
+        env=child_env(env),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -91,30 +79,20 @@ def run_fxcache(
 ) -> subprocess.CompletedProcess[str]:
     """Run ``fxcache ARGS...`` and capture what it prints and its exit code.
 
-    In this process (:func:`cli_run.fxcache_in_process`, ``env`` set for the run) where a
-    process proves nothing: what the command parses, decides and prints is the same, and
-    a process's start-up (about half a second of imports, several seconds for what
-    imports torch) is paid once. In a fresh ``python -m fxcache_cli`` (see
-    :func:`run_module`) with ``process=True``, ``block_torch`` (proving a path never
-    needs torch), ``input`` (stdin), or ``FXCACHE_TEST_SUBPROCESS=1`` in the environment
-    (to run every test as users run the command).
+    ``env`` entries are added to this process's environment for the run. By default
+    the run is a process forked from the session's CLI server
+    (:func:`tests.cli_run.fxcache_forked`): what the command parses, decides and prints
+    is that of a fresh process, without a fresh interpreter's start-up. In a fresh
+    ``python -m fxcache_cli`` (see :func:`run_module`) with ``process=True``,
+    ``block_torch`` (proving a path never needs torch), ``input`` (stdin), or
+    ``FXCACHE_TEST_SUBPROCESS=1`` in the environment (every test's run as users start
+    the command). Never raises on a non-zero exit: check ``.returncode``.
     """
     if process or block_torch or input is not None or os.environ.get("FXCACHE_TEST_SUBPROCESS"):
         return run_module(
             "fxcache_cli", *args, env=env, block_torch=block_torch, timeout=timeout, input=input
         )
-    from cli_run import fxcache_in_process
-
-    saved = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
-        r = fxcache_in_process(*args)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    r = fxcache_forked(*args, env=env, timeout=timeout)
     return subprocess.CompletedProcess(["fxcache", *map(str, args)], r.returncode, r.stdout, r.stderr)
 
 
@@ -321,28 +299,6 @@ def match_args_for(case: str, shapes: list) -> list[str]:
     for item in _OTHER_FRAMES.get(case, lambda _: [])(shapes):
         out += ["--shapes", item]
     return out
-
-
-_CHILD_COST = r"""
-import json, resource, subprocess, sys
-p = subprocess.run(sys.argv[1:], capture_output=True)
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": p.returncode, "out": p.stdout.hex(), "err": p.stderr.hex(),
-                  "cpu": r.ru_utime + r.ru_stime, "maxrss_kb": r.ru_maxrss}))
-"""
-
-
-def child_cost(argv: list[str], env: Mapping[str, str] | None = None, timeout: float = 120) -> dict:
-    """Run ``argv`` (``[python, ...]`` or a command) as the only child of a fresh wrapper
-    process: its exit code (``rc``), ``stdout``/``stderr`` (text), CPU seconds (``cpu``,
-    user + system) and peak RSS (``maxrss_kb``), as RUSAGE_CHILDREN gives them in that
-    wrapper (in this process it would hold every earlier child's peak too)."""
-    p = subprocess.run([sys.executable, "-c", _CHILD_COST, *argv], cwd=REPO_ROOT, env=_env(env),
-                       capture_output=True, text=True, timeout=timeout)
-    m = json.loads(p.stdout)
-    m["stdout"] = bytes.fromhex(m.pop("out")).decode("utf-8", "backslashreplace")
-    m["stderr"] = bytes.fromhex(m.pop("err")).decode("utf-8", "backslashreplace")
-    return m
 
 
 # --- a Redis server for the --remote tests ---------------------------------------

@@ -13,11 +13,11 @@ import inspect
 import json
 
 import pytest
-from cli_run import fxcache_in_process
-from synth import fake_key, fx_entry_bytes, write_entry
 
 from fxcache_cli._commands import commands_dict
 from fxcache_core.cache.keys import KeyKind
+from tests.cli_run import fxcache_forked
+from tests.synth import fake_key, fx_entry_bytes, write_entry
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def test_an_old_spelling_prints_what_its_command_prints_and_one_deprecation_line
 
     def run(args):
         args = [a.format(k=k[:8], s=s[:8]) for a in args]
-        return fxcache_in_process("--cache-dir", root, *args, *json_flag)
+        return fxcache_forked("--cache-dir", root, *args, *json_flag)
 
     a, b = run(old), run(new)
     assert (a.returncode, a.stdout) == (b.returncode, b.stdout)
@@ -83,7 +83,7 @@ def test_an_old_spelling_is_not_in_its_commands_help(cmd, old):
 
 def test_dupes_finds_the_synthetic_fragment(cache):
     root, _, _ = cache
-    groups = json.loads(fxcache_in_process("--cache-dir", root, "dupes", "--json").stdout)
+    groups = json.loads(fxcache_forked("--cache-dir", root, "dupes", "--json").stdout)
     assert groups and all(len(g["keys"]) >= 2 for g in groups)
 
 
@@ -95,11 +95,11 @@ def test_each_summary_is_the_first_paragraph_of_its_commands_docstring():
 
 
 def test_help_lists_every_command_of_the_table_in_order():
-    text = fxcache_in_process("--help").stdout
+    text = fxcache_forked("--help").stdout
     listed = [line.split()[0] for line in text.split("Commands:\n")[1].splitlines() if line.startswith("  ")]
     assert listed == list(commands_dict)
 
 
 def test_an_unknown_command_suggests_a_close_one():
-    p = fxcache_in_process("covrage")
+    p = fxcache_forked("covrage")
     assert p.returncode == 2 and "Did you mean 'coverage'?" in p.stderr

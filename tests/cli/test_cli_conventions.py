@@ -2,7 +2,7 @@
 case-insensitive choices, usage errors that name the option, plural grammar,
 and ``fxcache key``'s summary against torch's defaults (synthetic caches, no torch).
 
-Run in-process (:func:`cli_run.fxcache_in_process`): these tests check what the
+Forked from the CLI server (:func:`tests.cli_run.fxcache_forked`): these tests check what the
 command parses and prints; ``--version`` runs the real module in a subprocess."""
 
 from __future__ import annotations
@@ -10,9 +10,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_run import fxcache_in_process
-from helpers import run_fxcache
-from synth import (
+
+from fxcache_core import __version__
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.keying.anatomy import parse_debug_lines, settings_not_at_default
+from fxcache_core.keying.defaults import default_settings
+from fxcache_core.quantities import parse_size
+from tests.cli_run import fxcache_forked
+from tests.helpers import run_fxcache
+from tests.synth import (
     aot_entry_with_sources,
     fake_key,
     fx_entry_bytes,
@@ -20,12 +26,6 @@ from synth import (
     size_source,
     write_entry,
 )
-
-from fxcache_core import __version__
-from fxcache_core.cache.keys import KeyKind
-from fxcache_core.keying.anatomy import parse_debug_lines, settings_not_at_default
-from fxcache_core.keying.defaults import default_settings
-from fxcache_core.quantities import parse_size
 
 
 @pytest.fixture
@@ -52,14 +52,14 @@ def test_sizes_as_ccache_and_du_users_type_them(text, n):
 
 
 def test_gc_takes_a_bare_letter_size(cache):
-    p = fxcache_in_process("--cache-dir", str(cache), "gc", "--max-size", "5G", "--dry-run", "--json")
+    p = fxcache_forked("--cache-dir", str(cache), "gc", "--max-size", "5G", "--dry-run", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["removals"] == []
 
 
 @pytest.mark.parametrize("mode", ["True", "FALSE", "None", "none"])
 def test_dynamic_is_case_insensitive(cache, mode):
-    p = fxcache_in_process("--cache-dir", str(cache), "match", "--fn", "f", "--shapes", "x=[5,3]", "--dynamic", mode)
+    p = fxcache_forked("--cache-dir", str(cache), "match", "--fn", "f", "--shapes", "x=[5,3]", "--dynamic", mode)
     assert p.returncode in (0, 1), p.stderr
 
 
@@ -78,13 +78,13 @@ def test_dynamic_is_case_insensitive(cache, mode):
     (["ls", "--fn", "nosuch"], "no key was compiled from a function named 'nosuch'; the cache has keys of: f"),
 ])
 def test_usage_errors_are_one_line_naming_the_option(cache, args, needle):
-    p = fxcache_in_process("--cache-dir", str(cache), *args)
+    p = fxcache_forked("--cache-dir", str(cache), *args)
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert len(p.stderr.strip().splitlines()) == 1 and needle in p.stderr, p.stderr
 
 
 def test_key_group_nosuch_lists_the_groups(cache):
-    p = fxcache_in_process("--cache-dir", str(cache), "key", "f", "--group", "nosuch")
+    p = fxcache_forked("--cache-dir", str(cache), "key", "f", "--group", "nosuch")
     assert "its groups: example_inputs" in p.stderr
 
 
@@ -101,14 +101,14 @@ def test_key_summarises_groups_against_torchs_defaults(tmp_path):
     k = _fx_with(tmp_path, "k", (at_default, off, "[aaaa] inductor_config[brand_new_option]: 1"))
     (g,) = [g for g in settings_not_at_default(parse_debug_lines((at_default, off))) if g.group == "inductor_config"]
     assert [c.name for c, _ in g.not_default] == ["inductor_config[max_autotune]"]
-    text = fxcache_in_process("--cache-dir", str(tmp_path), "key", k[:10]).stdout
+    text = fxcache_forked("--cache-dir", str(tmp_path), "key", k[:10]).stdout
     assert "inductor_config[max_autotune]: True  (default: False)" in text
     assert "inductor_config[size_asserts]" not in text  # at its default: only under --all
     assert "1, 1 with no recorded default" in text  # the summary row of inductor_config
     assert "Default: what a plain torch.compile(f) hashes on torch" in text
-    full = fxcache_in_process("--cache-dir", str(tmp_path), "key", k[:10], "--all").stdout
+    full = fxcache_forked("--cache-dir", str(tmp_path), "key", k[:10], "--all").stdout
     assert "inductor_config[size_asserts]" in full
-    body = json.loads(fxcache_in_process("--cache-dir", str(tmp_path), "key", k[:10], "--json").stdout)
+    body = json.loads(fxcache_forked("--cache-dir", str(tmp_path), "key", k[:10], "--json").stdout)
     (ic,) = [g for g in body["groups"] if g["group"] == "inductor_config"]
     assert [c["name"] for c in ic["not_default"]] == ["inductor_config[max_autotune]"]
     assert ic["no_recorded_default"] == ["inductor_config[brand_new_option]"]
@@ -118,7 +118,7 @@ def test_key_summarises_groups_against_torchs_defaults(tmp_path):
 def test_diff_says_1_component_differs(tmp_path):
     a = _fx_with(tmp_path, "a", ("[h1] inductor_config[max_autotune]: True",))
     b = _fx_with(tmp_path, "b", ("[h2] inductor_config[max_autotune]: False",))
-    text = fxcache_in_process("--cache-dir", str(tmp_path), "diff", a[:10], b[:10]).stdout
+    text = fxcache_forked("--cache-dir", str(tmp_path), "diff", a[:10], b[:10]).stdout
     assert "1 component differs:" in text and "inductor_config[max_autotune]" in text
 
 
@@ -134,11 +134,11 @@ def test_diff_and_gc_json_are_the_core_values_json(tmp_path):
     write_entry(tmp_path, KeyKind.FX_GRAPH, a, b"not a pickle")  # unreadable: gc's default plan takes it
     scan = scan_cache(tmp_path)
     cat = Catalog(scan)
-    got = json.loads(fxcache_in_process("--cache-dir", str(tmp_path), "diff", a[:10], b[:10], "--json").stdout)
+    got = json.loads(fxcache_forked("--cache-dir", str(tmp_path), "diff", a[:10], b[:10], "--json").stdout)
     assert got == compare_keys(cat, scan.find(a), cat, scan.find(b)).to_json()
     assert got["compared"][0]["differ"][0]["a"] == {"name": "inductor_config[max_autotune]", "hash": "h1",
                                                     "value": "True", "raw": "True"}
-    plan = json.loads(fxcache_in_process("--cache-dir", str(tmp_path), "gc", "--dry-run", "--json").stdout)
+    plan = json.loads(fxcache_forked("--cache-dir", str(tmp_path), "gc", "--dry-run", "--json").stdout)
     core = plan_gc(Catalog(scan), GcPolicy.default()).to_json()
     assert [{k: v for k, v in r.items() if k != "redis_key"} for r in plan["removals"]] == core["removals"]
     assert {k: plan[k] for k in core if k != "removals"} == {k: v for k, v in core.items() if k != "removals"}

@@ -16,8 +16,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import run_fxcache
-from synth import best_config_bytes, install_triton_layout
 
 from fxcache_core.cache.inventory import (
     INDUCTOR_LAYOUT,
@@ -26,6 +24,8 @@ from fxcache_core.cache.inventory import (
     classify,
     take_inventory,
 )
+from tests.helpers import run_fxcache
+from tests.synth import best_config_bytes, install_triton_layout
 
 
 def _find(root: Path, *args: str) -> int:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run_fxcache
+
+from tests.helpers import run_fxcache
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "torch_upgrade"
 TRUTH = json.loads((FIXTURE / "truth.json").read_text())

@@ -16,15 +16,6 @@ import subprocess
 import sys
 
 import pytest
-from helpers import REPO_ROOT, run_fxcache
-from synth import (
-    aot_entry_with_sources,
-    fake_key,
-    fx_entry_bytes,
-    local_source,
-    size_source,
-    write_entry,
-)
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
@@ -40,6 +31,15 @@ from fxcache_core.lookup.binding import DynamicMode, TensorArg
 from fxcache_core.lookup.match import match
 from fxcache_core.lookup.prediction import verdicts
 from fxcache_core.state.index import Index
+from tests.helpers import REPO_ROOT, run_fxcache
+from tests.synth import (
+    aot_entry_with_sources,
+    fake_key,
+    fx_entry_bytes,
+    local_source,
+    size_source,
+    write_entry,
+)
 
 FILE = "/src/model.py"
 

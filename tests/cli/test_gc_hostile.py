@@ -356,10 +356,9 @@ def test_an_index_row_naming_no_fx_key_does_not_leave_its_aot_entry_dangling(lin
     FX entry it loads, as with an honest index."""
     from dataclasses import replace
 
-    from helpers import run_fxcache
-
     from fxcache_core.prune import plan as gc_mod
     from fxcache_core.state.index import Index, default_index_path
+    from tests.helpers import run_fxcache
 
     root, fx, fp, ap = linked
     env = {"FXCACHE_INDEX_DIR": str(tmp_path / "idx"), "FXCACHE_JOBS": "1"}

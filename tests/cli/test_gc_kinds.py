@@ -18,16 +18,16 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import age as _age
-from helpers import plan_gc_on as _plan
-from helpers import run_fxcache
-from synth import best_config_bytes, install_triton_layout
 
 from fxcache_core.cache.inventory import ContentKind, take_inventory
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.prune.plan import plan_gc
 from fxcache_core.prune.policy import GcPolicy
+from tests.helpers import age as _age
+from tests.helpers import plan_gc_on as _plan
+from tests.helpers import run_fxcache
+from tests.synth import best_config_bytes, install_triton_layout
 
 DAY = 86400.0
 KEY = "c" + "ab" + "q" * 49

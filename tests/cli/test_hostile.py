@@ -16,57 +16,30 @@ from __future__ import annotations
 import json
 import os
 import struct
-import subprocess
 import sys
 import time
 
 import pytest
 
 from fxcache_core.cache.keys import KeyKind
-from tests.helpers import REPO_ROOT, _env
+from tests.cli_run import Run, run_measured
 from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
 
 RSS_LIMIT_KB = 300 * 1024
 STALL_S = 30  # far above the ~1-2 s these take; only a stall reaches it
 
-# Runs the CLI as a child and reports the child's peak RSS (RUSAGE_CHILDREN).
-_MEASURE = r"""
-import json, resource, subprocess, sys, time
-t = time.perf_counter()
-p = subprocess.run([sys.executable, "-m", "fxcache_cli", *sys.argv[1:]], capture_output=True)
-print(json.dumps({"rc": p.returncode, "seconds": time.perf_counter() - t,
-                  "maxrss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-                  "out": p.stdout.hex(), "err": p.stderr.hex()}))
-"""
-
-
-class Run:
-    def __init__(self, rc: int, seconds: float, maxrss_kb: int, out: bytes, err: bytes):
-        self.rc, self.seconds, self.maxrss_kb = rc, seconds, maxrss_kb
-        self.out_bytes, self.err_bytes = out, err
-        self.stdout = out.decode("utf-8", "backslashreplace")
-        self.stderr = err.decode("utf-8", "backslashreplace")
-
-    def __repr__(self) -> str:
-        return (f"rc={self.rc} {self.seconds:.2f}s {self.maxrss_kb // 1024}MB\n"
-                f"stdout: {self.stdout[-1500:]}\nstderr: {self.stderr[-1500:]}")
-
-
 def fxcache(*args: str, env: dict[str, str] | None = None) -> Run:
     """Run ``fxcache ARGS`` in a fresh process; its exit code, time, peak RSS, output bytes."""
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, *args], cwd=REPO_ROOT,
-                          env=_env({"FXCACHE_JOBS": "1", "COLUMNS": "200", **(env or {})}),
-                          capture_output=True, timeout=STALL_S)
-    m = json.loads(proc.stdout)
-    return Run(m["rc"], m["seconds"], m["maxrss_kb"], bytes.fromhex(m["out"]), bytes.fromhex(m["err"]))
+    return run_measured([sys.executable, "-m", "fxcache_cli", *args],
+                        env={"FXCACHE_JOBS": "1", "COLUMNS": "200", **(env or {})}, timeout=STALL_S)
 
 
 def assert_sane(r: Run, codes: tuple[int, ...] = (0, 1)) -> None:
     """No traceback, an expected exit code, bounded memory, no raw control character."""
     assert "Traceback" not in r.stderr, r
-    assert r.rc in codes, r
+    assert r.returncode in codes, r
     assert r.maxrss_kb < RSS_LIMIT_KB, r
-    for stream in (r.out_bytes, r.err_bytes):
+    for stream in (r.stdout_bytes, r.stderr_bytes):
         bad = {b for b in stream if b < 0x20 and b not in (0x0A,) or b == 0x7F}
         assert not bad, (sorted(bad), r)
 

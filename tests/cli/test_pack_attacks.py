@@ -8,7 +8,7 @@ or a target cache dir laid out as no real run lays it out (links and files where
 go, a dir planted mid-way, a link that fails). Each must give one line and exit 2 with
 nothing written anywhere under the test's dir (the whole tree is compared, temp files
 included), or, where the archive is sound and only the target is odd, write only what
-the pack lists. Costs are bounded as the other hostile tests bound them (child_cost).
+the pack lists. Costs are bounded as the other hostile tests bound them (tests.cli_run.run_measured).
 """
 
 from __future__ import annotations
@@ -25,12 +25,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
-import test_pack_hostile
-from helpers import child_cost, run_fxcache, run_module
-from test_pack_hostile import _manifest, _members, _with_manifest, make_cache
 
 from fxcache_core.pack import install
 from fxcache_core.pack.manifest import MANIFEST_NAME, PackError
+from tests.cli import test_pack_hostile
+from tests.cli.test_pack_hostile import _manifest, _members, _with_manifest, make_cache
+from tests.cli_run import run_measured
+from tests.helpers import run_fxcache, run_module
 
 RSS_LIMIT_KB = 300 * 1024
 packed = test_pack_hostile.packed  # the fixture: that cache and a pack of all of it
@@ -309,10 +310,10 @@ def test_a_manifest_near_its_bounds_costs_bounded_memory(packed, tmp_path):
     for junk in (b'"' + b"x" * (31 << 20) + b'"', b"[" + b",".join([b'"abcdefgh"'] * 990_000) + b"]"):
         bad = tmp_path / "big.tar.gz"
         bad.write_bytes(_raw_manifest(ms, text + b', "junk": ' + junk + b"}"))
-        r = child_cost([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(tmp_path / "dst"),
+        r = run_measured([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(tmp_path / "dst"),
                         "unpack", str(bad)])
-        assert r["rc"] == 0, r["stderr"]
-        assert r["maxrss_kb"] < RSS_LIMIT_KB, r["maxrss_kb"]
+        assert r.returncode == 0, r.stderr
+        assert r.maxrss_kb < RSS_LIMIT_KB, r.maxrss_kb
 
 
 def test_pack_reaches_nothing_through_a_symlinked_dir(tmp_path):
@@ -374,10 +375,10 @@ def test_a_sparse_uncompressed_pack_is_refused_before_it_is_read(packed, tmp_pat
     with open(sparse, "rb") as f:
         if os.lseek(f.fileno(), 0, getattr(os, "SEEK_HOLE", 0)) >= big:
             pytest.skip("this file system keeps no holes")
-    r = child_cost([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(tmp_path / "dst"),
+    r = run_measured([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(tmp_path / "dst"),
                     "unpack", str(sparse)])
-    assert r["rc"] == 2 and "sparse file" in r["stderr"], r["stderr"]
-    assert r["cpu"] < 3.0 and not (tmp_path / "dst").exists()
+    assert r.returncode == 2 and "sparse file" in r.stderr, r.stderr
+    assert r.cpu < 3.0 and not (tmp_path / "dst").exists()
 
 
 def test_a_pack_of_more_key_dirs_than_open_files_unpacks(tmp_path):
@@ -385,9 +386,8 @@ def test_a_pack_of_more_key_dirs_than_open_files_unpacks(tmp_path):
     100 here for 120 keys and their bucket dirs) unpack failed with 'Too many open files'."""
     import subprocess
 
-    from synth import fake_key, fx_entry_bytes, write_entry
-
     from fxcache_core.cache.keys import KeyKind
+    from tests.synth import fake_key, fx_entry_bytes, write_entry
 
     cache, pack, dst = tmp_path / "cache", tmp_path / "p.tar.gz", tmp_path / "dst"
     for i in range(120):

@@ -21,11 +21,11 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from helpers import run_fxcache
-from synth import aot_entry_bytes, fake_key, stub_pickle, write_entry
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.pack.manifest import MANIFEST_NAME
+from tests.helpers import run_fxcache
+from tests.synth import aot_entry_bytes, fake_key, stub_pickle, write_entry
 
 KERNEL = "#include <cpp_prefix.h>\nextern \"C\" void kernel(float* out) {\n    out[0] = 1.0f;  // a real kernel is longer\n}\n"
 WRAPPER_KEY = "c" + sha256_hash(b"wrapper")

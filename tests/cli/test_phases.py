@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import run_fxcache
-from synth import (
+
+from fxcache_core.cache.keys import KeyKind
+from tests.helpers import run_fxcache
+from tests.synth import (
     aot_entry_with_sources,
     fake_key,
     fx_entry_bytes,
@@ -21,8 +23,6 @@ from synth import (
     size_source,
     write_entry,
 )
-
-from fxcache_core.cache.keys import KeyKind
 
 FILE = "/src/model.py"
 

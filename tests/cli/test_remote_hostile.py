@@ -15,9 +15,10 @@ import json
 import sys
 
 import pytest
-from helpers import child_cost, start_redis
 
 from fxcache_core.cache.keys import KeyKind
+from tests.cli_run import run_measured
+from tests.helpers import start_redis
 from tests.synth import fake_key, fx_entry_bytes
 
 redis = pytest.importorskip("redis")
@@ -54,10 +55,10 @@ def server(tmp_path_factory):
 
 
 def _run(server: dict, db: int, *args: str, tmp_path) -> dict:
-    r = child_cost([sys.executable, "-m", "fxcache_cli", "--remote", f"{server['url']}/{db}", *args],
+    r = run_measured([sys.executable, "-m", "fxcache_cli", "--remote", f"{server['url']}/{db}", *args],
                    env={"FXCACHE_INDEX_DIR": str(tmp_path / "index"), "FXCACHE_JOBS": "1", "COLUMNS": "200"})
-    assert "Traceback" not in r["stderr"] and r["rc"] in (0, 1), r
-    assert r["maxrss_kb"] < RSS_LIMIT_KB, r
+    assert "Traceback" not in r.stderr and r.returncode in (0, 1), r
+    assert r.maxrss_kb < RSS_LIMIT_KB, r
     return r
 
 
@@ -70,15 +71,15 @@ def test_hostile_values_are_reported_in_bounded_cost(server, args, tmp_path):
     hit = _run(server, 0, *args, tmp_path=tmp_path)
     if args[0] in ("verify", "gc"):  # item 17's commands: against the same without the hostile values
         base = _run(server, 1, *args, tmp_path=tmp_path)
-        assert hit["cpu"] - base["cpu"] < 2.0, (hit["cpu"], base["cpu"])
+        assert hit.cpu - base.cpu < 2.0, (hit.cpu, base.cpu)
     if args[0] == "verify":
-        assert hit["rc"] == 1 and "not checked" in hit["stdout"], hit  # not a pass
-        assert "over fxcache's 33,554,432 byte limit" in hit["stdout"], hit
+        assert hit.returncode == 1 and "not checked" in hit.stdout, hit  # not a pass
+        assert "over fxcache's 33,554,432 byte limit" in hit.stdout, hit
     if "--json" in args and args[0] == "ls":
-        by_key = {k["key"]: k for k in json.loads(hit["stdout"])}
+        by_key = {k["key"]: k for k in json.loads(hit.stdout)}
         assert {server["nested"], server["digits"], server["big"]} <= set(by_key)
     if args[:2] == ["gc", "--dry-run"] and "--json" in args:
-        plan = json.loads(hit["stdout"])
+        plan = json.loads(hit.stdout)
         why = {r["redis_key"]: r["reasons"] for r in plan["removals"]}
         # Not read, so never taken for corrupt; by age, like any entry.
         assert [w for w in why[f"pt2:fx-graph-v1::{server['big']}:c1"] if "unreadable" in w] == []
@@ -92,7 +93,7 @@ def test_gc_deletes_what_is_not_json_and_never_a_value_it_could_not_read(server,
     big, nested, digits = (f"pt2:fx-graph-v1::{server[k]}:c1" for k in ("big", "nested", "digits"))
     try:
         r = _run(server, 0, "gc", "--unreadable", "--yes", "--json", tmp_path=tmp_path)
-        body = json.loads(r["stdout"])
+        body = json.loads(r.stdout)
         assert set(body["removed"]) == {nested, digits}, body
         assert c.strlen(big) == BIG and not c.exists(nested) and not c.exists(digits)
     finally:  # the module's server is shared

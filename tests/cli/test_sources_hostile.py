@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import child_cost
-from synth import fake_key, graph_str, stub_pickle, write_entry
 
 from fxcache_core.cache.keys import KeyKind
+from tests.cli_run import run_measured
+from tests.synth import fake_key, graph_str, stub_pickle, write_entry
 
 RSS_LIMIT_KB = 300 * 1024
 
@@ -40,9 +40,9 @@ def _cache(root: Path, source: Path) -> Path:
 
 
 def _ls_fn(root: Path, tmp_path: Path, fn: str) -> dict:
-    r = child_cost([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(root), "ls", "--fn", fn],
+    r = run_measured([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(root), "ls", "--fn", fn],
                    env={"FXCACHE_INDEX_DIR": str(tmp_path / "index"), "FXCACHE_JOBS": "1", "COLUMNS": "200"})
-    assert r["rc"] == 0 and "Traceback" not in r["stderr"], r
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r
     return r
 
 
@@ -53,12 +53,12 @@ def test_a_huge_source_file_is_not_parsed_and_ls_fn_says_why(tmp_path, size):
     hostile = tmp_path / "a.py"
     hostile.write_bytes(b"class Huge:\n    def forward(self, x):\n        pass\n" + b"a\n" * (size // 2))
     base = _ls_fn(_cache(tmp_path / "normal", good), tmp_path, "TinyNet")
-    assert "1 key compiled from TinyNet" in base["stdout"]  # the class is read from the file
+    assert "1 key compiled from TinyNet" in base.stdout  # the class is read from the file
     hit = _ls_fn(_cache(tmp_path / "hostile", hostile), tmp_path, "forward")
-    assert hit["maxrss_kb"] < RSS_LIMIT_KB, hit
-    assert hit["cpu"] - base["cpu"] < 2.0, (hit["cpu"], base["cpu"])
-    assert "1 key compiled from forward" in hit["stdout"], hit["stdout"]  # by its frame's name
-    assert "class unknown for the functions of" in hit["stdout"] and "not parsed" in hit["stdout"]
+    assert hit.maxrss_kb < RSS_LIMIT_KB, hit
+    assert hit.cpu - base.cpu < 2.0, (hit.cpu, base.cpu)
+    assert "1 key compiled from forward" in hit.stdout, hit.stdout  # by its frame's name
+    assert "class unknown for the functions of" in hit.stdout and "not parsed" in hit.stdout
 
 
 def test_bounded_parse_keeps_real_modules_and_refuses_floods(tmp_path):

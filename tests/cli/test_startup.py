@@ -7,11 +7,11 @@ import subprocess
 import sys
 
 import pytest
-from helpers import REPO_ROOT
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog
+from tests.helpers import REPO_ROOT
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 
 

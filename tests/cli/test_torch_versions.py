@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import assert_match_agrees_with_lookups, run_fxcache
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, scan_cache
@@ -31,6 +30,7 @@ from fxcache_core.decode.unpickler import load_stubs
 from fxcache_core.lookup.binding import DynamicMode, parse_shapes
 from fxcache_core.lookup.coverage import coverage
 from fxcache_core.lookup.match import match
+from tests.helpers import assert_match_agrees_with_lookups, run_fxcache
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
 RECORDED = sorted(p.name for p in FIXTURES.iterdir() if (p / "truth.json").is_file())

@@ -17,14 +17,13 @@ import hashlib
 import json
 import os
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from fxcache_core.cache.keys import KeyKind
-from tests.helpers import REPO_ROOT, _env
+from tests.cli_run import Run, run_measured
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 from tests.synth_trace import (
     artifact,
@@ -44,41 +43,12 @@ RSS_LIMIT_KB = 300 * 1024
 CPU_OVER_NORMAL_S = 2.0
 STALL_S = 30  # a stall detector: these take a second or two
 
-# Runs the CLI as a child; reports its exit code, peak RSS, CPU and output. A
-# `pipe_closed` run gets a stdout whose reader is already gone.
-_MEASURE = r"""
-import json, os, resource, subprocess, sys
-closed = sys.argv[1] == "1"
-if closed:
-    r, w = os.pipe()
-    os.close(r)
-p = subprocess.run([sys.executable, "-m", "fxcache_cli", *sys.argv[2:]], capture_output=not closed,
-                   stdout=w if closed else None, stderr=subprocess.PIPE if closed else None)
-u = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": p.returncode, "maxrss_kb": u.ru_maxrss, "cpu": u.ru_utime + u.ru_stime,
-                  "out": (p.stdout or b"").hex(), "err": (p.stderr or b"").hex()}))
-"""
-
-
-class Run:
-    def __init__(self, rc: int, maxrss_kb: int, cpu: float, out: bytes, err: bytes):
-        self.rc, self.maxrss_kb, self.cpu = rc, maxrss_kb, cpu
-        self.out_bytes, self.err_bytes = out, err
-        self.stdout = out.decode("utf-8", "backslashreplace")
-        self.stderr = err.decode("utf-8", "backslashreplace")
-
-    def __repr__(self) -> str:
-        return (f"rc={self.rc} cpu={self.cpu:.2f}s {self.maxrss_kb // 1024}MB\n"
-                f"stdout: {self.stdout[-1500:]}\nstderr: {self.stderr[-1500:]}")
-
-
 def fxcache(*args: str, env: dict[str, str], pipe_closed: bool = False) -> Run:
-    """``fxcache ARGS`` in a fresh process, measured; never waits past STALL_S."""
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, "1" if pipe_closed else "0", *args], cwd=REPO_ROOT,
-                          env=_env({"FXCACHE_JOBS": "1", "COLUMNS": "200", **env}),
-                          capture_output=True, timeout=STALL_S)
-    m = json.loads(proc.stdout)
-    return Run(m["rc"], m["maxrss_kb"], m["cpu"], bytes.fromhex(m["out"]), bytes.fromhex(m["err"]))
+    """``fxcache ARGS`` in a fresh process, measured; never waits past STALL_S. A
+    ``pipe_closed`` run gets a stdout whose reader is already gone."""
+    return run_measured([sys.executable, "-m", "fxcache_cli", *args],
+                        env={"FXCACHE_JOBS": "1", "COLUMNS": "200", **env}, timeout=STALL_S,
+                        pipe_closed=pipe_closed)
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -112,18 +82,18 @@ def normal_cpu(tmp_path_factory) -> float:
     """CPU of explain on a small ordinary trace: what the attacks are measured against."""
     d = write_trace(tmp_path_factory.mktemp("normal") / "trace", normal())
     r = fxcache("explain", str(d), env={"FXCACHE_NO_INDEX": "1"})
-    assert r.rc == 0, r
+    assert r.returncode == 0, r
     return r.cpu
 
 
 def assert_sane(r: Run, codes: tuple[int, ...] = (0,), normal_cpu: float | None = None) -> None:
     """No traceback, an expected exit code, bounded memory and CPU, no raw control character."""
     assert "Traceback" not in r.stderr, r
-    assert r.rc in codes, r
+    assert r.returncode in codes, r
     assert r.maxrss_kb < RSS_LIMIT_KB, r
     if normal_cpu is not None:
         assert r.cpu < normal_cpu + CPU_OVER_NORMAL_S, (normal_cpu, r)
-    for stream in (r.out_bytes, r.err_bytes):
+    for stream in (r.stdout_bytes, r.stderr_bytes):
         bad = {b for b in stream if b < 0x20 and b != 0x0A or b == 0x7F}
         assert not bad, (sorted(bad), r)
 
@@ -356,4 +326,4 @@ def test_a_reader_gone_before_the_first_write_is_exit_141(env):
     write_entry(root, KeyKind.FX_GRAPH, b, fx_entry_bytes("L['t0'] <= 9", b))
     for args in (["guards", a], ["key", a, "--all"], ["diff", a, b], ["ls"]):
         r = fxcache("--cache-dir", env["cache"], *args, env=env["env"], pipe_closed=True)
-        assert "Traceback" not in r.stderr and r.rc == 141, (args, r)
+        assert "Traceback" not in r.stderr and r.returncode == 141, (args, r)

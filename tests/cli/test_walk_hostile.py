@@ -19,8 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import age, child_cost, plan_gc_on
-from synth import install_triton_layout
 
 from fxcache_core.cache.inventory import take_inventory
 from fxcache_core.cache.keys import KeyKind
@@ -31,7 +29,9 @@ from fxcache_core.prune.disk_usage import measure
 from fxcache_core.prune.execute import execute_plan
 from fxcache_core.prune.plan import plan_gc
 from fxcache_core.prune.policy import GcPolicy
-from tests.synth import fake_key, fx_entry_bytes, write_entry
+from tests.cli_run import run_measured
+from tests.helpers import age, plan_gc_on
+from tests.synth import fake_key, fx_entry_bytes, install_triton_layout, write_entry
 
 DAY = 86400.0
 
@@ -214,7 +214,7 @@ def test_gc_max_size_on_a_walk_that_changed_counts_nothing_outside_and_removes_n
         tmp_path, monkeypatch, outside):
     """The issue's `gc --max-size 1G` on a 1 MB cache: had the walk counted the 8 GB
     outside, every entry would go."""
-    from cli_run import fxcache_in_process
+    from tests.cli_run import fxcache_in_process
 
     root, dirs = _triton_cache(tmp_path)
     before, inside = tree(outside), tree(root)
@@ -299,13 +299,13 @@ def test_stale_on_a_library_recording_99000_include_dirs_costs_what_a_normal_one
     hostile = cache("hostile", b"".join(b"/home/user/venvs/v%06d/a/b/c/d/e/f/g/h/lib/python3.11/site-packages/torch/"
                                         b"include/c10/x.h\0" % i for i in range(99_000)))
     assert hostile.joinpath("ab", f"{key}.so").stat().st_size > 9_000_000
-    base = child_cost([sys.executable, "-c", _STALE_RUN, str(normal), str(mine)])
-    hit = child_cost([sys.executable, "-c", _STALE_RUN, str(hostile), str(mine)])
+    base = run_measured([sys.executable, "-c", _STALE_RUN, str(normal), str(mine)])
+    hit = run_measured([sys.executable, "-c", _STALE_RUN, str(hostile), str(mine)])
     for r in (base, hit):
-        assert r["rc"] == 0 and "Traceback" not in r["stderr"], r["stderr"][-2000:]
-    assert json.loads(base["stdout"])["removed"]  # another torch's: stale
-    got = json.loads(hit["stdout"])
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert json.loads(base.stdout)["removed"]  # another torch's: stale
+    got = json.loads(hit.stdout)
     assert got["removed"] == [] and got["undecided"]  # not judged, kept, and said
     assert "include dirs" in got["undecided"][0][1]
-    assert hit["cpu"] - base["cpu"] < 2.0, (hit, base)
-    assert hit["maxrss_kb"] < 300 * 1024
+    assert hit.cpu - base.cpu < 2.0, (hit, base)
+    assert hit.maxrss_kb < 300 * 1024

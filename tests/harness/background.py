@@ -18,14 +18,18 @@ the build started.
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import queue
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from demo.build_cache import BuildOptions, use_build_options
@@ -156,3 +160,23 @@ class Background:
 
 
 BACKGROUND = Background()
+
+
+# Where the background builds put what they build: one temp dir per session, removed
+# when the session ends.
+BUILD_DIR = Path(tempfile.mkdtemp(prefix="fxcache-test-builds-"))
+atexit.register(shutil.rmtree, BUILD_DIR, ignore_errors=True)
+
+
+def build_dir(name: str) -> Path:
+    """A new empty directory under :data:`BUILD_DIR` for the build of ``name``."""
+    return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=BUILD_DIR))
+
+
+def prebuilt(name: str) -> Any:
+    """The value the background build ``name`` made (waits for it); skips the test
+    where torch is not installed."""
+    import pytest
+
+    pytest.importorskip("torch")
+    return BACKGROUND.get(name)

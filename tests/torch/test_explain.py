@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import prebuilt
-from helpers import run_fxcache
 
-from tests.harness.background import builder
+from tests.harness.background import builder, prebuilt
+from tests.helpers import run_fxcache
 
 pytestmark = pytest.mark.torch
 
@@ -48,8 +47,7 @@ def _explain(cache: Path, trace: Path) -> dict[str, Any]:
 
 @builder("traced", needs=("real_cache",), order=5)
 def _traced() -> dict[str, Any]:
-    from conftest import build_dir
-
+    from tests.harness.background import build_dir
     from tests.harness.traced import traced_ranks, traced_subprocess
 
     base = build_dir("traced")
@@ -419,7 +417,7 @@ def test_the_command_relates_the_trace_to_the_cache_the_run_wrote_to_by_default(
     import subprocess
     import sys
 
-    from helpers import REPO_ROOT
+    from tests.helpers import REPO_ROOT
 
     run = traced["replay"]
     env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}

@@ -14,12 +14,12 @@ import inspect
 from pathlib import Path
 
 import pytest
-import test_explain
-from helpers import run_fxcache
-from test_explain import _agree, _by_step
 
 from fxcache_core.trace.user_terms import user_source
 from tests.harness.traced import PLAN_ENV
+from tests.helpers import run_fxcache
+from tests.torch import test_explain
+from tests.torch.test_explain import _agree, _by_step
 
 pytestmark = pytest.mark.torch
 traced = test_explain.traced  # the session's traced runs (a fixture)

@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import prebuilt
-from helpers import run_fxcache
 
-from tests.harness.background import builder
+from tests.harness.background import builder, prebuilt
+from tests.helpers import run_fxcache
 
 pytestmark = pytest.mark.torch
 
@@ -60,7 +59,7 @@ def _scenario(base: Path, name: str, env: dict[str, str]) -> dict[str, Any]:
 def _rebuilt() -> dict[str, Any]:
     import importlib.util
 
-    from conftest import build_dir
+    from tests.harness.background import build_dir
 
     spec = importlib.util.find_spec("torch")  # where torch is, without importing it here
     assert spec is not None and spec.submodule_search_locations

@@ -16,7 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers import run_fxcache
+
+from tests.helpers import run_fxcache
 
 pytestmark = pytest.mark.torch
 
@@ -37,9 +38,8 @@ def _age_all_but_entries(root: Path, seconds: float) -> None:
 
 
 def test_gc_during_compiles_removes_only_its_plan(real_cache, cache_copy):
-    from synth import install_triton_layout
-
     from tests.harness.oracle import torch_lookups
+    from tests.synth import install_triton_layout
 
     install_triton_layout(cache_copy / "triton" / "0")
     real_cache.with_pgo(cache_copy)

@@ -13,9 +13,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import prebuilt
-from helpers import cli_json as _json
-from helpers import run_fxcache
 
 from fxcache_core.cache.keys import sha256_hash
 from fxcache_core.keying.anatomy import (
@@ -24,15 +21,16 @@ from fxcache_core.keying.anatomy import (
     parse_debug_lines,
     stale_components,
 )
-from tests.harness.background import builder
+from tests.harness.background import builder, prebuilt
+from tests.helpers import cli_json as _json
+from tests.helpers import run_fxcache
 
 pytestmark = pytest.mark.torch
 
 
 @builder("variants", order=4)
 def _build_variants():
-    from conftest import build_dir
-
+    from tests.harness.background import build_dir
     from tests.harness.variants import build_variants_subprocess
 
     root = build_dir("variants") / "inductor"

@@ -25,10 +25,9 @@ import json
 import shutil
 
 import pytest
-from conftest import prebuilt
-from helpers import assert_match_agrees_with_lookups, run_fxcache
 
-from tests.harness.background import builder
+from tests.harness.background import builder, prebuilt
+from tests.helpers import assert_match_agrees_with_lookups, run_fxcache
 
 pytestmark = pytest.mark.torch
 
@@ -57,8 +56,7 @@ def _the_alone_query() -> int:
 @builder("model_cache", order=-1)  # the longest build: first
 def _model_cache() -> tuple:
     """The cache of the model workloads, compiled in a process of its own."""
-    from conftest import build_dir
-
+    from tests.harness.background import build_dir
     from tests.harness.model_runs import build_subprocess
 
     root = build_dir("model-cache") / "inductor"
@@ -69,8 +67,7 @@ def _model_cache() -> tuple:
 def _model_batched() -> dict:
     """Torch's lookups for every query in one batched process, and the alone query in a
     child forked from it before its first query (each on a copy of the cache)."""
-    from conftest import build_dir
-
+    from tests.harness.background import build_dir
     from tests.harness.model_runs import oracle_subprocess
 
     copies = []
@@ -274,10 +271,9 @@ def test_a_bool_mask_on_the_int64_mask_key_is_a_new_graph_as_torch_says(model_ca
     bool mask, torch guards the dtype and traces another graph (its lookups are of keys
     the cache does not have); match says NEW GRAPH, naming the input and both dtypes.
     Without a dtype, the key's int64 is assumed, and said."""
-    from helpers import torch_status
-
     from fxcache_core.cache.scan import scan_cache
     from tests.harness.models import WORKLOADS
+    from tests.helpers import torch_status
 
     root, _ = model_cache
     call = {"batch": 2, "seq": 10, "mask": "bool"}

@@ -23,9 +23,10 @@ match is told what the cache cannot record and the user knows: the
 the locals of other frames a call's graphs are keyed on (a graph break's
 resume frame). Every call must agree.
 
-Torch's answers are asked in the background while other tests run (one fork server
-child per call, each on its own copy of the cache: ``tests.harness.oracle.answers``),
-a few seconds of CPU per call.
+Torch's answers were asked once per torch version, each call a fresh process's first
+call on its own copy of the cache, and recorded (``python -m tests.harness.recorded``,
+tests/data/oracle-answers.json); test_recorded_answers.py fails when the installed torch
+is not the one that recorded them, and asks torch two of them again.
 """
 
 from __future__ import annotations
@@ -33,16 +34,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import RealCache, prebuilt
-from helpers import (
+
+from tests.harness.real_cache import RealCache
+from tests.helpers import (
     assert_match_agrees_with_answer,
     assert_match_agrees_with_lookups,
     assert_verdict_as_torch,
     match_args_for,
     run_fxcache,
 )
-
-from tests.harness.background import builder
 
 pytestmark = pytest.mark.torch
 
@@ -185,18 +185,14 @@ def test_oracle_cases_are_at_least_twenty_functions():
     assert {"scale_by", "scale_auto"} <= {p.values[0] for p in PARAMS}  # float arguments
 
 
-@builder("oracle_suite_answers", needs=("real_cache",), order=2)
-def _torch_answers() -> dict[str, dict]:
-    """Torch's lookups for every call of ORACLE_CALLS, each a fresh process's first call on
-    a copy of the real cache (``tests.harness.oracle.answers``), built in the background."""
-    from tests.harness.oracle import answers
-
-    return answers(prebuilt("real_cache").root, [tuple(p.values) for p in PARAMS])
-
-
 @pytest.fixture(scope="session")
-def oracle_suite_answers() -> dict[str, dict]:
-    return prebuilt("oracle_suite_answers")
+def oracle_suite_answers(oracle_cache: RealCache) -> dict[str, dict]:
+    """Torch's lookups for every call of ORACLE_CALLS, each a fresh process's first call on
+    a copy of the real cache, as recorded (``tests.harness.recorded``; checked by
+    test_recorded_answers.py) in the names of this session's real cache."""
+    from tests.harness.recorded import answers_for
+
+    return answers_for(oracle_cache.summary, "real")
 
 
 @pytest.mark.parametrize("case,shapes", PARAMS)
@@ -209,14 +205,13 @@ def test_match_agrees_with_torch_lookup(oracle_cache, oracle_suite_answers, case
 
 
 def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varies_with_it(
-        oracle_cache, tmp_path):
+        oracle_cache, oracle_suite_answers):
     """An entry compiled with equal sizes on two symbols (a[4], b[4]) is evidence of
     use_duck_shape=False: without --duck-shape / --no-duck-shape, a call of equal sizes
     is undecided and says why; torch hits that key with duck sizing off and looks up
-    another key with it on (its default)."""
-    import shutil
-
-    from tests.harness.oracle import torch_lookups
+    another key with it on (its default): duck_off_pair's answer is the one recorded for
+    the suite's calls, duck_on_pair's is asked here."""
+    from tests.harness.oracle import call_id, torch_lookups
 
     shapes = [[6], [6]]
     args = [a for a in match_args_for("duck_off_pair", shapes) if a != "--no-duck-shape"]
@@ -228,10 +223,8 @@ def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varie
     assert mine and mine[0]["status"] == "undecided", mine
     assert any("use_duck_shape" in u for u in mine[0]["uncertain"]), mine[0]["uncertain"]
 
-    snapshot = tmp_path / "snap"
-    shutil.copytree(oracle_cache.root, snapshot, symlinks=True)
-    off = torch_lookups(snapshot, "duck_off_pair", shapes, on_copy=True)
-    on = torch_lookups(snapshot, "duck_on_pair", shapes, on_copy=True)
+    off = oracle_suite_answers[call_id("duck_off_pair", shapes)]
+    on = torch_lookups(oracle_cache.root, "duck_on_pair", shapes, on_copy=True)
     off_aot = [lk for lk in off["lookups"] if lk["kind"] == "aotautograd"]
     on_aot = [lk for lk in on["lookups"] if lk["kind"] == "aotautograd"]
     assert off_aot[0]["key"] == aot and off_aot[0]["hit"], off_aot
@@ -337,29 +330,22 @@ AFTER_RECOMPILE = ("automatic_dynamic_cols", [[4, 12]], {"warm_up": [[[4, 6]]]})
 WITH_PROFILE = ("automatic_dynamic_cols", [[4, 12]], {"job_id": _JOB})
 
 
-@builder("phase_answers", needs=("real_cache",), order=2)
-def _phase_answers() -> dict[str, dict]:
+@pytest.fixture(scope="session")
+def phase_answers(oracle_cache: RealCache, tmp_path_factory) -> dict:
     """Torch's lookups for AFTER_RECOMPILE on a copy of the real cache, and for
-    WITH_PROFILE on a copy with the saved profile put back."""
+    WITH_PROFILE on a copy with the saved profile put back (``with_profile_root``: that
+    copy, made here), as recorded (``tests.harness.recorded``)."""
     import shutil
 
-    from conftest import build_dir
+    from tests.harness.recorded import answers_for
 
-    from tests.harness.oracle import answers
-
-    real = prebuilt("real_cache")
-    out = answers(real.root, [AFTER_RECOMPILE])
-    with_profile = build_dir("real-cache-profile") / "inductor"
-    shutil.copytree(real.root, with_profile, symlinks=True)
-    real.with_pgo(with_profile)
-    out.update(answers(with_profile, [WITH_PROFILE]))
+    out = answers_for(oracle_cache.summary, "real")
+    with_profile = tmp_path_factory.mktemp("real-cache-profile") / "inductor"
+    shutil.copytree(oracle_cache.root, with_profile, symlinks=True)
+    oracle_cache.with_pgo(with_profile)
+    out.update(answers_for(oracle_cache.summary, "with_profile"))
     out["with_profile_root"] = with_profile
     return out
-
-
-@pytest.fixture(scope="session")
-def phase_answers() -> dict:
-    return prebuilt("phase_answers")
 
 
 def _aot_hit(answer: dict) -> tuple[str, str]:

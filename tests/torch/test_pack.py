@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import prebuilt
-from helpers import run_fxcache, run_module
 
-from tests.harness.background import builder
+from tests.harness.background import builder, prebuilt
+from tests.helpers import run_fxcache, run_module
 
 pytestmark = pytest.mark.torch
 
@@ -52,7 +51,7 @@ def _du(root: Path) -> int:
 
 @builder("pack_roundtrip", order=5)
 def _roundtrip() -> dict[str, Any]:
-    from conftest import build_dir
+    from tests.harness.background import build_dir
 
     base = build_dir("pack")
     built, trace, pack = base / "built", base / "trace", base / "run.tar.gz"

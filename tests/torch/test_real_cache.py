@@ -16,15 +16,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import prebuilt
-from helpers import assert_match_agrees_with_answer, assert_verdict_as_torch, run_fxcache
-from helpers import cli_json as _json
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
-from tests.harness.background import builder
+from tests.helpers import assert_match_agrees_with_answer, assert_verdict_as_torch, run_fxcache
+from tests.helpers import cli_json as _json
 
 pytestmark = pytest.mark.torch
 
@@ -249,18 +247,14 @@ ORACLE_CALLS = [
 ]
 
 
-@builder("real_cache_answers", needs=("real_cache",), order=1)
-def _torch_answers() -> dict[str, dict]:
-    """Torch's lookups for every call of ORACLE_CALLS, each a fresh process's first call on
-    a copy of the real cache (``tests.harness.oracle.answers``), built in the background."""
-    from tests.harness.oracle import answers
-
-    return answers(prebuilt("real_cache").root, ORACLE_CALLS)
-
-
 @pytest.fixture(scope="session")
-def real_cache_answers() -> dict[str, dict]:
-    return prebuilt("real_cache_answers")
+def real_cache_answers(real_cache) -> dict[str, dict]:
+    """Torch's lookups for every call of ORACLE_CALLS, each a fresh process's first call on
+    a copy of the real cache, as recorded (``tests.harness.recorded``; checked by
+    test_recorded_answers.py) in the names of this session's real cache."""
+    from tests.harness.recorded import answers_for
+
+    return answers_for(real_cache.summary, "real")
 
 
 @pytest.mark.parametrize("case,shapes", ORACLE_CALLS, ids=[f"{c}-{s}" for c, s in ORACLE_CALLS])

@@ -16,11 +16,10 @@ import sys
 import time
 
 import pytest
-from conftest import prebuilt
-from helpers import REPO_ROOT, free_port, run_fxcache, start_redis
-from helpers import cli_json as _json
 
-from tests.harness.background import builder
+from tests.harness.background import builder, prebuilt
+from tests.helpers import REPO_ROOT, free_port, run_fxcache, start_redis
+from tests.helpers import cli_json as _json
 
 pytestmark = pytest.mark.torch
 
@@ -33,9 +32,8 @@ def _redis_remote() -> str:
     torch wrote for CASES (built in the background: a torch process)."""
     import atexit
 
-    from conftest import build_dir
-
     from demo.build_cache import build_options
+    from tests.harness.background import build_dir
 
     pytest.importorskip("redis")
     tmp = build_dir("redis")

@@ -10,10 +10,8 @@ import pickle
 from pathlib import Path
 
 import pytest
-from conftest import prebuilt
-from helpers import run_module
 
-from tests.harness.background import builder
+from tests.helpers import run_module
 
 torch_mark = pytest.mark.torch
 
@@ -153,56 +151,45 @@ def test_train_mlp_aot_entry_points_at_existing_forward_and_backward(real_cache)
 # --------------------------------------------------------------------------- #
 
 
-_EQUIVALENCE_QUERIES = [("train_mlp", [[5, 4], [5, 1]]), ("branch_on_size", [[16, 3]]),
+EQUIVALENCE_QUERIES = [("train_mlp", [[5, 4], [5, 1]]), ("branch_on_size", [[16, 3]]),
                         ("mark_dynamic_range", [[100, 3]])]
 
 
-@builder("fresh_process_answers", needs=("real_cache",), order=3)
-def _fresh_process_answers() -> list[dict]:
-    """Torch's answers to the equivalence queries, each from a fresh ``python -m
-    tests.harness.oracle`` on its own copy of the real cache (built in the background:
-    three torch imports)."""
-    import shutil
-
-    from conftest import build_dir
-
-    from tests.harness import oracle
-
-    out = []
-    for case, shapes in _EQUIVALENCE_QUERIES:
-        fresh = build_dir("fresh-oracle") / "cache"
-        shutil.copytree(prebuilt("real_cache").root, fresh, symlinks=True)
-        out.append(oracle.torch_lookups(fresh, case, shapes, fresh=True))
-    return out
-
-
 @pytest.fixture(scope="session")
-def fresh_process_answers() -> list[dict]:
-    return prebuilt("fresh_process_answers")
+def fresh_process_answers() -> dict[str, dict]:
+    """Torch's answers to the equivalence queries, each from a fresh ``python -m
+    tests.harness.oracle`` on its own copy of a real cache, as recorded
+    (``tests.harness.recorded``, checked by test_recorded_answers.py), in stable names."""
+    from tests.harness.recorded import recorded
+
+    return recorded("fresh")
 
 
 @torch_mark
-def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, cache_copy, tmp_path,
+def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, real_cache, cache_copy, tmp_path,
                                                          fresh_process_answers):
     """The oracle suites ask a ForkServer (one torch import, a forked child per query):
     a hit with its backward, a call that compiles and writes, and a call torch refuses
     give the same lookups, counters, error and writes as `python -m tests.harness.oracle`
-    started afresh. Entry names of writes (hashes of the pickled entry) differ between
-    the two runs, which write into different copies, so writes compare by kind, key
-    and phase."""
+    started afresh (recorded with this torch: tests.harness.recorded; keys and entries
+    compare by the build's write that made them, or by their order among the new ones).
+    Entry names of writes (hashes of the pickled entry) differ between the two runs,
+    which write into different copies, so writes compare by kind, key and phase."""
     import shutil
 
-    def without_paths(run: dict) -> dict:
-        return {**run, "cache_dir": None, "pid": None,
-                "writes": [{**w, "entry": None} for w in run["writes"]]}
+    from tests.harness.oracle import call_id
+    from tests.harness.recorded import stable_form
+
+    def without_entries(run: dict) -> dict:
+        return {**run, "writes": [{**w, "entry": None} for w in run["writes"]]}
 
     runs = []
-    for n, ((case, shapes), want) in enumerate(zip(_EQUIVALENCE_QUERIES, fresh_process_answers,
-                                                   strict=True)):
+    for n, (case, shapes) in enumerate(EQUIVALENCE_QUERIES):
         served = tmp_path / f"served{n}"
         shutil.copytree(cache_copy, served, symlinks=True)
         got = oracle_server.lookups(served, case, shapes)
-        assert without_paths(got) == without_paths(want), case
+        want = fresh_process_answers[call_id(case, shapes)]
+        assert without_entries(stable_form(got, real_cache.summary)) == without_entries(want), case
         runs.append(got)
     hit, compiled, refused = runs
     assert len({r["pid"] for r in runs}) == len(runs)  # a child forked for each query

@@ -308,7 +308,7 @@ def test_a_huge_memo_index_cannot_make_decoding_allocate_gigabytes(tmp_path):
     import subprocess
     import sys
 
-    from tests.helpers import REPO_ROOT, _env
+    from tests.cli_run import REPO_ROOT, child_env
     from tests.synth import Fake, fake_key, write_entry
 
     key = fake_key(KeyKind.FX_GRAPH, "memo")
@@ -326,7 +326,7 @@ def test_a_huge_memo_index_cannot_make_decoding_allocate_gigabytes(tmp_path):
     for label, data in entries.items():
         names[write_entry(tmp_path, KeyKind.FX_GRAPH, key, data).name] = label
     proc = subprocess.run([sys.executable, "-c", _MEMO_ATTACK, str(tmp_path)], cwd=REPO_ROOT,
-                          env=_env({"FXCACHE_JOBS": "1"}), capture_output=True, text=True, timeout=60)
+                          env=child_env({"FXCACHE_JOBS": "1"}), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     got = json.loads(proc.stdout)
@@ -369,7 +369,7 @@ def test_an_entry_that_needs_more_than_the_budget_is_too_large_not_corrupt(tmp_p
     import subprocess
     import sys
 
-    from tests.helpers import REPO_ROOT, _env
+    from tests.cli_run import REPO_ROOT, child_env
     from tests.synth import fake_key, write_entry
 
     key = fake_key(KeyKind.FX_GRAPH, "big")
@@ -377,7 +377,7 @@ def test_an_entry_that_needs_more_than_the_budget_is_too_large_not_corrupt(tmp_p
                       {"guards_expr": None, "_fx_graph_cache_debug_lines": [str(i) for i in range(300_000)]})
     write_entry(tmp_path, KeyKind.FX_GRAPH, key, big)
     proc = subprocess.run([sys.executable, "-c", _OVER_BUDGET, str(tmp_path)], cwd=REPO_ROOT,
-                          env=_env({"FXCACHE_JOBS": "1"}), capture_output=True, text=True, timeout=60)
+                          env=child_env({"FXCACHE_JOBS": "1"}), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
     if not got["enforced"]:

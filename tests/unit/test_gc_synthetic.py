@@ -6,8 +6,6 @@ import os
 import time
 
 import pytest
-from helpers import age
-from helpers import plan_gc_on as _plan
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
@@ -16,6 +14,8 @@ from fxcache_core.prune.execute import execute_plan
 from fxcache_core.prune.plan import plan_gc
 from fxcache_core.prune.policy import TEMP_FILE_GRACE_S, GcPolicy
 from fxcache_core.quantities import parse_duration, parse_size
+from tests.helpers import age
+from tests.helpers import plan_gc_on as _plan
 from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
 
 DAY = 86400.0

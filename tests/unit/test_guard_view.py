@@ -7,7 +7,6 @@ import math
 import operator
 
 import pytest
-from helpers import GUARDS_CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +15,7 @@ from fxcache_core.guards.display import compare_entries, expr_tree, render
 from fxcache_core.guards.expr import parse_guards
 from fxcache_core.guards.summary import summarize
 from fxcache_core.guards.sympy_form import to_sympy
+from tests.helpers import GUARDS_CORPUS
 
 EXPRS = sorted({e["guards_expr"] for e in json.loads(GUARDS_CORPUS.read_text()) if e["guards_expr"]})
 

@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 import sympy
-from helpers import GUARDS_CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +29,7 @@ from fxcache_core.guards import expr as G
 from fxcache_core.guards import runtime as R
 from fxcache_core.guards import sympy_form as GS
 from fxcache_core.guards.expr import GuardsExpr, parse_guards
+from tests.helpers import GUARDS_CORPUS
 
 SETTINGS = settings(
     derandomize=True,

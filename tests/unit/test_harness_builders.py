@@ -5,7 +5,7 @@ asks for by fixture name (``tests/harness/background.py``). A builder whose valu
 reached only through a fixture of another name is built on demand, when its first test
 runs, after the build threads may have gone idle: the suite still passes, minutes
 later. This reads the test sources (no torch): each ``@builder("NAME")`` has a session
-fixture ``NAME`` in the same file, or in conftest for conftest's builders.
+fixture ``NAME`` in the same file, or in conftest for the builds of tests/harness.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_every_background_build_has_a_fixture_of_its_name():
         seen += len(built)
         missing += [f"{path.relative_to(TESTS)}: {name}" for name in built
                     if name not in fixtures | conftest_fixtures]
-    assert seen >= 10  # the walk found the builders
+    assert seen >= 7  # the walk found the builders
     assert not missing, missing
 
 
@@ -50,9 +50,9 @@ def test_every_file_with_a_background_build_has_a_place_in_the_torch_order():
     """conftest runs the torch tests file by file in the order their builds are ready
     (``_TORCH_ORDER``); a file missing there runs first and waits for its build while
     the tests of builds already made could run."""
-    import conftest
+    from tests import conftest
 
     files = [p.name for p in sorted((TESTS / "torch").glob("test_*.py"))
              if _builders_and_fixtures(p)[0]]
-    assert len(files) >= 8
+    assert len(files) >= 6
     assert [f for f in files if f not in conftest._TORCH_ORDER] == []

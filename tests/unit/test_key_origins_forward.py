@@ -9,12 +9,12 @@ record different stacks, each loaded by another AOTAutograd key)."""
 from __future__ import annotations
 
 import pytest
-from synth import aot_entry_with_sources, fake_key, local_source, stub_pickle, write_entry
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.functions.origin import key_origins
+from tests.synth import aot_entry_with_sources, fake_key, local_source, stub_pickle, write_entry
 
 
 def _fx_entry(key: str, guards: str, function: str) -> bytes:

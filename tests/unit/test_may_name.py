@@ -88,14 +88,13 @@ def test_rm_of_an_fx_key_decodes_again_only_the_aot_entries_that_may_load_it(tmp
     """Planned from a warm index, `rm FXKEY` reads which AOTAutograd entries load it from
     their files: the one that names it is decoded again (and removed with it), the
     others, whose bytes cannot spell the key, are not decoded."""
-    from synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
-
     from fxcache_core.cache.keys import KeyKind
     from fxcache_core.cache.scan import scan_cache
     from fxcache_core.catalog import reader as catalog_mod
     from fxcache_core.catalog.reader import Catalog
     from fxcache_core.prune.plan import plan_rm
     from fxcache_core.state.index import Index
+    from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
 
     fx = [fake_key(KeyKind.FX_GRAPH, f"f{i}") for i in range(5)]
     for i, k in enumerate(fx):

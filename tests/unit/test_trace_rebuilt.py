@@ -14,12 +14,12 @@ import os
 import time
 
 import pytest
-from synth_trace import C00, artifact, clock, fx_hit, rec, start, write_trace
 
 from fxcache_core.trace.explain import explain
 from fxcache_core.trace.rebuilt import Libraries, rebuild_of
 from fxcache_core.trace.record_values import one_line
 from fxcache_core.trace.run import read_run
+from tests.synth_trace import C00, artifact, clock, fx_hit, rec, start, write_trace
 
 
 def chrome(name: str, ph: str, ts_s: float, **ctx: object) -> str:

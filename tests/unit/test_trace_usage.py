@@ -9,11 +9,10 @@ from __future__ import annotations
 import os
 import time
 
-from helpers import plan_gc_on as _plan
-
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.state.usage import UsageStore, usage_path
+from tests.helpers import plan_gc_on as _plan
 from tests.synth import Fake, dumps, fake_key, write_entry
 
 DAY = 86400.0

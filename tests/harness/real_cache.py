@@ -1,0 +1,73 @@
+"""The session's real Inductor cache: every case of ``tests.harness.cases`` compiled once.
+
+:func:`build` is the background build ``real_cache`` (``tests.harness.background``);
+conftest's ``real_cache`` fixture returns its :class:`RealCache`. Every test that reads
+a real cache of the demo cases reads this one (never mutate it: conftest's
+``cache_copy`` gives a copy).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.harness.background import build_dir, builder
+
+
+@dataclass(frozen=True)
+class RealCache:
+    """A cache built by ``demo.build_cache``.
+
+    ``summary`` is the JSON printed by ``python -m demo.build_cache`` (per case:
+    ``calls``, ``compile_kwargs``, ``train``, and per call the ``lookups`` torch
+    made and the entry files it ``writes``; see demo/build_cache.py).
+    """
+
+    root: Path
+    summary: dict[str, Any]
+    pgo: Path | None = None
+    """A dir holding the ``dynamo/`` folder torch wrote while building (PGO state
+    under a job id), moved out of ``root``: its presence changes what ``match``
+    can decide, so tests that want it copy it in (:meth:`with_pgo`)."""
+
+    def with_pgo(self, dst: Path) -> None:
+        """Copy torch's PGO state (``dynamo/``) into the cache copy ``dst``."""
+        assert self.pgo is not None and (self.pgo / "dynamo").is_dir()
+        shutil.copytree(self.pgo / "dynamo", dst / "dynamo", dirs_exist_ok=True)
+
+    @property
+    def fxgraph(self) -> Path:
+        return self.root / "fxgraph"
+
+    @property
+    def aotautograd(self) -> Path:
+        return self.root / "aotautograd"
+
+    def key_dir(self, kind: str, key: str) -> Path:
+        """Directory of ``key``: fxgraph/<key[1:3]>/<key> or aotautograd/<key>."""
+        if kind == "fxgraph":
+            return self.fxgraph / key[1:3] / key
+        if kind == "aotautograd":
+            return self.aotautograd / key
+        raise ValueError(kind)
+
+    def writes(self, case: str) -> list[dict[str, Any]]:
+        """Every entry file written while building ``case`` (all calls, in order)."""
+        return [w for call in self.summary["cases"][case]["writes"] for w in call]
+
+
+@builder("real_cache")
+def build() -> RealCache:
+    """Compile every case into a fresh cache (``python -m demo.build_cache``, PGO state
+    under the job id ``fxcache-tests`` moved aside into ``pgo``)."""
+    from demo.build_cache import build_cache_subprocess
+
+    root = build_dir("real-cache") / "inductor"
+    summary = build_cache_subprocess(root, pgo_job_id="fxcache-tests", corpus=("tests.harness.cases",))
+    pgo = root.parent / "pgo"
+    pgo.mkdir()
+    if (root / "dynamo").is_dir():
+        shutil.move(root / "dynamo", pgo / "dynamo")
+    return RealCache(root=root, summary=summary, pgo=pgo)

@@ -1,0 +1,208 @@
+"""Torch's answers to the oracle queries the suite asks every run, recorded once.
+
+    python -m tests.harness.recorded [--out tests/data/oracle-answers.json]
+
+builds the session's real cache as the tests do (:func:`tests.harness.real_cache.build`),
+asks torch every call of :func:`recorded_calls` on a copy of it
+(:func:`tests.harness.oracle.answers`: each a fresh process's first call) and writes the
+answers with the torch version that gave them. The tests read them back
+(:func:`answers_for`) instead of asking torch again: torch stays the judge, asked once
+per torch version. ``tests/torch/test_recorded_answers.py`` fails when the installed
+torch is not the one that recorded them, when the call lists changed, or when this
+session's real cache was not built as the recorded one was: rerun this script then.
+
+Key and entry names are hashes of system facts and of content (paths, ISA-dependent
+code), so they differ between builds and machines. The file never holds one: a key or
+entry of the real cache is named by the write of the build that made it
+(``@key:CASE:CALL:N``, ``@entry:CASE:CALL:N``: the N-th file written by the CALL-th call
+of CASE, as the build's summary lists them), one the query itself made by its order in
+the answer (``@new:I``), and :func:`answers_for` puts this session's names back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.harness.oracle import call_id
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "oracle-answers.json"
+
+# Answer fields that name a key or an entry of the cache (nested in lookups, writes, fx_refs).
+_NAME_FIELDS = ("key", "hit", "entry", "candidates")
+# Fields of the oracle's answer that are of the process and copy it ran in, never compared.
+_DROPPED = ("cache_dir", "pid")
+
+
+def recorded_calls() -> dict[str, list[tuple]]:
+    """The calls whose answers are recorded, by how they are asked: ``real`` (a child of
+    the oracle's fork server on a copy of the real cache), ``with_profile`` (the same, on
+    a copy with the PGO state its build saved put back) and ``fresh`` (a fresh ``python
+    -m tests.harness.oracle`` process on a copy of the real cache). Taken from the test
+    files that ask them."""
+    from tests.torch import test_oracle_suite as suite
+    from tests.torch import test_real_cache as real
+    from tests.torch import test_torch_oracle as fork
+
+    calls = [*real.ORACLE_CALLS, *[tuple(p.values) for p in suite.PARAMS], suite.AFTER_RECOMPILE]
+    unique = {call_id(*c): c for c in calls}
+    return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
+            "fresh": list(fork.EQUIVALENCE_QUERIES)}
+
+
+def _names(summary: dict[str, Any]) -> dict[str, str]:
+    """This build's key and entry names -> their stable names (first write wins)."""
+    out: dict[str, str] = {}
+    for case, body in summary["cases"].items():
+        for n_call, writes in enumerate(body["writes"]):
+            for n, w in enumerate(writes):
+                out.setdefault(w["key"], f"@key:{case}:{n_call}:{n}")
+                out.setdefault(w["entry"], f"@entry:{case}:{n_call}:{n}")
+    return out
+
+
+def build_shape(summary: dict[str, Any]) -> dict[str, list[list[list[str]]]]:
+    """What of a build the stable names rely on: per case, per call, each write's kind,
+    phase and the stable name of its key (so which writes share a key)."""
+    names = _names(summary)
+    return {case: [[[w["kind"], w.get("phase") or "", names[w["key"]]] for w in writes]
+                   for writes in body["writes"]]
+            for case, body in summary["cases"].items()}
+
+
+def _stable(answer: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """``answer`` with stable names. Torch lists a lookup's ``candidates`` sorted by
+    entry name, a hash: here they are sorted by stable name, and the names of new keys
+    and entries are numbered in the order torch looked them up and wrote them, never in
+    a candidates list's order."""
+    new: dict[str, str] = {}
+
+    def name(v: str) -> str:
+        if v in names:
+            return names[v]
+        return new.setdefault(v, f"@new:{len(new)}")
+
+    def walk(v: Any, field: str | None = None, candidates: bool = True) -> Any:
+        if isinstance(v, dict):
+            return {k: walk(x, k, candidates) for k, x in v.items()
+                    if k not in _DROPPED and (candidates or k != "candidates")}
+        if isinstance(v, list):
+            out = [walk(x, field, candidates) for x in v]
+            return sorted(out) if field == "candidates" else out
+        if isinstance(v, str) and field in _NAME_FIELDS:
+            return name(v)
+        return v
+
+    walk(answer, candidates=False)  # numbers the new names first
+    return walk(answer)
+
+
+def stable_form(answer: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` (as :func:`tests.harness.oracle.torch_lookups` returns it, on a copy of
+    the real cache whose build ``summary`` is given) as the file states answers: keys
+    and entries by the build's write that made them, or ``@new:I``; no path, no pid."""
+    return _stable(answer, _names(summary))
+
+
+def recorded(group: str, path: Path = DATA) -> dict[str, dict]:
+    """The recorded answers of the calls of ``group``, in their stable form (compare with
+    :func:`stable_form` of an answer asked now)."""
+    rec = load(path)
+    answers = rec["fresh"] if group == "fresh" else rec["answers"]
+    return {cid: answers[cid] for cid in rec["calls"][group]}
+
+
+def _local(answer: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    def name(v: str) -> str:
+        kind, _, where = v[1:].partition(":")
+        if kind == "new":
+            return f"new-{where}"  # a name no cache of the session has
+        case, n_call, n = where.split(":")
+        return summary["cases"][case]["writes"][int(n_call)][int(n)][kind]
+
+    def walk(v: Any, field: str | None = None) -> Any:
+        if isinstance(v, dict):
+            return {k: walk(x, k) for k, x in v.items()}
+        if isinstance(v, list):
+            out = [walk(x, field) for x in v]
+            return sorted(out) if field == "candidates" else out  # torch's order: by name
+        if isinstance(v, str) and v.startswith(("@key:", "@entry:", "@new:")):
+            return name(v)
+        return v
+
+    return walk(answer)
+
+
+def load(path: Path = DATA) -> dict[str, Any]:
+    """The recorded file: ``torch_version``, ``calls`` (group -> call ids), ``build``
+    (:func:`build_shape` of the recorder's real cache), ``answers`` (call id -> the
+    answer with stable names, asked of the fork server) and ``fresh`` (the same, asked
+    of fresh processes)."""
+    return json.loads(path.read_text())
+
+
+def answers_for(summary: dict[str, Any], group: str, path: Path = DATA) -> dict[str, dict]:
+    """The recorded answers of the calls of ``group`` (see :func:`recorded_calls`), as
+    :func:`tests.harness.oracle.answers` returns them, in the names of the real cache
+    whose build ``summary`` is given (this session's). Raises ``KeyError`` for a call
+    not recorded."""
+    return {cid: _local(a, summary) for cid, a in recorded(group, path).items()}
+
+
+def record(out: Path = DATA) -> None:
+    """Build the real cache, ask torch every recorded call, write ``out``."""
+    import shutil
+    import tempfile
+
+    import torch
+
+    tmp = tempfile.mkdtemp(prefix="fxcache-record-tmp-")
+    os.environ["TMPDIR"] = tmp  # torch's precompiled headers, as the tests' torch processes
+    tempfile.tempdir = None
+    try:
+        from tests.harness import oracle
+        from tests.harness.background import build_dir
+        from tests.harness.real_cache import build
+
+        real = build()
+        names = _names(real.summary)
+        calls = recorded_calls()
+        got = oracle.answers(real.root, calls["real"])
+        with_profile = build_dir("real-cache-profile") / "inductor"
+        shutil.copytree(real.root, with_profile, symlinks=True)
+        real.with_pgo(with_profile)
+        got.update(oracle.answers(with_profile, calls["with_profile"]))
+        fresh = {}
+        for case, shapes in calls["fresh"]:
+            copy = build_dir("fresh-oracle") / "cache"
+            shutil.copytree(real.root, copy, symlinks=True)
+            fresh[call_id(case, shapes)] = oracle.torch_lookups(copy, case, shapes, fresh=True)
+        body = {
+            "torch_version": torch.__version__,
+            "recorded_by": "python -m tests.harness.recorded",
+            "calls": {g: [call_id(*c) for c in cs] for g, cs in calls.items()},
+            "build": build_shape(real.summary),
+            "answers": {cid: _stable(a, names) for cid, a in sorted(got.items())},
+            "fresh": {cid: _stable(a, names) for cid, a in sorted(fresh.items())},
+        }
+        out.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m tests.harness.recorded", description=__doc__.split("\n")[0])
+    p.add_argument("--out", type=Path, default=DATA)
+    ns = p.parse_args(argv)
+    record(ns.out)
+    print(f"wrote {ns.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -147,7 +147,7 @@ def _child(conn, req: dict) -> None:
         conn.send(os.getpid())
         sys.argv = ["fxcache", *req["args"]]
         try:
-            from fxcache_cli.app import main
+            from fxcache_cli.fxcache import main
 
             main()
             code = 0

@@ -75,7 +75,7 @@ def test_an_old_spelling_prints_what_its_command_prints_and_one_deprecation_line
 @pytest.mark.parametrize("cmd,old", [("match", "--audit"), ("match", "--coverage"), ("match", "--range"),
                                      ("ls", "--dupes")])
 def test_an_old_spelling_is_not_in_its_commands_help(cmd, old):
-    text = fxcache_in_process(cmd, "--help").stdout
+    text = fxcache_forked(cmd, "--help").stdout
     options = [line.split()[1] if line.split()[0].endswith(",") else line.split()[0]
                for line in text.splitlines() if line.lstrip().startswith("-")]
     assert "--json" in options and old not in options

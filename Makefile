@@ -2,7 +2,7 @@
 #   make demo   build a real torch.compile cache (CPU) and tour every command on it
 #   make test   the full suite, what CI runs: unit, cli, then torch (builds its real caches
 #               once per session, in a temp dir, in the background while the fast tiers run)
-#   make test-fast  every test that needs no torch compile (tests/unit, tests/cli; -m "not torch")
+#   make test-fast  every test that needs no torch compile and is quick (tests/unit, tests/cli; -m "not torch and not slow")
 #   make lint   ruff, then import-linter's layers and no-cycle contracts (pyproject.toml)
 #   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
 #               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000),
@@ -32,7 +32,7 @@ test: setup
 	$(BIN)/python -m pytest -q
 
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not torch" tests/unit tests/cli
+	$(BIN)/python -m pytest -q -m "not torch and not slow" tests/unit tests/cli
 
 bench: setup
 	$(BIN)/python -m pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name

@@ -52,6 +52,17 @@ class LazyGroup(TyperGroup):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
+        """Shell completion (``--install-completion``) of a command name, from the
+        table: typer's own would import every command module on each TAB."""
+        from typer._click.shell_completion import CompletionItem
+        from typer._click.utils import make_default_short_help
+
+        items = [CompletionItem(name, help=make_default_short_help(info.summary))
+                 for name, info in commands_dict.items() if name.startswith(incomplete)]
+        # The group's own options (--cache-dir...): click's Command.shell_complete.
+        return items + super(TyperGroup, self).shell_complete(ctx, incomplete)
+
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         # typer's own, but suggesting close names ("Did you mean ...?") from the
         # table, not from the commands loaded so far.
@@ -72,7 +83,7 @@ app = typer.Typer(
     cls=LazyGroup,
     help="See into, and keep in order, PyTorch Inductor's on-disk compile cache.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion: typer's, for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help texts show [d0,d1,...] literally
     context_settings={"help_option_names": ["-h", "--help"]},

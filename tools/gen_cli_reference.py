@@ -13,8 +13,9 @@
 - in ``docs/reference/json.md``, the part between ``<!-- reason-codes: begin -->``
   and ``<!-- reason-codes: end -->``: every reason code fxcache_core gives, found
   with ``ast`` as the literal code of a :class:`fxcache_core.reasons.Reason`
-  (``Reason(text, "code")``) or a ``*_code=``/``code=`` keyword, with the modules
-  that give it. Codes made at run time from a variable cannot be found this way.
+  (``Reason(text, "code")``) or a ``*_code=``/``code=`` keyword, with the first
+  text the code gives it (``…`` for each value filled in at run time) and the
+  modules that give it. Codes made at run time from a variable cannot be found this way.
 
 ``--check`` writes nothing, prints a diff and exits 1 when a page differs from
 what the code gives now (``tests/cli/test_docs.py`` runs it).
@@ -32,6 +33,7 @@ import re
 import sys
 import tokenize
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -141,9 +143,26 @@ def cli_page() -> str:
     return "\n".join(out)
 
 
-def reason_codes() -> dict[str, set[str]]:
-    """Every literal reason code in fxcache_core -> the modules that give it."""
-    found: dict[str, set[str]] = defaultdict(set)
+@dataclass
+class _Code:
+    """What the code says of one reason code: the modules that give it, and its first text."""
+
+    modules: set[str] = field(default_factory=set)
+    example: str = ""
+
+
+def _words(node: ast.expr) -> str:
+    """A reason's text as the code spells it: a literal, or an f-string with ``…`` for each hole."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "…" for v in node.values)
+    return ""
+
+
+def reason_codes() -> dict[str, _Code]:
+    """Every literal reason code in fxcache_core -> the modules that give it, and an example text."""
+    found: dict[str, _Code] = defaultdict(_Code)
     for path in sorted((REPO_ROOT / "fxcache_core").rglob("*.py")):
         mod = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__")
         for node in ast.walk(ast.parse(path.read_text())):
@@ -151,19 +170,23 @@ def reason_codes() -> dict[str, set[str]]:
                 continue
             cands = []
             if getattr(node.func, "id", getattr(node.func, "attr", None)) == "Reason" and len(node.args) >= 2:
-                cands.append(node.args[1])
-            cands += [k.value for k in node.keywords if k.arg and (k.arg == "code" or k.arg.endswith("_code"))]
-            for c in cands:
+                cands.append((node.args[1], _words(node.args[0])))
+            cands += [(k.value, "") for k in node.keywords
+                      if k.arg and (k.arg == "code" or k.arg.endswith("_code"))]
+            for c, words in cands:
                 if isinstance(c, ast.Constant) and isinstance(c.value, str) and _CODE.match(c.value):
-                    found[c.value].add(mod)
+                    row = found[c.value]
+                    row.modules.add(mod)
+                    row.example = row.example or words
     return found
 
 
 def json_page(current: str) -> str:
     """docs/reference/json.md with its reason-code table made again."""
     codes = reason_codes()
-    table = ["| code | given by |", "|---|---|",
-             *(f"| `{c}` | {', '.join(f'`{m}`' for m in sorted(codes[c]))} |" for c in sorted(codes))]
+    table = ["| code | for example | given by |", "|---|---|---|",
+             *(f"| `{c}` | {_cell(codes[c].example)} | {', '.join(f'`{m}`' for m in sorted(codes[c].modules))} |"
+               for c in sorted(codes))]
     head, sep, rest = current.partition(_BEGIN)
     if not sep or _END not in rest:
         raise ValueError(f"{JSON_PAGE} has no {_BEGIN} ... {_END} part")

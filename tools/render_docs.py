@@ -29,7 +29,8 @@ output changed:
 - the command runs as ``fxcache ARGS`` with ``TORCHINDUCTOR_CACHE_DIR`` set to
   the copy (torch's own way of naming the cache dir, so the shown command needs no
   ``--cache-dir``), ``COLUMNS=100``, ``NO_COLOR=1`` and ``FXCACHE_NO_INDEX=1``
-  (nothing written outside the workspace, every run a cold one), and ``TMPDIR``
+  (nothing written outside the workspace, every run a cold one), no other
+  ``TORCHINDUCTOR_*``, ``TORCH_*``, ``TRITON_*`` or ``FXCACHE_*`` variable, and ``TMPDIR``
   the workspace (torch's default cache dir, where precompiled headers live, is
   then an empty one, not this machine's);
 - in what it prints, the copy's path reads :data:`SHOWN_CACHE_DIR`, the
@@ -78,6 +79,8 @@ _BLOCK = re.compile(
     r"^<!-- fxcache: (?P<cache>\S+) (?P<args>.+?) -->\n```console\n(?P<body>.*?)^```[ \t]*$",
     re.M | re.S,
 )
+# Variables of the caller's environment that would change what a command prints.
+_NOT_PASSED = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "FXCACHE_")
 _HEAD = re.compile(r"\s*\|\s*head -n (\d+)\s*$")
 _ECHO = re.compile(r"\s*;\s*echo \$\?\s*$")
 
@@ -143,11 +146,10 @@ def run_shown(shown: Shown, ws: Path, stamp: float) -> str:
     if m := _HEAD.search(args):
         args, head = args[: m.start()], int(m[1])
     argv = shlex.split(args.replace("{trace}", "trace"))
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache), COLUMNS="100", NO_COLOR="1",
-               FXCACHE_NO_INDEX="1", TMPDIR=str(ws), PYTHONPATH=os.pathsep.join(
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_NOT_PASSED) and k != "FORCE_COLOR"}
+    env.update(TORCHINDUCTOR_CACHE_DIR=str(cache), COLUMNS="100", NO_COLOR="1", FXCACHE_NO_INDEX="1",
+               TMPDIR=str(ws), PYTHONPATH=os.pathsep.join(
                    [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    env.pop("FORCE_COLOR", None)
-    env.pop("TRITON_CACHE_DIR", None)
     proc = subprocess.run([sys.executable, "-m", "fxcache_cli", *argv], cwd=ws, env=env,
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     out = proc.stdout

@@ -83,7 +83,7 @@ def test_the_reference_names_every_command_and_exit_code():
     for code in (_errors.SUCCESS, _errors.FAILURE, _errors.BAD_INPUT, _errors.UNDECIDED,
                  _errors.INTERRUPTED, _errors.BROKEN_PIPE):
         assert re.search(rf"^\| {code} \| `", page, re.M)
-    assert "| `clause-failed` |" in gen_cli_reference.JSON_PAGE.read_text()
+    assert "| `clause-failed` | " in gen_cli_reference.JSON_PAGE.read_text()
 
 
 def test_every_page_the_readme_links_to_is_in_the_site():

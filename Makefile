@@ -7,6 +7,8 @@
 #   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
 #               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000),
 #               then listing a Redis remote cache (needs redis-server), then explain on a 100 MB trace
+#   make docs   the manual (docs/, mkdocs.yml) built into site/ with mkdocs build --strict; its
+#               outputs and CLI reference are checked by tests/cli/test_docs.py (make test-fast)
 #   make setup  just the venv: pinned CPU torch 2.13.0 + fxcache in editable mode
 
 PYTHON ?= python3
@@ -16,7 +18,7 @@ STAMP  := $(VENV)/.fxcache-installed
 DEMO_CACHE ?= demo-cache
 BENCH_SIZES ?= 1000,10000
 
-.PHONY: setup demo test test-fast lint bench clean
+.PHONY: setup demo test test-fast lint docs bench clean
 
 setup: $(STAMP)
 
@@ -34,6 +36,9 @@ test: setup
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not torch and not slow" tests/unit tests/cli
 
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 bench: setup
 	$(BIN)/python -m pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name
 	$(BIN)/python -m benchmarks.bench_scale --sizes $(BENCH_SIZES)
@@ -45,4 +50,4 @@ lint: setup
 	$(BIN)/lint-imports --no-cache
 
 clean:
-	rm -rf $(VENV) $(DEMO_CACHE) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(DEMO_CACHE) site .pytest_cache .ruff_cache .hypothesis

@@ -221,7 +221,7 @@ def _console(**kwargs: Any) -> Any:
 
         def on_broken_pipe(self) -> None:
             """The reader of stdout went away: rich's own exits 1; ``main()`` turns the
-            error into exit 141, as for every other command (README: exit codes)."""
+            error into exit 141, as for every other command (docs/reference/cli.md: exit codes)."""
             self.quiet = True
             raise BrokenPipeError(32, "Broken pipe")
 

@@ -352,7 +352,7 @@ class ExplainReport:
         return out
 
     def to_json(self) -> dict[str, object]:
-        """The JSON contract of ``fxcache explain --json`` (README: "Why did it miss"):
+        """The JSON contract of ``fxcache explain --json`` (docs/reference/json.md; docs/tasks/why-recompile.md):
         ``lookups`` (:meth:`json_lookups`), then :meth:`json_head`'s fields."""
         return {"lookups": list(self.json_lookups()), **self.json_head()}
 

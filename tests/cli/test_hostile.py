@@ -7,7 +7,7 @@ gigabytes, terminal escapes and a lone surrogate in a guards string, a file
 name that is not UTF-8 and holds an escape and a newline. Every command must
 end without a traceback, with its documented exit code, under 300 MB of peak
 RSS, and quickly (the timeout is a stall detector, not a speed target: see the
-README's Safety section for measured times), and must never write a control
+docs/safety.md for measured times), and must never write a control
 character that came from the cache to the terminal.
 """
 

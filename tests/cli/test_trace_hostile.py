@@ -4,8 +4,8 @@ Synthetic on purpose: the traces (tests/synth_trace.py) and caches (tests/synth.
 hold what an attacker who writes a trace file, or the index dir, can write; no
 torch compile can be made to. Each attack runs the command in a fresh process,
 measured by a parent process (peak RSS and CPU of the command, from
-``RUSAGE_CHILDREN``) under a timeout, and checks the promises of the README's
-Safety section: no traceback (one line and exit 2, or the item reported), under
+``RUSAGE_CHILDREN``) under a timeout, and checks the promises of docs/safety.md:
+no traceback (one line and exit 2, or the item reported), under
 300 MB, CPU under 2 s over the normal case, nothing outside the cache and index
 dir changed (checksums of a victim dir before and after), no control character
 from the trace written raw, no hang.

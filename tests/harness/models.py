@@ -5,9 +5,9 @@ fixed seed; nothing is downloaded), compiles it the way a user would
 (``torch.compile(model)``, or ``torch.compile`` of a function that calls the
 model), and knows how to make the inputs of one call from a small JSON
 description (``{"batch": 2, "seq": 8}``). It also knows how a user describes that
-call to ``fxcache match``, word for word as the README says (:meth:`Workload.match_args`).
+call to ``fxcache match``, word for word as docs/tasks/will-this-call-hit.md says (:meth:`Workload.match_args`).
 
-The workloads cover what the README's match section promises on real models:
+The workloads cover what the docs' match page (docs/tasks/will-this-call-hit.md) promises on real models:
 
 * ``gpt2_module``: ``torch.compile(GPT2LMHeadModel, dynamic=True)`` called with a
   keyword (``model(input_ids=ids)``): sources ``L['kwargs']['input_ids']``.
@@ -64,7 +64,7 @@ class Workload:
             callable (a compiled module, or a compiled function around the model).
         make_inputs: call description -> ``(args, kwargs)`` for ``compiled``.
         describe: call description -> the ``--shapes`` items a user gives
-            ``fxcache match`` for that call (README's naming).
+            ``fxcache match`` for that call (the docs' naming).
         fn: what the user passes as ``--fn`` (the compiled function, or the
             class of a module compiled whole).
         dynamic: ``torch.compile(dynamic=...)``.
@@ -82,7 +82,7 @@ class Workload:
     train: bool = False
 
     def match_args(self, call: Call) -> list[str]:
-        """``fxcache match`` arguments for ``call``, as the README tells a user to write them."""
+        """``fxcache match`` arguments for ``call``, as the docs tell a user to write them."""
         mode = {True: "true", None: "none", False: "false"}[self.dynamic]
         out = ["--fn", self.fn, "--dynamic", mode]
         for item in self.describe(call):
@@ -260,6 +260,6 @@ def fresh_state() -> None:
 
 
 def describe_all() -> str:
-    """The workloads and the calls that build their cache, as JSON (for the README)."""
+    """The workloads and the calls that build their cache, as JSON (for the docs)."""
     return json.dumps({n: {"fn": w.fn, "dynamic": w.dynamic, "build": w.build_calls}
                        for n, w in WORKLOADS.items()}, indent=1)

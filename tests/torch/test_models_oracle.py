@@ -10,7 +10,7 @@ dynamic, and BERT with two marked dims the graph forces equal.
 Torch's lookups for every query are recorded in ONE fresh process
 (``tests.harness.model_runs oracle``): before each query it resets Dynamo as if the
 process were new and deletes what the previous query wrote. Each call is then
-described to ``fxcache match`` exactly as the README tells a user to
+described to ``fxcache match`` exactly as the docs tell a user to
 (``Workload.match_args``: ``--fn`` the function or model class, ``--dynamic``,
 ``--shapes`` by keyword, parameter name or position) and every lookup torch made
 on a key the cache had must be answered, hit or miss with the entry, as torch did.

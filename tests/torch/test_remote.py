@@ -213,7 +213,7 @@ def parse_key(name: str) -> str:
 def test_a_dry_run_does_not_make_the_same_plan_find_nothing_old(server, client):
     """Redis before 7.2 (Debian 12's 7.0) counts every GET as a use: fxcache reads the
     idle times before any value, remembers its own reads outside Redis, and discounts
-    them, so the README's dry-run-then---yes workflow plans the same keys twice. A
+    them, so the docs' dry-run-then---yes workflow (docs/tasks/remote-cache.md) plans the same keys twice. A
     read by anyone else still counts."""
     from fxcache_core.remote import redis_store as remote
 

@@ -10,9 +10,8 @@ import os
 import subprocess
 import sys
 
-from helpers import REPO_ROOT
-
 from fxcache_cli._commands import commands_dict
+from tests.helpers import REPO_ROOT
 
 # The shell's completion function runs `fxcache` with these variables set; at exit
 # (completion ends in sys.exit) the child writes the modules it loaded to stderr.

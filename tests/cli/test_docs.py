@@ -14,8 +14,8 @@ import subprocess
 import sys
 
 import pytest
-from helpers import REPO_ROOT
 
+from tests.helpers import REPO_ROOT
 from tools import gen_cli_reference, render_docs
 
 # The pages README.md links to: each must exist and be in mkdocs.yml's nav.

@@ -16,10 +16,10 @@ import subprocess
 import sys
 
 import pytest
-from helpers import REPO_ROOT
-from synth import fake_key, fx_entry_bytes, write_entry
 
 from fxcache_core.cache.keys import KeyKind
+from tests.helpers import REPO_ROOT
+from tests.synth import fake_key, fx_entry_bytes, write_entry
 
 _SGR = re.compile(r"\x1b\[([0-9;]*)m")
 

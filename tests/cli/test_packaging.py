@@ -18,9 +18,9 @@ import zipfile
 from email.parser import Parser
 
 import pytest
-from helpers import REPO_ROOT
 
 from fxcache_cli._commands import commands_dict
+from tests.helpers import REPO_ROOT
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the metadata is the same on 3.10
 

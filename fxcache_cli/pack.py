@@ -158,7 +158,10 @@ def unpack_cmd(
     from ._context import state
 
     path = Path(pack)
-    size = path.stat().st_size if path.is_file() else 0
+    try:
+        size = path.stat().st_size if path.is_file() else 0
+    except (OSError, ValueError):
+        size = 0  # a name over the system's limit...: verify_pack refuses it in one line
     prog = ReadProgress(size, enabled=not as_json, label="verifying")
     try:
         manifest = verify_pack(path, on_bytes=prog.advance)

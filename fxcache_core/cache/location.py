@@ -51,7 +51,8 @@ def resolve_cache_dir(
     the result is made absolute (``os.path.abspath``, no symlink resolution).
 
     Raises:
-        CacheDirError: the directory does not exist or is not a directory; the
+        CacheDirError: the directory does not exist, is not a directory, or cannot
+            be looked up (a name longer than the system allows, a loop of links); the
             message names where it came from (for ``explicit``, the parameter
             ``explicit_name`` that gave it, such as ``"other_cache_dir"``, through
             :func:`~fxcache_core.errors.param`, which the error also carries as its
@@ -63,8 +64,14 @@ def resolve_cache_dir(
     source = param(explicit_name) if explicit is not None else (ENV_VAR if raw is not None else "default")
     given = {"param": explicit_name, "value": explicit} if explicit is not None else {}
     path = Path(os.path.abspath(raw)) if raw is not None else default_cache_dir()
-    if not path.exists():
-        raise CacheDirError(f"cache dir {path} ({source}) does not exist", **given)
+    try:  # a name over NAME_MAX, a loop of links...: one line, never a traceback
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise CacheDirError(f"cache dir {path} ({source}) does not exist", **given) from None
+    except OSError as e:
+        raise CacheDirError(f"cache dir {path} ({source}) cannot be read: {e.strerror or e}", **given) from None
+    except ValueError:  # a NUL byte in the name
+        raise CacheDirError(f"cache dir {path!r} ({source}) is not a valid path", **given) from None
     if not path.is_dir():
         raise CacheDirError(f"cache dir {path} ({source}) is not a directory", **given)
     if not os.access(path, os.R_OK | os.X_OK):

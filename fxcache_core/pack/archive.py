@@ -88,14 +88,17 @@ def write_pack(plan: PackPlan, out: Path, on_bytes: Callable[[int], None] | None
 
     Raises:
         PackError: a member changed since it was planned, or is no longer a regular file;
-            ``out`` cannot be written (a directory, no such dir, no space).
+            ``out`` cannot be written (a directory, no such dir, a name over the system's
+            limit, no space).
     """
     out = Path(out)
     manifest = plan.manifest.to_bytes()
     try:
         st = os.lstat(out)
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         st = None
+    except OSError as e:  # a name over the system's limit, no permission on a dir above it
+        raise PackError(f"cannot write the pack {out}: {e.strerror or e}", param="out", value=str(out)) from None
     if out.is_dir():
         raise PackError(f"cannot write the pack {out}: it is a directory")
     if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from fxcache_core.fsutil import DirRefused, DirWalker, create_new
 from fxcache_core.pack.manifest import Member, PackError
-from fxcache_core.pack.unpack import UnpackPlan, check_member, read_members
+from fxcache_core.pack.unpack import UnpackPlan, check_member, existing_in, read_members
 
 MAX_OPEN_DIRS = 64
 """Dir fds :class:`_Dirs` keeps open at once."""
@@ -126,12 +126,12 @@ def _check_space(root: Path, need: int) -> None:
     """Refuse, before writing, a pack whose new files would not fit on the cache dir's
     file system (with 64 MiB to spare): a manifest may list members of any size."""
     at = Path(root)
-    while not at.exists() and at != at.parent:
-        at = at.parent
     try:
+        while not at.exists() and at != at.parent:
+            at = at.parent
         st = os.statvfs(at)
     except OSError:
-        return
+        return  # cannot say: opening the cache dir then refuses it in one line
     free = st.f_bavail * st.f_frsize
     if need + (64 << 20) > free:
         raise PackError(f"the pack adds {need} bytes; {at} has {free} free: nothing written")
@@ -139,7 +139,8 @@ def _check_space(root: Path, need: int) -> None:
 
 def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = None) -> UnpackResult:
     """Write the members ``plan`` adds (module docstring); skip identical ones; never
-    overwrite a file (one that appeared since the plan becomes a conflict).
+    overwrite a file (one that appeared since the plan is compared with the member:
+    the same bytes are counted identical, others become a conflict).
 
     Raises:
         PackError: the archive changed since it was verified, or the cache dir
@@ -173,8 +174,11 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
                 if _publish(dfd, tmp, name):
                     linked.append((rel_dir, name, ino))
                     added.append(m)
+                elif (there := existing_in(dfd, name, m.size)) == m.sha256:
+                    identical.append(m)  # another unpack of the same pack wrote it meanwhile
                 else:
-                    conflicts[m.path] = "a file that appeared while unpacking"
+                    conflicts[m.path] = ("a file that appeared while unpacking" if there is None
+                                         or not there.startswith("not ") else there)
                 try:
                     os.unlink(tmp, dir_fd=dfd)
                 except FileNotFoundError:

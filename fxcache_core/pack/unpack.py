@@ -26,7 +26,6 @@ rather than replace a file that appeared meanwhile) and removes the temp name.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import os
@@ -43,6 +42,7 @@ from typing import IO, Any, Literal
 from fxcache_core.cache.keys import HASH_CHARS
 from fxcache_core.fsutil import DirRefused, DirWalker, NotRegularFile, WalkFailure, open_regular
 from fxcache_core.pack.closure import NEEDED
+from fxcache_core.pack.gunzip import GzipReader
 from fxcache_core.pack.manifest import (
     MANIFEST_NAME,
     MAX_MANIFEST_BYTES,
@@ -125,11 +125,15 @@ def read_members(path: Path) -> Iterator[tuple[Manifest, Iterator[tuple[Member, 
     """
     raw = _open_pack(path)
     with raw:
-        head = raw.read(2)
-        raw.seek(0)
+        try:
+            head = raw.read(2)
+            raw.seek(0)
+        except OSError as e:  # /proc/self/mem: EIO
+            raise PackError(f"cannot read the pack {path}: {e.strerror or e}", param="pack",
+                            value=str(path)) from None
         if head != b"\x1f\x8b":
             _no_holes(raw, path)
-        stream: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if head == b"\x1f\x8b" else raw
+        stream: IO[bytes] = GzipReader(raw) if head == b"\x1f\x8b" else raw
         capped = _Capped(stream, MAX_MANIFEST_BYTES + _END_SLACK, raw if stream is not raw else None)
         try:
             tar = tarfile.open(fileobj=io.BufferedReader(capped, _CHUNK), mode="r|")
@@ -346,9 +350,15 @@ class UnpackPlan:
 
 def plan_unpack(pack: Path, root: Path, manifest: Manifest) -> UnpackPlan:
     """Compare each member of a verified pack with what is under ``root`` now
-    (read only, never following a link; ``root`` need not exist)."""
+    (read only, never following a link; ``root`` need not exist).
+
+    Raises:
+        PackError: ``root`` cannot be looked up (a name over the system's limit, no
+            permission on a dir above it): naming the parameter ``cache_dir``.
+    """
     actions: list[tuple[Member, Action]] = []
     conflicts: dict[str, str] = {}
+    _check_root(Path(root))
     for m in manifest.members:
         there = _existing(root, m.path, m.size)
         if there is None:
@@ -361,12 +371,26 @@ def plan_unpack(pack: Path, root: Path, manifest: Manifest) -> UnpackPlan:
     return UnpackPlan(Path(pack), Path(root), manifest, tuple(actions), conflicts)
 
 
+def _check_root(root: Path) -> None:
+    """Refuse a cache dir that cannot be looked up for a reason other than its absence
+    (a name longer than the system allows, a loop of links, no permission).
+
+    Raises:
+        PackError: naming the parameter ``cache_dir``.
+    """
+    try:
+        os.stat(root)
+    except (FileNotFoundError, NotADirectoryError):
+        return  # made when unpacking (or refused then, one line)
+    except OSError as e:
+        raise PackError(f"cannot open the cache dir {root}: {e.strerror or e}", param="cache_dir",
+                        value=str(root)) from None
+
+
 def _existing(root: Path, rel: str, size: int) -> str | None:
-    """None: nothing at ``root/rel`` (or a dir on the way is missing); else the sha256
-    of the regular file there (read only when it has ``size`` bytes: at most that
-    many are read), or what is there instead (``"a different file"``, ``"not ..."``).
-    The dirs on the way are walked without following a link
-    (:class:`~fxcache_core.fsutil.DirWalker`)."""
+    """None: nothing at ``root/rel`` (or a dir on the way is missing); else what
+    :func:`existing_in` says of the name there. The dirs on the way are walked
+    without following a link (:class:`~fxcache_core.fsutil.DirWalker`)."""
     try:
         walker = DirWalker(root)
     except FileNotFoundError:
@@ -379,26 +403,39 @@ def _existing(root: Path, rel: str, size: int) -> str | None:
             fd, _ = walker.walk(parts[:-1])
         except DirRefused as e:
             return None if e.why is WalkFailure.GONE else "not a directory on the way (a link or a file)"
+        return existing_in(fd, parts[-1], size)
+
+
+def existing_in(dir_fd: int, name: str, size: int) -> str | None:
+    """What is at ``name`` in the dir ``dir_fd`` (never following a link): None, nothing;
+    the sha256 of the regular file there (read only when it has ``size`` bytes, at most
+    that many, opened non-blocking so a FIFO swapped in is refused, never waited on);
+    or what is there instead (``"a different file"``, ``"not ..."``)."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"not readable: {e.strerror}"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file (a link, a dir or a device)"
+    if st.st_size != size:
+        return "a different file"
+    try:
+        ffd = open_regular(name, dir_fd=dir_fd, follow_symlinks=False)
+    except NotRegularFile:
+        return "not a regular file (a link, a dir or a device)"
+    except OSError as e:
+        return f"not readable: {e.strerror}"
+    with os.fdopen(ffd, "rb") as f:
+        h, n = hashlib.sha256(), 0
         try:
-            st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return "not a regular file (a link, a dir or a device)"
-        if st.st_size != size:
-            return "a different file"
-        try:  # non-blocking: a FIFO swapped in since the stat is refused, never waited on
-            ffd = open_regular(parts[-1], dir_fd=fd, follow_symlinks=False)
-        except NotRegularFile:
-            return "not a regular file (a link, a dir or a device)"
-        except OSError as e:
-            return f"not readable: {e.strerror}"
-        with os.fdopen(ffd, "rb") as f:
-            h, n = hashlib.sha256(), 0
             while n <= size and (chunk := f.read(min(_CHUNK, size + 1 - n))):
                 h.update(chunk)
                 n += len(chunk)
-        return h.hexdigest() if n == size else "a different file"
+        except OSError as e:
+            return f"not readable: {e.strerror}"
+    return h.hexdigest() if n == size else "a different file"
 
 
-__all__ = ["UnpackPlan", "check_layout", "check_member", "plan_unpack", "read_members", "verify_pack"]
+__all__ = ["UnpackPlan", "check_layout", "check_member", "existing_in", "plan_unpack", "read_members", "verify_pack"]

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from fxcache_core.cache.keys import HASH_CHARS
+from fxcache_core.errors import param
 from fxcache_core.fsutil import DirRefused, DirWalker, NotRegularFile, WalkFailure, open_regular
 from fxcache_core.pack.closure import NEEDED
 from fxcache_core.pack.gunzip import GzipReader
@@ -383,8 +384,8 @@ def _check_root(root: Path) -> None:
     except (FileNotFoundError, NotADirectoryError):
         return  # made when unpacking (or refused then, one line)
     except OSError as e:
-        raise PackError(f"cannot open the cache dir {root}: {e.strerror or e}", param="cache_dir",
-                        value=str(root)) from None
+        raise PackError(f"cannot open the cache dir {root} ({param('cache_dir')}): {e.strerror or e}",
+                        param="cache_dir", value=str(root)) from None
 
 
 def _existing(root: Path, rel: str, size: int) -> str | None:

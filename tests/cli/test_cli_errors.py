@@ -1,8 +1,8 @@
 """The CLI's error layer: a core parameter is written as its flag. ``main()``
 installs the CLI's naming (``errors.use_names(flag_of)``), so core texts made during
 a run say ``--shapes`` where a library caller reads ``shapes``; nothing is rendered
-after the fact, so text read from a cache is never turned into a flag. No torch, no
-subprocess."""
+after the fact, so text read from a cache is never turned into a flag. No torch; the
+last tests run the command (forked) on argument paths the system refuses to look up."""
 
 from __future__ import annotations
 
@@ -143,3 +143,47 @@ def test_what_no_row_handles_is_raised_again():
     with pytest.raises(ZeroDivisionError):
         _errors.handle(ZeroDivisionError("a bug"))
     assert isinstance(FxcacheError("x"), Exception)
+
+
+# --- argument paths the system refuses to look up: one line, exit 2 ----------------
+
+LONG_NAME = "x" * 300  # a path component over NAME_MAX (255 bytes): ENAMETOOLONG
+
+
+@pytest.mark.parametrize("command", ["ls", "df", "gc", "verify", "unpack"])
+def test_a_cache_dir_name_over_the_systems_limit_is_one_line(tmp_path, command):
+    from tests.cli.test_pack_hostile import make_cache
+    from tests.helpers import run_fxcache
+
+    make_cache(tmp_path / "cache")
+    pack = tmp_path / "p.tar.gz"
+    assert run_fxcache("--cache-dir", str(tmp_path / "cache"), "pack", "--all", str(pack)).returncode == 0
+    args = [str(pack)] if command == "unpack" else []
+    r = run_fxcache("--cache-dir", str(tmp_path / LONG_NAME), command, *args)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "File name too long" in r.stderr and "--cache-dir" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("what", ["a pack name over the limit", "EIO on read"])
+def test_a_pack_that_cannot_be_read_is_one_line(tmp_path, what):
+    from tests.helpers import run_fxcache
+
+    pack, why = {"a pack name over the limit": (str(tmp_path / LONG_NAME), "File name too long"),
+                 "EIO on read": ("/proc/self/mem", "Input/output error")}[what]
+    r = run_fxcache("--cache-dir", str(tmp_path / "dst"), "unpack", pack)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and why in r.stderr, r.stderr
+    assert not (tmp_path / "dst").exists()
+
+
+@pytest.mark.parametrize("out", [LONG_NAME, f"{LONG_NAME}/p.tar.gz", "x" * 250])
+def test_a_pack_out_name_over_the_limit_is_one_line_and_nothing_written(tmp_path, out):
+    """``x * 250`` fits NAME_MAX, but its temp name beside it does not."""
+    from tests.cli.test_pack_hostile import make_cache
+    from tests.helpers import run_fxcache
+
+    make_cache(tmp_path / "cache")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    r = run_fxcache("--cache-dir", str(tmp_path / "cache"), "pack", "--all", "--json", str(tmp_path / out))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "File name too long" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before

@@ -9,14 +9,16 @@ size (read with a cap of that size: the tar header alone is never trusted), and
 of the manifest's sha256; each member's path must have the layout of its kind
 (an FX entry under ``fxgraph/<key[1:3]>/<key>/``, named by the sha256 of its
 content as torch names it, ``sha256_hash`` in torch/_inductor/codecache.py); and
-every listed member must be there. The decompressed stream is capped (the
-manifest's sizes plus the headers' share), so neither a gzip bomb nor a huge
-pax header can exhaust memory or disk.
+every listed member must be there. The gzip framing is read with every header
+field bounded (:mod:`~fxcache_core.pack.gunzip`), and the decompressed stream is
+capped (the manifest's sizes plus the headers' share), so neither a gzip bomb, a
+huge gzip header nor a huge pax header can exhaust CPU, memory or disk.
 
 :func:`plan_unpack` then says what each member would do under the cache dir:
 ``add``, ``identical`` (the same bytes are there: skipped) or ``conflict`` (a
 different file, or something not a regular file, is there: never overwritten,
-reported). :func:`execute_unpack` reads the archive a second time, writes each
+reported); a file that appears while unpacking (another unpack of the same pack)
+is compared the same way before it is called a conflict. :func:`execute_unpack` reads the archive a second time, writes each
 member to be added to a dot-prefixed temp name in its final dir (dirs opened
 relative to their parent with ``O_NOFOLLOW``, created when missing, as torch's
 ``write_atomic`` writes), checks it again against the manifest, and only when

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from fxcache_core.fsutil import open_noatime
+from fxcache_core.fsutil import open_regular
 
 _NEEDLE = b"/torch/include"
 _PRINTABLE = bytes(range(0x21, 0x7F))
@@ -65,10 +65,10 @@ def recorded_paths(path: str, *, headers: bool) -> Recorded:
     4,096 bytes either way.
 
     Raises:
-        OSError: the file cannot be opened (a symlink included) or read, or is
-            larger than :data:`MAX_READ`.
+        OSError: the file cannot be opened (a symlink included) or read, is not a
+            regular file (a FIFO is never waited on), or is larger than :data:`MAX_READ`.
     """
-    fd = open_noatime(path, follow_symlinks=False)
+    fd = open_regular(path, follow_symlinks=False, noatime=True)
     dirs: set[str] = set()
     found: set[str] = set()
     with os.fdopen(fd, "rb") as f:

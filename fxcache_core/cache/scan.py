@@ -20,7 +20,7 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind, artifact_key, is_key
 from fxcache_core.errors import KeyLookupError
-from fxcache_core.fsutil import open_noatime
+from fxcache_core.fsutil import open_regular
 from fxcache_core.reasons import Reason, code_of
 
 _KEY_CHARS = set("abcdefghijklmnopqrstuvwxyz234567")
@@ -302,12 +302,15 @@ def read_entry_bytes(path: Path) -> bytes:
     fxcache's own reads must not count as a use. Linux honours ``O_NOATIME``
     for the file's owner (and root); elsewhere, or when refused (EPERM), the
     file is read normally. Symlinks are followed, as torch's ``open`` follows
-    them (reading is harmless: nothing read is ever executed).
+    them (reading is harmless: nothing read is ever executed). Opened
+    non-blocking and checked to be a regular file on the fd itself, so a FIFO or
+    device put in the entry's place after the scan is refused, never waited on.
 
     Raises:
+        NotRegularFile: it is not a regular file (an ``OSError``).
         OSError: the file cannot be opened or read.
     """
-    with os.fdopen(open_noatime(path), "rb") as f:
+    with os.fdopen(open_regular(path, noatime=True), "rb") as f:
         return f.read()
 
 

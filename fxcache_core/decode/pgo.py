@@ -21,8 +21,8 @@ argument; a tensor's is always ``auto_dynamic``), ``stride`` likewise.
 
 :func:`read_pgo_state` decodes one such file with the restricted unpickler
 (:mod:`fxcache_core.decode.unpickler`: every class an inert stub, never
-``pickle.loads``) under the decoding memory budget, visiting at most
-:data:`MAX_PGO_NODES` objects; a truncated, hostile or unexpected file is
+``pickle.loads``) under the decoding memory budget, building and visiting at most
+:data:`MAX_PGO_NODES` objects (the unpickler stops at the first one past it); a truncated, hostile or unexpected file is
 reported in :attr:`PgoState.problem`, never raised. Strides are not read (torch
 only makes a stride dynamic when every size is static, a case fxcache does not
 judge). Never imports torch.
@@ -40,20 +40,26 @@ from typing import Any
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
 from fxcache_core.decode.unpickler import Stub, load_stubs, opt_int, opt_str
 from fxcache_core.errors import EntryDecodeError
-from fxcache_core.fsutil import open_noatime, read_capped
+from fxcache_core.fsutil import NotRegularFile, open_regular
 from fxcache_core.reasons import Reason
 
-__all__ = ["CodeProfile", "PgoState", "SourceProfile", "file_hash", "job_of", "read_pgo_state", "read_pgo_states"]
+__all__ = ["CodeProfile", "PgoState", "SourceHashes", "SourceProfile", "file_hash", "job_of",
+           "read_pgo_state", "read_pgo_states"]
 
-MAX_PGO_BYTES = 64 * 1024 * 1024
+MAX_PGO_BYTES = 8 * 1024 * 1024
 """Profiles larger than this (bytes) are not read (a real one holds a few hundred
-bytes per compiled function)."""
+bytes per compiled function); the size is checked on the open file, before a byte is read."""
 MAX_PGO_NODES = 200_000
-"""How many objects (code ids, sources, dims) reading one profile visits at most."""
+"""How many objects reading one profile builds (stubs, as the unpickler makes them) and
+then visits (code ids, sources, dims) at most."""
 MAX_PGO_FILES = 256
 """How many ``code_state_*.pkl`` files of one cache dir are read at most."""
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
 """Source files larger than this are not hashed (:func:`file_hash`)."""
+MAX_SOURCE_TOTAL_BYTES = 256 * 1024 * 1024
+"""How many bytes of source files one :class:`SourceHashes` reads at most, all files
+together; a file past it is not hashed."""
+_CHUNK = 1024 * 1024
 
 _MODULE = "torch._dynamo.pgo"
 _FILE_RE = re.compile(r"^code_state_(?P<key>.+)\.pkl$")
@@ -219,7 +225,7 @@ def decode_pgo_state(data: bytes) -> tuple[CodeProfile, ...]:
                                       "over-size-limit"))
     try:
         with decoding_budget(len(data)):
-            root, _ = load_stubs(data)
+            root, _ = load_stubs(data, max_objects=MAX_PGO_NODES)
             budget = _Budget()
             codes = []
             for code_id, state in _items(root):
@@ -240,13 +246,21 @@ def decode_pgo_state(data: bytes) -> tuple[CodeProfile, ...]:
 
 def read_pgo_state(path: Path) -> PgoState:
     """One saved profile file (see the module docstring); never raises: a file that
-    cannot be read or decoded has :attr:`PgoState.problem` set."""
+    cannot be read or decoded has :attr:`PgoState.problem` set. Opened without
+    following a symlink and non-blocking (a FIFO or device put there is reported
+    unreadable, never waited on); one over :data:`MAX_PGO_BYTES` is not read."""
     m = _FILE_RE.match(path.name)
     key = m.group("key") if m else path.name
     try:
-        fd = open_noatime(path, follow_symlinks=False)
+        fd = open_regular(path, follow_symlinks=False, noatime=True)
         with os.fdopen(fd, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_PGO_BYTES:
+                return PgoState(path, key, problem=Reason(
+                    f"the profile is {size} bytes, over the {MAX_PGO_BYTES} limit", "over-size-limit"))
             data = f.read(MAX_PGO_BYTES + 1)
+    except NotRegularFile:
+        return PgoState(path, key, problem=Reason("cannot read it: not a regular file", "unreadable"))
     except OSError as e:
         return PgoState(path, key, problem=Reason(f"cannot read it: {e.strerror or e}", "unreadable"))
     try:
@@ -267,12 +281,55 @@ def read_pgo_states(cache_dir: Path) -> tuple[PgoState, ...]:
     return tuple(read_pgo_state(cache_dir / "dynamo" / n) for n in names[:MAX_PGO_FILES])
 
 
+class SourceHashes:
+    """torch's ``_hash_containing_file`` (torch/_dynamo/pgo.py) for the source files of
+    one run: each file is read and checksummed once, however many profiles name it
+    (remembered by ``(st_dev, st_ino, st_size, st_mtime_ns)`` of the open file), in
+    1 MiB chunks, and at most :data:`MAX_SOURCE_TOTAL_BYTES` are read in all.
+
+    Calling it with a path gives what :func:`file_hash` gives; a file past the total
+    is not hashed (None: nothing is known).
+    """
+
+    def __init__(self, total: int = MAX_SOURCE_TOTAL_BYTES) -> None:
+        self._known: dict[tuple[int, int, int, int], str | None] = {}
+        self.left = total
+
+    def __call__(self, path: str) -> str | None:
+        if not os.path.exists(path):
+            return path
+        try:
+            fd = open_regular(path, noatime=True)  # followed, as torch's open follows it
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            k = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            if k not in self._known:
+                self._known[k] = self._crc(f, st.st_size)
+            return self._known[k]
+
+    def _crc(self, f: Any, size: int) -> str | None:
+        if size > MAX_SOURCE_BYTES or size > self.left:
+            return None
+        crc, n = 0, 0
+        try:
+            while chunk := f.read(_CHUNK):
+                n += len(chunk)
+                if n > MAX_SOURCE_BYTES or n > self.left:  # grew while read
+                    self.left -= n
+                    return None
+                crc = zlib.crc32(chunk, crc)
+        except OSError:
+            return None
+        self.left -= n
+        return format(crc & 0xFFFFFFFF, "08x")
+
+
 def file_hash(path: str) -> str | None:
     """What torch's ``_hash_containing_file`` (torch/_dynamo/pgo.py) gives for
     ``path`` here: the crc32 of its bytes as 8 hex digits, or ``path`` itself when
-    it does not exist. None when it exists but cannot be read (or is larger than
-    :data:`MAX_SOURCE_BYTES`): then nothing is known."""
-    if not os.path.exists(path):
-        return path
-    data = read_capped(path, MAX_SOURCE_BYTES)
-    return format(zlib.crc32(data) & 0xFFFFFFFF, "08x") if data is not None else None
+    it does not exist. None when it exists but cannot be read, is not a regular
+    file, or is larger than :data:`MAX_SOURCE_BYTES`: then nothing is known. For
+    many paths in one run, :class:`SourceHashes` reads each file once."""
+    return SourceHashes()(path)

@@ -7,7 +7,9 @@ global to an inert :class:`Stub` class: calling it, ``__new__``,
 their arguments, so nothing named in the file is imported or run.
 :func:`load_stubs` runs it under the memory budget, falling back to the
 pure-Python unpickler (whose memo a huge ``PUT`` index cannot inflate) for
-entries up to :data:`PY_FALLBACK_MAX_BYTES`; :func:`plain` and the small
+entries up to :data:`PY_FALLBACK_MAX_BYTES`, and, where the caller gives one, an
+object bound counted as the objects are built (the read stops at the first past
+it); :func:`plain` and the small
 readers below turn stubbed containers into plain values, within
 :data:`MAX_PLAIN_NODES` visits.
 
@@ -147,6 +149,80 @@ def _stub_class(module: str, name: str) -> type[Stub]:
     )
 
 
+class _TooManyObjects(Exception):
+    """Raised from inside the unpickler when a read's object bound is spent."""
+
+
+class _Allowance:
+    """How many more calls into Python one bounded read may make."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def take(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise _TooManyObjects
+
+
+class _CountedStub(Stub):
+    """The calls of :class:`Stub` that a pickle makes, each counted against the read's
+    :class:`_Allowance` (``_allowance``, set on the per-read subclass) first."""
+
+    _allowance: _Allowance
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Stub:
+        cls._allowance.take()
+        return super().__new__(cls, *args, **kwargs)
+
+    def __setstate__(self, state: Any) -> None:
+        type(self)._allowance.take()
+        super().__setstate__(state)
+
+    def append(self, item: Any) -> None:
+        type(self)._allowance.take()
+        super().append(item)
+
+    def extend(self, items: Any) -> None:
+        type(self)._allowance.take()
+        super().extend(items)
+
+    def add(self, item: Any) -> None:
+        type(self)._allowance.take()
+        super().add(item)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        type(self)._allowance.take()
+        super().__setitem__(key, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        type(self)._allowance.take()
+        super().__setattr__(name, value)
+
+
+def _counted(unpickler: Any, allowance: _Allowance) -> Any:
+    """``unpickler`` made to count every call it makes into Python (a global resolved,
+    a stub built, an item or state recorded) against ``allowance``: its globals
+    resolve to subclasses of their stub classes made for this read alone, so reads
+    without a bound run the plain classes and pay nothing."""
+    plain_find = unpickler.find_class
+    classes: dict[type[Stub], type[Stub]] = {}
+
+    def find_class(module: str, name: str) -> type[Stub]:
+        allowance.take()
+        base = plain_find(module, name)
+        cls = classes.get(base)
+        if cls is None:
+            cls = classes[base] = type(base.__name__, (_CountedStub, base),
+                                       {"_allowance": allowance, "__module__": base.__module__})
+        return cls
+
+    unpickler.find_class = find_class
+    return unpickler
+
+
 PY_FALLBACK_MAX_BYTES = 4 * 1024 * 1024
 """Largest entry (bytes) read again by the pure-Python unpickler when the C one
 runs out of the memory budget: it reads 3-30 MB/s, so this bounds the time."""
@@ -167,8 +243,15 @@ class _PyStubUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
     persistent_load = StubUnpickler.persistent_load
 
 
-def load_stubs(data: bytes) -> tuple[Any, frozenset[str]]:
+def load_stubs(data: bytes, max_objects: int | None = None) -> tuple[Any, frozenset[str]]:
     """Read a pickle into plain containers and :class:`Stub` objects.
+
+    ``max_objects``, when given, bounds the calls the read makes into Python (a
+    global resolved, a stub built, an item or state recorded on a stub), counted
+    as the unpickler makes them: the read stops at the first one past it, so a
+    file of object-building opcodes costs at most that many, never its length.
+    The C unpickler's own containers (lists, dicts, tuples) cost no call; their
+    number is bounded by the bytes and the memory budget.
 
     Call it under :func:`fxcache_core.decode.memlimit.decoding_budget` (as
     :func:`decode_entry` does): when the C unpickler runs out of that budget,
@@ -180,13 +263,19 @@ def load_stubs(data: bytes) -> tuple[Any, frozenset[str]]:
 
     Raises:
         EntryTooLarge: decoding needs more memory than the budget.
-        EntryDecodeError: truncated or corrupt data (the message says which).
+        EntryDecodeError: truncated or corrupt data (the message says which), or
+            more than ``max_objects`` objects (``too-many-objects``).
     """
     readers = (StubUnpickler, _PyStubUnpickler) if len(data) <= PY_FALLBACK_MAX_BYTES else (StubUnpickler,)
     for cls in readers:
         up = cls(io.BytesIO(data))
+        if max_objects is not None:
+            _counted(up, _Allowance(max_objects))
         try:
             root = up.load()
+        except _TooManyObjects:
+            raise EntryDecodeError(Reason(f"the pickle builds more than {max_objects} objects",
+                                          "too-many-objects")) from None
         except EOFError as e:
             raise EntryDecodeError(Reason(f"truncated pickle ({len(data)} bytes): {e}",
                                           "truncated-pickle")) from None

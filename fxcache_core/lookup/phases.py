@@ -37,7 +37,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
-from fxcache_core.decode.pgo import CodeProfile, PgoState, file_hash, read_pgo_states
+from fxcache_core.decode.pgo import CodeProfile, PgoState, SourceHashes, read_pgo_states
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.origin import function_name, key_function_name
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg, TensorType
@@ -155,6 +155,7 @@ class Profiles:
         self._catalog = catalog
         self._states: tuple[PgoState, ...] | None = None
         self._by_frame: dict[tuple[object, ...], Auto] = {}
+        self._hashes = SourceHashes()  # each source file read once, however many profiles name it
 
     @property
     def states(self) -> tuple[PgoState, ...]:
@@ -181,7 +182,7 @@ class Profiles:
         found: list[tuple[PgoState, CodeProfile]] = []
         for st in self.states:
             code = _code_of(st.codes, frame)
-            if code is not None and _same_file(code):
+            if code is not None and _same_file(code, self._hashes):
                 found.append((st, code))
         if not found:
             return Auto()
@@ -216,10 +217,10 @@ def _code_of(codes: Sequence[CodeProfile], frame: CompiledFrom) -> CodeProfile |
     return max(hits, key=lambda c: c.firstlineno) if hits else None
 
 
-def _same_file(code: CodeProfile) -> bool:
+def _same_file(code: CodeProfile, hashes: SourceHashes) -> bool:
     """Whether the file here hashes as the profile recorded (when it cannot be read,
     or is not here, the profile is taken to be its)."""
-    now = file_hash(code.filename)
+    now = hashes(code.filename)
     if now is None or now == code.filename or code.file_hash is None:
         return True
     return now == code.file_hash

@@ -181,7 +181,7 @@ def coverage(
             stopped = Reason(
                 f"stopped at {v - 1}: key {key.key[:12]}'s guards took {sweep.spent:,} clause evaluations "
                 f"for {v - start:,} values, as many as fxcache evaluates in one sweep "
-                f"({MAX_COVERAGE_CLAUSES:,}); {v}..{end} not judged: narrow the range",
+                f"({MAX_COVERAGE_CLAUSES:,}); {v} to {end} not judged: narrow the range",
                 "coverage-budget")
             break
         o, e, note = sweep.outcome(v)

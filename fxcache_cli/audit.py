@@ -29,6 +29,8 @@ def audit(as_json: bool) -> None:
         return
     for k, fs in report:
         out.print(f"\n[bold]{k.kind.short}[/bold] {k.key}")
+        if not fs:
+            out.print("  [dim]no findings in the pairs compared[/dim]")
         for f in fs:
             out.print(f"  {paint(f.kind)} {safe(short(f.earlier.name))} / {safe(short(f.later.name))}: "
                       f"{safe(f.detail)}")
@@ -38,3 +40,8 @@ def audit(as_json: bool) -> None:
               f"{plural(report.count('overlap'), 'pair')} overlapping, "
               f"{plural(report.count('not-analysed'), 'pair')} not analysed "
               "(guards beyond per-symbol ranges).")
+    if report.partial:
+        out.print(f"{plural(report.not_compared(), 'pair')} not compared ({safe(report.stopped)}): "
+                  f"{plural(len(report.partial), 'key')} audited only in part: "
+                  + ", ".join(f"{short(k.key)} ({n:,})" for k, n in report.partial[:10])
+                  + (f", … {len(report.partial) - 10} more" if len(report.partial) > 10 else "") + ".")

@@ -64,6 +64,8 @@ def coverage(key: str, spec: str, fixed: dict[str, int], mode: Any, as_json: boo
     out.print(f"[bold]{k.kind.short}[/bold] {k.key}: {cov.placeholder} ({cov.symbol}, "
               f"{safe(cov.source or 'source unknown')}) from {lo} to {hi}; others fixed: {fixed_txt}")
     out.print(f"  {lo} " + "".join(bar) + f" {hi}")
+    if cov.stopped is not None:
+        out.print(f"  [yellow]only {lo}..{hi} of {lo}..{cov.end} judged[/yellow]: {safe(cov.stopped)}")
     out.print("  [dim]digits: the entry # that serves it; · miss; × another graph; ! a guard raises; ? undecided[/dim]")
     for n, g in enumerate(cov.segments):
         if n == 40:

@@ -10,10 +10,13 @@ Dynamo would not trace this key's graph at all are marked too: a size of 0 or
 :class:`~fxcache_core.lookup.binding.DynamicMode`), a value equal to another size
 symbol's (duck sizing; undecided when the mode is not given).
 
-Cost: one guards evaluation per entry per value (compiled closures, about a
-microsecond each); the range is capped at :data:`MAX_COVERAGE_VALUES`, and the
-clause evaluations at :data:`MAX_COVERAGE_CLAUSES` (checked from the first
-values on, so a hostile key is refused at once).
+Cost: one guards evaluation per entry per value (compiled closures, a
+microsecond or two per clause); the range is capped at
+:data:`MAX_COVERAGE_VALUES`, and the work by cost, not by count: a sweep
+evaluates at most :data:`MAX_COVERAGE_CLAUSES` clauses (counted, so the bound is
+the same on every machine). A sweep that spends them stops there and says so:
+:attr:`Coverage.stopped` (code ``coverage-budget``), its segments covering the
+values judged so far.
 """
 
 from __future__ import annotations
@@ -33,10 +36,10 @@ if TYPE_CHECKING:
     from fxcache_core.guards.expr import GuardsExpr
 
 MAX_COVERAGE_VALUES = 1_000_000
-MAX_COVERAGE_CLAUSES = 20_000_000
-"""Most clause evaluations one sweep may cost (a few seconds): a key whose
+MAX_COVERAGE_CLAUSES = 500_000
+"""Most clause evaluations one sweep may cost (about a second): a key whose
 entries hold thousands of clauses that all pass makes each value cost that
-many; such a sweep is refused after a few values, with the figures."""
+many; such a sweep stops where the budget ends (:attr:`Coverage.stopped`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +79,11 @@ class Coverage:
         key: the key.
         placeholder: the swept ``tN``; ``symbol``/``source`` what it stands for.
         fixed: the values the other placeholders were held at.
-        segments: the outcomes, in order, covering ``[start, end]``.
+        segments: the outcomes, in order, covering ``[start, end]``, or
+            ``[start, segments[-1].end]`` when ``stopped``.
+        stopped: why the sweep stopped before ``end`` (code ``coverage-budget``);
+            None when it covered the whole range.
+        end: the last value asked for (``segments[-1].end`` unless ``stopped``).
     """
 
     key: CacheKey
@@ -85,13 +92,23 @@ class Coverage:
     source: str | None
     fixed: tuple[tuple[str, int], ...]
     segments: tuple[Segment, ...]
+    stopped: Reason | None = None
+    end: int | None = None
 
     def to_json(self) -> dict[str, object]:
         """``kind``, ``key``, ``placeholder``, ``symbol``, ``source``, ``fixed`` and
-        ``segments`` (``start``, ``end``, ``outcome``, ``entry``, ``note``, ``note_code``)."""
-        return {"kind": self.key.kind.value, "key": self.key.key, "placeholder": self.placeholder,
-                "symbol": self.symbol, "source": self.source, "fixed": dict(self.fixed),
-                "segments": [g.to_json() for g in self.segments]}
+        ``segments`` (``start``, ``end``, ``outcome``, ``entry``, ``note``, ``note_code``);
+        a sweep that stopped early adds ``stopped``, ``stopped_code`` (``coverage-budget``),
+        ``covered`` (``[start, last value judged]``) and ``requested`` (``[start, end]``)."""
+        doc: dict[str, object] = {
+            "kind": self.key.kind.value, "key": self.key.key, "placeholder": self.placeholder,
+            "symbol": self.symbol, "source": self.source, "fixed": dict(self.fixed),
+            "segments": [g.to_json() for g in self.segments]}
+        if self.stopped is not None:
+            doc.update(stopped=self.stopped, stopped_code=code_of(self.stopped),
+                       covered=[self.segments[0].start, self.segments[-1].end],
+                       requested=[self.segments[0].start, self.end])
+        return doc
 
 
 def _resolve(symbols: tuple[SymbolInfo, ...], name: str) -> SymbolInfo:
@@ -146,8 +163,9 @@ def coverage(
     Raises:
         ShapeSpecError: an unknown name, an empty or too large range, a key
             with no readable entry, or a placeholder with neither a fixed value
-            nor a hint; a sweep whose guards cost more than
-            :data:`MAX_COVERAGE_CLAUSES` clause evaluations.
+            nor a hint. A sweep whose guards cost more than
+            :data:`MAX_COVERAGE_CLAUSES` clause evaluations is not an error: it
+            stops, and :attr:`Coverage.stopped` says where.
     """
     _check_range(start, end)
     symbols, swept = _swept(catalog, key, name, start, end)
@@ -157,15 +175,16 @@ def coverage(
                     and (v := env[s.placeholder]) is not None and s.source and ".size()" in s.source}
     sweep = _Sweep(swept, env, size_symbols, _entry_plans(catalog, key), mode)
     segments: list[Segment] = []
-    n_values = end - start + 1
-    for i, v in enumerate(range(start, end + 1)):
+    stopped: Reason | None = None
+    for v in range(start, end + 1):
+        if sweep.spent >= MAX_COVERAGE_CLAUSES:
+            stopped = Reason(
+                f"stopped at {v - 1}: key {key.key[:12]}'s guards took {sweep.spent:,} clause evaluations "
+                f"for {v - start:,} values, as many as fxcache evaluates in one sweep "
+                f"({MAX_COVERAGE_CLAUSES:,}); {v} to {end} not judged: narrow the range",
+                "coverage-budget")
+            break
         o, e, note = sweep.outcome(v)
-        if i in (15, 255) or (i and i % 4096 == 0):
-            if sweep.spent / (i + 1) * n_values > MAX_COVERAGE_CLAUSES:
-                raise ShapeSpecError(
-                    f"{param('range')}: key {key.key[:12]}'s guards take about {sweep.spent // (i + 1):,} "
-                    f"clause evaluations a value; {n_values:,} values is more than fxcache evaluates "
-                    f"({MAX_COVERAGE_CLAUSES:,}): narrow the range", param="range", value=f"{start}:{end}")
         last = segments[-1] if segments else None
         if last is not None and (last.outcome, last.entry, last.note) == (o, e, note):
             segments[-1] = Segment(last.start, v, o, e, note)
@@ -173,7 +192,7 @@ def coverage(
             segments.append(Segment(v, v, o, e, note))
     return Coverage(key=key, placeholder=swept.placeholder, symbol=swept.expr, source=swept.source,
                     fixed=tuple(sorted(env.items(), key=lambda kv: int(kv[0][1:]))),
-                    segments=tuple(segments))
+                    segments=tuple(segments), stopped=stopped, end=end)
 
 
 def _check_range(start: int, end: int) -> None:

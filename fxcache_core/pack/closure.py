@@ -24,20 +24,25 @@ source its wrapper names, the cache's generated files of the same code key
 and torch 2.14+'s ``.so.load_ok`` marker) and autotune results. A kernel
 source is matched to its code key by content: the generated source file
 ``<k>.main.cpp``/``<k>.cpp``/``<k>.py`` whose text starts with the source
-string. The wrapper is read with :func:`ast.parse` (never run); the entry with
-the restricted unpickler (:func:`~fxcache_core.decode.unpickler.load_stubs`).
+string. The wrapper is read with :func:`ast.parse` (never run), only when it is
+at most :data:`MAX_WRAPPER_BYTES` and :data:`MAX_WRAPPER_TOKENS` tokens and lines
+(counted first: a parse costs about a kilobyte per node); the entry with the
+restricted unpickler (:func:`~fxcache_core.decode.unpickler.load_stubs`).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from fxcache_core.cache.scan import Artifact
 from fxcache_core.decode.memlimit import decoding_budget
 from fxcache_core.decode.unpickler import Stub, load_stubs
 from fxcache_core.fsutil import read_capped
+from fxcache_core.reasons import Reason
 
 SOURCE_EXTS = (".main.cpp", ".optimized.cpp", ".cpp", ".py", ".cu", ".h")
 """Generated source files a kernel's code key is recognised by."""
@@ -50,6 +55,13 @@ PREFIX_CHARS = 64
 shorter than that is never matched (no real kernel is)."""
 MAX_SOURCE_BYTES = 16 << 20
 """A generated source file larger than this is not read (not matched)."""
+MAX_WRAPPER_BYTES = 4 << 20
+"""A wrapper source longer than this (in UTF-8 bytes) is not parsed: its entry is not
+packable (a real wrapper holds its kernels' sources as a few large strings)."""
+MAX_WRAPPER_TOKENS = 150_000
+"""A wrapper source of more tokens and lines than this is not parsed (``ast`` would
+hold about a kilobyte per node): its entry is not packable."""
+_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +91,30 @@ def wrapper_source(data: bytes) -> str | None:
     return src if isinstance(src, str) else None
 
 
+def wrapper_refused(source: str) -> Reason | None:
+    """Why ``source`` (a wrapper module's) is not parsed, or None when it is within
+    :data:`MAX_WRAPPER_BYTES` and :data:`MAX_WRAPPER_TOKENS` (tokens and lines counted
+    first, at most that many matches). Codes ``wrapper-source-too-large`` and
+    ``wrapper-source-too-many-tokens``."""
+    if len(source) > MAX_WRAPPER_BYTES or len(source.encode("utf-8", "surrogatepass")) > MAX_WRAPPER_BYTES:
+        return Reason(f"its wrapper source is over the {MAX_WRAPPER_BYTES:,} byte limit",
+                      "wrapper-source-too-large")
+    lines = source.count("\n")
+    if lines > MAX_WRAPPER_TOKENS or lines + _TOKEN_RE.subn("", source, count=MAX_WRAPPER_TOKENS - lines + 1)[1] \
+            > MAX_WRAPPER_TOKENS:
+        return Reason(f"its wrapper source has more than {MAX_WRAPPER_TOKENS:,} tokens and lines",
+                      "wrapper-source-too-many-tokens")
+    return None
+
+
+@lru_cache(maxsize=2)
 def kernel_sources(source: str) -> tuple[str, ...]:
     """The string arguments of every ``async_compile.<method>(...)`` call in a
     wrapper module's source (the kernels it builds), in order; () when the source
-    does not parse."""
+    does not parse or is refused (:func:`wrapper_refused`: callers ask it first to
+    say so)."""
+    if wrapper_refused(source) is not None:
+        return ()
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -160,4 +192,5 @@ def _read_text(path: str) -> str | None:
     return data.decode("utf-8", errors="replace") if data is not None else None
 
 
-__all__ = ["NEEDED", "CodeIndex", "Needed", "kernel_sources", "wrapper_source"]
+__all__ = ["MAX_WRAPPER_BYTES", "MAX_WRAPPER_TOKENS", "NEEDED", "CodeIndex", "Needed", "kernel_sources",
+           "wrapper_refused", "wrapper_source"]

@@ -39,7 +39,7 @@ from fxcache_core.functions.origin import key_function_name, keys_of_function
 from fxcache_core.keying.anatomy import BUILD_COMPONENTS, parse_debug_lines, settings_not_at_default
 from fxcache_core.keying.defaults import default_settings_for
 from fxcache_core.keying.torch_builds import version_of
-from fxcache_core.pack.closure import CodeIndex, wrapper_source
+from fxcache_core.pack.closure import CodeIndex, wrapper_refused, wrapper_source
 from fxcache_core.pack.manifest import BuildInfo, Manifest, Member, PackedEntry, PackError
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.explain_report import ExplainReport
@@ -231,6 +231,17 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
         if rel is None:
             left.append(Reason(f"{e.file.where} is not a plain path under the cache dir", "not-under-root"))
             continue
+        source: str | None = None
+        if e.kind is KeyKind.FX_GRAPH:
+            try:
+                source = wrapper_source(read_entry_bytes(e.path))
+            except OSError:
+                source = None
+            refused = wrapper_refused(source) if source is not None else None
+            if refused is not None:
+                left.append(Reason(f"FX entry {e.key[:10]}/{e.name[:10]}: {refused}, so the kernels it needs "
+                                   "cannot be found: not packed", refused.code))
+                continue
         if not add(rel, e.file.where, "fx" if e.kind is KeyKind.FX_GRAPH else "aot"):
             continue
         inputs: tuple[str, ...] = ()
@@ -255,10 +266,6 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
                 for g in settings_not_at_default(comps, table):
                     if g.group not in PER_GRAPH_GROUPS:
                         settings.update((c.name, c.readable) for c, _ in g.not_default)
-            try:
-                source = wrapper_source(read_entry_bytes(e.path))
-            except OSError:
-                source = None
             for k in code.unbuilt(source):
                 left.append(Reason(f"FX entry {e.key[:10]}/{e.name[:10]}: kernel {k[:10]} has no compiled "
                                    "library in the cache (or not as a regular file): a hit will compile it",

@@ -46,3 +46,22 @@ def test_audit_lists_only_keys_with_findings(tmp_path):
     _findings(tmp_path, "2 <= L['t0'] and L['t0'] <= 7", "16 <= L['t0']")
     rep = audit(Catalog(scan_cache(tmp_path)))
     assert rep.results == () and rep.keys_checked >= 1 and rep.to_json() == []
+
+
+def test_a_spent_budget_counts_the_pairs_it_left_and_names_the_keys(tmp_path):
+    from fxcache_core.lookup.audit import AuditBudget
+
+    for seed in ("a", "b"):
+        k = fake_key(KeyKind.FX_GRAPH, seed)
+        for i in range(5):  # 10 overlapping pairs a key
+            write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes(f"{i + 2} <= L['t0'] and L['t0'] <= {100 + i}", k), name=f"e{i}")
+    catalog = Catalog(scan_cache(tmp_path))
+    whole = audit(catalog)
+    assert whole.partial == () and whole.stopped is None and whole.count("overlap") == 20
+    part = audit(catalog, AuditBudget(pairs=13))
+    assert part.count("overlap") == 13 and part.not_compared() == 7
+    assert [(k.key, n) for k, n in part.partial] == [(catalog.scan.keys[1].key, 7)]
+    assert part.stopped is not None and part.stopped.code == "audit-budget"
+    rows = part.to_json()
+    assert [r.get("not_compared") for r in rows] == [None, 7]
+    assert "not_compared" not in whole.to_json()[0]

@@ -64,3 +64,19 @@ def test_bad_ranges(key, name, lo, hi, match_):
     scan = scan_cache(root)
     with pytest.raises(ShapeSpecError, match=match_):
         coverage(Catalog(scan), scan.find(k), name, lo, hi)
+
+
+def test_a_sweep_stops_where_its_clause_budget_ends_and_says_so(key, monkeypatch):
+    from fxcache_core.lookup import coverage as cov_mod
+
+    root, k = key
+    scan = scan_cache(root)
+    whole = coverage(Catalog(scan), scan.find(k), "t0", 0, 40)
+    assert whole.stopped is None and "stopped" not in whole.to_json()
+    monkeypatch.setattr(cov_mod, "MAX_COVERAGE_CLAUSES", 20)
+    part = coverage(Catalog(scan), scan.find(k), "t0", 0, 40)
+    stop = part.segments[-1].end
+    assert part.stopped is not None and part.stopped.code == "coverage-budget" and 2 <= stop < 40
+    assert part.segments == tuple(g for g in whole.segments if g.end < stop) + (part.segments[-1],)
+    doc = part.to_json()
+    assert doc["covered"] == [0, stop] and doc["requested"] == [0, 40] and doc["stopped_code"] == "coverage-budget"

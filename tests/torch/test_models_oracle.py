@@ -7,22 +7,26 @@ whole and called positionally with ``mark_dynamic`` ranges (one key, two
 entries), a Llama training step inside a wrapper function under automatic
 dynamic, and BERT with two marked dims the graph forces equal.
 
-Torch's lookups for every query are recorded in ONE fresh process
+Torch's lookups for every query are asked in ONE fresh process
 (``tests.harness.model_runs oracle``): before each query it resets Dynamo as if the
-process were new and deletes what the previous query wrote. Each call is then
+process were new and deletes what the previous query wrote. Torch gives the same
+answers every run, so they are asked once per torch (and transformers) version and
+checked in (``python -m tests.harness.recorded_models`` writes
+``tests/data/model-oracle-answers.json``); the session builds the cache and states the
+recorded answers in its names, and fails when the versions, the queries or the build
+differ from the recording. Each call is then
 described to ``fxcache match`` exactly as the docs tell a user to
 (``Workload.match_args``: ``--fn`` the function or model class, ``--dynamic``,
 ``--shapes`` by keyword, parameter name or position) and every lookup torch made
 on a key the cache had must be answered, hit or miss with the entry, as torch did.
 
-Cost on a 2-core CPU box, unloaded: about 2 minutes of CPU for the cache and 2
-for the oracle process.
+Cost on a 2-core CPU box, unloaded: about 2 minutes of CPU for the cache; the oracle
+process (about a minute more) runs only when the answers are recorded.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -63,37 +67,22 @@ def _model_cache() -> tuple:
     return root, build_subprocess(root)
 
 
-@builder("model_batched", needs=("model_cache",), order=-1)
-def _model_batched() -> dict:
-    """Torch's lookups for every query in one batched process, and the alone query in a
-    child forked from it before its first query (each on a copy of the cache)."""
-    from tests.harness.background import build_dir
-    from tests.harness.model_runs import oracle_subprocess
-
-    copies = []
-    for name in ("batched", "alone"):
-        copy = build_dir(f"model-oracle-{name}") / "cache"
-        shutil.copytree(prebuilt("model_cache")[0], copy, symlinks=True)
-        copies.append(copy)
-    return oracle_subprocess(copies[0], [[w, calls] for w, calls in QUERIES],
-                             alone=(copies[1], _the_alone_query()))
-
-
 @pytest.fixture(scope="session")
-def model_runs(model_batched, model_alone) -> dict:
-    root, summary = prebuilt("model_cache")
-    return {"root": root, "summary": summary, "batched": model_batched, "alone": model_alone}
-
-
-@pytest.fixture(scope="session")
-def model_batched() -> dict:
+def model_runs() -> dict:
+    """The model cache built this session, and torch's recorded answers for its queries
+    (``tests/data/model-oracle-answers.json``, :mod:`tests.harness.recorded_models`) in
+    this cache's names: ``batched`` (every query in one batched oracle process) and
+    ``alone`` (the alone query in a process that saw no other). Fails, naming the script
+    to rerun, when the recorded answers cannot stand for torch's here."""
     pytest.importorskip("transformers")
-    return prebuilt("model_batched")
+    from tests.harness import recorded_models
 
-
-@pytest.fixture(scope="session")
-def model_alone(model_batched) -> dict:
-    return model_batched["alone"]
+    root, summary = prebuilt("model_cache")
+    why = recorded_models.check(summary, [[w, calls] for w, calls in QUERIES], _the_alone_query())
+    if why is not None:
+        pytest.fail(why)
+    answers = recorded_models.answers_for(summary)
+    return {"root": root, "summary": summary, "batched": answers, "alone": answers["alone"]}
 
 
 @pytest.fixture(scope="session")
@@ -312,3 +301,12 @@ def test_an_optional_tensor_given_or_left_out_against_a_key_is_undecided_not_a_h
     (fn,) = json.loads(r.stdout)["verdicts"]["functions"]
     assert fn["status"] == "undecided" and fn["why_code"] == "input-not-given", fn
     assert "attention_mask is a tensor input of this key" in fn["line"], fn
+
+
+def test_the_recorded_answers_stand_for_torchs_on_this_sessions_model_cache(model_cache):
+    """The answers the other tests compare with were recorded by this torch and
+    transformers, for these queries, on a model cache built as this session's was."""
+    from tests.harness import recorded_models
+
+    _, summary = model_cache
+    assert recorded_models.check(summary, [[w, calls] for w, calls in QUERIES], _the_alone_query()) is None

@@ -14,9 +14,9 @@ it; what gc and rm would remove; a pack, unpacked into an empty cache dir.
 
 Beside the cache, ``CACHE_DIR-tour`` (rebuilt each run too) keeps what the tour
 makes that is not the cache: the run's trace (``trace/``), the pack
-(``demo.pack``) and the cache it was unpacked into (``unpacked/``). Building
-needs torch; the tour itself runs ``fxcache`` in subprocesses, which never import
-torch.
+(``demo.pack``) and the cache it was unpacked into (``unpacked/``). The build and
+the traced run need torch; the tour runs ``fxcache`` in subprocesses, which never
+import torch.
 """
 
 from __future__ import annotations

@@ -50,4 +50,4 @@ lint: setup
 	$(BIN)/lint-imports --no-cache
 
 clean:
-	rm -rf $(VENV) $(DEMO_CACHE) site .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(DEMO_CACHE) $(DEMO_CACHE)-tour site .pytest_cache .ruff_cache .hypothesis

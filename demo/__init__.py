@@ -8,6 +8,8 @@
 - ``demo.build_cache``: builds a real Inductor cache from a corpus of cases (the
   demo's by default; ``python -m demo.build_cache CACHE_DIR``), in a process started
   as a :class:`~demo.build_cache.BuildOptions` says; importing it does not import torch.
+- ``demo.traced_run``: a later run of one demo function under ``TORCH_TRACE`` (a hit,
+  then a guard miss), the run the tour's ``fxcache explain`` reads (imports torch).
 - ``demo.recorder``: wraps torch's cache lookups and writes to record them, and reads
   torch's cache counters (used by ``build_cache``'s summary); it imports nothing of
   ``demo``.

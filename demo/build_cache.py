@@ -176,7 +176,8 @@ def configure_torch(isa_checks: bool = True) -> None:
 
 
 DEMO_CORPUS = ("demo.cases", "demo.models")
-"""The modules whose ``CASES`` ``make demo`` builds, in order."""
+"""The modules whose ``CASES`` ``make demo`` builds (``demo.tour`` builds each in a
+process of its own, side by side; one process builds them in this order)."""
 
 
 def load_corpus(corpus: tuple[str, ...] | list[str]) -> dict[str, Any]:

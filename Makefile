@@ -2,7 +2,8 @@
 #   make demo   build a real torch.compile cache (CPU) and tour every command on it
 #   make test   the full suite, what CI runs: unit, cli, then torch (builds its real caches
 #               once per session, in a temp dir, in the background while the fast tiers run)
-#   make test-fast  every test that needs no torch compile and is quick (tests/unit, tests/cli; -m "not torch and not slow")
+#   make test-fast  every test that needs no torch compile (tests/unit, tests/cli; -m "not torch and not package")
+#   make package    build the wheel, install it in a bare venv without torch, run --version and every --help
 #   make lint   ruff, then import-linter's layers and no-cycle contracts (pyproject.toml)
 #   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
 #               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000),
@@ -18,7 +19,7 @@ STAMP  := $(VENV)/.fxcache-installed
 DEMO_CACHE ?= demo-cache
 BENCH_SIZES ?= 1000,10000
 
-.PHONY: setup demo test test-fast lint docs bench clean
+.PHONY: setup demo test test-fast package lint docs bench clean
 
 setup: $(STAMP)
 
@@ -31,10 +32,13 @@ demo: setup
 	$(BIN)/python -m demo.tour $(DEMO_CACHE)
 
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not package"
 
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not torch and not slow" tests/unit tests/cli
+	$(BIN)/python -m pytest -q -m "not torch and not package" tests/unit tests/cli
+
+package: setup
+	$(BIN)/python -m pytest -q -m package tests/cli/test_packaging.py
 
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site

@@ -5,8 +5,8 @@ METADATA), and a wheel that installs into a bare venv, without torch, where
 The wheel test builds with the pip that runs the tests (``pip wheel
 --no-build-isolation``: no second download of setuptools) and installs the wheel's
 dependencies from the package index, as a user's ``pip install`` does: about 15 s
-with pip's download cache warm, 30 s and more cold. It is marked ``slow``: ``make
-test`` runs it, ``make test-fast`` does not.
+with pip's download cache warm, 30 s and more cold. It is marked ``package``: ``make package`` runs it (and CI,
+after ``make test``); ``make test`` and ``make test-fast`` leave it out.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def _run(*cmd, **kw) -> subprocess.CompletedProcess[str]:
     return p
 
 
-@pytest.mark.slow
+@pytest.mark.package
 def test_the_wheel_installs_into_a_bare_venv_and_every_help_works_without_torch(tmp_path):
     dist = tmp_path / "dist"
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",

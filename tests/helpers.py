@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -340,3 +342,29 @@ def start_redis(tmp: Path, *extra: str) -> tuple[subprocess.Popen, int]:
             time.sleep(0.05)
     proc.kill()
     pytest.fail("redis-server did not start")
+
+
+class Hung(BaseException):
+    """Raised in a call blocked too long (not an OSError: code under test catches those)."""
+
+
+@contextlib.contextmanager
+def alarm(seconds: float):
+    """Fail (:class:`Hung`) instead of hanging: a SIGALRM sent to this (the main) thread
+    interrupts a blocked open(). Sent to the thread, not the process: with other
+    threads running (the session's background builds), a process signal may land
+    in one of them and leave the main thread blocked."""
+    import threading
+
+    def ring(*_):
+        raise Hung(f"still blocked after {seconds} s")
+
+    main = threading.main_thread().ident
+    old = signal.signal(signal.SIGALRM, ring)
+    timer = threading.Timer(seconds, signal.pthread_kill, (main, signal.SIGALRM))
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGALRM, old)

@@ -9,11 +9,8 @@ stalling the suite.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import threading
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.decode import pgo
 from fxcache_core.decode.pgo import read_pgo_states
 from tests.cli_run import run_measured
-from tests.helpers import run_fxcache
+from tests.helpers import alarm, run_fxcache
 from tests.synth import (
     Fake,
     aot_entry_with_sources,
@@ -160,26 +157,6 @@ def test_object_bound_counts_as_the_unpickler_builds(tmp_path):
 # --- an entry replaced by a FIFO after the scan listed it ------------------------------------
 
 
-class _Hung(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _alarm(seconds: float):
-    """Fail (:class:`_Hung`) instead of hanging: SIGALRM sent to the main thread
-    interrupts a blocked open()."""
-
-    def ring(*_):
-        raise _Hung(f"still blocked after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, ring)
-    timer = threading.Timer(seconds, signal.pthread_kill, (threading.main_thread().ident, signal.SIGALRM))
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGALRM, old)
 
 
 def _fifo_after_scan(monkeypatch, victims: list[Path]) -> None:
@@ -220,7 +197,7 @@ def test_an_entry_replaced_by_a_fifo_is_reported_never_waited_on(tmp_path, monke
     monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "index"))
     victims = [p for p in root.rglob("*") if p.is_file()]
     _fifo_after_scan(monkeypatch, victims)
-    with _alarm(20):
+    with alarm(20):
         r = fxcache_in_process("--cache-dir", str(root),
                                *(a.replace("{out}", str(tmp_path / "out.tar.gz")) for a in args))
     assert "Traceback" not in r.stderr and r.returncode in (0, 1, 2, 3), r

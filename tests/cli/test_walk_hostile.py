@@ -9,11 +9,9 @@ alarm (a hang fails it), and checks that nothing outside the cache changed.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -30,36 +28,10 @@ from fxcache_core.prune.execute import execute_plan
 from fxcache_core.prune.plan import plan_gc
 from fxcache_core.prune.policy import GcPolicy
 from tests.cli_run import run_measured
-from tests.helpers import age, plan_gc_on
+from tests.helpers import age, alarm, plan_gc_on
 from tests.synth import fake_key, fx_entry_bytes, install_triton_layout, write_entry
 
 DAY = 86400.0
-
-
-class Hung(BaseException):
-    """Raised in a call blocked too long (not an OSError: code under test catches those)."""
-
-
-@contextlib.contextmanager
-def alarm(seconds: float):
-    """Fail (:class:`Hung`) instead of hanging: a SIGALRM sent to this (the main) thread
-    interrupts a blocked open(). Sent to the thread, not the process: with other
-    threads running (the session's background builds), a process signal may land
-    in one of them and leave the main thread blocked."""
-    import threading
-
-    def ring(*_):
-        raise Hung(f"still blocked after {seconds} s")
-
-    main = threading.main_thread().ident
-    old = signal.signal(signal.SIGALRM, ring)
-    timer = threading.Timer(seconds, signal.pthread_kill, (main, signal.SIGALRM))
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGALRM, old)
 
 
 def tree(root: Path) -> dict[str, str]:

@@ -73,7 +73,7 @@ def build_shape(summary: dict[str, Any]) -> dict[str, list[list[list[str]]]]:
             for case, body in summary["cases"].items()}
 
 
-def _stable(answer: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+def stable_names(answer: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     """``answer`` with stable names. Torch lists a lookup's ``candidates`` sorted by
     entry name, a hash: here they are sorted by stable name, and the names of new keys
     and entries are numbered in the order torch looked them up and wrote them, never in
@@ -104,7 +104,7 @@ def stable_form(answer: dict[str, Any], summary: dict[str, Any]) -> dict[str, An
     """``answer`` (as :func:`tests.harness.oracle.torch_lookups` returns it, on a copy of
     the real cache whose build ``summary`` is given) as the file states answers: keys
     and entries by the build's write that made them, or ``@new:I``; no path, no pid."""
-    return _stable(answer, _names(summary))
+    return stable_names(answer, _names(summary))
 
 
 def recorded(group: str, path: Path = DATA) -> dict[str, dict]:
@@ -185,8 +185,8 @@ def record(out: Path = DATA) -> None:
             "recorded_by": "python -m tests.harness.recorded",
             "calls": {g: [call_id(*c) for c in cs] for g, cs in calls.items()},
             "build": build_shape(real.summary),
-            "answers": {cid: _stable(a, names) for cid, a in sorted(got.items())},
-            "fresh": {cid: _stable(a, names) for cid, a in sorted(fresh.items())},
+            "answers": {cid: stable_names(a, names) for cid, a in sorted(got.items())},
+            "fresh": {cid: stable_names(a, names) for cid, a in sorted(fresh.items())},
         }
         out.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n")
     finally:

@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.harness.recorded import _stable
+from tests.harness.recorded import stable_names
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "model-oracle-answers.json"
 RERUN = "rerun `python -m tests.harness.recorded_models` and commit tests/data/model-oracle-answers.json"
@@ -150,7 +150,7 @@ def record(out: Path = DATA) -> None:
         names = _names(summary)
         # One naming for both answers: a key the alone query makes is the batched one's
         # (the same graph), and test_models_oracle compares them by name.
-        both = _stable({"batched": {"results": got["results"]},
+        both = stable_names({"batched": {"results": got["results"]},
                         "alone_answer": {"results": got["alone"]["results"]}}, names)
         body = {
             "recorded_by": "python -m tests.harness.recorded_models",

@@ -26,7 +26,7 @@ def test_an_answer_recorded_on_one_build_reads_back_in_another_builds_names():
          "candidates": ["e4-there", "e3-there"]},
         {"kind": "fxgraph", "key": "fresh-key", "hit": None, "status": "full_miss", "candidates": []}]],
         "writes": [[{"kind": "fxgraph", "key": "fresh-key", "entry": "fresh-entry"}]]}], "pid": 7}
-    stable = recorded_models._stable(answer, recorded_models._names(there))
+    stable = recorded_models.stable_names(answer, recorded_models._names(there))
     assert "pid" not in stable
     lk = stable["results"][0]["lookups"][0]
     assert lk[0]["key"] == "@key:llama:0.0:0" and lk[0]["hit"] == "@entry:llama:0.1:0"

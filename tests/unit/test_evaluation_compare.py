@@ -45,6 +45,16 @@ def test_torch_verdicts_from_lookups():
     assert raised.status == "raises" and "ConstraintViolationError" in raised.text()
 
 
+def test_a_lookup_of_an_abandoned_trace_does_not_decide():
+    # Dynamo traced the frame, looked up a key it then never wrote, traced again more
+    # specialized and looked up the cache's key (Wav2Vec2's forward, torch 2.13).
+    lookups = [_aot(None, key=NEW), _aot(E1), _fx(FE)]
+    assert compare.torch_verdict(lookups, PRESENT, writes=[]).status == "hit"
+    # ... but a new key the call wrote is torch's new graph.
+    written = [{"kind": "aotautograd", "key": NEW}]
+    assert compare.torch_verdict(lookups, PRESENT, writes=written).status == "new-graph"
+
+
 def test_a_hit_of_another_entry_is_wrong_and_the_same_entry_right():
     tv = compare.torch_verdict([_aot(E1), _fx(FE)], PRESENT)
     assert compare.function_line(_report("hit", E2), None, tv, "f").grade == compare.WRONG

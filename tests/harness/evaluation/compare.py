@@ -6,7 +6,10 @@ Torch's answer, per function (:func:`torch_verdict`): its first lookup by guards
 AOTAutograd key, or FX where the AOTAutograd cache was bypassed) on a key the cache
 did not have is NEW GRAPH; a hit whose FX entries loaded too is HIT of that entry;
 anything else on a key the cache had is MISS (``tests.helpers.torch_status``). A call
-that raised before any lookup is ``raises``.
+that raised before any lookup is ``raises``. A lookup of an abandoned trace does not
+count: a miss on a key the call never writes, followed by another lookup of the same
+kind (Dynamo traced the frame again, with more specialized, and looked up the key of
+that graph: Wav2Vec2's forward does so on every first call).
 
 Per key (:func:`key_lines`): every lookup torch made by guards on a key the cache had is
 a line (HIT of its entry, or MISS), compared with match's result for that key; every
@@ -52,10 +55,23 @@ class TorchVerdict:
                        f": {self.error}" if self.error else "")
 
 
-def torch_verdict(lookups: list[dict], present: set[str], error: dict | None = None) -> TorchVerdict:
-    """Torch's verdict for one call from its recorded ``lookups`` (module doc)."""
+def abandoned(lookups: list[dict], writes: list[dict]) -> set[int]:
+    """Indexes of the lookups of abandoned traces (module doc)."""
+    written = {w["key"] for w in writes}
+    out = set()
+    for i, lk in enumerate(lookups):
+        if lk["mode"] == "guards" and lk["hit"] is None and lk["key"] not in written and any(
+                later["mode"] == "guards" and later["kind"] == lk["kind"] for later in lookups[i + 1:]):
+            out.add(i)
+    return out
+
+
+def torch_verdict(lookups: list[dict], present: set[str], error: dict | None = None,
+                  writes: list[dict] | None = None) -> TorchVerdict:
+    """Torch's verdict for one call from its recorded ``lookups`` and ``writes`` (module doc)."""
     err = f"{error['type']}: {error['message']}" if error else None
-    guarded = [lk for lk in lookups if lk["mode"] == "guards"]
+    skip = abandoned(lookups, writes or [])
+    guarded = [lk for i, lk in enumerate(lookups) if lk["mode"] == "guards" and i not in skip]
     if not guarded:
         return TorchVerdict("raises" if error else "no-lookup", error=err)
     first = guarded[0]

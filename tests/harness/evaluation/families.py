@@ -101,6 +101,15 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
             _q("another size: a fresh process's first call is static", x=[12, 16]),
         )),
     Family(
+        "act_flagged", "tests.harness.evaluation.fns:act_block", "act_block", None,
+        build=(({"x": [8, 16], "act": "gelu", "clip": True},),),
+        positional=1, doc="a str and a bool, built only with non-default values (dynamic=None)",
+        queries=(
+            _q("both left out: the defaults were never built", x=[8, 16]),
+            _q("both given, as built", x=[8, 16], act="gelu", clip=True),
+            _q("clip left out", x=[8, 16], act="gelu"),
+        )),
+    Family(
         "sgd_alpha", "tests.harness.evaluation.fns:sgd_update", "sgd_update", None,
         build=(({"p": [16], "g": [16], "lr": 0.1},),), positional=2,
         doc="a float through an expression: alpha=-lr (dynamic=None)",
@@ -151,6 +160,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
             _q("the built range, another size", x=_t([12, 4], mark=[0], min=2, max=16)),
             _q("the range's top", x=_t([16, 4], mark=[0], min=2, max=16)),
             _q("marked without a range", x=_t([8, 4], mark=[0])),
+            _q("marked without a range, a size past 16", x=_t([20, 4], mark=[0])),
             _q("marked with max=32", x=_t([8, 4], mark=[0], min=2, max=32)),
             _q("marked with max=32, a size past 16", x=_t([20, 4], mark=[0], min=2, max=32)),
             _q("not marked", x=[8, 4]),

@@ -151,7 +151,8 @@ def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: boo
         ans = answers[json.dumps(key, sort_keys=True)]
         args = family.match_args(q)
         report, usage, code = ask_fxcache(cache_dir, args, index_dir)
-        tv = compare.torch_verdict(ans["lookups"][0] if ans["lookups"] else [], present, ans["error"])
+        tv = compare.torch_verdict(ans["lookups"][0] if ans["lookups"] else [], present, ans["error"],
+                                   ans["writes"][0] if ans["writes"] else [])
         fline = compare.function_line(report, usage, tv, family.fn)
         klines = compare.key_lines(report, ans["lookups"][0] if ans["lookups"] else [], present)
         rows.append({"call": short(q.call), "note": q.note, "warm_up": [short(c) for c in q.warm_up],

@@ -83,9 +83,11 @@ def main(argv: list[str] | None = None) -> int:
 
     torch = Torch(fresh=ns.fresh)
     results = []
+    versions: dict[str, str] = {}
     try:
         for name in names:
             results.append(evaluate_family(torch, FAMILIES[name], workdir, rebuild=ns.rebuild, log=log))
+            versions.update(results[-1].pop("versions"))
             v = results[-1]["verdicts"]
             log(f"{name}: {v['right']} right, {v['wrong']} wrong, {v['undecided']} undecided, "
                 f"{v['not-describable']} not describable")
@@ -93,8 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.close()
         if tmp is not None:
             tmp.cleanup()
-    versions = {r["rows"] and r.get("torch_version") for r in results}
-    meta = {"fresh": ns.fresh, "torch_version": _torch_version(workdir, names) or versions}
+    meta = {"fresh": ns.fresh, "torch_version": versions.get("torch"), "transformers_version": versions.get("transformers")}
     text = report.markdown(results, meta)
     if ns.markdown:
         Path(ns.markdown).write_text(text)
@@ -105,10 +106,3 @@ def main(argv: list[str] | None = None) -> int:
         Path(ns.json).write_text(json.dumps({"meta": meta, "totals": t, "families": results}, indent=1))
     return compare.exit_status(t)
 
-
-def _torch_version(workdir: Path, names: list[str]) -> str | None:
-    for n in names:
-        f = workdir / n / "torch-answers.json"
-        if f.exists():
-            return json.loads(f.read_text()).get("torch_version")
-    return None

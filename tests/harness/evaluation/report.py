@@ -28,7 +28,8 @@ def markdown(results: list[dict], meta: dict) -> str:
     t = totals(results)
     out = [f"# fxcache match against torch: {len(results)} families, "
            f"{sum(t['verdicts'].values())} calls", "",
-           f"torch {meta.get('torch_version', '?')}; torch's answers from "
+           f"torch {meta.get('torch_version') or '?'}, transformers {meta.get('transformers_version') or '?'}; "
+           "torch's answers from "
            f"{'fresh processes' if meta.get('fresh') else 'children forked per call from a server that compiled nothing'}.",
            "", "| family | dynamic | verdicts: right | wrong | undecided | not describable | key lines: right | wrong "
            "| undecided |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]

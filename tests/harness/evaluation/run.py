@@ -134,7 +134,8 @@ def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: boo
         log(f"{family.name}: building ({len(family.build)} process(es))")
         build = build_family(torch, family, cache_dir)
         stored = {"build": [list(s) for s in family.build], "build_writes": [b["writes"] for b in build],
-                  "torch_version": build[0]["torch_version"], "answers": {}}
+                  "torch_version": build[0]["torch_version"],
+                  "transformers_version": build[0].get("transformers_version"), "answers": {}}
     build_s = time.monotonic() - t0
     answers = stored["answers"]
     for q, key in zip(family.queries, calls_now, strict=True):
@@ -164,7 +165,8 @@ def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: boo
                      "torch_error": ans["error"]})
     verdicts = [compare.Line(**r["verdict"]) for r in rows]
     keys = [compare.Line(**k) for r in rows for k in r["keys"]]
-    return {"family": family.name, "doc": family.doc, "fn": family.fn, "dynamic": family.dynamic,
+    return {"versions": {"torch": stored["torch_version"], "transformers": stored.get("transformers_version")},
+            "family": family.name, "doc": family.doc, "fn": family.fn, "dynamic": family.dynamic,
             "cache_dir": str(cache_dir), "keys_in_cache": len(present), "seconds": round(time.monotonic() - t0, 1),
             "build_seconds": round(build_s, 1), "verdicts": compare.tally(verdicts), "key_lines": compare.tally(keys),
             "rows": rows}

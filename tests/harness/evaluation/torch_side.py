@@ -143,7 +143,13 @@ def run_request(req: dict) -> dict:
             break
     return {"cache_dir": cache_dir, "family": family.name, "op": req["op"], "calls": req["calls"],
             "warm_up": req.get("warm_up") or [], "lookups": lookups, "writes": writes, "error": error,
-            "counters": counters(), "torch_version": torch.__version__, "pid": os.getpid()}
+            "counters": counters(), "torch_version": torch.__version__,
+            "transformers_version": _transformers_version(), "pid": os.getpid()}
+
+
+def _transformers_version() -> str | None:
+    module = sys.modules.get("transformers")
+    return getattr(module, "__version__", None)
 
 
 def serve(requests: Any, replies: Any) -> None:

@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="keep the caches and torch's answers here, and reuse them (default: a temp dir)")
     p.add_argument("--rebuild", action="store_true", help="build and ask torch again even where kept")
     p.add_argument("--fresh", action="store_true", help="a new python process per build and query")
+    p.add_argument("--new-kinds-option", default="--inputs", metavar="OPTION",
+                   help="match's option for bools, strs, None, tuples and marked ranges (default: %(default)s; "
+                        "the others go to --shapes)")
     ns = p.parse_args(argv)
     names = ns.family or list(FAMILIES)
     unknown = [n for n in names if n not in FAMILIES]
@@ -87,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     versions: dict[str, str] = {}
     try:
         for name in names:
-            results.append(evaluate_family(torch, FAMILIES[name], workdir, rebuild=ns.rebuild, log=log))
+            results.append(evaluate_family(torch, FAMILIES[name], workdir, rebuild=ns.rebuild, log=log,
+                                           new_option=ns.new_kinds_option))
             versions.update(results[-1].pop("versions"))
             v = results[-1]["verdicts"]
             log(f"{name}: {v['right']} right, {v['wrong']} wrong, {v['undecided']} undecided, "

@@ -79,28 +79,29 @@ def is_tensor(v: Any) -> bool:
     return is_shape(v) or (isinstance(v, dict) and "t" in v)
 
 
-def items(call: Call) -> list[tuple[str, str]]:
-    """``(option, item)`` for each argument of ``call`` (see the module doc)."""
+def items(call: Call, new_option: str = NEW_KINDS_OPTION) -> list[tuple[str, str]]:
+    """``(option, item)`` for each argument of ``call`` (see the module doc); ``new_option``:
+    the option of the items today's ``--shapes`` does not take."""
     out: list[tuple[str, str]] = []
     for name, v in call.items():
         if is_tensor(v):
             text, new = _tensor(v)
-            out.append((NEW_KINDS_OPTION if new else SHAPES_OPTION, f"{name}={text}"))
+            out.append((new_option if new else SHAPES_OPTION, f"{name}={text}"))
         elif isinstance(v, dict) and "list" in v:
             for i, el in enumerate(v["list"]):
                 text, new = _tensor(el)
-                out.append((NEW_KINDS_OPTION if new else SHAPES_OPTION, f"{name}[{i}]={text}"))
+                out.append((new_option if new else SHAPES_OPTION, f"{name}[{i}]={text}"))
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             out.append((SHAPES_OPTION, f"{name}={_py(v)}"))
         else:  # bool, str, None, tuple: the new kinds
-            out.append((NEW_KINDS_OPTION, f"{name}={_py(v)}"))
+            out.append((new_option, f"{name}={_py(v)}"))
     return out
 
 
-def describe(call: Call) -> list[str]:
+def describe(call: Call, new_option: str = NEW_KINDS_OPTION) -> list[str]:
     """``fxcache match`` arguments for the inputs of ``call``: ``--shapes x=[4,3] --inputs clip=True ...``."""
     out: list[str] = []
-    for option, item in items(call):
+    for option, item in items(call, new_option):
         out += [option, item]
     return out
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tests.harness.evaluation.calls import Call
+from tests.harness.evaluation.calls import NEW_KINDS_OPTION, Call
 
 
 @dataclass(frozen=True)
@@ -63,12 +63,13 @@ class Family:
     doc: str = ""
     match_extra: tuple[str, ...] = field(default=())
 
-    def match_args(self, query: Query) -> list[str]:
-        """``fxcache match`` arguments for ``query``, as the docs tell a user to write them."""
+    def match_args(self, query: Query, new_option: str = NEW_KINDS_OPTION) -> list[str]:
+        """``fxcache match`` arguments for ``query``, as the docs tell a user to write them
+        (``new_option``: :func:`tests.harness.evaluation.calls.items`)."""
         from tests.harness.evaluation.calls import describe
 
         mode = {True: "true", None: "none", False: "false"}[self.dynamic]
-        out = ["--fn", self.fn, "--dynamic", mode, *self.match_extra, *describe(query.call)]
+        out = ["--fn", self.fn, "--dynamic", mode, *self.match_extra, *describe(query.call, new_option)]
         if query.warm_up:
             out.append("--after-recompile")
         return out

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.harness.evaluation import compare
-from tests.harness.evaluation.calls import short
+from tests.harness.evaluation.calls import NEW_KINDS_OPTION, short
 from tests.harness.evaluation.families import Family, Query
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -117,7 +117,8 @@ def torch_answer(torch: Torch, family: Family, query: Query, cache_dir: Path, sc
         shutil.rmtree(copy, ignore_errors=True)
 
 
-def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: bool, log: Any) -> dict:
+def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: bool, log: Any,
+                    new_option: str = NEW_KINDS_OPTION) -> dict:
     """Build (or reuse) the family's cache and torch's answers, ask fxcache, compare."""
     fdir = workdir / family.name
     cache_dir = fdir / "cache"
@@ -150,7 +151,7 @@ def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: boo
     rows = []
     for q, key in zip(family.queries, calls_now, strict=True):
         ans = answers[json.dumps(key, sort_keys=True)]
-        args = family.match_args(q)
+        args = family.match_args(q, new_option)
         report, usage, code = ask_fxcache(cache_dir, args, index_dir)
         tv = compare.torch_verdict(ans["lookups"][0] if ans["lookups"] else [], present, ans["error"],
                                    ans["writes"][0] if ans["writes"] else [])

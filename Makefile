@@ -8,6 +8,9 @@
 #   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
 #               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000),
 #               then listing a Redis remote cache (needs redis-server), then explain on a 100 MB trace
+#   make eval   fxcache match against torch on model families and call patterns the suite does not
+#               use (tests/harness/evaluation; not part of make test: about 11 min); EVAL_ARGS
+#               passes options (--family NAME, --workdir DIR to keep caches and torch's answers)
 #   make docs   the manual (docs/, mkdocs.yml) built into site/ with mkdocs build --strict; its
 #               outputs and CLI reference are checked by tests/cli/test_docs.py (make test-fast)
 #   make setup  just the venv: pinned CPU torch 2.13.0 + fxcache in editable mode
@@ -19,7 +22,7 @@ STAMP  := $(VENV)/.fxcache-installed
 DEMO_CACHE ?= demo-cache
 BENCH_SIZES ?= 1000,10000
 
-.PHONY: setup demo test test-fast package lint docs bench clean
+.PHONY: setup demo test test-fast package lint docs bench eval clean
 
 setup: $(STAMP)
 
@@ -48,6 +51,9 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_scale --sizes $(BENCH_SIZES)
 	$(BIN)/python -m benchmarks.bench_remote
 	$(BIN)/python -m benchmarks.bench_explain
+
+eval: setup
+	$(BIN)/python -m tests.harness.evaluation $(EVAL_ARGS)
 
 lint: setup
 	$(BIN)/ruff check fxcache_core fxcache_cli tests demo benchmarks tools

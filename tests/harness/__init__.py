@@ -18,6 +18,8 @@
 - ``background``: the session's expensive values, built on background threads, and
   where they are built (``build_dir``) and read (``prebuilt``).
 - ``zygote``: the build processes above, forked from one that imported torch once.
+- ``evaluation``: ``fxcache match`` against torch on families the suite does not use
+  (``python -m tests.harness.evaluation``, ``make eval``; not part of the test run).
 
 It imports from ``demo`` (the case type, ``build_cache``, ``recorder``); ``demo`` never
 imports from here. Run its entry points from the repository root

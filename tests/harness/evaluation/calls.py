@@ -1,0 +1,115 @@
+"""How one call of an evaluation family is written down (JSON) and described to ``fxcache match``.
+
+A call is a dict, parameter name -> value, in the order the arguments are passed.
+A value is one of:
+
+- a list of ints: a float32 CPU tensor of that shape (``[4, 3]``; ``[]`` a 0-d tensor);
+- ``{"t": [4, 3], "dtype": "float16", "mark": [0], "min": 2, "max": 16}``: a tensor with
+  a dtype, dims marked dynamic (``torch._dynamo.mark_dynamic``), with a range or not;
+- ``{"list": [value, ...]}``: a Python list of tensors;
+- ``{"tuple": [1, 2]}``: a tuple of Python values;
+- anything else (``True``, ``"gelu"``, ``None``, ``7``, ``0.1``): that Python value.
+
+A parameter not in the dict is left out of the call (its default holds). The first
+``positional`` parameters (a family's setting) are passed by position, the rest by
+keyword.
+
+:func:`describe` writes the call as the docs tell a user to (docs/tasks/will-this-call-hit.md):
+``x=[4,3]``, ``x=[4,3]:dtype=float16:mark_dynamic=[0]``, ``xs[0]=[3,4]``, ``n=9``,
+``lr=0.1``, and for the values the call-description syntax of the match gaps' fixes
+accepts: ``clip=True``, ``act='gelu'``, ``mask=None``, ``dims=(2,3)`` and a marked
+range ``x=[8,16]:mark_dynamic=[0]:min=2:max=16``. Items today's ``--shapes`` takes go to
+``--shapes``; the others to ``--inputs`` (:data:`NEW_KINDS_OPTION`), the option name those
+fixes add beside it. A command line today's code rejects (exit 2) is counted "not
+describable", not a crash.
+
+Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Call = dict[str, Any]
+
+SHAPES_OPTION = "--shapes"
+NEW_KINDS_OPTION = "--inputs"
+
+
+def is_shape(v: Any) -> bool:
+    """A list of ints (not bools): a tensor's shape."""
+    return isinstance(v, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in v)
+
+
+def _dims(dims: list[int]) -> str:
+    return "[" + ",".join(str(d) for d in dims) + "]"
+
+
+def _py(v: Any) -> str:
+    """A Python value as a user writes it (``True``, ``'gelu'``, ``None``, ``(2,3)``, ``0.5``)."""
+    if isinstance(v, dict) and "tuple" in v:
+        items = [_py(x) for x in v["tuple"]]
+        return "(" + ",".join(items) + ("," if len(items) == 1 else "") + ")"
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, str):
+        return repr(v)
+    return str(v)
+
+
+def _tensor(spec: Any) -> tuple[str, bool]:
+    """``[4,3]:dtype=...:mark_dynamic=[...]:min=..:max=..`` and whether it needs the new syntax."""
+    if is_shape(spec):
+        return _dims(spec), False
+    out = _dims(spec["t"])
+    if "dtype" in spec:
+        out += f":dtype={spec['dtype']}"
+    if spec.get("mark"):
+        out += f":mark_dynamic={_dims(spec['mark'])}"
+    new = False
+    for bound in ("min", "max"):
+        if bound in spec:
+            out += f":{bound}={spec[bound]}"
+            new = True
+    return out, new
+
+
+def is_tensor(v: Any) -> bool:
+    return is_shape(v) or (isinstance(v, dict) and "t" in v)
+
+
+def items(call: Call, new_option: str = NEW_KINDS_OPTION) -> list[tuple[str, str]]:
+    """``(option, item)`` for each argument of ``call`` (see the module doc); ``new_option``:
+    the option of the items today's ``--shapes`` does not take."""
+    out: list[tuple[str, str]] = []
+    for name, v in call.items():
+        if is_tensor(v):
+            text, new = _tensor(v)
+            out.append((new_option if new else SHAPES_OPTION, f"{name}={text}"))
+        elif isinstance(v, dict) and "list" in v:
+            for i, el in enumerate(v["list"]):
+                text, new = _tensor(el)
+                out.append((new_option if new else SHAPES_OPTION, f"{name}[{i}]={text}"))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out.append((SHAPES_OPTION, f"{name}={_py(v)}"))
+        else:  # bool, str, None, tuple: the new kinds
+            out.append((new_option, f"{name}={_py(v)}"))
+    return out
+
+
+def describe(call: Call, new_option: str = NEW_KINDS_OPTION) -> list[str]:
+    """``fxcache match`` arguments for the inputs of ``call``: ``--shapes x=[4,3] --inputs clip=True ...``."""
+    out: list[str] = []
+    for option, item in items(call, new_option):
+        out += [option, item]
+    return out
+
+
+def short(call: Call) -> str:
+    """The call in one line, for reports: ``x=[8,16], act='gelu', clip=True``."""
+    return ", ".join(item for _, item in items(call)) or "(no arguments)"
+
+
+def canonical(call: Call) -> str:
+    return json.dumps(call, sort_keys=False, separators=(",", ":"))

@@ -1,0 +1,305 @@
+"""The evaluation's families: what is compiled, how, the calls that build its cache, and the
+queries asked of torch and of ``fxcache match``. Nothing here imports torch.
+
+A family is one compiled callable (a plain function of
+:mod:`tests.harness.evaluation.fns`, or a transformers model of
+:mod:`tests.harness.evaluation.hf` compiled whole), none of them in the suite's corpus
+(tests/harness/cases.py, demo/cases.py, tests/harness/models.py). Calls are written as
+:mod:`tests.harness.evaluation.calls` says. Each query is a fresh process's first call,
+or (``warm_up``) a later call of that process, asked with ``--after-recompile``.
+The comments say what the call exercises, not what torch answers: torch is asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tests.harness.evaluation.calls import NEW_KINDS_OPTION, Call
+
+
+@dataclass(frozen=True)
+class Query:
+    """One call to ask about.
+
+    Attributes:
+        call: the call (:mod:`tests.harness.evaluation.calls`).
+        warm_up: calls made first in the same process, not recorded; the query is then
+            asked with ``--after-recompile``.
+        note: what the call exercises, one line.
+    """
+
+    call: Call
+    warm_up: tuple[Call, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Family:
+    """A compiled callable and its calls.
+
+    Attributes:
+        name: the family's name (``--family``).
+        target: ``module:attr``: a plain function (compiled with ``torch.compile``), or
+            with ``model`` a builder returning an ``nn.Module`` (compiled whole).
+        fn: ``fxcache match --fn``: the function's name, or the model's class.
+        dynamic: ``torch.compile(dynamic=...)``.
+        build: the build sequences, each a list of calls made in one process.
+        queries: the queries.
+        model: ``target`` builds a module compiled whole.
+        positional: how many leading arguments of a call are passed by position.
+        train: the call returns a loss; ``loss.backward()`` follows.
+        doc: one line on what the family shows.
+    """
+
+    name: str
+    target: str
+    fn: str
+    dynamic: bool | None
+    build: tuple[tuple[Call, ...], ...]
+    queries: tuple[Query, ...]
+    model: bool = False
+    positional: int = 0
+    train: bool = False
+    doc: str = ""
+    match_extra: tuple[str, ...] = field(default=())
+
+    def match_args(self, query: Query, new_option: str = NEW_KINDS_OPTION) -> list[str]:
+        """``fxcache match`` arguments for ``query``, as the docs tell a user to write them
+        (``new_option``: :func:`tests.harness.evaluation.calls.items`)."""
+        from tests.harness.evaluation.calls import describe
+
+        mode = {True: "true", None: "none", False: "false"}[self.dynamic]
+        out = ["--fn", self.fn, "--dynamic", mode, *self.match_extra, *describe(query.call, new_option)]
+        if query.warm_up:
+            out.append("--after-recompile")
+        return out
+
+
+def _q(note: str, warm_up: tuple[Call, ...] = (), **call) -> Query:
+    return Query(call=dict(call), warm_up=warm_up, note=note)
+
+
+def _t(shape: list[int], **more) -> dict:
+    return {"t": shape, **more}
+
+
+_ADAM = dict(params={"list": [[4, 3], [3]]}, grads={"list": [[4, 3], [3]]},
+             exp_avgs={"list": [[4, 3], [3]]}, lr=0.001, beta1=0.9)
+
+FAMILIES: dict[str, Family] = {f.name: f for f in [
+    Family(
+        "act_clip", "tests.harness.evaluation.fns:act_block", "act_block", None,
+        build=(({"x": [8, 16]}, {"x": [8, 16], "act": "gelu", "clip": True}),),
+        positional=1, doc="a str and a bool the code branches on (dynamic=None)",
+        queries=(
+            _q("both left out, as built", x=[8, 16]),
+            _q("both given, the defaults", x=[8, 16], act="relu", clip=False),
+            _q("both given, as the second build call", x=[8, 16], act="gelu", clip=True),
+            _q("act changed, clip left out", x=[8, 16], act="gelu"),
+            _q("clip changed, act left out", x=[8, 16], clip=True),
+            _q("a str never built", x=[8, 16], act="tanh"),
+            _q("clip=False given, act built", x=[8, 16], act="gelu", clip=False),
+            _q("another size: a fresh process's first call is static", x=[12, 16]),
+        )),
+    Family(
+        "act_flagged", "tests.harness.evaluation.fns:act_block", "act_block", None,
+        build=(({"x": [8, 16], "act": "gelu", "clip": True},),),
+        positional=1, doc="a str and a bool, built only with non-default values (dynamic=None)",
+        queries=(
+            _q("both left out: the defaults were never built", x=[8, 16]),
+            _q("both given, as built", x=[8, 16], act="gelu", clip=True),
+            _q("clip left out", x=[8, 16], act="gelu"),
+        )),
+    Family(
+        "sgd_alpha", "tests.harness.evaluation.fns:sgd_update", "sgd_update", None,
+        build=(({"p": [16], "g": [16], "lr": 0.1},),), positional=2,
+        doc="a float through an expression: alpha=-lr (dynamic=None)",
+        queries=(
+            _q("as built", p=[16], g=[16], lr=0.1),
+            _q("another lr", p=[16], g=[16], lr=0.2),
+            _q("lr negated", p=[16], g=[16], lr=-0.1),
+            _q("another size", p=[32], g=[32], lr=0.1),
+        )),
+    Family(
+        "inv_scale", "tests.harness.evaluation.fns:inv_scale", "inv_scale", True,
+        build=(({"x": [8, 4], "scale": 4.0},),), positional=1,
+        doc="a float through an expression: 1 / scale (dynamic=True)",
+        queries=(
+            _q("as built", x=[8, 4], scale=4.0),
+            _q("another size, same scale", x=[6, 4], scale=4.0),
+            _q("another scale", x=[8, 4], scale=2.0),
+            _q("the reciprocal of the built constant", x=[8, 4], scale=0.25),
+            _q("an int where a float was", x=[8, 4], scale=4),
+        )),
+    Family(
+        "half_lr", "tests.harness.evaluation.fns:half_lr", "half_lr", False,
+        build=(({"w": [8], "g": [8], "lr": 0.02},),), positional=2,
+        doc="a float through an expression: lr * 0.5 (dynamic=False)",
+        queries=(
+            _q("as built", w=[8], g=[8], lr=0.02),
+            _q("the product's value given as lr", w=[8], g=[8], lr=0.01),
+            _q("another lr", w=[8], g=[8], lr=0.04),
+        )),
+    Family(
+        "adam_step", "tests.harness.evaluation.fns:adam_like", "adam_like", None,
+        build=(({**_ADAM, "step": 1}, {**_ADAM, "step": 2}),), positional=3,
+        doc="an optimizer step over lists of tensors; an int in an expression (dynamic=None)",
+        queries=(
+            _q("as the first build call", **_ADAM, step=1),
+            _q("step changed: a fresh process's first call", **_ADAM, step=2),
+            _q("step 3 after a recompile", warm_up=({**_ADAM, "step": 1},), **_ADAM, step=3),
+            _q("another lr", **{**_ADAM, "lr": 0.002}, step=1),
+            _q("three parameters", **{k: ({"list": v["list"] + [[2]]} if isinstance(v, dict) else v)
+                                      for k, v in _ADAM.items()}, step=1),
+        )),
+    Family(
+        "marked_range", "tests.harness.evaluation.fns:ranged", "ranged", None,
+        build=(({"x": _t([8, 4], mark=[0], min=2, max=16)},),), positional=1,
+        doc="mark_dynamic(x, 0, min=2, max=16), then calls with and without a range",
+        queries=(
+            _q("the built range", x=_t([8, 4], mark=[0], min=2, max=16)),
+            _q("the built range, another size", x=_t([12, 4], mark=[0], min=2, max=16)),
+            _q("the range's top", x=_t([16, 4], mark=[0], min=2, max=16)),
+            _q("marked without a range", x=_t([8, 4], mark=[0])),
+            _q("marked without a range, a size past 16", x=_t([20, 4], mark=[0])),
+            _q("marked with max=32", x=_t([8, 4], mark=[0], min=2, max=32)),
+            _q("marked with max=32, a size past 16", x=_t([20, 4], mark=[0], min=2, max=32)),
+            _q("not marked", x=[8, 4]),
+        )),
+    Family(
+        "conv_frames", "tests.harness.evaluation.fns:frames", "frames", True,
+        build=(({"audio": [2, 400]},),), positional=1,
+        doc="convolutions over audio: 30..49 samples leave one frame (dynamic=True)",
+        queries=(
+            _q("another length", audio=[2, 800]),
+            _q("one frame left", audio=[2, 40]),
+            _q("two frames left", audio=[2, 60]),
+            _q("batch 1", audio=[1, 400]),
+            _q("another batch", audio=[3, 400]),
+        )),
+    Family(
+        "optional_bias", "tests.harness.evaluation.fns:affine", "affine", True,
+        build=(({"x": [4, 8], "weight": [8, 6], "bias": [6]}, {"x": [5, 8], "weight": [8, 6]}),),
+        positional=2, doc="an optional tensor given and left out, both built (dynamic=True)",
+        queries=(
+            _q("bias given", x=[7, 8], weight=[8, 6], bias=[6]),
+            _q("bias left out", x=[7, 8], weight=[8, 6]),
+            _q("bias=None", x=[7, 8], weight=[8, 6], bias=None),
+            _q("bias given, its dtype changed", x=[7, 8], weight=[8, 6], bias=_t([6], dtype="float64")),
+        )),
+    Family(
+        "optional_once", "tests.harness.evaluation.fns:affine", "affine", None,
+        build=(({"x": [4, 8], "weight": [8, 6], "bias": [6]},),), positional=2,
+        doc="an optional tensor, only given when built (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 8], weight=[8, 6], bias=[6]),
+            _q("bias left out", x=[4, 8], weight=[8, 6]),
+            _q("bias=None", x=[4, 8], weight=[8, 6], bias=None),
+        )),
+    Family(
+        "int_window", "tests.harness.evaluation.fns:window", "window", True,
+        build=(({"x": [4, 32], "n": 4}, {"x": [4, 32], "n": 5}),), positional=1,
+        doc="an int in expressions (dynamic=True)",
+        queries=(
+            _q("another n", x=[4, 32], n=6),
+            _q("n*2 past the dim", x=[4, 32], n=20),
+            _q("n=1: 0/1 specialization", x=[4, 32], n=1),
+            _q("another size", x=[6, 48], n=4),
+        )),
+    Family(
+        "int_window_auto", "tests.harness.evaluation.fns:window", "window", None,
+        build=(({"x": [4, 32], "n": 4},),), positional=1,
+        doc="an int in expressions (dynamic=None, one call)",
+        queries=(
+            _q("as built", x=[4, 32], n=4),
+            _q("another n", x=[4, 32], n=5),
+        )),
+    Family(
+        "tuple_dims", "tests.harness.evaluation.fns:pool", "pool", False,
+        build=(({"x": [2, 3, 8, 8]},),), positional=1,
+        doc="a tuple of ints and a bool, left out and given (dynamic=False)",
+        queries=(
+            _q("as built", x=[2, 3, 8, 8]),
+            _q("dims given, the default", x=[2, 3, 8, 8], dims={"tuple": [2, 3]}),
+            _q("other dims", x=[2, 3, 8, 8], dims={"tuple": [1, 2]}),
+            _q("keepdim=True", x=[2, 3, 8, 8], keepdim=True),
+            _q("another dtype", x=_t([2, 3, 8, 8], dtype="float16")),
+            _q("another size", x=[2, 3, 4, 4]),
+        )),
+    Family(
+        "scalar_t", "tests.harness.evaluation.fns:mix", "mix", None,
+        build=(({"x": [4, 4], "t": []},),), positional=1,
+        doc="a 0-d tensor, and a float in its place (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 4], t=[]),
+            _q("a float instead of the 0-d tensor", x=[4, 4], t=0.5),
+            _q("a 0-d float64 tensor", x=[4, 4], t=_t([], dtype="float64")),
+            _q("a 1-element tensor", x=[4, 4], t=[1]),
+        )),
+    Family(
+        "dtypes", "tests.harness.evaluation.fns:norm_cast", "norm_cast", True,
+        build=(({"x": [8, 4]}, {"x": _t([8, 4], dtype="bfloat16")}),), positional=1,
+        doc="one function, two dtypes built (dynamic=True)",
+        queries=(
+            _q("float32, another size", x=_t([5, 4], dtype="float32")),
+            _q("bfloat16, another size", x=_t([16, 4], dtype="bfloat16")),
+            _q("float16: never built", x=_t([8, 4], dtype="float16")),
+            _q("no dtype said", x=[8, 4]),
+        )),
+    # --- transformers models, compiled whole ------------------------------------------
+    Family(
+        "t5_encdec", "tests.harness.evaluation.hf:t5", "T5ForConditionalGeneration", None, model=True,
+        build=(({"input_ids": _t([2, 8], dtype="int64"), "decoder_input_ids": _t([2, 4], dtype="int64")},),),
+        doc="an encoder-decoder, called by keyword (dynamic=None)",
+        queries=(
+            _q("as built", input_ids=_t([2, 8], dtype="int64"), decoder_input_ids=_t([2, 4], dtype="int64")),
+            _q("return_dict=False", input_ids=_t([2, 8], dtype="int64"),
+               decoder_input_ids=_t([2, 4], dtype="int64"), return_dict=False),
+            _q("output_hidden_states=True", input_ids=_t([2, 8], dtype="int64"),
+               decoder_input_ids=_t([2, 4], dtype="int64"), output_hidden_states=True),
+            _q("a longer input", input_ids=_t([2, 12], dtype="int64"), decoder_input_ids=_t([2, 4], dtype="int64")),
+        )),
+    Family(
+        "wav2vec2_audio", "tests.harness.evaluation.hf:wav2vec2", "Wav2Vec2Model", True, model=True,
+        build=(({"input_values": [2, 400]},),),
+        doc="convolutions over audio; a short input leaves one frame (dynamic=True)",
+        queries=(
+            _q("another length", input_values=[2, 600]),
+            _q("one frame left", input_values=[2, 40]),
+            _q("another batch", input_values=[3, 400]),
+            _q("batch 1", input_values=[1, 400]),
+        )),
+    Family(
+        "vit_batch", "tests.harness.evaluation.hf:vit", "ViTModel", None, model=True,
+        build=(({"pixel_values": _t([4, 3, 32, 32], mark=[0])},),),
+        doc="a vision transformer, the batch marked dynamic (dynamic=None)",
+        queries=(
+            _q("another batch, marked", pixel_values=_t([3, 3, 32, 32], mark=[0])),
+            _q("another batch, not marked", pixel_values=[3, 3, 32, 32]),
+            _q("the built batch, not marked", pixel_values=[4, 3, 32, 32]),
+            _q("output_hidden_states=True", pixel_values=_t([4, 3, 32, 32], mark=[0]),
+               output_hidden_states=True),
+            _q("batch 1, marked", pixel_values=_t([1, 3, 32, 32], mark=[0])),
+        )),
+    Family(
+        "distilbert_mask", "tests.harness.evaluation.hf:distilbert", "DistilBertModel", True, model=True,
+        build=(({"input_ids": _t([2, 8], dtype="int64"), "attention_mask": _t([2, 8], dtype="int64")},),),
+        doc="an encoder built with an attention mask (dynamic=True)",
+        queries=(
+            _q("mask given, other sizes", input_ids=_t([3, 10], dtype="int64"),
+               attention_mask=_t([3, 10], dtype="int64")),
+            _q("mask left out", input_ids=_t([3, 10], dtype="int64")),
+            _q("a bool mask", input_ids=_t([3, 10], dtype="int64"), attention_mask=_t([3, 10], dtype="bool")),
+            _q("mask=None", input_ids=_t([3, 10], dtype="int64"), attention_mask=None),
+        )),
+    Family(
+        "opt_decoder", "tests.harness.evaluation.hf:opt", "OPTForCausalLM", True, model=True,
+        build=(({"input_ids": _t([2, 8], dtype="int64")},),),
+        doc="a decoder, with output_hidden_states or not (dynamic=True)",
+        queries=(
+            _q("another size", input_ids=_t([3, 12], dtype="int64")),
+            _q("output_hidden_states=True", input_ids=_t([2, 8], dtype="int64"), output_hidden_states=True),
+            _q("return_dict=False", input_ids=_t([2, 8], dtype="int64"), return_dict=False),
+            _q("batch 1", input_ids=_t([1, 8], dtype="int64")),
+        )),
+]}

@@ -1,0 +1,101 @@
+"""The plain torch functions of the evaluation families (imports torch).
+
+Each is written as a user would, with the argument kinds ``fxcache match`` must
+account for: a bool or str the code branches on, floats through expressions, lists
+of tensors, a marked range, a size that reaches 1 after convolutions, an optional
+tensor, an int in an expression, a tuple of ints, a 0-d tensor where a float could go,
+dtypes. :mod:`tests.harness.evaluation.families` says how each is compiled and called.
+"""
+
+import torch
+import torch.nn.functional as F
+
+
+def act_block(x, act="relu", clip=False):
+    # A str and a bool the code branches on: each value traces another graph.
+    if act == "gelu":
+        y = F.gelu(x)
+    elif act == "tanh":
+        y = torch.tanh(x)
+    else:
+        y = F.relu(x)
+    if clip:
+        y = y.clamp(-1.0, 1.0)
+    return y * 2
+
+
+def sgd_update(p, g, lr):
+    # The float reaches the graph as -lr.
+    return p.add(g, alpha=-lr)
+
+
+def inv_scale(x, scale):
+    # The float reaches the graph as 1 / scale.
+    return x * (1.0 / scale) + 1
+
+
+def half_lr(w, g, lr):
+    # The float reaches the graph as lr * 0.5.
+    return w - g * (lr * 0.5)
+
+
+def adam_like(params, grads, exp_avgs, lr, beta1, step):
+    # An optimizer-like step over lists of tensors, in place; an int in an expression.
+    with torch.no_grad():
+        for p, g, m in zip(params, grads, exp_avgs, strict=True):
+            m.mul_(beta1).add_(g, alpha=1 - beta1)
+            bias = 1 - beta1 ** step
+            p.add_(m, alpha=-lr / bias)
+    return params[0].sum()
+
+
+def ranged(x):
+    # Compiled with dynamic=None; the calls mark dim 0, with a range or not.
+    return F.silu(x) * 2
+
+
+def _conv_stack() -> torch.nn.Module:
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(
+            torch.nn.Conv1d(1, 4, kernel_size=10, stride=5), torch.nn.GELU(),
+            torch.nn.Conv1d(4, 4, kernel_size=3, stride=2), torch.nn.GELU(),
+            torch.nn.Conv1d(4, 4, kernel_size=3, stride=2),
+        ).eval()
+
+
+CONVS = _conv_stack()
+
+
+def frames(audio):
+    # A feature extractor over raw audio (as Wav2Vec2's): lengths 30..49 leave ONE frame.
+    feats = CONVS(audio.unsqueeze(1))
+    return feats.transpose(1, 2).softmax(-1)
+
+
+def affine(x, weight, bias=None):
+    # An optional tensor: given or left out, another graph.
+    y = x @ weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def window(x, n):
+    # An int used in expressions.
+    return x[:, : n * 2] * (n + 1)
+
+
+def pool(x, dims=(2, 3), keepdim=False):
+    # A tuple of ints and a bool: constants of the graph.
+    return x.mean(dim=dims, keepdim=keepdim)
+
+
+def mix(x, t):
+    # t: a 0-d tensor, or a Python float.
+    return x * t + (1 - t)
+
+
+def norm_cast(x):
+    # The dtype of x is kept: each dtype another graph.
+    return (x.float() / (x.float().norm() + 1)).to(x.dtype)

@@ -1,0 +1,71 @@
+"""The transformers models of the evaluation families: tiny configs, random weights from a
+fixed seed, nothing downloaded (imports torch and transformers, offline; see
+:mod:`tests.harness.models`). Each builder returns the eager model, in eval mode."""
+
+from tests.harness.models import offline
+
+offline()
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+
+transformers.logging.set_verbosity_error()
+
+
+def t5() -> torch.nn.Module:
+    """An encoder-decoder: ``T5ForConditionalGeneration(input_ids=, decoder_input_ids=)``."""
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(0)
+    cfg = T5Config(vocab_size=100, d_model=32, d_kv=8, d_ff=64, num_layers=1, num_decoder_layers=1,
+                   num_heads=2, dropout_rate=0.0, use_cache=False, decoder_start_token_id=0,
+                   pad_token_id=0, eos_token_id=1)
+    return T5ForConditionalGeneration(cfg).eval()
+
+
+def wav2vec2() -> torch.nn.Module:
+    """Convolutions over raw audio (kernels 10, 3, 3; strides 5, 2, 2): 30..49 samples
+    leave one frame."""
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+
+    torch.manual_seed(0)
+    cfg = Wav2Vec2Config(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                         conv_dim=(8, 8, 8), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3),
+                         num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2,
+                         feat_extract_norm="group", do_stable_layer_norm=False, vocab_size=32,
+                         hidden_dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+                         feat_proj_dropout=0.0, final_dropout=0.0, layerdrop=0.0, mask_time_prob=0.0)
+    return Wav2Vec2Model(cfg).eval()
+
+
+def vit() -> torch.nn.Module:
+    """A vision transformer over 32x32 images, 8x8 patches."""
+    from transformers import ViTConfig, ViTModel
+
+    torch.manual_seed(0)
+    cfg = ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=32, num_hidden_layers=1,
+                    num_attention_heads=2, intermediate_size=64, hidden_dropout_prob=0.0,
+                    attention_probs_dropout_prob=0.0)
+    return ViTModel(cfg, add_pooling_layer=False).eval()
+
+
+def distilbert() -> torch.nn.Module:
+    """An encoder called with an attention mask, or without."""
+    from transformers import DistilBertConfig, DistilBertModel
+
+    torch.manual_seed(0)
+    cfg = DistilBertConfig(vocab_size=100, dim=32, n_layers=1, n_heads=2, hidden_dim=64,
+                           max_position_embeddings=64, dropout=0.0, attention_dropout=0.0)
+    return DistilBertModel(cfg).eval()
+
+
+def opt() -> torch.nn.Module:
+    """A decoder (``OPTForCausalLM``), called with ``output_hidden_states`` or not."""
+    from transformers import OPTConfig, OPTForCausalLM
+
+    torch.manual_seed(0)
+    cfg = OPTConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1, ffn_dim=64, num_attention_heads=2,
+                    max_position_embeddings=64, word_embed_proj_dim=32, dropout=0.0, attention_dropout=0.0,
+                    activation_dropout=0.0, layerdrop=0.0, use_cache=False, pad_token_id=1,
+                    bos_token_id=0, eos_token_id=2)
+    return OPTForCausalLM(cfg).eval()

@@ -1,0 +1,173 @@
+"""Run the evaluation: build each family's cache, ask torch each query in a fresh process,
+ask ``fxcache match``, and compare (:mod:`tests.harness.evaluation.compare`).
+
+Used by ``python -m tests.harness.evaluation`` (see the package doc).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.harness.evaluation import compare
+from tests.harness.evaluation.calls import NEW_KINDS_OPTION, short
+from tests.harness.evaluation.families import Family, Query
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+class Torch:
+    """Where torch's answers come from: a fork server (``torch_side --serve``: a child per
+    request, each a fresh process but for the imports), or with ``fresh`` a new
+    ``python -m tests.harness.evaluation.torch_side`` process per request."""
+
+    def __init__(self, fresh: bool = False, timeout: float = 600) -> None:
+        self.fresh = fresh
+        self.timeout = timeout
+        self._proc: Any = None
+        self._log: Any = None
+
+    def _env(self) -> dict[str, str]:
+        from demo.build_cache import _child_env
+
+        return _child_env()
+
+    def ask(self, req: dict) -> dict:
+        """torch_side's answer to ``req``; raises ``RuntimeError`` when it failed."""
+        if self.fresh:
+            from demo.build_cache import run_json_subprocess
+
+            return run_json_subprocess(["-m", "tests.harness.evaluation.torch_side", json.dumps(req)],
+                                       python=sys.executable, timeout=self.timeout)
+        if self._proc is None:
+            self._log = tempfile.TemporaryFile()
+            self._proc = subprocess.Popen([sys.executable, "-m", "tests.harness.evaluation.torch_side", "--serve"],
+                                          cwd=REPO_ROOT, env=self._env(), stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=self._log, text=True,
+                                          start_new_session=True)
+        self._proc.stdin.write(json.dumps(req) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        if not line:
+            self._log.seek(0)
+            raise RuntimeError("the torch server exited:\n" + self._log.read().decode(errors="replace")[-6000:])
+        out = json.loads(line)
+        if "failed" in out:
+            raise RuntimeError(f"torch failed on {req['family']} {req['op']}:\n{out['failed']}")
+        return out
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.stdin.close()
+            self._proc.wait(timeout=60)
+            self._proc = None
+            self._log.close()
+
+
+def present_keys(cache_dir: Path) -> set[str]:
+    """The keys (FX and AOTAutograd) the cache holds."""
+    from fxcache_core.cache.scan import scan_cache
+
+    return {k.key for k in scan_cache(cache_dir).keys}
+
+
+def ask_fxcache(cache_dir: Path, args: list[str], index_dir: Path) -> tuple[dict | None, str | None, int]:
+    """``fxcache --cache-dir C match --json ARGS`` in a fresh process: (its JSON, or None
+    and the usage error's line on exit 2; the exit code)."""
+    env = dict(os.environ, FXCACHE_INDEX_DIR=str(index_dir), COLUMNS="200", NO_COLOR="1")
+    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(cache_dir), "match", "--json",
+                           *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if proc.returncode == 2:
+        return None, (proc.stderr.strip().splitlines() or ["(no message)"])[-1], 2
+    try:
+        return json.loads(proc.stdout), None, proc.returncode
+    except json.JSONDecodeError:
+        return None, f"exit {proc.returncode}, no JSON: {(proc.stderr.strip().splitlines() or [''])[-1]}", \
+            proc.returncode
+
+
+def build_family(torch: Torch, family: Family, cache_dir: Path) -> list[dict]:
+    """Each build sequence of ``family`` in a process of its own, into ``cache_dir``."""
+    out = []
+    for seq in family.build:
+        ans = torch.ask({"op": "build", "family": family.name, "cache_dir": str(cache_dir), "calls": list(seq)})
+        if ans["error"]:
+            raise RuntimeError(f"{family.name}: building {seq}: {ans['error']}")
+        out.append(ans)
+    return out
+
+
+def torch_answer(torch: Torch, family: Family, query: Query, cache_dir: Path, scratch: Path) -> dict:
+    """Torch's lookups for ``query``, made on a copy of ``cache_dir`` (left as it was)."""
+    copy = scratch / "query-cache"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(cache_dir, copy, symlinks=True)
+    try:
+        return torch.ask({"op": "query", "family": family.name, "cache_dir": str(copy), "calls": [query.call],
+                          "warm_up": list(query.warm_up)})
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: bool, log: Any,
+                    new_option: str = NEW_KINDS_OPTION) -> dict:
+    """Build (or reuse) the family's cache and torch's answers, ask fxcache, compare."""
+    fdir = workdir / family.name
+    cache_dir = fdir / "cache"
+    answers_file = fdir / "torch-answers.json"
+    calls_now = [[q.call, list(q.warm_up)] for q in family.queries]
+    stored = json.loads(answers_file.read_text()) if answers_file.exists() and not rebuild else None
+    if stored is not None and (stored.get("build") != [list(s) for s in family.build]
+                               or not cache_dir.is_dir()):
+        stored = None  # the family's build changed: build again
+    t0 = time.monotonic()
+    if stored is None:
+        shutil.rmtree(fdir, ignore_errors=True)
+        fdir.mkdir(parents=True)
+        log(f"{family.name}: building ({len(family.build)} process(es))")
+        build = build_family(torch, family, cache_dir)
+        stored = {"build": [list(s) for s in family.build], "build_writes": [b["writes"] for b in build],
+                  "torch_version": build[0]["torch_version"],
+                  "transformers_version": build[0].get("transformers_version"), "answers": {}}
+    build_s = time.monotonic() - t0
+    answers = stored["answers"]
+    for q, key in zip(family.queries, calls_now, strict=True):
+        k = json.dumps(key, sort_keys=True)
+        if k not in answers:
+            log(f"{family.name}: torch: {short(q.call)}" + (" (after warm-up)" if q.warm_up else ""))
+            answers[k] = torch_answer(torch, family, q, cache_dir, fdir)
+            answers_file.write_text(json.dumps(stored, sort_keys=True))
+    answers_file.write_text(json.dumps(stored, sort_keys=True))
+    present = present_keys(cache_dir)
+    index_dir = fdir / "fxcache-index"
+    rows = []
+    for q, key in zip(family.queries, calls_now, strict=True):
+        ans = answers[json.dumps(key, sort_keys=True)]
+        args = family.match_args(q, new_option)
+        report, usage, code = ask_fxcache(cache_dir, args, index_dir)
+        tv = compare.torch_verdict(ans["lookups"][0] if ans["lookups"] else [], present, ans["error"],
+                                   ans["writes"][0] if ans["writes"] else [])
+        fline = compare.function_line(report, usage, tv, family.fn)
+        klines = compare.key_lines(report, ans["lookups"][0] if ans["lookups"] else [], present)
+        rows.append({"call": short(q.call), "note": q.note, "warm_up": [short(c) for c in q.warm_up],
+                     "match_args": args, "exit_code": code, "verdict": fline.to_json(),
+                     "keys": [ln.to_json() for ln in klines],
+                     "torch_lookups": [{"kind": lk["kind"], "key": lk["key"], "status": lk["status"],
+                                        "mode": lk["mode"], "hit": lk["hit"]}
+                                       for lk in (ans["lookups"][0] if ans["lookups"] else [])],
+                     "torch_error": ans["error"]})
+    verdicts = [compare.Line(**r["verdict"]) for r in rows]
+    keys = [compare.Line(**k) for r in rows for k in r["keys"]]
+    return {"versions": {"torch": stored["torch_version"], "transformers": stored.get("transformers_version")},
+            "family": family.name, "doc": family.doc, "fn": family.fn, "dynamic": family.dynamic,
+            "cache_dir": str(cache_dir), "keys_in_cache": len(present), "seconds": round(time.monotonic() - t0, 1),
+            "build_seconds": round(build_s, 1), "verdicts": compare.tally(verdicts), "key_lines": compare.tally(keys),
+            "rows": rows}

@@ -1,0 +1,219 @@
+"""The torch side of the evaluation: build a family's cache, and ask torch what one call looks up.
+
+    python -m tests.harness.evaluation.torch_side --serve      # one JSON request a line
+    python -m tests.harness.evaluation.torch_side REQUEST_JSON # one request, this process
+
+A request is ``{"op": "build" | "query", "family": NAME, "cache_dir": DIR, "calls": [call, ...],
+"warm_up": [call, ...]}``. ``build`` makes ``calls`` (one build sequence) in one process,
+as a user's run would, into ``cache_dir``; ``query`` makes the ``warm_up`` calls, unrecorded,
+then the one call in ``calls``. The answer has torch's lookups and writes per call, in the
+record format of ``tests.harness.oracle`` (``demo.recorder`` wraps ``find_guarded_entry``),
+and the error a call raised, if any.
+
+Fresh processes: ``--serve`` imports torch, Inductor and transformers, the family modules
+(which define functions and build no model), and computes torch's machine facts
+(:func:`tests.harness.oracle._warm_toolchain_facts`), then forks one child per request
+and never compiles or traces anything itself. Each child starts as a fresh process does
+after those imports (the argument of ``tests.harness.oracle.ForkServer``, checked against
+fresh processes in tests/torch/test_torch_oracle.py), builds its model, compiles and makes
+its calls, and exits. ``python -m tests.harness.evaluation --fresh`` runs every request in
+a fresh ``python -m`` process instead, to check.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+from tests.harness.evaluation.calls import Call, is_shape
+from tests.harness.evaluation.families import FAMILIES, Family
+
+_PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",
+            "torch._functorch._aot_autograd.autograd_cache",
+            "tests.harness.evaluation.fns", "tests.harness.evaluation.hf")
+
+
+def _tensor(spec: Any, seed: int, name: str) -> Any:
+    import torch
+
+    shape, dtype = (spec, "float32") if is_shape(spec) else (spec["t"], spec.get("dtype", "float32"))
+    g = torch.Generator().manual_seed(seed)
+    dt = getattr(torch, dtype)
+    if dt == torch.bool:
+        t = torch.ones(shape, dtype=dt)
+    elif dt.is_floating_point:
+        t = torch.randn(shape, generator=g, dtype=torch.float32).to(dt)
+    elif "mask" in name:  # an attention mask: all ones, as a tokenizer gives it unpadded
+        t = torch.ones(shape, dtype=dt)
+    else:  # token ids: within every model's vocabulary
+        t = torch.randint(1, 50, shape, generator=g, dtype=dt)
+    if isinstance(spec, dict) and spec.get("mark"):
+        for d in spec["mark"]:
+            kw = {k: spec[k] for k in ("min", "max") if k in spec}
+            torch._dynamo.mark_dynamic(t, d, **kw)
+    return t
+
+
+def _value(v: Any, seed: int, name: str) -> Any:
+    if is_shape(v) or (isinstance(v, dict) and "t" in v):
+        return _tensor(v, seed, name)
+    if isinstance(v, dict) and "list" in v:
+        return [_tensor(el, seed * 10 + i, name) for i, el in enumerate(v["list"])]
+    if isinstance(v, dict) and "tuple" in v:
+        return tuple(v["tuple"])
+    return v
+
+
+def make_inputs(family: Family, call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``(args, kwargs)`` of one call (the first ``family.positional`` by position)."""
+    args, kwargs = [], {}
+    for i, (name, v) in enumerate(call.items()):
+        value = _value(v, i, name)
+        if i < family.positional:
+            args.append(value)
+        else:
+            kwargs[name] = value
+    return tuple(args), kwargs
+
+
+def _target(family: Family) -> Any:
+    module, attr = family.target.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _compiled(family: Family) -> tuple[Any, Any]:
+    """(the eager model or None, the compiled callable)."""
+    import torch
+
+    obj = _target(family)
+    model = obj() if family.model else None
+    return model, torch.compile(model if family.model else obj, dynamic=family.dynamic)
+
+
+def _call(family: Family, compiled: Any, model: Any, call: Call, on_phase: Any = None) -> None:
+    import torch
+
+    args, kwargs = make_inputs(family, call)
+    if on_phase is not None:
+        on_phase("forward")
+    if family.train:
+        loss = compiled(*args, **kwargs)
+        if on_phase is not None:
+            on_phase("backward")
+        loss.backward()
+        if model is not None:
+            model.zero_grad(set_to_none=True)
+    else:
+        with torch.no_grad():
+            compiled(*args, **kwargs)
+
+
+def run_request(req: dict) -> dict:
+    """In this process (fresh, or a fresh fork): the request's calls, recorded."""
+    from demo.build_cache import configure_torch, prepare_env
+
+    cache_dir = prepare_env(req["cache_dir"], isa_checks=False)
+    import torch
+
+    configure_torch(isa_checks=False)
+    from demo.recorder import counters, install_recorder
+
+    family = FAMILIES[req["family"]]
+    rec = install_recorder()
+    torch._dynamo.reset()
+    model, compiled = _compiled(family)
+    for call in req.get("warm_up") or ():
+        _call(family, compiled, model, call)
+    lookups, writes, error = [], [], None
+    for call in req["calls"]:
+        torch._dynamo.utils.counters.clear()
+        rec.clear()
+        try:
+            _call(family, compiled, model, call, on_phase=rec.set_phase)
+        except Exception as e:  # noqa: BLE001 - what torch does is the answer
+            error = {"type": type(e).__name__, "message": str(e).strip().splitlines()[0][:500] if str(e).strip()
+                     else ""}
+        lookups.append(list(rec.lookups))
+        writes.append(list(rec.writes))
+        if error:
+            break
+    return {"cache_dir": cache_dir, "family": family.name, "op": req["op"], "calls": req["calls"],
+            "warm_up": req.get("warm_up") or [], "lookups": lookups, "writes": writes, "error": error,
+            "counters": counters(), "torch_version": torch.__version__,
+            "transformers_version": _transformers_version(), "pid": os.getpid()}
+
+
+def _transformers_version() -> str | None:
+    module = sys.modules.get("transformers")
+    return getattr(module, "__version__", None)
+
+
+def serve(requests: Any, replies: Any) -> None:
+    """Import once, then answer each request line in a child forked for it (module doc)."""
+    import tempfile
+
+    from demo.build_cache import configure_torch, prepare_env
+
+    placeholder = tempfile.mkdtemp(prefix="fxcache-eval-server-")
+    prepare_env(placeholder, isa_checks=False)
+    import torch  # noqa: F401
+
+    configure_torch(isa_checks=False)
+    for name in _PRELOAD:
+        importlib.import_module(name)
+    os.rmdir(placeholder)  # importing wrote nothing into a cache dir
+    from tests.harness.oracle import _warm_toolchain_facts
+
+    _warm_toolchain_facts()
+    for line in requests:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                try:
+                    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(req["cache_dir"])
+                    out = json.dumps(run_request(req), sort_keys=True)
+                except BaseException:  # noqa: BLE001 - sent to the caller, who raises it
+                    out = json.dumps({"failed": traceback.format_exc()[-8000:]})
+                with os.fdopen(w, "w") as f:
+                    f.write(out)
+            finally:
+                os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            out = f.read()
+        _, status = os.waitpid(pid, 0)
+        if not out:
+            out = json.dumps({"failed": f"the request's process ended ({os.waitstatus_to_exitcode(status)}) "
+                                        "with no answer"})
+        replies.write(out + "\n")
+        replies.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--serve"]:
+        replies = os.fdopen(os.dup(1), "w")
+        os.dup2(2, 1)  # what torch prints goes to stderr, not into the replies
+        sys.stdout = sys.stderr
+        serve(sys.stdin, replies)
+        return 0
+    if len(argv) != 1:
+        sys.stderr.write(__doc__.split("\n\n")[1] + "\n")
+        return 2
+    out = json.dumps(run_request(json.loads(argv[0])), sort_keys=True)
+    sys.stdout.write(out + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -18,6 +18,7 @@ from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.symbols import SymbolInfo
+from fxcache_core.decode.workers import UNFINISHED_CODES
 from fxcache_core.errors import GuardParseError
 from fxcache_core.guards.display import (
     MAX_SHOWN_CLAUSES,
@@ -45,8 +46,9 @@ class EntryGuards:
 
     Attributes:
         entry: the entry.
-        unreadable: why it cannot be decoded (torch skips it), else None; then
-            every other field is empty.
+        unreadable: why it cannot be decoded, else None; then every other field
+            is empty. Torch skips such an entry (:attr:`torch_skips`) unless fxcache
+            only stopped decoding it (over its CPU budget: torch tries it).
         guards_expr: the stored string (None or "": no guards, always a hit).
         symbols: its ``tN`` table (symbol, source, hint).
         origin: the user code its graph was traced from, where known.
@@ -63,6 +65,12 @@ class EntryGuards:
     parsed: GuardsExpr | None = field(default=None, compare=False)
     error: str | None = None
     summary: GuardSummary | None = field(default=None, compare=False)
+
+    @property
+    def torch_skips(self) -> bool:
+        """An unreadable entry torch's lookup skips as well (not one fxcache stopped
+        decoding, :data:`~fxcache_core.decode.workers.UNFINISHED_CODES`)."""
+        return self.unreadable is not None and code_of(self.unreadable) not in UNFINISHED_CODES
 
     @property
     def names(self) -> dict[str, str]:

@@ -18,7 +18,7 @@ under fxcache's CPU budget (:mod:`fxcache_core.catalog.pool`); checking entries 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
@@ -235,6 +235,26 @@ class Catalog:
         # Not hashing: the hash known for this file (same size, mtime, inode) stays.
         kept = self._keep(entry, sha if sha is not None else self._hashes.get(k), got, False)
         return got if isinstance(got, DecodedEntry) else kept
+
+    def decode_each_now(self, entries: Sequence[Entry],
+                        take: Callable[[Entry, DecodedEntry | Unreadable], None]) -> None:
+        """:meth:`decode_now` of every entry of ``entries``, in one batch for the decode
+        workers (on all CPUs when there are many): ``take(entry, decoded)`` as each comes
+        (not in order), with its debug lines, which are not kept."""
+        todo: list[Entry] = []
+        for e in entries:
+            why = self._not_to_read(e)
+            if why is None:
+                todo.append(e)
+            else:
+                take(e, self._keep(e, None, why, False))
+
+        def took(e: Entry, sha: str | None, got: DecodedEntry | tuple[str, str], _row: str | None) -> None:
+            kept = self._keep(e, sha if sha is not None else self._hashes.get(e.file.where), got, False)
+            take(e, got if isinstance(got, DecodedEntry) else kept)
+
+        if todo:
+            decode_entries(todo, self._hash_on_read, True, worker_count(len(todo)), took)
 
     def _aot_pass(self) -> None:
         """One pass over every readable AOTAutograd entry, indexing by FX key both

@@ -276,8 +276,17 @@ def _read_in_workers(paths: list[Path]) -> list[PgoState]:
         else:
             out[i] = _state_from_json(paths[i], value)
 
-    run_all("pgo-profile", [os.fsdecode(p) for p in paths], [MAX_PGO_BYTES] * len(paths), 1, took)
+    run_all("pgo-profile", [os.fsdecode(p) for p in paths], [_size(p) for p in paths], 1, took)
     return out
+
+
+def _size(path: Path) -> int:
+    """The profile's size as ``lstat`` gives it now, for its CPU budget (at most
+    :data:`MAX_PGO_BYTES`: a larger one is not read)."""
+    try:
+        return min(os.lstat(path).st_size, MAX_PGO_BYTES)
+    except OSError:
+        return 0
 
 
 def _key_of(path: Path) -> str:

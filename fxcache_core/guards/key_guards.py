@@ -11,6 +11,7 @@ Imports sympy (the clauses' sympy form).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,8 +191,17 @@ def entry_guards(catalog: Catalog, entry: Entry) -> EntryGuards:
     return EntryGuards(entry, None, d.guards_expr, syms, d.origin, g, error, sm)
 
 
+def entry_regions(catalog: Catalog, entries: Sequence[Entry]) -> dict[str, Region | None]:
+    """Entry file (``FileInfo.where``) -> the shapes the entry serves
+    (:meth:`EntryGuards.region`), the entries decoded together first (one batch for
+    the decode workers, not one round trip each)."""
+    catalog.read_ahead(entries)
+    return {e.file.where: entry_guards(catalog, e).region() for e in entries}
+
+
 def key_guards(catalog: Catalog, key: CacheKey) -> KeyGuards:
     """The guards of every entry of ``key`` (see the module docstring)."""
+    catalog.read_ahead(key.entries)
     entries = tuple(entry_guards(catalog, e) for e in key.entries)
     names = next((e.names for e in entries if e.unreadable is None), {})
     comparison = (compare_entries([e.parsed for e in entries], names) if len(entries) > 1 else None)

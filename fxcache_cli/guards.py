@@ -44,7 +44,8 @@ def guards_cmd(
     for i, eg in enumerate(report.entries):
         out.print(f"\n[bold]#{i} {safe(eg.entry.name)}[/bold]" + (f"  [cyan]{safe(origin_text(eg.origin))}[/cyan]" if eg.origin else ""))
         if eg.unreadable is not None:
-            out.print(f"  [red]unreadable[/red]: {safe(eg.unreadable)}  (torch skips it)")
+            out.print(f"  [red]unreadable[/red]: {safe(eg.unreadable)}  "
+                      + ("(torch skips it)" if eg.torch_skips else "(torch tries it)"))
             continue
         if eg.symbols:
             t = Table(box=None, pad_edge=False, show_header=True)

@@ -183,9 +183,9 @@ def _refused_sources() -> None:
 
 def _regions(cat: Any, rows: Any) -> dict[str, Any]:
     """Entry path -> the shapes it serves in user terms (None: unreadable or not understood)."""
-    from fxcache_core.guards.key_guards import entry_guards
+    from fxcache_core.guards.key_guards import entry_regions
 
-    return {e.file.where: entry_guards(cat, e).region() for r in rows for e in r.key.entries}
+    return entry_regions(cat, [e for r in rows for e in r.key.entries])
 
 
 def _print_functions(scan: Any, groups: Any, total: int, entries: bool, now: float) -> None:

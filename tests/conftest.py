@@ -22,6 +22,7 @@ threads (``tests.harness.background``), so they build while the fast tiers run.
 - ``default_dir`` (session): torch's default cache dir as the session's torch
   processes see it (precompiled headers only).
 - ``fxcache``: :func:`tests.helpers.run_fxcache`.
+- ``fresh_decoders``: decode workers forked after the test's own patches (see the fixture).
 - ``oracle_server`` (session, for ``torch`` tests): ``tests.harness.oracle.torch_lookups``
   asks a :class:`tests.harness.oracle.ForkServer`, which imports torch once and forks a
   fresh child per query (test_torch_oracle.py checks it answers as a fresh process).
@@ -204,3 +205,15 @@ def cache_copy(real_cache: RealCache, tmp_path: Path) -> Path:
 @pytest.fixture
 def fxcache():
     return run_fxcache
+
+
+@pytest.fixture
+def fresh_decoders():
+    """Decode workers (``fxcache_core.decode.workers``) forked from this process as the
+    test has patched it: a worker forked earlier runs the modules as they were then.
+    The idle ones are ended before and after the test, so none outlives its patches."""
+    from fxcache_core.decode.workers import close_idle
+
+    close_idle()
+    yield
+    close_idle()

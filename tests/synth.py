@@ -7,6 +7,7 @@ objects pickle as instances of any named class, which need not exist here.
 
 from __future__ import annotations
 
+import functools
 import io
 import pickle
 from pathlib import Path
@@ -182,3 +183,44 @@ def best_config_bytes(triton_cache_hash: str = "") -> bytes:
     return json.dumps({"XBLOCK": 128, "num_warps": 4, "num_stages": 1, "configs_hash": "0" * 64,
                        "found_by_coordesc": False, "time_taken_ms": 12,
                        "triton_cache_hash": triton_cache_hash}).encode()
+
+
+# --- CPU bombs: pickles that cost more to read than any budget ------------------------
+
+
+def _nonce(nonce: int) -> bytes:
+    """Opcodes that push the string ``nonce`` and drop it (SHORT_BINSTRING, POP): other
+    bytes, so another sha256 name, for the same pickle."""
+    word = str(nonce).encode()
+    return b"U" + bytes([len(word)]) + word + b"0" if nonce else b""
+
+
+def hash_bomb(depth: int = 60, nonce: int = 0) -> bytes:
+    """A pickle of ``{t_depth: None}`` where ``t_0 = ()`` and ``t_i = (t_{i-1}, t_{i-1})``
+    through the memo: a few hundred bytes whose ``SETITEM`` hashes 2**depth tuples,
+    inside C (torch's ``pickle.loads`` never comes back either). ``nonce`` changes the
+    bytes (:func:`_nonce`), not what they cost."""
+    out = bytearray(b"\x80\x02" + _nonce(nonce))
+    out += b"}q\x00)q\x010"  # EMPTY_DICT (memo 0); t_0 = () (memo 1), popped
+    for i in range(1, depth + 1):  # BINGET i twice, TUPLE2, BINPUT i+1, POP
+        out += b"h" + bytes([i]) + b"h" + bytes([i]) + b"\x86q" + bytes([i + 1]) + b"0"
+    return bytes(out + b"h" + bytes([depth + 1]) + b"Ns.")  # t_depth: None, SETITEM, STOP
+
+
+def hash_flood(n: int = 100_000, nonce: int = 0) -> bytes:
+    """A pickle of a ``frozenset`` of ``n`` distinct ints that all hash to 0 (multiples
+    of 2**61 - 1, the modulus of Python's int hash): building it compares each new
+    item with every earlier one, n**2 / 2 comparisons inside C (about a minute for
+    100,000, in 1.2 MB). Another shape of the family: quadratic, not exponential.
+    ``nonce``: as :func:`hash_bomb`'s."""
+    return b"\x80\x04" + _nonce(nonce) + _flood_body(n)
+
+
+@functools.lru_cache(maxsize=2)
+def _flood_body(n: int) -> bytes:
+    out = bytearray(b"(")  # MARK
+    m = (1 << 61) - 1
+    for i in range(1, n + 1):
+        v = (i * m).to_bytes(((i * m).bit_length() + 8) // 8, "little", signed=True)
+        out += b"\x8a" + bytes([len(v)]) + v  # LONG1
+    return bytes(out + b"\x91.")  # FROZENSET, STOP

@@ -1,42 +1,47 @@
-"""Decoding many entries at once, in worker processes (:meth:`Catalog.read_ahead`).
+"""Reading and decoding entries in worker processes, under the CPU budget.
 
-A cold ``match`` or ``ls`` over a large cache spends its time unpickling
-entries; this module spreads that over the CPUs. Workers read and decode with
-the same stub unpickler as the parent (nothing is executed) and send back each
-entry's light form as index JSON (:func:`~fxcache_core.state.index.to_json`),
-which the parent keeps as if it had decoded the entry itself.
+Every entry a :class:`~fxcache_core.catalog.reader.Catalog` decodes is read and
+decoded by a worker process of :mod:`fxcache_core.decode.workers` (the task
+``entry``: the same stub unpickler, nothing executed), which bounds the CPU each
+entry may take; one that overruns comes back as ``(reason, "too-costly")``
+(``over-cpu-budget``), never as a hang. A worker sends each entry back as index
+JSON (:func:`~fxcache_core.state.index.to_json`: the light form, or the full one
+when asked), which the parent keeps as if it had decoded the entry itself. Many
+entries at once (:data:`PARALLEL_MIN_ENTRIES`) are spread over the CPUs.
 
-Mirrors nothing in torch. Never decides what an entry means, never writes the
-cache; falling back to reading in the parent is the caller's part.
+Mirrors nothing in torch. Never decides what an entry means, never writes the cache.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable
-from concurrent.futures import Future
+from collections.abc import Callable, Sequence
 
-from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import Entry, FileInfo
-from fxcache_core.decode.entries import DecodedEntry
-from fxcache_core.state.index import to_json
+from fxcache_core.cache.keys import KeyKind, sha256_hash
+from fxcache_core.cache.scan import Entry, FileInfo, read_entry_bytes
+from fxcache_core.decode.entries import DecodedEntry, decode_entry
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
+from fxcache_core.decode.workers import Unfinished, run_all, task
+from fxcache_core.errors import EntryDecodeError, EntryTooLarge
+from fxcache_core.reasons import Reason, code_of
+from fxcache_core.state.index import from_json, to_json
 
 PARALLEL_MIN_ENTRIES = 512
-"""Fewer entries to decode than this, and :meth:`Catalog.read_ahead` reads them
-in this process: starting workers costs more than it saves."""
+"""Fewer entries to decode than this, and one worker process decodes them all:
+more cost more to start than they save."""
 
-ReadAndDecode = Callable[[Entry, bool], "tuple[str | None, DecodedEntry | tuple[str, str]]"]
-"""Reads one entry: (sha256 of its bytes if hashing, the decoded entry or (reason, cause))."""
+Read = tuple[str | None, "DecodedEntry | tuple[str, str]"]
+"""What reading one entry gave: (sha256 of its bytes if hashing, the decoded entry
+or (reason, cause))."""
 
-WorkerResult = tuple[str | None, str | None, tuple[str, str] | None]
-"""Per entry: (sha, index JSON of the light form, None) or (sha, None, (reason, cause))."""
+Take = Callable[[Entry, str | None, "DecodedEntry | tuple[str, str]", "str | None"], None]
+"""Called per entry decoded: (entry, sha, decoded entry or (reason, cause), its index
+JSON when the entry is its light form)."""
 
 
 def worker_count(n: int) -> int:
-    """Worker processes for decoding ``n`` entries (1: none, below
-    :data:`PARALLEL_MIN_ENTRIES`). ``FXCACHE_JOBS`` overrides the CPU count
-    (``FXCACHE_JOBS=1`` turns workers off)."""
+    """Worker processes for decoding ``n`` entries (1 below :data:`PARALLEL_MIN_ENTRIES`).
+    ``FXCACHE_JOBS`` overrides the CPU count (``FXCACHE_JOBS=1``: one worker)."""
     if n < PARALLEL_MIN_ENTRIES:
         return 1
     env = os.environ.get("FXCACHE_JOBS", "")
@@ -47,66 +52,60 @@ def worker_count(n: int) -> int:
     return max(1, min(cpus, n // (PARALLEL_MIN_ENTRIES // 2), 8))
 
 
-def _worker_init() -> None:
-    """A read-ahead worker ignores SIGINT: Ctrl-C reaches the whole process group,
-    and the parent, not each worker, reports it and stops the pool."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _decode_files(read: ReadAndDecode, items: list[tuple[str, str, int]], hashing: bool
-                  ) -> list[WorkerResult]:
-    """Worker side of :func:`decode_in_workers`: per (path, kind, size), a :data:`WorkerResult`."""
-    out: list[WorkerResult] = []
-    for where, kind, size in items:
-        e = Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0)
-        sha, got = read(e, hashing)
-        out.append((sha, None, got) if isinstance(got, tuple) else (sha, to_json(got), None))
-    return out
-
-
-def decode_in_workers(todo: list[Entry], jobs: int, read: ReadAndDecode, hashing: bool,
-                      take: Callable[[Entry, WorkerResult], None]) -> None:
-    """Decode ``todo`` in ``jobs`` worker processes, handing each entry's result to
-    ``take`` in the parent, in ``todo``'s order.
-
-    ``read`` is a module-level function (it is pickled by name). Chunks of entries
-    are in flight at most two per worker (results never pile up); workers are deaf
-    to Ctrl-C (the parent stops them) and forked from a process with its cyclic GC
-    frozen (no copy-on-write of the whole heap).
-
-    Raises:
-        OSError, RuntimeError, BrokenProcessPool: no worker processes could be had
-            (a sandbox, no /dev/shm); entries already taken stay taken.
-    """
-    import gc
-    import multiprocessing
-    from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
-
-    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    size = max(64, min(512, len(todo) // (jobs * 8) or 1))
-    chunks = iter([todo[i:i + size] for i in range(0, len(todo), size)])
-
-    def settle(chunk: list[Entry], future: Future) -> None:
-        for e, result in zip(chunk, future.result(), strict=True):
-            take(e, result)
-
-    gc.freeze()
-    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init)
+def read_and_decode(entry: Entry, hashing: bool) -> Read:
+    """Read and decode one entry in this process (a worker's part: unbounded in CPU).
+    ``cause`` is ``io`` (not read), ``too-large`` (over the size limit or the memory
+    budget) or ``corrupt``."""
+    if entry.size > MAX_ENTRY_BYTES:
+        return None, (f"{entry.size} bytes, over fxcache's {MAX_ENTRY_BYTES} byte decoding limit",
+                      "too-large")
     try:
-        flight: deque = deque()
-        for chunk in chunks:
-            flight.append((chunk, pool.submit(
-                _decode_files, read, [(e.file.where, e.kind.value, e.size) for e in chunk], hashing)))
-            if len(flight) >= 2 * jobs:
-                settle(*flight.popleft())
-        while flight:
-            settle(*flight.popleft())
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    finally:
-        gc.unfreeze()
-    pool.shutdown()
+        data = read_entry_bytes(entry.path)
+    except OSError as e:
+        return None, (f"cannot read: {e.strerror or e}", "io")
+    sha = sha256_hash(data) if hashing else None
+    try:
+        return sha, decode_entry(data, entry.kind)
+    except EntryTooLarge as e:
+        return sha, (str(e), "too-large")
+    except EntryDecodeError as e:
+        return sha, (str(e), "corrupt")
+
+
+@task("entry")
+def _entry_task(arg: list) -> list:
+    """Worker side: ``[path, kind, size, hashing, full]`` -> ``[sha, JSON, None]`` or
+    ``[sha, None, [reason, code, cause]]``."""
+    where, kind, size, hashing, full = arg
+    sha, got = read_and_decode(Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0), hashing)
+    if isinstance(got, tuple):
+        why = got[0]
+        return [sha, None, [str(why), code_of(why) if isinstance(why, Reason) else None, got[1]]]
+    return [sha, to_json(got, full=full), None]
+
+
+def decode_entries(entries: Sequence[Entry], hashing: bool, full: bool, jobs: int, take: Take) -> None:
+    """Read and decode ``entries`` in ``jobs`` worker processes, calling ``take`` in this
+    process for each as it comes (not in order). An entry over the CPU budget (or
+    whose worker died) is ``(reason, "too-costly")``, its hash unknown."""
+    def took(i: int, value: object) -> None:
+        e = entries[i]
+        if isinstance(value, Unfinished):
+            take(e, None, (value.reason, "too-costly"), None)
+            return
+        sha, row, bad = value  # type: ignore[misc]
+        if bad is not None:
+            text, code, cause = bad
+            take(e, sha, (Reason(text, code) if code else text, cause), None)
+        else:
+            take(e, sha, from_json(row), None if full else row)
+
+    run_all("entry", [[e.file.where, e.kind.value, e.size, hashing, full] for e in entries],
+            [e.size for e in entries], jobs, took)
+
+
+def decode_one(entry: Entry, hashing: bool, full: bool) -> Read:
+    """:func:`decode_entries` of one entry: (sha, decoded entry or (reason, cause))."""
+    out: list[Read] = []
+    decode_entries([entry], hashing, full, 1, lambda _e, sha, got, _row: out.append((sha, got)))
+    return out[0]

@@ -10,24 +10,24 @@ graphs, and so the source of each FX symbol.
 Mirrors how torch reads a key's entries (``GuardedCache.iterate_over_candidates``
 in torch/_inductor/codecache.py: sorted names, dotfiles skipped, an entry that
 does not unpickle skipped): :meth:`Catalog.first_readable`. Never executes
-cache content, never writes the cache; decoding in worker processes is
-:mod:`fxcache_core.catalog.pool`, checking entries :mod:`fxcache_core.catalog.verify`.
+cache content, never writes the cache; every decode runs in a worker process,
+under fxcache's CPU budget (:mod:`fxcache_core.catalog.pool`); checking entries is
+:mod:`fxcache_core.catalog.verify`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import CacheKey, CacheScan, Entry, read_entry_bytes
-from fxcache_core.catalog.pool import WorkerResult, decode_in_workers, worker_count
-from fxcache_core.decode.entries import DecodedEntry, decode_entry
+from fxcache_core.catalog.pool import Read, decode_entries, decode_one, worker_count
+from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.symbols import SymbolInfo, symbol_table
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
-from fxcache_core.errors import EntryDecodeError, EntryTooLarge
-from fxcache_core.state.index import Index, from_json, light
+from fxcache_core.state.index import Index, light
 
 
 @dataclass(frozen=True)
@@ -37,33 +37,19 @@ class Unreadable:
     ``cause`` tells what kind of failure it was, which decides what gc may do:
     ``corrupt`` (the bytes are not a valid entry: torch's ``pickle.loads``
     would fail too, so gc ``--unreadable`` may remove it), ``io`` (fxcache
-    could not read it, e.g. no permission: torch may still load it), or
+    could not read it, e.g. no permission: torch may still load it),
     ``too-large`` (over :data:`~fxcache_core.decode.entries.MAX_ENTRY_BYTES`, not read,
     or needing more memory to decode than fxcache's budget,
-    :mod:`fxcache_core.decode.memlimit`: torch, with more memory, may still load it).
+    :mod:`fxcache_core.decode.memlimit`: torch, with more memory, may still load it), or
+    ``too-costly`` (decoding it took more CPU than fxcache's budget,
+    :mod:`fxcache_core.decode.workers`, reason code ``over-cpu-budget``, or the process
+    decoding it died: torch may load it, or hang on it). Only ``corrupt`` is evidence
+    about the entry.
     """
 
     entry: Entry
     reason: str
     cause: str = "corrupt"
-
-
-def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEntry | tuple[str, str]]:
-    """(sha256 name of the bytes if ``hashing``, the decoded entry or (reason, cause))."""
-    if entry.size > MAX_ENTRY_BYTES:
-        return None, (f"{entry.size} bytes, over fxcache's {MAX_ENTRY_BYTES} byte decoding limit",
-                      "too-large")
-    try:
-        data = read_entry_bytes(entry.path)
-    except OSError as e:
-        return None, (f"cannot read: {e.strerror or e}", "io")
-    sha = sha256_hash(data) if hashing else None
-    try:
-        return sha, decode_entry(data, entry.kind)
-    except EntryTooLarge as e:
-        return sha, (str(e), "too-large")
-    except EntryDecodeError as e:
-        return sha, (str(e), "corrupt")
 
 
 class Catalog:
@@ -132,15 +118,26 @@ class Catalog:
             self._on_read()
         if not full and self._from_index(entry):
             return self._decoded[k]
-        sha, got = self._read(entry)
+        sha, got = self._read(entry, full)
         return self._keep(entry, sha, got, full)
 
-    def _read(self, entry: Entry) -> tuple[str | None, DecodedEntry | tuple[str, str]]:
-        """:func:`_read_and_decode`, but for an entry whose content was never fetched."""
+    def _read(self, entry: Entry, full: bool) -> Read:
+        """Read and decode ``entry`` in a worker (:func:`~fxcache_core.catalog.pool.decode_one`),
+        but not an entry :meth:`_not_to_read`."""
+        why = self._not_to_read(entry)
+        if why is not None:
+            return None, why
+        return decode_one(entry, self._hash_on_read, full)
+
+    def _not_to_read(self, entry: Entry) -> tuple[str, str] | None:
+        """(reason, ``too-large``) for an entry whose content was never fetched, or
+        one over :data:`~fxcache_core.decode.unpickler.MAX_ENTRY_BYTES`; else None."""
         why = self._not_read.get(entry.file.where)
         if why is not None:
-            return None, (why, "too-large")
-        return _read_and_decode(entry, self._hash_on_read)
+            return why, "too-large"
+        if entry.size > MAX_ENTRY_BYTES:
+            return f"{entry.size} bytes, over fxcache's {MAX_ENTRY_BYTES} byte decoding limit", "too-large"
+        return None
 
     def _from_index(self, entry: Entry) -> bool:
         """Take the entry's light form from the index if it has the file unchanged."""
@@ -186,12 +183,11 @@ class Catalog:
         return got
 
     def read_ahead(self, entries: Iterable[Entry], from_bytes: bool = False) -> None:
-        """Decode every entry of ``entries`` not yet in memory or in the index, on
-        all CPUs when there are many (:data:`PARALLEL_MIN_ENTRIES`): worker
-        processes read and decode (the same stub unpickler: nothing is executed)
-        and send back the light form as index JSON. Afterwards :meth:`load` of
-        these entries costs nothing. Falls back to reading here, one by one,
-        when worker processes cannot be had.
+        """Decode every entry of ``entries`` not yet in memory or in the index, in
+        worker processes, on all CPUs when there are many
+        (:data:`~fxcache_core.catalog.pool.PARALLEL_MIN_ENTRIES`): they read and decode
+        (the same stub unpickler: nothing is executed) and send back the light form
+        as index JSON. Afterwards :meth:`load` of these entries costs nothing.
 
         ``from_bytes``: read them all from their files again, whatever memory or
         the index hold (gc re-reads what a deletion rests on). When the catalog
@@ -212,39 +208,18 @@ class Catalog:
                     if self._on_read is not None:
                         self._on_read()
         for e in wanted:
-            if e.file.where in self._not_read and e.file.where not in self._decoded:
-                self._keep(e, None, self._read(e)[1], False)
+            if e.file.where not in self._decoded and (why := self._not_to_read(e)) is not None:
+                self._keep(e, None, why, False)
         todo = [e for e in wanted if e.file.where not in self._decoded]
-        jobs = worker_count(len(todo))
-        if jobs > 1:
-            from concurrent.futures.process import BrokenProcessPool  # not on the fast paths
+        if todo:
+            decode_entries(todo, self._hash_on_read, False, worker_count(len(todo)), self._take_decoded)
 
-            try:
-                self._read_in_workers(todo, jobs)
-            except (OSError, RuntimeError, BrokenProcessPool):
-                pass  # no processes here (a sandbox, no /dev/shm): read the rest below
-        for e in todo:
-            if e.file.where not in self._decoded:
-                if self._on_read is not None:
-                    self._on_read()
-                sha, got = self._read(e)
-                self._keep(e, sha, got, False)
-
-    def _read_in_workers(self, todo: list[Entry], jobs: int) -> None:
-        """:meth:`read_ahead`'s worker processes (:func:`~fxcache_core.catalog.pool.decode_in_workers`),
-        forked with the index committed."""
-        if self._index is not None:
-            self._index.flush()
-        decode_in_workers(todo, jobs, _read_and_decode, self._hash_on_read, self._take_worker_result)
-
-    def _take_worker_result(self, e: Entry, result: WorkerResult) -> None:
-        sha, row, bad = result
+    def _take_decoded(self, e: Entry, sha: str | None, got: DecodedEntry | tuple[str, str],
+                      row: str | None) -> None:
+        """:meth:`read_ahead`'s part as each entry comes back from a worker."""
         if self._on_read is not None:
             self._on_read()
-        if bad is not None:
-            self._keep(e, sha, bad, False)
-        else:
-            self._keep(e, sha, from_json(row), False, row)
+        self._keep(e, sha, got, False, row)
 
     def decode_now(self, entry: Entry) -> DecodedEntry | Unreadable:
         """Read and decode the file now, with its debug lines, whatever the
@@ -256,10 +231,30 @@ class Catalog:
         light entry each. Not counted by the progress hook (:meth:`load` was).
         """
         k = entry.file.where
-        sha, got = self._read(entry)
+        sha, got = self._read(entry, True)
         # Not hashing: the hash known for this file (same size, mtime, inode) stays.
         kept = self._keep(entry, sha if sha is not None else self._hashes.get(k), got, False)
         return got if isinstance(got, DecodedEntry) else kept
+
+    def decode_each_now(self, entries: Sequence[Entry],
+                        take: Callable[[Entry, DecodedEntry | Unreadable], None]) -> None:
+        """:meth:`decode_now` of every entry of ``entries``, in one batch for the decode
+        workers (on all CPUs when there are many): ``take(entry, decoded)`` as each comes
+        (not in order), with its debug lines, which are not kept."""
+        todo: list[Entry] = []
+        for e in entries:
+            why = self._not_to_read(e)
+            if why is None:
+                todo.append(e)
+            else:
+                take(e, self._keep(e, None, why, False))
+
+        def took(e: Entry, sha: str | None, got: DecodedEntry | tuple[str, str], _row: str | None) -> None:
+            kept = self._keep(e, sha if sha is not None else self._hashes.get(e.file.where), got, False)
+            take(e, got if isinstance(got, DecodedEntry) else kept)
+
+        if todo:
+            decode_entries(todo, self._hash_on_read, True, worker_count(len(todo)), took)
 
     def _aot_pass(self) -> None:
         """One pass over every readable AOTAutograd entry, indexing by FX key both

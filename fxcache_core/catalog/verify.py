@@ -38,7 +38,7 @@ class BadEntry:
 
 @dataclass(frozen=True, slots=True)
 class UncheckedEntry:
-    """An entry that could not be checked, and why (permissions, size or memory
+    """An entry that could not be checked, and why (permissions, size, memory or CPU
     limits): evidence neither way."""
 
     entry: Entry
@@ -76,7 +76,9 @@ class VerifyReport:
 
     def to_json(self) -> dict[str, Any]:
         """``{"entries", "checked", "not_checked", "problems": [{kind, key, entry,
-        path, problems, problem_codes}], "unchecked": [{kind, key, entry, path, why}]}``."""
+        path, problems, problem_codes}], "unchecked": [{kind, key, entry, path, why,
+        why_code}]}`` (``why_code`` e.g. ``over-cpu-budget``; ``unspecified`` where the
+        reason has none)."""
         def where(e: Entry) -> dict[str, Any]:
             return {"kind": e.kind.value, "key": e.key, "entry": e.name, "path": e.file.where}
 
@@ -84,7 +86,8 @@ class VerifyReport:
             "entries": self.entries, "checked": self.checked, "not_checked": len(self.unchecked),
             "problems": [{**where(b.entry), "problems": list(b.problems),
                           "problem_codes": [code_of(p) for p in b.problems]} for b in self.bad],
-            "unchecked": [{**where(u.entry), "why": u.reason} for u in self.unchecked],
+            "unchecked": [{**where(u.entry), "why": u.reason, "why_code": code_of(u.reason)}
+                          for u in self.unchecked],
         }
 
 

@@ -21,9 +21,11 @@ argument; a tensor's is always ``auto_dynamic``), ``stride`` likewise.
 
 :func:`read_pgo_state` decodes one such file with the restricted unpickler
 (:mod:`fxcache_core.decode.unpickler`: every class an inert stub, never
-``pickle.loads``) under the decoding memory budget, building and visiting at most
-:data:`MAX_PGO_NODES` objects (the unpickler stops at the first one past it); a truncated, hostile or unexpected file is
-reported in :attr:`PgoState.problem`, never raised. Strides are not read (torch
+``pickle.loads``) in a worker process, under the decoding memory and CPU budgets
+(:mod:`fxcache_core.decode.workers`), building and visiting at most
+:data:`MAX_PGO_NODES` objects (the unpickler stops at the first one past it); a
+truncated, hostile or unexpected file, or one over a budget, is reported in
+:attr:`PgoState.problem`, never raised. Strides are not read (torch
 only makes a stride dynamic when every size is static, a case fxcache does not
 judge). Never imports torch.
 """
@@ -39,6 +41,7 @@ from typing import Any
 
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
 from fxcache_core.decode.unpickler import Stub, load_stubs, opt_int, opt_str
+from fxcache_core.decode.workers import Unfinished, run_all, task
 from fxcache_core.errors import EntryDecodeError
 from fxcache_core.fsutil import NotRegularFile, open_regular
 from fxcache_core.reasons import Reason
@@ -248,9 +251,69 @@ def read_pgo_state(path: Path) -> PgoState:
     """One saved profile file (see the module docstring); never raises: a file that
     cannot be read or decoded has :attr:`PgoState.problem` set. Opened without
     following a symlink and non-blocking (a FIFO or device put there is reported
-    unreadable, never waited on); one over :data:`MAX_PGO_BYTES` is not read."""
+    unreadable, never waited on); one over :data:`MAX_PGO_BYTES` is not read.
+    Read and decoded in a worker process, under the CPU budget (``over-cpu-budget``)."""
+    return _read_in_workers([path])[0]
+
+
+def read_pgo_states(cache_dir: Path) -> tuple[PgoState, ...]:
+    """Every saved profile of a cache dir (``dynamo/code_state_*.pkl``, in name order,
+    at most :data:`MAX_PGO_FILES`; torch's ``.tmp`` and ``.lock`` files beside them
+    are not profiles), as :func:`read_pgo_state` reads each. Empty when the dir has none."""
+    try:
+        names = sorted(n for n in os.listdir(cache_dir / "dynamo") if _FILE_RE.match(n))
+    except OSError:
+        return ()
+    return tuple(_read_in_workers([cache_dir / "dynamo" / n for n in names[:MAX_PGO_FILES]]))
+
+
+def _read_in_workers(paths: list[Path]) -> list[PgoState]:
+    out: list[PgoState] = [PgoState(p, "") for p in paths]
+
+    def took(i: int, value: Any) -> None:
+        if isinstance(value, Unfinished):
+            out[i] = PgoState(paths[i], _key_of(paths[i]), problem=value.reason)
+        else:
+            out[i] = _state_from_json(paths[i], value)
+
+    run_all("pgo-profile", [os.fsdecode(p) for p in paths], [_size(p) for p in paths], 1, took)
+    return out
+
+
+def _size(path: Path) -> int:
+    """The profile's size as ``lstat`` gives it now, for its CPU budget (at most
+    :data:`MAX_PGO_BYTES`: a larger one is not read)."""
+    try:
+        return min(os.lstat(path).st_size, MAX_PGO_BYTES)
+    except OSError:
+        return 0
+
+
+def _key_of(path: Path) -> str:
     m = _FILE_RE.match(path.name)
-    key = m.group("key") if m else path.name
+    return m.group("key") if m else path.name
+
+
+@task("pgo-profile")
+def _profile_task(where: str) -> list:
+    """Worker side: a profile's path -> ``[key, codes, problem]`` (:func:`_state_from_json`)."""
+    st = _read_here(Path(where))
+    codes = [[c.filename, c.firstlineno, c.name, c.file_hash, c.closure_hash,
+              [[s.source, list(s.dims), s.every_dim, s.scalar, s.rank] for s in c.sources]] for c in st.codes]
+    return [st.cache_key, codes, None if st.problem is None else [st.problem.text, st.problem.code]]
+
+
+def _state_from_json(path: Path, value: list) -> PgoState:
+    key, codes, problem = value
+    return PgoState(path, key, tuple(
+        CodeProfile(f, line, name, fh, ch, tuple(SourceProfile(src, tuple(dims), every, scalar, rank)
+                                                 for src, dims, every, scalar, rank in sources))
+        for f, line, name, fh, ch, sources in codes), None if problem is None else Reason(*problem))
+
+
+def _read_here(path: Path) -> PgoState:
+    """:func:`read_pgo_state` in this process (a worker's part: unbounded in CPU)."""
+    key = _key_of(path)
     try:
         fd = open_regular(path, follow_symlinks=False, noatime=True)
         with os.fdopen(fd, "rb") as f:
@@ -268,17 +331,6 @@ def read_pgo_state(path: Path) -> PgoState:
     except EntryDecodeError as e:
         why = e.message
         return PgoState(path, key, problem=why if isinstance(why, Reason) else Reason(why, "corrupt-pickle"))
-
-
-def read_pgo_states(cache_dir: Path) -> tuple[PgoState, ...]:
-    """Every saved profile of a cache dir (``dynamo/code_state_*.pkl``, in name order,
-    at most :data:`MAX_PGO_FILES`; torch's ``.tmp`` and ``.lock`` files beside them
-    are not profiles). Empty when the dir has none."""
-    try:
-        names = sorted(n for n in os.listdir(cache_dir / "dynamo") if _FILE_RE.match(n))
-    except OSError:
-        return ()
-    return tuple(read_pgo_state(cache_dir / "dynamo" / n) for n in names[:MAX_PGO_FILES])
 
 
 class SourceHashes:

@@ -11,6 +11,7 @@ Imports sympy (the clauses' sympy form).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.symbols import SymbolInfo
+from fxcache_core.decode.workers import UNFINISHED_CODES
 from fxcache_core.errors import GuardParseError
 from fxcache_core.guards.display import (
     MAX_SHOWN_CLAUSES,
@@ -45,8 +47,9 @@ class EntryGuards:
 
     Attributes:
         entry: the entry.
-        unreadable: why it cannot be decoded (torch skips it), else None; then
-            every other field is empty.
+        unreadable: why it cannot be decoded, else None; then every other field
+            is empty. Torch skips such an entry (:attr:`torch_skips`) unless fxcache
+            only stopped decoding it (over its CPU budget: torch tries it).
         guards_expr: the stored string (None or "": no guards, always a hit).
         symbols: its ``tN`` table (symbol, source, hint).
         origin: the user code its graph was traced from, where known.
@@ -63,6 +66,12 @@ class EntryGuards:
     parsed: GuardsExpr | None = field(default=None, compare=False)
     error: str | None = None
     summary: GuardSummary | None = field(default=None, compare=False)
+
+    @property
+    def torch_skips(self) -> bool:
+        """An unreadable entry torch's lookup skips as well (not one fxcache stopped
+        decoding, :data:`~fxcache_core.decode.workers.UNFINISHED_CODES`)."""
+        return self.unreadable is not None and code_of(self.unreadable) not in UNFINISHED_CODES
 
     @property
     def names(self) -> dict[str, str]:
@@ -182,8 +191,17 @@ def entry_guards(catalog: Catalog, entry: Entry) -> EntryGuards:
     return EntryGuards(entry, None, d.guards_expr, syms, d.origin, g, error, sm)
 
 
+def entry_regions(catalog: Catalog, entries: Sequence[Entry]) -> dict[str, Region | None]:
+    """Entry file (``FileInfo.where``) -> the shapes the entry serves
+    (:meth:`EntryGuards.region`), the entries decoded together first (one batch for
+    the decode workers, not one round trip each)."""
+    catalog.read_ahead(entries)
+    return {e.file.where: entry_guards(catalog, e).region() for e in entries}
+
+
 def key_guards(catalog: Catalog, key: CacheKey) -> KeyGuards:
     """The guards of every entry of ``key`` (see the module docstring)."""
+    catalog.read_ahead(key.entries)
     entries = tuple(entry_guards(catalog, e) for e in key.entries)
     names = next((e.names for e in entries if e.unreadable is None), {})
     comparison = (compare_entries([e.parsed for e in entries], names) if len(entries) > 1 else None)

@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import CacheKey
-from fxcache_core.catalog.reader import Catalog
+from fxcache_core.cache.scan import CacheKey, Entry
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import KeyLookupError
 
@@ -498,37 +498,43 @@ def fragmentation(catalog: Catalog) -> tuple[Fragment, ...]:
     """Groups of FX keys equal up to symbol names and :data:`COSMETIC_COMPONENTS`
     (``fxcache ls --dupes``).
 
-    Reads every FX key's first readable entry; keys with none are left out.
-    Memory: a digest per key besides the catalog's light entry (the components
-    are hundreds of KB a key); the keys of a group are read again for what
-    differs, and a key whose entry changed in between is left out.
+    Reads every FX key's first readable entry (in one batch for the decode workers);
+    keys with none are left out. Memory: per key a digest and the hashes of the few
+    components that may differ within a group (cosmetic ones, and those whose values
+    name symbols), besides the catalog's light entry; the components themselves are
+    hundreds of KB a key, one key's at a time.
     """
-    def digest(comps: tuple[Component, ...]) -> bytes:
-        return hashlib.sha256(repr(canonical_components(comps)).encode()).digest()
+    fx_keys = [k for k in catalog.scan.keys if k.kind is KeyKind.FX_GRAPH]
+    first = {k.entries[0].file.where: i for i, k in enumerate(fx_keys) if k.entries}
+    seen: dict[int, tuple[bytes, dict[str, str]]] = {}
+    unread: list[int] = []
 
-    groups: dict[bytes, list[CacheKey]] = {}
-    for k in catalog.scan.keys:
-        if k.kind is not KeyKind.FX_GRAPH:
-            continue
-        comps = anatomy(catalog, k).components
+    def keep(i: int, comps: tuple[Component, ...]) -> None:
         if comps:
-            groups.setdefault(digest(comps), []).append(k)
+            may_differ = {c.name: c.hash for c in comps
+                          if c.name in COSMETIC_COMPONENTS or _SYMBOL_RE.search(c.value)}
+            seen[i] = (hashlib.sha256(repr(canonical_components(comps)).encode()).digest(), may_differ)
+
+    def took(e: Entry, d: DecodedEntry | Unreadable) -> None:  # one key's debug lines at a time
+        if isinstance(d, DecodedEntry):
+            keep(first[e.file.where], parse_debug_lines(d.debug_lines))
+        else:
+            unread.append(first[e.file.where])  # its next readable entry speaks for it: below
+
+    catalog.decode_each_now([k.entries[0] for k in fx_keys if k.entries], took)
+    for i in unread:  # as anatomy() reads an FX key, past its first entry
+        d = next((d for e in fx_keys[i].entries[1:] if isinstance(d := catalog.decode_now(e), DecodedEntry)), None)
+        if d is not None:
+            keep(i, parse_debug_lines(d.debug_lines))
+    groups: dict[bytes, list[int]] = {}
+    for i in sorted(seen):  # the scan's order, whatever order the workers answered in
+        groups.setdefault(seen[i][0], []).append(i)
     out = []
-    for d, keys in groups.items():
-        if len(keys) < 2:
+    for members in groups.values():
+        if len(members) < 2:
             continue
-        first: tuple[Component, ...] = ()
-        members: list[CacheKey] = []
-        differ: set[str] = set()
-        for k in keys:  # one key's components in memory at a time, besides the first's
-            c = anatomy(catalog, k).components
-            if not c or digest(c) != d:
-                continue
-            if members:
-                differ.update(x.name for x in diff_components(first, c))
-            else:
-                first = c
-            members.append(k)
-        if len(members) > 1:
-            out.append(Fragment(tuple(members), tuple(sorted(differ))))
+        maps = [seen[i][1] for i in members]
+        names = dict.fromkeys(n for m in maps for n in m)  # first seen first, as diff_components orders them
+        differ = {n for n in names if len({m.get(n) for m in maps}) > 1}
+        out.append(Fragment(tuple(fx_keys[i] for i in members), tuple(sorted(differ))))
     return tuple(out)

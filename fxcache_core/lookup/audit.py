@@ -227,6 +227,7 @@ def audit(catalog: Catalog, budget: AuditBudget | None = None) -> AuditReport:
     out = []
     partial = []
     checked = 0
+    catalog.read_ahead(e for k in catalog.scan.keys if len(k.entries) >= 2 for e in k.entries)
     for k in catalog.scan.keys:
         if len(k.entries) >= 2:
             checked += 1

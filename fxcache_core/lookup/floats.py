@@ -17,16 +17,20 @@ Mirrors ``VariableBuilder.wrap_symfloat`` in torch/_dynamo/variables/builder.py
 Which constant a specialized key baked in is read off the stored graph: the
 op lines under a ``# File: ..., code: ...`` comment whose code names the
 parameter (:func:`baked_floats`). The graph text is read with the stub
-unpickler, as every entry is; nothing is run.
+unpickler, as every entry is, in a worker process under the decoding budgets
+(:mod:`fxcache_core.decode.workers`); nothing is run.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fxcache_core.cache.scan import CacheKey, read_entry_bytes
 from fxcache_core.catalog.reader import Catalog
+from fxcache_core.decode.memlimit import decoding_budget
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs
+from fxcache_core.decode.workers import run_one, task
 from fxcache_core.errors import EntryDecodeError
 
 AS_TENSOR = "___as_tensor("
@@ -69,18 +73,31 @@ def floats_in_code(graph: str, name: str) -> tuple[float, ...] | None:
 def baked_floats(catalog: Catalog, key: CacheKey, name: str) -> tuple[float, ...] | None:
     """The constants the key's graph computes ``name`` with (:func:`floats_in_code`),
     read from its first readable entry's stored graph; None where no code line of
-    it names ``name`` or no entry can be read."""
+    it names ``name`` or no entry can be read (nor decoded within the CPU budget)."""
     for e in key.entries:
         if e.size > MAX_ENTRY_BYTES:
             continue
-        try:
-            root, _ = load_stubs(read_entry_bytes(e.path))
-        except (OSError, EntryDecodeError):
-            continue
-        if not isinstance(root, Stub):
-            continue
+        got = run_one("baked-floats", [e.file.where, name], e.size)
+        if isinstance(got, list) and got and got[0] == "found":
+            return None if got[1] is None else tuple(got[1])
+    return None
+
+
+@task("baked-floats")
+def _baked_floats_task(arg: list) -> list:
+    """Worker side: ``[entry path, name]`` -> ``["found", floats or None]`` from the
+    entry's stored graph, or ``["none"]`` when the entry has none (or cannot be read)."""
+    where, name = arg
+    try:
+        data = read_entry_bytes(Path(where))
+        with decoding_budget(len(data)):
+            root, _ = load_stubs(data)
+    except (OSError, EntryDecodeError, MemoryError, RecursionError):
+        return ["none"]
+    if isinstance(root, Stub):
         for field in ("aot_forward_graph_str", "inductor_post_grad_graph_str"):
             graph = root.field(field)
             if isinstance(graph, str):
-                return floats_in_code(graph, name)
-    return None
+                found = floats_in_code(graph, name)
+                return ["found", None if found is None else list(found)]
+    return ["none"]

@@ -2,7 +2,9 @@
 
 Mirrors ``GuardedCache.find_guarded_entry`` and ``iterate_over_candidates`` in
 torch/_inductor/codecache.py: entries are tried in sorted name order
-(dot-prefixed temp files skipped); an entry that cannot be unpickled is skipped;
+(dot-prefixed temp files skipped); an entry that cannot be unpickled is skipped
+(one fxcache could not decode within its CPU budget is not known to be: torch
+tries it, and may hang on it, so it leaves the lookup undecided);
 an entry with no guards is a hit; otherwise its guards expression is evaluated
 on the hints of the backed SymInt inputs, the first entry whose guards hold is
 the hit, and a guard that raises stops the lookup. An AOTAutograd hit then
@@ -26,6 +28,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.decode.workers import UNFINISHED_CODES
 from fxcache_core.errors import GuardParseError
 from fxcache_core.reasons import Reason, code_of
 
@@ -43,13 +46,16 @@ class EntryVerdict:
             by zero or a ``tN`` the graph does not have: the guard fails, and
             the exception escapes torch's ``find_guarded_entry``, which stops
             the lookup there), ``unknown`` (a clause needs a value the inputs
-            do not give), ``unreadable`` (torch would skip it too),
+            do not give, or the entry could not be decoded within fxcache's CPU
+            budget: torch would try it), ``unreadable`` (torch would skip it too),
             ``unparsable`` (a guard fxcache refuses to read; undecided).
         reason: one line saying why (the failing clause and the values, the
             missing placeholders, the decode error), a
             :class:`~fxcache_core.reasons.Reason` (``clause-failed``,
             ``guard-raises``, ``placeholder-not-given``, ``clause-undecidable``,
-            ``entry-unreadable``, ``guards-unparsable``); None for a pass.
+            ``entry-unreadable``, ``guards-unparsable``, ``over-cpu-budget`` and the
+            other codes of an entry left undecoded,
+            :data:`~fxcache_core.decode.workers.UNFINISHED_CODES`); None for a pass.
         failed_clause: the first failing clause's text, for ``fail``.
         values: placeholder values used (``t0`` -> 16).
     """
@@ -143,6 +149,10 @@ def judge_entry(catalog: Catalog, e: Entry, bound: Mapping[str, int],
     )
 
     d = catalog.load(e)
+    if isinstance(d, Unreadable) and d.cause == "too-costly":
+        return EntryVerdict(e, "unknown", Reason(
+            f"{d.reason}; torch tries it here: undecided",
+            code_of(d.reason) if code_of(d.reason) in UNFINISHED_CODES else "over-cpu-budget"))
     if isinstance(d, Unreadable):
         return EntryVerdict(e, "unreadable", Reason(f"skipped, as torch would: {d.reason}", "entry-unreadable"))
     if not d.guards_expr:

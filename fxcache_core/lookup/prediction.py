@@ -57,6 +57,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.pgo import job_of
+from fxcache_core.decode.workers import UNFINISHED_CODES
 from fxcache_core.errors import param
 from fxcache_core.functions.frames import label as readable_name
 from fxcache_core.functions.origin import function_name
@@ -230,6 +231,9 @@ def _undecided_why(m: KeyMatch) -> Reason:
         return _in_user_terms(m.uncertain[0])
     names = m.user_names
     for v in m.entries:
+        if v.outcome == "unknown" and code_of(v.reason) in UNFINISHED_CODES:
+            return Reason(f"fxcache could not decode entry {v.entry.name[:16]} ({code_of(v.reason)}), and "
+                          "torch tries it before the entries after it", code_of(v.reason))
         if v.outcome == "unknown" and v.reason:
             needs = [names.get(p.strip(), p.strip()) for p in v.reason.removeprefix("needs ").split(",")]
             return Reason(f"entry {v.entry.name[:16]} needs {', '.join(needs)}: give it", code_of(v.reason))

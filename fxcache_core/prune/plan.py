@@ -107,7 +107,7 @@ class GcPlan:
         ``(head, lists)``, each ``lists[name]`` to be written in the place of ``head[name]``.
 
         The head is :meth:`to_json` (removals left out) with ``dry_run``, ``remote``,
-        ``kept`` (``path``, ``why``), ``executed`` and, once executed, ``bytes_freed``
+        ``kept`` (``path``, ``why``, ``why_code``), ``executed`` and, once executed, ``bytes_freed``
         as ``result`` freed; the lists are ``removals`` (:meth:`Removal.to_json
         <fxcache_core.prune.removal.Removal.to_json>` each, with ``redis_key``) and, with
         ``result`` (a :class:`~fxcache_core.prune.execute.GcResult`, or a remote
@@ -120,7 +120,7 @@ class GcPlan:
         key = redis_key or str
         head = self.to_json(removals=False)
         head.update({"dry_run": dry_run, "remote": redis_key is not None,
-                     "kept": [{"path": key(p), "why": w} for p, w in self.kept],
+                     "kept": [{"path": key(p), "why": w, "why_code": code_of(w)} for p, w in self.kept],
                      "executed": result is not None, "removed": [], "skipped": [], "failed": [],
                      "dirs_removed": []})
         lists: dict[str, Iterable[object]] = {"removals": (

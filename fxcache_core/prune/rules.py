@@ -33,7 +33,7 @@ from fxcache_core.prune.policy import TEMP_FILE_GRACE_S, GcPolicy
 from fxcache_core.prune.removal import last_use
 from fxcache_core.prune.units import Unit
 from fxcache_core.quantities import format_duration
-from fxcache_core.reasons import Reason
+from fxcache_core.reasons import Reason, code_of
 
 
 class Selection:
@@ -170,9 +170,10 @@ def _select_keep_last(s: Selection) -> None:
 
 def _select_unreadable(s: Selection) -> None:
     """Entries whose content is not a valid entry (never those fxcache merely
-    could not read), entries whose name is not the sha256 of their content, and
-    temp files outside entry key dirs (those of entry key dirs: the plan's
-    last step) untouched for :data:`TEMP_FILE_GRACE_S`."""
+    could not read; one it could not decode within its CPU budget is listed as
+    kept), entries whose name is not the sha256 of their content, and temp files
+    outside entry key dirs (those of entry key dirs: the plan's last step)
+    untouched for :data:`TEMP_FILE_GRACE_S`."""
     if not s.policy.unreadable:
         return
     cat = s.catalog
@@ -182,7 +183,11 @@ def _select_unreadable(s: Selection) -> None:
             d = cat.decode_now(e)  # the index said so: deletion rests on the bytes as they are
         if isinstance(d, Unreadable) and d.cause == "corrupt":
             s.pick(e, Reason(f"unreadable: {d.reason}", "unreadable"))
-        elif cat.name_matches_content(e) is False and cat.name_matches_content(e, reread=True) is False:
+            continue
+        if isinstance(d, Unreadable) and d.cause == "too-costly":  # kept, unless its name says altered
+            s.kept.append((e.path, Reason(f"not decoded, so not proven unreadable: {d.reason}",
+                                          code_of(d.reason) or "over-cpu-budget")))
+        if cat.name_matches_content(e) is False and cat.name_matches_content(e, reread=True) is False:
             s.pick(e, Reason("its name is not the sha256 of its content (altered after torch wrote it)",
                              "name-not-content-hash"))
     for u, age in s.idle_units():
@@ -221,15 +226,18 @@ def _select_stale(s: Selection) -> None:
     if s.policy.stale_against is None:
         return
     current = dict(s.policy.stale_against)
-    for e in s.entries:
-        if e.kind is not KeyKind.FX_GRAPH:
-            continue
-        d = s.catalog.decode_now(e)  # the debug lines, not kept: one FX entry's at a time
-        if isinstance(d, DecodedEntry):
-            differ = stale_components(parse_debug_lines(d.debug_lines), current)
-            if differ:
-                s.pick(e, Reason(f"stale: built by another torch or system ({', '.join(differ)} differ)",
-                                 "stale-build"))
+    stale: dict[str, tuple[str, ...]] = {}
+
+    def took(e: Entry, d: DecodedEntry | Unreadable) -> None:  # the debug lines, not kept: one at a time
+        if isinstance(d, DecodedEntry) and (differ := stale_components(parse_debug_lines(d.debug_lines), current)):
+            stale[e.file.where] = differ
+
+    fx = [e for e in s.entries if e.kind is KeyKind.FX_GRAPH]
+    s.catalog.decode_each_now(fx, took)
+    for e in fx:  # picked in the entries' order, whatever order the workers answered in
+        if (differ := stale.get(e.file.where)) is not None:
+            s.pick(e, Reason(f"stale: built by another torch or system ({', '.join(differ)} differ)",
+                             "stale-build"))
     if s.policy.stale_include_dir is None:
         return
     from fxcache_core.cache.provenance import built_by_another_torch

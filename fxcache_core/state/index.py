@@ -152,9 +152,11 @@ def light(d: DecodedEntry) -> DecodedEntry:
     )
 
 
-def to_json(d: DecodedEntry) -> str:
+def to_json(d: DecodedEntry, full: bool = False) -> str:
     """The light form of ``d`` as compact JSON (written by hand: ``dataclasses.asdict``
-    deep-copies and costs more than decoding the entry)."""
+    deep-copies and costs more than decoding the entry); ``full``: with what the light
+    form drops (the debug lines, those of its FX refs, the globals its pickle named,
+    the printed forward graph), for :func:`from_json` to give ``d`` back whole."""
     o = d.origin
     obj = [
         d.kind.value, d.type_name, d.guards_expr,
@@ -166,6 +168,10 @@ def to_json(d: DecodedEntry) -> str:
         None if o is None else [o.function, o.file, o.line, list(o.functions),
                                 [list(f) for f in o.outer]],
     ]
+    if full:
+        obj.append([list(d.debug_lines), sorted(d.globals_seen), d.forward_graph,
+                    None if d.forward is None else list(d.forward.debug_lines),
+                    None if d.backward is None else list(d.backward.debug_lines)])
     return json.dumps(obj, separators=(",", ":"))
 
 
@@ -199,15 +205,16 @@ def _arg_sources_of(raw: list) -> tuple[str | None, ...]:
 
 
 def from_json(text: str) -> DecodedEntry:
-    """Rebuild a light :class:`DecodedEntry` from :func:`to_json` (equal to
-    :func:`light` of the entry that was written, sharing as it does).
+    """Rebuild a :class:`DecodedEntry` from :func:`to_json`: equal to :func:`light` of
+    the entry that was written (sharing as it does), or to the entry itself when it
+    was written ``full``.
 
     Raises:
         ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
     """
     (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
-     origin) = json.loads(text)
-    return DecodedEntry(
+     origin, *rest) = json.loads(text)
+    d = DecodedEntry(
         kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=guards,
         inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
         fx_key=fx_key, is_backward=is_bw, wrapper_key=wrapper,
@@ -220,6 +227,13 @@ def from_json(text: str) -> DecodedEntry:
             _origin_of, (*origin[:3], tuple(origin[3]),
                          tuple(map(tuple, origin[4])) if len(origin) > 4 else ()), origin),
     )
+    if not rest:
+        return d
+    debug, seen, fw_graph, fw_debug, bw_debug = rest[0]
+    return replace(
+        d, debug_lines=tuple(debug), globals_seen=frozenset(seen), forward_graph=fw_graph,
+        forward=None if d.forward is None else replace(d.forward, debug_lines=tuple(fw_debug)),
+        backward=None if d.backward is None else replace(d.backward, debug_lines=tuple(bw_debug)))
 
 
 def _storable(text: str) -> bool:

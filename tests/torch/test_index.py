@@ -34,9 +34,11 @@ def test_a_warm_index_answers_without_reading_files_until_one_changes(cache_copy
     first = {e.file.where: cold.load(e) for e in scan.entries()}
     cold._index.close()
 
-    reads = []
-    real_read = catalog_mod.read_entry_bytes
-    monkeypatch.setattr(catalog_mod, "read_entry_bytes", lambda p: reads.append(p) or real_read(p))
+    reads = []  # the entries sent to a decode worker, which reads them
+    one, many = catalog_mod.decode_one, catalog_mod.decode_entries
+    monkeypatch.setattr(catalog_mod, "decode_one", lambda e, *a: reads.append(e.path) or one(e, *a))
+    monkeypatch.setattr(catalog_mod, "decode_entries",
+                        lambda es, *a: reads.extend(e.path for e in es) or many(es, *a))
     warm = Catalog(scan_cache(cache_copy), Index(idx_path))
     assert {e.file.where: warm.load(e) for e in warm.scan.entries()} == first
     assert reads == []
@@ -112,9 +114,9 @@ def test_reading_ahead_in_worker_processes_gives_what_reading_one_by_one_gives(c
     monkeypatch.setattr(pool_mod, "PARALLEL_MIN_ENTRIES", 2)
     monkeypatch.setenv("FXCACHE_JOBS", "2")
     pools = []
-    real = Catalog._read_in_workers
-    monkeypatch.setattr(Catalog, "_read_in_workers",
-                        lambda self, todo, jobs: pools.append((len(todo), jobs)) or real(self, todo, jobs))
+    real = catalog_mod.decode_entries
+    monkeypatch.setattr(catalog_mod, "decode_entries",
+                        lambda todo, h, f, jobs, take: pools.append((len(todo), jobs)) or real(todo, h, f, jobs, take))
     par = Catalog(scan, Index(tmp_path / "index.sqlite"), hash_on_read=True)
     par.read_ahead(scan.entries())
     assert pools == [(scan.entry_count, 2)]
@@ -123,8 +125,9 @@ def test_reading_ahead_in_worker_processes_gives_what_reading_one_by_one_gives(c
         serial.name_matches_content(e) for e in scan.entries()]
     par._index.close()
 
-    # What the workers sent went into the index: a new run reads no file.
-    monkeypatch.setattr(catalog_mod, "read_entry_bytes", lambda p: pytest.fail(f"read {p}"))
+    # What the workers sent went into the index: a new run decodes no file.
+    monkeypatch.setattr(catalog_mod, "decode_entries", lambda todo, *a: todo and pytest.fail(f"decoded {todo}"))
+    monkeypatch.setattr(catalog_mod, "decode_one", lambda e, *a: pytest.fail(f"decoded {e}"))
     again = Catalog(scan_cache(cache_copy), Index(tmp_path / "index.sqlite"))
     again.read_ahead(again.scan.entries())
     assert {e.file.where: again.load(e) for e in again.scan.entries()} == expected

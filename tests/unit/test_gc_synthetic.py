@@ -204,18 +204,22 @@ def test_symlinked_fxgraph_does_not_make_aot_entries_dangling(cache, tmp_path_fa
     assert _plan(root, dangling=True, unreadable=True, now=now).removals == ()
 
 
-def test_entries_fxcache_cannot_read_are_not_unreadable_for_gc(cache, monkeypatch):
+def test_entries_fxcache_cannot_read_are_not_unreadable_for_gc(cache, monkeypatch, fresh_decoders):
     root, now, fx, aot, paths, ap = cache
-    import fxcache_core.catalog.reader as catalog_mod
+    import fxcache_core.catalog.pool as pool_mod
+    from fxcache_core.catalog.reader import Catalog, Unreadable
 
-    real = catalog_mod.read_entry_bytes
+    real = pool_mod.read_entry_bytes
 
-    def denied(p):
+    def denied(p):  # what root cannot be refused (chmod 000 does not stop it)
         if p == paths[1]:
             raise PermissionError(13, "Permission denied", str(p))
         return real(p)
 
-    monkeypatch.setattr(catalog_mod, "read_entry_bytes", denied)
+    monkeypatch.setattr(pool_mod, "read_entry_bytes", denied)  # in the workers forked from here on
+    scan = scan_cache(root)
+    got = Catalog(scan).load(next(e for e in scan.entries() if e.path == paths[1]))
+    assert isinstance(got, Unreadable) and got.cause == "io", got
     plan = _plan(root, unreadable=True, dangling=True, now=now)
     assert plan.removals == ()  # neither the entry nor the AOT entry that loads it
 

@@ -106,9 +106,12 @@ def test_rm_of_an_fx_key_decodes_again_only_the_aot_entries_that_may_load_it(tmp
     warm.read_ahead(warm.scan.entries())
     warm.index.close()
 
-    decoded = []
-    real = catalog_mod.decode_entry
-    monkeypatch.setattr(catalog_mod, "decode_entry", lambda data, kind: decoded.append(kind) or real(data, kind))
+    decoded = []  # the kinds of the entries sent to a decode worker
+    one, many = catalog_mod.decode_one, catalog_mod.decode_entries
+    monkeypatch.setattr(catalog_mod, "decode_one",
+                        lambda e, *a: decoded.append(e.kind) or one(e, *a))
+    monkeypatch.setattr(catalog_mod, "decode_entries",
+                        lambda es, *a: decoded.extend(e.kind for e in es) or many(es, *a))
     cat = Catalog(scan_cache(tmp_path), Index(idx))
     plan = plan_rm(cat, cat.scan.find(fx[0]))
     assert {r.file.path for r in plan.removals if r.entry} == {loaders[0], cat.scan.find(fx[0]).entries[0].path}

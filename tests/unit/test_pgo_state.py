@@ -21,6 +21,7 @@ import pytest
 
 from fxcache_core.decode import pgo
 from fxcache_core.decode.pgo import file_hash, job_of, read_pgo_state, read_pgo_states
+from fxcache_core.errors import EntryDecodeError
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.lookup.phases import Profiles
 
@@ -154,9 +155,13 @@ def test_limits_bound_the_work(tmp_path, monkeypatch):
     src = tmp_path / "m.py"
     src.write_text("x = 1\n")
     path = _profile(tmp_path, _profiles_root(src))
+    # Decoded here (a worker forked before the patch would not see it).
     monkeypatch.setattr(pgo, "MAX_PGO_NODES", 3)
-    assert read_pgo_state(path).problem.code == "too-many-objects"
-    monkeypatch.setattr(pgo, "MAX_PGO_BYTES", 10)
+    with pytest.raises(EntryDecodeError) as err:
+        pgo.decode_pgo_state(path.read_bytes())
+    assert err.value.message.code == "too-many-objects"
+    with open(path, "r+b") as f:  # sparse: one byte over the limit, never read
+        f.truncate(pgo.MAX_PGO_BYTES + 1)
     assert read_pgo_state(path).problem.code == "over-size-limit"
 
 

@@ -39,15 +39,21 @@ MAX_KEY_ROWS = 40
 """Keys listed per function in the page's tables (its JSON holds every key)."""
 MAX_LOOKUP_ROWS = 500
 """Lookups listed in the run's table (its JSON holds up to the report's bound)."""
-MISSING_EXTRA = "fxcache report needs the report extra: pip install 'fxcache[report]' (missing: {})"
+MISSING_EXTRA = "report needs the report extra: pip install 'fxcache[report]' (missing: {})"
 
 
 def missing_requirements() -> list[str]:
     """The distributions of the ``report`` extra that cannot be imported here."""
-    import importlib.util
-
-    return [dist for mod, dist in (("jinja2", "jinja2"), ("vl_convert", "vl-convert-python"))
-            if importlib.util.find_spec(mod) is None]
+    missing = []
+    try:
+        import jinja2  # noqa: F401
+    except ImportError:
+        missing.append("jinja2")
+    try:
+        import vl_convert  # noqa: F401
+    except ImportError:
+        missing.append("vl-convert-python")
+    return missing
 
 
 def render_page(data: dict[str, Any]) -> str:

@@ -38,6 +38,8 @@ from fxcache_core.trace.explain_report import LookupExplanation
 
 MAX_COLUMNS = 512
 """Most values of the x dim one map judges."""
+MIN_COLUMNS = 16
+"""Fewest values of the x dim a map judges, whatever its budget."""
 MAX_ROWS = 24
 """Most values of the y dim a 2-D map judges (its rows)."""
 MAP_CLAUSE_BUDGET = 50_000
@@ -172,7 +174,7 @@ def key_map(catalog: Catalog, key: CacheKey, guards: Sequence[EntryGuards],
     ys = _points(dims[1], guards, (v[1] for v in values)) if len(dims) > 1 else None
     x_lo, x_hi = _span(dims[0], xs)
     wanted = x_hi - x_lo + 1
-    columns = min(wanted, MAX_COLUMNS, max(16, budget // per_value))
+    columns = min(wanted, MAX_COLUMNS, max(MIN_COLUMNS, budget // per_value))
     limits: list[str] = []
     if columns < wanted:
         limits.append(f"{_name(dims[0])} judged from {x_lo} to {x_lo + columns - 1} of {x_lo} to {x_hi}")

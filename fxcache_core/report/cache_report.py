@@ -16,7 +16,7 @@ function's keys, the run's compiles as a timeline.
 
 The page is bounded, whatever the cache's size: the entries whose regions it lists
 (:data:`MAX_LISTED_KEYS` keys per function, :data:`MAX_LISTED_ENTRIES` entries in all,
-largest keys first: a region costs a sympy summary, a millisecond or so), the maps
+in ``ls``'s order: a region costs a sympy summary, a millisecond or so), the maps
 (:data:`MAX_MAPS`, :data:`MAX_MAPS_PER_FUNCTION` per function,
 :data:`PAGE_CLAUSE_BUDGET` clause evaluations together), the FX keys read for their
 torch build (:data:`MAX_BUILD_KEYS`, the most recently used), and a run's lookups
@@ -59,7 +59,7 @@ MAX_LISTED_ENTRIES = 400
 MAX_BUILD_KEYS = 64
 """Most FX keys read for the torch build that made them (their debug lines), the most
 recently used first."""
-MAX_MAPS = 24
+MAX_MAPS = 48
 """Most maps one page draws."""
 MAX_MAPS_PER_FUNCTION = 4
 """Most maps one function gets."""
@@ -117,7 +117,7 @@ class FunctionReport:
         group: its keys (``ls --by function``).
         regions: entry path (``Entry.file.where``) -> the shapes it serves (None: unreadable
             or not understood), for the entries of its first ``listed`` keys (``ls --entries``).
-        listed: how many of its keys (the largest first) the page lists with their entries.
+        listed: how many of its keys (the first, in ``ls``'s order) the page lists with their entries.
         reclaimable: what gc's default plan removes of its keys' entries.
         maps: the maps drawn of its keys.
         not_drawn: keys of it with entries the page's bound left without a map
@@ -155,7 +155,8 @@ class CacheReport:
         triton: ``df`` of ``$TRITON_CACHE_DIR`` where it is a dir of its own, else None.
         gc: gc's default plan (``gc --dry-run``; nothing is touched).
         builds: the torch builds that made its FX keys (those read).
-        functions: its functions, largest first (only ``function``'s with one given).
+        functions: its functions, largest first (only ``function``'s with one given), each
+            with its keys in ``ls``'s order.
         function: the function the report was asked for, None for all.
         mode: the ``dynamic=`` the maps were judged under.
         run: the run explained against this cache, None without one.
@@ -234,7 +235,7 @@ def cache_report(catalog: Catalog, *, function: str | None = None, run: ExplainR
     from fxcache_core import __version__
 
     now = time.time() if now is None else now
-    rows = key_rows(catalog, function, "size")
+    rows = key_rows(catalog, function)  # in ls's order: a group's origin is its first key's
     plan = plan_gc(catalog, GcPolicy.default(now=now), trace_facts=True)
     disk = measure(catalog, index_path=index_path, now=now, default_plan=plan)
     other = measure(triton, now=now) if triton is not None else None
@@ -243,21 +244,21 @@ def cache_report(catalog: Catalog, *, function: str | None = None, run: ExplainR
         if r.key is not None and r.entry is not None:
             removed.setdefault(r.key, []).append(r.size)
     looked = calls_by_key(run.lookups) if run is not None else {}
-    maps = _Maps(catalog, looked, mode)
+    groups = by_function(rows, "size")
+    guards = _Guards(catalog)
+    drawn = _draw_maps(catalog, groups, guards, looked, mode)
     out = []
     room = MAX_LISTED_ENTRIES
-    for g in by_function(rows, "size"):
+    for g, (maps, skipped) in zip(groups, drawn, strict=True):
         listed = 0
         for r in g.keys[:MAX_LISTED_KEYS]:
             if len(r.key.entries) > room:
                 break
             room -= len(r.key.entries)
             listed += 1
-        guards = _Guards(catalog)
         regions = {e.file.where: guards.of(e).region() for r in g.keys[:listed] for e in r.key.entries}
         gone = [s for r in g.keys for s in removed.get(r.key.key, ())]
-        drawn, skipped = maps.of_function([r.key for r in g.keys], guards)
-        out.append(FunctionReport(g, regions, listed, Reclaim(len(gone), sum(gone)), drawn, skipped))
+        out.append(FunctionReport(g, regions, listed, Reclaim(len(gone), sum(gone)), maps, skipped))
     return CacheReport(disk, other, plan, torch_builds(catalog), tuple(out), function, mode, run,
                        generated_at=now, version=__version__)
 
@@ -276,34 +277,48 @@ class _Guards:
         return got
 
 
-class _Maps:
-    """The maps of a page, drawn function by function within the page's bounds: the keys
-    the run looked up first, FX keys before AOTAutograd keys, then by entries."""
+def _draw_maps(catalog: Catalog, groups: Sequence[FunctionGroup], guards: _Guards,
+               looked: Mapping[str, Sequence], mode: DynamicMode
+               ) -> list[tuple[tuple[ShapeMap, ...], tuple[str, ...]]]:
+    """Each function's maps and the keys left without one, within the page's bounds.
 
-    def __init__(self, catalog: Catalog, looked: Mapping[str, Sequence], mode: DynamicMode) -> None:
-        self.catalog, self.looked, self.mode = catalog, looked, mode
-        self.drawn = 0
-        self.spent = 0
+    Drawn in rounds, so that the bounds spread over the functions: first every key a
+    run's lookup looked up, then each function's next key in turn (functions whose keys
+    the run looked up first, then the page's order), until a function has
+    :data:`MAX_MAPS_PER_FUNCTION` maps or the page :data:`MAX_MAPS`, or the page's clause
+    budget is spent. A function's keys go FX before AOTAutograd, then the most entries
+    first; a key without a dynamic dim gets no map and takes none of the bounds."""
+    todo = [sorted((r.key for r in g.keys if r.key.entries),
+                   key=lambda k: (k.key not in looked, k.kind is not KeyKind.FX_GRAPH, -len(k.entries),
+                                  -k.size, k.key)) for g in groups]
+    maps: list[list[ShapeMap]] = [[] for _ in groups]
+    spent = 0
 
-    def of_function(self, keys: Sequence[CacheKey], guards: _Guards
-                    ) -> tuple[tuple[ShapeMap, ...], tuple[str, ...]]:
-        order = sorted((k for k in keys if k.entries),
-                       key=lambda k: (k.key not in self.looked, k.kind is not KeyKind.FX_GRAPH,
-                                      -len(k.entries), -k.size, k.key))
-        maps: list[ShapeMap] = []
-        skipped: list[str] = []
-        for k in order:
-            budget = min(MAP_CLAUSE_BUDGET, PAGE_CLAUSE_BUDGET - self.spent)
-            if len(maps) >= MAX_MAPS_PER_FUNCTION or self.drawn >= MAX_MAPS or budget < MAP_CLAUSE_BUDGET // 10:
-                skipped.append(k.key)
-                continue
-            m = key_map(self.catalog, k, [guards.of(e) for e in k.entries],
-                        self.looked.get(k.key, ()), self.mode, budget)
-            if m is not None:
-                maps.append(m)
-                self.drawn += 1
-                self.spent += m.clause_bound
-        return tuple(maps), tuple(skipped)
+    def draw(i: int, k: CacheKey) -> bool:
+        nonlocal spent
+        budget = min(MAP_CLAUSE_BUDGET, PAGE_CLAUSE_BUDGET - spent)
+        if len(maps[i]) >= MAX_MAPS_PER_FUNCTION or sum(map(len, maps)) >= MAX_MAPS \
+                or budget < MAP_CLAUSE_BUDGET // 10:
+            return False
+        todo[i].remove(k)
+        m = key_map(catalog, k, [guards.of(e) for e in k.entries], looked.get(k.key, ()), mode, budget)
+        if m is not None:
+            maps[i].append(m)
+            spent += m.clause_bound
+        return True
+
+    for i in range(len(groups)):
+        for k in [k for k in todo[i] if k.key in looked]:
+            draw(i, k)
+    order = sorted(range(len(groups)), key=lambda i: not any(r.key.key in looked for r in groups[i].keys))
+    progress = True
+    while progress:
+        progress = False
+        for i in order:
+            before = len(maps[i])
+            while todo[i] and len(maps[i]) == before and draw(i, todo[i][0]):
+                progress = True
+    return [(tuple(m), tuple(k.key for k in left)) for m, left in zip(maps, todo, strict=True)]
 
 
 def torch_builds(catalog: Catalog, limit: int = MAX_BUILD_KEYS) -> TorchBuilds:

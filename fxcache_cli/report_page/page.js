@@ -25,8 +25,11 @@ const OUTCOMES = {
   undecided: ["undecided", "#f2c14e"],
 };
 const ENTRY_COLOURS = ["#4e79a7", "#59a14f", "#af7aa1", "#f28e2b", "#76b7b2", "#edc948", "#b07aa1", "#9c755f", "#ff9da7", "#86bcb6"];
-const CALL_SHAPES = { hit: "circle", "guard-miss": "cross", "new-key": "triangle-up" };
-const CALL_WORDS = { hit: "hit", "guard-miss": "guard miss", "new-key": "new graph" };
+// A lookup's cause (explain's) -> its words and its marker on a map.
+const CALLS = {
+  hit: ["hit", "circle"], "guard-miss": ["guard miss", "cross"], "new-key": ["new graph", "triangle-up"],
+  "fx-entry-missing": ["its FX entry is gone", "square"], bypass: ["bypass", "diamond"],
+};
 const CAUSE_COLOURS = { hit: "#2f7d32", "guard-miss": "#c62828", "new-key": "#6a1b9a", bypass: "#a26b00", "fx-entry-missing": "#ef6c00" };
 
 function mb(bytes) { return bytes / 1e6; }
@@ -98,7 +101,7 @@ function mapSpec(m) {
   }
   const calls = m.calls.map((c) => ({
     row: twoD ? String(c.y) : "all", x: c.x + 0.5, value: c.x,
-    call: `${CALL_WORDS[c.cause] || c.cause}`, seq: c.seq, compile: shown(c.compile),
+    call: (CALLS[c.cause] || [shown(c.cause)])[0], seq: c.seq, compile: shown(c.compile),
     entry: shown(c.entry || c.wrote || "").slice(0, 16),
   }));
   const rowsOrder = twoD ? m.rows.map((r) => String(r.y)).reverse() : ["all"];
@@ -115,13 +118,14 @@ function mapSpec(m) {
     },
   }];
   if (calls.length) {
+    const causes = Object.keys(CALLS).filter((k) => m.calls.some((c) => c.cause === k));
     layers.push({
       data: { values: calls },
       mark: { type: "point", filled: true, size: 90, stroke: "#ffffff", strokeWidth: 1, tooltip: true },
       encoding: {
         x: { field: "x", ...x }, y,
         shape: { field: "call", type: "nominal", title: "the run's lookups",
-                 scale: { domain: Object.values(CALL_WORDS), range: Object.values(CALL_SHAPES) } },
+                 scale: { domain: causes.map((k) => CALLS[k][0]), range: causes.map((k) => CALLS[k][1]) } },
         color: { value: "#111111" },
         tooltip: [{ field: "seq", title: "lookup" }, { field: "compile", title: "compile" },
                   { field: "call", title: "lookup was" }, { field: "value", title: "value" },

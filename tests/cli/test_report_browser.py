@@ -43,6 +43,9 @@ def test_the_page_draws_every_chart_with_no_console_message_and_no_request(brows
                        ".map(e => [e.dataset.chart, e.dataset.drawn, e.querySelectorAll('svg').length])")
     assert {c for c, _, _ in drawn} == {"kinds", "functions", "map", "timeline", "seconds"}
     assert all(ok == "yes" and svgs >= 1 for _, ok, svgs in drawn), drawn
+    marks = browser.js("return [...document.querySelectorAll('figure.map')]"
+                       ".map(f => f.querySelectorAll('svg .mark-symbol.role-mark path').length)")
+    assert marks == [len(m["calls"]) for f in loaded["data"]["functions"] for m in f["maps"]] and sum(marks) == 2
 
 
 def test_injected_names_run_nothing_and_make_no_element(browser, loaded):

@@ -145,7 +145,7 @@ function timelineSpecs() {
   const run = data.run;
   const starts = run.compiles.map((c) => c.start).filter((s) => s !== null);
   const times = run.lookups.map((x) => x.time);
-  const t0 = Math.min(...starts, ...times);
+  const t0 = starts.length || times.length ? Math.min(...starts, ...times) : 0;
   const compiles = run.compiles.filter((c) => c.start !== null).map((c) => ({
     compile: shown(c.compile), t0: c.start - t0, t1: c.start - t0 + (c.seconds || 0),
     seconds: c.seconds, backend: c.backend_seconds, fn: shown(c.function),
@@ -212,9 +212,23 @@ function specFor(el) {
   }
 }
 
+// A chart with no data to draw says so instead (Vega would warn of an empty extent).
+function isEmpty(spec) {
+  const layers = spec.layer || [spec];
+  return layers.every((l) => (l.data || spec.data).values.length === 0);
+}
+
 const options = { renderer: "svg", actions: false, ast: true, tooltip: { theme: "light" } };
 const drawn = [...document.querySelectorAll("[data-chart]")].map((el) =>
-  Promise.resolve().then(() => window.vegaEmbed(el, specFor(el), options)).then(() => { el.dataset.drawn = "yes"; }));
+  Promise.resolve().then(() => {
+    const spec = specFor(el);
+    if (isEmpty(spec)) {
+      el.textContent = "(nothing to draw)";
+      el.classList.add("muted");
+      return null;
+    }
+    return window.vegaEmbed(el, spec, options);
+  }).then(() => { el.dataset.drawn = "yes"; }));
 Promise.allSettled(drawn).then((results) => {
   const failed = results.filter((r) => r.status === "rejected");
   for (const f of failed) console.error("fxcache report: a chart could not be drawn:", f.reason);

@@ -79,3 +79,14 @@ def test_the_numbers_shown_are_the_embedded_json(browser, loaded):
         for part in path.split("."):
             want = want[int(part)] if isinstance(want, list) else want[part]
         assert json.loads(value) == want, (path, value, want)
+
+
+def test_a_cache_with_nothing_to_draw_says_so_without_a_console_message(browser, tmp_path):
+    page, cache = tmp_path / "empty.html", tmp_path / "cache"
+    cache.mkdir()
+    r = run_fxcache("--cache-dir", str(cache), "report", str(page))
+    assert r.returncode == 0, r.stderr
+    load = browser.load(page)
+    assert load.charts == "ready" and load.console == [] and load.requests == []
+    assert browser.js("return [...document.querySelectorAll('[data-chart]')].map(e => e.textContent)") == [
+        "(nothing to draw)"] * 2

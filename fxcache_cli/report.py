@@ -87,7 +87,9 @@ def _report(from_trace: str | None, fn: str | None, mode: Any, as_json: bool) ->
             fail(f"no cache dir to report on: {why_none}")
     else:
         scan = scan_cache(resolve_cache_dir(state.cache_dir))
-    catalog = open_catalog(scan, indexed=True, as_json=as_json)
+    # Hashing each file read, as gc does: its default plan (unreadable entries) needs the
+    # hashes, which the index then keeps for the next run.
+    catalog = open_catalog(scan, indexed=True, as_json=as_json, hashing=True)
     explained = None
     if run is not None:
         from fxcache_core.trace.explain import explain

@@ -111,10 +111,18 @@ class Browser:
         return self.driver.execute_script(script, *args)
 
     def screenshot(self, css: str, path: Path) -> Path:
-        """A PNG of the element ``css`` selects (scrolled into view), written to ``path``."""
-        el = self.driver.find_element("css selector", css)
-        self.driver.execute_script("arguments[0].scrollIntoView()", el)
-        path.write_bytes(el.screenshot_as_png)
+        """A PNG of the whole element ``css`` selects, written to ``path`` (the window is made
+        tall enough to hold it for the shot: chromium shoots only what it shows)."""
+        d = self.driver
+        el = d.find_element("css selector", css)
+        size = d.get_window_size()
+        height = d.execute_script("return Math.ceil(arguments[0].getBoundingClientRect().height)", el)
+        d.set_window_size(size["width"], max(size["height"], height + 200))
+        try:
+            d.execute_script("arguments[0].scrollIntoView()", el)
+            path.write_bytes(el.screenshot_as_png)
+        finally:
+            d.set_window_size(size["width"], size["height"])
         return path
 
     def close(self) -> None:

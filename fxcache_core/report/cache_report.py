@@ -52,18 +52,18 @@ from fxcache_core.trace.explain_report import ExplainReport
 
 REPORT_FORMAT = "fxcache-report/1"
 """The ``format`` of the report's JSON; a change that breaks a reader gets a new number."""
-MAX_LISTED_KEYS = 8
+MAX_LISTED_KEYS = 6
 """Most keys of one function whose entries the page lists with their regions."""
-MAX_LISTED_ENTRIES = 400
+MAX_LISTED_ENTRIES = 200
 """Most entries the page lists with their regions, all functions together."""
 MAX_BUILD_KEYS = 64
 """Most FX keys read for the torch build that made them (their debug lines), the most
 recently used first."""
-MAX_MAPS = 48
+MAX_MAPS = 32
 """Most maps one page draws."""
 MAX_MAPS_PER_FUNCTION = 4
 """Most maps one function gets."""
-PAGE_CLAUSE_BUDGET = 300_000
+PAGE_CLAUSE_BUDGET = 200_000
 """Most clause evaluations the maps of one page may cost together (each map at most
 :data:`~fxcache_core.report.shape_maps.MAP_CLAUSE_BUDGET`)."""
 MAX_RUN_LOOKUPS = 2_000
@@ -137,8 +137,7 @@ class FunctionReport:
         ``region``), plus ``gc_reclaimable`` (``files``, ``bytes``), ``maps``
         (:meth:`ShapeMap.to_json`) and ``not_drawn`` (keys)."""
         body = self.group.to_json()
-        body["keys"] = [r.to_json(regions=self.regions) if n < self.listed else r.to_json()
-                        for n, r in enumerate(self.group.keys)]
+        body["keys"][:self.listed] = [r.to_json(regions=self.regions) for r in self.group.keys[:self.listed]]
         body["keys_listed"] = self.listed
         body["gc_reclaimable"] = self.reclaimable.to_json()
         body["maps"] = [m.to_json() for m in self.maps]
@@ -269,11 +268,12 @@ class _Guards:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.read: dict[str, EntryGuards] = {}
+        self.memo: dict = {}  # guards string -> parsed and summarized (entry_guards' memo)
 
     def of(self, e: Entry) -> EntryGuards:
         got = self.read.get(e.file.where)
         if got is None:
-            got = self.read[e.file.where] = entry_guards(self.catalog, e)
+            got = self.read[e.file.where] = entry_guards(self.catalog, e, self.memo)
         return got
 
 

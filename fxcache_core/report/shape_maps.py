@@ -203,8 +203,8 @@ def key_map(catalog: Catalog, key: CacheKey, guards: Sequence[EntryGuards],
                              vy if y_axis is not None else None))
     limited = None
     if limits:
-        limited = Reason("; ".join(limits) + f": a map evaluates at most {budget:,} clauses "
-                         f"(fxcache coverage judges any range)", "map-budget")
+        limited = Reason("; ".join(limits) + f": a map evaluates at most {budget:,} clauses, "
+                         "a coverage sweep of its own judges the rest", "map-budget")
     return ShapeMap(key, _axis(dims[0], x_lo, x_hi), y_axis, rows, tuple(rows_at), tuple(calls),
                     tuple(unplaced), limited, len(rows) * (x_hi - x_lo + 1) * per_value)
 

@@ -8,7 +8,8 @@
 #   make lint   ruff, then import-linter's layers and no-cycle contracts (pyproject.toml)
 #   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
 #               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000),
-#               then listing a Redis remote cache (needs redis-server), then explain on a 100 MB trace
+#               then listing a Redis remote cache (needs redis-server), then explain on a 100 MB trace,
+#               then report's page of 10,000 entries
 #   make docs   the manual (docs/, mkdocs.yml) built into site/ with mkdocs build --strict; its
 #               outputs and CLI reference are checked by tests/cli/test_docs.py (make test-fast)
 #   make setup  just the venv: pinned CPU torch 2.13.0 + fxcache in editable mode
@@ -49,6 +50,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_scale --sizes $(BENCH_SIZES)
 	$(BIN)/python -m benchmarks.bench_remote
 	$(BIN)/python -m benchmarks.bench_explain
+	$(BIN)/python -m benchmarks.bench_report
 
 lint: setup
 	$(BIN)/ruff check fxcache_core fxcache_cli tests demo benchmarks tools

@@ -2,12 +2,14 @@
 #   make demo   build a real torch.compile cache (CPU) and tour every command on it
 #   make test   the full suite, what CI runs: unit, cli, then torch (builds its real caches
 #               once per session, in a temp dir, in the background while the fast tiers run)
-#   make test-fast  every test that needs no torch compile (tests/unit, tests/cli; -m "not torch and not package")
+#   make test-fast  every test that needs no torch compile and no browser (tests/unit, tests/cli;
+#               -m "not torch and not package and not browser")
 #   make package    build the wheel, install it in a bare venv without torch, run --version and every --help
 #   make lint   ruff, then import-linter's layers and no-cycle contracts (pyproject.toml)
 #   make bench  benchmarks, not part of make test: guard evaluation (pytest-benchmark),
 #               then ls/match/gc at scale (BENCH_SIZES entries, default 1000,10000),
-#               then listing a Redis remote cache (needs redis-server), then explain on a 100 MB trace
+#               then listing a Redis remote cache (needs redis-server), then explain on a 100 MB trace,
+#               then report's page of 10,000 entries
 #   make eval   fxcache match against torch on model families and call patterns the suite does not
 #               use (tests/harness/evaluation; not part of make test: about 11 min); EVAL_ARGS
 #               passes options (--family NAME, --workdir DIR to keep caches and torch's answers)
@@ -38,7 +40,7 @@ test: setup
 	$(BIN)/python -m pytest -q -m "not package"
 
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not torch and not package" tests/unit tests/cli
+	$(BIN)/python -m pytest -q -m "not torch and not package and not browser" tests/unit tests/cli
 
 package: setup
 	$(BIN)/python -m pytest -q -m package tests/cli/test_packaging.py
@@ -51,6 +53,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_scale --sizes $(BENCH_SIZES)
 	$(BIN)/python -m benchmarks.bench_remote
 	$(BIN)/python -m benchmarks.bench_explain
+	$(BIN)/python -m benchmarks.bench_report
 
 eval: setup
 	$(BIN)/python -m tests.harness.evaluation $(EVAL_ARGS)

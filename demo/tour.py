@@ -9,14 +9,15 @@ dynamic shapes) into ``CACHE_DIR`` (default ``demo-cache``), rebuilt from scratc
 each run. Then every fxcache command runs on it, printed like a shell session: a
 hit and a miss, a recompile and the difference between its two keys, a training
 step, a graph break; a later run of one function under ``TORCH_TRACE``
-(:mod:`demo.traced_run`: a hit, then a guard miss) and what ``explain`` makes of
-it; what gc and rm would remove; a pack, unpacked into an empty cache dir.
+(:mod:`demo.traced_run`: a hit, then a guard miss), what ``explain`` makes of it and
+the page ``report`` draws of both; what gc and rm would remove; a pack, unpacked into
+an empty cache dir.
 
 Beside the cache, ``CACHE_DIR-tour`` (rebuilt each run too) keeps what the tour
-makes that is not the cache: the run's trace (``trace/``), the pack
-(``demo.pack``) and the cache it was unpacked into (``unpacked/``). The build and
-the traced run need torch; the tour runs ``fxcache`` in subprocesses, which never
-import torch.
+makes that is not the cache: the run's trace (``trace/``), the page of the cache and
+that run (``report.html``, open it in a browser), the pack (``demo.pack``) and the
+cache it was unpacked into (``unpacked/``). The build and the traced run need torch;
+the tour runs ``fxcache`` in subprocesses, which never import torch.
 """
 
 from __future__ import annotations
@@ -161,6 +162,8 @@ def main() -> None:
     trace = extra / "trace"
     _traced_run(cache, trace)
     fxcache(*d, "explain", str(trace))
+    # The cache and that run on one page, for a browser: open CACHE_DIR-tour/report.html.
+    fxcache(*d, "report", str(extra / "report.html"), "--from-trace", str(trace))
     fxcache(*d, "audit")
     fxcache(*d, "dupes")
     fxcache(*d, "verify")

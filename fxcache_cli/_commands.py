@@ -82,6 +82,12 @@ commands_dict: dict[str, CommandInfo] = {
         "Verify every member of a pack against its manifest, then write it into the cache dir\n"
         "(--cache-dir): new files only, identical ones skipped, different ones never overwritten.\n"
         "Exit 1 if any member conflicts with a file already there."),
+    "report": CommandInfo(
+        "fxcache_cli.report", "report_cmd",
+        "Write one HTML page that shows the cache (disk by kind and by function, what gc would\n"
+        "reclaim, each function's keys, entries and the shapes each serves) and a traced run (its\n"
+        "compiles and lookups on a timeline, explain's verdict), drawn offline with Vega-Lite. The\n"
+        "page embeds its data as JSON (--json prints it). Needs the report extra."),
     "gc": CommandInfo(
         "fxcache_cli.gc", "gc_cmd",
         "Prune the cache by policy: plan first, show it, ask, then delete."),

@@ -107,6 +107,54 @@ def cli_json(proc: subprocess.CompletedProcess[str]):
     return out
 
 
+_REPORT_ADDS = ("keys", "keys_listed", "gc_reclaimable", "maps", "not_drawn")
+"""What a function of ``fxcache report``'s JSON holds beyond ``ls --by function``'s group."""
+
+
+def assert_report_is_what_the_commands_print(cache: Path, report: dict, trace: Path | None = None,
+                                             every_row: bool = True) -> None:
+    """``fxcache report --json`` of ``cache`` (and ``trace``) against what ``df``, ``gc
+    --dry-run``, ``ls --by function``, ``ls --entries`` (the keys the page lists; ``ls``
+    the others), ``coverage`` (each map's rows, or with ``every_row`` False the middle row of
+    each function's first map) and ``explain --no-record`` print of the same cache, run
+    after it. ``df``'s ``index`` (fxcache's index grows as commands run) is left out."""
+    d = ("--cache-dir", str(cache))
+    df = cli_json(run_fxcache(*d, "df", "--json"))
+    assert {k: v for k, v in report["df"].items() if k != "index"} == {k: v for k, v in df.items() if k != "index"}
+    assert report["gc"] == cli_json(run_fxcache(*d, "gc", "--dry-run", "--json"))
+    groups = {g["function"]: g for g in cli_json(run_fxcache(*d, "ls", "--by", "function", "--json"))}
+    assert sorted(map(str, groups)) == sorted(str(f["function"]) for f in report["functions"])
+    sizes = [f["size"] for f in report["functions"]]
+    assert sizes == sorted(sizes, reverse=True)  # largest first
+    with_regions = {r["key"]: r for r in cli_json(run_fxcache(*d, "ls", "--entries", "--json"))}
+    plain = {r["key"]: r for r in cli_json(run_fxcache(*d, "ls", "--json"))}
+    for f in report["functions"]:
+        g = groups[f["function"]]
+        assert {k: v for k, v in f.items() if k not in _REPORT_ADDS} == {k: v for k, v in g.items() if k != "keys"}
+        assert sorted(k["key"] for k in f["keys"]) == sorted(k["key"] for k in g["keys"])
+        for n, k in enumerate(f["keys"]):
+            assert k == (with_regions if n < f["keys_listed"] else plain)[k["key"]]
+        for n, m in enumerate(f["maps"]):
+            if not (every_row or m["calls"] or (n == 0 and f is report["functions"][0])):
+                continue
+            for row in m["rows"] if every_row else m["rows"][len(m["rows"]) // 2:][:1]:
+                x, y = m["x"], m["y"]
+                args = ["coverage", m["key"], "--range", f"{x['placeholder']}={x['start']}:{x['end']}", "--json"]
+                if y is not None:
+                    args += ["--sym", f"{y['placeholder']}={row['y']}"]
+                if report["dynamic"] is not None:
+                    args += ["--dynamic", report["dynamic"]]
+                assert row["coverage"] == cli_json(run_fxcache(*d, *args))
+    if trace is not None:
+        explain = cli_json(run_fxcache(*d, "explain", "--json", "--no-record", str(trace)))
+        run = report["run"]
+        assert {k: v for k, v in run.items() if k not in ("lookups", "lookups_total", "compiles")} == {
+            k: v for k, v in explain.items() if k != "lookups"}
+        assert run["lookups"] == explain["lookups"][:len(run["lookups"])]
+        assert run["lookups_total"] == len(explain["lookups"])
+        assert run["trace"]["compiles"] == len(run["compiles"])
+
+
 def plan_gc_on(root: Path, **policy):
     """``plan_gc`` on the cache at ``root`` with ``GcPolicy(**policy)``."""
     from fxcache_core.cache.scan import scan_cache

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import pickle
 from pathlib import Path
 from typing import Any
@@ -224,3 +225,52 @@ def _flood_body(n: int) -> bytes:
         v = (i * m).to_bytes(((i * m).bit_length() + 8) // 8, "little", signed=True)
         out += b"\x8a" + bytes([len(v)]) + v  # LONG1
     return bytes(out + b"\x91.")  # FROZENSET, STOP
+
+HOSTILE_NAMES = ("</script><script>alert(1)</script>", '"><img src=x onerror=alert(1)>')
+"""Names that would run script if a page wrote them as markup (``fxcache report``'s tests)."""
+REPORT_GUARDS = ("2 <= L['t0'] <= 7 and 2 <= L['t1']", "16 <= L['t0'] and 2 <= L['t1']")
+"""The two entries of :func:`report_cache`'s key: ``x.size(0)`` in 2..7, and 16 and up."""
+
+
+def report_cache(root: Path) -> dict[str, Any]:
+    """A small cache, and a trace of a run on it, whose every name a report shows is
+    hostile (synthetic because hostile: torch writes no such names). One FX key with the
+    two entries of :data:`REPORT_GUARDS` over ``x.size(0)`` and ``x.size(1)`` (sources
+    from the AOTAutograd entry that loads the first), compiled from a function and a file
+    whose names are markup; the second entry's file name is markup too. The trace
+    (``root/trace``) is a run of a function named :data:`HOSTILE_NAMES` ``[0]`` in a file
+    named ``[1]``: a hit on the first entry at x=[4, 3], then a guard miss at x=[10, 3].
+    Returns ``{"cache", "trace", "fx", "aot", "function", "file", "entry"}``."""
+    from tests.synth_trace import artifact, clock, rec, start, symbol, tensor, write_trace
+
+    cache = root / "cache"
+    fn, file = "<script>pwned<img.onerror>", f"/src/{HOSTILE_NAMES[0]}/{HOSTILE_NAMES[1]}.py"
+    fx = fake_key(KeyKind.FX_GRAPH, "report")
+    odd = HOSTILE_NAMES[1].replace("/", "_")
+    for g, name in zip(REPORT_GUARDS, (None, odd), strict=True):
+        write_entry(cache, KeyKind.FX_GRAPH, fx, fx_entry_bytes(g, fx, ("s0", "s1"), origin=(fn, file, 12)), name)
+    aot = fake_key(KeyKind.AOT_AUTOGRAD, "report")
+    write_entry(cache, KeyKind.AOT_AUTOGRAD, aot, aot_entry_with_sources(
+        REPORT_GUARDS[0], (fx, REPORT_GUARDS[0]),
+        [("Sym(s0)", size_source("x", 0)), ("Sym(s1)", size_source("x", 1)),
+         ("f32[s0, s1][s1, 1]cpu", local_source("x"))], origin=(fn, file, 12)))
+    components = ["[abc] example_inputs[0]: ('s0',)", "[abc] example_inputs[1]: ('s1',)"]
+    lookup = {"key": fx, "time_saved_ns": 2e9, "time_taken_ns": 5e8, "cache_event_time": 1.7e18,
+              "components": components}
+    second = {"frame_id": 0, "frame_compile_id": 1, "attempt": 0}
+    text = (clock() + start(HOSTILE_NAMES[0], HOSTILE_NAMES[1])
+            + symbol("s0", "4", "L['x'].size()[0]") + symbol("s1", "3", "L['x'].size()[1]")
+            + tensor("L['x']", ["s0", "s1"], ["s1", 1])
+            + artifact("fx_graph_cache_hit", {**lookup, "cache_state": "hit", "cache_status_detailed": "hit",
+                                              "cache_status_guard_expr": REPORT_GUARDS[0]})
+            + rec("str", [HOSTILE_NAMES[1], 8])
+            + rec("dynamo_start", {"stack": [{"line": 3, "name": HOSTILE_NAMES[0], "filename": 8}]}, **second)
+            + rec("create_symbol", {"symbol": "s0", "val": "10", "source": "L['x'].size()[0]",
+                                    "vr": "[2, int_oo]"}, **second)
+            + rec("create_symbol", {"symbol": "s1", "val": "3", "source": "L['x'].size()[1]",
+                                    "vr": "[2, int_oo]"}, **second)
+            + rec("artifact", {"name": "fx_graph_cache_miss", "encoding": "json"}, json.dumps(
+                {**lookup, "cache_state": "miss", "cache_status_detailed": "guard_miss",
+                 "cache_status_guard_expr": REPORT_GUARDS[1]}), **second))
+    return {"cache": cache, "trace": write_trace(root / "trace", text), "fx": fx, "aot": aot,
+            "function": fn, "file": file, "entry": odd}

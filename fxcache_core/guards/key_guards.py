@@ -170,24 +170,28 @@ class KeyGuards:
         return body
 
 
-def entry_guards(catalog: Catalog, entry: Entry) -> EntryGuards:
-    """One entry's guards (see :class:`EntryGuards`); never raises for bad content."""
+Summarized = tuple["GuardsExpr | None", "GuardSummary | None", "Reason | None"]
+"""A guards string parsed and summarized: (parsed, summary, why not understood)."""
+
+
+def entry_guards(catalog: Catalog, entry: Entry, memo: dict[str, Summarized] | None = None) -> EntryGuards:
+    """One entry's guards (see :class:`EntryGuards`); never raises for bad content.
+
+    ``memo``: guards string -> what parsing and summarizing it gave, filled and reused
+    across calls (an AOTAutograd entry and the FX entry it loads store the same string;
+    a summary costs sympy a millisecond or so)."""
     d = catalog.load(entry)
     if isinstance(d, Unreadable):
         return EntryGuards(entry, unreadable=d.reason)
     syms = catalog.symbols(entry)
     g = error = sm = None
     if d.guards_expr:
-        try:
-            g = parse_guards(d.guards_expr)
-            if len(g.clauses) > MAX_SHOWN_CLAUSES:
-                error = Reason(f"{len(g.clauses):,} clauses, more than fxcache shows through sympy "
-                               f"({MAX_SHOWN_CLAUSES}): the string as stored", "too-many-clauses")
-                g = None
-            else:
-                sm = summarize(g)
-        except GuardParseError as ex:
-            g, sm, error = None, None, Reason(f"guards not understood: {ex}", "guards-not-understood")
+        got = memo.get(d.guards_expr) if memo is not None else None
+        if got is None:
+            got = _summarized(d.guards_expr)
+            if memo is not None:
+                memo[d.guards_expr] = got
+        g, sm, error = got
     return EntryGuards(entry, None, d.guards_expr, syms, d.origin, g, error, sm)
 
 
@@ -197,6 +201,20 @@ def entry_regions(catalog: Catalog, entries: Sequence[Entry]) -> dict[str, Regio
     the decode workers, not one round trip each)."""
     catalog.read_ahead(entries)
     return {e.file.where: entry_guards(catalog, e).region() for e in entries}
+
+
+def _summarized(guards_expr: str) -> Summarized:
+    try:
+        g = parse_guards(guards_expr)
+    except GuardParseError as ex:
+        return None, None, Reason(f"guards not understood: {ex}", "guards-not-understood")
+    if len(g.clauses) > MAX_SHOWN_CLAUSES:
+        return None, None, Reason(f"{len(g.clauses):,} clauses, more than fxcache shows through sympy "
+                                  f"({MAX_SHOWN_CLAUSES}): the string as stored", "too-many-clauses")
+    try:
+        return g, summarize(g), None
+    except GuardParseError as ex:
+        return None, None, Reason(f"guards not understood: {ex}", "guards-not-understood")
 
 
 def key_guards(catalog: Catalog, key: CacheKey) -> KeyGuards:

@@ -21,6 +21,7 @@ from fxcache_core.reasons import code_of
 
 if TYPE_CHECKING:
     from fxcache_core.catalog.reader import Catalog
+    from fxcache_core.prune.plan import GcPlan
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def _reclaim(items: list[Item], paths: set[str]) -> Reclaim:
 
 def measure(catalog: Catalog, *, stale_against: tuple[tuple[str, str], ...] | None = None,
             stale_include_dir: str | None = None, index_path: Path | None = None,
-            now: float | None = None) -> DiskUsage:
+            now: float | None = None, default_plan: GcPlan | None = None) -> DiskUsage:
     """``df`` of the catalog's cache dir: its inventory, with what gc's default
     policy (and, given the installed torch's build hashes and include dir from
     :func:`fxcache_core.keying.current.current_build`, ``--stale``) would remove,
@@ -183,6 +184,8 @@ def measure(catalog: Catalog, *, stale_against: tuple[tuple[str, str], ...] | No
 
     ``index_path``: fxcache's index file of this cache dir
     (:func:`fxcache_core.state.index.default_index_path`), reported with its size.
+    ``default_plan``: gc's default plan of this catalog, when the caller made it already
+    (``plan_gc(catalog, GcPolicy.default(...))``); else it is made here.
     """
     import os
     import time
@@ -195,7 +198,7 @@ def measure(catalog: Catalog, *, stale_against: tuple[tuple[str, str], ...] | No
     root = catalog.scan.root
     inv = take_inventory(root, detect_layout(root),
                          index_dir=None if index_path is None else index_path.parent)
-    default = plan_gc(catalog, GcPolicy.default(now=now))
+    default = default_plan if default_plan is not None else plan_gc(catalog, GcPolicy.default(now=now))
     stale = undecided = None
     if stale_against is not None:
         plan = plan_gc(catalog, GcPolicy(stale_against=stale_against,

@@ -24,6 +24,7 @@ PAGES = [
     "tasks/whats-in-my-cache.md", "tasks/disk-usage.md", "tasks/will-this-call-hit.md",
     "tasks/why-recompile.md", "tasks/shipped-cache.md", "tasks/ship-a-warm-cache.md",
     "tasks/shrink-the-cache.md", "tasks/remote-cache.md", "tasks/ci-recipes.md",
+    "tasks/one-page-report.md",
     "reference/cli.md", "reference/json.md",
     "safety.md", "performance.md", "torch-versions.md", "architecture.md",
 ]

@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fxcache_core.decode.code_scan import ForeignGlobal, foreign_globals, with_foreign
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
-from fxcache_core.decode.unpickler import Stub, load_stubs, opt_int, opt_str
+from fxcache_core.decode.unpickler import GlobalUse, Stub, load_stubs, opt_int, opt_str
 from fxcache_core.errors import EntryDecodeError
 from fxcache_core.fsutil import NotRegularFile, open_regular
 from fxcache_core.reasons import Reason
@@ -134,12 +135,16 @@ class PgoState:
         codes: the code objects it records.
         problem: why it could not be read (truncated, not a profile, over a limit):
             then ``codes`` is empty.
+        foreign: the globals it names that torch does not write in a profile
+            (:mod:`fxcache_core.decode.code_scan`): torch's ``get_code_state`` would
+            run them, with every compile of the job.
     """
 
     path: Path
     cache_key: str
     codes: tuple[CodeProfile, ...] = ()
     problem: Reason | None = None
+    foreign: tuple[ForeignGlobal, ...] = ()
 
     @property
     def job(self) -> str:
@@ -212,8 +217,9 @@ def _code(code_id: Any, state: Any, budget: _Budget) -> CodeProfile:
                        opt_int(closure), tuple(sources))
 
 
-def decode_pgo_state(data: bytes) -> tuple[CodeProfile, ...]:
-    """The code objects a profile's bytes record.
+def decode_pgo_state(data: bytes, uses: dict[str, GlobalUse] | None = None) -> tuple[CodeProfile, ...]:
+    """The code objects a profile's bytes record; ``uses``, when given, is filled
+    with the globals the pickle names (:func:`~fxcache_core.decode.unpickler.load_stubs`).
 
     Raises:
         EntryDecodeError: the bytes are truncated, corrupt, not a profile, or
@@ -225,7 +231,7 @@ def decode_pgo_state(data: bytes) -> tuple[CodeProfile, ...]:
                                       "over-size-limit"))
     try:
         with decoding_budget(len(data)):
-            root, _ = load_stubs(data, max_objects=MAX_PGO_NODES)
+            root, _ = load_stubs(data, max_objects=MAX_PGO_NODES, uses=uses)
             budget = _Budget()
             codes = []
             for code_id, state in _items(root):
@@ -263,11 +269,15 @@ def read_pgo_state(path: Path) -> PgoState:
         return PgoState(path, key, problem=Reason("cannot read it: not a regular file", "unreadable"))
     except OSError as e:
         return PgoState(path, key, problem=Reason(f"cannot read it: {e.strerror or e}", "unreadable"))
+    uses: dict[str, GlobalUse] = {}
     try:
-        return PgoState(path, key, decode_pgo_state(data))
+        codes = decode_pgo_state(data, uses)
     except EntryDecodeError as e:
-        why = e.message
-        return PgoState(path, key, problem=why if isinstance(why, Reason) else Reason(why, "corrupt-pickle"))
+        found = foreign_globals("pgo", uses)
+        why = with_foreign(e, found).message
+        return PgoState(path, key, problem=why if isinstance(why, Reason) else Reason(why, "corrupt-pickle"),
+                        foreign=found)
+    return PgoState(path, key, codes, foreign=foreign_globals("pgo", uses))
 
 
 def read_pgo_states(cache_dir: Path) -> tuple[PgoState, ...]:

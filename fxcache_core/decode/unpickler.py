@@ -28,8 +28,7 @@ import io
 import pickle
 import re
 import threading
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from fxcache_core.decode.memlimit import budget_for
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
@@ -63,9 +62,9 @@ MADE = "new"
 (``cls.__new__(cls, *args)``), whose ``BUILD`` then runs the class's ``__setstate__``."""
 
 
-@dataclass(frozen=True, slots=True)
-class GlobalUse:
-    """How one read used a global it named.
+class GlobalUse(NamedTuple):
+    """How one read used a global it named (a named tuple: one is made per global of
+    every entry decoded, and a frozen dataclass costs several times more to make).
 
     ``pickle.load`` imports ``module`` and looks ``name`` up in it for every global a
     pickle names, then does with it what the opcodes say; :class:`StubUnpickler`
@@ -77,7 +76,7 @@ class GlobalUse:
             named (passed as a value: a class reference, a dtype, a factory).
         args: the positional arguments of its first call or make, as the stubs saw
             them (plain values and stubs), None when it was neither.
-        kwargs: the keyword arguments of that call (``NEWOBJ_EX``), else empty.
+        kwargs: the keyword arguments of that call (``NEWOBJ_EX``), else None.
     """
 
     name: str
@@ -201,7 +200,8 @@ def _stub_class(module: str, name: str) -> type[Stub]:
     return type(
         "Stub_" + re.sub(r"\W", "_", name)[:64],
         (Stub,),
-        {"stub_module": module, "stub_name": name, "__module__": "fxcache_core.decode.unpickler"},
+        {"stub_module": module, "stub_name": name, "_qualname": f"{module}.{name}",
+         "__module__": "fxcache_core.decode.unpickler"},
     )
 
 
@@ -361,20 +361,31 @@ def load_stubs(data: bytes, max_objects: int | None = None,
                                "over-memory-budget"))
 
 
+_CALLED_ONLY = frozenset({CALLED})
+_MADE_ONLY = frozenset({MADE})
+
+
+@functools.lru_cache(maxsize=4096)
+def _named_only(name: str) -> GlobalUse:
+    return GlobalUse(name)
+
+
 def _collect_uses(named: set[str], uses: dict[str, GlobalUse]) -> None:
     """Fill ``uses`` from what this thread's read recorded (every global of ``named``),
-    and stop recording."""
+    and stop recording. It runs for every entry decoded, so it builds little: a
+    global only named is one shared :class:`GlobalUse`."""
     made, called = _RECORDING.made or {}, _RECORDING.called or set()
     _RECORDING.made = _RECORDING.called = None
-    seen: dict[str, tuple[set[str], Any]] = {}
     for cls, first in made.items():
-        name = f"{cls.stub_module}.{cls.stub_name}"
-        how, inst = seen.setdefault(name, (set(), first))
-        how.add(CALLED if cls in called else MADE)
+        name = cls._qualname
+        how = _CALLED_ONLY if cls in called else _MADE_ONLY
+        was = uses.get(name)
+        if was is not None:  # two classes of one name (a counted read's subclass): both uses
+            how = how | was.uses
+        uses[name] = GlobalUse(name, how, first._args, first._kwargs or None)
     for name in named:
-        how, inst = seen.get(name, (set(), None))
-        uses[name] = GlobalUse(name, frozenset(how), None if inst is None else inst._args,
-                               None if inst is None else dict(inst._kwargs))
+        if name not in uses:
+            uses[name] = _named_only(name)
 
 
 # --- plain views of stubbed data ----------------------------------------------

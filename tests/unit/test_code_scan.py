@@ -27,7 +27,7 @@ def test_the_unpickler_records_called_made_and_named_globals():
     data = dumps(Fake("torch._inductor.output_code", "CompiledFxGraph",
                       f=Call("posix", "system", "ls"), g=Call("builtins", "getattr", Fake("a", "B"), "x")))
     uses = _uses(data)
-    assert uses["posix.system"] == GlobalUse("posix.system", frozenset({"call"}), ("ls",), {})
+    assert uses["posix.system"] == GlobalUse("posix.system", frozenset({"call"}), ("ls",), None)
     assert uses["torch._inductor.output_code.CompiledFxGraph"].uses == {"new"}
     assert uses["a.B"].uses == {"new"}
     named = pickle.dumps(len, protocol=4)  # a global passed as a value, never called

@@ -7,7 +7,8 @@ torch/_inductor/output_code.py):
 1. writes the wrapper module ``<key[1:3]>/<key>.py`` from the entry's pickled
    ``source_code`` when it is missing (``write_to_disk``), then imports it
    (``PyCodeCache.load_by_key_path``): the module is derived, but shipping it
-   spares the write;
+   spares the write. Torch imports whatever file is there, so only a file that
+   holds exactly the entry's source goes with it;
 2. running the module builds each kernel it names: ``async_compile.cpp_pybinding(argtypes,
    source)`` writes ``source`` plus a binding suffix as ``<k>.main.cpp`` (``k`` a hash
    of that text and the compiler's command line) and compiles ``<k>.main.so``
@@ -159,12 +160,14 @@ class CodeIndex:
 
     def matches_for(self, sources: Iterable[str]) -> list[tuple[str, Artifact]]:
         """(code key, its generated source file) for each generated source that starts
-        with one of ``sources``; a key once, with the first such file."""
+        with one of ``sources`` (a C++ source: torch appends a binding), or is one of
+        them exactly (a Python kernel module, ``<k>.py``: torch writes the string as it
+        is and imports the file that is there); a key once, with the first such file."""
         idx = self._index()
         out: dict[str, Artifact] = {}
         for s in sources:
             for key, text, a in idx.get(s[:PREFIX_CHARS], ()):
-                if text.startswith(s) and key not in out:
+                if key not in out and (text == s if a.file.name.endswith(".py") else text.startswith(s)):
                     out[key] = a
         return list(out.items())
 
@@ -184,11 +187,15 @@ class CodeIndex:
 
     def needed(self, wrapper_key: str | None, source: str | None) -> list[Needed]:
         """What an FX entry with this wrapper key and wrapper source needs (see the
-        module docstring), sorted by path."""
+        module docstring), sorted by path. Its wrapper module only when the file holds
+        exactly ``source``: torch imports the file that is there (``after_deserialization``
+        in torch/_inductor/output_code.py writes the entry's source only when none is),
+        so another one would run instead of the entry's code; without it torch writes
+        the entry's own again."""
         out: dict[str, Needed] = {}
-        if wrapper_key:
+        if wrapper_key and source is not None:
             for a in self.by_key.get(wrapper_key, ()):
-                if a.file.name == f"{wrapper_key}.py":
+                if a.file.name == f"{wrapper_key}.py" and is_wrapper_of(a, source):
                     out[a.file.where] = Needed(a, "wrapper")
         if source:
             for key, matched in self.matches_for(kernel_sources(source)):
@@ -199,10 +206,18 @@ class CodeIndex:
         return [out[w] for w in sorted(out)]
 
 
+def is_wrapper_of(a: Artifact, source: str) -> bool:
+    """Whether the file of ``a`` holds exactly ``source``, as torch writes it (UTF-8)."""
+    want = source.encode("utf-8", "surrogatepass")
+    if a.file.size != len(want):
+        return False
+    return read_capped(a.file.where, len(want), follow_symlinks=False) == want
+
+
 def _read_text(path: str) -> str | None:
     data = read_capped(path, MAX_SOURCE_BYTES, follow_symlinks=False)
     return data.decode("utf-8", errors="replace") if data is not None else None
 
 
-__all__ = ["MAX_WRAPPER_BYTES", "MAX_WRAPPER_TOKENS", "NEEDED", "CodeIndex", "Needed", "kernel_sources",
+__all__ = ["MAX_WRAPPER_BYTES", "MAX_WRAPPER_TOKENS", "NEEDED", "CodeIndex", "Needed", "is_wrapper_of", "kernel_sources",
            "wrapper_refused", "wrapper_source"]

@@ -19,7 +19,8 @@ as a cache dir, removed after; libraries and autotune results only by name):
    FX entries needs by the rule ``fxcache pack`` selects with
    (:meth:`~fxcache_core.pack.closure.CodeIndex.needed`, applied to the pack's own
    files): anything else (an entry the manifest does not list, a stray library,
-   a source no entry names) refuses the pack;
+   a source no entry names, a wrapper module that is not exactly the source its
+   entry holds, which torch would import instead) refuses the pack;
 4. the code scan: every global each entry's pickle names is held against those
    torch writes (:mod:`fxcache_core.decode.code_scan`); an entry that names
    another is a finding (:attr:`PackCheck.foreign`), and :func:`plan_unpack`
@@ -179,10 +180,14 @@ def _only_needed(tmp: Path, listed: Manifest, decoded: dict[str, DecodedEntry]) 
             source = None
         for n in code.needed(d.wrapper_key, source):
             needed[os.path.relpath(n.file.file.where, tmp).replace(os.sep, "/")] = n.kind
+    wrappers = {d.wrapper_key for d in decoded.values() if d.wrapper_key}
     for m in listed.members:
         if m.kind in ("fx", "aot"):
             continue
         kind = needed.get(m.path)
+        if kind is None and m.kind == "wrapper" and artifact_key(m.path.rsplit("/", 1)[-1]) in wrappers:
+            raise PackError(f"member {m.path!r} is not the source its entry holds, and torch would import it "
+                            "instead of that source (refused, nothing written)")
         if kind is None:
             raise PackError(f"member {m.path!r} ({m.kind}) is not needed by any entry of the pack "
                             "(refused, nothing written)")

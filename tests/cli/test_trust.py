@@ -115,13 +115,19 @@ def test_unpack_refuses_an_entry_that_calls_posix_system_and_allows_it_when_told
     assert len(list((dst / "fxgraph").rglob("*"))) > 0 and not marker.exists()
 
 
-def _repack(pack: Path, out: Path, edit=None, extra: list | None = None) -> Path:
+def _repack(pack: Path, out: Path, edit=None, extra: list | None = None, kind: str | None = None,
+            data: bytes = b"") -> Path:
     """``pack`` rewritten: its manifest changed by ``edit``, ``extra`` (path, kind, bytes)
-    members added, listed with their true size and sha256."""
+    members added, the content of its member of ``kind`` replaced by ``data``, each
+    listed with its true size and sha256."""
     import tarfile
 
     members = _members(pack)
     doc = _manifest(members)
+    if kind is not None:
+        row = next(m for m in doc["members"] if m["kind"] == kind)
+        row.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
+        members = [(ti, data if ti.name == row["path"] else d) for ti, d in members]
     for path, kind, data in extra or ():
         doc["members"].append({"path": path, "kind": kind, "size": len(data),
                                "sha256": hashlib.sha256(data).hexdigest()})
@@ -165,6 +171,16 @@ STRAY_SO = f"{STRAY[1:3]}/{STRAY}.so"
 ], ids=["a stray library", "a kernel no wrapper names", "an entry not listed"])
 def test_a_member_no_packed_entry_needs_is_refused_and_nothing_written(good_pack, tmp_path, extra, why):
     _refused(tmp_path, _repack(good_pack, tmp_path / "bad.tar.gz", extra=extra), why)
+
+
+def test_a_wrapper_module_that_is_not_its_entrys_source_is_refused(good_pack, tmp_path):
+    """Torch imports the wrapper file that is there, not the entry's source: one with a
+    line added would run it."""
+    wrapper = next(d for ti, d in _members(good_pack)
+                   if ti.name.endswith(".py") and b"async_compile" in d)
+    bad = _repack(good_pack, tmp_path / "bad.tar.gz", kind="wrapper",
+                  data=wrapper + b"import os; os.system('touch /tmp/x')\n")
+    _refused(tmp_path, bad, "is not the source its entry holds, and torch would import it instead")
 
 
 def _first(kind: str):

@@ -47,6 +47,8 @@ def verify_cmd(
         for u in rep.unchecked:
             e = u.entry
             out.print(f"[yellow]not checked[/yellow] {e.kind.short} {short(e.key)}/{safe(short(e.name))}: {safe(u.reason)}")
+        for path, why in rep.unchecked_profiles:
+            out.print(f"[yellow]not checked[/yellow] profile {safe(path)}: {safe(why)}")
         for r in rep.exposure:
             out.warning(safe(r.text))
         profiles = f" and {plural(rep.profiles, 'saved profile')}" if rep.profiles else ""
@@ -57,7 +59,8 @@ def verify_cmd(
             out.print(f"{plural(rep.entries, 'entry', 'entries')}{profiles}: {rep.checked} entries checked, "
                       + (f"[red]{len(rep.bad) + len(rep.bad_profiles)} bad[/red]" if rep.bad or rep.bad_profiles
                          else "none bad")
-                      + (f", [yellow]{len(rep.unchecked)} not checked[/yellow] (not a pass)" if rep.unchecked else "")
+                      + (f", [yellow]{len(rep.unchecked) + len(rep.unchecked_profiles)} not checked[/yellow] "
+                         "(not a pass)" if not rep.all_checked else "")
                       + ("; `fxcache gc --unreadable` removes the unreadable ones." if rep.bad else "."))
         out.print(f"[dim]{SCAN_NOTE}[/dim]")
     if not rep.passed:

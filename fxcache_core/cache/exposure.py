@@ -11,7 +11,8 @@ write, no symlink), :func:`dir_exposure` looks at:
 - the cache dir, and every dir below it that torch reads code from (``fxgraph/``,
   ``aotautograd/``, ``dynamo/``, their key dirs, the code dirs), down to three
   levels: owned by another user (``dir-not-owned``), or writable by its group or
-  by others (``dir-writable-by-others``);
+  by others (``dir-writable-by-others``); a symlink among them (``dir-is-symlink``:
+  torch follows it);
 - every dir above it (the path as given and the real one), up to the user's home
   or the file system root: owned by neither the user nor root (``dir-not-owned``),
   or writable by group or others without the sticky bit (``dir-writable-by-others``).
@@ -20,7 +21,8 @@ write, no symlink), :func:`dir_exposure` looks at:
   ``/tmp/torchinductor_<user>`` is safe when that dir itself is the user's alone.
 
 Each finding is a warning, not a verdict on the cache's content: it says who could
-plant code later, not that anyone did. Read-only: ``lstat`` and directory listings,
+plant code later, not that anyone did. Only the mode bits and owners are read (an
+ACL that grants more is not seen). Read-only: ``lstat`` and directory listings,
 never following a link below the cache dir. Mirrors nothing in torch (torch checks
 none of this).
 """
@@ -114,9 +116,13 @@ def _below(real: Path, uid: int) -> list[Reason]:
         path, depth = todo.pop()
         try:
             with os.scandir(path) as it:
-                subdirs = [x for x in it if x.is_dir(follow_symlinks=False)]
+                listed = list(it)
+            subdirs = [x for x in listed if x.is_dir(follow_symlinks=False)]
+            links = [x for x in listed if x.is_symlink()]
         except OSError:
             continue
+        for x in links:
+            counts.setdefault("dir-is-symlink", [0, os.path.relpath(x.path, real)])[0] += 1
         for x in subdirs:
             seen += 1
             try:
@@ -132,6 +138,11 @@ def _below(real: Path, uid: int) -> list[Reason]:
                 todo.append((x.path, depth + 1))
     out = []
     for code, (n, first) in sorted(counts.items()):
+        if code == "dir-is-symlink":
+            out.append(Reason(f"{n} symlink{'s' if n != 1 else ''} in the cache dir (first: {first}): torch "
+                              "follows them, so whoever can change one, or write where it points, chooses "
+                              "what torch loads", code))
+            continue
         what = "owned by another user" if code == "dir-not-owned" else "writable by their group or others"
         out.append(Reason(f"{n} dir{'s' if n != 1 else ''} in the cache dir {'are' if n != 1 else 'is'} {what} "
                           f"(first: {first}): they can plant code torch will load", code))

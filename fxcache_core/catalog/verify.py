@@ -24,7 +24,7 @@ from fxcache_core.cache.scan import Entry
 from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.code_scan import ForeignGlobal
 from fxcache_core.decode.entries import DecodedEntry
-from fxcache_core.decode.pgo import read_pgo_states
+from fxcache_core.decode.pgo import MAX_PGO_FILES, profile_names, read_pgo_states
 from fxcache_core.reasons import Reason, code_of
 
 
@@ -81,6 +81,8 @@ class VerifyReport:
         unchecked: the entries that could not be checked, in scan order.
         profiles: saved profiles read.
         bad_profiles: those that name globals torch does not write.
+        unchecked_profiles: (path, why) of the profiles that could not be read whole
+            (over a limit, not a regular file, past the count fxcache reads): not a pass.
         exposure: who else could write where torch loads code from (warnings, codes
             ``dir-is-symlink``, ``dir-not-owned``, ``dir-writable-by-others``): not
             part of the verdict.
@@ -92,6 +94,7 @@ class VerifyReport:
     profiles: int = 0
     bad_profiles: tuple[BadProfile, ...] = ()
     exposure: tuple[Reason, ...] = ()
+    unchecked_profiles: tuple[tuple[str, str], ...] = ()
 
     @property
     def checked(self) -> int:
@@ -100,8 +103,8 @@ class VerifyReport:
 
     @property
     def all_checked(self) -> bool:
-        """Every entry was checked: only then does "no bad entry" mean all pass."""
-        return not self.unchecked
+        """Every entry and profile was checked: only then does "no bad entry" mean all pass."""
+        return not self.unchecked and not self.unchecked_profiles
 
     @property
     def passed(self) -> bool:
@@ -122,9 +125,10 @@ class VerifyReport:
                           "problem_codes": [code_of(p) for p in b.problems],
                           "foreign_globals": [f.to_json() for f in b.foreign]} for b in self.bad],
             "unchecked": [{**where(u.entry), "why": u.reason} for u in self.unchecked],
-            "profiles": {"checked": self.profiles,
+            "profiles": {"checked": self.profiles - len(self.unchecked_profiles),
                          "problems": [{"path": b.path, "foreign_globals": [f.to_json() for f in b.foreign]}
-                                      for b in self.bad_profiles]},
+                                      for b in self.bad_profiles],
+                         "unchecked": [{"path": p, "why": w} for p, w in self.unchecked_profiles]},
             "exposure": [r.to_json() for r in self.exposure],
         }
 
@@ -161,6 +165,17 @@ def verify(catalog: Catalog, *, check_dirs: bool = True) -> VerifyReport:
             bad.append(BadEntry(e, tuple(why), d.foreign if isinstance(d, DecodedEntry) else ()))
     profiles = read_pgo_states(catalog.scan.root)
     bad_profiles = tuple(BadProfile(str(p.path), p.foreign) for p in profiles if p.foreign)
+    names = profile_names(catalog.scan.root)
+    unchecked_profiles = tuple(
+        [(str(p.path), p.problem) for p in profiles if not p.foreign and p.problem is not None
+         and p.problem.code in _NOT_READ_WHOLE]
+        + [(str(catalog.scan.root / "dynamo" / n), f"past the {MAX_PGO_FILES} profiles fxcache reads")
+           for n in names[MAX_PGO_FILES:]])
     exposure = dir_exposure(catalog.scan.root) if check_dirs else ()
-    return VerifyReport(catalog.scan.entry_count, tuple(bad), tuple(unchecked), len(profiles),
-                        bad_profiles, exposure)
+    return VerifyReport(catalog.scan.entry_count, tuple(bad), tuple(unchecked), len(names),
+                        bad_profiles, exposure, unchecked_profiles)
+
+
+_NOT_READ_WHOLE = frozenset({"over-size-limit", "unreadable", "too-many-objects", "over-memory-budget"})
+"""Problems of a profile that leave what it names unknown (one that does not decode is
+what torch fails on too, and what it named before the failure was scanned)."""

@@ -45,7 +45,7 @@ from fxcache_core.fsutil import NotRegularFile, open_regular
 from fxcache_core.reasons import Reason
 
 __all__ = ["CodeProfile", "PgoState", "SourceHashes", "SourceProfile", "file_hash", "job_of",
-           "read_pgo_state", "read_pgo_states"]
+           "profile_names", "read_pgo_state", "read_pgo_states"]
 
 MAX_PGO_BYTES = 8 * 1024 * 1024
 """Profiles larger than this (bytes) are not read (a real one holds a few hundred
@@ -280,14 +280,20 @@ def read_pgo_state(path: Path) -> PgoState:
     return PgoState(path, key, codes, foreign=foreign_globals("pgo", uses))
 
 
-def read_pgo_states(cache_dir: Path) -> tuple[PgoState, ...]:
-    """Every saved profile of a cache dir (``dynamo/code_state_*.pkl``, in name order,
-    at most :data:`MAX_PGO_FILES`; torch's ``.tmp`` and ``.lock`` files beside them
-    are not profiles). Empty when the dir has none."""
+def profile_names(cache_dir: Path) -> list[str]:
+    """The names of a cache dir's saved profiles (``dynamo/code_state_*.pkl``), sorted;
+    torch's ``.tmp`` and ``.lock`` files beside them are not profiles. Empty when the
+    dir has none or cannot be listed."""
     try:
-        names = sorted(n for n in os.listdir(cache_dir / "dynamo") if _FILE_RE.match(n))
+        return sorted(n for n in os.listdir(cache_dir / "dynamo") if _FILE_RE.match(n))
     except OSError:
-        return ()
+        return []
+
+
+def read_pgo_states(cache_dir: Path) -> tuple[PgoState, ...]:
+    """Every saved profile of a cache dir (:func:`profile_names`, in name order, at
+    most :data:`MAX_PGO_FILES`). Empty when the dir has none."""
+    names = profile_names(cache_dir)
     return tuple(read_pgo_state(cache_dir / "dynamo" / n) for n in names[:MAX_PGO_FILES])
 
 

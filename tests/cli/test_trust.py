@@ -65,6 +65,11 @@ def test_verify_reports_a_profile_that_names_a_foreign_global(tmp_path):
     assert r.returncode == 1
     (p,) = json.loads(r.stdout)["profiles"]["problems"]
     assert [f["call"] for f in p["foreign_globals"]] == ["builtins.eval('1')"]
+    (cache / "dynamo" / "code_state_job_None_.pkl").unlink()
+    with open(cache / "dynamo" / "code_state_big_None_.pkl", "wb") as f:  # sparse: 9 MiB that cost nothing
+        f.truncate(9 << 20)
+    r = run_fxcache("--cache-dir", str(cache), "verify")
+    assert r.returncode == 1 and "not checked profile" in r.stdout and "over the" in r.stdout, r.stdout
 
 
 def test_verify_warns_of_a_cache_dir_others_can_write_but_passes_it(tmp_path):
@@ -74,6 +79,7 @@ def test_verify_warns_of_a_cache_dir_others_can_write_but_passes_it(tmp_path):
     cache.chmod(0o777)
     link = tmp_path / "link"
     link.symlink_to(cache)
+    (cache / "fxgraph" / "zz").symlink_to(tmp_path)  # torch would follow it
     r = run_fxcache("--cache-dir", str(link), "verify")
     assert r.returncode == 0, r.stdout  # a warning, not a verdict on what the cache holds
     warnings = [ln for ln in r.stdout.splitlines() if ln.startswith("warning:")]
@@ -81,10 +87,12 @@ def test_verify_warns_of_a_cache_dir_others_can_write_but_passes_it(tmp_path):
     assert any(f"the cache dir {cache} is writable by its group and others (mode 0777)" in w for w in warnings)
     assert any("1 dir in the cache dir is writable by their group or others (first: fxgraph)" in w
                for w in warnings), warnings
+    assert any("1 symlink in the cache dir (first: fxgraph/zz): torch follows them" in w for w in warnings)
     codes = {x["code"] for x in json.loads(run_fxcache("--cache-dir", str(link), "verify", "--json").stdout)["exposure"]}
     assert codes == {"dir-is-symlink", "dir-writable-by-others"}
     cache.chmod(0o755)
     (cache / "fxgraph").chmod(0o755)
+    (cache / "fxgraph" / "zz").unlink()
     assert json.loads(run_fxcache("--cache-dir", str(cache), "verify", "--json").stdout)["exposure"] == []
 
 

@@ -32,6 +32,7 @@ def verify_cmd(
         _verify_pack(Path(pack), as_json)
         return
     from fxcache_core.catalog.verify import verify
+    from fxcache_core.reasons import code_of
 
     scan = scan_dir(quiet=as_json)
     rep = verify(open_catalog(scan, indexed=False, as_json=as_json), check_dirs=state.remote is None)
@@ -61,7 +62,8 @@ def verify_cmd(
                          else "none bad")
                       + (f", [yellow]{len(rep.unchecked) + len(rep.unchecked_profiles)} not checked[/yellow] "
                          "(not a pass)" if not rep.all_checked else "")
-                      + ("; `fxcache gc --unreadable` removes the unreadable ones." if rep.bad else "."))
+                      + ("; `fxcache gc --unreadable` removes the unreadable ones." if any(
+                          code_of(p) != "foreign-global" for b in rep.bad for p in b.problems) else "."))
         out.print(f"[dim]{SCAN_NOTE}[/dim]")
     if not rep.passed:
         raise typer.Exit(FAILURE)

@@ -14,6 +14,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.decode.code_scan import allowed, describe, foreign_globals
 from fxcache_core.decode.entries import decode_entry
 from fxcache_core.decode.unpickler import GlobalUse, load_stubs
+from fxcache_core.state.index import from_json, light, to_json
 from tests.synth import Call, Fake, dumps, fx_entry_bytes
 
 
@@ -75,3 +76,5 @@ def test_a_foreign_global_inside_an_entry_is_reported_not_run(tmp_path):
     d = decode_entry(data, KeyKind.FX_GRAPH)
     assert [(f.name, f.call) for f in d.foreign] == [("posix.system", f"posix.system('touch {marker}')")]
     assert not marker.exists()
+    # kept in the light form that worker processes send back and the index stores
+    assert from_json(to_json(light(d))).foreign == d.foreign

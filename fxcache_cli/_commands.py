@@ -56,8 +56,10 @@ commands_dict: dict[str, CommandInfo] = {
         "Draw which entry of a key serves which values of --range, and the gaps (match --coverage)."),
     "verify": CommandInfo(
         "fxcache_cli.verify", "verify_cmd",
-        "Check every entry against the digest in its name, and that it decodes: truncated,\n"
-        "altered or misfiled entries. Exit 1 if any is bad, or could not be checked."),
+        "Check every entry against the digest in its name, that it decodes, and that its pickle\n"
+        "names only globals torch writes (what torch would run on a hit): truncated, altered,\n"
+        "misfiled or foreign entries, and Dynamo's saved profiles. Exit 1 if any is bad, or could\n"
+        "not be checked. Warns when others can write where torch loads code from."),
     "key": CommandInfo(
         "fxcache_cli.key", "key_cmd",
         "What a key is made of: per component group, how many components and which\n"

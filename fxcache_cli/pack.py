@@ -25,11 +25,17 @@ def pack_cmd(
         "--from-trace", help="Take the entries a traced run (its TORCH_TRACE dir or file) hit or wrote.")] = None,
     key: Annotated[list[str] | None, typer.Option("--key", help="Take every entry of this key (a unique prefix; repeatable).")] = None,
     take_all: Annotated[bool, typer.Option("--all", help="Take every entry of the cache.")] = False,
+    include_linked: Annotated[bool, typer.Option(
+        "--include-linked", help="Also pack files with more than one hard link, or on another device than "
+        "the cache dir (they may be files from outside it, linked or mounted in); left out by default.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Show what would be packed; write nothing.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Pack the entries a run needs, and what they need to load (wrapper modules, compiled
-    kernels, autotune results), into a verified, deterministic archive with a manifest."""
+    kernels, autotune results), into a verified, deterministic archive with a manifest.
+
+    Every member is archived as mode 0644; the plan says which are narrower here. A file
+    with other hard links, or on another device, is left out unless --include-linked."""
     from fxcache_core.pack.archive import write_pack
     from fxcache_core.pack.select import plan_pack, run_not_warmed
 
@@ -57,7 +63,7 @@ def pack_cmd(
             fail(f"--from-trace {from_trace}: the run hit or wrote no entry of this cache"
                  + (f": {'; '.join(unwarmable)}" if unwarmable else ""))
     plan = plan_pack(catalog, functions=fn or (), keys=key or (), used=used, everything=take_all,
-                     torch_version=version)
+                     torch_version=version, include_linked=include_linked)
     done_reading()
     if as_json and dry_run:
         out.result(plan.to_json(run_not_warmed=unwarmable))
@@ -110,6 +116,8 @@ def _run_cache_dir(run: Any) -> str | None:
 
 
 def _show_plan(plan: Any) -> None:
+    from fxcache_core.pack.manifest import ARCHIVE_MODE
+
     m = plan.manifest
     b = m.build
     kinds: dict[str, list[int]] = {}
@@ -132,7 +140,7 @@ def _show_plan(plan: Any) -> None:
         out.print(f"  [dim]… and {len(functions) - SHOWN_FUNCTIONS} more functions (--dry-run --json lists "
                   "every entry)[/dim]")
     out.print("  " + ", ".join(f"{k} {n} ({human_bytes(s)})" for k, (n, s) in sorted(kinds.items()))
-              + f"; {human_bytes(plan.total_bytes)} in all")
+              + f"; {human_bytes(plan.total_bytes)} in all, every member archived as mode {ARCHIVE_MODE:04o}")
     if m.settings:
         out.print("  settings not at torch's defaults: " + safe(", ".join(f"{n}={v}" for n, v in m.settings)))
     if plan.defaults_unknown:
@@ -140,51 +148,74 @@ def _show_plan(plan: Any) -> None:
                   "(fxcache has no record of that torch's defaults)[/dim]")
     for r in plan.left_out:
         out.warning(f"left out: {safe(r.text)}")
+    widened = [r for r in plan.notes if r.code == "mode-widened"]
+    if widened:
+        out.warning(f"{plural(len(widened), 'member')} {'is' if len(widened) == 1 else 'are'} narrower here than "
+                    f"the archive's mode {ARCHIVE_MODE:04o} (first: {safe(widened[0].text)}); the pack makes "
+                    f"{'it' if len(widened) == 1 else 'them'} readable by anyone who can read the pack")
+    for r in plan.notes:
+        if r.code != "mode-widened":
+            out.warning(safe(r.text))
+
+
+TRUST = ("A pack is code: on a cache hit torch unpickles its entries and loads its kernels, so unpack "
+         "only packs you trust; verify PACK shows the globals its entries name.")
+"""What unpacking means, in one line: said by unpack's output and its --help."""
 
 
 def unpack_cmd(
     pack: Annotated[str, typer.Argument(help="A pack written by fxcache pack.")],
     dry_run: Annotated[bool, typer.Option(
-        "--dry-run", "-n", help="Verify the pack and say, per function, whether it will hit with the "
+        "--dry-run", "-n", help="Check the pack and say, per function, whether it will hit with the "
         "installed torch (imports torch); write nothing.")] = False,
+    allow_foreign_globals: Annotated[bool, typer.Option(
+        "--allow-foreign-globals", help="Unpack even when an entry names a global torch does not write "
+        "(what torch would run on a hit; listed either way). Refused by default.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Verify every member of a pack against its manifest, then write it into the cache dir
     (--cache-dir): new files only, identical ones skipped, different ones never overwritten.
-    Exit 1 if any member conflicts with a file already there."""
+    Exit 1 if any member conflicts with a file already there.
+
+    A pack is code: on a cache hit torch unpickles its entries and loads its kernels, so unpack
+    only packs you trust; verify PACK shows the globals its entries name. Before writing,
+    unpack holds the manifest's claims to the entries themselves, refuses members no entry
+    needs, and refuses an entry that names a global torch does not write (exit 2) unless
+    --allow-foreign-globals."""
+    from fxcache_core.pack.contents import plan_unpack
     from fxcache_core.pack.install import execute_unpack
-    from fxcache_core.pack.unpack import plan_unpack, verify_pack
 
     from ._context import state
+    from .verify import checked_pack, show_foreign
 
     path = Path(pack)
-    try:
-        size = path.stat().st_size if path.is_file() else 0
-    except (OSError, ValueError):
-        size = 0  # a name over the system's limit...: verify_pack refuses it in one line
-    prog = ReadProgress(size, enabled=not as_json, label="verifying")
-    try:
-        manifest = verify_pack(path, on_bytes=prog.advance)
-    finally:
-        prog.close()
+    check = checked_pack(path, as_json)
+    if not as_json:
+        out.print(f"[dim]{TRUST}[/dim]")
+        show_foreign(check.foreign)
     root = _target(state.cache_dir)
-    plan = plan_unpack(path, root, manifest)
+    plan = plan_unpack(root, check, allow_foreign_globals=allow_foreign_globals)
     if dry_run:
         _dry_run(plan, as_json)
         return
+    manifest = plan.manifest
     prog = ReadProgress(manifest.total_bytes, enabled=not as_json, label="unpacking")
     try:
         res = execute_unpack(plan, on_bytes=prog.advance)
     finally:
         prog.close()
     if as_json:
-        out.result(res.to_json(cache_dir=root))
+        out.result({**res.to_json(cache_dir=root), "foreign_globals": [f.to_json() for f in check.foreign]})
     else:
-        out.print(f"verified {plural(len(manifest.members), 'member')}; into {safe(str(root))}: added "
+        out.print(f"{plural(len(manifest.members), 'member')} intact (each matches the manifest's sha256: not "
+                  f"a proof of safety); into {safe(str(root))}: added "
                   f"{plural(len(res.added), 'file')} ({human_bytes(res.bytes_added)}), "
                   f"{len(res.identical)} identical already there, {len(res.conflicts)} conflicting")
         for p, why in sorted(res.conflicts.items()):
             out.warning(f"kept {safe(p)}: {safe(why)} is there (not overwritten)")
+        if check.foreign:
+            out.warning(f"unpacked as asked: {plural(len(check.foreign), 'entry', 'entries')} name globals torch "
+                        "does not write (listed above): torch will run them on a hit")
     if res.conflicts:
         raise typer.Exit(FAILURE)
 
@@ -237,15 +268,16 @@ def _dry_run(plan: Any, as_json: bool) -> None:
 
         threads = cpp_thread_count()
         here_settings = env_settings(os.environ)
-    report = will_hit(plan.manifest, build.torch_version, build.hashes, threads, here_settings)
+    claims = plan.check.manifest  # the build, settings and functions as the entries say them
+    report = will_hit(claims, build.torch_version, build.hashes, threads, here_settings)
     if as_json:
         out.result({"unpack": plan.to_json(), "will_hit": report.to_json()})
         return
-    out.print(f"verified {plural(len(plan.manifest.members), 'member')} "
-              f"({human_bytes(plan.manifest.total_bytes)}); into {safe(str(plan.root))} it would add "
+    out.print(f"{plural(len(claims.members), 'member')} intact, the manifest's claims are its entries' own "
+              f"({human_bytes(claims.total_bytes)}); into {safe(str(plan.root))} it would add "
               f"{plan.count('add')}, skip {plan.count('identical')} identical, keep {plan.count('conflict')} "
               "conflicting")
-    fns = plan.manifest.functions()
+    fns = claims.functions()
     for f in report.functions:
         if f.will_hit:
             out.print(f"  [green]will hit[/green]  {_function_label(f.function, fns[f.function])} ({plural(f.entries, 'entry', 'entries')})")

@@ -6,7 +6,8 @@ run whatever callables the pickle names; fxcache never does. Instead the
 restricted unpickler of :mod:`fxcache_core.decode.unpickler` reads it into a
 tree of inert stubs and plain containers, and :func:`decode_entry` reads the
 fields fxcache needs into frozen dataclasses, naming each AOTAutograd input's
-Dynamo source through :mod:`fxcache_core.decode.sources`. Never executes
+Dynamo source through :mod:`fxcache_core.decode.sources` and where its code came from
+through :mod:`fxcache_core.decode.origins`. Never executes
 anything from the entry, never imports torch.
 
 Why an entry cannot be decoded is an :class:`~fxcache_core.errors.EntryDecodeError`
@@ -27,14 +28,17 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fxcache_core.cache.keys import KeyKind
+from fxcache_core.decode.code_scan import ForeignGlobal, foreign_globals, with_foreign
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
+from fxcache_core.decode.origins import MAX_GRAPH_LINES, Origin, parse_linemap_frames, parse_origin
 from fxcache_core.decode.sources import source_name
 from fxcache_core.decode.unpickler import (
     MAX_ENTRY_BYTES,
+    GlobalUse,
     Stub,
     load_stubs,
     opt_int,
@@ -155,8 +159,6 @@ def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]
 
 
 _HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d{1,40})$")
-MAX_GRAPH_LINES = 100_000
-"""How many lines of a printed graph or compiled module fxcache reads at most."""
 
 
 def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
@@ -260,131 +262,6 @@ def symbol_hints(inputs: tuple[GraphInput, ...], source_code: str | None,
     return tuple(out.items())
 
 
-_ORIGIN_RE = re.compile(r"File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Where the traced code came from: the first ``# File: f.py:12 in fn`` of the graph.
-
-    ``function`` is the frame the first traced op sits in (the compiled
-    function, or a function it inlined), ``file``/``line`` that op;
-    ``functions`` every frame named in the graph, in order of appearance;
-    ``outer`` the frames every op's full user stack passes through, outermost
-    (the frame Dynamo compiled) first, as ``(function, file, line)`` with the line
-    of the first op (FX entries: from ``cache_linemap``, see
-    :func:`parse_linemap_frames`; see fxcache_core/functions/frames.py).
-    """
-
-    function: str
-    file: str
-    line: int
-    functions: tuple[str, ...] = ()
-    outer: tuple[tuple[str, str, int], ...] = ()
-
-    def __str__(self) -> str:
-        return f"{self.function} ({self.file}:{self.line})"
-
-    def traced_from(self, name: str) -> bool:
-        """Whether the graph was traced through function ``name``: one of its
-        frames, or the frame Dynamo resumes ``name`` in after a graph break
-        (``torch_dynamo_resume_in_<name>_at_<line>``, torch/_dynamo/resume_execution.py)."""
-        prefix = f"torch_dynamo_resume_in_{name}_at_"
-        return any(f == name or (f.startswith(prefix) and f[len(prefix):].isdigit())
-                   for f in self.functions)
-
-
-def parse_origin(graph_str: str | None) -> Origin | None:
-    """The source locations annotated in a printed FX graph, if any.
-
-    torch/fx/graph.py (``append_stacktrace_summary``) heads each run of nodes
-    with a comment ``# File: f.py:12 in fn, code: ...``; torch 2.14+ writes
-    ``# Backward of forward node: File: ...`` above the nodes of a backward
-    graph, and any version may put an annotation or recompute tag between the
-    ``#`` and ``File:``. Reads line by line (at most :data:`MAX_GRAPH_LINES`,
-    and at most three ``File:`` per line), so the cost is linear in the
-    string whatever it holds.
-    """
-    first = None
-    names: list[str] = []
-    for n, line in enumerate((graph_str or "").splitlines()):
-        if n >= MAX_GRAPH_LINES:
-            break
-        m = _origin_in(line)
-        if m is None:
-            continue
-        if first is None:
-            first = m
-        if m.group(3) not in names:
-            names.append(m.group(3))
-    if first is None:
-        return None
-    return Origin(first.group(3), first.group(1), int(first.group(2)), tuple(names))
-
-
-def _origin_in(line: str) -> re.Match[str] | None:
-    """The ``File: f.py:12 in fn, code:`` of a comment line, or None."""
-    at = line.find("File: ")
-    if at < 0 or not line[:at].lstrip().startswith("#"):
-        return None
-    for _ in range(3):
-        m = _ORIGIN_RE.match(line, at)
-        if m is not None:
-            return m
-        at = line.find("File: ", at + 1)
-        if at < 0:
-            return None
-    return None
-
-
-_STACK_FRAME_RE = re.compile(r'^\s*File "(.{1,1000})", line (\d{1,9}), in ([\w.<>]{1,200})\s*$')
-MAX_LINEMAP_ITEMS = 20_000
-MAX_OUTER_FRAMES = 64
-
-
-def parse_linemap_frames(linemap: Any) -> tuple[tuple[str, str, int], ...]:
-    """The outer frames shared by every stack of a ``cache_linemap``.
-
-    ``CompiledFxGraph.cache_linemap`` (torch/_inductor/output_code.py) is a list
-    of ``(line in the generated code, stack trace)``; each stack trace is the
-    user stack of an op as Python prints it (``File "f.py", line 12, in fn``),
-    outermost first, frames inside torch left out by Dynamo. Returns the frames
-    all of them share by ``(file, function)``, each with the line it had in the
-    first stack; () when there is none. At most :data:`MAX_LINEMAP_ITEMS` items
-    and :data:`MAX_OUTER_FRAMES` frames are read.
-    """
-    if isinstance(linemap, Stub) and linemap.stub_name == "list":
-        linemap = plain(linemap)
-    if not isinstance(linemap, (list, tuple)):
-        return ()
-    common: list[tuple[str, str, int]] | None = None
-    for item in linemap[:MAX_LINEMAP_ITEMS]:
-        text = item[1] if isinstance(item, (list, tuple)) and len(item) == 2 else None
-        if not isinstance(text, str):
-            continue
-        frames: list[tuple[str, str, int]] = []
-        for ln in text.splitlines():
-            m = _STACK_FRAME_RE.match(ln)
-            if m is not None:
-                frames.append((m.group(3), m.group(1), int(m.group(2))))
-                if common is not None and len(frames) >= len(common):
-                    break
-                if len(frames) >= MAX_OUTER_FRAMES:
-                    break
-        if not frames:
-            continue
-        if common is None:
-            common = frames
-            continue
-        n = 0
-        while n < min(len(common), len(frames)) and common[n][:2] == frames[n][:2]:
-            n += 1
-        common = common[:n]
-        if not common:
-            break
-    return tuple(common or ())
-
-
 # --- decoded entries -----------------------------------------------------------
 
 
@@ -432,6 +309,9 @@ class DecodedEntry:
             (:func:`symbol_hints`: the ``get_args()`` harness of ``source_code``);
             the entry's guards hold at these values.
         globals_seen: every global the pickle names (for auditing).
+        foreign: the globals it names that torch does not write in this kind of
+            entry, or uses otherwise (:mod:`fxcache_core.decode.code_scan`), with the
+            call torch's ``pickle.load`` would make; empty for what torch wrote.
     """
 
     kind: KeyKind
@@ -450,6 +330,7 @@ class DecodedEntry:
     origin: Origin | None = None
     globals_seen: frozenset[str] = frozenset()
     forward_graph: str | None = None
+    foreign: tuple[ForeignGlobal, ...] = ()
 
     @functools.cached_property
     def symints(self) -> tuple[GraphInput, ...]:
@@ -476,6 +357,8 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
             something other than the compiled-graph object ``kind`` expects,
             or hold fields of unexpected types. No other exception escapes:
             a hostile entry is reported, never allowed to crash a command.
+            When the pickle also names globals torch does not write there, the
+            reason is those (code ``foreign-global``), the failure after them.
     """
     try:
         with decoding_budget(len(data)):
@@ -489,15 +372,33 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     except RecursionError:
         raise EntryDecodeError(Reason("entry data nests too deeply", "nests-too-deeply")) from None
     except Exception as e:  # a field of an unexpected shape
-        raise EntryDecodeError(Reason(f"unexpected entry content: {type(e).__name__}: {e}"[:300],
-                                      "unexpected-content")) from None
+        raise _unexpected(e) from None
+
+
+def _unexpected(e: Exception) -> EntryDecodeError:
+    return EntryDecodeError(Reason(f"unexpected entry content: {type(e).__name__}: {e}"[:300],
+                                   "unexpected-content"))
 
 
 def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     if len(data) > MAX_ENTRY_BYTES:
         raise EntryDecodeError(Reason(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} limit",
                                       "over-size-limit"))
-    root, seen = load_stubs(data)
+    uses: dict[str, GlobalUse] = {}
+    try:
+        root, seen = load_stubs(data, uses=uses)
+        d = _read_root(root, seen, kind)
+    except (EntryTooLarge, MemoryError, RecursionError):
+        raise  # over a budget: not evidence of what the entry holds
+    except EntryDecodeError as e:
+        raise with_foreign(e, foreign_globals(kind.value, uses)) from None
+    except Exception as e:  # a field of an unexpected shape
+        raise with_foreign(_unexpected(e), foreign_globals(kind.value, uses)) from None
+    found = foreign_globals(kind.value, uses)
+    return replace(d, foreign=found) if found else d
+
+
+def _read_root(root: Any, seen: frozenset[str], kind: KeyKind) -> DecodedEntry:
     if not isinstance(root, Stub):
         raise EntryDecodeError(Reason(f"entry holds a {type(root).__name__}, not a compiled graph",
                                       "not-a-compiled-graph"))

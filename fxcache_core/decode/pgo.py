@@ -39,15 +39,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fxcache_core.decode.code_scan import ForeignGlobal, foreign_globals, with_foreign
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
-from fxcache_core.decode.unpickler import Stub, load_stubs, opt_int, opt_str
+from fxcache_core.decode.unpickler import GlobalUse, Stub, load_stubs, opt_int, opt_str
 from fxcache_core.decode.workers import Unfinished, run_all, task
 from fxcache_core.errors import EntryDecodeError
 from fxcache_core.fsutil import NotRegularFile, open_regular
 from fxcache_core.reasons import Reason
 
 __all__ = ["CodeProfile", "PgoState", "SourceHashes", "SourceProfile", "file_hash", "job_of",
-           "read_pgo_state", "read_pgo_states"]
+           "profile_names", "read_pgo_state", "read_pgo_states"]
 
 MAX_PGO_BYTES = 8 * 1024 * 1024
 """Profiles larger than this (bytes) are not read (a real one holds a few hundred
@@ -137,12 +138,16 @@ class PgoState:
         codes: the code objects it records.
         problem: why it could not be read (truncated, not a profile, over a limit):
             then ``codes`` is empty.
+        foreign: the globals it names that torch does not write in a profile
+            (:mod:`fxcache_core.decode.code_scan`): torch's ``get_code_state`` would
+            run them, with every compile of the job.
     """
 
     path: Path
     cache_key: str
     codes: tuple[CodeProfile, ...] = ()
     problem: Reason | None = None
+    foreign: tuple[ForeignGlobal, ...] = ()
 
     @property
     def job(self) -> str:
@@ -215,8 +220,9 @@ def _code(code_id: Any, state: Any, budget: _Budget) -> CodeProfile:
                        opt_int(closure), tuple(sources))
 
 
-def decode_pgo_state(data: bytes) -> tuple[CodeProfile, ...]:
-    """The code objects a profile's bytes record.
+def decode_pgo_state(data: bytes, uses: dict[str, GlobalUse] | None = None) -> tuple[CodeProfile, ...]:
+    """The code objects a profile's bytes record; ``uses``, when given, is filled
+    with the globals the pickle names (:func:`~fxcache_core.decode.unpickler.load_stubs`).
 
     Raises:
         EntryDecodeError: the bytes are truncated, corrupt, not a profile, or
@@ -228,7 +234,7 @@ def decode_pgo_state(data: bytes) -> tuple[CodeProfile, ...]:
                                       "over-size-limit"))
     try:
         with decoding_budget(len(data)):
-            root, _ = load_stubs(data, max_objects=MAX_PGO_NODES)
+            root, _ = load_stubs(data, max_objects=MAX_PGO_NODES, uses=uses)
             budget = _Budget()
             codes = []
             for code_id, state in _items(root):
@@ -260,10 +266,7 @@ def read_pgo_states(cache_dir: Path) -> tuple[PgoState, ...]:
     """Every saved profile of a cache dir (``dynamo/code_state_*.pkl``, in name order,
     at most :data:`MAX_PGO_FILES`; torch's ``.tmp`` and ``.lock`` files beside them
     are not profiles), as :func:`read_pgo_state` reads each. Empty when the dir has none."""
-    try:
-        names = sorted(n for n in os.listdir(cache_dir / "dynamo") if _FILE_RE.match(n))
-    except OSError:
-        return ()
+    names = profile_names(cache_dir)
     return tuple(_read_in_workers([cache_dir / "dynamo" / n for n in names[:MAX_PGO_FILES]]))
 
 
@@ -296,19 +299,21 @@ def _key_of(path: Path) -> str:
 
 @task("pgo-profile")
 def _profile_task(where: str) -> list:
-    """Worker side: a profile's path -> ``[key, codes, problem]`` (:func:`_state_from_json`)."""
+    """Worker side: a profile's path -> ``[key, codes, problem, foreign]`` (:func:`_state_from_json`)."""
     st = _read_here(Path(where))
     codes = [[c.filename, c.firstlineno, c.name, c.file_hash, c.closure_hash,
               [[s.source, list(s.dims), s.every_dim, s.scalar, s.rank] for s in c.sources]] for c in st.codes]
-    return [st.cache_key, codes, None if st.problem is None else [st.problem.text, st.problem.code]]
+    return [st.cache_key, codes, None if st.problem is None else [st.problem.text, st.problem.code],
+            [[f.name, list(f.uses), f.call] for f in st.foreign]]
 
 
 def _state_from_json(path: Path, value: list) -> PgoState:
-    key, codes, problem = value
+    key, codes, problem, foreign = value
     return PgoState(path, key, tuple(
         CodeProfile(f, line, name, fh, ch, tuple(SourceProfile(src, tuple(dims), every, scalar, rank)
                                                  for src, dims, every, scalar, rank in sources))
-        for f, line, name, fh, ch, sources in codes), None if problem is None else Reason(*problem))
+        for f, line, name, fh, ch, sources in codes), None if problem is None else Reason(*problem),
+        foreign=tuple(ForeignGlobal(str(n), tuple(map(str, u)), str(c)) for n, u, c in foreign))
 
 
 def _read_here(path: Path) -> PgoState:
@@ -326,11 +331,25 @@ def _read_here(path: Path) -> PgoState:
         return PgoState(path, key, problem=Reason("cannot read it: not a regular file", "unreadable"))
     except OSError as e:
         return PgoState(path, key, problem=Reason(f"cannot read it: {e.strerror or e}", "unreadable"))
+    uses: dict[str, GlobalUse] = {}
     try:
-        return PgoState(path, key, decode_pgo_state(data))
+        codes = decode_pgo_state(data, uses)
     except EntryDecodeError as e:
-        why = e.message
-        return PgoState(path, key, problem=why if isinstance(why, Reason) else Reason(why, "corrupt-pickle"))
+        found = foreign_globals("pgo", uses)
+        why = with_foreign(e, found).message
+        return PgoState(path, key, problem=why if isinstance(why, Reason) else Reason(why, "corrupt-pickle"),
+                        foreign=found)
+    return PgoState(path, key, codes, foreign=foreign_globals("pgo", uses))
+
+
+def profile_names(cache_dir: Path) -> list[str]:
+    """The names of a cache dir's saved profiles (``dynamo/code_state_*.pkl``), sorted;
+    torch's ``.tmp`` and ``.lock`` files beside them are not profiles. Empty when the
+    dir has none or cannot be listed."""
+    try:
+        return sorted(n for n in os.listdir(cache_dir / "dynamo") if _FILE_RE.match(n))
+    except OSError:
+        return []
 
 
 class SourceHashes:

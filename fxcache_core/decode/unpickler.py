@@ -5,7 +5,10 @@ whatever callables the pickle names. :class:`StubUnpickler` resolves *every*
 global to an inert :class:`Stub` class: calling it, ``__new__``,
 ``__setstate__``, ``append``/``extend``/``add``/``__setitem__`` only record
 their arguments, so nothing named in the file is imported or run.
-:func:`load_stubs` runs it under the memory budget, falling back to the
+Where the caller asks, a read also records how it used each global it named
+(:class:`GlobalUse`: called, as the ``REDUCE`` opcode calls ``f(*args)``; made,
+as ``NEWOBJ`` makes ``cls.__new__(cls, *args)``; or only named): what
+``pickle.load`` would do with it. :func:`load_stubs` runs it under the memory budget, falling back to the
 pure-Python unpickler (whose memo a huge ``PUT`` index cannot inflate) for
 entries up to :data:`PY_FALLBACK_MAX_BYTES`, and, where the caller gives one, an
 object bound counted as the objects are built (the read stops at the first past
@@ -24,14 +27,18 @@ import functools
 import io
 import pickle
 import re
-from typing import Any
+import threading
+from typing import Any, NamedTuple
 
 from fxcache_core.decode.memlimit import budget_for
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 from fxcache_core.reasons import Reason
 
 __all__ = [
+    "CALLED",
+    "MADE",
     "MAX_ENTRY_BYTES",
+    "GlobalUse",
     "MAX_PLAIN_NODES",
     "PY_FALLBACK_MAX_BYTES",
     "Stub",
@@ -46,6 +53,48 @@ __all__ = [
 
 MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """Entries larger than this (bytes) are refused rather than read into memory."""
+
+CALLED = "call"
+"""A global the pickle calls, ``f(*args)``: ``REDUCE`` (and protocol 0's ``INST``/``OBJ``,
+which call a class with arguments). ``pickle.load`` runs whatever it names."""
+MADE = "new"
+"""A class the pickle makes without calling it: ``NEWOBJ``/``NEWOBJ_EX``
+(``cls.__new__(cls, *args)``), whose ``BUILD`` then runs the class's ``__setstate__``."""
+
+
+class GlobalUse(NamedTuple):
+    """How one read used a global it named (a named tuple: one is made per global of
+    every entry decoded, and a frozen dataclass costs several times more to make).
+
+    ``pickle.load`` imports ``module`` and looks ``name`` up in it for every global a
+    pickle names, then does with it what the opcodes say; :class:`StubUnpickler`
+    records which.
+
+    Attributes:
+        name: ``module.name``.
+        uses: :data:`CALLED` and/or :data:`MADE`; empty when the global is only
+            named (passed as a value: a class reference, a dtype, a factory).
+        args: the positional arguments of its first call or make, as the stubs saw
+            them (plain values and stubs), None when it was neither.
+        kwargs: the keyword arguments of that call (``NEWOBJ_EX``), else None.
+    """
+
+    name: str
+    uses: frozenset[str] = frozenset()
+    args: tuple[Any, ...] | None = None
+    kwargs: dict[str, Any] | None = None
+
+
+class _Recording(threading.local):
+    """What the current read of this thread records: the first instance of each stub
+    class made (``made``) and the classes called (``called``); None outside a read
+    that asked for uses (the default: nothing is recorded, nothing is paid)."""
+
+    made: dict[type, Any] | None = None
+    called: set[type] | None = None
+
+
+_RECORDING = _Recording()
 
 
 class Stub:
@@ -66,10 +115,16 @@ class Stub:
         object.__setattr__(self, "_state", None)
         object.__setattr__(self, "_items", [])
         object.__setattr__(self, "_dict", {})
+        made = _RECORDING.made
+        if made is not None and cls not in made:
+            made[cls] = self
         return self
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
+        # Only a call runs __init__ (type.__call__: REDUCE, INST, OBJ); NEWOBJ does not.
+        called = _RECORDING.called
+        if called is not None:
+            called.add(type(self))
 
     # What the pickle machine may do to an object; each only records.
     def __setstate__(self, state: Any) -> None:
@@ -145,7 +200,8 @@ def _stub_class(module: str, name: str) -> type[Stub]:
     return type(
         "Stub_" + re.sub(r"\W", "_", name)[:64],
         (Stub,),
-        {"stub_module": module, "stub_name": name, "__module__": "fxcache_core.decode.unpickler"},
+        {"stub_module": module, "stub_name": name, "_qualname": f"{module}.{name}",
+         "__module__": "fxcache_core.decode.unpickler"},
     )
 
 
@@ -243,8 +299,13 @@ class _PyStubUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
     persistent_load = StubUnpickler.persistent_load
 
 
-def load_stubs(data: bytes, max_objects: int | None = None) -> tuple[Any, frozenset[str]]:
+def load_stubs(data: bytes, max_objects: int | None = None,
+               uses: dict[str, GlobalUse] | None = None) -> tuple[Any, frozenset[str]]:
     """Read a pickle into plain containers and :class:`Stub` objects.
+
+    ``uses``, when given, is filled with a :class:`GlobalUse` per global the read
+    named, by ``module.name``, also when the read then fails (what was named
+    before the failure).
 
     ``max_objects``, when given, bounds the calls the read makes into Python (a
     global resolved, a stub built, an item or state recorded on a stub), counted
@@ -271,6 +332,10 @@ def load_stubs(data: bytes, max_objects: int | None = None) -> tuple[Any, frozen
         up = cls(io.BytesIO(data))
         if max_objects is not None:
             _counted(up, _Allowance(max_objects))
+        named = up.globals_seen
+        if uses is not None:
+            uses.clear()
+            _RECORDING.made, _RECORDING.called = {}, set()
         try:
             root = up.load()
         except _TooManyObjects:
@@ -287,10 +352,40 @@ def load_stubs(data: bytes, max_objects: int | None = None) -> tuple[Any, frozen
         except Exception as e:  # UnpicklingError, ValueError, TypeError, KeyError...
             raise EntryDecodeError(Reason(f"corrupt pickle: {type(e).__name__}: {e}",
                                           "corrupt-pickle")) from None
-        return root, frozenset(up.globals_seen)
+        finally:
+            if uses is not None:
+                _collect_uses(named, uses)
+        return root, frozenset(named)
     raise EntryTooLarge(Reason(f"decoding it needs more than fxcache's memory budget "
                                f"({budget_for(len(data)) >> 20} MiB for {len(data)} bytes)",
                                "over-memory-budget"))
+
+
+_CALLED_ONLY = frozenset({CALLED})
+_MADE_ONLY = frozenset({MADE})
+
+
+@functools.lru_cache(maxsize=4096)
+def _named_only(name: str) -> GlobalUse:
+    return GlobalUse(name)
+
+
+def _collect_uses(named: set[str], uses: dict[str, GlobalUse]) -> None:
+    """Fill ``uses`` from what this thread's read recorded (every global of ``named``),
+    and stop recording. It runs for every entry decoded, so it builds little: a
+    global only named is one shared :class:`GlobalUse`."""
+    made, called = _RECORDING.made or {}, _RECORDING.called or set()
+    _RECORDING.made = _RECORDING.called = None
+    for cls, first in made.items():
+        name = cls._qualname
+        how = _CALLED_ONLY if cls in called else _MADE_ONLY
+        was = uses.get(name)
+        if was is not None:  # two classes of one name (a counted read's subclass): both uses
+            how = how | was.uses
+        uses[name] = GlobalUse(name, how, first._args, first._kwargs or None)
+    for name in named:
+        if name not in uses:
+            uses[name] = _named_only(name)
 
 
 # --- plain views of stubbed data ----------------------------------------------

@@ -2,7 +2,7 @@
 
 The same plan gives the same bytes: the manifest first, then the members in
 path order; every header with mtime 0, uid/gid 0, no user or group name, mode
-0644 (USTAR format: no pax records, which carry times); gzip with mtime 0 and
+0644 (:data:`~fxcache_core.pack.manifest.ARCHIVE_MODE`; USTAR format: no pax records, which carry times); gzip with mtime 0 and
 no file name. Each member is read again without following links and must
 still have the size and sha256 the plan recorded (a file that changed between
 planning and writing is refused, never packed as something the manifest does
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fxcache_core.pack.manifest import MANIFEST_NAME, PackError
+from fxcache_core.pack.manifest import ARCHIVE_MODE, MANIFEST_NAME, PackError
 from fxcache_core.pack.select import PackPlan, open_member
 
 COMPRESS_LEVEL = 6
@@ -54,7 +54,7 @@ class PackResult:
 
 def _info(name: str, size: int) -> tarfile.TarInfo:
     ti = tarfile.TarInfo(name)
-    ti.size, ti.mtime, ti.mode, ti.uid, ti.gid, ti.uname, ti.gname = size, 0, 0o644, 0, 0, "", ""
+    ti.size, ti.mtime, ti.mode, ti.uid, ti.gid, ti.uname, ti.gname = size, 0, ARCHIVE_MODE, 0, 0, "", ""
     ti.type = tarfile.REGTYPE
     return ti
 

@@ -7,7 +7,8 @@ torch/_inductor/output_code.py):
 1. writes the wrapper module ``<key[1:3]>/<key>.py`` from the entry's pickled
    ``source_code`` when it is missing (``write_to_disk``), then imports it
    (``PyCodeCache.load_by_key_path``): the module is derived, but shipping it
-   spares the write;
+   spares the write. Torch imports whatever file is there, so only a file that
+   holds exactly the entry's source goes with it;
 2. running the module builds each kernel it names: ``async_compile.cpp_pybinding(argtypes,
    source)`` writes ``source`` plus a binding suffix as ``<k>.main.cpp`` (``k`` a hash
    of that text and the compiler's command line) and compiles ``<k>.main.so``
@@ -24,7 +25,13 @@ source its wrapper names, the cache's generated files of the same code key
 and torch 2.14+'s ``.so.load_ok`` marker) and autotune results. A kernel
 source is matched to its code key by content: the generated source file
 ``<k>.main.cpp``/``<k>.cpp``/``<k>.py`` whose text starts with the source
-string. The wrapper is read with :func:`ast.parse` (never run), only when it is
+string. That source file goes with them (kind ``source``): torch would write it
+again, but it is what ties the library to the entry, and ``fxcache unpack``
+applies this same rule to a pack's own members to refuse any that no packed
+entry needs (:mod:`fxcache_core.pack.contents`). The code key ``k`` itself is a
+hash of the source, a binding and the compiler's command line, which fxcache
+cannot compute: the tie is by content, not a proof that ``k`` is the key torch
+would compute. The wrapper is read with :func:`ast.parse` (never run), only when it is
 at most :data:`MAX_WRAPPER_BYTES` and :data:`MAX_WRAPPER_TOKENS` tokens and lines
 (counted first: a parse costs about a kilobyte per node); the entry with the
 restricted unpickler (:func:`~fxcache_core.decode.unpickler.load_stubs`).
@@ -70,7 +77,8 @@ class Needed:
 
     Attributes:
         file: the artifact (path, size).
-        kind: ``wrapper``, ``library`` or ``autotune``.
+        kind: ``wrapper``, ``library``, ``autotune`` or ``source`` (the generated
+            source a library or autotune result was matched by).
     """
 
     file: Artifact
@@ -137,28 +145,35 @@ class CodeIndex:
         self.by_key: dict[str, list[Artifact]] = {}
         for a in code:
             self.by_key.setdefault(a.key, []).append(a)
-        self._sources: dict[str, list[tuple[str, str]]] | None = None
+        self._sources: dict[str, list[tuple[str, str, Artifact]]] | None = None
         self._code = code
 
-    def _index(self) -> dict[str, list[tuple[str, str]]]:
+    def _index(self) -> dict[str, list[tuple[str, str, Artifact]]]:
         if self._sources is None:
             self._sources = {}
             for a in self._code:
                 if a.file.name.endswith(SOURCE_EXTS) and 0 < a.file.size <= MAX_SOURCE_BYTES:
                     text = _read_text(a.file.where)
                     if text is not None and len(text) >= PREFIX_CHARS:
-                        self._sources.setdefault(text[:PREFIX_CHARS], []).append((a.key, text))
+                        self._sources.setdefault(text[:PREFIX_CHARS], []).append((a.key, text, a))
         return self._sources
+
+    def matches_for(self, sources: Iterable[str]) -> list[tuple[str, Artifact]]:
+        """(code key, its generated source file) for each generated source that starts
+        with one of ``sources`` (a C++ source: torch appends a binding), or is one of
+        them exactly (a Python kernel module, ``<k>.py``: torch writes the string as it
+        is and imports the file that is there); a key once, with the first such file."""
+        idx = self._index()
+        out: dict[str, Artifact] = {}
+        for s in sources:
+            for key, text, a in idx.get(s[:PREFIX_CHARS], ()):
+                if key not in out and (text == s if a.file.name.endswith(".py") else text.startswith(s)):
+                    out[key] = a
+        return list(out.items())
 
     def keys_for(self, sources: Iterable[str]) -> list[str]:
         """Code keys whose generated source starts with one of ``sources``."""
-        idx = self._index()
-        out: list[str] = []
-        for s in sources:
-            for key, text in idx.get(s[:PREFIX_CHARS], ()):
-                if text.startswith(s) and key not in out:
-                    out.append(key)
-        return out
+        return [k for k, _ in self.matches_for(sources)]
 
     def unbuilt(self, source: str | None) -> list[str]:
         """Code keys of C++ kernels the wrapper names whose compiled library is not in the
@@ -172,19 +187,31 @@ class CodeIndex:
 
     def needed(self, wrapper_key: str | None, source: str | None) -> list[Needed]:
         """What an FX entry with this wrapper key and wrapper source needs (see the
-        module docstring), sorted by path."""
+        module docstring), sorted by path. Its wrapper module only when the file holds
+        exactly ``source``: torch imports the file that is there (``after_deserialization``
+        in torch/_inductor/output_code.py writes the entry's source only when none is),
+        so another one would run instead of the entry's code; without it torch writes
+        the entry's own again."""
         out: dict[str, Needed] = {}
-        if wrapper_key:
+        if wrapper_key and source is not None:
             for a in self.by_key.get(wrapper_key, ()):
-                if a.file.name == f"{wrapper_key}.py":
+                if a.file.name == f"{wrapper_key}.py" and is_wrapper_of(a, source):
                     out[a.file.where] = Needed(a, "wrapper")
         if source:
-            for key in self.keys_for(kernel_sources(source)):
-                for a in self.by_key.get(key, ()):
-                    kind = NEEDED.get(a.file.name[len(key):])
-                    if kind is not None:
-                        out[a.file.where] = Needed(a, kind)
+            for key, matched in self.matches_for(kernel_sources(source)):
+                found = [Needed(a, kind) for a in self.by_key.get(key, ())
+                         if (kind := NEEDED.get(a.file.name[len(key):])) is not None]
+                for n in found + ([Needed(matched, "source")] if found else []):
+                    out[n.file.file.where] = n
         return [out[w] for w in sorted(out)]
+
+
+def is_wrapper_of(a: Artifact, source: str) -> bool:
+    """Whether the file of ``a`` holds exactly ``source``, as torch writes it (UTF-8)."""
+    want = source.encode("utf-8", "surrogatepass")
+    if a.file.size != len(want):
+        return False
+    return read_capped(a.file.where, len(want), follow_symlinks=False) == want
 
 
 def _read_text(path: str) -> str | None:
@@ -192,5 +219,5 @@ def _read_text(path: str) -> str | None:
     return data.decode("utf-8", errors="replace") if data is not None else None
 
 
-__all__ = ["MAX_WRAPPER_BYTES", "MAX_WRAPPER_TOKENS", "NEEDED", "CodeIndex", "Needed", "kernel_sources",
+__all__ = ["MAX_WRAPPER_BYTES", "MAX_WRAPPER_TOKENS", "NEEDED", "CodeIndex", "Needed", "is_wrapper_of", "kernel_sources",
            "wrapper_refused", "wrapper_source"]

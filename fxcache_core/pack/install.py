@@ -1,5 +1,6 @@
 """Write a verified pack's members into a cache dir (the second pass of
-:mod:`fxcache_core.pack.unpack`; see its docstring for the order of checks).
+:mod:`fxcache_core.pack.unpack`, after :mod:`fxcache_core.pack.contents`; see their
+docstrings for the order of checks).
 
 Every dir below the cache dir is opened relative to its parent with
 ``O_DIRECTORY | O_NOFOLLOW`` (created with ``mkdir(dir_fd=)`` when missing), so
@@ -23,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fxcache_core.fsutil import DirRefused, DirWalker, create_new
-from fxcache_core.pack.manifest import Member, PackError
-from fxcache_core.pack.unpack import UnpackPlan, check_member, existing_in, read_members
+from fxcache_core.pack.contents import UnpackPlan
+from fxcache_core.pack.manifest import ARCHIVE_MODE, Member, PackError
+from fxcache_core.pack.unpack import check_member, existing_in, read_members
 
 MAX_OPEN_DIRS = 64
 """Dir fds :class:`_Dirs` keeps open at once."""
@@ -164,7 +166,7 @@ def execute_unpack(plan: UnpackPlan, on_bytes: Callable[[int], None] | None = No
                         continue
                     rel_dir, _, name = m.path.rpartition("/")
                     tmp = f".{name}.{secrets.token_hex(6)}.fxcache-tmp"
-                    fd = create_new(tmp, 0o644, dir_fd=dirs.of(rel_dir))
+                    fd = create_new(tmp, ARCHIVE_MODE, dir_fd=dirs.of(rel_dir))
                     temps.append((rel_dir, tmp, name, m, os.fstat(fd).st_ino))
                     with os.fdopen(fd, "wb") as out:
                         check_member(m, f, out.write, on_bytes)

@@ -28,7 +28,7 @@ from fxcache_core.errors import FxcacheError
 MANIFEST_NAME = "fxcache-manifest.json"
 """The archive member that holds the manifest: always the first one."""
 FORMAT = "fxcache-pack"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MAX_MANIFEST_BYTES = 32 << 20
 """A manifest longer than this is refused before it is parsed (32 MiB: about 45,000
 entries with their members, at the 700 bytes a real entry takes)."""
@@ -42,11 +42,17 @@ MAX_TEXT = 64 << 10
 value, an input); longer is refused. A guards expression may be longer (MAX_GUARDS)."""
 MAX_GUARDS = 4 << 20
 
-MemberKind = Literal["fx", "aot", "wrapper", "library", "autotune"]
-MEMBER_KINDS: tuple[str, ...] = ("fx", "aot", "wrapper", "library", "autotune")
+MemberKind = Literal["fx", "aot", "wrapper", "library", "autotune", "source"]
+MEMBER_KINDS: tuple[str, ...] = ("fx", "aot", "wrapper", "library", "autotune", "source")
 """``fx``/``aot``: cache entries; ``wrapper``: an FX entry's wrapper module
 (``<key[1:3]>/<key>.py``); ``library``: a compiled kernel library (``.so``) and
-its ``.load_ok`` marker; ``autotune``: a kernel's ``.best_config``."""
+its ``.load_ok`` marker; ``autotune``: a kernel's ``.best_config``; ``source``: the
+generated kernel source that ties a library or autotune result to the entry whose
+wrapper names the kernel (:mod:`fxcache_core.pack.closure`)."""
+
+ARCHIVE_MODE = 0o644
+"""The mode every member has in the archive (and unpack gives every file it writes),
+whatever its mode in the cache dir: torch writes its files so under the usual umask."""
 
 _PART_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
 _SHA_RE = re.compile(r"[0-9a-f]{64}")
@@ -304,5 +310,5 @@ def _entry(e: dict[str, Any]) -> PackedEntry:
                        _str(e.get("guards"), none=True, limit=MAX_GUARDS), _int(e.get("cpp_threads")))
 
 
-__all__ = ["FORMAT", "MANIFEST_NAME", "MEMBER_KINDS", "BuildInfo", "Manifest", "Member",
+__all__ = ["ARCHIVE_MODE", "FORMAT", "MANIFEST_NAME", "MEMBER_KINDS", "BuildInfo", "Manifest", "Member",
            "PackError", "PackedEntry", "check_member_path", "parse_manifest"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,19 +36,14 @@ from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.fsutil import DirRefused, DirWalker, NotRegularFile, open_regular
-from fxcache_core.functions.origin import key_function_name, keys_of_function
-from fxcache_core.keying.anatomy import BUILD_COMPONENTS, parse_debug_lines, settings_not_at_default
-from fxcache_core.keying.defaults import default_settings_for
-from fxcache_core.keying.torch_builds import version_of
+from fxcache_core.functions.origin import keys_of_function
+from fxcache_core.pack.claims import EntryClaims, combine, entry_claims
 from fxcache_core.pack.closure import CodeIndex, wrapper_refused, wrapper_source
-from fxcache_core.pack.manifest import BuildInfo, Manifest, Member, PackedEntry, PackError
+from fxcache_core.pack.manifest import ARCHIVE_MODE, Manifest, Member, PackError
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.explain_report import ExplainReport
 
 _CHUNK = 1 << 20
-PER_GRAPH_GROUPS = frozenset({"fx_kwargs"})
-"""Setting groups that describe the graph compiled (``is_backward``, ``static_input_idxs``),
-not a setting the run chooses: left out of the manifest's settings."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +72,10 @@ class PackPlan:
         defaults_unknown: the torch builds (version, else ``torch_version`` hash) of
             packed keys whose default settings fxcache has no record of: the
             manifest lists no settings of those keys (unknown, not none).
+        notes: what the pack does that the user should know: a member whose mode
+            here is narrower than the archive's (code ``mode-widened``), a linked
+            member packed because it was asked (``linked-file-packed``), an entry
+            whose pickle names globals torch does not write (``foreign-global``).
     """
 
     root: Path
@@ -83,6 +83,7 @@ class PackPlan:
     files: tuple[PlannedMember, ...]
     left_out: tuple[Reason, ...] = ()
     defaults_unknown: tuple[str, ...] = ()
+    notes: tuple[Reason, ...] = ()
 
     @property
     def total_bytes(self) -> int:
@@ -91,13 +92,15 @@ class PackPlan:
 
     def to_json(self, *, run_not_warmed: Sequence[str] | None = None,
                 written: Any = None) -> dict[str, object]:
-        """``cache_dir``, ``bytes``, ``left_out``, ``defaults_unknown`` and ``manifest``;
+        """``cache_dir``, ``bytes``, ``archive_mode`` (every member's mode in the archive, octal
+        text), ``left_out``, ``notes``, ``defaults_unknown`` and ``manifest``;
         ``run_not_warmed`` when given (what of a traced run no pack warms:
         :func:`run_not_warmed`'s texts), ``written`` when given (the
         :class:`~fxcache_core.pack.archive.PackResult` of writing the plan)."""
         body: dict[str, object] = {
-            "cache_dir": str(self.root), "bytes": self.total_bytes,
-            "left_out": [r.to_json() for r in self.left_out], "defaults_unknown": list(self.defaults_unknown),
+            "cache_dir": str(self.root), "bytes": self.total_bytes, "archive_mode": f"{ARCHIVE_MODE:04o}",
+            "left_out": [r.to_json() for r in self.left_out], "notes": [r.to_json() for r in self.notes],
+            "defaults_unknown": list(self.defaults_unknown),
             "manifest": self.manifest.to_json()}
         if run_not_warmed is not None:
             body["run_not_warmed"] = list(run_not_warmed)
@@ -108,7 +111,7 @@ class PackPlan:
 
 def plan_pack(catalog: Catalog, *, functions: Sequence[str] = (), keys: Sequence[str] = (),
               used: Iterable[tuple[str, str, str]] = (), everything: bool = False,
-              torch_version: str | None = None) -> PackPlan:
+              torch_version: str | None = None, include_linked: bool = False) -> PackPlan:
     """Plan a pack of the selected entries and everything they need (module docstring).
 
     Args:
@@ -120,7 +123,11 @@ def plan_pack(catalog: Catalog, *, functions: Sequence[str] = (), keys: Sequence
             longer in the cache are left out with a reason.
         everything: every entry of the cache (``all``).
         torch_version: the readable torch version that made the keys, where known
-            (a trace's ``torch_version``).
+            (a trace's ``torch_version``; the version recorded for the keys' own
+            ``torch_version`` hash comes first).
+        include_linked: pack a file with more than one hard link, or on another device
+            than the cache dir (a file linked or mounted in from outside it); without
+            it such a file is left out, with a reason (code ``linked-file``).
 
     Raises:
         PackError: nothing selected, or nothing of it could be packed.
@@ -179,7 +186,8 @@ def plan_pack(catalog: Catalog, *, functions: Sequence[str] = (), keys: Sequence
                                    "fx-entry-missing"))
             else:
                 take(fx)
-    return _plan(catalog, sorted(chosen.values(), key=lambda e: e.file.where), left, torch_version)
+    return _plan(catalog, sorted(chosen.values(), key=lambda e: e.file.where), left, torch_version,
+                 include_linked)
 
 
 def run_not_warmed(report: ExplainReport) -> tuple[Reason, ...]:
@@ -201,26 +209,36 @@ def run_not_warmed(report: ExplainReport) -> tuple[Reason, ...]:
     return tuple(out)
 
 
-def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_version: str | None) -> PackPlan:
+def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_version: str | None,
+          include_linked: bool = False) -> PackPlan:
     root = catalog.scan.root
     code = CodeIndex(scan_artifacts(root))
     files: dict[str, tuple[str, str, int, str]] = {}  # rel path -> (where, kind, size, sha256)
+    notes: list[Reason] = []
+    root_dev = _device(root)
 
     def add(rel: str, where: str, kind: str) -> bool:
         if rel not in files:
             try:
-                files[rel] = (where, kind, *_hash(where, root, rel))
+                size, sha, st = _hash(where, root, rel)
             except PackError as err:
                 left.append(Reason(f"{rel}: {err.message}: not packed", "unreadable-file"))
                 return False
+            linked = _linked(st, root_dev)
+            if linked is not None and not include_linked:
+                left.append(Reason(f"{rel}: {linked}: it may be a file from outside the cache dir, so it is "
+                                   f"not packed ({param('include_linked')} packs it)", "linked-file"))
+                return False
+            if linked is not None:
+                notes.append(Reason(f"{rel}: {linked}; packed as asked", "linked-file-packed"))
+            if st.st_mode & 0o444 != 0o444:
+                notes.append(Reason(f"{rel}: mode {stat.S_IMODE(st.st_mode):04o} here; the pack archives it as "
+                                    f"{ARCHIVE_MODE:04o}, readable by anyone who can read the pack",
+                                    "mode-widened"))
+            files[rel] = (where, kind, size, sha)
         return True
 
-    packed: list[PackedEntry] = []
-    builds: Counter[tuple[tuple[str, str], ...]] = Counter()
-    values: dict[str, str] = {}
-    settings: set[tuple[str, str]] = set()
-    threads: Counter[int] = Counter()
-    unknown_defaults: set[str] = set()
+    claims: list[EntryClaims] = []
     for e in entries:
         d = catalog.load(e, full=True)
         if not isinstance(d, DecodedEntry):
@@ -244,28 +262,7 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
                 continue
         if not add(rel, e.file.where, "fx" if e.kind is KeyKind.FX_GRAPH else "aot"):
             continue
-        inputs: tuple[str, ...] = ()
-        cpp: int | None = None
         if e.kind is KeyKind.FX_GRAPH:
-            comps = parse_debug_lines(d.debug_lines)
-            inputs = tuple(c.readable for c in comps if c.group == "example_inputs")
-            build = tuple(sorted((c.name, c.hash) for c in comps if c.group in BUILD_COMPONENTS))
-            if build:
-                builds[build] += 1
-            values.update({c.name: c.readable for c in comps if c.group in BUILD_COMPONENTS})
-            for c in comps:
-                if c.name == "cpp_runtime_thread_count" and c.value.strip().isdigit():
-                    cpp = int(c.value.strip())
-                    threads[cpp] += 1
-            # the defaults of the torch that built the key (another torch's differ)
-            built_by = next((version_of(c.hash) for c in comps if c.name == "torch_version"), None) or torch_version
-            table = default_settings_for(built_by) if built_by else None
-            if table is None:
-                unknown_defaults.add(built_by or next((c.hash[:12] for c in comps if c.name == "torch_version"), "?"))
-            else:
-                for g in settings_not_at_default(comps, table):
-                    if g.group not in PER_GRAPH_GROUPS:
-                        settings.update((c.name, c.readable) for c, _ in g.not_default)
             for k in code.unbuilt(source):
                 left.append(Reason(f"FX entry {e.key[:10]}/{e.name[:10]}: kernel {k[:10]} has no compiled "
                                    "library in the cache (or not as a regular file): a hit will compile it",
@@ -274,27 +271,41 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
                 r = _relative(root, n.file.file.where)
                 if r is not None:
                     add(r, n.file.file.where, n.kind)
-        function = key_function_name(catalog, catalog.scan.key(e.key)).distinct if catalog.scan.key(e.key) else None
-        packed.append(PackedEntry(e.kind.value, e.key, e.name, function, inputs, d.guards_expr, cpp))
-    if not packed:
+        if d.foreign:
+            notes.append(Reason(f"{e.kind.value} entry {e.key[:10]}/{e.name[:10]} names globals torch does not "
+                                f"write ({'; '.join(f.call for f in d.foreign[:3])}): torch will run them on a "
+                                "hit, and unpack refuses the pack unless told to allow them", "foreign-global"))
+        claims.append(entry_claims(catalog, e, d, torch_version))
+    if not claims:
         raise PackError("nothing to pack: " + ("; ".join(r.text for r in left[:3]) or "no entry selected"))
-    if len(builds) > 1:
-        left.append(Reason(f"the entries were made by {len(builds)} torch builds; the manifest names "
-                           "the most common one", "mixed-builds"))
-    main_build = dict(builds.most_common(1)[0][0]) if builds else {}
-    if torch_version is None and "torch_version" in main_build:
-        torch_version = version_of(main_build["torch_version"])
+    combined = combine(claims, torch_version)
+    if combined.mixed is not None:
+        left.append(combined.mixed)
     members: list[PlannedMember] = []
     for rel in sorted(files):
         where, kind, size, sha = files[rel]
         members.append(PlannedMember(Member(rel, size, sha, kind), where))
-    manifest = Manifest(
-        members=tuple(m.member for m in members),
-        build=BuildInfo(torch_version, main_build, {k: v for k, v in values.items() if k in main_build},
-                        threads.most_common(1)[0][0] if threads else None),
-        settings=tuple(sorted(settings)),
-        entries=tuple(sorted(packed, key=lambda p: (p.kind, p.key, p.entry))))
-    return PackPlan(root, manifest, tuple(members), tuple(left), tuple(sorted(unknown_defaults)))
+    manifest = Manifest(members=tuple(m.member for m in members), build=combined.build,
+                        settings=combined.settings, entries=combined.entries)
+    return PackPlan(root, manifest, tuple(members), tuple(left), combined.defaults_unknown, tuple(notes))
+
+
+def _device(root: Path) -> int | None:
+    try:
+        return os.stat(root).st_dev
+    except OSError:
+        return None
+
+
+def _linked(st: os.stat_result, root_dev: int | None) -> str | None:
+    """Why a member's file may not be the cache's own, or None: more than one hard link
+    (the same file is also elsewhere, perhaps outside the cache dir: a link made into
+    it), or another device than the cache dir's (a mount inside it)."""
+    if st.st_nlink > 1:
+        return f"it has {st.st_nlink} hard links"
+    if root_dev is not None and st.st_dev != root_dev:
+        return "it lies on another device than the cache dir"
+    return None
 
 
 def _relative(root: Path, where: str) -> str | None:
@@ -341,8 +352,8 @@ def open_member(root: Path, rel: str) -> int:
             raise PackError(f"cannot read {where}: {e.strerror}") from None
 
 
-def _hash(where: str, root: Path, rel: str) -> tuple[int, str]:
-    """(size, sha256) of the regular file ``root/rel`` (``where``), opened with
+def _hash(where: str, root: Path, rel: str) -> tuple[int, str, os.stat_result]:
+    """(size, sha256, its stat) of the regular file ``root/rel`` (``where``), opened with
     :func:`open_member`.
 
     Raises:
@@ -352,13 +363,14 @@ def _hash(where: str, root: Path, rel: str) -> tuple[int, str]:
     h = hashlib.sha256()
     n = 0
     with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
         try:
             while chunk := f.read(_CHUNK):
                 h.update(chunk)
                 n += len(chunk)
         except OSError as e:
             raise PackError(f"cannot read {where}: {e.strerror}") from None
-    return n, h.hexdigest()
+    return n, h.hexdigest(), st
 
 
-__all__ = ["PackPlan", "PlannedMember", "plan_pack", "run_not_warmed"]
+__all__ = ["PackPlan", "PlannedMember", "open_member", "plan_pack", "run_not_warmed"]

@@ -14,11 +14,12 @@ field bounded (:mod:`~fxcache_core.pack.gunzip`), and the decompressed stream is
 capped (the manifest's sizes plus the headers' share), so neither a gzip bomb, a
 huge gzip header nor a huge pax header can exhaust CPU, memory or disk.
 
-:func:`plan_unpack` then says what each member would do under the cache dir:
-``add``, ``identical`` (the same bytes are there: skipped) or ``conflict`` (a
-different file, or something not a regular file, is there: never overwritten,
-reported); a file that appears while unpacking (another unpack of the same pack)
-is compared the same way before it is called a conflict. :func:`execute_unpack` reads the archive a second time, writes each
+What the members hold is checked next (:mod:`fxcache_core.pack.contents`: the
+manifest's claims against the entries, every member needed, the code scan), and
+:func:`~fxcache_core.pack.contents.plan_unpack` says what each member would do
+under the cache dir; a file that appears while unpacking (another unpack of the
+same pack) is compared the same way before it is called a conflict.
+:func:`~fxcache_core.pack.install.execute_unpack` reads the archive a second time, writes each
 member to be added to a dot-prefixed temp name in its final dir (dirs opened
 relative to their parent with ``O_NOFOLLOW``, created when missing, as torch's
 ``write_atomic`` writes), checks it again against the manifest, and only when
@@ -37,14 +38,12 @@ import tarfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from fxcache_core.cache.keys import HASH_CHARS
-from fxcache_core.errors import param
 from fxcache_core.fsutil import DirRefused, DirWalker, NotRegularFile, WalkFailure, open_regular
-from fxcache_core.pack.closure import NEEDED
+from fxcache_core.pack.closure import NEEDED, SOURCE_EXTS
 from fxcache_core.pack.gunzip import GzipReader
 from fxcache_core.pack.manifest import (
     MANIFEST_NAME,
@@ -69,6 +68,7 @@ _LAYOUT = {
     "library": re.compile(rf"({_B32}{{2}})/(c{_B32}{{51}})(" + "|".join(
         re.escape(x) for x, k in NEEDED.items() if k == "library") + ")"),
     "autotune": re.compile(rf"({_B32}{{2}})/(c{_B32}{{51}})\.best_config"),
+    "source": re.compile(rf"({_B32}{{2}})/(c{_B32}{{51}})(" + "|".join(re.escape(x) for x in SOURCE_EXTS) + ")"),
 }
 
 Action = Literal["add", "identical", "conflict"]
@@ -319,78 +319,7 @@ def verify_pack(path: Path, on_bytes: Callable[[int], None] | None = None) -> Ma
     return manifest
 
 
-@dataclass(frozen=True)
-class UnpackPlan:
-    """What unpacking a verified pack into a cache dir would do.
-
-    Attributes:
-        pack: the archive.
-        root: the cache dir.
-        manifest: the pack's manifest (verified).
-        actions: per member (manifest order), ``add``, ``identical`` or ``conflict``.
-        conflicts: per conflicting member, what is there instead.
-    """
-
-    pack: Path
-    root: Path
-    manifest: Manifest
-    actions: tuple[tuple[Member, Action], ...]
-    conflicts: dict[str, str] = field(default_factory=dict)
-
-    def count(self, action: Action) -> int:
-        return sum(1 for _, a in self.actions if a == action)
-
-    def bytes_of(self, action: Action) -> int:
-        return sum(m.size for m, a in self.actions if a == action)
-
-    def to_json(self) -> dict[str, object]:
-        return {"pack": str(self.pack), "cache_dir": str(self.root),
-                "add": self.count("add"), "identical": self.count("identical"),
-                "conflict": self.count("conflict"), "bytes_added": self.bytes_of("add"),
-                "members": [{**m.to_json(), "action": a, "existing": self.conflicts.get(m.path)}
-                            for m, a in self.actions]}
-
-
-def plan_unpack(pack: Path, root: Path, manifest: Manifest) -> UnpackPlan:
-    """Compare each member of a verified pack with what is under ``root`` now
-    (read only, never following a link; ``root`` need not exist).
-
-    Raises:
-        PackError: ``root`` cannot be looked up (a name over the system's limit, no
-            permission on a dir above it): naming the parameter ``cache_dir``.
-    """
-    actions: list[tuple[Member, Action]] = []
-    conflicts: dict[str, str] = {}
-    _check_root(Path(root))
-    for m in manifest.members:
-        there = _existing(root, m.path, m.size)
-        if there is None:
-            actions.append((m, "add"))
-        elif there == m.sha256:
-            actions.append((m, "identical"))
-        else:
-            actions.append((m, "conflict"))
-            conflicts[m.path] = there if there.startswith("not ") else "a different file"
-    return UnpackPlan(Path(pack), Path(root), manifest, tuple(actions), conflicts)
-
-
-def _check_root(root: Path) -> None:
-    """Refuse a cache dir that cannot be looked up for a reason other than its absence
-    (a name longer than the system allows, a loop of links, no permission).
-
-    Raises:
-        PackError: naming the parameter ``cache_dir``.
-    """
-    try:
-        os.stat(root)
-    except (FileNotFoundError, NotADirectoryError):
-        return  # made when unpacking (or refused then, one line)
-    except OSError as e:
-        raise PackError(f"cannot open the cache dir {root} ({param('cache_dir')}): {e.strerror or e}",
-                        param="cache_dir", value=str(root)) from None
-
-
-def _existing(root: Path, rel: str, size: int) -> str | None:
+def existing_at(root: Path, rel: str, size: int) -> str | None:
     """None: nothing at ``root/rel`` (or a dir on the way is missing); else what
     :func:`existing_in` says of the name there. The dirs on the way are walked
     without following a link (:class:`~fxcache_core.fsutil.DirWalker`)."""
@@ -441,4 +370,4 @@ def existing_in(dir_fd: int, name: str, size: int) -> str | None:
     return h.hexdigest() if n == size else "a different file"
 
 
-__all__ = ["UnpackPlan", "check_layout", "check_member", "existing_in", "plan_unpack", "read_members", "verify_pack"]
+__all__ = ["check_layout", "check_member", "existing_at", "existing_in", "read_members", "verify_pack"]

@@ -61,16 +61,19 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
+from fxcache_core.decode.code_scan import ForeignGlobal
 from fxcache_core.decode.entries import DecodedEntry, FxRef, GraphInput, Origin
 from fxcache_core.state.own_db import open_own_db
 
 
 def fingerprint_sources() -> list[Path]:
     """The files whose code decides what an index row holds: every module of
-    :mod:`fxcache_core.decode` (what an entry decodes to) and this one (how a row
-    is written), in a fixed order."""
+    :mod:`fxcache_core.decode` (what an entry decodes to) and its tables (the code
+    scan's, which decides an entry's foreign globals), and this one (how a row is
+    written), in a fixed order."""
     core = Path(__file__).resolve().parent.parent
-    return sorted((core / "decode").glob("*.py")) + [Path(__file__).resolve()]
+    return (sorted((core / "decode").glob("*.py")) + sorted((core / "decode").glob("*.json"))
+            + [Path(__file__).resolve()])
 
 
 def _fingerprint() -> int:
@@ -134,8 +137,8 @@ def _share(x):
 def light(d: DecodedEntry) -> DecodedEntry:
     """``d`` as a scan of many entries keeps it in memory: without its debug lines
     (those of its FX refs too), its printed forward graph and the globals its
-    pickle named, and with the strings many entries repeat (types, sources, file
-    names) interned."""
+    pickle named (but those torch does not write, ``foreign``, kept), and with the
+    strings many entries repeat (types, sources, file names) interned."""
     def ref(r: FxRef | None) -> FxRef | None:
         return None if r is None else FxRef(sys.intern(r.key), r.guards_expr)
 
@@ -167,6 +170,7 @@ def to_json(d: DecodedEntry, full: bool = False) -> str:
         list(d.arg_sources), d.compile_time_ns, [list(h) for h in d.hints],
         None if o is None else [o.function, o.file, o.line, list(o.functions),
                                 [list(f) for f in o.outer]],
+        [[f.name, list(f.uses), f.call] for f in d.foreign],
     ]
     if full:
         obj.append([list(d.debug_lines), sorted(d.globals_seen), d.forward_graph,
@@ -213,7 +217,7 @@ def from_json(text: str) -> DecodedEntry:
         ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
     """
     (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
-     origin, *rest) = json.loads(text)
+     origin, foreign, *rest) = json.loads(text)
     d = DecodedEntry(
         kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=guards,
         inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
@@ -226,6 +230,7 @@ def from_json(text: str) -> DecodedEntry:
         origin=None if origin is None else _shared_from_raw(
             _origin_of, (*origin[:3], tuple(origin[3]),
                          tuple(map(tuple, origin[4])) if len(origin) > 4 else ()), origin),
+        foreign=tuple(ForeignGlobal(str(n), tuple(map(str, u)), str(c)) for n, u, c in foreign),
     )
     if not rest:
         return d

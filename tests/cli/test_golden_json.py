@@ -95,6 +95,8 @@ def fixture_cache(tmp_path_factory) -> Path:
     then = time.time() - 30 * 86400
     for p in [dst, *dst.rglob("*")]:
         os.utime(p, (then, then), follow_symlinks=False)
+        if p.is_dir():  # as a checkout under any umask would not: verify warns of dirs others can write
+            p.chmod(0o755)
     return dst
 
 

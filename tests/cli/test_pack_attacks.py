@@ -250,9 +250,9 @@ def test_a_fifo_where_a_member_goes_is_kept_never_opened(packed, tmp_path):
 
 
 def _verified(pack: Path, dst: Path):
-    from fxcache_core.pack.unpack import plan_unpack, verify_pack
+    from fxcache_core.pack.contents import check_pack, plan_unpack
 
-    return plan_unpack(pack, dst, verify_pack(pack))
+    return plan_unpack(dst, check_pack(pack))
 
 
 def test_a_pack_swapped_between_verify_and_write_writes_nothing(packed, tmp_path):

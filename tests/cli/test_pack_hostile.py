@@ -112,7 +112,8 @@ def test_pack_takes_the_entries_and_what_they_need_nothing_else(packed):
     kinds = {m["path"].rsplit("/", 1)[-1]: m["kind"] for m in _manifest(_members(pack))["members"]}
     assert kinds[f"{LIB_KEY}.main.so"] == "library"
     assert kinds[f"{WRAPPER_KEY}.py"] == "wrapper"
-    assert sorted(kinds.values()) == ["aot", "fx", "library", "wrapper"]  # no C++ source, lock, other library
+    assert kinds[f"{LIB_KEY}.main.cpp"] == "source"  # what ties the library to its entry
+    assert sorted(kinds.values()) == ["aot", "fx", "library", "source", "wrapper"]  # no lock, other library
     assert names[1:] == sorted(names[1:])
 
 
@@ -123,7 +124,7 @@ def test_an_aot_entry_brings_its_fx_entry_and_the_fx_entry_its_kernel(tmp_path):
     r = run_fxcache("--cache-dir", str(cache), "pack", "--key", aot_key, "--dry-run", "--json")
     assert r.returncode == 0, r.stderr
     got = {m["path"] for m in json.loads(r.stdout)["manifest"]["members"]}
-    want = {str(paths[k].relative_to(cache)) for k in ("aot", "fx", "wrapper", "lib")}
+    want = {str(paths[k].relative_to(cache)) for k in ("aot", "fx", "wrapper", "lib", "cpp")}
     assert got == want
 
 
@@ -362,4 +363,4 @@ def test_a_file_that_cannot_be_read_is_left_out_with_a_reason(tmp_path, monkeypa
     monkeypatch.setattr(select, "_hash", failing)
     plan = select.plan_pack(Catalog(scan_cache(cache)), everything=True)
     assert [r.code for r in plan.left_out] == ["unreadable-file"]
-    assert {m.kind for m in plan.manifest.members} == {"fx", "aot", "library"}
+    assert {m.kind for m in plan.manifest.members} == {"fx", "aot", "library", "source"}

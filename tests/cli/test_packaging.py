@@ -82,6 +82,7 @@ def test_the_wheel_installs_into_a_bare_venv_and_every_help_works_without_torch(
         meta = Parser().parsestr(z.read(meta_name).decode())
         assert any(n.endswith(".dist-info/licenses/LICENSE") for n in z.namelist())
         assert any(n == "fxcache_core/keying/torch_defaults.json" for n in z.namelist())
+        assert any(n == "fxcache_core/decode/torch_globals.json" for n in z.namelist())  # the code scan's table
     assert meta["Name"] == "fxcache" and meta["License-Expression"] == "BSD-3-Clause"
     assert "Inductor" in meta["Summary"] and meta["Description-Content-Type"] == "text/markdown"
     assert "# fxcache" in meta.get_payload()  # the README is the long description

@@ -79,7 +79,10 @@ def _first(cat: Catalog, key: CacheKey) -> DecodedEntry:
 
 def test_every_entry_decodes_and_matches_its_name(any_version):
     proc = run_fxcache("--cache-dir", str(any_version.root), "verify")
-    assert proc.returncode == 0 and "all match their names and decode" in proc.stdout, proc.stdout
+    # ... and the code scan finds nothing: every global the entries of 2.14.1 and 2.15.0 name
+    # is one the recorded table holds (fxcache_core/decode/torch_globals.json)
+    assert proc.returncode == 0 and "all match their names, decode, and name only globals torch writes" \
+        in proc.stdout, proc.stdout
 
 
 def test_every_symbol_of_every_entry_has_a_hint(any_version):

@@ -21,7 +21,7 @@ import zlib
 import pytest
 
 from fxcache_core.pack import install
-from fxcache_core.pack.unpack import plan_unpack, verify_pack
+from fxcache_core.pack.contents import check_pack, plan_unpack
 from tests.cli import test_pack_hostile
 from tests.cli.test_pack_attacks import _tree
 from tests.cli_run import run_measured
@@ -80,7 +80,7 @@ def test_a_header_of_the_usual_size_unpacks(packed, tmp_path):
                      + b"\0" * 1000 + _empty_member(FNAME, b"x\0"))
     r = run_fxcache("--cache-dir", str(tmp_path / "dst"), "unpack", "--json", str(good))
     assert r.returncode == 0, r.stderr
-    assert len(json.loads(r.stdout)["added"]) == 4
+    assert len(json.loads(r.stdout)["added"]) == 5
 
 
 def test_a_damaged_member_trailer_is_refused(packed, tmp_path):
@@ -97,7 +97,7 @@ def test_two_unpacks_at_once_count_the_others_files_identical(packed, tmp_path):
     """Both plan to add every member; the other finishes first. Its files have the
     pack's bytes: skipped and counted identical, never conflicts (exit 0)."""
     dst = tmp_path / "dst"
-    plan = plan_unpack(packed[1], dst, verify_pack(packed[1]))
+    plan = plan_unpack(dst, check_pack(packed[1]))
     assert plan.count("add") == len(plan.manifest.members)
     assert run_fxcache("--cache-dir", str(dst), "unpack", str(packed[1])).returncode == 0
     before = _tree(tmp_path)
@@ -111,7 +111,7 @@ def test_two_unpacks_at_once_count_the_others_files_identical(packed, tmp_path):
 
 def test_a_different_file_written_meanwhile_is_kept_and_reported(packed, tmp_path):
     dst = tmp_path / "dst"
-    plan = plan_unpack(packed[1], dst, verify_pack(packed[1]))
+    plan = plan_unpack(dst, check_pack(packed[1]))
     target = dst / plan.manifest.members[-1].path
     target.parent.mkdir(parents=True)
     target.write_bytes(b"built here")

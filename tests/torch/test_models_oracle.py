@@ -255,6 +255,19 @@ def test_transformers_decorators_fold_into_the_model_forward_in_ls_and_match(mod
     assert {x["compiled_from"] for x in v["results"]} == {by_fn["GPT2LMHeadModel.forward"]}
 
 
+def test_the_code_scan_finds_nothing_foreign_in_the_models_cache(model_cache):
+    """Every global the models' entries name is one torch writes (in process: no run)."""
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.reader import Catalog
+    from fxcache_core.decode.entries import DecodedEntry
+
+    root, _ = model_cache
+    cat = Catalog(scan_cache(root))
+    decoded = [cat.load(e) for e in cat.scan.entries()]
+    assert len(decoded) >= 10 and all(isinstance(d, DecodedEntry) for d in decoded), decoded
+    assert [d.foreign for d in decoded if d.foreign] == []
+
+
 def test_a_bool_mask_on_the_int64_mask_key_is_a_new_graph_as_torch_says(model_cache, torch_answers):
     """BERT's key takes attention_mask as int64 (as a tokenizer gives it). Called with a
     bool mask, torch guards the dtype and traces another graph (its lookups are of keys

@@ -79,7 +79,7 @@ def test_the_run_compiled_what_the_test_needs(pack_roundtrip):
     b = pack_roundtrip["built"]
     assert b["inductor"].get("fxgraph_cache_miss") == 3 and b["aot_autograd"].get("autograd_cache_miss") == 2
     kinds = {m["kind"] for m in pack_roundtrip["packed"]["manifest"]["members"]}
-    assert kinds == {"fx", "aot", "wrapper", "library"}
+    assert kinds == {"fx", "aot", "wrapper", "library", "source"}  # each library with the source that ties it
 
 
 def test_a_fresh_process_on_the_unpacked_pack_hits_every_lookup(pack_roundtrip):

@@ -94,11 +94,14 @@ def test_entry_names_are_the_content_hash(real_cache):
 
 
 def test_decoded_fields_equal_what_torch_unpickles(real_cache, torch_view):
+    from fxcache_core.decode.pgo import read_pgo_states
+
     cat = Catalog(scan_cache(real_cache.root))
     n_fx = n_aot = 0
     for e in cat.scan.entries():
         d = cat.load(e, full=True)
         assert isinstance(d, DecodedEntry), d
+        assert d.foreign == (), (e.path, d.foreign)  # the code scan: every global one torch writes
         t = torch_view[e.path]
         assert d.guards_expr == t.guards_expr
         if e.kind is KeyKind.FX_GRAPH:
@@ -119,6 +122,8 @@ def test_decoded_fields_equal_what_torch_unpickles(real_cache, torch_view):
                 assert d.backward.key == t.compiled_bw.fx_graph_cache_info[0]
                 assert d.backward.guards_expr == t.compiled_bw.fx_graph_guard_expr
     assert n_fx >= 10 and n_aot >= 5
+    profiles = read_pgo_states(real_cache.pgo)  # Dynamo's saved profile, which torch unpickles too
+    assert profiles and all(p.codes and p.foreign == () for p in profiles), profiles
 
 
 def test_placeholders_trace_to_the_sources_torch_recorded(real_cache, torch_view):

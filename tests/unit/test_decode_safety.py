@@ -28,9 +28,11 @@ def test_os_system_in_a_pickle_is_never_called(tmp_path):
     assert isinstance(root, Stub) and root.qualname == "os.system"
     assert root._args == (f"touch {marker}",)
     assert seen == {"os.system"}
-    # As an entry it is reported, not run.
-    with pytest.raises(EntryDecodeError, match="os.system"):
+    # As an entry it is reported, not run: the code scan says what torch would call, first.
+    with pytest.raises(EntryDecodeError, match="os.system") as err:
         decode_entry(data, KeyKind.FX_GRAPH)
+    assert err.value.message.code == "foreign-global"
+    assert err.value.message.startswith(f"names os.system('touch {marker}'), a global torch does not write")
     assert not marker.exists()
 
 
@@ -40,6 +42,9 @@ def test_builtins_eval_and_exec_are_stubs_too(tmp_path):
         data = _reduce_pickle("builtins", fn, f"open({str(marker)!r}, 'w')")
         root, _ = load_stubs(data)
         assert isinstance(root, Stub) and root.stub_name == fn
+        with pytest.raises(EntryDecodeError, match=f"names builtins.{fn}\\(\"open\\(") as err:
+            decode_entry(data, KeyKind.AOT_AUTOGRAD)
+        assert err.value.message.code == "foreign-global"
     assert not marker.exists()
 
 
@@ -57,6 +62,12 @@ def test_malicious_calls_nested_inside_a_valid_entry_are_inert(tmp_path):
     assert d.guards_expr == "2 <= L['t0']"
     assert {"os.system", "subprocess.getoutput", "builtins.exec"} <= d.globals_seen
     assert d.is_backward is None and d.hints == () and d.debug_lines == ()
+    # The code scan finds each, with the call torch would make; CompiledFxGraph is torch's own.
+    calls = {f.name: f.call for f in d.foreign}
+    assert calls.keys() == {"builtins.exec", "os.system", "subprocess.getoutput"}
+    assert calls["os.system"].startswith("os.system('touch /") and len(calls["os.system"]) <= 240
+    assert calls["builtins.exec"].startswith("builtins.exec(\"open('/")  # each argument cut at 80
+    assert all(f.uses == ("call",) and f.reason.code == "foreign-global" for f in d.foreign)
 
 
 @pytest.mark.parametrize("cut", [1, 10, 100, -1])
@@ -211,6 +222,10 @@ def test_a_pickle_cannot_alter_the_stub_class_another_read_shares():
         load_stubs(evil2)
     root, _ = load_stubs(b"\x80\x04" + _p.GLOBAL + b"os\nsystem\n" + _p.EMPTY_TUPLE + _p.REDUCE + _p.STOP)
     assert type(root).stub_module == "os" and type(root).stub_name == "system"
+    for data in (evil, evil2):  # named before the read failed: the code scan still finds it
+        with pytest.raises(EntryDecodeError) as err:
+            decode_entry(data, KeyKind.FX_GRAPH)
+        assert err.value.message.code == "foreign-global" and "import os; os.system" in err.value.message
 
 
 def test_backward_and_annotated_origins_are_read():

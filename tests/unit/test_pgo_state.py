@@ -149,6 +149,9 @@ def test_a_profile_runs_nothing_it_names(tmp_path):
 
     st = read_pgo_state(_profile(tmp_path, pickle.dumps({Evil(): 1})))
     assert st.problem is not None and not (tmp_path / "ran").exists()
+    # the code scan names the call torch's get_code_state would make (posix.system on Linux)
+    assert [f.name for f in st.foreign] == [f"{os.system.__module__}.system"], st.foreign
+    assert st.problem.code == "foreign-global" and f"system('touch {tmp_path}" in st.problem
 
 
 def test_limits_bound_the_work(tmp_path, monkeypatch):

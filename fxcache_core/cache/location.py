@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from fxcache_core.cache.blob import as_cache_dir, looks_like_blob, read_blob
 from fxcache_core.errors import CacheDirError, param
 
 ENV_VAR = "TORCHINDUCTOR_CACHE_DIR"
@@ -72,6 +73,8 @@ def resolve_cache_dir(
         raise CacheDirError(f"cache dir {path} ({source}) cannot be read: {e.strerror or e}", **given) from None
     except ValueError:  # a NUL byte in the name
         raise CacheDirError(f"cache dir {path!r} ({source}) is not a valid path", **given) from None
+    if path.is_file() and looks_like_blob(path):
+        return as_cache_dir(read_blob(path))
     if not path.is_dir():
         raise CacheDirError(f"cache dir {path} ({source}) is not a directory", **given)
     if not os.access(path, os.R_OK | os.X_OK):

@@ -26,6 +26,10 @@ def pack_cmd(
     key: Annotated[list[str] | None, typer.Option("--key", help="Take every entry of this key (a unique prefix; repeatable).")] = None,
     take_all: Annotated[bool, typer.Option("--all", help="Take every entry of the cache.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Show what would be packed; write nothing.")] = False,
+    fmt: Annotated[str, typer.Option(
+        "--format", metavar="pack|torch", help="pack: fxcache's archive (entries, wrappers, compiled kernels, "
+        "manifest); torch: a blob torch.compiler.load_cache_artifacts loads (entries only: the first run builds "
+        "every kernel).")] = "pack",
     as_json: JsonOpt = False,
 ) -> None:
     """Pack the entries a run needs, and what they need to load (wrapper modules, compiled
@@ -35,6 +39,8 @@ def pack_cmd(
 
     if out_path is None and not dry_run:
         fail("give OUT, the pack to write (or --dry-run)")
+    if fmt not in ("pack", "torch"):
+        fail(f"--format {fmt!r}: give pack or torch")
     used: list[tuple[str, str, str]] = []
     version = run = None
     if from_trace is not None:
@@ -67,6 +73,18 @@ def pack_cmd(
         for text in unwarmable:
             out.warning(f"not warmed by any pack: {safe(text)}")
     if dry_run:
+        return
+    if fmt == "torch":
+        from fxcache_core.pack.to_blob import write_blob
+
+        blob = write_blob(plan, Path(str(out_path)))
+        if as_json:
+            out.result(plan.to_json(run_not_warmed=unwarmable) | {"blob": blob.to_json()})
+            return
+        out.print(f"wrote {safe(str(blob.path))}: a torch blob of "
+                  + ", ".join(f"{n} {t}" for t, n in blob.entries.items()) + f" entries, {human_bytes(blob.bytes_out)}"
+                  + ("; left out (a blob has no place for them; torch rebuilds them): "
+                     + ", ".join(f"{n} {k}" for k, n in sorted(blob.left_out.items())) if blob.left_out else ""))
         return
     prog = ReadProgress(plan.total_bytes, enabled=not as_json, label="packing")
     try:
@@ -158,6 +176,9 @@ def unpack_cmd(
     from ._context import state
 
     path = Path(pack)
+    blob = _blob_as_pack(path)
+    if blob is not None:
+        path = blob.pack
     try:
         size = path.stat().st_size if path.is_file() else 0
     except (OSError, ValueError):
@@ -170,7 +191,7 @@ def unpack_cmd(
     root = _target(state.cache_dir)
     plan = plan_unpack(path, root, manifest)
     if dry_run:
-        _dry_run(plan, as_json)
+        _dry_run(plan, as_json, blob)
         return
     prog = ReadProgress(manifest.total_bytes, enabled=not as_json, label="unpacking")
     try:
@@ -187,6 +208,26 @@ def unpack_cmd(
             out.warning(f"kept {safe(p)}: {safe(why)} is there (not overwritten)")
     if res.conflicts:
         raise typer.Exit(FAILURE)
+
+
+def _blob_as_pack(path: Path) -> Any:
+    """A torch mega-cache blob given to unpack, as a temp pack of its entries
+    (fxcache_core.pack.from_blob), removed at exit; None for anything else."""
+    from fxcache_core.cache.blob import looks_like_blob
+
+    try:
+        if not (path.is_file() and looks_like_blob(path)):
+            return None
+    except (OSError, ValueError):
+        return None
+    import atexit
+    import tempfile
+
+    from fxcache_core.pack.from_blob import pack_of_blob
+
+    tmp = tempfile.TemporaryDirectory(prefix="fxcache-blob-pack-")
+    atexit.register(tmp.cleanup)
+    return pack_of_blob(path, tmp)
 
 
 def _target(cache_dir: str | None) -> Path:
@@ -226,7 +267,7 @@ def _torch_cache_elsewhere() -> Iterator[None]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _dry_run(plan: Any, as_json: bool) -> None:
+def _dry_run(plan: Any, as_json: bool, blob: Any = None) -> None:
     from fxcache_core.pack.will_hit import will_hit
 
     with _torch_cache_elsewhere():
@@ -238,8 +279,11 @@ def _dry_run(plan: Any, as_json: bool) -> None:
         threads = cpp_thread_count()
         here_settings = env_settings(os.environ)
     report = will_hit(plan.manifest, build.torch_version, build.hashes, threads, here_settings)
+    rebuilt = dict(blob.kernels) if blob is not None else None
     if as_json:
-        out.result({"unpack": plan.to_json(), "will_hit": report.to_json()})
+        out.result({"unpack": plan.to_json(), "will_hit": report.to_json()}
+                   | ({"blob": {"kernels_rebuilt": rebuilt, "not_installed": dict(blob.skipped)}}
+                      if blob is not None else {}))
         return
     out.print(f"verified {plural(len(plan.manifest.members), 'member')} "
               f"({human_bytes(plan.manifest.total_bytes)}); into {safe(str(plan.root))} it would add "
@@ -247,8 +291,13 @@ def _dry_run(plan: Any, as_json: bool) -> None:
               "conflicting")
     fns = plan.manifest.functions()
     for f in report.functions:
-        if f.will_hit:
-            out.print(f"  [green]will hit[/green]  {_function_label(f.function, fns[f.function])} ({plural(f.entries, 'entry', 'entries')})")
+        rebuild = ""
+        if rebuilt is not None and rebuilt.get(f.function):
+            rebuild = f"; the first load builds {plural(rebuilt[f.function], 'kernel')} (a blob holds no compiled library)"
+        if f.will_hit is None:
+            out.print(f"  [yellow]unknown[/yellow]   {_function_label(f.function, fns[f.function])}: {safe('; '.join(r.text for r in f.reasons))}{rebuild}")
+        elif f.will_hit:
+            out.print(f"  [green]will hit[/green]  {_function_label(f.function, fns[f.function])} ({plural(f.entries, 'entry', 'entries')}){rebuild}")
         else:
             out.print(f"  [red]no hit[/red]    {_function_label(f.function, fns[f.function])}: {safe('; '.join(r.text for r in f.reasons))}")
     if report.settings:

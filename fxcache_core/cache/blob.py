@@ -194,6 +194,7 @@ def as_cache_dir(blob: Blob) -> Path:
     tmp = tempfile.TemporaryDirectory(prefix="fxcache-blob-")
     _KEEP.append(tmp)
     root = Path(tmp.name)
+    _ORIGIN[str(root)] = blob.path
     try:
         st = os.stat(blob.path)
         for a in blob.artifacts:
@@ -208,13 +209,26 @@ def as_cache_dir(blob: Blob) -> Path:
             fd = create_new(target, 0o644)
             with os.fdopen(fd, "wb") as out:
                 out.write(content(blob, a))
-            os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+            os.utime(target, ns=(st.st_mtime_ns, st.st_mtime_ns))
     except OSError as e:
         raise BlobError(f"cannot lay out the blob {blob.path} in {root}: {e.strerror or e}") from None
     return root
 
 
 _KEEP: list[tempfile.TemporaryDirectory[str]] = []
+_ORIGIN: dict[str, Path] = {}
+
+
+def laid_out_from(root: str | os.PathLike[str]) -> Path | None:
+    """The blob a cache dir was laid out from by :func:`as_cache_dir`, else None."""
+    return _ORIGIN.get(str(root))
+
+
+def shown_as(root: str | os.PathLike[str]) -> str:
+    """How to name a cache dir to the user: the blob it was laid out from
+    (:func:`as_cache_dir`), else the dir itself."""
+    blob = _ORIGIN.get(str(root))
+    return f"{blob} (a torch blob)" if blob is not None else str(root)
 
 
 def _parse(p: Path, mm: mmap.mmap, size: int) -> Blob:
@@ -284,4 +298,4 @@ def _parse(p: Path, mm: mmap.mmap, size: int) -> Blob:
 
 __all__ = ["ENCODING_VERSION", "KNOWN_TYPES", "MAX_BLOB_BYTES", "MAX_CONTENT_BYTES", "PLACED_TYPES",
            "Blob", "BlobArtifact", "BlobError", "as_cache_dir", "content", "looks_like_blob",
-           "place_as_torch", "read_blob"]
+           "laid_out_from", "place_as_torch", "read_blob", "shown_as"]

@@ -227,5 +227,5 @@ def _not_a_blob(root: Any) -> None:
 
     blob = laid_out_from(root)
     if blob is not None:
-        fail(f"{blob} is a torch blob: gc and rm change a cache dir, never a blob "
-             "(fxcache unpack BLOB writes its entries into one)")
+        fail(f"{blob} is a torch blob or standalone_compile artifact: gc and rm change a cache dir, never "
+             "a blob (fxcache unpack BLOB writes a blob's entries into one)")

@@ -149,7 +149,7 @@ def read_blob(path: str | os.PathLike[str]) -> Blob:
             if size < _HEAD:
                 raise BlobError(f"{p}: damaged blob: {size} bytes, shorter than its header")
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                return _parse(p, mm, size)
+                return parse_at(p, mm, 0, size)
     except OSError as e:
         raise BlobError(f"{p}: cannot read the blob: {e.strerror or e}") from None
 
@@ -183,10 +183,11 @@ def place_as_torch(blob: Blob, artifact: BlobArtifact) -> tuple[str, ...] | None
     return (folder, key[1:3], key, name) if folder == "fxgraph" else (folder, key, name)
 
 
-def as_cache_dir(blob: Blob) -> Path:
-    """A private temporary cache dir that holds the blob's entries where torch places
-    them (:func:`place_as_torch`), each file's times the blob's; removed when the
-    process exits. Entries are written, never decoded here.
+def as_cache_dir(blob: Blob, *more: Blob, shown: str | None = None) -> Path:
+    """A private temporary cache dir that holds the entries of ``blob`` (and ``more``)
+    where torch places them (:func:`place_as_torch`), each file's times its blob's;
+    removed when the process exits; ``shown``: how it is named to the user (default:
+    the blob). Entries are written, never decoded here.
 
     Raises:
         BlobError: the blob changed while it was read, or the dir cannot be written.
@@ -194,11 +195,11 @@ def as_cache_dir(blob: Blob) -> Path:
     tmp = tempfile.TemporaryDirectory(prefix="fxcache-blob-")
     _KEEP.append(tmp)
     root = Path(tmp.name)
-    _ORIGIN[str(root)] = blob.path
+    _ORIGIN[str(root)] = (blob.path, shown or f"{blob.path} (torch blob)")
     try:
-        st = os.stat(blob.path)
-        for a in blob.artifacts:
-            parts = place_as_torch(blob, a)
+        for b, a in ((x, a) for x in (blob, *more) for a in x.artifacts):
+            st = os.stat(b.path)
+            parts = place_as_torch(b, a)
             if parts is None:
                 continue
             d = root.joinpath(*parts[:-1])
@@ -208,7 +209,7 @@ def as_cache_dir(blob: Blob) -> Path:
                 continue
             fd = create_new(target, 0o644)
             with os.fdopen(fd, "wb") as out:
-                out.write(content(blob, a))
+                out.write(content(b, a))
             os.utime(target, ns=(st.st_mtime_ns, st.st_mtime_ns))
     except OSError as e:
         raise BlobError(f"cannot lay out the blob {blob.path} in {root}: {e.strerror or e}") from None
@@ -216,33 +217,44 @@ def as_cache_dir(blob: Blob) -> Path:
 
 
 _KEEP: list[tempfile.TemporaryDirectory[str]] = []
-_ORIGIN: dict[str, Path] = {}
+_ORIGIN: dict[str, tuple[Path, str]] = {}
 
 
 def laid_out_from(root: str | os.PathLike[str]) -> Path | None:
-    """The blob a cache dir was laid out from by :func:`as_cache_dir`, else None."""
-    return _ORIGIN.get(str(root))
+    """The blob (or the first artifact) a cache dir was laid out from by
+    :func:`as_cache_dir`, else None."""
+    got = _ORIGIN.get(str(root))
+    return got[0] if got is not None else None
 
 
 def shown_as(root: str | os.PathLike[str]) -> str:
     """How to name a cache dir to the user: the blob it was laid out from
     (:func:`as_cache_dir`), else the dir itself."""
-    blob = _ORIGIN.get(str(root))
-    return f"{blob} (a torch blob)" if blob is not None else str(root)
+    got = _ORIGIN.get(str(root))
+    return got[1] if got is not None else str(root)
 
 
-def _parse(p: Path, mm: mmap.mmap, size: int) -> Blob:
+def parse_at(p: Path, mm: mmap.mmap | bytes, lo: int, size: int) -> Blob:
+    """The blob that spans bytes ``lo`` to ``size`` of the mapped file ``p`` (a blob
+    file: 0 to its end; one inside a standalone artifact: its range), offsets in the
+    file.
+
+    Raises:
+        BlobError: as :func:`read_blob`.
+    """
     def damaged(why: str) -> BlobError:
         return BlobError(f"{p}: damaged blob: {why}")
 
-    want = int.from_bytes(mm[0:4], "big")
-    if zlib.crc32(memoryview(mm)[4:]) != want:
+    if size - lo < _HEAD:
+        raise damaged(f"{size - lo} bytes, shorter than its header")
+    want = int.from_bytes(mm[lo:lo + 4], "big")
+    if zlib.crc32(memoryview(mm)[lo + 4:size]) != want:
         raise damaged("its checksum does not match its content (truncated or altered)")
-    version = int.from_bytes(mm[4:12], "big")
+    version = int.from_bytes(mm[lo + 4:lo + 12], "big")
     if version != ENCODING_VERSION:
         raise BlobError(f"{p}: unknown blob encoding version {version} (fxcache reads version "
                         f"{ENCODING_VERSION}, torch 2.13's)")
-    i = _HEAD
+    i = lo + _HEAD
 
     def u64(what: str) -> int:
         nonlocal i
@@ -298,4 +310,4 @@ def _parse(p: Path, mm: mmap.mmap, size: int) -> Blob:
 
 __all__ = ["ENCODING_VERSION", "KNOWN_TYPES", "MAX_BLOB_BYTES", "MAX_CONTENT_BYTES", "PLACED_TYPES",
            "Blob", "BlobArtifact", "BlobError", "as_cache_dir", "content", "looks_like_blob",
-           "laid_out_from", "place_as_torch", "read_blob", "shown_as"]
+           "laid_out_from", "parse_at", "place_as_torch", "read_blob", "shown_as"]

@@ -1,4 +1,5 @@
-"""Reading torch's mega-cache blobs (fxcache_core.cache.blob) on blobs written here.
+"""Reading torch's mega-cache blobs and standalone_compile artifacts (fxcache_core.cache.blob,
+fxcache_core.cache.standalone) on files written here.
 
 Synthetic on purpose (fast tier, no torch): the writer below is torch 2.13's
 ``BytesWriter`` / ``_serialize_single_cache`` (torch/utils/_appending_byte_serializer.py,
@@ -18,6 +19,7 @@ import pytest
 
 from fxcache_core.cache.blob import BlobError, as_cache_dir, place_as_torch, read_blob
 from fxcache_core.cache.keys import KeyKind, sha256_hash
+from fxcache_core.cache.standalone import artifact_header, artifacts_below, read_artifact
 from tests.synth import fake_key, fx_entry_bytes
 
 
@@ -97,3 +99,34 @@ def test_an_unknown_version_or_artifact_type_is_named_and_refused(tmp_path):
         read_blob(write(tmp_path, blob_bytes(record("inductor", [(FX, ENTRY)]), version=2)))
     with pytest.raises(BlobError, match="unknown artifact type triton_bundle"):
         read_blob(write(tmp_path, blob_bytes(record("triton_bundle", [("k", b"x")]))))
+
+
+def standalone_bytes(header: bytes, blob: bytes, trailing: bytes = b"") -> bytes:
+    """``CacheCompiledArtifact.save(format="binary")``'s record (torch/_inductor/standalone_compile.py)."""
+    body = (u64(len(header)) + header + u64(32) + b"k" * 32 + text(AOT) + u64(len(blob)) + blob + trailing)
+    return zlib.crc32(body).to_bytes(4, "big") + body
+
+
+def test_a_standalone_artifact_is_read_as_the_blob_it_carries(tmp_path):
+    inner = blob_bytes(record("inductor", [(FX, ENTRY)]))
+    p = write(tmp_path, standalone_bytes(b"CacheCompiledArtifact", inner))
+    assert artifact_header(p) == b"CacheCompiledArtifact"
+    b = read_artifact(p)
+    assert [(a.type, a.key) for a in b.artifacts] == [("inductor", FX)]
+    assert p.read_bytes()[b.artifacts[0].offset:][:len(ENTRY)] == ENTRY
+    assert artifacts_below(tmp_path) == [p]
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    (standalone_bytes(b"AOTCompiledArtifact", b""), "holds a pickled callable"),
+    (standalone_bytes(b"Mystery", b""), "unknown standalone artifact header 'Mystery'"),
+    (standalone_bytes(b"CacheCompiledArtifact", blob_bytes(record("inductor", [(FX, ENTRY)])), b"x"),
+     "1 bytes after the blob"),
+    (standalone_bytes(b"CacheCompiledArtifact", blob_bytes(record("inductor", [(FX, ENTRY)])))[:-1],
+     "checksum does not match"),
+    (standalone_bytes(b"CacheCompiledArtifact", blob_bytes(record("inductor", [(FX, ENTRY)]))[:-1]),
+     "damaged blob"),
+], ids=["aot-artifact", "unknown-header", "trailing-bytes", "truncated", "damaged-inner-blob"])
+def test_a_damaged_or_unknown_standalone_artifact_is_refused(tmp_path, data, says):
+    with pytest.raises(BlobError, match=says):
+        read_artifact(write(tmp_path, data))

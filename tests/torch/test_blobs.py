@@ -1,7 +1,10 @@
 """Torch's other cache forms on real runs: mega-cache blobs and bundled AOTAutograd entries.
 
-One background build (``blob_forms``: five fresh torch processes of
-``tests.harness.blob_app``, and fxcache in processes that cannot import torch):
+Two background builds. ``standalone``: ``tests.harness.standalone_app`` saves two
+``standalone_compile`` artifacts (binary, in vLLM's layout, and one unpacked); each
+lists the keys the cache dir of that compile holds. ``blob_forms`` (five fresh torch
+processes of ``tests.harness.blob_app``, and fxcache in processes that cannot import
+torch):
 
 - ``bundled``: the app compiled with ``bundled_autograd_cache`` on (no FX graph cache
   entry at all), its blob saved; ``pack --all`` of that cache unpacked into an empty
@@ -93,6 +96,23 @@ def blob_forms() -> dict[str, Any]:
     return prebuilt("blob_forms")
 
 
+@builder("standalone", order=6)
+def _standalone() -> dict[str, Any]:
+    from demo.build_cache import run_json_subprocess
+    from tests.harness.background import build_dir
+
+    built = run_json_subprocess(["-m", "tests.harness.standalone_app", str(build_dir("standalone"))],
+                                python=sys.executable, timeout=600)
+    built["ls"] = {name: _listing(Path(built[name])) for name in ("cache", "unpacked", "layout")}
+    built["ls"]["binaries"] = [_listing(Path(p)) for p in built["binaries"]]
+    return built
+
+
+@pytest.fixture(scope="session")
+def standalone() -> dict[str, Any]:
+    return prebuilt("standalone")
+
+
 def _all_hit(r: dict[str, Any], fx: int) -> None:
     assert r["aot_autograd"].get("autograd_cache_hit") == 2 and not r["aot_autograd"].get("autograd_cache_miss"), r
     assert r["inductor"].get("fxgraph_cache_hit", 0) == fx and not r["inductor"].get("fxgraph_cache_miss"), r
@@ -154,3 +174,11 @@ def test_pack_format_torch_is_loaded_by_torch_and_every_lookup_hits(blob_forms):
     r = blob_forms["torch_pack_rerun"]
     assert sorted(r["loaded"]) == ["aot_autograd", "inductor"]
     _all_hit(r, fx=3)
+
+
+def test_standalone_artifacts_list_the_same_keys_as_the_cache_dir_their_compile_wrote(standalone):
+    ls = standalone["ls"]
+    first, second = ls["binaries"]
+    assert first and second and {k[0] for k in first} == {"fxgraph", "aotautograd"}
+    assert first == ls["unpacked"]  # binary and unpacked: the same entries
+    assert sorted(first + second) == ls["layout"] == ls["cache"]  # vLLM's dir of them: one cache

@@ -27,7 +27,7 @@ def pack_cmd(
     take_all: Annotated[bool, typer.Option("--all", help="Take every entry of the cache.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Show what would be packed; write nothing.")] = False,
     fmt: Annotated[str, typer.Option(
-        "--format", metavar="pack|torch", help="pack: fxcache's archive (entries, wrappers, compiled kernels, "
+        "--format", metavar="FORMAT", help="pack: fxcache's archive (entries, wrappers, compiled kernels, "
         "manifest); torch: a blob torch.compiler.load_cache_artifacts loads (entries only: the first run builds "
         "every kernel).")] = "pack",
     as_json: JsonOpt = False,
@@ -161,7 +161,8 @@ def _show_plan(plan: Any) -> None:
 
 
 def unpack_cmd(
-    pack: Annotated[str, typer.Argument(help="A pack written by fxcache pack.")],
+    pack: Annotated[str, typer.Argument(help="A pack written by fxcache pack, or a torch mega-cache blob "
+                                        "(save_cache_artifacts).")],
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", "-n", help="Verify the pack and say, per function, whether it will hit with the "
         "installed torch (imports torch); write nothing.")] = False,
@@ -169,7 +170,8 @@ def unpack_cmd(
 ) -> None:
     """Verify every member of a pack against its manifest, then write it into the cache dir
     (--cache-dir): new files only, identical ones skipped, different ones never overwritten.
-    Exit 1 if any member conflicts with a file already there."""
+    Exit 1 if any member conflicts with a file already there. A blob is installed as a pack
+    of its entries, where load_cache_artifacts would write them."""
     from fxcache_core.pack.install import execute_unpack
     from fxcache_core.pack.unpack import plan_unpack, verify_pack
 

@@ -170,8 +170,10 @@ def unpack_cmd(
 ) -> None:
     """Verify every member of a pack against its manifest, then write it into the cache dir
     (--cache-dir): new files only, identical ones skipped, different ones never overwritten.
-    Exit 1 if any member conflicts with a file already there. A blob is installed as a pack
-    of its entries, where load_cache_artifacts would write them."""
+    Exit 1 if any member conflicts with a file already there.
+
+    A torch blob is installed as a pack of its entries, where load_cache_artifacts would
+    write them."""
     from fxcache_core.pack.install import execute_unpack
     from fxcache_core.pack.unpack import plan_unpack, verify_pack
 

@@ -182,3 +182,16 @@ def test_standalone_artifacts_list_the_same_keys_as_the_cache_dir_their_compile_
     assert first and second and {k[0] for k in first} == {"fxgraph", "aotautograd"}
     assert first == ls["unpacked"]  # binary and unpacked: the same entries
     assert sorted(first + second) == ls["layout"] == ls["cache"]  # vLLM's dir of them: one cache
+
+
+def test_dry_run_on_a_blob_of_another_torch_says_nothing_will_hit_and_why(tmp_path):
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
+    version = sorted(p.name for p in fixtures.iterdir() if (p / "cache").is_dir())[0]
+    blob = tmp_path / "other.blob"
+    assert run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all", "--format", "torch",
+                       str(blob)).returncode == 0
+    proc = run_fxcache("--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", str(blob))
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("no hit", "will hit", "unknown"))]
+    assert lines and all(ln.strip().startswith("no hit") and "nothing will hit" in ln for ln in lines)
+    assert not (tmp_path / "x").exists()

@@ -66,3 +66,16 @@ def test_gc_refuses_a_blob(tmp_path):
     proc = run_fxcache("--cache-dir", str(blob), "gc", "--yes")
     assert proc.returncode == 2 and "is a torch blob" in proc.stderr
     assert Path(blob).read_bytes()[:4]  # the blob is left as it was
+
+
+def test_reading_a_blob_leaves_no_index_behind(tmp_path):
+    """A blob is laid out in a new temp dir each run: an index of it would be a new file
+    each run, never read again."""
+    blob, index = tmp_path / "cache.bin", tmp_path / "index"
+    blob.write_bytes(blob_bytes(record("inductor", [(FX, fx_entry_bytes(None, FX))])))
+    index.mkdir()
+    for args in (("ls",), ("df",), ("audit",)):
+        proc = run_fxcache("--cache-dir", str(blob), *args, env={"FXCACHE_INDEX_DIR": str(index)})
+        assert proc.returncode == 0, proc.stderr
+    assert FX in run_fxcache("--cache-dir", str(blob), "ls").stdout
+    assert list(index.iterdir()) == []

@@ -94,7 +94,10 @@ def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bo
     prog = ReadProgress(scan.entry_count, enabled=not as_json)
     _progress.append(prog)
     idx = None
-    if indexed and state.remote is None:  # a remote snapshot is a new temp dir each run
+    from fxcache_core.cache.blob import laid_out_from
+
+    # a remote snapshot, or a blob laid out, is a new temp dir each run: no index of it
+    if indexed and state.remote is None and laid_out_from(scan.root) is None:
         from fxcache_core.state.index import Index, default_index_path
 
         idx = Index(default_index_path(scan.root), scan.root)

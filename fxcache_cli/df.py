@@ -20,6 +20,7 @@ def df_cmd(
 ) -> None:
     """Disk usage of the cache dir by kind of content: files, bytes, last use, and what gc would
     reclaim. Totals are what find and du say of the same dir; $TRITON_CACHE_DIR too when set elsewhere."""
+    from fxcache_core.cache.blob import shown_as
     from fxcache_core.cache.location import resolve_cache_dir, triton_cache_dir
     from fxcache_core.cache.scan import scan_cache
     from fxcache_core.errors import CacheDirError
@@ -48,7 +49,7 @@ def df_cmd(
     for n, rep in enumerate(reports):
         if n:
             out.text("")
-        _render(rep, stale, title=str(rep.root) + (" ($TRITON_CACHE_DIR)" if n else ""))
+        _render(rep, stale, title=shown_as(rep.root) + (" ($TRITON_CACHE_DIR)" if n else ""))
     _pch_note(root)
 
 

@@ -104,7 +104,8 @@ def _global(
         typer.Option(
             "--cache-dir",
             help="The Inductor cache dir. Default: $TORCHINDUCTOR_CACHE_DIR, else "
-            "<tempdir>/torchinductor_<user>, as torch resolves it.",
+            "<tempdir>/torchinductor_<user>, as torch resolves it. A torch mega-cache blob, a "
+            "standalone_compile artifact or a dir of them (vLLM's) is read as a cache too.",
             show_default=False,
         ),
     ] = None,

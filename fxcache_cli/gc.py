@@ -50,6 +50,7 @@ def gc_cmd(
     policy = _policy(older_than, max_size, keep_last, unreadable, dangling, locks, artifacts, stale,
                      keep_costly)
     scan = scan_dir(quiet=as_json)
+    _not_a_blob(scan.root)
     # Planned from the index (rows checked against each file's size, mtime_ns, inode);
     # plan_gc re-reads from the files what a deletion rests on, and execution re-checks
     # each file against the plan. Hits and compile costs `fxcache explain` read from
@@ -120,6 +121,7 @@ def rm_cmd(
     from fxcache_core.prune.plan import plan_rm
 
     scan = scan_dir(quiet=as_json)
+    _not_a_blob(scan.root)
     target = scan.find(key)
     _run_plan(plan_rm(indexed_catalog(scan, as_json), target, entries or ()), dry_run, yes, as_json)
 
@@ -217,3 +219,13 @@ def _show_result(res: Any, remote: bool, ttl: int | None) -> None:
     else:
         out.print(f"Removed {plural(len(res.removed), 'file')}, freed {human_bytes(res.bytes_freed)}; "
                   f"{len(res.dirs_removed)} empty dirs removed.")
+
+
+def _not_a_blob(root: Any) -> None:
+    """gc and rm change a cache dir; a torch blob given as --cache-dir is read only."""
+    from fxcache_core.cache.blob import laid_out_from
+
+    blob = laid_out_from(root)
+    if blob is not None:
+        fail(f"{blob} is a torch blob or standalone_compile artifact: gc and rm change a cache dir, never "
+             "a blob (fxcache unpack BLOB writes a blob's entries into one)")

@@ -138,7 +138,9 @@ def _print_keys(found: _Found, shown: Any, regions: dict[str, Any], entries: boo
                 shape = ("serves " + str(reg)) if reg is not None else ("" if not entries else "unreadable")
                 table.append(("", f"  └ {e.name}", "", human_bytes(e.size), age(e.file.last_used, now),
                               *status, shape))
-    out.table(f"{remote_store().display_url} (remote)" if state.remote is not None else str(found.scan.root),
+    from fxcache_core.cache.blob import shown_as
+
+    out.table(f"{remote_store().display_url} (remote)" if state.remote is not None else shown_as(found.scan.root),
               table, {2, 3, 4})
 
 
@@ -204,7 +206,9 @@ def _print_functions(scan: Any, groups: Any, total: int, entries: bool, now: flo
                 k = r.key
                 table.append((f"  └ {k.kind.short} {k.key}", "", str(len(k.entries)), human_bytes(k.size),
                               age(k.last_used, now), ""))
-    out.table(str(scan.root), table, {1, 2, 3, 4})
+    from fxcache_core.cache.blob import shown_as
+
+    out.table(shown_as(scan.root), table, {1, 2, 3, 4})
     out.text(f"{plural(total, 'function')}, {len(scan.keys)} keys, {scan.entry_count} entries, "
          f"{human_bytes(scan.size)}" + (f"; showing {len(groups)} (--limit)" if len(groups) < total else ""))
 

@@ -29,6 +29,10 @@ def pack_cmd(
         "--include-linked", help="Also pack files with more than one hard link, or on another device than "
         "the cache dir (they may be files from outside it, linked or mounted in); left out by default.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Show what would be packed; write nothing.")] = False,
+    fmt: Annotated[str, typer.Option(
+        "--format", metavar="FORMAT", help="pack: fxcache's archive (entries, wrappers, compiled kernels, "
+        "manifest); torch: a blob torch.compiler.load_cache_artifacts loads (entries only: the first run builds "
+        "every kernel).")] = "pack",
     as_json: JsonOpt = False,
 ) -> None:
     """Pack the entries a run needs, and what they need to load (wrapper modules, compiled
@@ -41,6 +45,8 @@ def pack_cmd(
 
     if out_path is None and not dry_run:
         fail("give OUT, the pack to write (or --dry-run)")
+    if fmt not in ("pack", "torch"):
+        fail(f"--format {fmt!r}: give pack or torch")
     used: list[tuple[str, str, str]] = []
     version = run = None
     if from_trace is not None:
@@ -73,6 +79,18 @@ def pack_cmd(
         for text in unwarmable:
             out.warning(f"not warmed by any pack: {safe(text)}")
     if dry_run:
+        return
+    if fmt == "torch":
+        from fxcache_core.pack.to_blob import write_blob
+
+        blob = write_blob(plan, Path(str(out_path)))
+        if as_json:
+            out.result(plan.to_json(run_not_warmed=unwarmable) | {"blob": blob.to_json()})
+            return
+        out.print(f"wrote {safe(str(blob.path))}: a torch blob of "
+                  + ", ".join(f"{n} {t}" for t, n in blob.entries.items()) + f" entries, {human_bytes(blob.bytes_out)}"
+                  + ("; left out (a blob has no place for them; torch rebuilds them): "
+                     + ", ".join(f"{n} {k}" for k, n in sorted(blob.left_out.items())) if blob.left_out else ""))
         return
     prog = ReadProgress(plan.total_bytes, enabled=not as_json, label="packing")
     try:
@@ -164,7 +182,8 @@ TRUST = ("A pack is code: on a cache hit torch unpickles its entries and loads i
 
 
 def unpack_cmd(
-    pack: Annotated[str, typer.Argument(help="A pack written by fxcache pack.")],
+    pack: Annotated[str, typer.Argument(help="A pack written by fxcache pack, or a torch mega-cache blob "
+                                        "(save_cache_artifacts).")],
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", "-n", help="Check the pack and say, per function, whether it will hit with the "
         "installed torch (imports torch); write nothing.")] = False,
@@ -181,7 +200,8 @@ def unpack_cmd(
     only packs you trust; verify PACK shows the globals its entries name. Before writing,
     unpack holds the manifest's claims to the entries themselves, refuses members no entry
     needs, and refuses an entry that names a global torch does not write (exit 2) unless
-    --allow-foreign-globals."""
+    --allow-foreign-globals. A torch blob is installed as a pack of its entries, where
+    load_cache_artifacts would write them."""
     from fxcache_core.pack.contents import plan_unpack
     from fxcache_core.pack.install import execute_unpack
 
@@ -189,6 +209,9 @@ def unpack_cmd(
     from .verify import checked_pack, show_foreign
 
     path = Path(pack)
+    blob = _blob_as_pack(path)
+    if blob is not None:
+        path = blob.pack
     check = checked_pack(path, as_json)
     if not as_json:
         out.print(f"[dim]{TRUST}[/dim]")
@@ -196,7 +219,7 @@ def unpack_cmd(
     root = _target(state.cache_dir)
     plan = plan_unpack(root, check, allow_foreign_globals=allow_foreign_globals)
     if dry_run:
-        _dry_run(plan, as_json)
+        _dry_run(plan, as_json, blob)
         return
     manifest = plan.manifest
     prog = ReadProgress(manifest.total_bytes, enabled=not as_json, label="unpacking")
@@ -218,6 +241,26 @@ def unpack_cmd(
                         "does not write (listed above): torch will run them on a hit")
     if res.conflicts:
         raise typer.Exit(FAILURE)
+
+
+def _blob_as_pack(path: Path) -> Any:
+    """A torch mega-cache blob given to unpack, as a temp pack of its entries
+    (fxcache_core.pack.from_blob), removed at exit; None for anything else."""
+    from fxcache_core.cache.blob import looks_like_blob
+
+    try:
+        if not (path.is_file() and looks_like_blob(path)):
+            return None
+    except (OSError, ValueError):
+        return None
+    import atexit
+    import tempfile
+
+    from fxcache_core.pack.from_blob import pack_of_blob
+
+    tmp = tempfile.TemporaryDirectory(prefix="fxcache-blob-pack-")
+    atexit.register(tmp.cleanup)
+    return pack_of_blob(path, tmp)
 
 
 def _target(cache_dir: str | None) -> Path:
@@ -257,7 +300,7 @@ def _torch_cache_elsewhere() -> Iterator[None]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _dry_run(plan: Any, as_json: bool) -> None:
+def _dry_run(plan: Any, as_json: bool, blob: Any = None) -> None:
     from fxcache_core.pack.will_hit import will_hit
 
     with _torch_cache_elsewhere():
@@ -270,8 +313,11 @@ def _dry_run(plan: Any, as_json: bool) -> None:
         here_settings = env_settings(os.environ)
     claims = plan.check.manifest  # the build, settings and functions as the entries say them
     report = will_hit(claims, build.torch_version, build.hashes, threads, here_settings)
+    rebuilt = dict(blob.kernels) if blob is not None else None
     if as_json:
-        out.result({"unpack": plan.to_json(), "will_hit": report.to_json()})
+        out.result({"unpack": plan.to_json(), "will_hit": report.to_json()}
+                   | ({"blob": {"kernels_rebuilt": rebuilt, "not_installed": dict(blob.skipped)}}
+                      if blob is not None else {}))
         return
     out.print(f"{plural(len(claims.members), 'member')} intact, the manifest's claims are its entries' own "
               f"({human_bytes(claims.total_bytes)}); into {safe(str(plan.root))} it would add "
@@ -279,8 +325,13 @@ def _dry_run(plan: Any, as_json: bool) -> None:
               "conflicting")
     fns = claims.functions()
     for f in report.functions:
-        if f.will_hit:
-            out.print(f"  [green]will hit[/green]  {_function_label(f.function, fns[f.function])} ({plural(f.entries, 'entry', 'entries')})")
+        rebuild = ""
+        if rebuilt is not None and rebuilt.get(f.function):
+            rebuild = f"; the first load builds {plural(rebuilt[f.function], 'kernel')} (a blob holds no compiled library)"
+        if f.will_hit is None:
+            out.print(f"  [yellow]unknown[/yellow]   {_function_label(f.function, fns[f.function])}: {safe('; '.join(r.text for r in f.reasons))}{rebuild}")
+        elif f.will_hit:
+            out.print(f"  [green]will hit[/green]  {_function_label(f.function, fns[f.function])} ({plural(f.entries, 'entry', 'entries')}){rebuild}")
         else:
             out.print(f"  [red]no hit[/red]    {_function_label(f.function, fns[f.function])}: {safe('; '.join(r.text for r in f.reasons))}")
     if report.settings:

@@ -111,13 +111,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # their queries are recorded: tests/harness/recorded.py), then each file in the order its
 # background build is ready, as measured on a 2-core machine (the models' chain, the
 # variants, the fresh-process answers, the pack round trip, the remote cache, the traced
-# runs and their report, the rebuilt kernels), so that the tests of a build run while the later builds go
+# runs and their report, the rebuilt kernels, the blobs), so that the tests of a build run while the later builds go
 # on, and few are left for after the last one. A file missing here runs first and may
 # wait there.
 _TORCH_ORDER = {"test_real_cache.py": 1, "test_oracle_suite.py": 2, "test_models_oracle.py": 3,
                 "test_keying.py": 4, "test_torch_oracle.py": 5, "test_pack.py": 6,
                 "test_remote.py": 7, "test_explain.py": 8, "test_explain_cause.py": 9,
-                "test_report.py": 10, "test_explain_rebuilt.py": 11}
+                "test_report.py": 10, "test_explain_rebuilt.py": 11, "test_blobs.py": 12}
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -15,6 +15,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from fxcache_core.cache.blob import as_cache_dir, looks_like_blob, read_blob
+from fxcache_core.cache.standalone import artifact_header, dir_as_cache, read_artifact
 from fxcache_core.errors import CacheDirError, param
 
 ENV_VAR = "TORCHINDUCTOR_CACHE_DIR"
@@ -49,8 +51,12 @@ def resolve_cache_dir(
     Order: ``explicit`` (the ``cache_dir`` a caller gives), then
     ``$TORCHINDUCTOR_CACHE_DIR``, then :func:`default_cache_dir`. Like torch,
     the result is made absolute (``os.path.abspath``, no symlink resolution).
+    A torch mega-cache blob, a ``standalone_compile`` artifact file, or a dir of
+    such artifacts (vLLM's) is laid out as a private temporary cache dir, which is
+    returned (:mod:`fxcache_core.cache.blob`, :mod:`fxcache_core.cache.standalone`).
 
     Raises:
+        BlobError: a blob or artifact is damaged or of an unknown kind.
         CacheDirError: the directory does not exist, is not a directory, or cannot
             be looked up (a name longer than the system allows, a loop of links); the
             message names where it came from (for ``explicit``, the parameter
@@ -72,6 +78,10 @@ def resolve_cache_dir(
         raise CacheDirError(f"cache dir {path} ({source}) cannot be read: {e.strerror or e}", **given) from None
     except ValueError:  # a NUL byte in the name
         raise CacheDirError(f"cache dir {path!r} ({source}) is not a valid path", **given) from None
+    if path.is_file() and artifact_header(path) is not None:  # a standalone_compile artifact
+        return as_cache_dir(read_artifact(path), shown=f"{path} (standalone_compile artifact)")
+    if path.is_file() and looks_like_blob(path):  # a mega-cache blob
+        return as_cache_dir(read_blob(path))
     if not path.is_dir():
         raise CacheDirError(f"cache dir {path} ({source}) is not a directory", **given)
     if not os.access(path, os.R_OK | os.X_OK):
@@ -80,6 +90,9 @@ def resolve_cache_dir(
         raise CacheDirError(f"{path} is the {path.name}/ folder inside a cache dir: give its parent",
                             **given)
     if not _looks_like_cache(path):
+        below = dir_as_cache(path)  # a dir of standalone_compile artifacts (vLLM's)
+        if below is not None:
+            return below
         raise CacheDirError(
             f"{path} ({source}) does not look like an Inductor cache dir "
             "(nothing in it that torch writes, and it is not empty)", **given

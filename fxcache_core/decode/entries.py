@@ -442,12 +442,17 @@ def _read_root(root: Any, seen: frozenset[str], kind: KeyKind) -> DecodedEntry:
     fw_t = opt_int(root.field("forward_time_taken_ns"))
     bw_t = opt_int(root.field("backward_time_taken_ns"))
     t = fw_t + (bw_t or 0) if fw_t is not None else None
+    origin = parse_origin(opt_str(root.field("aot_forward_graph_str"))
+                          or opt_str(root.field("aot_backward_graph_str")))
+    inner = _bundled_graph(root.field("compiled_fw"))
+    if inner is not None:  # its frames, as an FX entry's (an FX entry it has none of)
+        origin = _with_outer(parse_origin(opt_str(inner.field("inductor_post_grad_graph_str"))) or origin,
+                             parse_linemap_frames(inner.field("cache_linemap")))
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
         forward=_fx_ref(root.field("compiled_fw")), backward=_fx_ref(root.field("compiled_bw")),
         arg_sources=sources, compile_time_ns=t,
-        origin=parse_origin(opt_str(root.field("aot_forward_graph_str"))
-                            or opt_str(root.field("aot_backward_graph_str"))),
+        origin=origin,
         globals_seen=seen, forward_graph=opt_str(root.field("aot_forward_graph_str")),
     )
 
@@ -465,6 +470,17 @@ def _with_source(i: GraphInput, sources: tuple[str | None, ...]) -> GraphInput:
     idx = i.aot_index if i.aot_index is not None else i.position
     src = sources[idx] if 0 <= idx < len(sources) else None
     return GraphInput(i.position, i.name, i.type, i.expr, idx, src)
+
+
+def _bundled_graph(obj: Any) -> Stub | None:
+    """The ``CompiledFxGraph`` a bundled AOTAutograd entry carries in ``compiled_fw``
+    (``BundledCompiledForward.result``, torch/_functorch/_aot_autograd/aot_autograd_result.py,
+    saved with ``bundled_autograd_cache``), else None."""
+    if isinstance(obj, Stub) and obj.stub_name == "BundledCompiledForward":
+        graph = obj.field("result")
+        if isinstance(graph, Stub) and graph.stub_name in _FX_TYPES:
+            return graph
+    return None
 
 
 def _fx_ref(obj: Any) -> FxRef | None:

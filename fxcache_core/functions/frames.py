@@ -220,7 +220,8 @@ def _root(source: str) -> str:
 
 def _origin_and_sources(catalog: Catalog, key: CacheKey) -> tuple[Origin | None, list[str]]:
     """The first readable entry's origin (through the forward FX entry it loads, for
-    an AOTAutograd key) and the sources of its inputs."""
+    an AOTAutograd key; a bundled one's own, from the graph it carries) and the
+    sources of its inputs."""
     first = catalog.first_readable(key)
     if first is None:
         return None, []
@@ -230,6 +231,8 @@ def _origin_and_sources(catalog: Catalog, key: CacheKey) -> tuple[Origin | None,
         if not sources:
             sources = list(catalog.sources_for(key).values())
         return d.origin, sources
+    if d.forward is None and d.origin is not None and d.origin.outer:
+        return d.origin, sources  # a bundled entry: the frames of the graph it carries
     if d.forward is not None:
         fx = catalog.fx_entry_for(d.forward.key, d.forward.guards_expr)
         if fx is not None:

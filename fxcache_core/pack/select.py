@@ -37,6 +37,7 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.fsutil import DirRefused, DirWalker, NotRegularFile, open_regular
 from fxcache_core.functions.origin import keys_of_function
+from fxcache_core.pack.bundled import bundled_graphs
 from fxcache_core.pack.claims import EntryClaims, combine, entry_claims
 from fxcache_core.pack.closure import CodeIndex, wrapper_refused, wrapper_source
 from fxcache_core.pack.manifest import ARCHIVE_MODE, Manifest, Member, PackError
@@ -249,25 +250,20 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
         if rel is None:
             left.append(Reason(f"{e.file.where} is not a plain path under the cache dir", "not-under-root"))
             continue
-        source: str | None = None
-        if e.kind is KeyKind.FX_GRAPH:
-            try:
-                source = wrapper_source(read_entry_bytes(e.path))
-            except OSError:
-                source = None
-            refused = wrapper_refused(source) if source is not None else None
-            if refused is not None:
-                left.append(Reason(f"FX entry {e.key[:10]}/{e.name[:10]}: {refused}, so the kernels it needs "
-                                   "cannot be found: not packed", refused.code))
-                continue
+        graphs = _graphs_of(e, d)  # (wrapper key, wrapper source) of each graph the entry loads from itself
+        refused = next((r for _, src in graphs if src is not None and (r := wrapper_refused(src))), None)
+        if refused is not None:
+            left.append(Reason(f"{_label(e)} entry {e.key[:10]}/{e.name[:10]}: {refused}, so the kernels "
+                               "it needs cannot be found: not packed", refused.code))
+            continue
         if not add(rel, e.file.where, "fx" if e.kind is KeyKind.FX_GRAPH else "aot"):
             continue
-        if e.kind is KeyKind.FX_GRAPH:
+        for wrapper_key, source in graphs:
             for k in code.unbuilt(source):
-                left.append(Reason(f"FX entry {e.key[:10]}/{e.name[:10]}: kernel {k[:10]} has no compiled "
-                                   "library in the cache (or not as a regular file): a hit will compile it",
-                                   "kernel-library-missing"))
-            for n in code.needed(d.wrapper_key, source):
+                left.append(Reason(f"{_label(e)} entry {e.key[:10]}/{e.name[:10]}: kernel {k[:10]} has no "
+                                   "compiled library in the cache (or not as a regular file): a hit will "
+                                   "compile it", "kernel-library-missing"))
+            for n in code.needed(wrapper_key, source):
                 r = _relative(root, n.file.file.where)
                 if r is not None:
                     add(r, n.file.file.where, n.kind)
@@ -306,6 +302,23 @@ def _linked(st: os.stat_result, root_dev: int | None) -> str | None:
     if root_dev is not None and st.st_dev != root_dev:
         return "it lies on another device than the cache dir"
     return None
+
+
+def _graphs_of(e: Entry, d: DecodedEntry) -> list[tuple[str | None, str | None]]:
+    """(wrapper key, wrapper source) of each compiled graph an entry loads from itself:
+    an FX entry its own; an AOTAutograd entry those it bundles
+    (:mod:`fxcache_core.pack.bundled`), none when it points into the FX graph cache."""
+    try:
+        data = read_entry_bytes(e.path)
+    except OSError:
+        return []
+    if e.kind is KeyKind.FX_GRAPH:
+        return [(d.wrapper_key, wrapper_source(data))]
+    return [(g.wrapper_key, g.source) for g in bundled_graphs(data)]
+
+
+def _label(e: Entry) -> str:
+    return "FX" if e.kind is KeyKind.FX_GRAPH else "AOTAutograd"
 
 
 def _relative(root: Path, where: str) -> str | None:

@@ -40,14 +40,16 @@ class FunctionVerdict:
     Attributes:
         function: the function (``"?"`` when the pack does not know it).
         entries: how many entries of the pack serve it.
-        will_hit: True when nothing known stands in the way.
+        will_hit: True when nothing known stands in the way; None when the pack
+            records no build to compare (code ``build-unknown``: only bundled
+            AOTAutograd entries, which store none of their keys' components).
         reasons: why not (codes ``other-torch-build``, ``other-cpp-thread-count``,
-            ``setting-differs-here``).
+            ``setting-differs-here``, ``build-unknown``).
     """
 
     function: str
     entries: int
-    will_hit: bool
+    will_hit: bool | None
     reasons: tuple[Reason, ...] = ()
 
     def to_json(self) -> dict[str, object]:
@@ -73,7 +75,7 @@ class HitReport:
 
     @property
     def all_hit(self) -> bool:
-        return all(f.will_hit for f in self.functions)
+        return all(f.will_hit is True for f in self.functions)
 
     def to_json(self) -> dict[str, object]:
         return {"torch_here": self.here_version, "build_components_differ": list(self.differ),
@@ -108,6 +110,7 @@ def will_hit(manifest: Manifest, here_version: str, here_hashes: Mapping[str, st
                               "other-torch-build"))
     else:
         reasons.extend(_settings_differ(manifest, here_settings, default_settings_for(here_version)))
+    unknown = not b.components and not b.torch_version
     verdicts = []
     for name, es in manifest.functions().items():
         why = list(reasons)
@@ -117,6 +120,12 @@ def will_hit(manifest: Manifest, here_version: str, here_hashes: Mapping[str, st
             why.append(Reason(f"its C++ kernels were compiled for {n} threads, torch here runs "
                               f"{here_threads} (cpp_runtime_thread_count is in the key): set "
                               f"OMP_NUM_THREADS={n} or torch.set_num_threads({n})", "other-cpp-thread-count"))
+        if not why and unknown:
+            verdicts.append(FunctionVerdict(name, len(es), None, (Reason(
+                "the pack records no torch build to compare with this one (bundled AOTAutograd entries store "
+                "none of their keys' components): it hits only under the torch build and settings that saved it",
+                "build-unknown"),)))
+            continue
         verdicts.append(FunctionVerdict(name, len(es), not why, tuple(why)))
     return HitReport(here_version, differ, tuple(verdicts), manifest.settings)
 

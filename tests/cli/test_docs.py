@@ -20,7 +20,7 @@ from tools import gen_cli_reference, render_docs
 
 # The pages README.md links to: each must exist and be in mkdocs.yml's nav.
 PAGES = [
-    "index.md", "getting-started.md", "concepts.md",
+    "index.md", "getting-started.md", "concepts.md", "blobs-and-standalone.md",
     "tasks/whats-in-my-cache.md", "tasks/disk-usage.md", "tasks/will-this-call-hit.md",
     "tasks/why-recompile.md", "tasks/shipped-cache.md", "tasks/ship-a-warm-cache.md",
     "tasks/shrink-the-cache.md", "tasks/remote-cache.md", "tasks/ci-recipes.md",

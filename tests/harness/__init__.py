@@ -15,6 +15,9 @@
 - ``variants``: one-change compile variants (``fxcache diff`` / ``key``).
 - ``remote_build``: a cache built with the remote caches on (Redis).
 - ``pack_app``: a small app for ``fxcache pack``'s round trip.
+- ``blob_app`` / ``standalone_app``: torch's other cache forms: an app that saves or
+  loads a mega-cache blob (bundled AOTAutograd entries or not), and
+  ``standalone_compile`` artifacts in vLLM's layout.
 - ``background``: the session's expensive values, built on background threads, and
   where they are built (``build_dir``) and read (``prebuilt``).
 - ``zygote``: the build processes above, forked from one that imported torch once.

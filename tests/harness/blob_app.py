@@ -1,0 +1,84 @@
+"""A small app for torch's other cache forms (tests/torch/test_blobs.py), run in a fresh process.
+
+``python -m tests.harness.blob_app CACHE_DIR [--bundled] [--save-blob PATH] [--load-blob PATH]
+[--batch N]``: compiles a module with a marked dynamic batch (inference, called with a
+batch of N, default 3) and a training step with backward (one AOTAutograd entry with a
+backward graph, one without), calls each, and prints one JSON line: torch's cache
+counters (``counters["inductor"]``/``["aot_autograd"]``) and the artifacts of the blob
+it saved or loaded. ``--bundled``: ``torch._functorch.config.bundled_autograd_cache``
+on (the AOTAutograd entries carry their compiled graphs; the FX graph cache is not
+used). ``--save-blob``: ``torch.compiler.save_cache_artifacts()`` after the calls,
+written there. ``--load-blob``: ``torch.compiler.load_cache_artifacts`` of that file
+before the calls (what a user does with a shipped blob).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("cache_dir")
+    p.add_argument("--bundled", action="store_true")
+    p.add_argument("--save-blob")
+    p.add_argument("--load-blob")
+    p.add_argument("--batch", type=int, default=3)
+    a = p.parse_args(argv)
+    from demo.build_cache import configure_torch, prepare_env
+
+    prepare_env(a.cache_dir)
+    import torch
+
+    configure_torch()
+    import torch._functorch.config as functorch_config
+
+    functorch_config.bundled_autograd_cache = a.bundled
+    loaded = None
+    if a.load_blob:
+        with open(a.load_blob, "rb") as f:
+            info = torch.compiler.load_cache_artifacts(f.read())
+        loaded = {k: list(v) for k, v in info.artifacts.items()} if info is not None else None
+
+    class Head(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.lin(x)) * 2
+
+    torch.manual_seed(0)
+    model = Head()
+    infer = torch.compile(model)
+
+    def train_step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        return loss
+
+    step = torch.compile(train_step)
+    x = torch.randn(a.batch, 8)
+    torch._dynamo.mark_dynamic(x, 0)
+    with torch.no_grad():
+        infer(x)
+    step(torch.randn(5, 8), torch.randn(5, 4))
+    from torch._dynamo.utils import counters
+
+    saved = None
+    if a.save_blob:
+        got = torch.compiler.save_cache_artifacts()
+        assert got is not None, "torch recorded no cache artifact"
+        blob, info = got
+        with open(a.save_blob, "wb") as f:
+            f.write(blob)
+        saved = {k: list(v) for k, v in info.artifacts.items()}
+    print(json.dumps({"inductor": dict(counters["inductor"]), "aot_autograd": dict(counters["aot_autograd"]),
+                      "saved": saved, "loaded": loaded}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

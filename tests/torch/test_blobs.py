@@ -1,0 +1,197 @@
+"""Torch's other cache forms on real runs: mega-cache blobs and bundled AOTAutograd entries.
+
+Two background builds. ``standalone``: ``tests.harness.standalone_app`` saves two
+``standalone_compile`` artifacts (binary, in vLLM's layout, and one unpacked); each
+lists the keys the cache dir of that compile holds. ``blob_forms`` (five fresh torch
+processes of ``tests.harness.blob_app``, and fxcache in processes that cannot import
+torch):
+
+- ``bundled``: the app compiled with ``bundled_autograd_cache`` on (no FX graph cache
+  entry at all), its blob saved; ``pack --all`` of that cache unpacked into an empty
+  dir, where the app runs again (batch 7);
+- ``regular``: the app compiled as usual (FX and AOTAutograd entries), its blob saved;
+  ``unpack`` of the blob into an empty dir, where the app runs again; ``pack --all
+  --format torch`` of the cache dir loaded with ``torch.compiler.load_cache_artifacts``
+  in a fresh process with an empty cache dir, which runs the app again.
+
+Torch's own counters in each rerun are the judge: every lookup a hit, none a miss.
+``fxcache match`` for the reruns' calls must say HIT on the same caches.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.harness.background import builder, prebuilt
+from tests.helpers import run_fxcache, run_module
+
+pytestmark = pytest.mark.torch
+
+CALLS = {"Head.forward": ["--shapes", "x=[7,8]"], "train_step": ["--shapes", "x=[5,8],y=[5,4]"]}
+"""The reruns' calls (blob_app with --batch 7), as ``match`` takes them."""
+
+
+def _app(cache: Path, *args: str) -> dict[str, Any]:
+    from demo.build_cache import run_json_subprocess
+
+    return run_json_subprocess(["-m", "tests.harness.blob_app", str(cache), *args], python=sys.executable,
+                               timeout=600)
+
+
+def _cli(*args: str) -> Any:
+    proc = run_module("fxcache_cli", *args, block_torch=True, env={"FXCACHE_NO_INDEX": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def _listing(cache: Path) -> list[tuple[str, str, tuple[str, ...], str | None]]:
+    return sorted((k["kind"], k["key"], tuple(sorted(e["entry"] for e in k["entries"])), k.get("function"))
+                  for k in _cli("--cache-dir", str(cache), "ls", "--entries", "--json"))
+
+
+def _matches(cache: Path) -> dict[str, list[tuple[str, str, str | None]]]:
+    out = {}
+    for fn, shapes in CALLS.items():
+        r = _cli("--cache-dir", str(cache), "match", "--fn", fn, *shapes, "--json")
+        out[fn] = sorted((x["kind"], x["status"], x.get("hit")) for x in r["results"])
+    return out
+
+
+@builder("blob_forms", order=6)
+def _blob_forms() -> dict[str, Any]:
+    from tests.harness.background import build_dir
+
+    base = build_dir("blobs")
+    out: dict[str, Any] = {}
+    b, bblob = base / "bundled", base / "bundled.blob"
+    out["bundled"] = _app(b, "--bundled", "--save-blob", str(bblob))
+    out["bundled_ls"], out["bundled_blob_ls"] = _listing(b), _listing(bblob)
+    out["bundled_match"] = _matches(b)
+    out["bundled_gc"] = _cli("--cache-dir", str(b), "gc", "--dry-run", "--json")
+    pack = base / "bundled.tar.gz"
+    out["bundled_pack"] = _cli("--cache-dir", str(b), "pack", "--all", str(pack), "--json")
+    _cli("--cache-dir", str(base / "bundled-here"), "unpack", str(pack), "--json")
+    out["bundled_rerun"] = _app(base / "bundled-here", "--bundled", "--batch", "7")
+
+    r, rblob = base / "regular", base / "regular.blob"
+    out["regular"] = _app(r, "--save-blob", str(rblob))
+    out["regular_ls"], out["regular_blob_ls"] = _listing(r), _listing(rblob)
+    out["regular_match"], out["regular_blob_match"] = _matches(r), _matches(rblob)
+    out["regular_blob"] = rblob
+    out["blob_unpacked"] = _cli("--cache-dir", str(base / "blob-here"), "unpack", str(rblob), "--json")
+    out["blob_rerun"] = _app(base / "blob-here", "--batch", "7")
+    ours = base / "ours.blob"
+    out["torch_pack"] = _cli("--cache-dir", str(r), "pack", "--all", "--format", "torch", str(ours), "--json")
+    out["torch_pack_rerun"] = _app(base / "loaded-here", "--load-blob", str(ours), "--batch", "7")
+    return out
+
+
+@pytest.fixture(scope="session")
+def blob_forms() -> dict[str, Any]:
+    return prebuilt("blob_forms")
+
+
+@builder("standalone", order=6)
+def _standalone() -> dict[str, Any]:
+    from demo.build_cache import run_json_subprocess
+    from tests.harness.background import build_dir
+
+    built = run_json_subprocess(["-m", "tests.harness.standalone_app", str(build_dir("standalone"))],
+                                python=sys.executable, timeout=600)
+    built["ls"] = {name: _listing(Path(built[name])) for name in ("cache", "unpacked", "layout")}
+    built["ls"]["binaries"] = [_listing(Path(p)) for p in built["binaries"]]
+    return built
+
+
+@pytest.fixture(scope="session")
+def standalone() -> dict[str, Any]:
+    return prebuilt("standalone")
+
+
+def _all_hit(r: dict[str, Any], fx: int) -> None:
+    assert r["aot_autograd"].get("autograd_cache_hit") == 2 and not r["aot_autograd"].get("autograd_cache_miss"), r
+    assert r["inductor"].get("fxgraph_cache_hit", 0) == fx and not r["inductor"].get("fxgraph_cache_miss"), r
+    assert not r["aot_autograd"].get("autograd_cache_bypass") and not r["inductor"].get("fxgraph_cache_bypass"), r
+
+
+def test_a_bundled_cache_has_aotautograd_entries_only_and_its_blob_lists_the_same(blob_forms):
+    b = blob_forms["bundled"]
+    assert b["aot_autograd"].get("autograd_cache_saved") == 2 and not b["inductor"].get("fxgraph_cache_miss")
+    assert set(b["saved"]) == {"aot_autograd"}
+    ls = blob_forms["bundled_ls"]
+    assert [k[0] for k in ls] == ["aotautograd", "aotautograd"]
+    assert {k[3] for k in ls} == {"Head.forward", "train_step"}
+    assert ls == blob_forms["bundled_blob_ls"]
+
+
+def test_match_on_bundled_entries_says_hit_as_torch_does(blob_forms):
+    assert all(rs and all(s == "hit" for _, s, _ in rs) for rs in blob_forms["bundled_match"].values())
+    _all_hit(blob_forms["bundled_rerun"], fx=0)
+
+
+def test_a_pack_of_bundled_entries_carries_their_kernels_and_every_lookup_hits(blob_forms):
+    kinds = {m["kind"] for m in blob_forms["bundled_pack"]["manifest"]["members"]}
+    assert kinds == {"aot", "wrapper", "library"}  # no FX entry: there is none to follow
+    _all_hit(blob_forms["bundled_rerun"], fx=0)
+
+
+def test_gc_keeps_bundled_entries_that_have_no_fx_entries(blob_forms):
+    plan = blob_forms["bundled_gc"]
+    assert plan["total_entries"] == 2 and not plan["removals"] and plan["bytes_freed"] == 0
+
+
+def test_a_blob_lists_and_matches_exactly_as_the_cache_dir_the_same_compile_wrote(blob_forms):
+    assert blob_forms["regular_ls"] == blob_forms["regular_blob_ls"]
+    assert {k[0] for k in blob_forms["regular_ls"]} == {"fxgraph", "aotautograd"}
+    assert blob_forms["regular_match"] == blob_forms["regular_blob_match"]
+    assert all(any(s == "hit" for _, s, _ in rs) for rs in blob_forms["regular_match"].values())
+
+
+def test_unpack_of_a_blob_into_an_empty_dir_then_a_fresh_run_hits_every_lookup(blob_forms):
+    written = blob_forms["blob_unpacked"]
+    assert written["added"] and not written["conflicts"]
+    _all_hit(blob_forms["blob_rerun"], fx=3)
+
+
+def test_dry_run_of_a_blob_says_it_will_hit_and_counts_the_kernels_built_on_first_load(blob_forms, tmp_path):
+    proc = run_fxcache("--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", "--json",
+                       str(blob_forms["regular_blob"]))
+    assert proc.returncode == 0, proc.stderr
+    d = json.loads(proc.stdout)
+    assert not (tmp_path / "x").exists()
+    assert d["will_hit"]["all_hit"]
+    assert {f.split(" (")[0] for f in d["blob"]["kernels_rebuilt"]} == {"Head.forward", "train_step"}
+    assert all(n >= 1 for n in d["blob"]["kernels_rebuilt"].values())
+
+
+def test_pack_format_torch_is_loaded_by_torch_and_every_lookup_hits(blob_forms):
+    assert blob_forms["torch_pack"]["blob"]["entries"] == {"inductor": 3, "aot_autograd": 2}
+    r = blob_forms["torch_pack_rerun"]
+    assert sorted(r["loaded"]) == ["aot_autograd", "inductor"]
+    _all_hit(r, fx=3)
+
+
+def test_standalone_artifacts_list_the_same_keys_as_the_cache_dir_their_compile_wrote(standalone):
+    ls = standalone["ls"]
+    first, second = ls["binaries"]
+    assert first and second and {k[0] for k in first} == {"fxgraph", "aotautograd"}
+    assert first == ls["unpacked"]  # binary and unpacked: the same entries
+    assert sorted(first + second) == ls["layout"] == ls["cache"]  # vLLM's dir of them: one cache
+
+
+def test_dry_run_on_a_blob_of_another_torch_says_nothing_will_hit_and_why(tmp_path):
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
+    version = sorted(p.name for p in fixtures.iterdir() if (p / "cache").is_dir())[0]
+    blob = tmp_path / "other.blob"
+    assert run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all", "--format", "torch",
+                       str(blob)).returncode == 0
+    proc = run_fxcache("--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", str(blob))
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("no hit", "will hit", "unknown"))]
+    assert lines and all(ln.strip().startswith("no hit") and "nothing will hit" in ln for ln in lines)
+    assert not (tmp_path / "x").exists()

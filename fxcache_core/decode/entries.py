@@ -5,9 +5,18 @@ An entry file is a pickle of a ``CompiledFxGraph`` (fxgraph/) or an
 run whatever callables the pickle names; fxcache never does. Instead the
 restricted unpickler of :mod:`fxcache_core.decode.unpickler` reads it into a
 tree of inert stubs and plain containers, and :func:`decode_entry` reads the
-fields fxcache needs into frozen dataclasses, naming each AOTAutograd input's
+fields fxcache needs into frozen dataclasses (the printed ones through the
+parsers of :mod:`fxcache_core.decode.printed`), naming each AOTAutograd input's
 Dynamo source through :mod:`fxcache_core.decode.sources`. Never executes
 anything from the entry, never imports torch.
+
+Validity comes from the unpickle alone: an entry is valid when it unpickles
+within its budgets and its root and guards string are what torch reads. Every
+field parser after that is total: one that cannot read its field (a 5,000-digit
+index in a debug line, a structure too entangled to convert) leaves the field
+empty and names it in ``DecodedEntry.absent``, as torch, which never parses
+those fields on load, still loads the entry. So whichever fields a command
+reads, its corruption verdict is the same.
 
 Why an entry cannot be decoded is an :class:`~fxcache_core.errors.EntryDecodeError`
 whose message is a :class:`~fxcache_core.reasons.Reason` (``str(error).code``):
@@ -26,12 +35,27 @@ and autograd_cache.py, ``CacheableAOTConfig`` in schemas.py, and the Dynamo
 from __future__ import annotations
 
 import functools
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
+from fxcache_core.decode.printed import (  # the parsers' names stay importable from here
+    MAX_GRAPH_LINES as MAX_GRAPH_LINES,
+)
+from fxcache_core.decode.printed import (
+    GraphInput,
+    Origin,
+    parse_example_inputs,
+    parse_graph_signature,
+    parse_linemap_frames,
+    parse_origin,
+    symbol_hints,
+)
+from fxcache_core.decode.printed import HarnessArgs as HarnessArgs
+from fxcache_core.decode.printed import parse_get_args as parse_get_args
+from fxcache_core.decode.printed import parse_hints as parse_hints
 from fxcache_core.decode.sources import source_name
 from fxcache_core.decode.unpickler import (
     MAX_ENTRY_BYTES,
@@ -44,346 +68,6 @@ from fxcache_core.decode.unpickler import (
 )
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 from fxcache_core.reasons import Reason
-
-_SYM_RE = re.compile(r"^Sym\((.+)\)$")
-_PLACEHOLDER_RE = re.compile(
-    r'^\s*(?:def forward\(self,\s*)?(\w+): "([^"]*)",?\s*(?:#\s*(.*))?$'
-)
-_INLINE_SIG_RE = re.compile(r'(\w+): "([^"]*)"')
-_AOT_IDX_RE = re.compile(r"^PlainAOTInput\(idx=(\d+)\)")
-_EXAMPLE_INPUT_RE = re.compile(r"^\[\w+\] example_inputs\[(\d+)\]: (.*)$", re.S)
-_UNBACKED_RE = re.compile(r"\bu\d+\b")
-_SYMBOL_RE = re.compile(r"^[a-z]+\d+$")
-
-
-@dataclass(frozen=True)
-class GraphInput:
-    """One placeholder of a compiled graph.
-
-    Attributes:
-        position: index among the graph's placeholders.
-        name: placeholder name (``arg0_1``, ``primals_3``) where known.
-        type: the printed type: ``Sym(s77)`` for a SymInt, ``f32[s77, 4][4, 1]cpu``
-            for a tensor (from the graph string), or the debug line's text.
-        expr: for a SymInt input, its sympy expression as text (``s77``).
-        aot_index: the AOTAutograd flat-argument index (``PlainAOTInput(idx=N)``).
-        source: the Dynamo source of that argument (``L['x'].size()[0]``).
-    """
-
-    position: int
-    name: str | None
-    type: str
-    expr: str | None = None
-    aot_index: int | None = None
-    source: str | None = None
-
-    @property
-    def is_symint(self) -> bool:
-        return self.expr is not None
-
-    @property
-    def is_backed_symint(self) -> bool:
-        """A SymInt with a hint: torch passes these as ``tN`` to the guards."""
-        return self.expr is not None and _UNBACKED_RE.search(self.expr) is None
-
-    @property
-    def symbol(self) -> str | None:
-        """The symbol when the SymInt is a plain symbol (``s77``), else None."""
-        return self.expr if self.expr and _SYMBOL_RE.match(self.expr) else None
-
-
-def parse_graph_signature(graph_str: str | None) -> tuple[GraphInput, ...]:
-    """Placeholders of a printed FX graph (``print_readable`` output).
-
-    Understands both the one-line ``def forward(self, a: "T", ...)`` form and
-    the one-placeholder-per-line form with ``# PlainAOTInput(idx=N)`` comments.
-    """
-    if not graph_str:
-        return ()
-    lines = graph_str.splitlines()
-    start = next((i for i, ln in enumerate(lines) if "def forward(" in ln), None)
-    if start is None:
-        return ()
-    out: list[GraphInput] = []
-    head = lines[start]
-    if head.rstrip().endswith("):"):  # one-line signature
-        for name, typ in _INLINE_SIG_RE.findall(head):
-            out.append(_graph_input(len(out), name, typ, None))
-        return tuple(out)
-    for ln in lines[start + 1:]:
-        if ln.strip().startswith("):"):
-            break
-        m = _PLACEHOLDER_RE.match(ln)
-        if m:
-            out.append(_graph_input(len(out), m.group(1), m.group(2), m.group(3)))
-    return tuple(out)
-
-
-def _graph_input(pos: int, name: str, typ: str, comment: str | None) -> GraphInput:
-    sym = _SYM_RE.match(typ)
-    idx = None
-    if comment:
-        m = _AOT_IDX_RE.match(comment.strip())
-        idx = int(m.group(1)) if m else None
-    return GraphInput(position=pos, name=name, type=typ, expr=sym.group(1) if sym else None,
-                      aot_index=idx)
-
-
-def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]:
-    """Graph inputs from an FX key's debug lines (``example_inputs[i]: ...``).
-
-    A SymInt input is printed as ``('s77',)`` (how ``FxGraphCachePickler``
-    reduces a SymInt); a tensor as ``TensorMetadata(...)``.
-    """
-    out: list[GraphInput] = []
-    seen = False
-    for line in debug_lines:
-        if line.find("] example_inputs[", 0, 80) < 0:
-            if seen:
-                break  # torch writes the example inputs in one run (after gm): the ~600 others follow
-            continue
-        seen = True
-        m = _EXAMPLE_INPUT_RE.match(line)
-        if not m:
-            continue
-        text = m.group(2).strip()
-        sym = re.fullmatch(r"\('([^']+)',\)", text)
-        out.append(GraphInput(position=int(m.group(1)), name=None, type=text,
-                              expr=sym.group(1) if sym else None))
-    out.sort(key=lambda g: g.position)
-    return tuple(out)
-
-
-_HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d{1,40})$")
-MAX_GRAPH_LINES = 100_000
-"""How many lines of a printed graph or compiled module fxcache reads at most."""
-
-
-def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
-    """Symbol values from the ``s77 = 4`` lines that head ``runnable_graph_str``.
-
-    Torch 2.13 fills that field on every compile; from 2.14 on it is empty unless
-    a structured trace is on (torch/_inductor/compile_fx.py builds it inside
-    ``trace_structured``'s payload function), so :func:`parse_get_args` is the
-    source every version fills.
-    """
-    out = []
-    for line in (runnable or "").splitlines()[:1000]:
-        m = _HINT_RE.match(line.strip())
-        if m:
-            out.append((m.group(1), int(m.group(2))))
-        elif line.strip():
-            break
-    return tuple(out)
-
-
-_GET_ARGS = "\ndef get_args():\n"
-_ARG_LINE_RE = re.compile(r"    ([A-Za-z_]\w{0,200}) = (-?\d{1,40})")
-_RETURN_RE = re.compile(r"    return \[([\w, ]*)\]")
-
-
-@dataclass(frozen=True)
-class HarnessArgs:
-    """The int inputs of the benchmark harness torch writes into every
-    ``CompiledFxGraph.source_code``.
-
-    ``PythonWrapperCodegen.benchmark_compiled_module`` in
-    torch/_inductor/codegen/wrapper.py (2.13 to 2.15) writes ``def get_args():``
-    with one line per graph input in placeholder order: ``argN_1 = <int>`` for
-    a SymInt input (its value when the graph was compiled: a backed symbol's
-    hint; an unbacked one gets a made-up fallback), ``argN_1 = rand_strided(...)``
-    for a tensor, then ``return [arg0_1, arg1_1, ...]``.
-
-    Attributes:
-        ints: placeholder name -> the int written for it.
-        order: the placeholder names of the ``return`` line, in graph order
-            (empty when that line was not found).
-    """
-
-    ints: dict[str, int]
-    order: tuple[str, ...]
-
-
-def parse_get_args(source_code: str | None) -> HarnessArgs:
-    """The ``get_args()`` harness of a compiled module's source (see :class:`HarnessArgs`).
-
-    Reads only the last ``def get_args():`` block, at most
-    :data:`MAX_GRAPH_LINES` lines of it; anything else gives empty results.
-    """
-    ints: dict[str, int] = {}
-    if not source_code:
-        return HarnessArgs(ints, ())
-    start = source_code.rfind(_GET_ARGS)
-    if start < 0:
-        return HarnessArgs(ints, ())
-    pos = start + len(_GET_ARGS)
-    for _ in range(MAX_GRAPH_LINES):
-        end = source_code.find("\n", pos)
-        line = source_code[pos:] if end < 0 else source_code[pos:end]
-        if not line.startswith("    "):
-            break
-        if m := _ARG_LINE_RE.fullmatch(line):
-            ints[m.group(1)] = int(m.group(2))
-        elif m := _RETURN_RE.fullmatch(line):
-            return HarnessArgs(ints, tuple(n.strip() for n in m.group(1).split(",") if n.strip()))
-        if end < 0:
-            break
-        pos = end + 1
-    return HarnessArgs(ints, ())
-
-
-def symbol_hints(inputs: tuple[GraphInput, ...], source_code: str | None,
-                 runnable: str | None = None) -> tuple[tuple[str, int], ...]:
-    """The compile-time value of each symbol of a graph's backed SymInt inputs.
-
-    From the ``get_args()`` harness of ``source_code`` (:func:`parse_get_args`,
-    written by every torch version): the value of placeholder ``argN_1``
-    (by name, else by position in the harness's ``return`` list) is the hint of
-    its symbol. Inputs that are expressions (``Sym(2*s17)``) or unbacked
-    (``u0``: the harness writes a made-up value) give none. ``runnable``
-    (``runnable_graph_str``, filled by torch 2.13) adds the symbols the harness
-    did not give, where it has them.
-    """
-    harness = parse_get_args(source_code)
-    out: dict[str, int] = {}
-    for inp in inputs:
-        sym = inp.symbol
-        if sym is None or not inp.is_backed_symint or sym in out:
-            continue
-        name = inp.name
-        if name is None and 0 <= inp.position < len(harness.order):
-            name = harness.order[inp.position]
-        if name is not None and name in harness.ints:
-            out[sym] = harness.ints[name]
-    for sym, value in parse_hints(runnable):
-        out.setdefault(sym, value)
-    return tuple(out.items())
-
-
-_ORIGIN_RE = re.compile(r"File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Where the traced code came from: the first ``# File: f.py:12 in fn`` of the graph.
-
-    ``function`` is the frame the first traced op sits in (the compiled
-    function, or a function it inlined), ``file``/``line`` that op;
-    ``functions`` every frame named in the graph, in order of appearance;
-    ``outer`` the frames every op's full user stack passes through, outermost
-    (the frame Dynamo compiled) first, as ``(function, file, line)`` with the line
-    of the first op (FX entries: from ``cache_linemap``, see
-    :func:`parse_linemap_frames`; see fxcache_core/functions/frames.py).
-    """
-
-    function: str
-    file: str
-    line: int
-    functions: tuple[str, ...] = ()
-    outer: tuple[tuple[str, str, int], ...] = ()
-
-    def __str__(self) -> str:
-        return f"{self.function} ({self.file}:{self.line})"
-
-    def traced_from(self, name: str) -> bool:
-        """Whether the graph was traced through function ``name``: one of its
-        frames, or the frame Dynamo resumes ``name`` in after a graph break
-        (``torch_dynamo_resume_in_<name>_at_<line>``, torch/_dynamo/resume_execution.py)."""
-        prefix = f"torch_dynamo_resume_in_{name}_at_"
-        return any(f == name or (f.startswith(prefix) and f[len(prefix):].isdigit())
-                   for f in self.functions)
-
-
-def parse_origin(graph_str: str | None) -> Origin | None:
-    """The source locations annotated in a printed FX graph, if any.
-
-    torch/fx/graph.py (``append_stacktrace_summary``) heads each run of nodes
-    with a comment ``# File: f.py:12 in fn, code: ...``; torch 2.14+ writes
-    ``# Backward of forward node: File: ...`` above the nodes of a backward
-    graph, and any version may put an annotation or recompute tag between the
-    ``#`` and ``File:``. Reads line by line (at most :data:`MAX_GRAPH_LINES`,
-    and at most three ``File:`` per line), so the cost is linear in the
-    string whatever it holds.
-    """
-    first = None
-    names: list[str] = []
-    for n, line in enumerate((graph_str or "").splitlines()):
-        if n >= MAX_GRAPH_LINES:
-            break
-        m = _origin_in(line)
-        if m is None:
-            continue
-        if first is None:
-            first = m
-        if m.group(3) not in names:
-            names.append(m.group(3))
-    if first is None:
-        return None
-    return Origin(first.group(3), first.group(1), int(first.group(2)), tuple(names))
-
-
-def _origin_in(line: str) -> re.Match[str] | None:
-    """The ``File: f.py:12 in fn, code:`` of a comment line, or None."""
-    at = line.find("File: ")
-    if at < 0 or not line[:at].lstrip().startswith("#"):
-        return None
-    for _ in range(3):
-        m = _ORIGIN_RE.match(line, at)
-        if m is not None:
-            return m
-        at = line.find("File: ", at + 1)
-        if at < 0:
-            return None
-    return None
-
-
-_STACK_FRAME_RE = re.compile(r'^\s*File "(.{1,1000})", line (\d{1,9}), in ([\w.<>]{1,200})\s*$')
-MAX_LINEMAP_ITEMS = 20_000
-MAX_OUTER_FRAMES = 64
-
-
-def parse_linemap_frames(linemap: Any) -> tuple[tuple[str, str, int], ...]:
-    """The outer frames shared by every stack of a ``cache_linemap``.
-
-    ``CompiledFxGraph.cache_linemap`` (torch/_inductor/output_code.py) is a list
-    of ``(line in the generated code, stack trace)``; each stack trace is the
-    user stack of an op as Python prints it (``File "f.py", line 12, in fn``),
-    outermost first, frames inside torch left out by Dynamo. Returns the frames
-    all of them share by ``(file, function)``, each with the line it had in the
-    first stack; () when there is none. At most :data:`MAX_LINEMAP_ITEMS` items
-    and :data:`MAX_OUTER_FRAMES` frames are read.
-    """
-    if isinstance(linemap, Stub) and linemap.stub_name == "list":
-        linemap = plain(linemap)
-    if not isinstance(linemap, (list, tuple)):
-        return ()
-    common: list[tuple[str, str, int]] | None = None
-    for item in linemap[:MAX_LINEMAP_ITEMS]:
-        text = item[1] if isinstance(item, (list, tuple)) and len(item) == 2 else None
-        if not isinstance(text, str):
-            continue
-        frames: list[tuple[str, str, int]] = []
-        for ln in text.splitlines():
-            m = _STACK_FRAME_RE.match(ln)
-            if m is not None:
-                frames.append((m.group(3), m.group(1), int(m.group(2))))
-                if common is not None and len(frames) >= len(common):
-                    break
-                if len(frames) >= MAX_OUTER_FRAMES:
-                    break
-        if not frames:
-            continue
-        if common is None:
-            common = frames
-            continue
-        n = 0
-        while n < min(len(common), len(frames)) and common[n][:2] == frames[n][:2]:
-            n += 1
-        common = common[:n]
-        if not common:
-            break
-    return tuple(common or ())
-
 
 # --- decoded entries -----------------------------------------------------------
 
@@ -432,6 +116,10 @@ class DecodedEntry:
             (:func:`symbol_hints`: the ``get_args()`` harness of ``source_code``);
             the entry's guards hold at these values.
         globals_seen: every global the pickle names (for auditing).
+        absent: ``(field, why)`` for each field the entry holds but fxcache could not
+            read (a 5,000-digit input index, a structure too entangled to convert):
+            that field is left empty. Such an entry is still valid, as torch loads
+            it: validity is the unpickle, the root type and the guards string alone.
     """
 
     kind: KeyKind
@@ -450,6 +138,7 @@ class DecodedEntry:
     origin: Origin | None = None
     globals_seen: frozenset[str] = frozenset()
     forward_graph: str | None = None
+    absent: tuple[tuple[str, str], ...] = ()
 
     @functools.cached_property
     def symints(self) -> tuple[GraphInput, ...]:
@@ -474,7 +163,8 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
             evidence that the entry is invalid).
         EntryDecodeError: the bytes are not a pickle, are truncated, hold
             something other than the compiled-graph object ``kind`` expects,
-            or hold fields of unexpected types. No other exception escapes:
+            or a guards string that is not a string (a field fxcache cannot
+            parse is absent, not an error). No other exception escapes:
             a hostile entry is reported, never allowed to crash a command.
     """
     try:
@@ -508,46 +198,85 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
         if root.stub_name not in _FX_TYPES:
             raise EntryDecodeError(Reason(f"fxgraph entry holds {root.qualname}, not CompiledFxGraph",
                                           "wrong-entry-type"))
-        debug = str_items(root.field("_fx_graph_cache_debug_lines"))
-        inputs = parse_example_inputs(debug)
-        graph_inputs = parse_graph_signature(opt_str(root.field("inductor_post_grad_graph_str")))
-        if not inputs:
-            inputs = graph_inputs
-        elif len(graph_inputs) == len(inputs):
-            inputs = tuple(GraphInput(i.position, g.name, g.type, i.expr) for i, g in
-                           zip(inputs, graph_inputs, strict=True))
-        fx_kwargs = plain(root.field("fx_kwargs"))
-        is_bw = fx_kwargs.get("is_backward") if isinstance(fx_kwargs, dict) else None
-        return DecodedEntry(
-            kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
-            fx_key=opt_str(root.field("_fx_graph_cache_key")), debug_lines=debug,
-            is_backward=is_bw if isinstance(is_bw, bool) else None,
-            wrapper_key=opt_str(root.field("cache_key")),
-            compile_time_ns=opt_int(root.field("_time_taken_ns")),
-            hints=symbol_hints(inputs, opt_str(root.field("source_code")),
-                               opt_str(root.field("runnable_graph_str"))),
-            origin=_with_outer(parse_origin(opt_str(root.field("inductor_post_grad_graph_str"))),
-                               parse_linemap_frames(root.field("cache_linemap"))),
-            globals_seen=seen,
-        )
+        return _fx_fields(kind, root, guards, seen)
     if root.stub_name not in _AOT_TYPES:
         raise EntryDecodeError(Reason(f"aotautograd entry holds {root.qualname}, not AOTAutogradResult",
                                       "wrong-entry-type"))
-    cfg = root.field("sanitized_aot_config")
+    return _aot_fields(kind, root, guards, seen)
+
+
+class _Fields:
+    """Reads an entry's fields totally: a parser that raises leaves its field at its
+    empty value and notes ``(field, why)`` in :attr:`absent`; only running out of
+    memory escapes (the budget, not the entry, decides that)."""
+
+    def __init__(self) -> None:
+        self.absent: list[tuple[str, str]] = []
+
+    def read(self, name: str, default: Any, parse: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return parse(*args)
+        except MemoryError:
+            raise
+        except Exception as e:  # any parser failure leaves the field absent
+            self.absent.append((name, f"{type(e).__name__}: {e}"[:200]))
+            return default
+
+
+def _fx_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str]) -> DecodedEntry:
+    f = _Fields()
+    debug = f.read("debug_lines", (), str_items, root.field("_fx_graph_cache_debug_lines"))
+    post_grad = opt_str(root.field("inductor_post_grad_graph_str"))
+    inputs = f.read("inputs", (), parse_example_inputs, debug)
+    graph_inputs = f.read("inputs", (), parse_graph_signature, post_grad)
+    if not inputs:
+        inputs = graph_inputs
+    elif len(graph_inputs) == len(inputs):
+        inputs = tuple(GraphInput(i.position, g.name, g.type, i.expr) for i, g in
+                       zip(inputs, graph_inputs, strict=True))
+    is_bw = f.read("is_backward", None, _is_backward, root.field("fx_kwargs"))
+    return DecodedEntry(
+        kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
+        fx_key=opt_str(root.field("_fx_graph_cache_key")), debug_lines=debug,
+        is_backward=is_bw,
+        wrapper_key=opt_str(root.field("cache_key")),
+        compile_time_ns=opt_int(root.field("_time_taken_ns")),
+        hints=f.read("hints", (), symbol_hints, inputs, opt_str(root.field("source_code")),
+                     opt_str(root.field("runnable_graph_str"))),
+        origin=_with_outer(f.read("origin", None, parse_origin, post_grad),
+                           f.read("origin", (), parse_linemap_frames, root.field("cache_linemap"))),
+        globals_seen=seen, absent=tuple(f.absent),
+    )
+
+
+def _is_backward(fx_kwargs: Any) -> bool | None:
+    kw = plain(fx_kwargs)
+    is_bw = kw.get("is_backward") if isinstance(kw, dict) else None
+    return is_bw if isinstance(is_bw, bool) else None
+
+
+def _arg_sources(cfg: Any) -> tuple[str | None, ...]:
     srcs = plain(cfg.field("aot_autograd_arg_pos_to_source")) if isinstance(cfg, Stub) else None
-    sources = tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()
-    inputs = parse_graph_signature(opt_str(root.field("aot_forward_graph_str")))
+    return tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()
+
+
+def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str]) -> DecodedEntry:
+    f = _Fields()
+    sources = f.read("arg_sources", (), _arg_sources, root.field("sanitized_aot_config"))
+    fw_graph = opt_str(root.field("aot_forward_graph_str"))
+    inputs = f.read("inputs", (), parse_graph_signature, fw_graph)
     inputs = tuple(_with_source(i, sources) for i in inputs)
     fw_t = opt_int(root.field("forward_time_taken_ns"))
     bw_t = opt_int(root.field("backward_time_taken_ns"))
     t = fw_t + (bw_t or 0) if fw_t is not None else None
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
-        forward=_fx_ref(root.field("compiled_fw")), backward=_fx_ref(root.field("compiled_bw")),
+        forward=f.read("forward", None, _fx_ref, root.field("compiled_fw")),
+        backward=f.read("backward", None, _fx_ref, root.field("compiled_bw")),
         arg_sources=sources, compile_time_ns=t,
-        origin=parse_origin(opt_str(root.field("aot_forward_graph_str"))
-                            or opt_str(root.field("aot_backward_graph_str"))),
-        globals_seen=seen, forward_graph=opt_str(root.field("aot_forward_graph_str")),
+        origin=f.read("origin", None, parse_origin,
+                      fw_graph or opt_str(root.field("aot_backward_graph_str"))),
+        globals_seen=seen, forward_graph=fw_graph, absent=tuple(f.absent),
     )
 
 

@@ -167,6 +167,7 @@ def to_json(d: DecodedEntry, full: bool = False) -> str:
         list(d.arg_sources), d.compile_time_ns, [list(h) for h in d.hints],
         None if o is None else [o.function, o.file, o.line, list(o.functions),
                                 [list(f) for f in o.outer]],
+        [list(a) for a in d.absent],
     ]
     if full:
         obj.append([list(d.debug_lines), sorted(d.globals_seen), d.forward_graph,
@@ -213,7 +214,7 @@ def from_json(text: str) -> DecodedEntry:
         ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
     """
     (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
-     origin, *rest) = json.loads(text)
+     origin, absent, *rest) = json.loads(text)
     d = DecodedEntry(
         kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=guards,
         inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
@@ -226,6 +227,7 @@ def from_json(text: str) -> DecodedEntry:
         origin=None if origin is None else _shared_from_raw(
             _origin_of, (*origin[:3], tuple(origin[3]),
                          tuple(map(tuple, origin[4])) if len(origin) > 4 else ()), origin),
+        absent=tuple((str(a[0]), str(a[1])) for a in absent),
     )
     if not rest:
         return d

@@ -14,6 +14,7 @@ import functools
 import gc
 import os
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,9 @@ class FileInfo:
             file system records reads).
         mtime_ns, ino: the exact mtime (ns) and inode, which tell a file
             rewritten in place from the one an index remembers (0 if unknown).
+        dev, ctime_ns: the device and the exact inode change time (ns): a file
+            rewritten with its old size and mtime put back still moves its
+            ctime, which no user call can set (0 if unknown).
     """
 
     where: str
@@ -47,6 +51,14 @@ class FileInfo:
     atime: float
     mtime_ns: int = 0
     ino: int = 0
+    dev: int = 0
+    ctime_ns: int = 0
+
+    @property
+    def identity(self) -> tuple[int, int, int, int, int]:
+        """``(dev, ino, size, mtime_ns, ctime_ns)``: what a file's bytes are proven by
+        (as git's index proves a clean file), compared with :func:`read_entry_proven`'s."""
+        return (self.dev, self.ino, self.size, self.mtime_ns, self.ctime_ns)
 
     @property
     def path(self) -> Path:
@@ -314,6 +326,32 @@ def read_entry_bytes(path: Path) -> bytes:
         return f.read()
 
 
+Identity = tuple[int, int, int, int, int]
+"""``(dev, ino, size, mtime_ns, ctime_ns)`` of a file (:attr:`FileInfo.identity`)."""
+
+
+def _identity(st: os.stat_result) -> Identity:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def read_entry_proven(path: Path) -> tuple[bytes, Identity | None, int]:
+    """:func:`read_entry_bytes`, and what proves which file the bytes are: the
+    file's :attr:`FileInfo.identity` from ``fstat`` on the one fd read, taken
+    before and after the read (None when the two differ: the file changed while
+    it was read), and when the read ended (``time.time_ns()``), for telling a
+    racily clean file (see :func:`fxcache_core.state.index.racily_clean`).
+
+    Raises:
+        NotRegularFile, OSError: as :func:`read_entry_bytes`.
+    """
+    with os.fdopen(open_regular(path, noatime=True), "rb") as f:
+        before = _identity(os.fstat(f.fileno()))
+        data = f.read()
+        after = _identity(os.fstat(f.fileno()))
+        done = time.time_ns()
+    return data, (before if before == after and len(data) == before[2] else None), done
+
+
 def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
                   skipped: list[Skipped]) -> CacheKey:
     # The hot loop of every command: one lstat per file, and the records built
@@ -345,7 +383,8 @@ def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
             skipped.append(Skipped(Path(p), Reason(f"cannot stat: {e.strerror}", "cannot-stat")))
             complete = False  # it may be an entry: the key's entries are not all known
             continue
-        info = FileInfo(p, st.st_size, st.st_mtime, st.st_atime, st.st_mtime_ns, st.st_ino)
+        info = FileInfo(p, st.st_size, st.st_mtime, st.st_atime, st.st_mtime_ns, st.st_ino,
+                        st.st_dev, st.st_ctime_ns)
         if name[0] == ".":
             if is_reg(st.st_mode) and not is_link:
                 temps.append(info)

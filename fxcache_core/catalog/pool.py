@@ -18,13 +18,13 @@ import os
 from collections.abc import Callable, Sequence
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
-from fxcache_core.cache.scan import Entry, FileInfo, read_entry_bytes
+from fxcache_core.cache.scan import Entry, FileInfo, Identity, read_entry_proven
 from fxcache_core.decode.entries import DecodedEntry, decode_entry
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import Unfinished, run_all, task
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 from fxcache_core.reasons import Reason, code_of
-from fxcache_core.state.index import from_json, to_json
+from fxcache_core.state.index import from_json, racily_clean, to_json
 
 PARALLEL_MIN_ENTRIES = 512
 """Fewer entries to decode than this, and one worker process decodes them all:
@@ -34,9 +34,20 @@ Read = tuple[str | None, "DecodedEntry | tuple[str, str]"]
 """What reading one entry gave: (sha256 of its bytes if hashing, the decoded entry
 or (reason, cause))."""
 
-Take = Callable[[Entry, str | None, "DecodedEntry | tuple[str, str]", "str | None"], None]
+Take = Callable[[Entry, str | None, "DecodedEntry | tuple[str, str]", "str | None", bool], None]
 """Called per entry decoded: (entry, sha, decoded entry or (reason, cause), its index
-JSON when the entry is its light form)."""
+JSON when the entry is its light form, whether the bytes decoded are proven to be
+the file the scan saw: :func:`proven`)."""
+
+
+def proven(scanned: Identity, read: Identity | None, read_ns: int) -> bool:
+    """Whether bytes read through one fd whose ``fstat`` gave ``read`` before and after
+    the read (None: it changed meanwhile), the read ending at ``read_ns``, are the
+    file the scan saw as ``scanned`` (:attr:`FileInfo.identity`), and will still be
+    known so from its identity alone: equal identities, and not racily clean
+    (:func:`~fxcache_core.state.index.racily_clean`). Only such a reading may
+    become an index row."""
+    return read is not None and read == scanned and not racily_clean(read, read_ns)
 
 
 def worker_count(n: int) -> int:
@@ -56,32 +67,43 @@ def read_and_decode(entry: Entry, hashing: bool) -> Read:
     """Read and decode one entry in this process (a worker's part: unbounded in CPU).
     ``cause`` is ``io`` (not read), ``too-large`` (over the size limit or the memory
     budget) or ``corrupt``."""
+    sha, got, _identity, _read_ns = _read_and_decode(entry, hashing)
+    return sha, got
+
+
+def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEntry | tuple[str, str],
+                                                           Identity | None, int]:
+    """:func:`read_and_decode`, with the identity and time of the read
+    (:func:`~fxcache_core.cache.scan.read_entry_proven`; None, 0 when not read)."""
     if entry.size > MAX_ENTRY_BYTES:
         return None, (f"{entry.size} bytes, over fxcache's {MAX_ENTRY_BYTES} byte decoding limit",
-                      "too-large")
+                      "too-large"), None, 0
     try:
-        data = read_entry_bytes(entry.path)
+        data, identity, read_ns = read_entry_proven(entry.path)
     except OSError as e:
-        return None, (f"cannot read: {e.strerror or e}", "io")
+        return None, (f"cannot read: {e.strerror or e}", "io"), None, 0
     sha = sha256_hash(data) if hashing else None
     try:
-        return sha, decode_entry(data, entry.kind)
+        return sha, decode_entry(data, entry.kind), identity, read_ns
     except EntryTooLarge as e:
-        return sha, (str(e), "too-large")
+        return sha, (str(e), "too-large"), identity, read_ns
     except EntryDecodeError as e:
-        return sha, (str(e), "corrupt")
+        return sha, (str(e), "corrupt"), identity, read_ns
 
 
 @task("entry")
 def _entry_task(arg: list) -> list:
-    """Worker side: ``[path, kind, size, hashing, full]`` -> ``[sha, JSON, None]`` or
-    ``[sha, None, [reason, code, cause]]``."""
+    """Worker side: ``[path, kind, size, hashing, full]`` -> ``[sha, JSON, None, proof]`` or
+    ``[sha, None, [reason, code, cause], proof]``; ``proof``: ``[dev, ino, size, mtime_ns,
+    ctime_ns, read_ns]`` of the read, or None (not read, or changed while read)."""
     where, kind, size, hashing, full = arg
-    sha, got = read_and_decode(Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0), hashing)
+    sha, got, identity, read_ns = _read_and_decode(
+        Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0), hashing)
+    proof = None if identity is None else [*identity, read_ns]
     if isinstance(got, tuple):
         why = got[0]
-        return [sha, None, [str(why), code_of(why) if isinstance(why, Reason) else None, got[1]]]
-    return [sha, to_json(got, full=full), None]
+        return [sha, None, [str(why), code_of(why) if isinstance(why, Reason) else None, got[1]], proof]
+    return [sha, to_json(got, full=full), None, proof]
 
 
 def decode_entries(entries: Sequence[Entry], hashing: bool, full: bool, jobs: int, take: Take) -> None:
@@ -91,21 +113,23 @@ def decode_entries(entries: Sequence[Entry], hashing: bool, full: bool, jobs: in
     def took(i: int, value: object) -> None:
         e = entries[i]
         if isinstance(value, Unfinished):
-            take(e, None, (value.reason, "too-costly"), None)
+            take(e, None, (value.reason, "too-costly"), None, False)
             return
-        sha, row, bad = value  # type: ignore[misc]
+        sha, row, bad, proof = value  # type: ignore[misc]
+        ok = proof is not None and proven(e.file.identity, tuple(proof[:5]), proof[5])  # type: ignore[arg-type]
         if bad is not None:
             text, code, cause = bad
-            take(e, sha, (Reason(text, code) if code else text, cause), None)
+            take(e, sha, (Reason(text, code) if code else text, cause), None, ok)
         else:
-            take(e, sha, from_json(row), None if full else row)
+            take(e, sha, from_json(row), None if full else row, ok)
 
     run_all("entry", [[e.file.where, e.kind.value, e.size, hashing, full] for e in entries],
             [e.size for e in entries], jobs, took)
 
 
-def decode_one(entry: Entry, hashing: bool, full: bool) -> Read:
-    """:func:`decode_entries` of one entry: (sha, decoded entry or (reason, cause))."""
-    out: list[Read] = []
-    decode_entries([entry], hashing, full, 1, lambda _e, sha, got, _row: out.append((sha, got)))
+def decode_one(entry: Entry, hashing: bool, full: bool) -> tuple[str | None, DecodedEntry | tuple[str, str], bool]:
+    """:func:`decode_entries` of one entry: (sha, decoded entry or (reason, cause),
+    whether the bytes are proven to be the scanned file's: :func:`proven`)."""
+    out: list[tuple[str | None, DecodedEntry | tuple[str, str], bool]] = []
+    decode_entries([entry], hashing, full, 1, lambda _e, sha, got, _row, ok: out.append((sha, got, ok)))
     return out[0]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import CacheKey, CacheScan, Entry, read_entry_bytes
-from fxcache_core.catalog.pool import Read, decode_entries, decode_one, worker_count
+from fxcache_core.catalog.pool import decode_entries, decode_one, worker_count
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.symbols import SymbolInfo, symbol_table
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
@@ -118,15 +118,16 @@ class Catalog:
             self._on_read()
         if not full and self._from_index(entry):
             return self._decoded[k]
-        sha, got = self._read(entry, full)
-        return self._keep(entry, sha, got, full)
+        sha, got, ok = self._read(entry, full)
+        return self._keep(entry, sha, got, full, proven=ok)
 
-    def _read(self, entry: Entry, full: bool) -> Read:
+    def _read(self, entry: Entry, full: bool) -> tuple[str | None, DecodedEntry | tuple[str, str], bool]:
         """Read and decode ``entry`` in a worker (:func:`~fxcache_core.catalog.pool.decode_one`),
-        but not an entry :meth:`_not_to_read`."""
+        but not an entry :meth:`_not_to_read`; the last item says whether the bytes are
+        proven to be the scanned file's (:func:`~fxcache_core.catalog.pool.proven`)."""
         why = self._not_to_read(entry)
         if why is not None:
-            return None, why
+            return None, why, False
         return decode_one(entry, self._hash_on_read, full)
 
     def _not_to_read(self, entry: Entry) -> tuple[str, str] | None:
@@ -159,20 +160,23 @@ class Catalog:
         self._via_index.add(k)
 
     def _keep(self, entry: Entry, sha: str | None, got: DecodedEntry | tuple[str, str],
-              full: bool, row: str | None = None) -> DecodedEntry | Unreadable:
-        """Remember what reading ``entry`` gave (the index too): ``got`` is the decoded
-        entry (or its light form, then ``row`` is its index JSON), or (reason, cause)."""
+              full: bool, row: str | None = None, proven: bool = False) -> DecodedEntry | Unreadable:
+        """Remember what reading ``entry`` gave: ``got`` is the decoded entry (or its
+        light form, then ``row`` is its index JSON), or (reason, cause). The index
+        remembers it only when ``proven``: the bytes were read through one fd whose
+        identity was the scanned file's before and after, and not racily clean
+        (:func:`~fxcache_core.catalog.pool.proven`)."""
         k = entry.file.where
         self._via_index.discard(k)
         if sha is not None:
             self._hashes[k] = sha
         if isinstance(got, tuple):
             got = Unreadable(entry, got[0], got[1])
-            if self._index is not None and got.cause == "corrupt":
+            if self._index is not None and proven and got.cause == "corrupt":
                 self._index.put(entry, sha, got.reason)
         else:
             lt = got if row is not None else light(got)
-            if self._index is not None:
+            if self._index is not None and proven:
                 self._index.put(entry, sha, lt, row)
             got = got if full else lt  # the debug lines are most of an FX entry's memory
         if not full and isinstance(got, DecodedEntry):
@@ -215,11 +219,11 @@ class Catalog:
             decode_entries(todo, self._hash_on_read, False, worker_count(len(todo)), self._take_decoded)
 
     def _take_decoded(self, e: Entry, sha: str | None, got: DecodedEntry | tuple[str, str],
-                      row: str | None) -> None:
+                      row: str | None, ok: bool) -> None:
         """:meth:`read_ahead`'s part as each entry comes back from a worker."""
         if self._on_read is not None:
             self._on_read()
-        self._keep(e, sha, got, False, row)
+        self._keep(e, sha, got, False, row, proven=ok)
 
     def decode_now(self, entry: Entry) -> DecodedEntry | Unreadable:
         """Read and decode the file now, with its debug lines, whatever the
@@ -231,9 +235,9 @@ class Catalog:
         light entry each. Not counted by the progress hook (:meth:`load` was).
         """
         k = entry.file.where
-        sha, got = self._read(entry, True)
+        sha, got, ok = self._read(entry, True)
         # Not hashing: the hash known for this file (same size, mtime, inode) stays.
-        kept = self._keep(entry, sha if sha is not None else self._hashes.get(k), got, False)
+        kept = self._keep(entry, sha if sha is not None else self._hashes.get(k), got, False, proven=ok)
         return got if isinstance(got, DecodedEntry) else kept
 
     def decode_each_now(self, entries: Sequence[Entry],
@@ -249,8 +253,10 @@ class Catalog:
             else:
                 take(e, self._keep(e, None, why, False))
 
-        def took(e: Entry, sha: str | None, got: DecodedEntry | tuple[str, str], _row: str | None) -> None:
-            kept = self._keep(e, sha if sha is not None else self._hashes.get(e.file.where), got, False)
+        def took(e: Entry, sha: str | None, got: DecodedEntry | tuple[str, str], _row: str | None,
+                 ok: bool) -> None:
+            kept = self._keep(e, sha if sha is not None else self._hashes.get(e.file.where), got, False,
+                              proven=ok)
             take(e, got if isinstance(got, DecodedEntry) else kept)
 
         if todo:

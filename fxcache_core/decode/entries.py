@@ -5,10 +5,19 @@ An entry file is a pickle of a ``CompiledFxGraph`` (fxgraph/) or an
 run whatever callables the pickle names; fxcache never does. Instead the
 restricted unpickler of :mod:`fxcache_core.decode.unpickler` reads it into a
 tree of inert stubs and plain containers, and :func:`decode_entry` reads the
-fields fxcache needs into frozen dataclasses, naming each AOTAutograd input's
+fields fxcache needs into frozen dataclasses (the printed ones through the
+parsers of :mod:`fxcache_core.decode.printed`), naming each AOTAutograd input's
 Dynamo source through :mod:`fxcache_core.decode.sources` and where its code came from
 through :mod:`fxcache_core.decode.origins`. Never executes
 anything from the entry, never imports torch.
+
+Validity comes from the unpickle alone: an entry is valid when it unpickles
+within its budgets and its root and guards string are what torch reads. Every
+field parser after that is total: one that cannot read its field (a 5,000-digit
+index in a debug line, a structure too entangled to convert) leaves the field
+empty and names it in ``DecodedEntry.absent``, as torch, which never parses
+those fields on load, still loads the entry. So whichever fields a command
+reads, its corruption verdict is the same.
 
 Why an entry cannot be decoded is an :class:`~fxcache_core.errors.EntryDecodeError`
 whose message is a :class:`~fxcache_core.reasons.Reason` (``str(error).code``):
@@ -27,14 +36,26 @@ and autograd_cache.py, ``CacheableAOTConfig`` in schemas.py, and the Dynamo
 from __future__ import annotations
 
 import functools
-import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.decode.code_scan import ForeignGlobal, foreign_globals, with_foreign
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
-from fxcache_core.decode.origins import MAX_GRAPH_LINES, Origin, parse_linemap_frames, parse_origin
+from fxcache_core.decode.origins import MAX_GRAPH_LINES as MAX_GRAPH_LINES
+from fxcache_core.decode.origins import Origin, parse_linemap_frames, parse_origin
+from fxcache_core.decode.printed import (
+    GraphInput,
+    parse_example_inputs,
+    parse_graph_signature,
+    symbol_hints,
+)
+from fxcache_core.decode.printed import (
+    HarnessArgs as HarnessArgs,  # the parsers' names stay importable from here
+)
+from fxcache_core.decode.printed import parse_get_args as parse_get_args
+from fxcache_core.decode.printed import parse_hints as parse_hints
 from fxcache_core.decode.sources import source_name
 from fxcache_core.decode.unpickler import (
     MAX_ENTRY_BYTES,
@@ -48,219 +69,6 @@ from fxcache_core.decode.unpickler import (
 )
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 from fxcache_core.reasons import Reason
-
-_SYM_RE = re.compile(r"^Sym\((.+)\)$")
-_PLACEHOLDER_RE = re.compile(
-    r'^\s*(?:def forward\(self,\s*)?(\w+): "([^"]*)",?\s*(?:#\s*(.*))?$'
-)
-_INLINE_SIG_RE = re.compile(r'(\w+): "([^"]*)"')
-_AOT_IDX_RE = re.compile(r"^PlainAOTInput\(idx=(\d+)\)")
-_EXAMPLE_INPUT_RE = re.compile(r"^\[\w+\] example_inputs\[(\d+)\]: (.*)$", re.S)
-_UNBACKED_RE = re.compile(r"\bu\d+\b")
-_SYMBOL_RE = re.compile(r"^[a-z]+\d+$")
-
-
-@dataclass(frozen=True)
-class GraphInput:
-    """One placeholder of a compiled graph.
-
-    Attributes:
-        position: index among the graph's placeholders.
-        name: placeholder name (``arg0_1``, ``primals_3``) where known.
-        type: the printed type: ``Sym(s77)`` for a SymInt, ``f32[s77, 4][4, 1]cpu``
-            for a tensor (from the graph string), or the debug line's text.
-        expr: for a SymInt input, its sympy expression as text (``s77``).
-        aot_index: the AOTAutograd flat-argument index (``PlainAOTInput(idx=N)``).
-        source: the Dynamo source of that argument (``L['x'].size()[0]``).
-    """
-
-    position: int
-    name: str | None
-    type: str
-    expr: str | None = None
-    aot_index: int | None = None
-    source: str | None = None
-
-    @property
-    def is_symint(self) -> bool:
-        return self.expr is not None
-
-    @property
-    def is_backed_symint(self) -> bool:
-        """A SymInt with a hint: torch passes these as ``tN`` to the guards."""
-        return self.expr is not None and _UNBACKED_RE.search(self.expr) is None
-
-    @property
-    def symbol(self) -> str | None:
-        """The symbol when the SymInt is a plain symbol (``s77``), else None."""
-        return self.expr if self.expr and _SYMBOL_RE.match(self.expr) else None
-
-
-def parse_graph_signature(graph_str: str | None) -> tuple[GraphInput, ...]:
-    """Placeholders of a printed FX graph (``print_readable`` output).
-
-    Understands both the one-line ``def forward(self, a: "T", ...)`` form and
-    the one-placeholder-per-line form with ``# PlainAOTInput(idx=N)`` comments.
-    """
-    if not graph_str:
-        return ()
-    lines = graph_str.splitlines()
-    start = next((i for i, ln in enumerate(lines) if "def forward(" in ln), None)
-    if start is None:
-        return ()
-    out: list[GraphInput] = []
-    head = lines[start]
-    if head.rstrip().endswith("):"):  # one-line signature
-        for name, typ in _INLINE_SIG_RE.findall(head):
-            out.append(_graph_input(len(out), name, typ, None))
-        return tuple(out)
-    for ln in lines[start + 1:]:
-        if ln.strip().startswith("):"):
-            break
-        m = _PLACEHOLDER_RE.match(ln)
-        if m:
-            out.append(_graph_input(len(out), m.group(1), m.group(2), m.group(3)))
-    return tuple(out)
-
-
-def _graph_input(pos: int, name: str, typ: str, comment: str | None) -> GraphInput:
-    sym = _SYM_RE.match(typ)
-    idx = None
-    if comment:
-        m = _AOT_IDX_RE.match(comment.strip())
-        idx = int(m.group(1)) if m else None
-    return GraphInput(position=pos, name=name, type=typ, expr=sym.group(1) if sym else None,
-                      aot_index=idx)
-
-
-def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]:
-    """Graph inputs from an FX key's debug lines (``example_inputs[i]: ...``).
-
-    A SymInt input is printed as ``('s77',)`` (how ``FxGraphCachePickler``
-    reduces a SymInt); a tensor as ``TensorMetadata(...)``.
-    """
-    out: list[GraphInput] = []
-    seen = False
-    for line in debug_lines:
-        if line.find("] example_inputs[", 0, 80) < 0:
-            if seen:
-                break  # torch writes the example inputs in one run (after gm): the ~600 others follow
-            continue
-        seen = True
-        m = _EXAMPLE_INPUT_RE.match(line)
-        if not m:
-            continue
-        text = m.group(2).strip()
-        sym = re.fullmatch(r"\('([^']+)',\)", text)
-        out.append(GraphInput(position=int(m.group(1)), name=None, type=text,
-                              expr=sym.group(1) if sym else None))
-    out.sort(key=lambda g: g.position)
-    return tuple(out)
-
-
-_HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d{1,40})$")
-
-
-def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
-    """Symbol values from the ``s77 = 4`` lines that head ``runnable_graph_str``.
-
-    Torch 2.13 fills that field on every compile; from 2.14 on it is empty unless
-    a structured trace is on (torch/_inductor/compile_fx.py builds it inside
-    ``trace_structured``'s payload function), so :func:`parse_get_args` is the
-    source every version fills.
-    """
-    out = []
-    for line in (runnable or "").splitlines()[:1000]:
-        m = _HINT_RE.match(line.strip())
-        if m:
-            out.append((m.group(1), int(m.group(2))))
-        elif line.strip():
-            break
-    return tuple(out)
-
-
-_GET_ARGS = "\ndef get_args():\n"
-_ARG_LINE_RE = re.compile(r"    ([A-Za-z_]\w{0,200}) = (-?\d{1,40})")
-_RETURN_RE = re.compile(r"    return \[([\w, ]*)\]")
-
-
-@dataclass(frozen=True)
-class HarnessArgs:
-    """The int inputs of the benchmark harness torch writes into every
-    ``CompiledFxGraph.source_code``.
-
-    ``PythonWrapperCodegen.benchmark_compiled_module`` in
-    torch/_inductor/codegen/wrapper.py (2.13 to 2.15) writes ``def get_args():``
-    with one line per graph input in placeholder order: ``argN_1 = <int>`` for
-    a SymInt input (its value when the graph was compiled: a backed symbol's
-    hint; an unbacked one gets a made-up fallback), ``argN_1 = rand_strided(...)``
-    for a tensor, then ``return [arg0_1, arg1_1, ...]``.
-
-    Attributes:
-        ints: placeholder name -> the int written for it.
-        order: the placeholder names of the ``return`` line, in graph order
-            (empty when that line was not found).
-    """
-
-    ints: dict[str, int]
-    order: tuple[str, ...]
-
-
-def parse_get_args(source_code: str | None) -> HarnessArgs:
-    """The ``get_args()`` harness of a compiled module's source (see :class:`HarnessArgs`).
-
-    Reads only the last ``def get_args():`` block, at most
-    :data:`MAX_GRAPH_LINES` lines of it; anything else gives empty results.
-    """
-    ints: dict[str, int] = {}
-    if not source_code:
-        return HarnessArgs(ints, ())
-    start = source_code.rfind(_GET_ARGS)
-    if start < 0:
-        return HarnessArgs(ints, ())
-    pos = start + len(_GET_ARGS)
-    for _ in range(MAX_GRAPH_LINES):
-        end = source_code.find("\n", pos)
-        line = source_code[pos:] if end < 0 else source_code[pos:end]
-        if not line.startswith("    "):
-            break
-        if m := _ARG_LINE_RE.fullmatch(line):
-            ints[m.group(1)] = int(m.group(2))
-        elif m := _RETURN_RE.fullmatch(line):
-            return HarnessArgs(ints, tuple(n.strip() for n in m.group(1).split(",") if n.strip()))
-        if end < 0:
-            break
-        pos = end + 1
-    return HarnessArgs(ints, ())
-
-
-def symbol_hints(inputs: tuple[GraphInput, ...], source_code: str | None,
-                 runnable: str | None = None) -> tuple[tuple[str, int], ...]:
-    """The compile-time value of each symbol of a graph's backed SymInt inputs.
-
-    From the ``get_args()`` harness of ``source_code`` (:func:`parse_get_args`,
-    written by every torch version): the value of placeholder ``argN_1``
-    (by name, else by position in the harness's ``return`` list) is the hint of
-    its symbol. Inputs that are expressions (``Sym(2*s17)``) or unbacked
-    (``u0``: the harness writes a made-up value) give none. ``runnable``
-    (``runnable_graph_str``, filled by torch 2.13) adds the symbols the harness
-    did not give, where it has them.
-    """
-    harness = parse_get_args(source_code)
-    out: dict[str, int] = {}
-    for inp in inputs:
-        sym = inp.symbol
-        if sym is None or not inp.is_backed_symint or sym in out:
-            continue
-        name = inp.name
-        if name is None and 0 <= inp.position < len(harness.order):
-            name = harness.order[inp.position]
-        if name is not None and name in harness.ints:
-            out[sym] = harness.ints[name]
-    for sym, value in parse_hints(runnable):
-        out.setdefault(sym, value)
-    return tuple(out.items())
-
 
 # --- decoded entries -----------------------------------------------------------
 
@@ -312,6 +120,10 @@ class DecodedEntry:
         foreign: the globals it names that torch does not write in this kind of
             entry, or uses otherwise (:mod:`fxcache_core.decode.code_scan`), with the
             call torch's ``pickle.load`` would make; empty for what torch wrote.
+        absent: ``(field, why)`` for each field the entry holds but fxcache could not
+            read (a 5,000-digit input index, a structure too entangled to convert):
+            that field is left empty. Such an entry is still valid, as torch loads
+            it: validity is the unpickle, the root type and the guards string alone.
     """
 
     kind: KeyKind
@@ -331,6 +143,7 @@ class DecodedEntry:
     globals_seen: frozenset[str] = frozenset()
     forward_graph: str | None = None
     foreign: tuple[ForeignGlobal, ...] = ()
+    absent: tuple[tuple[str, str], ...] = ()
 
     @functools.cached_property
     def symints(self) -> tuple[GraphInput, ...]:
@@ -409,51 +222,89 @@ def _read_root(root: Any, seen: frozenset[str], kind: KeyKind) -> DecodedEntry:
         if root.stub_name not in _FX_TYPES:
             raise EntryDecodeError(Reason(f"fxgraph entry holds {root.qualname}, not CompiledFxGraph",
                                           "wrong-entry-type"))
-        debug = str_items(root.field("_fx_graph_cache_debug_lines"))
-        inputs = parse_example_inputs(debug)
-        graph_inputs = parse_graph_signature(opt_str(root.field("inductor_post_grad_graph_str")))
-        if not inputs:
-            inputs = graph_inputs
-        elif len(graph_inputs) == len(inputs):
-            inputs = tuple(GraphInput(i.position, g.name, g.type, i.expr) for i, g in
-                           zip(inputs, graph_inputs, strict=True))
-        fx_kwargs = plain(root.field("fx_kwargs"))
-        is_bw = fx_kwargs.get("is_backward") if isinstance(fx_kwargs, dict) else None
-        return DecodedEntry(
-            kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
-            fx_key=opt_str(root.field("_fx_graph_cache_key")), debug_lines=debug,
-            is_backward=is_bw if isinstance(is_bw, bool) else None,
-            wrapper_key=opt_str(root.field("cache_key")),
-            compile_time_ns=opt_int(root.field("_time_taken_ns")),
-            hints=symbol_hints(inputs, opt_str(root.field("source_code")),
-                               opt_str(root.field("runnable_graph_str"))),
-            origin=_with_outer(parse_origin(opt_str(root.field("inductor_post_grad_graph_str"))),
-                               parse_linemap_frames(root.field("cache_linemap"))),
-            globals_seen=seen,
-        )
+        return _fx_fields(kind, root, guards, seen)
     if root.stub_name not in _AOT_TYPES:
         raise EntryDecodeError(Reason(f"aotautograd entry holds {root.qualname}, not AOTAutogradResult",
                                       "wrong-entry-type"))
-    cfg = root.field("sanitized_aot_config")
+    return _aot_fields(kind, root, guards, seen)
+
+
+class _Fields:
+    """Reads an entry's fields totally: a parser that raises leaves its field at its
+    empty value and notes ``(field, why)`` in :attr:`absent`; only running out of
+    memory escapes (the budget, not the entry, decides that)."""
+
+    def __init__(self) -> None:
+        self.absent: list[tuple[str, str]] = []
+
+    def read(self, name: str, default: Any, parse: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return parse(*args)
+        except MemoryError:
+            raise
+        except Exception as e:  # any parser failure leaves the field absent
+            self.absent.append((name, f"{type(e).__name__}: {e}"[:200]))
+            return default
+
+
+def _fx_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str]) -> DecodedEntry:
+    f = _Fields()
+    debug = f.read("debug_lines", (), str_items, root.field("_fx_graph_cache_debug_lines"))
+    post_grad = opt_str(root.field("inductor_post_grad_graph_str"))
+    inputs = f.read("inputs", (), parse_example_inputs, debug)
+    graph_inputs = f.read("inputs", (), parse_graph_signature, post_grad)
+    if not inputs:
+        inputs = graph_inputs
+    elif len(graph_inputs) == len(inputs):
+        inputs = tuple(GraphInput(i.position, g.name, g.type, i.expr) for i, g in
+                       zip(inputs, graph_inputs, strict=True))
+    is_bw = f.read("is_backward", None, _is_backward, root.field("fx_kwargs"))
+    return DecodedEntry(
+        kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
+        fx_key=opt_str(root.field("_fx_graph_cache_key")), debug_lines=debug,
+        is_backward=is_bw,
+        wrapper_key=opt_str(root.field("cache_key")),
+        compile_time_ns=opt_int(root.field("_time_taken_ns")),
+        hints=f.read("hints", (), symbol_hints, inputs, opt_str(root.field("source_code")),
+                     opt_str(root.field("runnable_graph_str"))),
+        origin=_with_outer(f.read("origin", None, parse_origin, post_grad),
+                           f.read("origin", (), parse_linemap_frames, root.field("cache_linemap"))),
+        globals_seen=seen, absent=tuple(f.absent),
+    )
+
+
+def _is_backward(fx_kwargs: Any) -> bool | None:
+    kw = plain(fx_kwargs)
+    is_bw = kw.get("is_backward") if isinstance(kw, dict) else None
+    return is_bw if isinstance(is_bw, bool) else None
+
+
+def _arg_sources(cfg: Any) -> tuple[str | None, ...]:
     srcs = plain(cfg.field("aot_autograd_arg_pos_to_source")) if isinstance(cfg, Stub) else None
-    sources = tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()
-    inputs = parse_graph_signature(opt_str(root.field("aot_forward_graph_str")))
+    return tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()
+
+
+def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str]) -> DecodedEntry:
+    f = _Fields()
+    sources = f.read("arg_sources", (), _arg_sources, root.field("sanitized_aot_config"))
+    fw_graph = opt_str(root.field("aot_forward_graph_str"))
+    inputs = f.read("inputs", (), parse_graph_signature, fw_graph)
     inputs = tuple(_with_source(i, sources) for i in inputs)
     fw_t = opt_int(root.field("forward_time_taken_ns"))
     bw_t = opt_int(root.field("backward_time_taken_ns"))
     t = fw_t + (bw_t or 0) if fw_t is not None else None
-    origin = parse_origin(opt_str(root.field("aot_forward_graph_str"))
-                          or opt_str(root.field("aot_backward_graph_str")))
+    origin = f.read("origin", None, parse_origin, fw_graph or opt_str(root.field("aot_backward_graph_str")))
     inner = _bundled_graph(root.field("compiled_fw"))
     if inner is not None:  # its frames, as an FX entry's (an FX entry it has none of)
-        origin = _with_outer(parse_origin(opt_str(inner.field("inductor_post_grad_graph_str"))) or origin,
-                             parse_linemap_frames(inner.field("cache_linemap")))
+        origin = _with_outer(
+            f.read("origin", None, parse_origin, opt_str(inner.field("inductor_post_grad_graph_str"))) or origin,
+            f.read("origin", (), parse_linemap_frames, inner.field("cache_linemap")))
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
-        forward=_fx_ref(root.field("compiled_fw")), backward=_fx_ref(root.field("compiled_bw")),
-        arg_sources=sources, compile_time_ns=t,
-        origin=origin,
-        globals_seen=seen, forward_graph=opt_str(root.field("aot_forward_graph_str")),
+        forward=f.read("forward", None, _fx_ref, root.field("compiled_fw")),
+        backward=f.read("backward", None, _fx_ref, root.field("compiled_bw")),
+        arg_sources=sources, compile_time_ns=t, origin=origin,
+        globals_seen=seen, forward_graph=fw_graph, absent=tuple(f.absent),
     )
 
 

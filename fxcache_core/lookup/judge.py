@@ -157,6 +157,8 @@ def judge_entry(catalog: Catalog, e: Entry, bound: Mapping[str, int],
         return EntryVerdict(e, "unreadable", Reason(f"skipped, as torch would: {d.reason}", "entry-unreadable"))
     if not d.guards_expr:
         return EntryVerdict(e, "pass", None, guards_expr=d.guards_expr)
+    if any(field == "inputs" for field, _ in d.absent):
+        n_inputs = None  # the entry's inputs could not be read: how many it has is unknown
     try:
         g = parse_guards(d.guards_expr)
     except GuardParseError as err:

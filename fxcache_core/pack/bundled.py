@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from fxcache_core.decode.memlimit import decoding_budget
 from fxcache_core.decode.unpickler import Stub, load_stubs
+from fxcache_core.pack.closure import wrapper_source
 
 BUNDLED_TYPES = frozenset({"BundledCompiledForward", "BundledCompiledBackward"})
 """The wrappers of a graph carried inside the AOTAutograd entry (torch 2.13)."""
@@ -74,3 +75,15 @@ def is_bundled(data: bytes) -> bool:
 
 
 __all__ = ["BUNDLED_TYPES", "BundledGraph", "bundled_graphs", "is_bundled"]
+
+
+def graphs_of(is_fx: bool, wrapper_key: str | None, data: bytes) -> list[tuple[str | None, str | None]]:
+    """(wrapper key, wrapper source) of each compiled graph an entry's bytes ``data``
+    load from themselves: an FX entry its own (``wrapper_key`` from its decoded form);
+    an AOTAutograd entry those it bundles (:func:`bundled_graphs`), none when it points
+    into the FX graph cache. The one rule pack selects by and unpack checks a pack's
+    members by."""
+    if is_fx:
+        return [(wrapper_key, wrapper_source(data))]
+    return [(g.wrapper_key, g.source) for g in bundled_graphs(data)]
+

@@ -48,8 +48,9 @@ from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.code_scan import ForeignGlobal
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
+from fxcache_core.pack.bundled import graphs_of
 from fxcache_core.pack.claims import combine, contradiction, entry_claims
-from fxcache_core.pack.closure import CodeIndex, wrapper_source
+from fxcache_core.pack.closure import CodeIndex
 from fxcache_core.pack.manifest import Manifest, Member, PackedEntry, PackError
 from fxcache_core.pack.unpack import check_member, existing_at, read_members
 
@@ -164,23 +165,25 @@ def _check(pack: Path, tmp: Path, listed: Manifest) -> PackCheck:
 
 
 def _only_needed(tmp: Path, listed: Manifest, decoded: dict[str, DecodedEntry]) -> None:
-    """Refuse a member that is not an entry and that no packed FX entry needs, by the
+    """Refuse a member that is not an entry and that no packed entry needs (an FX entry's
+    own graph, the graphs a bundled AOTAutograd entry carries), by the
     rule pack selects with, applied to the pack's own files (the content of its
     wrappers and sources in ``tmp``, the others by name)."""
     code = CodeIndex([Artifact(FileInfo(str(tmp / m.path), m.size, 0.0, 0.0), key)
                       for m in listed.members if m.kind not in ("fx", "aot")
                       and (key := artifact_key(m.path.rsplit("/", 1)[-1])) is not None])
     needed: dict[str, str] = {}
+    wrappers: set[str] = set()
     for rel, d in decoded.items():
-        if d.kind.value != "fxgraph":
-            continue
         try:
-            source = wrapper_source(read_entry_bytes(tmp / rel))
+            graphs = graphs_of(d.kind.value == "fxgraph", d.wrapper_key, read_entry_bytes(tmp / rel))
         except OSError:
-            source = None
-        for n in code.needed(d.wrapper_key, source):
-            needed[os.path.relpath(n.file.file.where, tmp).replace(os.sep, "/")] = n.kind
-    wrappers = {d.wrapper_key for d in decoded.values() if d.wrapper_key}
+            graphs = []
+        for wrapper_key, source in graphs:
+            if wrapper_key:
+                wrappers.add(wrapper_key)
+            for n in code.needed(wrapper_key, source):
+                needed[os.path.relpath(n.file.file.where, tmp).replace(os.sep, "/")] = n.kind
     for m in listed.members:
         if m.kind in ("fx", "aot"):
             continue

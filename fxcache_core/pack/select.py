@@ -37,9 +37,9 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.fsutil import DirRefused, DirWalker, NotRegularFile, open_regular
 from fxcache_core.functions.origin import keys_of_function
-from fxcache_core.pack.bundled import bundled_graphs
+from fxcache_core.pack.bundled import graphs_of
 from fxcache_core.pack.claims import EntryClaims, combine, entry_claims
-from fxcache_core.pack.closure import CodeIndex, wrapper_refused, wrapper_source
+from fxcache_core.pack.closure import CodeIndex, wrapper_refused
 from fxcache_core.pack.manifest import ARCHIVE_MODE, Manifest, Member, PackError
 from fxcache_core.reasons import Reason
 from fxcache_core.trace.explain_report import ExplainReport
@@ -250,7 +250,10 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
         if rel is None:
             left.append(Reason(f"{e.file.where} is not a plain path under the cache dir", "not-under-root"))
             continue
-        graphs = _graphs_of(e, d)  # (wrapper key, wrapper source) of each graph the entry loads from itself
+        try:  # (wrapper key, wrapper source) of each graph the entry loads from itself
+            graphs = graphs_of(e.kind is KeyKind.FX_GRAPH, d.wrapper_key, read_entry_bytes(e.path))
+        except OSError:
+            graphs = []
         refused = next((r for _, src in graphs if src is not None and (r := wrapper_refused(src))), None)
         if refused is not None:
             left.append(Reason(f"{_label(e)} entry {e.key[:10]}/{e.name[:10]}: {refused}, so the kernels "
@@ -302,19 +305,6 @@ def _linked(st: os.stat_result, root_dev: int | None) -> str | None:
     if root_dev is not None and st.st_dev != root_dev:
         return "it lies on another device than the cache dir"
     return None
-
-
-def _graphs_of(e: Entry, d: DecodedEntry) -> list[tuple[str | None, str | None]]:
-    """(wrapper key, wrapper source) of each compiled graph an entry loads from itself:
-    an FX entry its own; an AOTAutograd entry those it bundles
-    (:mod:`fxcache_core.pack.bundled`), none when it points into the FX graph cache."""
-    try:
-        data = read_entry_bytes(e.path)
-    except OSError:
-        return []
-    if e.kind is KeyKind.FX_GRAPH:
-        return [(d.wrapper_key, wrapper_source(data))]
-    return [(g.wrapper_key, g.source) for g in bundled_graphs(data)]
 
 
 def _label(e: Entry) -> str:

@@ -171,6 +171,7 @@ def to_json(d: DecodedEntry, full: bool = False) -> str:
         None if o is None else [o.function, o.file, o.line, list(o.functions),
                                 [list(f) for f in o.outer]],
         [[f.name, list(f.uses), f.call] for f in d.foreign],
+        [list(a) for a in d.absent],
     ]
     if full:
         obj.append([list(d.debug_lines), sorted(d.globals_seen), d.forward_graph,
@@ -217,7 +218,7 @@ def from_json(text: str) -> DecodedEntry:
         ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
     """
     (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
-     origin, foreign, *rest) = json.loads(text)
+     origin, foreign, absent, *rest) = json.loads(text)
     d = DecodedEntry(
         kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=guards,
         inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
@@ -231,6 +232,7 @@ def from_json(text: str) -> DecodedEntry:
             _origin_of, (*origin[:3], tuple(origin[3]),
                          tuple(map(tuple, origin[4])) if len(origin) > 4 else ()), origin),
         foreign=tuple(ForeignGlobal(str(n), tuple(map(str, u)), str(c)) for n, u, c in foreign),
+        absent=tuple((str(a[0]), str(a[1])) for a in absent),
     )
     if not rest:
         return d
@@ -256,7 +258,7 @@ def _storable(text: str) -> bool:
 
 _INDEX_SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (path TEXT PRIMARY KEY, size INT, mtime_ns INT, ino INT, schema INT,
-                                    sha TEXT, corrupt TEXT, body TEXT);
+                                    sha TEXT, corrupt TEXT, body TEXT, dev INT, ctime_ns INT);
 CREATE TABLE IF NOT EXISTS key_origins (key_dir TEXT PRIMARY KEY, entry TEXT, size INT, mtime_ns INT, ino INT,
                                         schema INT, origin TEXT);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT);
@@ -273,6 +275,39 @@ def _hit(sha: object, corrupt: object, body: object) -> tuple[str | None, Decode
     if corrupt is not None:
         return (sha, corrupt) if isinstance(corrupt, str) else None
     return (sha, from_json(body)) if isinstance(body, str) else None
+
+
+def _row_identity(size: object, mtime_ns: object, ino: object, schema: object, dev: object,
+                  ctime_ns: object) -> tuple[object, ...]:
+    return (dev, ino, size, mtime_ns, ctime_ns, schema)
+
+
+def _now(e: Entry) -> tuple[object, ...]:
+    """What a row must hold for ``e`` as scanned now: its identity and this fxcache's
+    row format (a file fxcache could not stat whole, identity 0s, matches no row)."""
+    return (*e.file.identity, SCHEMA) if e.file.ctime_ns else (None,)
+
+
+RACY_FINE_NS = 20_000_000
+"""How close to a file's last change (mtime or ctime) a read may end for the file to
+count as racily clean, on a file system with sub-second timestamps: above the
+kernel's timestamp clock tick (at most 10 ms), so a write in the same tick as the
+read, which leaves the timestamps unchanged, cannot go unseen."""
+RACY_COARSE_NS = 2_000_000_000
+"""The same on a file system whose timestamps are whole seconds (FAT keeps 2 s)."""
+
+
+def racily_clean(identity: tuple[int, int, int, int, int], read_ns: int) -> bool:
+    """Whether bytes read of a file with ``identity`` (``(dev, ino, size, mtime_ns,
+    ctime_ns)``), the read ending at ``read_ns`` (epoch ns), may differ from the file
+    that identity will show later: the read ended within the file system's timestamp
+    granularity of the file's last change, so a write just after it could leave the
+    same identity (git's "racily clean" entries). Such a reading never becomes an
+    index row; the next run reads the file again. A change time in the future is
+    racy too."""
+    _dev, _ino, _size, mtime_ns, ctime_ns = identity
+    coarse = mtime_ns % 1_000_000_000 == 0 and ctime_ns % 1_000_000_000 == 0
+    return read_ns - max(mtime_ns, ctime_ns) < (RACY_COARSE_NS if coarse else RACY_FINE_NS)
 
 
 _BULK_MIN = 2000
@@ -303,6 +338,8 @@ class Index:
             if db is None:
                 return
             db.executescript(_INDEX_SCHEMA)  # an older file may lack a table
+            if "ctime_ns" not in {r[1] for r in db.execute("PRAGMA table_info(entries)")}:
+                db.executescript("DROP TABLE entries;" + _INDEX_SCHEMA)  # rows without identity: stale
             if root is not None:
                 try:
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
@@ -328,9 +365,9 @@ class Index:
             return None
         try:
             row = self._db.execute(
-                "SELECT size, mtime_ns, ino, schema, sha, corrupt, body FROM entries WHERE path = ?",
-                (entry.file.where,)).fetchone()
-            if row is None or tuple(row[:4]) != (entry.size, entry.file.mtime_ns, entry.file.ino, SCHEMA):
+                "SELECT size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns FROM entries "
+                "WHERE path = ?", (entry.file.where,)).fetchone()
+            if row is None or _row_identity(row[0], row[1], row[2], row[3], row[7], row[8]) != _now(entry):
                 return None
             return _hit(row[4], row[5], row[6])
         except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError):
@@ -354,10 +391,10 @@ class Index:
             return
         try:
             rows = self._db.execute(
-                "SELECT path, size, mtime_ns, ino, schema, sha, corrupt, body FROM entries")
-            for path, size, mtime_ns, ino, schema, sha, corrupt, body in rows:
+                "SELECT path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns FROM entries")
+            for path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns in rows:
                 e = want.get(path)
-                if e is None or (size, mtime_ns, ino, schema) != (e.size, e.file.mtime_ns, e.file.ino, SCHEMA):
+                if e is None or _row_identity(size, mtime_ns, ino, schema, dev, ctime_ns) != _now(e):
                     continue
                 try:
                     hit = _hit(sha, corrupt, body)
@@ -369,15 +406,17 @@ class Index:
             self._db = None
 
     def put(self, entry: Entry, sha: str | None, result: DecodedEntry | str, row: str | None = None) -> None:
-        """Remember a decoded entry (or the reason it is corrupt) for this file;
-        ``row``: its :func:`to_json`, when already at hand."""
+        """Remember a decoded entry (or the reason it is corrupt) for this file, under
+        its :attr:`~fxcache_core.cache.scan.FileInfo.identity` as scanned; ``row``: its
+        :func:`to_json`, when already at hand. Only for bytes proven to be that file's
+        (the catalog's part: :func:`fxcache_core.catalog.pool.proven`)."""
         if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
             return
         corrupt, body = (result, None) if isinstance(result, str) else (None, row or to_json(result))
         if corrupt is not None and not _storable(corrupt):
             return  # a reason quoting what the pickle named, not valid UTF-8: not kept
         self._rows.append((entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
-                           SCHEMA, sha, corrupt, body))
+                           SCHEMA, sha, corrupt, body, entry.file.dev, entry.file.ctime_ns))
         if len(self._rows) >= 1000:
             self.flush()
 
@@ -438,7 +477,7 @@ class Index:
         rows, self._rows = self._rows, []
         if self._db is not None and rows:
             try:
-                self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             except sqlite3.Error:
                 self._db = None
 

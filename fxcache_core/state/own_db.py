@@ -52,7 +52,8 @@ def open_own_db(path: Path, schema: str, legacy_tables: tuple[frozenset[str], ..
     * a symlink, an empty file or a file with other hard links: its name is
       removed from the index dir (the link, never its target; the other names of
       the file keep it) and the file is made anew;
-    * anything else that is not a regular file of this user: refused;
+    * anything else that is not a regular file of this user, or one that others
+      may write (group or world write bits): refused;
     * a database whose ``application_id`` is not fxcache's: refused, unless its
       id is unset and its tables are exactly one of ``legacy_tables`` (a file
       made by an fxcache before this check), which is then marked as fxcache's.
@@ -108,8 +109,8 @@ def _open_own_db(path: Path, schema: str, legacy: tuple[frozenset[str], ...],
             st = os.lstat(path)
             if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
                 return None
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        return None  # not a file only this user can write: what it says is not fxcache's
     db = sqlite3.connect(path, timeout=timeout)
     try:
         main = next((r[2] for r in db.execute("PRAGMA database_list") if r[1] == "main"), None)

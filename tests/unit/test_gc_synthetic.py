@@ -209,14 +209,14 @@ def test_entries_fxcache_cannot_read_are_not_unreadable_for_gc(cache, monkeypatc
     import fxcache_core.catalog.pool as pool_mod
     from fxcache_core.catalog.reader import Catalog, Unreadable
 
-    real = pool_mod.read_entry_bytes
+    real = pool_mod.read_entry_proven
 
     def denied(p):  # what root cannot be refused (chmod 000 does not stop it)
         if p == paths[1]:
             raise PermissionError(13, "Permission denied", str(p))
         return real(p)
 
-    monkeypatch.setattr(pool_mod, "read_entry_bytes", denied)  # in the workers forked from here on
+    monkeypatch.setattr(pool_mod, "read_entry_proven", denied)  # in the workers forked from here on
     scan = scan_cache(root)
     got = Catalog(scan).load(next(e for e in scan.entries() if e.path == paths[1]))
     assert isinstance(got, Unreadable) and got.cause == "io", got

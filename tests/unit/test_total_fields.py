@@ -1,0 +1,134 @@
+"""Validity comes from the unpickle alone: a field fxcache cannot parse is absent, not corrupt.
+
+Synthetic entries (tests/synth.py): torch never writes a 5,000-digit input index, but
+an entry holding one is still a pickle torch loads, since torch never parses its debug
+lines or printed graphs on load; a real compile cannot produce it.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from fxcache_core.cache.keys import KeyKind, sha256_hash
+from fxcache_core.cache.scan import scan_cache
+from fxcache_core.catalog.reader import Catalog
+from fxcache_core.catalog.verify import verify
+from fxcache_core.decode import unpickler
+from fxcache_core.decode.entries import decode_entry
+from fxcache_core.lookup.match import match
+from fxcache_core.state.index import from_json, to_json
+from tests.helpers import plan_gc_on
+from tests.synth import (
+    Fake,
+    aot_entry_bytes,
+    dumps,
+    fake_key,
+    fx_entry_bytes,
+    stub_pickle,
+    write_entry,
+)
+
+HUGE = "9" * 5000  # past Python's 4,300-digit int conversion limit
+_AOT = "torch._functorch._aot_autograd.aot_autograd_result"
+
+
+def _huge_aot(fx: str) -> bytes:
+    """An AOTAutogradResult whose forward graph names an input ``PlainAOTInput(idx=<5000 digits>)``."""
+    return dumps(Fake(_AOT, "AOTAutogradResult", guards_expr="L['t0'] > 2",
+                      compiled_fw=Fake(_AOT, "CompiledForward", fx_graph_cache_info=(fx, []),
+                                       fx_graph_guard_expr="L['t0'] > 2"),
+                      compiled_bw=None,
+                      aot_forward_graph_str=(
+                          "class GraphModule(torch.nn.Module):\n    def forward(\n        self,\n"
+                          f'        arg0_1: "Sym(s0)",  # PlainAOTInput(idx={HUGE})\n    ):\n'),
+                      sanitized_aot_config=None))
+
+
+def test_a_5000_digit_example_input_index_leaves_the_inputs_absent_and_the_entry_valid():
+    data = fx_entry_bytes("L['t0'] <= 8", "fk", symbols=("s0",),
+                          extra_lines=(f"[abc] example_inputs[{HUGE}]: ('s1',)",))
+    d = decode_entry(data, KeyKind.FX_GRAPH)
+    assert d.guards_expr == "L['t0'] <= 8" and d.fx_key == "fk" and d.is_backward is False
+    assert d.inputs == ()
+    assert [name for name, _ in d.absent] == ["inputs"]
+    assert "ValueError" in d.absent[0][1]
+    assert from_json(to_json(d)).absent == d.absent  # the index keeps what was absent
+
+
+def test_a_5000_digit_plain_aot_input_index_leaves_the_inputs_absent_and_the_entry_valid():
+    d = decode_entry(_huge_aot("fk"), KeyKind.AOT_AUTOGRAD)
+    assert d.guards_expr == "L['t0'] > 2" and d.forward is not None and d.forward.key == "fk"
+    assert d.inputs == () and [name for name, _ in d.absent] == ["inputs"]
+
+
+def test_a_field_too_entangled_to_convert_is_absent(monkeypatch):
+    monkeypatch.setattr(unpickler, "MAX_PLAIN_NODES", 10)  # the limit, small enough for a small pickle
+    data = dumps(Fake(_AOT, "AOTAutogradResult", guards_expr="L['t0'] > 2", compiled_bw=None,
+                      compiled_fw=Fake(_AOT, "CompiledForward", fx_graph_cache_info=("fk", []),
+                                       fx_graph_guard_expr=None),
+                      sanitized_aot_config=Fake("torch._functorch._aot_autograd.schemas", "CacheableAOTConfig",
+                                                aot_autograd_arg_pos_to_source=[[] for _ in range(20)])))
+    d = decode_entry(data, KeyKind.AOT_AUTOGRAD)
+    assert d.guards_expr == "L['t0'] > 2" and d.forward is not None and d.forward.key == "fk"
+    assert d.arg_sources == () and [name for name, _ in d.absent] == ["arg_sources"]
+    assert "too" in d.absent[0][1] or "nested" in d.absent[0][1]
+
+
+def test_ls_match_gc_and_verify_agree_on_which_entries_are_corrupt(tmp_path):
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    aot = fake_key(KeyKind.AOT_AUTOGRAD, "aot")
+    good = fx_entry_bytes("L['t0'] <= 8", fx)
+    corrupt = {
+        write_entry(tmp_path, KeyKind.FX_GRAPH, fx, good[:40], name="truncated"),
+        write_entry(tmp_path, KeyKind.FX_GRAPH, fx, b"not a pickle", name="garbage"),
+        write_entry(tmp_path, KeyKind.FX_GRAPH, fx, dumps({"guards_expr": "True"}), name="not-a-graph"),
+        write_entry(tmp_path, KeyKind.FX_GRAPH, fx, stub_pickle(
+            "torch._inductor.output_code", "CompiledFxGraph", {"guards_expr": 7}), name="int-guards"),
+        write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, aot, good, name="wrong-type"),
+        write_entry(tmp_path, KeyKind.FX_GRAPH, fx, b"\x80\x02Nr" + struct.pack("<I", 2**31) + b".",
+                    name="memo-bomb"),
+    }
+    fx2 = fake_key(KeyKind.FX_GRAPH, "fx2")  # its own key: an entry without inputs binds no symbols
+    huge_fx = fx_entry_bytes("L['t0'] <= 8", fx2, extra_lines=(f"[abc] example_inputs[{HUGE}]: ('s1',)",))
+    # Named by their content's sha256, as torch names them, so only corruption is at stake.
+    valid = {write_entry(tmp_path, kind, key, d, name=sha256_hash(d)) for kind, key, d in (
+        (KeyKind.FX_GRAPH, fx, good), (KeyKind.FX_GRAPH, fx2, huge_fx),
+        (KeyKind.AOT_AUTOGRAD, aot, _huge_aot(fx)),
+        (KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes("L['t0'] > 2", (fx, None))))}
+    scan = scan_cache(tmp_path)
+    cat = Catalog(scan)
+    ls_bad = {u.entry.path for u in cat.unreadable() if u.cause in ("corrupt", "too-large")}
+    verify_bad = {b.entry.path for b in verify(Catalog(scan_cache(tmp_path))).bad
+                  if any(p.code == "unreadable" for p in b.problems)}
+    gc_bad = {r.file.path for r in plan_gc_on(tmp_path, unreadable=True).removals if r.entry is not None}
+    match_bad = set()
+    for key in (fx,):
+        s = scan_cache(tmp_path)
+        (m,) = match(Catalog(s), {}, {"t0": 5}, s.find(key)).results
+        match_bad |= {v.entry.path for v in m.entries if v.outcome == "unreadable"}
+    assert ls_bad == verify_bad == gc_bad == corrupt
+    assert match_bad == {p for p in corrupt if fx in str(p)}
+    assert not valid & (ls_bad | verify_bad | gc_bad | match_bad)
+
+
+def test_match_is_undecided_not_an_error_on_an_entry_whose_inputs_are_absent(tmp_path):
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes(
+        "L['t0'] <= 8", fx, origin=("f", "/m.py", 3), extra_lines=(f"[abc] example_inputs[{HUGE}]: ('s1',)",)))
+    s = scan_cache(tmp_path)
+    (m,) = match(Catalog(s), {"x": [4]}, {}, s.find(fx)).results
+    # torch has the inputs fxcache could not read: whether L['t0'] exists is unknown, not a KeyError
+    assert [v.outcome for v in m.entries] == ["unknown"] and m.status == "undecided"
+
+
+def test_every_recorded_torch_entry_reads_with_no_field_absent():
+    # Real caches of the recorded torch builds (tests/fixtures): a parser that fails on
+    # what torch writes would now leave a field absent silently, not make a corrupt entry.
+    from pathlib import Path
+
+    roots = sorted((Path(__file__).resolve().parents[1] / "fixtures").glob("**/cache"))
+    entries = [e for root in roots for e in scan_cache(root).entries()]
+    assert len(entries) >= 20
+    absent = {e.path.name: d.absent for e in entries
+              if (d := decode_entry(e.path.read_bytes(), e.kind)).absent}
+    assert absent == {}

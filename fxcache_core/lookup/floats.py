@@ -70,6 +70,14 @@ def baked_floats(catalog: Catalog, key: CacheKey, name: str) -> tuple[float, ...
     """The constants the key's graph computes ``name`` with (:func:`floats_in_code`),
     read from its first readable entry's stored graph; None where no code line of
     it names ``name`` or no entry can be read."""
+    graph = graph_text(catalog, key)
+    return floats_in_code(graph, name) if graph is not None else None
+
+
+def graph_text(catalog: Catalog, key: CacheKey) -> str | None:
+    """The printed graph of the key's first entry that decodes: an AOTAutograd entry's
+    forward graph (``aot_forward_graph_str``), an FX entry's post-grad graph
+    (``inductor_post_grad_graph_str``); None when no entry holds one."""
     for e in key.entries:
         if e.size > MAX_ENTRY_BYTES:
             continue
@@ -82,5 +90,6 @@ def baked_floats(catalog: Catalog, key: CacheKey, name: str) -> tuple[float, ...
         for field in ("aot_forward_graph_str", "inductor_post_grad_graph_str"):
             graph = root.field(field)
             if isinstance(graph, str):
-                return floats_in_code(graph, name)
+                return graph
     return None
+

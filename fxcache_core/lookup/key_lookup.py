@@ -130,7 +130,8 @@ def match_key(catalog: Catalog, key: CacheKey, query: CallQuery, *, frame: KeyFr
         return _looked_up(catalog, key, symbols, {}, None, given, tuple(reasons), ())
     d0 = readable[0][1]
     b = _fit_entry(catalog, key, d0, query, symbols, extra, positional,
-                   siblings=(_once(lambda: siblings(key, d0)) if siblings is not None else None), auto=auto)
+                   siblings=(_once(lambda: siblings(key, d0)) if siblings is not None else None), auto=auto,
+                   frame=frame)
     values: dict[str, int | None] = {}
     problems = b.problems or _bind_placeholders(b, symbols, query.inputs, sym or {}, values)
     if problems:
@@ -157,19 +158,22 @@ def _tensor_count_differs(readable: Readable, query: CallQuery) -> Reason | None
 
 def _fit_entry(catalog: Catalog, key: CacheKey, d0: DecodedEntry, query: CallQuery,
                symbols: tuple[SymbolInfo, ...], extra: Mapping[str, str], positional: bool,
-               siblings: Callable[[], Sequence[Sibling]] | None, auto: Auto | None) -> Binding:
+               siblings: Callable[[], Sequence[Sibling]] | None, auto: Auto | None,
+               frame: KeyFrame | None = None) -> Binding:
     """The key's first readable entry ``d0`` fitted to the call (its inputs already
     renamed to the key's sources): :func:`~fxcache_core.lookup.fit.fit`, then the
     scalars automatic dynamic makes inputs the key does not take
     (:func:`~fxcache_core.lookup.phases.auto_scalars_taken`) and the floats the
-    key baked in (:func:`~fxcache_core.lookup.fit_floats.fit_baked_floats`)."""
+    key baked in (:func:`~fxcache_core.lookup.fit_floats.fit_baked_floats`, which reads
+    the key's compiled ``frame`` for what the function computes with them)."""
     b = fit(d0, replace(query, pgo=query.pgo_state(catalog)),
             hints={s.expr: s.hint for s in symbols if s.expr and s.hint is not None},
             guards=d0.guards_expr, auto=auto.scalars if auto else frozenset(), siblings=siblings)
     if auto and auto.scalars and not positional:
         auto_scalars_taken(b, d0, query.inputs, auto)
     if not positional and any(isinstance(v, float) for v in query.inputs.values()):
-        fit_baked_floats(catalog, key, b, query.inputs, input_bases(d0, extra), query.mode)
+        fit_baked_floats(catalog, key, b, query.inputs, input_bases(d0, extra), query.mode,
+                         frame if frame is not None else KeyFrame(catalog, key))
     return b
 
 

@@ -69,6 +69,9 @@ Status = Literal["hit", "miss", "new-graph", "error", "undecided"]
 
 EXIT_HIT, EXIT_MISS, EXIT_UNDECIDED = 0, 1, 3
 
+# Reasons about a Python scalar's value, not the sizes: a first call's new graph says them as they are.
+_SCALAR_CODES = ("float-", "int-", "scalar-")
+
 _HEAD = {"hit": "HIT", "miss": "MISS", "new-graph": "NEW GRAPH", "error": "ERROR", "undecided": "UNDECIDED"}
 
 
@@ -325,7 +328,8 @@ def _phase_verdict(function: str | None, group: Sequence[KeyMatch], phase: Phase
         if saved is not None:
             heading += (f" (traced dynamic: job id {job_of(saved.profile or '')}'s saved profile, "
                         f"{os.path.basename(saved.profile or '')}, marks {', '.join(saved.auto)} dynamic)")
-        elif v.status == "new-graph" and not any(m.auto for m in group) and ":mark_dynamic=" not in str(inputs):
+        elif v.status == "new-graph" and not any(m.auto for m in group) and ":mark_dynamic=" not in str(inputs) \
+                and not (code_of(v.why) or "").startswith(_SCALAR_CODES):
             v = replace(v, why=Reason(
                 f"static {_user_inputs(group, inputs)} was never compiled (under dynamic=None a fresh "
                 "process traces its first call with static sizes, and no key holds these)",

@@ -45,6 +45,7 @@ from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.floats import baked_floats, tensorified_base
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
+from fxcache_core.lookup.optional_tensors import tensor_given, tensor_left_out
 from fxcache_core.reasons import Reason
 
 _TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
@@ -357,7 +358,9 @@ class _IntJudge:
         call = self.call
         missing = _tensors_not_given(call.entry, call.inputs, call.params)
         if missing and not self.broken():
-            self.notes += missing
+            for src, why in missing:
+                left_out = self.left_out(src)
+                (self.problems if left_out is not None else self.notes).append(left_out or why)
         for user_src, value in call.inputs.items():
             src = next((c for c in candidates(user_src, call.params) if c in self.taken), user_src)
             mine = call.of_function or _is_param(user_src, call.params)
@@ -388,11 +391,28 @@ class _IntJudge:
             self._siblings = [(k, d) for k, d in self.keys.of(self.call.origin) if k.key != self.call.key.key]
         return self._siblings
 
+    def sibling_taking(self, src: str, takes: bool) -> CacheKey | None:
+        """A key of the function that takes an input from ``src`` (or, with ``takes``
+        False, one that takes none)."""
+        return next((k for k, d in self.siblings() if any(
+            t == src or t.startswith((src + "[", src + ".")) for t in _taken(d)) == takes), None)
+
+    def given(self, src: str) -> Reason | None:
+        """:func:`~fxcache_core.lookup.optional_tensors.tensor_given` for this key."""
+        return tensor_given(src, self.call.frame, self.fn, self.sibling_taking)
+
+    def left_out(self, src: str) -> Reason | None:
+        """:func:`~fxcache_core.lookup.optional_tensors.tensor_left_out` for this key."""
+        return tensor_left_out(src, self.call.frame, self.fn, self.sibling_taking)
+
     def tensor(self, user_src: str, src: str) -> None:
         """A tensor the call gives for ``src``, which the key takes no input from."""
         call = self.call
         if (_is_param(user_src, call.params) if call.params else call.of_function) and not any(
                 t == src or t.startswith((src + "[", src + ".")) for t in self.taken) and not self.broken():
+            if (why := self.given(src)) is not None:
+                self.problems.append(why)
+                return
             self.notes.append(Reason(
                 f"{src} is a tensor, and this key takes no input from it: if it was None (or not a "
                 "tensor) when this key was traced, torch traces another graph; if the code never "
@@ -449,8 +469,8 @@ class _IntJudge:
 
 
 def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
-                       params: Sequence[str]) -> list[Reason]:
-    """A note per tensor input of the call (``L['mask']``, not a module's own
+                       params: Sequence[str]) -> list[tuple[str, Reason]]:
+    """(source, a note) per tensor input of the call (``L['mask']``, not a module's own
     ``L['self']...``) that ``entry``'s graph takes and ``inputs`` do not give."""
     given = {c for src in inputs for c in candidates(src, params)}
     out = []
@@ -463,10 +483,10 @@ def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
                                     params):
             continue  # a closure's or a global's tensor (a model's weights), not an argument
         if src not in given and not any(src.startswith((g + "[", g + ".")) for g in given):
-            out.append(Reason(
+            out.append((src, Reason(
                 f"{user_name(src, params)} is a tensor input of this key ({i.type}) that the call does "
                 "not give: if the call leaves it out (None), torch traces another graph; give its shape",
-                "input-not-given"))
+                "input-not-given")))
     return out
 
 

@@ -14,7 +14,9 @@ function, so :func:`verdicts` folds those per function
 * ``new-graph``: no key of the function can take the call (a static size, a
   rank, a stride, 0/1 specialization...): Dynamo traces another graph, and
   torch compiles it under a new key;
-* ``error``: an FX lookup stops at a raising guard, and the compile fails;
+* ``error``: an FX lookup stops at a raising guard, and the compile fails; or torch
+  raises for a marked range (:mod:`fxcache_core.lookup.mark_ranges`): before any lookup,
+  or after a hit (the verdict then names the entry it loads);
 * ``undecided``: the cache cannot tell (how the call is compiled, an input not
   given, a frame after a graph break whose locals were not named).
 
@@ -283,6 +285,11 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
                 f"{hit.hit.name[:16]} hits" + ("; either way an entry's guards hold)" if either else ")"),
                 why.code),
             rival.key, keys=keys)
+    if hit is not None and hit.raises is not None:
+        assert hit.hit is not None
+        status: Status = "error" if code_of(hit.raises) == "mark-range-raises" else "undecided"
+        return FunctionVerdict(function, origin, status, _in_user_terms(hit.raises), hit.key,
+                               hit.hit.name if status == "error" else None, keys)
     if hit is not None:
         assert hit.hit is not None
         loads = "".join(f", loads {ld.role} fx {ld.key[:12]}/{(ld.entry or '')[:16]}" for ld in hit.loads)
@@ -291,11 +298,15 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
     if und is not None:
         return FunctionVerdict(function, origin, "undecided", _undecided_why(und), und.key, keys=keys)
     err = next((m for m in looked if m.status == "error"), None)
+    if err is not None and err.raises is not None:
+        return FunctionVerdict(function, origin, "error", _in_user_terms(err.raises), keys=keys)
     if err is not None:
         why = _miss_why(err)
         return FunctionVerdict(function, origin, "error", Reason("the compile fails: " + why, why.code),
                                err.key, keys=keys)
     first = looked[0]
+    if first.boundary is not None:
+        return FunctionVerdict(function, origin, "undecided", _in_user_terms(first.boundary), first.key, keys=keys)
     return FunctionVerdict(function, origin, "miss", _miss_why(first), first.key, keys=keys)
 
 

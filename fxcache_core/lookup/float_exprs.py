@@ -37,11 +37,12 @@ Nothing here imports torch, runs the source or the graph, or prints.
 from __future__ import annotations
 
 import ast
+import copy
 import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from fxcache_core.reasons import Reason
@@ -66,6 +67,16 @@ _SCALAR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "stride",
 _BUILTINS = frozenset({"len", "int", "float", "abs", "max", "min", "round", "sum", "bool", "pow",
                        "divmod", "complex", "str", "print", "isinstance", "type", "range"})
 _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+# Methods only a tensor has among the values a function computes with (no Python number,
+# list or str has them): their receiver is a tensor even where the text does not say so
+# (a loop's variable over a list of tensors).
+_TENSOR_METHODS = frozenset({
+    "add", "sub", "mul", "div", "pow", "clamp", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv",
+    "masked_fill", "fill_", "copy_", "leaky_relu", "hardtanh", "softmax", "log_softmax", "elu", "celu",
+    "relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "neg", "abs", "sum", "mean", "std", "var", "norm",
+    "where", "masked_scatter", "scatter", "index_add", "baddbmm", "addmm", "addmv", "addbmm",
+    "true_divide", "remainder", "fmod", "maximum", "minimum", "threshold", "renorm",
+})
 MAX_POW = 1024
 """An exponent above this (in absolute value) is not evaluated (an int power could
 take any time and memory): ``unknown``."""
@@ -88,6 +99,9 @@ class FloatUse:
             the expression's value is; empty for an opaque read.
         opaque: why its value is not one op's constant (``passed to _apply_scale()``),
             None for a value read.
+        loop: the statement is in a loop's body (its ops may be traced once per pass).
+        text: the expression as the statement writes it (``-lr / bias``), where ``expr``
+            has the pure locals it reads replaced by their expressions.
     """
 
     line: int
@@ -95,6 +109,8 @@ class FloatUse:
     expr: str
     ops: frozenset[str] = frozenset()
     opaque: str | None = None
+    loop: bool = False
+    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +218,10 @@ def _is_pure(node: ast.AST, scalars: Mapping[str, object]) -> bool:
     return False
 
 
+def _tensor_method(name: str) -> bool:
+    return name in _TENSOR_METHODS or (name.endswith("_") and name.rstrip("_") in _TENSOR_METHODS)
+
+
 def _parents(root: ast.AST) -> dict[ast.AST, ast.AST]:
     out: dict[ast.AST, ast.AST] = {}
     for n in ast.walk(root):
@@ -268,7 +288,7 @@ class _Kinds:
                 if f.attr in _SCALAR_METHODS or _root_name(f) == "math":
                     return False
                 root = _root_name(f)
-                return root in _TORCH_ROOTS or root == "self" or self.tensor(f.value)
+                return root in _TORCH_ROOTS or root == "self" or _tensor_method(f.attr) or self.tensor(f.value)
             return False
         if isinstance(node, ast.Subscript):
             return self.tensor(node.value)
@@ -281,33 +301,104 @@ class _Kinds:
         return False
 
 
+def pure_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, scalars: Mapping[str, object]) -> dict[str, ast.expr]:
+    """The locals of ``fn`` bound once, by an assignment whose value is a pure expression
+    of the call's scalars (and of such locals): ``bias = 1 - beta1 ** step``. A read of
+    one is a read of its expression. In the order they can be computed."""
+    a = fn.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    kinds = _Kinds(fn, frozenset(), frozenset(params))
+    out: dict[str, ast.expr] = {}
+    known: dict[str, object] = dict(scalars)
+    changed = True
+    while changed:
+        changed = False
+        for name, values in kinds.assigned.items():
+            if name in out or name in params or len(values) != 1 or values[0] is None:
+                continue
+            if _is_pure(values[0], known):
+                out[name] = values[0]
+                known[name] = None
+                changed = True
+    return out
+
+
 def statement_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
                     scalars: Mapping[str, float | int], tensors: frozenset[str]) -> list[FloatUse]:
     """Every read of ``param`` in ``fn``'s body, each with its pure expression and what
-    takes its value (see the module docstring). ``scalars``: the call's Python scalar
-    arguments by name (``param`` among them); ``tensors``: its tensor arguments' names."""
+    takes its value (see the module docstring); a read of a local bound to a pure
+    expression of it (:func:`pure_locals`) counts as a read of it. ``scalars``: the
+    call's Python scalar arguments by name (``param`` among them); ``tensors``: its
+    tensor arguments' names."""
     a = fn.args
     params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
     kinds = _Kinds(fn, tensors, params)
     parents = _parents(fn)
+    local = pure_locals(fn, scalars)
+    names = {**scalars, **dict.fromkeys(local)}
+    through = {param} | _depending(local, param)
+    defining = {id(n) for v in local.values() for n in ast.walk(v)}
     out: list[FloatUse] = []
     for n in ast.walk(fn):
-        if not (isinstance(n, ast.Name) and n.id == param):
+        if not (isinstance(n, ast.Name) and n.id in through) or id(n) in defining:
             continue
         stmt = _statement(n, parents, fn)
         line, last = (stmt.lineno, stmt.end_lineno or stmt.lineno) if stmt is not None else (n.lineno, n.lineno)
         if not isinstance(n.ctx, ast.Load):
-            out.append(FloatUse(line, last, param, opaque=f"{param} is assigned at line {n.lineno}"))
+            if n.id == param:
+                out.append(FloatUse(line, last, param, opaque=f"{param} is assigned at line {n.lineno}"))
             continue
         e: ast.AST = n
-        while (p := parents.get(e)) is not None and p is not stmt and _is_pure(p, scalars):
+        while (p := parents.get(e)) is not None and p is not stmt and _is_pure(p, names):
             e = p
-        expr = ast.unparse(e)  # type: ignore[arg-type]
+        expr = ast.unparse(_inlined(e, local))  # type: ignore[arg-type]
         parent = parents.get(e)
         if isinstance(parent, ast.keyword):
             parent = parents.get(parent)
-        out.append(_use(e, parent, stmt, line, last, expr, kinds))
+        use = _use(e, parent, stmt, line, last, expr, kinds)
+        out.append(replace(use, loop=_in_loop(n, parents, fn), text=ast.unparse(e)))  # type: ignore[arg-type]
     return out
+
+
+def _depending(local: Mapping[str, ast.expr], param: str) -> set[str]:
+    """The locals of ``local`` whose expression reads ``param``, directly or through another."""
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, v in local.items():
+            if name not in out and any(isinstance(x, ast.Name) and x.id in ({param} | out) for x in ast.walk(v)):
+                out.add(name)
+                changed = True
+    return out
+
+
+def _inlined(e: ast.AST, local: Mapping[str, ast.expr]) -> ast.AST:
+    """``e`` with each pure local replaced by its expression (in parentheses, as ``ast``
+    writes a subexpression), so that it computes from the call's scalars alone."""
+    class _Inline(ast.NodeTransformer):
+        def __init__(self) -> None:
+            self.depth = 0
+
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in local and self.depth < 32:
+                self.depth += 1
+                try:
+                    return self.visit(copy.deepcopy(local[node.id]))
+                finally:
+                    self.depth -= 1
+            return node
+
+    return _Inline().visit(copy.deepcopy(e))
+
+
+def _in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool:
+    cur = parents.get(n)
+    while cur is not None and cur is not fn:
+        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While)):
+            return True
+        cur = parents.get(cur)
+    return False
 
 
 def _statement(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> ast.stmt | None:
@@ -341,7 +432,8 @@ def _use(e: ast.AST, parent: ast.AST | None, stmt: ast.stmt | None, line: int, l
         f = parent.func
         name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "a call"
         if isinstance(f, ast.Attribute) and f.attr not in _SCALAR_METHODS and (
-                _root_name(f) in _TORCH_ROOTS or kinds.tensor(f.value)) and _root_name(f) != "math":
+                _root_name(f) in _TORCH_ROOTS or _tensor_method(f.attr) or kinds.tensor(f.value)) \
+                and _root_name(f) != "math":
             return FloatUse(line, last, expr, ops=frozenset({name.rstrip("_")}))
         return FloatUse(line, last, expr, opaque=f"passed to {name}() at line {line}")
     if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and parent is stmt:
@@ -399,20 +491,32 @@ def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     same: list[FloatUse] = []
     for (line, last, stems), group in _groups(uses):
         mine = [o for o in ops if line <= o.line <= last]
-        if not mine or not all(any(_squeeze(u.expr) in _squeeze(o.code) for o in mine) for u in group):
+        if not mine or not all(any(_squeeze(u.text or u.expr) in _squeeze(o.code) for o in mine) for u in group):
             return _unknown(param, group[0], "no op traced from it shows the expression (the graph was "
                             "traced from other code, or the expression reaches no op)", uses)
         found: Counter[str] = Counter(f for o in mine if _op_of(o.op, stems) for f in o.floats)
-        found -= _literals(group, fn, scalars)
-        if sum(found.values()) != len(group):
+        literals = _literals(group, fn, {**scalars, **dict.fromkeys(pure_locals(fn, scalars))})
+        if any(u.loop for u in group):
+            # Traced once per pass of the loop, each pass with the same values (the
+            # parameter is never assigned): compare the values, not their counts.
+            if literals.keys() & {repr(evaluate(u.expr, scalars)) for u in group}:
+                return _unknown(param, group[0], "a float literal of the loop's statement equals its value", uses)
+            found = Counter(set(found) - set(literals))
+            group_n = len({u.expr for u in group})
+        else:
+            found -= literals
+            group_n = len(group)
+        if sum(found.values()) != group_n:
             return _unknown(param, group[0], f"its ops hold {sum(found.values())} float constant(s) besides "
-                            f"the statement's own, for {len(group)} read(s)", uses)
+                            f"the statement's own, for {group_n} read(s)", uses)
         want: Counter[str] = Counter()
-        for u in group:
+        for u in group if group_n == len(group) else {u.expr: u for u in group}.values():
             v = evaluate(u.expr, scalars)
             if v is None:
                 return _unknown(param, u, f"{u.expr} cannot be computed for the call's values", uses)
             want[repr(v)] += 1
+        if group_n != len(group) and len(want) != group_n:
+            return _unknown(param, group[0], "its expressions give one value for the call", uses)
         if want != found:
             u = group[0]
             was = ", ".join(sorted(found.elements()))

@@ -43,10 +43,11 @@ from fxcache_core.decode.entries import (
 from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
+from fxcache_core.lookup.fit_floats import baked_provenance
 from fxcache_core.lookup.floats import baked_floats, tensorified_base
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
-from fxcache_core.lookup.optional_tensors import tensor_given, tensor_left_out
-from fxcache_core.reasons import Reason
+from fxcache_core.lookup.optional_tensors import list_element, tensor_given, tensor_left_out
+from fxcache_core.reasons import Reason, code_of
 
 _TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
 _INT_RE = re.compile(r"-?\d+")
@@ -196,7 +197,7 @@ class FunctionKeys:
     """
 
     def __init__(self, catalog: Catalog) -> None:
-        self._catalog = catalog
+        self._catalog = self.catalog = catalog
         self._by_fn: dict[tuple[str, str], list[tuple[CacheKey, DecodedEntry]]] | None = None
         self._graphs: dict[str, PrintedGraph | None] = {}
         self._resumed: set[str] | None = None
@@ -406,8 +407,15 @@ class _IntJudge:
         return tensor_left_out(src, self.call.frame, self.fn, self.sibling_taking)
 
     def tensor(self, user_src: str, src: str) -> None:
-        """A tensor the call gives for ``src``, which the key takes no input from."""
+        """A tensor the call gives for ``src``, which the key takes no input from (an
+        element of a list argument: :func:`~fxcache_core.lookup.optional_tensors.list_element`)."""
         call = self.call
+        if (el := re.fullmatch(r"(L\['\w+'\])\[\d+\]", src)) is not None and _is_param(el.group(1), call.params) \
+                and src not in self.taken and not self.broken():
+            why = list_element(src, el.group(1), self.taken, call.frame)
+            if why is not None:
+                (self.problems if code_of(why) == "list-longer" else self.notes).append(why)
+            return
         if (_is_param(user_src, call.params) if call.params else call.of_function) and not any(
                 t == src or t.startswith((src + "[", src + ".")) for t in self.taken) and not self.broken():
             if (why := self.given(src)) is not None:
@@ -430,10 +438,33 @@ class _IntJudge:
                     "looks up such a key; this one serves dynamic=True and the calls after a "
                     f"recompile (pass {param('dynamic')})", "int-constant-sibling"))
 
+    def by_expressions(self, src: str, value: int) -> bool:
+        """Whether the float constants the function computes from the int ``src`` decide
+        (:func:`~fxcache_core.lookup.fit_floats.baked_provenance`: every read of it is in
+        an expression whose value is a float constant of one op), as they decide a float
+        argument: ``differs`` is a problem; ``same`` makes this key torch's for it (under
+        dynamic=None; without the mode, a note). False where they do not decide."""
+        m = _LOCAL_RE.fullmatch(src)
+        if m is None:
+            return False
+        prov = baked_provenance(self.keys.catalog, self.call.key, m.group(1), self.call.inputs, self.call.frame)
+        if prov is None or prov.why is None or prov.status not in ("same", "differs"):
+            return False
+        if prov.status == "differs":
+            self.problems.append(prov.why)
+        elif self.call.mode is DynamicMode.UNKNOWN:
+            self.notes.append(Reason(
+                f"{prov.why}: torch looks this key up under dynamic=None; under dynamic=True {src} is a "
+                f"SymInt on the first call (pass {param('dynamic')})", "int-depends-on-mode"))
+        return True
+
     def int_baked(self, src: str, value: int, mine: bool) -> None:
         """An int the key does not take: the value it baked in, read from a sibling key
         that takes ``src`` as a SymInt (:func:`_baked_in`), against the call's."""
         dynamic = [(k, i) for k, d in self.siblings() if (i := _symint_input(d, src)) is not None]
+        found = _baked_in(self.keys, self.call.key, dynamic) if dynamic else None
+        if found is None and (mine or dynamic) and self.by_expressions(src, value):
+            return
         if not dynamic:
             if mine:
                 self.notes.append(Reason(
@@ -442,7 +473,6 @@ class _IntJudge:
                     f"{src} as a SymInt to read the value this key was traced with from; if the "
                     f"graph does not depend on {src}, this key is torch's", "int-not-input"))
             return
-        found = _baked_in(self.keys, self.call.key, dynamic)
         if found is None:
             other, inp = dynamic[0]
             self.notes.append(Reason(

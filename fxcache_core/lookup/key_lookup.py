@@ -154,8 +154,8 @@ def _at_size_boundary(catalog: Catalog, m: KeyMatch) -> KeyMatch:
     """A key every entry of which the call fails, where the call brings a size of its
     graph to 0 or 1 (:func:`~fxcache_core.lookup.boundaries.size_boundary`): where
     Dynamo solves that size for an input dim, the dim is traced static and the key
-    does not fit (another graph); elsewhere the lookup says so (``boundary``), and the
-    function's verdict is undecided between a new entry of this key and another graph."""
+    does not fit (another graph); elsewhere the lookup is undecided (``uncertain``), between
+    a new entry of this key and another graph."""
     if m.status != "miss" or m.hit is not None or m.aborted is not None or \
             not any(v.outcome == "fail" for v in m.entries):
         return m
@@ -169,11 +169,11 @@ def _at_size_boundary(catalog: Catalog, m: KeyMatch) -> KeyMatch:
             f"{b.shown} is 1 for this call, a size of this key's graph its entries keep from 1: torch "
             f"specializes a size that reaches 1 (0/1 specialization), solves {b.shown} == 1 for "
             f"{dim} = {value} and traces {dim} static: another graph", "size-boundary-specialized"),))
-    return replace(m, boundary=Reason(
+    return replace(m, uncertain=m.uncertain + (Reason(
         f"{b.shown} is {b.value} for this call, a size of this key's graph its entries keep from "
         f"{b.value}: torch specializes a size that reaches 0 or 1 and traces again; whether that graph "
         f"is this key's (a new entry) or another depends on what the code does with {b.shown}, "
-        "which the cache does not show (torch compiles either way)", "size-boundary"))
+        "which the cache does not show (torch compiles either way)", "size-boundary"),))
 
 
 def _tensor_count_differs(readable: Readable, query: CallQuery) -> Reason | None:

@@ -79,11 +79,6 @@ class KeyMatch:
         auto: what this lookup traces as symbols by automatic dynamic or a saved
             profile (:mod:`fxcache_core.lookup.phases`), in the user's terms (``x.size(1)``).
         profile: the saved profile (its file) the first call's ``auto`` comes from, if any.
-        boundary: for a miss, that the call brings a size of the graph to 0 or 1 where
-            the entries keep it from there (:mod:`fxcache_core.lookup.boundaries`):
-            torch traces again, and the graph may be this key's or another; the
-            status stays ``miss`` (every entry's guards fail), the function's verdict
-            is undecided.
         raises: torch raises for this call (a marked range, :mod:`fxcache_core.lookup.mark_ranges`):
             before any lookup (``mark-range-outside``: the status is ``error``), or after
             loading ``hit`` (``mark-range-raises``; ``mark-range-may-raise`` where fxcache
@@ -109,7 +104,6 @@ class KeyMatch:
     assumed: tuple[tuple[str, str], ...] = ()
     auto: tuple[str, ...] = ()
     profile: str | None = None
-    boundary: Reason | None = None
     raises: Reason | None = None
 
     @property
@@ -156,8 +150,7 @@ class KeyMatch:
         ``reason_codes``, ``uncertain`` and ``uncertain_codes``, ``aborted`` and
         ``aborted_code``, ``values``, ``symbols``, ``shadowed``, ``loads``,
         ``loaded_by``, ``entries``, ``assumed``: input -> the dtype assumed,
-        ``auto_dynamic``, ``profile``, ``boundary`` and ``boundary_code``, ``raises`` and
-        ``raises_code``)."""
+        ``auto_dynamic``, ``profile``, ``raises`` and ``raises_code``)."""
         names = self.user_names
         return {
             "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
@@ -179,7 +172,6 @@ class KeyMatch:
             "entries": [v.to_json(names) for v in self.entries],
             "assumed": dict(self.assumed),
             "auto_dynamic": list(self.auto), "profile": self.profile,
-            "boundary": self.boundary, "boundary_code": code_of(self.boundary),
             "raises": self.raises, "raises_code": code_of(self.raises),
         }
 

@@ -25,7 +25,7 @@ from fxcache_core.reasons import Reason
 if TYPE_CHECKING:
     from fxcache_core.cache.scan import CacheKey
 
-__all__ = ["default_is_none", "read_whenever_given", "tensor_given", "tensor_left_out"]
+__all__ = ["default_is_none", "iterated", "list_element", "read_whenever_given", "tensor_given", "tensor_left_out"]
 
 Takers = Callable[[str, bool], "CacheKey | None"]
 """(source, takes) -> a key of the function that takes an input from the source (takes
@@ -148,3 +148,44 @@ def _computes_with(stmt: ast.stmt, param: str) -> bool:
                 and parents[p].func is p:  # type: ignore[attr-defined]
             return True
     return False
+
+
+def list_element(src: str, base: str, taken: set[str], frame: CompiledFrom | None) -> Reason | None:
+    """A tensor the call gives as element ``src`` (``L['params'][2]``) of the list
+    parameter ``base``, which the key takes no input from while it takes others of the
+    list: where the source iterates over the list (:func:`iterated`), Dynamo read every
+    element and guarded the list's length, so the key was traced with a shorter list and
+    torch traces another graph (``list-longer``); elsewhere a note (``list-element-not-input``).
+    None when the key takes no element of the list."""
+    if not any(t.startswith(base + "[") for t in taken):
+        return None
+    name = _LOCAL_RE.fullmatch(base)
+    fn = function_node(frame.file, frame.line, frame.function) if frame is not None and name else None
+    line = iterated(fn, name.group(1)) if fn is not None and name is not None else None
+    if line is not None:
+        return Reason(
+            f"{src} is given, and this key takes other elements of {base} but not this one: the code "
+            f"iterates over {name.group(1)} (line {line}), so Dynamo read every element and guarded the "  # type: ignore[union-attr]
+            "list's length: this key was traced with a shorter list, and torch traces another graph",
+            "list-longer")
+    return Reason(
+        f"{src} is given, and this key takes other elements of {base} but not this one: if the code reads "
+        "every element, this key was traced with a shorter list and torch traces another graph; if it reads "
+        "only some, this key is torch's. The cache does not record which", "list-element-not-input")
+
+
+def iterated(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> int | None:
+    """The line of a ``for`` (or comprehension) of ``fn`` over the parameter ``param``
+    itself, or over ``zip``/``enumerate``/``reversed`` of it; None when there is none or
+    the parameter is assigned in the function."""
+    if any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load) for n in ast.walk(fn)):
+        return None
+    for n in ast.walk(fn):
+        it = n.iter if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) else None
+        if it is None:
+            continue
+        args = it.args if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
+            it.func.id in ("zip", "enumerate", "reversed") else [it]
+        if any(isinstance(a, ast.Name) and a.id == param for a in args):
+            return getattr(n, "lineno", None) or it.lineno
+    return None

@@ -305,8 +305,6 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
         return FunctionVerdict(function, origin, "error", Reason("the compile fails: " + why, why.code),
                                err.key, keys=keys)
     first = looked[0]
-    if first.boundary is not None:
-        return FunctionVerdict(function, origin, "undecided", _in_user_terms(first.boundary), first.key, keys=keys)
     return FunctionVerdict(function, origin, "miss", _miss_why(first), first.key, keys=keys)
 
 

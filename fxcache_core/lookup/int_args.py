@@ -34,142 +34,22 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import (
-    MAX_GRAPH_LINES,
     DecodedEntry,
     GraphInput,
     Origin,
-    parse_graph_signature,
 )
 from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_floats import baked_provenance
-from fxcache_core.lookup.floats import baked_floats, tensorified_base
+from fxcache_core.lookup.floats import baked_floats, graph_text, tensorified_base
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
 from fxcache_core.lookup.optional_tensors import list_element, tensor_given, tensor_left_out
+from fxcache_core.lookup.printed_graphs import PrintedGraph, parse_printed_graph, specialized_values
+from fxcache_core.lookup.symbol_names import name_inputs
 from fxcache_core.reasons import Reason, code_of
 
-_TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
-_INT_RE = re.compile(r"-?\d+")
-_DELETES_RE = re.compile(r";  (?:\w+ = )+None$")
-_TRAILING_COMMENT_RE = re.compile(r"\s+# .*$")
 _LOCAL_RE = re.compile(r"L\['(\w+)'\]")
-
-
-@dataclass(frozen=True, slots=True)
-class PrintedGraph:
-    """A graph as ``GraphModule.print_readable`` prints it.
-
-    Attributes:
-        inputs: the placeholders, in order (name, printed type, SymInt expression).
-        body: the lines after the signature, as token tuples: comments, blank
-            lines and the ``;  x = y = None`` deletion lists (which name the
-            placeholders a node frees) left out.
-    """
-
-    inputs: tuple[GraphInput, ...]
-    body: tuple[tuple[str, ...], ...]
-
-
-def parse_printed_graph(text: str | None) -> PrintedGraph | None:
-    """Read a printed graph (``aot_forward_graph_str``); None without a ``def forward(``.
-
-    At most :data:`~fxcache_core.decode.entries.MAX_GRAPH_LINES` lines are read.
-    """
-    if not text:
-        return None
-    lines = text.splitlines()[:MAX_GRAPH_LINES]
-    start = next((i for i, ln in enumerate(lines) if "def forward(" in ln), None)
-    if start is None:
-        return None
-    end = start
-    if not lines[start].rstrip().endswith("):"):
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("):")), None)
-        if end is None:
-            return None
-    body = []
-    for line in lines[end + 1:]:
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        s = _DELETES_RE.sub("", _TRAILING_COMMENT_RE.sub("", s))
-        body.append(tuple(_TOKEN_RE.findall(s)))
-    return PrintedGraph(parse_graph_signature("\n".join(lines[start:end + 1])), tuple(body))
-
-
-def specialized_values(dynamic: PrintedGraph, static: PrintedGraph) -> dict[str, int] | None:
-    """What ``static`` baked in for the SymInts of ``dynamic``, when the two are
-    one trace but for them.
-
-    The graphs are compared line by line and token by token. Where they
-    differ, ``dynamic`` must have a SymInt placeholder (``arg1_1``) or a symbol
-    (``s86``, in a printed type) and ``static`` an int literal, the same one
-    wherever that name appears; or both have placeholders (renumbered when a
-    SymInt placeholder before them is gone). The tensor placeholders of the
-    two must pair up in order, and the SymInt ones of ``static`` with those of
-    ``dynamic`` it did not bake in, with their types equal but for the
-    symbols.
-
-    Returns:
-        Name -> int for every SymInt placeholder and symbol of ``dynamic``
-        that ``static`` has as a constant (a placeholder and its symbol agree),
-        or None when the graphs differ in anything else.
-    """
-    if len(dynamic.body) != len(static.body):
-        return None
-    d_names = {i.name: i for i in dynamic.inputs if i.name}
-    s_names = {i.name for i in static.inputs if i.name}
-    symbols = {i.expr for i in dynamic.inputs if i.symbol}
-    values: dict[str, int] = {}
-    renamed: dict[str, str] = {}
-
-    def align(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-        if len(a) != len(b):
-            return False
-        for x, y in zip(a, b, strict=True):
-            if x == y:
-                continue
-            inp = d_names.get(x)
-            if inp is not None and y in s_names:
-                if renamed.setdefault(x, y) != y:
-                    return False
-            elif ((inp is not None and inp.is_symint) or x in symbols) and _INT_RE.fullmatch(y):
-                if values.setdefault(x, int(y)) != int(y):
-                    return False
-            else:
-                return False
-        return True
-
-    if not all(align(a, b) for a, b in zip(dynamic.body, static.body, strict=True)):
-        return None
-
-    def pair(ds: list[GraphInput], ss: list[GraphInput]) -> bool:
-        if len(ds) != len(ss):
-            return False
-        for d, st in zip(ds, ss, strict=True):
-            if d.name is None or st.name is None or renamed.setdefault(d.name, st.name) != st.name:
-                return False
-            if not align(tuple(_TOKEN_RE.findall(d.type)), tuple(_TOKEN_RE.findall(st.type))):
-                return False
-        return True
-
-    # Tensors stay inputs (their types may give symbol values); SymInts may be baked in.
-    tensors = [i for i in dynamic.inputs if not i.is_symint]
-    if not pair(tensors, [i for i in static.inputs if not i.is_symint]):
-        return None
-    kept = []
-    for i in (i for i in dynamic.inputs if i.is_symint):
-        v = values.get(i.name or "", values.get(i.symbol or ""))
-        if v is None:
-            kept.append(i)
-        elif (i.name and values.setdefault(i.name, v) != v) or (
-                i.symbol and values.setdefault(i.symbol, v) != v):
-            return None  # a placeholder and its symbol are one value
-    if not pair(kept, [i for i in static.inputs if i.is_symint]):
-        return None
-    if len(set(renamed.values())) != len(renamed):
-        return None
-    return values
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +81,7 @@ class FunctionKeys:
         self._by_fn: dict[tuple[str, str], list[tuple[CacheKey, DecodedEntry]]] | None = None
         self._graphs: dict[str, PrintedGraph | None] = {}
         self._resumed: set[str] | None = None
+        self._fx_only: dict[tuple[str, str], list[tuple[CacheKey, DecodedEntry]]] | None = None
 
     def of(self, origin: Origin) -> list[tuple[CacheKey, DecodedEntry]]:
         """The AOTAutograd keys traced from ``origin``'s function (same name and file)."""
@@ -217,6 +98,42 @@ class FunctionKeys:
     def floats(self, key: CacheKey, name: str) -> tuple[float, ...] | None:
         """:func:`~fxcache_core.lookup.floats.baked_floats` of ``key`` for parameter ``name``."""
         return baked_floats(self._catalog, key, name)
+
+    def fx_only_of(self, origin: Origin) -> list[tuple[CacheKey, DecodedEntry]]:
+        """The FX keys traced from ``origin``'s function that no AOTAutograd entry loads
+        (looked up by their own guards), with their first readable entry."""
+        if self._fx_only is None:
+            self._fx_only = {}
+            for k in self._catalog.scan.keys:
+                if k.kind is not KeyKind.FX_GRAPH or self._catalog.loaders_of(k.key):
+                    continue
+                first = self._catalog.first_readable(k)
+                if first is not None and (d := first[1]).origin is not None:
+                    self._fx_only.setdefault((d.origin.function, d.origin.file), []).append((k, d))
+        return self._fx_only.get((origin.function, origin.file), [])
+
+    def fx_graph(self, key: CacheKey) -> PrintedGraph | None:
+        """The printed post-grad graph of an FX key's first entry that holds one."""
+        if "fx:" + key.key not in self._graphs:
+            self._graphs["fx:" + key.key] = parse_printed_graph(graph_text(self._catalog, key))
+        return self._graphs["fx:" + key.key]
+
+    def baked_in_fx(self, entry: DecodedEntry, dynamic: list[tuple[CacheKey, GraphInput]]
+                    ) -> tuple[int, CacheKey, GraphInput] | None:
+        """:func:`_baked_in` for FX keys that take the int as a SymInt: the graph compared
+        is that of the FX key the AOTAutograd ``entry`` loads (both post-grad graphs)."""
+        fx = self._catalog.scan.key(entry.forward.key) if entry.forward is not None else None
+        static = self.fx_graph(fx) if fx is not None else None
+        if static is None:
+            return None
+        found = []
+        for other, inp in dynamic:
+            g = self.fx_graph(other)
+            values = specialized_values(g, static) if g is not None else None
+            v = values.get(inp.name or "", values.get(inp.symbol or "")) if values is not None else None
+            if v is not None:
+                found.append((v, other, inp))
+        return found[0] if found and len({v for v, _, _ in found}) == 1 else None
 
     def resumed(self, function: str) -> bool:
         """Whether a key of the cache was compiled from a resume frame of ``function``
@@ -438,6 +355,17 @@ class _IntJudge:
                     "looks up such a key; this one serves dynamic=True and the calls after a "
                     f"recompile (pass {param('dynamic')})", "int-constant-sibling"))
 
+    def fx_only_symint(self, src: str) -> list[tuple[CacheKey, GraphInput]]:
+        """The FX keys of the function no AOTAutograd entry loads (torch bypassed that
+        cache) that take ``src`` as a SymInt, their inputs named by their symbols
+        (:func:`~fxcache_core.lookup.symbol_names.name_inputs`)."""
+        out = []
+        for k, d in self.keys.fx_only_of(self.call.origin):
+            named = name_inputs(d, self.call.inputs, self.call.params)
+            if named is not None and (i := _symint_input(named.apply(d), src)) is not None:
+                out.append((k, i))
+        return out
+
     def by_expressions(self, src: str, value: int) -> bool:
         """Whether the float constants the function computes from the int ``src`` decide
         (:func:`~fxcache_core.lookup.fit_floats.baked_provenance`: every read of it is in
@@ -463,6 +391,8 @@ class _IntJudge:
         that takes ``src`` as a SymInt (:func:`_baked_in`), against the call's."""
         dynamic = [(k, i) for k, d in self.siblings() if (i := _symint_input(d, src)) is not None]
         found = _baked_in(self.keys, self.call.key, dynamic) if dynamic else None
+        if not dynamic and (fx := self.fx_only_symint(src)):
+            dynamic, found = fx, self.keys.baked_in_fx(self.call.entry, fx)
         if found is None and (mine or dynamic) and self.by_expressions(src, value):
             return
         if not dynamic:

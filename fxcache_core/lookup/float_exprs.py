@@ -442,23 +442,40 @@ def _use(e: ast.AST, parent: ast.AST | None, stmt: ast.stmt | None, line: int, l
     return FloatUse(line, last, expr, opaque=f"used in a {what} at line {line}")
 
 
-def _literals(stmt_uses: Sequence[FloatUse], fn: ast.AST, scalars: Mapping[str, object]) -> Counter[str]:
-    """The float literals of the statements ``stmt_uses`` read in that no pure expression
-    of the call's scalars holds (those fold into the expression's value)."""
+def _literals(stmt_uses: Sequence[FloatUse], fn: ast.FunctionDef | ast.AsyncFunctionDef,
+              scalars: Mapping[str, object], stems: frozenset[str], tensors: frozenset[str]) -> Counter[str]:
+    """The float constants the statements of ``stmt_uses`` write themselves (a literal, or
+    a pure expression of literals alone, which Python folds: ``2.0 * 3.0`` is 6.0), that
+    may be arguments of an op of ``stems``: those whose own context names such an op, or
+    whose context is not known (then they may be anywhere). Pure expressions of the
+    call's scalars are the reads', not the statement's."""
     spans = {(u.line, u.last) for u in stmt_uses}
     out: Counter[str] = Counter()
     parents = _parents(fn)
+    a = fn.args
+    kinds = _Kinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
+    seen: set[int] = set()
     for n in ast.walk(fn):
         if not (isinstance(n, ast.Constant) and type(n.value) is float):
             continue
-        if not any(a <= n.lineno <= b for a, b in spans):
+        if not any(lo <= n.lineno <= hi for lo, hi in spans):
             continue
         top: ast.AST = n
         while (p := parents.get(top)) is not None and _is_pure(p, scalars):
             top = p
-        if any(isinstance(x, ast.Name) and x.id in scalars for x in ast.walk(top)):
+        if id(top) in seen or any(isinstance(x, ast.Name) and x.id in scalars for x in ast.walk(top)):
             continue
-        out[repr(n.value)] += 1
+        seen.add(id(top))
+        value = evaluate(ast.unparse(top), {})  # type: ignore[arg-type]
+        if value is None:
+            continue
+        parent = parents.get(top)
+        if isinstance(parent, ast.keyword):
+            parent = parents.get(parent)
+        stmt = _statement(top, parents, fn)
+        use = _use(top, parent, stmt, n.lineno, n.lineno, "", kinds)
+        if use.opaque is not None or use.ops & stems or any(_op_of(o, stems) for o in use.ops):
+            out[repr(value)] += 1
     return out
 
 
@@ -495,7 +512,7 @@ def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
             return _unknown(param, group[0], "no op traced from it shows the expression (the graph was "
                             "traced from other code, or the expression reaches no op)", uses)
         found: Counter[str] = Counter(f for o in mine if _op_of(o.op, stems) for f in o.floats)
-        literals = _literals(group, fn, {**scalars, **dict.fromkeys(pure_locals(fn, scalars))})
+        literals = _literals(group, fn, {**scalars, **dict.fromkeys(pure_locals(fn, scalars))}, stems, tensors)
         if any(u.loop for u in group):
             # Traced once per pass of the loop, each pass with the same values (the
             # parameter is never assigned): compare the values, not their counts.

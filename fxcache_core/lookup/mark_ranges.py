@@ -59,7 +59,7 @@ def mark_range_problem(m: KeyMatch, inputs: Mapping[str, InputValue]) -> Reason 
     the entry's guards allow the dim's symbol, or a value inside it they exclude) or
     ``mark-range-may-raise`` (a guard other than a bound or an excluded value restricts
     the symbol: torch may raise, fxcache does not tell); None when nothing raises."""
-    if m.hit is None:
+    if m.hit is None or not any(isinstance(v, TensorArg) and v.ranges for v in inputs.values()):
         return None
     verdict = next((v for v in m.entries if v.entry.name == m.hit.name), None)
     if verdict is None or not verdict.guards_expr:

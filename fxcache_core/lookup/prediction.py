@@ -71,8 +71,9 @@ Status = Literal["hit", "miss", "new-graph", "error", "undecided"]
 
 EXIT_HIT, EXIT_MISS, EXIT_UNDECIDED = 0, 1, 3
 
-# Reasons about a Python scalar's value, not the sizes: a first call's new graph says them as they are.
-_SCALAR_CODES = ("float-", "int-", "scalar-")
+# Reasons about a float argument's value, not the sizes: a first call's new graph says them
+# as they are (static sizes and ints are "static ... was never compiled").
+_SCALAR_CODES = ("float-",)
 
 _HEAD = {"hit": "HIT", "miss": "MISS", "new-graph": "NEW GRAPH", "error": "ERROR", "undecided": "UNDECIDED"}
 

@@ -602,19 +602,11 @@ _TIMESTEP_CASES = [
 # --------------------------------------------------------------------------- #
 
 
-def sgd_step(p, g, lr):
-    # dynamic=None: the first call bakes -lr into the graph (alpha=-0.1), not lr.
-    return p.add(g, alpha=-lr)
-
-
-def inv_scale(x, scale):
-    # The graph's constant is 1 / scale (0.25 for scale=4.0).
-    return x * (1 / scale)
-
-
-def clamp_twice(x, lim):
-    # The graph's constant is 2 * lim.
-    return torch.clamp(x, max=2 * lim)
+def float_exprs(p, g, lr, scale, lim):
+    # dynamic=None: the first call bakes each expression's value into the graph, not the
+    # float's: alpha=-lr (-0.1 for lr=0.1), 1 / scale (0.25 for 4.0), max=2 * lim (1.0 for 0.5).
+    y = p.add(g, alpha=-lr) * (1 / scale)
+    return torch.clamp(y, max=2 * lim)
 
 
 def _apply_scale(t, a):
@@ -674,12 +666,8 @@ class TinyUNetAuto(TinyUNet):
 
 
 _SHAPES_CASES = [
-    Case("sgd_step", sgd_step, {"dynamic": None}, [[[4, 3], [4, 3], 0.1]],
-         doc="p.add(g, alpha=-lr): the graph's constant is -lr"),
-    Case("inv_scale", inv_scale, {"dynamic": None}, [[[4, 3], 4.0]],
-         doc="x * (1 / scale): the graph's constant is 1 / scale"),
-    Case("clamp_twice", clamp_twice, {"dynamic": None}, [[[4, 3], 0.5]],
-         doc="torch.clamp(x, max=2 * lim): the graph's constant is 2 * lim"),
+    Case("float_exprs", float_exprs, {"dynamic": None}, [[[4, 3], [4, 3], 0.1, 4.0, 0.5]],
+         doc="three floats through expressions: alpha=-lr, 1 / scale, max=2 * lim"),
     Case("opaque_scale", opaque_scale, {"dynamic": None}, [[[4, 3], 4.0]],
          doc="a helper of math.sqrt(scale): the value baked in cannot be read"),
     Case("slice_from_one", slice_from_one, {"dynamic": True}, [[[10, 4]]],

@@ -1,8 +1,8 @@
 """``fxcache match`` against torch where the call's values reach the graph indirectly.
 
 The cases of tests/harness/cases.py's last block (``_SHAPES_CASES``), in the session's
-real cache: a float argument folded into a constant through an expression (``-lr``,
-``1 / scale``, ``2 * lim``, and one through ``math.sqrt`` and a helper, which must stay
+real cache: float arguments folded into constants through expressions (``-lr``,
+``1 / scale``, ``2 * lim``; and one through ``math.sqrt`` and a helper, which must stay
 undecided); a size the call brings to 1 inside the graph (``x[1:]`` of 2 rows: another
 graph; ``x[: s0 // 2]``: undecided); a marked dim's range (not part of the key; a wider
 range hits, then raises); an optional tensor given and left out, with a key for each;
@@ -27,24 +27,22 @@ from tests.helpers import assert_match_agrees_with_lookups, run_fxcache, torch_s
 
 pytestmark = pytest.mark.torch
 
+
+
+def _floats(values: str) -> list[str]:
+    return ["--fn", "float_exprs", "--dynamic", "none", "--shapes", "p=[4,3],g=[4,3]," + values]
+
+
 # (case, shapes as the case's make_inputs takes them, match's arguments, the verdict fxcache
 # must give: "torch" for torch's own, else "undecided", with torch's answer in the comment).
 SHAPES_CALLS = [
-    # A float through an expression (dynamic=None: the first call bakes the expression's value).
-    ("sgd_step", [[4, 3], [4, 3], 0.1], ["--fn", "sgd_step", "--dynamic", "none", "--shapes",
-                                         "p=[4,3],g=[4,3],lr=0.1"], "torch"),       # hit: alpha=-0.1
-    ("sgd_step", [[4, 3], [4, 3], 0.2], ["--fn", "sgd_step", "--dynamic", "none", "--shapes",
-                                         "p=[4,3],g=[4,3],lr=0.2"], "torch"),       # new graph
-    ("sgd_step", [[4, 3], [4, 3], -0.1], ["--fn", "sgd_step", "--dynamic", "none", "--shapes",
-                                          "p=[4,3],g=[4,3],lr=-0.1"], "torch"),     # new graph (-lr = 0.1)
-    ("inv_scale", [[4, 3], 4.0], ["--fn", "inv_scale", "--dynamic", "none", "--shapes",
-                                  "x=[4,3],scale=4.0"], "torch"),                   # hit: 1 / 4.0
-    ("inv_scale", [[4, 3], 0.25], ["--fn", "inv_scale", "--dynamic", "none", "--shapes",
-                                   "x=[4,3],scale=0.25"], "torch"),                 # new graph (0.25 is 1 / 4.0)
-    ("clamp_twice", [[4, 3], 0.5], ["--fn", "clamp_twice", "--dynamic", "none", "--shapes",
-                                    "x=[4,3],lim=0.5"], "torch"),                   # hit: max=1.0
-    ("clamp_twice", [[4, 3], 1.0], ["--fn", "clamp_twice", "--dynamic", "none", "--shapes",
-                                    "x=[4,3],lim=1.0"], "torch"),                   # new graph (1.0 is 2 * 0.5)
+    # Floats through expressions (dynamic=None: the first call bakes the expressions' values,
+    # built lr=0.1, scale=4.0, lim=0.5: alpha=-0.1, * 0.25, max=1.0).
+    ("float_exprs", [[4, 3], [4, 3], 0.1, 4.0, 0.5], _floats("lr=0.1,scale=4.0,lim=0.5"), "torch"),   # hit
+    ("float_exprs", [[4, 3], [4, 3], 0.2, 4.0, 0.5], _floats("lr=0.2,scale=4.0,lim=0.5"), "torch"),   # new graph
+    ("float_exprs", [[4, 3], [4, 3], -0.1, 4.0, 0.5], _floats("lr=-0.1,scale=4.0,lim=0.5"), "torch"),  # new: -lr = 0.1
+    ("float_exprs", [[4, 3], [4, 3], 0.1, 0.25, 0.5], _floats("lr=0.1,scale=0.25,lim=0.5"), "torch"),  # new: 1 / 4.0
+    ("float_exprs", [[4, 3], [4, 3], 0.1, 4.0, 1.0], _floats("lr=0.1,scale=4.0,lim=1.0"), "torch"),   # new: 2 * 0.5
     ("opaque_scale", [[4, 3], 4.0], ["--fn", "opaque_scale", "--dynamic", "none", "--shapes",
                                      "x=[4,3],scale=4.0"], "undecided"),            # torch: hit
     ("opaque_scale", [[4, 3], 9.0], ["--fn", "opaque_scale", "--dynamic", "none", "--shapes",
@@ -116,6 +114,12 @@ def test_match_says_what_torch_does(real_cache, shapes_answers, case, shapes, ar
     status, hit = _torch_verdict(answer, present)
     if want == "undecided":
         assert verdict["status"] == "undecided", (verdict, status)
+        if case == "unet_timestep_auto":
+            # The static key's timestep is read against the FX key the recompile wrote (a
+            # SymInt there); the graphs differ in more than the constant (torch folds it).
+            recompiled = {w["key"] for w in real_cache.summary["cases"][case]["writes"][1]}
+            assert verdict["why_code"] == "int-graphs-differ", verdict
+            assert any(k[:12] in verdict["why"] for k in recompiled), verdict
         return
     assert verdict["status"] == status, (verdict["line"], status, answer["lookups"])
     if hit is not None:
@@ -131,7 +135,7 @@ def test_the_calls_cover_each_rule_and_each_undecided_case_is_one_torch_decides_
     from tests.harness.oracle import call_id
 
     cases = {c for c, _, _, _ in SHAPES_CALLS}
-    assert {"sgd_step", "inv_scale", "clamp_twice", "slice_from_one", "marked_range", "masked_sum"} <= cases
+    assert {"float_exprs", "slice_from_one", "marked_range", "masked_sum"} <= cases
     undecided = [shapes_answers[call_id(c, s)] for c, s, _, w in SHAPES_CALLS if w == "undecided"]
     hits = [any(lk["hit"] for lk in a["lookups"] if lk["mode"] == "guards") for a in undecided]
     assert True in hits and False in hits, hits

@@ -3,7 +3,7 @@
 The graphs here are written by hand in the form torch 2.13 prints an entry's graph
 (``aot_forward_graph_str``: a ``# File: PATH:LINE in FN, code: ...`` comment above the
 ops traced from that line), copied from the real entries of the tests' corpus
-(``sgd_step``, ``inv_scale``, ``clamp_twice`` in tests/harness/cases.py) and varied
+(``float_exprs`` in tests/harness/cases.py) and varied
 where a real compile cannot give the case cheaply (a literal equal to the value, an op
 a decomposition renamed, a statement in a loop). What torch itself does with those
 calls is tests/torch/test_shapes_oracle.py's.

@@ -453,6 +453,29 @@ def refused_sources() -> dict[str, Reason]:
     return dict(_REFUSED)
 
 
+def function_node(path: str, first_line: int, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The ``def`` of ``name`` whose first line (its first decorator's, as
+    ``co_firstlineno``) is ``first_line`` in ``path``, parsed by ``ast`` (never run);
+    None when the file is not read (:func:`unparsed_why`) or has no such ``def``. For
+    the rules that read what a function does with a parameter
+    (:mod:`fxcache_core.lookup.float_exprs`); the last few are kept parsed."""
+    st = _stat(path)
+    return None if st is None else _function_node(path, st[0], st[1], first_line, name)
+
+
+@functools.lru_cache(maxsize=16)
+def _function_node(path: str, size: int, mtime_ns: int, first_line: int,
+                   name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    tree = _parse(path)
+    if tree is None:
+        return None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and \
+                min([n.lineno, *(d.lineno for d in n.decorator_list)]) == first_line:
+            return n
+    return None
+
+
 def _parse(path: str) -> ast.Module | None:
     """``path`` parsed by ``ast`` (never run), or None when it is not a regular ``.py``
     file of at most :data:`MAX_SOURCE_BYTES` and :data:`MAX_SOURCE_NODES`, or does not parse."""

@@ -6,11 +6,15 @@ function, coverage and audit. Never imports torch, never prints.
 Lowest first: ``binding`` (the user's shapes and values, DynamicMode) and ``query``
 (CallQuery: one call); ``inputs`` (the call's inputs named by a key's sources) and
 ``symbol_names`` (an FX key's inputs named by its symbols); ``floats`` (what floats
-a key tensorified or baked in); ``fit_binding`` (the Binding a fit builds),
+a key tensorified or baked in) and ``float_exprs`` (which constant a float became,
+through which expression of the source); ``printed_graphs`` (a printed graph, and what
+a static one baked in); ``fit_binding`` (the Binding a fit builds),
 ``duck_sizing`` (equal sizes and shared symbols), ``fit_floats`` (floats) and
 ``fit`` (sizes, strides, dtypes, ints: the fit); ``judge`` (one key's entries in
-torch's order) and ``match_report`` (KeyMatch, MatchReport); ``phases`` (automatic
-dynamic); ``int_args`` (ints baked into a sibling key); ``key_lookup`` (match_key:
-one key); ``across_keys`` (what the keys' results say together); ``match`` (the
+torch's order) and ``match_report`` (KeyMatch, MatchReport); ``boundaries`` (a size
+the call brings to 0 or 1) and ``mark_ranges`` (a marked dim's range); ``phases``
+(automatic dynamic); ``optional_tensors`` (what the source does with an optional
+tensor or a list) and ``int_args`` (ints baked into a sibling key); ``key_lookup``
+(match_key: one key); ``across_keys`` (what the keys' results say together); ``match`` (the
 run over keys); ``prediction`` (the verdict per function); ``coverage`` (one
 placeholder swept) and ``audit`` (entries never served)."""

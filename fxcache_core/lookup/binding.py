@@ -3,7 +3,8 @@
 A user describes a call by its inputs: ``x=[16,4]`` (a tensor of that shape,
 contiguous), ``x=[16,4]:stride=[1,16]``, ``n=7`` (an int argument),
 ``xs[0]=[3,4]`` (an element of a list argument),
-``x=[6,6]:mark_dynamic=[0,1]`` (dims marked dynamic), ``mask=[2,8]:dtype=bool``
+``x=[6,6]:mark_dynamic=[0,1]`` (dims marked dynamic; ``:min=2:max=16`` gives their
+range, one for every marked dim or a list, one per dim), ``mask=[2,8]:dtype=bool``
 (a dtype, by torch's name; without it a verdict assumes the key's, and says so),
 ``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float). Each name is the Dynamo
 source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
@@ -20,7 +21,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from fxcache_core.decode.symbols import SymbolInfo
@@ -69,6 +70,9 @@ class TensorArg:
             or propagated from a compiled graph's output): see :class:`DynamicMode`.
         dtype: torch's name of the dtype (``float32``, ``bool``: :func:`parse_dtype`);
             None when not said (a verdict then assumes the key's, and says so).
+        ranges: (dim, min, max) for each marked dim given a range
+            (``mark_dynamic(x, dim, min=..., max=...)``; None: that bound not given);
+            () when marked without one.
     """
 
     shape: tuple[int, ...]
@@ -76,6 +80,7 @@ class TensorArg:
     storage_offset: int = 0
     marked: frozenset[int] = frozenset()
     dtype: str | None = None
+    ranges: tuple[tuple[int, int | None, int | None], ...] = ()
 
     def strides(self) -> tuple[int, ...]:
         """The given strides, or those of a contiguous tensor of this shape."""
@@ -95,6 +100,13 @@ class TensorArg:
             s += f":offset={self.storage_offset}"
         if self.marked:
             s += ":mark_dynamic=[" + ",".join(map(str, sorted(self.marked))) + "]"
+        if self.ranges:
+            for i, what in ((1, "min"), (2, "max")):
+                bounds = [r[i] for r in self.ranges]
+                if any(b is not None for b in bounds):
+                    shown = ["" if b is None else str(b) for b in bounds]
+                    s += f":{what}=" + (shown[0] if len(set(shown)) == 1 and len(self.ranges) == len(self.marked)
+                                        else "[" + ",".join(shown) + "]")
         if self.dtype is not None:
             s += f":dtype={self.dtype}"
         return s
@@ -223,6 +235,36 @@ def checked_tensor(what: str, shape: Sequence[int], stride: Sequence[int] | None
     return TensorArg(tuple(shape), None if stride is None else tuple(stride), offset, frozenset(dims), dtype)
 
 
+def mark_ranges(t: TensorArg, marked: Sequence[int], bounds: Mapping[str, Sequence[int]], what: str,
+                value: object = None) -> TensorArg:
+    """``t`` with the range of each marked dim: ``bounds`` holds ``min`` and/or ``max``,
+    one value for every marked dim, or one per dim in the order ``marked`` lists them
+    (``mark_dynamic(x, d, min=..., max=...)``; a bound not given is open).
+
+    Raises:
+        ShapeSpecError: no dim marked, another number of values than marked dims, or
+            a min over its max; one line naming ``what``.
+    """
+    if not marked:
+        raise ShapeSpecError(f"{what}: min= and max= are the range of a marked dim: give "
+                             "mark_dynamic=[...] too", param="shapes", value=value)
+    per: dict[str, list[int | None]] = {}
+    for k in ("min", "max"):
+        vals = list(bounds.get(k, ()))
+        if len(vals) == 1:
+            vals = vals * len(marked)
+        if k in bounds and len(vals) != len(marked):
+            raise ShapeSpecError(f"{what}: {k}= has {len(vals)} values for {len(marked)} marked dims",
+                                 param="shapes", value=value)
+        per[k] = vals if k in bounds else [None] * len(marked)  # type: ignore[assignment]
+    ranges = tuple((d, lo, hi) for d, lo, hi in zip(marked, per["min"], per["max"], strict=True))
+    bad = next(((d, lo, hi) for d, lo, hi in ranges if lo is not None and hi is not None and lo > hi), None)
+    if bad is not None:
+        raise ShapeSpecError(f"{what}: dim {bad[0]}'s min={bad[1]} is over its max={bad[2]}",
+                             param="shapes", value=value)
+    return replace(t, ranges=ranges)
+
+
 def checked_int(what: str, v: int, name: str = "shapes", value: object = None) -> int:
     """An int input, checked as :func:`parse_int64` checks one typed: an int64.
 
@@ -258,7 +300,8 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
 
     Forms: ``NAME=[d0,d1,...]`` (a tensor; ``[]`` is a 0-d tensor),
     ``NAME=[...]:stride=[...]``, ``NAME=[...]:offset=N``,
-    ``NAME=[...]:mark_dynamic=[i,...]`` (dims marked dynamic),
+    ``NAME=[...]:mark_dynamic=[i,...]`` (dims marked dynamic; with ``:min=N:max=M``, or
+    ``:min=[...]:max=[...]`` one per marked dim, their range, :func:`mark_ranges`),
     ``NAME=[...]:dtype=bool`` (torch's dtype names, :func:`parse_dtype`; options combine),
     ``NAME=INT`` (a Python int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5`` or ``10.0``).
     The three scalars differ as torch traces them: an int is a constant or a SymInt, a
@@ -279,6 +322,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         shape_text, *opts = rhs.split(":")
         shape = _int_list(shape_text, f"{param('shapes')} {name}: shape")
         stride, offset, marked, dtype = None, 0, (), None
+        bounds: dict[str, tuple[int, ...]] = {}
         for opt in opts:
             k, _, v = opt.partition("=")
             if k == "stride":
@@ -289,12 +333,14 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
                 marked = _int_list(v, f"{param('shapes')} {name}: mark_dynamic")
             elif k == "dtype":
                 dtype = parse_dtype(v, f"{param('shapes')} {name}: dtype")
+            elif k in ("min", "max"):
+                bounds[k] = _int_list(v, f"{param('shapes')} {name}: {k}")
             else:
                 raise ShapeSpecError(
-                    f"{param('shapes')} {name}: unknown option {k!r} "
-                    "(stride=[...], offset=N, mark_dynamic=[...] or dtype=NAME)", param="shapes", value=spec)
-        return source, checked_tensor(f"{param('shapes')} {name.strip()}", shape, stride, offset, marked,
-                                      dtype, value=spec)
+                    f"{param('shapes')} {name}: unknown option {k!r} (stride=[...], offset=N, "
+                    "mark_dynamic=[...], min=N, max=N or dtype=NAME)", param="shapes", value=spec)
+        t = checked_tensor(f"{param('shapes')} {name.strip()}", shape, stride, offset, marked, dtype, value=spec)
+        return source, mark_ranges(t, marked, bounds, f"{param('shapes')} {name.strip()}", spec) if bounds else t
     if ":" in rhs:
         _scalar_with_options(spec, name, rhs)
     if re.fullmatch(r"-?\d+", rhs):

@@ -11,15 +11,18 @@ module judges the call's floats against them, adding to the fit's
 
 from __future__ import annotations
 
+import ast
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.lookup.binding import DynamicMode, InputValue
+from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
-from fxcache_core.lookup.floats import baked_floats
+from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_ops
+from fxcache_core.lookup.floats import graph_text
 from fxcache_core.reasons import Reason
 
 
@@ -49,32 +52,96 @@ def fit_tensorified(b: Binding, base: str, val: InputValue | None, mode: Dynamic
             f"into another key ({how()})", "float-depends-on-mode"))
 
 
-def fit_baked_floats(catalog: Catalog, key: CacheKey, b: Binding,
-                     inputs: Mapping[str, InputValue], bases: set[str], mode: DynamicMode) -> None:
-    """Floats the user gave that the key does not take: specialized, a constant of the
-    graph (:mod:`fxcache_core.lookup.floats`). The key serves only the value it baked in."""
+def fit_baked_floats(catalog: Catalog, key: CacheKey, b: Binding, inputs: Mapping[str, InputValue],
+                     bases: set[str], mode: DynamicMode,
+                     frame: Callable[[], CompiledFrom | None] | None = None) -> None:
+    """Floats the user gave that the key does not take: specialized, folded into the
+    graph's constants through whatever expressions the function computes with them
+    (:func:`baked_provenance`). The key serves a value only where every one of those
+    constants comes out the same; where that is not readable, the verdict is
+    undecided. ``frame``: the key's compiled frame (its source says what the function
+    does with the float), read only when a float is given."""
     for src, val in inputs.items():
         if not isinstance(val, float) or src in bases:
             continue
         m = re.fullmatch(r"L\['(\w+)'\]", src)
         if m is None:
             continue
-        consts = baked_floats(catalog, key, m.group(1))
-        if consts is None:
+        prov = baked_provenance(catalog, key, m.group(1), inputs, frame() if frame is not None else None)
+        if prov is None or prov.status == "unread":
             continue  # no op computes with it: every value traces this graph
-        special = math.isnan(val) or math.isinf(val)
-        if val in consts or (math.isnan(val) and any(map(math.isnan, consts))):
-            if mode is DynamicMode.TRUE and not special:
-                b.problems.append(Reason(
-                    f"{src} = {val} is a constant of this key's graph (specialized), but under "
-                    "dynamic=True torch takes a float as a tensor input: another key", "float-tensorified"))
-            elif mode is DynamicMode.UNKNOWN and not special:
-                b.notes.append(Reason(
-                    f"{src} = {val} is a constant of this key's graph: torch specializes a float "
-                    "so on a fresh process's first call under dynamic=None, not under "
-                    f"dynamic=True ({how()})", "float-depends-on-mode"))
-            continue
-        shown = ", ".join(sorted({repr(c) for c in consts})) or "no float constant"
-        b.problems.append(Reason(
-            f"{src} is specialized into this key's graph as a constant ({shown} where its code "
-            f"computes with it), given {val}: torch traces another graph", "float-constant-differs"))
+        if prov.status == "differs":
+            assert prov.why is not None
+            b.problems.append(prov.why)
+        elif prov.status == "unknown":
+            assert prov.why is not None
+            b.notes.append(prov.why)
+        elif mode is DynamicMode.TRUE and not (math.isnan(val) or math.isinf(val)):
+            b.problems.append(Reason(
+                f"{src} = {val} is a constant of this key's graph (specialized), but under "
+                "dynamic=True torch takes a float as a tensor input: another key", "float-tensorified"))
+        elif mode is DynamicMode.UNKNOWN and not (math.isnan(val) or math.isinf(val)):
+            b.notes.append(Reason(
+                f"{src} = {val} is a constant of this key's graph: torch specializes a float "
+                "so on a fresh process's first call under dynamic=None, not under "
+                f"dynamic=True ({how()})", "float-depends-on-mode"))
+
+
+def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping[str, InputValue],
+                     frame: CompiledFrom | None) -> Provenance | None:
+    """What the call's value of the float parameter ``name`` does to ``key``'s graph
+    (:func:`~fxcache_core.lookup.float_exprs.float_provenance`), read from the source of
+    the key's compiled ``frame`` where it is readable, else from the statements the
+    graph's own ``# File: ... code:`` comments quote (each must parse on its own: a
+    statement over several lines leaves it unknown). None when no entry holds a graph,
+    or, without the source, when no comment names ``name`` (as no op computes with it)."""
+    graph = graph_text(catalog, key)
+    if graph is None:
+        return None
+    scalars = {m.group(1): v for src, v in inputs.items()
+               if isinstance(v, (int, float)) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}
+    tensors = frozenset(m.group(1) for src, v in inputs.items()
+                        if isinstance(v, TensorArg) and (m := re.fullmatch(r"L\['(\w+)'\]", src)))
+    fn = function_node(frame.file, frame.line, frame.function) if frame is not None else None
+    if fn is not None:
+        return float_provenance(fn, frame.file, graph, name, scalars, tensors)  # type: ignore[union-attr]
+    quoted = _quoted_function(graph, name, sorted({*scalars, *tensors}))
+    if quoted is None:
+        return None
+    file, fn_or_why = quoted
+    if isinstance(fn_or_why, Reason):
+        return Provenance("unknown", fn_or_why)
+    return float_provenance(fn_or_why, file, graph, name, scalars, tensors)
+
+
+def _quoted_function(graph: str, name: str, params: list[str]
+                     ) -> tuple[str, ast.FunctionDef | Reason] | None:
+    """The statements the graph's comments quote that name ``name``, as the body of a
+    function of ``params`` (each at its own line), with their file; a reason where one
+    does not parse on its own or they come from several files; None when none names it."""
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    quoted = {(o.file, o.line): o.code for o in graph_ops(graph) if word.search(o.code)}
+    if not quoted:
+        return None
+    files = {f for f, _ in quoted}
+    if len(files) > 1:
+        return next(iter(files)), Reason(
+            f"{name} is computed with in the code of {len(files)} files, and their source is not "
+            "readable here: fxcache cannot tell which value this key was traced with", "float-provenance-unknown")
+    body: list[ast.stmt] = []
+    for (file, line), code in sorted(quoted.items()):
+        try:
+            stmts = ast.parse(code.strip()).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return file, Reason(
+                f"{name} is computed with at line {line} ({code.strip()[:80]}), a statement whose source is "
+                "not readable here and that does not parse on its own: fxcache cannot tell which value this "
+                "key was traced with", "float-provenance-unknown")
+        for st in stmts:
+            ast.increment_lineno(st, line - 1)
+        body += stmts
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
+    fn = ast.FunctionDef(name="quoted", args=args, body=body, decorator_list=[], returns=None, type_params=[],
+                         lineno=1, col_offset=0)
+    return next(iter(files)), ast.fix_missing_locations(fn)

@@ -74,20 +74,28 @@ def baked_floats(catalog: Catalog, key: CacheKey, name: str) -> tuple[float, ...
     """The constants the key's graph computes ``name`` with (:func:`floats_in_code`),
     read from its first readable entry's stored graph; None where no code line of
     it names ``name`` or no entry can be read (nor decoded within the CPU budget)."""
+    graph = graph_text(catalog, key)
+    return floats_in_code(graph, name) if graph is not None else None
+
+
+def graph_text(catalog: Catalog, key: CacheKey) -> str | None:
+    """The printed graph of the key's first entry that decodes: an AOTAutograd entry's
+    forward graph (``aot_forward_graph_str``), an FX entry's post-grad graph
+    (``inductor_post_grad_graph_str``); None when no entry holds one (or none decodes
+    within the CPU budget: each is read in a decode worker)."""
     for e in key.entries:
         if e.size > MAX_ENTRY_BYTES:
             continue
-        got = run_one("baked-floats", [e.file.where, name], e.size)
-        if isinstance(got, list) and got and got[0] == "found":
-            return None if got[1] is None else tuple(got[1])
+        got = run_one("graph-text", e.file.where, e.size)
+        if isinstance(got, list) and len(got) == 2 and got[0] == "found" and isinstance(got[1], str):
+            return got[1]
     return None
 
 
-@task("baked-floats")
-def _baked_floats_task(arg: list) -> list:
-    """Worker side: ``[entry path, name]`` -> ``["found", floats or None]`` from the
-    entry's stored graph, or ``["none"]`` when the entry has none (or cannot be read)."""
-    where, name = arg
+@task("graph-text")
+def _graph_text_task(where: str) -> list:
+    """Worker side: an entry's path -> ``["found", its printed graph]``, or ``["none"]``
+    when the entry has none (or cannot be read)."""
     try:
         data = read_entry_bytes(Path(where))
         with decoding_budget(len(data)):
@@ -98,6 +106,5 @@ def _baked_floats_task(arg: list) -> list:
         for field in ("aot_forward_graph_str", "inductor_post_grad_graph_str"):
             graph = root.field(field)
             if isinstance(graph, str):
-                found = floats_in_code(graph, name)
-                return ["found", None if found is None else list(found)]
+                return ["found", graph]
     return ["none"]

@@ -34,140 +34,22 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import (
-    MAX_GRAPH_LINES,
     DecodedEntry,
     GraphInput,
     Origin,
-    parse_graph_signature,
 )
 from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
-from fxcache_core.lookup.floats import baked_floats, tensorified_base
+from fxcache_core.lookup.fit_floats import baked_provenance
+from fxcache_core.lookup.floats import baked_floats, graph_text, tensorified_base
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
-from fxcache_core.reasons import Reason
+from fxcache_core.lookup.optional_tensors import list_element, tensor_given, tensor_left_out
+from fxcache_core.lookup.printed_graphs import PrintedGraph, parse_printed_graph, specialized_values
+from fxcache_core.lookup.symbol_names import name_inputs
+from fxcache_core.reasons import Reason, code_of
 
-_TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
-_INT_RE = re.compile(r"-?\d+")
-_DELETES_RE = re.compile(r";  (?:\w+ = )+None$")
-_TRAILING_COMMENT_RE = re.compile(r"\s+# .*$")
 _LOCAL_RE = re.compile(r"L\['(\w+)'\]")
-
-
-@dataclass(frozen=True, slots=True)
-class PrintedGraph:
-    """A graph as ``GraphModule.print_readable`` prints it.
-
-    Attributes:
-        inputs: the placeholders, in order (name, printed type, SymInt expression).
-        body: the lines after the signature, as token tuples: comments, blank
-            lines and the ``;  x = y = None`` deletion lists (which name the
-            placeholders a node frees) left out.
-    """
-
-    inputs: tuple[GraphInput, ...]
-    body: tuple[tuple[str, ...], ...]
-
-
-def parse_printed_graph(text: str | None) -> PrintedGraph | None:
-    """Read a printed graph (``aot_forward_graph_str``); None without a ``def forward(``.
-
-    At most :data:`~fxcache_core.decode.entries.MAX_GRAPH_LINES` lines are read.
-    """
-    if not text:
-        return None
-    lines = text.splitlines()[:MAX_GRAPH_LINES]
-    start = next((i for i, ln in enumerate(lines) if "def forward(" in ln), None)
-    if start is None:
-        return None
-    end = start
-    if not lines[start].rstrip().endswith("):"):
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("):")), None)
-        if end is None:
-            return None
-    body = []
-    for line in lines[end + 1:]:
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        s = _DELETES_RE.sub("", _TRAILING_COMMENT_RE.sub("", s))
-        body.append(tuple(_TOKEN_RE.findall(s)))
-    return PrintedGraph(parse_graph_signature("\n".join(lines[start:end + 1])), tuple(body))
-
-
-def specialized_values(dynamic: PrintedGraph, static: PrintedGraph) -> dict[str, int] | None:
-    """What ``static`` baked in for the SymInts of ``dynamic``, when the two are
-    one trace but for them.
-
-    The graphs are compared line by line and token by token. Where they
-    differ, ``dynamic`` must have a SymInt placeholder (``arg1_1``) or a symbol
-    (``s86``, in a printed type) and ``static`` an int literal, the same one
-    wherever that name appears; or both have placeholders (renumbered when a
-    SymInt placeholder before them is gone). The tensor placeholders of the
-    two must pair up in order, and the SymInt ones of ``static`` with those of
-    ``dynamic`` it did not bake in, with their types equal but for the
-    symbols.
-
-    Returns:
-        Name -> int for every SymInt placeholder and symbol of ``dynamic``
-        that ``static`` has as a constant (a placeholder and its symbol agree),
-        or None when the graphs differ in anything else.
-    """
-    if len(dynamic.body) != len(static.body):
-        return None
-    d_names = {i.name: i for i in dynamic.inputs if i.name}
-    s_names = {i.name for i in static.inputs if i.name}
-    symbols = {i.expr for i in dynamic.inputs if i.symbol}
-    values: dict[str, int] = {}
-    renamed: dict[str, str] = {}
-
-    def align(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-        if len(a) != len(b):
-            return False
-        for x, y in zip(a, b, strict=True):
-            if x == y:
-                continue
-            inp = d_names.get(x)
-            if inp is not None and y in s_names:
-                if renamed.setdefault(x, y) != y:
-                    return False
-            elif ((inp is not None and inp.is_symint) or x in symbols) and _INT_RE.fullmatch(y):
-                if values.setdefault(x, int(y)) != int(y):
-                    return False
-            else:
-                return False
-        return True
-
-    if not all(align(a, b) for a, b in zip(dynamic.body, static.body, strict=True)):
-        return None
-
-    def pair(ds: list[GraphInput], ss: list[GraphInput]) -> bool:
-        if len(ds) != len(ss):
-            return False
-        for d, st in zip(ds, ss, strict=True):
-            if d.name is None or st.name is None or renamed.setdefault(d.name, st.name) != st.name:
-                return False
-            if not align(tuple(_TOKEN_RE.findall(d.type)), tuple(_TOKEN_RE.findall(st.type))):
-                return False
-        return True
-
-    # Tensors stay inputs (their types may give symbol values); SymInts may be baked in.
-    tensors = [i for i in dynamic.inputs if not i.is_symint]
-    if not pair(tensors, [i for i in static.inputs if not i.is_symint]):
-        return None
-    kept = []
-    for i in (i for i in dynamic.inputs if i.is_symint):
-        v = values.get(i.name or "", values.get(i.symbol or ""))
-        if v is None:
-            kept.append(i)
-        elif (i.name and values.setdefault(i.name, v) != v) or (
-                i.symbol and values.setdefault(i.symbol, v) != v):
-            return None  # a placeholder and its symbol are one value
-    if not pair(kept, [i for i in static.inputs if i.is_symint]):
-        return None
-    if len(set(renamed.values())) != len(renamed):
-        return None
-    return values
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,10 +77,11 @@ class FunctionKeys:
     """
 
     def __init__(self, catalog: Catalog) -> None:
-        self._catalog = catalog
+        self._catalog = self.catalog = catalog
         self._by_fn: dict[tuple[str, str], list[tuple[CacheKey, DecodedEntry]]] | None = None
         self._graphs: dict[str, PrintedGraph | None] = {}
         self._resumed: set[str] | None = None
+        self._fx_only: dict[tuple[str, str], list[tuple[CacheKey, DecodedEntry]]] | None = None
 
     def of(self, origin: Origin) -> list[tuple[CacheKey, DecodedEntry]]:
         """The AOTAutograd keys traced from ``origin``'s function (same name and file)."""
@@ -215,6 +98,42 @@ class FunctionKeys:
     def floats(self, key: CacheKey, name: str) -> tuple[float, ...] | None:
         """:func:`~fxcache_core.lookup.floats.baked_floats` of ``key`` for parameter ``name``."""
         return baked_floats(self._catalog, key, name)
+
+    def fx_only_of(self, origin: Origin) -> list[tuple[CacheKey, DecodedEntry]]:
+        """The FX keys traced from ``origin``'s function that no AOTAutograd entry loads
+        (looked up by their own guards), with their first readable entry."""
+        if self._fx_only is None:
+            self._fx_only = {}
+            for k in self._catalog.scan.keys:
+                if k.kind is not KeyKind.FX_GRAPH or self._catalog.loaders_of(k.key):
+                    continue
+                first = self._catalog.first_readable(k)
+                if first is not None and (d := first[1]).origin is not None:
+                    self._fx_only.setdefault((d.origin.function, d.origin.file), []).append((k, d))
+        return self._fx_only.get((origin.function, origin.file), [])
+
+    def fx_graph(self, key: CacheKey) -> PrintedGraph | None:
+        """The printed post-grad graph of an FX key's first entry that holds one."""
+        if "fx:" + key.key not in self._graphs:
+            self._graphs["fx:" + key.key] = parse_printed_graph(graph_text(self._catalog, key))
+        return self._graphs["fx:" + key.key]
+
+    def baked_in_fx(self, entry: DecodedEntry, dynamic: list[tuple[CacheKey, GraphInput]]
+                    ) -> tuple[int, CacheKey, GraphInput] | None:
+        """:func:`_baked_in` for FX keys that take the int as a SymInt: the graph compared
+        is that of the FX key the AOTAutograd ``entry`` loads (both post-grad graphs)."""
+        fx = self._catalog.scan.key(entry.forward.key) if entry.forward is not None else None
+        static = self.fx_graph(fx) if fx is not None else None
+        if static is None:
+            return None
+        found = []
+        for other, inp in dynamic:
+            g = self.fx_graph(other)
+            values = specialized_values(g, static) if g is not None else None
+            v = values.get(inp.name or "", values.get(inp.symbol or "")) if values is not None else None
+            if v is not None:
+                found.append((v, other, inp))
+        return found[0] if found and len({v for v, _, _ in found}) == 1 else None
 
     def resumed(self, function: str) -> bool:
         """Whether a key of the cache was compiled from a resume frame of ``function``
@@ -357,7 +276,9 @@ class _IntJudge:
         call = self.call
         missing = _tensors_not_given(call.entry, call.inputs, call.params)
         if missing and not self.broken():
-            self.notes += missing
+            for src, why in missing:
+                left_out = self.left_out(src)
+                (self.problems if left_out is not None else self.notes).append(left_out or why)
         for user_src, value in call.inputs.items():
             src = next((c for c in candidates(user_src, call.params) if c in self.taken), user_src)
             mine = call.of_function or _is_param(user_src, call.params)
@@ -388,11 +309,35 @@ class _IntJudge:
             self._siblings = [(k, d) for k, d in self.keys.of(self.call.origin) if k.key != self.call.key.key]
         return self._siblings
 
+    def sibling_taking(self, src: str, takes: bool) -> CacheKey | None:
+        """A key of the function that takes an input from ``src`` (or, with ``takes``
+        False, one that takes none)."""
+        return next((k for k, d in self.siblings() if any(
+            t == src or t.startswith((src + "[", src + ".")) for t in _taken(d)) == takes), None)
+
+    def given(self, src: str) -> Reason | None:
+        """:func:`~fxcache_core.lookup.optional_tensors.tensor_given` for this key."""
+        return tensor_given(src, self.call.frame, self.fn, self.sibling_taking)
+
+    def left_out(self, src: str) -> Reason | None:
+        """:func:`~fxcache_core.lookup.optional_tensors.tensor_left_out` for this key."""
+        return tensor_left_out(src, self.call.frame, self.fn, self.sibling_taking)
+
     def tensor(self, user_src: str, src: str) -> None:
-        """A tensor the call gives for ``src``, which the key takes no input from."""
+        """A tensor the call gives for ``src``, which the key takes no input from (an
+        element of a list argument: :func:`~fxcache_core.lookup.optional_tensors.list_element`)."""
         call = self.call
+        if (el := re.fullmatch(r"(L\['\w+'\])\[\d+\]", src)) is not None and _is_param(el.group(1), call.params) \
+                and src not in self.taken and not self.broken():
+            why = list_element(src, el.group(1), self.taken, call.frame)
+            if why is not None:
+                (self.problems if code_of(why) == "list-longer" else self.notes).append(why)
+            return
         if (_is_param(user_src, call.params) if call.params else call.of_function) and not any(
                 t == src or t.startswith((src + "[", src + ".")) for t in self.taken) and not self.broken():
+            if (why := self.given(src)) is not None:
+                self.problems.append(why)
+                return
             self.notes.append(Reason(
                 f"{src} is a tensor, and this key takes no input from it: if it was None (or not a "
                 "tensor) when this key was traced, torch traces another graph; if the code never "
@@ -410,10 +355,46 @@ class _IntJudge:
                     "looks up such a key; this one serves dynamic=True and the calls after a "
                     f"recompile (pass {param('dynamic')})", "int-constant-sibling"))
 
+    def fx_only_symint(self, src: str) -> list[tuple[CacheKey, GraphInput]]:
+        """The FX keys of the function no AOTAutograd entry loads (torch bypassed that
+        cache) that take ``src`` as a SymInt, their inputs named by their symbols
+        (:func:`~fxcache_core.lookup.symbol_names.name_inputs`)."""
+        out = []
+        for k, d in self.keys.fx_only_of(self.call.origin):
+            named = name_inputs(d, self.call.inputs, self.call.params)
+            if named is not None and (i := _symint_input(named.apply(d), src)) is not None:
+                out.append((k, i))
+        return out
+
+    def by_expressions(self, src: str, value: int) -> bool:
+        """Whether the float constants the function computes from the int ``src`` decide
+        (:func:`~fxcache_core.lookup.fit_floats.baked_provenance`: every read of it is in
+        an expression whose value is a float constant of one op), as they decide a float
+        argument: ``differs`` is a problem; ``same`` makes this key torch's for it (under
+        dynamic=None; without the mode, a note). False where they do not decide."""
+        m = _LOCAL_RE.fullmatch(src)
+        if m is None:
+            return False
+        prov = baked_provenance(self.keys.catalog, self.call.key, m.group(1), self.call.inputs, self.call.frame)
+        if prov is None or prov.why is None or prov.status not in ("same", "differs"):
+            return False
+        if prov.status == "differs":
+            self.problems.append(prov.why)
+        elif self.call.mode is DynamicMode.UNKNOWN:
+            self.notes.append(Reason(
+                f"{prov.why}: torch looks this key up under dynamic=None; under dynamic=True {src} is a "
+                f"SymInt on the first call (pass {param('dynamic')})", "int-depends-on-mode"))
+        return True
+
     def int_baked(self, src: str, value: int, mine: bool) -> None:
         """An int the key does not take: the value it baked in, read from a sibling key
         that takes ``src`` as a SymInt (:func:`_baked_in`), against the call's."""
         dynamic = [(k, i) for k, d in self.siblings() if (i := _symint_input(d, src)) is not None]
+        found = _baked_in(self.keys, self.call.key, dynamic) if dynamic else None
+        if not dynamic and (fx := self.fx_only_symint(src)):
+            dynamic, found = fx, self.keys.baked_in_fx(self.call.entry, fx)
+        if found is None and (mine or dynamic) and self.by_expressions(src, value):
+            return
         if not dynamic:
             if mine:
                 self.notes.append(Reason(
@@ -422,7 +403,6 @@ class _IntJudge:
                     f"{src} as a SymInt to read the value this key was traced with from; if the "
                     f"graph does not depend on {src}, this key is torch's", "int-not-input"))
             return
-        found = _baked_in(self.keys, self.call.key, dynamic)
         if found is None:
             other, inp = dynamic[0]
             self.notes.append(Reason(
@@ -449,8 +429,8 @@ class _IntJudge:
 
 
 def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
-                       params: Sequence[str]) -> list[Reason]:
-    """A note per tensor input of the call (``L['mask']``, not a module's own
+                       params: Sequence[str]) -> list[tuple[str, Reason]]:
+    """(source, a note) per tensor input of the call (``L['mask']``, not a module's own
     ``L['self']...``) that ``entry``'s graph takes and ``inputs`` do not give."""
     given = {c for src in inputs for c in candidates(src, params)}
     out = []
@@ -463,10 +443,10 @@ def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
                                     params):
             continue  # a closure's or a global's tensor (a model's weights), not an argument
         if src not in given and not any(src.startswith((g + "[", g + ".")) for g in given):
-            out.append(Reason(
+            out.append((src, Reason(
                 f"{user_name(src, params)} is a tensor input of this key ({i.type}) that the call does "
                 "not give: if the call leaves it out (None), torch traces another graph; give its shape",
-                "input-not-given"))
+                "input-not-given")))
     return out
 
 

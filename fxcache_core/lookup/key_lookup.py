@@ -26,11 +26,14 @@ from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.lookup.binding import InputValue, check_signs, eval_symbolic, value_of
+from fxcache_core.lookup.boundaries import size_boundary
 from fxcache_core.lookup.fit import fit, positional_inputs
 from fxcache_core.lookup.fit_binding import SYMBOL_RE, Binding, Sibling, check_later
 from fxcache_core.lookup.fit_floats import fit_baked_floats
+from fxcache_core.lookup.floats import graph_text
 from fxcache_core.lookup.inputs import alias, input_bases
 from fxcache_core.lookup.judge import fx_loads, judge_entry, torch_lookup
+from fxcache_core.lookup.mark_ranges import mark_range_problem, outside_own_range
 from fxcache_core.lookup.match_report import KeyMatch
 from fxcache_core.lookup.phases import Auto, auto_scalars_taken
 from fxcache_core.lookup.query import CallQuery
@@ -130,7 +133,8 @@ def match_key(catalog: Catalog, key: CacheKey, query: CallQuery, *, frame: KeyFr
         return _looked_up(catalog, key, symbols, {}, None, given, tuple(reasons), ())
     d0 = readable[0][1]
     b = _fit_entry(catalog, key, d0, query, symbols, extra, positional,
-                   siblings=(_once(lambda: siblings(key, d0)) if siblings is not None else None), auto=auto)
+                   siblings=(_once(lambda: siblings(key, d0)) if siblings is not None else None), auto=auto,
+                   frame=frame)
     values: dict[str, int | None] = {}
     problems = b.problems or _bind_placeholders(b, symbols, query.inputs, sym or {}, values)
     if problems:
@@ -139,7 +143,37 @@ def match_key(catalog: Catalog, key: CacheKey, query: CallQuery, *, frame: KeyFr
     if sym:
         _check_sym_names(key, sym, symbols)
     m = _looked_up(catalog, key, symbols, values, len(symbols), given, tuple(reasons), tuple(b.notes))
+    m = _at_size_boundary(catalog, m)
+    raises = outside_own_range(query.inputs) or mark_range_problem(m, query.inputs)
+    if raises is not None:
+        m = replace(m, raises=raises)
     return replace(m, assumed=tuple(b.assumed.items())) if b.assumed else m
+
+
+def _at_size_boundary(catalog: Catalog, m: KeyMatch) -> KeyMatch:
+    """A key every entry of which the call fails, where the call brings a size of its
+    graph to 0 or 1 (:func:`~fxcache_core.lookup.boundaries.size_boundary`): where
+    Dynamo solves that size for an input dim, the dim is traced static and the key
+    does not fit (another graph); elsewhere the lookup is undecided (``uncertain``), between
+    a new entry of this key and another graph."""
+    if m.status != "miss" or m.hit is not None or m.aborted is not None or \
+            not any(v.outcome == "fail" for v in m.entries):
+        return m
+    graph = graph_text(catalog, m.key)
+    b = size_boundary(graph, m.symbols, dict(m.values)) if graph is not None else None
+    if b is None:
+        return m
+    if b.solved is not None:
+        dim, value = b.solved
+        return KeyMatch(key=m.key, fits=False, bound=m.bound, symbols=m.symbols, reasons=(Reason(
+            f"{b.shown} is 1 for this call, a size of this key's graph its entries keep from 1: torch "
+            f"specializes a size that reaches 1 (0/1 specialization), solves {b.shown} == 1 for "
+            f"{dim} = {value} and traces {dim} static: another graph", "size-boundary-specialized"),))
+    return replace(m, uncertain=m.uncertain + (Reason(
+        f"{b.shown} is {b.value} for this call, a size of this key's graph its entries keep from "
+        f"{b.value}: torch specializes a size that reaches 0 or 1 and traces again; whether that graph "
+        f"is this key's (a new entry) or another depends on what the code does with {b.shown}, "
+        "which the cache does not show (torch compiles either way)", "size-boundary"),))
 
 
 def _tensor_count_differs(readable: Readable, query: CallQuery) -> Reason | None:
@@ -157,19 +191,22 @@ def _tensor_count_differs(readable: Readable, query: CallQuery) -> Reason | None
 
 def _fit_entry(catalog: Catalog, key: CacheKey, d0: DecodedEntry, query: CallQuery,
                symbols: tuple[SymbolInfo, ...], extra: Mapping[str, str], positional: bool,
-               siblings: Callable[[], Sequence[Sibling]] | None, auto: Auto | None) -> Binding:
+               siblings: Callable[[], Sequence[Sibling]] | None, auto: Auto | None,
+               frame: KeyFrame | None = None) -> Binding:
     """The key's first readable entry ``d0`` fitted to the call (its inputs already
     renamed to the key's sources): :func:`~fxcache_core.lookup.fit.fit`, then the
     scalars automatic dynamic makes inputs the key does not take
     (:func:`~fxcache_core.lookup.phases.auto_scalars_taken`) and the floats the
-    key baked in (:func:`~fxcache_core.lookup.fit_floats.fit_baked_floats`)."""
+    key baked in (:func:`~fxcache_core.lookup.fit_floats.fit_baked_floats`, which reads
+    the key's compiled ``frame`` for what the function computes with them)."""
     b = fit(d0, replace(query, pgo=query.pgo_state(catalog)),
             hints={s.expr: s.hint for s in symbols if s.expr and s.hint is not None},
             guards=d0.guards_expr, auto=auto.scalars if auto else frozenset(), siblings=siblings)
     if auto and auto.scalars and not positional:
         auto_scalars_taken(b, d0, query.inputs, auto)
     if not positional and any(isinstance(v, float) for v in query.inputs.values()):
-        fit_baked_floats(catalog, key, b, query.inputs, input_bases(d0, extra), query.mode)
+        fit_baked_floats(catalog, key, b, query.inputs, input_bases(d0, extra), query.mode,
+                         frame if frame is not None else KeyFrame(catalog, key))
     return b
 
 

@@ -29,7 +29,7 @@ from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import FxcacheError, param
-from fxcache_core.functions.origin import key_origin, keys_of_function
+from fxcache_core.functions.origin import function_name, key_origin, keys_of_function
 from fxcache_core.lookup.across_keys import (
     check_negative_ints,
     dtype_rivals,
@@ -46,7 +46,9 @@ from fxcache_core.lookup.phases import (
     Auto,
     Phase,
     Profiles,
+    evidence,
     static_after_recompile,
+    static_dims_under_dynamic_true,
     with_phases,
 )
 from fxcache_core.lookup.query import CallQuery
@@ -266,6 +268,11 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
         unused=tuple(src for src in inputs if src not in used) if (results or unbound) else (),
         function_missing=function is not None and not mine, functions_held=held)
     if mode in (DynamicMode.NONE, DynamicMode.UNKNOWN) and not positional and results:
-        report = with_phases(catalog, report, run, first_call, mode, phase, mine, profiles)
+        report = with_phases(catalog, report, run, first_call, mode, phase, mine, profiles, inputs)
+    elif mode is DynamicMode.TRUE and not positional and results:
+        shows = evidence(catalog, report.results)
+        report = replace(report, results=tuple(
+            static_dims_under_dynamic_true(catalog, m, inputs)
+            if function_name(m.origin, m.compiled).name in shows else m for m in report.results))
     check_negative_ints(catalog, report.results, inputs)
     return report

@@ -79,6 +79,10 @@ class KeyMatch:
         auto: what this lookup traces as symbols by automatic dynamic or a saved
             profile (:mod:`fxcache_core.lookup.phases`), in the user's terms (``x.size(1)``).
         profile: the saved profile (its file) the first call's ``auto`` comes from, if any.
+        raises: torch raises for this call (a marked range, :mod:`fxcache_core.lookup.mark_ranges`):
+            before any lookup (``mark-range-outside``: the status is ``error``), or after
+            loading ``hit`` (``mark-range-raises``; ``mark-range-may-raise`` where fxcache
+            cannot tell): the status stays ``hit``, the function's verdict says both.
     """
 
     key: CacheKey
@@ -100,6 +104,7 @@ class KeyMatch:
     assumed: tuple[tuple[str, str], ...] = ()
     auto: tuple[str, ...] = ()
     profile: str | None = None
+    raises: Reason | None = None
 
     @property
     def assumptions(self) -> tuple[Reason, ...]:
@@ -122,6 +127,8 @@ class KeyMatch:
         """
         if not self.fits:
             return "no-fit"
+        if code_of(self.raises) == "mark-range-outside":
+            return "error"
         if self.aborted is not None:
             return "miss" if self.key.kind is KeyKind.AOT_AUTOGRAD else "error"
         if self.uncertain:
@@ -143,7 +150,7 @@ class KeyMatch:
         ``reason_codes``, ``uncertain`` and ``uncertain_codes``, ``aborted`` and
         ``aborted_code``, ``values``, ``symbols``, ``shadowed``, ``loads``,
         ``loaded_by``, ``entries``, ``assumed``: input -> the dtype assumed,
-        ``auto_dynamic``, ``profile``)."""
+        ``auto_dynamic``, ``profile``, ``raises`` and ``raises_code``)."""
         names = self.user_names
         return {
             "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
@@ -165,6 +172,7 @@ class KeyMatch:
             "entries": [v.to_json(names) for v in self.entries],
             "assumed": dict(self.assumed),
             "auto_dynamic": list(self.auto), "profile": self.profile,
+            "raises": self.raises, "raises_code": code_of(self.raises),
         }
 
 

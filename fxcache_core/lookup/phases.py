@@ -45,7 +45,7 @@ from fxcache_core.lookup.fit_binding import INT_RE, Binding
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import Dims, entry_dims
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase
-from fxcache_core.reasons import Reason
+from fxcache_core.reasons import Reason, code_of
 
 __all__ = ["Auto", "Phase", "Profiles", "auto_scalars_taken", "evidence", "key_auto",
            "static_after_recompile", "static_dims_under_dynamic_true", "symbolic_by_function",
@@ -341,18 +341,41 @@ def symbolic_by_function(catalog: Catalog, results: Sequence[KeyMatch],
 _PARAM_RE = re.compile(r"\._(parameters|buffers)\[")
 
 
-def static_dims_under_dynamic_true(catalog: Catalog, m: KeyMatch) -> KeyMatch:
-    """A key with symbols of a function that shows automatic dynamic, judged as
-    ``dynamic=True`` would trace the call: its static dims (> 1, of inputs, not
-    parameters) look like dims automatic dynamic kept static because they never
-    changed, and ``dynamic=True`` traces them as symbols (duck sizing) unless the
-    code fixes the size: the lookup is noted as undecided."""
-    if not (m.fits and m.symbols):
+def static_dims_under_dynamic_true(catalog: Catalog, m: KeyMatch,
+                                   inputs: Mapping[str, InputValue] | None = None) -> KeyMatch:
+    """A key of a function that shows automatic dynamic, judged as ``dynamic=True``
+    would trace the call: its static dims (> 1, of inputs, not parameters) look like
+    dims automatic dynamic kept static because they never changed, and ``dynamic=True``
+    traces them as symbols (duck sizing) unless the code fixes the size. Where another
+    key of the function has that dim symbolic, the code does not fix it: the key does
+    not fit (unless the call's size there equals another of its sizes, which duck
+    sizing could tie to a fixed one); elsewhere the lookup is noted as undecided.
+    ``inputs``: the call's (the user's sources), for that check."""
+    if not m.fits:
         return m
     static = [(src, i, v) for (src, i), v in _dims(catalog, m.key).items()
               if INT_RE.fullmatch(v) and int(v) > 1 and not _PARAM_RE.search(src)]
     if not static:
         return m
+    fname = function_name(m.origin, m.compiled).distinct
+    symbolic: set[tuple[str, int]] = set()
+    for k in catalog.scan.keys:
+        if k.key != m.key.key and (k.kind is KeyKind.AOT_AUTOGRAD or not catalog.loaders_of(k.key)) \
+                and fname is not None and key_function_name(catalog, k).distinct == fname:
+            symbolic |= {d for d, size in _dims(catalog, k).items() if not INT_RE.fullmatch(size)}
+    user = {ks: us for us, ks in m.bound}
+    sizes = [d for v in (inputs or {}).values() if isinstance(v, TensorArg) for d in v.shape]
+    for src, i, v in static:
+        if (src, i) in symbolic and inputs is not None and sizes.count(int(v)) == 1 and \
+                isinstance(got := inputs.get(user.get(src, src)), TensorArg) and i < len(got.shape):
+            return KeyMatch(key=m.key, fits=False, symbols=m.symbols, origin=m.origin, bound=m.bound,
+                            compiled=m.compiled, loaded_by=m.loaded_by, reasons=(Reason(
+                                f"dim {i} of {src} is static {v} in this key, as automatic dynamic "
+                                "(dynamic=None) leaves a dim that never changed, and another key of this "
+                                "function has it symbolic: under dynamic=True torch traces it as a symbol "
+                                "and looks up another key", "static-dim-under-dynamic"),))
+    if not m.symbols and any(code_of(r) == "static-key-under-dynamic" for r in m.uncertain):
+        return m  # the fit noted it already, for the whole key
     src, i, v = static[0]
     return replace(m, uncertain=m.uncertain + (Reason(
         f"dim {i} of {src} is static {v} in this key, as automatic dynamic (dynamic=None) leaves a dim "
@@ -362,11 +385,12 @@ def static_dims_under_dynamic_true(catalog: Catalog, m: KeyMatch) -> KeyMatch:
 
 def with_phases(catalog: Catalog, report: MatchReport, run: Callable[[DynamicMode, AutoOf | None], Any],
                 first_call: AutoOf, mode: DynamicMode, phase: Phase, mine: set[str] | None,
-                profiles: Profiles | None) -> MatchReport:
+                profiles: Profiles | None, inputs: Mapping[str, InputValue] | None = None) -> MatchReport:
     """``report`` with the keys judged per phase of automatic dynamic (see
     :func:`fxcache_core.lookup.match.match`): ``run(mode, auto_of)`` makes a pass over
     keys (``.keys(keys, mine)``), ``first_call`` gives what a key's first call traces as
-    symbols (a saved profile's dims)."""
+    symbols (a saved profile's dims); ``inputs``: the call's (for
+    :func:`static_dims_under_dynamic_true`)."""
     unknown = mode is DynamicMode.UNKNOWN
     wanted = evidence(catalog, report.results) if unknown else None
     keys = [m.key for m in report.results
@@ -388,7 +412,7 @@ def with_phases(catalog: Catalog, report: MatchReport, run: Callable[[DynamicMod
     if unknown:
         true = run(DynamicMode.TRUE, first_call).keys(keys, mine)[0]
         passes.append(PassResults(Phase.FIRST, DynamicMode.TRUE,
-                                  tuple(static_dims_under_dynamic_true(catalog, m) for m in true)))
+                                  tuple(static_dims_under_dynamic_true(catalog, m, inputs) for m in true)))
         results = report.results
     else:
         results = passes[0].results if phase is Phase.FIRST else second

@@ -14,7 +14,9 @@ function, so :func:`verdicts` folds those per function
 * ``new-graph``: no key of the function can take the call (a static size, a
   rank, a stride, 0/1 specialization...): Dynamo traces another graph, and
   torch compiles it under a new key;
-* ``error``: an FX lookup stops at a raising guard, and the compile fails;
+* ``error``: an FX lookup stops at a raising guard, and the compile fails; or torch
+  raises for a marked range (:mod:`fxcache_core.lookup.mark_ranges`): before any lookup,
+  or after a hit (the verdict then names the entry it loads);
 * ``undecided``: the cache cannot tell (how the call is compiled, an input not
   given, a frame after a graph break whose locals were not named).
 
@@ -69,6 +71,10 @@ from fxcache_core.reasons import Reason, code_of
 Status = Literal["hit", "miss", "new-graph", "error", "undecided"]
 
 EXIT_HIT, EXIT_MISS, EXIT_UNDECIDED = 0, 1, 3
+
+# Reasons about a float argument's value, not the sizes: a first call's new graph says them
+# as they are (static sizes and ints are "static ... was never compiled").
+_SCALAR_CODES = ("float-",)
 
 _HEAD = {"hit": "HIT", "miss": "MISS", "new-graph": "NEW GRAPH", "error": "ERROR", "undecided": "UNDECIDED"}
 
@@ -284,6 +290,11 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
                 f"{hit.hit.name[:16]} hits" + ("; either way an entry's guards hold)" if either else ")"),
                 why.code),
             rival.key, keys=keys)
+    if hit is not None and hit.raises is not None:
+        assert hit.hit is not None
+        status: Status = "error" if code_of(hit.raises) == "mark-range-raises" else "undecided"
+        return FunctionVerdict(function, origin, status, _in_user_terms(hit.raises), hit.key,
+                               hit.hit.name if status == "error" else None, keys)
     if hit is not None:
         assert hit.hit is not None
         loads = "".join(f", loads {ld.role} fx {ld.key[:12]}/{(ld.entry or '')[:16]}" for ld in hit.loads)
@@ -292,6 +303,8 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
     if und is not None:
         return FunctionVerdict(function, origin, "undecided", _undecided_why(und), und.key, keys=keys)
     err = next((m for m in looked if m.status == "error"), None)
+    if err is not None and err.raises is not None:
+        return FunctionVerdict(function, origin, "error", _in_user_terms(err.raises), keys=keys)
     if err is not None:
         why = _miss_why(err)
         return FunctionVerdict(function, origin, "error", Reason("the compile fails: " + why, why.code),
@@ -329,7 +342,8 @@ def _phase_verdict(function: str | None, group: Sequence[KeyMatch], phase: Phase
         if saved is not None:
             heading += (f" (traced dynamic: job id {job_of(saved.profile or '')}'s saved profile, "
                         f"{os.path.basename(saved.profile or '')}, marks {', '.join(saved.auto)} dynamic)")
-        elif v.status == "new-graph" and not any(m.auto for m in group) and ":mark_dynamic=" not in str(inputs):
+        elif v.status == "new-graph" and not any(m.auto for m in group) and ":mark_dynamic=" not in str(inputs) \
+                and not (code_of(v.why) or "").startswith(_SCALAR_CODES):
             v = replace(v, why=Reason(
                 f"static {_user_inputs(group, inputs)} was never compiled (under dynamic=None a fresh "
                 "process traces its first call with static sizes, and no key holds these)",

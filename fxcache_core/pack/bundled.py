@@ -18,10 +18,14 @@ under fxcache's memory budget; nothing is executed.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
+from fxcache_core.cache.scan import read_entry_bytes
 from fxcache_core.decode.memlimit import decoding_budget
 from fxcache_core.decode.unpickler import Stub, load_stubs
+from fxcache_core.decode.workers import run_one, task
 from fxcache_core.pack.closure import wrapper_source
 
 BUNDLED_TYPES = frozenset({"BundledCompiledForward", "BundledCompiledBackward"})
@@ -86,4 +90,29 @@ def graphs_of(is_fx: bool, wrapper_key: str | None, data: bytes) -> list[tuple[s
     if is_fx:
         return [(wrapper_key, wrapper_source(data))]
     return [(g.wrapper_key, g.source) for g in bundled_graphs(data)]
+
+
+def entry_graphs(path: Path, is_fx: bool, wrapper_key: str | None, n_bytes: int
+                 ) -> list[tuple[str | None, str | None]] | None:
+    """:func:`graphs_of` the entry file at ``path`` (``n_bytes`` long, for its budget),
+    read and decoded again in a decode worker under the CPU budget
+    (:mod:`fxcache_core.decode.workers`): the bytes may have changed since the
+    catalog decoded them. None when the file cannot be read or its decode did not
+    finish."""
+    got = run_one("entry-graphs", [os.fspath(path), is_fx, wrapper_key], n_bytes)
+    if not isinstance(got, list) or not got or got[0] != "ok":
+        return None
+    return [(k if isinstance(k, str) else None, src if isinstance(src, str) else None) for k, src in got[1]]
+
+
+@task("entry-graphs")
+def _entry_graphs_task(arg: list) -> list:
+    """Worker side of :func:`entry_graphs`: ``[path, is_fx, wrapper_key]`` ->
+    ``["ok", [[wrapper key, source], ...]]`` or ``["unreadable"]``."""
+    where, is_fx, wrapper_key = arg
+    try:
+        data = read_entry_bytes(Path(where))
+    except OSError:
+        return ["unreadable"]
+    return ["ok", [list(g) for g in graphs_of(bool(is_fx), wrapper_key, data)]]
 

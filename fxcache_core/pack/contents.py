@@ -43,12 +43,12 @@ from pathlib import Path
 from typing import Literal
 
 from fxcache_core.cache.keys import artifact_key
-from fxcache_core.cache.scan import Artifact, FileInfo, read_entry_bytes, scan_cache
+from fxcache_core.cache.scan import Artifact, FileInfo, scan_cache
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.code_scan import ForeignGlobal
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
-from fxcache_core.pack.bundled import graphs_of
+from fxcache_core.pack.bundled import entry_graphs
 from fxcache_core.pack.claims import combine, contradiction, entry_claims
 from fxcache_core.pack.closure import CodeIndex
 from fxcache_core.pack.manifest import Manifest, Member, PackedEntry, PackError
@@ -175,10 +175,8 @@ def _only_needed(tmp: Path, listed: Manifest, decoded: dict[str, DecodedEntry]) 
     needed: dict[str, str] = {}
     wrappers: set[str] = set()
     for rel, d in decoded.items():
-        try:
-            graphs = graphs_of(d.kind.value == "fxgraph", d.wrapper_key, read_entry_bytes(tmp / rel))
-        except OSError:
-            graphs = []
+        path = tmp / rel
+        graphs = entry_graphs(path, d.kind.value == "fxgraph", d.wrapper_key, _size(path)) or []
         for wrapper_key, source in graphs:
             if wrapper_key:
                 wrappers.add(wrapper_key)
@@ -287,3 +285,11 @@ def _check_root(root: Path) -> None:
 
 
 __all__ = ["ForeignEntry", "PackCheck", "UnpackPlan", "check_pack", "plan_unpack"]
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+

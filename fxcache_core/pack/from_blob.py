@@ -25,13 +25,13 @@ from pathlib import Path
 
 from fxcache_core.cache.blob import Blob, BlobError, as_cache_dir, read_blob
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import read_entry_bytes, scan_cache
+from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.functions.origin import key_function_name
 from fxcache_core.pack.archive import write_pack
-from fxcache_core.pack.bundled import bundled_graphs
-from fxcache_core.pack.closure import kernel_sources, wrapper_source
+from fxcache_core.pack.bundled import entry_graphs
+from fxcache_core.pack.closure import kernel_sources
 from fxcache_core.pack.select import plan_pack
 
 
@@ -79,9 +79,8 @@ def pack_of_blob(path: Path, tmp: tempfile.TemporaryDirectory[str]) -> BlobPack:
     for e in catalog.scan.entries():
         k = catalog.scan.key(e.key)
         fn = key_function_name(catalog, k).distinct if k is not None else None
-        data = read_entry_bytes(e.path)
-        sources = [wrapper_source(data)] if e.kind is KeyKind.FX_GRAPH else [g.source for g in bundled_graphs(data)]
-        n = sum(len(kernel_sources(s)) for s in sources if s)
+        graphs = entry_graphs(e.path, e.kind is KeyKind.FX_GRAPH, None, e.size) or []
+        n = sum(len(kernel_sources(s)) for _, s in graphs if s)
         kernels[fn or "?"] = kernels.get(fn or "?", 0) + n
     skipped: dict[str, int] = {}
     for a in blob.artifacts:

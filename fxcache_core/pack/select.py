@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import Entry, read_entry_bytes, scan_artifacts
+from fxcache_core.cache.scan import Entry, scan_artifacts
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.fsutil import DirRefused, DirWalker, NotRegularFile, open_regular
 from fxcache_core.functions.origin import keys_of_function
-from fxcache_core.pack.bundled import graphs_of
+from fxcache_core.pack.bundled import entry_graphs
 from fxcache_core.pack.claims import EntryClaims, combine, entry_claims
 from fxcache_core.pack.closure import CodeIndex, wrapper_refused
 from fxcache_core.pack.manifest import ARCHIVE_MODE, Manifest, Member, PackError
@@ -250,10 +250,12 @@ def _plan(catalog: Catalog, entries: list[Entry], left: list[Reason], torch_vers
         if rel is None:
             left.append(Reason(f"{e.file.where} is not a plain path under the cache dir", "not-under-root"))
             continue
-        try:  # (wrapper key, wrapper source) of each graph the entry loads from itself
-            graphs = graphs_of(e.kind is KeyKind.FX_GRAPH, d.wrapper_key, read_entry_bytes(e.path))
-        except OSError:
-            graphs = []
+        # (wrapper key, wrapper source) of each graph the entry loads from itself
+        graphs = entry_graphs(e.path, e.kind is KeyKind.FX_GRAPH, d.wrapper_key, e.size)
+        if graphs is None:
+            left.append(Reason(f"{e.kind.value} entry {e.key[:10]}/{e.name[:10]} cannot be read again "
+                               "(changed, or over the CPU budget): not packed", "unreadable-entry"))
+            continue
         refused = next((r for _, src in graphs if src is not None and (r := wrapper_refused(src))), None)
         if refused is not None:
             left.append(Reason(f"{_label(e)} entry {e.key[:10]}/{e.name[:10]}: {refused}, so the kernels "

@@ -594,8 +594,97 @@ _TIMESTEP_CASES = [
 ]
 
 
+
+# --------------------------------------------------------------------------- #
+# Values computed from arguments, size-1 boundaries, marked ranges, and what other
+# keys of a function show (tests/torch/test_shapes_oracle.py). Shape descriptions by
+# the function's signature, but for the cases with a make_inputs of their own.
+# --------------------------------------------------------------------------- #
+
+
+def float_exprs(p, g, lr, scale, lim):
+    # dynamic=None: the first call bakes each expression's value into the graph, not the
+    # float's: alpha=-lr (-0.1 for lr=0.1), 1 / scale (0.25 for 4.0), max=2 * lim (1.0 for 0.5).
+    y = p.add(g, alpha=-lr) * (1 / scale)
+    return torch.clamp(y, max=2 * lim)
+
+
+def _apply_scale(t, a):
+    return t * a
+
+
+def opaque_scale(x, scale):
+    # scale reaches the graph through math.sqrt and a helper whose code line names `a`:
+    # which value the key baked in is not readable (undecided whatever the value).
+    return _apply_scale(x, math.sqrt(scale))
+
+
+def slice_from_one(x):
+    # x[1:] has x.size(0) - 1 rows; the broadcast against its max checks that against 1.
+    # A call with 2 rows makes it 1: Dynamo solves s0 - 1 == 1 and specializes x.size(0).
+    y = x[1:]
+    return y * y.amax(0, keepdim=True)
+
+
+def marked_range(x):
+    # dynamic=None; make_inputs marks dim 0 with the range the call describes.
+    return x.tanh() - 1
+
+
+def _marked_range_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    # [shape, [min, max]] marks dim 0 in that range; [shape, []] marks it with none.
+    shape, bounds = shapes
+    x = seeded_tensor(shape, seed=0)
+    if bounds:
+        torch._dynamo.mark_dynamic(x, 0, min=bounds[0], max=bounds[1])
+    else:
+        torch._dynamo.mark_dynamic(x, 0)
+    return (x,), {}
+
+
+def masked_sum(x, mask=None):
+    # An optional tensor the code reads whenever it is given: a key per kind of call.
+    if mask is not None:
+        x = x * mask
+    return x.sum(-1)
+
+
+def _masked_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    # [x] leaves mask out (None); [x, mask] gives it.
+    args = tuple(seeded_tensor(list(d), seed=i) for i, d in enumerate(shapes))
+    return args, {}
+
+
+class TinyUNetAuto(TinyUNet):
+    """:class:`TinyUNet` under dynamic=None: the first call bakes the int timestep in (an
+    AOTAutograd key and its FX key), the call after a change makes it a SymInt, whose
+    ``torch.tensor([timestep])`` bypasses the AOTAutograd cache: an FX key only. A forward
+    of its own, so that its keys are a function of their own (``TinyUNetAuto.forward``)."""
+
+    def forward(self, sample, timestep):
+        return super().forward(sample, timestep)
+
+
+_SHAPES_CASES = [
+    Case("float_exprs", float_exprs, {"dynamic": None}, [[[4, 3], [4, 3], 0.1, 4.0, 0.5]],
+         doc="three floats through expressions: alpha=-lr, 1 / scale, max=2 * lim"),
+    Case("opaque_scale", opaque_scale, {"dynamic": None}, [[[4, 3], 4.0]],
+         doc="a helper of math.sqrt(scale): the value baked in cannot be read"),
+    Case("slice_from_one", slice_from_one, {"dynamic": True}, [[[10, 4]]],
+         doc="x[1:] broadcast against its max: x.size(0) - 1 != 1"),
+    Case("marked_range", marked_range, {"dynamic": None}, [[[8, 3], [2, 16]]],
+         make_inputs=_marked_range_inputs, doc="mark_dynamic(x, 0, min=2, max=16)"),
+    Case("automatic_dynamic_cols_true", automatic_dynamic_cols, {"dynamic": True}, [],
+         doc="automatic_dynamic_cols's function under dynamic=True, never built: torch's answer only"),
+    Case("masked_sum", masked_sum, {"dynamic": None}, [[[4, 3]], [[4, 3], [4, 3]]],
+         make_inputs=_masked_inputs, doc="an optional mask, left out then given: a key each"),
+    Case("unet_timestep_auto", TinyUNetAuto(), {"dynamic": None}, [[[2, 4, 3, 3], 10], [[2, 4, 3, 3], 20]],
+         doc="a UNet's int timestep under dynamic=None: a static key, then an FX key only"),
+]
+
+
 CASES: dict[str, Case] = {
     c.name: c
     for c in (*_FIRST_CASES, *_MORE_CASES, *_FLOAT_AND_DUCK_CASES, *_FORCED_EQUALITY_CASES,
-              *_TIMESTEP_CASES)
+              *_TIMESTEP_CASES, *_SHAPES_CASES)
 }

@@ -44,10 +44,11 @@ def _entry(*sources: str) -> DecodedEntry:
 
 def test_a_tensor_input_of_the_key_the_call_leaves_out_is_said():
     d = _entry("L['kwargs']['input_ids']", "L['kwargs']['attention_mask']", "L['self']._buffers['pos']")
-    (why,) = _tensors_not_given(d, parse_shapes(["input_ids=[2,8]"]), ("input_ids", "attention_mask"))
+    ((src, why),) = _tensors_not_given(d, parse_shapes(["input_ids=[2,8]"]), ("input_ids", "attention_mask"))
+    assert src == "L['kwargs']['attention_mask']"
     assert why.code == "input-not-given" and why.startswith("attention_mask is a tensor input")
     assert not _tensors_not_given(d, parse_shapes(["input_ids=[2,8]", "attention_mask=[2,8]"]),
                                   ("input_ids", "attention_mask"))
     # Elements of a list argument are given by index.
     d = _entry("L['xs'][0]", "L['xs'][1]")
-    assert [r.code for r in _tensors_not_given(d, parse_shapes(["xs[0]=[2,8]"]), ("xs",))] == ["input-not-given"]
+    assert [r.code for _, r in _tensors_not_given(d, parse_shapes(["xs[0]=[2,8]"]), ("xs",))] == ["input-not-given"]

@@ -8,7 +8,7 @@ where it baked the value in. These strings have the shape torch 2.13 prints
 
 from __future__ import annotations
 
-from fxcache_core.lookup.int_args import parse_printed_graph, specialized_values
+from fxcache_core.lookup.printed_graphs import parse_printed_graph, specialized_values
 
 DYNAMIC = '''class <lambda>(torch.nn.Module):
     def forward(

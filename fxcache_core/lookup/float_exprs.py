@@ -1,0 +1,566 @@
+"""Which constant of a graph a Python float argument became, and through which expression.
+
+Under ``dynamic=None`` a fresh process's first call specializes a float argument
+(``VariableBuilder.wrap_symfloat`` in torch/_dynamo/variables/builder.py): Dynamo
+computes with it as a Python constant, so an expression of it (``-lr``,
+``1 / scale``, ``2 * lim``) is folded by Python and only the *result* reaches the
+graph, as a scalar argument of one op (``aten.add.Tensor(p, g, alpha = -0.1)``).
+Dynamo guards the float's value (``CONSTANT_MATCH``, not kept in the cache); a call
+with another value traces again, and torch looks up the key of the graph it gets:
+this key exactly when every constant the expressions give is the same.
+
+:func:`float_provenance` reads that off two things the cache points at, never
+running either: the compiled function's source (``ast``, the ``def`` that
+:func:`~fxcache_core.functions.frames.function_node` finds), for every read of the
+parameter and the expression around it; and the key's stored graph, whose ops carry
+``# File: PATH:LINE in FN, code: ...`` comments, for the constants of the ops traced
+from each of those statements. It decides only where that is exact:
+
+* every read is a *value* read: the parameter inside a pure arithmetic expression
+  (constants, the call's scalar arguments, ``+ - * / // % **``, unary ``-``/``+``)
+  whose result is an operand of an arithmetic operator with a tensor (``x * E``) or
+  an argument of a torch function or a tensor method (``torch.clamp(x, max=E)``,
+  ``x.add(y, alpha=E)``). Anything else (a condition, a call of ``math.sqrt`` or of
+  a helper, a local assigned from it, a closure) is *opaque*: the value that reaches
+  the graph is not computable here, and the answer is ``unknown``;
+* the ops traced from the statement that hold the expression, of the op the
+  context names (``mul`` for ``*``, ``clamp`` for ``torch.clamp``), hold exactly as
+  many float constants, once the statement's own float literals are set aside, as
+  the statement has reads: those are the expressions' values when the key was
+  traced. The call's values, computed by the same expressions (:func:`evaluate`, a
+  closed arithmetic whitelist), either are those constants (``same``) or are not
+  (``differs``: another graph). Anything less clear is ``unknown``.
+
+Nothing here imports torch, runs the source or the graph, or prints.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import operator
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from fxcache_core.reasons import Reason
+
+__all__ = ["FloatUse", "Provenance", "evaluate", "float_provenance", "graph_ops", "statement_reads"]
+
+_ARITH: dict[type[ast.operator], Callable[[object, object], object]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+}
+# The aten op (its name's stem) that a Python operator between a tensor and a scalar
+# becomes in Dynamo's graph (torch/_dynamo/variables/tensor.py: the operator's torch
+# function; aten's decompositions keep these).
+_OP_STEMS: dict[type[ast.operator], frozenset[str]] = {
+    ast.Add: frozenset({"add"}), ast.Sub: frozenset({"sub", "rsub"}), ast.Mult: frozenset({"mul"}),
+    ast.Div: frozenset({"div"}), ast.Pow: frozenset({"pow"}),
+}
+_TORCH_ROOTS = frozenset({"torch", "F", "nn", "functional"})
+_SCALAR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "stride", "storage_offset",
+                             "element_size", "nelement", "ndimension", "is_contiguous", "data_ptr",
+                             "__len__", "get_device"})
+_BUILTINS = frozenset({"len", "int", "float", "abs", "max", "min", "round", "sum", "bool", "pow",
+                       "divmod", "complex", "str", "print", "isinstance", "type", "range"})
+_TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+# Methods only a tensor has among the values a function computes with (no Python number,
+# list or str has them): their receiver is a tensor even where the text does not say so
+# (a loop's variable over a list of tensors).
+_TENSOR_METHODS = frozenset({
+    "add", "sub", "mul", "div", "pow", "clamp", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv",
+    "masked_fill", "fill_", "copy_", "leaky_relu", "hardtanh", "softmax", "log_softmax", "elu", "celu",
+    "relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "neg", "abs", "sum", "mean", "std", "var", "norm",
+    "where", "masked_scatter", "scatter", "index_add", "baddbmm", "addmm", "addmv", "addbmm",
+    "true_divide", "remainder", "fmod", "maximum", "minimum", "threshold", "renorm",
+})
+MAX_POW = 1024
+"""An exponent above this (in absolute value) is not evaluated (an int power could
+take any time and memory): ``unknown``."""
+
+_COMMENT_RE = re.compile(r"^\s*# File: (?P<file>.{1,1000}?):(?P<line>\d{1,9}) in [\w.<>]{1,200}, code: (?P<code>.*)$")
+_OP_RE = re.compile(r"=\s*torch\.ops\.(?:aten|prims)\.(?P<op>\w+)\.\w+\((?P<args>.*)\)")
+_FLOAT_RE = re.compile(r"(?<![\w.])-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan)(?![\w.])")
+MAX_LINES = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class FloatUse:
+    """One read of the parameter in the function's source.
+
+    Attributes:
+        line, last: the first and last line of the statement that reads it.
+        expr: the pure arithmetic expression around the read (``-lr``, ``2 * lim``;
+            ``lr`` itself when it is used as it is), as ``ast.unparse`` writes it.
+        ops: the aten ops (their names' stems: ``mul``, ``clamp``) whose scalar argument
+            the expression's value is; empty for an opaque read.
+        opaque: why its value is not one op's constant (``passed to _apply_scale()``),
+            None for a value read.
+        loop: the statement is in a loop's body (its ops may be traced once per pass).
+        text: the expression as the statement writes it (``-lr / bias``), where ``expr``
+            has the pure locals it reads replaced by their expressions.
+    """
+
+    line: int
+    last: int
+    expr: str
+    ops: frozenset[str] = frozenset()
+    opaque: str | None = None
+    loop: bool = False
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """What the call's value of a specialized float does to one key's graph.
+
+    Attributes:
+        status: ``unread`` (the function never reads it: every value traces this
+            graph), ``same`` (every expression of it gives this graph's constants),
+            ``differs`` (some gives another constant: another graph), ``unknown``.
+        why: in words, naming the parameter, the expression and its line (None for
+            ``unread``); its code: ``float-constant-differs``,
+            ``float-provenance-unknown``, ``float-constant-same``.
+        uses: the reads found.
+    """
+
+    status: Literal["unread", "same", "differs", "unknown"]
+    why: Reason | None = None
+    uses: tuple[FloatUse, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GraphOp:
+    """One op line of a printed graph: the statement it was traced from (file, line),
+    the op's name stem (``mul`` of ``aten.mul.Tensor``), its float arguments (as
+    printed, ``repr`` of the float) and the comment's code text."""
+
+    file: str
+    line: int
+    op: str
+    floats: tuple[str, ...]
+    code: str
+
+
+def graph_ops(graph: str) -> list[GraphOp]:
+    """The op lines of a printed graph (``aot_forward_graph_str``,
+    ``inductor_post_grad_graph_str``) under their ``# File: ...`` comments; ops before
+    any comment are left out. At most :data:`MAX_LINES` lines are read."""
+    out: list[GraphOp] = []
+    where: tuple[str, int, str] | None = None
+    for n, text in enumerate(graph.splitlines()):
+        if n >= MAX_LINES:
+            break
+        c = _COMMENT_RE.match(text)
+        if c is not None:
+            where = (c.group("file"), int(c.group("line")), c.group("code"))
+            continue
+        m = _OP_RE.search(text.split(";  ", 1)[0])
+        if m is not None and where is not None:
+            floats = tuple(repr(float(f)) for f in _FLOAT_RE.findall(m.group("args")))
+            out.append(GraphOp(where[0], where[1], m.group("op"), floats, where[2]))
+    return out
+
+
+def evaluate(expr: str, values: Mapping[str, float | int]) -> float | None:
+    """The value Python gives ``expr`` (a pure expression: :class:`FloatUse.expr`) with
+    ``values`` for its names: constants, names, unary ``-``/``+`` and ``+ - * / // %
+    **`` only (an ``ast`` whitelist; nothing is ``eval``'d). None when a name has no
+    value, the expression is outside the whitelist, Python raises (a division by
+    zero, an overflow), the exponent is over :data:`MAX_POW`, or the result is not a
+    float."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    try:
+        v = _eval(node, values)
+    except (ArithmeticError, ValueError, TypeError, RecursionError, _Refused):
+        return None
+    return v if isinstance(v, float) else None
+
+
+class _Refused(Exception):
+    """Outside what :func:`evaluate` computes."""
+
+
+def _eval(node: ast.expr, values: Mapping[str, float | int]) -> object:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in values:
+            raise _Refused(node.id)
+        return values[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _eval(node.operand, values)
+        return -v if isinstance(node.op, ast.USub) else +v  # type: ignore[operator]
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        a, b = _eval(node.left, values), _eval(node.right, values)
+        if isinstance(node.op, ast.Pow) and abs(b) > MAX_POW:  # type: ignore[arg-type]
+            raise _Refused("exponent")
+        return _ARITH[type(node.op)](a, b)
+    raise _Refused(type(node).__name__)
+
+
+def _is_pure(node: ast.AST, scalars: Mapping[str, object]) -> bool:
+    """Constants, the call's scalar arguments and arithmetic of them."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    if isinstance(node, ast.Name):
+        return isinstance(node.ctx, ast.Load) and node.id in scalars
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.USub, ast.UAdd)) and _is_pure(node.operand, scalars)
+    if isinstance(node, ast.BinOp):
+        return type(node.op) in _ARITH and _is_pure(node.left, scalars) and _is_pure(node.right, scalars)
+    return False
+
+
+def _tensor_method(name: str) -> bool:
+    return name in _TENSOR_METHODS or (name.endswith("_") and name.rstrip("_") in _TENSOR_METHODS)
+
+
+def _parents(root: ast.AST) -> dict[ast.AST, ast.AST]:
+    out: dict[ast.AST, ast.AST] = {}
+    for n in ast.walk(root):
+        for c in ast.iter_child_nodes(n):
+            out[c] = n
+    return out
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+class _Kinds:
+    """Which expressions of one function are tensors, as far as its text says: a
+    tensor parameter of the call, a local every assignment of which is one, a torch
+    function's or a module's result, a tensor's method (not one that gives a number),
+    arithmetic with a tensor. Everything else is not known to be one."""
+
+    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, tensors: frozenset[str],
+                 params: frozenset[str]) -> None:
+        self.tensors, self.params = tensors, params
+        self.assigned: dict[str, list[ast.expr | None]] = {}  # None: bound otherwise (a loop, a with)
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    self._bind(t, n.value)
+            elif isinstance(n, ast.AnnAssign):
+                self._bind(n.target, n.value)
+            elif isinstance(n, ast.AugAssign):
+                self._bind(n.target, ast.BinOp(n.target, n.op, n.value))
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
+                self._bind(n.target, None if not isinstance(n, ast.NamedExpr) else n.value)
+            elif isinstance(n, (ast.With, ast.AsyncWith)):
+                for item in n.items:
+                    if item.optional_vars is not None:
+                        self._bind(item.optional_vars, None)
+        self._busy: set[str] = set()
+
+    def _bind(self, target: ast.expr, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            self.assigned.setdefault(target.id, []).append(value)
+        else:  # unpacking, an attribute or an item: each name bound, its value not known
+            for t in ast.walk(target):
+                if isinstance(t, ast.Name):
+                    self.assigned.setdefault(t.id, []).append(None)
+
+    def tensor(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            values = self.assigned.get(node.id, [])
+            if node.id in self._busy:
+                return True  # h = h * 2: the other assignments of h decide
+            if not (node.id in self.tensors if node.id in self.params else values):
+                return False
+            self._busy.add(node.id)
+            try:
+                return all(v is not None and self.tensor(v) for v in values)
+            finally:
+                self._busy.discard(node.id)
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute):
+                if f.attr in _SCALAR_METHODS or _root_name(f) == "math":
+                    return False
+                root = _root_name(f)
+                return root in _TORCH_ROOTS or root == "self" or _tensor_method(f.attr) or self.tensor(f.value)
+            return False
+        if isinstance(node, ast.Subscript):
+            return self.tensor(node.value)
+        if isinstance(node, ast.Attribute):
+            return node.attr in _TENSOR_ATTRS and self.tensor(node.value)
+        if isinstance(node, ast.BinOp):
+            return self.tensor(node.left) or self.tensor(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.tensor(node.operand)
+        return False
+
+
+def pure_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, scalars: Mapping[str, object]) -> dict[str, ast.expr]:
+    """The locals of ``fn`` bound once, by an assignment whose value is a pure expression
+    of the call's scalars (and of such locals): ``bias = 1 - beta1 ** step``. A read of
+    one is a read of its expression. In the order they can be computed."""
+    a = fn.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    kinds = _Kinds(fn, frozenset(), frozenset(params))
+    out: dict[str, ast.expr] = {}
+    known: dict[str, object] = dict(scalars)
+    changed = True
+    while changed:
+        changed = False
+        for name, values in kinds.assigned.items():
+            if name in out or name in params or len(values) != 1 or values[0] is None:
+                continue
+            if _is_pure(values[0], known):
+                out[name] = values[0]
+                known[name] = None
+                changed = True
+    return out
+
+
+def statement_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
+                    scalars: Mapping[str, float | int], tensors: frozenset[str]) -> list[FloatUse]:
+    """Every read of ``param`` in ``fn``'s body, each with its pure expression and what
+    takes its value (see the module docstring); a read of a local bound to a pure
+    expression of it (:func:`pure_locals`) counts as a read of it. ``scalars``: the
+    call's Python scalar arguments by name (``param`` among them); ``tensors``: its
+    tensor arguments' names."""
+    a = fn.args
+    params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+    kinds = _Kinds(fn, tensors, params)
+    parents = _parents(fn)
+    local = pure_locals(fn, scalars)
+    names = {**scalars, **dict.fromkeys(local)}
+    through = {param} | _depending(local, param)
+    defining = {id(n) for v in local.values() for n in ast.walk(v)}
+    out: list[FloatUse] = []
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Name) and n.id in through) or id(n) in defining:
+            continue
+        stmt = _statement(n, parents, fn)
+        line, last = (stmt.lineno, stmt.end_lineno or stmt.lineno) if stmt is not None else (n.lineno, n.lineno)
+        if not isinstance(n.ctx, ast.Load):
+            if n.id == param:
+                out.append(FloatUse(line, last, param, opaque=f"{param} is assigned at line {n.lineno}"))
+            continue
+        e: ast.AST = n
+        while (p := parents.get(e)) is not None and p is not stmt and _is_pure(p, names):
+            e = p
+        expr = ast.unparse(_inlined(e, local))  # type: ignore[arg-type]
+        parent = parents.get(e)
+        if isinstance(parent, ast.keyword):
+            parent = parents.get(parent)
+        use = _use(e, parent, stmt, line, last, expr, kinds)
+        out.append(replace(use, loop=_in_loop(n, parents, fn), text=ast.unparse(e)))  # type: ignore[arg-type]
+    return out
+
+
+def _depending(local: Mapping[str, ast.expr], param: str) -> set[str]:
+    """The locals of ``local`` whose expression reads ``param``, directly or through another."""
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, v in local.items():
+            if name not in out and any(isinstance(x, ast.Name) and x.id in ({param} | out) for x in ast.walk(v)):
+                out.add(name)
+                changed = True
+    return out
+
+
+def _inlined(e: ast.AST, local: Mapping[str, ast.expr]) -> ast.AST:
+    """``e`` with each pure local replaced by its expression (in parentheses, as ``ast``
+    writes a subexpression), so that it computes from the call's scalars alone."""
+    class _Inline(ast.NodeTransformer):
+        def __init__(self) -> None:
+            self.depth = 0
+
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in local and self.depth < 32:
+                self.depth += 1
+                try:
+                    return self.visit(copy.deepcopy(local[node.id]))
+                finally:
+                    self.depth -= 1
+            return node
+
+    return _Inline().visit(copy.deepcopy(e))
+
+
+def _in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool:
+    cur = parents.get(n)
+    while cur is not None and cur is not fn:
+        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While)):
+            return True
+        cur = parents.get(cur)
+    return False
+
+
+def _statement(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> ast.stmt | None:
+    """The innermost statement around ``n`` inside ``fn``; None when ``n`` is in a nested
+    function or lambda (a closure: opaque) or in no statement of ``fn``."""
+    cur: ast.AST | None = n
+    found: ast.stmt | None = None
+    while cur is not None and cur is not fn:
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return None
+        if found is None and isinstance(cur, ast.stmt):
+            found = cur
+        cur = parents.get(cur)
+    return found
+
+
+def _use(e: ast.AST, parent: ast.AST | None, stmt: ast.stmt | None, line: int, last: int, expr: str,
+         kinds: _Kinds) -> FloatUse:
+    """What takes the value of the pure expression ``e`` (its ``parent``)."""
+    if stmt is None:
+        return FloatUse(line, last, expr, opaque=f"read in a nested function or lambda at line {line}")
+    if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)):
+        return FloatUse(line, last, expr, opaque=f"read in the {type(stmt).__name__.lower()} statement at line {line}")
+    if isinstance(parent, ast.BinOp) and type(parent.op) in _OP_STEMS:
+        other = parent.right if parent.left is e else parent.left
+        if kinds.tensor(other):
+            return FloatUse(line, last, expr, ops=_OP_STEMS[type(parent.op)])
+        return FloatUse(line, last, expr, opaque=f"{ast.unparse(parent)} at line {line}: not known to be a "
+                                                 "tensor operation")
+    if isinstance(parent, ast.Call) and e is not parent.func:
+        f = parent.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "a call"
+        if isinstance(f, ast.Attribute) and f.attr not in _SCALAR_METHODS and (
+                _root_name(f) in _TORCH_ROOTS or _tensor_method(f.attr) or kinds.tensor(f.value)) \
+                and _root_name(f) != "math":
+            return FloatUse(line, last, expr, ops=frozenset({name.rstrip("_")}))
+        return FloatUse(line, last, expr, opaque=f"passed to {name}() at line {line}")
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and parent is stmt:
+        return FloatUse(line, last, expr, opaque=f"assigned to a local at line {line}")
+    what = type(parent).__name__.lower() if parent is not None else "expression"
+    return FloatUse(line, last, expr, opaque=f"used in a {what} at line {line}")
+
+
+def _literals(stmt_uses: Sequence[FloatUse], fn: ast.FunctionDef | ast.AsyncFunctionDef,
+              scalars: Mapping[str, object], stems: frozenset[str], tensors: frozenset[str]) -> Counter[str]:
+    """The float constants the statements of ``stmt_uses`` write themselves (a literal, or
+    a pure expression of literals alone, which Python folds: ``2.0 * 3.0`` is 6.0), that
+    may be arguments of an op of ``stems``: those whose own context names such an op, or
+    whose context is not known (then they may be anywhere). Pure expressions of the
+    call's scalars are the reads', not the statement's."""
+    spans = {(u.line, u.last) for u in stmt_uses}
+    out: Counter[str] = Counter()
+    parents = _parents(fn)
+    a = fn.args
+    kinds = _Kinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
+    seen: set[int] = set()
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Constant) and type(n.value) is float):
+            continue
+        if not any(lo <= n.lineno <= hi for lo, hi in spans):
+            continue
+        top: ast.AST = n
+        while (p := parents.get(top)) is not None and _is_pure(p, scalars):
+            top = p
+        if id(top) in seen or any(isinstance(x, ast.Name) and x.id in scalars for x in ast.walk(top)):
+            continue
+        seen.add(id(top))
+        value = evaluate(ast.unparse(top), {})  # type: ignore[arg-type]
+        if value is None:
+            continue
+        parent = parents.get(top)
+        if isinstance(parent, ast.keyword):
+            parent = parents.get(parent)
+        stmt = _statement(top, parents, fn)
+        use = _use(top, parent, stmt, n.lineno, n.lineno, "", kinds)
+        if use.opaque is not None or use.ops & stems or any(_op_of(o, stems) for o in use.ops):
+            out[repr(value)] += 1
+    return out
+
+
+def _op_of(op: str, stems: frozenset[str]) -> bool:
+    """Whether the aten op ``op`` is one the context names: its name, or a variant of it
+    (``clamp_max`` of ``torch.clamp(x, max=...)``, ``add_`` of ``add``)."""
+    return any(op == s or op.startswith(s + "_") for s in stems)
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"[\s()]", "", text)
+
+
+def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
+                     scalars: Mapping[str, float | int], tensors: frozenset[str]) -> Provenance:
+    """What the call's value of ``param`` (in ``scalars``, with the call's other Python
+    scalar arguments) does to the key whose printed graph is ``graph``, traced from
+    ``fn`` in ``file`` with ``param`` specialized (see the module docstring).
+    ``tensors``: the names of the call's tensor arguments. Raises nothing."""
+    uses = statement_reads(fn, param, scalars, tensors)
+    if not uses:
+        return Provenance("unread")
+    for u in uses:
+        if u.opaque is not None:
+            return Provenance("unknown", Reason(
+                f"{param} reaches this key's graph through {u.expr} ({u.opaque}): which value it had when "
+                f"the key was traced is not readable, nor whether {param}={scalars[param]} traces the same "
+                "graph", "float-provenance-unknown"), tuple(uses))
+    ops = [o for o in graph_ops(graph) if o.file == file]
+    same: list[FloatUse] = []
+    for (line, last, stems), group in _groups(uses):
+        mine = [o for o in ops if line <= o.line <= last]
+        if not mine or not all(any(_squeeze(u.text or u.expr) in _squeeze(o.code) for o in mine) for u in group):
+            return _unknown(param, group[0], "no op traced from it shows the expression (the graph was "
+                            "traced from other code, or the expression reaches no op)", uses)
+        found: Counter[str] = Counter(f for o in mine if _op_of(o.op, stems) for f in o.floats)
+        literals = _literals(group, fn, {**scalars, **dict.fromkeys(pure_locals(fn, scalars))}, stems, tensors)
+        if any(u.loop for u in group):
+            # Traced once per pass of the loop, each pass with the same values (the
+            # parameter is never assigned): compare the values, not their counts.
+            if literals.keys() & {repr(evaluate(u.expr, scalars)) for u in group}:
+                return _unknown(param, group[0], "a float literal of the loop's statement equals its value", uses)
+            found = Counter(set(found) - set(literals))
+            group_n = len({u.expr for u in group})
+        else:
+            found -= literals
+            group_n = len(group)
+        if sum(found.values()) != group_n:
+            return _unknown(param, group[0], f"its ops hold {sum(found.values())} float constant(s) besides "
+                            f"the statement's own, for {group_n} read(s)", uses)
+        want: Counter[str] = Counter()
+        for u in group if group_n == len(group) else {u.expr: u for u in group}.values():
+            v = evaluate(u.expr, scalars)
+            if v is None:
+                return _unknown(param, u, f"{u.expr} cannot be computed for the call's values", uses)
+            want[repr(v)] += 1
+        if group_n != len(group) and len(want) != group_n:
+            return _unknown(param, group[0], "its expressions give one value for the call", uses)
+        if want != found:
+            u = group[0]
+            was = ", ".join(sorted(found.elements()))
+            now = ", ".join(sorted(want.elements()))
+            return Provenance("differs", Reason(
+                f"{param} is specialized into this key's graph through {u.expr} (line {u.line}): the graph "
+                f"has {was} there, the call gives {now} ({param}={scalars[param]}): torch traces another "
+                "graph", "float-constant-differs"), tuple(uses))
+        if len(group) > 1 and len({u.expr for u in group}) > 1:
+            return _unknown(param, group[0], "several expressions of it reach one op kind there, and "
+                            "which constant is which is not readable", uses)
+        same += group
+    shown = ", ".join(sorted({f"{u.expr} = {evaluate(u.expr, scalars)!r}" for u in same}))
+    return Provenance("same", Reason(f"{param}={scalars[param]} gives this key's graph its constants "
+                                     f"({shown})", "float-constant-same"), tuple(uses))
+
+
+def _groups(uses: Sequence[FloatUse]) -> Iterator[tuple[tuple[int, int, frozenset[str]], list[FloatUse]]]:
+    """The value reads by statement and op kind, in source order."""
+    by: dict[tuple[int, int, frozenset[str]], list[FloatUse]] = {}
+    for u in sorted(uses, key=lambda u: (u.line, u.expr)):
+        by.setdefault((u.line, u.last, u.ops), []).append(u)
+    yield from by.items()
+
+
+def _unknown(param: str, u: FloatUse, why: str, uses: Sequence[FloatUse]) -> Provenance:
+    return Provenance("unknown", Reason(
+        f"{param} reaches this key's graph through {u.expr} at line {u.line}, but {why}: fxcache cannot "
+        "tell which value it had when the key was traced", "float-provenance-unknown"), tuple(uses))
+

@@ -1,0 +1,191 @@
+"""An optional tensor parameter (``mask=None``): what the function's source says it does.
+
+Dynamo wraps an argument only when the code reads it; a tensor it computes with
+becomes a graph input, and ``None`` leaves ``if mask is not None:`` untaken, so
+the two trace two graphs (two keys). Which of a function's keys was traced with the
+tensor is in the keys themselves (one takes ``L['mask']`` as an input, another does
+not); what a key that does not take it was traced with is not, unless the code
+reads the parameter *whenever it is given*: then a key without it was traced with
+``None`` (or another non-tensor), and a call that gives a tensor traces another
+graph. :func:`read_whenever_given` says whether the source shows that; it reads the
+``def`` with ``ast`` (:func:`~fxcache_core.functions.frames.function_node`), never
+runs it. :func:`default_is_none` says what a call that leaves the parameter out passes.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.reasons import Reason
+
+if TYPE_CHECKING:
+    from fxcache_core.cache.scan import CacheKey
+
+__all__ = ["default_is_none", "iterated", "list_element", "read_whenever_given", "tensor_given", "tensor_left_out"]
+
+Takers = Callable[[str, bool], "CacheKey | None"]
+"""(source, takes) -> a key of the function that takes an input from the source (takes
+True) or takes none from it (False); None when there is none."""
+_LOCAL_RE = re.compile(r"L\['(\w+)'\]")
+
+
+def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Takers) -> Reason | None:
+    """A tensor the call gives for parameter ``src`` (``L['mask']``), which the key
+    takes no input from: where another key of the function takes it and the source of
+    the key's compiled ``frame`` computes with it whenever it is given
+    (:func:`read_whenever_given`), the key was traced without a tensor there, so torch
+    traces another graph (the reason, ``optional-tensor-given``); else None."""
+    m = _LOCAL_RE.fullmatch(src)
+    other = takers(src, True) if m is not None else None
+    fn = function_node(frame.file, frame.line, frame.function) if other is not None and frame else None
+    line = read_whenever_given(fn, m.group(1)) if fn is not None and m is not None else None
+    if line is None or other is None or m is None:
+        return None
+    p = m.group(1)
+    return Reason(
+        f"{src} is a tensor, and this key takes no input from it, while key {other.key[:12]} of {function} "
+        f"does: the code computes with {p} whenever it is given (line {line}), so this key was traced with "
+        f"{p} None (or not a tensor), and torch traces another graph", "optional-tensor-given")
+
+
+def tensor_left_out(src: str, frame: CompiledFrom | None, function: str, takers: Takers) -> Reason | None:
+    """A tensor input ``src`` of the key that the call leaves out, for a parameter that
+    defaults to None (:func:`default_is_none`), where another key of the function takes
+    no input from it: the call passes None, and a graph that takes a tensor there is not
+    traced from None (the reason, ``optional-tensor-left-out``); else None."""
+    m = _LOCAL_RE.fullmatch(src)
+    other = takers(src, False) if m is not None else None
+    fn = function_node(frame.file, frame.line, frame.function) if other is not None and frame else None
+    if fn is None or m is None or other is None or not default_is_none(fn, m.group(1)):
+        return None
+    return Reason(
+        f"{src} is a tensor input of this key; the call leaves it out, so it is None (its default), as when "
+        f"key {other.key[:12]} of {function} was traced: torch traces another graph than this one",
+        "optional-tensor-left-out")
+
+_SIZE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "size", "dim", "numel", "is_cuda", "layout",
+                         "requires_grad", "stride", "is_contiguous", "nelement", "element_size"})
+
+
+def default_is_none(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """Whether ``param`` of ``fn`` defaults to ``None`` (a call that leaves it out passes None)."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True))
+    pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
+    return any(p.arg == param and isinstance(d, ast.Constant) and d.value is None for p, d in pairs)
+
+
+def read_whenever_given(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> int | None:
+    """The line of a statement that computes with the tensor ``param`` on every call that
+    gives one, or None when the source does not show one.
+
+    Such a statement comes before any ``return``, ``raise``, ``break`` or ``continue``
+    of the body (an early exit could skip it), is a simple statement at the body's top
+    level or directly in the body of a top-level ``if param is not None:`` (without
+    ``elif``/``else``), and uses the parameter as a tensor: an operand of arithmetic,
+    an argument of a call, or the object of a method call that is not one of its sizes
+    or attributes (``mask.shape`` reads no values). The parameter must not be assigned
+    anywhere in the function."""
+    if any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load) for n in ast.walk(fn)):
+        return None
+    for stmt in fn.body:
+        body: list[ast.stmt] = [stmt]
+        if isinstance(stmt, ast.If) and _is_not_none(stmt.test, param) and not stmt.orelse:
+            body = stmt.body
+        for st in body:
+            if _exits(st):
+                return None
+            if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)) and \
+                    _computes_with(st, param):
+                return st.lineno
+    return None
+
+
+def _is_not_none(test: ast.expr, param: str) -> bool:
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == param
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
+
+
+def _exits(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` holds a ``return``, ``raise``, ``break`` or ``continue`` (outside
+    nested functions) that could skip what follows it; a ``return`` that is ``stmt``
+    itself reads its value first, and does not count."""
+    stack: list[ast.AST] = list(ast.iter_child_nodes(stmt))
+    if isinstance(stmt, (ast.Raise, ast.Break, ast.Continue)):
+        return True
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+            return True
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _computes_with(stmt: ast.stmt, param: str) -> bool:
+    parents: dict[ast.AST, ast.AST] = {}
+    for n in ast.walk(stmt):
+        for c in ast.iter_child_nodes(n):
+            parents[c] = n
+    for n in ast.walk(stmt):
+        if not (isinstance(n, ast.Name) and n.id == param):
+            continue
+        p = parents.get(n)
+        if isinstance(p, ast.BinOp) or (isinstance(p, ast.UnaryOp) and isinstance(p.op, (ast.USub, ast.Invert))):
+            return True
+        if isinstance(p, ast.Call) and n is not p.func and not (isinstance(p.func, ast.Name) and p.func.id in (
+                "len", "isinstance", "type", "print", "id", "bool", "str", "repr")):
+            return True
+        if isinstance(p, ast.keyword) and isinstance(parents.get(p), ast.Call):
+            return True
+        if isinstance(p, ast.Attribute) and p.attr not in _SIZE_ATTRS and isinstance(parents.get(p), ast.Call) \
+                and parents[p].func is p:  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def list_element(src: str, base: str, taken: set[str], frame: CompiledFrom | None) -> Reason | None:
+    """A tensor the call gives as element ``src`` (``L['params'][2]``) of the list
+    parameter ``base``, which the key takes no input from while it takes others of the
+    list: where the source iterates over the list (:func:`iterated`), Dynamo read every
+    element and guarded the list's length, so the key was traced with a shorter list and
+    torch traces another graph (``list-longer``); elsewhere a note (``list-element-not-input``).
+    None when the key takes no element of the list."""
+    if not any(t.startswith(base + "[") for t in taken):
+        return None
+    name = _LOCAL_RE.fullmatch(base)
+    fn = function_node(frame.file, frame.line, frame.function) if frame is not None and name else None
+    line = iterated(fn, name.group(1)) if fn is not None and name is not None else None
+    if line is not None:
+        return Reason(
+            f"{src} is given, and this key takes other elements of {base} but not this one: the code "
+            f"iterates over {name.group(1)} (line {line}), so Dynamo read every element and guarded the "  # type: ignore[union-attr]
+            "list's length: this key was traced with a shorter list, and torch traces another graph",
+            "list-longer")
+    return Reason(
+        f"{src} is given, and this key takes other elements of {base} but not this one: if the code reads "
+        "every element, this key was traced with a shorter list and torch traces another graph; if it reads "
+        "only some, this key is torch's. The cache does not record which", "list-element-not-input")
+
+
+def iterated(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> int | None:
+    """The line of a ``for`` (or comprehension) of ``fn`` over the parameter ``param``
+    itself, or over ``zip``/``enumerate``/``reversed`` of it; None when there is none or
+    the parameter is assigned in the function."""
+    if any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load) for n in ast.walk(fn)):
+        return None
+    for n in ast.walk(fn):
+        it = n.iter if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) else None
+        if it is None:
+            continue
+        args = it.args if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
+            it.func.id in ("zip", "enumerate", "reversed") else [it]
+        if any(isinstance(a, ast.Name) and a.id == param for a in args):
+            return getattr(n, "lineno", None) or it.lineno
+    return None

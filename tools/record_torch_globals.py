@@ -14,7 +14,9 @@ AOTAutograd entry (``fxgraph/``, ``aotautograd/``) and every saved Dynamo profil
 - two caches built here with the repo's torch (the pin in constraints.txt), in a temp
   dir: the tests' corpus (``tests.harness.cases``, with a job id, so Dynamo saves its
   profile) and the model workloads the suite builds (``tests.harness.model_runs``:
-  GPT-2, ResNet, Llama training, BERT); about four minutes on two cores;
+  GPT-2, ResNet, Llama training, BERT), and a module and a training step compiled with
+  bundled AOTAutograd entries (``tests.harness.blob_app --bundled``: the compiled graphs
+  pickled inside the AOTAutograd entry); about four minutes on two cores;
 - the checked-in caches of other torch versions (``tests/fixtures/torch_versions/*/cache``,
   ``tests/fixtures/torch_upgrade/cache``), and the Dynamo ``Source`` objects their
   ``truth.json`` holds, pickled by that torch as it pickles them into AOTAutograd entries;
@@ -100,17 +102,23 @@ def read_truth_sources(truth: Path, seen: dict[str, dict[str, set[str]]]) -> int
 
 
 def build_here(tmp: Path) -> list[tuple[str, Path]]:
-    """The tests' corpus and the model workloads, compiled by the repo's torch into ``tmp``
+    """The tests' corpus, the model workloads and bundled AOTAutograd entries, compiled by the repo's torch into ``tmp``
     (``real/inductor``, ``models/inductor``; one already there is read as it is)."""
     from demo.build_cache import build_cache_subprocess
     from tests.harness.model_runs import build_subprocess
 
     real, models = tmp / "real" / "inductor", tmp / "models" / "inductor"
+    bundled = tmp / "bundled" / "inductor"
     if not real.is_dir():
         build_cache_subprocess(real, pgo_job_id="fxcache-globals", corpus=("tests.harness.cases",))
     if not models.is_dir():
         build_subprocess(models)
-    return [("the tests' corpus (tests.harness.cases)", real), ("the model workloads (tests.harness.models)", models)]
+    if not bundled.is_dir():  # bundled AOTAutograd entries pickle the compiled graphs inside them
+        for batch in ("3", "6"):
+            subprocess.run([sys.executable, "-m", "tests.harness.blob_app", str(bundled), "--bundled",
+                            "--batch", batch], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+    return [("the tests' corpus (tests.harness.cases)", real), ("the model workloads (tests.harness.models)", models),
+            ("bundled AOTAutograd entries (tests.harness.blob_app --bundled)", bundled)]
 
 
 def _module_classes(modules: list[str]) -> dict[str, list[str]]:

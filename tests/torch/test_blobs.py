@@ -136,7 +136,8 @@ def test_match_on_bundled_entries_says_hit_as_torch_does(blob_forms):
 
 def test_a_pack_of_bundled_entries_carries_their_kernels_and_every_lookup_hits(blob_forms):
     kinds = {m["kind"] for m in blob_forms["bundled_pack"]["manifest"]["members"]}
-    assert kinds == {"aot", "wrapper", "library"}  # no FX entry: there is none to follow
+    # no FX entry: there is none to follow; each library travels with the kernel source it is built from
+    assert kinds == {"aot", "wrapper", "library", "source"}
     _all_hit(blob_forms["bundled_rerun"], fx=0)
 
 

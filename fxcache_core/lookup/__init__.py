@@ -3,14 +3,16 @@ graph, the fit (would Dynamo trace the call into this graph?), the entries judge
 torch's order, int and float arguments, automatic dynamic's phases, verdicts per
 function, coverage and audit. Never imports torch, never prints.
 
-Lowest first: ``binding`` (the user's shapes and values, DynamicMode) and ``query``
+Lowest first: ``pyvalues`` (the Python values of a call: bools, None, strings,
+tuples), ``binding`` (the user's shapes and values, DynamicMode) and ``query``
 (CallQuery: one call); ``inputs`` (the call's inputs named by a key's sources) and
 ``symbol_names`` (an FX key's inputs named by its symbols); ``floats`` (what floats
 a key tensorified or baked in); ``fit_binding`` (the Binding a fit builds),
 ``duck_sizing`` (equal sizes and shared symbols), ``fit_floats`` (floats) and
 ``fit`` (sizes, strides, dtypes, ints: the fit); ``judge`` (one key's entries in
-torch's order) and ``match_report`` (KeyMatch, MatchReport); ``phases`` (automatic
-dynamic); ``int_args`` (ints baked into a sibling key); ``key_lookup`` (match_key:
-one key); ``across_keys`` (what the keys' results say together); ``match`` (the
+torch's order); ``int_args`` (ints baked into a sibling key); ``branches`` (the lines
+of the compiled frame a graph has ops from); ``accounting`` (every parameter the
+compiled frame reads, accounted for before a verdict); ``match_report`` (KeyMatch,
+MatchReport); ``phases`` (automatic dynamic); ``key_lookup`` (match_key: one key); ``across_keys`` (what the keys' results say together); ``match`` (the
 run over keys); ``prediction`` (the verdict per function); ``coverage`` (one
 placeholder swept) and ``audit`` (entries never served)."""

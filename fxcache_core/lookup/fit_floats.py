@@ -56,25 +56,41 @@ def fit_baked_floats(catalog: Catalog, key: CacheKey, b: Binding,
     for src, val in inputs.items():
         if not isinstance(val, float) or src in bases:
             continue
-        m = re.fullmatch(r"L\['(\w+)'\]", src)
-        if m is None:
-            continue
-        consts = baked_floats(catalog, key, m.group(1))
-        if consts is None:
-            continue  # no op computes with it: every value traces this graph
-        special = math.isnan(val) or math.isinf(val)
-        if val in consts or (math.isnan(val) and any(map(math.isnan, consts))):
-            if mode is DynamicMode.TRUE and not special:
-                b.problems.append(Reason(
-                    f"{src} = {val} is a constant of this key's graph (specialized), but under "
-                    "dynamic=True torch takes a float as a tensor input: another key", "float-tensorified"))
-            elif mode is DynamicMode.UNKNOWN and not special:
-                b.notes.append(Reason(
-                    f"{src} = {val} is a constant of this key's graph: torch specializes a float "
-                    "so on a fresh process's first call under dynamic=None, not under "
-                    f"dynamic=True ({how()})", "float-depends-on-mode"))
-            continue
-        shown = ", ".join(sorted({repr(c) for c in consts})) or "no float constant"
-        b.problems.append(Reason(
-            f"{src} is specialized into this key's graph as a constant ({shown} where its code "
-            f"computes with it), given {val}: torch traces another graph", "float-constant-differs"))
+        got = baked_float(catalog, key, src, val, mode)
+        if got is not None and got[0] == "problem":
+            b.problems.append(got[1])
+        elif got is not None and got[0] == "note":
+            b.notes.append(got[1])
+
+
+def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float,
+                mode: DynamicMode) -> tuple[str, Reason] | None:
+    """What the float ``val`` of ``src`` (``L['scale']``) says about a key that does not
+    take it: ``("baked", why)`` when the graph has it as a constant where its code
+    computes with it (and the mode specializes it), ``("note", why)`` when that depends
+    on the mode, ``("problem", why)`` when the graph has another constant or the mode
+    tensorifies it; None when no op of the graph computes with ``src`` (its code lines
+    never name it: nothing read here says what the key was traced with)."""
+    m = re.fullmatch(r"L\['(\w+)'\]", src)
+    if m is None:
+        return None
+    consts = baked_floats(catalog, key, m.group(1))
+    if consts is None:
+        return None
+    special = math.isnan(val) or math.isinf(val)
+    if val in consts or (math.isnan(val) and any(map(math.isnan, consts))):
+        if mode is DynamicMode.TRUE and not special:
+            return "problem", Reason(
+                f"{src} = {val} is a constant of this key's graph (specialized), but under "
+                "dynamic=True torch takes a float as a tensor input: another key", "float-tensorified")
+        if mode is DynamicMode.UNKNOWN and not special:
+            return "note", Reason(
+                f"{src} = {val} is a constant of this key's graph: torch specializes a float "
+                "so on a fresh process's first call under dynamic=None, not under "
+                f"dynamic=True ({how()})", "float-depends-on-mode")
+        return "baked", Reason(f"{val} is a constant of this key's graph where its code computes with "
+                               f"{m.group(1)}", "baked-constant")
+    shown = ", ".join(sorted({repr(c) for c in consts})) or "no float constant"
+    return "problem", Reason(
+        f"{src} is specialized into this key's graph as a constant ({shown} where its code "
+        f"computes with it), given {val}: torch traces another graph", "float-constant-differs")

@@ -45,6 +45,7 @@ from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.floats import baked_floats, tensorified_base
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
+from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.reasons import Reason
 
 _TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
@@ -180,10 +181,15 @@ class IntRule:
         notes: what keeps the verdict undecided, with the reason
             (``int-constant-sibling``, ``int-not-input``, ``int-graphs-differ``,
             ``int-depends-on-mode``, ``pgo-state-unread``).
+        about: per input of the call the rule spoke of (the user's source), what it
+            said: ``problem``, ``note``, or ``baked`` (the value the key baked in was
+            read, and is the call's), with the reason; the parameters' accounting
+            (:mod:`fxcache_core.lookup.accounting`) reads it.
     """
 
     problems: tuple[Reason, ...] = ()
     notes: tuple[Reason, ...] = ()
+    about: tuple[tuple[str, str, Reason], ...] = ()
 
 
 class FunctionKeys:
@@ -280,6 +286,7 @@ class IntArgsCall:
     params: Sequence[str] = ()
     unread: frozenset[str] | None = None
     frame: CompiledFrom | None = None
+    settled: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.frame is not None:
@@ -351,6 +358,8 @@ class _IntJudge:
         self.taken = _taken(call.entry)
         self.problems: list[Reason] = []
         self.notes: list[Reason] = []
+        self.about: list[tuple[str, str, Reason]] = []
+        self.baked_why = Reason("", "baked-constant")
         self._siblings: list[tuple[CacheKey, DecodedEntry]] | None = None
 
     def run(self) -> IntRule:
@@ -359,23 +368,39 @@ class _IntJudge:
         if missing and not self.broken():
             self.notes += missing
         for user_src, value in call.inputs.items():
-            src = next((c for c in candidates(user_src, call.params) if c in self.taken), user_src)
-            mine = call.of_function or _is_param(user_src, call.params)
-            if mine and call.unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in call.unread:
-                continue  # the function never reads it: no value of it changes the graph
-            if isinstance(value, TensorArg) and value.shape != ():
-                self.tensor(user_src, src)
-            elif not isinstance(value, int):
-                if src not in self.taken and (isinstance(value, float)
-                                              or (isinstance(value, TensorArg) and value.shape == ())):
-                    _not_an_int(self.keys, call.key, src, value, self.siblings(), mine, self.problems, self.notes)
-            elif call.mode is DynamicMode.TRUE:
-                continue
-            elif src in self.taken:
-                self.int_taken(src)
-            else:
-                self.int_baked(src, value, mine)
-        return IntRule(tuple(self.problems), tuple(self.notes))
+            if user_src in call.settled:
+                continue  # recorded evidence says what the key was traced with
+            before = (len(self.problems), len(self.notes))
+            self.input(user_src, value)
+            if len(self.problems) > before[0]:
+                self.about.append((user_src, "problem", self.problems[-1]))
+            elif len(self.notes) > before[1]:
+                self.about.append((user_src, "note", self.notes[-1]))
+        return IntRule(tuple(self.problems), tuple(self.notes), tuple(self.about))
+
+    def input(self, user_src: str, value: InputValue) -> None:
+        """What one input of the call says (a step of :meth:`run`)."""
+        call = self.call
+        if isinstance(value, PyValue):
+            return  # a bool, None, str or tuple: the parameters' accounting reads it
+        src = next((c for c in candidates(user_src, call.params) if c in self.taken), user_src)
+        # A parameter of this key's frame; where its source was not read, any input of
+        # the function asked for (a resume frame's locals are not the first frame's).
+        mine = _is_param(user_src, call.params) if call.params else call.of_function
+        if mine and call.unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in call.unread:
+            return  # the function never reads it: no value of it changes the graph
+        if isinstance(value, TensorArg) and value.shape != ():
+            self.tensor(user_src, src)
+        elif not isinstance(value, int):
+            if src not in self.taken and (isinstance(value, float)
+                                          or (isinstance(value, TensorArg) and value.shape == ())):
+                _not_an_int(self.keys, call.key, src, value, self.siblings(), mine, self.problems, self.notes)
+        elif call.mode is DynamicMode.TRUE:
+            return
+        elif src in self.taken:
+            self.int_taken(src)
+        elif self.int_baked(src, value, mine):
+            self.about.append((user_src, "baked", self.baked_why))
 
     def broken(self) -> bool:
         """A graph break in the function (read only when a tensor rule would speak)."""
@@ -410,9 +435,11 @@ class _IntJudge:
                     "looks up such a key; this one serves dynamic=True and the calls after a "
                     f"recompile (pass {param('dynamic')})", "int-constant-sibling"))
 
-    def int_baked(self, src: str, value: int, mine: bool) -> None:
+    def int_baked(self, src: str, value: int, mine: bool) -> bool:
         """An int the key does not take: the value it baked in, read from a sibling key
-        that takes ``src`` as a SymInt (:func:`_baked_in`), against the call's."""
+        that takes ``src`` as a SymInt (:func:`_baked_in`), against the call's. True when
+        that value was read and is the call's (:attr:`baked_why` says how), and nothing
+        else is said."""
         dynamic = [(k, i) for k, d in self.siblings() if (i := _symint_input(d, src)) is not None]
         if not dynamic:
             if mine:
@@ -421,7 +448,7 @@ class _IntJudge:
                     f"dynamic=None bakes an int argument into the graph, and no key of {self.fn} takes "
                     f"{src} as a SymInt to read the value this key was traced with from; if the "
                     f"graph does not depend on {src}, this key is torch's", "int-not-input"))
-            return
+            return False
         found = _baked_in(self.keys, self.call.key, dynamic)
         if found is None:
             other, inp = dynamic[0]
@@ -429,7 +456,7 @@ class _IntJudge:
                 f"{src} is a constant in this key's graph (key {other.key[:12]} takes it as "
                 f"{inp.expr}), but the graphs differ in more than that constant: fxcache cannot "
                 "read which value this key was traced with", "int-graphs-differ"))
-            return
+            return False
         baked, other, inp = found
         if baked != value:
             why = (f"{src} was {baked} when this key was traced: its graph has the constant {baked} "
@@ -446,6 +473,11 @@ class _IntJudge:
                 f"{src} was {value} when this key was traced: torch looks it up under dynamic=None; "
                 f"under dynamic=True {src} is a SymInt on the first call (a key like "
                 f"{other.key[:12]}) (pass {param('dynamic')})", "int-depends-on-mode"))
+        else:
+            self.baked_why = Reason(f"{value} is the constant this key's graph has where key {other.key[:12]} "
+                                    f"takes it as {inp.expr}", "baked-constant")
+            return True
+        return False
 
 
 def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],

@@ -19,6 +19,7 @@ from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.origin import function_name
+from fxcache_core.lookup.accounting import ParamAccount
 from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.judge import EntryVerdict, FxLoad
 from fxcache_core.reasons import Reason, code_of
@@ -79,6 +80,11 @@ class KeyMatch:
         auto: what this lookup traces as symbols by automatic dynamic or a saved
             profile (:mod:`fxcache_core.lookup.phases`), in the user's terms (``x.size(1)``).
         profile: the saved profile (its file) the first call's ``auto`` comes from, if any.
+        params: each parameter of the compiled frame, how it is accounted for
+            (:class:`~fxcache_core.lookup.accounting.ParamAccount`); () where not checked.
+        params_unchecked: why the parameters were not checked (the source cannot be
+            read here, the frame is not recorded); None when they were, or the key was
+            not looked up by its own guards.
     """
 
     key: CacheKey
@@ -100,6 +106,8 @@ class KeyMatch:
     assumed: tuple[tuple[str, str], ...] = ()
     auto: tuple[str, ...] = ()
     profile: str | None = None
+    params: tuple[ParamAccount, ...] = ()
+    params_unchecked: Reason | None = None
 
     @property
     def assumptions(self) -> tuple[Reason, ...]:
@@ -143,7 +151,9 @@ class KeyMatch:
         ``reason_codes``, ``uncertain`` and ``uncertain_codes``, ``aborted`` and
         ``aborted_code``, ``values``, ``symbols``, ``shadowed``, ``loads``,
         ``loaded_by``, ``entries``, ``assumed``: input -> the dtype assumed,
-        ``auto_dynamic``, ``profile``)."""
+        ``auto_dynamic``, ``profile``, ``params``: each parameter accounted for
+        (:meth:`~fxcache_core.lookup.accounting.ParamAccount.to_json`), ``params_unchecked``
+        and ``params_unchecked_code``)."""
         names = self.user_names
         return {
             "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
@@ -165,6 +175,8 @@ class KeyMatch:
             "entries": [v.to_json(names) for v in self.entries],
             "assumed": dict(self.assumed),
             "auto_dynamic": list(self.auto), "profile": self.profile,
+            "params": [p.to_json() for p in self.params],
+            "params_unchecked": self.params_unchecked, "params_unchecked_code": code_of(self.params_unchecked),
         }
 
 

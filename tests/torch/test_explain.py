@@ -52,11 +52,11 @@ def _traced() -> dict[str, Any]:
 
     base = build_dir("traced")
     runs: dict[str, Any] = {}
-    for plan in ("replay", "suppressed", "ranks", "eager", "env"):
+    for plan in ("replay", "suppressed", "ranks", "eager", "env", "flags"):
         cache = base / plan / "cache"
         shutil.copytree(prebuilt("real_cache").root, cache, symlinks=True)
         runs[plan] = {"cache": cache, "trace": base / plan / "trace"}
-    for plan in ("replay", "suppressed", "eager", "env", "ranks"):  # one build thread: one at a time
+    for plan in ("replay", "suppressed", "eager", "env", "flags", "ranks"):  # one build thread: one at a time
         r = runs[plan]
         if plan == "ranks":
             r["torch"] = traced_ranks(r["cache"], r["trace"], plan)

@@ -22,19 +22,24 @@ must account for every parameter of the key's compiled frame that its code reads
   without ``else``, none from a body that another key of the function shows makes ops;
 * ``no-input-none``: None, for a tensor parameter (annotated as one, or an input of
   another key of the function) the key takes no input from;
-* ``unread``: the code never reads it; ``module-default``: a module compiled whole
-  (``Module._call_impl(*args, **kwargs)`` is the frame Dynamo compiled) called without
-  it: not an argument of that frame, but ``forward``'s default, code the graph was
-  traced through like any callee's default;
+* ``unread``: the code never reads it;
 * ``tensor-given``: a tensor the key takes no input from (the key's own notes,
   :mod:`fxcache_core.lookup.int_args`, say what that decides).
 
-A parameter left out takes its default from the source, accounted the same way.
-One that nothing accounts for makes the key's lookup undecided
-(``constant-unrecorded``, ``constant-differs-from-record``, ``branch-unknown``,
-``default-not-literal``, ``argument-not-given``), naming it and what would decide
-it; evidence that the key was traced through a side of a test the call's value
-does not take rules the key out (``branch-not-taken``: torch traces another graph).
+A parameter left out takes its default from the source, accounted the same way. One
+that nothing accounts for makes the key's lookup undecided (``constant-unrecorded``,
+``constant-differs-from-record``, ``branch-unknown``, ``kwargs-unrecorded``,
+``default-not-literal``, ``argument-not-given``), naming it and what would decide it;
+evidence that the key was traced through a side of a test the call's value does not
+take (``branch-not-taken``), or that it takes an input from a parameter the call leaves
+out as None (``none-for-input``), rules the key out: torch traces another graph.
+Two cases are assumed rather than accounted (status ``assumed``, said on the verdict):
+a parameter left out, or given its default, whose default is None (``default-assumed``:
+the "not given" of an optional argument; an ``if`` on it the key's graph does not show
+the side of still leaves it undecided), and one left out of a module compiled whole
+(``module-default``: ``Module._call_impl(*args, **kwargs)`` is the frame Dynamo
+compiled, and the cache records the keywords a call gives as tensors only). Both are
+taken to have been so when the key was compiled; a run's trace would say.
 Where the source cannot be read (a cache from another machine) nothing is checked,
 and the result says so (:attr:`Accounting.unchecked`). Never imports torch.
 """
@@ -328,7 +333,9 @@ class _Param:
                 f"{what}: this key was traced with {p.name}={shown} (Dynamo's guards in a run's trace); "
                 "torch traces the call again, and whether the graph is the same the cache cannot tell",
                 "constant-differs-from-record"))
-        if self.user_src is None and (v is None or self.frame.whole_module):
+        d = p.default
+        as_default = self.user_src is None or (d.given and d.literal and same_value(v, d.value))
+        if as_default and ((d.given and d.literal and d.value is None) or self.frame.whole_module):
             return self.assumed(v)
         line = min([*(n for _, n in p.tests), *p.other], default=None)
         return self.result("undecided", Reason(
@@ -338,9 +345,10 @@ class _Param:
             "constant-unrecorded"))
 
     def assumed(self, v: object) -> ParamAccount:
-        """A parameter the call leaves out, with nothing that says what the key was
-        traced with: taken to have been left out then too (``module-default`` for a
-        module compiled whole, ``default-assumed`` for a default of None), and said."""
+        """A parameter the call leaves out (or gives its default), with nothing that says
+        what the key was traced with: taken to have been left out then too
+        (``module-default`` for a module compiled whole, ``default-assumed`` for a
+        default of None), and said."""
         p = self.p
         if self.frame.whole_module:
             return self.result("assumed", Reason(
@@ -348,7 +356,7 @@ class _Param:
                 f"{p.default.text or '(none)'}), as taken to be when key {self.call.key.key[:12]} was "
                 "compiled: the cache records the keywords a call gives as tensors only", "module-default"), v)
         return self.result("assumed", Reason(
-            f"{p.name}: left out (None, its default), as taken to be when key {self.call.key.key[:12]} was "
+            f"{p.name}: None, its default, as taken to be when key {self.call.key.key[:12]} was "
             f"compiled: the cache does not record it; Dynamo's guards in a run's TORCH_TRACE would",
             "default-assumed"), v)
 

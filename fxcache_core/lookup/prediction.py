@@ -149,17 +149,18 @@ class FunctionVerdict:
 
     @property
     def assumed_params(self) -> Reason | None:
-        """For a decided verdict, the parameters the call leaves out that nothing says
-        the deciding key was traced with, taken to have been left out then too
-        (:mod:`fxcache_core.lookup.accounting`: ``default-assumed``, ``module-default``),
-        as one line; None where there are none."""
+        """For a decided verdict, the parameters the call leaves out (or gives their
+        default) that nothing says the deciding key was traced with, taken to have been
+        so then too (:mod:`fxcache_core.lookup.accounting`: ``default-assumed``,
+        ``module-default``), as one line; None where there are none."""
         if self.status not in ("hit", "miss", "error"):
             return None
-        names = [p.name for p in self.params if p.status == "assumed"]
-        if not names:
+        shown = [f"{p.name}={p.value}" if p.value is not None else p.name
+                 for p in self.params if p.status == "assumed"]
+        if not shown:
             return None
-        return Reason("assumed left out when the key was compiled too: " + ", ".join(names)
-                      + " (the cache does not record them)", "params-assumed")
+        return Reason("assumed as when the key was compiled (the cache does not record them): "
+                      + ", ".join(shown), "params-assumed")
 
     @property
     def rests_on(self) -> Reason | None:

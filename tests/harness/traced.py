@@ -161,13 +161,12 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
 
 PLANS: dict[str, tuple[str, ...]] = {
     "replay": ("hit", "recompile", "config", "dtype", "first", "guard_miss", "bypass", "fx_gone", "train",
-               "decorated"),
+               "decorated", "flags"),
     "suppressed": ("train", "hit"),
     "ranks": ("hit", "train"),
     "eager": ("eager",),
     "env": ("env_var",),
     "rebuild": ("hit",),  # run under another torch path or ISA: a hit that builds its kernels again
-    "flags": ("flags",),  # a bool the code branches on, at its default: Dynamo's guard says which
 }
 """Plan name -> its steps, in order."""
 

@@ -46,7 +46,7 @@ commands_dict: dict[str, CommandInfo] = {
         "Show each entry's guards as sympy, with each tN traced to its symbol and source."),
     "match": CommandInfo(
         "fxcache_cli.match", "match_cmd",
-        "Which entry torch would load for these input shapes, and why the others would not."),
+        "Which entry torch would load for these inputs, and why the others would not."),
     "audit": CommandInfo(
         "fxcache_cli.audit", "audit_cmd",
         "Across the cache: entries that can never be served (shadowed by an earlier one) and entries\n"

@@ -2,7 +2,7 @@
 
 fxcache_core names its parameters in messages and reasons through
 :func:`fxcache_core.errors.param`, never CLI flags; :func:`flag_of` turns a core
-parameter into the flag that gives it (``shapes`` -> ``--shapes``), and ``main()``
+parameter into the flag that gives it (``inputs`` -> ``--inputs``), and ``main()``
 installs it as the naming in force (:func:`fxcache_core.errors.use_names`) before
 any command runs, so every core text made during a run says the flag. Imports
 nothing of fxcache_core.
@@ -11,7 +11,7 @@ nothing of fxcache_core.
 from __future__ import annotations
 
 # A core parameter -> the flag that gives it, where the flag is not simply
-# "--" + the name with "_" as "-" (that rule covers shapes, sym, key, arg,
+# "--" + the name with "_" as "-" (that rule covers inputs, sym, key, arg,
 # range, dynamic, duck_shape, fn, cache_dir, remote, rank, compile, older_than,
 # max_size, artifacts, keep_last, keep_costly, set_ttl, stale, ...).
 FLAGS: dict[str, str] = {
@@ -30,7 +30,7 @@ FLAGS: dict[str, str] = {
     "everything": "--all",
     "only": "--key",
     "syms": "--sym",
-    "inputs": "--shapes",
+    "shapes": "--inputs",
     "mode": "--dynamic",
     "phase": "--after-recompile",
     "other_cache_dir": "--other-cache-dir",
@@ -38,6 +38,6 @@ FLAGS: dict[str, str] = {
 
 
 def flag_of(name: str) -> str:
-    """The flag that gives core parameter ``name``: ``shapes`` -> ``--shapes``,
+    """The flag that gives core parameter ``name``: ``inputs`` -> ``--inputs``,
     ``duck_shape`` -> ``--duck-shape``, ``older_than_s`` -> ``--older-than``."""
     return FLAGS.get(name) or "--" + name.replace("_", "-")

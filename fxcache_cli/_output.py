@@ -12,7 +12,7 @@ are cut by one helper (:func:`short`).
 
 Core texts name their parameters through :func:`fxcache_core.errors.param`;
 ``main()`` installs the CLI's flags as their names before a command runs, so a
-core message that says ``param('shapes')`` reads ``--shapes`` here.
+core message that says ``param('inputs')`` reads ``--inputs`` here.
 
 Anything that comes from a cache (file names, guards strings, reasons quoting
 pickle content, debug lines) is untrusted text: it goes into human output

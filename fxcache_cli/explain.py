@@ -21,8 +21,9 @@ def explain_cmd(
         help="The run's TORCH_TRACE: the dir (one dedicated_log_torch_trace_*.log per rank) or one file.")],
     record: Annotated[bool, typer.Option(
         "--record/--no-record",
-        help="Keep what the trace says about entries (hits as uses, compile costs) in fxcache's "
-        "index for gc (outside the cache dir).")] = True,
+        help="Keep what the trace says about entries (hits as uses, compile costs) for gc, and "
+        "the Python values each key was traced with (Dynamo's guards) for match, in fxcache's "
+        "index (outside the cache dir).")] = True,
     raw: Annotated[bool, typer.Option(
         "--raw", help="Keep torch's names (inductor_config[max_autotune], example_inputs[0], L['t0']) "
         "and list every component that differs, instead of the user's terms and the root cause.")] = False,
@@ -54,9 +55,11 @@ def explain_cmd(
     done_reading()
     if record and scan is not None:
         from fxcache_core.state.usage import UsageStore, usage_path
+        from fxcache_core.trace.constants import key_constants
 
         store = UsageStore(usage_path(scan.root))
         store.record(report)
+        store.record_constants(key_constants(run))
         store.close()
     if as_json:  # streamed: one lookup's JSON at a time
         out.listing(*report.json_stream())

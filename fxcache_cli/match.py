@@ -31,12 +31,13 @@ from ._output import (
 
 
 def match_cmd(
-    shapes: Annotated[list[str] | None, typer.Option(
-        "--shapes", "-s",
-        help="An input of the call: NAME=[d0,d1,...] for a tensor (NAME=[] a 0-d tensor), NAME=INT "
-        "for a Python int, NAME=FLOAT (10.0) for a Python float (repeat, or comma-separate). NAME is "
-        "the compiled function's parameter (x, xs[0]). Dims marked dynamic: NAME=[6,6]:mark_dynamic=[0,1]; "
-        "a dtype: NAME=[2,8]:dtype=bool (torch's names; without it the key's is assumed, and said).")] = None,
+    inputs: Annotated[list[str] | None, typer.Option(
+        "--inputs", "--shapes", "-s",
+        help="An argument of the call, NAME=VALUE (repeat, or comma-separate): a tensor NAME=[d0,d1,...] "
+        "(NAME=[] a 0-d tensor; :mark_dynamic=[0,1] marks dims, :dtype=bool names the dtype, else the "
+        "key's is assumed, and said), a Python int NAME=7, float NAME=0.5, bool NAME=True, NAME=None, "
+        "string NAME='gelu' (or NAME=gelu), tuple NAME=(2,3). NAME is the compiled function's parameter "
+        "(x, xs[0]); a parameter left out takes its default. --shapes is the older name.")] = None,
     dynamic: DynamicOpt = None,
     duck_shape: Annotated[bool | None, typer.Option(
         "--duck-shape/--no-duck-shape", help="torch.fx.experimental._config.use_duck_shape "
@@ -55,7 +56,7 @@ def match_cmd(
     value_range: Annotated[str | None, typer.Option(
         "--range", hidden=True, help="Deprecated, with --coverage: fxcache coverage KEY --range ...")] = None,
     audit: Annotated[bool, typer.Option("--audit", hidden=True, help="Deprecated: fxcache audit.")] = False,
-    explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these shapes, and why, the FX keys behind each AOTAutograd entry, and each failing clause as stored.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Also show keys that cannot take these inputs, and why, the FX keys behind each AOTAutograd entry, and each failing clause as stored.")] = False,
     from_trace: Annotated[str | None, typer.Option(
         "--from-trace", help="Take the call's inputs (and --fn, --dynamic) from a run's TORCH_TRACE: "
         "the call compiled as --compile ID.")] = None,
@@ -68,7 +69,7 @@ def match_cmd(
         "process. Both are said; this picks the one the exit status follows.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Which entry torch would load for these input shapes, and why the others would not.
+    """Which entry torch would load for these inputs, and why the others would not.
 
     Prints the verdict first, one line per function (HIT / MISS / NEW GRAPH /
     UNDECIDED), then the lookup of each key. Under automatic dynamic
@@ -88,9 +89,9 @@ def match_cmd(
         show_audit(as_json)
         return
     if coverage_key is not None or value_range is not None:
-        _coverage(coverage_key, value_range, bool(shapes or key), sym, dynamic, as_json)
+        _coverage(coverage_key, value_range, bool(inputs or key), sym, dynamic, as_json)
         return
-    call = _parse_call(shapes, args, sym, fn, dynamic, from_trace, compile_id, rank)
+    call = _parse_call(inputs, args, sym, fn, dynamic, from_trace, compile_id, rank)
     answer, only = _lookup(call, key, duck_shape, after_recompile, as_json)
     if as_json:
         out.result(answer.to_json())
@@ -99,15 +100,17 @@ def match_cmd(
 
 
 class _Call(NamedTuple):
-    """The call asked about, as parsed: its inputs by name (``--shapes``), the
+    """The call asked about, as parsed: its inputs by name (``--inputs``), the
     symbols bound directly (``--sym``), tensors by position (``--arg``), the
-    function (``--fn``) and ``--dynamic``, from the flags or a trace."""
+    function (``--fn``) and ``--dynamic``, from the flags or a trace; with a trace,
+    the Python values each key it looked up was traced with (``recorded``)."""
 
     inputs: Any
     syms: dict[str, int]
     positional: list[Any]
     fn: str | None
     dynamic: Dynamic | None
+    recorded: Any = None
 
 
 def _coverage(key: str | None, value_range: str | None, with_call: bool, sym: list[str] | None,
@@ -119,7 +122,7 @@ def _coverage(key: str | None, value_range: str | None, with_call: bool, sym: li
 
     deprecated("match --coverage", "fxcache coverage KEY --range ...")
     if with_call:
-        fail("--coverage takes --range (and --sym for the other placeholders), not --shapes or --key")
+        fail("--coverage takes --range (and --sym for the other placeholders), not --inputs or --key")
     if key is None or value_range is None:
         fail("give both --coverage KEY and --range NAME=LO:HI")
     coverage(key, value_range, parse_sym(sym or []), mode_of(dynamic), as_json)
@@ -132,17 +135,21 @@ def _parse_call(shapes: list[str] | None, args: list[str] | None, sym: list[str]
     from fxcache_core.lookup.binding import parse_shapes, parse_sym
 
     inputs = parse_shapes(shapes or [])
+    recorded = None
     if from_trace is not None or compile_id is not None:
         if from_trace is None or compile_id is None:
             fail("give both --from-trace TRACE and --compile ID")
         if shapes or args or sym:
-            fail("--from-trace gives the call's inputs: not with --shapes, --arg or --sym")
+            fail("--from-trace gives the call's inputs: not with --inputs, --arg or --sym")
         from pathlib import Path
 
         from fxcache_core.trace.call import call_inputs
+        from fxcache_core.trace.constants import key_constants
         from fxcache_core.trace.run import read_run
 
-        traced = call_inputs(read_run(Path(from_trace)), compile_id, rank)
+        run = read_run(Path(from_trace))
+        traced = call_inputs(run, compile_id, rank)
+        recorded = key_constants(run)
         inputs = traced.inputs
         fn = fn or traced.function
         if dynamic is None and traced.mode.value != "unknown":
@@ -150,8 +157,8 @@ def _parse_call(shapes: list[str] | None, args: list[str] | None, sym: list[str]
     syms = parse_sym(sym or [])
     positional = [_positional(a) for a in args or []]
     if not inputs and not syms and not positional:
-        fail("give the call's inputs with --shapes NAME=[...] (or --arg [...], or --key K --sym t0=N)")
-    return _Call(inputs, syms, positional, fn, dynamic)
+        fail("give the call's inputs with --inputs NAME=[...] (or --arg [...], or --key K --sym t0=N)")
+    return _Call(inputs, syms, positional, fn, dynamic, recorded)
 
 
 def _positional(a: str) -> Any:
@@ -179,7 +186,7 @@ def _lookup(call: _Call, key: str | None, duck_shape: bool | None, after_recompi
     only = scan.find(key) if key else None
     report = match(indexed_catalog(scan, as_json), call.inputs, call.syms, only, function=call.fn,
                    positional=call.positional, mode=mode_of(call.dynamic), duck_shape=duck_shape,
-                   phase=Phase.AFTER_RECOMPILE if after_recompile else Phase.FIRST)
+                   phase=Phase.AFTER_RECOMPILE if after_recompile else Phase.FIRST, recorded=call.recorded)
     done_reading()
     return MatchAnswer(report, verdicts(report, count_all=call.fn is not None or only is not None)), only
 
@@ -228,6 +235,9 @@ def _verdict_lines(verdict: Any, say: Callable[[str], None]) -> None:
             say(f"[bold]{safe(v.label)}[/bold]: {_painted(v)}")
         for r in v.assumed:
             say(f"  [dim]{safe(r)}[/dim]")
+        for r in (v.rests_on, v.assumed_params, v.params_unchecked):
+            if r is not None:
+                say(f"  [dim]{safe(r)}[/dim]")
     if verdict.others:
         names = ", ".join(sorted({safe(o.label) for o in verdict.others}))
         say(f"[dim]Not counted: {names} (no key of {'it' if len(verdict.others) == 1 else 'them'} can take "
@@ -331,6 +341,6 @@ def _print_unbound(unbound, say=None) -> None:
     for k, origin, takes in unbound:
         say(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
             f"[cyan]{safe(origin_text(origin))}[/cyan]\n  [dim]takes {safe(', '.join(takes))}: name "
-            "them with --shapes too[/dim]")
+            "them with --inputs too[/dim]")
 
 

@@ -9,8 +9,8 @@ Errors speak in the parameters of the core call that was given the bad value,
 never in CLI flags: a message names a parameter through :func:`param`, and the
 error carries ``param`` and ``value`` as fields. :func:`param` asks the naming in
 force, as gettext's ``_()`` asks the locale: a library caller reads the parameter
-(``shapes``); the CLI installs its own naming once, at start-up
-(:func:`use_names`), and reads its flag (``--shapes``). The flag spellings live in
+(``inputs``); the CLI installs its own naming once, at start-up
+(:func:`use_names`), and reads its flag (``--inputs``). The flag spellings live in
 the CLI, not here. Nothing is rendered after the fact, so no text read from a cache
 can pose as a parameter.
 """
@@ -25,7 +25,7 @@ _NAMES: ContextVar[Callable[[str], str] | None] = ContextVar("fxcache_param_name
 
 
 def param(name: str) -> str:
-    """How the caller calls the core parameter ``name`` (``"shapes"``, ``"sym"``,
+    """How the caller calls the core parameter ``name`` (``"inputs"``, ``"sym"``,
     ``"cache_dir"``, ``"dynamic"``), for a message or reason text: the name itself,
     or what the naming installed by :func:`use_names` makes of it (the CLI: its
     flag). Call it when the text is made, never at import."""
@@ -46,7 +46,7 @@ class FxcacheError(Exception):
 
     Attributes:
         message: the message (parameters named through :func:`param`).
-        param: the parameter whose value is wrong (``"shapes"``), or None when
+        param: the parameter whose value is wrong (``"inputs"``), or None when
             the error is about the cache rather than an argument.
         value: the value given for ``param`` (as given), or None.
     """
@@ -65,7 +65,7 @@ class KeyLookupError(FxcacheError):
 
 
 class ShapeSpecError(FxcacheError):
-    """A ``--shapes``/``--sym`` binding is malformed or names nothing the key has."""
+    """A ``--inputs``/``--sym`` binding is malformed or names nothing the key has."""
 
 
 class EntryDecodeError(FxcacheError):

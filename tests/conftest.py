@@ -114,8 +114,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # runs and their report, the rebuilt kernels, the blobs), so that the tests of a build run while the later builds go
 # on, and few are left for after the last one. A file missing here runs first and may
 # wait there.
-_TORCH_ORDER = {"test_real_cache.py": 1, "test_oracle_suite.py": 2, "test_models_oracle.py": 3,
-                "test_keying.py": 4, "test_torch_oracle.py": 5, "test_pack.py": 6,
+_TORCH_ORDER = {"test_real_cache.py": 1, "test_oracle_suite.py": 2, "test_arguments.py": 2,
+                "test_models_oracle.py": 3, "test_keying.py": 4, "test_torch_oracle.py": 5, "test_pack.py": 6,
                 "test_remote.py": 7, "test_explain.py": 8, "test_explain_cause.py": 9,
                 "test_report.py": 10, "test_explain_rebuilt.py": 11, "test_blobs.py": 12}
 

@@ -321,6 +321,7 @@ def _marked(case: str, shapes: list) -> dict[str, list[int]]:
 # (_dynamo_propagated_dynamic_indices): never duck-sized.
 _OTHER_FRAMES = {
     "calls_helper": lambda shapes: [f"t={json.dumps(shapes[0]).replace(' ', '')}:mark_dynamic=[0,1]"],
+    "step_loss": lambda shapes: ["loss=[]"],  # the resume frame's local, as the docs say to name it
 }
 
 
@@ -329,7 +330,9 @@ def match_args_for(case: str, shapes: list) -> list[str]:
 
     ``--dynamic`` as the case is compiled; ``--shapes`` per parameter (``x=[4,3]``,
     ``n=7``, ``xs[0]=[3,4]`` for a list), with ``:mark_dynamic=[...]`` where the
-    case's inputs are marked; and the locals of other frames (``_OTHER_FRAMES``).
+    case's inputs are marked; ``--inputs NAME=VALUE`` for a trailing dict of keyword
+    Python values (``{"clip": True}``: tests/harness/cases_args.py); and the locals
+    of other frames (``_OTHER_FRAMES``).
     """
     from tests.harness.cases import CASES
 
@@ -343,13 +346,17 @@ def match_args_for(case: str, shapes: list) -> list[str]:
     elif dynamic is True:
         out.append("--duck-shape")
     marked = _marked(case, shapes)
-    for name, desc in zip(_names(case), shapes, strict=True):
+    keywords = shapes[-1] if shapes and isinstance(shapes[-1], dict) else {}
+    shapes = shapes[:-1] if keywords else shapes
+    for name, desc in zip(_names(case), shapes, strict=False):
         if isinstance(desc, list) and desc and all(_is_shape(d) for d in desc):
             for i, d in enumerate(desc):
                 out += ["--shapes", f"{name}[{i}]={json.dumps(d).replace(' ', '')}"]
         else:
             mark = f":mark_dynamic={json.dumps(marked[name])}" if name in marked else ""
             out += ["--shapes", f"{name}={json.dumps(desc)}{mark}".replace(" ", "")]
+    for name, value in keywords.items():  # Python values: --inputs NAME=VALUE as Python writes it
+        out += ["--inputs", f"{name}={value!r}"]
     for item in _OTHER_FRAMES.get(case, lambda _: [])(shapes):
         out += ["--shapes", item]
     return out

@@ -1,6 +1,7 @@
 """Which function a key was compiled from, decided once.
 
 Lowest first: ``frames`` (the compiled frame: CompiledFrom, resume frames worded);
-``origin`` (a key's origin, FunctionName: every way a function is named, and the
+``params`` (how the compiled frame's source reads each parameter: its tests, defaults,
+annotations); ``origin`` (a key's origin, FunctionName: every way a function is named, and the
 keys of a function); ``listing`` (what ``ls`` lists: keys with their function,
 grouped by function)."""

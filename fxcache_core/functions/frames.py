@@ -174,7 +174,7 @@ def compiled_from(catalog: Catalog, key: CacheKey) -> CompiledFrom | None:
     origin, sources = _origin_and_sources(catalog, key)
     if origin is None or not origin.outer:
         return None
-    roots = {_root(s) for s in sources if s}
+    roots = {_root(s) for s in sources if s and not s.startswith("G[")}  # a global is no input
     whole_module = bool(roots) and roots <= set(_MODULE_ROOTS) and (
         "L['args']" in roots or "L['kwargs']" in roots)
     c = named(origin.outer)

@@ -3,7 +3,8 @@ graph, the fit (would Dynamo trace the call into this graph?), the entries judge
 torch's order, int and float arguments, automatic dynamic's phases, verdicts per
 function, coverage and audit. Never imports torch, never prints.
 
-Lowest first: ``binding`` (the user's shapes and values, DynamicMode) and ``query``
+Lowest first: ``pyvalues`` (the Python values of a call: bools, None, strings,
+tuples), ``binding`` (the user's shapes and values, DynamicMode) and ``query``
 (CallQuery: one call); ``inputs`` (the call's inputs named by a key's sources) and
 ``symbol_names`` (an FX key's inputs named by its symbols); ``floats`` (what floats
 a key tensorified or baked in) and ``float_exprs`` (which constant a float became,
@@ -14,7 +15,9 @@ a static one baked in); ``fit_binding`` (the Binding a fit builds),
 torch's order) and ``match_report`` (KeyMatch, MatchReport); ``boundaries`` (a size
 the call brings to 0 or 1) and ``mark_ranges`` (a marked dim's range); ``phases``
 (automatic dynamic); ``optional_tensors`` (what the source does with an optional
-tensor or a list) and ``int_args`` (ints baked into a sibling key); ``key_lookup``
+tensor or a list) and ``int_args`` (ints baked into a sibling key); ``branches`` (the lines
+of the compiled frame a graph has ops from); ``accounting`` (every parameter the
+compiled frame reads, accounted for before a verdict); ``key_lookup``
 (match_key: one key); ``across_keys`` (what the keys' results say together); ``match`` (the
 run over keys); ``prediction`` (the verdict per function); ``coverage`` (one
 placeholder swept) and ``audit`` (entries never served)."""

@@ -111,6 +111,6 @@ def check_negative_ints(catalog: Catalog, results: Sequence[KeyMatch],
     for src, v in negs.items():
         if src in as_tensor and src not in as_int:
             name = user_source(src)
-            raise ShapeSpecError(f"{param('shapes')} {name}={v}: {name} is a tensor in the keys that take it, "
+            raise ShapeSpecError(f"{param('inputs')} {name}={v}: {name} is a tensor in the keys that take it, "
                                  f"and a negative number is no shape; give its shape, e.g. {name}=[{-v}]",
-                                 param="shapes", value=f"{name}={v}")
+                                 param="inputs", value=f"{name}={v}")

@@ -6,8 +6,10 @@ contiguous), ``x=[16,4]:stride=[1,16]``, ``n=7`` (an int argument),
 ``x=[6,6]:mark_dynamic=[0,1]`` (dims marked dynamic; ``:min=2:max=16`` gives their
 range, one for every marked dim or a list, one per dim), ``mask=[2,8]:dtype=bool``
 (a dtype, by torch's name; without it a verdict assumes the key's, and says so),
-``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float). Each name is the Dynamo
-source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
+``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float), and the other Python
+values Dynamo specializes on (:mod:`fxcache_core.lookup.pyvalues`): ``clip=True``,
+``mask=None``, ``act='gelu'`` (or ``act=gelu``), ``dims=(2,3)``. Each name is the
+Dynamo source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
 is taken as written. A guard placeholder's source (``L['x'].size()[0]``) is
 then read off these values.
 
@@ -26,6 +28,7 @@ from enum import Enum
 
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
+from fxcache_core.lookup.pyvalues import PyValue, parse_value
 from fxcache_core.reasons import Reason
 
 
@@ -149,7 +152,7 @@ def parse_dtype(text: str, what: str = "dtype") -> str:
     shown = text if len(text) <= 30 else text[:27] + "..."
     known = ", ".join(sorted(set(DTYPE_ABBRS.values()) | set(DTYPE_ALIASES)))
     raise ShapeSpecError(f"{what}: {shown!r} is not a torch dtype (known: {known})",
-                         param="shapes", value=text)
+                         param="inputs", value=text)
 
 
 def dtype_of_abbr(abbr: str) -> str | None:
@@ -157,7 +160,9 @@ def dtype_of_abbr(abbr: str) -> str | None:
     return DTYPE_ABBRS.get(abbr)
 
 
-InputValue = TensorArg | int | float
+InputValue = TensorArg | int | float | PyValue
+"""One input of a call: a tensor, a Python int, a Python float, or another Python
+value (:class:`~fxcache_core.lookup.pyvalues.PyValue`: a bool, None, a str, a tuple)."""
 
 _NAME_RE = re.compile(r"[A-Za-z_]\w*((\[-?\d+\])|(\['[^'\]]*'\])|(\.[A-Za-z_]\w*))*")
 _SOURCE_RE = re.compile(r"[LG]\[.+")
@@ -178,7 +183,7 @@ def canonical_source(name: str) -> str:
     if not _NAME_RE.fullmatch(name):
         raise ShapeSpecError(
             f"{name!r} is not an input name (use the parameter name, e.g. x, xs[0], or a "
-            "source like L['x'])", param="shapes", value=name)
+            "source like L['x'])", param="inputs", value=name)
     m = re.match(r"[A-Za-z_]\w*", name)
     assert m is not None
     return f"L[{m.group(0)!r}]" + name[m.end():]
@@ -207,15 +212,15 @@ def parse_int64(text: str, what: str, name: str | None = None) -> int:
 
 
 def checked_tensor(what: str, shape: Sequence[int], stride: Sequence[int] | None = None, offset: int = 0,
-                   marked: Iterable[int] = (), dtype: str | None = None, name: str = "shapes",
+                   marked: Iterable[int] = (), dtype: str | None = None, name: str = "inputs",
                    value: object = None) -> TensorArg:
     """A tensor input as ``match`` takes it, checked as torch could have it: every
     size, stride and offset an int64, sizes not negative, as many strides as sizes,
-    marked dims among its dims. The one check of ``--shapes`` and of the inputs a
+    marked dims among its dims. The one check of ``--inputs`` and of the inputs a
     trace gives (``--from-trace``): the same values are refused from either.
 
     Raises:
-        ShapeSpecError: one line naming ``what`` (``--shapes x``), parameter ``name``.
+        ShapeSpecError: one line naming ``what`` (``--inputs x``), parameter ``name``.
     """
     shown = "[" + ",".join(map(str, shape[:8])) + (",..." if len(shape) > 8 else "") + "]"
     values = (*shape, *(stride or ()), offset)
@@ -247,7 +252,7 @@ def mark_ranges(t: TensorArg, marked: Sequence[int], bounds: Mapping[str, Sequen
     """
     if not marked:
         raise ShapeSpecError(f"{what}: min= and max= are the range of a marked dim: give "
-                             "mark_dynamic=[...] too", param="shapes", value=value)
+                             "mark_dynamic=[...] too", param="inputs", value=value)
     per: dict[str, list[int | None]] = {}
     for k in ("min", "max"):
         vals = list(bounds.get(k, ()))
@@ -255,17 +260,17 @@ def mark_ranges(t: TensorArg, marked: Sequence[int], bounds: Mapping[str, Sequen
             vals = vals * len(marked)
         if k in bounds and len(vals) != len(marked):
             raise ShapeSpecError(f"{what}: {k}= has {len(vals)} values for {len(marked)} marked dims",
-                                 param="shapes", value=value)
+                                 param="inputs", value=value)
         per[k] = vals if k in bounds else [None] * len(marked)  # type: ignore[assignment]
     ranges = tuple((d, lo, hi) for d, lo, hi in zip(marked, per["min"], per["max"], strict=True))
     bad = next(((d, lo, hi) for d, lo, hi in ranges if lo is not None and hi is not None and lo > hi), None)
     if bad is not None:
         raise ShapeSpecError(f"{what}: dim {bad[0]}'s min={bad[1]} is over its max={bad[2]}",
-                             param="shapes", value=value)
+                             param="inputs", value=value)
     return replace(t, ranges=ranges)
 
 
-def checked_int(what: str, v: int, name: str = "shapes", value: object = None) -> int:
+def checked_int(what: str, v: int, name: str = "inputs", value: object = None) -> int:
     """An int input, checked as :func:`parse_int64` checks one typed: an int64.
 
     Raises:
@@ -277,7 +282,7 @@ def checked_int(what: str, v: int, name: str = "shapes", value: object = None) -
     return v
 
 
-def _int_list(text: str, what: str, name: str = "shapes") -> tuple[int, ...]:
+def _int_list(text: str, what: str, name: str = "inputs") -> tuple[int, ...]:
     shown = text if len(text) <= 40 else text[:37] + "..."
     try:
         val = ast.literal_eval(text)
@@ -296,59 +301,69 @@ def _int_list(text: str, what: str, name: str = "shapes") -> tuple[int, ...]:
 
 
 def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
-    """Parse one ``--shapes`` item into (source, value).
+    """Parse one ``--inputs`` item into (source, value).
 
     Forms: ``NAME=[d0,d1,...]`` (a tensor; ``[]`` is a 0-d tensor),
     ``NAME=[...]:stride=[...]``, ``NAME=[...]:offset=N``,
     ``NAME=[...]:mark_dynamic=[i,...]`` (dims marked dynamic; with ``:min=N:max=M``, or
     ``:min=[...]:max=[...]`` one per marked dim, their range, :func:`mark_ranges`),
     ``NAME=[...]:dtype=bool`` (torch's dtype names, :func:`parse_dtype`; options combine),
-    ``NAME=INT`` (a Python int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5`` or ``10.0``).
-    The three scalars differ as torch traces them: an int is a constant or a SymInt, a
-    float a constant or a tensorified 0-d float64 input, a 0-d tensor a tensor input.
+    ``NAME=INT`` (a Python int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5`` or ``10.0``),
+    and the other Python values (:func:`~fxcache_core.lookup.pyvalues.parse_value`):
+    ``NAME=True``/``False``/``None``, a string (``'gelu'``, ``"gelu"``, or a bare
+    word ``gelu``), a tuple (``(2,3)``). The three scalars differ as torch traces
+    them: an int is a constant or a SymInt, a float a constant or a tensorified 0-d
+    float64 input, a 0-d tensor a tensor input; the other values are constants.
 
     Raises:
         ShapeSpecError: anything else, with the reason (an unknown dtype lists the known
             ones; a dtype on an int or float says that a Python scalar has none).
     """
     if "=" not in spec:
-        raise ShapeSpecError(f"{param('shapes')} {spec!r}: expected NAME=[d0,d1,...] or NAME=INT", param="shapes", value=spec)
-    name, _, rhs = spec.partition("=")
+        raise ShapeSpecError(f"{param('inputs')} {spec!r}: expected NAME=[d0,d1,...], NAME=INT or NAME=VALUE",
+                             param="inputs", value=spec)
+    name, _, raw = spec.partition("=")
     source = canonical_source(name)
-    rhs = rhs.strip().replace(" ", "")
+    raw = raw.strip()
+    rhs = raw.replace(" ", "")
     if not rhs:
-        raise ShapeSpecError(f"{param('shapes')} {spec!r}: no value after '='", param="shapes", value=spec)
+        raise ShapeSpecError(f"{param('inputs')} {spec!r}: no value after '='", param="inputs", value=spec)
     if rhs.startswith("["):
         shape_text, *opts = rhs.split(":")
-        shape = _int_list(shape_text, f"{param('shapes')} {name}: shape")
+        shape = _int_list(shape_text, f"{param('inputs')} {name}: shape")
         stride, offset, marked, dtype = None, 0, (), None
         bounds: dict[str, tuple[int, ...]] = {}
         for opt in opts:
             k, _, v = opt.partition("=")
             if k == "stride":
-                stride = _int_list(v, f"{param('shapes')} {name}: stride")
+                stride = _int_list(v, f"{param('inputs')} {name}: stride")
             elif k == "offset":
-                offset = parse_int64(v, f"{param('shapes')} {name}: offset", "shapes")
+                offset = parse_int64(v, f"{param('inputs')} {name}: offset", "inputs")
             elif k == "mark_dynamic":
-                marked = _int_list(v, f"{param('shapes')} {name}: mark_dynamic")
+                marked = _int_list(v, f"{param('inputs')} {name}: mark_dynamic")
             elif k == "dtype":
-                dtype = parse_dtype(v, f"{param('shapes')} {name}: dtype")
+                dtype = parse_dtype(v, f"{param('inputs')} {name}: dtype")
             elif k in ("min", "max"):
-                bounds[k] = _int_list(v, f"{param('shapes')} {name}: {k}")
+                bounds[k] = _int_list(v, f"{param('inputs')} {name}: {k}")
             else:
                 raise ShapeSpecError(
-                    f"{param('shapes')} {name}: unknown option {k!r} (stride=[...], offset=N, "
-                    "mark_dynamic=[...], min=N, max=N or dtype=NAME)", param="shapes", value=spec)
-        t = checked_tensor(f"{param('shapes')} {name.strip()}", shape, stride, offset, marked, dtype, value=spec)
-        return source, mark_ranges(t, marked, bounds, f"{param('shapes')} {name.strip()}", spec) if bounds else t
-    if ":" in rhs:
+                    f"{param('inputs')} {name}: unknown option {k!r} (stride=[...], offset=N, "
+                    "mark_dynamic=[...], min=N, max=N or dtype=NAME)", param="inputs", value=spec)
+        t = checked_tensor(f"{param('inputs')} {name.strip()}", shape, stride, offset, marked, dtype, value=spec)
+        return source, mark_ranges(t, marked, bounds, f"{param('inputs')} {name.strip()}", spec) if bounds else t
+    if ":" in rhs and raw[:1] not in ("'", '"'):
         _scalar_with_options(spec, name, rhs)
     if re.fullmatch(r"-?\d+", rhs):
-        return source, parse_int64(rhs, f"{param('shapes')} {name.strip()}", "shapes")
+        return source, parse_int64(rhs, f"{param('inputs')} {name.strip()}", "inputs")
     if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", rhs):
         return source, float(rhs)
+    value = parse_value(raw)
+    if value is not None:
+        return source, value
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
     raise ShapeSpecError(
-        f"{param('shapes')} {spec!r}: {rhs!r} is neither a shape like [16,4], an integer nor a float", param="shapes", value=spec)
+        f"{param('inputs')} {name.strip()[:40]}: {shown!r} is neither a shape like [16,4], an integer, a float, "
+        "True/False/None, a string ('gelu') nor a tuple ((2,3))", param="inputs", value=spec)
 
 
 def _scalar_with_options(spec: str, name: str, rhs: str) -> None:
@@ -360,12 +375,12 @@ def _scalar_with_options(spec: str, name: str, rhs: str) -> None:
         has = "no dtype" if opts.startswith("dtype") else f"no option {opts.partition('=')[0]!r}"
         n = name.strip()
         raise ShapeSpecError(
-            f"{param('shapes')} {spec!r}: {n}={value} is {kind}, a Python scalar, which has {has} "
-            f"(a 0-d tensor of a dtype is {n}=[]:dtype=NAME)", param="shapes", value=spec)
+            f"{param('inputs')} {spec!r}: {n}={value} is {kind}, a Python scalar, which has {has} "
+            f"(a 0-d tensor of a dtype is {n}=[]:dtype=NAME)", param="inputs", value=spec)
 
 
 def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
-    """Parse every ``--shapes`` item; later items may not rebind a name.
+    """Parse every ``--inputs`` item; later items may not rebind a name.
 
     An item with no name (``[2,3,32,32]``) is a positional input: the i-th such
     item is ``args[i]`` (``L['args'][i]``), the call's i-th positional argument.
@@ -382,20 +397,26 @@ def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
                 n_positional += 1
             src, val = parse_shape_spec(part)
             if src in out:
-                raise ShapeSpecError(f"{param('shapes')}: {src} is given twice", param="shapes", value=spec)
+                raise ShapeSpecError(f"{param('inputs')}: {src} is given twice", param="inputs", value=spec)
             out[src] = val
     return out
 
 
 def _split_top(spec: str) -> list[str]:
-    """Split ``x=[1,2],n=3`` on commas outside brackets (one flag may hold several)."""
+    """Split ``x=[1,2],n=3,dims=(2,3),act='a,b'`` on commas outside brackets,
+    parentheses and quotes (one flag may hold several items)."""
     parts, depth, cur = [], 0, []
+    quote: str | None = None
     for ch in spec:
-        if ch == "[":
+        if quote is not None:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[(":
             depth += 1
-        elif ch == "]":
+        elif ch in "])":
             depth -= 1
-        if ch == "," and depth == 0:
+        if ch == "," and depth == 0 and quote is None:
             parts.append("".join(cur))
             cur = []
         else:
@@ -446,7 +467,12 @@ def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
     base = m.group("base") if m else source
     val = inputs.get(base)
     if val is None:
+        val = _tuple_item(base, inputs)
+    if val is None:
         return SourceValue(None, base)
+    if isinstance(val, PyValue):
+        return SourceValue(None, base, Reason(f"{base} is the Python {val.kind} {val}, the entry takes it "
+                                              "as a tensor or an int", "wrong-input-type"))
     if m and m.group("size") is not None:
         if not isinstance(val, TensorArg):
             return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its size", "wrong-input-type"))
@@ -470,6 +496,30 @@ def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
     if isinstance(val, float):
         return SourceValue(None, base, Reason(f"{base} is a float, the entry takes it as an int (a SymInt)", "wrong-input-type"))
     return SourceValue(val, base)
+
+
+_ITEM_RE = re.compile(r"^(?P<parent>.+)\[(?P<i>\d{1,4})\]$")
+
+
+def _tuple_item(base: str, inputs: Mapping[str, InputValue]) -> InputValue | None:
+    """``L['dims'][1]`` read off a tuple given as ``dims=(2,3)``: its int or float item
+    as such, another item as a :class:`~fxcache_core.lookup.pyvalues.PyValue`; None when
+    no tuple given holds it."""
+    m = _ITEM_RE.match(base)
+    if m is None:
+        return None
+    parent = inputs.get(m.group("parent"))
+    if parent is None:
+        parent = _tuple_item(m.group("parent"), inputs)
+    if not isinstance(parent, PyValue) or not isinstance(parent.value, tuple):
+        return None
+    i = int(m.group("i"))
+    if i >= len(parent.value):
+        return None
+    item = parent.value[i]
+    if isinstance(item, (int, float)) and not isinstance(item, bool):
+        return item
+    return PyValue(item)
 
 
 _TENSOR_TYPE_RE = re.compile(r"^(?P<dtype>[a-z0-9]+)\[(?P<sizes>[^\]]*)\]\[(?P<strides>[^\]]*)\](?P<device>\w*)")

@@ -45,6 +45,7 @@ from fxcache_core.lookup.fit_binding import (
 )
 from fxcache_core.lookup.fit_floats import fit_tensorified
 from fxcache_core.lookup.floats import tensorified_base
+from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.lookup.query import CallQuery
 from fxcache_core.reasons import Reason
 
@@ -148,9 +149,11 @@ def _fit_input(b: Binding, inp: GraphInput, inputs: Mapping[str, InputValue], mo
         # a float taken as a 0-d float64 tensor
         fit_tensorified(b, name, val, DynamicMode.TRUE if name in auto else mode)
         return
-    if isinstance(val, float):
+    if isinstance(val, (float, PyValue)):
+        given = (f"the float {val}" if isinstance(val, float) else "None" if val.value is None
+                 else f"the Python {val.kind} {val}")
         b.problems.append(Reason(f"{name} is a {'Python int (a SymInt)' if inp.is_symint else 'tensor'} here, "
-                                 f"given the float {val}", "wrong-input-type"))
+                                 f"given {given}", "wrong-input-type"))
         return
     if inp.is_symint:
         if inp.source not in auto:  # else a SymInt, as automatic dynamic makes it

@@ -87,6 +87,42 @@ def fit_baked_floats(catalog: Catalog, key: CacheKey, b: Binding, inputs: Mappin
                 f"dynamic=True ({how()})", "float-depends-on-mode"))
 
 
+def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float, mode: DynamicMode,
+                inputs: Mapping[str, InputValue] | None = None,
+                frame: CompiledFrom | None = None) -> tuple[str, Reason] | None:
+    """What the float ``val`` of ``src`` (``L['scale']``) says about a key that does not
+    take it, as :func:`fit_baked_floats` judges it (:func:`baked_provenance`: through
+    the expressions the function computes with it): ``("baked", why)`` when every
+    constant it makes in the graph comes out the same (and the mode specializes it),
+    ``("note", why)`` when that is unknown or depends on the mode, ``("problem", why)``
+    when a constant differs or the mode tensorifies it; None when no op of the graph
+    computes with ``src``. The hook the closed-world rule
+    (:func:`fxcache_core.lookup.accounting.baked_account`) reads."""
+    m = re.fullmatch(r"L\['(\w+)'\]", src)
+    if m is None:
+        return None
+    prov = baked_provenance(catalog, key, m.group(1), inputs if inputs is not None else {src: val}, frame)
+    if prov is None or prov.status == "unread":
+        return None
+    if prov.status == "differs":
+        return "problem", prov.why  # type: ignore[return-value]
+    if prov.status == "unknown":
+        return "note", prov.why  # type: ignore[return-value]
+    special = math.isnan(val) or math.isinf(val)
+    if mode is DynamicMode.TRUE and not special:
+        return "problem", Reason(
+            f"{src} = {val} is a constant of this key's graph (specialized), but under "
+            "dynamic=True torch takes a float as a tensor input: another key", "float-tensorified")
+    if mode is DynamicMode.UNKNOWN and not special:
+        return "note", Reason(
+            f"{src} = {val} is a constant of this key's graph: torch specializes a float "
+            "so on a fresh process's first call under dynamic=None, not under "
+            f"dynamic=True ({how()})", "float-depends-on-mode")
+    return "baked", Reason(str(prov.why) if prov.why is not None else
+                           f"{val} is a constant of this key's graph where its code computes with {m.group(1)}",
+                           "baked-constant")
+
+
 def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping[str, InputValue],
                      frame: CompiledFrom | None) -> Provenance | None:
     """What the call's value of the float parameter ``name`` does to ``key``'s graph

@@ -46,6 +46,7 @@ from fxcache_core.lookup.floats import baked_floats, graph_text, tensorified_bas
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
 from fxcache_core.lookup.optional_tensors import list_element, tensor_given, tensor_left_out
 from fxcache_core.lookup.printed_graphs import PrintedGraph, parse_printed_graph, specialized_values
+from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.lookup.symbol_names import name_inputs
 from fxcache_core.reasons import Reason, code_of
 
@@ -62,10 +63,15 @@ class IntRule:
         notes: what keeps the verdict undecided, with the reason
             (``int-constant-sibling``, ``int-not-input``, ``int-graphs-differ``,
             ``int-depends-on-mode``, ``pgo-state-unread``).
+        about: per input of the call the rule spoke of (the user's source), what it
+            said: ``problem``, ``note``, or ``baked`` (the value the key baked in was
+            read, and is the call's), with the reason; the parameters' accounting
+            (:mod:`fxcache_core.lookup.accounting`) reads it.
     """
 
     problems: tuple[Reason, ...] = ()
     notes: tuple[Reason, ...] = ()
+    about: tuple[tuple[str, str, Reason], ...] = ()
 
 
 class FunctionKeys:
@@ -199,6 +205,7 @@ class IntArgsCall:
     params: Sequence[str] = ()
     unread: frozenset[str] | None = None
     frame: CompiledFrom | None = None
+    settled: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.frame is not None:
@@ -270,6 +277,8 @@ class _IntJudge:
         self.taken = _taken(call.entry)
         self.problems: list[Reason] = []
         self.notes: list[Reason] = []
+        self.about: list[tuple[str, str, Reason]] = []
+        self.baked_why = Reason("", "baked-constant")
         self._siblings: list[tuple[CacheKey, DecodedEntry]] | None = None
 
     def run(self) -> IntRule:
@@ -280,23 +289,39 @@ class _IntJudge:
                 left_out = self.left_out(src)
                 (self.problems if left_out is not None else self.notes).append(left_out or why)
         for user_src, value in call.inputs.items():
-            src = next((c for c in candidates(user_src, call.params) if c in self.taken), user_src)
-            mine = call.of_function or _is_param(user_src, call.params)
-            if mine and call.unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in call.unread:
-                continue  # the function never reads it: no value of it changes the graph
-            if isinstance(value, TensorArg) and value.shape != ():
-                self.tensor(user_src, src)
-            elif not isinstance(value, int):
-                if src not in self.taken and (isinstance(value, float)
-                                              or (isinstance(value, TensorArg) and value.shape == ())):
-                    _not_an_int(self.keys, call.key, src, value, self.siblings(), mine, self.problems, self.notes)
-            elif call.mode is DynamicMode.TRUE:
-                continue
-            elif src in self.taken:
-                self.int_taken(src)
-            else:
-                self.int_baked(src, value, mine)
-        return IntRule(tuple(self.problems), tuple(self.notes))
+            if user_src in call.settled:
+                continue  # recorded evidence says what the key was traced with
+            before = (len(self.problems), len(self.notes))
+            self.input(user_src, value)
+            if len(self.problems) > before[0]:
+                self.about.append((user_src, "problem", self.problems[-1]))
+            elif len(self.notes) > before[1]:
+                self.about.append((user_src, "note", self.notes[-1]))
+        return IntRule(tuple(self.problems), tuple(self.notes), tuple(self.about))
+
+    def input(self, user_src: str, value: InputValue) -> None:
+        """What one input of the call says (a step of :meth:`run`)."""
+        call = self.call
+        if isinstance(value, PyValue):
+            return  # a bool, None, str or tuple: the parameters' accounting reads it
+        src = next((c for c in candidates(user_src, call.params) if c in self.taken), user_src)
+        # A parameter of this key's frame; where its source was not read, any input of
+        # the function asked for (a resume frame's locals are not the first frame's).
+        mine = _is_param(user_src, call.params) if call.params else call.of_function
+        if mine and call.unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in call.unread:
+            return  # the function never reads it: no value of it changes the graph
+        if isinstance(value, TensorArg) and value.shape != ():
+            self.tensor(user_src, src)
+        elif not isinstance(value, int):
+            if src not in self.taken and (isinstance(value, float)
+                                          or (isinstance(value, TensorArg) and value.shape == ())):
+                _not_an_int(self.keys, call.key, src, value, self.siblings(), mine, self.problems, self.notes)
+        elif call.mode is DynamicMode.TRUE:
+            return
+        elif src in self.taken:
+            self.int_taken(src)
+        elif self.int_baked(src, value, mine):
+            self.about.append((user_src, "baked", self.baked_why))
 
     def broken(self) -> bool:
         """A graph break in the function (read only when a tensor rule would speak)."""
@@ -366,35 +391,41 @@ class _IntJudge:
                 out.append((k, i))
         return out
 
-    def by_expressions(self, src: str, value: int) -> bool:
+    def by_expressions(self, src: str, value: int) -> bool | None:
         """Whether the float constants the function computes from the int ``src`` decide
         (:func:`~fxcache_core.lookup.fit_floats.baked_provenance`: every read of it is in
         an expression whose value is a float constant of one op), as they decide a float
-        argument: ``differs`` is a problem; ``same`` makes this key torch's for it (under
-        dynamic=None; without the mode, a note). False where they do not decide."""
+        argument: ``differs`` is a problem (False); ``same`` makes this key torch's for it
+        under dynamic=None (True, :attr:`baked_why` says how; without the mode, a note and
+        False). None where they do not decide."""
         m = _LOCAL_RE.fullmatch(src)
         if m is None:
-            return False
+            return None
         prov = baked_provenance(self.keys.catalog, self.call.key, m.group(1), self.call.inputs, self.call.frame)
         if prov is None or prov.why is None or prov.status not in ("same", "differs"):
-            return False
+            return None
         if prov.status == "differs":
             self.problems.append(prov.why)
-        elif self.call.mode is DynamicMode.UNKNOWN:
+            return False
+        if self.call.mode is DynamicMode.UNKNOWN:
             self.notes.append(Reason(
                 f"{prov.why}: torch looks this key up under dynamic=None; under dynamic=True {src} is a "
                 f"SymInt on the first call (pass {param('dynamic')})", "int-depends-on-mode"))
+            return False
+        self.baked_why = Reason(str(prov.why), "baked-constant")
         return True
 
-    def int_baked(self, src: str, value: int, mine: bool) -> None:
+    def int_baked(self, src: str, value: int, mine: bool) -> bool:
         """An int the key does not take: the value it baked in, read from a sibling key
-        that takes ``src`` as a SymInt (:func:`_baked_in`), against the call's."""
+        that takes ``src`` as a SymInt (:func:`_baked_in`), against the call's. True when
+        that value was read and is the call's (:attr:`baked_why` says how), and nothing
+        else is said."""
         dynamic = [(k, i) for k, d in self.siblings() if (i := _symint_input(d, src)) is not None]
         found = _baked_in(self.keys, self.call.key, dynamic) if dynamic else None
         if not dynamic and (fx := self.fx_only_symint(src)):
             dynamic, found = fx, self.keys.baked_in_fx(self.call.entry, fx)
-        if found is None and (mine or dynamic) and self.by_expressions(src, value):
-            return
+        if found is None and (mine or dynamic) and (decided := self.by_expressions(src, value)) is not None:
+            return decided
         if not dynamic:
             if mine:
                 self.notes.append(Reason(
@@ -402,14 +433,14 @@ class _IntJudge:
                     f"dynamic=None bakes an int argument into the graph, and no key of {self.fn} takes "
                     f"{src} as a SymInt to read the value this key was traced with from; if the "
                     f"graph does not depend on {src}, this key is torch's", "int-not-input"))
-            return
+            return False
         if found is None:
             other, inp = dynamic[0]
             self.notes.append(Reason(
                 f"{src} is a constant in this key's graph (key {other.key[:12]} takes it as "
                 f"{inp.expr}), but the graphs differ in more than that constant: fxcache cannot "
                 "read which value this key was traced with", "int-graphs-differ"))
-            return
+            return False
         baked, other, inp = found
         if baked != value:
             why = (f"{src} was {baked} when this key was traced: its graph has the constant {baked} "
@@ -426,6 +457,11 @@ class _IntJudge:
                 f"{src} was {value} when this key was traced: torch looks it up under dynamic=None; "
                 f"under dynamic=True {src} is a SymInt on the first call (a key like "
                 f"{other.key[:12]}) (pass {param('dynamic')})", "int-depends-on-mode"))
+        else:
+            self.baked_why = Reason(f"{value} is the constant this key's graph has where key {other.key[:12]} "
+                                    f"takes it as {inp.expr}", "baked-constant")
+            return True
+        return False
 
 
 def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],

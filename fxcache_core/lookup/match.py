@@ -30,6 +30,13 @@ from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import FxcacheError, param
 from fxcache_core.functions.origin import function_name, key_origin, keys_of_function
+from fxcache_core.lookup.accounting import (
+    KeyCall,
+    Ledger,
+    RecordedConstants,
+    account,
+    settled_by_record,
+)
 from fxcache_core.lookup.across_keys import (
     check_negative_ints,
     dtype_rivals,
@@ -39,7 +46,7 @@ from fxcache_core.lookup.across_keys import (
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Sibling
 from fxcache_core.lookup.inputs import takes
-from fxcache_core.lookup.int_args import FunctionKeys, IntArgsCall, int_argument_rule
+from fxcache_core.lookup.int_args import FunctionKeys, IntArgsCall, IntRule, int_argument_rule
 from fxcache_core.lookup.key_lookup import KeyFrame, match_key
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, UnboundKey
 from fxcache_core.lookup.phases import (
@@ -52,6 +59,7 @@ from fxcache_core.lookup.phases import (
     with_phases,
 )
 from fxcache_core.lookup.query import CallQuery
+from fxcache_core.state.usage import recorded_constants
 
 __all__ = ["CallQuery", "match", "match_key"]
 
@@ -71,6 +79,11 @@ class _Run:
     aot_symbols: list[tuple[str, DecodedEntry, tuple[SymbolInfo, ...]]] | None = None
     auto_of: Callable[[CacheKey, KeyFrame], Auto] | None = None
     recompiled: dict[str, Auto] | None = None
+    ledger: Ledger = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.ledger is None:
+            self.ledger = Ledger(self.catalog, self.query.recorded or {})
 
     def skips(self, k: CacheKey, mine: set[str] | None) -> bool:
         """Whether key ``k`` is not looked at: not the function's, or (with
@@ -114,25 +127,48 @@ class _Run:
                for name, other, symbols in self.aot_symbols if name != key.key]
         return sorted(out, key=lambda s: not s.same_function)
 
-    def with_int_rule(self, m: KeyMatch, origin: Origin | None) -> KeyMatch:
+    def with_call_rules(self, m: KeyMatch, origin: Origin | None) -> KeyMatch:
         """What the call's int arguments say about an AOTAutograd key that fits
-        (:func:`~fxcache_core.lookup.int_args.int_argument_rule`)."""
-        k = m.key
-        if not (k.kind is KeyKind.AOT_AUTOGRAD and m.fits and origin is not None):
+        (:func:`~fxcache_core.lookup.int_args.int_argument_rule`), then every parameter
+        of the compiled frame accounted for (:func:`~fxcache_core.lookup.accounting.account`),
+        for a key torch looks up by its own guards (an AOTAutograd key, an FX key none loads)."""
+        k, catalog, q = m.key, self.catalog, self.query
+        counted = k.kind is KeyKind.AOT_AUTOGRAD or not catalog.loaders_of(k.key)
+        if not (m.fits and counted) or q.positional:
             return m
-        first = self.catalog.first_readable(k)
+        first = catalog.first_readable(k)
         if first is None:
             return m
-        if self.int_keys is None:
-            self.int_keys = FunctionKeys(self.catalog)
-        q = self.query
-        rule = int_argument_rule(self.int_keys, IntArgsCall(
-            k, first[1], origin, q.inputs, q.mode, q.pgo_state(self.catalog),
-            of_function=q.function is not None, frame=m.compiled))
+        entry = first[1]
+        settled = settled_by_record(self.ledger, k, m.compiled, q.inputs)
+        rule = IntRule()
+        call: IntArgsCall | None = None
+        if k.kind is KeyKind.AOT_AUTOGRAD and origin is not None:
+            if self.int_keys is None:
+                self.int_keys = FunctionKeys(catalog)
+            call = IntArgsCall(k, entry, origin, q.inputs, q.mode, q.pgo_state(catalog),
+                               of_function=q.function is not None, frame=m.compiled, settled=settled)
+            rule = int_argument_rule(self.int_keys, call)
         if rule.problems:
             return KeyMatch(key=k, fits=False, reasons=rule.problems, symbols=m.symbols, origin=origin,
                             bound=m.bound, compiled=m.compiled, auto=m.auto, profile=m.profile)
-        return replace(m, uncertain=m.uncertain + rule.notes) if rule.notes else m
+
+        def int_default(src: str, v: int | float) -> IntRule:
+            if call is None or self.int_keys is None:
+                return IntRule()
+            return int_argument_rule(self.int_keys, replace(call, inputs={src: v}, settled=frozenset()))
+
+        taken = frozenset(s for s in (*entry.arg_sources, *(i.source for i in entry.inputs),
+                                      *catalog.sources_for(k).values(), *(sym.source for sym in m.symbols),
+                                      *(src for _, src in m.bound)) if s)
+        acc = account(self.ledger, KeyCall(k, entry, m.compiled, q.inputs, taken, q.mode, rule, int_default))
+        m = replace(m, params=acc.params, params_unchecked=acc.unchecked)
+        if acc.problems:
+            return KeyMatch(key=k, fits=False, reasons=acc.problems, symbols=m.symbols, origin=origin,
+                            bound=m.bound, compiled=m.compiled, auto=m.auto, profile=m.profile,
+                            params=acc.params)
+        notes = rule.notes + tuple(n for n in acc.notes if n not in rule.notes)
+        return replace(m, uncertain=m.uncertain + notes) if notes else m
 
     def with_loaders(self, m: KeyMatch) -> KeyMatch:
         """An FX key: the AOTAutograd keys that load it, and its fit through them."""
@@ -169,7 +205,8 @@ class _Run:
                 if auto:
                     m = replace(m, auto=auto.shown(), profile=auto.profile,
                                 uncertain=m.uncertain + ((auto.uncertain,) if auto.uncertain else ()))
-                m = self.with_loaders(self.with_int_rule(m, origin))
+                m = self.with_loaders(self.with_call_rules(m, origin))
+                used.update(p.source for p in m.params if p.source is not None)
                 if self.recompiled is not None:
                     m = static_after_recompile(catalog, m, self.recompiled, self.query.inputs)
             self.by_key[k.key] = m
@@ -187,6 +224,7 @@ def match(
     mode: DynamicMode = DynamicMode.UNKNOWN,
     duck_shape: bool | None = None,
     phase: Phase = Phase.FIRST,
+    recorded: RecordedConstants | None = None,
 ) -> MatchReport:
     """Predict torch's lookup for every key the inputs bind (or just ``only``).
 
@@ -207,6 +245,12 @@ def match(
     torch's ``torch.fx.experimental._config.use_duck_shape`` (None: not said, see
     :func:`~fxcache_core.lookup.fit.fit`).
 
+    Every parameter the compiled frame's code reads is accounted for before a key's
+    lookup is decided (:mod:`fxcache_core.lookup.accounting`: each result's
+    ``params``); ``recorded`` is the Python values each key was traced with, from a
+    run's trace (:data:`~fxcache_core.lookup.accounting.RecordedConstants`), read with
+    those explain kept in the usage store (:func:`~fxcache_core.state.usage.recorded_constants`).
+
     Automatic dynamic (:mod:`fxcache_core.lookup.phases`): under ``dynamic=None``
     every key is judged twice, for a fresh process's first call (dims a saved
     profile marks dynamic are symbols, the others static) and for the call after
@@ -226,7 +270,7 @@ def match(
             one phase (``dynamic=True`` or ``False``, FX keys bound by position).
     """
     return match_query(catalog, CallQuery(inputs, sym, positional, mode, duck_shape, only=only,
-                                          function=function), phase)
+                                          function=function, recorded=recorded), phase)
 
 
 def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) -> MatchReport:
@@ -257,8 +301,13 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
     def first_call(k: CacheKey, frame: KeyFrame) -> Auto:
         return profiles.for_frame(frame()) if profiles is not None and profiles.states else Auto()
 
+    recorded = {k: tuple(v) for k, v in recorded_constants(catalog.scan.root).items()}
+    for k, more in (query.recorded or {}).items():
+        recorded[k] = (*recorded.get(k, ()), *(c for c in more if c not in recorded.get(k, ())))
+    ledger = Ledger(catalog, recorded)
+
     def run(m: DynamicMode, auto_of: Callable[[CacheKey, KeyFrame], Auto] | None) -> _Run:
-        return _Run(catalog, replace(query, mode=m), auto_of=auto_of)
+        return _Run(catalog, replace(query, mode=m), auto_of=auto_of, ledger=ledger)
 
     results, unbound, used = run(mode, first_call).keys(keys, mine)
     inputs = query.inputs

@@ -19,6 +19,7 @@ from fxcache_core.decode.entries import Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.origin import function_name
+from fxcache_core.lookup.accounting import ParamAccount
 from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.judge import EntryVerdict, FxLoad
 from fxcache_core.reasons import Reason, code_of
@@ -83,6 +84,11 @@ class KeyMatch:
             before any lookup (``mark-range-outside``: the status is ``error``), or after
             loading ``hit`` (``mark-range-raises``; ``mark-range-may-raise`` where fxcache
             cannot tell): the status stays ``hit``, the function's verdict says both.
+        params: each parameter of the compiled frame, how it is accounted for
+            (:class:`~fxcache_core.lookup.accounting.ParamAccount`); () where not checked.
+        params_unchecked: why the parameters were not checked (the source cannot be
+            read here, the frame is not recorded); None when they were, or the key was
+            not looked up by its own guards.
     """
 
     key: CacheKey
@@ -105,6 +111,8 @@ class KeyMatch:
     auto: tuple[str, ...] = ()
     profile: str | None = None
     raises: Reason | None = None
+    params: tuple[ParamAccount, ...] = ()
+    params_unchecked: Reason | None = None
 
     @property
     def assumptions(self) -> tuple[Reason, ...]:
@@ -150,7 +158,9 @@ class KeyMatch:
         ``reason_codes``, ``uncertain`` and ``uncertain_codes``, ``aborted`` and
         ``aborted_code``, ``values``, ``symbols``, ``shadowed``, ``loads``,
         ``loaded_by``, ``entries``, ``assumed``: input -> the dtype assumed,
-        ``auto_dynamic``, ``profile``, ``raises`` and ``raises_code``)."""
+        ``auto_dynamic``, ``profile``, ``raises``, ``raises_code``, ``params``: each parameter accounted for
+        (:meth:`~fxcache_core.lookup.accounting.ParamAccount.to_json`), ``params_unchecked``
+        and ``params_unchecked_code``)."""
         names = self.user_names
         return {
             "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
@@ -173,6 +183,8 @@ class KeyMatch:
             "assumed": dict(self.assumed),
             "auto_dynamic": list(self.auto), "profile": self.profile,
             "raises": self.raises, "raises_code": code_of(self.raises),
+            "params": [p.to_json() for p in self.params],
+            "params_unchecked": self.params_unchecked, "params_unchecked_code": code_of(self.params_unchecked),
         }
 
 

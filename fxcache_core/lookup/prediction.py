@@ -64,6 +64,7 @@ from fxcache_core.errors import param
 from fxcache_core.functions.frames import label as readable_name
 from fxcache_core.functions.origin import function_name
 from fxcache_core.guards.user_terms import user_source, user_text
+from fxcache_core.lookup.accounting import ARGUMENT_CODES, ParamAccount
 from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase
 from fxcache_core.reasons import Reason, code_of
@@ -133,24 +134,72 @@ class FunctionVerdict:
     def assumed(self) -> tuple[Reason, ...]:
         """The dtypes the deciding key's fit assumed (tensors given without one), in the
         user's terms: ``assumed attention_mask is int64, as in the key``."""
-        m = next((m for m in self.keys if self.key is not None and m.key.key == self.key.key), None)
+        m = self._deciding()
         return tuple(_in_user_terms(r) for r in m.assumptions) if m is not None else ()
+
+    def _deciding(self) -> KeyMatch | None:
+        return next((m for m in self.keys if self.key is not None and m.key.key == self.key.key), None)
+
+    @property
+    def params(self) -> tuple[ParamAccount, ...]:
+        """How the deciding key's lookup accounts for each parameter of the compiled
+        function (:mod:`fxcache_core.lookup.accounting`); () without a deciding key."""
+        m = self._deciding()
+        return m.params if m is not None else ()
+
+    @property
+    def params_unchecked(self) -> Reason | None:
+        """For a decided HIT, MISS or ERROR: why the parameters it rests on were not
+        checked (the function's source cannot be read here); None when they were."""
+        m = self._deciding()
+        return m.params_unchecked if m is not None and self.status in ("hit", "miss", "error") else None
+
+    @property
+    def assumed_params(self) -> Reason | None:
+        """For a decided verdict, the parameters the call leaves out (or gives their
+        default) that nothing says the deciding key was traced with, taken to have been
+        so then too (:mod:`fxcache_core.lookup.accounting`: ``default-assumed``,
+        ``module-default``), as one line; None where there are none."""
+        if self.status not in ("hit", "miss", "error"):
+            return None
+        shown = [f"{p.name}={p.value}" if p.value is not None else p.name
+                 for p in self.params if p.status == "assumed"]
+        if not shown:
+            return None
+        return Reason("assumed as when the key was compiled (the cache does not record them): "
+                      + ", ".join(shown), "params-assumed")
+
+    @property
+    def rests_on(self) -> Reason | None:
+        """For a decided verdict, the Python arguments it rests on that evidence beyond
+        the key's inputs accounts for (a run's guards, the side of a test the graph
+        took, None for a tensor parameter), as one line; None where there are none."""
+        if self.status not in ("hit", "miss", "error"):
+            return None
+        shown = [f"{p.name}={p.value}: {p.brief}" for p in self.params if p.status == "accounted" and p.brief]
+        return Reason("rests on " + "; ".join(shown), "params-evidence") if shown else None
 
     def to_json(self) -> dict[str, object]:
         """``function``, ``origin``, ``status``, ``line``, ``why`` and ``why_code``, ``key``,
-        ``entry``, ``keys`` and ``assumed`` (:attr:`assumed`'s texts); ``phase`` and
-        ``phases`` (phase -> ``heading``, ``status``, ``line``, ``why``, ``why_code``,
-        ``key``, ``entry``), empty without phases."""
+        ``entry``, ``keys`` and ``assumed`` (:attr:`assumed`'s texts); ``params`` (each
+        parameter of the compiled function and how the deciding key accounts for it:
+        ``name``, ``value``, ``given``, ``status``, ``how``, ``detail``), ``params_unchecked``
+        and ``params_unchecked_code``; ``phase`` and ``phases`` (phase -> ``heading``,
+        ``status``, ``line``, ``why``, ``why_code``, ``key``, ``entry``, ``params``,
+        ``params_unchecked``), empty without phases."""
         return {"function": self.function, "origin": str(self.origin) if self.origin else None,
                 "status": self.status, "line": self.line, "why": self.why, "why_code": code_of(self.why),
                 "key": self.key.key if self.key else None, "entry": self.entry,
                 "keys": [m.key.key for m in self.keys], "assumed": list(self.assumed),
+                "params": [p.to_json() for p in self.params], "params_unchecked": self.params_unchecked,
+                "params_unchecked_code": code_of(self.params_unchecked),
                 "phase": self.phase.value if self.phase else None,
                 "phases": {p.phase.value: p._phase_json() for p in self.phases if p.phase is not None}}
 
     def _phase_json(self) -> dict[str, object]:
         return {"heading": self.heading, "status": self.status, "line": self.line, "why": self.why,
-                "why_code": code_of(self.why), "key": self.key.key if self.key else None, "entry": self.entry}
+                "why_code": code_of(self.why), "key": self.key.key if self.key else None, "entry": self.entry,
+                "params": [p.to_json() for p in self.params], "params_unchecked": self.params_unchecked}
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +392,8 @@ def _phase_verdict(function: str | None, group: Sequence[KeyMatch], phase: Phase
             heading += (f" (traced dynamic: job id {job_of(saved.profile or '')}'s saved profile, "
                         f"{os.path.basename(saved.profile or '')}, marks {', '.join(saved.auto)} dynamic)")
         elif v.status == "new-graph" and not any(m.auto for m in group) and ":mark_dynamic=" not in str(inputs) \
-                and not (code_of(v.why) or "").startswith(_SCALAR_CODES):
+                and not (code_of(v.why) or "").startswith(_SCALAR_CODES) \
+                and not any(code_of(r) in ARGUMENT_CODES for m in group for r in m.reasons):
             v = replace(v, why=Reason(
                 f"static {_user_inputs(group, inputs)} was never compiled (under dynamic=None a fresh "
                 "process traces its first call with static sizes, and no key holds these)",
@@ -400,7 +450,7 @@ def verdicts(report: MatchReport, count_all: bool = False) -> CallVerdict:
         found.append(FunctionVerdict(
             function_name(u.origin).name, u.origin, "undecided", Reason(
                 f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
-                f"do not name (a frame's locals, e.g. after a graph break): give them with {param('shapes')}",
+                f"do not name (a frame's locals, e.g. after a graph break): give them with {param('inputs')}",
                 "inputs-not-named"), u.key))
     if count_all or all(v.status == "new-graph" for v in found):
         return CallVerdict(tuple(found))

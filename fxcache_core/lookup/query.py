@@ -51,6 +51,10 @@ class CallQuery:
         only: the one key asked about (the user named it): it always gets a result.
         function: keep only the keys compiled from the function of that name
             (:func:`~fxcache_core.functions.origin.keys_of_function`).
+        recorded: the Python values each key was traced with, as a run's TORCH_TRACE
+            recorded Dynamo's guards (key -> one mapping of source -> value per compile:
+            :data:`~fxcache_core.lookup.accounting.RecordedConstants`); None: those kept
+            in the usage store.
 
     Raises:
         ShapeSpecError: ``sym`` without ``only``, or more than one of ``inputs``,
@@ -65,14 +69,15 @@ class CallQuery:
     pgo: bool | None = None
     only: CacheKey | None = None
     function: str | None = None
+    recorded: Mapping[str, Sequence[Mapping[str, object]]] | None = None
 
     def __post_init__(self) -> None:
         if self.sym and self.only is None:
             raise ShapeSpecError(f"{param('sym')} binds placeholders of one key: give {param('key')} too",
                                  param="sym", value=dict(self.sym))
         if sum(map(bool, (self.sym, self.inputs, self.positional))) > 1:
-            raise ShapeSpecError(f"give one of {param('shapes')}, {param('arg')} or {param('sym')}",
-                                 param="shapes")
+            raise ShapeSpecError(f"give one of {param('inputs')}, {param('arg')} or {param('sym')}",
+                                 param="inputs")
 
     @property
     def forced(self) -> bool:

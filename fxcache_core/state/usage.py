@@ -14,9 +14,13 @@ never inside the cache dir::
 
     <index dir>/usage-<sha256 of the cache dir's real path>.sqlite
 
-one table ``entry_use(kind, key, entry, last_use, hits, compile_s, written)``
-and one of the traces already counted (``traces``, by file name, size and
-mtime), so explaining a trace twice never counts its hits twice. Like the
+one table ``entry_use(kind, key, entry, last_use, hits, compile_s, written)``,
+one of the traces already counted (``traces``, by file name, size and
+mtime), so explaining a trace twice never counts its hits twice, and one of the
+Python values each key's graph was traced with (``key_constants(key,
+constants)``: the constants Dynamo's guards pinned in a compile that looked the key
+up, :func:`fxcache_core.trace.constants.key_constants`), which ``match`` reads as
+evidence the cache itself does not keep (:meth:`UsageStore.constants`). Like the
 index, ``FXCACHE_NO_INDEX=1`` turns it off and an error opening it (a
 read-only home) just leaves it out. It is opened as the index is
 (:func:`~fxcache_core.state.index.open_own_db`: never through a symlink, never
@@ -29,10 +33,11 @@ of the trace stack: gc reads this store, and importing it stays cheap
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -48,6 +53,13 @@ CREATE TABLE IF NOT EXISTS entry_use (
 CREATE TABLE IF NOT EXISTS traces (fingerprint TEXT PRIMARY KEY);
 """
 _TABLES = (frozenset({"entry_use", "traces"}),)
+_CONSTANTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS key_constants (
+    key TEXT NOT NULL, constants TEXT NOT NULL, PRIMARY KEY (key, constants));
+"""
+MAX_CONSTANTS_TEXT = 65536
+"""A ``key_constants`` row longer than this (characters) is neither written nor read."""
+MAX_CONSTANT_ROWS = 100_000
 
 
 def usage_path(root: Path) -> Path | None:
@@ -123,6 +135,12 @@ class UsageStore:
         if path is None:
             return
         self._db = open_own_db(path, _SCHEMA, _TABLES, timeout=10)
+        if self._db is not None:
+            try:
+                self._db.executescript(_CONSTANTS_SCHEMA)  # a store made before the table was
+            except sqlite3.Error:
+                self._db.close()
+                self._db = None
 
     @property
     def enabled(self) -> bool:
@@ -163,6 +181,45 @@ class UsageStore:
         except sqlite3.Error:
             return 0
 
+    def record_constants(self, constants: Mapping[str, Sequence[Mapping[str, object]]]) -> int:
+        """Keep, per key, the Python values its graph was traced with (key -> one
+        mapping of source -> value per compile that looked it up: a bool, None, an
+        int, a float, a str or a tuple of them). Returns the rows added; 0 when off."""
+        if self._db is None:
+            return 0
+        n = 0
+        try:
+            with self._db:
+                for key, each in constants.items():
+                    for c in each:
+                        text = _encode(c)
+                        if text is None or not _storable(key) or not _storable(text):
+                            continue
+                        cur = self._db.execute("INSERT OR IGNORE INTO key_constants(key, constants) VALUES (?, ?)",
+                                               (key, text))
+                        n += cur.rowcount
+            return n
+        except sqlite3.Error:
+            return 0
+
+    def constants(self) -> dict[str, tuple[dict[str, object], ...]]:
+        """Key -> the constants recorded for it (:meth:`record_constants`), a row whose
+        values are not what fxcache writes left out (the store lives in a dir others
+        may write); empty when off."""
+        if self._db is None:
+            return {}
+        try:
+            rows = self._db.execute("SELECT key, constants FROM key_constants LIMIT ?",
+                                    (MAX_CONSTANT_ROWS,)).fetchall()
+        except sqlite3.Error:
+            return {}
+        out: dict[str, list[dict[str, object]]] = {}
+        for key, text in rows:
+            got = _decode(text) if isinstance(key, str) else None
+            if got is not None:
+                out.setdefault(key, []).append(got)
+        return {k: tuple(v) for k, v in out.items()}
+
     def load(self) -> dict[str, EntryUse]:
         """Entry file name -> what traces said about it (empty when off)."""
         if self._db is None:
@@ -185,6 +242,19 @@ class UsageStore:
             self._db = None
 
 
+def recorded_constants(root: Path) -> dict[str, tuple[dict[str, object], ...]]:
+    """:meth:`UsageStore.constants` of cache dir ``root``'s store, opened only where one
+    exists (reading makes none); empty when there is none or the index is off."""
+    path = usage_path(root)
+    if path is None or not os.path.lexists(path):
+        return {}
+    store = UsageStore(path)
+    try:
+        return store.constants()
+    finally:
+        store.close()
+
+
 def _checked(row: Sequence[object]) -> EntryUse | None:
     """A row of ``entry_use`` as an EntryUse, or None when its values are not what
     fxcache writes (text where a time is, a negative count...): the store lives in
@@ -199,6 +269,56 @@ def _checked(row: Sequence[object]) -> EntryUse | None:
         return None
     last_use, compile_s, written = (None if v is None else float(v) for v in times)  # type: ignore[arg-type]
     return EntryUse(kind, key, entry, last_use, hits, compile_s, written)
+
+
+def _plain(v: object, depth: int = 0) -> bool:
+    """Whether ``v`` is a constant fxcache records: None, a bool, an int, a float, a
+    str, or a tuple of them (at most 4 deep)."""
+    if v is None or type(v) in (bool, int, float, str):
+        return True
+    return type(v) is tuple and depth < 4 and all(_plain(x, depth + 1) for x in v)  # type: ignore[union-attr]
+
+
+def _encode(c: Mapping[str, object]) -> str | None:
+    """One compile's constants as the row's text: JSON ``[[source, value], ...]``
+    sorted (a tuple as a list); None when a value is not a recorded kind or the text
+    is over :data:`MAX_CONSTANTS_TEXT`."""
+    if not all(isinstance(k, str) and _plain(v) for k, v in c.items()):
+        return None
+    text = json.dumps(sorted([k, v] for k, v in c.items()))
+    return text if len(text) <= MAX_CONSTANTS_TEXT else None
+
+
+def _decode(text: object) -> dict[str, object] | None:
+    """A row's text back as source -> value (lists as tuples); None for anything
+    :func:`_encode` does not write."""
+    if not isinstance(text, str) or len(text) > MAX_CONSTANTS_TEXT:
+        return None
+    try:
+        items = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+    def back(v: object, depth: int = 0) -> object:
+        if isinstance(v, list):
+            if depth >= 4:
+                raise ValueError("too deep")
+            return tuple(back(x, depth + 1) for x in v)
+        if v is None or type(v) in (bool, int, float, str):
+            return v
+        raise ValueError("not a constant")
+
+    if not isinstance(items, list):
+        return None
+    out: dict[str, object] = {}
+    try:
+        for item in items:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+                return None
+            out[item[0]] = back(item[1])
+    except ValueError:
+        return None
+    return out
 
 
 def _storable(text: str) -> bool:

@@ -10,6 +10,10 @@ against any cache without typing ``--shapes``:
 
 * a tensor -> :class:`~fxcache_core.lookup.binding.TensorArg` (shape, strides,
   offset, dtype); an int input that became a symbol (``L['n']``) -> its value;
+* a Python value Dynamo guarded as a constant (``L['clip'] == True``,
+  ``L['act'] == 'gelu'``, ``L['mask'] is None``, ``L['n'] == 3``, a tuple:
+  :func:`~fxcache_core.trace.constants.guard_constants`) -> that value (an int or a
+  float as such, the others as a :class:`~fxcache_core.lookup.pyvalues.PyValue`);
 * the mode -> :class:`~fxcache_core.lookup.binding.DynamicMode` from
   ``TraceCompile.dynamic``;
 * under ``dynamic=None``/``False``, a dim that the compile made symbolic was
@@ -36,6 +40,8 @@ from fxcache_core.lookup.binding import (
     checked_int,
     checked_tensor,
 )
+from fxcache_core.lookup.pyvalues import PyValue
+from fxcache_core.trace.constants import guard_constants
 from fxcache_core.trace.run_facts import TraceCompile, TraceRun
 
 _SIZE_RE = re.compile(r"(.+)\.size\(\)\[([0-9]{1,9})\]")  # a longer index is no dim of a tensor
@@ -116,6 +122,14 @@ def call_inputs(run: TraceRun, compile_id: str, rank: int | None = None) -> Trac
                 and not any(p in s.source for p in (".size()", ".stride()", ".storage_offset()"))):
             inputs[s.source] = checked_int(f"{param('from_trace')} compile {compile_id}: {s.source[:200]}",
                                            s.value, name="from_trace", value=compile_id)
+    for src, v in guard_constants(c.final_guards or ()).items():
+        if src in inputs or any(src.startswith(t + "[") for t in inputs):
+            continue
+        if type(v) is int:
+            inputs[src] = checked_int(f"{param('from_trace')} compile {compile_id}: {src[:200]}", v,
+                                      name="from_trace", value=compile_id)
+        else:
+            inputs[src] = v if type(v) is float else PyValue(v)
     if not inputs:
         raise ShapeSpecError(f"compile {compile_id} recorded no input (describe_tensor / create_symbol)",
                              param="compile_id", value=compile_id)

@@ -66,10 +66,10 @@ def test_dynamic_is_case_insensitive(cache, mode):
 @pytest.mark.parametrize("args,needle", [
     (["match", "--key", "a", "--sym", "t0=-5"], "--sym t0=-5: t0 is x.size(0), which is never negative"),
     (["coverage", "a", "--range", "s0=-5:10"], "--range s0=-5:10: s0 is x.size(0)"),
-    (["match", "--shapes", "x=-5"], "--shapes x=-5: x is a tensor"),
-    (["match", "--shapes", "m=[2,8]:dtype=boolean"], "--shapes m: dtype: 'boolean' is not a torch dtype "
+    (["match", "--inputs", "x=-5"], "--inputs x=-5: x is a tensor"),
+    (["match", "--shapes", "m=[2,8]:dtype=boolean"], "--inputs m: dtype: 'boolean' is not a torch dtype "
      "(known: bfloat16"),
-    (["match", "--shapes", "t=10:dtype=int64"], "--shapes 't=10:dtype=int64': t=10 is an int, a Python "
+    (["match", "--inputs", "t=10:dtype=int64"], "--inputs 't=10:dtype=int64': t=10 is an int, a Python "
      "scalar, which has no dtype (a 0-d tensor of a dtype is t=[]:dtype=NAME)"),
     (["match", "--shapes", "t=10.0:dtype=float32"], "t=10.0 is a float, a Python scalar, which has no dtype"),
     (["match", "--arg", "x"], "--arg 'x': expected a tensor shape"),

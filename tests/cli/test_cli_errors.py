@@ -1,6 +1,6 @@
 """The CLI's error layer: a core parameter is written as its flag. ``main()``
 installs the CLI's naming (``errors.use_names(flag_of)``), so core texts made during
-a run say ``--shapes`` where a library caller reads ``shapes``; nothing is rendered
+a run say ``--inputs`` where a library caller reads ``inputs``; nothing is rendered
 after the fact, so text read from a cache is never turned into a flag. No torch; the
 last tests run the command (forked) on argument paths the system refuses to look up."""
 
@@ -20,7 +20,7 @@ from fxcache_core.reasons import Reason
 
 
 @pytest.mark.parametrize("name,flag", [
-    ("shapes", "--shapes"), ("sym", "--sym"), ("key", "--key"), ("arg", "--arg"), ("range", "--range"),
+    ("inputs", "--inputs"), ("shapes", "--inputs"), ("sym", "--sym"), ("key", "--key"), ("arg", "--arg"), ("range", "--range"),
     ("dynamic", "--dynamic"), ("duck_shape", "--duck-shape"), ("fn", "--fn"), ("cache_dir", "--cache-dir"),
     ("remote", "--remote"), ("rank", "--rank"), ("compile", "--compile"), ("older_than", "--older-than"),
     ("max_size", "--max-size"), ("artifacts", "--artifacts"), ("keep_costly", "--keep-costly"),
@@ -45,7 +45,7 @@ def _options() -> set[str]:
 
 def test_every_flag_the_table_names_is_an_option_of_some_command():
     options = _options()
-    named = {flag_of(n) for n in ("shapes", "sym", "key", "arg", "range", "dynamic", "duck_shape", "fn",
+    named = {flag_of(n) for n in ("inputs", "sym", "key", "arg", "range", "dynamic", "duck_shape", "fn",
                                   "cache_dir", "remote", "rank", "compile", "older_than", "max_size",
                                   "artifacts", "keep_last", "keep_costly", "set_ttl", "stale")}
     assert named | set(FLAGS.values()) <= options
@@ -74,7 +74,7 @@ def test_every_parameter_core_names_is_written_as_an_option_the_cli_has():
     """What a core message says through ``param()`` reads as a real flag of some command,
     whichever parameter a future message names."""
     named = _parameters_core_names()
-    assert {"shapes", "sym", "key", "range", "dynamic", "cache_dir"} <= named  # the scan finds them
+    assert {"inputs", "sym", "key", "range", "dynamic", "cache_dir"} <= named  # the scan finds them
     missing = {n: flag_of(n) for n in named}
     assert {n: f for n, f in missing.items() if f not in _options()} == {}
 
@@ -126,17 +126,17 @@ def test_a_name_read_from_a_cache_is_never_turned_into_a_flag(cli_naming):
 
 
 def test_an_fxcache_error_is_one_line_with_its_flag_and_exit_2(capsys):
-    e = ShapeSpecError(f"{param('shapes')} x=-5: x is a tensor", param="shapes", value="x=-5")
-    assert str(e) == "shapes x=-5: x is a tensor" and e.param == "shapes"  # a library caller's words
+    e = ShapeSpecError(f"{param('inputs')} x=-5: x is a tensor", param="inputs", value="x=-5")
+    assert str(e) == "inputs x=-5: x is a tensor" and e.param == "inputs"  # a library caller's words
     restore = use_names(flag_of)
     try:
-        e = ShapeSpecError(f"{param('shapes')} x=-5: x is a tensor", param="shapes", value="x=-5")
+        e = ShapeSpecError(f"{param('inputs')} x=-5: x is a tensor", param="inputs", value="x=-5")
     finally:
         restore()
     with pytest.raises(SystemExit) as exit_:
         _errors.handle(e)
     assert exit_.value.code == _errors.BAD_INPUT == 2
-    assert capsys.readouterr().err == "fxcache: error: --shapes x=-5: x is a tensor\n"
+    assert capsys.readouterr().err == "fxcache: error: --inputs x=-5: x is a tensor\n"
 
 
 def test_what_no_row_handles_is_raised_again():

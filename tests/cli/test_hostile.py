@@ -154,7 +154,7 @@ def test_verify_counts_what_it_could_not_check_and_is_not_a_pass(tmp_path):
 @pytest.mark.parametrize("args,option", [
     (["match", "--key", "f", "--sym", "t0=" + "9" * 5000], "--sym"),
     (["coverage", "f", "--range", "t0=1:" + "9" * 5000], "--range"),
-    (["match", "--shapes", "x=[4," + "9" * 5000 + "]"], "--shapes"),
+    (["match", "--shapes", "x=[4," + "9" * 5000 + "]"], "--inputs"),
     (["gc", "--max-size", "9" * 400 + "B"], "--max-size"),
     (["gc", "--max-size", ""], "--max-size"),
     (["gc", "--older-than", ""], "--older-than"),

@@ -127,7 +127,7 @@ def test_huge_numbers_in_a_trace_are_unknown_values_not_tracebacks(env):
 
 @pytest.mark.parametrize("size,why", [([-5, 4], "cannot be negative"), ([2**70, 4], "out of range")])
 def test_from_trace_refuses_the_sizes_shapes_refuses(env, size, why):
-    """Item 2: one validation for --shapes and the sizes a trace gives."""
+    """Item 2: one validation for --inputs and the sizes a trace gives."""
     d = write_trace(env["tmp"] / "trace", clock() + start() + tensor("L['x']", size, [4, 1]) + fx_hit())
     r = fxcache("--cache-dir", env["cache"], "match", "--from-trace", str(d), "--compile", "0/0",
                 env=env["env"])
@@ -135,7 +135,7 @@ def test_from_trace_refuses_the_sizes_shapes_refuses(env, size, why):
     assert "--from-trace" in r.stderr and why in r.stderr and len(r.stderr.splitlines()) == 1, r
     r = fxcache("--cache-dir", env["cache"], "match", "--shapes", f"x=[{size[0]},4]", env=env["env"])
     assert_sane(r, codes=(2,))
-    assert "--shapes" in r.stderr and why in r.stderr, r
+    assert "--inputs" in r.stderr and why in r.stderr, r
 
 
 # --- 3, 4: guards in force ------------------------------------------------------------

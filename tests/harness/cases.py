@@ -8,7 +8,7 @@ functions and calls, imported): seven of the first nine cases, and
 ``calls_helper``. The cases after the first nine are the oracle suite's
 (tests/torch/test_oracle_suite.py): branches on products, list and keyword-only
 arguments, float arguments, duck sizing off, forced equalities, a timestep three
-ways.
+ways; the last block (``tests.harness.cases_args``) is Python arguments the code reads.
 
 Shape descriptions follow ``demo.cases``; for the cases added here they follow
 the function's signature, one element per parameter in order (positional, then
@@ -682,9 +682,15 @@ _SHAPES_CASES = [
          doc="a UNet's int timestep under dynamic=None: a static key, then an FX key only"),
 ]
 
+# --------------------------------------------------------------------------- #
+# Python arguments the code reads (bools, strings, None, a graph break's locals):
+# their own block, tests/harness/cases_args.py (tests/torch/test_arguments.py).
+# --------------------------------------------------------------------------- #
+
+from tests.harness.cases_args import ARGUMENT_CASES  # noqa: E402
 
 CASES: dict[str, Case] = {
     c.name: c
     for c in (*_FIRST_CASES, *_MORE_CASES, *_FLOAT_AND_DUCK_CASES, *_FORCED_EQUALITY_CASES,
-              *_TIMESTEP_CASES, *_SHAPES_CASES)
+              *_TIMESTEP_CASES, *_SHAPES_CASES, *ARGUMENT_CASES)
 }

@@ -43,13 +43,15 @@ def recorded_calls() -> dict[str, list[tuple]]:
     a copy with the PGO state its build saved put back) and ``fresh`` (a fresh ``python
     -m tests.harness.oracle`` process on a copy of the real cache). Taken from the test
     files that ask them."""
+    from tests.torch import test_arguments as arguments
     from tests.torch import test_oracle_suite as suite
     from tests.torch import test_real_cache as real
     from tests.torch import test_shapes_oracle as shapes
     from tests.torch import test_torch_oracle as fork
 
     calls = [*real.ORACLE_CALLS, *[tuple(p.values) for p in suite.PARAMS], suite.AFTER_RECOMPILE,
-             *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS]]
+             *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
+             *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(fork.EQUIVALENCE_QUERIES)}

@@ -12,7 +12,8 @@ the cache do something: a hit, a Dynamo recompile on a branch, an Inductor
 config change, a dtype change, a first compile, a guard miss on a range from
 ``mark_dynamic``, a bypass, an AOTAutograd hit whose FX entry was removed
 (``fx_gone``), a training step with backward, a module whose ``forward`` a
-``functools.wraps`` decorator wraps (``decorated``); or nothing at all
+``functools.wraps`` decorator wraps (``decorated``), a hit whose key the cache alone
+cannot tie to the value of a bool the code reads (``flags``); or nothing at all
 (``eager``: Dynamo with the eager backend, no Inductor cache), or the ``hit`` step's
 call under an Inductor config set by an environment variable (``env``, :data:`PLAN_ENV`). Meant for a copy of
 the tests' real cache (``demo.build_cache`` of ``tests.harness.cases``), which
@@ -154,12 +155,13 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
         "decorated": lambda: _decorated(torch),
         "eager": lambda: torch.compile(fresh_graph, backend="eager")(torch.randn(6, 5)),
         "env_var": lambda: case("branch_on_size", [[4, 3]]),
+        "flags": lambda: case("clip_default", [[6, 5]]),
     }
 
 
 PLANS: dict[str, tuple[str, ...]] = {
     "replay": ("hit", "recompile", "config", "dtype", "first", "guard_miss", "bypass", "fx_gone", "train",
-               "decorated"),
+               "decorated", "flags"),
     "suppressed": ("train", "hit"),
     "ranks": ("hit", "train"),
     "eager": ("eager",),

@@ -3,7 +3,8 @@
 One session fixture runs the plans of ``tests.harness.traced`` once each, in fresh
 processes, on copies of the session's real cache: ``replay`` (a hit, a Dynamo
 recompile on a branch, a config change, a dtype change, a first compile, a
-guard miss on a mark_dynamic range, a bypass, a training step with backward),
+guard miss on a mark_dynamic range, a bypass, a training step with backward, a hit
+whose key only Dynamo's guard ties to the value of a bool the code reads),
 ``suppressed`` (the same hits with torch patched so that a hit installs no
 guard), ``ranks`` (two gloo ranks, one trace file each) and ``eager`` (Dynamo
 without Inductor: nothing looked up). Each process also records what torch's
@@ -547,3 +548,37 @@ def test_a_guard_miss_on_a_copy_with_fresh_mtimes_lists_only_the_entries_that_ex
             (f,) = x["failed"]
             assert f["user_clause"] == "x.size(0) <= 64" and f["user_values"] == {"x.size(0)": 100}
             assert "written-later" in x["note_codes"]
+
+
+def test_a_runs_trace_decides_a_python_argument_the_cache_alone_cannot(traced, real_cache, tmp_path):
+    """clip_default's key (tests/harness/cases_args.py), built with the default: the cache
+    alone cannot say which way its `if clip:` went, and match is undecided
+    (tests/torch/test_arguments.py). The replay's ``flags`` step called it with the default
+    and hit that key; Dynamo's guard L['clip'] == False in the trace decides: given as the
+    call (--from-trace), or explained into the usage store for later matches."""
+    from tests.helpers import match_args_for
+
+    run = traced["replay"]
+    (aot,) = [lk for lk in run["torch"]["lookups"] if lk["step"] == "flags" and lk["kind"] == "aotautograd"]
+    assert aot["hit"], aot
+    (compile_id,) = {x["compile"] for x in _by_step(run)["flags"]}  # as --compile names it
+    root = tmp_path / "cache"
+    shutil.copytree(real_cache.root, root, symlinks=True)
+    env = {"FXCACHE_INDEX_DIR": str(tmp_path / "index")}
+
+    proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--from-trace", str(run["trace"]),
+                       "--compile", compile_id, env=env)
+    body = json.loads(proc.stdout)
+    (fv,) = body["verdicts"]["functions"]
+    assert proc.returncode == 0 and (fv["key"], fv["entry"]) == (aot["key"], aot["hit"]), fv
+    assert body["inputs"]["L['clip']"] == "False"
+    (clip,) = [p for p in fv["params"] if p["name"] == "clip"]
+    assert (clip["how"], clip["status"]) == ("trace-guard", "accounted"), clip
+
+    args = ["match", "--json", "--fn", "clip_default", *match_args_for("clip_default", [[6, 5]])]
+    before = run_fxcache("--cache-dir", str(root), *args, env=env)
+    assert before.returncode == 3, before.stdout  # the cache alone: undecided
+    assert run_fxcache("--cache-dir", str(root), "explain", str(run["trace"]), env=env).returncode == 0
+    after = run_fxcache("--cache-dir", str(root), *args, env=env)
+    (fv,) = json.loads(after.stdout)["verdicts"]["functions"]
+    assert after.returncode == 0 and (fv["key"], fv["entry"]) == (aot["key"], aot["hit"]), fv

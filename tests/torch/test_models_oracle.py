@@ -200,6 +200,36 @@ def test_a_module_compiled_whole_binds_keyword_and_positional_inputs_and_says_to
         assert hit["status"] == "hit", (spec, hit)
 
 
+def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_said(model_cache):
+    """Every parameter of the model's forward is accounted for: ResNet's forward (compiled
+    itself) reads output_hidden_states and return_dict, None by default, which the cache
+    does not record: assumed as when the key was compiled, and said; GPT-2's (a module
+    compiled whole through transformers' decorators) takes input_ids, its optional tensors
+    are None with no input of the key from them, the rest left out of the call as built.
+    A value given that nothing records (return_dict=False) leaves the verdict undecided."""
+    root, _ = model_cache
+    base = ["--cache-dir", str(root), "match", "--fn", "ResNetModel", "--dynamic", "none", "--inputs",
+            "[5,3,32,32]:mark_dynamic=[0]"]
+    r = run_fxcache(*base, "--json")
+    (fv,) = json.loads(r.stdout)["verdicts"]["functions"]
+    how = {p["name"]: (p["status"], p["how"]) for p in fv["params"]}
+    assert r.returncode == 0 and how == {"pixel_values": ("accounted", "key-input"),
+                                         "output_hidden_states": ("assumed", "default-assumed"),
+                                         "return_dict": ("assumed", "default-assumed")}, how
+    human = run_fxcache(*base).stdout
+    assert ("assumed as when the key was compiled (the cache does not record them): output_hidden_states=None, "
+            "return_dict=None") in human, human
+    r = run_fxcache(*base, "--inputs", "return_dict=False", "--json")
+    (fv,) = json.loads(r.stdout)["verdicts"]["functions"]
+    assert r.returncode == 3 and fv["why_code"] == "constant-unrecorded" and "return_dict=False" in fv["line"], fv
+    r = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "GPT2LMHeadModel", "--dynamic", "true",
+                    "--inputs", "input_ids=[3,12]")
+    (fv,) = json.loads(r.stdout)["verdicts"]["functions"]
+    how = {p["name"]: p["how"] for p in fv["params"]}
+    assert r.returncode == 0 and how["input_ids"] == "key-input" and how["attention_mask"] == "no-input-none"
+    assert how["use_cache"] == "module-default", how
+
+
 def test_fn_names_the_compiled_function_and_says_when_no_key_was_compiled_from_it(model_cache):
     root, _ = model_cache
     r = run_fxcache("--cache-dir", str(root), "match", "--fn", "loss_fn", "--shapes", "ids=[2,8]")
@@ -295,13 +325,14 @@ def test_a_bool_mask_on_the_int64_mask_key_is_a_new_graph_as_torch_says(model_ca
     assert v["status"] == "hit" and any("attention_mask'] int64" in a for a in v["assumed"]), v
 
 
-def test_an_optional_tensor_given_or_left_out_against_a_key_is_undecided_not_a_hit(model_cache):
+def test_an_optional_tensor_given_against_a_key_is_undecided_and_left_out_is_none(model_cache):
     """An optional input (``attention_mask=None`` by default) changes the graph whether it is
-    given or left out, and the cache does not record which a key was traced with. GPT-2's
-    key was compiled without a mask: a call that passes one is undecided (torch traces
-    another graph when the code reads it, as GPT-2's forward does). BERT's key takes the mask:
-    a call that leaves it out is undecided. A parameter the function's source never reads
-    (unused_arg's ``unused``, tests/torch/test_oracle_suite.py) changes nothing and says nothing."""
+    given or left out. GPT-2's key was compiled without a mask: a call that passes one is
+    undecided (the cache does not record it; torch traces another graph when the code reads
+    it, as GPT-2's forward does). BERT's key takes the mask: a call that leaves it out passes
+    None, its default, which that key cannot take (torch traces another graph). A parameter
+    the function's source never reads (unused_arg's ``unused``,
+    tests/torch/test_oracle_suite.py) changes nothing and says nothing."""
     root, _ = model_cache
     r = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "GPT2LMHeadModel", "--dynamic",
                     "true", "--shapes", "input_ids=[3,12]", "--shapes", "attention_mask=[3,12]:dtype=int64")
@@ -310,10 +341,10 @@ def test_an_optional_tensor_given_or_left_out_against_a_key_is_undecided_not_a_h
     assert fn["status"] == "undecided" and fn["why_code"] == "tensor-not-input", fn
     r = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "BertModel", "--dynamic", "none",
                     "--shapes", "input_ids=[2,12]:mark_dynamic=[1]")
-    assert r.returncode == 3, r.stdout
+    assert r.returncode == 1, r.stdout
     (fn,) = json.loads(r.stdout)["verdicts"]["functions"]
-    assert fn["status"] == "undecided" and fn["why_code"] == "input-not-given", fn
-    assert "attention_mask is a tensor input of this key" in fn["line"], fn
+    assert fn["status"] == "new-graph" and fn["why_code"] == "none-for-input", fn
+    assert "attention_mask is left out (None, its default)" in fn["line"], fn
 
 
 def test_the_recorded_answers_stand_for_torchs_on_this_sessions_model_cache(model_cache):

@@ -157,3 +157,53 @@ def test_the_dtype_table_is_the_one_torch_prints():
     from fxcache_core.lookup.binding import DTYPE_ABBRS
 
     assert DTYPE_ABBRS == {abbr: str(dt).removeprefix("torch.") for dt, abbr in dtype_abbrs.items()}
+
+
+def test_python_values_dynamo_specializes_on_are_inputs_too():
+    from fxcache_core.lookup.pyvalues import PyValue
+
+    got = parse_shapes(["x=[8,16],clip=True", "mask=None", "act=gelu", "mode='a, b'", 'name="x:y"',
+                        "dims=(2,3),one=(4,),nested=(1,(2.5,None),'s')", "off=False"])
+    assert got["L['x']"] == TensorArg((8, 16))
+    assert got["L['clip']"] == PyValue(True) and got["L['off']"] == PyValue(False)
+    assert got["L['mask']"] == PyValue(None)
+    assert got["L['act']"] == PyValue("gelu")  # a bare word that is no other literal is a str
+    assert got["L['mode']"] == PyValue("a, b") and got["L['name']"] == PyValue("x:y")
+    assert got["L['dims']"] == PyValue((2, 3)) and got["L['one']"] == PyValue((4,))
+    assert got["L['nested']"] == PyValue((1, (2.5, None), "s"))
+    assert [str(got[f"L['{n}']"]) for n in ("clip", "mask", "act", "dims")] == ["True", "None", "'gelu'", "(2, 3)"]
+    # inf and nan stay floats, ints ints: Dynamo may make them symbolic.
+    again = parse_shapes(["a=inf", "b=-nan", "c=3"])
+    assert type(again["L['a']"]) is float and type(again["L['c']"]) is int
+
+
+def test_a_tuple_given_reads_its_items_as_a_key_source_names_them():
+    from fxcache_core.lookup.pyvalues import PyValue
+
+    inputs = parse_shapes(["dims=(2,(3,4.5),True)", "flag=True"])
+    assert value_of("L['dims'][0]", inputs).value == 2
+    assert value_of("L['dims'][1][0]", inputs).value == 3
+    assert "is a float" in value_of("L['dims'][1][1]", inputs).problem
+    assert "the Python bool True" in value_of("L['dims'][2]", inputs).problem
+    assert value_of("L['dims'][9]", inputs).value is None  # no such item: not given
+    assert "the Python bool True" in value_of("L['flag'].size()[0]", inputs).problem
+    assert inputs["L['flag']"] == PyValue(True)
+
+
+@pytest.mark.parametrize("bad", [
+    "x=(1,[2])", "x=True:dtype=f32", "x='abc", "x=(" * 10 + ")" * 10, "x=((((((1,),),),),),)",
+    "x=" + "a" * 2000, "x=(" + ",".join(["1"] * 100) + ")", "x=(2**70,)", "x={1: 2}", "x=b'no'",
+    "x=lambda: 0", "x=1+1",
+])
+def test_a_value_that_is_no_literal_of_those_kinds_is_one_line(bad):
+    with pytest.raises(ShapeSpecError) as ei:
+        parse_shapes([bad])
+    assert "\n" not in str(ei.value) and len(str(ei.value)) < 300
+
+
+def test_same_value_is_dynamos_equality_not_pythons():
+    from fxcache_core.lookup.pyvalues import same_value
+
+    assert same_value(True, True) and same_value((1, "a"), (1, "a")) and same_value(float("nan"), float("nan"))
+    assert not same_value(True, 1) and not same_value(1, 1.0) and not same_value((1, 2), (1, 2, 3))
+    assert not same_value(None, False) and not same_value("1", 1)

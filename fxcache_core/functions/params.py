@@ -1,0 +1,391 @@
+"""How the compiled frame's code reads each of its parameters, read from its source.
+
+Dynamo traces the code of the frame it compiles, and a parameter changes the
+graph only where that code reads it. For the ``def`` of a compiled frame
+(:class:`~fxcache_core.functions.frames.CompiledFrom`), :func:`frame_reads` says,
+per parameter (:class:`ParamUse`): its default (an ``ast`` literal, or why it is
+not one), its annotation as written, whether the body reads it at all, whether it
+assigns it (then no test on it says what the argument was), and where it reads
+it: in the test of an ``if`` that compares it with constants alone
+(:class:`BranchTest`: ``if clip:``, ``if not fast:``, ``if mask is not None:``,
+``if act == 'gelu':``, ``if mode in ('a', 'b'):``), or anywhere else (computed
+with, passed to a call...).
+
+A test says which side of it the trace took where the key's graph has an op
+traced from a line of that side (``# File: f.py:6 in f`` of a printed graph, the
+frames of ``cache_linemap``): :mod:`fxcache_core.lookup.accounting` reads that.
+The argument is constant during the trace and never assigned, so every time the
+test runs it goes the same way, and the lines of the other side never run.
+
+A resume frame (``torch_dynamo_resume_in_f_at_N``) runs the code of ``f`` after
+line ``N``: :meth:`FrameReads.after` keeps the reads at or after that line (or in a
+loop around it). The source is parsed with ``ast``, never run or imported
+(:func:`~fxcache_core.functions.frames._parse_bounded`'s bounds). Nothing here
+imports torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from fxcache_core.functions.frames import (
+    CompiledFrom,
+    _parse_bounded,
+    _read_source,
+    _stat,
+    resume_parent,
+)
+from fxcache_core.reasons import Reason
+
+MAX_TESTS = 2000
+"""Tests kept per function (a function with more is read as having none beyond)."""
+MAX_TEXT = 80
+
+
+@dataclass(frozen=True, slots=True)
+class Default:
+    """A parameter's default.
+
+    Attributes:
+        given: the parameter has a default.
+        value: the default, where it is a literal ``ast.literal_eval`` reads (None
+            otherwise, and for a default of None: see ``literal``).
+        literal: the default is such a literal.
+        text: the default as written (at most 80 characters).
+    """
+
+    given: bool = False
+    value: object = None
+    literal: bool = False
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BranchTest:
+    """An ``if`` whose test compares one parameter with constants.
+
+    Attributes:
+        line: the ``if`` (or ``elif``) line.
+        text: the test as written (``clip``, ``act == 'gelu'``), at most 80 characters.
+        op: ``truth`` (``if p:``), ``not``, ``is``, ``is-not``, ``eq``, ``ne``, ``in``, ``not-in``.
+        operand: the constant compared with (a tuple for ``in``); None for ``truth``/``not``.
+        body: the first and last line of the statements run when the test holds.
+        orelse: those of the ``else`` side (an ``elif`` chain included); None when there is none.
+        within: the tests this one sits inside, outermost first: (index in
+            :attr:`FrameReads.tests`, the side it is on).
+    """
+
+    line: int
+    text: str
+    op: str
+    operand: object
+    body: tuple[int, int]
+    orelse: tuple[int, int] | None
+    within: tuple[tuple[int, bool], ...] = ()
+
+    def holds(self, value: object) -> bool | None:
+        """Whether the test holds for the argument ``value`` (a Python value: bool,
+        None, int, float, str, tuple), as Python evaluates it; None where it cannot be
+        told (``in`` of an unhashable value...)."""
+        try:
+            if self.op == "truth":
+                return bool(value)
+            if self.op == "not":
+                return not value
+            if self.op == "is":
+                return value is self.operand
+            if self.op == "is-not":
+                return value is not self.operand
+            if self.op == "eq":
+                return bool(value == self.operand)
+            if self.op == "ne":
+                return bool(value != self.operand)
+            if self.op in ("in", "not-in"):
+                found = value in self.operand  # type: ignore[operator]
+                return found if self.op == "in" else not found
+        except Exception:  # noqa: BLE001 - a comparison of user values: unknown, never an error
+            return None
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ParamUse:
+    """One parameter of the compiled function and how its code reads it.
+
+    Attributes:
+        name: the parameter.
+        keyword_only: declared after ``*`` or ``*args``.
+        default: its default (:class:`Default`).
+        annotation: its annotation as written (``bool``, ``torch.Tensor | None``), at most
+            80 characters; None without one.
+        assigned: the body assigns it (``clip = ...``, ``for clip in``, ``del clip``...):
+            then no test says what the argument was.
+        tests: the :attr:`FrameReads.tests` (indexes) that read it, with their lines.
+        other: the lines where it is read other than in such a test.
+    """
+
+    name: str
+    keyword_only: bool = False
+    default: Default = Default()
+    annotation: str | None = None
+    assigned: bool = False
+    tests: tuple[tuple[int, int], ...] = ()
+    other: tuple[int, ...] = ()
+
+    @property
+    def read(self) -> bool:
+        """Whether the body reads it at all."""
+        return bool(self.tests or self.other)
+
+    @property
+    def tensor_annotated(self) -> bool:
+        """Whether its annotation names a tensor type (``torch.Tensor | None``,
+        ``Optional[torch.LongTensor]``, ``Tensor``)."""
+        return self.annotation is not None and "Tensor" in self.annotation
+
+
+@dataclass(frozen=True, slots=True)
+class FrameReads:
+    """The parameters of a compiled function, as its source reads them.
+
+    Attributes:
+        function: the ``def``'s name.
+        file: its file.
+        params: every named parameter but ``self`` (positional, then keyword-only).
+        tests: the ``if`` tests on one parameter (:class:`BranchTest`), in source order.
+        varargs, varkw: it takes ``*args`` / ``**kwargs``.
+        opaque: it calls ``locals``/``vars``/``eval``/``exec``, through which any
+            parameter may be read.
+        loops: the line spans of its ``for``/``while`` loops.
+    """
+
+    function: str
+    file: str
+    params: tuple[ParamUse, ...]
+    tests: tuple[BranchTest, ...]
+    varargs: bool = False
+    varkw: bool = False
+    opaque: bool = False
+    loops: tuple[tuple[int, int], ...] = ()
+
+    def param(self, name: str) -> ParamUse | None:
+        """The parameter ``name``, None when the function has none of that name."""
+        return next((p for p in self.params if p.name == name), None)
+
+    def after(self, line: int) -> FrameReads:
+        """The reads a resume frame after line ``line`` makes: those at or after it,
+        or inside a loop around it (a loop runs its earlier lines again)."""
+        spans = [(a, b) for a, b in self.loops if a <= line <= b]
+        start = min([line, *(a for a, _ in spans)])
+
+        def keep(n: int) -> bool:
+            return n >= start
+
+        params = tuple(replace(p, tests=tuple(t for t in p.tests if keep(t[1])),
+                               other=tuple(n for n in p.other if keep(n))) for p in self.params)
+        return replace(self, params=params)
+
+
+def frame_reads(frame: CompiledFrom) -> FrameReads | Reason:
+    """How the compiled frame ``frame``'s code reads its parameters; for a resume
+    frame, the code of the function it resumes after its break line
+    (:meth:`FrameReads.after`). A :class:`~fxcache_core.reasons.Reason` where the
+    source cannot be read: not a readable ``.py`` file, too large, not Python, or no
+    ``def`` of that name at the frame's line (the file changed since)."""
+    resumed = resume_parent(frame.function)
+    name = resumed or frame.function
+    st = _stat(frame.file)
+    if st is None:
+        return Reason(f"its source {frame.file} cannot be read here", "source-unreadable")
+    got = _reads_in(frame.file, st[0], st[1], frame.line, name)
+    if isinstance(got, Reason) or resumed is None:
+        return got
+    line = _break_line(frame.function)
+    return got.after(line) if line is not None else got
+
+
+def _break_line(function: str) -> int | None:
+    """``N`` of ``torch_dynamo_resume_in_f_at_N`` (the innermost resume's)."""
+    tail = function.rsplit("_at_", 1)
+    return int(tail[1]) if len(tail) == 2 and tail[1].isdigit() else None
+
+
+@functools.lru_cache(maxsize=256)
+def _reads_in(path: str, size: int, mtime_ns: int, line: int, name: str) -> FrameReads | Reason:
+    data = _read_source(path)
+    tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
+    if isinstance(tree, Reason):
+        return tree
+    fn = _def_named(tree, name, line)
+    if fn is None:
+        return Reason(f"{path} has no def {name} at line {line} (the file changed since)", "source-changed")
+    try:
+        return _read_def(fn, path)
+    except RecursionError:
+        return Reason(f"{path}: {name} is nested too deep to read", "source-unparsable")
+
+
+def _def_named(tree: ast.Module, name: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost ``def name`` whose lines (decorators included) hold ``line``."""
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            if first <= line <= (node.end_lineno or node.lineno) and (best is None or node.lineno >= best.lineno):
+                best = node
+    return best
+
+
+def _short(node: ast.AST | None) -> str | None:
+    if node is None:
+        return None
+    try:
+        text = ast.unparse(node)
+    except (ValueError, RecursionError):
+        return "?"
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 3] + "..."
+
+
+def _default(node: ast.expr | None) -> Default:
+    if node is None:
+        return Default()
+    text = _short(node) or ""
+    try:
+        v = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return Default(True, None, False, text)
+    if isinstance(v, (list, dict, set, bytes, complex)):
+        return Default(True, None, False, text)
+    return Default(True, v, True, text)
+
+
+def _literal(node: ast.expr) -> tuple[bool, object]:
+    try:
+        v = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+    return (True, v) if v is None or isinstance(v, (bool, int, float, str, tuple)) else (False, None)
+
+
+def _test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] | None:
+    """(parameter, op, operand) when ``test`` compares one parameter with constants alone."""
+    if isinstance(test, ast.Name) and test.id in params:
+        return test.id, "truth", None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name) \
+            and test.operand.id in params:
+        return test.operand.id, "not", None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if not (isinstance(left, ast.Name) and left.id in params):
+        if isinstance(right, ast.Name) and right.id in params and isinstance(op, (ast.Eq, ast.NotEq)):
+            left, right = right, left
+        else:
+            return None
+    assert isinstance(left, ast.Name)
+    ok, value = _literal(right)
+    if not ok:
+        return None
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        if not (value is None or isinstance(value, bool)):
+            return None
+        return left.id, "is" if isinstance(op, ast.Is) else "is-not", value
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        return left.id, "eq" if isinstance(op, ast.Eq) else "ne", value
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(value, tuple):
+        return left.id, "in" if isinstance(op, ast.In) else "not-in", value
+    return None
+
+
+def _span(stmts: list[ast.stmt]) -> tuple[int, int] | None:
+    if not stmts:
+        return None
+    return stmts[0].lineno, max(s.end_lineno or s.lineno for s in stmts)
+
+
+_STORES = (ast.Store, ast.Del)
+
+
+def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameReads:
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    pos_defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    decl: list[tuple[ast.arg, bool, ast.expr | None]] = [
+        (p, False, d) for p, d in zip(positional, pos_defaults, strict=True)]
+    decl += [(p, True, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+    names = {p.arg for p, _, _ in decl} - {"self"}
+    tests: list[BranchTest] = []
+    test_lines: dict[str, list[tuple[int, int]]] = {n: [] for n in names}
+    other: dict[str, list[int]] = {n: [] for n in names}
+    assigned: set[str] = set()
+    loops: list[tuple[int, int]] = []
+    opaque = False
+    covered: set[int] = set()  # id() of the Name nodes a supported test reads
+
+    def visit(stmts: list[ast.stmt], within: tuple[tuple[int, bool], ...]) -> None:
+        for s in stmts:
+            if isinstance(s, ast.If) and len(tests) < MAX_TESTS:
+                got = _test_of(s.test, names)
+                body, orelse = _span(s.body), _span(s.orelse)
+                if got is not None and body is not None:
+                    p, op, operand = got
+                    tests.append(BranchTest(s.lineno, _short(s.test) or "", op, operand, body, orelse, within))
+                    i = len(tests) - 1
+                    test_lines[p].append((i, s.lineno))
+                    covered.update(id(n) for n in ast.walk(s.test) if isinstance(n, ast.Name))
+                    visit(s.body, (*within, (i, True)))
+                    visit(s.orelse, (*within, (i, False)))
+                    continue
+            if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+                loops.append((s.lineno, s.end_lineno or s.lineno))
+            for child in _child_blocks(s):
+                visit(child, within)
+
+    visit(fn.body, ())
+    for n in _walk_body(fn):
+        if isinstance(n, ast.Name):
+            if n.id in ("locals", "vars", "eval", "exec"):
+                opaque = True
+            if n.id in names:
+                if isinstance(n.ctx, _STORES):
+                    assigned.add(n.id)
+                elif id(n) not in covered:
+                    other[n.id].append(n.lineno)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            assigned.update(set(n.names) & names)
+        elif isinstance(n, ast.arg) and n.arg in names:
+            assigned.add(n.arg)  # a nested function's or lambda's parameter shadows it
+    params = tuple(
+        ParamUse(p.arg, kw, _default(d), _short(p.annotation), p.arg in assigned,
+                 tuple(test_lines[p.arg]), tuple(sorted(set(other[p.arg]))))
+        for p, kw, d in decl if p.arg != "self")
+    return FrameReads(fn.name, path, params, tuple(tests), a.vararg is not None, a.kwarg is not None,
+                      opaque, tuple(loops))
+
+
+def _child_blocks(s: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists nested in ``s`` (an ``if`` not read as a test, loops,
+    ``with``, ``try``, ``match``), not those of a nested ``def`` or ``class``."""
+    if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(s, field, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+    for h in getattr(s, "handlers", ()):
+        yield h.body
+    for c in getattr(s, "cases", ()):
+        yield c.body
+
+
+def _walk_body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """Every node of ``fn``'s body and its decorators' arguments aside (nested
+    functions and lambdas included: a closure reads the parameter too)."""
+    for stmt in fn.body:
+        yield from ast.walk(stmt)
+
+
+__all__ = ["BranchTest", "Default", "FrameReads", "ParamUse", "frame_reads"]

@@ -1,0 +1,565 @@
+"""Every parameter the compiled function's code reads, accounted for before a verdict.
+
+A key's graph is what Dynamo traced for one call, and any argument its code reads
+can change that trace: a tensor's sizes, an int or float baked in, and the Python
+values Dynamo specializes on (a bool the code branches on, a string it compares,
+None for an optional tensor). The cache keeps a key's inputs and their guards, not
+the values it specialized on. So a verdict that torch looks a key up (HIT, MISS)
+must account for every parameter of the key's compiled frame that its code reads
+(:func:`fxcache_core.functions.params.frame_reads`), each as one of
+(:class:`ParamAccount`, codes in :data:`HOW`):
+
+* ``key-input``: the key takes an input from it; its guards decide;
+* ``baked-constant``: an int or float the graph has as a constant, the call's value,
+  read exactly (:func:`baked_account`: :mod:`fxcache_core.lookup.int_args`,
+  :func:`fxcache_core.lookup.fit_floats.baked_float`);
+* ``trace-guard``: a run's TORCH_TRACE recorded Dynamo's guard for it in a compile that
+  looked the key up (``L['clip'] == True``; the query's ``recorded``, kept by
+  explain in the usage store, or read from the trace given as the call);
+* ``branch``: every read of it is the test of an ``if`` (``if clip:``,
+  ``if act == 'gelu':``), and the key's graph has ops from the side of each that
+  the call's value takes (:mod:`fxcache_core.lookup.branches`), or, for an ``if``
+  without ``else``, none from a body that another key of the function shows makes ops;
+* ``no-input-none``: None, for a tensor parameter (annotated as one, or an input of
+  another key of the function) the key takes no input from;
+* ``unread``: the code never reads it;
+* ``tensor-given``: a tensor the key takes no input from (the key's own notes,
+  :mod:`fxcache_core.lookup.int_args`, say what that decides).
+
+A parameter left out takes its default from the source, accounted the same way. One
+that nothing accounts for makes the key's lookup undecided (``constant-unrecorded``,
+``constant-differs-from-record``, ``branch-unknown``, ``kwargs-unrecorded``,
+``default-not-literal``, ``argument-not-given``), naming it and what would decide it;
+evidence that the key was traced through a side of a test the call's value does not
+take (``branch-not-taken``), or that it takes an input from a parameter the call leaves
+out as None (``none-for-input``), rules the key out: torch traces another graph.
+Two cases are assumed rather than accounted (status ``assumed``, said on the verdict):
+a parameter left out, or given its default, whose default is None (``default-assumed``:
+the "not given" of an optional argument; an ``if`` on it the key's graph does not show
+the side of still leaves it undecided), and one left out of a module compiled whole
+(``module-default``: ``Module._call_impl(*args, **kwargs)`` is the frame Dynamo
+compiled, and the cache records the keywords a call gives as tensors only). Both are
+taken to have been so when the key was compiled; a run's trace would say.
+Where the source cannot be read (a cache from another machine) nothing is checked,
+and the result says so (:attr:`Accounting.unchecked`). Never imports torch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey
+from fxcache_core.catalog.reader import Catalog
+from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.errors import param
+from fxcache_core.functions.frames import CompiledFrom, compiled_from
+from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, frame_reads
+from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
+from fxcache_core.lookup.branches import TracedCode, traced_code
+from fxcache_core.lookup.fit_floats import baked_float
+from fxcache_core.lookup.floats import tensorified_base
+from fxcache_core.lookup.inputs import candidates
+from fxcache_core.lookup.int_args import IntRule
+from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
+from fxcache_core.reasons import Reason
+
+HOW = {
+    "key-input": "an input of the key: its guards decide",
+    "baked-constant": "a constant of the key's graph, read exactly, the call's value",
+    "trace-guard": "Dynamo's guard in a run's trace that looked the key up",
+    "branch": "the side of each if on it that the key's graph was traced through",
+    "no-input-none": "None, and the key takes no input from this tensor parameter",
+    "unread": "the code never reads it",
+    "tensor-given": "a tensor the key takes no input from (the key's notes decide)",
+    "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
+    "default-assumed": "assumed: left out (None), as when the key was compiled",
+}
+"""The codes of a parameter accounted for (the last two: assumed), and what each means."""
+
+ARGUMENT_CODES = frozenset({"branch-not-taken", "none-for-input"})
+"""The codes of a key ruled out by a Python argument the code branches on (not by a size)."""
+
+RecordedConstants = Mapping[str, Sequence[Mapping[str, object]]]
+"""Key -> the constants Dynamo's guards pinned in each compile of a run that looked it
+up (source ``L['clip']`` -> value): :func:`fxcache_core.trace.constants.key_constants`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParamAccount:
+    """How one parameter of the compiled function is accounted for in a key's lookup.
+
+    Attributes:
+        name: the parameter (``clip``).
+        value: the call's value as written (``True``, ``'gelu'``, ``[8,16]``); None
+            when the call gives none and the source has no default.
+        given: the call gave it (False: the default of the source, or not given).
+        status: ``accounted``; ``undecided`` (nothing says what the key was traced
+            with); ``rules-out`` (the key's graph was traced with another value).
+        how: the code (:data:`HOW`, or the undecided or ruling-out reason's) and,
+            in words, the evidence.
+        source: the call's input it was given as (``L['clip']``); None for a default.
+        brief: for evidence beyond the key's inputs, what it is in a few words (the
+            verdict's "rests on" line).
+    """
+
+    name: str
+    value: str | None
+    given: bool
+    status: str
+    how: Reason
+    source: str | None = None
+    brief: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "value": self.value, "given": self.given, "status": self.status,
+                "how": self.how.code, "detail": str(self.how)}
+
+
+@dataclass(frozen=True, slots=True)
+class Accounting:
+    """The parameters of one key's compiled frame, accounted for.
+
+    Attributes:
+        params: one :class:`ParamAccount` per parameter.
+        unchecked: why the parameters were not checked (the source cannot be read, the
+            frame is not recorded); None when they were.
+    """
+
+    params: tuple[ParamAccount, ...] = ()
+    unchecked: Reason | None = None
+
+    @property
+    def problems(self) -> tuple[Reason, ...]:
+        """Why the key is not the call's graph."""
+        return tuple(p.how for p in self.params if p.status == "rules-out")
+
+    @property
+    def notes(self) -> tuple[Reason, ...]:
+        """What leaves the key's lookup undecided."""
+        return tuple(p.how for p in self.params if p.status == "undecided")
+
+
+@dataclass
+class Ledger:
+    """What accounting reads across the keys of one ``match``: each key's traced code
+    and the keys of each compiled frame (read once, on demand), and the recorded
+    constants (``recorded``)."""
+
+    catalog: Catalog
+    recorded: RecordedConstants = field(default_factory=dict)
+    _traced: dict[tuple[str, str, str], TracedCode | None] = field(default_factory=dict)
+    _by_frame: dict[tuple[str, str], list[tuple[CacheKey, DecodedEntry]]] | None = None
+
+    def traced(self, key: CacheKey, frame: FrameReads, function: str) -> TracedCode | None:
+        k = (key.key, function, frame.file)
+        if k not in self._traced:
+            self._traced[k] = traced_code(self.catalog, key, function, frame.file)
+        return self._traced[k]
+
+    def siblings(self, key: CacheKey, frame: CompiledFrom) -> list[tuple[CacheKey, DecodedEntry]]:
+        """The other keys torch looks up by their own guards (AOTAutograd keys, and FX
+        keys none loads) compiled from the same frame."""
+        if self._by_frame is None:
+            self._by_frame = {}
+            cat = self.catalog
+            for k in cat.scan.keys:
+                if k.kind is KeyKind.FX_GRAPH and cat.loaders_of(k.key):
+                    continue
+                first = cat.first_readable(k)
+                c = compiled_from(cat, k) if first is not None else None
+                if c is not None and first is not None:
+                    self._by_frame.setdefault((c.function, c.file), []).append((k, first[1]))
+        return [(k, d) for k, d in self._by_frame.get((frame.function, frame.file), []) if k.key != key.key]
+
+
+@dataclass(frozen=True)
+class KeyCall:
+    """One key's lookup for a call, as accounting reads it.
+
+    Attributes:
+        key, entry: the key and its first readable entry.
+        frame: its compiled frame, None where no entry records it.
+        inputs: the call's inputs by the user's source.
+        taken: the sources the key takes inputs from.
+        mode: ``torch.compile(dynamic=...)``.
+        int_rule: what :func:`~fxcache_core.lookup.int_args.int_argument_rule` said
+            of the call's ints and floats.
+        int_default: asks the same rule about a parameter left out, given its
+            default (the user's source -> value).
+    """
+
+    key: CacheKey
+    entry: DecodedEntry
+    frame: CompiledFrom | None
+    inputs: Mapping[str, InputValue]
+    taken: frozenset[str]
+    mode: DynamicMode
+    int_rule: IntRule = IntRule()
+    int_default: Callable[[str, int | float], IntRule] | None = None
+
+
+def settled_by_record(ledger: Ledger, key: CacheKey, frame: CompiledFrom | None,
+                      inputs: Mapping[str, InputValue]) -> frozenset[str]:
+    """The call's inputs (the user's sources) whose value a recorded compile that looked
+    ``key`` up had: the int rule need not speak of them."""
+    records = ledger.recorded.get(key.key, ())
+    params = frame.params if frame is not None else ()
+    out = set()
+    for src, v in inputs.items():
+        if isinstance(v, TensorArg):
+            continue
+        value = v.value if isinstance(v, PyValue) else v
+        if any(same_value(r[c], value) for r in records for c in candidates(src, params) if c in r):
+            out.add(src)
+    return frozenset(out)
+
+
+def account(ledger: Ledger, call: KeyCall) -> Accounting:
+    """Account for every parameter of ``call.frame`` that its code reads (see the
+    module docstring). Raises nothing: what cannot be read is said."""
+    frame = call.frame
+    if frame is None:
+        return Accounting(unchecked=Reason("the cache does not record the function this key was compiled "
+                                           "from: its parameters were not checked", "params-unchecked"))
+    reads = frame_reads(frame)
+    if isinstance(reads, Reason):
+        why = {"source-unreadable": "cannot be read here",
+               "source-changed": "no longer has the function at that line"}.get(reads.code or "", "is not read: " + reads)
+        return Accounting(unchecked=Reason(
+            f"parameters not checked: the source of {frame.name} ({os.path.basename(frame.file)}) {why}",
+            "params-unchecked"))
+    params = [_Param(ledger, call, frame, reads, p).account() for p in reads.params]
+    return Accounting(tuple(params + _extra(call, frame, reads, params)))
+
+
+_MISSING = object()
+
+
+class _Param:
+    """One parameter's accounting: its value in the call and each kind of evidence in turn."""
+
+    def __init__(self, ledger: Ledger, call: KeyCall, frame: CompiledFrom, reads: FrameReads, p: ParamUse) -> None:
+        self.ledger, self.call, self.frame, self.reads, self.p = ledger, call, frame, reads, p
+        self.sources = _sources(p.name, frame)
+        self.user_src, self.given = next(((s, call.inputs[s]) for s in self.sources if s in call.inputs),
+                                         (None, None))
+
+    def result(self, status: str, how: Reason, value: object = _MISSING, brief: str = "") -> ParamAccount:
+        shown: str | None
+        if value is _MISSING:
+            value = self.value()
+        if value is _MISSING:
+            shown = None
+        elif isinstance(value, TensorArg):
+            shown = str(value)
+        else:
+            shown = text_of(value)
+        return ParamAccount(self.p.name, shown, self.user_src is not None, status, how, self.user_src, brief)
+
+    def value(self) -> object:
+        """The call's value: as given (a TensorArg, or the Python value), else the
+        default; _MISSING when neither."""
+        if self.user_src is not None:
+            g = self.given
+            return g.value if isinstance(g, PyValue) else g
+        d = self.p.default
+        return d.value if d.given and d.literal else _MISSING
+
+    def account(self) -> ParamAccount:
+        p, frame = self.p, self.frame
+        if not p.read and not self.reads.opaque:
+            return self.result("accounted", Reason(f"{p.name}: the code never reads it", "unread"))
+        if self.takes():
+            d = p.default
+            if self.user_src is None and d.given and d.literal and d.value is None:
+                return self.result("rules-out", Reason(
+                    f"{p.name} is left out (None, its default), and this key takes an input from it: torch "
+                    f"traces another graph (if the call passes it, give it with {param('inputs')})",
+                    "none-for-input"))
+            return self.result("accounted", Reason(f"{p.name}: an input of this key", "key-input"))
+        v = self.value()
+        if self.user_src is None and frame.whole_module and v is _MISSING:
+            return self.assumed(v)
+        if isinstance(v, TensorArg):
+            branch = self.branch(v, f"{p.name}={v}")
+            if branch is not None and branch.status == "rules-out":
+                return branch
+            return self.result("accounted", Reason(
+                f"{p.name}: a tensor this key takes no input from (the key's own notes say what that "
+                "decides)", "tensor-given"))
+        if v is _MISSING:
+            if p.default.given:
+                return self.result("undecided", Reason(
+                    f"{p.name}: left out, and its default ({p.default.text}) is not a value fxcache reads: "
+                    f"give it with {param('inputs')}", "default-not-literal"))
+            return self.result("undecided", Reason(
+                f"{p.name}: the call does not give it, and the code reads it: give it with "
+                f"{param('inputs')}", "argument-not-given"))
+        return self.evidence(v)
+
+    def takes(self) -> bool:
+        taken = self.call.taken
+        return any(t == s or t.startswith((s + "[", s + ".")) or tensorified_base(t) == s
+                   for s in self.sources for t in taken)
+
+    def evidence(self, v: object) -> ParamAccount:
+        p, call = self.p, self.call
+        what = f"{p.name}={text_of(v)}" + ("" if self.user_src is not None else " (its default)")
+        recorded = [r[s] for r in self.ledger.recorded.get(call.key.key, ()) for s in self.sources if s in r]
+        if any(same_value(r, v) for r in recorded):
+            return self.result("accounted", Reason(
+                f"{what}: Dynamo's guard in a traced compile that looked this key up", "trace-guard"),
+                brief="Dynamo's guard in a traced run")
+        baked = baked_account(self, v)
+        if baked is not None:
+            return baked
+        branch = self.branch(v, what)
+        if branch is not None and branch.status != "undecided":
+            return branch
+        if v is None and self.tensor_kind():
+            return self.result("accounted", Reason(
+                f"{what}: a tensor parameter this key takes no input from, as when it is None",
+                "no-input-none"), brief="no input of the key comes from it")
+        if branch is not None and not recorded and not (self.user_src is None and self.frame.whole_module):
+            return branch
+        if recorded:
+            shown = ", ".join(sorted({text_of(r) for r in recorded}))
+            return self.result("undecided", Reason(
+                f"{what}: this key was traced with {p.name}={shown} (Dynamo's guards in a run's trace); "
+                "torch traces the call again, and whether the graph is the same the cache cannot tell",
+                "constant-differs-from-record"))
+        d = p.default
+        as_default = self.user_src is None or (d.given and d.literal and same_value(v, d.value))
+        if as_default and ((d.given and d.literal and d.value is None) or self.frame.whole_module):
+            return self.assumed(v)
+        line = min([*(n for _, n in p.tests), *p.other], default=None)
+        return self.result("undecided", Reason(
+            f"{what}: a Python {kind_of(v)} the code reads" + (f" (line {line})" if line else "")
+            + f"; the cache does not record which value key {call.key.key[:12]} was traced with; Dynamo's "
+            f"guards in a run's TORCH_TRACE would (the trace explained, or given as {param('from_trace')})",
+            "constant-unrecorded"))
+
+    def assumed(self, v: object) -> ParamAccount:
+        """A parameter the call leaves out (or gives its default), with nothing that says
+        what the key was traced with: taken to have been left out then too
+        (``module-default`` for a module compiled whole, ``default-assumed`` for a
+        default of None), and said."""
+        p = self.p
+        if self.frame.whole_module:
+            return self.result("assumed", Reason(
+                f"{p.name}: left out of the call of a module compiled whole (forward's default "
+                f"{p.default.text or '(none)'}), as taken to be when key {self.call.key.key[:12]} was "
+                "compiled: the cache records the keywords a call gives as tensors only", "module-default"), v)
+        return self.result("assumed", Reason(
+            f"{p.name}: None, its default, as taken to be when key {self.call.key.key[:12]} was "
+            f"compiled: the cache does not record it; Dynamo's guards in a run's TORCH_TRACE would",
+            "default-assumed"), v)
+
+    def tensor_kind(self) -> bool:
+        """Whether the parameter takes tensors: annotated as one, or another key of the
+        function takes an input from it."""
+        if self.p.tensor_annotated:
+            return True
+        for _, d in self.ledger.siblings(self.call.key, self.frame):
+            srcs = [s for s in (*d.arg_sources, *(i.source for i in d.inputs)) if s]
+            if any(t == s or t.startswith((s + "[", s + ".")) for s in self.sources for t in srcs):
+                return True
+        return False
+
+    # --- branches -------------------------------------------------------------------
+
+    def side(self, traced: TracedCode, t: BranchTest) -> tuple[bool | None, str]:
+        """Which side of ``t`` a graph was traced through, and how that is known."""
+        body = _hits(traced, t.body)
+        other = _hits(traced, t.orelse) if t.orelse is not None else []
+        if body and not other:
+            return True, f"its ops at line {body[0]}"
+        if other and not body:
+            return False, f"its ops at line {other[0]}"
+        if body or t.orelse is not None:
+            return None, ""
+        for k, _ in self.ledger.siblings(self.call.key, self.frame):
+            tc = self.ledger.traced(k, self.reads, self.frame.function)
+            if tc is not None and (seen := _hits(tc, t.body)):
+                return False, (f"no op from lines {t.body[0]}-{t.body[1]}, where key {k.key[:12]} "
+                               f"has ops (line {seen[0]})")
+        return None, ""
+
+    def side_ops(self, t: BranchTest, taken: bool, traced: TracedCode) -> tuple[str, ...] | None:
+        """The ops side ``taken`` of ``t`` makes, from a graph traced through it (this
+        key's ``traced`` or another key's of the function, whose every line there has
+        its ops printed); () for an ``else`` that is not there; None when no graph shows
+        them."""
+        span, opposite = (t.body, t.orelse) if taken else (t.orelse, t.body)
+        if span is None:
+            return ()
+        for tc in (traced, *(self.ledger.traced(k, self.reads, self.frame.function)
+                             for k, _ in self.ledger.siblings(self.call.key, self.frame))):
+            if tc is None:
+                continue
+            lines = _hits(tc, span)
+            if lines and all(n in tc.ops for n in lines) and not _hits(tc, opposite):
+                return tuple(sorted(op for n in lines for op in tc.ops[n]))
+        return None
+
+    def branch(self, v: object, what: str) -> ParamAccount | None:
+        """Branch evidence: None when there is none to give (no test of it, or it is
+        assigned); else accounted, undecided or ruling the key out."""
+        p, reads = self.p, self.reads
+        if not p.tests or p.assigned or reads.opaque:
+            return None
+        traced = self.ledger.traced(self.call.key, reads, self.frame.function)
+        if traced is None:
+            return None
+        known: dict[int, bool] = {}
+        unknown: list[BranchTest] = []
+        for i, _ in p.tests:
+            t = reads.tests[i]
+            if not self.reached(t, traced, known):
+                continue
+            side, how = self.side(traced, t)
+            holds = _holds(t, v)
+            if side is None or holds is None:
+                unknown.append(t)
+                continue
+            known[i] = side
+            if holds != side:
+                mine = self.side_ops(t, side, traced)
+                theirs = self.side_ops(t, holds, traced)
+                if mine is not None and theirs is not None and Counter(mine) != Counter(theirs):
+                    return self.result("rules-out", Reason(
+                        f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
+                        f"graph was traced through the other way ({how}): torch traces another graph",
+                        "branch-not-taken"))
+                return self.result("undecided", Reason(
+                    f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
+                    f"graph was traced through the other way ({how}); whether that side makes the same ops "
+                    "the cache cannot tell", "branch-unknown"))
+        if unknown:
+            t = unknown[0]
+            return self.result("undecided", Reason(
+                f"{what}: this key's graph has no op that shows which way `if {t.text}:` (line {t.line}) "
+                f"went when it was traced, and the cache does not record {p.name}; Dynamo's guards in a run's "
+                f"TORCH_TRACE would (the trace explained, or given as {param('from_trace')})", "branch-unknown"))
+        others = [n for n in p.other if not self.skipped(n, known)]
+        if others or not known:
+            return None
+        i = next(iter(known))
+        t = reads.tests[i]
+        return self.result("accounted", Reason(
+            f"{what}: this key's graph was traced through `if {t.text}:` (line {t.line}) the way "
+            f"{p.name}={text_of(v)} goes" + (f", and {len(known) - 1} more test of it" if len(known) > 1 else ""),
+            "branch"), brief=f"the graph went through `if {t.text}:` (line {t.line}) that way")
+
+    def reached(self, t: BranchTest, traced: TracedCode, known: dict[int, bool]) -> bool:
+        """Whether the trace reached ``t``: no test around it is known to have gone the
+        other way (a test of this parameter, or of another one the call agrees on)."""
+        for i, on in t.within:
+            outer = self.reads.tests[i]
+            side = known.get(i)
+            if side is None:
+                side, _ = self.side(traced, outer)
+            if side is not None and side != on:
+                return False
+        return True
+
+    def skipped(self, line: int, known: dict[int, bool]) -> bool:
+        """Whether a read at ``line`` sits on a side of a test of this parameter that
+        the trace did not take (nor does the call: it agrees with every known test)."""
+        for i, side in known.items():
+            t = self.reads.tests[i]
+            span = t.orelse if side else t.body
+            if span is not None and span[0] <= line <= span[1]:
+                return True
+        return False
+
+
+def baked_account(acc: _Param, v: object) -> ParamAccount | None:
+    """An int or float the key does not take (a constant of its graph), accounted from
+    what :mod:`fxcache_core.lookup.int_args` and
+    :func:`fxcache_core.lookup.fit_floats.baked_float` read: ``baked-constant``; their
+    notes leave it undecided, their problems rule the key out. None where they read
+    nothing (the value is no int or float, or no op of the graph computes with it):
+    the other evidence decides. The one place that says how a baked constant accounts
+    for a parameter."""
+    call = acc.call
+    if type(v) not in (int, float):
+        return None
+    if acc.user_src is not None:
+        said = [(kind, why) for src, kind, why in call.int_rule.about if src == acc.user_src]
+    elif call.int_default is not None and type(v) is int:
+        rule = call.int_default(acc.sources[0], v)  # type: ignore[arg-type]
+        said = [(kind, why) for _, kind, why in rule.about]
+    else:
+        said = []
+    if type(v) is float:
+        got = baked_float(acc.ledger.catalog, call.key, acc.sources[0], v, call.mode,  # type: ignore[arg-type]
+                          call.inputs, call.frame)
+        if got is not None:
+            said.append(got)
+    for kind, why in said:
+        if kind == "problem":
+            return acc.result("rules-out", why)
+    for kind, why in said:
+        if kind == "note":
+            return acc.result("undecided", why)
+    for kind, why in said:
+        if kind == "baked":
+            return acc.result("accounted", Reason(f"{acc.p.name}={text_of(v)}: {why}", "baked-constant"))
+    return None
+
+
+def _holds(t: BranchTest, v: object) -> bool | None:
+    """:meth:`BranchTest.holds` for the call's value; for a tensor, only whether it is
+    None (the rest of a test on a tensor depends on its data)."""
+    if isinstance(v, TensorArg):
+        if t.operand is None and t.op in ("is", "is-not"):
+            return t.op == "is-not"
+        return None
+    return t.holds(v)
+
+
+def _extra(call: KeyCall, frame: CompiledFrom, reads: FrameReads, params: Sequence[ParamAccount]) -> list[ParamAccount]:
+    """The call's Python values (not tensors) given under a name that is no parameter of
+    a function taking ``**kwargs``, which the key takes no input from: they reach the code
+    through ``**kwargs``, and nothing says what the key was traced with."""
+    if not reads.varkw:
+        return []
+    named = {p.source for p in params if p.source is not None}
+    out = []
+    for src, v in call.inputs.items():
+        m = re.fullmatch(r"L\['(?:kwargs'\]\[')?(\w+)'\]", src)
+        if m is None or src in named or isinstance(v, TensorArg) or reads.param(m.group(1)) is not None:
+            continue
+        if any(t == c or t.startswith((c + "[", c + ".")) for c in candidates(src, frame.params) for t in call.taken):
+            continue
+        out.append(ParamAccount(m.group(1), str(v), True, "undecided", Reason(
+            f"{m.group(1)}={v}: no parameter of {frame.name}, so it reaches the code through **kwargs; "
+            f"the cache does not record which value key {call.key.key[:12]} was traced with; Dynamo's "
+            f"guards in a run's TORCH_TRACE would (the trace explained, or given as {param('from_trace')})",
+            "kwargs-unrecorded"), src))
+    return out
+
+
+def _sources(name: str, frame: CompiledFrom) -> tuple[str, ...]:
+    """The sources a parameter's value has in a key: ``L['clip']``, and for a module
+    compiled whole ``L['kwargs']['clip']`` and ``L['args'][i]``."""
+    out = [f"L[{name!r}]", f"L['kwargs'][{name!r}]"]
+    if name in frame.params:
+        out.append(f"L['args'][{frame.params.index(name)}]")
+    return tuple(out)
+
+
+def _hits(traced: TracedCode, span: tuple[int, int] | None) -> list[int]:
+    if span is None:
+        return []
+    return sorted(n for n in traced.lines if span[0] <= n <= span[1])
+
+
+__all__ = ["ARGUMENT_CODES", "HOW", "Accounting", "KeyCall", "Ledger", "ParamAccount", "RecordedConstants", "account",
+           "baked_account", "settled_by_record"]

@@ -1,0 +1,114 @@
+"""Which lines of the compiled frame a key's graph has ops from: the side of each
+``if`` the trace took.
+
+A printed graph heads each run of nodes with the line they were traced from
+(``# File: f.py:6 in clip_flag, code: y = y.clamp(0, 1)``: ``append_stacktrace_summary``
+in torch/fx/graph.py; an AOTAutograd entry's ``aot_forward_graph_str``, an FX entry's
+``inductor_post_grad_graph_str``), the innermost frame of the op; an FX entry's
+``cache_linemap`` (torch/_inductor/output_code.py) keeps the whole user stack of the
+ops of each kernel, so an op of a callee gives the line of the call in the compiled
+frame too. :func:`traced_code` reads both for one frame (the compiled function's
+name and file): the lines that have ops, and the ops (their targets,
+``torch.ops.aten.gelu.default``) each line made where the graph says it directly.
+Read with the stub unpickler as every entry is; nothing is run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import CacheKey, Entry, read_entry_bytes
+from fxcache_core.catalog.reader import Catalog
+from fxcache_core.decode.entries import MAX_GRAPH_LINES, MAX_LINEMAP_ITEMS
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs, plain
+from fxcache_core.errors import EntryDecodeError
+
+_FILE_RE = re.compile(r"^\s*#.{0,200}?File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
+_OP_RE = re.compile(r"^\s*\w+(?:: \"[^\"]*\")? = (torch\.ops\.[\w.]{1,200})\(")
+_STACK_RE = re.compile(r'^\s*File "(.{1,1000})", line (\d{1,9}), in ([\w.<>]{1,200})\s*$')
+
+
+@dataclass(frozen=True, slots=True)
+class TracedCode:
+    """The lines of one frame that a key's graph has ops from.
+
+    Attributes:
+        lines: every line of the frame with an op traced from it (directly, or
+            through a call on that line).
+        ops: line -> the op targets the printed graph gives that line directly.
+    """
+
+    lines: frozenset[int]
+    ops: Mapping[int, tuple[str, ...]]
+
+
+def _root(e: Entry) -> Stub | None:
+    if e.size > MAX_ENTRY_BYTES:
+        return None
+    try:
+        root, _ = load_stubs(read_entry_bytes(e.path))
+    except (OSError, EntryDecodeError):
+        return None
+    return root if isinstance(root, Stub) else None
+
+
+def _printed(graph: str, function: str, file: str, lines: set[int], ops: dict[int, list[str]]) -> None:
+    here: int | None = None
+    for n, text in enumerate(graph.splitlines()):
+        if n >= MAX_GRAPH_LINES:
+            break
+        m = _FILE_RE.match(text)
+        if m is not None:
+            here = int(m.group(2)) if (m.group(1), m.group(3)) == (file, function) else None
+            if here is not None:
+                lines.add(here)
+            continue
+        if here is not None and (op := _OP_RE.match(text)) is not None:
+            ops.setdefault(here, []).append(op.group(1))
+
+
+def _linemap(linemap: object, function: str, file: str, lines: set[int]) -> None:
+    if isinstance(linemap, Stub) and linemap.stub_name == "list":
+        linemap = plain(linemap)
+    if not isinstance(linemap, (list, tuple)):
+        return
+    for item in linemap[:MAX_LINEMAP_ITEMS]:
+        text = item[1] if isinstance(item, (list, tuple)) and len(item) == 2 else None
+        if not isinstance(text, str):
+            continue
+        for ln in text.splitlines()[:200]:
+            m = _STACK_RE.match(ln)
+            if m is not None and (m.group(1), m.group(3)) == (file, function):
+                lines.add(int(m.group(2)))
+                break
+
+
+def traced_code(catalog: Catalog, key: CacheKey, function: str, file: str) -> TracedCode | None:
+    """What ``key``'s graph says of frame ``function`` of ``file``: its first readable
+    entry's printed graph and, for an FX key or the forward FX entry an AOTAutograd
+    key loads, ``cache_linemap``. None when no entry can be read."""
+    first = catalog.first_readable(key)
+    if first is None:
+        return None
+    root = _root(first[0])
+    if root is None:
+        return None
+    lines: set[int] = set()
+    ops: dict[int, list[str]] = {}
+    field = "aot_forward_graph_str" if key.kind is KeyKind.AOT_AUTOGRAD else "inductor_post_grad_graph_str"
+    graph = root.field(field)
+    if isinstance(graph, str):
+        _printed(graph, function, file, lines, ops)
+    fx_root: Stub | None = root if key.kind is KeyKind.FX_GRAPH else None
+    if fx_root is None and first[1].forward is not None:
+        fx = catalog.fx_entry_for(first[1].forward.key, first[1].forward.guards_expr)
+        fx_root = _root(fx) if fx is not None else None
+    if fx_root is not None:
+        _linemap(fx_root.field("cache_linemap"), function, file, lines)
+    return TracedCode(frozenset(lines), {k: tuple(v) for k, v in ops.items()})
+
+
+__all__ = ["TracedCode", "traced_code"]

@@ -1,0 +1,79 @@
+"""The corpus's block of Python arguments the code reads: bools, strings, None, a graph
+break's locals (tests/torch/test_arguments.py).
+
+Dynamo specializes on each value such an argument has when the code reads it (a bool
+the code branches on, a string it compares, None for an optional tensor): the graph,
+and the key, are those of that value, and the cache keeps the graph, not the value.
+``fxcache match`` accounts for every parameter the compiled function reads before it
+decides (fxcache_core/lookup/accounting.py); these cases are built so that torch's
+answers show each kind of evidence (:func:`flags`: the side of an ``if`` a key's graph
+went through, or a sibling key's graph shows it makes ops; None for an annotated tensor
+parameter), and where none exists (:func:`clip_default`, built with its default only)
+the verdict must stay undecided. Few graphs: each costs the session a compile.
+
+A call is described as the other cases' are, one element per positional parameter,
+plus, last, a dict of keyword arguments (``[[8, 16], {"clip": True, "scale": [16]}]``: Python
+values, and a list of ints for a tensor of that shape):
+:func:`keyword_inputs` makes the call, ``tests.helpers.match_args_for`` the ``--inputs``
+items. This module imports torch; no ``from __future__ import annotations`` (see
+``demo.cases``).
+"""
+
+from typing import Any
+
+import torch
+
+from demo.cases import Case, Shapes, seeded_tensor
+
+
+def keyword_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``make_inputs`` of the cases here: a tensor per shape, then a trailing dict's
+    items as keyword arguments (bools, strings, None as given; a list of ints a tensor
+    of that shape)."""
+    *positional, last = shapes if shapes and isinstance(shapes[-1], dict) else (*shapes, {})
+    args = tuple(seeded_tensor(list(d), seed=i) for i, d in enumerate(positional))
+    kwargs = {k: seeded_tensor(v, seed=9) if isinstance(v, list) else v for k, v in dict(last).items()}
+    return args, kwargs
+
+
+def flags(x, clip: bool = False, act: str = "relu", scale: torch.Tensor | None = None):
+    # A bool and a str the code branches on, and an optional tensor (annotated): built once
+    # with clip=True, act='gelu' and once with the defaults, two keys whose graphs show which
+    # side of each if they were traced through (the clamp, gelu's ops, relu's).
+    y = x * 2
+    if clip:
+        y = y.clamp(0, 1)
+    if act == "gelu":
+        y = torch.nn.functional.gelu(y)
+    else:
+        y = torch.relu(y)
+    if scale is not None:
+        y = y * scale
+    return y.sum(-1)
+
+
+def clip_default(x, clip: bool = False):
+    # A bool the code branches on, built with its default only: nothing in the cache says which way the
+    # if went (its body made no op), so a verdict needs a run's trace.
+    y = x * 3
+    if clip:
+        y = y.clamp(0, 1)
+    return y
+
+
+def step_loss(x):
+    # A graph break with a tensor local: the resume frame's key takes `loss` (0-d), which
+    # a user names with --inputs loss=[]; the first frame's key takes x only.
+    loss = (x * 2).sum()
+    torch._dynamo.graph_break()
+    return loss * 3
+
+
+ARGUMENT_CASES = [
+    Case("flags", flags, {"dynamic": None}, [[[8, 16], {"clip": True, "act": "gelu"}], [[8, 16]]],
+         make_inputs=keyword_inputs, doc="a bool, a str and an optional tensor, built two ways (dynamic=None)"),
+    Case("clip_default", clip_default, {"dynamic": True}, [[[6, 5]]], make_inputs=keyword_inputs,
+         doc="a bool the code branches on, built with its default only: undecided without a trace"),
+    Case("step_loss", step_loss, {"dynamic": True}, [[[6, 5]]], make_inputs=keyword_inputs,
+         doc="a graph break: the resume frame takes the local loss, a 0-d tensor"),
+]

@@ -1,0 +1,146 @@
+"""``fxcache match`` accounts for every Python argument the compiled code reads, as torch's lookups show.
+
+The cases of ``tests.harness.cases_args`` (a bool the code branches on, a str it
+compares, an optional tensor, a graph break's local) are in the session's real cache. For each call of ``ARG_CALLS`` torch's own lookups (each a fresh process's
+first call on a copy of the cache, recorded by ``python -m tests.harness.recorded``)
+are the judge: where the cache holds the evidence, match's verdict for the function is
+torch's, and its keys are looked up as torch looked them up; where it holds none
+(``clip_default``, built with its default only), the verdict is UNDECIDED, naming the
+parameter, whatever torch did; a run's trace decides it (``--from-trace``, or explained
+into the usage store: tests/torch/test_explain.py, whose traced runs call it).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import (
+    assert_match_agrees_with_answer,
+    assert_verdict_as_torch,
+    match_args_for,
+    run_fxcache,
+    torch_status,
+)
+
+pytestmark = pytest.mark.torch
+
+# (case, call description: a shape per positional parameter, then a dict of keyword values).
+ARG_CALLS = [
+    ("flags", [[8, 16]]),                                       # hit, the defaults' key
+    ("flags", [[8, 16], {"clip": True, "act": "gelu"}]),        # hit, the other key
+    ("flags", [[8, 16], {"act": "gelu"}]),                      # new graph: clip left out is False
+    ("flags", [[8, 16], {"clip": True}]),                       # new graph: act left out is 'relu'
+    ("flags", [[8, 16], {"act": "tanh"}]),                      # hit, the defaults' key: tanh goes the else way
+    ("flags", [[8, 16], {"clip": False, "act": "relu", "scale": None}]),  # hit: the defaults, given
+    ("step_loss", [[6, 5]]),                                    # hit in both frames (loss=[] names the resume's local)
+]
+# Calls whose verdict must stay undecided: the cache holds nothing that says which value
+# clip_default's key was traced with (torch: a hit, then another graph), nor what flags'
+# keys do with a scale (neither was traced with one).
+UNDECIDED_CALLS = [
+    ("clip_default", [[6, 5]]),
+    ("clip_default", [[6, 5], {"clip": True}]),
+    ("flags", [[8, 16], {"scale": [16]}]),                      # a tensor scale: torch traces another graph
+]
+
+
+def _id(case: str, shapes: list) -> str:
+    return f"{case}-{json.dumps(shapes).replace(' ', '')}"
+
+
+@pytest.fixture(scope="session")
+def arg_answers(real_cache) -> dict[str, dict]:
+    from tests.harness.recorded import answers_for
+
+    return answers_for(real_cache.summary, "real")
+
+
+def _match(root, case: str, shapes: list, *extra: str) -> tuple[int, dict]:
+    proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", case, *match_args_for(case, shapes),
+                       *extra)
+    body = json.loads(proc.stdout)
+    assert proc.returncode == body["verdicts"]["exit_code"], proc.stderr
+    return proc.returncode, body
+
+
+@pytest.mark.parametrize("case,shapes", ARG_CALLS, ids=[_id(*c) for c in ARG_CALLS])
+def test_each_key_is_looked_up_as_torch_looked_it_up(real_cache, arg_answers, case, shapes):
+    from tests.harness.oracle import call_id
+
+    own = {w["key"] for w in real_cache.writes(case)}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], own)
+
+
+@pytest.mark.parametrize("case,shapes", [c for c in ARG_CALLS if c[0] != "step_loss"],
+                         ids=[_id(*c) for c in ARG_CALLS if c[0] != "step_loss"])
+def test_the_verdict_is_torchs_and_says_what_it_rests_on(real_cache, arg_answers, case, shapes):
+    """The function's verdict is what torch did; its JSON accounts for every parameter, and
+    a Python argument the key does not take is accounted by evidence (the side of an if its
+    graph went through, a tensor parameter it takes nothing from), never left unsaid."""
+    from tests.harness.oracle import call_id
+
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], case)
+    if v["status"] == "hit":
+        params = {p["name"]: p for p in v["params"]}
+        assert params and all(p["status"] == "accounted" for p in params.values()), params
+        constant = [p for n, p in params.items() if n != "x"]
+        assert constant and {p["how"] for p in constant} <= {"branch", "no-input-none"}, constant
+        assert {p["how"] for p in constant} == {"branch", "no-input-none"}  # clip, act; scale
+    else:
+        assert v["why_code"] == "branch-not-taken", v
+
+
+def test_a_flag_left_out_is_its_default_and_the_key_traced_with_the_other_value_is_another_graph(real_cache):
+    """The issue's case: a key compiled with clip=True (and act='gelu'); a call that leaves
+    clip out is clip=False, which skips the body that key's graph has ops from (the clamp);
+    the defaults' key went the other way on act. Given both, the verdict says what it
+    rests on: the side of each if the key's graph went through."""
+    rc, body = _match(real_cache.root, "flags", [[8, 16], {"act": "gelu"}])
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 1 and fv["phases"]["first"]["status"] == "new-graph", fv
+    why = {r["key"]: r["reasons"] for r in body["results"] if r["kind"] == "aotautograd"}
+    assert any("clip=False (its default) fails `if clip:`" in w for ws in why.values() for w in ws), why
+    assert any("act='gelu' passes `if act == 'gelu':`" in w for ws in why.values() for w in ws), why
+    rc, body = _match(real_cache.root, "flags", [[8, 16], {"clip": True, "act": "gelu"}])
+    (fv,) = body["verdicts"]["functions"]
+    clip = next(p for p in fv["params"] if p["name"] == "clip")
+    assert rc == 0 and clip == {"name": "clip", "value": "True", "given": True, "status": "accounted",
+                                "how": "branch", "detail": clip["detail"]}, clip
+    human = run_fxcache("--cache-dir", str(real_cache.root), "match", "--fn", "flags",
+                        *match_args_for("flags", [[8, 16], {"clip": True, "act": "gelu"}]))
+    assert "rests on clip=True: the graph went through `if clip:`" in human.stdout, human.stdout
+    assert "act='gelu': the graph went through `if act == 'gelu':`" in human.stdout, human.stdout
+
+
+@pytest.mark.parametrize("case,shapes", UNDECIDED_CALLS, ids=[_id(*c) for c in UNDECIDED_CALLS])
+def test_without_evidence_the_verdict_stays_undecided_whatever_torch_does(real_cache, arg_answers, case, shapes):
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided", fv
+    name = "scale" if case == "flags" else "clip"
+    assert fv["line"].startswith(f"UNDECIDED: {name}") or name in fv["line"], fv["line"]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    torch_did = torch_status(arg_answers[call_id(case, shapes)]["lookups"], present)
+    assert torch_did == ("hit" if shapes == [[6, 5]] else "new-graph"), torch_did  # torch varies with it
+
+
+def test_a_resume_frames_local_given_binds_to_its_own_frame(real_cache, arg_answers):
+    """step_loss breaks the graph: the first frame takes x, the resume frame the local
+    loss (a 0-d tensor), named --inputs loss=[] as the docs say. Each frame's verdict is
+    torch's: the first frame's is not undecided over a tensor it never takes."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id("step_loss", [[6, 5]])]
+    rc, body = _match(real_cache.root, "step_loss", [[6, 5]])
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    aot = [lk for lk in answer["lookups"] if lk["kind"] == "aotautograd"]
+    assert len(aot) == 2 and all(lk["hit"] and lk["key"] in present for lk in aot), aot
+    statuses = {f["function"]: f["status"] for f in body["verdicts"]["functions"]}
+    assert rc == 0 and set(statuses.values()) == {"hit"} and len(statuses) == 2, statuses
+    assert torch_status(answer["lookups"], present) == "hit"

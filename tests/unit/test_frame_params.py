@@ -1,0 +1,101 @@
+"""How the compiled frame's code reads each parameter (fxcache_core/functions/params.py).
+
+Read from source text with ``ast`` (never run): which tests of an ``if`` compare one
+parameter with constants (and which lines each side spans), every other read, what
+the body assigns, defaults and annotations, and a resume frame's reads after its break.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from fxcache_core.functions.frames import CompiledFrom
+from fxcache_core.functions.params import frame_reads
+
+SOURCE = textwrap.dedent('''\
+    import torch
+
+    def f(x, clip: bool = False, act="relu", mask: torch.Tensor | None = None, *, n=3, scale=None, k=[1]):
+        y = x * 2
+        if clip:
+            y = y.clamp(0, 1)
+        if act == "gelu":
+            y = y + 1
+        elif act in ("tanh", "sigmoid"):
+            if mask is not None:
+                y = y * mask
+        else:
+            y = y - 1
+        scale = scale if scale is not None else 2.0
+        return y * n * scale
+
+    def g(x, flag=False, *args, **kwargs):
+        def inner(flag):
+            return flag
+        for i in range(2):
+            x = x + i
+        h = lambda: flag
+        return x, h, inner
+
+    def opaque(x, flag=False):
+        return locals()
+''')
+
+
+def _reads(tmp_path, function: str, line: int):
+    path = tmp_path / "m.py"
+    path.write_text(SOURCE)
+    return frame_reads(CompiledFrom(function=function, file=str(path), line=line))
+
+
+def test_tests_on_one_parameter_and_the_lines_of_each_side(tmp_path):
+    r = _reads(tmp_path, "f", 3)
+    assert [p.name for p in r.params] == ["x", "clip", "act", "mask", "n", "scale", "k"]
+    tests = {t.text: t for t in r.tests}
+    assert tests["clip"].op == "truth" and tests["clip"].body == (6, 6) and tests["clip"].orelse is None
+    gelu = tests["act == 'gelu'"]
+    assert (gelu.op, gelu.operand, gelu.body, gelu.orelse) == ("eq", "gelu", (8, 8), (9, 13))
+    inner = tests["act in ('tanh', 'sigmoid')"]
+    assert inner.op == "in" and inner.within == ((r.tests.index(gelu), False),)
+    masked = tests["mask is not None"]
+    assert masked.op == "is-not" and masked.within == ((r.tests.index(gelu), False), (r.tests.index(inner), True))
+    assert gelu.holds("gelu") and not gelu.holds("relu") and inner.holds("tanh")
+    assert tests["clip"].holds(True) and not tests["clip"].holds(None) and masked.holds(None) is False
+
+
+def test_each_parameters_reads_defaults_and_annotation(tmp_path):
+    r = _reads(tmp_path, "f", 3)
+    p = {q.name: q for q in r.params}
+    assert p["clip"].default.literal and p["clip"].default.value is False and p["clip"].annotation == "bool"
+    assert [line for _, line in p["clip"].tests] == [5] and p["clip"].other == ()
+    assert p["mask"].tensor_annotated and not p["clip"].tensor_annotated
+    assert p["mask"].other == (11,)  # y * mask, inside the test's body
+    assert p["n"].keyword_only and p["n"].other == (15,)
+    assert p["scale"].assigned and not p["clip"].assigned
+    assert p["k"].default.given and not p["k"].default.literal  # a list: no value match takes
+    assert p["x"].default.given is False
+
+
+def test_nested_functions_and_lambdas_read_a_parameter_or_shadow_it(tmp_path):
+    r = _reads(tmp_path, "g", 17)
+    assert r.varargs and r.varkw and r.loops == ((20, 21),)
+    flag = r.param("flag")
+    assert flag is not None and flag.assigned  # `def inner(flag)` shadows it: nothing is read as it
+    assert _reads(tmp_path, "opaque", 25).opaque
+
+
+def test_a_resume_frame_reads_what_comes_after_its_break(tmp_path):
+    r = _reads(tmp_path, "torch_dynamo_resume_in_f_at_12", 3)
+    p = {q.name: q for q in r.params}
+    assert not p["clip"].read and not p["act"].read  # their tests are before line 12
+    assert p["n"].read and p["scale"].read
+    assert _reads(tmp_path, "torch_dynamo_resume_in_g_at_21", 17).param("x").read  # inside the loop
+
+
+def test_a_source_that_cannot_be_read_says_why(tmp_path):
+    from fxcache_core.reasons import Reason
+
+    gone = frame_reads(CompiledFrom(function="f", file=str(tmp_path / "gone.py"), line=3))
+    assert isinstance(gone, Reason) and gone.code == "source-unreadable"
+    moved = _reads(tmp_path, "f", 20)  # another def at that line now
+    assert isinstance(moved, Reason) and moved.code == "source-changed"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry, read_entry_bytes
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.decode.entries import MAX_GRAPH_LINES, MAX_LINEMAP_ITEMS
+from fxcache_core.decode.origins import MAX_GRAPH_LINES, MAX_LINEMAP_ITEMS
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs, plain
 from fxcache_core.errors import EntryDecodeError
 

@@ -115,3 +115,11 @@ def test_calls_are_described_as_the_docs_write_them():
         "--inputs", "clip=True", "--inputs", "act='gelu'", "--inputs", "mask=None", "--inputs", "dims=(2,3)",
         "--shapes", "n=9", "--shapes", "lr=0.1", "--shapes", "ids=[2,8]:dtype=int64"]
     assert short({"dims": {"tuple": [2]}}) == "dims=(2,)"
+
+
+def test_a_hit_then_a_raise_is_right_only_as_an_error_naming_that_entry():
+    # torch loaded E1, then raised (a marked range wider than the entry's guards)
+    tv = compare.torch_verdict([_aot(E1), _fx(FE)], PRESENT, {"type": "ConstraintViolationError", "message": "m"})
+    assert compare.function_line(_report("error", E1, code="mark-range-raises"), None, tv, "f").grade == compare.RIGHT
+    assert compare.function_line(_report("error", E2, code="mark-range-raises"), None, tv, "f").grade == compare.WRONG
+    assert compare.function_line(_report("error", E1, code="guard-raises"), None, tv, "f").grade == compare.WRONG

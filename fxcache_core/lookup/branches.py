@@ -18,12 +18,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry, read_entry_bytes
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.origins import MAX_GRAPH_LINES, MAX_LINEMAP_ITEMS
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs, plain
+from fxcache_core.decode.workers import run_one, task
 from fxcache_core.errors import EntryDecodeError
 
 _FILE_RE = re.compile(r"^\s*#.{0,200}?File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
@@ -43,16 +45,6 @@ class TracedCode:
 
     lines: frozenset[int]
     ops: Mapping[int, tuple[str, ...]]
-
-
-def _root(e: Entry) -> Stub | None:
-    if e.size > MAX_ENTRY_BYTES:
-        return None
-    try:
-        root, _ = load_stubs(read_entry_bytes(e.path))
-    except (OSError, EntryDecodeError):
-        return None
-    return root if isinstance(root, Stub) else None
 
 
 def _printed(graph: str, function: str, file: str, lines: set[int], ops: dict[int, list[str]]) -> None:
@@ -89,26 +81,58 @@ def _linemap(linemap: object, function: str, file: str, lines: set[int]) -> None
 def traced_code(catalog: Catalog, key: CacheKey, function: str, file: str) -> TracedCode | None:
     """What ``key``'s graph says of frame ``function`` of ``file``: its first readable
     entry's printed graph and, for an FX key or the forward FX entry an AOTAutograd
-    key loads, ``cache_linemap``. None when no entry can be read."""
+    key loads, ``cache_linemap``. None when no entry can be read. Each entry is read
+    again in a decode worker, under the CPU budget (:mod:`fxcache_core.decode.workers`):
+    the file may have changed since the catalog decoded it."""
     first = catalog.first_readable(key)
     if first is None:
         return None
-    root = _root(first[0])
-    if root is None:
+    field = "aot_forward_graph_str" if key.kind is KeyKind.AOT_AUTOGRAD else "inductor_post_grad_graph_str"
+    got = _read_lines(first[0], field, key.kind is KeyKind.FX_GRAPH, function, file)
+    if got is None:
+        return None
+    lines, ops = got
+    if key.kind is not KeyKind.FX_GRAPH and first[1].forward is not None:
+        fx = catalog.fx_entry_for(first[1].forward.key, first[1].forward.guards_expr)
+        more = _read_lines(fx, None, True, function, file) if fx is not None else None
+        if more is not None:
+            lines |= more[0]
+    return TracedCode(frozenset(lines), {k: tuple(v) for k, v in ops.items()})
+
+
+def _read_lines(e: Entry, field: str | None, linemap: bool, function: str, file: str
+                ) -> tuple[set[int], dict[int, list[str]]] | None:
+    """(lines, ops) of frame ``function`` of ``file`` in entry ``e``'s printed graph
+    ``field`` and, with ``linemap``, its ``cache_linemap``; None when it cannot be read."""
+    if e.size > MAX_ENTRY_BYTES:
+        return None
+    got = run_one("traced-lines", [e.file.where, field, linemap, function, file], e.size)
+    if not (isinstance(got, list) and len(got) == 2 and isinstance(got[0], list) and isinstance(got[1], dict)):
+        return None
+    lines = {int(n) for n in got[0] if isinstance(n, int)}
+    ops = {int(k): [str(t) for t in v] for k, v in got[1].items() if str(k).isdigit() and isinstance(v, list)}
+    return lines, ops
+
+
+@task("traced-lines")
+def _traced_lines_task(arg: list) -> list | None:
+    """Worker side of :func:`_read_lines`: ``[path, field, linemap, function, file]`` ->
+    ``[lines, {line: ops}]``, or None when the entry cannot be read."""
+    where, field, linemap, function, file = arg
+    try:
+        root, _ = load_stubs(read_entry_bytes(Path(where)))
+    except (OSError, EntryDecodeError):
+        return None
+    if not isinstance(root, Stub):
         return None
     lines: set[int] = set()
     ops: dict[int, list[str]] = {}
-    field = "aot_forward_graph_str" if key.kind is KeyKind.AOT_AUTOGRAD else "inductor_post_grad_graph_str"
-    graph = root.field(field)
+    graph = root.field(field) if field else None
     if isinstance(graph, str):
         _printed(graph, function, file, lines, ops)
-    fx_root: Stub | None = root if key.kind is KeyKind.FX_GRAPH else None
-    if fx_root is None and first[1].forward is not None:
-        fx = catalog.fx_entry_for(first[1].forward.key, first[1].forward.guards_expr)
-        fx_root = _root(fx) if fx is not None else None
-    if fx_root is not None:
-        _linemap(fx_root.field("cache_linemap"), function, file, lines)
-    return TracedCode(frozenset(lines), {k: tuple(v) for k, v in ops.items()})
+    if linemap:
+        _linemap(root.field("cache_linemap"), function, file, lines)
+    return [sorted(lines), {str(k): v for k, v in ops.items()}]
 
 
 __all__ = ["TracedCode", "traced_code"]

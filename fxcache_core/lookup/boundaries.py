@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fxcache_core.decode.symbols import SymbolInfo
-from fxcache_core.lookup.binding import eval_symbolic
+from fxcache_core.lookup.graph_types import eval_symbolic
 
 __all__ = ["Boundary", "graph_sizes", "size_boundary"]
 

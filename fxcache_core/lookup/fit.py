@@ -30,7 +30,6 @@ from fxcache_core.lookup.binding import (
     DynamicMode,
     InputValue,
     TensorArg,
-    TensorType,
     is_size_source,
 )
 from fxcache_core.lookup.duck_sizing import duck_sizing, shared_symbols
@@ -45,6 +44,7 @@ from fxcache_core.lookup.fit_binding import (
 )
 from fxcache_core.lookup.fit_floats import fit_tensorified
 from fxcache_core.lookup.floats import tensorified_base
+from fxcache_core.lookup.graph_types import TensorType
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.lookup.query import CallQuery
 from fxcache_core.reasons import Reason

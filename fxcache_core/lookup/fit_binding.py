@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import param
-from fxcache_core.lookup.binding import eval_symbolic
+from fxcache_core.lookup.graph_types import eval_symbolic
 from fxcache_core.reasons import Reason
 
 INT_RE = re.compile(r"-?\d+")

@@ -25,12 +25,13 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
-from fxcache_core.lookup.binding import InputValue, check_signs, eval_symbolic, value_of
+from fxcache_core.lookup.binding import InputValue, check_signs, value_of
 from fxcache_core.lookup.boundaries import size_boundary
 from fxcache_core.lookup.fit import fit, positional_inputs
 from fxcache_core.lookup.fit_binding import SYMBOL_RE, Binding, Sibling, check_later
 from fxcache_core.lookup.fit_floats import fit_baked_floats
 from fxcache_core.lookup.floats import graph_text
+from fxcache_core.lookup.graph_types import eval_symbolic
 from fxcache_core.lookup.inputs import alias, input_bases
 from fxcache_core.lookup.judge import fx_loads, judge_entry, torch_lookup
 from fxcache_core.lookup.mark_ranges import mark_range_problem, outside_own_range

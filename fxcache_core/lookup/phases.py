@@ -40,9 +40,10 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.pgo import CodeProfile, PgoState, SourceHashes, read_pgo_states
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.origin import function_name, key_function_name
-from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg, TensorType
+from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import INT_RE, Binding
 from fxcache_core.lookup.floats import tensorified_base
+from fxcache_core.lookup.graph_types import TensorType
 from fxcache_core.lookup.inputs import Dims, entry_dims
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase
 from fxcache_core.reasons import Reason, code_of

@@ -30,7 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from fxcache_core.decode.entries import DecodedEntry
-from fxcache_core.lookup.binding import InputValue, TensorArg, TensorType
+from fxcache_core.lookup.binding import InputValue, TensorArg
+from fxcache_core.lookup.graph_types import TensorType
 from fxcache_core.lookup.inputs import candidates
 
 _PLAIN_RE = re.compile(r"s\d+")

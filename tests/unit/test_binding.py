@@ -7,12 +7,12 @@ import pytest
 from fxcache_core.errors import ShapeSpecError
 from fxcache_core.lookup.binding import (
     TensorArg,
-    TensorType,
     canonical_source,
     parse_shapes,
     parse_sym,
     value_of,
 )
+from fxcache_core.lookup.graph_types import TensorType
 
 
 def test_names_become_dynamo_sources():

@@ -46,7 +46,7 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import is_key, sha256_hash
 from fxcache_core.errors import FxcacheError
-from fxcache_core.fsutil import create_new
+from fxcache_core.fsutil import create_new, open_regular
 
 ENCODING_VERSION = 1
 """The only encoding version torch 2.13 writes and reads (``_ENCODING_VERSION``)."""
@@ -125,7 +125,7 @@ def looks_like_blob(path: Path) -> bool:
     is checked by :func:`read_blob`, not here): at least 12 bytes, version bytes of a
     small number."""
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(open_regular(path), "rb") as f:
             head = f.read(_HEAD)
     except OSError:
         return False
@@ -142,7 +142,7 @@ def read_blob(path: str | os.PathLike[str]) -> Blob:
     """
     p = Path(path)
     try:
-        with open(p, "rb") as f:
+        with os.fdopen(open_regular(p), "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size > MAX_BLOB_BYTES:
                 raise BlobError(f"{p}: {size:,} bytes, over the {MAX_BLOB_BYTES:,} byte limit of a blob")
@@ -161,7 +161,7 @@ def content(blob: Blob, artifact: BlobArtifact) -> bytes:
         BlobError: the file changed since it was read (shorter now).
     """
     try:
-        with open(blob.path, "rb") as f:
+        with os.fdopen(open_regular(blob.path), "rb") as f:
             f.seek(artifact.offset)
             data = f.read(artifact.size)
     except OSError as e:

@@ -37,6 +37,7 @@ from fxcache_core.cache.blob import (
     as_cache_dir,
     parse_at,
 )
+from fxcache_core.fsutil import open_regular
 
 CACHE_HEADER = b"CacheCompiledArtifact"
 """``CacheCompiledArtifact.CACHE_HEADER``."""
@@ -52,7 +53,7 @@ def artifact_header(path: Path) -> bytes | None:
     """The header of a standalone artifact file (``CACHE_HEADER`` or ``AOT_HEADER``),
     else None (any other file, or one that cannot be read)."""
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(open_regular(path), "rb") as f:
             head = f.read(4 + 8 + len(CACHE_HEADER))
     except OSError:
         return None
@@ -73,7 +74,7 @@ def read_artifact(path: str | os.PathLike[str]) -> Blob:
     """
     p = Path(path)
     try:
-        with open(p, "rb") as f:
+        with os.fdopen(open_regular(p), "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size > MAX_BLOB_BYTES:
                 raise BlobError(f"{p}: {size:,} bytes, over the {MAX_BLOB_BYTES:,} byte limit")

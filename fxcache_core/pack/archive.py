@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from fxcache_core.pack.manifest import ARCHIVE_MODE, MANIFEST_NAME, PackError
 from fxcache_core.pack.select import PackPlan, open_member
@@ -91,34 +92,52 @@ def write_pack(plan: PackPlan, out: Path, on_bytes: Callable[[int], None] | None
             ``out`` cannot be written (a directory, no such dir, a name over the system's
             limit, no space).
     """
-    out = Path(out)
     manifest = plan.manifest.to_bytes()
+
+    def write(raw: BinaryIO) -> None:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=COMPRESS_LEVEL) as gz:
+            with tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+                tar.addfile(_info(MANIFEST_NAME, len(manifest)), io.BytesIO(manifest))
+                for pm in plan.files:
+                    _add(tar, plan.root, pm.member.path, pm.where, pm.member.size, pm.member.sha256, on_bytes)
+
+    out = Path(out)
+    replace_file(out, "pack", write)
+    return PackResult(out, len(plan.files) + 1, plan.total_bytes + len(manifest), out.stat().st_size)
+
+
+def replace_file(out: Path, what: str, write: Callable[[BinaryIO], None]) -> None:
+    """Write ``out`` whole or not at all: ``write`` fills a temp file beside it (mode
+    0666 less the umask, as ``open()`` would make it), renamed over ``out`` when done,
+    removed when anything fails. Only a regular file (or a symlink: the link is
+    replaced) is ever replaced. ``what`` names the file in errors (``pack``, ``blob``).
+
+    Raises:
+        PackError: ``out`` cannot be written (a directory, a device, a FIFO or a socket,
+            no such dir, a name over the system's limit, no space), or ``write`` raised it.
+    """
     try:
         st = os.lstat(out)
     except (FileNotFoundError, NotADirectoryError):
         st = None
     except OSError as e:  # a name over the system's limit, no permission on a dir above it
-        raise PackError(f"cannot write the pack {out}: {e.strerror or e}", param="out", value=str(out)) from None
+        raise PackError(f"cannot write the {what} {out}: {e.strerror or e}", param="out", value=str(out)) from None
     if out.is_dir():
-        raise PackError(f"cannot write the pack {out}: it is a directory")
+        raise PackError(f"cannot write the {what} {out}: it is a directory")
     if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-        # renaming onto it would replace a device (/dev/null, as root) or a FIFO with the pack
-        raise PackError(f"cannot write the pack {out}: it is not a regular file (a device, a FIFO "
+        # renaming onto it would replace a device (/dev/null, as root) or a FIFO
+        raise PackError(f"cannot write the {what} {out}: it is not a regular file (a device, a FIFO "
                         "or a socket), and fxcache replaces only a regular file")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
     except OSError as e:
-        raise PackError(f"cannot write the pack {out}: {e.strerror}") from None
+        raise PackError(f"cannot write the {what} {out}: {e.strerror}") from None
     try:
         mask = os.umask(0)
         os.umask(mask)
         os.fchmod(fd, 0o666 & ~mask)  # as open() would make it (mkstemp makes 0600)
         with os.fdopen(fd, "wb") as raw:
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=COMPRESS_LEVEL) as gz:
-                with tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-                    tar.addfile(_info(MANIFEST_NAME, len(manifest)), io.BytesIO(manifest))
-                    for pm in plan.files:
-                        _add(tar, plan.root, pm.member.path, pm.where, pm.member.size, pm.member.sha256, on_bytes)
+            write(raw)
         os.replace(tmp, out)
     except BaseException as e:
         try:
@@ -126,9 +145,8 @@ def write_pack(plan: PackPlan, out: Path, on_bytes: Callable[[int], None] | None
         except OSError:
             pass
         if isinstance(e, OSError):
-            raise PackError(f"cannot write the pack {out}: {e.strerror or e}") from None
+            raise PackError(f"cannot write the {what} {out}: {e.strerror or e}") from None
         raise
-    return PackResult(out, len(plan.files) + 1, plan.total_bytes + len(manifest), out.stat().st_size)
 
 
 def _add(tar: tarfile.TarFile, root: Path, name: str, where: str, size: int, sha: str,

@@ -20,12 +20,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from fxcache_core.cache.blob import ENCODING_VERSION
+from fxcache_core.pack.archive import replace_file
 from fxcache_core.pack.manifest import PackError
 from fxcache_core.pack.select import PackPlan, open_member
 
@@ -68,11 +68,9 @@ def write_blob(plan: PackPlan, out: Path) -> BlobResult:
 
     Raises:
         PackError: an entry changed since it was planned or is no longer a regular
-            file; ``out`` cannot be written (a directory, no such dir, no space).
+            file; ``out`` cannot be written (:func:`~fxcache_core.pack.archive.replace_file`).
     """
     out = Path(out)
-    if out.is_dir():
-        raise PackError(f"cannot write the blob {out}: it is a directory")
     body = bytearray(_u64(ENCODING_VERSION))
     counts: dict[str, int] = {}
     left: dict[str, int] = {}
@@ -92,23 +90,7 @@ def write_blob(plan: PackPlan, out: Path) -> BlobResult:
         if pm.member.kind not in dict(_TYPES):
             left[pm.member.kind] = left.get(pm.member.kind, 0) + 1
     blob = zlib.crc32(body).to_bytes(4, "big") + bytes(body)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
-    except OSError as e:
-        raise PackError(f"cannot write the blob {out}: {e.strerror}") from None
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(fd, 0o666 & ~mask)
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, out)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise PackError(f"cannot write the blob {out}: {e.strerror or e}") from None
+    replace_file(out, "blob", lambda f: f.write(blob))
     return BlobResult(out, counts, len(blob), left)
 
 

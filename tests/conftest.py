@@ -25,7 +25,7 @@ threads (``tests.harness.background``), so they build while the fast tiers run.
 - ``fresh_decoders``: decode workers forked after the test's own patches (see the fixture).
 - ``oracle_server`` (session, for ``torch`` tests): ``tests.harness.oracle.torch_lookups``
   asks a :class:`tests.harness.oracle.ForkServer`, which imports torch once and forks a
-  fresh child per query (test_torch_oracle.py checks it answers as a fresh process).
+  fresh child per query (test_fork_server.py checks it answers as a fresh process).
   The build processes (``python -m demo.build_cache`` and the like) fork in the same
   way from a :class:`tests.harness.zygote.Zygote` that has imported torch.
 """
@@ -117,7 +117,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 _TORCH_ORDER = {"test_real_cache.py": 1, "test_oracle_suite.py": 2, "test_arguments.py": 2,
                 "test_models_oracle.py": 3, "test_keying.py": 4, "test_torch_oracle.py": 5, "test_pack.py": 6,
                 "test_remote.py": 7, "test_explain.py": 8, "test_explain_cause.py": 9,
-                "test_report.py": 10, "test_explain_rebuilt.py": 11, "test_blobs.py": 12}
+                "test_report.py": 10, "test_explain_rebuilt.py": 11, "test_blobs.py": 12,
+                "test_gc_concurrent.py": 13, "test_fork_server.py": 14}
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -226,43 +226,6 @@ def test_a_lock_torch_holds_keeps_what_it_guards(tmp_path):
     assert gch.exists() and orphan.exists()
 
 
-@pytest.mark.torch
-def test_gc_frees_what_it_says_and_torch_compiles_and_hits_after(real_cache, cache_copy, default_dir,
-                                                                 tmp_path, monkeypatch):
-    from tests.harness.oracle import torch_lookups
-
-    real_cache.with_pgo(cache_copy)
-
-    # Torch's default dir for the compile below: a copy of the session's, with its
-    # precompiled headers, as the only tempdir torch sees.
-    tmp = tmp_path / "tmp"
-    default = tmp / default_dir.name
-    shutil.copytree(default_dir, default)
-    monkeypatch.setenv("TMPDIR", str(tmp))
-    # All but the entries two days old, so that every rule has something to take.
-    _age([p for p in cache_copy.rglob("*") if p.is_file()
-          and p.relative_to(cache_copy).parts[0] not in ("fxgraph", "aotautograd")], 2 * DAY)
-    _age([default], 2 * DAY)
-    kinds_before = {i.kind for i in take_inventory(cache_copy).items}
-    assert {ContentKind.CODE, ContentKind.LIBRARY, ContentKind.PGO, ContentKind.LOCK} <= kinds_before
-    for args in (["gc"], ["gc", "--older-than", "1d", "--artifacts", "--locks", "--unreadable", "--stale"]):
-        for root in (cache_copy, default):
-            before = take_inventory(root).totals.bytes
-            p = run_fxcache("--cache-dir", str(root), *args, "--yes", "--json")
-            assert p.returncode == 0, p.stderr
-            res = json.loads(p.stdout)
-            assert before - take_inventory(root).totals.bytes == res["bytes_freed"]
-    left = {i.kind for i in take_inventory(cache_copy).items}
-    assert not left & {ContentKind.CODE, ContentKind.LIBRARY, ContentKind.PGO}, left
-    assert not list((default / "precompiled_headers").glob("*.gch"))
-    # Torch compiles into the pruned caches (the code, libraries and precompiled
-    # header again) and hits the entries gc kept.
-    run = torch_lookups(cache_copy, "train_mlp", [[3, 4], [3, 1]])
-    assert run["error"] is None
-    assert run["counters"]["autograd_cache_hit"] >= 1 and run["counters"]["fxgraph_cache_miss"] == 0
-    assert list((default / "precompiled_headers").glob("*.gch"))
-
-
 def test_a_stale_library_goes_with_its_load_ok_marker_first(tmp_path):
     root = tmp_path / "cache"
     (root / "ab").mkdir(parents=True)

@@ -38,7 +38,7 @@ time (9 of 13 s for a small case on 2 cores), so a test session starts one
 compiles nothing, and forks a child per query. The child starts as a fresh
 process does after those imports (no Dynamo, Inductor or automatic-dynamic
 state: nothing was traced or compiled before the fork, which
-``tests/torch/test_torch_oracle.py`` checks against fresh processes).
+``tests/torch/test_fork_server.py`` checks against fresh processes).
 
 A miss WRITES new entries into the cache: run the oracle on a copy
 (``shutil.copytree``, or ``torch_lookups(..., on_copy=True)``) to compare
@@ -51,7 +51,7 @@ order and filter, ``FxGraphCache.load_with_key(..., is_backward, ...)``,
 (tools/build_torch_versions.py).
 
 Findings (torch 2.13.0+cpu, evidence: the oracle's own output on the demo cache,
-checked in tests/torch/test_torch_oracle.py)
+checked in tests/torch/test_fork_server.py)
 -------------------------------------------------------------------------------
 * Order per call, fresh process: dynamo traces, then ONE ``aotautograd`` lookup;
   on an AOTAutograd miss, inductor compiles and makes an ``fxgraph`` lookup for

@@ -44,10 +44,10 @@ def recorded_calls() -> dict[str, list[tuple]]:
     -m tests.harness.oracle`` process on a copy of the real cache). Taken from the test
     files that ask them."""
     from tests.torch import test_arguments as arguments
+    from tests.torch import test_fork_server as fork
     from tests.torch import test_oracle_suite as suite
     from tests.torch import test_real_cache as real
     from tests.torch import test_shapes_oracle as shapes
-    from tests.torch import test_torch_oracle as fork
 
     calls = [*real.ORACLE_CALLS, *[tuple(p.values) for p in suite.PARAMS], suite.AFTER_RECOMPILE,
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],

@@ -162,7 +162,7 @@ def test_the_batched_oracle_answers_as_a_fresh_process_does(model_runs, torch_an
     automatic dynamic after another query made a dim dynamic in the same process) is
     asked again alone, in a process that never saw another query (forked from the
     oracle process before its first query, after the imports, as the fork server the
-    oracle suites use, itself checked against fresh processes in test_torch_oracle):
+    oracle suites use, itself checked against fresh processes in test_fork_server):
     torch's lookups are the same. (Checked once for every query in fresh processes on
     2026-12-01: identical.)"""
     i = _the_alone_query()

@@ -156,55 +156,6 @@ def test_train_mlp_aot_entry_points_at_existing_forward_and_backward(real_cache)
 # --------------------------------------------------------------------------- #
 
 
-EQUIVALENCE_QUERIES = [("train_mlp", [[5, 4], [5, 1]]), ("branch_on_size", [[16, 3]]),
-                        ("mark_dynamic_range", [[100, 3]])]
-
-
-@pytest.fixture(scope="session")
-def fresh_process_answers() -> dict[str, dict]:
-    """Torch's answers to the equivalence queries, each from a fresh ``python -m
-    tests.harness.oracle`` on its own copy of a real cache, as recorded
-    (``tests.harness.recorded``, checked by test_recorded_answers.py), in stable names."""
-    from tests.harness.recorded import recorded
-
-    return recorded("fresh")
-
-
-@torch_mark
-def test_the_fork_server_answers_as_a_fresh_process_does(oracle_server, real_cache, cache_copy, tmp_path,
-                                                         fresh_process_answers):
-    """The oracle suites ask a ForkServer (one torch import, a forked child per query):
-    a hit with its backward, a call that compiles and writes, and a call torch refuses
-    give the same lookups, counters, error and writes as `python -m tests.harness.oracle`
-    started afresh (recorded with this torch: tests.harness.recorded; keys and entries
-    compare by the build's write that made them, or by their order among the new ones).
-    Entry names of writes (hashes of the pickled entry) differ between the two runs,
-    which write into different copies, so writes compare by kind, key and phase."""
-    import shutil
-
-    from tests.harness.oracle import call_id
-    from tests.harness.recorded import stable_form
-
-    def without_entries(run: dict) -> dict:
-        return {**run, "writes": [{**w, "entry": None} for w in run["writes"]]}
-
-    runs = []
-    for n, (case, shapes) in enumerate(EQUIVALENCE_QUERIES):
-        served = tmp_path / f"served{n}"
-        shutil.copytree(cache_copy, served, symlinks=True)
-        got = oracle_server.lookups(served, case, shapes)
-        want = fresh_process_answers[call_id(case, shapes)]
-        assert without_entries(stable_form(got, real_cache.summary)) == without_entries(want), case
-        runs.append(got)
-    hit, compiled, refused = runs
-    assert len({r["pid"] for r in runs}) == len(runs)  # a child forked for each query
-    assert hit["lookups"][0]["hit"] and not hit["writes"]
-    assert compiled["writes"] and refused["error"] is not None and not refused["lookups"]
-    # The child wrote into the cache dir it was given: asked again, torch hits there.
-    again = oracle_server.lookups(tmp_path / "served1", "branch_on_size", [[16, 3]])
-    assert again["lookups"][0]["hit"] and not again["writes"]
-
-
 def test_the_fork_server_restarts_once_the_environment_changed(monkeypatch, tmp_path):
     """A test that points TMPDIR elsewhere (where torch puts its precompiled headers)
     gets a server started with it, as a fresh process would be, not the one before."""

@@ -32,7 +32,7 @@ modules, compiles and traces nothing, and forks a child per build and per query;
 child sets its cache dir, compiles and calls, and exits, so each answer is a first call
 of a process that never compiled before (Dynamo, Inductor and automatic dynamic state
 as a fresh process's), as for ``tests.harness.oracle.ForkServer``, which
-tests/torch/test_torch_oracle.py checks against fresh processes. ``--fresh`` starts a new
+tests/torch/test_fork_server.py checks against fresh processes. ``--fresh`` starts a new
 ``python -m`` process per build and query instead (slower), to check.
 
 ``--workdir DIR`` keeps the caches and torch's answers (``<family>/torch-answers.json``);

@@ -15,7 +15,7 @@ Fresh processes: ``--serve`` imports torch, Inductor and transformers, the famil
 (:func:`tests.harness.oracle._warm_toolchain_facts`), then forks one child per request
 and never compiles or traces anything itself. Each child starts as a fresh process does
 after those imports (the argument of ``tests.harness.oracle.ForkServer``, checked against
-fresh processes in tests/torch/test_torch_oracle.py), builds its model, compiles and makes
+fresh processes in tests/torch/test_fork_server.py), builds its model, compiles and makes
 its calls, and exits. ``python -m tests.harness.evaluation --fresh`` runs every request in
 a fresh ``python -m`` process instead, to check.
 """

@@ -162,7 +162,7 @@ def _gc_then_compile() -> dict[str, Any]:
     # Torch compiles into the pruned caches (the code, libraries and precompiled
     # header again) and hits the entries gc kept.
     with use_build_options(replace(options, base_env={**base_env, "TMPDIR": str(tmp)})):
-        out["run"] = torch_lookups(cache, "train_mlp", [[3, 4], [3, 1]], fresh=True)
+        out["run"] = torch_lookups(cache, "train_mlp", [[3, 4], [3, 1]], fresh=True, timeout=900)
     out["gch_after_run"] = [str(p) for p in (default / "precompiled_headers").glob("*.gch")]
     return out
 

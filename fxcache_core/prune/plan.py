@@ -309,7 +309,7 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     removals = _removals(s.entries, s.chosen, s.loaders())
     fx_goes = any(r.kind is KeyKind.FX_GRAPH for r in removals)
     removals += code_removals(removals, s.owned() if fx_goes else {}, s.code, policy, s.now)
-    unit_removals, dirs = _unit_removals(s.inv, s.units_chosen(), {r.file.where for r in removals})
+    unit_removals, dirs = _unit_removals(s.inv, s.units, s.units_chosen(), {r.file.where for r in removals})
     removals += unit_removals
     if policy.unreadable:  # temp files of entry key dirs (the others are units)
         for k in scan.keys:
@@ -328,12 +328,13 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                   all_bytes=s.inv.totals.bytes, dirs=dirs, undecided=tuple(s.undecided))
 
 
-def _unit_removals(inv: Inventory, chosen: dict[str, tuple[Unit, list[Reason]]], planned: set[str],
-                   ) -> tuple[list[Removal], tuple[tuple[str, ...], ...]]:
-    """The files of the chosen units as removals (those not already planned), and
-    the dirs to remove once empty. A Triton dir that a group file of a kept
-    Triton dir names a file in is left out (:func:`fxcache_core.prune.units.group_named`)."""
-    kept = [u for u in prune_units.units(inv) if u.kind is ContentKind.TRITON and u.name not in chosen]
+def _unit_removals(inv: Inventory, units: list[Unit], chosen: dict[str, tuple[Unit, list[Reason]]],
+                   planned: set[str]) -> tuple[list[Removal], tuple[tuple[str, ...], ...]]:
+    """The files of the chosen units (of ``units``, the inventory's) as removals (those
+    not already planned), and the dirs to remove once empty. A Triton dir that a group
+    file of a kept Triton dir names a file in is left out
+    (:func:`fxcache_core.prune.units.group_named`)."""
+    kept = [u for u in units if u.kind is ContentKind.TRITON and u.name not in chosen]
     named = prune_units.group_named(inv, kept)
     out: list[Removal] = []
     dirs: list[tuple[str, ...]] = []

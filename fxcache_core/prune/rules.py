@@ -63,7 +63,8 @@ class Selection:
         self.by_path = {e.file.where: e for e in self.entries}
         catalog.read_ahead(scan.entries())  # the joins decode (nearly) all of them
         self.code = scan_artifacts(scan.root)
-        self.inv = take_inventory(scan.root, detect_layout(scan.root))
+        # The entries' records are the scan's: the inventory keeps none of its own.
+        self.inv = take_inventory(scan.root, detect_layout(scan.root), entries=False)
         self.units = prune_units.units(self.inv)
         self.chosen: dict[str, list[Reason]] = {}
         self.unit_chosen: dict[str, tuple[Unit, list[Reason]]] = {}

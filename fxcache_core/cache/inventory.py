@@ -318,14 +318,18 @@ def _classify_triton(parts: tuple[str, ...], device: str) -> tuple[ContentKind, 
 
 
 def take_inventory(root: Path, layout: str = INDUCTOR_LAYOUT,
-                   index_dir: Path | None = None, entries: bool = True) -> Inventory:
+                   index_dir: Path | None = None, entries: bool = True,
+                   records: dict[str, FileInfo] | None = None) -> Inventory:
     """Walk ``root`` into an :class:`Inventory`.
 
     ``entries``: keep an :class:`Item` for the files of FX and AOTAutograd key dirs
     (entries and their temp files) too. Without, they are counted in the totals but
     not kept (:attr:`Inventory.entries_left_out`): for a caller that holds the
     scan's records of them (:mod:`fxcache_core.cache.scan`), as gc does, the memory
-    of a second record per entry.
+    of a second record per entry. ``records``: ``FileInfo`` s the caller holds already,
+    by ``where`` (a scan's: generated code, :func:`~fxcache_core.cache.scan.scan_artifacts`);
+    an item whose ``lstat`` gives the same size, times and inode takes that record
+    instead of a new one of its own.
 
     The root itself is followed if it is a symlink (as ``du ROOT/`` would);
     nothing below it is. ``index_dir``: fxcache's index dir, whose
@@ -348,13 +352,14 @@ def take_inventory(root: Path, layout: str = INDUCTOR_LAYOUT,
         OSError: the root itself cannot be stat'ed.
     """
     with paused_gc():
-        return _walk(Path(root), layout, index_dir, entries)
+        return _walk(Path(root), layout, index_dir, entries, records or {})
 
 
 _ENTRY_KINDS = (ContentKind.FX, ContentKind.AOT)
 
 
-def _walk(root: Path, layout: str, index_dir: Path | None, entries: bool) -> Inventory:
+def _walk(root: Path, layout: str, index_dir: Path | None, entries: bool,
+          records: dict[str, FileInfo]) -> Inventory:
     st = os.stat(root)
     index_parts: tuple[str, ...] | None = None
     if index_dir is not None:
@@ -416,8 +421,11 @@ def _walk(root: Path, layout: str, index_dir: Path | None, entries: bool) -> Inv
                         file_bytes += s.st_size
                     if entries or not (kind in _ENTRY_KINDS or kind is ContentKind.TEMP
                                        and sub[0] in ("fxgraph", "aotautograd")):
-                        items.append(Item(FileInfo(where, s.st_size, s.st_mtime, s.st_atime, s.st_mtime_ns,
-                                                   s.st_ino), kind, detail, first, sub))
+                        f = records.get(where)
+                        if f is None or (f.size, f.mtime, f.atime, f.mtime_ns, f.ino) != (
+                                s.st_size, s.st_mtime, s.st_atime, s.st_mtime_ns, s.st_ino):
+                            f = FileInfo(where, s.st_size, s.st_mtime, s.st_atime, s.st_mtime_ns, s.st_ino)
+                        items.append(Item(f, kind, detail, first, sub))
                     else:
                         n_left += 1
                 else:

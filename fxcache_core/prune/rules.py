@@ -63,8 +63,10 @@ class Selection:
         self.by_path = {e.file.where: e for e in self.entries}
         catalog.read_ahead(scan.entries())  # the joins decode (nearly) all of them
         self.code = scan_artifacts(scan.root)
-        # The entries' records are the scan's: the inventory keeps none of its own.
-        self.inv = take_inventory(scan.root, detect_layout(scan.root), entries=False)
+        # The entries' records are the scan's: the inventory keeps none of its own, and
+        # takes the generated code's records from scan_artifacts.
+        self.inv = take_inventory(scan.root, detect_layout(scan.root), entries=False,
+                                  records={a.file.where: a.file for a in self.code})
         self.units = prune_units.units(self.inv)
         self.chosen: dict[str, list[Reason]] = {}
         self.unit_chosen: dict[str, tuple[Unit, list[Reason]]] = {}

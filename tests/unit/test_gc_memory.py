@@ -8,10 +8,11 @@ compile here does not write (no Triton).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from fxcache_core.cache.inventory import ContentKind, take_inventory
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import scan_cache
+from fxcache_core.cache.scan import scan_artifacts, scan_cache
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.prune import units as units_mod
 from fxcache_core.prune.plan import plan_gc
@@ -46,6 +47,17 @@ def test_gcs_inventory_keeps_no_record_of_the_entry_files_and_counts_them_all(tm
     in_key_dirs = [i for i in full.items if i.parts[0] in ("fxgraph", "aotautograd") and len(i.parts) > 2]
     assert {i.kind for i in in_key_dirs} == {ContentKind.FX, ContentKind.AOT, ContentKind.TEMP}
     assert lean.items == tuple(i for i in full.items if i not in in_key_dirs)
+
+
+def test_the_inventory_takes_the_records_it_is_given_for_files_unchanged_since(tmp_path):
+    _cache(tmp_path)
+    code = scan_artifacts(tmp_path)
+    inv = take_inventory(tmp_path, records={a.file.where: a.file for a in code})
+    by_path = {i.file.where: i.file for i in inv.items}
+    assert code and all(by_path[a.file.where] is a.file for a in code)
+    stale = {a.file.where: replace(a.file, size=a.file.size + 1) for a in code}  # not what lstat says now
+    again = take_inventory(tmp_path, records=stale)
+    assert again == take_inventory(tmp_path) and not any(i.file is stale.get(i.file.where) for i in again.items)
 
 
 def test_a_plan_makes_the_inventorys_units_once(tmp_path, monkeypatch):

@@ -306,7 +306,7 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     for rule in RULES:
         rule(s)
     scan = catalog.scan
-    removals = _removals(s.entries, s.chosen, s.loaders())
+    removals = _removals(s.entries, s.chosen, s.loaders(), s.by_path)
     fx_goes = any(r.kind is KeyKind.FX_GRAPH for r in removals)
     removals += code_removals(removals, s.owned() if fx_goes else {}, s.code, policy, s.now)
     unit_removals, dirs = _unit_removals(s.inv, s.units, s.units_chosen(), {r.file.where for r in removals})
@@ -350,11 +350,12 @@ def _unit_removals(inv: Inventory, units: list[Unit], chosen: dict[str, tuple[Un
 
 
 def _removals(entries: list[Entry], chosen: dict[str, list[Reason]],
-              loaders: dict[str, list[Entry]]) -> list[Removal]:
+              loaders: dict[str, list[Entry]], by_path: dict[str, Entry] | None = None) -> list[Removal]:
     """The chosen entries as removals, with the AOTAutograd entries that load a
     removed FX entry added, AOTAutograd entries first (deletion order: an
-    interrupted run never leaves an AOTAutograd entry pointing at nothing)."""
-    by_path = {e.file.where: e for e in entries}
+    interrupted run never leaves an AOTAutograd entry pointing at nothing).
+    ``by_path``: ``entries`` by ``FileInfo.where``, where the caller holds it."""
+    by_path = by_path if by_path is not None else {e.file.where: e for e in entries}
     for p in [p for p in chosen if by_path[p].kind is KeyKind.FX_GRAPH]:
         fx = by_path[p]
         for a in loaders.get(p, ()):

@@ -3,7 +3,7 @@
 A :class:`Catalog` reads and decodes an entry the first time it is asked for
 and remembers the result (or the :class:`~fxcache_core.errors.EntryDecodeError`),
 so ``guards`` and ``match`` decode each file at most once per run (gc reads
-again, from the bytes, what a deletion rests on). It
+again, from the bytes, what a deletion rests on where no index row proves it). It
 also joins entries across keys: which AOTAutograd entries load which FX
 graphs, and so the source of each FX symbol.
 

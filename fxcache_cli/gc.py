@@ -177,7 +177,7 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
         plan = res.plan
         if not as_json:
             out.print(f"[yellow]The cache changed after the plan[/yellow] (a file it read is not the same): "
-                      f"planned again {plural(res.replanned, 'time')}; what was done:")
+                      f"planned again {plural(res.replanned, 'time')}; the last plan:")
             _show_plan(plan, remote)
     if as_json:
         _emit_plan(plan, dry_run, remote, res)

@@ -125,7 +125,8 @@ class GcPlan:
         The head is :meth:`to_json` (removals left out) with ``dry_run``, ``remote``,
         ``kept`` (``path``, ``why``, ``why_code``), ``executed``, ``replanned`` (how many
         times execution found a file the plan read changed and planned again: this plan is
-        then the last one made) and, once executed, ``bytes_freed`` as ``result`` freed; the lists are ``removals`` (:meth:`Removal.to_json
+        then the last one made) and, once executed, ``bytes_freed`` as ``result`` freed;
+        the lists are ``removals`` (:meth:`Removal.to_json
         <fxcache_core.prune.removal.Removal.to_json>` each, with ``redis_key``) and, with
         ``result`` (a :class:`~fxcache_core.prune.execute.GcResult`, or a remote
         executor's), the paths ``removed``, ``skipped`` (``path``, ``why``), ``failed``

@@ -21,7 +21,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import FxRef
-from fxcache_core.prune.execute import execute_plan
+from fxcache_core.prune.execute import MAX_REPLANS, execute_plan
 from fxcache_core.prune.plan import plan_rm
 from fxcache_core.state.index import Index
 from fxcache_core.state.trust import identity_is_proof, mount_types
@@ -172,6 +172,8 @@ def test_a_change_between_plan_and_execution_plans_again(tmp_path):
     stale = execute_plan(plan)  # no way to plan again: nothing goes
     assert stale.removed == () and fp.exists() and ap.exists()
     assert [w.code for _, w in stale.skipped] == ["facts-changed-since-plan"]
+    busy = execute_plan(plan, replan=lambda: plan)  # every plan made rests on changed files
+    assert busy.removed == () and busy.replanned == MAX_REPLANS and fp.exists()
 
     res = execute_plan(plan, replan=lambda: _plan_rm_f(root, idx))
     assert res.replanned == 1 and res.plan is not None

@@ -51,12 +51,18 @@ def gc_cmd(
                      keep_costly)
     scan = scan_dir(quiet=as_json)
     _not_a_blob(scan.root)
-    # Planned from the index (rows checked against each file's size, mtime_ns, inode);
-    # plan_gc re-reads from the files what a deletion rests on, and execution re-checks
-    # each file against the plan. Hits and compile costs `fxcache explain` read from
-    # traces count too (a local cache only).
+    # Planned from the index (rows proven by each file's identity; what rests on any other
+    # row is read again from the files), and execution checks every file the plan read
+    # again, planning again if one changed. Hits and compile costs `fxcache explain` read
+    # from traces count too (a local cache only).
     cat = open_catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
-    _run_plan(plan_gc(cat, policy, trace_facts=state.remote is None), dry_run, yes, as_json, ttl)
+
+    def replan() -> Any:  # a file the plan read changed before execution: plan again, from a new scan
+        _flush(cat)
+        again = open_catalog(scan_dir(quiet=True), indexed=True, as_json=True, hashing=policy.unreadable)
+        return plan_gc(again, policy, trace_facts=state.remote is None)
+
+    _run_plan(plan_gc(cat, policy, trace_facts=state.remote is None), dry_run, yes, as_json, ttl, replan)
 
 
 def _parsed(option: str, text: str | None, parse: Any) -> Any:
@@ -123,7 +129,20 @@ def rm_cmd(
     scan = scan_dir(quiet=as_json)
     _not_a_blob(scan.root)
     target = scan.find(key)
-    _run_plan(plan_rm(indexed_catalog(scan, as_json), target, entries or ()), dry_run, yes, as_json)
+    cat = indexed_catalog(scan, as_json)
+
+    def replan() -> Any:  # a file the plan read changed before execution: plan again, from a new scan
+        _flush(cat)
+        again = scan_dir(quiet=True)
+        return plan_rm(indexed_catalog(again, True), again.find(key), entries or ())
+
+    _run_plan(plan_rm(cat, target, entries or ()), dry_run, yes, as_json, replan=replan)
+
+
+def _flush(cat: Any) -> None:
+    """Write what ``cat``'s index holds, so that a second catalog can use the index file."""
+    if cat.index is not None:
+        cat.index.flush()
 
 
 def _below(root: Any, where: str) -> str:
@@ -131,8 +150,11 @@ def _below(root: Any, where: str) -> str:
     return where[len(base):] if where.startswith(base) else where
 
 
-def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None) -> None:
-    """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed."""
+def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | None = None,
+              replan: Any = None) -> None:
+    """Show a gc/rm plan, ask unless --yes, execute it, report; exit 1 if some paths failed.
+    ``replan``: makes the plan again, should a file it read change before it is executed
+    (the plan executed, then shown with the result, is the last one made)."""
     from fxcache_core.prune.execute import execute_plan
 
     done_reading()
@@ -150,7 +172,13 @@ def _run_plan(plan: Any, dry_run: bool, yes: bool, as_json: bool, ttl: int | Non
     if not out.confirm(f"{verb}?", yes=yes):
         out.err.print("Nothing deleted.")
         raise typer.Exit(FAILURE)
-    res = remote_store().execute(plan, ttl) if remote else execute_plan(plan)
+    res = remote_store().execute(plan, ttl) if remote else execute_plan(plan, replan)
+    if getattr(res, "plan", None) is not None:
+        plan = res.plan
+        if not as_json:
+            out.print(f"[yellow]The cache changed after the plan[/yellow] (a file it read is not the same): "
+                      f"planned again {plural(res.replanned, 'time')}; the last plan:")
+            _show_plan(plan, remote)
     if as_json:
         _emit_plan(plan, dry_run, remote, res)
     else:

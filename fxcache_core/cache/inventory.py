@@ -212,6 +212,9 @@ class Inventory:
             to is not counted).
         unreadable: dirs that could not be listed and names that could not be
             ``lstat``'ed: the totals leave out what is behind them.
+        entries_left_out: ``items`` hold no file of an FX or AOTAutograd key dir
+            (entries and their temp files: ``take_inventory(..., entries=False)``);
+            the totals count them all the same.
     """
 
     root: Path
@@ -220,6 +223,7 @@ class Inventory:
     totals: Totals
     symlinks: tuple[str, ...] = ()
     unreadable: tuple[Skipped, ...] = ()
+    entries_left_out: bool = False
 
     def relative(self, where: str) -> tuple[str, ...]:
         """The names of ``where`` below the root."""
@@ -314,8 +318,18 @@ def _classify_triton(parts: tuple[str, ...], device: str) -> tuple[ContentKind, 
 
 
 def take_inventory(root: Path, layout: str = INDUCTOR_LAYOUT,
-                   index_dir: Path | None = None) -> Inventory:
+                   index_dir: Path | None = None, entries: bool = True,
+                   records: dict[str, FileInfo] | None = None) -> Inventory:
     """Walk ``root`` into an :class:`Inventory`.
+
+    ``entries``: keep an :class:`Item` for the files of FX and AOTAutograd key dirs
+    (entries and their temp files) too. Without, they are counted in the totals but
+    not kept (:attr:`Inventory.entries_left_out`): for a caller that holds the
+    scan's records of them (:mod:`fxcache_core.cache.scan`), as gc does, the memory
+    of a second record per entry. ``records``: ``FileInfo`` s the caller holds already,
+    by ``where`` (a scan's: generated code, :func:`~fxcache_core.cache.scan.scan_artifacts`);
+    an item whose ``lstat`` gives the same size, times and inode takes that record
+    instead of a new one of its own.
 
     The root itself is followed if it is a symlink (as ``du ROOT/`` would);
     nothing below it is. ``index_dir``: fxcache's index dir, whose
@@ -338,10 +352,14 @@ def take_inventory(root: Path, layout: str = INDUCTOR_LAYOUT,
         OSError: the root itself cannot be stat'ed.
     """
     with paused_gc():
-        return _walk(Path(root), layout, index_dir)
+        return _walk(Path(root), layout, index_dir, entries, records or {})
 
 
-def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
+_ENTRY_KINDS = (ContentKind.FX, ContentKind.AOT)
+
+
+def _walk(root: Path, layout: str, index_dir: Path | None, entries: bool,
+          records: dict[str, FileInfo]) -> Inventory:
     st = os.stat(root)
     index_parts: tuple[str, ...] | None = None
     if index_dir is not None:
@@ -356,7 +374,7 @@ def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
     unreadable: list[Skipped] = []
     seen: set[tuple[int, int]] = set()
     n_dirs, dir_bytes, n_links, link_bytes, n_other, disk = 1, st.st_size, 0, 0, 0, st.st_blocks * 512
-    file_bytes = 0
+    file_bytes = n_left = 0
     is_dir, is_reg, is_lnk = stat.S_ISDIR, stat.S_ISREG, stat.S_ISLNK
     try:
         root_fd = open_dir(root, follow_symlinks=True)  # the root as named
@@ -401,8 +419,15 @@ def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
                         kind, detail = classify(sub, layout)
                     if first:
                         file_bytes += s.st_size
-                    items.append(Item(FileInfo(where, s.st_size, s.st_mtime, s.st_atime, s.st_mtime_ns,
-                                               s.st_ino), kind, detail, first, sub))
+                    if entries or not (kind in _ENTRY_KINDS or kind is ContentKind.TEMP
+                                       and sub[0] in ("fxgraph", "aotautograd")):
+                        f = records.get(where)
+                        if f is None or (f.size, f.mtime, f.atime, f.mtime_ns, f.ino) != (
+                                s.st_size, s.st_mtime, s.st_atime, s.st_mtime_ns, s.st_ino):
+                            f = FileInfo(where, s.st_size, s.st_mtime, s.st_atime, s.st_mtime_ns, s.st_ino)
+                        items.append(Item(f, kind, detail, first, sub))
+                    else:
+                        n_left += 1
                 else:
                     n_other += 1
             todo.reverse()  # visited in listing order
@@ -422,10 +447,10 @@ def _walk(root: Path, layout: str, index_dir: Path | None) -> Inventory:
             continue
         stack.append((sub_fd, where, (*parts, name), []))
     items.sort(key=lambda i: i.file.where)
-    totals = Totals(files=len(items), bytes=file_bytes, dirs=n_dirs, dir_bytes=dir_bytes,
+    totals = Totals(files=len(items) + n_left, bytes=file_bytes, dirs=n_dirs, dir_bytes=dir_bytes,
                     symlinks=n_links, symlink_bytes=link_bytes, other=n_other, disk_bytes=disk)
     return Inventory(root=root, layout=layout, items=tuple(items), totals=totals,
-                     symlinks=tuple(sorted(symlinks)), unreadable=tuple(unreadable))
+                     symlinks=tuple(sorted(symlinks)), unreadable=tuple(unreadable), entries_left_out=not entries)
 
 
 def _open_listed(parent: int, name: str, ident: tuple[int, int], where: str,

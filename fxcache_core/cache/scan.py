@@ -480,7 +480,7 @@ def _scan_cache(root: Path) -> CacheScan:
     return CacheScan(root=root, keys=tuple(keys), skipped=tuple(skipped), listings=listings)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Artifact:
     """A generated-code file in the cache root: ``<key[1:3]>/<key>.<ext>``.
 

@@ -24,7 +24,8 @@ from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import Unfinished, run_all, task
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 from fxcache_core.reasons import Reason, code_of
-from fxcache_core.state.index import from_json, racily_clean, to_json
+from fxcache_core.state.index import from_json, to_json
+from fxcache_core.state.trust import racily_clean
 
 PARALLEL_MIN_ENTRIES = 512
 """Fewer entries to decode than this, and one worker process decodes them all:
@@ -34,10 +35,10 @@ Read = tuple[str | None, "DecodedEntry | tuple[str, str]"]
 """What reading one entry gave: (sha256 of its bytes if hashing, the decoded entry
 or (reason, cause))."""
 
-Take = Callable[[Entry, str | None, "DecodedEntry | tuple[str, str]", "str | None", bool], None]
+Take = Callable[[Entry, str | None, "DecodedEntry | tuple[str, str]", "str | None", int], None]
 """Called per entry decoded: (entry, sha, decoded entry or (reason, cause), its index
-JSON when the entry is its light form, whether the bytes decoded are proven to be
-the file the scan saw: :func:`proven`)."""
+JSON when the entry is its light form, when the read ended (epoch ns) if the bytes
+decoded are proven to be the file the scan saw (:func:`proven`), else 0)."""
 
 
 def proven(scanned: Identity, read: Identity | None, read_ns: int) -> bool:
@@ -45,7 +46,7 @@ def proven(scanned: Identity, read: Identity | None, read_ns: int) -> bool:
     the read (None: it changed meanwhile), the read ending at ``read_ns``, are the
     file the scan saw as ``scanned`` (:attr:`FileInfo.identity`), and will still be
     known so from its identity alone: equal identities, and not racily clean
-    (:func:`~fxcache_core.state.index.racily_clean`). Only such a reading may
+    (:func:`~fxcache_core.state.trust.racily_clean`). Only such a reading may
     become an index row."""
     return read is not None and read == scanned and not racily_clean(read, read_ns)
 
@@ -113,10 +114,10 @@ def decode_entries(entries: Sequence[Entry], hashing: bool, full: bool, jobs: in
     def took(i: int, value: object) -> None:
         e = entries[i]
         if isinstance(value, Unfinished):
-            take(e, None, (value.reason, "too-costly"), None, False)
+            take(e, None, (value.reason, "too-costly"), None, 0)
             return
         sha, row, bad, proof = value  # type: ignore[misc]
-        ok = proof is not None and proven(e.file.identity, tuple(proof[:5]), proof[5])  # type: ignore[arg-type]
+        ok = proof[5] if proof is not None and proven(e.file.identity, tuple(proof[:5]), proof[5]) else 0  # type: ignore[arg-type]
         if bad is not None:
             text, code, cause = bad
             take(e, sha, (Reason(text, code) if code else text, cause), None, ok)
@@ -127,9 +128,10 @@ def decode_entries(entries: Sequence[Entry], hashing: bool, full: bool, jobs: in
             [e.size for e in entries], jobs, took)
 
 
-def decode_one(entry: Entry, hashing: bool, full: bool) -> tuple[str | None, DecodedEntry | tuple[str, str], bool]:
+def decode_one(entry: Entry, hashing: bool, full: bool) -> tuple[str | None, DecodedEntry | tuple[str, str], int]:
     """:func:`decode_entries` of one entry: (sha, decoded entry or (reason, cause),
-    whether the bytes are proven to be the scanned file's: :func:`proven`)."""
-    out: list[tuple[str | None, DecodedEntry | tuple[str, str], bool]] = []
+    when the read ended if the bytes are proven to be the scanned file's
+    (:func:`proven`), else 0)."""
+    out: list[tuple[str | None, DecodedEntry | tuple[str, str], int]] = []
     decode_entries([entry], hashing, full, 1, lambda _e, sha, got, _row, ok: out.append((sha, got, ok)))
     return out[0]

@@ -3,7 +3,7 @@
 A :class:`Catalog` reads and decodes an entry the first time it is asked for
 and remembers the result (or the :class:`~fxcache_core.errors.EntryDecodeError`),
 so ``guards`` and ``match`` decode each file at most once per run (gc reads
-again, from the bytes, what a deletion rests on). It
+again, from the bytes, what a deletion rests on where no index row proves it). It
 also joins entries across keys: which AOTAutograd entries load which FX
 graphs, and so the source of each FX symbol.
 
@@ -121,13 +121,14 @@ class Catalog:
         sha, got, ok = self._read(entry, full)
         return self._keep(entry, sha, got, full, proven=ok)
 
-    def _read(self, entry: Entry, full: bool) -> tuple[str | None, DecodedEntry | tuple[str, str], bool]:
+    def _read(self, entry: Entry, full: bool) -> tuple[str | None, DecodedEntry | tuple[str, str], int]:
         """Read and decode ``entry`` in a worker (:func:`~fxcache_core.catalog.pool.decode_one`),
-        but not an entry :meth:`_not_to_read`; the last item says whether the bytes are
-        proven to be the scanned file's (:func:`~fxcache_core.catalog.pool.proven`)."""
+        but not an entry :meth:`_not_to_read`; the last item is when the read ended if
+        the bytes are proven to be the scanned file's (:func:`~fxcache_core.catalog.pool.proven`),
+        else 0."""
         why = self._not_to_read(entry)
         if why is not None:
-            return None, why, False
+            return None, why, 0
         return decode_one(entry, self._hash_on_read, full)
 
     def _not_to_read(self, entry: Entry) -> tuple[str, str] | None:
@@ -160,12 +161,13 @@ class Catalog:
         self._via_index.add(k)
 
     def _keep(self, entry: Entry, sha: str | None, got: DecodedEntry | tuple[str, str],
-              full: bool, row: str | None = None, proven: bool = False) -> DecodedEntry | Unreadable:
+              full: bool, row: str | None = None, proven: int = 0) -> DecodedEntry | Unreadable:
         """Remember what reading ``entry`` gave: ``got`` is the decoded entry (or its
         light form, then ``row`` is its index JSON), or (reason, cause). The index
         remembers it only when ``proven``: the bytes were read through one fd whose
         identity was the scanned file's before and after, and not racily clean
-        (:func:`~fxcache_core.catalog.pool.proven`)."""
+        (:func:`~fxcache_core.catalog.pool.proven`); ``proven`` is when that read ended
+        (epoch ns), which the row keeps (0: not proven)."""
         k = entry.file.where
         self._via_index.discard(k)
         if sha is not None:
@@ -173,11 +175,11 @@ class Catalog:
         if isinstance(got, tuple):
             got = Unreadable(entry, got[0], got[1])
             if self._index is not None and proven and got.cause == "corrupt":
-                self._index.put(entry, sha, got.reason)
+                self._index.put(entry, sha, got.reason, read_ns=proven)
         else:
             lt = got if row is not None else light(got)
             if self._index is not None and proven:
-                self._index.put(entry, sha, lt, row)
+                self._index.put(entry, sha, lt, row, read_ns=proven)
             got = got if full else lt  # the debug lines are most of an FX entry's memory
         if not full and isinstance(got, DecodedEntry):
             self._light.add(k)
@@ -219,7 +221,7 @@ class Catalog:
             decode_entries(todo, self._hash_on_read, False, worker_count(len(todo)), self._take_decoded)
 
     def _take_decoded(self, e: Entry, sha: str | None, got: DecodedEntry | tuple[str, str],
-                      row: str | None, ok: bool) -> None:
+                      row: str | None, ok: int) -> None:
         """:meth:`read_ahead`'s part as each entry comes back from a worker."""
         if self._on_read is not None:
             self._on_read()
@@ -254,7 +256,7 @@ class Catalog:
                 take(e, self._keep(e, None, why, False))
 
         def took(e: Entry, sha: str | None, got: DecodedEntry | tuple[str, str], _row: str | None,
-                 ok: bool) -> None:
+                 ok: int) -> None:
             kept = self._keep(e, sha if sha is not None else self._hashes.get(e.file.where), got, False,
                               proven=ok)
             take(e, got if isinstance(got, DecodedEntry) else kept)

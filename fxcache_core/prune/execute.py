@@ -10,6 +10,13 @@ compile lock for its key. Key dirs that end up empty are removed with
 ``rmdir`` (never ``rmtree``: a compile may be writing a new entry into the
 dir at that moment).
 
+Before anything goes, every file the plan read and keeps (:attr:`GcPlan.facts
+<fxcache_core.prune.plan.GcPlan.facts>`: the entries whose bytes, or proven index
+rows, its decisions rest on) is ``lstat``'ed again (:func:`changed_facts`); each file
+it deletes is checked as it goes. If a kept one is not the file the plan read, the
+plan rests on stale facts, and is made again (``replan``) or, without a way to,
+nothing is deleted.
+
 Mirrors ``shutil.rmtree``'s fd-based walk and torch's ``FileLock`` (filelock's
 ``flock``). Never deletes what the plan does not list, never leaves the cache
 dir, and never raises for one path: a refusal is a skipped path, an OS error
@@ -21,6 +28,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,12 +53,17 @@ class GcResult:
         failed: (path, error) for deletions the OS refused.
         dirs_removed: dirs the plan names (key, bucket, Triton kernel and temp dirs)
             removed because they became empty.
+        replanned: how many times a file the plan read had changed when execution
+            began, and the plan was made again (:func:`changed_facts`).
+        plan: the plan executed, when it is not the one given (``replanned``).
     """
 
     removed: tuple[Removal, ...]
     skipped: tuple[tuple[Path, str], ...]
     failed: tuple[tuple[Path, str], ...]
     dirs_removed: tuple[Path, ...]
+    replanned: int = 0
+    plan: GcPlan | None = None
 
     @property
     def bytes_freed(self) -> int:
@@ -58,12 +71,13 @@ class GcResult:
 
     def to_json(self) -> dict[str, object]:
         """``removed`` (paths), ``skipped`` (``path``, ``why``, ``why_code``),
-        ``failed`` (``path``, ``error``, ``error_code``), ``dirs_removed`` and
-        ``bytes_freed``."""
+        ``failed`` (``path``, ``error``, ``error_code``), ``dirs_removed``,
+        ``bytes_freed`` and ``replanned``."""
         return {"removed": [r.file.where for r in self.removed],
                 "skipped": [{"path": str(p), "why": w, "why_code": code_of(w)} for p, w in self.skipped],
                 "failed": [{"path": str(p), "error": w, "error_code": code_of(w)} for p, w in self.failed],
-                "dirs_removed": [str(d) for d in self.dirs_removed], "bytes_freed": self.bytes_freed}
+                "dirs_removed": [str(d) for d in self.dirs_removed], "bytes_freed": self.bytes_freed,
+                "replanned": self.replanned}
 
 
 def _refusal(r: Removal, st: os.stat_result, dir_fd: int) -> Reason | None:
@@ -172,8 +186,43 @@ def _planned_dirs(plan: GcPlan) -> set[tuple[str, ...]]:
     return out
 
 
-def execute_plan(plan: GcPlan) -> GcResult:
+MAX_REPLANS = 3
+"""How many times :func:`execute_plan` plans again when the files the plan read keep
+changing (a compile writing into the cache meanwhile); then it deletes nothing."""
+
+
+def changed_facts(plan: GcPlan) -> list[str]:
+    """The files the plan read and keeps (:attr:`GcPlan.facts
+    <fxcache_core.prune.plan.GcPlan.facts>`) that are not, now, the file it read:
+    another identity (device, inode, size, mtime_ns, ctime_ns: a rewrite moves
+    ``ctime`` even with its size and mtime put back), or gone. One ``lstat`` each
+    (``stat`` for those reached through a symlink, as the scan saw them); nothing is
+    opened. A file fxcache cannot stat counts as changed. The files it deletes are
+    left to the check each gets right before it goes (:func:`_refusal`: a changed one
+    is kept, and said so)."""
+    out: list[str] = []
+    going = {r.file.where for r in plan.removals}
+    for f in plan.facts:
+        if f.where in going:
+            continue
+        try:
+            st = os.stat(f.where) if f.where in plan.followed else os.lstat(f.where)
+        except OSError:
+            out.append(f.where)
+            continue
+        if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != f.identity:
+            out.append(f.where)
+    return out
+
+
+def execute_plan(plan: GcPlan, replan: Callable[[], GcPlan] | None = None) -> GcResult:
     """Delete what ``plan`` lists, safely (see the module docstring).
+
+    First every file the plan read is checked to be the file it read
+    (:func:`changed_facts`); if one is not, the plan's facts are stale: ``replan()``
+    (a fresh scan, planned by the same policy) gives the plan executed instead, up to
+    :data:`MAX_REPLANS` times; without ``replan``, or past that, nothing is deleted
+    and every planned file is skipped (``facts-changed-since-plan``).
 
     Each file is reached through directory file descriptors from the cache dir
     down, each level checked against what the plan recorded
@@ -184,8 +233,23 @@ def execute_plan(plan: GcPlan) -> GcResult:
 
     Never raises for a single path: permission and other OS errors are
     collected in ``failed``, changed or unsafe paths in ``skipped``, and the
-    rest goes on.
+    rest goes on (``replan`` may raise what planning raises).
     """
+    given, replanned = plan, 0
+    while changed := changed_facts(plan):
+        if replan is None or replanned == MAX_REPLANS:
+            why = Reason(f"{len(changed)} file(s) the plan read changed since (first: {changed[0]}): "
+                         "nothing deleted on stale facts", "facts-changed-since-plan")
+            return GcResult((), tuple((r.file.path, why) for r in plan.removals), (), (), replanned,
+                            plan if plan is not given else None)
+        plan, replanned = replan(), replanned + 1
+    res = _execute(plan)
+    return res if plan is given else GcResult(res.removed, res.skipped, res.failed, res.dirs_removed,
+                                              replanned, plan)
+
+
+def _execute(plan: GcPlan) -> GcResult:
+    """:func:`execute_plan`'s deletions, once the plan's facts are checked."""
     removed: list[Removal] = []
     skipped: list[tuple[Path, str]] = []
     failed: list[tuple[Path, str]] = []

@@ -26,7 +26,14 @@ from typing import Any
 
 from fxcache_core.cache.inventory import ContentKind, Inventory
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import CacheKey, Entry, read_entry_bytes, scan_artifacts
+from fxcache_core.cache.scan import (
+    CacheKey,
+    CacheScan,
+    Entry,
+    FileInfo,
+    read_entry_bytes,
+    scan_artifacts,
+)
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, may_name
@@ -40,6 +47,7 @@ from fxcache_core.prune.rules import RULES, Selection, loaders_of, loads_removed
 from fxcache_core.prune.units import Unit
 from fxcache_core.quantities import format_duration
 from fxcache_core.reasons import Reason, code_of
+from fxcache_core.state.trust import identity_is_proof
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,12 @@ class GcPlan:
         dirs: dirs (names below the cache dir) removed once the removals left
             them empty (Triton kernel dirs, Triton temp dirs), deepest first.
         undecided: (what, why) for what a rule could not judge (kept).
+        facts: the files the plan read (every entry file of the scan: its bytes, or
+            the index row its identity proves, and its times), as the scan saw them;
+            execution checks each one's identity again first
+            (:func:`fxcache_core.prune.execute.changed_facts`).
+        followed: the ``where`` of the facts reached through a symlink (their
+            identity is their target's, as torch reads them).
     """
 
     root: Path
@@ -75,6 +89,8 @@ class GcPlan:
     all_bytes: int = 0
     dirs: tuple[tuple[str, ...], ...] = ()
     undecided: tuple[tuple[str, str], ...] = ()
+    facts: tuple[FileInfo, ...] = ()
+    followed: frozenset[str] = frozenset()
 
     @property
     def bytes_freed(self) -> int:
@@ -107,8 +123,10 @@ class GcPlan:
         ``(head, lists)``, each ``lists[name]`` to be written in the place of ``head[name]``.
 
         The head is :meth:`to_json` (removals left out) with ``dry_run``, ``remote``,
-        ``kept`` (``path``, ``why``, ``why_code``), ``executed`` and, once executed, ``bytes_freed``
-        as ``result`` freed; the lists are ``removals`` (:meth:`Removal.to_json
+        ``kept`` (``path``, ``why``, ``why_code``), ``executed``, ``replanned`` (how many
+        times execution found a file the plan read changed and planned again: this plan is
+        then the last one made) and, once executed, ``bytes_freed`` as ``result`` freed;
+        the lists are ``removals`` (:meth:`Removal.to_json
         <fxcache_core.prune.removal.Removal.to_json>` each, with ``redis_key``) and, with
         ``result`` (a :class:`~fxcache_core.prune.execute.GcResult`, or a remote
         executor's), the paths ``removed``, ``skipped`` (``path``, ``why``), ``failed``
@@ -122,7 +140,7 @@ class GcPlan:
         head.update({"dry_run": dry_run, "remote": redis_key is not None,
                      "kept": [{"path": key(p), "why": w, "why_code": code_of(w)} for p, w in self.kept],
                      "executed": result is not None, "removed": [], "skipped": [], "failed": [],
-                     "dirs_removed": []})
+                     "dirs_removed": [], "replanned": getattr(result, "replanned", 0)})
         lists: dict[str, Iterable[object]] = {"removals": (
             {**r.to_json(), "redis_key": key(r.file.path) if redis_key is not None else None}
             for r in self.removals)}
@@ -146,10 +164,15 @@ def plan_gc(catalog: Catalog, policy: GcPolicy, *, trace_facts: bool = False) ->
     beside the index: none when the index is off); where it holds any, they
     are the plan's ``policy.trace_use``.
 
-    With an index behind the catalog, the plan is made from it, then what the
-    removals rest on (:func:`_reread_what_removals_rest_on`), where it came
-    from an index row, is read again from the files; if any of it differs, the
-    plan is made again, until it rests on bytes only.
+    With an index behind the catalog, the plan is made from it. A row proves the
+    bytes of its file when its identity (device, inode, size, mtime_ns, ctime_ns) is
+    the scanned one, its reading was not racily clean, and the file system is a local
+    one (:func:`unproven`); what the removals rest on that came from any other row
+    is read again from the files (:func:`_reread_what_removals_rest_on`), and if any
+    of it differs, the plan is made again, until it rests on proven rows and bytes
+    only. An entry removed as corrupt is decoded from its bytes whatever the row.
+    Execution checks the identity of every file the plan read again
+    (:attr:`GcPlan.facts`).
 
     Consistency: an AOTAutograd entry needs the FX entries it loads (torch
     raises ``FXGraphCacheMiss`` and recompiles without them), so when the
@@ -174,7 +197,7 @@ def plan_gc(catalog: Catalog, policy: GcPolicy, *, trace_facts: bool = False) ->
     plan = _plan_gc(catalog, policy)
     while _reread_what_removals_rest_on(catalog, plan):
         plan = _plan_gc(catalog, policy)
-    return _located(plan)
+    return _located(plan, catalog.scan)
 
 
 def _with_trace_facts(policy: GcPolicy, root: Path) -> GcPolicy:
@@ -190,18 +213,21 @@ def _with_trace_facts(policy: GcPolicy, root: Path) -> GcPolicy:
     return replace(policy, trace_use=tuple((n, f.last_use or 0.0, f.compile_s) for n, f in facts.items()))
 
 
-def _located(plan: GcPlan) -> GcPlan:
-    """``plan`` with each removal's :attr:`Removal.at` recorded."""
+def _located(plan: GcPlan, scan: CacheScan) -> GcPlan:
+    """``plan`` with each removal's :attr:`Removal.at` recorded, and the files its
+    facts came from (:attr:`GcPlan.facts`: every entry of ``scan``)."""
     where = locate(plan.root, [r.file.where for r in plan.removals])
-    return replace(plan, removals=tuple(
+    entries = list(scan.entries())
+    return replace(plan, facts=tuple(e.file for e in entries),
+                   followed=frozenset(e.file.where for e in entries if e.via_symlink), removals=tuple(
         replace(r, at=w if isinstance(w, Located) else None)
         for r, w in zip(plan.removals, where, strict=True)))
 
 
 def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
     """Read again from their files what ``plan``'s removals rest on, where it came
-    from index rows in this run (a cold run re-reads nothing); True if any of it
-    differs from what the rows said.
+    from index rows in this run that do not prove the file's bytes (:func:`unproven`;
+    a cold run re-reads nothing); True if any of it differs from what the rows said.
 
     What they rest on: an AOTAutograd entry's removal, on the entry itself and
     every entry of the FX keys it loads (its FX entry is gone, or removed); an
@@ -218,8 +244,8 @@ def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
     fx_keys = {r.key for r in plan.removals if r.kind is KeyKind.FX_GRAPH and r.entry}
     aot = [e for e in scan.entries() if e.kind is KeyKind.AOT_AUTOGRAD and not e.via_symlink
            and (fx_keys or e.file.where in gone_aot)]
-    stale_aot = [e for e in aot if catalog.from_index(e)
-                 and (e.file.where in gone_aot or _may_load(e, fx_keys))]
+    stale_aot = [e for e in unproven(catalog, [e for e in aot if catalog.from_index(e)])
+                 if e.file.where in gone_aot or _may_load(e, fx_keys)]
     # Hashes of what the index said (frozen records), not the records: memory.
     before = {e.file.where: hash(catalog.load(e)) for e in stale_aot}
     catalog.read_ahead(stale_aot, from_bytes=True)
@@ -227,10 +253,26 @@ def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
                 and isinstance(d := catalog.load(e), DecodedEntry)
                 for r in (d.forward, d.backward) if r is not None}
     fx = [e for k in sorted(fx_keys) if (key := scan.key(k)) is not None for e in key.entries]
-    stale_fx = [e for e in fx if catalog.from_index(e)]
+    stale_fx = unproven(catalog, [e for e in fx if catalog.from_index(e)])
     before.update({e.file.where: hash(catalog.load(e)) for e in stale_fx})
     catalog.read_ahead(stale_fx, from_bytes=True)
     return any(hash(catalog.load(e)) != before[e.file.where] for e in stale_aot + stale_fx)
+
+
+def unproven(catalog: Catalog, entries: list[Entry]) -> list[Entry]:
+    """The entries of ``entries`` (each loaded from an index row in this run) whose row
+    does not prove the file's bytes, to be read again: all but those whose row
+    :meth:`Index.proven <fxcache_core.state.index.Index.proven>` holds (the scanned
+    identity, the reading out of the racily clean window; the index is fxcache's own,
+    or it is off) on a file system whose identity is proof
+    (:func:`~fxcache_core.state.trust.identity_is_proof`: local, not a network or FUSE
+    file system; when unsure, not proof)."""
+    index = catalog.index
+    if index is None or not entries:
+        return entries
+    local = identity_is_proof({e.file.dev for e in entries})
+    proven = index.proven(e for e in entries if local[e.file.dev])
+    return [e for e in entries if e.file.where not in proven]
 
 
 _FEW_KEYS = 8
@@ -265,10 +307,10 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
     for rule in RULES:
         rule(s)
     scan = catalog.scan
-    removals = _removals(s.entries, s.chosen, s.loaders())
+    removals = _removals(s.entries, s.chosen, s.loaders(), s.by_path)
     fx_goes = any(r.kind is KeyKind.FX_GRAPH for r in removals)
     removals += code_removals(removals, s.owned() if fx_goes else {}, s.code, policy, s.now)
-    unit_removals, dirs = _unit_removals(s.inv, s.units_chosen(), {r.file.where for r in removals})
+    unit_removals, dirs = _unit_removals(s.inv, s.units, s.units_chosen(), {r.file.where for r in removals})
     removals += unit_removals
     if policy.unreadable:  # temp files of entry key dirs (the others are units)
         for k in scan.keys:
@@ -287,12 +329,13 @@ def _plan_gc(catalog: Catalog, policy: GcPolicy) -> GcPlan:
                   all_bytes=s.inv.totals.bytes, dirs=dirs, undecided=tuple(s.undecided))
 
 
-def _unit_removals(inv: Inventory, chosen: dict[str, tuple[Unit, list[Reason]]], planned: set[str],
-                   ) -> tuple[list[Removal], tuple[tuple[str, ...], ...]]:
-    """The files of the chosen units as removals (those not already planned), and
-    the dirs to remove once empty. A Triton dir that a group file of a kept
-    Triton dir names a file in is left out (:func:`fxcache_core.prune.units.group_named`)."""
-    kept = [u for u in prune_units.units(inv) if u.kind is ContentKind.TRITON and u.name not in chosen]
+def _unit_removals(inv: Inventory, units: list[Unit], chosen: dict[str, tuple[Unit, list[Reason]]],
+                   planned: set[str]) -> tuple[list[Removal], tuple[tuple[str, ...], ...]]:
+    """The files of the chosen units (of ``units``, the inventory's) as removals (those
+    not already planned), and the dirs to remove once empty. A Triton dir that a group
+    file of a kept Triton dir names a file in is left out
+    (:func:`fxcache_core.prune.units.group_named`)."""
+    kept = [u for u in units if u.kind is ContentKind.TRITON and u.name not in chosen]
     named = prune_units.group_named(inv, kept)
     out: list[Removal] = []
     dirs: list[tuple[str, ...]] = []
@@ -308,11 +351,12 @@ def _unit_removals(inv: Inventory, chosen: dict[str, tuple[Unit, list[Reason]]],
 
 
 def _removals(entries: list[Entry], chosen: dict[str, list[Reason]],
-              loaders: dict[str, list[Entry]]) -> list[Removal]:
+              loaders: dict[str, list[Entry]], by_path: dict[str, Entry] | None = None) -> list[Removal]:
     """The chosen entries as removals, with the AOTAutograd entries that load a
     removed FX entry added, AOTAutograd entries first (deletion order: an
-    interrupted run never leaves an AOTAutograd entry pointing at nothing)."""
-    by_path = {e.file.where: e for e in entries}
+    interrupted run never leaves an AOTAutograd entry pointing at nothing).
+    ``by_path``: ``entries`` by ``FileInfo.where``, where the caller holds it."""
+    by_path = by_path if by_path is not None else {e.file.where: e for e in entries}
     for p in [p for p in chosen if by_path[p].kind is KeyKind.FX_GRAPH]:
         fx = by_path[p]
         for a in loaders.get(p, ()):
@@ -337,7 +381,7 @@ def plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str] = ())
     plan = _plan_rm(catalog, key, entry_prefixes)
     while _reread_what_removals_rest_on(catalog, plan):
         plan = _plan_rm(catalog, key, entry_prefixes)
-    return _located(plan)
+    return _located(plan, catalog.scan)
 
 
 def _plan_rm(catalog: Catalog, key: CacheKey, entry_prefixes: Sequence[str]) -> GcPlan:

@@ -25,7 +25,7 @@ def last_use(f: FileInfo) -> float:
     return max(f.atime, f.mtime)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Removal:
     """One file the plan deletes.
 

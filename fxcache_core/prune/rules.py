@@ -63,7 +63,10 @@ class Selection:
         self.by_path = {e.file.where: e for e in self.entries}
         catalog.read_ahead(scan.entries())  # the joins decode (nearly) all of them
         self.code = scan_artifacts(scan.root)
-        self.inv = take_inventory(scan.root, detect_layout(scan.root))
+        # The entries' records are the scan's: the inventory keeps none of its own, and
+        # takes the generated code's records from scan_artifacts.
+        self.inv = take_inventory(scan.root, detect_layout(scan.root), entries=False,
+                                  records={a.file.where: a.file for a in self.code})
         self.units = prune_units.units(self.inv)
         self.chosen: dict[str, list[Reason]] = {}
         self.unit_chosen: dict[str, tuple[Unit, list[Reason]]] = {}
@@ -285,6 +288,11 @@ def _select_max_size(s: Selection) -> None:
     left = s.inv.totals.bytes - sum(s.cost(s.by_path[path]) for path in s.chosen) \
         - sum(u.size for u, _ in s.unit_chosen.values())
     budget = f"least recently used, over the {p.max_size_bytes:,} byte budget"
+    # One Reason for every entry the budget takes (of thousands): memory.
+    over = over_costly = Reason(budget, "over-budget")
+    if p.keep_costly_s is not None:
+        over_costly = Reason(budget + f" (compiles in {p.keep_costly_s:g} s or more: kept until every "
+                             "cheaper entry went)", "over-budget")
     queue: list[tuple[bool, float, int, Entry | Unit]] = [
         (s.costly(e), s.used(e), n, e) for n, e in enumerate(s.entries)]
     queue += [(False, u.last_use, len(queue) + n, u) for n, u in enumerate(units)
@@ -295,14 +303,13 @@ def _select_max_size(s: Selection) -> None:
             break
         if isinstance(x, Unit):
             if x.name not in s.unit_chosen and x.name not in s.unit_budget:
-                s.unit_budget[x.name] = (x, [Reason(budget, "over-budget")])
+                s.unit_budget[x.name] = (x, [over])
                 left -= x.size
             continue
         e = x
         if e.file.where in s.chosen:
             continue
-        s.pick(e, Reason(budget + (f" (compiles in {p.keep_costly_s:g} s or more: kept until every cheaper "
-                                   "entry went)" if s.costly(e) else ""), "over-budget"))
+        s.pick(e, over_costly if s.costly(e) else over)
         left -= s.cost(e)
         for a in loaders.get(e.file.where, ()):
             if a.file.where not in s.chosen:

@@ -51,7 +51,7 @@ GROUP_FILE_LIMIT = 1 << 20
 """A Triton group file larger than this (bytes) is not read (it names nothing)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unit:
     """Files gc removes together, under one lock.
 

@@ -8,14 +8,12 @@ SQLite database outside the cache dir (torch's cache is never written to):
     $FXCACHE_INDEX_DIR, else $XDG_CACHE_HOME/fxcache, else ~/.cache/fxcache
     /index-<sha256 of the cache dir's real path>.sqlite
 
-Trust: a row is used only while the file still has the size, mtime (ns) and
-inode it had when it was decoded; anything else and the file is decoded again
-(and the row replaced). The row is JSON, never pickle, so a tampered index can
-at worst mislead, not run code. gc plans with it, then reads again from the
-files what an AOTAutograd entry's removal rests on (and re-plans if that
-differs), deletes an entry as corrupt only after decoding its bytes again, and
-execution re-checks every planned file's size and mtime; ``verify`` always
-reads the files.
+Trust (:mod:`fxcache_core.state.trust`): a row is used only while the file still has
+the identity (device, inode, size, mtime_ns, ctime_ns) its bytes were read under;
+anything else and the file is decoded again (and the row replaced). The row is
+JSON, never pickle, so a tampered index can at worst mislead, not run code. gc
+takes a row as proof only through :meth:`Index.proven`; ``verify`` always reads
+the files.
 
 What is kept is the light form of an entry (:func:`light`): everything but the
 FX debug lines (tens of KB per entry, only needed by ``key``/``diff``/``--stale``,
@@ -64,6 +62,9 @@ from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.decode.code_scan import ForeignGlobal
 from fxcache_core.decode.entries import DecodedEntry, FxRef, GraphInput, Origin
 from fxcache_core.state.own_db import open_own_db
+from fxcache_core.state.trust import RACY_COARSE_NS as RACY_COARSE_NS
+from fxcache_core.state.trust import RACY_FINE_NS as RACY_FINE_NS
+from fxcache_core.state.trust import racily_clean as racily_clean
 
 
 def fingerprint_sources() -> list[Path]:
@@ -258,7 +259,7 @@ def _storable(text: str) -> bool:
 
 _INDEX_SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (path TEXT PRIMARY KEY, size INT, mtime_ns INT, ino INT, schema INT,
-                                    sha TEXT, corrupt TEXT, body TEXT, dev INT, ctime_ns INT);
+                                    sha TEXT, corrupt TEXT, body TEXT, dev INT, ctime_ns INT, read_ns INT);
 CREATE TABLE IF NOT EXISTS key_origins (key_dir TEXT PRIMARY KEY, entry TEXT, size INT, mtime_ns INT, ino INT,
                                         schema INT, origin TEXT);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT);
@@ -286,28 +287,6 @@ def _now(e: Entry) -> tuple[object, ...]:
     """What a row must hold for ``e`` as scanned now: its identity and this fxcache's
     row format (a file fxcache could not stat whole, identity 0s, matches no row)."""
     return (*e.file.identity, SCHEMA) if e.file.ctime_ns else (None,)
-
-
-RACY_FINE_NS = 20_000_000
-"""How close to a file's last change (mtime or ctime) a read may end for the file to
-count as racily clean, on a file system with sub-second timestamps: above the
-kernel's timestamp clock tick (at most 10 ms), so a write in the same tick as the
-read, which leaves the timestamps unchanged, cannot go unseen."""
-RACY_COARSE_NS = 2_000_000_000
-"""The same on a file system whose timestamps are whole seconds (FAT keeps 2 s)."""
-
-
-def racily_clean(identity: tuple[int, int, int, int, int], read_ns: int) -> bool:
-    """Whether bytes read of a file with ``identity`` (``(dev, ino, size, mtime_ns,
-    ctime_ns)``), the read ending at ``read_ns`` (epoch ns), may differ from the file
-    that identity will show later: the read ended within the file system's timestamp
-    granularity of the file's last change, so a write just after it could leave the
-    same identity (git's "racily clean" entries). Such a reading never becomes an
-    index row; the next run reads the file again. A change time in the future is
-    racy too."""
-    _dev, _ino, _size, mtime_ns, ctime_ns = identity
-    coarse = mtime_ns % 1_000_000_000 == 0 and ctime_ns % 1_000_000_000 == 0
-    return read_ns - max(mtime_ns, ctime_ns) < (RACY_COARSE_NS if coarse else RACY_FINE_NS)
 
 
 _BULK_MIN = 2000
@@ -338,8 +317,8 @@ class Index:
             if db is None:
                 return
             db.executescript(_INDEX_SCHEMA)  # an older file may lack a table
-            if "ctime_ns" not in {r[1] for r in db.execute("PRAGMA table_info(entries)")}:
-                db.executescript("DROP TABLE entries;" + _INDEX_SCHEMA)  # rows without identity: stale
+            if "read_ns" not in {r[1] for r in db.execute("PRAGMA table_info(entries)")}:
+                db.executescript("DROP TABLE entries;" + _INDEX_SCHEMA)  # rows without their proof: stale
             if root is not None:
                 try:
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
@@ -405,20 +384,55 @@ class Index:
         except sqlite3.Error:
             self._db = None
 
-    def put(self, entry: Entry, sha: str | None, result: DecodedEntry | str, row: str | None = None) -> None:
+    def put(self, entry: Entry, sha: str | None, result: DecodedEntry | str, row: str | None = None,
+            read_ns: int = 0) -> None:
         """Remember a decoded entry (or the reason it is corrupt) for this file, under
         its :attr:`~fxcache_core.cache.scan.FileInfo.identity` as scanned; ``row``: its
         :func:`to_json`, when already at hand. Only for bytes proven to be that file's
-        (the catalog's part: :func:`fxcache_core.catalog.pool.proven`)."""
+        (the catalog's part: :func:`fxcache_core.catalog.pool.proven`); ``read_ns``:
+        when that reading ended (epoch ns), which :meth:`proven` holds the row to
+        (0: unknown, and the row proves nothing to gc)."""
         if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
             return
         corrupt, body = (result, None) if isinstance(result, str) else (None, row or to_json(result))
         if corrupt is not None and not _storable(corrupt):
             return  # a reason quoting what the pickle named, not valid UTF-8: not kept
         self._rows.append((entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
-                           SCHEMA, sha, corrupt, body, entry.file.dev, entry.file.ctime_ns))
+                           SCHEMA, sha, corrupt, body, entry.file.dev, entry.file.ctime_ns, read_ns or None))
         if len(self._rows) >= 1000:
             self.flush()
+
+    def proven(self, entries: Iterable[Entry]) -> set[str]:
+        """The entry files (``FileInfo.where``) among ``entries`` whose row proves the
+        file's bytes as scanned now: its identity is the scanned one, in this row
+        format, and the reading it was made from ended out of the racily clean window
+        (:func:`~fxcache_core.state.trust.racily_clean` of the row's identity and
+        ``read_ns``). A row without its reading's time (``put`` without one) proves
+        nothing. Whether the file system lets an identity prove anything is the
+        caller's part (:func:`~fxcache_core.state.trust.identity_is_proof`)."""
+        want = {e.file.where: e for e in entries if e.file.ctime_ns}
+        if self._rows:
+            self._write_rows()
+        out: set[str] = set()
+        if self._db is None or not want:
+            return out
+        sql = "SELECT path, size, mtime_ns, ino, schema, dev, ctime_ns, read_ns FROM entries"
+        try:
+            if len(want) < _BULK_MIN:
+                rows = [r for p in want if _storable(p)
+                        for r in self._db.execute(sql + " WHERE path = ?", (p,)).fetchall()]
+            else:
+                rows = self._db.execute(sql)
+            for path, size, mtime_ns, ino, schema, dev, ctime_ns, read_ns in rows:
+                e = want.get(path)
+                if (e is not None and isinstance(read_ns, int)
+                        and _row_identity(size, mtime_ns, ino, schema, dev, ctime_ns) == _now(e)
+                        and not racily_clean(e.file.identity, read_ns)):
+                    out.add(path)
+        except sqlite3.Error:
+            self._db = None
+            return set()
+        return out
 
     def key_origins(self, keys: Iterable[CacheKey]) -> dict[str, Origin | None]:
         """Key -> the origin remembered for it (None: its entry has none), for each
@@ -477,7 +491,7 @@ class Index:
         rows, self._rows = self._rows, []
         if self._db is not None and rows:
             try:
-                self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             except sqlite3.Error:
                 self._db = None
 

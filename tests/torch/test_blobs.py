@@ -1,21 +1,26 @@
-"""Torch's other cache forms on real runs: mega-cache blobs and bundled AOTAutograd entries.
+"""Torch's other cache forms on real runs: mega-cache blobs, standalone artifacts, bundled entries.
 
-Two background builds. ``standalone``: ``tests.harness.standalone_app`` saves two
-``standalone_compile`` artifacts (binary, in vLLM's layout, and one unpacked); each
-lists the keys the cache dir of that compile holds. ``blob_forms`` (five fresh torch
-processes of ``tests.harness.blob_app``, and fxcache in processes that cannot import
-torch):
+One background build, ``blob_forms``: four torch processes of ``tests.harness.blob_app``
+forked from the session's zygote (as fresh processes: nothing compiled before the fork)
+and one fresh process (the traced rerun: ``TORCH_TRACE`` is read when torch is
+imported), and fxcache forked from the CLI server (a blob and a vLLM dir read once in a
+process that cannot import torch):
 
 - ``bundled``: the app compiled with ``bundled_autograd_cache`` on (no FX graph cache
   entry at all), its blob saved; ``pack --all`` of that cache unpacked into an empty
-  dir, where the app runs again (batch 7);
-- ``regular``: the app compiled as usual (FX and AOTAutograd entries), its blob saved;
-  ``unpack`` of the blob into an empty dir, where the app runs again; ``pack --all
-  --format torch`` of the cache dir loaded with ``torch.compiler.load_cache_artifacts``
-  in a fresh process with an empty cache dir, which runs the app again.
+  dir, where the app runs again (batch 7) under ``TORCH_TRACE``, for ``explain``;
+- ``regular``: the app compiled as usual (FX and AOTAutograd entries), its blob saved,
+  then, in the same process with a cache dir of their own, two ``standalone_compile``
+  artifacts saved (``tests.harness.standalone_app``: binary, in vLLM's layout, and one
+  unpacked); ``unpack`` of the blob into an empty dir, where the app runs again; ``pack
+  --all --format torch`` of the cache dir loaded with ``torch.compiler.load_cache_artifacts``
+  in a process with an empty cache dir, which runs the app again.
 
 Torch's own counters in each rerun are the judge: every lookup a hit, none a miss.
-``fxcache match`` for the reruns' calls must say HIT on the same caches.
+``fxcache match`` for the reruns' calls must say HIT on the same caches, ``explain`` of
+the traced rerun name each lookup as torch did. The standalone artifacts and vLLM's dir
+of them must read as the cache dir their compile wrote, command by command. The blob of
+transformers models and a training step: tests/torch/test_models_oracle.py.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any
 import pytest
 
 from tests.harness.background import builder, prebuilt
-from tests.helpers import run_fxcache, run_module
+from tests.helpers import run_fxcache
 
 pytestmark = pytest.mark.torch
 
@@ -43,15 +48,17 @@ def _app(cache: Path, *args: str) -> dict[str, Any]:
                                timeout=600)
 
 
-def _cli(*args: str) -> Any:
-    proc = run_module("fxcache_cli", *args, block_torch=True, env={"FXCACHE_NO_INDEX": "1"})
+def _cli(*args: str, block_torch: bool = False) -> Any:
+    """``fxcache ARGS`` (forked from the CLI server; ``block_torch``: a fresh process that
+    cannot import torch), its JSON; it must exit 0."""
+    proc = run_fxcache(*args, block_torch=block_torch, env={"FXCACHE_NO_INDEX": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
 
-def _listing(cache: Path) -> list[tuple[str, str, tuple[str, ...], str | None]]:
+def _listing(cache: Path, block_torch: bool = False) -> list[tuple[str, str, tuple[str, ...], str | None]]:
     return sorted((k["kind"], k["key"], tuple(sorted(e["entry"] for e in k["entries"])), k.get("function"))
-                  for k in _cli("--cache-dir", str(cache), "ls", "--entries", "--json"))
+                  for k in _cli("--cache-dir", str(cache), "ls", "--entries", "--json", block_torch=block_torch))
 
 
 def _matches(cache: Path) -> dict[str, list[tuple[str, str, str | None]]]:
@@ -70,16 +77,17 @@ def _blob_forms() -> dict[str, Any]:
     out: dict[str, Any] = {}
     b, bblob = base / "bundled", base / "bundled.blob"
     out["bundled"] = _app(b, "--bundled", "--save-blob", str(bblob))
-    out["bundled_ls"], out["bundled_blob_ls"] = _listing(b), _listing(bblob)
+    out["bundled_ls"], out["bundled_blob_ls"] = _listing(b), _listing(bblob, block_torch=True)
     out["bundled_match"] = _matches(b)
     out["bundled_gc"] = _cli("--cache-dir", str(b), "gc", "--dry-run", "--json")
     pack = base / "bundled.tar.gz"
     out["bundled_pack"] = _cli("--cache-dir", str(b), "pack", "--all", str(pack), "--json")
-    _cli("--cache-dir", str(base / "bundled-here"), "unpack", str(pack), "--json")
-    out["bundled_rerun"] = _app(base / "bundled-here", "--bundled", "--batch", "7")
+    out["bundled_here"], out["bundled_trace"] = base / "bundled-here", base / "bundled-trace"
+    _cli("--cache-dir", str(out["bundled_here"]), "unpack", str(pack), "--json")
+    out["bundled_rerun"] = _app(out["bundled_here"], "--bundled", "--batch", "7", "--trace", str(out["bundled_trace"]))
 
     r, rblob = base / "regular", base / "regular.blob"
-    out["regular"] = _app(r, "--save-blob", str(rblob))
+    out["regular"] = _app(r, "--save-blob", str(rblob), "--standalone", str(base / "standalone"))
     out["regular_ls"], out["regular_blob_ls"] = _listing(r), _listing(rblob)
     out["regular_match"], out["regular_blob_match"] = _matches(r), _matches(rblob)
     out["regular_blob"] = rblob
@@ -88,6 +96,13 @@ def _blob_forms() -> dict[str, Any]:
     ours = base / "ours.blob"
     out["torch_pack"] = _cli("--cache-dir", str(r), "pack", "--all", "--format", "torch", str(ours), "--json")
     out["torch_pack_rerun"] = _app(base / "loaded-here", "--load-blob", str(ours), "--batch", "7")
+
+    built = out["standalone"] = out["regular"]["standalone"]
+    built["ls"] = {"cache": _listing(Path(built["cache"])), "unpacked": _listing(Path(built["unpacked"])),
+                   "layout": _listing(Path(built["layout"]), block_torch=True)}
+    built["ls"]["binaries"] = [_listing(Path(p)) for p in built["binaries"]]
+    out["cpu_s"] = sum(v["cpu_s"] for k, v in out.items() if k in {"bundled", "bundled_rerun", "regular",
+                                                                   "blob_rerun", "torch_pack_rerun"})
     return out
 
 
@@ -96,21 +111,12 @@ def blob_forms() -> dict[str, Any]:
     return prebuilt("blob_forms")
 
 
-@builder("standalone", order=6)
-def _standalone() -> dict[str, Any]:
-    from demo.build_cache import run_json_subprocess
-    from tests.harness.background import build_dir
-
-    built = run_json_subprocess(["-m", "tests.harness.standalone_app", str(build_dir("standalone"))],
-                                python=sys.executable, timeout=600)
-    built["ls"] = {name: _listing(Path(built[name])) for name in ("cache", "unpacked", "layout")}
-    built["ls"]["binaries"] = [_listing(Path(p)) for p in built["binaries"]]
-    return built
-
-
 @pytest.fixture(scope="session")
-def standalone() -> dict[str, Any]:
-    return prebuilt("standalone")
+def standalone(blob_forms) -> dict[str, Any]:
+    """The standalone artifacts ``blob_forms``'s regular app saved: ``cache`` (the cache dir
+    their compile wrote), ``unpacked``, ``binaries`` (vLLM's layout), ``layout`` (its root),
+    ``ls`` (each one's listing)."""
+    return blob_forms["standalone"]
 
 
 def _all_hit(r: dict[str, Any], fx: int) -> None:
@@ -196,3 +202,4 @@ def test_dry_run_on_a_blob_of_another_torch_says_nothing_will_hit_and_why(tmp_pa
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("no hit", "will hit", "unknown"))]
     assert lines and all(ln.strip().startswith("no hit") and "nothing will hit" in ln for ln in lines)
     assert not (tmp_path / "x").exists()
+

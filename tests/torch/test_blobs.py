@@ -203,3 +203,66 @@ def test_dry_run_on_a_blob_of_another_torch_says_nothing_will_hit_and_why(tmp_pa
     assert lines and all(ln.strip().startswith("no hit") and "nothing will hit" in ln for ln in lines)
     assert not (tmp_path / "x").exists()
 
+
+def test_explain_names_each_lookup_on_bundled_entries_as_torch_did(blob_forms):
+    """The bundled rerun, traced: torch made two AOTAutograd lookups, both hits, and no FX
+    graph lookup (a bundled entry loads its graphs from itself). ``explain`` of its
+    trace against the cache it ran on names each lookup as torch did: a hit, of the
+    entry that cache holds for the key, from the function compiled; nothing about FX."""
+    r = blob_forms["bundled_rerun"]
+    here = blob_forms["bundled_here"]
+    _all_hit(r, fx=0)
+    rep = _cli("--cache-dir", str(here), "explain", str(blob_forms["bundled_trace"]), "--json")
+    lookups = rep["lookups"]
+    assert [(x["cache"], x["state"], x["cause"]) for x in lookups] == [("aotautograd", "hit", "hit")] * 2, lookups
+    entries = {k: e for _, k, e, _ in _listing(here)}
+    assert all(x["entry"] in entries[x["key"]] for x in lookups), (lookups, entries)
+    assert {x["function"] for x in lookups} == {"Head.forward", "train_step"}
+    assert all(not x["notes"] for x in lookups), [x["notes"] for x in lookups]
+    assert rep["summary"]["verdict"] == "all 2 hit" and "fxgraph" not in rep["summary"], rep["summary"]
+
+
+_PER_RUN = frozenset({"path", "mtime", "last_used", "oldest_use", "newest_use", "root"})
+"""What of a command's JSON depends on where and when the files were written, not on the cache."""
+
+
+def _as_cache(got: Any) -> Any:
+    """A command's JSON without :data:`_PER_RUN`: a form laid out and its cache dir compare equal."""
+    if isinstance(got, dict):
+        return {k: _as_cache(v) for k, v in got.items() if k not in _PER_RUN}
+    if isinstance(got, list):
+        return [_as_cache(v) for v in got]
+    return got
+
+
+def _run(cache: str | Path, *args: str) -> tuple[int, Any]:
+    proc = run_fxcache("--cache-dir", str(cache), *args, "--json")
+    assert proc.returncode in (0, 1, 3), proc.stderr  # 1, 3: match's miss and undecided
+    return proc.returncode, _as_cache(json.loads(proc.stdout))
+
+
+def test_standalone_artifacts_read_as_the_cache_dir_their_compile_wrote_command_by_command(standalone):
+    """vLLM's dir of binary artifacts, and one artifact alone, given as ``--cache-dir``:
+    ``guards``, ``match``, ``key``, ``diff``, ``verify`` (with the code scan) and ``df``'s
+    entries say what they say of the cache dir the same compiles wrote (``ls``: the test
+    above). The first artifact's graph has a dynamic batch: its entry's guards hold for 8,
+    not for 1."""
+    cache, layout, (first, second) = standalone["cache"], standalone["layout"], standalone["binaries"]
+    keys = {(kind, fn.split(" (")[0]): key for kind, key, _, fn in standalone["ls"]["cache"]}
+    aot, fx, other_fx = keys["aotautograd", "scale"], keys["fxgraph", "scale"], keys["fxgraph", "act"]
+    on_dir = {}
+    for args in (("guards", aot), ("match", "--key", aot, "--sym", "t0=8"), ("match", "--key", aot, "--sym", "t0=1"),
+                 ("key", fx), ("diff", fx, other_fx), ("verify",)):
+        on_dir[args[0], args[-1]] = want = _run(cache, *args)
+        assert _run(layout, *args) == want, args
+        if args[0] in ("guards", "match", "key"):  # the first artifact alone: scale's keys
+            assert _run(first, *args) == want, args
+    # a key of another artifact, given as the other cache dir
+    assert _run(cache, "diff", fx, other_fx, "--other-cache-dir", second) == on_dir["diff", other_fx]
+    (hit,), (miss,) = (on_dir["match", f"t0={n}"][1]["results"] for n in (8, 1))
+    assert [e["outcome"] for e in hit["entries"]] == ["pass"] and [e["outcome"] for e in miss["entries"]] == ["fail"]
+    checked = on_dir["verify", "verify"][1]
+    assert checked["checked"] == checked["entries"] == 4 and checked["problems"] == [], checked
+    kinds = {"fx", "aot"}
+    df_dir, df_layout = ([k for k in _run(where, "df")[1]["kinds"] if k["kind"] in kinds] for where in (cache, layout))
+    assert df_layout == df_dir and {k["kind"] for k in df_dir} == kinds

@@ -3,6 +3,7 @@ globals it names; or, given a pack, everything ``unpack`` checks before it write
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,6 +16,16 @@ from ._output import ReadProgress, out, plural, safe, short
 
 SCAN_NOTE = ("the code scan finds the globals torch would run that it does not write itself; "
              "it does not prove a cache safe")
+
+
+def _shown(path: str, root: Path) -> str:
+    """A profile's path as the user knows it: in a blob or artifact laid out in a temp
+    dir, its place there and the file it came from."""
+    from fxcache_core.cache.blob import laid_out_from, shown_as
+
+    if laid_out_from(root) is None:
+        return path
+    return f"{os.path.relpath(path, root)} in {shown_as(root)}"
 
 
 def verify_cmd(
@@ -44,12 +55,13 @@ def verify_cmd(
             e = b.entry
             out.print(f"[red]bad[/red] {e.kind.short} {short(e.key)}/{safe(short(e.name))}: " + safe("; ".join(b.problems)))
         for p in rep.bad_profiles:
-            out.print(f"[red]bad[/red] profile {safe(p.path)}: " + safe("; ".join(f.reason for f in p.foreign)))
+            out.print(f"[red]bad[/red] profile {safe(_shown(p.path, scan.root))}: "
+                      + safe("; ".join(f.reason for f in p.foreign)))
         for u in rep.unchecked:
             e = u.entry
             out.print(f"[yellow]not checked[/yellow] {e.kind.short} {short(e.key)}/{safe(short(e.name))}: {safe(u.reason)}")
         for path, why in rep.unchecked_profiles:
-            out.print(f"[yellow]not checked[/yellow] profile {safe(path)}: {safe(why)}")
+            out.print(f"[yellow]not checked[/yellow] profile {safe(_shown(path, scan.root))}: {safe(why)}")
         for r in rep.exposure:
             out.warning(safe(r.text))
         profiles = f" and {plural(rep.profiles, 'saved profile')}" if rep.profiles else ""

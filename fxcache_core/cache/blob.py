@@ -23,13 +23,20 @@ loaded; :func:`read_blob` keeps what torch keeps. Where torch places each
 ``FxGraphCache._write_to_local_cache`` at ``fxgraph/<key[1:3]>/<key>/<sha256 of the
 content>`` (``sha256_hash``: base32, 51 characters; torch/_inductor/codecache.py); ``AOTAutogradCacheArtifact`` through
 ``AOTAutogradCache._write_to_local_cache`` at ``aotautograd/<key>/<sha256 of the
-content>`` (torch/_functorch/_aot_autograd/autograd_cache.py). Compiled libraries are
-not in a blob: torch builds every C++ kernel again on the first load.
+content>`` (torch/_functorch/_aot_autograd/autograd_cache.py); ``PGOCacheArtifact``
+through ``write_local_impl`` at ``dynamo/code_state_<key>.pkl`` (``code_state_path`` in
+torch/_dynamo/pgo.py: each of ``<>:"/\\|?*`` in the name made ``_``; a ``mast:`` key,
+which torch renames for the job that loads it, is placed as it is), a profile torch
+unpickles before it traces, so fxcache's code scan reads it where torch would. Compiled
+libraries are not in a blob: torch builds every C++ kernel again on the first load;
+``autotune`` and ``precompile`` artifacts are read, not placed.
 
 fxcache is stricter than torch's reader, which slices past the end without noticing:
 a wrong checksum, a length past the end, a count or a length over the bounds, a key
-that is not a cache key's name, an unknown version or artifact type: each is refused
-with one :class:`BlobError`, and nothing is placed.
+that is not a key of its type as torch names them (a cache key's name; a profile's job
+key without control characters; an autotune result's ``<dir>/<name>.best_config``,
+which torch joins to its cache dir, never one that climbs out), an unknown version or
+artifact type: each is refused with one :class:`BlobError`, and nothing is placed.
 """
 
 from __future__ import annotations
@@ -52,6 +59,8 @@ ENCODING_VERSION = 1
 """The only encoding version torch 2.13 writes and reads (``_ENCODING_VERSION``)."""
 PLACED_TYPES = {"inductor": "fxgraph", "aot_autograd": "aotautograd"}
 """Artifact types fxcache places as cache entries, and the cache dir's folder of each."""
+PROFILE_TYPE = "pgo"
+"""The artifact type of Dynamo's saved profiles, placed as torch places them (not an entry)."""
 KNOWN_TYPES = frozenset({*PLACED_TYPES, "pgo", "autotune", "precompile"})
 """Every artifact type torch 2.13 registers (``_ensure_cache_artifacts_registered``);
 another is refused, as torch's factory refuses it."""
@@ -63,6 +72,14 @@ MAX_CONTENT_BYTES = 512 << 20
 MAX_STRING_BYTES = 4096
 """A type or key longer than this (base64) is a damaged blob."""
 _NAME_RE = re.compile(r"[A-Za-z0-9_.:-]{1,256}")
+_KEY_RES = {
+    # format_cache_key in torch/_dynamo/pgo.py: "<job id>:<rank>:<tag>", the job id the user's
+    "pgo": re.compile(r"[^\x00-\x1f\x7f]{1,200}"),
+    # AutotuneCache._artifact_key_from_local_cache_key (torch/_inductor/runtime/autotune_cache.py)
+    "autotune": re.compile(r"[A-Za-z0-9_-]{1,64}/[A-Za-z0-9_-][A-Za-z0-9_.:-]{0,200}\.best_config"),
+}
+"""How torch names the keys of the artifact types that are not cache entries (others: :data:`_NAME_RE`)."""
+_PROFILE_UNSAFE = re.compile(r'[<>:"/\\|?*]')
 _HEAD = 4 + 8
 
 
@@ -91,6 +108,11 @@ class BlobArtifact:
     def placed(self) -> bool:
         """Whether fxcache places it as a cache entry (:data:`PLACED_TYPES`)."""
         return self.type in PLACED_TYPES
+
+    @property
+    def laid_out(self) -> bool:
+        """Whether a blob laid out as a cache dir holds it: an entry, or a saved profile."""
+        return self.type in PLACED_TYPES or self.type == PROFILE_TYPE
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,8 +195,10 @@ def content(blob: Blob, artifact: BlobArtifact) -> bytes:
 
 def place_as_torch(blob: Blob, artifact: BlobArtifact) -> tuple[str, ...] | None:
     """Where torch's ``populate_cache`` writes an artifact, as path parts below the cache
-    dir (the module docstring); None for a type fxcache does not place. The last part
-    needs the content's SHA-256, so this reads it."""
+    dir (the module docstring); None for a type fxcache does not place. An entry's last
+    part needs the content's SHA-256, so this reads it."""
+    if artifact.type == PROFILE_TYPE:
+        return ("dynamo", _PROFILE_UNSAFE.sub("_", f"code_state_{artifact.key}.pkl"))
     folder = PLACED_TYPES.get(artifact.type)
     if folder is None:
         return None
@@ -293,8 +317,9 @@ def parse_at(p: Path, mm: mmap.mmap | bytes, lo: int, size: int) -> Blob:
         for _ in range(count):
             key = string(f"a {kind} key")
             if not (is_key(key) and key[0] == PLACED_TYPES[kind][0] if kind in PLACED_TYPES
-                    else _NAME_RE.fullmatch(key)):
-                raise damaged(f"a {kind} key {key[:60]!r} is not the name of a cache key")
+                    else _KEY_RES.get(kind, _NAME_RE).fullmatch(key)):
+                raise damaged(f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} key {key[:60]!r} is not the name "
+                              "of a cache key")
             n = u64(f"the length of {kind} artifact {key[:12]}")
             if n > MAX_CONTENT_BYTES:
                 raise damaged(f"{kind} artifact {key[:12]} declares {n:,} bytes, over the "
@@ -308,6 +333,6 @@ def parse_at(p: Path, mm: mmap.mmap | bytes, lo: int, size: int) -> Blob:
     return Blob(p, size, version, tuple(a for r in by_type.values() for a in r), dropped)
 
 
-__all__ = ["ENCODING_VERSION", "KNOWN_TYPES", "MAX_BLOB_BYTES", "MAX_CONTENT_BYTES", "PLACED_TYPES",
+__all__ = ["ENCODING_VERSION", "KNOWN_TYPES", "MAX_BLOB_BYTES", "MAX_CONTENT_BYTES", "PLACED_TYPES", "PROFILE_TYPE",
            "Blob", "BlobArtifact", "BlobError", "as_cache_dir", "content", "looks_like_blob",
            "laid_out_from", "parse_at", "place_as_torch", "read_blob", "shown_as"]

@@ -7,7 +7,10 @@ the whole is then packed (:func:`~fxcache_core.pack.select.plan_pack`, everythin
 into a temp pack, which ``unpack`` verifies and installs as it installs any pack:
 link-safe, new files only, nothing replaced. So a blob is installed exactly as a
 pack of the same entries, and an entry that does not decode (a pickle naming a
-foreign global, truncated...) stops it before anything is written.
+foreign global, truncated...) stops it before anything is written. Its saved
+profiles (``pgo``) are not installed, but they are read as the code scan reads a
+cache dir's: one that names a global torch does not write stops it too (the same
+blob given to ``load_cache_artifacts`` would have torch unpickle it).
 
 What a blob never holds: compiled libraries (torch builds every C++ kernel its
 wrappers name on the first load: ``cpp_pybinding`` in
@@ -28,6 +31,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.decode.pgo import read_pgo_states
 from fxcache_core.functions.origin import key_function_name
 from fxcache_core.pack.archive import write_pack
 from fxcache_core.pack.bundled import entry_graphs
@@ -72,6 +76,10 @@ def pack_of_blob(path: Path, tmp: tempfile.TemporaryDirectory[str]) -> BlobPack:
         cause = getattr(catalog.load(bad[0], full=True), "cause", None) or "it does not decode"
         raise BlobError(f"{path}: {len(bad)} entr{'y' if len(bad) == 1 else 'ies'} of the blob cannot be read "
                         f"({bad[0].kind.value} {bad[0].key[:10]}: {cause}): nothing written")
+    hostile = [p for p in read_pgo_states(root) if p.foreign]
+    if hostile:
+        raise BlobError(f"{path}: a saved profile of the blob ({hostile[0].path.name}) "
+                        f"{hostile[0].foreign[0].reason}: nothing written")
     plan = plan_pack(catalog, everything=True)
     out = Path(tmp.name) / "blob.tar.gz"
     write_pack(plan, out)

@@ -1,7 +1,7 @@
 """A small app for torch's other cache forms (tests/torch/test_blobs.py), run in a fresh process.
 
 ``python -m tests.harness.blob_app CACHE_DIR [--bundled] [--save-blob PATH] [--load-blob PATH]
-[--batch N]``: compiles a module with a marked dynamic batch (inference, called with a
+[--batch N] [--trace DIR] [--standalone OUT]``: compiles a module with a marked dynamic batch (inference, called with a
 batch of N, default 3) and a training step with backward (one AOTAutograd entry with a
 backward graph, one without), calls each, and prints one JSON line: torch's cache
 counters (``counters["inductor"]``/``["aot_autograd"]``) and the artifacts of the blob
@@ -9,7 +9,12 @@ it saved or loaded. ``--bundled``: ``torch._functorch.config.bundled_autograd_ca
 on (the AOTAutograd entries carry their compiled graphs; the FX graph cache is not
 used). ``--save-blob``: ``torch.compiler.save_cache_artifacts()`` after the calls,
 written there. ``--load-blob``: ``torch.compiler.load_cache_artifacts`` of that file
-before the calls (what a user does with a shipped blob).
+before the calls (what a user does with a shipped blob). ``--trace``: the run writes a
+``TORCH_TRACE`` there (set before torch is imported, so a fresh process, never a fork of
+one that imported torch). ``--standalone``: then, in this process, the
+``standalone_compile`` artifacts of :func:`tests.harness.standalone_app.save_artifacts`
+below OUT, with their own cache dir (the JSON's ``standalone``: their paths). ``cpu_s``:
+the CPU seconds this process and the compilers it waited for used.
 """
 
 from __future__ import annotations
@@ -26,7 +31,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--save-blob")
     p.add_argument("--load-blob")
     p.add_argument("--batch", type=int, default=3)
+    p.add_argument("--trace")
+    p.add_argument("--standalone")
     a = p.parse_args(argv)
+    if a.trace:
+        import os
+
+        os.environ["TORCH_TRACE"] = os.path.abspath(a.trace)
     from demo.build_cache import configure_torch, prepare_env
 
     prepare_env(a.cache_dir)
@@ -75,8 +86,17 @@ def main(argv: list[str] | None = None) -> int:
         with open(a.save_blob, "wb") as f:
             f.write(blob)
         saved = {k: list(v) for k, v in info.artifacts.items()}
-    print(json.dumps({"inductor": dict(counters["inductor"]), "aot_autograd": dict(counters["aot_autograd"]),
-                      "saved": saved, "loaded": loaded}))
+    out = {"inductor": dict(counters["inductor"]), "aot_autograd": dict(counters["aot_autograd"]),
+           "saved": saved, "loaded": loaded}
+    if a.standalone:  # after the counters and the blob: they are the app's alone
+        from tests.harness.standalone_app import save_artifacts
+
+        out["standalone"] = save_artifacts(a.standalone)
+    import resource
+
+    out["cpu_s"] = round(sum(getattr(resource.getrusage(who), f) for who in
+                             (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime")), 2)
+    print(json.dumps(out))
     return 0
 
 

@@ -1,6 +1,6 @@
 """Build a cache from the model workloads (tests/harness/models.py), and ask torch what it looks up.
 
-    python -m tests.harness.model_runs build CACHE_DIR [--workloads a,b]
+    python -m tests.harness.model_runs build CACHE_DIR [--workloads a,b] [--save-blob PATH]
     python -m tests.harness.model_runs oracle CACHE_DIR QUERIES_JSON
 
 Both print one JSON object as the last line of stdout, with lookups and writes in
@@ -9,6 +9,9 @@ the record format of ``tests.harness.oracle``.
 ``build`` runs each workload's build sequences: the calls of one sequence are
 made in one process state (so automatic dynamic sees the second call change a
 dim), and each sequence starts fresh (:func:`tests.harness.models.fresh_state`).
+``--save-blob``: at the end, ``torch.compiler.save_cache_artifacts()`` of the whole
+build (``torch._dynamo.reset`` keeps what the process recorded) written there, as a
+user ships a warm cache; no compile more.
 
 ``oracle`` takes ``[[workload, [call, ...]], ...]``: each query is a sequence of
 calls made in a fresh process state, the first call being a fresh process's
@@ -59,8 +62,10 @@ def _run_sequence(models: Any, rec: Any, compiled: Any, model: Any, w: Any,
     return lookups, writes, error
 
 
-def build(cache_dir: str, names: list[str] | None = None) -> dict:
-    """Run every build sequence of the chosen workloads (default: all) into ``cache_dir``."""
+def build(cache_dir: str, names: list[str] | None = None, save_blob: str | None = None) -> dict:
+    """Run every build sequence of the chosen workloads (default: all) into ``cache_dir``;
+    ``save_blob``: then write the process's mega-cache blob there (its path and the
+    artifacts per type are the summary's ``blob``)."""
     models, rec = _setup(cache_dir)
     import torch
 
@@ -80,8 +85,23 @@ def build(cache_dir: str, names: list[str] | None = None) -> dict:
             seqs.append({"calls": list(seq), "lookups": lookups, "writes": writes})
         out["workloads"][name] = {"sequences": seqs, "seconds": round(time.perf_counter() - t0, 1)}
     models.fresh_state()
+    if save_blob is not None:
+        out["blob"] = _save_blob(save_blob)
     out["seconds"] = round(time.perf_counter() - t_all, 1)
     return out
+
+
+def _save_blob(path: str) -> dict:
+    """``torch.compiler.save_cache_artifacts()`` written to ``path``: what it holds."""
+    import torch
+
+    got = torch.compiler.save_cache_artifacts()
+    if got is None:
+        raise RuntimeError("torch recorded no cache artifact to save")
+    blob, info = got
+    with open(path, "wb") as f:
+        f.write(blob)
+    return {"path": os.path.abspath(path), "artifacts": {k: len(v) for k, v in info.artifacts.items() if v}}
 
 
 def oracle(cache_dir: str, queries: list[list[Any]], alone: tuple[str, int] | None = None) -> dict:
@@ -172,13 +192,15 @@ def _forget(cache_dir: str, writes: list[dict]) -> None:
 
 
 def build_subprocess(cache_dir: str | os.PathLike[str], workloads: list[str] | None = None,
-                     timeout: float = 1800) -> dict:
+                     timeout: float = 1800, save_blob: str | os.PathLike[str] | None = None) -> dict:
     """:func:`build` in a fresh ``python -m tests.harness.model_runs`` process."""
     from demo.build_cache import run_json_subprocess
 
     argv = ["-m", "tests.harness.model_runs", "build", os.path.abspath(os.fspath(cache_dir))]
     if workloads:
         argv += ["--workloads", ",".join(workloads)]
+    if save_blob is not None:
+        argv += ["--save-blob", os.path.abspath(os.fspath(save_blob))]
     return run_json_subprocess(argv, python=sys.executable, timeout=timeout)
 
 
@@ -202,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build")
     b.add_argument("cache_dir")
     b.add_argument("--workloads", default=None)
+    b.add_argument("--save-blob", default=None)
     o = sub.add_parser("oracle")
     o.add_argument("cache_dir")
     o.add_argument("queries_json")
@@ -209,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = p.parse_args(argv)
     if ns.cmd == "build":
         names = [n for n in ns.workloads.split(",") if n] if ns.workloads else None
-        result = build(ns.cache_dir, names)
+        result = build(ns.cache_dir, names, ns.save_blob)
     else:
         alone = (ns.alone[0], int(ns.alone[1])) if ns.alone else None
         result = oracle(ns.cache_dir, json.loads(ns.queries_json), alone)

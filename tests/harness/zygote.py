@@ -36,8 +36,9 @@ from typing import Any
 
 # Modules whose ``main`` sets the cache env itself (demo.build_cache.prepare_env), reads
 # no env var at import time that the zygote's own prepare_env did not set the same way,
-# and runs no TORCH_TRACE (tests.harness.pack_app only without --trace).
-_ROUTED = ("demo.build_cache", "tests.harness.model_runs", "tests.harness.variants", "tests.harness.pack_app")
+# and runs no TORCH_TRACE (tests.harness.pack_app and tests.harness.blob_app only without --trace).
+_ROUTED = ("demo.build_cache", "tests.harness.model_runs", "tests.harness.variants", "tests.harness.pack_app",
+           "tests.harness.blob_app")
 
 # What those modules import lazily, imported before the first fork.
 _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",

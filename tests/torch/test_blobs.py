@@ -1,21 +1,26 @@
-"""Torch's other cache forms on real runs: mega-cache blobs and bundled AOTAutograd entries.
+"""Torch's other cache forms on real runs: mega-cache blobs, standalone artifacts, bundled entries.
 
-Two background builds. ``standalone``: ``tests.harness.standalone_app`` saves two
-``standalone_compile`` artifacts (binary, in vLLM's layout, and one unpacked); each
-lists the keys the cache dir of that compile holds. ``blob_forms`` (five fresh torch
-processes of ``tests.harness.blob_app``, and fxcache in processes that cannot import
-torch):
+One background build, ``blob_forms``: four torch processes of ``tests.harness.blob_app``
+forked from the session's zygote (as fresh processes: nothing compiled before the fork)
+and one fresh process (the traced rerun: ``TORCH_TRACE`` is read when torch is
+imported), and fxcache forked from the CLI server (a blob and a vLLM dir read once in a
+process that cannot import torch):
 
 - ``bundled``: the app compiled with ``bundled_autograd_cache`` on (no FX graph cache
   entry at all), its blob saved; ``pack --all`` of that cache unpacked into an empty
-  dir, where the app runs again (batch 7);
-- ``regular``: the app compiled as usual (FX and AOTAutograd entries), its blob saved;
-  ``unpack`` of the blob into an empty dir, where the app runs again; ``pack --all
-  --format torch`` of the cache dir loaded with ``torch.compiler.load_cache_artifacts``
-  in a fresh process with an empty cache dir, which runs the app again.
+  dir, where the app runs again (batch 7) under ``TORCH_TRACE``, for ``explain``;
+- ``regular``: the app compiled as usual (FX and AOTAutograd entries), its blob saved,
+  then, in the same process with a cache dir of their own, two ``standalone_compile``
+  artifacts saved (``tests.harness.standalone_app``: binary, in vLLM's layout, and one
+  unpacked); ``unpack`` of the blob into an empty dir, where the app runs again; ``pack
+  --all --format torch`` of the cache dir loaded with ``torch.compiler.load_cache_artifacts``
+  in a process with an empty cache dir, which runs the app again.
 
 Torch's own counters in each rerun are the judge: every lookup a hit, none a miss.
-``fxcache match`` for the reruns' calls must say HIT on the same caches.
+``fxcache match`` for the reruns' calls must say HIT on the same caches, ``explain`` of
+the traced rerun name each lookup as torch did. The standalone artifacts and vLLM's dir
+of them must read as the cache dir their compile wrote, command by command. The blob of
+transformers models and a training step: tests/torch/test_models_oracle.py.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any
 import pytest
 
 from tests.harness.background import builder, prebuilt
-from tests.helpers import run_fxcache, run_module
+from tests.helpers import run_fxcache
 
 pytestmark = pytest.mark.torch
 
@@ -43,15 +48,17 @@ def _app(cache: Path, *args: str) -> dict[str, Any]:
                                timeout=600)
 
 
-def _cli(*args: str) -> Any:
-    proc = run_module("fxcache_cli", *args, block_torch=True, env={"FXCACHE_NO_INDEX": "1"})
+def _cli(*args: str, block_torch: bool = False) -> Any:
+    """``fxcache ARGS`` (forked from the CLI server; ``block_torch``: a fresh process that
+    cannot import torch), its JSON; it must exit 0."""
+    proc = run_fxcache(*args, block_torch=block_torch, env={"FXCACHE_NO_INDEX": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
 
-def _listing(cache: Path) -> list[tuple[str, str, tuple[str, ...], str | None]]:
+def _listing(cache: Path, block_torch: bool = False) -> list[tuple[str, str, tuple[str, ...], str | None]]:
     return sorted((k["kind"], k["key"], tuple(sorted(e["entry"] for e in k["entries"])), k.get("function"))
-                  for k in _cli("--cache-dir", str(cache), "ls", "--entries", "--json"))
+                  for k in _cli("--cache-dir", str(cache), "ls", "--entries", "--json", block_torch=block_torch))
 
 
 def _matches(cache: Path) -> dict[str, list[tuple[str, str, str | None]]]:
@@ -70,16 +77,17 @@ def _blob_forms() -> dict[str, Any]:
     out: dict[str, Any] = {}
     b, bblob = base / "bundled", base / "bundled.blob"
     out["bundled"] = _app(b, "--bundled", "--save-blob", str(bblob))
-    out["bundled_ls"], out["bundled_blob_ls"] = _listing(b), _listing(bblob)
+    out["bundled_ls"], out["bundled_blob_ls"] = _listing(b), _listing(bblob, block_torch=True)
     out["bundled_match"] = _matches(b)
     out["bundled_gc"] = _cli("--cache-dir", str(b), "gc", "--dry-run", "--json")
     pack = base / "bundled.tar.gz"
     out["bundled_pack"] = _cli("--cache-dir", str(b), "pack", "--all", str(pack), "--json")
-    _cli("--cache-dir", str(base / "bundled-here"), "unpack", str(pack), "--json")
-    out["bundled_rerun"] = _app(base / "bundled-here", "--bundled", "--batch", "7")
+    out["bundled_here"], out["bundled_trace"] = base / "bundled-here", base / "bundled-trace"
+    _cli("--cache-dir", str(out["bundled_here"]), "unpack", str(pack), "--json")
+    out["bundled_rerun"] = _app(out["bundled_here"], "--bundled", "--batch", "7", "--trace", str(out["bundled_trace"]))
 
     r, rblob = base / "regular", base / "regular.blob"
-    out["regular"] = _app(r, "--save-blob", str(rblob))
+    out["regular"] = _app(r, "--save-blob", str(rblob), "--standalone", str(base / "standalone"))
     out["regular_ls"], out["regular_blob_ls"] = _listing(r), _listing(rblob)
     out["regular_match"], out["regular_blob_match"] = _matches(r), _matches(rblob)
     out["regular_blob"] = rblob
@@ -88,6 +96,13 @@ def _blob_forms() -> dict[str, Any]:
     ours = base / "ours.blob"
     out["torch_pack"] = _cli("--cache-dir", str(r), "pack", "--all", "--format", "torch", str(ours), "--json")
     out["torch_pack_rerun"] = _app(base / "loaded-here", "--load-blob", str(ours), "--batch", "7")
+
+    built = out["standalone"] = out["regular"]["standalone"]
+    built["ls"] = {"cache": _listing(Path(built["cache"])), "unpacked": _listing(Path(built["unpacked"])),
+                   "layout": _listing(Path(built["layout"]), block_torch=True)}
+    built["ls"]["binaries"] = [_listing(Path(p)) for p in built["binaries"]]
+    out["cpu_s"] = sum(v["cpu_s"] for k, v in out.items() if k in {"bundled", "bundled_rerun", "regular",
+                                                                   "blob_rerun", "torch_pack_rerun"})
     return out
 
 
@@ -96,21 +111,12 @@ def blob_forms() -> dict[str, Any]:
     return prebuilt("blob_forms")
 
 
-@builder("standalone", order=6)
-def _standalone() -> dict[str, Any]:
-    from demo.build_cache import run_json_subprocess
-    from tests.harness.background import build_dir
-
-    built = run_json_subprocess(["-m", "tests.harness.standalone_app", str(build_dir("standalone"))],
-                                python=sys.executable, timeout=600)
-    built["ls"] = {name: _listing(Path(built[name])) for name in ("cache", "unpacked", "layout")}
-    built["ls"]["binaries"] = [_listing(Path(p)) for p in built["binaries"]]
-    return built
-
-
 @pytest.fixture(scope="session")
-def standalone() -> dict[str, Any]:
-    return prebuilt("standalone")
+def standalone(blob_forms) -> dict[str, Any]:
+    """The standalone artifacts ``blob_forms``'s regular app saved: ``cache`` (the cache dir
+    their compile wrote), ``unpacked``, ``binaries`` (vLLM's layout), ``layout`` (its root),
+    ``ls`` (each one's listing)."""
+    return blob_forms["standalone"]
 
 
 def _all_hit(r: dict[str, Any], fx: int) -> None:
@@ -196,3 +202,67 @@ def test_dry_run_on_a_blob_of_another_torch_says_nothing_will_hit_and_why(tmp_pa
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("no hit", "will hit", "unknown"))]
     assert lines and all(ln.strip().startswith("no hit") and "nothing will hit" in ln for ln in lines)
     assert not (tmp_path / "x").exists()
+
+
+def test_explain_names_each_lookup_on_bundled_entries_as_torch_did(blob_forms):
+    """The bundled rerun, traced: torch made two AOTAutograd lookups, both hits, and no FX
+    graph lookup (a bundled entry loads its graphs from itself). ``explain`` of its
+    trace against the cache it ran on names each lookup as torch did: a hit, of the
+    entry that cache holds for the key, from the function compiled; nothing about FX."""
+    r = blob_forms["bundled_rerun"]
+    here = blob_forms["bundled_here"]
+    _all_hit(r, fx=0)
+    rep = _cli("--cache-dir", str(here), "explain", str(blob_forms["bundled_trace"]), "--json")
+    lookups = rep["lookups"]
+    assert [(x["cache"], x["state"], x["cause"]) for x in lookups] == [("aotautograd", "hit", "hit")] * 2, lookups
+    entries = {k: e for _, k, e, _ in _listing(here)}
+    assert all(x["entry"] in entries[x["key"]] for x in lookups), (lookups, entries)
+    assert {x["function"] for x in lookups} == {"Head.forward", "train_step"}
+    assert all(not x["notes"] for x in lookups), [x["notes"] for x in lookups]
+    assert rep["summary"]["verdict"] == "all 2 hit" and "fxgraph" not in rep["summary"], rep["summary"]
+
+
+_PER_RUN = frozenset({"path", "mtime", "last_used", "oldest_use", "newest_use", "root"})
+"""What of a command's JSON depends on where and when the files were written, not on the cache."""
+
+
+def _as_cache(got: Any) -> Any:
+    """A command's JSON without :data:`_PER_RUN`: a form laid out and its cache dir compare equal."""
+    if isinstance(got, dict):
+        return {k: _as_cache(v) for k, v in got.items() if k not in _PER_RUN}
+    if isinstance(got, list):
+        return [_as_cache(v) for v in got]
+    return got
+
+
+def _run(cache: str | Path, *args: str) -> tuple[int, Any]:
+    proc = run_fxcache("--cache-dir", str(cache), *args, "--json")
+    assert proc.returncode in (0, 1, 3), proc.stderr  # 1, 3: match's miss and undecided
+    return proc.returncode, _as_cache(json.loads(proc.stdout))
+
+
+def test_standalone_artifacts_read_as_the_cache_dir_their_compile_wrote_command_by_command(standalone):
+    """vLLM's dir of binary artifacts, and one artifact alone, given as ``--cache-dir``:
+    ``guards``, ``match``, ``key``, ``diff``, ``verify`` (with the code scan) and ``df``'s
+    entries say what they say of the cache dir the same compiles wrote (``ls``: the test
+    above). The first artifact's graph has a dynamic batch: its entry's guards hold for 8,
+    not for 1."""
+    cache, layout, (first, second) = standalone["cache"], standalone["layout"], standalone["binaries"]
+    keys = {(kind, fn.split(" (")[0]): key for kind, key, _, fn in standalone["ls"]["cache"]}
+    aot, fx, other_fx = keys["aotautograd", "scale"], keys["fxgraph", "scale"], keys["fxgraph", "act"]
+    on_dir = {}
+    for args in (("guards", aot), ("match", "--key", aot, "--sym", "t0=8"), ("match", "--key", aot, "--sym", "t0=1"),
+                 ("key", fx), ("diff", fx, other_fx), ("verify",)):
+        on_dir[args[0], args[-1]] = want = _run(cache, *args)
+        assert _run(layout, *args) == want, args
+        if args[0] in ("guards", "match", "key"):  # the first artifact alone: scale's keys
+            assert _run(first, *args) == want, args
+    # a key of another artifact, given as the other cache dir
+    assert _run(cache, "diff", fx, other_fx, "--other-cache-dir", second) == on_dir["diff", other_fx]
+    (hit,), (miss,) = (on_dir["match", f"t0={n}"][1]["results"] for n in (8, 1))
+    assert [e["outcome"] for e in hit["entries"]] == ["pass"] and [e["outcome"] for e in miss["entries"]] == ["fail"]
+    checked = on_dir["verify", "verify"][1]
+    assert checked["checked"] == checked["entries"] == 4 and checked["problems"] == [], checked
+    kinds = {"fx", "aot"}
+    df_dir, df_layout = ([k for k in _run(where, "df")[1]["kinds"] if k["kind"] in kinds] for where in (cache, layout))
+    assert df_layout == df_dir and {k["kind"] for k in df_dir} == kinds

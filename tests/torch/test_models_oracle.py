@@ -59,12 +59,13 @@ def _the_alone_query() -> int:
 
 @builder("model_cache", order=-1)  # the longest build: first
 def _model_cache() -> tuple:
-    """The cache of the model workloads, compiled in a process of its own."""
+    """The cache of the model workloads, compiled in a process of its own, which then
+    saves its mega-cache blob beside it (the summary's ``blob``)."""
     from tests.harness.background import build_dir
     from tests.harness.model_runs import build_subprocess
 
     root = build_dir("model-cache") / "inductor"
-    return root, build_subprocess(root)
+    return root, build_subprocess(root, save_blob=root.parent / "models.blob")
 
 
 @pytest.fixture(scope="session")
@@ -104,8 +105,24 @@ CALLS = [pytest.param(q, i, id=f"{w}-{q}-{i}") for q, (w, calls) in enumerate(QU
          for i in range(len(calls))]
 
 
+_PER_RUN = frozenset({"path", "mtime", "last_used"})
+"""What of a command's JSON depends on where and when the files were written, not on the cache."""
+
+
+def _as_cache(got: object) -> object:
+    """A command's JSON without :data:`_PER_RUN`: a blob laid out and its cache dir compare equal."""
+    if isinstance(got, dict):
+        return {k: _as_cache(v) for k, v in got.items() if k not in _PER_RUN}
+    if isinstance(got, list):
+        return [_as_cache(v) for v in got]
+    return got
+
+
 @pytest.mark.parametrize("query,index", CALLS)
 def test_match_answers_every_lookup_as_torch_does(model_cache, torch_answers, query, index):
+    """Each call of each query, on the model cache dir and on the mega-cache blob its build
+    saved (``--cache-dir BLOB``): the same answer on both, every lookup torch made on a key
+    the cache had answered as torch did."""
     from fxcache_core.cache.scan import scan_cache
     from tests.harness.models import WORKLOADS
 
@@ -118,6 +135,10 @@ def test_match_answers_every_lookup_as_torch_does(model_cache, torch_answers, qu
                        *WORKLOADS[workload].match_args(calls[index]))
     report = json.loads(proc.stdout)
     assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr  # 0 hit, 1 miss, 3 undecided
+    on_blob = run_fxcache("--cache-dir", summary["blob"]["path"], "match", "--json",
+                          *WORKLOADS[workload].match_args(calls[index]))
+    assert on_blob.returncode == proc.returncode, on_blob.stderr
+    assert _as_cache(json.loads(on_blob.stdout)) == _as_cache(report)  # keys, entries, verdicts, hits
     present = {k.key for k in scan_cache(root).keys}
     lookups = answer["lookups"][index]
     compared = assert_match_agrees_with_lookups(report["results"], lookups, present,
@@ -354,3 +375,18 @@ def test_the_recorded_answers_stand_for_torchs_on_this_sessions_model_cache(mode
 
     _, summary = model_cache
     assert recorded_models.check(summary, [[w, calls] for w, calls in QUERIES], _the_alone_query()) is None
+
+
+def test_the_blob_saved_after_the_model_build_lists_as_the_cache_dir(model_cache):
+    """The model build's process saved ``save_cache_artifacts()`` at its end (transformers
+    models, a Llama training step): given as ``--cache-dir``, it lists the same keys,
+    entries and functions as the cache dir (test_match_answers_every_lookup_as_torch_does
+    matches every query's calls on both)."""
+    root, summary = model_cache
+    blob = summary["blob"]
+    on_dir, on_blob = (json.loads(run_fxcache("--cache-dir", str(where), "ls", "--entries", "--json").stdout)
+                       for where in (root, blob["path"]))
+    assert _as_cache(on_blob) == _as_cache(on_dir)
+    assert {k["kind"] for k in on_dir} == {"fxgraph", "aotautograd"}
+    for kind, artifact in (("fxgraph", "inductor"), ("aotautograd", "aot_autograd")):
+        assert sum(len(k["entries"]) for k in on_dir if k["kind"] == kind) == blob["artifacts"][artifact]

@@ -60,11 +60,31 @@ def test_a_blob_lists_what_torch_loads_and_places_it_where_torch_writes_it(tmp_p
                                                              ("aot_autograd", AOT, 1), ("pgo", "code_state_x", 1)]
     assert place_as_torch(b, b.artifacts[0]) == ("fxgraph", FX[1:3], FX, sha256_hash(ENTRY))
     assert place_as_torch(b, b.artifacts[1]) == ("aotautograd", AOT, sha256_hash(b"a"))
-    assert place_as_torch(b, b.artifacts[2]) is None
+    assert place_as_torch(b, b.artifacts[2]) == ("dynamo", "code_state_code_state_x.pkl")  # code_state_path
     root = as_cache_dir(b)
     assert (root / "fxgraph" / FX[1:3] / FX / sha256_hash(ENTRY)).read_bytes() == ENTRY
     assert sorted(str(x.relative_to(root)) for x in root.rglob("*") if x.is_file()) == sorted(
-        [f"fxgraph/{FX[1:3]}/{FX}/{sha256_hash(ENTRY)}", f"aotautograd/{AOT}/{sha256_hash(b'a')}"])
+        [f"fxgraph/{FX[1:3]}/{FX}/{sha256_hash(ENTRY)}", f"aotautograd/{AOT}/{sha256_hash(b'a')}",
+         "dynamo/code_state_code_state_x.pkl"])
+
+
+def test_a_profile_is_placed_under_the_name_torch_gives_it_and_never_outside_its_dir(tmp_path):
+    """torch's code_state_path makes each of <>:"/\\|?* of the name ``_``: a job id that
+    names a path stays one file of ``dynamo/``."""
+    b = read_blob(write(tmp_path, blob_bytes(record("pgo", [("../../job:None:", b"p")]))))
+    root = as_cache_dir(b)
+    assert [str(x.relative_to(root)) for x in root.rglob("*") if x.is_file()] == ["dynamo/code_state_.._.._job_None_.pkl"]
+
+
+def test_an_autotune_key_is_read_as_torch_names_it_and_one_that_climbs_out_is_refused(tmp_path):
+    """AutotuneCache names its artifact ``<dir>/<name>.best_config`` (torch joins it to its
+    cache dir when it loads the blob): read, not placed; one that climbs out is damage."""
+    ok = read_blob(write(tmp_path, blob_bytes(record("autotune", [("ab/c2k7x.best_config", b"{}")]))))
+    assert [(a.type, a.key) for a in ok.artifacts] == [("autotune", "ab/c2k7x.best_config")]
+    assert place_as_torch(ok, ok.artifacts[0]) is None
+    for key in ("../../x.best_config", "/etc/x.best_config", "ab/../../x.best_config", "ab/c.py"):
+        with pytest.raises(BlobError, match="an autotune key .* is not the name of a cache key"):
+            read_blob(write(tmp_path, blob_bytes(record("autotune", [(key, b"{}")]))))
 
 
 def test_of_two_records_of_one_type_only_the_last_is_loaded_as_torch_builds_a_dict(tmp_path):

@@ -184,15 +184,18 @@ def real_cache() -> RealCache:
 
 @pytest.fixture(scope="session")
 def default_dir(real_cache: RealCache) -> Path:
-    """Torch's default cache dir as the session's torch processes see it
-    (``<TMPDIR>/torchinductor_<user>``): after ``real_cache`` was built, it
+    """A copy of torch's default cache dir as the session's torch processes see it
+    (``<TMPDIR>/torchinductor_<user>``), taken after ``real_cache`` was built: it
     holds only what torch puts there whatever ``TORCHINDUCTOR_CACHE_DIR`` says,
-    the C++ precompiled headers (and their locks)."""
+    the C++ precompiled headers (and their locks), each copied whole
+    (:func:`tests.harness.real_cache.snapshot_default_dir`)."""
     from fxcache_core.cache.location import default_cache_dir
+    from tests.harness.real_cache import snapshot_default_dir
 
     d = Path(TORCH_TMPDIR) / default_cache_dir().name
     assert (d / "precompiled_headers").is_dir(), f"torch wrote no precompiled header under {d}"
-    return d
+    # A copy: the session's torch processes keep building headers in the live dir meanwhile.
+    return snapshot_default_dir(d, Path(tempfile.mkdtemp(prefix="default-", dir=TORCH_TMPDIR)))
 
 
 @pytest.fixture

@@ -71,3 +71,28 @@ def build() -> RealCache:
     if (root / "dynamo").is_dir():
         shutil.move(root / "dynamo", pgo / "dynamo")
     return RealCache(root=root, summary=summary, pgo=pgo)
+
+
+def snapshot_default_dir(live: Path, dst: Path) -> Path:
+    """Copy torch's default cache dir ``live`` (its precompiled headers and their locks)
+    to ``dst / live.name`` and return that copy.
+
+    The session's torch processes keep building precompiled headers there while tests
+    run (one per include path: the ``rebuilt`` build makes another); GCC writes a
+    ``.gch`` in place, under torch's lock ``precompiled_headers/locks/<hash>.lock``
+    (``_worker_compile_cpp`` in torch/_inductor/codecache.py). Each header is copied
+    while holding that lock, so the copy never holds a header half written."""
+    from filelock import FileLock
+
+    src = live / "precompiled_headers"
+    out = dst / live.name
+    (out / "precompiled_headers" / "locks").mkdir(parents=True)
+    for header in sorted(src.glob("*.h")):
+        with FileLock(str(src / "locks" / f"{header.stem}.lock"), timeout=600):
+            for f in src.glob(header.name + "*"):
+                if f.is_file():
+                    shutil.copy2(f, out / "precompiled_headers" / f.name)
+    for lock in (src / "locks").glob("*"):
+        if lock.is_file():
+            shutil.copy2(lock, out / "precompiled_headers" / "locks" / lock.name)
+    return out

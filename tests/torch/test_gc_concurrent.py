@@ -131,6 +131,7 @@ def _gc_then_compile() -> dict[str, Any]:
     from fxcache_core.cache.location import default_cache_dir
     from tests.harness.background import build_dir
     from tests.harness.oracle import torch_lookups
+    from tests.harness.real_cache import snapshot_default_dir
     from tests.helpers import age
 
     real = prebuilt("real_cache")
@@ -144,8 +145,7 @@ def _gc_then_compile() -> dict[str, Any]:
     # Torch's default dir for the compile below: a copy of the session's, with its
     # precompiled headers, as the only tempdir torch sees.
     tmp = base / "tmp"
-    default = tmp / session_default.name
-    shutil.copytree(session_default, default)
+    default = snapshot_default_dir(session_default, tmp)
     # All but the entries two days old, so that every rule has something to take.
     age([p for p in cache.rglob("*") if p.is_file()
          and p.relative_to(cache).parts[0] not in ("fxgraph", "aotautograd")], 2 * DAY)

@@ -14,6 +14,7 @@ torch/_inductor/codecache.py (the debug lines), torch/_inductor/codegen/wrapper.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from fxcache_core.decode.origins import MAX_GRAPH_LINES
@@ -102,8 +103,9 @@ def _graph_input(pos: int, name: str, typ: str, comment: str | None) -> GraphInp
                       aot_index=idx)
 
 
-def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]:
-    """Graph inputs from an FX key's debug lines (``example_inputs[i]: ...``).
+def parse_example_inputs(debug_lines: Iterable[str]) -> tuple[GraphInput, ...]:
+    """Graph inputs from an FX key's debug lines (``example_inputs[i]: ...``), read up
+    to the end of their run (the lines after it are never asked for).
 
     A SymInt input is printed as ``('s77',)`` (how ``FxGraphCachePickler``
     reduces a SymInt); a tensor as ``TensorMetadata(...)``.
@@ -127,6 +129,25 @@ def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]
     return tuple(out)
 
 
+_LINE_RE = re.compile("([^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*)"
+                      "(\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|$)")
+"""A line and its end, as ``str.splitlines`` draws them."""
+
+
+def head_lines(text: str, n: int) -> Iterator[str]:
+    """The first ``n`` items of ``text.splitlines()``, one at a time, without splitting
+    the rest of ``text`` (a reader that stops at its first line of another kind reads
+    only the head)."""
+    pos, end = 0, len(text)
+    for _ in range(n):
+        if pos >= end:
+            return
+        m = _LINE_RE.match(text, pos)
+        assert m is not None  # the pattern matches at any position
+        yield m.group(1)
+        pos = m.end()
+
+
 _HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d{1,40})$")
 """How many lines of a printed graph or compiled module fxcache reads at most."""
 
@@ -140,7 +161,7 @@ def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
     source every version fills.
     """
     out = []
-    for line in (runnable or "").splitlines()[:1000]:
+    for line in head_lines(runnable or "", 1000):
         m = _HINT_RE.match(line.strip())
         if m:
             out.append((m.group(1), int(m.group(2))))

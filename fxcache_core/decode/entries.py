@@ -30,8 +30,8 @@ A command that reads only some fields asks for a projection (``fields``:
 :data:`LIGHT` for what the index keeps, :data:`ORIGIN` for where a graph came
 from): the same unpickle, the same validity checks and the same parsers on the
 fields it names, the others left empty; the pure parsers remember their last few
-answers by their text (:class:`_Memo`: the entries of one key print the same
-graph), so a key's entries parse it once.
+answers by their text (:class:`~fxcache_core.decode.printed.TextMemo`: the entries
+of one key print the same graph), so a key's entries parse it once.
 
 Field names mirror torch 2.13: ``CompiledFxGraph`` in
 torch/_inductor/output_code.py, ``AOTAutogradResult``/``CompiledForward``/
@@ -43,7 +43,6 @@ and autograd_cache.py, ``CacheableAOTConfig`` in schemas.py, and the Dynamo
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -55,6 +54,7 @@ from fxcache_core.decode.origins import MAX_GRAPH_LINES as MAX_GRAPH_LINES
 from fxcache_core.decode.origins import Origin, parse_linemap_frames, parse_origin
 from fxcache_core.decode.printed import (
     GraphInput,
+    TextMemo,
     parse_example_inputs,
     parse_graph_signature,
     symbol_hints,
@@ -273,38 +273,8 @@ class _Fields:
             return default
 
 
-class _Memo:
-    """A pure parser that remembers its last :attr:`ITEMS` answers by its arguments
-    (compared by equality: a hit is the answer the parser gives, exactly), for
-    arguments of at most :attr:`MAX_CHARS` characters of text in all (a longer text
-    is parsed each time and never kept alive). An exception is not remembered."""
-
-    ITEMS = 16
-    MAX_CHARS = 1 << 20
-
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        self.fn = fn
-        self.last: OrderedDict[tuple, Any] = OrderedDict()
-
-    def __call__(self, *args: Any) -> Any:
-        if sum(len(a) for a in args if isinstance(a, str)) > self.MAX_CHARS:
-            return self.fn(*args)
-        try:
-            got = self.last[args]
-        except KeyError:
-            got = self.last[args] = self.fn(*args)
-            if len(self.last) > self.ITEMS:
-                self.last.popitem(last=False)
-            return got
-        except TypeError:  # an argument that does not hash
-            return self.fn(*args)
-        self.last.move_to_end(args)
-        return got
-
-
-_signature = _Memo(parse_graph_signature)
-_graph_origin = _Memo(parse_origin)
-_hints = _Memo(symbol_hints)
+_signature = TextMemo(parse_graph_signature)
+_graph_origin = TextMemo(parse_origin)
 
 
 def _fx_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str],
@@ -326,7 +296,7 @@ def _fx_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[st
     is_bw = f.read("is_backward", None, _is_backward, root.field("fx_kwargs")) if "is_backward" in want else None
     hints = ()
     if "hints" in want:
-        hints = f.read("hints", (), _hints, inputs, opt_str(root.field("source_code")),
+        hints = f.read("hints", (), symbol_hints, inputs, opt_str(root.field("source_code")),
                        opt_str(root.field("runnable_graph_str")))
     origin = None
     if "origin" in want:

@@ -100,10 +100,10 @@ def _listing(fn: str | None, sort: SortBy | None, check: bool, as_json: bool) ->
 
     scan = scan_dir(quiet=as_json)
     cat = indexed_catalog(scan, as_json)
-    rows = key_rows(cat, fn, sort.value if sort else None)
     problems: dict[str, str] = {}
-    if check:
+    if check:  # every entry read whole first: the listing's origins then come from memory
         problems = {u.entry.file.where: u.reason for u in cat.unreadable()}
+    rows = key_rows(cat, fn, sort.value if sort else None)
     done_reading()
     local = local_agreement(scan) if state.remote is not None else {}
     return _Found(scan, cat, rows, problems, local)

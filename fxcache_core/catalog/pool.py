@@ -5,8 +5,10 @@ decoded by a worker process of :mod:`fxcache_core.decode.workers` (the task
 ``entry``: the same stub unpickler, nothing executed), which bounds the CPU each
 entry may take; one that overruns comes back as ``(reason, "too-costly")``
 (``over-cpu-budget``), never as a hang. A worker sends each entry back as index
-JSON (:func:`~fxcache_core.state.index.to_json`: the light form, or the full one
-when asked), which the parent keeps as if it had decoded the entry itself. Many
+JSON (:func:`~fxcache_core.state.index.to_json`: the light form, read as such,
+:data:`~fxcache_core.decode.entries.LIGHT`, or the full one when asked), which the
+parent keeps as if it had decoded the entry itself; :func:`decode_origins` asks only
+for where each graph came from (:data:`~fxcache_core.decode.entries.ORIGIN`). Many
 entries at once (:data:`PARALLEL_MIN_ENTRIES`) are spread over the CPUs.
 
 Mirrors nothing in torch. Never decides what an entry means, never writes the cache.
@@ -19,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import Entry, FileInfo, Identity, read_entry_proven
-from fxcache_core.decode.entries import DecodedEntry, decode_entry
+from fxcache_core.decode.entries import FIELDS, LIGHT, ORIGIN, DecodedEntry, decode_entry
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import Unfinished, run_all, task
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
@@ -64,6 +66,10 @@ def worker_count(n: int) -> int:
     return max(1, min(cpus, n // (PARALLEL_MIN_ENTRIES // 2), 8))
 
 
+_VIEWS = {"full": FIELDS, "light": LIGHT, "origin": ORIGIN}
+"""What a worker reads of an entry, by the name a request gives."""
+
+
 def read_and_decode(entry: Entry, hashing: bool) -> Read:
     """Read and decode one entry in this process (a worker's part: unbounded in CPU).
     ``cause`` is ``io`` (not read), ``too-large`` (over the size limit or the memory
@@ -72,8 +78,8 @@ def read_and_decode(entry: Entry, hashing: bool) -> Read:
     return sha, got
 
 
-def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEntry | tuple[str, str],
-                                                           Identity | None, int]:
+def _read_and_decode(entry: Entry, hashing: bool, fields: frozenset[str] = FIELDS,
+                     ) -> tuple[str | None, DecodedEntry | tuple[str, str], Identity | None, int]:
     """:func:`read_and_decode`, with the identity and time of the read
     (:func:`~fxcache_core.cache.scan.read_entry_proven`; None, 0 when not read)."""
     if entry.size > MAX_ENTRY_BYTES:
@@ -85,7 +91,7 @@ def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEn
         return None, (f"cannot read: {e.strerror or e}", "io"), None, 0
     sha = sha256_hash(data) if hashing else None
     try:
-        return sha, decode_entry(data, entry.kind), identity, read_ns
+        return sha, decode_entry(data, entry.kind, fields), identity, read_ns
     except EntryTooLarge as e:
         return sha, (str(e), "too-large"), identity, read_ns
     except EntryDecodeError as e:
@@ -94,23 +100,37 @@ def _read_and_decode(entry: Entry, hashing: bool) -> tuple[str | None, DecodedEn
 
 @task("entry")
 def _entry_task(arg: list) -> list:
-    """Worker side: ``[path, kind, size, hashing, full]`` -> ``[sha, JSON, None, proof]`` or
-    ``[sha, None, [reason, code, cause], proof]``; ``proof``: ``[dev, ino, size, mtime_ns,
-    ctime_ns, read_ns]`` of the read, or None (not read, or changed while read)."""
-    where, kind, size, hashing, full = arg
+    """Worker side: ``[path, kind, size, hashing, view]`` (``view``: a name of :data:`_VIEWS`)
+    -> ``[sha, JSON, None, proof]`` or ``[sha, None, [reason, code, cause], proof]``;
+    ``proof``: ``[dev, ino, size, mtime_ns, ctime_ns, read_ns]`` of the read, or None
+    (not read, or changed while read)."""
+    where, kind, size, hashing, view = arg
     sha, got, identity, read_ns = _read_and_decode(
-        Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0), hashing)
+        Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0), hashing, _VIEWS[view])
     proof = None if identity is None else [*identity, read_ns]
     if isinstance(got, tuple):
         why = got[0]
         return [sha, None, [str(why), code_of(why) if isinstance(why, Reason) else None, got[1]], proof]
-    return [sha, to_json(got, full=full), None, proof]
+    return [sha, to_json(got, full=view == "full"), None, proof]
 
 
 def decode_entries(entries: Sequence[Entry], hashing: bool, full: bool, jobs: int, take: Take) -> None:
     """Read and decode ``entries`` in ``jobs`` worker processes, calling ``take`` in this
     process for each as it comes (not in order). An entry over the CPU budget (or
-    whose worker died) is ``(reason, "too-costly")``, its hash unknown."""
+    whose worker died) is ``(reason, "too-costly")``, its hash unknown. ``full``: with
+    the debug lines; else each entry is its light form, with its index JSON."""
+    _decode(entries, hashing, "full" if full else "light", jobs, take)
+
+
+def decode_origins(entries: Sequence[Entry], hashing: bool, jobs: int, take: Take) -> None:
+    """:func:`decode_entries`, reading of each valid entry only where its graph came from
+    (:data:`~fxcache_core.decode.entries.ORIGIN`: its origin, and the FX graph an
+    AOTAutograd entry loads; the other fields empty, no index JSON). Whether an entry
+    is valid, and why not, is what :func:`decode_entries` says."""
+    _decode(entries, hashing, "origin", jobs, take)
+
+
+def _decode(entries: Sequence[Entry], hashing: bool, view: str, jobs: int, take: Take) -> None:
     def took(i: int, value: object) -> None:
         e = entries[i]
         if isinstance(value, Unfinished):
@@ -122,9 +142,9 @@ def decode_entries(entries: Sequence[Entry], hashing: bool, full: bool, jobs: in
             text, code, cause = bad
             take(e, sha, (Reason(text, code) if code else text, cause), None, ok)
         else:
-            take(e, sha, from_json(row), None if full else row, ok)
+            take(e, sha, from_json(row), row if view == "light" else None, ok)
 
-    run_all("entry", [[e.file.where, e.kind.value, e.size, hashing, full] for e in entries],
+    run_all("entry", [[e.file.where, e.kind.value, e.size, hashing, view] for e in entries],
             [e.size for e in entries], jobs, took)
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import CacheKey, CacheScan, Entry, read_entry_bytes
-from fxcache_core.catalog.pool import decode_entries, decode_one, worker_count
+from fxcache_core.catalog.pool import decode_entries, decode_one, decode_origins, worker_count
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.symbols import SymbolInfo, symbol_table
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
@@ -83,6 +83,7 @@ class Catalog:
         self._decoded: dict[str, DecodedEntry | Unreadable] = {}
         self._light: set[str] = set()
         self._via_index: set[str] = set()  # what memory holds came from an index row
+        self._origins: dict[str, DecodedEntry] = {}  # ORIGIN projections (origins()), never index rows
         self._fx_sources: dict[str, dict[str, str]] | None = None
         self._loaders: dict[str, list[Entry]] | None = None
         self._hashes: dict[str, str] = {}
@@ -226,6 +227,57 @@ class Catalog:
         if self._on_read is not None:
             self._on_read()
         self._keep(e, sha, got, False, row, proven=ok)
+
+    def origins(self, entries: Iterable[Entry]) -> dict[str, DecodedEntry | Unreadable]:
+        """Where the graph of each of ``entries`` came from: entry file (``FileInfo.where``)
+        -> a :class:`DecodedEntry` of which only ``origin`` and ``forward`` are to be read
+        (:data:`~fxcache_core.decode.entries.ORIGIN`; the light form where memory or the
+        index has the entry), or :class:`Unreadable`, as :meth:`load` would say.
+
+        Reads the entries neither holds in one batch of worker processes (on all CPUs
+        when there are many), reading of each only those fields
+        (:func:`~fxcache_core.catalog.pool.decode_origins`: the same validity). An
+        unreadable one is kept as :meth:`load` keeps it (a corrupt one in the index
+        too); a valid one's projection is kept for this run only, never as an index
+        row (the index holds whole light entries).
+        """
+        out: dict[str, DecodedEntry | Unreadable] = {}
+        wanted: list[Entry] = []
+        for e in entries:
+            got = self._decoded.get(e.file.where) or self._origins.get(e.file.where)
+            if got is None:
+                wanted.append(e)
+            else:
+                out[e.file.where] = got
+        if self._index is not None and wanted:
+            for e, hit in self._index.get_many(wanted):
+                self._take(e, hit)
+                if self._on_read is not None:
+                    self._on_read()
+        todo: list[Entry] = []
+        for e in wanted:
+            k = e.file.where
+            if k in self._decoded:
+                out[k] = self._decoded[k]
+            elif (why := self._not_to_read(e)) is not None:
+                out[k] = self._keep(e, None, why, False)
+            else:
+                todo.append(e)
+
+        def took(e: Entry, sha: str | None, got: DecodedEntry | tuple[str, str], _row: str | None,
+                 ok: bool) -> None:
+            if self._on_read is not None:
+                self._on_read()
+            if isinstance(got, tuple):
+                out[e.file.where] = self._keep(e, sha, got, False, proven=ok)
+                return
+            if sha is not None:
+                self._hashes[e.file.where] = sha
+            self._origins[e.file.where] = out[e.file.where] = got
+
+        if todo:
+            decode_origins(todo, self._hash_on_read, worker_count(len(todo)), took)
+        return out
 
     def decode_now(self, entry: Entry) -> DecodedEntry | Unreadable:
         """Read and decode the file now, with its debug lines, whatever the

@@ -26,6 +26,13 @@ whose message is a :class:`~fxcache_core.reasons.Reason` (``str(error).code``):
 ``not-a-compiled-graph``, ``wrong-entry-type``, ``guards-not-a-string``,
 ``unexpected-content``.
 
+A command that reads only some fields asks for a projection (``fields``:
+:data:`LIGHT` for what the index keeps, :data:`ORIGIN` for where a graph came
+from): the same unpickle, the same validity checks and the same parsers on the
+fields it names, the others left empty; the pure parsers remember their last few
+answers by their text (:class:`~fxcache_core.decode.printed.TextMemo`: the entries
+of one key print the same graph), so a key's entries parse it once.
+
 Field names mirror torch 2.13: ``CompiledFxGraph`` in
 torch/_inductor/output_code.py, ``AOTAutogradResult``/``CompiledForward``/
 ``CompiledBackward`` in torch/_functorch/_aot_autograd/aot_autograd_result.py
@@ -47,6 +54,7 @@ from fxcache_core.decode.origins import MAX_GRAPH_LINES as MAX_GRAPH_LINES
 from fxcache_core.decode.origins import Origin, parse_linemap_frames, parse_origin
 from fxcache_core.decode.printed import (
     GraphInput,
+    TextMemo,
     parse_example_inputs,
     parse_graph_signature,
     symbol_hints,
@@ -61,6 +69,7 @@ from fxcache_core.decode.unpickler import (
     MAX_ENTRY_BYTES,
     GlobalUse,
     Stub,
+    iter_str_items,
     load_stubs,
     opt_int,
     opt_str,
@@ -152,13 +161,30 @@ class DecodedEntry:
         return tuple(i for i in self.inputs if i.is_backed_symint)
 
 
+FIELDS = frozenset({"inputs", "debug_lines", "is_backward", "hints", "origin", "forward", "backward",
+                    "arg_sources", "forward_graph", "globals_seen", "ref_debug_lines"})
+"""The fields :func:`decode_entry` reads when asked for some (``ref_debug_lines``: the
+debug lines of an AOTAutograd entry's :class:`FxRef`); the scalar fields (``type_name``,
+``guards_expr``, ``fx_key``, ``wrapper_key``, ``compile_time_ns``, ``foreign``) are
+always read."""
+LIGHT = FIELDS - {"debug_lines", "forward_graph", "globals_seen", "ref_debug_lines"}
+"""What the index keeps of an entry: :func:`~fxcache_core.state.index.light` of the whole
+entry, read without building what it drops (the debug lines are parsed where they lie)."""
+ORIGIN = frozenset({"origin", "forward"})
+"""Where a graph came from (``ls``): its origin, and the FX graph an AOTAutograd entry loads."""
+
 _FX_TYPES = {"CompiledFxGraph"}
 _AOT_TYPES = {"AOTAutogradResult", "BundledAOTAutogradResult", "AOTAutogradCacheEntry",
               "GenericAOTAutogradResult", "BundledAOTAutogradCacheEntry"}
 
 
-def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
+def decode_entry(data: bytes, kind: KeyKind, fields: frozenset[str] = FIELDS) -> DecodedEntry:
     """Decode one entry file's bytes (see the module docstring for how).
+
+    ``fields``: the projection to read (of :data:`FIELDS`; :data:`LIGHT`,
+    :data:`ORIGIN`); the others are left at their empty values, and ``absent``
+    names only fields that were read. Whether the entry decodes, and why not,
+    does not depend on it.
 
     Memory: decoding adds at most :func:`fxcache_core.decode.memlimit.budget_for`
     the entry's size to the process (on Linux; see :mod:`fxcache_core.decode.memlimit`).
@@ -175,7 +201,7 @@ def decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     """
     try:
         with decoding_budget(len(data)):
-            return _decode_entry(data, kind)
+            return _decode_entry(data, kind, fields)
     except EntryDecodeError:
         raise
     except MemoryError:
@@ -193,14 +219,14 @@ def _unexpected(e: Exception) -> EntryDecodeError:
                                    "unexpected-content"))
 
 
-def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
+def _decode_entry(data: bytes, kind: KeyKind, fields: frozenset[str]) -> DecodedEntry:
     if len(data) > MAX_ENTRY_BYTES:
         raise EntryDecodeError(Reason(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} limit",
                                       "over-size-limit"))
     uses: dict[str, GlobalUse] = {}
     try:
         root, seen = load_stubs(data, uses=uses)
-        d = _read_root(root, seen, kind)
+        d = _read_root(root, seen, kind, fields)
     except (EntryTooLarge, MemoryError, RecursionError):
         raise  # over a budget: not evidence of what the entry holds
     except EntryDecodeError as e:
@@ -211,7 +237,7 @@ def _decode_entry(data: bytes, kind: KeyKind) -> DecodedEntry:
     return replace(d, foreign=found) if found else d
 
 
-def _read_root(root: Any, seen: frozenset[str], kind: KeyKind) -> DecodedEntry:
+def _read_root(root: Any, seen: frozenset[str], kind: KeyKind, fields: frozenset[str]) -> DecodedEntry:
     if not isinstance(root, Stub):
         raise EntryDecodeError(Reason(f"entry holds a {type(root).__name__}, not a compiled graph",
                                       "not-a-compiled-graph"))
@@ -222,11 +248,11 @@ def _read_root(root: Any, seen: frozenset[str], kind: KeyKind) -> DecodedEntry:
         if root.stub_name not in _FX_TYPES:
             raise EntryDecodeError(Reason(f"fxgraph entry holds {root.qualname}, not CompiledFxGraph",
                                           "wrong-entry-type"))
-        return _fx_fields(kind, root, guards, seen)
+        return _fx_fields(kind, root, guards, seen, fields)
     if root.stub_name not in _AOT_TYPES:
         raise EntryDecodeError(Reason(f"aotautograd entry holds {root.qualname}, not AOTAutogradResult",
                                       "wrong-entry-type"))
-    return _aot_fields(kind, root, guards, seen)
+    return _aot_fields(kind, root, guards, seen, fields)
 
 
 class _Fields:
@@ -247,29 +273,44 @@ class _Fields:
             return default
 
 
-def _fx_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str]) -> DecodedEntry:
+_signature = TextMemo(parse_graph_signature)
+_graph_origin = TextMemo(parse_origin)
+
+
+def _fx_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str],
+               want: frozenset[str]) -> DecodedEntry:
     f = _Fields()
-    debug = f.read("debug_lines", (), str_items, root.field("_fx_graph_cache_debug_lines"))
+    raw_debug = root.field("_fx_graph_cache_debug_lines")
+    debug = f.read("debug_lines", (), str_items, raw_debug) if "debug_lines" in want else ()
     post_grad = opt_str(root.field("inductor_post_grad_graph_str"))
-    inputs = f.read("inputs", (), parse_example_inputs, debug)
-    graph_inputs = f.read("inputs", (), parse_graph_signature, post_grad)
-    if not inputs:
-        inputs = graph_inputs
-    elif len(graph_inputs) == len(inputs):
-        inputs = tuple(GraphInput(i.position, g.name, g.type, i.expr) for i, g in
-                       zip(inputs, graph_inputs, strict=True))
-    is_bw = f.read("is_backward", None, _is_backward, root.field("fx_kwargs"))
+    inputs: tuple[GraphInput, ...] = ()
+    if "inputs" in want or "hints" in want:
+        inputs = f.read("inputs", (), parse_example_inputs,
+                        debug if "debug_lines" in want else iter_str_items(raw_debug))
+        graph_inputs = f.read("inputs", (), _signature, post_grad)
+        if not inputs:
+            inputs = graph_inputs
+        elif len(graph_inputs) == len(inputs):
+            inputs = tuple(GraphInput(i.position, g.name, g.type, i.expr) for i, g in
+                           zip(inputs, graph_inputs, strict=True))
+    is_bw = f.read("is_backward", None, _is_backward, root.field("fx_kwargs")) if "is_backward" in want else None
+    hints = ()
+    if "hints" in want:
+        hints = f.read("hints", (), symbol_hints, inputs, opt_str(root.field("source_code")),
+                       opt_str(root.field("runnable_graph_str")))
+    origin = None
+    if "origin" in want:
+        origin = _with_outer(f.read("origin", None, _graph_origin, post_grad),
+                             f.read("origin", (), parse_linemap_frames, root.field("cache_linemap")))
     return DecodedEntry(
-        kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
+        kind=kind, type_name=root.qualname, guards_expr=guards,
+        inputs=inputs if "inputs" in want else (),
         fx_key=opt_str(root.field("_fx_graph_cache_key")), debug_lines=debug,
         is_backward=is_bw,
         wrapper_key=opt_str(root.field("cache_key")),
         compile_time_ns=opt_int(root.field("_time_taken_ns")),
-        hints=f.read("hints", (), symbol_hints, inputs, opt_str(root.field("source_code")),
-                     opt_str(root.field("runnable_graph_str"))),
-        origin=_with_outer(f.read("origin", None, parse_origin, post_grad),
-                           f.read("origin", (), parse_linemap_frames, root.field("cache_linemap"))),
-        globals_seen=seen, absent=tuple(f.absent),
+        hints=hints, origin=origin,
+        globals_seen=seen if "globals_seen" in want else frozenset(), absent=tuple(f.absent),
     )
 
 
@@ -284,27 +325,37 @@ def _arg_sources(cfg: Any) -> tuple[str | None, ...]:
     return tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()
 
 
-def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str]) -> DecodedEntry:
+def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str],
+                want: frozenset[str]) -> DecodedEntry:
     f = _Fields()
-    sources = f.read("arg_sources", (), _arg_sources, root.field("sanitized_aot_config"))
+    sources: tuple[str | None, ...] = ()
+    if "arg_sources" in want or "inputs" in want:
+        sources = f.read("arg_sources", (), _arg_sources, root.field("sanitized_aot_config"))
     fw_graph = opt_str(root.field("aot_forward_graph_str"))
-    inputs = f.read("inputs", (), parse_graph_signature, fw_graph)
-    inputs = tuple(_with_source(i, sources) for i in inputs)
+    inputs: tuple[GraphInput, ...] = ()
+    if "inputs" in want:
+        inputs = f.read("inputs", (), _signature, fw_graph)
+        inputs = tuple(_with_source(i, sources) for i in inputs)
     fw_t = opt_int(root.field("forward_time_taken_ns"))
     bw_t = opt_int(root.field("backward_time_taken_ns"))
     t = fw_t + (bw_t or 0) if fw_t is not None else None
-    origin = f.read("origin", None, parse_origin, fw_graph or opt_str(root.field("aot_backward_graph_str")))
-    inner = _bundled_graph(root.field("compiled_fw"))
-    if inner is not None:  # its frames, as an FX entry's (an FX entry it has none of)
-        origin = _with_outer(
-            f.read("origin", None, parse_origin, opt_str(inner.field("inductor_post_grad_graph_str"))) or origin,
-            f.read("origin", (), parse_linemap_frames, inner.field("cache_linemap")))
+    origin = None
+    if "origin" in want:
+        origin = f.read("origin", None, _graph_origin, fw_graph or opt_str(root.field("aot_backward_graph_str")))
+        inner = _bundled_graph(root.field("compiled_fw"))
+        if inner is not None:  # its frames, as an FX entry's (an FX entry it has none of)
+            origin = _with_outer(
+                f.read("origin", None, _graph_origin, opt_str(inner.field("inductor_post_grad_graph_str")))
+                or origin,
+                f.read("origin", (), parse_linemap_frames, inner.field("cache_linemap")))
+    lines = "ref_debug_lines" in want
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
-        forward=f.read("forward", None, _fx_ref, root.field("compiled_fw")),
-        backward=f.read("backward", None, _fx_ref, root.field("compiled_bw")),
-        arg_sources=sources, compile_time_ns=t, origin=origin,
-        globals_seen=seen, forward_graph=fw_graph, absent=tuple(f.absent),
+        forward=f.read("forward", None, _fx_ref, root.field("compiled_fw"), lines) if "forward" in want else None,
+        backward=f.read("backward", None, _fx_ref, root.field("compiled_bw"), lines) if "backward" in want else None,
+        arg_sources=sources if "arg_sources" in want else (), compile_time_ns=t, origin=origin,
+        globals_seen=seen if "globals_seen" in want else frozenset(),
+        forward_graph=fw_graph if "forward_graph" in want else None, absent=tuple(f.absent),
     )
 
 
@@ -334,12 +385,12 @@ def _bundled_graph(obj: Any) -> Stub | None:
     return None
 
 
-def _fx_ref(obj: Any) -> FxRef | None:
+def _fx_ref(obj: Any, with_lines: bool = True) -> FxRef | None:
     if not isinstance(obj, Stub):
         return None
     info = obj.field("fx_graph_cache_info")
     if not (isinstance(info, (list, tuple)) and info and isinstance(info[0], str)):
         return None
-    lines = str_items(info[1]) if len(info) > 1 else ()
+    lines = str_items(info[1]) if with_lines and len(info) > 1 else ()
     return FxRef(key=info[0], guards_expr=opt_str(obj.field("fx_graph_guard_expr")),
                  debug_lines=lines)

@@ -14,9 +14,41 @@ torch/_inductor/codecache.py (the debug lines), torch/_inductor/codegen/wrapper.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from fxcache_core.decode.origins import MAX_GRAPH_LINES
+
+
+class TextMemo:
+    """A pure parser of one text (or a tuple of texts) that remembers its last
+    :attr:`ITEMS` answers by the text (compared by equality: a hit is the answer the
+    parser gives, exactly); a text of more than :attr:`MAX_CHARS` characters is parsed
+    each time and never kept alive. An exception is not remembered. The entries of one
+    key print the same graph, so a key's entries, decoded one after another, parse it
+    once."""
+
+    ITEMS = 16
+    MAX_CHARS = 1 << 20
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.last: OrderedDict[str | tuple[str, ...], Any] = OrderedDict()
+
+    def __call__(self, text: str | tuple[str, ...] | None) -> Any:
+        if text is None or (len(text) if isinstance(text, str) else sum(map(len, text))) > self.MAX_CHARS:
+            return self.fn(text)
+        got = self.last.get(text, self)
+        if got is self:
+            got = self.last[text] = self.fn(text)
+            if len(self.last) > self.ITEMS:
+                self.last.popitem(last=False)
+        else:
+            self.last.move_to_end(text)
+        return got
+
 
 _SYM_RE = re.compile(r"^Sym\((.+)\)$")
 _PLACEHOLDER_RE = re.compile(
@@ -25,6 +57,7 @@ _PLACEHOLDER_RE = re.compile(
 _INLINE_SIG_RE = re.compile(r'(\w+): "([^"]*)"')
 _AOT_IDX_RE = re.compile(r"^PlainAOTInput\(idx=(\d+)\)")
 _EXAMPLE_INPUT_RE = re.compile(r"^\[\w+\] example_inputs\[(\d+)\]: (.*)$", re.S)
+_SYMINT_TEXT_RE = re.compile(r"\('([^']+)',\)")
 _UNBACKED_RE = re.compile(r"\bu\d+\b")
 _SYMBOL_RE = re.compile(r"^[a-z]+\d+$")
 
@@ -102,29 +135,57 @@ def _graph_input(pos: int, name: str, typ: str, comment: str | None) -> GraphInp
                       aot_index=idx)
 
 
-def parse_example_inputs(debug_lines: tuple[str, ...]) -> tuple[GraphInput, ...]:
-    """Graph inputs from an FX key's debug lines (``example_inputs[i]: ...``).
+def parse_example_inputs(debug_lines: Iterable[str]) -> tuple[GraphInput, ...]:
+    """Graph inputs from an FX key's debug lines (``example_inputs[i]: ...``), read up
+    to the end of their run (the lines after it are never asked for).
 
     A SymInt input is printed as ``('s77',)`` (how ``FxGraphCachePickler``
     reduces a SymInt); a tensor as ``TensorMetadata(...)``.
     """
-    out: list[GraphInput] = []
-    seen = False
+    run: list[str] = []
     for line in debug_lines:
         if line.find("] example_inputs[", 0, 80) < 0:
-            if seen:
+            if run:
                 break  # torch writes the example inputs in one run (after gm): the ~600 others follow
             continue
-        seen = True
+        run.append(line)
+    return _example_run(tuple(run))
+
+
+def _parse_example_run(run: tuple[str, ...]) -> tuple[GraphInput, ...]:
+    out: list[GraphInput] = []
+    for line in run:
         m = _EXAMPLE_INPUT_RE.match(line)
         if not m:
             continue
         text = m.group(2).strip()
-        sym = re.fullmatch(r"\('([^']+)',\)", text)
+        sym = _SYMINT_TEXT_RE.fullmatch(text)
         out.append(GraphInput(position=int(m.group(1)), name=None, type=text,
                               expr=sym.group(1) if sym else None))
     out.sort(key=lambda g: g.position)
     return tuple(out)
+
+
+_example_run = TextMemo(_parse_example_run)
+
+
+_LINE_RE = re.compile("([^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*)"
+                      "(\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|$)")
+"""A line and its end, as ``str.splitlines`` draws them."""
+
+
+def head_lines(text: str, n: int) -> Iterator[str]:
+    """The first ``n`` items of ``text.splitlines()``, one at a time, without splitting
+    the rest of ``text`` (a reader that stops at its first line of another kind reads
+    only the head)."""
+    pos, end = 0, len(text)
+    for _ in range(n):
+        if pos >= end:
+            return
+        m = _LINE_RE.match(text, pos)
+        assert m is not None  # the pattern matches at any position
+        yield m.group(1)
+        pos = m.end()
 
 
 _HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d{1,40})$")
@@ -140,7 +201,7 @@ def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
     source every version fills.
     """
     out = []
-    for line in (runnable or "").splitlines()[:1000]:
+    for line in head_lines(runnable or "", 1000):
         m = _HINT_RE.match(line.strip())
         if m:
             out.append((m.group(1), int(m.group(2))))
@@ -216,7 +277,7 @@ def symbol_hints(inputs: tuple[GraphInput, ...], source_code: str | None,
     (``runnable_graph_str``, filled by torch 2.13) adds the symbols the harness
     did not give, where it has them.
     """
-    harness = parse_get_args(source_code)
+    harness = _get_args(source_code)
     out: dict[str, int] = {}
     for inp in inputs:
         sym = inp.symbol
@@ -227,6 +288,10 @@ def symbol_hints(inputs: tuple[GraphInput, ...], source_code: str | None,
             name = harness.order[inp.position]
         if name is not None and name in harness.ints:
             out[sym] = harness.ints[name]
-    for sym, value in parse_hints(runnable):
+    for sym, value in _hints(runnable):
         out.setdefault(sym, value)
     return tuple(out.items())
+
+
+_get_args = TextMemo(parse_get_args)  # read here only: its dict is never changed
+_hints = TextMemo(parse_hints)

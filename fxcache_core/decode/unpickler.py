@@ -28,6 +28,7 @@ import io
 import pickle
 import re
 import threading
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from fxcache_core.decode.memlimit import budget_for
@@ -43,6 +44,7 @@ __all__ = [
     "PY_FALLBACK_MAX_BYTES",
     "Stub",
     "StubUnpickler",
+    "iter_str_items",
     "load_stubs",
     "may_name",
     "opt_int",
@@ -445,6 +447,17 @@ def str_items(v: Any) -> tuple[str, ...]:
     if set(map(type, v)) <= {str}:  # the usual case, checked at C speed
         return tuple(v)
     return tuple([x for x in v if type(x) is str])
+
+
+def iter_str_items(v: Any) -> Iterator[str]:
+    """:func:`str_items` one at a time, without building the tuple: for a reader that
+    stops early (an FX entry's debug lines are read up to their example inputs)."""
+    if isinstance(v, Stub) and v.stub_name in ("list", "tuple"):
+        first = v._args[0] if v._args and isinstance(v._args[0], (list, tuple)) else []
+        return (x for part in (first, v._items) for x in part if type(x) is str)
+    if not isinstance(v, (list, tuple)):
+        return iter(())
+    return (x for x in v if type(x) is str)
 
 
 def opt_str(v: Any) -> str | None:

@@ -24,9 +24,9 @@ runs user code; nothing here prints.
 
 :func:`key_origins` serves many keys at once: from the index's per-key table
 where it has the key (one row per key, valid while the entry it came from is
-unchanged), else by decoding the key's first entries (on every CPU when there
-are many, :meth:`~fxcache_core.catalog.reader.Catalog.read_ahead`), remembering what
-it found.
+unchanged), else by reading where the graph of the key's first entry came from (one
+batch on every CPU, :meth:`~fxcache_core.catalog.reader.Catalog.origins`),
+remembering what it found.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import CacheKey
-from fxcache_core.catalog.reader import Catalog
+from fxcache_core.cache.scan import CacheKey, Entry
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.errors import FunctionAmbiguousError
 from fxcache_core.functions.frames import CompiledFrom, compiled_from, label, named
@@ -54,77 +54,72 @@ def key_origin(catalog: Catalog, key: CacheKey) -> Origin | None:
 
 
 def key_origins(catalog: Catalog, keys: Sequence[CacheKey]) -> dict[str, Origin | None]:
-    """Key name -> :func:`key_origin`, for each of ``keys``.
+    """Key name -> :func:`key_origin`, for each of ``keys``; an AOTAutograd key's with
+    the compiled frames (``outer``) of its forward FX key's first readable entry, where
+    its own entries record none (only FX entries store the op stacks,
+    ``cache_linemap``; every entry of a key holds the same graph, the rule
+    :meth:`~fxcache_core.catalog.reader.Catalog.first_readable` rests on).
 
     Warm (the index has a valid row per key): one pass over the index's key
-    table, no entry read. Otherwise the first entry of each key the index lacks
-    is decoded (in worker processes when there are many), then later entries of
-    the keys whose first entry told nothing; what is found is remembered in the
-    index. Cost cold: about one entry decode per key.
+    table, no entry read. Otherwise the first entry of each key the index lacks is
+    read in one batch of worker processes, only where its graph came from
+    (:meth:`~fxcache_core.catalog.reader.Catalog.origins`); the forward FX keys' first
+    entries are among them when those keys are listed too. Only what that round left
+    unknown (a key whose first entry is unreadable or records no origin, a forward FX
+    key not listed) is read in later rounds, each one batch. What is found is
+    remembered in the index. Cost cold: one entry read per key.
     """
     idx = catalog.index
     out: dict[str, Origin | None] = idx.key_origins(keys) if idx is not None else {}
-    todo = [k for k in keys if k.key not in out]
-    catalog.read_ahead([k.entries[0] for k in todo if k.entries])
-    _read_forward_entries(catalog, todo)
-    for k in todo:
-        found, source = None, None
-        for e in k.entries:
-            d = catalog.load(e)
-            if isinstance(d, DecodedEntry):
-                source = source or e
-                if d.origin is not None:
-                    found, source = d.origin, e
-                    break
-        if found is not None and not found.outer and k.kind is KeyKind.AOT_AUTOGRAD:
-            found = _with_forward_frames(catalog, found, source)
-        out[k.key] = found
-        if idx is not None and source is not None:
-            idx.put_key_origin(k, source, found)
+    known: dict[str, DecodedEntry | Unreadable] = {}
+    pending = [k for k in keys if k.key not in out]
+    while pending:
+        asked: dict[str, Entry] = {}
+        left: list[CacheKey] = []
+        for k in pending:
+            got = _origin_from(catalog, k, known)
+            if isinstance(got, Entry):
+                asked.setdefault(got.file.where, got)
+                left.append(k)
+                continue
+            found, source = got
+            out[k.key] = found
+            if idx is not None and source is not None:
+                idx.put_key_origin(k, source, found)
+        if asked:
+            known.update(catalog.origins(asked.values()))
+        pending = left
     return out
 
 
-def _read_forward_entries(catalog: Catalog, keys: Sequence[CacheKey]) -> None:
-    """Read ahead, on every CPU, the FX entries :func:`_with_forward_frames` will ask
-    for: for each AOTAutograd key of ``keys`` whose first entry has a forward FX
-    graph, the entries of that FX key in torch's order up to the one it loads
-    (:meth:`Catalog.fx_entry_for`), in rounds (one entry per FX key a round),
-    so that no more entries are read than one by one, but all of a round at once."""
-    refs = []
-    for k in keys:
-        if k.kind is KeyKind.AOT_AUTOGRAD and k.entries and catalog.in_memory(k.entries[0]):
-            d = catalog.load(k.entries[0])
-            if isinstance(d, DecodedEntry) and d.forward is not None and (d.origin is None or not d.origin.outer):
-                refs.append(d.forward)
-    pending = {(r.key, r.guards_expr) for r in refs}
-    while pending:
-        batch, left = [], set()
-        for fx_key, guards in pending:
-            key = catalog.scan.key(fx_key)
-            for e in key.entries if key is not None else ():
-                if not catalog.in_memory(e):
-                    batch.append(e)
-                    left.add((fx_key, guards))
-                    break
-                d = catalog.load(e)
-                if isinstance(d, DecodedEntry) and (not d.guards_expr or d.guards_expr == guards):
-                    break
-        if not batch:
-            return
-        catalog.read_ahead(dict.fromkeys(batch))
-        pending = left
-
-
-def _with_forward_frames(catalog: Catalog, origin: Origin, source: object) -> Origin:
-    """An AOTAutograd key's origin with the compiled frames of the forward FX entry
-    it loads (only FX entries store the op stacks, ``cache_linemap``)."""
-    d = catalog.load(source) if source is not None else None
-    ref = d.forward if isinstance(d, DecodedEntry) else None
-    fx = catalog.fx_entry_for(ref.key, ref.guards_expr) if ref is not None else None
-    fd = catalog.load(fx) if fx is not None else None
-    if not isinstance(fd, DecodedEntry) or fd.origin is None or not fd.origin.outer:
-        return origin
-    return Origin(origin.function, origin.file, origin.line, origin.functions, fd.origin.outer)
+def _origin_from(catalog: Catalog, key: CacheKey, known: dict[str, DecodedEntry | Unreadable],
+                 ) -> Entry | tuple[Origin | None, Entry | None]:
+    """:func:`key_origins`'s answer for ``key`` from the entries read so far (``known``:
+    :meth:`Catalog.origins`), with the entry it rests on; or the entry to read next."""
+    found, source, first = None, None, None
+    for e in key.entries:
+        d = known.get(e.file.where)
+        if d is None:
+            return e
+        if isinstance(d, DecodedEntry):
+            source = source or e
+            first = first or d
+            if d.origin is not None:
+                found, source, first = d.origin, e, d
+                break
+    if found is None or found.outer or key.kind is not KeyKind.AOT_AUTOGRAD or first is None \
+            or first.forward is None:
+        return found, source
+    fx = catalog.scan.key(first.forward.key)
+    for e in fx.entries if fx is not None else ():
+        fd = known.get(e.file.where)
+        if fd is None:
+            return e
+        if isinstance(fd, DecodedEntry):
+            if fd.origin is not None and fd.origin.outer:
+                found = Origin(found.function, found.file, found.line, found.functions, fd.origin.outer)
+            break
+    return found, source
 
 
 @dataclass(frozen=True, slots=True)

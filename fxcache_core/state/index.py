@@ -307,8 +307,8 @@ class Index:
     def __init__(self, path: Path | None, root: Path | None = None) -> None:
         self.path = path
         self._db: sqlite3.Connection | None = None
-        self._pending = 0
         self._rows: list[tuple] = []  # entry rows put, not yet written (flush)
+        self._key_rows: list[tuple] = []  # key origin rows put, not yet written
         if path is None:
             return
         try:
@@ -338,7 +338,7 @@ class Index:
     def get(self, entry: Entry) -> tuple[str | None, DecodedEntry | str] | None:
         """(sha256 name of the content if it was hashed, the light entry or the
         reason it is corrupt), if the index has this file unchanged; else None."""
-        if self._rows:
+        if self._rows or self._key_rows:
             self._write_rows()
         if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
             return None
@@ -358,7 +358,7 @@ class Index:
         pass over the table: a lookup each costs a B-tree descent into a file
         far larger than SQLite's page cache (~80 us an entry at 100k entries)."""
         want = {e.file.where: e for e in entries if e.file.mtime_ns}
-        if self._rows:
+        if self._rows or self._key_rows:
             self._write_rows()
         if self._db is None or not want:
             return
@@ -400,7 +400,7 @@ class Index:
         self._rows.append((entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
                            SCHEMA, sha, corrupt, body, entry.file.dev, entry.file.ctime_ns, read_ns or None))
         if len(self._rows) >= 1000:
-            self.flush()
+            self._write_rows()  # committed with the rest of the run's rows: one transaction
 
     def proven(self, entries: Iterable[Entry]) -> set[str]:
         """The entry files (``FileInfo.where``) among ``entries`` whose row proves the
@@ -441,6 +441,8 @@ class Index:
         table (a row per key)."""
         want = {k.where: k for k in keys}
         out: dict[str, Origin | None] = {}
+        if self._rows or self._key_rows:
+            self._write_rows()
         if self._db is None or not want:
             return out
         try:
@@ -471,39 +473,39 @@ class Index:
 
     def put_key_origin(self, key: CacheKey, entry: Entry, origin: Origin | None) -> None:
         """Remember that ``entry`` (of ``key``) says ``key`` was compiled from ``origin``."""
-        if self._db is None or not entry.file.mtime_ns or not _storable(key.where):
-            return
+        if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
+            return  # (the entry's path holds the key's: storable both or neither)
         body = None if origin is None else json.dumps(  # with the shared stack: it names the function
             [origin.function, origin.file, origin.line, list(origin.functions), [list(f) for f in origin.outer]])
-        try:
-            self._db.execute("INSERT OR REPLACE INTO key_origins VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             (key.where, entry.file.name, entry.size, entry.file.mtime_ns,
-                              entry.file.ino, SCHEMA, body))
-            self._pending += 1
-            if self._pending >= 1000:
-                self.flush()
-        except sqlite3.Error:
-            self._db = None
+        self._key_rows.append((key.where, entry.file.name, entry.size, entry.file.mtime_ns,
+                               entry.file.ino, SCHEMA, body))
+        if len(self._key_rows) >= 1000:
+            self._write_rows()
 
     def _write_rows(self) -> None:
-        """Write the entry rows :meth:`put` holds, in one ``executemany`` (not committed);
+        """Write the rows :meth:`put` and :meth:`put_key_origin` hold, an ``executemany``
+        a table (not committed: :meth:`flush` commits a run's rows in one transaction);
         reads call it first, so they see every row put."""
         rows, self._rows = self._rows, []
-        if self._db is not None and rows:
+        key_rows, self._key_rows = self._key_rows, []
+        if self._db is not None and (rows or key_rows):
             try:
-                self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                if rows:
+                    self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                if key_rows:
+                    self._db.executemany("INSERT OR REPLACE INTO key_origins VALUES (?, ?, ?, ?, ?, ?, ?)", key_rows)
             except sqlite3.Error:
                 self._db = None
 
     def flush(self) -> None:
-        """Write what :meth:`put` holds and commit."""
+        """Write what :meth:`put` and :meth:`put_key_origin` hold and commit: the rows of
+        a run are one transaction (a run stopped before it leaves the index as it was)."""
         self._write_rows()
         if self._db is not None:
             try:
                 self._db.commit()
             except sqlite3.Error:
                 self._db = None
-            self._pending = 0
 
     def close(self) -> None:
         self.flush()

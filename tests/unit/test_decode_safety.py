@@ -388,8 +388,12 @@ def test_an_entry_that_needs_more_than_the_budget_is_too_large_not_corrupt(tmp_p
     from tests.synth import fake_key, write_entry
 
     key = fake_key(KeyKind.FX_GRAPH, "big")
+    # Its first field is one 3 MB string, which neither unpickler can make within 1 MiB
+    # (300,000 small ones after it: the C unpickler's failure may free memory the
+    # pure-Python one then reuses, and whether it does varies from run to run).
     big = stub_pickle("torch._inductor.output_code", "CompiledFxGraph",
-                      {"guards_expr": None, "_fx_graph_cache_debug_lines": [str(i) for i in range(300_000)]})
+                      {"source_code": "x" * 3_000_000, "guards_expr": None,
+                       "_fx_graph_cache_debug_lines": [str(i) for i in range(300_000)]})
     write_entry(tmp_path, KeyKind.FX_GRAPH, key, big)
     proc = subprocess.run([sys.executable, "-c", _OVER_BUDGET, str(tmp_path)], cwd=REPO_ROOT,
                           env=child_env({"FXCACHE_JOBS": "1"}), capture_output=True, text=True, timeout=60)

@@ -1,15 +1,17 @@
-"""An AOTAutograd key's function comes from the compiled frames of the FX entry it
-loads: ``key_origins`` reads those FX entries ahead in rounds; it must name the
-same entry torch loads (the first, in name order, whose guards string is the one
-the AOTAutograd entry recorded) as reading one by one does.
+"""An AOTAutograd key's function comes from the compiled frames of its forward FX
+key's first readable entry (only FX entries record the op stacks; every entry of a
+key holds the same graph, the rule ``first_readable`` rests on): ``key_origins``
+reads them in the same round as the keys' own first entries, and reads only where
+each graph came from.
 
-Synthetic (the layout CI cannot produce from one compile: one FX key whose entries
-record different stacks, each loaded by another AOTAutograd key)."""
+Synthetic (layouts CI cannot produce from one compile: an FX key whose first entries
+are damaged, AOTAutograd keys whose FX key is not listed)."""
 
 from __future__ import annotations
 
 import pytest
 
+import fxcache_core.catalog.reader as reader_mod
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog
@@ -24,24 +26,54 @@ def _fx_entry(key: str, guards: str, function: str) -> bytes:
         "fx_kwargs": {"is_backward": False}, "cache_linemap": [(10, stack)]})
 
 
-@pytest.mark.parametrize("n_fx", [1, 3, 6])
-def test_each_aot_key_is_named_by_the_fx_entry_it_loads(tmp_path, n_fx):
+def _cache(tmp_path, n_fx: int, damaged: int):
+    """An FX key of ``n_fx`` entries, the first ``damaged`` (in torch's order) not
+    pickles, and an AOTAutograd key loading each entry."""
     fx = fake_key(KeyKind.FX_GRAPH, "shared")
+    paths = [write_entry(tmp_path, KeyKind.FX_GRAPH, fx, _fx_entry(fx, f"L['t0'] == {j + 2}", f"fn{j}"))
+             for j in range(n_fx)]
     for j in range(n_fx):
-        write_entry(tmp_path, KeyKind.FX_GRAPH, fx, _fx_entry(fx, f"L['t0'] == {j + 2}", f"fn{j}"))
-    want = {}
-    for j in reversed(range(n_fx)):  # every FX entry is some key's, the last ones too
         a = fake_key(KeyKind.AOT_AUTOGRAD, f"a{j}")
         write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, a, aot_entry_with_sources(
             f"L['t0'] == {j + 2}", (fx, f"L['t0'] == {j + 2}"), [("f32[3][1]cpu", local_source("x"))],
             origin=("forward", "/src/m.py", 3)))
-        want[a] = f"fn{j}"
-    scan = scan_cache(tmp_path)
-    ahead = key_origins(Catalog(scan), scan.keys)
-    one_by_one = Catalog(scan)  # the entries read in order, as fx_entry_for does, no read-ahead
+    for p in sorted(paths, key=lambda p: p.name)[:damaged]:
+        p.write_bytes(b"not a pickle")
+    return scan_cache(tmp_path)
+
+
+@pytest.mark.parametrize(("n_fx", "damaged"), [(1, 0), (3, 0), (3, 2)])
+def test_each_aot_key_takes_the_frames_of_its_fx_keys_first_readable_entry(tmp_path, n_fx, damaged):
+    scan = _cache(tmp_path, n_fx, damaged)
+    got = key_origins(Catalog(scan), scan.keys)
+    cat = Catalog(scan)
+    fx = next(k for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
+    first = cat.first_readable(fx)[1]
     for k in scan.keys:
-        if k.kind is KeyKind.AOT_AUTOGRAD:
-            ref = one_by_one.load(k.entries[0]).forward
-            loaded = one_by_one.load(one_by_one.fx_entry_for(ref.key, ref.guards_expr))
-            assert ahead[k.key].outer == loaded.origin.outer
-            assert ahead[k.key].outer[-1][0] == want[k.key]
+        assert got[k.key].outer == first.origin.outer, k
+    assert got[fx.key] == first.origin
+
+
+def test_one_round_reads_one_entry_per_key_and_only_where_it_came_from(tmp_path, monkeypatch):
+    scan = _cache(tmp_path, 3, 0)
+    rounds = []
+    real = reader_mod.decode_origins
+    monkeypatch.setattr(reader_mod, "decode_origins",
+                        lambda todo, *a: rounds.append(sorted(e.file.where for e in todo)) or real(todo, *a))
+    monkeypatch.setattr(reader_mod, "decode_entries", lambda *a: pytest.fail("decoded whole entries"))
+    monkeypatch.setattr(reader_mod, "decode_one", lambda *a: pytest.fail("decoded a whole entry"))
+    key_origins(Catalog(scan), scan.keys)
+    assert rounds == [sorted(k.entries[0].file.where for k in scan.keys)]
+
+
+def test_a_forward_fx_key_not_listed_is_read_in_a_later_round(tmp_path, monkeypatch):
+    scan = _cache(tmp_path, 2, 1)
+    aot = [k for k in scan.keys if k.kind is KeyKind.AOT_AUTOGRAD]
+    rounds = []
+    real = reader_mod.decode_origins
+    monkeypatch.setattr(reader_mod, "decode_origins",
+                        lambda todo, *a: rounds.append(len(todo)) or real(todo, *a))
+    got = key_origins(Catalog(scan), aot)
+    fx = next(k for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
+    assert rounds == [2, 1, 1]  # the AOT keys; the FX key's first entry (damaged); its second
+    assert {o.outer[-1][0] for o in got.values()} == {Catalog(scan).first_readable(fx)[1].origin.outer[-1][0]}

@@ -26,7 +26,7 @@ from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import Unfinished, run_all, task
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 from fxcache_core.reasons import Reason, code_of
-from fxcache_core.state.index import from_json, to_json
+from fxcache_core.state.rows import from_json, to_json
 from fxcache_core.state.trust import racily_clean
 
 PARALLEL_MIN_ENTRIES = 512

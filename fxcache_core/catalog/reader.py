@@ -27,7 +27,8 @@ from fxcache_core.catalog.pool import decode_entries, decode_one, decode_origins
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.symbols import SymbolInfo, symbol_table
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
-from fxcache_core.state.index import Index, light
+from fxcache_core.state.index import Index
+from fxcache_core.state.rows import light
 
 
 @dataclass(frozen=True)

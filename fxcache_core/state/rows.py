@@ -1,0 +1,146 @@
+"""How an entry is kept as an index row: the light form of a decoded entry, as JSON.
+
+:func:`light` is what a scan of many entries keeps in memory (no debug lines, no
+printed forward graph, strings interned and equal values shared); :func:`to_json`
+writes that form (or, ``full``, the whole entry) as compact JSON, and
+:func:`from_json` reads it back. JSON, never pickle: a tampered row can at worst
+mislead, and :func:`from_json` raises on anything that is not such a row.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.decode.code_scan import ForeignGlobal
+from fxcache_core.decode.entries import DecodedEntry, FxRef, GraphInput, Origin
+
+
+def _i(s: str | None) -> str | None:
+    return None if s is None else sys.intern(s)
+
+
+def _light_input(i: GraphInput) -> GraphInput:
+    return GraphInput(i.position, _i(i.name), sys.intern(i.type), _i(i.expr), i.aot_index, _i(i.source))
+
+
+_SHARED: dict = {}
+
+
+def _share(x):
+    """One object for equal values across entries (the inputs, sources, origins and
+    hints of a function's entries are mostly the same): memory, not semantics."""
+    if len(_SHARED) > 1_000_000:
+        _SHARED.clear()
+    return _SHARED.setdefault(x, x)
+
+
+def light(d: DecodedEntry) -> DecodedEntry:
+    """``d`` as a scan of many entries keeps it in memory: without its debug lines
+    (those of its FX refs too), its printed forward graph and the globals its
+    pickle named (but those torch does not write, ``foreign``, kept), and with the
+    strings many entries repeat (types, sources, file names) interned."""
+    def ref(r: FxRef | None) -> FxRef | None:
+        return None if r is None else FxRef(sys.intern(r.key), r.guards_expr)
+
+    o = d.origin
+    return replace(
+        d, debug_lines=(), globals_seen=frozenset(), forward_graph=None,
+        type_name=sys.intern(d.type_name),
+        inputs=_share(tuple(_light_input(i) for i in d.inputs)),
+        arg_sources=_share(tuple(_i(a) for a in d.arg_sources)),
+        forward=ref(d.forward), backward=ref(d.backward), hints=_share(d.hints),
+        origin=None if o is None else _share(Origin(sys.intern(o.function), sys.intern(o.file), o.line,
+                                                    tuple(sys.intern(f) for f in o.functions),
+                                                    o.outer)),
+    )
+
+
+def to_json(d: DecodedEntry, full: bool = False) -> str:
+    """The light form of ``d`` as compact JSON (written by hand: ``dataclasses.asdict``
+    deep-copies and costs more than decoding the entry); ``full``: with what the light
+    form drops (the debug lines, those of its FX refs, the globals its pickle named,
+    the printed forward graph), for :func:`from_json` to give ``d`` back whole."""
+    o = d.origin
+    obj = [
+        d.kind.value, d.type_name, d.guards_expr,
+        [[i.position, i.name, i.type, i.expr, i.aot_index, i.source] for i in d.inputs],
+        d.fx_key, d.is_backward, d.wrapper_key,
+        None if d.forward is None else [d.forward.key, d.forward.guards_expr],
+        None if d.backward is None else [d.backward.key, d.backward.guards_expr],
+        list(d.arg_sources), d.compile_time_ns, [list(h) for h in d.hints],
+        None if o is None else [o.function, o.file, o.line, list(o.functions),
+                                [list(f) for f in o.outer]],
+        [[f.name, list(f.uses), f.call] for f in d.foreign],
+        [list(a) for a in d.absent],
+    ]
+    if full:
+        obj.append([list(d.debug_lines), sorted(d.globals_seen), d.forward_graph,
+                    None if d.forward is None else list(d.forward.debug_lines),
+                    None if d.backward is None else list(d.backward.debug_lines)])
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _shared_from_raw(build, key: tuple, raw: list):
+    """The shared object ``build(raw)`` for a JSON value, looked up by ``key`` (the
+    raw value as a tuple), so the entries of one function build their inputs,
+    origin, hints and sources once."""
+    k = (build, key)
+    got = _SHARED.get(k)
+    if got is None:
+        got = _share(build(raw))
+        _SHARED[k] = got
+    return got
+
+
+def _inputs_of(raw: list) -> tuple[GraphInput, ...]:
+    return tuple(_light_input(GraphInput(*i)) for i in raw)
+
+
+def _origin_of(o: list) -> Origin:
+    outer = tuple((sys.intern(f[0]), sys.intern(f[1]), int(f[2])) for f in o[4]) if len(o) > 4 else ()
+    return Origin(sys.intern(o[0]), sys.intern(o[1]), o[2], tuple(sys.intern(f) for f in o[3]), outer)
+
+
+def _hints_of(raw: list) -> tuple[tuple[str, int], ...]:
+    return tuple((sys.intern(str(k)), int(v)) for k, v in raw)
+
+
+def _arg_sources_of(raw: list) -> tuple[str | None, ...]:
+    return tuple(_i(a) for a in raw)
+
+
+def from_json(text: str) -> DecodedEntry:
+    """Rebuild a :class:`DecodedEntry` from :func:`to_json`: equal to :func:`light` of
+    the entry that was written (sharing as it does), or to the entry itself when it
+    was written ``full``.
+
+    Raises:
+        ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
+    """
+    (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
+     origin, foreign, absent, *rest) = json.loads(text)
+    d = DecodedEntry(
+        kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=guards,
+        inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
+        fx_key=fx_key, is_backward=is_bw, wrapper_key=wrapper,
+        forward=None if fw is None else FxRef(sys.intern(fw[0]), fw[1]),
+        backward=None if bw is None else FxRef(sys.intern(bw[0]), bw[1]),
+        arg_sources=_shared_from_raw(_arg_sources_of, tuple(arg_sources), arg_sources),
+        compile_time_ns=t_ns,
+        hints=_shared_from_raw(_hints_of, tuple(map(tuple, hints)), hints),
+        origin=None if origin is None else _shared_from_raw(
+            _origin_of, (*origin[:3], tuple(origin[3]),
+                         tuple(map(tuple, origin[4])) if len(origin) > 4 else ()), origin),
+        foreign=tuple(ForeignGlobal(str(n), tuple(map(str, u)), str(c)) for n, u, c in foreign),
+        absent=tuple((str(a[0]), str(a[1])) for a in absent),
+    )
+    if not rest:
+        return d
+    debug, seen, fw_graph, fw_debug, bw_debug = rest[0]
+    return replace(
+        d, debug_lines=tuple(debug), globals_seen=frozenset(seen), forward_graph=fw_graph,
+        forward=None if d.forward is None else replace(d.forward, debug_lines=tuple(fw_debug)),
+        backward=None if d.backward is None else replace(d.backward, debug_lines=tuple(bw_debug)))

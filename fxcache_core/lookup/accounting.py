@@ -61,7 +61,7 @@ from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, frame_reads
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, traced_code
-from fxcache_core.lookup.fit_floats import baked_float
+from fxcache_core.lookup.fit_floats import baked_float, baked_value
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
@@ -78,6 +78,7 @@ HOW = {
     "tensor-given": "a tensor the key takes no input from (the key's notes decide)",
     "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
     "default-assumed": "assumed: left out (None), as when the key was compiled",
+    "tuple-assumed": "assumed: the constants of the key's graph, from a tuple as the call's (a list is another graph)",
 }
 """The codes of a parameter accounted for (the last two: assumed), and what each means."""
 
@@ -316,9 +317,13 @@ class _Param:
                 f"{what}: Dynamo's guard in a traced compile that looked this key up", "trace-guard"),
                 brief="Dynamo's guard in a traced run")
         baked = baked_account(self, v)
-        if baked is not None:
+        if baked is not None and baked.status != "undecided":
             return baked
         branch = self.branch(v, what)
+        if branch is not None and branch.status == "rules-out":
+            return branch  # the graph went the other way: whatever its constants say
+        if baked is not None:
+            return baked
         if branch is not None and branch.status != "undecided":
             return branch
         if v is None and self.tensor_kind():
@@ -488,6 +493,18 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
     the other evidence decides. The one place that says how a baked constant accounts
     for a parameter."""
     call = acc.call
+    if type(v) is bool or (isinstance(v, tuple) and v and all(type(i) is int for i in v)):
+        got = baked_value(acc.ledger.catalog, call.key, acc.sources[0], v, call.inputs, call.frame)
+        if got is None:
+            return None
+        kind, why = got
+        if kind == "problem":
+            return acc.result("rules-out", why)
+        if isinstance(v, tuple):
+            return acc.result("assumed", Reason(f"{acc.p.name}={text_of(v)}: {why}", "tuple-assumed"),
+                              brief="the constants of its graph, from a tuple")
+        return acc.result("accounted", Reason(f"{acc.p.name}={text_of(v)}: {why}", "baked-constant"),
+                          brief="the constants of its graph")
     if type(v) not in (int, float):
         return None
     if acc.user_src is not None:

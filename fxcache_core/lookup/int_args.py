@@ -279,6 +279,7 @@ class _IntJudge:
         self.notes: list[Reason] = []
         self.about: list[tuple[str, str, Reason]] = []
         self.baked_why = Reason("", "baked-constant")
+        self.unknown_why: Reason | None = None
         self._siblings: list[tuple[CacheKey, DecodedEntry]] | None = None
 
     def run(self) -> IntRule:
@@ -402,6 +403,8 @@ class _IntJudge:
         if m is None:
             return None
         prov = baked_provenance(self.keys.catalog, self.call.key, m.group(1), self.call.inputs, self.call.frame)
+        if prov is not None and prov.status == "unknown" and prov.why is not None:
+            self.unknown_why = prov.why  # why its expressions do not decide: said in place of int-not-input
         if prov is None or prov.why is None or prov.status not in ("same", "differs"):
             return None
         if prov.status == "differs":
@@ -420,6 +423,7 @@ class _IntJudge:
         that takes ``src`` as a SymInt (:func:`_baked_in`), against the call's. True when
         that value was read and is the call's (:attr:`baked_why` says how), and nothing
         else is said."""
+        self.unknown_why = None
         dynamic = [(k, i) for k, d in self.siblings() if (i := _symint_input(d, src)) is not None]
         found = _baked_in(self.keys, self.call.key, dynamic) if dynamic else None
         if not dynamic and (fx := self.fx_only_symint(src)):
@@ -427,7 +431,9 @@ class _IntJudge:
         if found is None and (mine or dynamic) and (decided := self.by_expressions(src, value)) is not None:
             return decided
         if not dynamic:
-            if mine:
+            if mine and self.unknown_why is not None:
+                self.notes.append(self.unknown_why)
+            elif mine:
                 self.notes.append(Reason(
                     f"{src} is not an input of this key: a fresh process's first call under "
                     f"dynamic=None bakes an int argument into the graph, and no key of {self.fn} takes "

@@ -28,6 +28,10 @@ decides only where each is exact:
   values the call gives, say ``same`` or ``differs`` (another graph). A slice over the
   whole dim, which AOTAutograd leaves out (an alias), or a decomposition that moves a
   constant, makes the counts differ: ``unknown``, never guessed;
+* a bool passed as ``F.dropout``'s ``training`` (with a literal ``p`` strictly between
+  0 and 1, and no other call of the statement that draws random numbers) is read from
+  whether the statement's ops draw random numbers (``aten.rand``): Dynamo's graph has
+  the call with the flag, and AOTAutograd traces the draw for True only;
 * scalars of arithmetic ops are counted as
   :func:`~fxcache_core.lookup.float_exprs.float_provenance` counts floats: the ops of the
   operator's kind from the statement hold as many int constants (besides the statement's
@@ -68,6 +72,18 @@ code gave it."""
 _SLICERS = frozenset({"narrow", "split", "chunk", "tensor_split", "unbind", "split_with_sizes", "hsplit",
                       "vsplit", "dsplit", "unflatten"})
 """Calls whose aten ops may include slices: a statement with one leaves slice counts unknown."""
+
+_RANDOM_OPS = frozenset({"rand", "rand_like", "randn", "randn_like", "randint", "bernoulli", "native_dropout",
+                         "inductor_random", "inductor_seeds", "inductor_lookup_seed"})
+"""aten (and Inductor's) ops that draw random numbers: what ``F.dropout(training=True)``
+traces (``aten.rand`` then ``gt``, ``mul``), and ``training=False`` never does."""
+
+_RANDOM_CALLS = frozenset({"rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm",
+                           "bernoulli", "bernoulli_", "normal", "normal_", "uniform_", "multinomial", "dropout",
+                           "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+                           "exponential_", "random_", "rrelu", "gumbel_softmax"})
+"""Calls whose ops may draw random numbers: a statement with one besides the dropout read
+leaves the flag unknown."""
 
 INT64_MAX = 9223372036854775807
 _ABSENT = "absent"
@@ -164,6 +180,36 @@ def _sites(stmt: ast.stmt, kinds: _Kinds) -> list[_Site] | str:
             out.append(_Site(name, 1, -1, dim, None))
             out.append(_Site(name, 2, -1, keep, False))
     return out
+
+
+def _is_dropout(n: ast.Call) -> bool:
+    """``F.dropout(...)``, ``nn.functional.dropout(...)``, ``torch.nn.functional.dropout(...)``."""
+    f = n.func
+    if not (isinstance(f, ast.Attribute) and f.attr == "dropout"):
+        return False
+    chain = ast.unparse(f.value)
+    return chain in ("F", "functional", "nn.functional", "torch.nn.functional")
+
+
+def _dropout(stmt: ast.stmt, mine: Sequence[_Op]) -> bool | str:
+    """Whether the statement's one ``F.dropout`` was traced with ``training=True`` (its
+    ops draw random numbers) or False (none does); a reason where that is not readable:
+    another call there may draw them, ``p`` is not a literal strictly between 0 and 1
+    (``p=0`` or ``1`` trace no draw either way), or its other ops are not in the graph
+    (the statement may not have been traced)."""
+    drops = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and _is_dropout(n)]
+    others = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and n not in drops and (
+        (isinstance(n.func, ast.Attribute) and n.func.attr in _RANDOM_CALLS)
+        or (isinstance(n.func, ast.Name) and n.func.id in _RANDOM_CALLS))]
+    if len(drops) != 1 or others:
+        return "the statement has another call that may draw random numbers"
+    p = _argument(drops[0], "p", 1)
+    if p is not None and not (isinstance(p, ast.Constant) and type(p.value) is float and 0 < p.value < 1):
+        return "F.dropout's p there is not a literal between 0 and 1"
+    random = [o for o in mine if o.op in _RANDOM_OPS]
+    if not random and not mine:
+        return "no op of the graph was traced from that statement"
+    return bool(random)
 
 
 def _reduction(n: ast.Call, kinds: _Kinds) -> tuple[str, bool] | None:
@@ -267,9 +313,18 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
             if got is not True:
                 return Provenance("differs", Reason(
                     f"{param} reaches this key's graph at line {line} as {got}: torch traces another graph "
-                    f"({param}={_text(v)})", "int-constant-differs"))
+                    f"({param}={_text(v)})", "baked-value-differs"))
             shown.append(f"the scalars at line {line}")
-        if places - {"scalar"}:
+        if "dropout" in places:
+            got = _dropout(stmt, mine)
+            if isinstance(got, str):
+                return _unknown(param, line, got)
+            if got is not v:
+                return Provenance("differs", Reason(
+                    f"{param}={v} at line {line}: F.dropout's ops {'are' if got else 'are not'} in this key's "
+                    f"graph (it was traced with training={got}): torch traces another graph", "baked-value-differs"))
+            shown.append(f"F.dropout's ops at line {line}, {'there' if got else 'not there'}")
+        if places - {"scalar", "dropout"}:
             sites = _sites(stmt, kinds)
             if isinstance(sites, str):
                 return _unknown(param, line, sites)
@@ -294,12 +349,12 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
                         f"{param}={_text(v)} gives the {where} at line {line} "
                         f"{', '.join(sorted(_text(w) for w in want))}; this key's graph has "
                         f"{', '.join(sorted(_text(h) for h in have))} there: torch traces another graph",
-                        "int-constant-differs"))
+                        "baked-value-differs"))
                 shown.append(f"the {where} at line {line}")
     tuple_note = " (traced with a tuple, as the call gives it: a list traces another graph)" \
         if isinstance(v, tuple) else ""
     return Provenance("same", Reason(f"{param}={_text(v)} gives this key's graph its constants "
-                                     f"({'; '.join(shown)}){tuple_note}", "int-constant-same"))
+                                     f"({'; '.join(shown)}){tuple_note}", "baked-value-same"))
 
 
 def _defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef, values: Mapping[str, object]) -> dict[str, object]:
@@ -334,7 +389,7 @@ def _text(v: object) -> str:
 def _place(e: ast.expr, parents: Mapping[ast.AST, ast.AST], kinds: _Kinds) -> str | None:
     """Where the read's expression goes: ``scalar`` (an operand of arithmetic with a
     tensor), ``site`` (a slice bound of a tensor's subscript, a reduction's dim or
-    keepdim), or None."""
+    keepdim), ``dropout`` (``F.dropout``'s ``training``), or None."""
     p = parents.get(e)
     if isinstance(p, ast.BinOp) and type(p.op) in _OP_STEMS:
         other = p.right if p.left is e else p.left
@@ -345,6 +400,8 @@ def _place(e: ast.expr, parents: Mapping[ast.AST, ast.AST], kinds: _Kinds) -> st
             sub = parents.get(sub)
         return "site" if isinstance(sub, ast.Subscript) and kinds.tensor(sub.value) else None
     call = parents.get(p) if isinstance(p, ast.keyword) else p
+    if isinstance(call, ast.Call) and _is_dropout(call) and _argument(call, "training", 2) is e:
+        return "dropout"
     if isinstance(call, ast.Call) and e is not call.func and _reduction(call, kinds) is not None:
         _, method = _reduction(call, kinds)  # type: ignore[misc]
         for name, pos in (("dim", 0 if method else 1), ("keepdim", 1 if method else 2)):
@@ -393,4 +450,4 @@ def _scalars(stmt: ast.stmt, exprs: Sequence[ast.expr], mine: Sequence[_Op], sca
 def _unknown(param: str, line: int, why: str) -> Provenance:
     return Provenance("unknown", Reason(
         f"{param} reaches this key's graph at line {line}, but {why}: fxcache cannot tell which value it had "
-        "when the key was traced", "int-provenance-unknown"))
+        "when the key was traced", "baked-value-unknown"))

@@ -48,10 +48,10 @@ def _prov(fn: ast.FunctionDef, graph: str, param: str, **values: object):
 def test_an_int_through_a_slice_bound_and_a_factor_is_read_where_each_value_goes() -> None:
     same = _prov(WINDOW, WINDOW_4, "n", n=4)
     assert same is not None and same.status == "same" and same.why is not None
-    assert same.why.code == "int-constant-same"
+    assert same.why.code == "baked-value-same"
     other = _prov(WINDOW, WINDOW_4, "n", n=5)
     assert other is not None and other.status == "differs" and other.why is not None
-    assert other.why.code == "int-constant-differs"
+    assert other.why.code == "baked-value-differs"
 
 
 def test_a_slice_over_the_whole_dim_left_out_of_the_graph_stays_unknown() -> None:
@@ -60,7 +60,7 @@ def test_a_slice_over_the_whole_dim_left_out_of_the_graph_stays_unknown() -> Non
     # too): unknown, never "same".
     got = _prov(WINDOW, WINDOW_16, "n", n=16)
     assert got is not None and got.status == "unknown"
-    assert got.why is not None and got.why.code == "int-provenance-unknown"
+    assert got.why is not None and got.why.code == "baked-value-unknown"
     # the factor alone rules out any other n: 17 is n + 1
     for n in (20, 4):
         other = _prov(WINDOW, WINDOW_16, "n", n=n)
@@ -131,3 +131,37 @@ def test_a_read_that_reaches_no_readable_place_leaves_it_unknown(src: str) -> No
 def test_an_int_computing_a_float_is_left_to_the_float_rule() -> None:
     fn = _fn("def f(x, n):\n    return x * (n / 2)\n")
     assert _prov(fn, WINDOW_4, "n", n=4) is None
+
+
+DROP = _fn("def drop_block(x, training=False):\n    return F.dropout(x, p=0.5, training=training) + 1\n")
+_DROP_CODE = "return F.dropout(x, p=0.5, training=training) + 1"
+DROP_FALSE = _graph(2, _DROP_CODE,
+                    'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.add.Tensor(arg0_1, 1);  arg0_1 = None')
+DROP_TRUE = _graph(
+    2, _DROP_CODE,
+    'rand: "f32[4, 8][8, 1]cpu" = torch.ops.aten.rand.default([4, 8], dtype = torch.float32, '
+    "device = device(type='cpu'), pin_memory = False)",
+    'gt: "b8[4, 8][8, 1]cpu" = torch.ops.aten.gt.Scalar(rand, 0.5);  rand = None',
+    'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.mul.Tensor(gt, arg0_1);  gt = arg0_1 = None',
+    'mul_1: "f32[4, 8][8, 1]cpu" = torch.ops.aten.mul.Tensor(mul, 2.0);  mul = None',
+    'add: "f32[4, 8][8, 1]cpu" = torch.ops.aten.add.Tensor(mul_1, 1);  mul_1 = None')
+
+
+@pytest.mark.parametrize(("graph", "value", "status"), [
+    (DROP_FALSE, False, "same"), (DROP_FALSE, True, "differs"),
+    (DROP_TRUE, True, "same"), (DROP_TRUE, False, "differs"),
+])
+def test_dropouts_training_flag_is_whether_the_graph_draws_random_numbers(graph: str, value: bool,
+                                                                          status: str) -> None:
+    got = _prov(DROP, graph, "training", training=value)
+    assert got is not None and got.status == status
+
+
+@pytest.mark.parametrize("src", [
+    "def f(x, training=False):\n    return F.dropout(x, p=p0, training=training) + 1\n",     # p not a literal
+    "def f(x, training=False):\n    return F.dropout(x, p=0.5, training=training) + torch.rand(3)\n",
+    "def f(x, training=False):\n    return F.dropout(x, p=0.0, training=training) + 1\n",   # p=0 draws nothing
+])
+def test_a_dropout_whose_draw_says_nothing_of_the_flag_stays_unknown(src: str) -> None:
+    got = _prov(_fn(src), DROP_FALSE, "training", training=False)
+    assert got is not None and got.status == "unknown"

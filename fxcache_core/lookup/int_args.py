@@ -313,6 +313,8 @@ class _IntJudge:
             return  # the function never reads it: no value of it changes the graph
         if isinstance(value, TensorArg) and value.shape != ():
             self.tensor(user_src, src)
+        elif type(value) is int and (pinned := _pinned(call.entry, src)) is not None and pinned != value:
+            self.pinned(src, value, pinned)
         elif not isinstance(value, int):
             if src not in self.taken and (isinstance(value, float)
                                           or (isinstance(value, TensorArg) and value.shape == ())):
@@ -323,6 +325,27 @@ class _IntJudge:
             self.int_taken(src)
         elif self.int_baked(src, value, mine):
             self.about.append((user_src, "baked", self.baked_why))
+
+    def pinned(self, src: str, value: int, pinned: int) -> None:
+        """An int the key takes as a SymInt that Dynamo specialized while tracing (its
+        input is ``Sym(1)``: a guard ``L['dim'] == 1``), given another value. The guard
+        fails, and torch traces again with the call's value, which the new graph has where
+        this one has ``pinned``: where the key's constants show the int
+        (:func:`~fxcache_core.lookup.fit_floats.baked_provenance`) and the call's differ,
+        that graph is another key's (a problem); otherwise which key it is the cache
+        cannot tell (a note). Never the guard's MISS of this key."""
+        m = _LOCAL_RE.fullmatch(src)
+        prov = baked_provenance(self.keys.catalog, self.call.key, m.group(1), self.call.inputs,
+                                self.call.frame) if m is not None else None
+        if prov is not None and prov.status == "differs" and prov.why is not None:
+            self.problems.append(Reason(
+                f"{src} was specialized to {pinned} when this key was traced (its guard {src} == {pinned}): "
+                f"torch traces again with {value}, and {prov.why}", "specialized-int-differs"))
+            return
+        self.notes.append(Reason(
+            f"{src}={value} fails this key's guard {src} == {pinned} (Dynamo specialized the int while "
+            f"tracing): torch traces again with {value}, and whether that graph is this key's (a new entry) "
+            "or another key's the cache cannot tell", "specialized-int-retraced"))
 
     def broken(self) -> bool:
         """A graph break in the function (read only when a tensor rule would speak)."""
@@ -468,6 +491,15 @@ class _IntJudge:
                                     f"takes it as {inp.expr}", "baked-constant")
             return True
         return False
+
+
+def _pinned(entry: DecodedEntry, src: str) -> int | None:
+    """The value a SymInt input of ``entry`` from ``src`` was specialized to while tracing
+    (``Sym(1)``: its expression is a number), None when it is no such input."""
+    i = _symint_input(entry, src)
+    if i is None or i.expr is None or re.fullmatch(r"-?\d{1,19}", i.expr.strip()) is None:
+        return None
+    return int(i.expr)
 
 
 def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],

@@ -373,4 +373,24 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
             _q("another length", input_ids=_t([2, 12], dtype="int64"),
                token_type_ids=_t([2, 12], dtype="int64")),
         )),
+    Family(
+        "reduce_dim_dynamic", "tests.harness.evaluation.fns:reduce_dim", "reduce_dim", True,
+        build=(({"x": [4, 6]},),), positional=1,
+        doc="an int dim of a reduction under dynamic=True: a SymInt that must be specialized",
+        queries=(
+            _q("as built, another size", x=[5, 6]),
+            _q("dim given, the default", x=[4, 6], dim=1),
+            _q("another dim", x=[4, 6], dim=0),
+            _q("keepdim=True", x=[4, 6], keepdim=True),
+        )),
+    Family(
+        "head_tail_auto", "tests.harness.evaluation.fns:head_tail", "head_tail", None,
+        build=(({"x": [4, 16], "k": 3}, {"x": [4, 16], "k": 5}),), positional=1,
+        doc="ints through slices under dynamic=None, built with two k in one process (a recompile)",
+        queries=(
+            _q("the first k", x=[4, 16], k=3),
+            _q("the second k: a fresh process bakes it", x=[4, 16], k=5),
+            _q("another k", x=[4, 16], k=7),
+            _q("another k after a recompile", x=[4, 16], k=7, warm_up=({"x": [4, 16], "k": 3},)),
+        )),
 ]}

@@ -64,7 +64,7 @@ from fxcache_core.lookup.branches import TracedCode, traced_code
 from fxcache_core.lookup.fit_floats import baked_float, baked_value
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
-from fxcache_core.lookup.int_args import IntRule
+from fxcache_core.lookup.int_args import IntRule, judge_pinned, pinned_items, pinned_value
 from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
 from fxcache_core.reasons import Reason
 
@@ -282,6 +282,8 @@ class _Param:
                     f"{p.name} is left out (None, its default), and this key takes an input from it: torch "
                     f"traces another graph (if the call passes it, give it with {param('inputs')})",
                     "none-for-input"))
+            if self.user_src is None and d.given and d.literal and (pinned := self.pinned_default(d.value)):
+                return pinned
             return self.result("accounted", Reason(f"{p.name}: an input of this key", "key-input"))
         v = self.value()
         if self.user_src is None and frame.whole_module and v is _MISSING:
@@ -302,6 +304,28 @@ class _Param:
                 f"{p.name}: the call does not give it, and the code reads it: give it with "
                 f"{param('inputs')}", "argument-not-given"))
         return self.evidence(v)
+
+    def pinned_default(self, value: object) -> ParamAccount | None:
+        """A parameter left out, at its default ``value``, that the key takes as a SymInt
+        (or a tuple's items as SymInts) Dynamo specialized to another value: its guard
+        fails with the default (:func:`~fxcache_core.lookup.int_args.judge_pinned`: another
+        graph, or undecided). None where the default is the pinned value, or nothing is
+        pinned."""
+        entry, call = self.call.entry, self.call
+        for src in self.sources:
+            if type(value) is int:
+                pins = {0: p} if (p := pinned_value(entry, src)) is not None else {}
+                items: tuple[int, ...] = (value,)
+                was: object = pins.get(0)
+            elif isinstance(value, tuple) and value and all(type(i) is int for i in value):
+                pins, items = pinned_items(entry, src, len(value)), value
+                was = "(" + ", ".join(str(pins.get(i, "?")) for i in range(len(value))) + ")"
+            else:
+                return None
+            if pins and any(items[i] != v for i, v in pins.items()):
+                kind, why = judge_pinned(self.ledger.catalog, call.key, call.frame, call.inputs, src, value, was)
+                return self.result("rules-out" if kind == "problem" else "undecided", why)
+        return None
 
     def takes(self) -> bool:
         taken = self.call.taken

@@ -304,6 +304,9 @@ class _IntJudge:
         """What one input of the call says (a step of :meth:`run`)."""
         call = self.call
         if isinstance(value, PyValue):
+            v = value.value
+            if isinstance(v, tuple) and v and all(type(i) is int for i in v):
+                self.pinned_tuple(user_src, v)
             return  # a bool, None, str or tuple: the parameters' accounting reads it
         src = next((c for c in candidates(user_src, call.params) if c in self.taken), user_src)
         # A parameter of this key's frame; where its source was not read, any input of
@@ -313,7 +316,7 @@ class _IntJudge:
             return  # the function never reads it: no value of it changes the graph
         if isinstance(value, TensorArg) and value.shape != ():
             self.tensor(user_src, src)
-        elif type(value) is int and (pinned := _pinned(call.entry, src)) is not None and pinned != value:
+        elif type(value) is int and (pinned := pinned_value(call.entry, src)) is not None and pinned != value:
             self.pinned(src, value, pinned)
         elif not isinstance(value, int):
             if src not in self.taken and (isinstance(value, float)
@@ -326,26 +329,21 @@ class _IntJudge:
         elif self.int_baked(src, value, mine):
             self.about.append((user_src, "baked", self.baked_why))
 
-    def pinned(self, src: str, value: int, pinned: int) -> None:
-        """An int the key takes as a SymInt that Dynamo specialized while tracing (its
-        input is ``Sym(1)``: a guard ``L['dim'] == 1``), given another value. The guard
-        fails, and torch traces again with the call's value, which the new graph has where
-        this one has ``pinned``: where the key's constants show the int
-        (:func:`~fxcache_core.lookup.fit_floats.baked_provenance`) and the call's differ,
-        that graph is another key's (a problem); otherwise which key it is the cache
-        cannot tell (a note). Never the guard's MISS of this key."""
-        m = _LOCAL_RE.fullmatch(src)
-        prov = baked_provenance(self.keys.catalog, self.call.key, m.group(1), self.call.inputs,
-                                self.call.frame) if m is not None else None
-        if prov is not None and prov.status == "differs" and prov.why is not None:
-            self.problems.append(Reason(
-                f"{src} was specialized to {pinned} when this key was traced (its guard {src} == {pinned}): "
-                f"torch traces again with {value}, and {prov.why}", "specialized-int-differs"))
-            return
-        self.notes.append(Reason(
-            f"{src}={value} fails this key's guard {src} == {pinned} (Dynamo specialized the int while "
-            f"tracing): torch traces again with {value}, and whether that graph is this key's (a new entry) "
-            "or another key's the cache cannot tell", "specialized-int-retraced"))
+    def pinned_tuple(self, user_src: str, value: tuple[int, ...]) -> None:
+        """A tuple of ints whose items the key takes as SymInts Dynamo specialized
+        (``L['dims'][0]`` is ``Sym(2)``), given with another item: as :meth:`pinned`."""
+        for c in candidates(user_src, self.call.params):
+            pins = pinned_items(self.call.entry, c, len(value))
+            if pins and any(value[i] != p for i, p in pins.items()):
+                self.pinned(c, value, "(" + ", ".join(str(pins.get(i, "?")) for i in range(len(value))) + ")")
+                return
+
+    def pinned(self, src: str, value: object, pinned: object) -> None:
+        """An int (or a tuple's items) the key takes as SymInts Dynamo specialized, given
+        another value: :func:`judge_pinned`'s problem or note."""
+        kind, why = judge_pinned(self.keys.catalog, self.call.key, self.call.frame, self.call.inputs, src,
+                                 value, pinned)
+        (self.problems if kind == "problem" else self.notes).append(why)
 
     def broken(self) -> bool:
         """A graph break in the function (read only when a tensor rule would speak)."""
@@ -493,13 +491,44 @@ class _IntJudge:
         return False
 
 
-def _pinned(entry: DecodedEntry, src: str) -> int | None:
+def pinned_value(entry: DecodedEntry, src: str) -> int | None:
     """The value a SymInt input of ``entry`` from ``src`` was specialized to while tracing
     (``Sym(1)``: its expression is a number), None when it is no such input."""
     i = _symint_input(entry, src)
     if i is None or i.expr is None or re.fullmatch(r"-?\d{1,19}", i.expr.strip()) is None:
         return None
     return int(i.expr)
+
+
+def pinned_items(entry: DecodedEntry, src: str, n: int) -> dict[int, int]:
+    """:func:`pinned_value` of each of the ``n`` items of a tuple ``src`` (``L['dims'][0]``)."""
+    return {i: p for i in range(n) if (p := pinned_value(entry, f"{src}[{i}]")) is not None}
+
+
+def judge_pinned(catalog: Catalog, key: CacheKey, frame: CompiledFrom | None, inputs: Mapping[str, InputValue],
+                 src: str, value: object, pinned: object) -> tuple[str, Reason]:
+    """An int (or a tuple of ints) of ``src`` that ``key`` takes as SymInts Dynamo
+    specialized while tracing (``Sym(1)``: a guard ``L['dim'] == 1``), whose call value
+    ``value`` (given, or the default the call leaves it at) is not ``pinned``. The guard
+    fails, and torch traces again with the call's value, which the new graph has where
+    this one has ``pinned``: where the key's constants show it
+    (:func:`~fxcache_core.lookup.fit_floats.baked_provenance`, ``inputs`` with ``value``)
+    and they differ, that graph is another key's (``("problem", why)``); otherwise which
+    key it is the cache cannot tell (``("note", why)``). Never the guard's MISS of this
+    key. Mirrors ``ShapeEnv``'s specialization of a SymInt to its hint
+    (torch/fx/experimental/symbolic_shapes.py)."""
+    m = _LOCAL_RE.fullmatch(src)
+    shown = "(" + ", ".join(map(str, value)) + ")" if isinstance(value, tuple) else str(value)
+    given = {**inputs, src: PyValue(value) if isinstance(value, tuple) else value}
+    prov = baked_provenance(catalog, key, m.group(1), given, frame) if m is not None else None  # type: ignore[arg-type]
+    if prov is not None and prov.status == "differs" and prov.why is not None:
+        return "problem", Reason(
+            f"{src} was specialized to {pinned} when this key was traced (its guard {src} == {pinned}): "
+            f"torch traces again with {shown}, and {prov.why}", "specialized-int-differs")
+    return "note", Reason(
+        f"{src}={shown} fails this key's guard {src} == {pinned} (Dynamo specialized the int while "
+        f"tracing): torch traces again with {shown}, and whether that graph is this key's (a new entry) "
+        "or another key's the cache cannot tell", "specialized-int-retraced")
 
 
 def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],

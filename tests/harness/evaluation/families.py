@@ -393,4 +393,31 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
             _q("another k", x=[4, 16], k=7),
             _q("another k after a recompile", x=[4, 16], k=7, warm_up=({"x": [4, 16], "k": 3},)),
         )),
+    Family(
+        "tuple_dims_dynamic", "tests.harness.evaluation.fns:pool", "pool", True,
+        build=(({"x": [2, 3, 8, 8]},),), positional=1,
+        doc="a tuple of ints and a bool of a reduction under dynamic=True",
+        queries=(
+            _q("as built, another size", x=[3, 3, 8, 8]),
+            _q("dims given, the default", x=[2, 3, 8, 8], dims={"tuple": [2, 3]}),
+            _q("other dims", x=[2, 3, 8, 8], dims={"tuple": [1, 2]}),
+            _q("the same dims in another order", x=[2, 3, 8, 8], dims={"tuple": [3, 2]}),
+            _q("keepdim=True", x=[2, 3, 8, 8], keepdim=True),
+        )),
+    Family(
+        "pinned_given", "tests.harness.evaluation.fns:pool", "pool", True,
+        build=(({"x": [2, 3, 8, 8], "dims": {"tuple": [1, 2]}},),), positional=1,
+        doc="a tuple built with a value other than its default (dynamic=True), then left out",
+        queries=(
+            _q("dims as built", x=[2, 3, 8, 8], dims={"tuple": [1, 2]}),
+            _q("dims left out: the default", x=[2, 3, 8, 8]),
+        )),
+    Family(
+        "pinned_int_given", "tests.harness.evaluation.fns:reduce_dim", "reduce_dim", True,
+        build=(({"x": [4, 6], "dim": 0},),), positional=1,
+        doc="an int dim built with a value other than its default (dynamic=True), then left out",
+        queries=(
+            _q("dim as built", x=[4, 6], dim=0),
+            _q("dim left out: the default", x=[4, 6]),
+        )),
 ]}

@@ -11,7 +11,7 @@ went through, or a sibling key's graph shows it makes ops; None for an annotated
 parameter), and where none exists (:func:`clip_default`, built with its default only)
 the verdict must stay undecided; :func:`window_mean` has ints, a tuple and a bool whose
 values its graph's constants show (fxcache_core/lookup/int_exprs.py), and one key whose
-constants do not. Few graphs: each costs the session a compile.
+constants do not; :func:`sum_dim` an int Dynamo specialized under ``dynamic=True``. Few graphs: each costs the session a compile.
 
 A call is described as the other cases' are, one element per positional parameter,
 plus, last, a dict of keyword arguments (``[[8, 16], {"clip": True, "scale": [16]}]``: Python
@@ -86,6 +86,15 @@ def window_mean(x, n, dims=(0, 1), keepdim=False):
     return x[:, : n * 2].mean(dim=dims, keepdim=keepdim) * (n + 1)
 
 
+def sum_dim(x, dim=1, dims=(0,)):
+    # An int and a tuple the reductions need concrete, under dynamic=True: Dynamo makes
+    # them SymInts and then specializes them (the key's inputs are Sym(1) and Sym(0), its
+    # guards dim == 1 and dims[0] == 0). Another value fails the guard, and the graph traced
+    # again has it where this one has 1 (or 0). Built with the defaults, then with dim=0
+    # (a second key, which a call leaving dim out must not be taken to hit).
+    return x.sum(dim) * 2 + x.sum(dims).sum()
+
+
 ARGUMENT_CASES = [
     Case("flags", flags, {"dynamic": None}, [[[8, 16], {"clip": True, "act": "gelu"}], [[8, 16]]],
          make_inputs=keyword_inputs, doc="a bool, a str and an optional tensor, built two ways (dynamic=None)"),
@@ -95,4 +104,6 @@ ARGUMENT_CASES = [
          doc="a graph break: the resume frame takes the local loss, a 0-d tensor"),
     Case("window_mean", window_mean, {"dynamic": False}, [[[4, 32], 4], [[4, 32], 16]], make_inputs=keyword_inputs,
          doc="an int through expressions, a tuple and a bool of a reduction: constants read off the graph"),
+    Case("sum_dim", sum_dim, {"dynamic": True}, [[[4, 6]], [[4, 6], {"dim": 0}]], make_inputs=keyword_inputs,
+         doc="an int and a tuple dim under dynamic=True: SymInts Dynamo specialized (Sym(1))"),
 ]

@@ -56,6 +56,13 @@ CONSTANT_CALLS = [
     ("window_mean", [[4, 32], 4, {"keepdim": True}]),             # new graph: mean.dim's keepdim
 ]
 CONSTANT_UNDECIDED = [("window_mean", [[4, 32], 16])]             # torch: a hit on the n=16 key
+# sum_dim (dynamic=True): dim and dims[0] are SymInts Dynamo specialized (guards dim == 1,
+# dims[0] == 0); a second key was traced with dim=0.
+PINNED_CALLS = [
+    ("sum_dim", [[5, 6]]),                                        # hit: dim left out is 1, not the dim=0 key's
+    ("sum_dim", [[4, 6], {"dim": 0}]),                            # hit: the dim=0 key, not a miss of the first
+    ("sum_dim", [[4, 6], {"dims": {"tuple": [1]}}]),              # new graph, not a miss of dims[0] == 0
+]
 
 
 def _id(case: str, shapes: list) -> str:
@@ -187,3 +194,17 @@ def test_a_slice_the_graph_left_out_leaves_the_verdict_undecided(real_cache, arg
     assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "baked-value-unknown", fv
     present = {k.key for k in scan_cache(real_cache.root).keys}
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
+
+
+@pytest.mark.parametrize("case,shapes", PINNED_CALLS, ids=[_id(*c) for c in PINNED_CALLS])
+def test_an_int_dynamo_specialized_given_another_value_is_another_graph(real_cache, arg_answers, case, shapes):
+    """A SymInt input Dynamo specialized while tracing (``Sym(1)``) pins the int with a
+    guard; another value fails it, and torch traces a graph with that value in it: another
+    key (a new graph), not a new entry of this one."""
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    own = {w["key"] for w in real_cache.writes(case)}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+    assert v["status"] == "hit" or v["why_code"] == "specialized-int-differs", v

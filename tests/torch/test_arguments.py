@@ -62,6 +62,7 @@ PINNED_CALLS = [
     ("sum_dim", [[5, 6]]),                                        # hit: dim left out is 1, not the dim=0 key's
     ("sum_dim", [[4, 6], {"dim": 0}]),                            # hit: the dim=0 key, not a miss of the first
     ("sum_dim", [[4, 6], {"dims": {"tuple": [1]}}]),              # new graph, not a miss of dims[0] == 0
+    ("sum_dim", [[4, 6], {"dim": -1}]),                           # new graph, not a miss of dim == 1 and dim == 0
 ]
 
 

@@ -64,7 +64,8 @@ from fxcache_core.lookup.branches import TracedCode, traced_code
 from fxcache_core.lookup.fit_floats import baked_float, baked_value
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
-from fxcache_core.lookup.int_args import IntRule, judge_pinned, pinned_items, pinned_value
+from fxcache_core.lookup.int_args import IntRule
+from fxcache_core.lookup.pinned import pinned_default
 from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
 from fxcache_core.reasons import Reason
 
@@ -306,26 +307,14 @@ class _Param:
         return self.evidence(v)
 
     def pinned_default(self, value: object) -> ParamAccount | None:
-        """A parameter left out, at its default ``value``, that the key takes as a SymInt
-        (or a tuple's items as SymInts) Dynamo specialized to another value: its guard
-        fails with the default (:func:`~fxcache_core.lookup.int_args.judge_pinned`: another
-        graph, or undecided). None where the default is the pinned value, or nothing is
-        pinned."""
-        entry, call = self.call.entry, self.call
-        for src in self.sources:
-            if type(value) is int:
-                pins = {0: p} if (p := pinned_value(entry, src)) is not None else {}
-                items: tuple[int, ...] = (value,)
-                was: object = pins.get(0)
-            elif isinstance(value, tuple) and value and all(type(i) is int for i in value):
-                pins, items = pinned_items(entry, src, len(value)), value
-                was = "(" + ", ".join(str(pins.get(i, "?")) for i in range(len(value))) + ")"
-            else:
-                return None
-            if pins and any(items[i] != v for i, v in pins.items()):
-                kind, why = judge_pinned(self.ledger.catalog, call.key, call.frame, call.inputs, src, value, was)
-                return self.result("rules-out" if kind == "problem" else "undecided", why)
-        return None
+        """A parameter left out at its default ``value``, which the key takes as a SymInt
+        Dynamo specialized to another value (:func:`~fxcache_core.lookup.pinned.pinned_default`):
+        another graph, or undecided. None where nothing says so."""
+        call = self.call
+        got = pinned_default(self.ledger.catalog, call.key, call.entry, call.frame, call.inputs, self.sources, value)
+        if got is None:
+            return None
+        return self.result("rules-out" if got[0] == "problem" else "undecided", got[1])
 
     def takes(self) -> bool:
         taken = self.call.taken

@@ -45,6 +45,7 @@ from fxcache_core.lookup.fit_floats import baked_provenance
 from fxcache_core.lookup.floats import baked_floats, graph_text, tensorified_base
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
 from fxcache_core.lookup.optional_tensors import list_element, tensor_given, tensor_left_out
+from fxcache_core.lookup.pinned import judge_pinned, pinned_items, pinned_value
 from fxcache_core.lookup.printed_graphs import PrintedGraph, parse_printed_graph, specialized_values
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.lookup.symbol_names import name_inputs
@@ -489,46 +490,6 @@ class _IntJudge:
                                     f"takes it as {inp.expr}", "baked-constant")
             return True
         return False
-
-
-def pinned_value(entry: DecodedEntry, src: str) -> int | None:
-    """The value a SymInt input of ``entry`` from ``src`` was specialized to while tracing
-    (``Sym(1)``: its expression is a number), None when it is no such input."""
-    i = _symint_input(entry, src)
-    if i is None or i.expr is None or re.fullmatch(r"-?\d{1,19}", i.expr.strip()) is None:
-        return None
-    return int(i.expr)
-
-
-def pinned_items(entry: DecodedEntry, src: str, n: int) -> dict[int, int]:
-    """:func:`pinned_value` of each of the ``n`` items of a tuple ``src`` (``L['dims'][0]``)."""
-    return {i: p for i in range(n) if (p := pinned_value(entry, f"{src}[{i}]")) is not None}
-
-
-def judge_pinned(catalog: Catalog, key: CacheKey, frame: CompiledFrom | None, inputs: Mapping[str, InputValue],
-                 src: str, value: object, pinned: object) -> tuple[str, Reason]:
-    """An int (or a tuple of ints) of ``src`` that ``key`` takes as SymInts Dynamo
-    specialized while tracing (``Sym(1)``: a guard ``L['dim'] == 1``), whose call value
-    ``value`` (given, or the default the call leaves it at) is not ``pinned``. The guard
-    fails, and torch traces again with the call's value, which the new graph has where
-    this one has ``pinned``: where the key's constants show it
-    (:func:`~fxcache_core.lookup.fit_floats.baked_provenance`, ``inputs`` with ``value``)
-    and they differ, that graph is another key's (``("problem", why)``); otherwise which
-    key it is the cache cannot tell (``("note", why)``). Never the guard's MISS of this
-    key. Mirrors ``ShapeEnv``'s specialization of a SymInt to its hint
-    (torch/fx/experimental/symbolic_shapes.py)."""
-    m = _LOCAL_RE.fullmatch(src)
-    shown = "(" + ", ".join(map(str, value)) + ")" if isinstance(value, tuple) else str(value)
-    given = {**inputs, src: PyValue(value) if isinstance(value, tuple) else value}
-    prov = baked_provenance(catalog, key, m.group(1), given, frame) if m is not None else None  # type: ignore[arg-type]
-    if prov is not None and prov.status == "differs" and prov.why is not None:
-        return "problem", Reason(
-            f"{src} was specialized to {pinned} when this key was traced (its guard {src} == {pinned}): "
-            f"torch traces again with {shown}, and {prov.why}", "specialized-int-differs")
-    return "note", Reason(
-        f"{src}={shown} fails this key's guard {src} == {pinned} (Dynamo specialized the int while "
-        f"tracing): torch traces again with {shown}, and whether that graph is this key's (a new entry) "
-        "or another key's the cache cannot tell", "specialized-int-retraced")
 
 
 def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],

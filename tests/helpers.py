@@ -356,6 +356,8 @@ def match_args_for(case: str, shapes: list) -> list[str]:
             mark = f":mark_dynamic={json.dumps(marked[name])}" if name in marked else ""
             out += ["--shapes", f"{name}={json.dumps(desc)}{mark}".replace(" ", "")]
     for name, value in keywords.items():  # Python values: --inputs NAME=VALUE as Python writes it
+        if isinstance(value, dict) and set(value) == {"tuple"}:
+            value = tuple(value["tuple"])
         out += ["--inputs", f"{name}={value!r}"]
     for item in _OTHER_FRAMES.get(case, lambda _: [])(shapes):
         out += ["--shapes", item]

@@ -9,10 +9,13 @@ key's graph prints about its inputs: tensor types, size expressions) and ``query
 (CallQuery: one call); ``inputs`` (the call's inputs named by a key's sources) and
 ``symbol_names`` (an FX key's inputs named by its symbols); ``floats`` (what floats
 a key tensorified or baked in) and ``float_exprs`` (which constant a float became,
-through which expression of the source); ``printed_graphs`` (a printed graph, and what
+through which expression of the source), ``int_exprs`` (which constants an int, a tuple
+of ints or a bool became: slice bounds, arithmetic scalars, a reduction's dim and
+keepdim, dropout's flag); ``printed_graphs`` (a printed graph, and what
 a static one baked in); ``fit_binding`` (the Binding a fit builds),
 ``duck_sizing`` (equal sizes and shared symbols), ``fit_floats`` (floats) and
-``fit`` (sizes, strides, dtypes, ints: the fit); ``judge`` (one key's entries in
+``fit`` (sizes, strides, dtypes, ints: the fit), ``pinned`` (an int Dynamo specialized
+while tracing, given or left at another value); ``judge`` (one key's entries in
 torch's order) and ``match_report`` (KeyMatch, MatchReport); ``boundaries`` (a size
 the call brings to 0 or 1) and ``mark_ranges`` (a marked dim's range); ``phases``
 (automatic dynamic); ``optional_tensors`` (what the source does with an optional

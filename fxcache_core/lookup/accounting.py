@@ -61,10 +61,11 @@ from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, frame_reads
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, traced_code
-from fxcache_core.lookup.fit_floats import baked_float
+from fxcache_core.lookup.fit_floats import baked_float, baked_value
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
+from fxcache_core.lookup.pinned import pinned_default
 from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
 from fxcache_core.reasons import Reason
 
@@ -78,6 +79,7 @@ HOW = {
     "tensor-given": "a tensor the key takes no input from (the key's notes decide)",
     "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
     "default-assumed": "assumed: left out (None), as when the key was compiled",
+    "tuple-assumed": "assumed: the constants of the key's graph, from a tuple as the call's (a list is another graph)",
 }
 """The codes of a parameter accounted for (the last two: assumed), and what each means."""
 
@@ -281,6 +283,8 @@ class _Param:
                     f"{p.name} is left out (None, its default), and this key takes an input from it: torch "
                     f"traces another graph (if the call passes it, give it with {param('inputs')})",
                     "none-for-input"))
+            if self.user_src is None and d.given and d.literal and (pinned := self.pinned_default(d.value)):
+                return pinned
             return self.result("accounted", Reason(f"{p.name}: an input of this key", "key-input"))
         v = self.value()
         if self.user_src is None and frame.whole_module and v is _MISSING:
@@ -302,6 +306,16 @@ class _Param:
                 f"{param('inputs')}", "argument-not-given"))
         return self.evidence(v)
 
+    def pinned_default(self, value: object) -> ParamAccount | None:
+        """A parameter left out at its default ``value``, which the key takes as a SymInt
+        Dynamo specialized to another value (:func:`~fxcache_core.lookup.pinned.pinned_default`):
+        another graph, or undecided. None where nothing says so."""
+        call = self.call
+        got = pinned_default(self.ledger.catalog, call.key, call.entry, call.frame, call.inputs, self.sources, value)
+        if got is None:
+            return None
+        return self.result("rules-out" if got[0] == "problem" else "undecided", got[1])
+
     def takes(self) -> bool:
         taken = self.call.taken
         return any(t == s or t.startswith((s + "[", s + ".")) or tensorified_base(t) == s
@@ -316,9 +330,13 @@ class _Param:
                 f"{what}: Dynamo's guard in a traced compile that looked this key up", "trace-guard"),
                 brief="Dynamo's guard in a traced run")
         baked = baked_account(self, v)
-        if baked is not None:
+        if baked is not None and baked.status != "undecided":
             return baked
         branch = self.branch(v, what)
+        if branch is not None and branch.status == "rules-out":
+            return branch  # the graph went the other way: whatever its constants say
+        if baked is not None:
+            return baked
         if branch is not None and branch.status != "undecided":
             return branch
         if v is None and self.tensor_kind():
@@ -488,6 +506,18 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
     the other evidence decides. The one place that says how a baked constant accounts
     for a parameter."""
     call = acc.call
+    if type(v) is bool or (isinstance(v, tuple) and v and all(type(i) is int for i in v)):
+        got = baked_value(acc.ledger.catalog, call.key, acc.sources[0], v, call.inputs, call.frame)
+        if got is None:
+            return None
+        kind, why = got
+        if kind == "problem":
+            return acc.result("rules-out", why)
+        if isinstance(v, tuple):
+            return acc.result("assumed", Reason(f"{acc.p.name}={text_of(v)}: {why}", "tuple-assumed"),
+                              brief="the constants of its graph, from a tuple")
+        return acc.result("accounted", Reason(f"{acc.p.name}={text_of(v)}: {why}", "baked-constant"),
+                          brief="the constants of its graph")
     if type(v) not in (int, float):
         return None
     if acc.user_src is not None:

@@ -23,6 +23,8 @@ from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
 from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_ops
 from fxcache_core.lookup.floats import graph_text
+from fxcache_core.lookup.int_exprs import value_provenance
+from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.reasons import Reason
 
 
@@ -123,6 +125,23 @@ def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float, mode: Dyn
                            "baked-constant")
 
 
+def baked_value(catalog: Catalog, key: CacheKey, src: str, val: object,
+                inputs: Mapping[str, InputValue], frame: CompiledFrom | None) -> tuple[str, Reason] | None:
+    """What a bool or a tuple of ints of ``src`` (``L['dims']``) says about a key that
+    takes no input from it (:func:`~fxcache_core.lookup.int_exprs.value_provenance`:
+    Dynamo specializes both, whatever the mode): ``("baked", why)`` when every constant
+    it makes in the graph is the one there, ``("problem", why)`` when one differs; None
+    when that is not readable (the other evidence decides). The hook the closed-world
+    rule (:func:`fxcache_core.lookup.accounting.baked_account`) reads for them."""
+    m = re.fullmatch(r"L\['(\w+)'\]", src)
+    if m is None or frame is None:
+        return None
+    prov = baked_provenance(catalog, key, m.group(1), {**inputs, src: PyValue(val)}, frame)
+    if prov is None or prov.why is None or prov.status not in ("same", "differs"):
+        return None
+    return ("baked" if prov.status == "same" else "problem"), prov.why
+
+
 def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping[str, InputValue],
                      frame: CompiledFrom | None) -> Provenance | None:
     """What the call's value of the float parameter ``name`` does to ``key``'s graph
@@ -140,6 +159,10 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
                         if isinstance(v, TensorArg) and (m := re.fullmatch(r"L\['(\w+)'\]", src)))
     fn = function_node(frame.file, frame.line, frame.function) if frame is not None else None
     if fn is not None:
+        values = {**scalars, **{m.group(1): v.value for src, v in inputs.items()
+                                if isinstance(v, PyValue) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}}
+        if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
+            return value
         return float_provenance(fn, frame.file, graph, name, scalars, tensors)  # type: ignore[union-attr]
     quoted = _quoted_function(graph, name, sorted({*scalars, *tensors}))
     if quoted is None:

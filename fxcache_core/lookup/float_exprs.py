@@ -47,7 +47,7 @@ from typing import Literal
 
 from fxcache_core.reasons import Reason
 
-__all__ = ["FloatUse", "Provenance", "evaluate", "float_provenance", "graph_ops", "statement_reads"]
+__all__ = ["FloatUse", "Provenance", "compute", "evaluate", "float_provenance", "graph_ops", "statement_reads"]
 
 _ARITH: dict[type[ast.operator], Callable[[object, object], object]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -165,13 +165,9 @@ def graph_ops(graph: str) -> list[GraphOp]:
     return out
 
 
-def evaluate(expr: str, values: Mapping[str, float | int]) -> float | None:
-    """The value Python gives ``expr`` (a pure expression: :class:`FloatUse.expr`) with
-    ``values`` for its names: constants, names, unary ``-``/``+`` and ``+ - * / // %
-    **`` only (an ``ast`` whitelist; nothing is ``eval``'d). None when a name has no
-    value, the expression is outside the whitelist, Python raises (a division by
-    zero, an overflow), the exponent is over :data:`MAX_POW`, or the result is not a
-    float."""
+def compute(expr: str, values: Mapping[str, float | int]) -> float | int | None:
+    """:func:`evaluate`'s value of ``expr`` whatever its type (an int for an expression
+    of ints: ``n * 2``); None where :func:`evaluate` refuses or Python raises."""
     try:
         node = ast.parse(expr, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -180,6 +176,17 @@ def evaluate(expr: str, values: Mapping[str, float | int]) -> float | None:
         v = _eval(node, values)
     except (ArithmeticError, ValueError, TypeError, RecursionError, _Refused):
         return None
+    return v if type(v) in (int, float) else None  # type: ignore[return-value]
+
+
+def evaluate(expr: str, values: Mapping[str, float | int]) -> float | None:
+    """The value Python gives ``expr`` (a pure expression: :class:`FloatUse.expr`) with
+    ``values`` for its names: constants, names, unary ``-``/``+`` and ``+ - * / // %
+    **`` only (an ``ast`` whitelist; nothing is ``eval``'d). None when a name has no
+    value, the expression is outside the whitelist, Python raises (a division by
+    zero, an overflow), the exponent is over :data:`MAX_POW`, or the result is not a
+    float."""
+    v = compute(expr, values)
     return v if isinstance(v, float) else None
 
 

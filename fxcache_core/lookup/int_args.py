@@ -45,6 +45,7 @@ from fxcache_core.lookup.fit_floats import baked_provenance
 from fxcache_core.lookup.floats import baked_floats, graph_text, tensorified_base
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
 from fxcache_core.lookup.optional_tensors import list_element, tensor_given, tensor_left_out
+from fxcache_core.lookup.pinned import judge_pinned, pinned_items, pinned_value
 from fxcache_core.lookup.printed_graphs import PrintedGraph, parse_printed_graph, specialized_values
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.lookup.symbol_names import name_inputs
@@ -279,6 +280,7 @@ class _IntJudge:
         self.notes: list[Reason] = []
         self.about: list[tuple[str, str, Reason]] = []
         self.baked_why = Reason("", "baked-constant")
+        self.unknown_why: Reason | None = None
         self._siblings: list[tuple[CacheKey, DecodedEntry]] | None = None
 
     def run(self) -> IntRule:
@@ -303,6 +305,9 @@ class _IntJudge:
         """What one input of the call says (a step of :meth:`run`)."""
         call = self.call
         if isinstance(value, PyValue):
+            v = value.value
+            if isinstance(v, tuple) and v and all(type(i) is int for i in v):
+                self.pinned_tuple(user_src, v)
             return  # a bool, None, str or tuple: the parameters' accounting reads it
         src = next((c for c in candidates(user_src, call.params) if c in self.taken), user_src)
         # A parameter of this key's frame; where its source was not read, any input of
@@ -312,6 +317,8 @@ class _IntJudge:
             return  # the function never reads it: no value of it changes the graph
         if isinstance(value, TensorArg) and value.shape != ():
             self.tensor(user_src, src)
+        elif type(value) is int and (pinned := pinned_value(call.entry, src)) is not None and pinned != value:
+            self.pinned(src, value, pinned)
         elif not isinstance(value, int):
             if src not in self.taken and (isinstance(value, float)
                                           or (isinstance(value, TensorArg) and value.shape == ())):
@@ -322,6 +329,22 @@ class _IntJudge:
             self.int_taken(src)
         elif self.int_baked(src, value, mine):
             self.about.append((user_src, "baked", self.baked_why))
+
+    def pinned_tuple(self, user_src: str, value: tuple[int, ...]) -> None:
+        """A tuple of ints whose items the key takes as SymInts Dynamo specialized
+        (``L['dims'][0]`` is ``Sym(2)``), given with another item: as :meth:`pinned`."""
+        for c in candidates(user_src, self.call.params):
+            pins = pinned_items(self.call.entry, c, len(value))
+            if pins and any(value[i] != p for i, p in pins.items()):
+                self.pinned(c, value, "(" + ", ".join(str(pins.get(i, "?")) for i in range(len(value))) + ")")
+                return
+
+    def pinned(self, src: str, value: object, pinned: object) -> None:
+        """An int (or a tuple's items) the key takes as SymInts Dynamo specialized, given
+        another value: :func:`judge_pinned`'s problem or note."""
+        kind, why = judge_pinned(self.keys.catalog, self.call.key, self.call.frame, self.call.inputs, src,
+                                 value, pinned)
+        (self.problems if kind == "problem" else self.notes).append(why)
 
     def broken(self) -> bool:
         """A graph break in the function (read only when a tensor rule would speak)."""
@@ -402,6 +425,8 @@ class _IntJudge:
         if m is None:
             return None
         prov = baked_provenance(self.keys.catalog, self.call.key, m.group(1), self.call.inputs, self.call.frame)
+        if prov is not None and prov.status == "unknown" and prov.why is not None:
+            self.unknown_why = prov.why  # why its expressions do not decide: said in place of int-not-input
         if prov is None or prov.why is None or prov.status not in ("same", "differs"):
             return None
         if prov.status == "differs":
@@ -420,6 +445,7 @@ class _IntJudge:
         that takes ``src`` as a SymInt (:func:`_baked_in`), against the call's. True when
         that value was read and is the call's (:attr:`baked_why` says how), and nothing
         else is said."""
+        self.unknown_why = None
         dynamic = [(k, i) for k, d in self.siblings() if (i := _symint_input(d, src)) is not None]
         found = _baked_in(self.keys, self.call.key, dynamic) if dynamic else None
         if not dynamic and (fx := self.fx_only_symint(src)):
@@ -427,7 +453,9 @@ class _IntJudge:
         if found is None and (mine or dynamic) and (decided := self.by_expressions(src, value)) is not None:
             return decided
         if not dynamic:
-            if mine:
+            if mine and self.unknown_why is not None:
+                self.notes.append(self.unknown_why)
+            elif mine:
                 self.notes.append(Reason(
                     f"{src} is not an input of this key: a fresh process's first call under "
                     f"dynamic=None bakes an int argument into the graph, and no key of {self.fn} takes "

@@ -156,7 +156,10 @@ class _Run:
         def int_default(src: str, v: int | float) -> IntRule:
             if call is None or self.int_keys is None:
                 return IntRule()
-            return int_argument_rule(self.int_keys, replace(call, inputs={src: v}, settled=frozenset()))
+            # The call's other inputs ride along (settled: judged once already), so that the
+            # rule reads which names are tensors and what the other scalars are.
+            return int_argument_rule(self.int_keys, replace(call, inputs={**call.inputs, src: v},
+                                                            settled=frozenset(call.inputs) - {src}))
 
         taken = frozenset(s for s in (*entry.arg_sources, *(i.source for i in entry.inputs),
                                       *catalog.sources_for(k).values(), *(sym.source for sym in m.symbols),

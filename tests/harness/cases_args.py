@@ -9,11 +9,13 @@ decides (fxcache_core/lookup/accounting.py); these cases are built so that torch
 answers show each kind of evidence (:func:`flags`: the side of an ``if`` a key's graph
 went through, or a sibling key's graph shows it makes ops; None for an annotated tensor
 parameter), and where none exists (:func:`clip_default`, built with its default only)
-the verdict must stay undecided. Few graphs: each costs the session a compile.
+the verdict must stay undecided; :func:`window_mean` has ints, a tuple and a bool whose
+values its graph's constants show (fxcache_core/lookup/int_exprs.py), and one key whose
+constants do not; :func:`sum_dim` an int Dynamo specialized under ``dynamic=True``. Few graphs: each costs the session a compile.
 
 A call is described as the other cases' are, one element per positional parameter,
 plus, last, a dict of keyword arguments (``[[8, 16], {"clip": True, "scale": [16]}]``: Python
-values, and a list of ints for a tensor of that shape):
+values, ``{"tuple": [1, 0]}`` for a tuple, and a list of ints for a tensor of that shape):
 :func:`keyword_inputs` makes the call, ``tests.helpers.match_args_for`` the ``--inputs``
 items. This module imports torch; no ``from __future__ import annotations`` (see
 ``demo.cases``).
@@ -29,11 +31,17 @@ from demo.cases import Case, Shapes, seeded_tensor
 def keyword_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """``make_inputs`` of the cases here: a tensor per shape, then a trailing dict's
     items as keyword arguments (bools, strings, None as given; a list of ints a tensor
-    of that shape)."""
+    of that shape); a positional int is passed as it is."""
     *positional, last = shapes if shapes and isinstance(shapes[-1], dict) else (*shapes, {})
-    args = tuple(seeded_tensor(list(d), seed=i) for i, d in enumerate(positional))
-    kwargs = {k: seeded_tensor(v, seed=9) if isinstance(v, list) else v for k, v in dict(last).items()}
+    args = tuple(seeded_tensor(list(d), seed=i) if isinstance(d, list) else d for i, d in enumerate(positional))
+    kwargs = {k: seeded_tensor(v, seed=9) if isinstance(v, list) else python_value(v) for k, v in dict(last).items()}
     return args, kwargs
+
+
+def python_value(v: Any) -> Any:
+    """A keyword value of a call description as the call passes it: ``{"tuple": [1, 0]}``
+    is the tuple ``(1, 0)`` (a call description is JSON, which has no tuples)."""
+    return tuple(v["tuple"]) if isinstance(v, dict) and set(v) == {"tuple"} else v
 
 
 def flags(x, clip: bool = False, act: str = "relu", scale: torch.Tensor | None = None):
@@ -69,6 +77,24 @@ def step_loss(x):
     return loss * 3
 
 
+def window_mean(x, n, dims=(0, 1), keepdim=False):
+    # An int through a slice bound and a factor, a tuple and a bool of a reduction: each
+    # a constant of the graph, where the printed graph keeps it (slice's end, mul's scalar,
+    # mean's dim list and keepdim). Built with n=4 and n=16 on [4, 32] (dynamic=False: a
+    # key per n): n=16 slices all of dim 1, which AOTAutograd leaves out of the graph, so
+    # that key's n cannot be read back, and a call with n=16 must stay undecided.
+    return x[:, : n * 2].mean(dim=dims, keepdim=keepdim) * (n + 1)
+
+
+def sum_dim(x, dim=1, dims=(0,)):
+    # An int and a tuple the reductions need concrete, under dynamic=True: Dynamo makes
+    # them SymInts and then specializes them (the key's inputs are Sym(1) and Sym(0), its
+    # guards dim == 1 and dims[0] == 0). Another value fails the guard, and the graph traced
+    # again has it where this one has 1 (or 0). Built with the defaults, then with dim=0
+    # (a second key, which a call leaving dim out must not be taken to hit).
+    return x.sum(dim) * 2 + x.sum(dims).sum()
+
+
 ARGUMENT_CASES = [
     Case("flags", flags, {"dynamic": None}, [[[8, 16], {"clip": True, "act": "gelu"}], [[8, 16]]],
          make_inputs=keyword_inputs, doc="a bool, a str and an optional tensor, built two ways (dynamic=None)"),
@@ -76,4 +102,8 @@ ARGUMENT_CASES = [
          doc="a bool the code branches on, built with its default only: undecided without a trace"),
     Case("step_loss", step_loss, {"dynamic": True}, [[[6, 5]]], make_inputs=keyword_inputs,
          doc="a graph break: the resume frame takes the local loss, a 0-d tensor"),
+    Case("window_mean", window_mean, {"dynamic": False}, [[[4, 32], 4], [[4, 32], 16]], make_inputs=keyword_inputs,
+         doc="an int through expressions, a tuple and a bool of a reduction: constants read off the graph"),
+    Case("sum_dim", sum_dim, {"dynamic": True}, [[[4, 6]], [[4, 6], {"dim": 0}]], make_inputs=keyword_inputs,
+         doc="an int and a tuple dim under dynamic=True: SymInts Dynamo specialized (Sym(1))"),
 ]

@@ -1,6 +1,6 @@
 """Torch's answers to the oracle queries the suite asks every run, recorded once.
 
-    python -m tests.harness.recorded [--out tests/data/oracle-answers.json]
+    python -m tests.harness.recorded [--out tests/data/oracle-answers.json] [--add]
 
 builds the session's real cache as the tests do (:func:`tests.harness.real_cache.build`),
 asks torch every call of :func:`recorded_calls` on a copy of it
@@ -10,6 +10,8 @@ answers with the torch version that gave them. The tests read them back
 per torch version. ``tests/torch/test_recorded_answers.py`` fails when the installed
 torch is not the one that recorded them, when the call lists changed, or when this
 session's real cache was not built as the recorded one was: rerun this script then.
+``--add`` asks only the calls the file does not answer yet (a case or calls added), and
+keeps the rest where nothing they rely on changed (:func:`record_added`).
 
 Key and entry names are hashes of system facts and of content (paths, ISA-dependent
 code), so they differ between builds and machines. The file never holds one: a key or
@@ -51,7 +53,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
 
     calls = [*real.ORACLE_CALLS, *[tuple(p.values) for p in suite.PARAMS], suite.AFTER_RECOMPILE,
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
-             *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS]
+             *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS, *arguments.CONSTANT_CALLS,
+             *arguments.CONSTANT_UNDECIDED, *arguments.PINNED_CALLS]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(fork.EQUIVALENCE_QUERIES)}
@@ -197,13 +200,64 @@ def record(out: Path = DATA) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def record_added(out: Path = DATA) -> list[str]:
+    """Build the real cache, ask torch only the ``real`` calls ``out`` does not answer yet
+    (calls added to a test file, of a case added to the corpus), and add their answers.
+    The file's other answers stand only where nothing they rely on changed: the same
+    torch, every case it records built as recorded (new cases may be added), the same
+    ``with_profile`` and ``fresh`` calls; otherwise ``SystemExit`` says to record every
+    call again. Returns the call ids asked."""
+    import shutil
+    import tempfile
+
+    import torch
+
+    rec = load(out)
+    calls = recorded_calls()
+    again = "record every call again: python -m tests.harness.recorded"
+    if rec["torch_version"] != torch.__version__:
+        raise SystemExit(f"{out} was recorded by torch {rec['torch_version']}, this is {torch.__version__}: {again}")
+    for group in ("with_profile", "fresh"):
+        if rec["calls"][group] != [call_id(*c) for c in calls[group]]:
+            raise SystemExit(f"the {group} calls changed: {again}")
+    tmp = tempfile.mkdtemp(prefix="fxcache-record-tmp-")
+    os.environ["TMPDIR"] = tmp
+    tempfile.tempdir = None
+    try:
+        from tests.harness import oracle
+        from tests.harness.real_cache import build
+
+        real = build()
+        shape = build_shape(real.summary)
+        changed = [case for case, writes in rec["build"].items() if shape.get(case) != writes]
+        if changed:
+            raise SystemExit(f"{', '.join(changed)} built otherwise than recorded: {again}")
+        todo = [c for c in calls["real"] if call_id(*c) not in rec["answers"]]
+        names = _names(real.summary)
+        got = oracle.answers(real.root, todo) if todo else {}
+        rec["answers"].update({cid: stable_names(a, names) for cid, a in got.items()})
+        rec["answers"] = dict(sorted(rec["answers"].items()))
+        rec["calls"] = {g: [call_id(*c) for c in cs] for g, cs in calls.items()}
+        rec["build"] = shape
+        out.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
+        return sorted(got)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m tests.harness.recorded", description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, default=DATA)
+    p.add_argument("--add", action="store_true",
+                   help="ask torch only the calls the file does not answer yet, and add them (see record_added)")
     ns = p.parse_args(argv)
-    record(ns.out)
+    if ns.add:
+        asked = record_added(ns.out)
+        print(f"asked torch {len(asked)} call(s): {', '.join(asked) or 'none'}", file=sys.stderr)
+    else:
+        record(ns.out)
     print(f"wrote {ns.out}", file=sys.stderr)
     return 0
 

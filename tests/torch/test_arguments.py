@@ -46,6 +46,26 @@ UNDECIDED_CALLS = [
 ]
 
 
+# window_mean: ints, a tuple and a bool that its graphs keep as constants (slice bounds,
+# an arithmetic scalar, a reduction's dim and keepdim); its n=16 key sliced all of dim 1,
+# which the graph leaves out, so nothing there says which n it was traced with.
+CONSTANT_CALLS = [
+    ("window_mean", [[4, 32], 4]),                               # hit: every constant read, the call's
+    ("window_mean", [[4, 32], 5, {"dims": {"tuple": [0, 1]}}]),              # new graph: 10 and 6, not 8 and 5
+    ("window_mean", [[4, 32], 4, {"dims": {"tuple": [1, 0]}}]),              # new graph: Dynamo's graph keeps the order
+    ("window_mean", [[4, 32], 4, {"keepdim": True}]),             # new graph: mean.dim's keepdim
+]
+CONSTANT_UNDECIDED = [("window_mean", [[4, 32], 16])]             # torch: a hit on the n=16 key
+# sum_dim (dynamic=True): dim and dims[0] are SymInts Dynamo specialized (guards dim == 1,
+# dims[0] == 0); a second key was traced with dim=0.
+PINNED_CALLS = [
+    ("sum_dim", [[5, 6]]),                                        # hit: dim left out is 1, not the dim=0 key's
+    ("sum_dim", [[4, 6], {"dim": 0}]),                            # hit: the dim=0 key, not a miss of the first
+    ("sum_dim", [[4, 6], {"dims": {"tuple": [1]}}]),              # new graph, not a miss of dims[0] == 0
+    ("sum_dim", [[4, 6], {"dim": -1}]),                           # new graph, not a miss of dim == 1 and dim == 0
+]
+
+
 def _id(case: str, shapes: list) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}"
 
@@ -144,3 +164,48 @@ def test_a_resume_frames_local_given_binds_to_its_own_frame(real_cache, arg_answ
     statuses = {f["function"]: f["status"] for f in body["verdicts"]["functions"]}
     assert rc == 0 and set(statuses.values()) == {"hit"} and len(statuses) == 2, statuses
     assert torch_status(answer["lookups"], present) == "hit"
+
+
+@pytest.mark.parametrize("case,shapes", CONSTANT_CALLS, ids=[_id(*c) for c in CONSTANT_CALLS])
+def test_ints_a_tuple_and_a_bool_are_read_off_the_graphs_constants(real_cache, arg_answers, case, shapes):
+    """Each key is looked up as torch looked it up, and the verdict is torch's: a hit
+    accounts for n, dims and keepdim by the constants of the key's graph (a tuple's
+    said to assume a tuple); another value rules each key out by a constant that differs."""
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    own = {w["key"] for w in real_cache.writes(case)}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+    if v["status"] == "hit":
+        how = {p["name"]: p["how"] for p in v["params"]}
+        assert how == {"x": "key-input", "n": "baked-constant", "dims": "tuple-assumed",
+                       "keepdim": "baked-constant"}, v["params"]
+    else:
+        assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
+
+
+@pytest.mark.parametrize("case,shapes", CONSTANT_UNDECIDED, ids=[_id(*c) for c in CONSTANT_UNDECIDED])
+def test_a_slice_the_graph_left_out_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes):
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "baked-value-unknown", fv
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
+
+
+@pytest.mark.parametrize("case,shapes", PINNED_CALLS, ids=[_id(*c) for c in PINNED_CALLS])
+def test_an_int_dynamo_specialized_given_another_value_is_another_graph(real_cache, arg_answers, case, shapes):
+    """A SymInt input Dynamo specialized while tracing (``Sym(1)``) pins the int with a
+    guard; another value fails it, and torch traces a graph with that value in it: another
+    key (a new graph), not a new entry of this one."""
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    own = {w["key"] for w in real_cache.writes(case)}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+    assert v["status"] == "hit" or v["why_code"] == "specialized-int-differs", v

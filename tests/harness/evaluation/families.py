@@ -302,4 +302,122 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
             _q("return_dict=False", input_ids=_t([2, 8], dtype="int64"), return_dict=False),
             _q("batch 1", input_ids=_t([1, 8], dtype="int64")),
         )),
+    # --- families added after the first twenty ----------------------------------------
+    Family(
+        "reduce_dim", "tests.harness.evaluation.fns:reduce_dim", "reduce_dim", None,
+        build=(({"x": [4, 6]},),), positional=1,
+        doc="an int dim and a bool passed to a reduction (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 6]),
+            _q("dim given, the default", x=[4, 6], dim=1),
+            _q("another dim", x=[4, 6], dim=0),
+            _q("the same dim counted from the end", x=[4, 6], dim=-1),
+            _q("keepdim=True", x=[4, 6], keepdim=True),
+        )),
+    Family(
+        "head_tail", "tests.harness.evaluation.fns:head_tail", "head_tail", False,
+        build=(({"x": [4, 16], "k": 3},),), positional=1,
+        doc="ints through a slice bound and a factor (dynamic=False)",
+        queries=(
+            _q("as built", x=[4, 16], k=3),
+            _q("another k", x=[4, 16], k=5),
+            _q("scale given, the default", x=[4, 16], k=3, scale=3),
+            _q("another scale", x=[4, 16], k=3, scale=4),
+            _q("k past the end", x=[4, 16], k=20),
+        )),
+    Family(
+        "upsample_mode", "tests.harness.evaluation.fns:upsample", "upsample", None,
+        build=(({"x": [1, 2, 4, 4]}, {"x": [1, 2, 4, 4], "mode": "bilinear"}),), positional=1,
+        doc="F.interpolate with a str mode and an int factor (dynamic=None)",
+        queries=(
+            _q("nearest, as built", x=[1, 2, 4, 4]),
+            _q("bilinear, as built", x=[1, 2, 4, 4], mode="bilinear"),
+            _q("a mode never built", x=[1, 2, 4, 4], mode="bicubic"),
+            _q("another factor", x=[1, 2, 4, 4], factor=3),
+        )),
+    Family(
+        "cat_list", "tests.harness.evaluation.fns:cat_rows", "cat_rows", True,
+        build=(({"xs": {"list": [[2, 4], [3, 4]]}},),), positional=1,
+        doc="a list of tensors joined by torch.cat along an int dim (dynamic=True)",
+        queries=(
+            _q("two tensors, other sizes", xs={"list": [[5, 4], [1, 4]]}),
+            _q("three tensors", xs={"list": [[2, 4], [3, 4], [1, 4]]}),
+            _q("another dim", xs={"list": [[2, 4], [2, 4]]}, dim=1),
+        )),
+    Family(
+        "top_k_optional", "tests.harness.evaluation.fns:top_k", "top_k", None,
+        build=(({"x": [4, 8]}, {"x": [4, 8], "k": 3}),), positional=1,
+        doc="an Optional[int], None and given (dynamic=None)",
+        queries=(
+            _q("k left out, as built", x=[4, 8]),
+            _q("k=None given", x=[4, 8], k=None),
+            _q("k as built", x=[4, 8], k=3),
+            _q("another k", x=[4, 8], k=5),
+        )),
+    Family(
+        "dropout_flag", "tests.harness.evaluation.fns:drop_block", "drop_block", None,
+        build=(({"x": [4, 8]},),), positional=1,
+        doc="a bool training flag passed to dropout (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 8]),
+            _q("training=False given", x=[4, 8], training=False),
+            _q("training=True", x=[4, 8], training=True),
+        )),
+    Family(
+        "albert_types", "tests.harness.evaluation.hf:albert", "AlbertModel", None, model=True,
+        build=(({"input_ids": _t([2, 8], dtype="int64"), "token_type_ids": _t([2, 8], dtype="int64")},),),
+        doc="a shared-layer encoder built with token_type_ids (dynamic=None)",
+        queries=(
+            _q("as built", input_ids=_t([2, 8], dtype="int64"), token_type_ids=_t([2, 8], dtype="int64")),
+            _q("token_type_ids left out", input_ids=_t([2, 8], dtype="int64")),
+            _q("another length", input_ids=_t([2, 12], dtype="int64"),
+               token_type_ids=_t([2, 12], dtype="int64")),
+        )),
+    Family(
+        "reduce_dim_dynamic", "tests.harness.evaluation.fns:reduce_dim", "reduce_dim", True,
+        build=(({"x": [4, 6]},),), positional=1,
+        doc="an int dim of a reduction under dynamic=True: a SymInt that must be specialized",
+        queries=(
+            _q("as built, another size", x=[5, 6]),
+            _q("dim given, the default", x=[4, 6], dim=1),
+            _q("another dim", x=[4, 6], dim=0),
+            _q("keepdim=True", x=[4, 6], keepdim=True),
+        )),
+    Family(
+        "head_tail_auto", "tests.harness.evaluation.fns:head_tail", "head_tail", None,
+        build=(({"x": [4, 16], "k": 3}, {"x": [4, 16], "k": 5}),), positional=1,
+        doc="ints through slices under dynamic=None, built with two k in one process (a recompile)",
+        queries=(
+            _q("the first k", x=[4, 16], k=3),
+            _q("the second k: a fresh process bakes it", x=[4, 16], k=5),
+            _q("another k", x=[4, 16], k=7),
+            _q("another k after a recompile", x=[4, 16], k=7, warm_up=({"x": [4, 16], "k": 3},)),
+        )),
+    Family(
+        "tuple_dims_dynamic", "tests.harness.evaluation.fns:pool", "pool", True,
+        build=(({"x": [2, 3, 8, 8]},),), positional=1,
+        doc="a tuple of ints and a bool of a reduction under dynamic=True",
+        queries=(
+            _q("as built, another size", x=[3, 3, 8, 8]),
+            _q("dims given, the default", x=[2, 3, 8, 8], dims={"tuple": [2, 3]}),
+            _q("other dims", x=[2, 3, 8, 8], dims={"tuple": [1, 2]}),
+            _q("the same dims in another order", x=[2, 3, 8, 8], dims={"tuple": [3, 2]}),
+            _q("keepdim=True", x=[2, 3, 8, 8], keepdim=True),
+        )),
+    Family(
+        "pinned_given", "tests.harness.evaluation.fns:pool", "pool", True,
+        build=(({"x": [2, 3, 8, 8], "dims": {"tuple": [1, 2]}},),), positional=1,
+        doc="a tuple built with a value other than its default (dynamic=True), then left out",
+        queries=(
+            _q("dims as built", x=[2, 3, 8, 8], dims={"tuple": [1, 2]}),
+            _q("dims left out: the default", x=[2, 3, 8, 8]),
+        )),
+    Family(
+        "pinned_int_given", "tests.harness.evaluation.fns:reduce_dim", "reduce_dim", True,
+        build=(({"x": [4, 6], "dim": 0},),), positional=1,
+        doc="an int dim built with a value other than its default (dynamic=True), then left out",
+        queries=(
+            _q("dim as built", x=[4, 6], dim=0),
+            _q("dim left out: the default", x=[4, 6]),
+        )),
 ]}

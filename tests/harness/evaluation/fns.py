@@ -99,3 +99,35 @@ def mix(x, t):
 def norm_cast(x):
     # The dtype of x is kept: each dtype another graph.
     return (x.float() / (x.float().norm() + 1)).to(x.dtype)
+
+
+def reduce_dim(x, dim=1, keepdim=False):
+    # An int dim and a bool, passed to a reduction: constants of the graph.
+    return x.sum(dim, keepdim=keepdim) * 2
+
+
+def head_tail(x, k, scale=3):
+    # Ints through expressions: a slice bound and a factor.
+    return x[:, k:] * scale + x[:, : k + 1].sum()
+
+
+def upsample(x, mode="nearest", factor=2):
+    # A str and an int passed to F.interpolate.
+    return F.interpolate(x, scale_factor=factor, mode=mode)
+
+
+def cat_rows(xs, dim=0):
+    # A list of tensors joined with torch.cat along an int dim.
+    return torch.cat(xs, dim=dim).relu()
+
+
+def top_k(x, k=None):
+    # An Optional[int]: None keeps every column.
+    if k is not None:
+        x = x[:, :k]
+    return x.softmax(-1)
+
+
+def drop_block(x, training=False):
+    # A bool training flag passed to dropout.
+    return F.dropout(x, p=0.5, training=training) + 1

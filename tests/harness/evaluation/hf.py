@@ -69,3 +69,14 @@ def opt() -> torch.nn.Module:
                     activation_dropout=0.0, layerdrop=0.0, use_cache=False, pad_token_id=1,
                     bos_token_id=0, eos_token_id=2)
     return OPTForCausalLM(cfg).eval()
+
+
+def albert() -> torch.nn.Module:
+    """A shared-layer encoder called with ``token_type_ids`` (or without)."""
+    from transformers import AlbertConfig, AlbertModel
+
+    torch.manual_seed(0)
+    cfg = AlbertConfig(vocab_size=100, embedding_size=16, hidden_size=32, num_hidden_layers=1,
+                       num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
+                       hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, type_vocab_size=100)
+    return AlbertModel(cfg, add_pooling_layer=False).eval()

@@ -65,61 +65,16 @@ from fxcache_core.lookup.fit_floats import baked_float, baked_value
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
+from fxcache_core.lookup.param_account import ARGUMENT_CODES as ARGUMENT_CODES
+from fxcache_core.lookup.param_account import HOW as HOW
+from fxcache_core.lookup.param_account import ParamAccount as ParamAccount
 from fxcache_core.lookup.pinned import pinned_default
 from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
 from fxcache_core.reasons import Reason
 
-HOW = {
-    "key-input": "an input of the key: its guards decide",
-    "baked-constant": "a constant of the key's graph, read exactly, the call's value",
-    "trace-guard": "Dynamo's guard in a run's trace that looked the key up",
-    "branch": "the side of each if on it that the key's graph was traced through",
-    "no-input-none": "None, and the key takes no input from this tensor parameter",
-    "unread": "the code never reads it",
-    "tensor-given": "a tensor the key takes no input from (the key's notes decide)",
-    "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
-    "default-assumed": "assumed: left out (None), as when the key was compiled",
-    "tuple-assumed": "assumed: the constants of the key's graph, from a tuple as the call's (a list is another graph)",
-}
-"""The codes of a parameter accounted for (the last two: assumed), and what each means."""
-
-ARGUMENT_CODES = frozenset({"branch-not-taken", "none-for-input"})
-"""The codes of a key ruled out by a Python argument the code branches on (not by a size)."""
-
 RecordedConstants = Mapping[str, Sequence[Mapping[str, object]]]
 """Key -> the constants Dynamo's guards pinned in each compile of a run that looked it
 up (source ``L['clip']`` -> value): :func:`fxcache_core.trace.constants.key_constants`."""
-
-
-@dataclass(frozen=True, slots=True)
-class ParamAccount:
-    """How one parameter of the compiled function is accounted for in a key's lookup.
-
-    Attributes:
-        name: the parameter (``clip``).
-        value: the call's value as written (``True``, ``'gelu'``, ``[8,16]``); None
-            when the call gives none and the source has no default.
-        given: the call gave it (False: the default of the source, or not given).
-        status: ``accounted``; ``undecided`` (nothing says what the key was traced
-            with); ``rules-out`` (the key's graph was traced with another value).
-        how: the code (:data:`HOW`, or the undecided or ruling-out reason's) and,
-            in words, the evidence.
-        source: the call's input it was given as (``L['clip']``); None for a default.
-        brief: for evidence beyond the key's inputs, what it is in a few words (the
-            verdict's "rests on" line).
-    """
-
-    name: str
-    value: str | None
-    given: bool
-    status: str
-    how: Reason
-    source: str | None = None
-    brief: str = ""
-
-    def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "value": self.value, "given": self.given, "status": self.status,
-                "how": self.how.code, "detail": str(self.how)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -562,6 +517,17 @@ def _extra(call: KeyCall, frame: CompiledFrom, reads: FrameReads, params: Sequen
         return []
     named = {p.source for p in params if p.source is not None}
     out = []
+    if not any(
+            re.fullmatch(r"L\['(?:kwargs'\]\[')?(\w+)'\]", src) and reads.param(src.split("'")[-2]) is None
+            for src in call.inputs):
+        # Nothing given beyond the function's own parameters: whether the key was compiled
+        # with more (output_attentions=True through a model's **kwargs traces another
+        # graph), the cache does not record.
+        out.append(ParamAccount("**kwargs", "{}", False, "assumed", Reason(
+            f"**kwargs: no keyword beyond the parameters of {frame.name}, as taken to be when key "
+            f"{call.key.key[:12]} was compiled; one there (a flag such as output_attentions=True) would "
+            "have traced another graph, and the cache does not record them; Dynamo's guards in a run's "
+            "TORCH_TRACE would", "kwargs-assumed")))
     for src, v in call.inputs.items():
         m = re.fullmatch(r"L\['(?:kwargs'\]\[')?(\w+)'\]", src)
         if m is None or src in named or isinstance(v, TensorArg) or reads.param(m.group(1)) is not None:

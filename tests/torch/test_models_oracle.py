@@ -226,8 +226,8 @@ def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_sai
     itself) reads output_hidden_states and return_dict, None by default, which the cache
     does not record: assumed as when the key was compiled, and said; GPT-2's (a module
     compiled whole through transformers' decorators) takes input_ids, its optional tensors
-    are None with no input of the key from them, the rest left out of the call as built.
-    A value given that nothing records (return_dict=False) leaves the verdict undecided."""
+    are None with no input of the key from them, the rest left out of the call as built;
+    both take **kwargs, none given, none assumed then. A value given that nothing records (return_dict=False) leaves the verdict undecided."""
     root, _ = model_cache
     base = ["--cache-dir", str(root), "match", "--fn", "ResNetModel", "--dynamic", "none", "--inputs",
             "[5,3,32,32]:mark_dynamic=[0]"]
@@ -236,10 +236,11 @@ def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_sai
     how = {p["name"]: (p["status"], p["how"]) for p in fv["params"]}
     assert r.returncode == 0 and how == {"pixel_values": ("accounted", "key-input"),
                                          "output_hidden_states": ("assumed", "default-assumed"),
-                                         "return_dict": ("assumed", "default-assumed")}, how
+                                         "return_dict": ("assumed", "default-assumed"),
+                                         "**kwargs": ("assumed", "kwargs-assumed")}, how
     human = run_fxcache(*base).stdout
     assert ("assumed as when the key was compiled (the cache does not record them): output_hidden_states=None, "
-            "return_dict=None") in human, human
+            "return_dict=None, **kwargs={}") in human, human
     r = run_fxcache(*base, "--inputs", "return_dict=False", "--json")
     (fv,) = json.loads(r.stdout)["verdicts"]["functions"]
     assert r.returncode == 3 and fv["why_code"] == "constant-unrecorded" and "return_dict=False" in fv["line"], fv
@@ -249,6 +250,9 @@ def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_sai
     how = {p["name"]: p["how"] for p in fv["params"]}
     assert r.returncode == 0 and how["input_ids"] == "key-input" and how["attention_mask"] == "no-input-none"
     assert how["use_cache"] == "module-default", how
+    # Its forward takes **kwargs (output_attentions=True there traces another graph): none
+    # given, none taken to have been given when the key was compiled, and said.
+    assert how["**kwargs"] == "kwargs-assumed", how
 
 
 def test_fn_names_the_compiled_function_and_says_when_no_key_was_compiled_from_it(model_cache):

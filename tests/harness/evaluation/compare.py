@@ -152,6 +152,7 @@ def key_lines(report: dict | None, lookups: list[dict], present: set[str]) -> li
     loads = {ld["key"]: ld["entry"] for r in ours.values() for ld in r.get("loads", [])}
     out: list[Line] = []
     looked = set()
+    unbound = False
     for lk in lookups:
         key = lk["key"]
         looked.add(key)
@@ -163,6 +164,7 @@ def key_lines(report: dict | None, lookups: list[dict], present: set[str]) -> li
             r = ours.get(key)
             if r is None:
                 out.append(Line(UNDECIDED, want, "key not bound", None, short))
+                unbound = True
                 continue
             code = (r.get("uncertain_codes") or r.get("reason_codes") or [None])[0]
             said = r["status"] + (f" {r['hit'][:16]}" if r.get("hit") and r["status"] == "hit" else "")
@@ -177,8 +179,10 @@ def key_lines(report: dict | None, lookups: list[dict], present: set[str]) -> li
             want = f"loads {lk['hit'][:16]}" if lk["hit"] else "loads nothing (FX entry gone)"
             got = loads.get(key)
             aot = [r for r in ours.values() if r["kind"] == "aotautograd" and r["status"] == "undecided"]
-            if got is None and aot:
-                out.append(Line(UNDECIDED, want, "the AOTAutograd key is undecided", None, short))
+            if got is None and (aot or unbound):
+                # the FX entry torch loads is the one an AOTAutograd entry names: fxcache
+                # decided no AOTAutograd key of this lookup, so it says nothing of it either
+                out.append(Line(UNDECIDED, want, "the AOTAutograd key is undecided or not bound", None, short))
             else:
                 said = f"loads {got[:16]}" if got else "loads nothing"
                 out.append(Line(RIGHT if got == lk["hit"] else WRONG, want, said, None, short))

@@ -420,4 +420,20 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
             _q("dim as built", x=[4, 6], dim=0),
             _q("dim left out: the default", x=[4, 6]),
         )),
+    Family(
+        "opt_hidden_built", "tests.harness.evaluation.hf:opt", "OPTForCausalLM", True, model=True,
+        build=(({"input_ids": _t([2, 8], dtype="int64"), "output_hidden_states": True},),),
+        doc="a decoder built with a keyword flag (output_hidden_states=True), then called without it",
+        queries=(
+            _q("the flag left out", input_ids=_t([3, 12], dtype="int64")),
+            _q("the flag as built", input_ids=_t([3, 12], dtype="int64"), output_hidden_states=True),
+        )),
+    Family(
+        "distil_attn_built", "tests.harness.evaluation.hf:distilbert", "DistilBertModel", None, model=True,
+        build=(({"input_ids": _t([3, 10], dtype="int64"), "output_attentions": True},),),
+        doc="an encoder built with a keyword flag through **kwargs (output_attentions=True), then called without it",
+        queries=(
+            _q("the flag left out: match assumes no keyword was given then either", input_ids=_t([3, 10], dtype="int64")),
+            _q("the flag as built", input_ids=_t([3, 10], dtype="int64"), output_attentions=True),
+        )),
 ]}

@@ -123,3 +123,12 @@ def test_a_hit_then_a_raise_is_right_only_as_an_error_naming_that_entry():
     assert compare.function_line(_report("error", E1, code="mark-range-raises"), None, tv, "f").grade == compare.RIGHT
     assert compare.function_line(_report("error", E2, code="mark-range-raises"), None, tv, "f").grade == compare.WRONG
     assert compare.function_line(_report("error", E1, code="guard-raises"), None, tv, "f").grade == compare.WRONG
+
+
+def test_an_fx_lookup_behind_an_aotautograd_key_match_did_not_bind_is_undecided_not_wrong():
+    lookups = [_aot(E1), _fx(FE)]
+    unbound = compare.key_lines(_report("undecided", results=[]), lookups, PRESENT)
+    assert [ln.grade for ln in unbound] == [compare.UNDECIDED, compare.UNDECIDED], unbound
+    # ... while an AOTAutograd key it decided, whose FX entry it names wrongly, stays wrong.
+    decided = compare.key_lines(_report("hit", E1, results=[_result("hit", E1)]), lookups, PRESENT)
+    assert [ln.grade for ln in decided] == [compare.RIGHT, compare.WRONG], decided

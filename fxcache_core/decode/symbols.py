@@ -13,10 +13,14 @@ names are part of the FX key, so they agree within one key).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fxcache_core.decode.entries import DecodedEntry
+
+_NUMBER_RE = re.compile(r"-?\d{1,19}")
+"""A SymInt input's expression that is a number: specialized while tracing."""
 
 
 @dataclass(frozen=True)
@@ -63,5 +67,10 @@ def symbol_table(
     rows = []
     for n, inp in enumerate(entry.symints):
         src = inp.source or (sources_by_symbol or {}).get(inp.expr or "")
-        rows.append(SymbolInfo(f"t{n}", inp.expr, src, own_hints.get(inp.expr or "")))
+        hint = own_hints.get(inp.expr or "")
+        if hint is None and inp.expr is not None and _NUMBER_RE.fullmatch(inp.expr.strip()):
+            # A SymInt ShapeEnv specialized while tracing (``Sym(1)``): still an input torch
+            # passes to the guards as tN (a backed SymInt), its value the number itself.
+            hint = int(inp.expr)
+        rows.append(SymbolInfo(f"t{n}", inp.expr, src, hint))
     return tuple(rows)

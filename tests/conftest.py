@@ -138,6 +138,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for name in BACKGROUND.names():  # in the order registered (conftest's first)
         if name in wanted:
             BACKGROUND.start(name)
+    # The oracle's fork server imports torch while the fast tiers run, not when the first
+    # torch test asks it (seconds on the suite's one serial path).
+    global _EARLY_SERVER
+    if any(item.get_closest_marker("torch") and not item.get_closest_marker("skip") for item in session.items):
+        from tests.harness import oracle
+
+        _EARLY_SERVER = oracle.ForkServer()
+        _EARLY_SERVER.start()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -150,7 +158,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
             terminalreporter.write_line(f"{name:28} {a - t0:7.1f} {b - t0:7.1f}  ({b - a:.1f} s)")
 
 
+_EARLY_SERVER = None
+"""The oracle's fork server, started at the end of collection when torch tests were
+collected (the ``oracle_server`` fixture's)."""
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _EARLY_SERVER is not None:
+        _EARLY_SERVER.close()  # a no-op once the fixture closed it
     if "tests.harness.background" in sys.modules:
         background = sys.modules["tests.harness.background"].BACKGROUND
         background.close()
@@ -163,7 +178,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def oracle_server():
     from tests.harness import oracle
 
-    server = oracle.ForkServer()  # starts with the first query
+    server = _EARLY_SERVER or oracle.ForkServer()  # started early, or with the first query
     previous = oracle.use_server(server)
     yield server
     oracle.use_server(previous)

@@ -333,6 +333,11 @@ class ForkServer:
 
         return _relevant(_child_env()) != _relevant(self._env)
 
+    def start(self) -> None:
+        """Start the server now, without waiting: it imports torch while the caller goes
+        on, and the first query waits for it. (A query starts it otherwise.)"""
+        self._start()
+
     def _start(self) -> Any:
         import subprocess
         import tempfile

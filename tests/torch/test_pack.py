@@ -18,7 +18,6 @@ run in this process (torch imported once).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -102,57 +101,83 @@ def test_a_packed_library_is_needed_without_it_torch_compiles_it_again(pack_roun
     assert gone in r["libraries"]  # ...and the library it names built again
 
 
-def test_dry_run_says_the_pack_will_hit_under_the_torch_that_built_it(pack_roundtrip, tmp_path):
-    proc = run_fxcache("--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", "--json",
-                       str(pack_roundtrip["pack"]))
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)["will_hit"]
-    assert report["all_hit"] and {f["function"].split(" ")[0] for f in report["functions"]} == {
-        "Head.forward", "train_step"}
-    assert not (tmp_path / "x").exists()
+def _done(proc: Any) -> dict[str, Any]:
+    return {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
 
 
-def test_dry_run_on_a_pack_of_another_torch_says_nothing_will_hit(tmp_path):
+@builder("pack_dry_runs", needs=("pack_roundtrip",), order=7)
+def _dry_runs() -> dict[str, Any]:
+    """``unpack --dry-run`` as users run it: each asks the installed torch (a fresh fxcache
+    process importing torch, seconds each), so they run on a build thread beside the torch
+    tier's other tests. A pack of another torch is made from the first recorded version's
+    cache (tests/fixtures/torch_versions)."""
+    from tests.harness.background import build_dir
+
+    base = build_dir("pack-dry-runs")
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
     version = sorted(p.name for p in fixtures.iterdir() if (p / "cache").is_dir())[0]
-    pack = tmp_path / "other.tar.gz"
-    assert run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all",
-                       str(pack)).returncode == 0
-    proc = run_fxcache("--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", str(pack))
-    assert proc.returncode == 0, proc.stderr
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("no hit", "will hit"))]
+    other = base / "other.tar.gz"
+    packed = run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all", str(other), process=True)
+    ours = prebuilt("pack_roundtrip")["pack"]
+    target, tmp = base / "target", base / "tmp"
+    tmp.mkdir()
+    return {
+        "other_packed": _done(packed), "base": base, "target": target, "tmp": tmp,
+        "same_torch": _done(run_fxcache("--cache-dir", str(base / "x"), "unpack", "--dry-run", "--json", str(ours),
+                                        process=True)),
+        "other_torch": _done(run_fxcache("--cache-dir", str(base / "y"), "unpack", "--dry-run", str(other),
+                                         process=True)),
+        "from_variable": _done(run_module("fxcache_cli", "unpack", "--dry-run", str(other),
+                                          env={"TORCHINDUCTOR_CACHE_DIR": str(target), "TMPDIR": str(tmp)})),
+        "setting": _done(run_module("fxcache_cli", "--cache-dir", str(base / "z"), "unpack", "--dry-run", "--json",
+                                    str(ours), env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1", "TORCHINDUCTOR_FREEZING": "0"})),
+    }
+
+
+@pytest.fixture(scope="session")
+def pack_dry_runs() -> dict[str, Any]:
+    runs = prebuilt("pack_dry_runs")
+    assert runs["other_packed"]["returncode"] == 0, runs["other_packed"]["stderr"]
+    return runs
+
+
+def test_dry_run_says_the_pack_will_hit_under_the_torch_that_built_it(pack_dry_runs):
+    proc = pack_dry_runs["same_torch"]
+    assert proc["returncode"] == 0, proc["stderr"]
+    report = json.loads(proc["stdout"])["will_hit"]
+    assert report["all_hit"] and {f["function"].split(" ")[0] for f in report["functions"]} == {
+        "Head.forward", "train_step"}
+    assert not (pack_dry_runs["base"] / "x").exists()
+
+
+def test_dry_run_on_a_pack_of_another_torch_says_nothing_will_hit(pack_dry_runs):
+    proc = pack_dry_runs["other_torch"]
+    assert proc["returncode"] == 0, proc["stderr"]
+    lines = [ln for ln in proc["stdout"].splitlines() if ln.strip().startswith(("no hit", "will hit"))]
     assert lines and all(ln.strip().startswith("no hit") and "nothing will hit" in ln for ln in lines)
-    assert os.environ.get("TORCHINDUCTOR_CACHE_DIR") != str(tmp_path / "x") and not (tmp_path / "x").exists()
+    assert not (pack_dry_runs["base"] / "y").exists()
 
 
-def test_dry_run_writes_nothing_where_torch_would_make_its_cache_dir(tmp_path):
+def test_dry_run_writes_nothing_where_torch_would_make_its_cache_dir(pack_dry_runs):
     """Importing torch's codecache makes $TORCHINDUCTOR_CACHE_DIR (torch/_dynamo/package.py
     calls ``cache_dir()`` at import): a fresh process, as users run it, whose target comes
     from that variable, must still find it absent after --dry-run, and nothing left in
     its temp dir."""
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
-    version = sorted(p.name for p in fixtures.iterdir() if (p / "cache").is_dir())[0]
-    pack, target, tmp = tmp_path / "p.tar.gz", tmp_path / "target", tmp_path / "tmp"
-    tmp.mkdir()
-    assert run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all",
-                       str(pack)).returncode == 0
-    proc = run_module("fxcache_cli", "unpack", "--dry-run", str(pack),
-                      env={"TORCHINDUCTOR_CACHE_DIR": str(target), "TMPDIR": str(tmp)})
-    assert proc.returncode == 0 and "nothing will hit" in proc.stdout, proc.stderr[-2000:]
-    assert not target.exists() and list(tmp.iterdir()) == []
+    proc = pack_dry_runs["from_variable"]
+    assert proc["returncode"] == 0 and "nothing will hit" in proc["stdout"], proc["stderr"][-2000:]
+    assert not pack_dry_runs["target"].exists() and list(pack_dry_runs["tmp"].iterdir()) == []
 
 
-def test_dry_run_under_a_torchinductor_variable_that_changes_the_keys_says_no_hit(pack_roundtrip, tmp_path):
+def test_dry_run_under_a_torchinductor_variable_that_changes_the_keys_says_no_hit(pack_dry_runs):
     """The same torch, but ``TORCHINDUCTOR_MAX_AUTOTUNE=1`` in the environment: torch reads it
     into its config at import, every key a run computes hashes ``max_autotune=True``, and a
     fresh run on the unpacked pack misses every lookup (checked by hand with torch's counters:
     fxgraph_cache_miss, autograd_cache_miss). A variable at torch's default
     (``TORCHINDUCTOR_FREEZING=0``) changes nothing. A fresh process: torch reads the variables
     when its config is first imported."""
-    proc = run_module("fxcache_cli", "--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", "--json",
-                      str(pack_roundtrip["pack"]), env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1", "TORCHINDUCTOR_FREEZING": "0"})
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    report = json.loads(proc.stdout)["will_hit"]
+    proc = pack_dry_runs["setting"]
+    assert proc["returncode"] == 0, proc["stderr"][-2000:]
+    report = json.loads(proc["stdout"])["will_hit"]
     assert report["functions"] and not report["all_hit"] and not report["build_components_differ"]
     for f in report["functions"]:
         assert [r["code"] for r in f["reasons"]] == ["setting-differs-here"]

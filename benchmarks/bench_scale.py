@@ -26,7 +26,7 @@ Every command is a fresh process (with ``PYTHONDONTWRITEBYTECODE`` unset, so
 modules load from bytecode as an installed fxcache's do): its wall time (best
 of 3 for the quick ones), CPU seconds where they matter (``wait4``: worker
 processes included) and peak RSS (``wait4``) are printed next to the
-reference's, then issue 25's ratios. ``--profile`` adds, at the largest size,
+reference's, then the goals' ratios. ``--profile`` adds, at the largest size,
 where each command spends its CPU (cProfile, workers off, top functions by own
 time). Results also go to ``WORK/results.json``.
 """
@@ -269,7 +269,7 @@ def report(rows: dict[int, dict], start: dict) -> str:
                      (r["match_cold_cpu"] - r["match_warm_cpu"]) / r["torch_read_loads_cpu"],
                  "ls cold / find (goal 10x)": r["ls_cold"][0] / r["find"][0],
                  "gc plan / ls warm (goal 3x)": r["gc_plan"][0] / r["ls"][0]}
-        out.append(f"{e:>8}  issue 25's ratios: " + "; ".join(f"{k} {v:.1f}x" for k, v in ratio.items())
+        out.append(f"{e:>8}  the goals' ratios: " + "; ".join(f"{k} {v:.1f}x" for k, v in ratio.items())
                    + f"; rm CPU {r['rm_plan_cpu']:.2f} s (goal < 1.5 s)")
     for r in rows.values():
         for name, lines in r.get("profiles", {}).items():

@@ -81,25 +81,61 @@ def _debug_lines(data: bytes) -> tuple[str, ...]:
     return decode_entry(data, KeyKind.FX_GRAPH).debug_lines
 
 
-def test_another_torch_build_is_named_by_diff_and_is_stale(variants, tmp_path):
-    root, keys = variants
-    copy = tmp_path / "other"
+def _proc(proc) -> dict:
+    return {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
+
+
+@builder("another_torch_build", needs=("variants",), order=7)
+def _another_torch_build() -> dict:
+    """A copy of the variants' cache whose base entry names another torch version, then
+    ``diff``, ``key --current`` and ``gc --stale`` on it and on the original. ``--current``
+    and ``--stale`` ask the installed torch (a fresh fxcache importing it, seconds each):
+    a build thread runs them beside the torch tier's other tests."""
+    from tests.harness.background import build_dir
+
+    root, built = prebuilt("variants")
+    base = built["base"][0]
+    copy = build_dir("another-torch-build") / "other"
     shutil.copytree(root, copy)
-    _edit_torch_version(copy, keys["base"])
-    rep = _json(run_fxcache("--cache-dir", str(root), "diff", keys["base"][:10], keys["base"][:10],
-                            "--other-cache-dir", str(copy), "--json"))
+    _edit_torch_version(copy, base)
+
+    def cli(*args: str) -> dict:
+        return _proc(run_fxcache(*args, process=True))
+
+    return {
+        "diff": cli("--cache-dir", str(root), "diff", base[:10], base[:10], "--other-cache-dir", str(copy), "--json"),
+        "current_here": cli("--cache-dir", str(root), "key", base[:10], "--current", "--json"),
+        "current_other": cli("--cache-dir", str(copy), "key", base[:10], "--current", "--json"),
+        "stale_other": cli("--cache-dir", str(copy), "gc", "--stale", "--dry-run", "--json"),
+        "stale_here": cli("--cache-dir", str(root), "gc", "--stale", "--dry-run", "--json"),
+    }
+
+
+@pytest.fixture(scope="session")
+def another_torch_build() -> dict:
+    return prebuilt("another_torch_build")
+
+
+def test_another_torch_build_is_named_by_diff_and_is_stale(variants, another_torch_build):
+    _, keys = variants
+
+    def out(name: str):
+        r = another_torch_build[name]
+        assert r["returncode"] == 0, (name, r["stderr"])
+        return json.loads(r["stdout"])
+
+    rep = out("diff")
     assert [d["name"] for d in rep["compared"][0]["differ"]] == ["torch_version"]
     # The installed torch built the original, not the edited copy.
-    assert _json(run_fxcache("--cache-dir", str(root), "key", keys["base"][:10], "--current", "--json"))["stale"] == []
-    assert _json(run_fxcache("--cache-dir", str(copy), "key", keys["base"][:10], "--current",
-                             "--json"))["stale"] == ["torch_version"]
-    plan = _json(run_fxcache("--cache-dir", str(copy), "gc", "--stale", "--dry-run", "--json"))
+    assert out("current_here")["stale"] == []
+    assert out("current_other")["stale"] == ["torch_version"]
+    plan = out("stale_other")
     fx = [r for r in plan["removals"] if r["kind"] == "fxgraph"]
     assert [r["key"] for r in fx] == [keys["base"]] and "torch_version" in fx[0]["reasons"][0]
     # ... with the AOTAutograd entry that loads it, and nothing else.
     assert {r["kind"] for r in plan["removals"]} <= {"fxgraph", "aotautograd", "code"}
     assert len([r for r in plan["removals"] if r["kind"] == "aotautograd"]) == 1
-    assert _json(run_fxcache("--cache-dir", str(root), "gc", "--stale", "--dry-run", "--json"))["removals"] == []
+    assert out("stale_here")["removals"] == []
 
 
 def test_key_shows_components_and_what_aot_keys_load(variants):

@@ -19,8 +19,8 @@ threads (``tests.harness.background``), so they build while the fast tiers run.
   cases reads this one (never mutate it: use ``cache_copy``).
 - ``cache_copy``: a fresh copy of that cache in ``tmp_path`` (mutate it freely;
   run the oracle on it).
-- ``default_dir`` (session): torch's default cache dir as the session's torch
-  processes see it (precompiled headers only).
+- ``default_dir`` (session): a copy of torch's default cache dir as the session's
+  torch processes see it (precompiled headers only), each header copied whole.
 - ``fxcache``: :func:`tests.helpers.run_fxcache`.
 - ``fresh_decoders``: decode workers forked after the test's own patches (see the fixture).
 - ``oracle_server`` (session, for ``torch`` tests): ``tests.harness.oracle.torch_lookups``

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.bench_scale import best, fx, mb, run
+from benchmarks.bench_scale import best, fx, mb, run, template_cache
 
 TARGET_S = 3.0
 TARGET_BYTES = 5_000_000
@@ -33,13 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--entries", type=int, default=10_000)
     p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "fxcache-bench")
     a = p.parse_args(argv)
-    a.work.mkdir(parents=True, exist_ok=True)
-    src = a.work / "src"
-    if not (src / "aotautograd").exists():
-        from demo.build_cache import build_cache_subprocess
-
-        print(f"building the template cache in {src} (torch.compile, about a minute) ...", flush=True)
-        build_cache_subprocess(src, corpus=("tests.harness.cases",))
+    src = template_cache(a.work)
     cache = a.work / f"cache-{a.entries}"
     if not (cache / ".generated").exists():
         from benchmarks.gen_cache import generate

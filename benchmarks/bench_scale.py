@@ -278,6 +278,20 @@ def report(rows: dict[int, dict], start: dict) -> str:
     return "\n".join(out)
 
 
+def template_cache(work: Path) -> Path:
+    """``work/src``: a real cache the benchmarks copy their entries from, compiled from
+    the tests' corpus (tests/harness/cases.py: more templates than the demo's) the first
+    time, then reused."""
+    work.mkdir(parents=True, exist_ok=True)
+    src = work / "src"
+    if not (src / "aotautograd").exists():
+        from demo.build_cache import build_cache_subprocess
+
+        print(f"building the template cache in {src} (torch.compile, about a minute) ...", flush=True)
+        build_cache_subprocess(src, corpus=("tests.harness.cases",))
+    return src
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="1000,10000")
@@ -286,14 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profile", action="store_true",
                    help="also profile each command once at the largest size (cProfile, FXCACHE_JOBS=1)")
     a = p.parse_args(argv)
-    a.work.mkdir(parents=True, exist_ok=True)
-    src = a.work / "src"
-    if not (src / "aotautograd").exists():
-        from demo.build_cache import build_cache_subprocess
-
-        print(f"building the template cache in {src} (torch.compile, about a minute) ...", flush=True)
-        # The tests' corpus (tests/harness/cases.py): more templates than the demo's.
-        build_cache_subprocess(src, corpus=("tests.harness.cases",))
+    src = template_cache(a.work)
     empty = a.work / "empty"
     (empty / "fxgraph").mkdir(parents=True, exist_ok=True)
     start = {"help": best(fx("--help")), "ls_empty": best(fx("--cache-dir", str(empty), "ls"))}

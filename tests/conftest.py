@@ -221,6 +221,16 @@ def cache_copy(real_cache: RealCache, tmp_path: Path) -> Path:
     return dst
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """A headless chromium (:func:`tests.browser.browser_session`), one per test module."""
+    from tests.browser import browser_session
+
+    b = browser_session()
+    yield b
+    b.close()
+
+
 @pytest.fixture
 def fxcache():
     return run_fxcache

@@ -12,18 +12,11 @@ import json
 
 import pytest
 
-from tests.browser import artifacts_dir, browser_session
+from tests.browser import artifacts_dir
 from tests.helpers import cli_json, run_fxcache
 from tests.synth import HOSTILE_NAMES, report_cache
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    b = browser_session()
-    yield b
-    b.close()
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import json
 
 import pytest
 
-from tests.browser import artifacts_dir, browser_session
+from tests.browser import artifacts_dir
 from tests.helpers import assert_report_is_what_the_commands_print, cli_json, run_fxcache
 from tests.torch import test_explain
 
@@ -26,13 +26,6 @@ traced = test_explain.traced  # the session's traced runs (a fixture)
 SHOTS = ("overview", "function", "run")
 """The sections saved as ``report-<name>.png``: the overview, the function with the most
 lookups on one 2-D map, the run."""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    b = browser_session()
-    yield b
-    b.close()
 
 
 @pytest.fixture(scope="module")

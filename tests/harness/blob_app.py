@@ -1,7 +1,8 @@
 """A small app for torch's other cache forms (tests/torch/test_blobs.py), run in a fresh process.
 
 ``python -m tests.harness.blob_app CACHE_DIR [--bundled] [--save-blob PATH] [--load-blob PATH]
-[--batch N] [--trace DIR] [--standalone OUT]``: compiles a module with a marked dynamic batch (inference, called with a
+[--batch N] [--trace DIR] [--standalone OUT]``: runs pack_app's app (:func:`tests.harness.pack_app.run_app`):
+a module with a marked dynamic batch (inference, called with a
 batch of N, default 3) and a training step with backward (one AOTAutograd entry with a
 backward graph, one without), calls each, and prints one JSON line: torch's cache
 counters (``counters["inductor"]``/``["aot_autograd"]``) and the artifacts of the blob
@@ -53,29 +54,9 @@ def main(argv: list[str] | None = None) -> int:
             info = torch.compiler.load_cache_artifacts(f.read())
         loaded = {k: list(v) for k, v in info.artifacts.items()} if info is not None else None
 
-    class Head(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.lin = torch.nn.Linear(8, 4)
+    from tests.harness.pack_app import run_app
 
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return torch.relu(self.lin(x)) * 2
-
-    torch.manual_seed(0)
-    model = Head()
-    infer = torch.compile(model)
-
-    def train_step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        return loss
-
-    step = torch.compile(train_step)
-    x = torch.randn(a.batch, 8)
-    torch._dynamo.mark_dynamic(x, 0)
-    with torch.no_grad():
-        infer(x)
-    step(torch.randn(5, 8), torch.randn(5, 4))
+    run_app(torch, batch=a.batch)
     from torch._dynamo.utils import counters
 
     saved = None

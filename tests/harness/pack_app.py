@@ -17,19 +17,11 @@ import os
 import sys
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("cache_dir")
-    p.add_argument("--trace")
-    a = p.parse_args(argv)
-    if a.trace:
-        os.environ["TORCH_TRACE"] = os.path.abspath(a.trace)
-    from demo.build_cache import configure_torch, prepare_env
-
-    cache = prepare_env(a.cache_dir)
-    import torch
-
-    configure_torch()
+def run_app(torch, batch: int) -> None:
+    """Compile and call the app: ``Head`` (a module with a marked dynamic batch, called
+    with ``batch`` rows, under ``no_grad``) and ``train_step`` (the same module with a
+    loss and its backward, on 5 rows). ``torch``: the module, imported by the caller
+    once its cache dir is set (tests/harness/blob_app.py runs the same app)."""
 
     class Head(torch.nn.Module):
         def __init__(self) -> None:
@@ -49,11 +41,27 @@ def main(argv: list[str] | None = None) -> int:
         return loss
 
     step = torch.compile(train_step)
-    x = torch.randn(3, 8)
+    x = torch.randn(batch, 8)
     torch._dynamo.mark_dynamic(x, 0)
     with torch.no_grad():
         infer(x)
     step(torch.randn(5, 8), torch.randn(5, 4))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("cache_dir")
+    p.add_argument("--trace")
+    a = p.parse_args(argv)
+    if a.trace:
+        os.environ["TORCH_TRACE"] = os.path.abspath(a.trace)
+    from demo.build_cache import configure_torch, prepare_env
+
+    cache = prepare_env(a.cache_dir)
+    import torch
+
+    configure_torch()
+    run_app(torch, batch=3)
     from torch._dynamo.utils import counters
 
     libs = {}

@@ -13,8 +13,9 @@ A value is one of:
 
 A tensor's ``"static": [1]`` marks those dims static (``torch._dynamo.mark_static``).
 A key starting with ``@`` is no argument: ``"@train": True`` puts a module compiled
-whole in training mode for the call (``model.train()``; else ``model.eval()``), which a
-user cannot say to ``fxcache match``; :func:`short` shows it.
+whole in training mode for the call (``model.train()``; else ``model.eval()``), described
+to ``fxcache match`` as the module's state ``self.training=True`` (left out in eval mode);
+:func:`short` shows it.
 
 A parameter not in the dict is left out of the call (its default holds). The first
 ``positional`` parameters (a family's setting) are passed by position, the rest by
@@ -98,6 +99,8 @@ def items(call: Call, new_option: str = NEW_KINDS_OPTION) -> list[tuple[str, str
     """``(option, item)`` for each argument of ``call`` (see the module doc); ``new_option``:
     the option of the items today's ``--shapes`` does not take."""
     out: list[tuple[str, str]] = []
+    if call.get("@train"):
+        out.append((new_option, "self.training=True"))
     for name, v in arguments(call).items():
         if is_tensor(v):
             text, new = _tensor(v)
@@ -123,9 +126,7 @@ def describe(call: Call, new_option: str = NEW_KINDS_OPTION) -> list[str]:
 
 def short(call: Call) -> str:
     """The call in one line, for reports: ``x=[8,16], act='gelu', clip=True``."""
-    text = ", ".join(item for _, item in items(call)) or "(no arguments)"
-    settings = [f"{k[1:]}={v}" for k, v in call.items() if k.startswith("@")]
-    return text + (f" [{', '.join(settings)}]" if settings else "")
+    return ", ".join(item for _, item in items(call)) or "(no arguments)"
 
 
 def canonical(call: Call) -> str:

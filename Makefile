@@ -11,7 +11,7 @@
 #               then listing a Redis remote cache (needs redis-server), then explain on a 100 MB trace,
 #               then report's page of 10,000 entries
 #   make eval   fxcache match against torch on model families and call patterns the suite does not
-#               use (tests/harness/evaluation; not part of make test: about 16 min); EVAL_ARGS
+#               use (tests/harness/evaluation; not part of make test: about 30 min); EVAL_ARGS
 #               passes options (--family NAME, --workdir DIR to keep caches and torch's answers)
 #   make docs   the manual (docs/, mkdocs.yml) built into site/ with mkdocs build --strict; its
 #               outputs and CLI reference are checked by tests/cli/test_docs.py (make test-fast)

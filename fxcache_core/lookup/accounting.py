@@ -65,6 +65,7 @@ from fxcache_core.lookup.fit_floats import baked_float, baked_value
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
+from fxcache_core.lookup.module_state import module_state
 from fxcache_core.lookup.param_account import ARGUMENT_CODES as ARGUMENT_CODES
 from fxcache_core.lookup.param_account import HOW as HOW
 from fxcache_core.lookup.param_account import ParamAccount as ParamAccount
@@ -191,7 +192,7 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
             f"parameters not checked: the source of {frame.name} ({os.path.basename(frame.file)}) {why}",
             "params-unchecked"))
     params = [_Param(ledger, call, frame, reads, p).account() for p in reads.params]
-    return Accounting(tuple(params + _extra(call, frame, reads, params)))
+    return Accounting(tuple(params + _extra(call, frame, reads, params) + module_state(call.inputs, frame, call.key)))
 
 
 _MISSING = object()

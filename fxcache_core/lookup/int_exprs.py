@@ -440,7 +440,7 @@ def _scalars(stmt: ast.stmt, exprs: Sequence[ast.expr], mine: Sequence[_Op], sca
     found -= literals
     if sum(found.values()) != sum(want.values()):
         return Reason(f"its {'/'.join(sorted(stems))} ops hold {sum(found.values())} int constant(s) besides the "
-                      f"statement's own, for {sum(want.values())} read(s)")
+                      f"statement's own, for {sum(want.values())} read(s)", "baked-value-unknown")
     if found == want:
         return True
     return ", ".join(map(str, sorted(want.elements()))) + " where the graph has " \

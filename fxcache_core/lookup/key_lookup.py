@@ -25,6 +25,7 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
+from fxcache_core.guards.user_terms import clause_in_user_terms, placeholder_names
 from fxcache_core.lookup.binding import InputValue, check_signs, value_of
 from fxcache_core.lookup.boundaries import size_boundary
 from fxcache_core.lookup.fit import fit, positional_inputs
@@ -38,6 +39,7 @@ from fxcache_core.lookup.mark_ranges import mark_range_problem, outside_own_rang
 from fxcache_core.lookup.match_report import KeyMatch
 from fxcache_core.lookup.phases import Auto, auto_scalars_taken
 from fxcache_core.lookup.query import CallQuery
+from fxcache_core.lookup.retrace import failed_equality, specializing_clause
 from fxcache_core.lookup.symbol_names import NamedInputs, key_symbols, name_inputs
 from fxcache_core.reasons import Reason
 
@@ -145,6 +147,7 @@ def match_key(catalog: Catalog, key: CacheKey, query: CallQuery, *, frame: KeyFr
         _check_sym_names(key, sym, symbols)
     m = _looked_up(catalog, key, symbols, values, len(symbols), given, tuple(reasons), tuple(b.notes))
     m = _at_size_boundary(catalog, m)
+    m = _at_retrace(m)
     raises = outside_own_range(query.inputs) or mark_range_problem(m, query.inputs)
     if raises is not None:
         m = replace(m, raises=raises)
@@ -175,6 +178,33 @@ def _at_size_boundary(catalog: Catalog, m: KeyMatch) -> KeyMatch:
         f"{b.value}: torch specializes a size that reaches 0 or 1 and traces again; whether that graph "
         f"is this key's (a new entry) or another depends on what the code does with {b.shown}, "
         "which the cache does not show (torch compiles either way)", "size-boundary"),))
+
+
+def _at_retrace(m: KeyMatch) -> KeyMatch:
+    """A key every entry of which the call fails on a clause whose failure makes Dynamo
+    trace another way (:mod:`~fxcache_core.lookup.retrace`): ``tN != c`` with ``tN`` given
+    ``c`` (the symbol is specialized: another graph), or an equality (undecided between a
+    new entry of this key, another graph and an error)."""
+    if m.status != "miss" or m.hit is not None or m.aborted is not None or not m.fits:
+        return m
+    values = {p: v for p, v in m.values if v is not None}
+    names = placeholder_names(m.symbols)
+    spec = specializing_clause(m.entries, values)
+    if spec is not None and spec.placeholder is not None:
+        who = names.get(spec.placeholder, spec.placeholder)
+        return KeyMatch(key=m.key, fits=False, bound=m.bound, symbols=m.symbols, reasons=(Reason(
+            f"{who}={spec.value} fails {who} != {spec.value}: while tracing this key's graph Dynamo checked "
+            f"whether {who} is {spec.value}; this call's trace finds it is, solves {who} == {spec.value} "
+            f"and traces {who} as the constant {spec.value}: another graph", "value-specialized"),))
+    eq = failed_equality(m.entries, values)
+    if eq is None:
+        return m
+    shown = clause_in_user_terms(eq.text, names)
+    return replace(m, uncertain=m.uncertain + (Reason(
+        f"this call fails {shown}, an equality the trace of this key's graph relied on: torch traces the "
+        "call again, and whether that gives this key's graph (a new entry), another graph, or an error "
+        "depends on what the code does where it checked it, which the cache does not show (torch compiles "
+        "either way, unless the call raises)", "equality-failed"),))
 
 
 def _tensor_count_differs(readable: Readable, query: CallQuery) -> Reason | None:

@@ -11,7 +11,12 @@ went through, or a sibling key's graph shows it makes ops; None for an annotated
 parameter), and where none exists (:func:`clip_default`, built with its default only)
 the verdict must stay undecided; :func:`window_mean` has ints, a tuple and a bool whose
 values its graph's constants show (fxcache_core/lookup/int_exprs.py), and one key whose
-constants do not; :func:`sum_dim` an int Dynamo specialized under ``dynamic=True``. Few graphs: each costs the session a compile.
+constants do not; :func:`sum_dim` an int Dynamo specialized under ``dynamic=True``;
+:func:`regroup` an int SymInt whose guards show the checks the trace made on it (``groups != 1``,
+the dim dividing); ``mode_net`` (:class:`ModeNet`) a module compiled whole whose ``training``
+flag its layers read, a state of the module the cache does not record: a call describes it as
+``self.training`` in its trailing dict (:func:`mode_inputs` sets the module's mode). Few
+graphs: each costs the session a compile.
 
 A call is described as the other cases' are, one element per positional parameter,
 plus, last, a dict of keyword arguments (``[[8, 16], {"clip": True, "scale": [16]}]``: Python
@@ -95,6 +100,41 @@ def sum_dim(x, dim=1, dims=(0,)):
     return x.sum(dim) * 2 + x.sum(dims).sum()
 
 
+def regroup(x, groups):
+    # An int through view and repeat (dynamic=True): a SymInt whose value 1 and whose
+    # divisibility the trace checked.
+    y = x.view(x.shape[0], groups, -1).mean(-1)
+    return y.reshape(-1).repeat(groups) * 2
+
+
+class ModeNet(torch.nn.Module):
+    """Linear, BatchNorm1d and Dropout: its graph is another in training mode (its
+    parameters need no grad, as a model's served for inference)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            self.fc = torch.nn.Linear(16, 16)
+        self.bn = torch.nn.BatchNorm1d(16)
+        self.drop = torch.nn.Dropout(0.25)
+        self.requires_grad_(False)  # an inference graph: AOTAutograd saves its entry at once
+
+    def forward(self, x):
+        return self.drop(self.bn(self.fc(x))).relu()
+
+
+MODE_NET = ModeNet().eval()
+
+
+def mode_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """:func:`keyword_inputs`, after putting :data:`MODE_NET` in the mode the trailing
+    dict's ``self.training`` says (eval when it says none)."""
+    last = dict(shapes[-1]) if shapes and isinstance(shapes[-1], dict) else {}
+    MODE_NET.train(bool(last.pop("self.training", False)))
+    return keyword_inputs([*shapes[:-1], last] if last else [d for d in shapes if not isinstance(d, dict)])
+
+
 ARGUMENT_CASES = [
     Case("flags", flags, {"dynamic": None}, [[[8, 16], {"clip": True, "act": "gelu"}], [[8, 16]]],
          make_inputs=keyword_inputs, doc="a bool, a str and an optional tensor, built two ways (dynamic=None)"),
@@ -106,4 +146,8 @@ ARGUMENT_CASES = [
          doc="an int through expressions, a tuple and a bool of a reduction: constants read off the graph"),
     Case("sum_dim", sum_dim, {"dynamic": True}, [[[4, 6]], [[4, 6], {"dim": 0}]], make_inputs=keyword_inputs,
          doc="an int and a tuple dim under dynamic=True: SymInts Dynamo specialized (Sym(1))"),
+    Case("regroup", regroup, {"dynamic": True}, [[[4, 12], 3]], make_inputs=keyword_inputs,
+         doc="an int SymInt through view (dynamic=True): guards groups != 1 and the dim dividing"),
+    Case("mode_net", MODE_NET, {"dynamic": None}, [[[8, 16]]], make_inputs=mode_inputs,
+         doc="a module compiled whole in eval mode, whose layers read its training flag"),
 ]

@@ -64,6 +64,17 @@ PINNED_CALLS = [
     ("sum_dim", [[4, 6], {"dims": {"tuple": [1]}}]),              # new graph, not a miss of dims[0] == 0
     ("sum_dim", [[4, 6], {"dim": -1}]),                           # new graph, not a miss of dim == 1 and dim == 0
 ]
+# regroup (dynamic=True): groups a SymInt whose guards hold the trace's checks on it.
+RETRACE_CALLS = [
+    ("regroup", [[4, 12], 4]),                                    # hit: another value, every clause holds
+    ("regroup", [[4, 12], 1]),                                    # new graph: fails groups != 1, Dynamo solves groups == 1
+]
+RETRACE_UNDECIDED = [("regroup", [[4, 12], 5])]                   # torch: raises (12 columns into 5 groups)
+# mode_net: a module compiled whole in eval mode; the mode given as self.training.
+MODE_UNDECIDED = [
+    ("mode_net", [[8, 16], {"self.training": True}]),             # torch: another graph (batch norm, dropout)
+    ("mode_net", [[8, 16], {"self.training": False}]),            # torch: a hit
+]
 
 
 def _id(case: str, shapes: list) -> str:
@@ -209,3 +220,52 @@ def test_an_int_dynamo_specialized_given_another_value_is_another_graph(real_cac
     assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
     v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
     assert v["status"] == "hit" or v["why_code"] == "specialized-int-differs", v
+
+
+@pytest.mark.parametrize("case,shapes", RETRACE_CALLS, ids=[_id(*c) for c in RETRACE_CALLS])
+def test_an_int_given_the_value_its_guard_excludes_is_another_graph(real_cache, arg_answers, case, shapes):
+    """An int argument is a SymInt whatever its value; where the trace checked whether it is
+    1 (the guard ``groups != 1``), a call with 1 makes Dynamo solve ``groups == 1`` and trace
+    the constant: another key (a new graph), not a new entry of this one."""
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    own = {w["key"] for w in real_cache.writes(case)}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+    assert v["status"] == "hit" or v["why_code"] == "value-specialized", v
+
+
+@pytest.mark.parametrize("case,shapes", RETRACE_UNDECIDED, ids=[_id(*c) for c in RETRACE_UNDECIDED])
+def test_a_failed_equality_of_the_trace_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes):
+    """A call that fails an equality the trace relied on (the view's dim dividing) is traced
+    again: another graph, or (here) an error; never a new entry of this key by the cache
+    alone."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "equality-failed", fv
+    answer = arg_answers[call_id(case, shapes)]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert answer["error"] is not None or torch_status(answer["lookups"], present) != "miss", answer
+
+
+@pytest.mark.parametrize("case,shapes", MODE_UNDECIDED, ids=[_id(*c) for c in MODE_UNDECIDED])
+def test_a_modules_training_mode_given_is_undecided_not_ignored(real_cache, arg_answers, case, shapes):
+    """A module's ``training`` flag is state Dynamo guards and the cache does not record:
+    given (``self.training=True``), the verdict is undecided naming it, whatever torch did
+    (another graph in training mode, a hit in eval), never a hit that ignored it."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", "--fn", "ModeNet", "--dynamic",
+                       "none", "--shapes", "x=[8,16]", "--inputs", f"self.training={shapes[-1]['self.training']}")
+    rc, body = proc.returncode, json.loads(proc.stdout)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "module-state-unrecorded", fv
+    assert "self.training" in fv["line"], fv["line"]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    torch_did = torch_status(arg_answers[call_id(case, shapes)]["lookups"], present)
+    assert torch_did == ("new-graph" if shapes[-1]["self.training"] else "hit"), torch_did

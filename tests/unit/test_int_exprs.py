@@ -165,3 +165,14 @@ def test_dropouts_training_flag_is_whether_the_graph_draws_random_numbers(graph:
 def test_a_dropout_whose_draw_says_nothing_of_the_flag_stays_unknown(src: str) -> None:
     got = _prov(_fn(src), DROP_FALSE, "training", training=False)
     assert got is not None and got.status == "unknown"
+
+
+def test_an_int_given_where_the_graph_divides_by_a_float_stays_unknown() -> None:
+    # temp_norm of the evaluation: built with t=0.5 (a float the graph keeps, div by 0.5),
+    # asked with t=1: the op holds no int constant for the int; unknown, said in words.
+    fn = _fn("def f(x, t):\n    return x / t\n")
+    graph = _graph(2, "return x / t",
+                   'mul: "f32[4, 32][32, 1]cpu" = torch.ops.aten.div.Tensor(arg0_1, 0.5);  arg0_1 = None')
+    got = _prov(fn, graph, "t", t=1)
+    assert got is not None and got.status == "unknown" and got.why is not None
+    assert got.why.code == "baked-value-unknown" and "int constant(s)" in got.why

@@ -4,7 +4,7 @@
                                        [--workdir DIR] [--rebuild] [--fresh]
     make eval
 
-Not part of ``make test``: a full run takes about 16 minutes on a shared 2-core machine
+Not part of ``make test``: a full run takes about 30 minutes on a shared 2-core machine
 (``--fresh`` several times that).
 For each family (:mod:`~tests.harness.evaluation.families`: a compiled callable, its build
 sequences and its queries):

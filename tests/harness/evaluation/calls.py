@@ -8,7 +8,14 @@ A value is one of:
   a dtype, dims marked dynamic (``torch._dynamo.mark_dynamic``), with a range or not;
 - ``{"list": [value, ...]}``: a Python list of tensors;
 - ``{"tuple": [1, 2]}``: a tuple of Python values;
+- ``{"dtype": "float16"}``: a ``torch.dtype`` (``torch.float16``);
 - anything else (``True``, ``"gelu"``, ``None``, ``7``, ``0.1``): that Python value.
+
+A tensor's ``"static": [1]`` marks those dims static (``torch._dynamo.mark_static``).
+A key starting with ``@`` is no argument: ``"@train": True`` puts a module compiled
+whole in training mode for the call (``model.train()``; else ``model.eval()``), described
+to ``fxcache match`` as the module's state ``self.training=True`` (left out in eval mode);
+:func:`short` shows it.
 
 A parameter not in the dict is left out of the call (its default holds). The first
 ``positional`` parameters (a family's setting) are passed by position, the rest by
@@ -16,7 +23,7 @@ keyword.
 
 :func:`describe` writes the call as the docs tell a user to (docs/tasks/will-this-call-hit.md):
 ``x=[4,3]``, ``x=[4,3]:dtype=float16:mark_dynamic=[0]``, ``xs[0]=[3,4]``, ``n=9``,
-``lr=0.1``, and for the values the call-description syntax of the match gaps' fixes
+``lr=0.1``, ``dtype=torch.float16``, ``x=[4,8]:mark_static=[1]``, and for the values the call-description syntax of the match gaps' fixes
 accepts: ``clip=True``, ``act='gelu'``, ``mask=None``, ``dims=(2,3)`` and a marked
 range ``x=[8,16]:mark_dynamic=[0]:min=2:max=16``. Items today's ``--shapes`` takes go to
 ``--shapes``; the others to ``--inputs`` (:data:`NEW_KINDS_OPTION`), the option name those
@@ -51,6 +58,8 @@ def _py(v: Any) -> str:
     if isinstance(v, dict) and "tuple" in v:
         items = [_py(x) for x in v["tuple"]]
         return "(" + ",".join(items) + ("," if len(items) == 1 else "") + ")"
+    if isinstance(v, dict) and "dtype" in v:
+        return f"torch.{v['dtype']}"
     if isinstance(v, float):
         return repr(v)
     if isinstance(v, str):
@@ -67,6 +76,8 @@ def _tensor(spec: Any) -> tuple[str, bool]:
         out += f":dtype={spec['dtype']}"
     if spec.get("mark"):
         out += f":mark_dynamic={_dims(spec['mark'])}"
+    if spec.get("static"):
+        out += f":mark_static={_dims(spec['static'])}"
     new = False
     for bound in ("min", "max"):
         if bound in spec:
@@ -79,11 +90,18 @@ def is_tensor(v: Any) -> bool:
     return is_shape(v) or (isinstance(v, dict) and "t" in v)
 
 
+def arguments(call: Call) -> Call:
+    """The call's arguments: its items but the ``@`` settings (the module doc)."""
+    return {k: v for k, v in call.items() if not k.startswith("@")}
+
+
 def items(call: Call, new_option: str = NEW_KINDS_OPTION) -> list[tuple[str, str]]:
     """``(option, item)`` for each argument of ``call`` (see the module doc); ``new_option``:
     the option of the items today's ``--shapes`` does not take."""
     out: list[tuple[str, str]] = []
-    for name, v in call.items():
+    if call.get("@train"):
+        out.append((new_option, "self.training=True"))
+    for name, v in arguments(call).items():
         if is_tensor(v):
             text, new = _tensor(v)
             out.append((new_option if new else SHAPES_OPTION, f"{name}={text}"))
@@ -93,7 +111,7 @@ def items(call: Call, new_option: str = NEW_KINDS_OPTION) -> list[tuple[str, str
                 out.append((new_option if new else SHAPES_OPTION, f"{name}[{i}]={text}"))
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             out.append((SHAPES_OPTION, f"{name}={_py(v)}"))
-        else:  # bool, str, None, tuple: the new kinds
+        else:  # bool, str, None, tuple, dtype: the new kinds
             out.append((new_option, f"{name}={_py(v)}"))
     return out
 

@@ -131,3 +131,91 @@ def top_k(x, k=None):
 def drop_block(x, training=False):
     # A bool training flag passed to dropout.
     return F.dropout(x, p=0.5, training=training) + 1
+
+
+# --- the families added with the model families of the second round -------------------
+
+
+def regroup(x, groups):
+    # An int through view, reshape and repeat: the graph's sizes are made of it.
+    y = x.view(x.shape[0], groups, -1).mean(-1)
+    return y.reshape(-1).repeat(groups) * 2
+
+
+def temp_norm(x, t, eps=1e-6):
+    # Floats as a user passes them: an eps inside rsqrt, a temperature through x / t.
+    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return (y / t).softmax(-1)
+
+
+def where_fill(x, fill=0.0, thresh=0):
+    # torch.where with a Python scalar for the other branch, and a comparison with one.
+    return torch.where(x > thresh, x, fill) * 2
+
+
+def cast_to(x, dtype=torch.float16):
+    # A torch.dtype argument, passed to .to().
+    return (x * 2).to(dtype) + 1
+
+
+def reshape_to(x, shape):
+    # A tuple of ints as a shape argument.
+    return x.reshape(shape).relu() + 1
+
+
+def gated(x, n):
+    # A graph break: a data-dependent branch ends the first graph; n is read after it.
+    y = x.sin()
+    if y.sum() > 0:
+        y = y * n
+    return y.cos() + n
+
+
+def pairwise(x, y):
+    # Two tensors whose sizes the graph relates (a broadcast); sizes 0 and 1 reach it.
+    return (x.unsqueeze(1) - y.unsqueeze(0)).abs().sum(-1)
+
+
+class NormNet(torch.nn.Module):
+    """Linear, BatchNorm1d and Dropout: ``training`` picks another graph, and in training
+    mode the BatchNorm updates its running buffers in place."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+        self.bn = torch.nn.BatchNorm1d(16)
+        self.drop = torch.nn.Dropout(0.25)
+
+    def forward(self, x):
+        return self.drop(self.bn(self.fc(x))).relu()
+
+
+def norm_net() -> torch.nn.Module:
+    """A :class:`NormNet` from a fixed seed, in eval mode."""
+    torch.manual_seed(0)
+    return NormNet().eval()
+
+
+class Counter(torch.nn.Module):
+    """A module with a buffer updated in place on every call, and a flag its forward
+    reads from ``self`` (not an argument)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+        self.scale = torch.nn.Parameter(torch.ones(4))
+        self.center = False
+
+    def forward(self, x, offset=None):
+        self.calls += 1
+        y = x * self.scale
+        if self.center:
+            y = y - y.mean(0)
+        if offset is not None:
+            y = y + offset
+        return y / self.calls
+
+
+def counter() -> torch.nn.Module:
+    """A :class:`Counter`, in eval mode."""
+    return Counter().eval()

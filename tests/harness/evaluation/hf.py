@@ -80,3 +80,36 @@ def albert() -> torch.nn.Module:
                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, type_vocab_size=100)
     return AlbertModel(cfg, add_pooling_layer=False).eval()
+
+
+def mistral() -> torch.nn.Module:
+    """A decoder with grouped-query attention and a sliding window of 4 tokens
+    (``MistralForCausalLM``)."""
+    from transformers import MistralConfig, MistralForCausalLM
+
+    torch.manual_seed(0)
+    cfg = MistralConfig(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                        num_attention_heads=4, num_key_value_heads=1, max_position_embeddings=64,
+                        sliding_window=4, use_cache=False, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    return MistralForCausalLM(cfg).eval()
+
+
+def convnext() -> torch.nn.Module:
+    """A ConvNeXt over 32x32 images (two stages)."""
+    from transformers import ConvNextConfig, ConvNextModel
+
+    torch.manual_seed(0)
+    cfg = ConvNextConfig(num_channels=3, patch_size=4, num_stages=2, hidden_sizes=[8, 16], depths=[1, 1],
+                         image_size=32, drop_path_rate=0.0)
+    return ConvNextModel(cfg).eval()
+
+
+def clip_text() -> torch.nn.Module:
+    """CLIP's text tower: a causal mask, and the pooled output taken at the largest id."""
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    torch.manual_seed(0)
+    cfg = CLIPTextConfig(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                         num_attention_heads=2, max_position_embeddings=32, pad_token_id=1, bos_token_id=0,
+                         eos_token_id=2)
+    return CLIPTextModel(cfg).eval()

@@ -29,7 +29,7 @@ import sys
 import traceback
 from typing import Any
 
-from tests.harness.evaluation.calls import Call, is_shape
+from tests.harness.evaluation.calls import Call, arguments, is_shape
 from tests.harness.evaluation.families import FAMILIES, Family
 
 _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",
@@ -55,6 +55,9 @@ def _tensor(spec: Any, seed: int, name: str) -> Any:
         for d in spec["mark"]:
             kw = {k: spec[k] for k in ("min", "max") if k in spec}
             torch._dynamo.mark_dynamic(t, d, **kw)
+    if isinstance(spec, dict) and spec.get("static"):
+        for d in spec["static"]:
+            torch._dynamo.mark_static(t, d)
     return t
 
 
@@ -65,13 +68,17 @@ def _value(v: Any, seed: int, name: str) -> Any:
         return [_tensor(el, seed * 10 + i, name) for i, el in enumerate(v["list"])]
     if isinstance(v, dict) and "tuple" in v:
         return tuple(v["tuple"])
+    if isinstance(v, dict) and "dtype" in v:
+        import torch
+
+        return getattr(torch, v["dtype"])
     return v
 
 
 def make_inputs(family: Family, call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """``(args, kwargs)`` of one call (the first ``family.positional`` by position)."""
     args, kwargs = [], {}
-    for i, (name, v) in enumerate(call.items()):
+    for i, (name, v) in enumerate(arguments(call).items()):
         value = _value(v, i, name)
         if i < family.positional:
             args.append(value)
@@ -98,6 +105,8 @@ def _call(family: Family, compiled: Any, model: Any, call: Call, on_phase: Any =
     import torch
 
     args, kwargs = make_inputs(family, call)
+    if model is not None:
+        model.train(bool(call.get("@train", False)))
     if on_phase is not None:
         on_phase("forward")
     if family.train:

@@ -1,0 +1,134 @@
+"""A failed clause whose failure makes Dynamo trace another way: not a new entry of the key.
+
+An entry's guards hold every check Dynamo made while tracing the key's graph (and those
+Inductor added while compiling it). A call that fails a clause makes torch trace the
+call again, and only where the check behind the clause does not change the trace is
+the graph this key's (a new entry; :mod:`fxcache_core.lookup.prediction`'s MISS). Two
+forms say more than that:
+
+* ``L['tN'] != c`` (a placeholder against an integer) that the call fails, the value
+  being ``c``: while tracing, Dynamo asked whether the symbol is ``c``; this call's trace
+  finds it is, and ``ShapeEnv._maybe_guard_rel`` (torch/fx/experimental/symbolic_shapes.py)
+  solves ``Eq(s, c)`` by replacing the symbol with ``c``: the input is traced as the
+  constant, and torch looks up another key. An int argument is made a SymInt whatever
+  its value (``create_unspecified_symbol`` does not specialize 0 and 1), so an
+  ``n != 1`` that the code checked is where ``n=1`` leaves the key (checked with torch
+  2.13: ``x.view(b, groups, -1)`` with ``groups=1``, ``x.reshape((1, 24))``).
+  :func:`specializing_clause` finds it; the key does not fit (``value-specialized``).
+* An equality (``==``, a divisibility ``% d == 0`` among them) that the call fails: the
+  trace relied on it (a ``view``'s sizes dividing, a ``reshape`` keeping the numel,
+  ``-1`` in a shape), and with it false the ops differ, or the call raises (checked with
+  torch 2.13: ``x.view(b, 5, -1)`` of 12 columns raises, ``reshape((-1, 6))`` traced
+  another graph). Whether that trace gives this key's graph the cache does not show:
+  undecided (``equality-failed``), naming the clause.
+
+Never imports torch, never prints.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from fxcache_core.guards.expr import Clause, parse_guards
+from fxcache_core.lookup.judge import EntryVerdict
+
+__all__ = ["FailedClause", "failed_equality", "specializing_clause"]
+
+
+@dataclass(frozen=True, slots=True)
+class FailedClause:
+    """A failed clause of one entry, and what it says.
+
+    Attributes:
+        text: the clause as stored (``L['t2'] != 1``).
+        placeholder: for a ``tN != c`` clause, ``tN``; else None.
+        value: for a ``tN != c`` clause, ``c``; else None.
+    """
+
+    text: str
+    placeholder: str | None = None
+    value: int | None = None
+
+
+def _placeholder(node: ast.expr) -> str | None:
+    """``tN`` of ``L['tN']``, else None."""
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "L"
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+        return node.slice.value
+    return None
+
+
+def _int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _int(node.operand)
+        return -v if v is not None else None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _compare(clause: Clause) -> tuple[type[ast.cmpop], ast.expr, ast.expr] | None:
+    node = clause._node  # noqa: SLF001 - the parsed clause, read only
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        return type(node.ops[0]), node.left, node.comparators[0]
+    return None
+
+
+def _failed(guards_expr: str, values: Mapping[str, int]) -> list[Clause]:
+    """Every clause the call fails (not only the first, where torch's ``and`` stops)."""
+    return [c for c in parse_guards(guards_expr).clauses if c.evaluate(values).status == "fail"]
+
+
+def _each_failed_entry(entries: Sequence[EntryVerdict], values: Mapping[str, int],
+                       pick: Callable[[list[Clause], Mapping[str, int]], FailedClause | None]
+                       ) -> FailedClause | None:
+    """``pick``'s clause of the first entry, where every entry failed and ``pick`` finds
+    one in each; else None."""
+    if not entries or any(v.outcome != "fail" or not v.guards_expr for v in entries):
+        return None
+    found = None
+    for v in entries:
+        try:
+            got = pick(_failed(v.guards_expr or "", values), values)
+        except Exception:  # noqa: BLE001 - a clause fxcache cannot read decides nothing here
+            return None
+        if got is None:
+            return None
+        found = found or got
+    return found
+
+
+def _ne_constant(failed: list[Clause], values: Mapping[str, int]) -> FailedClause | None:
+    for c in failed:
+        cmp = _compare(c)
+        if cmp is None or cmp[0] is not ast.NotEq:
+            continue
+        _, left, right = cmp
+        for a, b in ((left, right), (right, left)):
+            p, k = _placeholder(a), _int(b)
+            if p is not None and k is not None and values.get(p) == k:
+                return FailedClause(c.text, p, k)
+    return None
+
+
+def _equality(failed: list[Clause], values: Mapping[str, int]) -> FailedClause | None:
+    for c in failed:
+        cmp = _compare(c)
+        if cmp is not None and cmp[0] is ast.Eq:
+            return FailedClause(c.text)
+    return None
+
+
+def specializing_clause(entries: Sequence[EntryVerdict], values: Mapping[str, int]) -> FailedClause | None:
+    """Where every entry of ``entries`` (a key's, in torch's order) failed, and each fails
+    a clause ``L['tN'] != c`` with ``tN`` given ``c``: that clause of the first (module
+    doc); else None. ``values``: the call's value per placeholder."""
+    return _each_failed_entry(entries, values, _ne_constant)
+
+
+def failed_equality(entries: Sequence[EntryVerdict], values: Mapping[str, int]) -> FailedClause | None:
+    """Where every entry of ``entries`` failed, and each fails an equality (``==``): the
+    first entry's (module doc); else None."""
+    return _each_failed_entry(entries, values, _equality)

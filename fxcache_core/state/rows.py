@@ -26,6 +26,9 @@ def _light_input(i: GraphInput) -> GraphInput:
     return GraphInput(i.position, _i(i.name), sys.intern(i.type), _i(i.expr), i.aot_index, _i(i.source))
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+"""``json.dumps(obj, separators=(",", ":"))`` without making an encoder per call."""
+
 _SHARED: dict = {}
 
 
@@ -80,7 +83,7 @@ def to_json(d: DecodedEntry, full: bool = False) -> str:
         obj.append([list(d.debug_lines), sorted(d.globals_seen), d.forward_graph,
                     None if d.forward is None else list(d.forward.debug_lines),
                     None if d.backward is None else list(d.backward.debug_lines)])
-    return json.dumps(obj, separators=(",", ":"))
+    return _COMPACT.encode(obj)
 
 
 def _shared_from_raw(build, key: tuple, raw: list):

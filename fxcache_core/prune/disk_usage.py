@@ -196,8 +196,11 @@ def measure(catalog: Catalog, *, stale_against: tuple[tuple[str, str], ...] | No
 
     now = time.time() if now is None else now
     root = catalog.scan.root
+    # The entry files' records are the scan's (FileInfo shared, not a second copy each).
+    records = {f.where: f for k in catalog.scan.keys for f in (*(e.file for e in k.entries), *k.temp_files)}
     inv = take_inventory(root, detect_layout(root),
-                         index_dir=None if index_path is None else index_path.parent)
+                         index_dir=None if index_path is None else index_path.parent, records=records)
+    del records
     default = default_plan if default_plan is not None else plan_gc(catalog, GcPolicy.default(now=now))
     stale = undecided = None
     if stale_against is not None:

@@ -118,7 +118,9 @@ def _arg_sources_of(raw: list) -> tuple[str | None, ...]:
 def from_json(text: str) -> DecodedEntry:
     """Rebuild a :class:`DecodedEntry` from :func:`to_json`: equal to :func:`light` of
     the entry that was written (sharing as it does), or to the entry itself when it
-    was written ``full``.
+    was written ``full``. The FX keys and guards strings are interned: an AOTAutograd
+    entry, the FX refs it records and the FX entries they name hold one string each
+    (a plan of 100,000 entries keeps them all).
 
     Raises:
         ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
@@ -126,11 +128,11 @@ def from_json(text: str) -> DecodedEntry:
     (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
      origin, foreign, absent, *rest) = json.loads(text)
     d = DecodedEntry(
-        kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=guards,
+        kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=_i(guards),
         inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
-        fx_key=fx_key, is_backward=is_bw, wrapper_key=wrapper,
-        forward=None if fw is None else FxRef(sys.intern(fw[0]), fw[1]),
-        backward=None if bw is None else FxRef(sys.intern(bw[0]), bw[1]),
+        fx_key=_i(fx_key), is_backward=is_bw, wrapper_key=wrapper,
+        forward=None if fw is None else FxRef(sys.intern(fw[0]), _i(fw[1])),
+        backward=None if bw is None else FxRef(sys.intern(bw[0]), _i(bw[1])),
         arg_sources=_shared_from_raw(_arg_sources_of, tuple(arg_sources), arg_sources),
         compile_time_ns=t_ns,
         hints=_shared_from_raw(_hints_of, tuple(map(tuple, hints)), hints),

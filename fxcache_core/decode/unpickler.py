@@ -183,7 +183,10 @@ class Stub:
     def field(self, name: str, default: Any = None) -> Any:
         """An attribute as the pickle set it (``__setstate__`` dict, slots or kwargs)."""
         st = self._state
-        if isinstance(st, tuple) and len(st) == 2:
+        if type(st) is dict:  # the usual case (a dataclass's or plain object's __dict__), first
+            if name in st:
+                return st[name]
+        elif isinstance(st, tuple) and len(st) == 2:
             for part in st:
                 if isinstance(part, dict) and name in part:
                     return part[name]

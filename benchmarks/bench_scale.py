@@ -1,6 +1,7 @@
 """fxcache at scale, side by side with its references, measured in the same run.
 
     python -m benchmarks.bench_scale [--sizes 1000,10000,100000] [--work DIR]
+    python -m benchmarks.bench_scale --memory 1000,10000,100000 [--work DIR]
 
 (``make bench-scale``; never part of ``make test``.) For each size, a cache of
 that many entry files is generated from real entries (benchmarks/gen_cache.py,
@@ -29,6 +30,12 @@ processes included) and peak RSS (``wait4``) are printed next to the
 reference's, then the goals' ratios. ``--profile`` adds, at the largest size,
 where each command spends its CPU (cProfile, workers off, top functions by own
 time). Results also go to ``WORK/results.json``.
+
+``--memory SIZES`` runs only the memory pass: every command of
+:data:`MEMORY_COMMANDS` once per size (``ls`` and ``match`` cold and warm, the ``gc``
+and ``rm`` plans, ``df``, ``dupes``, ``audit``, ``verify``), its peak RSS beside the
+300 MB goal and how much it grows per 1,000 entries between sizes (linear growth:
+about the same figure between each pair); ``WORK/memory.json`` keeps them.
 """
 
 from __future__ import annotations

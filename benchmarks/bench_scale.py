@@ -1,6 +1,7 @@
 """fxcache at scale, side by side with its references, measured in the same run.
 
     python -m benchmarks.bench_scale [--sizes 1000,10000,100000] [--work DIR]
+    python -m benchmarks.bench_scale --memory 1000,10000,100000 [--work DIR]
 
 (``make bench-scale``; never part of ``make test``.) For each size, a cache of
 that many entry files is generated from real entries (benchmarks/gen_cache.py,
@@ -29,6 +30,12 @@ processes included) and peak RSS (``wait4``) are printed next to the
 reference's, then the goals' ratios. ``--profile`` adds, at the largest size,
 where each command spends its CPU (cProfile, workers off, top functions by own
 time). Results also go to ``WORK/results.json``.
+
+``--memory SIZES`` runs only the memory pass: every command of
+:data:`MEMORY_COMMANDS` once per size (``ls`` and ``match`` cold and warm, the ``gc``
+and ``rm`` plans, ``df``, ``dupes``, ``audit``, ``verify``), its peak RSS beside the
+300 MB goal and how much it grows per 1,000 entries between sizes (linear growth:
+about the same figure between each pair); ``WORK/memory.json`` keeps them.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -228,6 +236,60 @@ def bench_size(src: Path, work: Path, n: int, only: set[str] | None = None, prof
     return r
 
 
+MEMORY_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ls, cold index", ("ls",)),
+    ("ls, warm index", ("ls",)),
+    ("ls --by function", ("ls", "--by", "function")),
+    ("match, cold index", ("match", "--shapes", "x=[5,3]")),
+    ("match, warm index", ("match", "--shapes", "x=[5,3]")),
+    ("gc --max-size, plan", ("gc", "--max-size", "{half}", "--dry-run", "--json")),
+    ("rm of one FX key, plan", ("rm", "{one_fx}", "--dry-run", "--json")),
+    ("df", ("df",)),
+    ("dupes", ("dupes",)),
+    ("audit", ("audit",)),
+    ("verify", ("verify",)),
+)
+"""What the memory pass runs, in order, each a fresh process on one index: the first
+``ls`` and ``match`` each start from an empty index (cold), the rest find it warm."""
+
+
+def memory(cache: Path, counts: dict) -> dict[str, tuple[float, int, float]]:
+    """Peak RSS of every command of :data:`MEMORY_COMMANDS` on ``cache`` (one run each):
+    name -> (wall seconds, peak RSS in bytes, CPU seconds). The peak RSS is
+    ``wait4``'s: the largest of the process and the decode workers it waited for."""
+    half = f"{counts['bytes'] // 2}B"
+    one_fx = next(k for b in sorted(os.listdir(cache / "fxgraph")) for k in sorted(os.listdir(cache / "fxgraph" / b)))
+    out: dict[str, tuple[float, int, float]] = {}
+    with tempfile.TemporaryDirectory() as idx:
+        for name, args in MEMORY_COMMANDS:
+            if name == "match, cold index":  # an empty index again: match decodes what ls did not
+                shutil.rmtree(idx)
+                os.mkdir(idx)
+            argv = fx("--cache-dir", str(cache), *(a.format(half=half, one_fx=one_fx) for a in args))
+            wall, rss, _ = run(argv, {"FXCACHE_INDEX_DIR": idx})
+            out[name] = (wall, rss, _CPU[tuple(argv)])
+            print(f"  {name}: {mb(rss)}, {_CPU[tuple(argv)]:.1f} s CPU", flush=True)
+    return out
+
+
+def memory_report(mem: dict[int, dict[str, tuple[float, int, float]]]) -> str:
+    """Peak RSS per command and size, and its growth per 1,000 entries between sizes
+    (linear growth: about the same figure between each pair)."""
+    sizes = sorted(mem)
+    head = f"{'peak RSS (goal < 300 MB)':<26}" + "".join(f"{n:>12,}" for n in sizes)
+    if len(sizes) > 1:
+        head += "   MB per 1,000 entries more: " + ", ".join(f"{a:,}->{b:,}" for a, b in pairwise(sizes))
+    out = [head]
+    for name, _ in MEMORY_COMMANDS:
+        rss = [mem[n][name][1] for n in sizes]
+        line = f"{name:<26}" + "".join(f"{mb(r):>12}" for r in rss)
+        if len(sizes) > 1:
+            line += "   " + ", ".join(f"{(b - a) / 1e6 / ((m - n) / 1000):.2f}"
+                                     for (n, a), (m, b) in pairwise(zip(sizes, rss, strict=True)))
+        out.append(line + ("   OVER" if rss[-1] > 300e6 else ""))
+    return "\n".join(out)
+
+
 def report(rows: dict[int, dict], start: dict) -> str:
     out = [f"fxcache --help: {start['help'][0] * 1000:.0f} ms, {mb(start['help'][1])}; "
            f"ls of an empty cache: {start['ls_empty'][0] * 1000:.0f} ms, {mb(start['ls_empty'][1])}", ""]
@@ -297,10 +359,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="1000,10000")
     p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "fxcache-bench")
     p.add_argument("--only", default=None, help="ls: only the ls figures (default: all)")
+    p.add_argument("--memory", default=None, metavar="SIZES",
+                   help="only the memory pass: peak RSS of every command at these sizes (e.g. 1000,10000,100000)")
     p.add_argument("--profile", action="store_true",
                    help="also profile each command once at the largest size (cProfile, FXCACHE_JOBS=1)")
     a = p.parse_args(argv)
     src = template_cache(a.work)
+    if a.memory:
+        from benchmarks.gen_cache import generate
+
+        mem = {}
+        for n in (int(x) for x in a.memory.split(",")):
+            cache = a.work / f"cache-{n}"
+            if not (cache / ".generated").exists():
+                shutil.rmtree(cache, ignore_errors=True)
+                (cache / ".generated").write_text(json.dumps(generate(src, cache, n)))
+            print(f"{n} entries, memory ...", flush=True)
+            mem[n] = memory(cache, json.loads((cache / ".generated").read_text()))
+        print(memory_report(mem))
+        (a.work / "memory.json").write_text(json.dumps({str(n): m for n, m in mem.items()}, indent=2))
+        return 0
     empty = a.work / "empty"
     (empty / "fxgraph").mkdir(parents=True, exist_ok=True)
     start = {"help": best(fx("--help")), "ls_empty": best(fx("--cache-dir", str(empty), "ls"))}

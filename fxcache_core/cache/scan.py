@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind, artifact_key, is_key
 from fxcache_core.errors import KeyLookupError
-from fxcache_core.fsutil import open_regular
+from fxcache_core.fsutil import NotRegularFile, open_file, open_regular
 from fxcache_core.reasons import Reason, code_of
 
 _KEY_CHARS = set("abcdefghijklmnopqrstuvwxyz234567")
@@ -334,21 +334,38 @@ def _identity(st: os.stat_result) -> Identity:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def read_entry_proven(path: Path) -> tuple[bytes, Identity | None, int]:
+def read_entry_proven(path: str | os.PathLike[str]) -> tuple[bytes, Identity | None, int]:
     """:func:`read_entry_bytes`, and what proves which file the bytes are: the
     file's :attr:`FileInfo.identity` from ``fstat`` on the one fd read, taken
     before and after the read (None when the two differ: the file changed while
     it was read), and when the read ended (``time.time_ns()``), for telling a
     racily clean file (see :func:`fxcache_core.state.index.racily_clean`).
 
+    Every entry a command decodes is read here, so it makes the fewest calls
+    that keep those guarantees: one ``open`` (non-blocking, ``O_NOATIME`` where
+    allowed), the ``fstat`` that both refuses what is not a regular file and is
+    the identity before, ``read`` to the end of the file, the ``fstat`` after.
+    The fd stays non-blocking: on a regular file that changes nothing.
+
     Raises:
         NotRegularFile, OSError: as :func:`read_entry_bytes`.
     """
-    with os.fdopen(open_regular(path, noatime=True), "rb") as f:
-        before = _identity(os.fstat(f.fileno()))
-        data = f.read()
-        after = _identity(os.fstat(f.fileno()))
+    fd = open_file(path, nonblocking=True, noatime=True)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(path, st.st_mode)
+        before = _identity(st)
+        chunk = os.read(fd, st.st_size + 1)
+        parts = [chunk]
+        while chunk:
+            chunk = os.read(fd, 1 << 20)
+            parts.append(chunk)
+        data = parts[0] if len(parts) == 2 else b"".join(parts)
+        after = _identity(os.fstat(fd))
         done = time.time_ns()
+    finally:
+        os.close(fd)
     return data, (before if before == after and len(data) == before[2] else None), done
 
 

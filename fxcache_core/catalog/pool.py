@@ -86,7 +86,7 @@ def _read_and_decode(entry: Entry, hashing: bool, fields: frozenset[str] = FIELD
         return None, (f"{entry.size} bytes, over fxcache's {MAX_ENTRY_BYTES} byte decoding limit",
                       "too-large"), None, 0
     try:
-        data, identity, read_ns = read_entry_proven(entry.path)
+        data, identity, read_ns = read_entry_proven(entry.file.where)
     except OSError as e:
         return None, (f"cannot read: {e.strerror or e}", "io"), None, 0
     sha = sha256_hash(data) if hashing else None

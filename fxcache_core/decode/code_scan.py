@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -135,10 +135,23 @@ def foreign_globals(kind: str, uses: Mapping[str, GlobalUse]) -> tuple[ForeignGl
     that the table's row for ``kind`` does not hold, sorted by name. A persistent id
     (``<persistent>``) is not a global: torch's ``pickle.load`` has no
     ``persistent_load`` and refuses it, running nothing."""
-    row = allowed(kind)
+    permitted = _permitted(kind)
     out = [ForeignGlobal(u.name, tuple(sorted(u.uses)), describe(u))
-           for name, u in uses.items() if not name.startswith("<persistent>.") and not row.permits(u)]
-    return tuple(sorted(out, key=lambda f: f.name))
+           for name, u in uses.items() if not permitted(u.name, u.uses) and not name.startswith("<persistent>.")]
+    return tuple(sorted(out, key=lambda f: f.name)) if out else ()
+
+
+@functools.cache
+def _permitted(kind: str) -> Callable[[str, frozenset[str]], bool]:
+    """:meth:`Allowed.permits` of the row of ``kind``, by ``(name, uses)``, remembered
+    (every entry decoded asks of a dozen globals, nearly always the same ones)."""
+    row = allowed(kind)
+
+    @functools.lru_cache(maxsize=8192)
+    def permitted(name: str, uses: frozenset[str]) -> bool:
+        return row.permits(GlobalUse(name, uses))
+
+    return permitted
 
 
 def with_foreign(e: EntryDecodeError, found: tuple[ForeignGlobal, ...]) -> EntryDecodeError:

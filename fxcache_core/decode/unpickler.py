@@ -28,7 +28,8 @@ import io
 import pickle
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from fxcache_core.decode.memlimit import budget_for
@@ -98,25 +99,37 @@ class _Recording(threading.local):
 
 _RECORDING = _Recording()
 
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+"""The ``_kwargs`` and ``_dict`` of a stub that has none: read-only, shared."""
+
 
 class Stub:
     """An inert stand-in for a class or function named in a pickle.
 
     Subclasses are made per ``(module, name)`` by :class:`StubUnpickler`; the
     class attributes ``stub_module``/``stub_name`` keep the name. Instances
-    record what the pickle did to them and nothing else.
+    record what the pickle did to them and nothing else: ``_args``/``_kwargs``
+    (the call or ``__new__``), ``_state`` (``BUILD``), ``_items`` (``append``,
+    ``extend``, ``add``) and ``_dict`` (``__setitem__``, ``__setattr__``). An
+    instance holds only what was recorded on it (an entry makes thousands of
+    stubs, most of them with no arguments and no items); the rest are the empty,
+    read-only class defaults.
     """
 
     stub_module = ""
     stub_name = ""
+    _args: tuple[Any, ...] = ()
+    _kwargs: Mapping[str, Any] = _EMPTY
+    _state: Any = None
+    _items: list[Any] | tuple[()] = ()
+    _dict: Mapping[Any, Any] = _EMPTY
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Stub:
         self = object.__new__(cls)
-        object.__setattr__(self, "_args", args)
-        object.__setattr__(self, "_kwargs", kwargs)
-        object.__setattr__(self, "_state", None)
-        object.__setattr__(self, "_items", [])
-        object.__setattr__(self, "_dict", {})
+        if args:
+            self.__dict__["_args"] = args
+        if kwargs:
+            self.__dict__["_kwargs"] = kwargs
         made = _RECORDING.made
         if made is not None and cls not in made:
             made[cls] = self
@@ -130,22 +143,37 @@ class Stub:
 
     # What the pickle machine may do to an object; each only records.
     def __setstate__(self, state: Any) -> None:
-        object.__setattr__(self, "_state", state)
+        self.__dict__["_state"] = state
 
     def append(self, item: Any) -> None:
-        self._items.append(item)
+        own = self.__dict__
+        items = own.get("_items")
+        if items is None:
+            own["_items"] = [item]
+        else:
+            items.append(item)
 
     def extend(self, items: Any) -> None:
-        self._items.extend(items)
+        own = self.__dict__
+        mine = own.get("_items")
+        if mine is None:
+            own["_items"] = list(items)
+        else:
+            mine.extend(items)
 
     def add(self, item: Any) -> None:
-        self._items.append(item)
+        Stub.append(self, item)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        self._dict[key] = value
+        own = self.__dict__
+        d = own.get("_dict")
+        if d is None:
+            own["_dict"] = {key: value}
+        else:
+            d[key] = value
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._dict[name] = value
+        Stub.__setitem__(self, name, value)
 
     @property
     def qualname(self) -> str:
@@ -155,7 +183,10 @@ class Stub:
     def field(self, name: str, default: Any = None) -> Any:
         """An attribute as the pickle set it (``__setstate__`` dict, slots or kwargs)."""
         st = self._state
-        if isinstance(st, tuple) and len(st) == 2:
+        if type(st) is dict:  # the usual case (a dataclass's or plain object's __dict__), first
+            if name in st:
+                return st[name]
+        elif isinstance(st, tuple) and len(st) == 2:
             for part in st:
                 if isinstance(part, dict) and name in part:
                     return part[name]
@@ -179,15 +210,11 @@ class StubUnpickler(pickle.Unpickler):
 
     def __init__(self, file: io.BufferedIOBase) -> None:
         super().__init__(file)
-        self._classes: dict[tuple[str, str], type[Stub]] = {}
         self.globals_seen: set[str] = set()
 
     def find_class(self, module: str, name: str) -> type[Stub]:  # noqa: D102
-        cls = self._classes.get((module, name))
-        if cls is None:
-            cls = _stub_class(module, name)
-            self._classes[(module, name)] = cls
-            self.globals_seen.add(f"{module}.{name}")
+        cls = _stub_class(module, name)
+        self.globals_seen.add(cls._qualname)
         return cls
 
     def persistent_load(self, pid: Any) -> Stub:  # noqa: D102
@@ -294,7 +321,6 @@ class _PyStubUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
 
     def __init__(self, file: io.BufferedIOBase) -> None:
         super().__init__(file)
-        self._classes: dict[tuple[str, str], type[Stub]] = {}
         self.globals_seen: set[str] = set()
 
     find_class = StubUnpickler.find_class
@@ -426,7 +452,7 @@ def plain(obj: Any) -> Any:
         if isinstance(o, Stub):
             if o.stub_name in ("list", "Size", "OrderedSet", "set", "tuple", "deque"):
                 first = o._args[0] if o._args and isinstance(o._args[0], (list, tuple)) else []
-                out = [conv(i, depth + 1) for i in list(first) + o._items]
+                out = [conv(i, depth + 1) for i in [*first, *o._items]]
             elif o.stub_name in ("OrderedDict", "defaultdict", "dict"):
                 out = {k: conv(v, depth + 1) for k, v in o._dict.items()}
         else:
@@ -441,7 +467,7 @@ def str_items(v: Any) -> tuple[str, ...]:
     """The top-level ``str`` items of a (stubbed) list; nothing nested is visited."""
     if isinstance(v, Stub) and v.stub_name in ("list", "tuple"):
         first = v._args[0] if v._args and isinstance(v._args[0], (list, tuple)) else []
-        v = list(first) + v._items
+        v = [*first, *v._items]
     if not isinstance(v, (list, tuple)):
         return ()
     if set(map(type, v)) <= {str}:  # the usual case, checked at C speed

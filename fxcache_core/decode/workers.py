@@ -121,8 +121,11 @@ def cpu_budget_for(n_bytes: int) -> float:
 # --- messages: a 4-byte length, then JSON ---------------------------------------
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def _encode(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+    return _COMPACT.encode(obj).encode()
 
 
 def _write(fd: int, body: bytes) -> None:

@@ -196,18 +196,26 @@ def measure(catalog: Catalog, *, stale_against: tuple[tuple[str, str], ...] | No
 
     now = time.time() if now is None else now
     root = catalog.scan.root
-    inv = take_inventory(root, detect_layout(root),
-                         index_dir=None if index_path is None else index_path.parent)
+    # The plans first: each plan's working state (its own inventory of the generated
+    # code, its units) is gone before df's inventory of every file is taken.
     default = default_plan if default_plan is not None else plan_gc(catalog, GcPolicy.default(now=now))
+    reclaim = [r.file.where for r in default.removals]
+    del default
     stale = undecided = None
     if stale_against is not None:
         plan = plan_gc(catalog, GcPolicy(stale_against=stale_against,
                                          stale_include_dir=stale_include_dir, now=now))
         stale, undecided = [r.file.where for r in plan.removals], plan.undecided
+        del plan
+    # The entry files' records are the scan's (FileInfo shared, not a second copy each).
+    records = {f.where: f for k in catalog.scan.keys for f in (*(e.file for e in k.entries), *k.temp_files)}
+    inv = take_inventory(root, detect_layout(root),
+                         index_dir=None if index_path is None else index_path.parent, records=records)
+    del records
     index = None
     if index_path is not None:
         try:
             index = (str(index_path), os.stat(index_path).st_size)
         except OSError:
             index = (str(index_path), 0)
-    return disk_usage(inv, [r.file.where for r in default.removals], stale, undecided or (), index)
+    return disk_usage(inv, reclaim, stale, undecided or (), index)

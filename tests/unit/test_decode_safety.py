@@ -415,3 +415,28 @@ def test_a_huge_int_in_an_int64_field_is_dropped_not_kept_to_crash_printing():
     d = decode_entry(data, KeyKind.FX_GRAPH)
     assert d.compile_time_ns is None
     assert from_json(to_json(light(d))) == light(d)
+
+
+@pytest.mark.parametrize("opcode", [b"\x90", b"e"], ids=["ADDITEMS calls add", "APPENDS calls extend"])
+def test_each_call_a_pickle_makes_counts_once_against_the_object_bound(opcode):
+    """GLOBAL (one call: find_class), NEWOBJ (one: __new__), then three items through
+    ``add`` each (ADDITEMS on a non-set) or one ``extend`` (APPENDS): a bound of exactly
+    the calls made reads it, one less refuses it. A stub method that counted the call
+    it delegates to (``add`` through a counted ``append``) would refuse the first."""
+    data = b"\x80\x04cmod\nname\n)\x81(K\x01K\x02K\x03" + opcode + b"."
+    calls = 5 if opcode == b"\x90" else 3
+    root, _ = load_stubs(data, max_objects=calls)
+    assert root._items == [1, 2, 3]
+    with pytest.raises(EntryDecodeError) as err:
+        load_stubs(data, max_objects=calls - 1)
+    assert err.value.message.code == "too-many-objects"
+
+
+def test_a_stub_keeps_only_what_the_pickle_recorded_on_it():
+    """A stub made with no arguments, state, items or dict entries holds nothing of its
+    own: every empty value is the class's shared, read-only default."""
+    root, _ = load_stubs(b"\x80\x04cmod\nname\n)\x81.")
+    assert vars(root) == {}
+    assert (root._args, root._state, root._items, dict(root._kwargs), dict(root._dict)) == ((), None, (), {}, {})
+    with pytest.raises(TypeError):
+        root._dict["planted"] = 1  # the shared default cannot be written through

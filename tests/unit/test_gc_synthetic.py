@@ -212,7 +212,7 @@ def test_entries_fxcache_cannot_read_are_not_unreadable_for_gc(cache, monkeypatc
     real = pool_mod.read_entry_proven
 
     def denied(p):  # what root cannot be refused (chmod 000 does not stop it)
-        if p == paths[1]:
+        if os.fspath(p) == os.fspath(paths[1]):  # a str or a Path
             raise PermissionError(13, "Permission denied", str(p))
         return real(p)
 

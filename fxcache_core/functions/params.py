@@ -215,11 +215,10 @@ def _break_line(function: str) -> int | None:
 
 @functools.lru_cache(maxsize=256)
 def _reads_in(path: str, size: int, mtime_ns: int, line: int, name: str) -> FrameReads | Reason:
-    data = _read_source(path)
-    tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
-    if isinstance(tree, Reason):
-        return tree
-    fn = _def_named(tree, name, line)
+    defs = _defs_by_name(path, size, mtime_ns)
+    if isinstance(defs, Reason):
+        return defs
+    fn = _def_named(defs.get(name, ()), line)
     if fn is None:
         return Reason(f"{path} has no def {name} at line {line} (the file changed since)", "source-changed")
     try:
@@ -228,14 +227,31 @@ def _reads_in(path: str, size: int, mtime_ns: int, line: int, name: str) -> Fram
         return Reason(f"{path}: {name} is nested too deep to read", "source-unparsable")
 
 
-def _def_named(tree: ast.Module, name: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The innermost ``def name`` whose lines (decorators included) hold ``line``."""
-    best = None
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@functools.lru_cache(maxsize=16)
+def _defs_by_name(path: str, size: int, mtime_ns: int) -> dict[str, tuple[_Def, ...]] | Reason:
+    """Every ``def`` of the source file ``path`` (parsed once per identity
+    ``(size, mtime_ns)``, never run), by name; a Reason where it cannot be read."""
+    data = _read_source(path)
+    tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
+    if isinstance(tree, Reason):
+        return tree
+    found: dict[str, list[_Def]] = {}
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            if first <= line <= (node.end_lineno or node.lineno) and (best is None or node.lineno >= best.lineno):
-                best = node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(node.name, []).append(node)
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def _def_named(defs: tuple[_Def, ...], line: int) -> _Def | None:
+    """The innermost of ``defs`` (one name's) whose lines (decorators included) hold ``line``."""
+    best = None
+    for node in defs:
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        if first <= line <= (node.end_lineno or node.lineno) and (best is None or node.lineno >= best.lineno):
+            best = node
     return best
 
 

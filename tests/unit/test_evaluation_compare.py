@@ -132,3 +132,16 @@ def test_an_fx_lookup_behind_an_aotautograd_key_match_did_not_bind_is_undecided_
     # ... while an AOTAutograd key it decided, whose FX entry it names wrongly, stays wrong.
     decided = compare.key_lines(_report("hit", E1, results=[_result("hit", E1)]), lookups, PRESENT)
     assert [ln.grade for ln in decided] == [compare.RIGHT, compare.WRONG], decided
+
+
+def test_a_call_whose_trace_raised_before_any_lookup_is_right_as_new_graph_or_error_only():
+    # torch looked nothing up: its trace of the call raised (float64 input, float32 weights)
+    tv = compare.torch_verdict([], PRESENT, {"type": "RuntimeError", "message": "expected scalar type Float"})
+    assert tv.status == "raises"
+    assert compare.function_line(_report("new-graph", key=None), None, tv, "f").grade == compare.RIGHT
+    assert compare.function_line(_report("error", code="guard-raises"), None, tv, "f").grade == compare.RIGHT
+    assert compare.function_line(_report("hit", E1), None, tv, "f").grade == compare.WRONG
+    assert compare.function_line(_report("miss"), None, tv, "f").grade == compare.WRONG
+    # a call that made no lookup and raised nothing stays an ERROR-only case
+    quiet = compare.torch_verdict([], PRESENT)
+    assert compare.function_line(_report("new-graph", key=None), None, quiet, "f").grade == compare.WRONG

@@ -6,7 +6,8 @@ Torch's answer, per function (:func:`torch_verdict`): its first lookup by guards
 AOTAutograd key, or FX where the AOTAutograd cache was bypassed) on a key the cache
 did not have is NEW GRAPH; a hit whose FX entries loaded too is HIT of that entry;
 anything else on a key the cache had is MISS (``tests.helpers.torch_status``). A call
-that raised before any lookup is ``raises``. A lookup of an abandoned trace does not
+that raised before any lookup is ``raises`` (match is right with ERROR, or with NEW
+GRAPH: nothing cached served the call, and the trace torch began raised). A lookup of an abandoned trace does not
 count: a miss on a key the call never writes, followed by another lookup of the same
 kind (Dynamo traced the frame again, with more specialized, and looked up the key of
 that graph: Wav2Vec2's forward does so on every first call).
@@ -128,7 +129,11 @@ def function_line(report: dict | None, usage_error: str | None, tv: TorchVerdict
     if v["status"] == "undecided":
         return Line(UNDECIDED, tv.text(), said, v.get("why_code"))
     if tv.status in ("raises", "no-lookup"):
-        ok = v["status"] == "error"
+        # no cached graph served the call: torch traced it and the trace raised (a
+        # float64 input to float32 weights). NEW GRAPH says exactly what the cache can
+        # know (nothing here serves it; torch traces again); whether that trace
+        # succeeds is the model's code, which the cache does not hold
+        ok = v["status"] == "error" or (v["status"] == "new-graph" and tv.status == "raises")
     elif tv.status == "hit" and tv.error and v["status"] == "error":
         # torch loaded the entry, then raised (a marked range wider than the entry's
         # guards): right where match names that entry and says the call raises after it

@@ -103,7 +103,8 @@ def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float, mode: Dyn
     m = re.fullmatch(r"L\['(\w+)'\]", src)
     if m is None:
         return None
-    prov = baked_provenance(catalog, key, m.group(1), inputs if inputs is not None else {src: val}, frame)
+    # A parameter left out is at its default, ``val``: the call's value all the same.
+    prov = baked_provenance(catalog, key, m.group(1), {**(inputs or {}), src: val}, frame)
     if prov is None or prov.status == "unread":
         return None
     if prov.status == "differs":

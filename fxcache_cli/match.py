@@ -189,7 +189,7 @@ def _lookup(call: _Call, key: str | None, duck_shape: bool | None, after_recompi
                    positional=call.positional, mode=mode_of(call.dynamic), duck_shape=duck_shape,
                    phase=Phase.AFTER_RECOMPILE if after_recompile else Phase.FIRST, recorded=call.recorded)
     done_reading()
-    return MatchAnswer(report, verdicts(report, count_all=call.fn is not None or only is not None)), only
+    return MatchAnswer(report, verdicts(report, count_all=call.fn is not None or only is not None, function=call.fn)), only
 
 
 def _render(answer: Any, call: _Call, explain: bool) -> int:

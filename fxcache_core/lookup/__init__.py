@@ -8,7 +8,8 @@ tuples), ``binding`` (the user's shapes and values, DynamicMode), ``graph_types`
 key's graph prints about its inputs: tensor types, size expressions) and ``query``
 (CallQuery: one call); ``inputs`` (the call's inputs named by a key's sources) and
 ``symbol_names`` (an FX key's inputs named by its symbols); ``floats`` (what floats
-a key tensorified or baked in) and ``float_exprs`` (which constant a float became,
+a key tensorified or baked in), ``sym_floats`` (a float folded beside a symbolic int:
+the operands of the graph's nodes on SymNodes) and ``float_exprs`` (which constant a float became,
 through which expression of the source), ``int_exprs`` (which constants an int, a tuple
 of ints or a bool became: slice bounds, arithmetic scalars, a reduction's dim and
 keepdim, dropout's flag); ``printed_graphs`` (a printed graph, and what
@@ -22,6 +23,7 @@ the call brings to 0 or 1) and ``mark_ranges`` (a marked dim's range); ``phases`
 tensor or a list) and ``int_args`` (ints baked into a sibling key); ``branches`` (the lines
 of the compiled frame a graph has ops from); ``accounting`` (every parameter the
 compiled frame reads, accounted for before a verdict); ``key_lookup``
-(match_key: one key); ``across_keys`` (what the keys' results say together); ``match`` (the
+(match_key: one key); ``across_keys`` (what the keys' results say together); ``unattributed``
+(keys that record no function, for a function no key records); ``match`` (the
 run over keys); ``prediction`` (the verdict per function); ``coverage`` (one
 placeholder swept) and ``audit`` (entries never served)."""

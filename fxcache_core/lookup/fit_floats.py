@@ -103,7 +103,8 @@ def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float, mode: Dyn
     m = re.fullmatch(r"L\['(\w+)'\]", src)
     if m is None:
         return None
-    prov = baked_provenance(catalog, key, m.group(1), inputs if inputs is not None else {src: val}, frame)
+    # A parameter left out is at its default, ``val``: the call's value all the same.
+    prov = baked_provenance(catalog, key, m.group(1), {**(inputs or {}), src: val}, frame)
     if prov is None or prov.status == "unread":
         return None
     if prov.status == "differs":
@@ -163,7 +164,8 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
                                 if isinstance(v, PyValue) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}}
         if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
-        return float_provenance(fn, frame.file, graph, name, scalars, tensors)  # type: ignore[union-attr]
+        return float_provenance(fn, frame.file, graph, name, scalars, tensors,  # type: ignore[union-attr]
+                                _symbolic_params(catalog, key))
     quoted = _quoted_function(graph, name, sorted({*scalars, *tensors}))
     if quoted is None:
         return None
@@ -171,6 +173,18 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
     if isinstance(fn_or_why, Reason):
         return Provenance("unknown", fn_or_why)
     return float_provenance(fn_or_why, file, graph, name, scalars, tensors)
+
+
+def _symbolic_params(catalog: Catalog, key: CacheKey) -> frozenset[str]:
+    """The parameters ``key`` takes as symbols (``L['step']`` -> ``s51``: a SymInt after
+    a recompile; not one Dynamo specialized, ``Sym(1)``), by its first readable entry's
+    symbol table."""
+    first = catalog.first_readable(key)
+    if first is None:
+        return frozenset()
+    return frozenset(m.group(1) for info in catalog.symbols(first[0])
+                     if info.source and info.expr and re.fullmatch(r"[a-z]+\d+", info.expr)
+                     and (m := re.fullmatch(r"L\['(\w+)'\]", info.source)))
 
 
 def _quoted_function(graph: str, name: str, params: list[str]

@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from fxcache_core.lookup.sym_floats import local_lines, sym_node_operands, symbolic_group
 from fxcache_core.reasons import Reason
 
 __all__ = ["FloatUse", "Provenance", "compute", "evaluate", "float_provenance", "graph_ops", "statement_reads"]
@@ -497,11 +498,14 @@ def _squeeze(text: str) -> str:
 
 
 def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
-                     scalars: Mapping[str, float | int], tensors: frozenset[str]) -> Provenance:
+                     scalars: Mapping[str, float | int], tensors: frozenset[str],
+                     symbolic: frozenset[str] = frozenset()) -> Provenance:
     """What the call's value of ``param`` (in ``scalars``, with the call's other Python
     scalar arguments) does to the key whose printed graph is ``graph``, traced from
     ``fn`` in ``file`` with ``param`` specialized (see the module docstring).
-    ``tensors``: the names of the call's tensor arguments. Raises nothing."""
+    ``tensors``: the names of the call's tensor arguments; ``symbolic``: the scalar
+    parameters the key takes as symbols (a statement whose reads compute with one is
+    read by :func:`~fxcache_core.lookup.sym_floats.symbolic_group`). Raises nothing."""
     uses = statement_reads(fn, param, scalars, tensors)
     if not uses:
         return Provenance("unread")
@@ -513,11 +517,22 @@ def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
                 "graph", "float-provenance-unknown"), tuple(uses))
     ops = [o for o in graph_ops(graph) if o.file == file]
     same: list[FloatUse] = []
+    folded: set[str] = set()  # statements computed with a symbol: their folded parts
     for (line, last, stems), group in _groups(uses):
         mine = [o for o in ops if line <= o.line <= last]
         if not mine or not all(any(_squeeze(u.text or u.expr) in _squeeze(o.code) for o in mine) for u in group):
             return _unknown(param, group[0], "no op traced from it shows the expression (the graph was "
                             "traced from other code, or the expression reaches no op)", uses)
+        if symbolic and (sym := _symbolic(fn, file, graph, param, group, scalars, symbolic)) is not None:
+            if sym[0] == "unknown":
+                return _unknown(param, group[0], sym[1], uses)
+            if sym[0] == "differs":
+                return Provenance("differs", Reason(
+                    f"{param} is specialized into this key's graph through {group[0].expr} (line {line}), computed "
+                    f"there with a symbol: {sym[1]} ({param}={scalars[param]}): torch traces another graph",
+                    "float-constant-differs"), tuple(uses))
+            folded.add(f"{group[0].expr} folded to {sym[1]} beside a symbol")
+            continue
         found: Counter[str] = Counter(f for o in mine if _op_of(o.op, stems) for f in o.floats)
         literals = _literals(group, fn, {**scalars, **dict.fromkeys(pure_locals(fn, scalars))}, stems, tensors)
         if any(u.loop for u in group):
@@ -553,9 +568,20 @@ def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
             return _unknown(param, group[0], "several expressions of it reach one op kind there, and "
                             "which constant is which is not readable", uses)
         same += group
-    shown = ", ".join(sorted({f"{u.expr} = {evaluate(u.expr, scalars)!r}" for u in same}))
+    shown = ", ".join(sorted({f"{u.expr} = {evaluate(u.expr, scalars)!r}" for u in same} | folded))
     return Provenance("same", Reason(f"{param}={scalars[param]} gives this key's graph its constants "
                                      f"({shown})", "float-constant-same"), tuple(uses))
+
+
+def _symbolic(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
+              group: Sequence[FloatUse], scalars: Mapping[str, float | int], symbolic: frozenset[str]
+              ) -> tuple[str, str] | None:
+    lines = {n for u in group for n in range(u.line, u.last + 1)} | local_lines(
+        [u.text or u.expr for u in group], pure_locals(fn, scalars))
+    operands = sym_node_operands(graph, file, lines)
+    if operands is None:
+        return "unknown", "a symbolic node traced from it has a form not read here"
+    return symbolic_group([u.expr for u in group], param, symbolic, scalars, operands, compute)  # type: ignore[arg-type]
 
 
 def _groups(uses: Sequence[FloatUse]) -> Iterator[tuple[tuple[int, int, frozenset[str]], list[FloatUse]]]:

@@ -173,11 +173,14 @@ def _at_size_boundary(catalog: Catalog, m: KeyMatch) -> KeyMatch:
             f"{b.shown} is 1 for this call, a size of this key's graph its entries keep from 1: torch "
             f"specializes a size that reaches 1 (0/1 specialization), solves {b.shown} == 1 for "
             f"{dim} = {value} and traces {dim} static: another graph", "size-boundary-specialized"),))
+    failed = next(v for v in m.entries if v.outcome == "fail")
+    clause = failed.user_clause(m.user_names) or "its guards"
     return replace(m, uncertain=m.uncertain + (Reason(
         f"{b.shown} is {b.value} for this call, a size of this key's graph its entries keep from "
-        f"{b.value}: torch specializes a size that reaches 0 or 1 and traces again; whether that graph "
-        f"is this key's (a new entry) or another depends on what the code does with {b.shown}, "
-        "which the cache does not show (torch compiles either way)", "size-boundary"),))
+        f"{b.value} (entry {failed.entry.name[:16]} fails {clause}): torch specializes a size that reaches "
+        f"0 or 1 and traces again; whether that graph is this key's (a new entry) or another depends on "
+        f"what the code does with {b.shown}, which the cache does not show (torch compiles either way)",
+        "size-boundary"),))
 
 
 def _at_retrace(m: KeyMatch) -> KeyMatch:

@@ -59,6 +59,7 @@ from fxcache_core.lookup.phases import (
     with_phases,
 )
 from fxcache_core.lookup.query import CallQuery
+from fxcache_core.lookup.unattributed import marked, unattributed_keys
 from fxcache_core.state.usage import recorded_constants
 
 __all__ = ["CallQuery", "match", "match_key"]
@@ -296,6 +297,9 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
     if only is None:
         catalog.read_ahead(catalog.scan.entries())  # all of them, below: on every CPU
     mine, held = keys_of_function(catalog, function) if function is not None else (None, ())
+    no_origin, unattributed = unattributed_keys(catalog, keys) if function is not None and not mine else (set(), ())
+    if unattributed:  # judged as the function's keys; the verdicts say what holds either way
+        mine = no_origin
     profiles = Profiles(catalog) if mode is not DynamicMode.FALSE and not positional else None
     # dynamic=False: automatic dynamic, and the saved profile, are off
     query = replace(query, pgo=False if mode is DynamicMode.FALSE else
@@ -318,7 +322,8 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
         inputs=tuple((src, str(v)) for src, v in inputs.items()), results=tuple(results),
         keys_considered=len(keys), unbound=tuple(unbound),
         unused=tuple(src for src in inputs if src not in used) if (results or unbound) else (),
-        function_missing=function is not None and not mine, functions_held=held)
+        function_missing=function is not None and not mine, functions_held=held,
+        unattributed=unattributed)
     if mode in (DynamicMode.NONE, DynamicMode.UNKNOWN) and not positional and results:
         report = with_phases(catalog, report, run, first_call, mode, phase, mine, profiles, inputs)
     elif mode is DynamicMode.TRUE and not positional and results:
@@ -327,4 +332,4 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
             static_dims_under_dynamic_true(catalog, m, inputs)
             if function_name(m.origin, m.compiled).name in shows else m for m in report.results))
     check_negative_ints(catalog, report.results, inputs)
-    return report
+    return marked(report, function) if unattributed and function is not None else report

@@ -241,7 +241,9 @@ class MatchReport:
     the inputs name none of the inputs of (:class:`UnboundKey`).
     ``unused``: inputs given that no key considered takes (a misspelt or
     extra name). ``function_missing``: no key was compiled from the function asked
-    for; ``functions_held`` then lists those the cache holds keys of.
+    for; ``functions_held`` lists those the cache holds keys of when no key records the
+    function asked for. ``unattributed``: no key records it, and these keys record no
+    function at all: ``results`` are theirs (:mod:`fxcache_core.lookup.unattributed`).
     ``phase``: under automatic dynamic (``dynamic=None``, or not given), the phase
     ``results`` and the verdicts' status are of (see :mod:`fxcache_core.lookup.phases`);
     None when the mode has one phase. ``passes``: the keys judged per phase (and,
@@ -256,6 +258,7 @@ class MatchReport:
     unused: tuple[str, ...] = ()
     function_missing: bool = False
     functions_held: tuple[str, ...] = ()
+    unattributed: tuple[str, ...] = ()
     phase: Phase | None = None
     passes: tuple[PassResults, ...] = ()
 
@@ -273,7 +276,7 @@ class MatchReport:
     def to_json(self) -> dict[str, object]:
         """``inputs``, ``results`` (:meth:`KeyMatch.to_json` each), ``unbound``
         (``kind``, ``key``, ``origin``, ``takes`` each), ``unused``,
-        ``function_missing`` and ``functions_held``, ``phase`` and ``passes`` (each
+        ``function_missing`` and ``functions_held``, ``unattributed``, ``phase`` and ``passes`` (each
         :meth:`PassResults.to_json`, but for the one that is ``results``)."""
         return {
             "inputs": dict(self.inputs),
@@ -282,6 +285,7 @@ class MatchReport:
             "unused": list(self.unused),
             "function_missing": self.function_missing,
             "functions_held": list(self.functions_held),
+            "unattributed": list(self.unattributed),
             "phase": self.phase.value if self.phase else None,
             "passes": [p.to_json() for p in self.passes if p.results is not self.results],
         }

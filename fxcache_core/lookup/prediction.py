@@ -67,6 +67,7 @@ from fxcache_core.guards.user_terms import user_source, user_text
 from fxcache_core.lookup.accounting import ARGUMENT_CODES, ParamAccount
 from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase
+from fxcache_core.lookup.unattributed import attribute_verdicts
 from fxcache_core.reasons import Reason, code_of
 
 Status = Literal["hit", "miss", "new-graph", "error", "undecided"]
@@ -362,6 +363,15 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
     return FunctionVerdict(function, origin, "miss", _miss_why(first), first.key, keys=keys)
 
 
+def _unattributed(report: MatchReport, function: str, found: list[FunctionVerdict]) -> list[FunctionVerdict]:
+    """``found`` over keys that record no function, as what holds whichever function they
+    are (:func:`~fxcache_core.lookup.unattributed.attribute_verdicts`)."""
+    why = attribute_verdicts(report, function, [(v.status, v.line, v.keys) for v in found])
+    if not isinstance(why, Reason):  # a new graph whichever function they are: said so
+        return [replace(v, why=Reason(f"{v.why}{why}", code_of(v.why) or "unspecified")) for v in found]
+    return [FunctionVerdict(None, None, "undecided", why, keys=tuple(m for v in found for m in v.keys))]
+
+
 def _groups(report: MatchReport, results: tuple[KeyMatch, ...]) -> dict[str | None, list[KeyMatch]]:
     """``results`` per function, in the order of their first key, without the FX keys
     only loaded by AOTAutograd hits (part of those hits)."""
@@ -436,11 +446,14 @@ def _phased(v: FunctionVerdict, function: str | None, report: MatchReport,
     return replace(chosen, keys=v.keys, phases=tuple(phases))
 
 
-def verdicts(report: MatchReport, count_all: bool = False) -> CallVerdict:
+def verdicts(report: MatchReport, count_all: bool = False, function: str | None = None) -> CallVerdict:
     """One :class:`FunctionVerdict` per function the call's inputs reach, in the
     order of their first key; ``count_all``: every function counts (the report was
     made for one function, ``--fn``, or one key, ``--key``). Frames the inputs do not bind
     (``report.unbound``, after a graph break) are undecided: their locals were not given.
+    ``function``: the function the report was made for; where no key records it and
+    ``report.unattributed`` were judged instead, the verdict is what holds whichever
+    function those keys came from (:mod:`fxcache_core.lookup.unattributed`).
     Under automatic dynamic (``report.phase``), a function the report's ``passes`` judge
     gets the verdict of each phase, and its status is that of the phase asked."""
     groups = _groups(report, report.results)
@@ -452,6 +465,8 @@ def verdicts(report: MatchReport, count_all: bool = False) -> CallVerdict:
                 f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
                 f"do not name (a frame's locals, e.g. after a graph break): give them with {param('inputs')}",
                 "inputs-not-named"), u.key))
+    if report.unattributed and function is not None:
+        found = _unattributed(report, function, found)
     if count_all or all(v.status == "new-graph" for v in found):
         return CallVerdict(tuple(found))
     return CallVerdict(tuple(v for v in found if v.status != "new-graph"),

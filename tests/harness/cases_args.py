@@ -15,8 +15,11 @@ constants do not; :func:`sum_dim` an int Dynamo specialized under ``dynamic=True
 :func:`regroup` an int SymInt whose guards show the checks the trace made on it (``groups != 1``,
 the dim dividing); ``mode_net`` (:class:`ModeNet`) a module compiled whole whose ``training``
 flag its layers read, a state of the module the cache does not record: a call describes it as
-``self.training`` in its trailing dict (:func:`mode_inputs` sets the module's mode). Few
-graphs: each costs the session a compile.
+``self.training`` in its trailing dict (:func:`mode_inputs` sets the module's mode);
+:func:`decay_step` a float folded beside an int automatic dynamic made symbolic
+(fxcache_core/lookup/sym_floats.py), and :func:`decay_neg` one whose nodes fxcache does not
+read; :func:`cat_rows` keys that record no function. Few graphs: each costs the session a
+compile.
 
 A call is described as the other cases' are, one element per positional parameter,
 plus, last, a dict of keyword arguments (``[[8, 16], {"clip": True, "scale": [16]}]``: Python
@@ -135,6 +138,34 @@ def mode_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return keyword_inputs([*shapes[:-1], last] if last else [d for d in shapes if not isinstance(d, dict)])
 
 
+def decay_step(x, lr=0.1, step=1):
+    # A float folded beside an int: built with step=1, then step=2 in the same process,
+    # where automatic dynamic traces step as a SymInt and lr stays a constant; Dynamo folds
+    # -lr and traces the rest on SymNodes (truediv: "Sym(...)" = -0.1 / sub).
+    bias = 1 - 0.9 ** step
+    return x.add(x.sin(), alpha=-lr / bias)
+
+
+def decay_neg(x, lr=0.1, step=1):
+    # decay_step's value under a minus sign on the symbolic part (neg = -truediv): a node
+    # form fxcache does not read, so a verdict that needs lr's value must stay undecided.
+    return x.sin() * -(lr / (1 - 0.9 ** step))
+
+
+def list_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``make_inputs`` of :func:`cat_rows`: a list of tensor shapes (a list of tensors),
+    then an int: ``[[[2, 4], [3, 4]], 0]``."""
+    xs, dim = shapes
+    return ([seeded_tensor(list(d), seed=i) for i, d in enumerate(xs)], dim), {}
+
+
+def cat_rows(xs, dim=0):
+    # A list joined along an int dim (dynamic=True): Inductor keeps no stack trace of these
+    # ops, so no entry of its keys records the function; match --fn cat_rows judges the
+    # keys that record none, and decides only what holds whichever function they are.
+    return torch.cat(xs, dim=dim).relu()
+
+
 ARGUMENT_CASES = [
     Case("flags", flags, {"dynamic": None}, [[[8, 16], {"clip": True, "act": "gelu"}], [[8, 16]]],
          make_inputs=keyword_inputs, doc="a bool, a str and an optional tensor, built two ways (dynamic=None)"),
@@ -150,4 +181,10 @@ ARGUMENT_CASES = [
          doc="an int SymInt through view (dynamic=True): guards groups != 1 and the dim dividing"),
     Case("mode_net", MODE_NET, {"dynamic": None}, [[[8, 16]]], make_inputs=mode_inputs,
          doc="a module compiled whole in eval mode, whose layers read its training flag"),
+    Case("decay_step", decay_step, {"dynamic": None}, [[[4, 3], {"step": 1}], [[4, 3], {"step": 2}]],
+         make_inputs=keyword_inputs, doc="a float folded beside an int automatic dynamic made a SymInt"),
+    Case("decay_neg", decay_neg, {"dynamic": None}, [[[4, 3], {"step": 1}], [[4, 3], {"step": 2}]],
+         make_inputs=keyword_inputs, doc="the same under a minus of the symbolic part: undecided"),
+    Case("cat_rows", cat_rows, {"dynamic": True}, [[[[2, 4], [3, 4]], 0]], make_inputs=list_inputs,
+         doc="torch.cat of a list along an int dim: keys whose entries record no function"),
 ]

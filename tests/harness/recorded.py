@@ -55,7 +55,9 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
              *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS, *arguments.CONSTANT_CALLS,
              *arguments.CONSTANT_UNDECIDED, *arguments.PINNED_CALLS,
-             *arguments.RETRACE_CALLS, *arguments.RETRACE_UNDECIDED, *arguments.MODE_UNDECIDED]
+             *arguments.RETRACE_CALLS, *arguments.RETRACE_UNDECIDED, *arguments.MODE_UNDECIDED,
+             *arguments.UNATTRIBUTED_CALLS, *arguments.UNATTRIBUTED_UNDECIDED, *arguments.SYMBOLIC_CALLS,
+             *arguments.SYMBOLIC_UNDECIDED]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(fork.EQUIVALENCE_QUERIES)}

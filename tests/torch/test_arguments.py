@@ -76,9 +76,34 @@ MODE_UNDECIDED = [
     ("mode_net", [[8, 16], {"self.training": False}]),            # torch: a hit
 ]
 
+# cat_rows (dynamic=True, built xs=[[2,4],[3,4]], dim=0): no entry of its keys records the
+# function (Inductor keeps no stack trace of these ops). A call none of the keys that record
+# no function can take is a new graph whichever function they are; one that such a key would
+# serve is undecided, as that key may be another function's.
+UNATTRIBUTED_CALLS = [
+    ("cat_rows", [[[5, 4], [1, 4]], 0]),                          # new graph: xs[1]'s rows are 1
+    ("cat_rows", [[[2, 4], [2, 4]], 1]),                          # new graph: equal rows, one symbol
+]
+UNATTRIBUTED_UNDECIDED = [
+    ("cat_rows", [[[2, 4], [3, 4]], 0]),                          # torch: a hit, if the key is cat_rows's
+    ("cat_rows", [[[2, 4], [3, 4], [1, 4]], 0]),                  # torch: another graph (three tensors)
+]
 
-def _id(case: str, shapes: list) -> str:
-    return f"{case}-{json.dumps(shapes).replace(' ', '')}"
+# decay_step / decay_neg (dynamic=None), built with step=1 then step=2: the second key takes
+# step as a SymInt, and lr stays a constant folded beside it. Each call is the one after a
+# recompile (a first call with step=1, then this one), asked with --after-recompile.
+_WARM = {"warm_up": [[[4, 3], {"step": 1}]]}
+SYMBOLIC_CALLS = [
+    ("decay_step", [[4, 3], {"step": 3}], _WARM),                 # hit: -lr is the graph's -0.1
+    ("decay_step", [[4, 3], {"step": 3, "lr": 0.2}], _WARM),      # new graph: -0.2, not -0.1
+]
+# torch: a hit; the graph tensorifies the scalar and records no compiled frame: not a HIT
+# resting on checked parameters
+SYMBOLIC_UNDECIDED = [("decay_neg", [[4, 3], {"step": 3}], _WARM)]
+
+
+def _id(case: str, shapes: list, *options: dict) -> str:
+    return f"{case}-{json.dumps(shapes).replace(' ', '')}" + ("-after-recompile" if options else "")
 
 
 @pytest.fixture(scope="session")
@@ -269,3 +294,69 @@ def test_a_modules_training_mode_given_is_undecided_not_ignored(real_cache, arg_
     present = {k.key for k in scan_cache(real_cache.root).keys}
     torch_did = torch_status(arg_answers[call_id(case, shapes)]["lookups"], present)
     assert torch_did == ("new-graph" if shapes[-1]["self.training"] else "hit"), torch_did
+
+@pytest.mark.parametrize("case,shapes", UNATTRIBUTED_CALLS + UNATTRIBUTED_UNDECIDED,
+                         ids=[_id(*c) for c in UNATTRIBUTED_CALLS + UNATTRIBUTED_UNDECIDED])
+def test_keys_that_record_no_function_decide_only_what_holds_whichever_function_they_are(
+        real_cache, arg_answers, case, shapes):
+    """``--fn cat_rows`` where no key records that function and its keys record none: not
+    a usage error. A call none of those keys can take is torch's new graph, naming them; a
+    call one of them would serve is undecided (torch hits only if the key is cat_rows's, and
+    a key of another function would not be looked up), whatever torch did."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    own = {w["key"] for w in real_cache.writes(case) if w["kind"] == "aotautograd"}
+    assert own and set(body["unattributed"]) >= own, body["unattributed"]
+    if (case, shapes) in UNATTRIBUTED_CALLS:
+        v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+        assert v["status"] == "new-graph" and "no function (the entries keep no stack traces)" in v["why"], v
+    else:
+        assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "function-unattributed", fv
+        present = {k.key for k in scan_cache(real_cache.root).keys}
+        expected = "hit" if len(shapes[0]) == 2 else "new-graph"
+        assert torch_status(answer["lookups"], present) == expected  # torch varies with it
+
+
+@pytest.mark.parametrize("case,shapes,options", SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED,
+                         ids=[_id(*c) for c in SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED])
+def test_a_float_folded_beside_a_symbolic_int_is_read_off_the_symbolic_nodes(
+        real_cache, arg_answers, case, shapes, options):
+    """After a recompile that made step a SymInt, lr's value reaches the graph as the
+    constant operand of a node on SymNodes (``-0.1 / sub``): the call after a recompile
+    hits where the call's -lr is that constant, and is another graph where it is not, as
+    torch did. decay_neg (a minus over the symbolic part) is traced otherwise: torch
+    tensorifies the scalar and the key records no compiled frame, so its parameters go
+    unchecked and its verdict must say so (the node forms not read: tests/unit/test_sym_floats.py)."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes, options)]
+    rc, body = _match(real_cache.root, case, shapes, "--after-recompile")
+    (fv,) = body["verdicts"]["functions"]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    torch_did = torch_status(answer["lookups"], present)
+    if (case, shapes, options) in SYMBOLIC_UNDECIDED:
+        # Torch tensorifies decay_neg's symbolic scalar after the recompile, and that key's
+        # entries record no compiled frame: its parameters are not checked, and the verdict
+        # says so. Whatever it decides must be torch's; lr is never said to be accounted.
+        assert torch_did == "hit", answer["lookups"]
+        assert fv["status"] in ("hit", "undecided"), fv
+        assert fv["status"] == "undecided" or fv["params_unchecked"], fv
+        return
+    assert fv["status"] == torch_did, (fv, answer["lookups"])
+    if torch_did == "hit":
+        assert (fv["key"], fv["entry"]) == _aot_hit(answer), fv
+        lr = next(p for p in fv["params"] if p["name"] == "lr")
+        assert lr["status"] == "accounted" and "-0.1 beside a symbol" in lr["detail"], lr
+    else:
+        why = [w for r in body["results"] for w in r["reasons"]]
+        assert any("-0.1 there, the call gives -0.2" in w for w in why), why
+
+
+def _aot_hit(answer: dict) -> tuple[str, str]:
+    (lk,) = [lk for lk in answer["lookups"] if lk["kind"] == "aotautograd" and lk["hit"]]
+    return lk["key"], lk["hit"]

@@ -50,6 +50,9 @@ ALL_GUARDS = "#all-guards"
 GUARDS_OF = "guards:"
 """The prefix of a record's guards of one dict (:data:`fxcache_core.trace.dict_guards.GUARDS_OF`)."""
 
+MAX_GUARD_CHARS = 2000
+"""A recorded guard longer than this is not parsed (``unknown``): a dict's guards are short lines."""
+
 _MISSING = object()
 _TYPE_RE = re.compile(r"^___check_type_id\((.{1,1500}), (?:\d{1,24}|\.\.\.)\), type=<class '(\w{1,40})'>$")
 _TENSOR_CALLS = frozenset({"check_tensor", "hasattr", "check_no_aliasing", "___check_no_aliasing", "___check_tensors"})
@@ -103,7 +106,7 @@ def _is_root(node: ast.expr, root: str) -> bool:
 def _judge(code: str, root: str, given: Mapping[str, object]) -> str:
     """One recorded guard on the dict ``root``, for the call's keywords ``given``:
     ``pass``, ``fail`` or ``unknown`` (a guard fxcache does not read)."""
-    if code == "DictGuardManager":
+    if code == "DictGuardManager" or len(code) > MAX_GUARD_CHARS:
         return "unknown"  # the dict's length and its keys' order: the printout shows neither
     if (m := _TYPE_RE.match(code)) is not None:
         try:

@@ -71,6 +71,9 @@ def test_a_dict_the_code_iterates_is_not_read_and_a_record_without_every_guard_i
     assert judge_record(rec, K, {"z": 1})[0] == "unknown"
     assert judge_record(_record([TYPE], (("DictGuardManager", K),)), K, {}) == ("unknown", "DictGuardManager")
     assert judge_record({"L['kwargs']['flag']": True}, K, {"flag": PyValue(True)}) == ("none", "")
+    hostile = {"#all-guards": True, "guards:L['kwargs']": ("(" * 5000 + ")" * 5000, "L['kwargs']['a'] == " + "1" * 3000,
+                                                           "L['kwargs']['a'] == __import__('os').system('x')")}
+    assert judge_record(hostile, K, {"a": 1})[0] == "unknown"  # bounded, parsed, never run
 
 
 def test_a_tensor_keyword_is_left_to_the_keys_own_guards():

@@ -55,7 +55,8 @@ MAX_GUARD_CHARS = 2000
 
 _MISSING = object()
 _TYPE_RE = re.compile(r"^___check_type_id\((.{1,1500}), (?:\d{1,24}|\.\.\.)\), type=<class '(\w{1,40})'>$")
-_TENSOR_CALLS = frozenset({"check_tensor", "hasattr", "check_no_aliasing", "___check_no_aliasing", "___check_tensors"})
+_TENSOR_CALLS = frozenset({"check_tensor", "hasattr", "getattr", "set", "check_no_aliasing", "___check_no_aliasing",
+                           "___check_tensors"})
 _TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str", type(None): "NoneType", tuple: "tuple"}
 
 Outcome = tuple[str, str]

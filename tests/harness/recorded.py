@@ -54,7 +54,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     calls = [*real.ORACLE_CALLS, *[tuple(p.values) for p in suite.PARAMS], suite.AFTER_RECOMPILE,
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
              *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS, *arguments.CONSTANT_CALLS,
-             *arguments.CONSTANT_UNDECIDED, *arguments.PINNED_CALLS]
+             *arguments.CONSTANT_UNDECIDED, *arguments.PINNED_CALLS, *arguments.KWARGS_CALLS]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(fork.EQUIVALENCE_QUERIES)}

@@ -65,6 +65,16 @@ PINNED_CALLS = [
     ("sum_dim", [[4, 6], {"dim": -1}]),                           # new graph, not a miss of dim == 1 and dim == 0
 ]
 
+# A flag through **kwargs (kw_built_with: built with flag=True; kw_built_without: built with
+# no keyword): the cache never says which keywords a key was compiled with, so every verdict
+# is undecided without a run's trace (tests/torch/test_explain.py gives it the replay's).
+KWARGS_CALLS = [
+    ("kw_built_with", [[6, 5]]),                                  # torch: a new graph
+    ("kw_built_with", [[6, 5], {"flag": True}]),                  # torch: a hit
+    ("kw_built_without", [[6, 5]]),                               # torch: a hit
+    ("kw_built_without", [[6, 5], {"flag": True}]),               # torch: a new graph
+]
+
 
 def _id(case: str, shapes: list) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}"
@@ -209,3 +219,20 @@ def test_an_int_dynamo_specialized_given_another_value_is_another_graph(real_cac
     assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
     v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
     assert v["status"] == "hit" or v["why_code"] == "specialized-int-differs", v
+
+
+@pytest.mark.parametrize("case,shapes", KWARGS_CALLS, ids=[_id(*c) for c in KWARGS_CALLS])
+def test_keywords_through_kwargs_are_undecided_without_a_trace_whatever_torch_does(real_cache, arg_answers,
+                                                                                   case, shapes):
+    """Given or not, the keywords that reach **kwargs are recorded nowhere in the cache
+    (torch hits where the call's keywords are the build's, and traces another graph where
+    they are not): undecided, naming **kwargs and the trace that would decide it, one code
+    for both directions."""
+    from tests.harness.oracle import call_id
+
+    torch_hit = any(lk["hit"] for lk in arg_answers[call_id(case, shapes)]["lookups"])
+    assert torch_hit == ((case == "kw_built_with") == ("flag" in json.dumps(shapes)))  # the keywords as built
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "kwargs-unrecorded", fv
+    assert "**kwargs" in fv["line"] and "fxcache explain TRACE" in fv["line"], fv

@@ -59,13 +59,26 @@ def _the_alone_query() -> int:
 
 @builder("model_cache", order=-1)  # the longest build: first
 def _model_cache() -> tuple:
-    """The cache of the model workloads, compiled in a process of its own, which then
-    saves its mega-cache blob beside it (the summary's ``blob``)."""
+    """The cache of the model workloads, compiled in a process of its own under
+    ``TORCH_TRACE``, which then saves its mega-cache blob beside it (the summary's
+    ``blob``). The trace is explained into the session's usage store for the cache dir and
+    the blob, as a user would once: the models' forwards take ``**kwargs``, and only
+    Dynamo's guards there say which keywords each key was compiled with."""
+    import subprocess
+    import sys
+
     from tests.harness.background import build_dir
     from tests.harness.model_runs import build_subprocess
 
     root = build_dir("model-cache") / "inductor"
-    return root, build_subprocess(root, save_blob=root.parent / "models.blob")
+    trace = root.parent / "build-trace"
+    summary = build_subprocess(root, save_blob=root.parent / "models.blob", trace=trace)
+    for where in (root, summary["blob"]["path"]):
+        proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(where), "explain", "--json",
+                               str(trace)], capture_output=True, text=True, timeout=300)
+        if proc.returncode not in (0, 1):
+            raise RuntimeError(f"fxcache explain of the model build's trace: {proc.stderr[-2000:]}")
+    return root, summary
 
 
 @pytest.fixture(scope="session")
@@ -227,7 +240,9 @@ def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_sai
     does not record: assumed as when the key was compiled, and said; GPT-2's (a module
     compiled whole through transformers' decorators) takes input_ids, its optional tensors
     are None with no input of the key from them, the rest left out of the call as built;
-    both take **kwargs, none given, none assumed then. A value given that nothing records (return_dict=False) leaves the verdict undecided."""
+    both take **kwargs, none given: the build's trace, explained (``_model_cache``), has
+    Dynamo's guards on them, which the call passes. A value given that nothing records
+    (return_dict=False) leaves the verdict undecided."""
     root, _ = model_cache
     base = ["--cache-dir", str(root), "match", "--fn", "ResNetModel", "--dynamic", "none", "--inputs",
             "[5,3,32,32]:mark_dynamic=[0]"]
@@ -237,10 +252,10 @@ def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_sai
     assert r.returncode == 0 and how == {"pixel_values": ("accounted", "key-input"),
                                          "output_hidden_states": ("assumed", "default-assumed"),
                                          "return_dict": ("assumed", "default-assumed"),
-                                         "**kwargs": ("assumed", "kwargs-assumed")}, how
+                                         "**kwargs": ("accounted", "trace-guard")}, how
     human = run_fxcache(*base).stdout
     assert ("assumed as when the key was compiled (the cache does not record them): output_hidden_states=None, "
-            "return_dict=None, **kwargs={}") in human, human
+            "return_dict=None\n") in human, human
     r = run_fxcache(*base, "--inputs", "return_dict=False", "--json")
     (fv,) = json.loads(r.stdout)["verdicts"]["functions"]
     assert r.returncode == 3 and fv["why_code"] == "constant-unrecorded" and "return_dict=False" in fv["line"], fv
@@ -251,8 +266,8 @@ def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_sai
     assert r.returncode == 0 and how["input_ids"] == "key-input" and how["attention_mask"] == "no-input-none"
     assert how["use_cache"] == "module-default", how
     # Its forward takes **kwargs (output_attentions=True there traces another graph): none
-    # given, none taken to have been given when the key was compiled, and said.
-    assert how["**kwargs"] == "kwargs-assumed", how
+    # given, and Dynamo's guards in the build's trace say none was given then either.
+    assert how["**kwargs"] == "trace-guard", how
 
 
 def test_fn_names_the_compiled_function_and_says_when_no_key_was_compiled_from_it(model_cache):

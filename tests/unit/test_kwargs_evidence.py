@@ -77,7 +77,8 @@ def test_a_dict_the_code_iterates_is_not_read_and_a_record_without_every_guard_i
 
 
 def test_a_tensor_keyword_is_left_to_the_keys_own_guards():
-    rec = _record([TYPE, "check_tensor(L['kwargs']['mask'], Tensor, DispatchKeySet(CPU), torch.float32, "
+    rec = _record([TYPE, "___check_type_id(L['kwargs']['mask'], 94125683062432), type=<class 'torch.Tensor'>",
+                   "check_tensor(L['kwargs']['mask'], Tensor, DispatchKeySet(CPU), torch.float32, "
                    "device=None, requires_grad=False, size=[4, 3], stride=[3, 1])",
                    "hasattr(L['kwargs']['mask'], '_dynamo_dynamic_indices') == False",
                    "check_no_aliasing(L['kwargs']['mask'], L['x'])", "2 <= L['kwargs']['mask'].size()[0]",
@@ -86,7 +87,7 @@ def test_a_tensor_keyword_is_left_to_the_keys_own_guards():
     t = TensorArg((4, 3))
     assert judge_record(rec, K, {"mask": t}) == ("pass", "")
     assert judge_record(rec, K, {})[0] == "fail"
-    assert judge_record(rec, K, {"mask": PyValue(None)})[0] == "unknown"
+    assert judge_record(rec, K, {"mask": PyValue(None)})[0] == "fail"  # its type is not the tensor's
 
 
 def test_the_manager_lines_and_the_markers_come_from_torchs_printout(tmp_path):

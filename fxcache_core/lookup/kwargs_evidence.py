@@ -139,7 +139,7 @@ def _judge(code: str, root: str, given: Mapping[str, object]) -> str:
             and isinstance(inner.args[0].value, str) and _is_root(inner.args[1], root)):
         return "pass" if (inner.args[0].value in given) != negated else "fail"
     if negated:
-        return "unknown"
+        return _tensor_guard(inner, root, given)  # `not hasattr(L['kwargs']['ids'], 'jax')`
     if isinstance(tree, ast.Compare) and len(tree.ops) == 1:
         op, left, right = tree.ops[0], tree.left, tree.comparators[0]
         ok, want = _constant(right)

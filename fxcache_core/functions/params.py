@@ -157,6 +157,9 @@ class FrameReads:
         params: every named parameter but ``self`` (positional, then keyword-only).
         tests: the ``if`` tests on one parameter (:class:`BranchTest`), in source order.
         varargs, varkw: it takes ``*args`` / ``**kwargs``.
+        varkw_name: the name of its ``**kwargs`` parameter; None without one.
+        varkw_read: its body names that parameter (a closure's included): without,
+            no keyword that reaches it can change what Dynamo traces.
         opaque: it calls ``locals``/``vars``/``eval``/``exec``, through which any
             parameter may be read.
         loops: the line spans of its ``for``/``while`` loops.
@@ -170,6 +173,8 @@ class FrameReads:
     varkw: bool = False
     opaque: bool = False
     loops: tuple[tuple[int, int], ...] = ()
+    varkw_name: str | None = None
+    varkw_read: bool = False
 
     def param(self, name: str) -> ParamUse | None:
         """The parameter ``name``, None when the function has none of that name."""
@@ -378,8 +383,10 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
         ParamUse(p.arg, kw, _default(d), _short(p.annotation), p.arg in assigned,
                  tuple(test_lines[p.arg]), tuple(sorted(set(other[p.arg]))))
         for p, kw, d in decl if p.arg != "self")
+    kw = a.kwarg.arg if a.kwarg is not None else None
+    kw_read = kw is not None and any(isinstance(n, ast.Name) and n.id == kw for n in _walk_body(fn))
     return FrameReads(fn.name, path, params, tuple(tests), a.vararg is not None, a.kwarg is not None,
-                      opaque, tuple(loops))
+                      opaque, tuple(loops), kw, kw_read)
 
 
 def _child_blocks(s: ast.stmt) -> Iterator[list[ast.stmt]]:

@@ -26,10 +26,13 @@ must account for every parameter of the key's compiled frame that its code reads
 * ``tensor-given``: a tensor the key takes no input from (the key's own notes,
   :mod:`fxcache_core.lookup.int_args`, say what that decides).
 
-A parameter left out takes its default from the source, accounted the same way. One
-that nothing accounts for makes the key's lookup undecided (``constant-unrecorded``,
-``constant-differs-from-record``, ``branch-unknown``, ``kwargs-unrecorded``,
-``default-not-literal``, ``argument-not-given``), naming it and what would decide it;
+A parameter left out takes its default from the source, accounted the same way. The
+keywords that reach a ``**kwargs`` (given or none) are accounted as one dict, by
+exact evidence only (:mod:`fxcache_core.lookup.kwargs_evidence`: the code never reads
+it, or Dynamo's guards on it in a run's trace). One that nothing accounts for makes
+the key's lookup undecided (``constant-unrecorded``, ``constant-differs-from-record``,
+``branch-unknown``, ``kwargs-unrecorded``, ``default-not-literal``,
+``argument-not-given``), naming it and what would decide it;
 evidence that the key was traced through a side of a test the call's value does not
 take (``branch-not-taken``), or that it takes an input from a parameter the call leaves
 out as None (``none-for-input``), rules the key out: torch traces another graph.
@@ -50,7 +53,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
@@ -65,6 +68,7 @@ from fxcache_core.lookup.fit_floats import baked_float, baked_value
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
+from fxcache_core.lookup.kwargs_evidence import kwargs_account
 from fxcache_core.lookup.module_state import module_state
 from fxcache_core.lookup.param_account import ARGUMENT_CODES as ARGUMENT_CODES
 from fxcache_core.lookup.param_account import HOW as HOW
@@ -99,7 +103,7 @@ class Accounting:
     @property
     def notes(self) -> tuple[Reason, ...]:
         """What leaves the key's lookup undecided."""
-        return tuple(p.how for p in self.params if p.status == "undecided")
+        return tuple(dict.fromkeys(p.how for p in self.params if p.status == "undecided"))
 
 
 @dataclass
@@ -192,7 +196,8 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
             f"parameters not checked: the source of {frame.name} ({os.path.basename(frame.file)}) {why}",
             "params-unchecked"))
     params = [_Param(ledger, call, frame, reads, p).account() for p in reads.params]
-    return Accounting(tuple(params + _extra(call, frame, reads, params) + module_state(call.inputs, frame, call.key)))
+    return Accounting(tuple(params + _extra(ledger, call, frame, reads, params)
+                            + module_state(call.inputs, frame, call.key)))
 
 
 _MISSING = object()
@@ -510,37 +515,40 @@ def _holds(t: BranchTest, v: object) -> bool | None:
     return t.holds(v)
 
 
-def _extra(call: KeyCall, frame: CompiledFrom, reads: FrameReads, params: Sequence[ParamAccount]) -> list[ParamAccount]:
-    """The call's Python values (not tensors) given under a name that is no parameter of
-    a function taking ``**kwargs``, which the key takes no input from: they reach the code
-    through ``**kwargs``, and nothing says what the key was traced with."""
+def _extra(ledger: Ledger, call: KeyCall, frame: CompiledFrom, reads: FrameReads,
+           params: Sequence[ParamAccount]) -> list[ParamAccount]:
+    """The call's keywords that reach the ``**kwargs`` of the compiled frame, accounted
+    by :func:`~fxcache_core.lookup.kwargs_evidence.kwargs_account` (the dict as a whole:
+    the keywords given, or none): one account per keyword given that is no parameter of
+    the function and no input of the key, each with the dict's outcome, or one named
+    ``**kwargs`` where there is none. Under a module compiled whole the compiled frame's
+    ``L['kwargs']`` holds every keyword of the call, its named parameters' too."""
     if not reads.varkw:
         return []
     named = {p.source for p in params if p.source is not None}
-    out = []
-    if not any(
-            re.fullmatch(r"L\['(?:kwargs'\]\[')?(\w+)'\]", src) and reads.param(src.split("'")[-2]) is None
-            for src in call.inputs):
-        # Nothing given beyond the function's own parameters: whether the key was compiled
-        # with more (output_attentions=True through a model's **kwargs traces another
-        # graph), the cache does not record.
-        out.append(ParamAccount("**kwargs", "{}", False, "assumed", Reason(
-            f"**kwargs: no keyword beyond the parameters of {frame.name}, as taken to be when key "
-            f"{call.key.key[:12]} was compiled; one there (a flag such as output_attentions=True) would "
-            "have traced another graph, and the cache does not record them; Dynamo's guards in a run's "
-            "TORCH_TRACE would", "kwargs-assumed")))
+    dict_keys: dict[str, object] = {}
+    own: list[tuple[str, str, object]] = []
     for src, v in call.inputs.items():
         m = re.fullmatch(r"L\['(?:kwargs'\]\[')?(\w+)'\]", src)
-        if m is None or src in named or isinstance(v, TensorArg) or reads.param(m.group(1)) is not None:
+        if m is None:
             continue
-        if any(t == c or t.startswith((c + "[", c + ".")) for c in candidates(src, frame.params) for t in call.taken):
-            continue
-        out.append(ParamAccount(m.group(1), str(v), True, "undecided", Reason(
-            f"{m.group(1)}={v}: no parameter of {frame.name}, so it reaches the code through **kwargs; "
-            f"the cache does not record which value key {call.key.key[:12]} was traced with; Dynamo's "
-            f"guards in a run's TORCH_TRACE would (the trace explained, or given as {param('from_trace')})",
-            "kwargs-unrecorded"), src))
-    return out
+        name = m.group(1)
+        if reads.param(name) is None:
+            dict_keys[name] = v
+            taken = any(t == c or t.startswith((c + "[", c + ".")) for c in candidates(src, frame.params)
+                        for t in call.taken)
+            if src not in named and not isinstance(v, TensorArg) and not taken:
+                own.append((name, src, v))
+        elif frame.whole_module:
+            pos = f"L['args'][{frame.params.index(name)}]" if name in frame.params else None
+            if pos is None or pos not in call.taken:  # passed by keyword: in the wrapper's kwargs
+                dict_keys[name] = v
+    root = "L['kwargs']" if frame.whole_module or reads.varkw_name is None else f"L[{reads.varkw_name!r}]"
+    read = frame.whole_module or reads.varkw_read or reads.opaque
+    acc = kwargs_account(call.key.key, frame.name, root, dict_keys, ledger.recorded.get(call.key.key, ()), read)
+    if not own:
+        return [acc]
+    return [replace(acc, name=name, value=str(v), given=True, source=src) for name, src, v in own]
 
 
 def _sources(name: str, frame: CompiledFrom) -> tuple[str, ...]:

@@ -11,18 +11,16 @@ from fxcache_core.reasons import Reason
 HOW = {
     "key-input": "an input of the key: its guards decide",
     "baked-constant": "a constant of the key's graph, read exactly, the call's value",
-    "trace-guard": "Dynamo's guard in a run's trace that looked the key up",
+    "trace-guard": "Dynamo's guard in a run's trace that looked the key up (for **kwargs: every guard on the dict)",
     "branch": "the side of each if on it that the key's graph was traced through",
     "no-input-none": "None, and the key takes no input from this tensor parameter",
-    "unread": "the code never reads it",
+    "unread": "the code never reads it (for **kwargs: never names the dict)",
     "tensor-given": "a tensor the key takes no input from (the key's notes decide)",
     "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
     "default-assumed": "assumed: left out (None), as when the key was compiled",
-    "kwargs-assumed": "assumed: no keyword beyond the function's own parameters reached **kwargs, as when the key "
-                     "was compiled",
     "tuple-assumed": "assumed: the constants of the key's graph, from a tuple as the call's (a list is another graph)",
 }
-"""The codes of a parameter accounted for (the last four: assumed), and what each means."""
+"""The codes of a parameter accounted for (the last three: assumed), and what each means."""
 
 ARGUMENT_CODES = frozenset({"branch-not-taken", "none-for-input"})
 """The codes of a key ruled out by a Python argument the code branches on (not by a size)."""

@@ -63,8 +63,13 @@ MAX_CONSTANT_ROWS = 100_000
 
 
 def usage_path(root: Path) -> Path | None:
-    """Where the trace facts of cache dir ``root`` live (None when the index is off)."""
-    idx = default_index_path(root)
+    """Where the trace facts of cache dir ``root`` live (None when the index is off); for a
+    blob laid out in a temp dir (:func:`~fxcache_core.cache.blob.laid_out_from`), those of
+    the blob's own path, so that what a trace explained for it is found on the next read."""
+    from fxcache_core.cache.blob import laid_out_from
+
+    blob = laid_out_from(root)
+    idx = default_index_path(blob if blob is not None else root)
     return None if idx is None else idx.with_name(idx.name.replace("index-", "usage-", 1))
 
 

@@ -25,6 +25,7 @@ import ast
 import re
 from collections.abc import Iterable, Mapping
 
+from fxcache_core.trace.dict_guards import dict_evidence
 from fxcache_core.trace.run_facts import TraceRun
 
 MAX_GUARD_CODE_CHARS = 2000
@@ -126,7 +127,9 @@ def guard_constants(codes: Iterable[str]) -> dict[str, Value]:
 def key_constants(run: TraceRun) -> dict[str, tuple[Mapping[str, Value], ...]]:
     """For each key a compile of ``run`` looked up (hit or wrote), the constants of
     each such compile's guards (:func:`guard_constants`): key -> one mapping per
-    compile, without repeats. The key's graph was traced with those values."""
+    compile, without repeats. The key's graph was traced with those values. Each
+    mapping also holds the compile's guards on the dicts it read
+    (:func:`~fxcache_core.trace.dict_guards.dict_evidence`: ``**kwargs``)."""
     consts: dict[int, dict[str, Value]] = {}
     out: dict[str, list[Mapping[str, Value]]] = {}
     for lk in run.lookups:
@@ -136,7 +139,7 @@ def key_constants(run: TraceRun) -> dict[str, tuple[Mapping[str, Value], ...]]:
         if c.final_guards is None:
             continue
         if lk.compile not in consts:
-            consts[lk.compile] = guard_constants(c.final_guards)
+            consts[lk.compile] = {**guard_constants(c.final_guards), **dict_evidence(c)}
         got = consts[lk.compile]
         if got and got not in out.setdefault(lk.key, []):
             out[lk.key].append(got)

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fxcache_core.trace.dict_guards import guard_managers
 from fxcache_core.trace.reader import (
     CompileRef,
     TraceFileInfo,
@@ -105,6 +106,7 @@ class _Builder:
         self.described: dict[tuple[Any, int], tuple[Any, ...]] = {}
         self.guards_added: list[AddedGuard] = []
         self.final_guards: tuple[str, ...] | None = None
+        self.guard_managers: tuple[tuple[str, str], ...] = ()
         self.seconds: float | None = None
         self.backend_seconds: float | None = None
         self.failure: str | None = None
@@ -119,7 +121,8 @@ class _Builder:
         return TraceCompile(index, self.rank, self.ref, self.function, self.filename, self.firstlineno,
                             self.start, self.recompile_reason, tuple(self.symbols), tuple(self.tensors),
                             tuple(self.guards_added), self.final_guards, self.seconds,
-                            self.backend_seconds, self.failure, self.dynamic, self.file, self.steps.steps())
+                            self.backend_seconds, self.failure, self.dynamic, self.file, self.steps.steps(),
+                            self.guard_managers)
 
 
 def read_run(path: Path, on_bytes: Callable[[int], None] | None = None) -> TraceRun:
@@ -295,6 +298,7 @@ class _FileReading:
     def _on_dynamo_cpp_guards_str(self, b: _Builder, rec: TraceRecord) -> None:
         if rec.payload is not None:
             b.final_guards = _guard_codes(rec.payload)
+            b.guard_managers = guard_managers(rec.payload)
 
     def _on_inductor_output_code(self, b: _Builder, rec: TraceRecord) -> None:
         p = _str(rec.meta.get("file_path")) or _str(rec.meta.get("filename"))

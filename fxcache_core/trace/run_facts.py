@@ -105,6 +105,9 @@ class TraceCompile:
             when not logged.
         file: the trace file it was read from.
         cxx_steps: the C++ compile steps it ran (:mod:`fxcache_core.trace.steps`), by line.
+        guard_managers: the guard managers of ``dynamo_cpp_guards_str`` that check
+            something themselves, as (class, source): a ``DictGuardManager``
+            (:func:`fxcache_core.trace.dict_guards.guard_managers`).
     """
 
     index: int
@@ -125,6 +128,7 @@ class TraceCompile:
     dynamic: str | None
     file: Path
     cxx_steps: tuple[CompileStep, ...] = ()
+    guard_managers: tuple[tuple[str, str], ...] = ()
 
     @property
     def compile_id(self) -> str:

@@ -166,6 +166,25 @@ def cat_rows(xs, dim=0):
     return torch.cat(xs, dim=dim).relu()
 
 
+def _attend(y, flag=False, **rest):
+    # The keyword's reader, one call below the compiled frame (as a transformers model's
+    # layers read output_attentions): the compiled frame only passes **kwargs on.
+    return y.tanh() if flag else y
+
+
+def kw_built_with(x, **kwargs):
+    # A flag that reaches the code through **kwargs only, built with flag=True: the cache
+    # keeps the graph, not which keywords the call gave; Dynamo's guards in a run's trace
+    # (len(L['kwargs']) == 1, L['kwargs']['flag'] == True) say.
+    return _attend(x * 2, **kwargs).sum(-1)
+
+
+def kw_built_without(x, **kwargs):
+    # The same with another factor (a graph of its own: the same graph would be one key for
+    # both functions), built with no keyword (the trace's guard: not L['kwargs']).
+    return _attend(x * 3, **kwargs).sum(-1)
+
+
 ARGUMENT_CASES = [
     Case("flags", flags, {"dynamic": None}, [[[8, 16], {"clip": True, "act": "gelu"}], [[8, 16]]],
          make_inputs=keyword_inputs, doc="a bool, a str and an optional tensor, built two ways (dynamic=None)"),
@@ -187,4 +206,8 @@ ARGUMENT_CASES = [
          make_inputs=keyword_inputs, doc="the same under a minus of the symbolic part: undecided"),
     Case("cat_rows", cat_rows, {"dynamic": True}, [[[[2, 4], [3, 4]], 0]], make_inputs=list_inputs,
          doc="torch.cat of a list along an int dim: keys whose entries record no function"),
+    Case("kw_built_with", kw_built_with, {"dynamic": False}, [[[6, 5], {"flag": True}]], make_inputs=keyword_inputs,
+         doc="a flag through **kwargs, built with flag=True: undecided without the build's trace"),
+    Case("kw_built_without", kw_built_without, {"dynamic": False}, [[[6, 5]]], make_inputs=keyword_inputs,
+         doc="the same, built with no keyword: undecided without the build's trace"),
 ]

@@ -62,12 +62,19 @@ def _run_sequence(models: Any, rec: Any, compiled: Any, model: Any, w: Any,
     return lookups, writes, error
 
 
-def build(cache_dir: str, names: list[str] | None = None, save_blob: str | None = None) -> dict:
+def build(cache_dir: str, names: list[str] | None = None, save_blob: str | None = None,
+          trace: str | None = None) -> dict:
     """Run every build sequence of the chosen workloads (default: all) into ``cache_dir``;
     ``save_blob``: then write the process's mega-cache blob there (its path and the
-    artifacts per type are the summary's ``blob``)."""
+    artifacts per type are the summary's ``blob``); ``trace``: under ``TORCH_TRACE`` there
+    (the record of the keywords each key was compiled with, which the cache lacks)."""
     models, rec = _setup(cache_dir)
     import torch
+
+    if trace is not None:
+        from tests.harness.traced import start_trace
+
+        start_trace(trace)
 
     out: dict[str, Any] = {"cache_dir": os.path.abspath(cache_dir), "torch_version": torch.__version__,
                            "workloads": {}}
@@ -192,7 +199,8 @@ def _forget(cache_dir: str, writes: list[dict]) -> None:
 
 
 def build_subprocess(cache_dir: str | os.PathLike[str], workloads: list[str] | None = None,
-                     timeout: float = 1800, save_blob: str | os.PathLike[str] | None = None) -> dict:
+                     timeout: float = 1800, save_blob: str | os.PathLike[str] | None = None,
+                     trace: str | os.PathLike[str] | None = None) -> dict:
     """:func:`build` in a fresh ``python -m tests.harness.model_runs`` process."""
     from demo.build_cache import run_json_subprocess
 
@@ -201,6 +209,8 @@ def build_subprocess(cache_dir: str | os.PathLike[str], workloads: list[str] | N
         argv += ["--workloads", ",".join(workloads)]
     if save_blob is not None:
         argv += ["--save-blob", os.path.abspath(os.fspath(save_blob))]
+    if trace is not None:
+        argv += ["--trace", os.path.abspath(os.fspath(trace))]
     return run_json_subprocess(argv, python=sys.executable, timeout=timeout)
 
 
@@ -225,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("cache_dir")
     b.add_argument("--workloads", default=None)
     b.add_argument("--save-blob", default=None)
+    b.add_argument("--trace", default=None)
     o = sub.add_parser("oracle")
     o.add_argument("cache_dir")
     o.add_argument("queries_json")
@@ -232,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = p.parse_args(argv)
     if ns.cmd == "build":
         names = [n for n in ns.workloads.split(",") if n] if ns.workloads else None
-        result = build(ns.cache_dir, names, ns.save_blob)
+        result = build(ns.cache_dir, names, ns.save_blob, ns.trace)
     else:
         alone = (ns.alone[0], int(ns.alone[1])) if ns.alone else None
         result = oracle(ns.cache_dir, json.loads(ns.queries_json), alone)

@@ -57,7 +57,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.CONSTANT_UNDECIDED, *arguments.PINNED_CALLS,
              *arguments.RETRACE_CALLS, *arguments.RETRACE_UNDECIDED, *arguments.MODE_UNDECIDED,
              *arguments.UNATTRIBUTED_CALLS, *arguments.UNATTRIBUTED_UNDECIDED, *arguments.SYMBOLIC_CALLS,
-             *arguments.SYMBOLIC_UNDECIDED]
+             *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(fork.EQUIVALENCE_QUERIES)}

@@ -13,7 +13,8 @@ config change, a dtype change, a first compile, a guard miss on a range from
 ``mark_dynamic``, a bypass, an AOTAutograd hit whose FX entry was removed
 (``fx_gone``), a training step with backward, a module whose ``forward`` a
 ``functools.wraps`` decorator wraps (``decorated``), a hit whose key the cache alone
-cannot tie to the value of a bool the code reads (``flags``); or nothing at all
+cannot tie to the value of a bool the code reads (``flags``), two whose keys it cannot tie
+to the keywords that reached a ``**kwargs`` (``kwargs``); or nothing at all
 (``eager``: Dynamo with the eager backend, no Inductor cache), or the ``hit`` step's
 call under an Inductor config set by an environment variable (``env``, :data:`PLAN_ENV`). Meant for a copy of
 the tests' real cache (``demo.build_cache`` of ``tests.harness.cases``), which
@@ -47,6 +48,17 @@ from collections.abc import Callable
 from typing import Any
 
 from demo.build_cache import REPO_ROOT
+
+
+def start_trace(trace_dir: str | os.PathLike[str]) -> None:
+    """Write this process's structured trace to ``trace_dir`` from now on, as ``TORCH_TRACE``
+    set before torch's import would: for a process forked after the import (a zygote's or
+    a fork server's child), whose trace handler was made without it."""
+    os.environ["TORCH_TRACE"] = os.path.abspath(trace_dir)
+    import torch._logging._internal as logs
+
+    logs.LOG_TRACE_HANDLER = None
+    logs._init_logs()
 
 
 def fresh_graph(x):
@@ -156,12 +168,13 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
         "eager": lambda: torch.compile(fresh_graph, backend="eager")(torch.randn(6, 5)),
         "env_var": lambda: case("branch_on_size", [[4, 3]]),
         "flags": lambda: case("clip_default", [[6, 5]]),
+        "kwargs": lambda: (case("kw_built_with", [[6, 5], {"flag": True}]), case("kw_built_without", [[6, 5]])),
     }
 
 
 PLANS: dict[str, tuple[str, ...]] = {
     "replay": ("hit", "recompile", "config", "dtype", "first", "guard_miss", "bypass", "fx_gone", "train",
-               "decorated", "flags"),
+               "decorated", "flags", "kwargs"),
     "suppressed": ("train", "hit"),
     "ranks": ("hit", "train"),
     "eager": ("eager",),

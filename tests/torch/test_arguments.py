@@ -101,6 +101,16 @@ SYMBOLIC_CALLS = [
 # resting on checked parameters
 SYMBOLIC_UNDECIDED = [("decay_neg", [[4, 3], {"step": 3}], _WARM)]
 
+# A flag through **kwargs (kw_built_with: built with flag=True; kw_built_without: built with
+# no keyword): the cache never says which keywords a key was compiled with, so every verdict
+# is undecided without a run's trace (tests/torch/test_explain.py gives it the replay's).
+KWARGS_CALLS = [
+    ("kw_built_with", [[6, 5]]),                                  # torch: a new graph
+    ("kw_built_with", [[6, 5], {"flag": True}]),                  # torch: a hit
+    ("kw_built_without", [[6, 5]]),                               # torch: a hit
+    ("kw_built_without", [[6, 5], {"flag": True}]),               # torch: a new graph
+]
+
 
 def _id(case: str, shapes: list, *options: dict) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}" + ("-after-recompile" if options else "")
@@ -360,3 +370,20 @@ def test_a_float_folded_beside_a_symbolic_int_is_read_off_the_symbolic_nodes(
 def _aot_hit(answer: dict) -> tuple[str, str]:
     (lk,) = [lk for lk in answer["lookups"] if lk["kind"] == "aotautograd" and lk["hit"]]
     return lk["key"], lk["hit"]
+
+
+@pytest.mark.parametrize("case,shapes", KWARGS_CALLS, ids=[_id(*c) for c in KWARGS_CALLS])
+def test_keywords_through_kwargs_are_undecided_without_a_trace_whatever_torch_does(real_cache, arg_answers,
+                                                                                   case, shapes):
+    """Given or not, the keywords that reach **kwargs are recorded nowhere in the cache
+    (torch hits where the call's keywords are the build's, and traces another graph where
+    they are not): undecided, naming **kwargs and the trace that would decide it, one code
+    for both directions."""
+    from tests.harness.oracle import call_id
+
+    torch_hit = any(lk["hit"] for lk in arg_answers[call_id(case, shapes)]["lookups"])
+    assert torch_hit == ((case == "kw_built_with") == ("flag" in json.dumps(shapes)))  # the keywords as built
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "kwargs-unrecorded", fv
+    assert "**kwargs" in fv["line"] and "fxcache explain TRACE" in fv["line"], fv

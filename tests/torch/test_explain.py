@@ -582,3 +582,38 @@ def test_a_runs_trace_decides_a_python_argument_the_cache_alone_cannot(traced, r
     after = run_fxcache("--cache-dir", str(root), *args, env=env)
     (fv,) = json.loads(after.stdout)["verdicts"]["functions"]
     assert after.returncode == 0 and (fv["key"], fv["entry"]) == (aot["key"], aot["hit"]), fv
+
+
+def test_the_builds_trace_decides_a_kwargs_call_that_passes_its_guards(traced, real_cache, tmp_path):
+    """kw_built_with (built with flag=True through **kwargs) and kw_built_without (built
+    with no keyword): the cache alone leaves every call undecided
+    (tests/torch/test_arguments.py). The replay's ``kwargs`` step called each as built; its
+    trace, explained, records Dynamo's guards on L['kwargs'] for their keys. A call that
+    passes them is decided as torch decides it (a hit on the key); one that fails them
+    stays undecided, naming the guard: torch traces again, and whether that graph is the
+    key's the guards cannot tell."""
+    from tests.harness.oracle import call_id
+    from tests.harness.recorded import answers_for
+    from tests.helpers import match_args_for
+
+    answers = answers_for(real_cache.summary, "real")
+    run = traced["replay"]
+    root = tmp_path / "cache"
+    shutil.copytree(real_cache.root, root, symlinks=True)
+    env = {"FXCACHE_INDEX_DIR": str(tmp_path / "index")}
+    assert run_fxcache("--cache-dir", str(root), "explain", str(run["trace"]), env=env).returncode == 0
+    for case, shapes, decided in [("kw_built_with", [[6, 5], {"flag": True}], True),
+                                  ("kw_built_without", [[6, 5]], True),
+                                  ("kw_built_with", [[6, 5]], False),
+                                  ("kw_built_without", [[6, 5], {"flag": True}], False)]:
+        proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", case,
+                           *match_args_for(case, shapes), env=env)
+        (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
+        (aot,) = [lk for lk in answers[call_id(case, shapes)]["lookups"] if lk["kind"] == "aotautograd"]
+        if decided:
+            assert aot["hit"] and proc.returncode == 0 and (fv["key"], fv["entry"]) == (aot["key"], aot["hit"]), fv
+            kw = [p for p in fv["params"] if p["name"] in ("**kwargs", "flag")]
+            assert kw and {(p["status"], p["how"]) for p in kw} == {("accounted", "trace-guard")}, fv["params"]
+        else:
+            assert not aot["hit"], aot  # torch: another graph
+            assert proc.returncode == 3 and fv["why_code"] == "kwargs-differs-from-record", fv

@@ -59,13 +59,26 @@ def _the_alone_query() -> int:
 
 @builder("model_cache", order=-1)  # the longest build: first
 def _model_cache() -> tuple:
-    """The cache of the model workloads, compiled in a process of its own, which then
-    saves its mega-cache blob beside it (the summary's ``blob``)."""
+    """The cache of the model workloads, compiled in a process of its own under
+    ``TORCH_TRACE``, which then saves its mega-cache blob beside it (the summary's
+    ``blob``). The trace is explained into the session's usage store for the cache dir and
+    the blob, as a user would once: the models' forwards take ``**kwargs``, and only
+    Dynamo's guards there say which keywords each key was compiled with."""
+    import subprocess
+    import sys
+
     from tests.harness.background import build_dir
     from tests.harness.model_runs import build_subprocess
 
     root = build_dir("model-cache") / "inductor"
-    return root, build_subprocess(root, save_blob=root.parent / "models.blob")
+    trace = root.parent / "build-trace"
+    summary = build_subprocess(root, save_blob=root.parent / "models.blob", trace=trace)
+    for where in (root, summary["blob"]["path"]):
+        proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(where), "explain", "--json",
+                               str(trace)], capture_output=True, text=True, timeout=300)
+        if proc.returncode not in (0, 1):
+            raise RuntimeError(f"fxcache explain of the model build's trace: {proc.stderr[-2000:]}")
+    return root, summary
 
 
 @pytest.fixture(scope="session")
@@ -224,10 +237,13 @@ def test_a_module_compiled_whole_binds_keyword_and_positional_inputs_and_says_to
 def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_said(model_cache):
     """Every parameter of the model's forward is accounted for: ResNet's forward (compiled
     itself) reads output_hidden_states and return_dict, None by default, which the cache
-    does not record: assumed as when the key was compiled, and said; GPT-2's (a module
+    does not record: Dynamo's guards in the build's trace (explained, ``_model_cache``)
+    do, and its **kwargs it never names; GPT-2's (a module
     compiled whole through transformers' decorators) takes input_ids, its optional tensors
     are None with no input of the key from them, the rest left out of the call as built;
-    both take **kwargs, none given, none assumed then. A value given that nothing records (return_dict=False) leaves the verdict undecided."""
+    both take **kwargs, none given: the build's trace, explained (``_model_cache``), has
+    Dynamo's guards on them, which the call passes. A value given other than the recorded one
+    (return_dict=False) leaves the verdict undecided."""
     root, _ = model_cache
     base = ["--cache-dir", str(root), "match", "--fn", "ResNetModel", "--dynamic", "none", "--inputs",
             "[5,3,32,32]:mark_dynamic=[0]"]
@@ -235,15 +251,15 @@ def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_sai
     (fv,) = json.loads(r.stdout)["verdicts"]["functions"]
     how = {p["name"]: (p["status"], p["how"]) for p in fv["params"]}
     assert r.returncode == 0 and how == {"pixel_values": ("accounted", "key-input"),
-                                         "output_hidden_states": ("assumed", "default-assumed"),
-                                         "return_dict": ("assumed", "default-assumed"),
-                                         "**kwargs": ("assumed", "kwargs-assumed")}, how
+                                         "output_hidden_states": ("accounted", "trace-guard"),
+                                         "return_dict": ("accounted", "trace-guard"),
+                                         "**kwargs": ("accounted", "unread")}, how
     human = run_fxcache(*base).stdout
-    assert ("assumed as when the key was compiled (the cache does not record them): output_hidden_states=None, "
-            "return_dict=None, **kwargs={}") in human, human
+    assert "assumed as when the key was compiled" not in human, human
     r = run_fxcache(*base, "--inputs", "return_dict=False", "--json")
     (fv,) = json.loads(r.stdout)["verdicts"]["functions"]
-    assert r.returncode == 3 and fv["why_code"] == "constant-unrecorded" and "return_dict=False" in fv["line"], fv
+    # the build's trace recorded return_dict=None: another value is another trace, maybe the same graph
+    assert r.returncode == 3 and fv["why_code"] == "constant-differs-from-record" and "return_dict=False" in fv["line"], fv
     r = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "GPT2LMHeadModel", "--dynamic", "true",
                     "--inputs", "input_ids=[3,12]")
     (fv,) = json.loads(r.stdout)["verdicts"]["functions"]
@@ -251,8 +267,8 @@ def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_sai
     assert r.returncode == 0 and how["input_ids"] == "key-input" and how["attention_mask"] == "no-input-none"
     assert how["use_cache"] == "module-default", how
     # Its forward takes **kwargs (output_attentions=True there traces another graph): none
-    # given, none taken to have been given when the key was compiled, and said.
-    assert how["**kwargs"] == "kwargs-assumed", how
+    # given, and Dynamo's guards in the build's trace say none was given then either.
+    assert how["**kwargs"] == "trace-guard", how
 
 
 def test_fn_names_the_compiled_function_and_says_when_no_key_was_compiled_from_it(model_cache):
@@ -282,7 +298,9 @@ def test_not_bound_lists_the_call_inputs_not_parameters_and_an_unknown_input_is_
     assert "_parameters" not in r.stdout and "L['self']" not in r.stdout, r.stdout
     w = run_fxcache("--cache-dir", str(root), "match", "--fn", "GPT2LMHeadModel", "--dynamic",
                     "true", "--shapes", "input_ids=[3,12]", "--shapes", "mask=[3,12]")
-    assert w.returncode == 0, w.stderr
+    # mask is no parameter of GPT-2's forward: it would reach its **kwargs, which the build's
+    # trace shows held input_ids alone (len(L['kwargs']) == 1): torch traces again.
+    assert w.returncode == 3, w.stderr
     assert "warning: no key compiled from GPT2LMHeadModel takes mask" in w.stdout, w.stdout
 
 

@@ -150,3 +150,18 @@ def test_a_standalone_artifact_is_read_as_the_blob_it_carries(tmp_path):
 def test_a_damaged_or_unknown_standalone_artifact_is_refused(tmp_path, data, says):
     with pytest.raises(BlobError, match=says):
         read_artifact(write(tmp_path, data))
+
+
+def test_what_a_trace_explained_for_a_blob_is_found_on_its_next_read(tmp_path, monkeypatch):
+    """Each read lays a blob out in a temp dir of its own; the usage store (the guards
+    ``explain`` keeps for ``match``) is the blob path's, not the temp dir's."""
+    from fxcache_core.state.usage import UsageStore, recorded_constants, usage_path
+
+    monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "index"))
+    p = write(tmp_path, blob_bytes(record("inductor", [(FX, ENTRY)])))
+    first, second = as_cache_dir(read_blob(p)), as_cache_dir(read_blob(p))
+    assert first != second and usage_path(first) == usage_path(second) == usage_path(p)
+    store = UsageStore(usage_path(first))
+    assert store.record_constants({AOT: [{"#all-guards": True}]}) == 1
+    store.close()
+    assert recorded_constants(second) == {AOT: ({"#all-guards": True},)}

@@ -39,6 +39,9 @@ SOURCE = textwrap.dedent('''\
 
     def opaque(x, flag=False):
         return locals()
+
+    def passes_on(x, **extra):
+        return g(x, **extra)
 ''')
 
 
@@ -99,3 +102,14 @@ def test_a_source_that_cannot_be_read_says_why(tmp_path):
     assert isinstance(gone, Reason) and gone.code == "source-unreadable"
     moved = _reads(tmp_path, "f", 20)  # another def at that line now
     assert isinstance(moved, Reason) and moved.code == "source-changed"
+
+
+def test_whether_the_body_names_its_kwargs(tmp_path):
+    """A **kwargs the body never names cannot change what Dynamo traces; one passed on
+    can (fxcache_core/lookup/kwargs_evidence.py accounts the first as unread)."""
+    g = _reads(tmp_path, "g", 17)
+    assert (g.varkw, g.varkw_name, g.varkw_read) == (True, "kwargs", False)
+    on = _reads(tmp_path, "passes_on", 28)
+    assert (on.varkw_name, on.varkw_read) == ("extra", True)
+    f = _reads(tmp_path, "f", 3)
+    assert (f.varkw, f.varkw_name, f.varkw_read) == (False, None, False)

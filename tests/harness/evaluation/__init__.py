@@ -1,7 +1,7 @@
 """An evaluation of ``fxcache match`` against torch, on families and calls the suite does not use.
 
     python -m tests.harness.evaluation [--family NAME ...] [--json OUT] [--markdown OUT]
-                                       [--workdir DIR] [--rebuild] [--fresh]
+                                       [--workdir DIR] [--rebuild] [--fresh] [--build-traces]
     make eval
 
 Not part of ``make test``: a full run takes about 30 minutes on a shared 2-core machine
@@ -10,7 +10,11 @@ For each family (:mod:`~tests.harness.evaluation.families`: a compiled callable,
 sequences and its queries):
 
 1. Build its cache in ``<workdir>/<family>/cache`` as a user's run would:
-   ``TORCHINDUCTOR_CACHE_DIR``, ``torch.compile`` on CPU, one process per build sequence.
+   ``TORCHINDUCTOR_CACHE_DIR``, ``torch.compile`` on CPU, one process per build sequence,
+   each under ``TORCH_TRACE`` (``<workdir>/<family>/build-trace-N``). With
+   ``--build-traces`` fxcache is given those traces before it is asked (``fxcache explain
+   TRACE``: Dynamo's guards, the only record of the keywords a ``**kwargs`` function was
+   compiled with); without, it has the cache alone.
 2. Ask torch each query on a copy of that cache, in a fresh process (below), its first
    call (or, with warm-up calls, a later one), recording every FX and AOTAutograd
    lookup (``demo.recorder``, the wrapper of ``find_guarded_entry`` that
@@ -62,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="keep the caches and torch's answers here, and reuse them (default: a temp dir)")
     p.add_argument("--rebuild", action="store_true", help="build and ask torch again even where kept")
     p.add_argument("--fresh", action="store_true", help="a new python process per build and query")
+    p.add_argument("--build-traces", action="store_true",
+                   help="give match the TORCH_TRACE of each family's build first (fxcache explain TRACE), as a user "
+                        "with the trace of the run that built the cache would")
     p.add_argument("--new-kinds-option", default="--inputs", metavar="OPTION",
                    help="match's option for bools, strs, None, tuples and marked ranges (default: %(default)s; "
                         "the others go to --shapes)")
@@ -91,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in names:
             results.append(evaluate_family(torch, FAMILIES[name], workdir, rebuild=ns.rebuild, log=log,
-                                           new_option=ns.new_kinds_option))
+                                           new_option=ns.new_kinds_option, build_traces=ns.build_traces))
             versions.update(results[-1].pop("versions"))
             v = results[-1]["verdicts"]
             log(f"{name}: {v['right']} right, {v['wrong']} wrong, {v['undecided']} undecided, "
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.close()
         if tmp is not None:
             tmp.cleanup()
-    meta = {"fresh": ns.fresh, "torch_version": versions.get("torch"), "transformers_version": versions.get("transformers")}
+    meta = {"fresh": ns.fresh, "build_traces": ns.build_traces, "torch_version": versions.get("torch"), "transformers_version": versions.get("transformers")}
     text = report.markdown(results, meta)
     if ns.markdown:
         Path(ns.markdown).write_text(text)

@@ -30,7 +30,9 @@ def markdown(results: list[dict], meta: dict) -> str:
            f"{sum(t['verdicts'].values())} calls", "",
            f"torch {meta.get('torch_version') or '?'}, transformers {meta.get('transformers_version') or '?'}; "
            "torch's answers from "
-           f"{'fresh processes' if meta.get('fresh') else 'children forked per call from a server that compiled nothing'}.",
+           f"{'fresh processes' if meta.get('fresh') else 'children forked per call from a server that compiled nothing'}."
+           + (f" fxcache was given the TORCH_TRACE of the build of {sum(1 for r in results if r.get('build_traces'))} "
+              "families (--build-traces)." if meta.get("build_traces") else " fxcache had the cache alone."),
            "", "| family | dynamic | verdicts: right | wrong | undecided | not describable | key lines: right | wrong "
            "| undecided |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:

@@ -78,6 +78,19 @@ def present_keys(cache_dir: Path) -> set[str]:
     return {k.key for k in scan_cache(cache_dir).keys}
 
 
+def explain_traces(cache_dir: Path, traces: list[Path], index_dir: Path) -> None:
+    """``fxcache --cache-dir C explain TRACE`` for each trace, in a fresh process: the usage
+    store of ``index_dir`` then holds Dynamo's guards of each compile, which ``match``
+    reads as evidence (what a user does with the trace of the run that built the cache)."""
+    env = dict(os.environ, FXCACHE_INDEX_DIR=str(index_dir), COLUMNS="200", NO_COLOR="1")
+    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    for trace in traces:
+        proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(cache_dir), "explain", "--json",
+                               str(trace)], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+        if proc.returncode not in (0, 1):
+            raise RuntimeError(f"fxcache explain {trace}: exit {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+
+
 def ask_fxcache(cache_dir: Path, args: list[str], index_dir: Path) -> tuple[dict | None, str | None, int]:
     """``fxcache --cache-dir C match --json ARGS`` in a fresh process: (its JSON, or None
     and the usage error's line on exit 2; the exit code)."""
@@ -95,14 +108,34 @@ def ask_fxcache(cache_dir: Path, args: list[str], index_dir: Path) -> tuple[dict
 
 
 def build_family(torch: Torch, family: Family, cache_dir: Path) -> list[dict]:
-    """Each build sequence of ``family`` in a process of its own, into ``cache_dir``."""
+    """Each build sequence of ``family`` in a process of its own, into ``cache_dir``, under
+    ``TORCH_TRACE`` (``build-trace-N`` beside the cache: the evidence a user's build run
+    would leave, for ``--build-traces``)."""
     out = []
-    for seq in family.build:
-        ans = torch.ask({"op": "build", "family": family.name, "cache_dir": str(cache_dir), "calls": list(seq)})
+    for n, seq in enumerate(family.build):
+        ans = torch.ask({"op": "build", "family": family.name, "cache_dir": str(cache_dir), "calls": list(seq),
+                         "trace_dir": str(cache_dir.parent / f"build-trace-{n}")})
         if ans["error"]:
             raise RuntimeError(f"{family.name}: building {seq}: {ans['error']}")
         out.append(ans)
     return out
+
+
+def trace_build(torch: Torch, family: Family, fdir: Path, writes: list, log: Any) -> list[str]:
+    """The trace of a family's build kept from before builds were traced: the build made
+    again into a scratch cache under ``TORCH_TRACE`` (its keys are the kept cache's: a
+    trace changes no key, and the writes are checked to be the same), the scratch cache
+    then removed. Returns the trace dirs, relative to ``fdir``."""
+    scratch = fdir / "trace-build"
+    shutil.rmtree(scratch, ignore_errors=True)
+    log(f"{family.name}: building again under TORCH_TRACE")
+    again = build_family(torch, family, scratch / "cache")
+    keys = [sorted({w["key"] for per_call in seq for w in per_call}) for seq in writes]
+    got = [sorted({w["key"] for per_call in b["writes"] for w in per_call}) for b in again]
+    if keys != got:
+        raise RuntimeError(f"{family.name}: the traced build wrote other keys than the kept one: rebuild (--rebuild)")
+    shutil.rmtree(scratch / "cache", ignore_errors=True)
+    return [f"trace-build/build-trace-{n}" for n in range(len(again))]
 
 
 def torch_answer(torch: Torch, family: Family, query: Query, cache_dir: Path, scratch: Path) -> dict:
@@ -118,8 +151,11 @@ def torch_answer(torch: Torch, family: Family, query: Query, cache_dir: Path, sc
 
 
 def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: bool, log: Any,
-                    new_option: str = NEW_KINDS_OPTION) -> dict:
-    """Build (or reuse) the family's cache and torch's answers, ask fxcache, compare."""
+                    new_option: str = NEW_KINDS_OPTION, build_traces: bool = False) -> dict:
+    """Build (or reuse) the family's cache and torch's answers, ask fxcache, compare. With
+    ``build_traces``, fxcache is first given the traces of the family's build
+    (:func:`explain_traces`), where its build recorded them (a build kept from before
+    builds were traced has none: the result's ``build_traces`` is then 0)."""
     fdir = workdir / family.name
     cache_dir = fdir / "cache"
     answers_file = fdir / "torch-answers.json"
@@ -135,6 +171,7 @@ def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: boo
         log(f"{family.name}: building ({len(family.build)} process(es))")
         build = build_family(torch, family, cache_dir)
         stored = {"build": [list(s) for s in family.build], "build_writes": [b["writes"] for b in build],
+                  "build_traces": [f"build-trace-{n}" for n in range(len(build))],
                   "torch_version": build[0]["torch_version"],
                   "transformers_version": build[0].get("transformers_version"), "answers": {}}
     build_s = time.monotonic() - t0
@@ -147,7 +184,14 @@ def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: boo
             answers_file.write_text(json.dumps(stored, sort_keys=True))
     answers_file.write_text(json.dumps(stored, sort_keys=True))
     present = present_keys(cache_dir)
-    index_dir = fdir / "fxcache-index"
+    if build_traces and "build_traces" not in stored:
+        stored["build_traces"] = trace_build(torch, family, fdir, stored["build_writes"], log)
+        answers_file.write_text(json.dumps(stored, sort_keys=True))
+    traces = [fdir / t for t in stored.get("build_traces", ()) if (fdir / t).is_dir()] if build_traces else []
+    index_dir = fdir / ("fxcache-index-traced" if build_traces else "fxcache-index")
+    if traces:
+        shutil.rmtree(index_dir, ignore_errors=True)
+        explain_traces(cache_dir, traces, index_dir)
     rows = []
     for q, key in zip(family.queries, calls_now, strict=True):
         ans = answers[json.dumps(key, sort_keys=True)]
@@ -168,6 +212,6 @@ def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: boo
     keys = [compare.Line(**k) for r in rows for k in r["keys"]]
     return {"versions": {"torch": stored["torch_version"], "transformers": stored.get("transformers_version")},
             "family": family.name, "doc": family.doc, "fn": family.fn, "dynamic": family.dynamic,
-            "cache_dir": str(cache_dir), "keys_in_cache": len(present), "seconds": round(time.monotonic() - t0, 1),
+            "cache_dir": str(cache_dir), "keys_in_cache": len(present), "build_traces": len(traces), "seconds": round(time.monotonic() - t0, 1),
             "build_seconds": round(build_s, 1), "verdicts": compare.tally(verdicts), "key_lines": compare.tally(keys),
             "rows": rows}

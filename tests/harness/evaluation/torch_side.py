@@ -4,7 +4,7 @@
     python -m tests.harness.evaluation.torch_side REQUEST_JSON # one request, this process
 
 A request is ``{"op": "build" | "query", "family": NAME, "cache_dir": DIR, "calls": [call, ...],
-"warm_up": [call, ...]}``. ``build`` makes ``calls`` (one build sequence) in one process,
+"warm_up": [call, ...], "trace_dir": DIR}`` (``trace_dir``, optional: run under ``TORCH_TRACE``). ``build`` makes ``calls`` (one build sequence) in one process,
 as a user's run would, into ``cache_dir``; ``query`` makes the ``warm_up`` calls, unrecorded,
 then the one call in ``calls``. The answer has torch's lookups and writes per call, in the
 record format of ``tests.harness.oracle`` (``demo.recorder`` wraps ``find_guarded_entry``),
@@ -127,6 +127,11 @@ def run_request(req: dict) -> dict:
 
     cache_dir = prepare_env(req["cache_dir"], isa_checks=False)
     import torch
+
+    if req.get("trace_dir"):
+        from tests.harness.traced import start_trace
+
+        start_trace(req["trace_dir"])
 
     configure_torch(isa_checks=False)
     from demo.recorder import counters, install_recorder

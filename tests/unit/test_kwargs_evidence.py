@@ -1,0 +1,121 @@
+"""A call's keywords through ``**kwargs`` judged against Dynamo's guards on the dict, as a
+run's trace recorded them (fxcache_core/trace/dict_guards.py reads them,
+fxcache_core/lookup/kwargs_evidence.py judges them).
+
+The guard lines are torch 2.13's own text (``dynamo_cpp_guards_str`` of a run of
+``f(x, **kwargs)`` that reads ``kwargs.get('output_attentions', False)``, passes
+``**kwargs`` on, or iterates it); the trace around them is synthetic
+(tests/synth_trace.py). tests/torch/test_explain.py judges real runs against torch.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fxcache_core.lookup.binding import TensorArg
+from fxcache_core.lookup.kwargs_evidence import judge_record, kwargs_account
+from fxcache_core.lookup.pyvalues import PyValue
+from fxcache_core.trace.constants import key_constants
+from fxcache_core.trace.dict_guards import dict_evidence, guard_managers
+from tests import synth_trace as st
+
+K = "L['kwargs']"
+TYPE = "___check_type_id(L['kwargs'], 140584029621920), type=<class 'dict'>"
+# (the guards torch 2.13 printed on the dict, the keywords of the call that compiled it)
+RUNS = {
+    "get, given True": ([TYPE, "L['kwargs']['output_attentions'] == True"], {"output_attentions": True}),
+    "get, not given": ([TYPE, "not ___dict_contains('output_attentions', L['kwargs'])"], {}),
+    "passed on, none": ([TYPE, "not L['kwargs']"], {}),
+    "passed on, one": ([TYPE, "len(L['kwargs']) == 1", "L['kwargs']['flag'] == True"], {"flag": True}),
+}
+
+
+def _record(codes: list[str], managers: tuple = ()) -> dict:
+    from pathlib import Path
+
+    from fxcache_core.trace.run_facts import CompileRef, TraceCompile
+
+    c = TraceCompile(0, None, CompileRef("0/0", 0), "f", "f.py", 1, None, None, (), (), (), tuple(codes), None, None,
+                     None, None, Path("t"), (), managers)
+    return dict_evidence(c)
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_the_call_that_compiled_it_passes_its_guards(name):
+    codes, kw = RUNS[name]
+    assert judge_record(_record(codes), K, {k: PyValue(v) for k, v in kw.items()}) == ("pass", "")
+
+
+@pytest.mark.parametrize("name,call,failed", [
+    ("get, given True", {}, "L['kwargs']['output_attentions'] == True"),
+    ("get, given True", {"output_attentions": False}, "L['kwargs']['output_attentions'] == True"),
+    ("get, not given", {"output_attentions": False}, "not ___dict_contains('output_attentions', L['kwargs'])"),
+    ("passed on, none", {"flag": True}, "not L['kwargs']"),
+    ("passed on, one", {}, "L['kwargs']['flag'] == True"),
+    ("passed on, one", {"flag": True, "other": 1}, "len(L['kwargs']) == 1"),
+])
+def test_a_call_with_other_keywords_fails_one(name, call, failed):
+    codes, _ = RUNS[name]
+    assert judge_record(_record(codes), K, {k: PyValue(v) if not isinstance(v, int) or isinstance(v, bool) else v
+                                            for k, v in call.items()}) == ("fail", failed)
+
+
+def test_keywords_the_code_never_read_pass_where_dynamo_guarded_nothing_on_the_dict():
+    rec = _record(["___check_type_id(L['x'], 9)"])
+    assert rec == {"#all-guards": True}
+    assert judge_record(rec, K, {"anything": PyValue("x")}) == ("pass", "")
+
+
+def test_a_dict_the_code_iterates_is_not_read_and_a_record_without_every_guard_is_no_evidence():
+    rec = _record([TYPE, "list(dict.keys(L['kwargs']))[0] == 'z'"], (("DictGuardManager", K),))
+    assert judge_record(rec, K, {"z": 1})[0] == "unknown"
+    assert judge_record(_record([TYPE], (("DictGuardManager", K),)), K, {}) == ("unknown", "DictGuardManager")
+    assert judge_record({"L['kwargs']['flag']": True}, K, {"flag": PyValue(True)}) == ("none", "")
+    hostile = {"#all-guards": True, "guards:L['kwargs']": ("(" * 5000 + ")" * 5000, "L['kwargs']['a'] == " + "1" * 3000,
+                                                           "L['kwargs']['a'] == __import__('os').system('x')")}
+    assert judge_record(hostile, K, {"a": 1})[0] == "unknown"  # bounded, parsed, never run
+
+
+def test_a_tensor_keyword_is_left_to_the_keys_own_guards():
+    rec = _record([TYPE, "___check_type_id(L['kwargs']['mask'], 94125683062432), type=<class 'torch.Tensor'>",
+                   "check_tensor(L['kwargs']['mask'], Tensor, DispatchKeySet(CPU), torch.float32, "
+                   "device=None, requires_grad=False, size=[4, 3], stride=[3, 1])",
+                   "hasattr(L['kwargs']['mask'], '_dynamo_dynamic_indices') == False",
+                   "check_no_aliasing(L['kwargs']['mask'], L['x'])", "not hasattr(L['kwargs']['mask'], 'jax')", "2 <= L['kwargs']['mask'].size()[0]",
+                   "((getattr(L['kwargs']['mask'], '_dynamo_dynamic_indices', set()).issubset({0})) "
+                   "if hasattr(L['kwargs']['mask'], '_dynamo_dynamic_indices') else True)"])
+    t = TensorArg((4, 3))
+    assert judge_record(rec, K, {"mask": t}) == ("pass", "")
+    assert judge_record(rec, K, {})[0] == "fail"
+    assert judge_record(rec, K, {"mask": PyValue(None)})[0] == "fail"  # its type is not the tensor's
+
+
+def test_the_manager_lines_and_the_markers_come_from_torchs_printout(tmp_path):
+    payload = ("TREE_GUARD_MANAGER:\n+- RootGuardManager\n"
+               "| +- DictGuardManager: source=L['kwargs'], accessed_by=FrameLocalsGuardAccessor(key='kwargs', "
+               "framelocals_idx=1), type=<class 'dict'>, tag_safe=(False, False)\n"
+               "| | | +- KeyManager: GuardManager: source=list(dict.keys(L['kwargs']))[0], type=<class 'str'>\n"
+               "| +- GuardManager: source=L['x'], accessed_by=FrameLocalsGuardAccessor(key='x', framelocals_idx=0)\n")
+    assert guard_managers(payload) == (("DictGuardManager", K),)
+    text = (st.clock() + st.start() + st.tensor("L['x']", [5, 4], [4, 1]) + st.final_guards(RUNS["passed on, one"][0])
+            + st.fx_miss("fK1"))
+    from fxcache_core.trace.run import read_run
+
+    (rec,) = key_constants(read_run(st.write_trace(tmp_path / "t", text)))["fK1"]
+    assert rec["#all-guards"] is True and rec["L['kwargs']['flag']"] is True
+    assert rec["guards:L['kwargs']"] == ("L['kwargs']['flag'] == True",
+                                         "___check_type_id(L['kwargs'], ...), type=<class 'dict'>",
+                                         "len(L['kwargs']) == 1")  # the process's address left out
+
+
+def test_without_evidence_both_directions_are_undecided_with_one_code():
+    none = kwargs_account("aK", "f", K, {}, (), True)
+    given = kwargs_account("aK", "f", K, {"flag": PyValue(True)}, (), True)
+    assert (none.status, none.how.code) == (given.status, given.how.code) == ("undecided", "kwargs-unrecorded")
+    assert "**kwargs" in none.how and "fxcache explain TRACE" in none.how
+    unread = kwargs_account("aK", "f", K, {"flag": PyValue(True)}, (), False)
+    assert (unread.status, unread.how.code) == ("accounted", "unread")
+    rec = _record(RUNS["get, not given"][0])
+    assert kwargs_account("aK", "f", K, {}, (rec,), True).how.code == "trace-guard"
+    differs = kwargs_account("aK", "f", K, {"output_attentions": PyValue(True)}, (rec,), True)
+    assert (differs.status, differs.how.code) == ("undecided", "kwargs-differs-from-record")

@@ -9,7 +9,7 @@ are a good part of ``make test``. The zygote pays them once: it imports what
 keeps their programs for the fresh cache dirs), and then forks a child per request.
 
 A child starts as a fresh process does but for what was imported, exactly as the
-oracle's fork server (``tests.harness.oracle.serve``) argues: nothing was traced or
+oracle's fork server (``tests.harness.oracle.serve_forked``) argues: nothing was traced or
 compiled before the fork. It takes the request's environment, working dir and
 ``sys.argv``, forgets the temp dir the zygote computed (``tempfile.tempdir``: torch's
 default cache dir and precompiled headers live under it), and runs the module as

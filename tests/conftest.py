@@ -17,6 +17,10 @@ threads (``tests.harness.background``), so they build while the fast tiers run.
 - ``real_cache`` (session): a real Inductor cache built once per session from
   every case in ``tests.harness.cases``; every test that reads a real cache of the demo
   cases reads this one (never mutate it: use ``cache_copy``).
+- ``oracle_queries`` (session): torch's answers to the calls test_torch_oracle.py,
+  test_fork_server.py and test_recorded_answers.py check, each asked once by a fork server
+  on a build thread, with the copies of the real cache they ran on
+  (``tests.harness.oracle_queries``).
 - ``cache_copy``: a fresh copy of that cache in ``tmp_path`` (mutate it freely;
   run the oracle on it).
 - ``default_dir`` (session): a copy of torch's default cache dir as the session's
@@ -25,7 +29,8 @@ threads (``tests.harness.background``), so they build while the fast tiers run.
 - ``fresh_decoders``: decode workers forked after the test's own patches (see the fixture).
 - ``oracle_server`` (session, for ``torch`` tests): ``tests.harness.oracle.torch_lookups``
   asks a :class:`tests.harness.oracle.ForkServer`, which imports torch once and forks a
-  fresh child per query (test_fork_server.py checks it answers as a fresh process).
+  fresh child per query (test_fork_server.py checks that a fork server answers as a fresh
+  process).
   The build processes (``python -m demo.build_cache`` and the like) fork in the same
   way from a :class:`tests.harness.zygote.Zygote` that has imported torch.
 """
@@ -43,6 +48,7 @@ from pathlib import Path
 import pytest
 
 from fxcache_core.decode import memlimit as _memlimit
+from tests.harness import oracle_queries as _oracle_queries  # noqa: F401  (registers the build oracle_queries)
 from tests.harness.background import BUILD_DIR, prebuilt
 from tests.harness.real_cache import RealCache  # registers the build real_cache, first
 from tests.helpers import TESTS_DIR, run_fxcache
@@ -110,15 +116,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # Within the torch tests: first those that need the real cache alone (torch's answers to
 # their queries are recorded: tests/harness/recorded.py), then each file in the order its
 # background build is ready, as measured on a 2-core machine (the models' chain, the
-# variants, the fresh-process answers, the pack round trip, the remote cache, the traced
+# variants, the oracle's own queries (tests.harness.oracle_queries), the pack round trip, the remote cache, the traced
 # runs and their report, the rebuilt kernels, the blobs), so that the tests of a build run while the later builds go
 # on, and few are left for after the last one. A file missing here runs first and may
 # wait there.
 _TORCH_ORDER = {"test_real_cache.py": 1, "test_oracle_suite.py": 2, "test_arguments.py": 2,
-                "test_models_oracle.py": 3, "test_keying.py": 4, "test_torch_oracle.py": 5, "test_pack.py": 6,
+                "test_models_oracle.py": 3, "test_keying.py": 4, "test_torch_oracle.py": 5,
+                "test_fork_server.py": 5, "test_recorded_answers.py": 5, "test_pack.py": 6,
                 "test_remote.py": 7, "test_explain.py": 8, "test_explain_cause.py": 9,
                 "test_report.py": 10, "test_explain_rebuilt.py": 11, "test_blobs.py": 12,
-                "test_gc_concurrent.py": 13, "test_fork_server.py": 14}
+                "test_gc_concurrent.py": 13}
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -195,6 +202,13 @@ def _torch_queries_ask_the_fork_server(request: pytest.FixtureRequest) -> None:
 @pytest.fixture(scope="session")
 def real_cache() -> RealCache:
     return prebuilt("real_cache")
+
+
+@pytest.fixture(scope="session")
+def oracle_queries() -> dict:
+    """Torch's answers to the oracle tests' calls, each asked once, and the copies of the
+    real cache they ran on (:func:`tests.harness.oracle_queries.build`)."""
+    return prebuilt("oracle_queries")
 
 
 @pytest.fixture(scope="session")

@@ -193,7 +193,9 @@ def torch_lookups(
 ) -> dict:
     """Run ``python -m tests.harness.oracle`` in a fresh process and return its JSON (or, given
     ``server`` or after :func:`use_server`, and unless ``fresh``, ask that :class:`ForkServer`:
-    a child forked for the query).
+    a child forked for the query). The fresh process starts as
+    :func:`demo.build_cache.run_json_subprocess` starts one: in a test session, a child of the
+    zygote (``tests/harness/zygote.py``) where the environment is the zygote's.
 
     The oracle runs a real ``torch.compile``: on a miss torch WRITES new entries
     into ``cache_dir``. Run it on a copy (``shutil.copytree``) when you want to

@@ -120,9 +120,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # runs and their report, the rebuilt kernels, the blobs), so that the tests of a build run while the later builds go
 # on, and few are left for after the last one. A file missing here runs first and may
 # wait there.
-_TORCH_ORDER = {"test_real_cache.py": 1, "test_oracle_suite.py": 2, "test_arguments.py": 2,
+_TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2,
                 "test_models_oracle.py": 3, "test_keying.py": 4, "test_torch_oracle.py": 5,
-                "test_fork_server.py": 5, "test_recorded_answers.py": 5, "test_pack.py": 6,
+                "test_fork_server.py": 5, "test_recorded_answers.py": 5, "test_oracle_suite.py": 5,
+                "test_changed_copies.py": 5, "test_pack.py": 6,
                 "test_remote.py": 7, "test_explain.py": 8, "test_explain_cause.py": 9,
                 "test_report.py": 10, "test_explain_rebuilt.py": 11, "test_blobs.py": 12,
                 "test_gc_concurrent.py": 13}
@@ -145,14 +146,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for name in BACKGROUND.names():  # in the order registered (conftest's first)
         if name in wanted:
             BACKGROUND.start(name)
-    # The oracle's fork server imports torch while the fast tiers run, not when the first
-    # torch test asks it (seconds on the suite's one serial path).
-    global _EARLY_SERVER
-    if any(item.get_closest_marker("torch") and not item.get_closest_marker("skip") for item in session.items):
-        from tests.harness import oracle
-
-        _EARLY_SERVER = oracle.ForkServer()
-        _EARLY_SERVER.start()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -165,14 +158,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
             terminalreporter.write_line(f"{name:28} {a - t0:7.1f} {b - t0:7.1f}  ({b - a:.1f} s)")
 
 
-_EARLY_SERVER = None
-"""The oracle's fork server, started at the end of collection when torch tests were
-collected (the ``oracle_server`` fixture's)."""
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _EARLY_SERVER is not None:
-        _EARLY_SERVER.close()  # a no-op once the fixture closed it
     if "tests.harness.background" in sys.modules:
         background = sys.modules["tests.harness.background"].BACKGROUND
         background.close()
@@ -185,7 +171,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def oracle_server():
     from tests.harness import oracle
 
-    server = _EARLY_SERVER or oracle.ForkServer()  # started early, or with the first query
+    # Started by the first query a test asks in this process: the torch tier's own queries
+    # are asked on build threads (tests.harness.oracle_queries, test_changed_copies.py),
+    # by the server the builds share (tests.harness.oracle.builds_server).
+    server = oracle.ForkServer()
     previous = oracle.use_server(server)
     yield server
     oracle.use_server(previous)

@@ -115,11 +115,12 @@ checked in tests/torch/test_fork_server.py)
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from demo.recorder import counters, install_recorder
@@ -455,31 +456,40 @@ _ANSWERS_LOCK = threading.Lock()
 _answers_server: ForkServer | None = None
 
 
+@contextlib.contextmanager
+def builds_server() -> Iterator[ForkServer]:
+    """The one :class:`ForkServer` the background builds share (started by its first query,
+    stopped at exit), held by the caller alone while the ``with`` block runs: builds on
+    other threads wait for it. Its children answer as a fresh process's first call
+    (test_fork_server.py)."""
+    global _answers_server
+    with _ANSWERS_LOCK:
+        if _answers_server is None:
+            _answers_server = ForkServer()
+            atexit.register(_answers_server.close)
+        yield _answers_server
+
+
 def answers(cache_dir: str | os.PathLike[str], calls: list[tuple[str, list[Any]] | tuple[str, list[Any], dict]],
             timeout: float = 300) -> dict[str, dict]:
     """Torch's lookups for many calls of ``tests.harness.cases`` cases, each made on a fresh copy of
     ``cache_dir`` (which stays as it was) by a child of one :class:`ForkServer`, so each
     call is a fresh process's first call on the cache as given (or, with a third element,
     options for :func:`run_oracle`: ``warm_up`` calls first, a ``job_id``). Every caller
-    (the background builds of several test files) shares that one server, one at a time,
-    restarted only when the environment a fresh process would get has changed.
-    Returns :func:`call_id` -> what :func:`torch_lookups` returns."""
+    (the background builds of several test files) shares that one server
+    (:func:`builds_server`), one at a time, restarted only when the environment a fresh
+    process would get has changed. Returns :func:`call_id` -> what :func:`torch_lookups` returns."""
     import shutil
     import tempfile
 
-    global _answers_server
     out: dict[str, dict] = {}
-    with _ANSWERS_LOCK:
-        if _answers_server is None:
-            _answers_server = ForkServer()
-            atexit.register(_answers_server.close)
+    with builds_server() as server:
         for case, shapes, *more in calls:
             options = more[0] if more else {}
             with tempfile.TemporaryDirectory(prefix="fxcache-oracle-") as tmp:
                 copy = os.path.join(tmp, "cache")
                 shutil.copytree(cache_dir, copy, symlinks=True)
-                out[call_id(case, shapes, options)] = _answers_server.lookups(copy, case, shapes, timeout,
-                                                                              **options)
+                out[call_id(case, shapes, options)] = server.lookups(copy, case, shapes, timeout, **options)
     return out
 
 

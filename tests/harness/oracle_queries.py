@@ -4,9 +4,10 @@ test_torch_oracle.py (what torch looks up, hits and writes in a fresh process),
 test_fork_server.py (the fork server answers as a fresh process does) and
 test_recorded_answers.py (torch asked now answers as recorded) ask torch about calls of
 the tests' corpus on copies of the real cache. Several ask the same call; each call is
-asked here once, by a :class:`tests.harness.oracle.ForkServer` of its own (a child forked
-per query, as the session's server does), on a build thread beside the fast tiers, and
-every test reads the answer and the copy the query ran on.
+asked here once, by a :class:`tests.harness.oracle.ForkServer` (a child forked
+per query: the server the builds share, :func:`tests.harness.oracle.builds_server`), on a
+build thread beside the fast tiers, and every test reads the answer and the copy the
+query ran on. test_oracle_suite.py reads one more (``duck_on``).
 
 :func:`build` is the background build ``oracle_queries``; conftest's ``oracle_queries``
 fixture returns what it returns.
@@ -32,6 +33,7 @@ QUERIES: dict[str, tuple[str, list[Any]]] = {
     "build_shape_hit": ("branch_on_size", [[4, 3]]),
     "region_hit": ("same_graph_two_regions", [[40, 3]]),
     "auto_static_hit": ("automatic_dynamic", [[4, 3]]),
+    "duck_on": ("duck_on_pair", [[6], [6]]),
 }
 """name -> (case, shapes): each asked on a copy of the real cache of its own."""
 
@@ -44,17 +46,16 @@ ON_COPY = {"unbuilt_region": ("same_graph_two_regions", [[10, 3]])}
 of the real cache, which must stay as it was."""
 
 
-@builder("oracle_queries", needs=("real_cache",), order=5)
+@builder("oracle_queries", needs=("real_cache",), order=4)
 def build() -> dict[str, dict[str, Any]]:
     """name -> ``{"answer": what torch_lookups returns, "cache": the copy it ran on}`` for
     every query of :data:`QUERIES`, :data:`AFTER` and :data:`ON_COPY`."""
-    from tests.harness.oracle import ForkServer, torch_lookups
+    from tests.harness.oracle import builds_server, torch_lookups
 
     real = prebuilt("real_cache")
     base = build_dir("oracle-queries")
-    server = ForkServer()
     out: dict[str, dict[str, Any]] = {}
-    try:
+    with builds_server() as server:
         for name, (case, shapes) in QUERIES.items():
             copy = base / name
             shutil.copytree(real.root, copy, symlinks=True)
@@ -66,6 +67,4 @@ def build() -> dict[str, dict[str, Any]]:
             copy = base / name
             shutil.copytree(real.root, copy, symlinks=True)
             out[name] = {"answer": torch_lookups(copy, case, shapes, on_copy=True, server=server), "cache": copy}
-    finally:
-        server.close()
     return out

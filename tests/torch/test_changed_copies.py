@@ -28,18 +28,13 @@ CALL = ("same_graph_two_regions", [[40, 3]])
 """The call torch is asked on every copy (x=[40,3]: a hit of the real cache)."""
 
 
-def _run(*args: str) -> Any:
-    """``fxcache ARGS`` (forked from the CLI server): what it did, for the test to check."""
-    return run_fxcache(*args)
-
-
 def _after_gc(cache: Path, server: Any) -> dict[str, Any]:
     """gc --keep-last 1, match x=[40,3], then torch's call on a copy of what gc kept."""
     from tests.harness.oracle import torch_lookups
 
     d = ["--cache-dir", str(cache)]
-    return {"gc": _run(*d, "gc", "--keep-last", "1", "--yes", "--json"),
-            "match": _run(*d, "match", "--shapes", "x=[40,3]", "--json"),
+    return {"gc": run_fxcache(*d, "gc", "--keep-last", "1", "--yes", "--json"),
+            "match": run_fxcache(*d, "match", "--shapes", "x=[40,3]", "--json"),
             "torch": torch_lookups(cache, *CALL, on_copy=True, server=server)}
 
 
@@ -59,7 +54,7 @@ def _after_gc_artifacts(cache: Path, server: Any) -> dict[str, Any]:
         os.utime(a.file.path, (old, old))
     out: dict[str, Any] = {"code": [(a.file.name, str(a.file.path), a.file.size) for a in code],
                            "young": str(young.file.path), "entries_before": entries()}
-    out["gc"] = _run("--cache-dir", str(cache), "gc", "--artifacts", "--older-than", "2h", "--yes", "--json")
+    out["gc"] = run_fxcache("--cache-dir", str(cache), "gc", "--artifacts", "--older-than", "2h", "--yes", "--json")
     out["entries_after"] = entries()
     out["code_after_gc"] = [str(a.file.path) for a in scan_artifacts(cache)]
     out["torch"] = torch_lookups(cache, *CALL, server=server)
@@ -76,7 +71,7 @@ def _raising_guard(cache: Path, server: Any) -> dict[str, Any]:
     from tests.harness.oracle import torch_lookups
 
     d = ["--cache-dir", str(cache)]
-    out: dict[str, Any] = {"match": _run(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[40,3]",
+    out: dict[str, Any] = {"match": run_fxcache(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[40,3]",
                                          "--json")}
     (aot,) = [r for r in _json(out["match"])["results"] if r["kind"] == "aotautograd"]
     if aot["status"] != "hit":
@@ -85,7 +80,7 @@ def _raising_guard(cache: Path, server: Any) -> dict[str, Any]:
     obj = pickle.loads(victim.path.read_bytes())
     obj.guards_expr = "(L['t0'] // 0) == 1"
     (victim.path.parent / ("0" * 51)).write_bytes(pickle.dumps(obj))  # sorts first
-    out["match_key"] = _run(*d, "match", "--key", aot["key"], "--shapes", "x=[40,3]", "--json")
+    out["match_key"] = run_fxcache(*d, "match", "--key", aot["key"], "--shapes", "x=[40,3]", "--json")
     out["torch"] = torch_lookups(cache, *CALL, on_copy=True, server=server)
     return out
 

@@ -71,8 +71,8 @@ def _raising_guard(cache: Path, server: Any) -> dict[str, Any]:
     from tests.harness.oracle import torch_lookups
 
     d = ["--cache-dir", str(cache)]
-    out: dict[str, Any] = {"match": run_fxcache(*d, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[40,3]",
-                                         "--json")}
+    out: dict[str, Any] = {"match": run_fxcache(*d, "match", "--fn", "same_graph_two_regions",
+                                                "--shapes", "x=[40,3]", "--json")}
     (aot,) = [r for r in _json(out["match"])["results"] if r["kind"] == "aotautograd"]
     if aot["status"] != "hit":
         return out  # the test says so

@@ -290,9 +290,7 @@ _SERVER: CliServer | None = None
 _SERVER_LOCK = threading.Lock()
 
 
-def fxcache_forked(*args: str, env: Mapping[str, str] | None = None, timeout: float = 300) -> Run:
-    """``fxcache ARGS...`` as a process forked from the session's :class:`CliServer`,
-    with this process's environment plus ``env`` and its working dir."""
+def _session_server() -> CliServer:
     global _SERVER
     with _SERVER_LOCK:
         if _SERVER is None:
@@ -300,7 +298,21 @@ def fxcache_forked(*args: str, env: Mapping[str, str] | None = None, timeout: fl
 
             _SERVER = CliServer()
             atexit.register(_SERVER.close)
-    return _SERVER.run(args, child_env(env), os.getcwd(), timeout)
+        return _SERVER
+
+
+def fxcache_forked(*args: str, env: Mapping[str, str] | None = None, timeout: float = 300) -> Run:
+    """``fxcache ARGS...`` as a process forked from the session's :class:`CliServer`,
+    with this process's environment plus ``env`` and its working dir."""
+    return _session_server().run(args, child_env(env), os.getcwd(), timeout)
+
+
+def fxcache_forked_as(args: Sequence[str], env: Mapping[str, str], cwd: str | os.PathLike[str],
+                      timeout: float = 300) -> Run:
+    """``fxcache ARGS`` forked from the session's :class:`CliServer` with exactly ``env``
+    (nothing of this process's) and working dir ``cwd``: a caller that builds a
+    command's whole environment itself (``tools.render_docs``'s runs)."""
+    return _session_server().run(args, env, os.fspath(cwd), timeout)
 
 
 def fxcache_in_process(*args: str) -> Run:

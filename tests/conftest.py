@@ -17,6 +17,10 @@ threads (``tests.harness.background``), so they build while the fast tiers run.
 - ``real_cache`` (session): a real Inductor cache built once per session from
   every case in ``tests.harness.cases``; every test that reads a real cache of the demo
   cases reads this one (never mutate it: use ``cache_copy``).
+- ``oracle_queries`` (session): torch's answers to the calls test_torch_oracle.py,
+  test_fork_server.py and test_recorded_answers.py check, each asked once by a fork server
+  on a build thread, with the copies of the real cache they ran on
+  (``tests.harness.oracle_queries``).
 - ``cache_copy``: a fresh copy of that cache in ``tmp_path`` (mutate it freely;
   run the oracle on it).
 - ``default_dir`` (session): a copy of torch's default cache dir as the session's
@@ -25,7 +29,8 @@ threads (``tests.harness.background``), so they build while the fast tiers run.
 - ``fresh_decoders``: decode workers forked after the test's own patches (see the fixture).
 - ``oracle_server`` (session, for ``torch`` tests): ``tests.harness.oracle.torch_lookups``
   asks a :class:`tests.harness.oracle.ForkServer`, which imports torch once and forks a
-  fresh child per query (test_fork_server.py checks it answers as a fresh process).
+  fresh child per query (test_fork_server.py checks that a fork server answers as a fresh
+  process).
   The build processes (``python -m demo.build_cache`` and the like) fork in the same
   way from a :class:`tests.harness.zygote.Zygote` that has imported torch.
 """
@@ -43,6 +48,7 @@ from pathlib import Path
 import pytest
 
 from fxcache_core.decode import memlimit as _memlimit
+from tests.harness import oracle_queries as _oracle_queries  # noqa: F401  (registers the build oracle_queries)
 from tests.harness.background import BUILD_DIR, prebuilt
 from tests.harness.real_cache import RealCache  # registers the build real_cache, first
 from tests.helpers import TESTS_DIR, run_fxcache
@@ -110,15 +116,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # Within the torch tests: first those that need the real cache alone (torch's answers to
 # their queries are recorded: tests/harness/recorded.py), then each file in the order its
 # background build is ready, as measured on a 2-core machine (the models' chain, the
-# variants, the fresh-process answers, the pack round trip, the remote cache, the traced
+# variants, the oracle's own queries (tests.harness.oracle_queries), the pack round trip, the remote cache, the traced
 # runs and their report, the rebuilt kernels, the blobs), so that the tests of a build run while the later builds go
 # on, and few are left for after the last one. A file missing here runs first and may
 # wait there.
-_TORCH_ORDER = {"test_real_cache.py": 1, "test_oracle_suite.py": 2, "test_arguments.py": 2,
-                "test_models_oracle.py": 3, "test_keying.py": 4, "test_torch_oracle.py": 5, "test_pack.py": 6,
+_TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2,
+                "test_models_oracle.py": 3, "test_keying.py": 4, "test_torch_oracle.py": 5,
+                "test_fork_server.py": 5, "test_recorded_answers.py": 5, "test_oracle_suite.py": 5,
+                "test_changed_copies.py": 5, "test_pack.py": 6,
                 "test_remote.py": 7, "test_explain.py": 8, "test_explain_cause.py": 9,
                 "test_report.py": 10, "test_explain_rebuilt.py": 11, "test_blobs.py": 12,
-                "test_gc_concurrent.py": 13, "test_fork_server.py": 14}
+                "test_gc_concurrent.py": 13}
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -138,14 +146,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for name in BACKGROUND.names():  # in the order registered (conftest's first)
         if name in wanted:
             BACKGROUND.start(name)
-    # The oracle's fork server imports torch while the fast tiers run, not when the first
-    # torch test asks it (seconds on the suite's one serial path).
-    global _EARLY_SERVER
-    if any(item.get_closest_marker("torch") and not item.get_closest_marker("skip") for item in session.items):
-        from tests.harness import oracle
-
-        _EARLY_SERVER = oracle.ForkServer()
-        _EARLY_SERVER.start()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -158,14 +158,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
             terminalreporter.write_line(f"{name:28} {a - t0:7.1f} {b - t0:7.1f}  ({b - a:.1f} s)")
 
 
-_EARLY_SERVER = None
-"""The oracle's fork server, started at the end of collection when torch tests were
-collected (the ``oracle_server`` fixture's)."""
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _EARLY_SERVER is not None:
-        _EARLY_SERVER.close()  # a no-op once the fixture closed it
     if "tests.harness.background" in sys.modules:
         background = sys.modules["tests.harness.background"].BACKGROUND
         background.close()
@@ -178,7 +171,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def oracle_server():
     from tests.harness import oracle
 
-    server = _EARLY_SERVER or oracle.ForkServer()  # started early, or with the first query
+    # Started by the first query a test asks in this process: the torch tier's own queries
+    # are asked on build threads (tests.harness.oracle_queries, test_changed_copies.py),
+    # by the server the builds share (tests.harness.oracle.builds_server).
+    server = oracle.ForkServer()
     previous = oracle.use_server(server)
     yield server
     oracle.use_server(previous)
@@ -195,6 +191,13 @@ def _torch_queries_ask_the_fork_server(request: pytest.FixtureRequest) -> None:
 @pytest.fixture(scope="session")
 def real_cache() -> RealCache:
     return prebuilt("real_cache")
+
+
+@pytest.fixture(scope="session")
+def oracle_queries() -> dict:
+    """Torch's answers to the oracle tests' calls, each asked once, and the copies of the
+    real cache they ran on (:func:`tests.harness.oracle_queries.build`)."""
+    return prebuilt("oracle_queries")
 
 
 @pytest.fixture(scope="session")

@@ -40,6 +40,10 @@ stdout comes first, then stderr, as they were written. ``--check`` writes
 nothing, prints a unified diff of each block that differs and exits 1 when any
 does (``tests/cli/test_docs.py`` runs it over ``docs/**/*.md`` and
 ``README.md``). Without FILEs it renders those. Pages run in parallel.
+
+Each command runs as ``python -m fxcache_cli`` in a fresh process (:func:`run_fresh`);
+:func:`main` takes another :data:`Runner` (the tests fork each run from a process that
+imported fxcache once: the same environment, working dir, stdin and output).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +86,19 @@ _BLOCK = re.compile(
 )
 # Variables of the caller's environment that would change what a command prints.
 _NOT_PASSED = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "FXCACHE_")
+Runner = Callable[[list[str], Mapping[str, str], Path], tuple[int, str, str]]
+"""How a shown command runs: ``(fxcache's arguments, its whole environment, its working
+dir) -> (exit code, stdout, stderr)``, stdin empty."""
+
+
+def run_fresh(argv: list[str], env: Mapping[str, str], cwd: Path) -> tuple[int, str, str]:
+    """``python -m fxcache_cli ARGV`` in a fresh process (the default :data:`Runner`);
+    raises ``subprocess.TimeoutExpired`` after 120 s."""
+    proc = subprocess.run([sys.executable, "-m", "fxcache_cli", *argv], cwd=cwd, env=dict(env),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
 _HEAD = re.compile(r"\s*\|\s*head -n (\d+)\s*$")
 _ECHO = re.compile(r"\s*;\s*echo \$\?\s*$")
 
@@ -137,8 +155,9 @@ def _workspace_cache(ws: Path, name: str, stamp: float) -> tuple[Path, Path | No
     return cache, trace
 
 
-def run_shown(shown: Shown, ws: Path, stamp: float) -> str:
-    """Run one shown command in workspace ``ws``; its block body (``$`` line and output, masked)."""
+def run_shown(shown: Shown, ws: Path, stamp: float, runner: Runner = run_fresh) -> str:
+    """Run one shown command in workspace ``ws`` (by ``runner``); its block body (``$`` line
+    and output, masked)."""
     cache, trace = _workspace_cache(ws, shown.cache, stamp)
     args, head, echo = shown.args, None, False
     if m := _ECHO.search(args):
@@ -150,14 +169,12 @@ def run_shown(shown: Shown, ws: Path, stamp: float) -> str:
     env.update(TORCHINDUCTOR_CACHE_DIR=str(cache), COLUMNS="100", NO_COLOR="1", FXCACHE_NO_INDEX="1",
                TMPDIR=str(ws), PYTHONPATH=os.pathsep.join(
                    [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    proc = subprocess.run([sys.executable, "-m", "fxcache_cli", *argv], cwd=ws, env=env,
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    out = proc.stdout
+    returncode, out, err = runner(argv, env, ws)
     if head is not None:
         out = "".join(out.splitlines(keepends=True)[:head])
-    out += proc.stderr
+    out += err
     if echo:
-        out += ("" if not out or out.endswith("\n") else "\n") + f"{proc.returncode}\n"
+        out += ("" if not out or out.endswith("\n") else "\n") + f"{returncode}\n"
     return shown.shown_line + "\n" + _mask(out, cache, ws, stamp)
 
 
@@ -172,8 +189,8 @@ def _mask(text: str, cache: Path, ws: Path, stamp: float) -> str:
     return text
 
 
-def render_page(path: Path) -> tuple[str, str]:
-    """(the page as it is, the page with every shown command's output made again)."""
+def render_page(path: Path, runner: Runner = run_fresh) -> tuple[str, str]:
+    """(the page as it is, the page with every shown command's output made again by ``runner``)."""
     text = path.read_text()
     shown = find_shown(text)
     if not shown:
@@ -181,7 +198,7 @@ def render_page(path: Path) -> tuple[str, str]:
     stamp = float(int(time.time()) - AGE)
     with tempfile.TemporaryDirectory(prefix="fxcache-docs-") as tmp:
         ws = Path(tmp)
-        bodies = [run_shown(s, ws, stamp) for s in shown]
+        bodies = [run_shown(s, ws, stamp, runner) for s in shown]
     parts, pos = [], 0
     for s, body in zip(shown, bodies, strict=True):
         parts += [text[pos: s.start], body]
@@ -195,14 +212,15 @@ def default_pages() -> list[Path]:
     return sorted((REPO_ROOT / "docs").rglob("*.md")) + [REPO_ROOT / "README.md"]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, runner: Runner = run_fresh) -> int:
+    """The command line (module doc); each shown command runs by ``runner``. Returns the exit code."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if any output drifted")
     ap.add_argument("pages", nargs="*", type=Path)
     a = ap.parse_args(argv)
     pages = [p.resolve() for p in a.pages] or default_pages()
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        results = list(pool.map(render_page, pages))
+        results = list(pool.map(lambda page: render_page(page, runner), pages))
     drifted = 0
     for path, (old, new) in zip(pages, results, strict=True):
         if old == new:

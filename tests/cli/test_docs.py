@@ -12,9 +12,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 
+from tests.cli_run import fxcache_forked_as
 from tests.helpers import REPO_ROOT
 from tools import gen_cli_reference, render_docs
 
@@ -35,21 +38,42 @@ def _tool(*args: str, cwd=REPO_ROOT) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def test_every_output_the_docs_show_is_what_fxcache_prints_now():
-    proc = _tool("tools.render_docs", "--check")
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+def _forked(argv: list[str], env: Mapping[str, str], cwd: Path) -> tuple[int, str, str]:
+    """render_docs's runner here: each shown command forked from the CLI server, with the
+    environment, working dir and empty stdin render_docs gives it (as ``python -m
+    fxcache_cli`` would have them, without a fresh interpreter's start-up)."""
+    run = fxcache_forked_as(argv, env, cwd, timeout=120)
+    return run.returncode, run.stdout, run.stderr
 
 
-def test_an_output_line_edited_by_hand_fails_the_check(tmp_path):
+def test_every_output_the_docs_show_is_what_fxcache_prints_now(capsys):
+    code = render_docs.main(["--check"], runner=_forked)
+    out, err = capsys.readouterr()
+    assert code == 0, out[-6000:] + err[-2000:]
+
+
+def test_an_output_line_edited_by_hand_fails_the_check(tmp_path, capsys):
     page = tmp_path / "disk-usage.md"
     text = (REPO_ROOT / "docs" / "tasks" / "disk-usage.md").read_text()
     edited = re.sub(r"^(total\s+\d+\s+)\S+", r"\g<1>9.9 MB", text, count=1, flags=re.M)
     assert edited != text
     page.write_text(edited)
-    proc = _tool("tools.render_docs", "--check", str(page))
-    assert proc.returncode == 1
-    assert "+total" in proc.stdout and "9.9 MB" in proc.stdout
+    assert render_docs.main(["--check", str(page)], runner=_forked) == 1
+    out, err = capsys.readouterr()
+    assert "+total" in out and "9.9 MB" in out and "no longer prints" in err
     assert page.read_text() == edited  # --check writes nothing
+
+
+def test_the_tool_runs_a_fresh_fxcache_that_prints_what_the_forked_one_does(tmp_path):
+    """The tool as CI and a writer run it (``python -m tools.render_docs``: every shown
+    command a fresh ``python -m fxcache_cli``) renders a page as the forked runs above do."""
+    page = tmp_path / "page.md"
+    page.write_text("<!-- fxcache: v2.15 ls --by function -->\n```console\n```\n")
+    proc = _tool("tools.render_docs", str(page))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    fresh = page.read_text()
+    assert "\n$ fxcache ls --by function\n" in fresh and len(fresh.splitlines()) > 5, fresh
+    assert render_docs.render_page(page, _forked) == (fresh, fresh)
 
 
 def test_the_shown_commands_stay_few_and_name_known_caches():
@@ -59,9 +83,10 @@ def test_the_shown_commands_stay_few_and_name_known_caches():
         render_docs.find_shown("<!-- fxcache: v9 ls -->\n```console\n$ fxcache ls\n```\n")
 
 
-def test_the_cli_reference_is_what_the_app_gives_now():
-    proc = _tool("tools.gen_cli_reference", "--check")
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+def test_the_cli_reference_is_what_the_app_gives_now(capsys):
+    code = gen_cli_reference.main(["--check"])
+    out, err = capsys.readouterr()
+    assert code == 0, out[-6000:] + err[-2000:]
 
 
 def test_a_reference_edited_by_hand_differs_from_what_the_script_writes():

@@ -115,10 +115,12 @@ checked in tests/torch/test_fork_server.py)
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from demo.recorder import counters, install_recorder
@@ -188,10 +190,13 @@ def torch_lookups(
     *,
     on_copy: bool = False,
     fresh: bool = False,
+    server: ForkServer | None = None,
 ) -> dict:
-    """Run ``python -m tests.harness.oracle`` in a fresh process and return its JSON (or, after
-    :func:`use_server` and unless ``fresh``, ask the :class:`ForkServer`: a child forked
-    for the query).
+    """Run ``python -m tests.harness.oracle`` in a fresh process and return its JSON (or, given
+    ``server`` or after :func:`use_server`, and unless ``fresh``, ask that :class:`ForkServer`:
+    a child forked for the query). The fresh process starts as
+    :func:`demo.build_cache.run_json_subprocess` starts one: in a test session, a child of the
+    zygote (``tests/harness/zygote.py``) where the environment is the zygote's.
 
     The oracle runs a real ``torch.compile``: on a miss torch WRITES new entries
     into ``cache_dir``. Run it on a copy (``shutil.copytree``) when you want to
@@ -208,9 +213,10 @@ def torch_lookups(
         with tempfile.TemporaryDirectory(prefix="fxcache-oracle-") as tmp:
             copy = os.path.join(tmp, "cache")
             shutil.copytree(cache_dir, copy, symlinks=True)
-            return torch_lookups(copy, case, shapes, python, timeout, fresh=fresh)
-    if _server is not None and python == sys.executable and not fresh:
-        return _server.lookups(cache_dir, case, shapes, timeout)
+            return torch_lookups(copy, case, shapes, python, timeout, fresh=fresh, server=server)
+    server = server or _server
+    if server is not None and python == sys.executable and not fresh:
+        return server.lookups(cache_dir, case, shapes, timeout)
     argv = ["-m", "tests.harness.oracle", os.path.abspath(os.fspath(cache_dir)), case, json.dumps(shapes)]
     return run_json_subprocess(argv, python=python, timeout=timeout)
 
@@ -246,15 +252,18 @@ def _warm_toolchain_facts() -> None:
         shutil.rmtree(warm, ignore_errors=True)
 
 
-def serve(requests: Any, replies: Any) -> None:
-    """The ``--serve`` loop: import torch once, then answer each request line
-    (``{"cache_dir": ..., "case": ..., "shapes": [...]}``) with :func:`run_oracle`'s
-    JSON, run in a child forked for it; a failed child answers ``{"failed": "..."}``.
+def serve_forked(requests: Any, replies: Any, answer: Callable[[dict], dict],
+                 preload: tuple[str, ...] = _PRELOAD) -> None:
+    """A fork server's loop (this module's ``--serve``, and the evaluation's
+    ``tests.harness.evaluation.torch_side --serve``): import torch and ``preload`` once,
+    compute the machine's ISA facts (:func:`_warm_toolchain_facts`), then answer each
+    request line (a JSON object with a ``cache_dir``) with ``answer(request)``'s JSON, one
+    line, computed in a child forked for it; a failed child answers ``{"failed": "..."}``.
 
     Nothing is traced or compiled here, so each child's Dynamo and Inductor state
-    is a fresh process's (but for the machine's ISA facts torch memoizes,
-    :func:`_warm_toolchain_facts`). ``TORCHINDUCTOR_CACHE_DIR`` is read when torch uses it
-    (``torch/_inductor/runtime/cache_dir_utils.py``), so the child sets its own.
+    is a fresh process's (but for the machine's ISA facts torch memoizes).
+    ``TORCHINDUCTOR_CACHE_DIR`` is read when torch uses it
+    (``torch/_inductor/runtime/cache_dir_utils.py``), so the child sets the request's.
     """
     import importlib
     import tempfile
@@ -262,12 +271,12 @@ def serve(requests: Any, replies: Any) -> None:
 
     from demo.build_cache import configure_torch, prepare_env
 
-    placeholder = tempfile.mkdtemp(prefix="fxcache-oracle-server-")
+    placeholder = tempfile.mkdtemp(prefix="fxcache-fork-server-")
     prepare_env(placeholder, isa_checks=False)  # the server checks the ISAs itself, below
     import torch  # noqa: F401
 
     configure_torch(isa_checks=False)
-    for name in _PRELOAD:
+    for name in preload:
         importlib.import_module(name)
     os.rmdir(placeholder)  # importing must write nothing into a cache dir: if it did, this raises
     _warm_toolchain_facts()
@@ -277,13 +286,12 @@ def serve(requests: Any, replies: Any) -> None:
         req = json.loads(line)
         r, w = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the child: one query, then _exit (no atexit, no flush of the parent's files)
+        if pid == 0:  # the child: one request, then _exit (no atexit, no flush of the parent's files)
             try:
                 os.close(r)
                 try:
                     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(req["cache_dir"])
-                    out = json.dumps(run_oracle(req["cache_dir"], req["case"], req["shapes"],
-                                                req.get("warm_up"), req.get("job_id")), sort_keys=True)
+                    out = json.dumps(answer(req), sort_keys=True)
                 except BaseException:  # noqa: BLE001 - sent to the caller, who raises it
                     out = json.dumps({"failed": traceback.format_exc()[-8000:]})
                 with os.fdopen(w, "w") as f:
@@ -296,9 +304,23 @@ def serve(requests: Any, replies: Any) -> None:
         _, status = os.waitpid(pid, 0)
         if not out:
             code = os.waitstatus_to_exitcode(status)
-            out = json.dumps({"failed": f"the query's process ended with exit code {code} and no answer"})
+            out = json.dumps({"failed": f"the request's process ended with exit code {code} and no answer"})
         replies.write(out + "\n")
         replies.flush()
+
+
+def serve_stdio(answer: Callable[[dict], dict], preload: tuple[str, ...] = _PRELOAD) -> None:
+    """:func:`serve_forked` on stdin, replying on stdout; whatever torch or a request
+    prints goes to stderr, never into the replies."""
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    serve_forked(sys.stdin, replies, answer, preload)
+
+
+def _answer(req: dict) -> dict:
+    """One query of the oracle's server: :func:`run_oracle` of the request."""
+    return run_oracle(req["cache_dir"], req["case"], req["shapes"], req.get("warm_up"), req.get("job_id"))
 
 
 def _relevant(env: dict[str, str]) -> dict[str, str]:
@@ -434,31 +456,40 @@ _ANSWERS_LOCK = threading.Lock()
 _answers_server: ForkServer | None = None
 
 
+@contextlib.contextmanager
+def builds_server() -> Iterator[ForkServer]:
+    """The one :class:`ForkServer` the background builds share (started by its first query,
+    stopped at exit), held by the caller alone while the ``with`` block runs: builds on
+    other threads wait for it. Its children answer as a fresh process's first call
+    (test_fork_server.py)."""
+    global _answers_server
+    with _ANSWERS_LOCK:
+        if _answers_server is None:
+            _answers_server = ForkServer()
+            atexit.register(_answers_server.close)
+        yield _answers_server
+
+
 def answers(cache_dir: str | os.PathLike[str], calls: list[tuple[str, list[Any]] | tuple[str, list[Any], dict]],
             timeout: float = 300) -> dict[str, dict]:
     """Torch's lookups for many calls of ``tests.harness.cases`` cases, each made on a fresh copy of
     ``cache_dir`` (which stays as it was) by a child of one :class:`ForkServer`, so each
     call is a fresh process's first call on the cache as given (or, with a third element,
     options for :func:`run_oracle`: ``warm_up`` calls first, a ``job_id``). Every caller
-    (the background builds of several test files) shares that one server, one at a time,
-    restarted only when the environment a fresh process would get has changed.
-    Returns :func:`call_id` -> what :func:`torch_lookups` returns."""
+    (the background builds of several test files) shares that one server
+    (:func:`builds_server`), one at a time, restarted only when the environment a fresh
+    process would get has changed. Returns :func:`call_id` -> what :func:`torch_lookups` returns."""
     import shutil
     import tempfile
 
-    global _answers_server
     out: dict[str, dict] = {}
-    with _ANSWERS_LOCK:
-        if _answers_server is None:
-            _answers_server = ForkServer()
-            atexit.register(_answers_server.close)
+    with builds_server() as server:
         for case, shapes, *more in calls:
             options = more[0] if more else {}
             with tempfile.TemporaryDirectory(prefix="fxcache-oracle-") as tmp:
                 copy = os.path.join(tmp, "cache")
                 shutil.copytree(cache_dir, copy, symlinks=True)
-                out[call_id(case, shapes, options)] = _answers_server.lookups(copy, case, shapes, timeout,
-                                                                              **options)
+                out[call_id(case, shapes, options)] = server.lookups(copy, case, shapes, timeout, **options)
     return out
 
 
@@ -476,10 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     if argv == ["--serve"]:
-        replies = os.fdopen(os.dup(1), "w")
-        os.dup2(2, 1)  # what torch or a case prints goes to stderr, not into the replies
-        sys.stdout = sys.stderr
-        serve(sys.stdin, replies)
+        serve_stdio(_answer)
         return 0
     p = argparse.ArgumentParser(prog="python -m tests.harness.oracle",
                                 epilog="python -m tests.harness.oracle --serve: answer one JSON query a line")

@@ -45,8 +45,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
     a copy with the PGO state its build saved put back) and ``fresh`` (a fresh ``python
     -m tests.harness.oracle`` process on a copy of the real cache). Taken from the test
     files that ask them."""
+    from tests.harness.oracle_queries import EQUIVALENCE_QUERIES
     from tests.torch import test_arguments as arguments
-    from tests.torch import test_fork_server as fork
     from tests.torch import test_oracle_suite as suite
     from tests.torch import test_real_cache as real
     from tests.torch import test_shapes_oracle as shapes
@@ -60,7 +60,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
-            "fresh": list(fork.EQUIVALENCE_QUERIES)}
+            "fresh": list(EQUIVALENCE_QUERIES)}
 
 
 def _names(summary: dict[str, Any]) -> dict[str, str]:

@@ -9,7 +9,7 @@ are a good part of ``make test``. The zygote pays them once: it imports what
 keeps their programs for the fresh cache dirs), and then forks a child per request.
 
 A child starts as a fresh process does but for what was imported, exactly as the
-oracle's fork server (``tests.harness.oracle.serve``) argues: nothing was traced or
+oracle's fork server (``tests.harness.oracle.serve_forked``) argues: nothing was traced or
 compiled before the fork. It takes the request's environment, working dir and
 ``sys.argv``, forgets the temp dir the zygote computed (``tempfile.tempdir``: torch's
 default cache dir and precompiled headers live under it), and runs the module as
@@ -37,8 +37,10 @@ from typing import Any
 # Modules whose ``main`` sets the cache env itself (demo.build_cache.prepare_env), reads
 # no env var at import time that the zygote's own prepare_env did not set the same way,
 # and runs no TORCH_TRACE (tests.harness.pack_app and tests.harness.blob_app only without --trace).
+# tests.harness.oracle: a query asked as a fresh process's (``torch_lookups(..., fresh=True)``,
+# test_gc_concurrent.py's compiles), never its --serve (started with Popen, not here).
 _ROUTED = ("demo.build_cache", "tests.harness.model_runs", "tests.harness.variants", "tests.harness.pack_app",
-           "tests.harness.blob_app")
+           "tests.harness.blob_app", "tests.harness.oracle")
 
 # What those modules import lazily, imported before the first fork.
 _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",
@@ -52,7 +54,8 @@ def _relevant(env: dict[str, str]) -> dict[str, str]:
 
 def may_fork(argv: list[str]) -> bool:
     """Whether ``python argv...`` may run in a child of the zygote."""
-    return (len(argv) >= 2 and argv[0] == "-m" and argv[1] in _ROUTED and "--trace" not in argv)
+    return (len(argv) >= 2 and argv[0] == "-m" and argv[1] in _ROUTED and "--trace" not in argv
+            and "--serve" not in argv)
 
 
 def _send(sock: socket.socket, obj: Any) -> None:

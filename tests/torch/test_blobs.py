@@ -14,7 +14,9 @@ process that cannot import torch):
   artifacts saved (``tests.harness.standalone_app``: binary, in vLLM's layout, and one
   unpacked); ``unpack`` of the blob into an empty dir, where the app runs again; ``pack
   --all --format torch`` of the cache dir loaded with ``torch.compiler.load_cache_artifacts``
-  in a process with an empty cache dir, which runs the app again.
+  in a process with an empty cache dir, which runs the app again; ``unpack --dry-run``
+  of the blob, and of a blob packed from another torch's recorded cache (each asks the
+  installed torch).
 
 Torch's own counters in each rerun are the judge: every lookup a hit, none a miss.
 ``fxcache match`` for the reruns' calls must say HIT on the same caches, ``explain`` of
@@ -54,6 +56,10 @@ def _cli(*args: str, block_torch: bool = False) -> Any:
     proc = run_fxcache(*args, block_torch=block_torch, env={"FXCACHE_NO_INDEX": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
+
+
+def _proc(proc: Any) -> dict[str, Any]:
+    return {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
 
 
 def _listing(cache: Path, block_torch: bool = False) -> list[tuple[str, str, tuple[str, ...], str | None]]:
@@ -96,6 +102,20 @@ def _blob_forms() -> dict[str, Any]:
     ours = base / "ours.blob"
     out["torch_pack"] = _cli("--cache-dir", str(r), "pack", "--all", "--format", "torch", str(ours), "--json")
     out["torch_pack_rerun"] = _app(base / "loaded-here", "--load-blob", str(ours), "--batch", "7")
+
+    # unpack --dry-run asks the installed torch (each a forked fxcache importing it): here,
+    # on the build thread, of this blob and of a blob another torch's cache makes.
+    out["dry_target"] = base / "dry-x"
+    out["dry_run"] = _proc(run_fxcache("--cache-dir", str(out["dry_target"]), "unpack", "--dry-run", "--json",
+                                       str(rblob)))
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
+    version = sorted(p.name for p in fixtures.iterdir() if (p / "cache").is_dir())[0]
+    other = base / "other.blob"
+    out["other_packed"] = _proc(run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all",
+                                            "--format", "torch", str(other)))
+    out["other_target"] = base / "other-x"
+    out["other_dry_run"] = _proc(run_fxcache("--cache-dir", str(out["other_target"]), "unpack", "--dry-run",
+                                             str(other)))
 
     built = out["standalone"] = out["regular"]["standalone"]
     built["ls"] = {"cache": _listing(Path(built["cache"])), "unpacked": _listing(Path(built["unpacked"])),
@@ -165,12 +185,11 @@ def test_unpack_of_a_blob_into_an_empty_dir_then_a_fresh_run_hits_every_lookup(b
     _all_hit(blob_forms["blob_rerun"], fx=3)
 
 
-def test_dry_run_of_a_blob_says_it_will_hit_and_counts_the_kernels_built_on_first_load(blob_forms, tmp_path):
-    proc = run_fxcache("--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", "--json",
-                       str(blob_forms["regular_blob"]))
-    assert proc.returncode == 0, proc.stderr
-    d = json.loads(proc.stdout)
-    assert not (tmp_path / "x").exists()
+def test_dry_run_of_a_blob_says_it_will_hit_and_counts_the_kernels_built_on_first_load(blob_forms):
+    proc = blob_forms["dry_run"]  # of regular_blob, into dry_target (built in blob_forms)
+    assert proc["returncode"] == 0, proc["stderr"]
+    d = json.loads(proc["stdout"])
+    assert not blob_forms["dry_target"].exists()
     assert d["will_hit"]["all_hit"]
     assert {f.split(" (")[0] for f in d["blob"]["kernels_rebuilt"]} == {"Head.forward", "train_step"}
     assert all(n >= 1 for n in d["blob"]["kernels_rebuilt"].values())
@@ -191,17 +210,15 @@ def test_standalone_artifacts_list_the_same_keys_as_the_cache_dir_their_compile_
     assert sorted(first + second) == ls["layout"] == ls["cache"]  # vLLM's dir of them: one cache
 
 
-def test_dry_run_on_a_blob_of_another_torch_says_nothing_will_hit_and_why(tmp_path):
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
-    version = sorted(p.name for p in fixtures.iterdir() if (p / "cache").is_dir())[0]
-    blob = tmp_path / "other.blob"
-    assert run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all", "--format", "torch",
-                       str(blob)).returncode == 0
-    proc = run_fxcache("--cache-dir", str(tmp_path / "x"), "unpack", "--dry-run", str(blob))
-    assert proc.returncode == 0, proc.stderr
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("no hit", "will hit", "unknown"))]
+def test_dry_run_on_a_blob_of_another_torch_says_nothing_will_hit_and_why(blob_forms):
+    """The first recorded torch version's cache packed as a blob (``--format torch``), then
+    ``unpack --dry-run`` of it (both in blob_forms)."""
+    assert blob_forms["other_packed"]["returncode"] == 0, blob_forms["other_packed"]["stderr"]
+    proc = blob_forms["other_dry_run"]
+    assert proc["returncode"] == 0, proc["stderr"]
+    lines = [ln for ln in proc["stdout"].splitlines() if ln.strip().startswith(("no hit", "will hit", "unknown"))]
     assert lines and all(ln.strip().startswith("no hit") and "nothing will hit" in ln for ln in lines)
-    assert not (tmp_path / "x").exists()
+    assert not blob_forms["other_target"].exists()
 
 
 def test_explain_names_each_lookup_on_bundled_entries_as_torch_did(blob_forms):

@@ -205,13 +205,14 @@ def test_match_agrees_with_torch_lookup(oracle_cache, oracle_suite_answers, case
 
 
 def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varies_with_it(
-        oracle_cache, oracle_suite_answers):
+        oracle_cache, oracle_suite_answers, oracle_queries):
     """An entry compiled with equal sizes on two symbols (a[4], b[4]) is evidence of
     use_duck_shape=False: without --duck-shape / --no-duck-shape, a call of equal sizes
     is undecided and says why; torch hits that key with duck sizing off and looks up
     another key with it on (its default): duck_off_pair's answer is the one recorded for
-    the suite's calls, duck_on_pair's is asked here."""
-    from tests.harness.oracle import call_id, torch_lookups
+    the suite's calls, duck_on_pair's is asked this session (``oracle_queries``, on a copy of
+    the real cache)."""
+    from tests.harness.oracle import call_id
 
     shapes = [[6], [6]]
     args = [a for a in match_args_for("duck_off_pair", shapes) if a != "--no-duck-shape"]
@@ -224,7 +225,8 @@ def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varie
     assert any("use_duck_shape" in u for u in mine[0]["uncertain"]), mine[0]["uncertain"]
 
     off = oracle_suite_answers[call_id("duck_off_pair", shapes)]
-    on = torch_lookups(oracle_cache.root, "duck_on_pair", shapes, on_copy=True)
+    on = oracle_queries["duck_on"]["answer"]
+    assert (on["case"], on["shapes"]) == ("duck_on_pair", shapes)
     off_aot = [lk for lk in off["lookups"] if lk["kind"] == "aotautograd"]
     on_aot = [lk for lk in on["lookups"] if lk["kind"] == "aotautograd"]
     assert off_aot[0]["key"] == aot and off_aot[0]["hit"], off_aot

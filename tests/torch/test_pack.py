@@ -105,7 +105,7 @@ def _done(proc: Any) -> dict[str, Any]:
     return {"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
 
 
-@builder("pack_dry_runs", needs=("pack_roundtrip",), order=7)
+@builder("pack_dry_runs", needs=("pack_roundtrip",), order=6)
 def _dry_runs() -> dict[str, Any]:
     """``unpack --dry-run`` as users run it: each asks the installed torch (a fresh fxcache
     process importing torch, seconds each), so they run on a build thread beside the torch

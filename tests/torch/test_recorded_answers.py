@@ -38,16 +38,17 @@ def test_the_session_cache_was_built_as_the_recorded_one(real_cache):
     assert build_shape(real_cache.summary) == load()["build"], _AGAIN
 
 
-# A call that hits (no compile: a few seconds) and one that compiles a new graph.
-_ASKED_AGAIN = [("same_graph_two_regions", [[40, 3]]), ("branch_on_size", [[16, 3]])]
+# A call that hits (no compile: a few seconds) and one that compiles a new graph, as the
+# oracle's build asked them (tests.harness.oracle_queries), on copies of the real cache.
+_ASKED_AGAIN = {"region_hit": ("same_graph_two_regions", [[40, 3]]), "unbuilt_side": ("branch_on_size", [[16, 3]])}
 
 
-@pytest.mark.parametrize("case,shapes", _ASKED_AGAIN)
-def test_torch_answers_a_recorded_call_again_as_recorded(real_cache, case, shapes):
+@pytest.mark.parametrize("name", _ASKED_AGAIN)
+def test_torch_answers_a_recorded_call_again_as_recorded(real_cache, oracle_queries, name):
     """Torch asked now, on a copy of this session's real cache, answers what it answered
     when recorded: the same lookups, keys and entries (by the build's write that made
     them, or by order among the new ones), counters, error and writes."""
-    from tests.harness.oracle import torch_lookups
-
-    now = torch_lookups(real_cache.root, case, shapes, on_copy=True)  # the session's fork server
+    case, shapes = _ASKED_AGAIN[name]
+    now = oracle_queries[name]["answer"]  # a fork server's child, this session
+    assert (now["case"], now["shapes"]) == (case, shapes)
     assert stable_form(now, real_cache.summary) == recorded("real")[call_id(case, shapes)]

@@ -1,7 +1,8 @@
 """Tests of the torch-side infrastructure: demo.cases, demo.build_cache, tests.harness.oracle.
 
 They build one real cache per session (``real_cache``) and ask torch itself, in
-fresh processes, what it looks up (``tests.harness.oracle``). Each oracle run is ~5 s.
+fresh processes, what it looks up (``tests.harness.oracle``): each call once, on a build
+thread, on a copy of the real cache of its own (``tests.harness.oracle_queries``).
 """
 
 from __future__ import annotations
@@ -170,19 +171,23 @@ def test_the_fork_server_restarts_once_the_environment_changed(monkeypatch, tmp_
     server.close()
 
 
-@torch_mark
-def test_oracle_build_shape_hits_entries_that_exist_on_disk(real_cache, cache_copy):
-    from tests.harness.oracle import torch_lookups
+def _asked(oracle_queries, name: str) -> tuple[dict, Path]:
+    """Torch's answer to the query ``name`` of ``tests.harness.oracle_queries`` and the copy
+    of the real cache it ran on."""
+    q = oracle_queries[name]
+    return q["answer"], q["cache"]
 
-    before = _on_disk(cache_copy)
-    r = torch_lookups(cache_copy, "branch_on_size", [[4, 3]])
+
+@torch_mark
+def test_oracle_build_shape_hits_entries_that_exist_on_disk(real_cache, oracle_queries):
+    r, copy = _asked(oracle_queries, "build_shape_hit")
     assert r["error"] is None
     aot, fx = r["lookups"]
     assert aot["kind"] == "aotautograd" and fx["kind"] == "fxgraph"
     # The AOT lookup evaluates guards with the input's hints and hits the built entry.
     assert aot["key"] == _keys(real_cache.writes("branch_on_size"), "aotautograd")[0]
     assert (aot["status"], aot["mode"], aot["hints"]) == ("hit", "guards", [4, 3])
-    assert aot["hit"] in _entries(cache_copy / "aotautograd" / aot["key"])
+    assert aot["hit"] in _entries(copy / "aotautograd" / aot["key"])
     # The FX lookup on an AOT hit matches the guard STRING recorded in the AOT entry.
     ref = aot["fx_refs"]["compiled_fw"]
     assert (fx["key"], fx["mode"], fx["status"], fx["graph"]) == (
@@ -192,23 +197,21 @@ def test_oracle_build_shape_hits_entries_that_exist_on_disk(real_cache, cache_co
         "forward",
     )
     assert fx["guards_expr"] == ref["guards_expr"] == aot["guards_expr"]
-    assert fx["hit"] in _entries(_key_dir(cache_copy, "fxgraph", fx["key"]))
+    assert fx["hit"] in _entries(_key_dir(copy, "fxgraph", fx["key"]))
     assert fx["hints"] == [4, 3]
-    assert r["writes"] == [] and _on_disk(cache_copy) == before
+    assert r["writes"] == [] and _on_disk(copy) == _on_disk(real_cache.root)
     c = r["counters"]
     assert (c["autograd_cache_hit"], c["fxgraph_cache_hit"]) == (1, 1)
     assert (c["autograd_cache_miss"], c["fxgraph_cache_miss"]) == (0, 0)
 
 
 @torch_mark
-def test_oracle_branch_on_size_unbuilt_side_is_a_new_key(cache_copy):
+def test_oracle_branch_on_size_unbuilt_side_is_a_new_key(real_cache, oracle_queries):
     """x.shape[0] = 16 takes the branch never built: a different graph, so new
     keys (full_miss, no candidates) and torch writes fresh entries."""
-    from tests.harness.oracle import torch_lookups
-
-    before = _on_disk(cache_copy)
+    r, copy = _asked(oracle_queries, "unbuilt_side")
+    before = _on_disk(real_cache.root)
     old_keys = {(kind, key) for kind, key, _ in before}
-    r = torch_lookups(cache_copy, "branch_on_size", [[16, 3]])
     assert r["error"] is None
     assert [(lk["kind"], lk["status"], lk["candidates"]) for lk in r["lookups"]] == [
         ("aotautograd", "full_miss", []),
@@ -217,7 +220,8 @@ def test_oracle_branch_on_size_unbuilt_side_is_a_new_key(cache_copy):
     for lk in r["lookups"]:
         assert (lk["kind"], lk["key"]) not in old_keys
         assert lk["hit"] is None and lk["mode"] == "guards" and lk["hints"] == [16, 3]
-    new = _on_disk(cache_copy) - before
+    # (The same call asked again on that copy afterwards hits and writes nothing: test_fork_server.py.)
+    new = _on_disk(copy) - before
     assert new == {(w["kind"], w["key"], w["entry"]) for w in r["writes"]}
     assert sorted(kind for kind, _, _ in new) == ["aotautograd", "fxgraph"]
     c = r["counters"]
@@ -225,20 +229,17 @@ def test_oracle_branch_on_size_unbuilt_side_is_a_new_key(cache_copy):
 
 
 @torch_mark
-def test_oracle_same_key_unbuilt_region_is_a_guard_miss(real_cache, cache_copy):
+def test_oracle_same_key_unbuilt_region_is_a_guard_miss(real_cache, oracle_queries):
     """8 <= x.shape[0] < 16: same graph, same keys, but every entry's guards fail."""
-    from tests.harness.oracle import torch_lookups
-
-    before = _on_disk(cache_copy)
-    r = torch_lookups(cache_copy, "same_graph_two_regions", [[10, 3]], on_copy=True)
-    assert _on_disk(cache_copy) == before  # on_copy=True left our copy alone
+    r, copy = _asked(oracle_queries, "unbuilt_region")
+    assert _on_disk(copy) == _on_disk(real_cache.root)  # on_copy=True left the copy it was given alone
     writes = real_cache.writes("same_graph_two_regions")
     aot, fx = r["lookups"]
     for lk in (aot, fx):
         (built_key,) = _keys(writes, lk["kind"])
         assert lk["key"] == built_key
         assert lk["status"] == "guard_miss" and lk["hit"] is None and lk["mode"] == "guards"
-        assert lk["candidates"] == _entries(_key_dir(cache_copy, lk["kind"], built_key))
+        assert lk["candidates"] == _entries(_key_dir(copy, lk["kind"], built_key))
         assert len(lk["candidates"]) == 2
     # torch adds a third entry under each existing key.
     assert sorted((w["kind"], w["key"]) for w in r["writes"]) == sorted(
@@ -248,10 +249,8 @@ def test_oracle_same_key_unbuilt_region_is_a_guard_miss(real_cache, cache_copy):
 
 
 @torch_mark
-def test_oracle_train_hit_fetches_forward_and_backward_by_exact_guard(cache_copy):
-    from tests.harness.oracle import torch_lookups
-
-    r = torch_lookups(cache_copy, "train_mlp", [[5, 4], [5, 1]])
+def test_oracle_train_hit_fetches_forward_and_backward_by_exact_guard(oracle_queries):
+    r, copy = _asked(oracle_queries, "train_hit")
     assert r["error"] is None and r["writes"] == []
     aot, fw, bw = r["lookups"]
     assert aot["kind"] == "aotautograd" and aot["status"] == "hit"
@@ -260,7 +259,7 @@ def test_oracle_train_hit_fetches_forward_and_backward_by_exact_guard(cache_copy
         assert lk["mode"] == "exact" and lk["status"] == "hit"
         assert lk["key"] == aot["fx_refs"][part]["key"]
         assert lk["guards_expr"] == aot["fx_refs"][part]["guards_expr"]
-        assert lk["hit"] in _entries(_key_dir(cache_copy, "fxgraph", lk["key"]))
+        assert lk["hit"] in _entries(_key_dir(copy, "fxgraph", lk["key"]))
     # Same hints everywhere (the batch size); the backward is loaded eagerly, in
     # the forward call, not during loss.backward().
     assert [lk["hints"] for lk in r["lookups"]] == [[5], [5], [5]]
@@ -269,37 +268,35 @@ def test_oracle_train_hit_fetches_forward_and_backward_by_exact_guard(cache_copy
 
 
 @torch_mark
-def test_oracle_automatic_dynamic_first_call_of_a_fresh_process_is_static(real_cache, cache_copy):
+def test_oracle_automatic_dynamic_first_call_of_a_fresh_process_is_static(real_cache, oracle_queries):
     """dynamic=None: a fresh process compiles the first call statically, so only
     the exact static shape built first ([4, 3]) hits; [10, 3] -- built, but served by
-    the dynamic recompile in the build process -- misses with a new static key."""
-    from tests.harness.oracle import torch_lookups
-
+    the dynamic recompile in the build process -- misses with a new static key (asked
+    after the [4, 3] call, on the same copy)."""
     built_keys = set(_keys(real_cache.writes("automatic_dynamic"), "aotautograd"))
     assert len(built_keys) == 2  # static [4, 3] + dynamic recompile
 
-    hit = torch_lookups(cache_copy, "automatic_dynamic", [[4, 3]])
+    hit, copy = _asked(oracle_queries, "auto_static_hit")
     aot = hit["lookups"][0]
     assert aot["key"] in built_keys and aot["status"] == "hit"
     assert aot["hints"] == [] and aot["guards_expr"] is None
 
-    miss = torch_lookups(cache_copy, "automatic_dynamic", [[10, 3]])
+    miss, again = _asked(oracle_queries, "auto_new_static")
+    assert again == copy
     aot, fx = miss["lookups"]
     assert aot["key"] not in built_keys and aot["status"] == "full_miss"
     assert aot["hints"] == fx["hints"] == []
     (fx_write,) = [w for w in miss["writes"] if w["kind"] == "fxgraph"]
     assert (
-        _load(_key_dir(cache_copy, "fxgraph", fx_write["key"]) / fx_write["entry"]).guards_expr
+        _load(_key_dir(copy, "fxgraph", fx_write["key"]) / fx_write["entry"]).guards_expr
         is None
     )
-    assert not (cache_copy / "dynamo").exists()  # no local PGO state without a job_id
+    assert not (copy / "dynamo").exists()  # no local PGO state without a job_id
 
 
 @torch_mark
-def test_oracle_reports_torch_errors_instead_of_raising(cache_copy):
-    from tests.harness.oracle import torch_lookups
-
-    r = torch_lookups(cache_copy, "mark_dynamic_range", [[100, 3]])  # outside [2, 64]
+def test_oracle_reports_torch_errors_instead_of_raising(oracle_queries):
+    r, _ = _asked(oracle_queries, "refused")  # mark_dynamic_range outside [2, 64]
     assert r["error"]["type"] == "ConstraintViolationError"
     assert "100" in r["error"]["message"]
     assert r["lookups"] == [] and r["writes"] == []

@@ -725,7 +725,8 @@ def test_parsing_imports_no_torch_and_sympy_only_for_its_sympy_form(module, symp
 
 
 # ---------------------------------------------------------------------------
-# Against torch itself (skipped when torch is not installed).
+# Against torch itself (marked torch: make test runs them, make test-fast leaves them
+# out; skipped when torch is not installed).
 # ---------------------------------------------------------------------------
 
 
@@ -737,6 +738,7 @@ def torch_interp():
     return symbolic_shapes
 
 
+@pytest.mark.torch
 def test_corpus_against_shape_env(torch_interp):
     shape_env = torch_interp.ShapeEnv()
     checked = 0
@@ -755,12 +757,14 @@ def test_corpus_against_shape_env(torch_interp):
     assert checked >= 6 * len(CORPUS_WITH_HINTS)
 
 
+@pytest.mark.torch
 @settings(SETTINGS, max_examples=300)
 @given(source=generated, values=generated_values)
 def test_generated_expressions_match_torch_sympy_interp(torch_interp, source, values):
     check_against_oracle(source, values, dict(torch_interp.SYMPY_INTERP))
 
 
+@pytest.mark.torch
 @settings(SETTINGS, max_examples=300)
 @given(_SIZES_STRIDES)
 def test_is_non_overlapping_and_dense_matches_torch(torch_interp, args):
@@ -769,6 +773,7 @@ def test_is_non_overlapping_and_dense_matches_torch(torch_interp, args):
     assert ref_is_non_overlapping_and_dense_flat(*args) == expected
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize(("args", "expected"), _KNOWN_LAYOUTS)
 def test_known_layouts_match_torch(torch_interp, args, expected):
     assert torch_interp._eval_is_non_overlapping_and_dense_flat(*args) == expected
@@ -845,6 +850,7 @@ def _printed_guards(torch_interp) -> list[str]:
     return out
 
 
+@pytest.mark.torch
 def test_printer_output_parses_and_matches_torch_eval(torch_interp):
     printed = _printed_guards(torch_interp)
     joined = "\n".join(printed)

@@ -10,10 +10,11 @@ then the one call in ``calls``. The answer has torch's lookups and writes per ca
 record format of ``tests.harness.oracle`` (``demo.recorder`` wraps ``find_guarded_entry``),
 and the error a call raised, if any.
 
-Fresh processes: ``--serve`` imports torch, Inductor and transformers, the family modules
-(which define functions and build no model), and computes torch's machine facts
-(:func:`tests.harness.oracle._warm_toolchain_facts`), then forks one child per request
-and never compiles or traces anything itself. Each child starts as a fresh process does
+Fresh processes: ``--serve`` is the oracle's fork server loop
+(:func:`tests.harness.oracle.serve_forked`) answering :func:`run_request`: it imports torch,
+Inductor and transformers, the family modules (which define functions and build no
+model), and computes torch's machine facts, then forks one child per request and never
+compiles or traces anything itself. Each child starts as a fresh process does
 after those imports (the argument of ``tests.harness.oracle.ForkServer``, checked against
 fresh processes in tests/torch/test_fork_server.py), builds its model, compiles and makes
 its calls, and exits. ``python -m tests.harness.evaluation --fresh`` runs every request in
@@ -26,7 +27,6 @@ import importlib
 import json
 import os
 import sys
-import traceback
 from typing import Any
 
 from tests.harness.evaluation.calls import Call, arguments, is_shape
@@ -166,59 +166,12 @@ def _transformers_version() -> str | None:
     return getattr(module, "__version__", None)
 
 
-def serve(requests: Any, replies: Any) -> None:
-    """Import once, then answer each request line in a child forked for it (module doc)."""
-    import tempfile
-
-    from demo.build_cache import configure_torch, prepare_env
-
-    placeholder = tempfile.mkdtemp(prefix="fxcache-eval-server-")
-    prepare_env(placeholder, isa_checks=False)
-    import torch  # noqa: F401
-
-    configure_torch(isa_checks=False)
-    for name in _PRELOAD:
-        importlib.import_module(name)
-    os.rmdir(placeholder)  # importing wrote nothing into a cache dir
-    from tests.harness.oracle import _warm_toolchain_facts
-
-    _warm_toolchain_facts()
-    for line in requests:
-        if not line.strip():
-            continue
-        req = json.loads(line)
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.close(r)
-                try:
-                    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(req["cache_dir"])
-                    out = json.dumps(run_request(req), sort_keys=True)
-                except BaseException:  # noqa: BLE001 - sent to the caller, who raises it
-                    out = json.dumps({"failed": traceback.format_exc()[-8000:]})
-                with os.fdopen(w, "w") as f:
-                    f.write(out)
-            finally:
-                os._exit(0)
-        os.close(w)
-        with os.fdopen(r) as f:
-            out = f.read()
-        _, status = os.waitpid(pid, 0)
-        if not out:
-            out = json.dumps({"failed": f"the request's process ended ({os.waitstatus_to_exitcode(status)}) "
-                                        "with no answer"})
-        replies.write(out + "\n")
-        replies.flush()
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv == ["--serve"]:
-        replies = os.fdopen(os.dup(1), "w")
-        os.dup2(2, 1)  # what torch prints goes to stderr, not into the replies
-        sys.stdout = sys.stderr
-        serve(sys.stdin, replies)
+        from tests.harness.oracle import serve_stdio
+
+        serve_stdio(run_request, _PRELOAD)  # the oracle's fork server loop, answering run_request
         return 0
     if len(argv) != 1:
         sys.stderr.write(__doc__.split("\n\n")[1] + "\n")

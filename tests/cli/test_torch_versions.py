@@ -104,12 +104,24 @@ def test_every_symbol_of_every_entry_has_a_hint(any_version):
     assert n >= 10
 
 
-def test_every_key_has_an_origin_backward_keys_included(any_version):
+# The corpus's case whose graph keeps no stack trace (torch.cat of a list, then relu:
+# Inductor drops them), so its keys record no function, on purpose (tests/harness/cases_args.py).
+NO_ORIGIN_CASES = ("cat_rows",)
+
+
+def test_every_key_has_an_origin_backward_keys_included(request, any_version):
     cat = Catalog(scan_cache(any_version.root))
+    exempt: set[str] = set()
+    if any_version.version == BUILT_HERE:
+        rc = request.getfixturevalue("real_cache")
+        exempt = {w["key"] for case in NO_ORIGIN_CASES for w in rc.writes(case)}
+        assert exempt, "the corpus's case without an origin wrote no key"
     backward = []
     for k in cat.scan.keys:
         d = _first(cat, k)
-        assert d.origin is not None, (k.kind, k.key)
+        assert d.origin is not None or k.key in exempt, (k.kind, k.key)
+        if d.origin is None:
+            continue
         if d.is_backward:
             backward.append((k, d))
     assert backward

@@ -78,6 +78,9 @@ def _gc_during_compiles() -> dict[str, Any]:
                            "gone": sorted(before - _files(cache))})
             if p.returncode not in (0, 1):
                 break
+            # a pause between rounds: gc still lands at many points of each compile (its
+            # temp files, renames, new entries), without a third core's worth of rounds
+            time.sleep(1.0)
         results = compiler.result()  # a failed query raises here, with its traceback
     # What gc kept, torch loads: the newest entry (kept by --keep-last 1) is still a hit.
     match = run_fxcache("--cache-dir", str(cache), "match", "--fn", "branch_on_size",

@@ -249,3 +249,13 @@ def fresh_decoders():
     close_idle()
     yield
     close_idle()
+
+
+@pytest.fixture
+def marker_dir():
+    """A fresh dir with a short path (``/tmp/fxm-XXXX``), removed after the test: for a
+    marker file whose path a test expects shown whole in a finding (``tmp_path`` is
+    longer under pytest-xdist, past what a finding shows of a call)."""
+    d = Path(tempfile.mkdtemp(prefix="fxm-"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)

@@ -39,8 +39,8 @@ def _plant(root: Path, marker: Path) -> Path:
     return write_entry(root, KeyKind.FX_GRAPH, fake_key(KeyKind.FX_GRAPH, "planted"), data)
 
 
-def test_verify_reports_an_entry_that_calls_posix_system_with_the_call(tmp_path):
-    cache, marker = tmp_path / "cache", tmp_path / "ran"
+def test_verify_reports_an_entry_that_calls_posix_system_with_the_call(tmp_path, marker_dir):
+    cache, marker = tmp_path / "cache", marker_dir / "ran"
     make_cache(cache)
     planted = _plant(cache, marker)
     r = run_fxcache("--cache-dir", str(cache), "verify")
@@ -97,9 +97,9 @@ def test_verify_warns_of_a_cache_dir_others_can_write_but_passes_it(tmp_path):
 
 
 @pytest.fixture
-def foreign_pack(tmp_path: Path) -> tuple[Path, Path]:
+def foreign_pack(tmp_path: Path, marker_dir: Path) -> tuple[Path, Path]:
     """A pack fxcache wrote of a cache one of whose entries calls ``posix.system``."""
-    cache, marker = tmp_path / "cache", tmp_path / "ran"
+    cache, marker = tmp_path / "cache", marker_dir / "ran"
     make_cache(cache)
     _plant(cache, marker)
     pack = tmp_path / "p.tar.gz"

@@ -69,8 +69,8 @@ def test_the_call_is_quoted_escaped_and_cut():
     assert huge == "m.f(<an int of 1329 bits>, k\\x1b='v')"
 
 
-def test_a_foreign_global_inside_an_entry_is_reported_not_run(tmp_path):
-    marker = tmp_path / "ran"
+def test_a_foreign_global_inside_an_entry_is_reported_not_run(marker_dir):
+    marker = marker_dir / "ran"
     data = dumps(Fake("torch._inductor.output_code", "CompiledFxGraph", guards_expr=None,
                       source_code=Call("posix", "system", f"touch {marker}")))
     d = decode_entry(data, KeyKind.FX_GRAPH)

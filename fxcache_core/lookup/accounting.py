@@ -41,7 +41,11 @@ the side of still leaves it undecided), and one left out of a module compiled wh
 compiled, and the cache records the keywords a call gives as tensors only). Both are
 taken to have been so when the key was compiled; a run's trace would say.
 Where the source cannot be read (a cache from another machine) nothing is checked,
-and the result says so (:attr:`Accounting.unchecked`). Never imports torch.
+and the result says so (:attr:`Accounting.unchecked`). Where no entry records the
+compiled frame (a key that records no function, or one found only through a function it
+was traced through) nothing but the key's inputs is known: every argument of the call
+that is not a tensor bound to one of them is undecided (``argument-unaccounted``), so a
+HIT of such a key rests on nothing but its inputs and guards. Never imports torch.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, frame_reads
+from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, traced_code
 from fxcache_core.lookup.fit_floats import baked_float, baked_value
@@ -182,8 +187,8 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
     module docstring). Raises nothing: what cannot be read is said."""
     frame = call.frame
     if frame is None:
-        return Accounting(unchecked=Reason("the cache does not record the function this key was compiled "
-                                           "from: its parameters were not checked", "params-unchecked"))
+        return Accounting(_unframed(call, settled_by_record(ledger, call.key, None, call.inputs)), Reason("the cache does not record the function this key was compiled "
+                                                  "from: its parameters were not checked", "params-unchecked"))
     reads = frame_reads(frame)
     if isinstance(reads, Reason):
         why = {"source-unreadable": "cannot be read here",
@@ -541,6 +546,38 @@ def _extra(call: KeyCall, frame: CompiledFrom, reads: FrameReads, params: Sequen
             f"guards in a run's TORCH_TRACE would (the trace explained, or given as {param('from_trace')})",
             "kwargs-unrecorded"), src))
     return out
+
+
+def _unframed(call: KeyCall, settled: frozenset[str]) -> tuple[ParamAccount, ...]:
+    """For a key whose entries record no compiled frame (its function unrecorded, or found
+    only by the name of a function it was traced through): each argument of the call that
+    is not a tensor bound to one of the key's inputs, undecided. The key's inputs say what
+    its guards check; the code that read anything else (a Python value folded into the
+    graph or branched on, a list element beyond those the key takes, whose length Dynamo
+    guards) is not in the cache, so a verdict that this key serves the call would rest on
+    arguments nothing checked. A Python value a run's trace recorded for the key
+    (``settled``: Dynamo's guard pinned it) is accounted, as for any key."""
+    out = []
+    for src, v in call.inputs.items():
+        if (isinstance(v, TensorArg) and src in call.taken) or src in settled:
+            continue
+        name = user_source(src)
+        shown = str(v) if isinstance(v, TensorArg) else text_of(v.value if isinstance(v, PyValue) else v)
+        el = re.fullmatch(r"(L\['\w+'\])\[\d+\]", src)
+        if not isinstance(v, TensorArg):
+            what = "a Python value (a key's inputs show at most what its guards check of one)"
+        elif el is not None and any(t.startswith(el.group(1) + "[") for t in call.taken):
+            what = (f"an element of {user_source(el.group(1))} this key takes no input from while it takes others "
+                    "(Dynamo guards a list's length: unless the code never reads it, another graph)")
+        else:
+            what = "a tensor this key takes no input from"
+        out.append(ParamAccount(name, shown, True, "undecided", Reason(
+            f"{name}={shown}: {what}; this key's entries record no compiled frame, so what its code does "
+            f"with {name} is not in the cache, nor whether {name}={shown} traces this key's graph (the "
+            "parameters the call leaves out go unchecked too)"
+            + ("" if isinstance(v, TensorArg) else "; Dynamo's guards in a run's TORCH_TRACE would say (the trace "
+               f"explained, or given as {param('from_trace')})"), "argument-unaccounted"), src))
+    return tuple(out)
 
 
 def _sources(name: str, frame: CompiledFrom) -> tuple[str, ...]:

@@ -321,6 +321,41 @@ def test_keys_that_record_no_function_decide_only_what_holds_whichever_function_
         assert torch_status(answer["lookups"], present) == expected  # torch varies with it
 
 
+@pytest.mark.parametrize("shapes,given_dim", [([[[2, 4], [3, 4], [1, 4]], 0], False),
+                                              ([[[2, 4], [3, 4], [1, 4]], 0], True),
+                                              ([[[2, 4], [3, 4]], 0], False),
+                                              ([[[2, 4], [3, 4]], 0], True)],
+                         ids=["three", "three-dim", "two", "two-dim"])
+def test_without_fn_a_key_that_records_no_function_hits_only_a_call_its_inputs_account_for(
+        real_cache, arg_answers, shapes, given_dim):
+    """No --fn: cat_rows's key (built with two tensors) records no function, so nothing but
+    its inputs is known. Three tensors (a list of another length: torch traces another
+    graph) are undecided, naming xs[2], not a HIT on the two it takes; a Python value
+    (dim=0) is undecided too, whatever torch did; two tensors, all the call gives bound to
+    the key's inputs, hit as torch hit."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    args = match_args_for("cat_rows", shapes)
+    assert args[-2:] == ["--shapes", "dim=0"], args
+    args = args if given_dim else args[:-2]
+    proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", *args)
+    body = json.loads(proc.stdout)
+    (fv,) = [v for v in body["verdicts"]["functions"] if v["function"] is None]
+    writes = real_cache.writes("cat_rows")
+    assert {w["key"] for w in writes if w["kind"] == "aotautograd"} <= set(fv["keys"]) <= {w["key"] for w in writes}
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    torch_did = torch_status(arg_answers[call_id("cat_rows", shapes)]["lookups"], present)
+    assert torch_did == ("hit" if len(shapes[0]) == 2 else "new-graph"), torch_did
+    if len(shapes[0]) == 2 and not given_dim:
+        assert proc.returncode == 0 and fv["status"] == "hit", fv
+        assert (fv["key"], fv["entry"]) == _aot_hit(arg_answers[call_id("cat_rows", shapes)]), fv
+        return
+    assert proc.returncode == 3 and fv["status"] == "undecided" and fv["why_code"] == "argument-unaccounted", fv
+    assert fv["line"].startswith("UNDECIDED: xs[2]=[1,4]: an element of xs" if len(shapes[0]) == 3
+                                 else "UNDECIDED: dim=0: a Python value"), fv["line"]
+
+
 @pytest.mark.parametrize("case,shapes,options", SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED,
                          ids=[_id(*c) for c in SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED])
 def test_a_float_folded_beside_a_symbolic_int_is_read_off_the_symbolic_nodes(
@@ -341,11 +376,12 @@ def test_a_float_folded_beside_a_symbolic_int_is_read_off_the_symbolic_nodes(
     torch_did = torch_status(answer["lookups"], present)
     if (case, shapes, options) in SYMBOLIC_UNDECIDED:
         # Torch tensorifies decay_neg's symbolic scalar after the recompile, and that key's
-        # entries record no compiled frame: its parameters are not checked, and the verdict
-        # says so. Whatever it decides must be torch's; lr is never said to be accounted.
+        # entries record no compiled frame: nothing but its inputs is known, so the Python
+        # value the call gives (step=3) is unaccounted and the verdict undecided, naming it,
+        # though torch hits (lr, left out, is never said to be accounted).
         assert torch_did == "hit", answer["lookups"]
-        assert fv["status"] in ("hit", "undecided"), fv
-        assert fv["status"] == "undecided" or fv["params_unchecked"], fv
+        assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "argument-unaccounted", fv
+        assert fv["line"].startswith("UNDECIDED: step=3: a Python value") and "lr" not in fv["line"], fv
         return
     assert fv["status"] == torch_did, (fv, answer["lookups"])
     if torch_did == "hit":

@@ -66,7 +66,7 @@ from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, fram
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, traced_code
-from fxcache_core.lookup.fit_floats import baked_float, baked_value
+from fxcache_core.lookup.fit_floats import baked_float, baked_provenance, baked_value
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
@@ -246,6 +246,8 @@ class _Param:
                     "none-for-input"))
             if self.user_src is None and d.given and d.literal and (pinned := self.pinned_default(d.value)):
                 return pinned
+            if (longer := self.longer()) is not None:
+                return longer
             return self.result("accounted", Reason(f"{p.name}: an input of this key", "key-input"))
         v = self.value()
         if self.user_src is None and frame.whole_module and v is _MISSING:
@@ -276,6 +278,27 @@ class _Param:
         if got is None:
             return None
         return self.result("rules-out" if got[0] == "problem" else "undecided", got[1])
+
+    def longer(self) -> ParamAccount | None:
+        """Undecided where the call gives this parameter as a whole tuple or list
+        (``dims=(0, 1)``) with items past the last one the key takes an input from
+        (``dims[0]``): Dynamo guards a sequence's length, so unless the code never reads
+        those items the key was traced with a shorter one, and torch traces another graph;
+        the key's inputs do not say which. (A tuple too short for an item the key takes is
+        no fit at all: :func:`~fxcache_core.lookup.binding.value_of`.)"""
+        v = self.value()
+        if self.user_src is None or not isinstance(v, (tuple, list)):
+            return None
+        base = self.user_src
+        items = [int(m.group(1)) for t in self.call.taken if (m := re.match(re.escape(base) + r"\[(\d+)\]", t))]
+        if not items or len(v) <= max(items) + 1:
+            return None
+        last = user_source(f"{base}[{max(items)}]")
+        return self.result("undecided", Reason(
+            f"{self.p.name}={text_of(v)}: {len(v)} items, and this key takes inputs from {self.p.name} up to {last} "
+            f"only: Dynamo guards a sequence's length, so unless the code never reads the items past {last} "
+            "(then this key's graph) the key was traced with a shorter one and torch traces another graph; "
+            "which, the cache does not show", "sequence-longer-unknown"))
 
     def takes(self) -> bool:
         taken = self.call.taken
@@ -496,6 +519,8 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
     for kind, why in said:
         if kind == "problem":
             return acc.result("rules-out", why)
+    if type(v) is int and (why := traced_float(acc, v)) is not None:
+        return acc.result("rules-out", why)
     for kind, why in said:
         if kind == "note":
             return acc.result("undecided", why)
@@ -503,6 +528,32 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
         if kind == "baked":
             return acc.result("accounted", Reason(f"{acc.p.name}={text_of(v)}: {why}", "baked-constant"))
     return None
+
+
+def traced_float(acc: _Param, v: int) -> Reason | None:
+    """Where the call gives the int ``v`` for a parameter whose constants in the key's
+    graph are floats read exactly from it (:func:`~fxcache_core.lookup.fit_floats.baked_provenance`
+    of ``float(v)`` is ``same`` or ``differs``: a float literal each expression of it
+    made, each read the parameter itself, ``x / t``): the key was traced with a float.
+    Dynamo guards a Python scalar's type
+    (``___check_type_id``) as well as its value, and the int's trace has an int there, a
+    literal without a point or a SymInt input, never this float: another graph. None
+    where the graph holds no float read from it."""
+    m = re.fullmatch(r"L\['(\w+)'\]", acc.sources[0])
+    call = acc.call
+    if m is None:
+        return None
+    prov = baked_provenance(acc.ledger.catalog, call.key, m.group(1), {**call.inputs, acc.sources[0]: float(v)},
+                            call.frame)
+    # Only where every read passes the parameter itself as an op's scalar: an expression
+    # of it (``-lr / bias``) can make a float of an int, the same constant either way.
+    if prov is None or prov.status not in ("same", "differs") or not prov.uses or any(
+            u.expr != m.group(1) or u.opaque or not u.ops for u in prov.uses):
+        return None
+    line = min(u.line for u in prov.uses)
+    return Reason(f"{acc.p.name}={v} is an int, and this key's graph holds a float read from {acc.p.name} (line "
+                  f"{line}): it was traced with a float, and Dynamo guards a Python scalar's type; the int's "
+                  "trace puts an int there: torch traces another graph", "scalar-type-differs")
 
 
 def _holds(t: BranchTest, v: object) -> bool | None:

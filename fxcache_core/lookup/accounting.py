@@ -66,7 +66,7 @@ from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, fram
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, traced_code
-from fxcache_core.lookup.fit_floats import baked_float, baked_provenance, baked_value
+from fxcache_core.lookup.fit_floats import baked_float, baked_value, traced_float
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
@@ -76,6 +76,7 @@ from fxcache_core.lookup.param_account import HOW as HOW
 from fxcache_core.lookup.param_account import ParamAccount as ParamAccount
 from fxcache_core.lookup.pinned import pinned_default
 from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
+from fxcache_core.lookup.unframed import unframed
 from fxcache_core.reasons import Reason
 
 RecordedConstants = Mapping[str, Sequence[Mapping[str, object]]]
@@ -187,7 +188,7 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
     module docstring). Raises nothing: what cannot be read is said."""
     frame = call.frame
     if frame is None:
-        return Accounting(_unframed(call, settled_by_record(ledger, call.key, None, call.inputs)), Reason("the cache does not record the function this key was compiled "
+        return Accounting(unframed(call.inputs, call.taken, settled_by_record(ledger, call.key, None, call.inputs)), Reason("the cache does not record the function this key was compiled "
                                                   "from: its parameters were not checked", "params-unchecked"))
     reads = frame_reads(frame)
     if isinstance(reads, Reason):
@@ -519,7 +520,8 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
     for kind, why in said:
         if kind == "problem":
             return acc.result("rules-out", why)
-    if type(v) is int and (why := traced_float(acc, v)) is not None:
+    if type(v) is int and (why := traced_float(acc.ledger.catalog, call.key, acc.p.name, acc.sources[0], v,
+                                                call.inputs, call.frame)) is not None:
         return acc.result("rules-out", why)
     for kind, why in said:
         if kind == "note":
@@ -528,32 +530,6 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
         if kind == "baked":
             return acc.result("accounted", Reason(f"{acc.p.name}={text_of(v)}: {why}", "baked-constant"))
     return None
-
-
-def traced_float(acc: _Param, v: int) -> Reason | None:
-    """Where the call gives the int ``v`` for a parameter whose constants in the key's
-    graph are floats read exactly from it (:func:`~fxcache_core.lookup.fit_floats.baked_provenance`
-    of ``float(v)`` is ``same`` or ``differs``: a float literal each expression of it
-    made, each read the parameter itself, ``x / t``): the key was traced with a float.
-    Dynamo guards a Python scalar's type
-    (``___check_type_id``) as well as its value, and the int's trace has an int there, a
-    literal without a point or a SymInt input, never this float: another graph. None
-    where the graph holds no float read from it."""
-    m = re.fullmatch(r"L\['(\w+)'\]", acc.sources[0])
-    call = acc.call
-    if m is None:
-        return None
-    prov = baked_provenance(acc.ledger.catalog, call.key, m.group(1), {**call.inputs, acc.sources[0]: float(v)},
-                            call.frame)
-    # Only where every read passes the parameter itself as an op's scalar: an expression
-    # of it (``-lr / bias``) can make a float of an int, the same constant either way.
-    if prov is None or prov.status not in ("same", "differs") or not prov.uses or any(
-            u.expr != m.group(1) or u.opaque or not u.ops for u in prov.uses):
-        return None
-    line = min(u.line for u in prov.uses)
-    return Reason(f"{acc.p.name}={v} is an int, and this key's graph holds a float read from {acc.p.name} (line "
-                  f"{line}): it was traced with a float, and Dynamo guards a Python scalar's type; the int's "
-                  "trace puts an int there: torch traces another graph", "scalar-type-differs")
 
 
 def _holds(t: BranchTest, v: object) -> bool | None:
@@ -597,38 +573,6 @@ def _extra(call: KeyCall, frame: CompiledFrom, reads: FrameReads, params: Sequen
             f"guards in a run's TORCH_TRACE would (the trace explained, or given as {param('from_trace')})",
             "kwargs-unrecorded"), src))
     return out
-
-
-def _unframed(call: KeyCall, settled: frozenset[str]) -> tuple[ParamAccount, ...]:
-    """For a key whose entries record no compiled frame (its function unrecorded, or found
-    only by the name of a function it was traced through): each argument of the call that
-    is not a tensor bound to one of the key's inputs, undecided. The key's inputs say what
-    its guards check; the code that read anything else (a Python value folded into the
-    graph or branched on, a list element beyond those the key takes, whose length Dynamo
-    guards) is not in the cache, so a verdict that this key serves the call would rest on
-    arguments nothing checked. A Python value a run's trace recorded for the key
-    (``settled``: Dynamo's guard pinned it) is accounted, as for any key."""
-    out = []
-    for src, v in call.inputs.items():
-        if (isinstance(v, TensorArg) and src in call.taken) or src in settled:
-            continue
-        name = user_source(src)
-        shown = str(v) if isinstance(v, TensorArg) else text_of(v.value if isinstance(v, PyValue) else v)
-        el = re.fullmatch(r"(L\['\w+'\])\[\d+\]", src)
-        if not isinstance(v, TensorArg):
-            what = "a Python value (a key's inputs show at most what its guards check of one)"
-        elif el is not None and any(t.startswith(el.group(1) + "[") for t in call.taken):
-            what = (f"an element of {user_source(el.group(1))} this key takes no input from while it takes others "
-                    "(Dynamo guards a list's length: unless the code never reads it, another graph)")
-        else:
-            what = "a tensor this key takes no input from"
-        out.append(ParamAccount(name, shown, True, "undecided", Reason(
-            f"{name}={shown}: {what}; this key's entries record no compiled frame, so what its code does "
-            f"with {name} is not in the cache, nor whether {name}={shown} traces this key's graph (the "
-            "parameters the call leaves out go unchecked too)"
-            + ("" if isinstance(v, TensorArg) else "; Dynamo's guards in a run's TORCH_TRACE would say (the trace "
-               f"explained, or given as {param('from_trace')})"), "argument-unaccounted"), src))
-    return tuple(out)
 
 
 def _sources(name: str, frame: CompiledFrom) -> tuple[str, ...]:

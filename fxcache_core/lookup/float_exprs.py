@@ -61,10 +61,7 @@ _OP_STEMS: dict[type[ast.operator], frozenset[str]] = {
     ast.Add: frozenset({"add"}), ast.Sub: frozenset({"sub", "rsub"}), ast.Mult: frozenset({"mul"}),
     ast.Div: frozenset({"div"}), ast.Pow: frozenset({"pow"}),
 }
-# Torch functions whose scalar argument aten's decomposition makes the constant of another
-# op: ``torch.where(c, x, 0.5)`` is ``where.self(c, x, scalar_tensor(0.5, dtype=...))``
-# (torch/_refs/__init__.py: ``where`` wraps a Python scalar with ``scalar_tensor``).
-_ALSO_OPS: dict[str, frozenset[str]] = {"where": frozenset({"scalar_tensor"})}
+_ALSO_OPS = {"where": frozenset({"scalar_tensor"})}  # where(c, x, 0.5) is where.self(c, x, scalar_tensor(0.5))
 _TORCH_ROOTS = frozenset({"torch", "F", "nn", "functional"})
 _SCALAR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "stride", "storage_offset",
                              "element_size", "nelement", "ndimension", "is_contiguous", "data_ptr",

@@ -21,7 +21,8 @@ torch's order) and ``match_report`` (KeyMatch, MatchReport); ``boundaries`` (a s
 the call brings to 0 or 1) and ``mark_ranges`` (a marked dim's range); ``phases``
 (automatic dynamic); ``optional_tensors`` (what the source does with an optional
 tensor or a list) and ``int_args`` (ints baked into a sibling key); ``branches`` (the lines
-of the compiled frame a graph has ops from); ``accounting`` (every parameter the
+of the compiled frame a graph has ops from); ``unframed`` (the arguments a key that
+records no compiled frame cannot account for) and ``accounting`` (every parameter the
 compiled frame reads, accounted for before a verdict); ``key_lookup``
 (match_key: one key); ``across_keys`` (what the keys' results say together); ``unattributed``
 (keys that record no function, for a function no key records); ``match`` (the

@@ -44,7 +44,11 @@ the side of still leaves it undecided), and one left out of a module compiled wh
 compiled, and the cache records the keywords a call gives as tensors only). Both are
 taken to have been so when the key was compiled; a run's trace would say.
 Where the source cannot be read (a cache from another machine) nothing is checked,
-and the result says so (:attr:`Accounting.unchecked`). Never imports torch.
+and the result says so (:attr:`Accounting.unchecked`). Where no entry records the
+compiled frame (a key that records no function, or one found only through a function it
+was traced through) nothing but the key's inputs is known: every argument of the call
+that is not a tensor bound to one of them is undecided (``argument-unaccounted``), so a
+HIT of such a key rests on nothing but its inputs and guards. Never imports torch.
 """
 
 from __future__ import annotations
@@ -62,9 +66,10 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, frame_reads
+from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, traced_code
-from fxcache_core.lookup.fit_floats import baked_float, baked_value
+from fxcache_core.lookup.fit_floats import baked_float, baked_value, traced_float
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
@@ -75,6 +80,7 @@ from fxcache_core.lookup.param_account import HOW as HOW
 from fxcache_core.lookup.param_account import ParamAccount as ParamAccount
 from fxcache_core.lookup.pinned import pinned_default
 from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
+from fxcache_core.lookup.unframed import unframed
 from fxcache_core.reasons import Reason
 
 RecordedConstants = Mapping[str, Sequence[Mapping[str, object]]]
@@ -186,8 +192,8 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
     module docstring). Raises nothing: what cannot be read is said."""
     frame = call.frame
     if frame is None:
-        return Accounting(unchecked=Reason("the cache does not record the function this key was compiled "
-                                           "from: its parameters were not checked", "params-unchecked"))
+        return Accounting(unframed(call.inputs, call.taken, settled_by_record(ledger, call.key, None, call.inputs)), Reason("the cache does not record the function this key was compiled "
+                                                  "from: its parameters were not checked", "params-unchecked"))
     reads = frame_reads(frame)
     if isinstance(reads, Reason):
         why = {"source-unreadable": "cannot be read here",
@@ -246,6 +252,8 @@ class _Param:
                     "none-for-input"))
             if self.user_src is None and d.given and d.literal and (pinned := self.pinned_default(d.value)):
                 return pinned
+            if (longer := self.longer()) is not None:
+                return longer
             return self.result("accounted", Reason(f"{p.name}: an input of this key", "key-input"))
         v = self.value()
         if self.user_src is None and frame.whole_module and v is _MISSING:
@@ -276,6 +284,27 @@ class _Param:
         if got is None:
             return None
         return self.result("rules-out" if got[0] == "problem" else "undecided", got[1])
+
+    def longer(self) -> ParamAccount | None:
+        """Undecided where the call gives this parameter as a whole tuple or list
+        (``dims=(0, 1)``) with items past the last one the key takes an input from
+        (``dims[0]``): Dynamo guards a sequence's length, so unless the code never reads
+        those items the key was traced with a shorter one, and torch traces another graph;
+        the key's inputs do not say which. (A tuple too short for an item the key takes is
+        no fit at all: :func:`~fxcache_core.lookup.binding.value_of`.)"""
+        v = self.value()
+        if self.user_src is None or not isinstance(v, (tuple, list)):
+            return None
+        base = self.user_src
+        items = [int(m.group(1)) for t in self.call.taken if (m := re.match(re.escape(base) + r"\[(\d+)\]", t))]
+        if not items or len(v) <= max(items) + 1:
+            return None
+        last = user_source(f"{base}[{max(items)}]")
+        return self.result("undecided", Reason(
+            f"{self.p.name}={text_of(v)}: {len(v)} items, and this key takes inputs from {self.p.name} up to {last} "
+            f"only: Dynamo guards a sequence's length, so unless the code never reads the items past {last} "
+            "(then this key's graph) the key was traced with a shorter one and torch traces another graph; "
+            "which, the cache does not show", "sequence-longer-unknown"))
 
     def takes(self) -> bool:
         taken = self.call.taken
@@ -496,6 +525,9 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
     for kind, why in said:
         if kind == "problem":
             return acc.result("rules-out", why)
+    if type(v) is int and (why := traced_float(acc.ledger.catalog, call.key, acc.p.name, acc.sources[0], v,
+                                                call.inputs, call.frame)) is not None:
+        return acc.result("rules-out", why)
     for kind, why in said:
         if kind == "note":
             return acc.result("undecided", why)

@@ -28,6 +28,7 @@ from enum import Enum
 
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
+from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.pyvalues import PyValue, parse_value
 from fxcache_core.reasons import Reason
 
@@ -469,7 +470,7 @@ def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
     if val is None:
         val = _tuple_item(base, inputs)
     if val is None:
-        return SourceValue(None, base)
+        return SourceValue(None, base, _beyond_tuple(base, inputs))
     if isinstance(val, PyValue):
         return SourceValue(None, base, Reason(f"{base} is the Python {val.kind} {val}, the entry takes it "
                                               "as a tensor or an int", "wrong-input-type"))
@@ -520,6 +521,28 @@ def _tuple_item(base: str, inputs: Mapping[str, InputValue]) -> InputValue | Non
     if isinstance(item, (int, float)) and not isinstance(item, bool):
         return item
     return PyValue(item)
+
+
+def _beyond_tuple(base: str, inputs: Mapping[str, InputValue]) -> Reason | None:
+    """Where ``base`` (``L['shape'][1]``) is an item past the end of a tuple the call gives
+    whole (``shape=(24,)``): the key, which takes an input from that item, was traced with
+    a longer tuple, and no trace of this call has that input (Dynamo guards a tuple's
+    length, and an item that is not there is no input): torch traces another graph. None
+    elsewhere (no such tuple, or the item is in it)."""
+    m = _ITEM_RE.match(base)
+    if m is None:
+        return None
+    parent = inputs.get(m.group("parent"))
+    if parent is None:
+        parent = _tuple_item(m.group("parent"), inputs)
+    if not isinstance(parent, PyValue) or not isinstance(parent.value, tuple) or int(m.group("i")) < len(
+            parent.value):
+        return None
+    n = len(parent.value)
+    name = user_source(m.group("parent"))
+    return Reason(f"{name} is a tuple of {n} item{'s' if n != 1 else ''} here, and this key takes an input from "
+                  f"{user_source(base)}: it was traced with a longer tuple (Dynamo guards a tuple's length), so "
+                  "torch traces another graph", "sequence-shorter")
 
 
 def is_size_source(source: str | None) -> bool:

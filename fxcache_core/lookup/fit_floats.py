@@ -218,3 +218,26 @@ def _quoted_function(graph: str, name: str, params: list[str]
     fn = ast.FunctionDef(name="quoted", args=args, body=body, decorator_list=[], returns=None, type_params=[],
                          lineno=1, col_offset=0)
     return next(iter(files)), ast.fix_missing_locations(fn)
+
+
+def traced_float(catalog: Catalog, key: CacheKey, name: str, src: str, v: int,
+                 inputs: Mapping[str, InputValue], frame: CompiledFrom | None) -> Reason | None:
+    """Where the call gives the int ``v`` for the parameter ``name`` (source ``src``) whose
+    constants in ``key``'s graph are floats read exactly from it (:func:`baked_provenance`
+    of ``float(v)`` is ``same`` or ``differs``, every read the parameter itself as an op's
+    scalar, ``x / t``): the key was traced with a float. Dynamo guards a Python scalar's
+    type (``___check_type_id``) as well as its value, and the int's trace puts an int there
+    (a literal without a point, or a SymInt input), never this float: another graph, said
+    as a ``scalar-type-differs`` reason. None where the graph holds no such float, or a
+    read goes through an expression (``-lr / bias`` can make the same float of an int)."""
+    m = re.fullmatch(r"L\['(\w+)'\]", src)
+    if m is None:
+        return None
+    prov = baked_provenance(catalog, key, m.group(1), {**inputs, src: float(v)}, frame)
+    if prov is None or prov.status not in ("same", "differs") or not prov.uses or any(
+            u.expr != m.group(1) or u.opaque or not u.ops for u in prov.uses):
+        return None
+    line = min(u.line for u in prov.uses)
+    return Reason(f"{name}={v} is an int, and this key's graph holds a float read from {name} (line {line}): it "
+                  "was traced with a float, and Dynamo guards a Python scalar's type; the int's trace puts an "
+                  "int there: torch traces another graph", "scalar-type-differs")

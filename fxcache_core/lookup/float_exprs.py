@@ -61,6 +61,7 @@ _OP_STEMS: dict[type[ast.operator], frozenset[str]] = {
     ast.Add: frozenset({"add"}), ast.Sub: frozenset({"sub", "rsub"}), ast.Mult: frozenset({"mul"}),
     ast.Div: frozenset({"div"}), ast.Pow: frozenset({"pow"}),
 }
+_ALSO_OPS = {"where": frozenset({"scalar_tensor"})}  # where(c, x, 0.5) is where.self(c, x, scalar_tensor(0.5))
 _TORCH_ROOTS = frozenset({"torch", "F", "nn", "functional"})
 _SCALAR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "stride", "storage_offset",
                              "element_size", "nelement", "ndimension", "is_contiguous", "data_ptr",
@@ -442,7 +443,7 @@ def _use(e: ast.AST, parent: ast.AST | None, stmt: ast.stmt | None, line: int, l
         if isinstance(f, ast.Attribute) and f.attr not in _SCALAR_METHODS and (
                 _root_name(f) in _TORCH_ROOTS or _tensor_method(f.attr) or kinds.tensor(f.value)) \
                 and _root_name(f) != "math":
-            return FloatUse(line, last, expr, ops=frozenset({name.rstrip("_")}))
+            return FloatUse(line, last, expr, ops=frozenset({name.rstrip("_")}) | _ALSO_OPS.get(name, frozenset()))
         return FloatUse(line, last, expr, opaque=f"passed to {name}() at line {line}")
     if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and parent is stmt:
         return FloatUse(line, last, expr, opaque=f"assigned to a local at line {line}")

@@ -32,7 +32,8 @@ decides only where each is exact:
   0 and 1, and no other call of the statement that draws random numbers) is read from
   whether the statement's ops draw random numbers (``aten.rand``): Dynamo's graph has
   the call with the flag, and AOTAutograd traces the draw for True only;
-* scalars of arithmetic ops are counted as
+* scalars of arithmetic ops, and of a comparison of a tensor with a scalar (``x > n``:
+  ``aten.gt.Scalar(x, n)``), are counted as
   :func:`~fxcache_core.lookup.float_exprs.float_provenance` counts floats: the ops of the
   operator's kind from the statement hold as many int constants (besides the statement's
   own literals) as there are reads.
@@ -386,6 +387,23 @@ def _text(v: object) -> str:
     return "[" + ", ".join(map(str, v)) + "]" if isinstance(v, tuple) else str(v)
 
 
+# The aten ops (their names' stems) a comparison between a tensor and a Python scalar
+# becomes, with the scalar on either side (``n < x`` is ``x > n``: ``aten.gt.Scalar(x, n)``).
+_CMP_STEMS: dict[type[ast.cmpop], frozenset[str]] = {
+    ast.Gt: frozenset({"gt", "lt"}), ast.Lt: frozenset({"gt", "lt"}), ast.GtE: frozenset({"ge", "le"}),
+    ast.LtE: frozenset({"ge", "le"}), ast.Eq: frozenset({"eq"}), ast.NotEq: frozenset({"ne"}),
+}
+
+
+def _stems(p: ast.AST | None) -> frozenset[str]:
+    """The aten op stems of an arithmetic operator or a single comparison ``p``; empty else."""
+    if isinstance(p, ast.BinOp):
+        return _OP_STEMS.get(type(p.op), frozenset())
+    if isinstance(p, ast.Compare) and len(p.ops) == 1:
+        return _CMP_STEMS.get(type(p.ops[0]), frozenset())
+    return frozenset()
+
+
 def _place(e: ast.expr, parents: Mapping[ast.AST, ast.AST], kinds: _Kinds) -> str | None:
     """Where the read's expression goes: ``scalar`` (an operand of arithmetic with a
     tensor), ``site`` (a slice bound of a tensor's subscript, a reduction's dim or
@@ -393,6 +411,9 @@ def _place(e: ast.expr, parents: Mapping[ast.AST, ast.AST], kinds: _Kinds) -> st
     p = parents.get(e)
     if isinstance(p, ast.BinOp) and type(p.op) in _OP_STEMS:
         other = p.right if p.left is e else p.left
+        return "scalar" if kinds.tensor(other) else None
+    if isinstance(p, ast.Compare) and _stems(p):
+        other = p.comparators[0] if p.left is e else p.left
         return "scalar" if kinds.tensor(other) else None
     if isinstance(p, ast.Slice):
         sub = parents.get(p)
@@ -415,7 +436,7 @@ def _scalars(stmt: ast.stmt, exprs: Sequence[ast.expr], mine: Sequence[_Op], sca
     """The int scalars of the statement's arithmetic ops against the reads' values:
     True (the same), the graph's constants in words (they differ), a Reason (unknown)."""
     parents = _parents(stmt)
-    stems = frozenset().union(*(_OP_STEMS[type(parents[e].op)] for e in exprs))  # type: ignore[attr-defined]
+    stems = frozenset().union(*(_stems(parents.get(e)) for e in exprs))
     want: Counter[int] = Counter()
     for e in exprs:
         r = compute(ast.unparse(e), scalars)  # type: ignore[arg-type]
@@ -432,7 +453,7 @@ def _scalars(stmt: ast.stmt, exprs: Sequence[ast.expr], mine: Sequence[_Op], sca
         if any(isinstance(x, ast.Name) and x.id in scalars for x in ast.walk(top)):
             continue
         p = parents.get(top)
-        if isinstance(p, ast.BinOp) and type(p.op) in _OP_STEMS and _OP_STEMS[type(p.op)] & stems:
+        if _stems(p) & stems:
             r = compute(ast.unparse(top), {})
             if type(r) is int:
                 literals[r] += 1

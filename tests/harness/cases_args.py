@@ -152,6 +152,14 @@ def decay_neg(x, lr=0.1, step=1):
     return x.sin() * -(lr / (1 - 0.9 ** step))
 
 
+def fill_where(x, fill=0.0, thresh=0, t=0.5):
+    # Python scalars as a user passes them (dynamic=False): a float fill of torch.where (the
+    # constant of the scalar_tensor aten wraps it in), an int threshold of a comparison
+    # (gt.Scalar's), and a float divisor. An int given where a float was traced, or a float
+    # where an int was, fails Dynamo's type guard.
+    return torch.where(x > thresh, x, fill) / t
+
+
 def list_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """``make_inputs`` of :func:`cat_rows`: a list of tensor shapes (a list of tensors),
     then an int: ``[[[2, 4], [3, 4]], 0]``."""
@@ -204,6 +212,8 @@ ARGUMENT_CASES = [
          make_inputs=keyword_inputs, doc="a float folded beside an int automatic dynamic made a SymInt"),
     Case("decay_neg", decay_neg, {"dynamic": None}, [[[4, 3], {"step": 1}], [[4, 3], {"step": 2}]],
          make_inputs=keyword_inputs, doc="the same under a minus of the symbolic part: undecided"),
+    Case("fill_where", fill_where, {"dynamic": False}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="a float where fill, an int compared with and a float divisor, built with the defaults"),
     Case("cat_rows", cat_rows, {"dynamic": True}, [[[[2, 4], [3, 4]], 0]], make_inputs=list_inputs,
          doc="torch.cat of a list along an int dim: keys whose entries record no function"),
     Case("kw_built_with", kw_built_with, {"dynamic": False}, [[[6, 5], {"flag": True}]], make_inputs=keyword_inputs,

@@ -54,7 +54,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
     calls = [*real.ORACLE_CALLS, *[tuple(p.values) for p in suite.PARAMS], suite.AFTER_RECOMPILE,
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
              *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS, *arguments.CONSTANT_CALLS,
-             *arguments.CONSTANT_UNDECIDED, *arguments.PINNED_CALLS,
+             *arguments.CONSTANT_UNDECIDED, *arguments.PINNED_CALLS, *arguments.TUPLE_CALLS, *arguments.TUPLE_UNDECIDED,
+             *arguments.SCALAR_CALLS, *arguments.SCALAR_UNDECIDED,
              *arguments.RETRACE_CALLS, *arguments.RETRACE_UNDECIDED, *arguments.MODE_UNDECIDED,
              *arguments.UNATTRIBUTED_CALLS, *arguments.UNATTRIBUTED_UNDECIDED, *arguments.SYMBOLIC_CALLS,
              *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS]

@@ -64,6 +64,22 @@ PINNED_CALLS = [
     ("sum_dim", [[4, 6], {"dims": {"tuple": [1]}}]),              # new graph, not a miss of dims[0] == 0
     ("sum_dim", [[4, 6], {"dim": -1}]),                           # new graph, not a miss of dim == 1 and dim == 0
 ]
+# sum_dim's dims as a tuple of another length than the keys were traced with ((0,)): Dynamo
+# guards a tuple's length. Shorter than an item a key takes an input from (dims[0]): no trace
+# of the call has that input, another graph. Longer: another graph unless the code never
+# reads the items past dims[0], which the key's inputs do not say (x.sum(dims) reads them).
+TUPLE_CALLS = [("sum_dim", [[4, 6], {"dims": {"tuple": []}}])]     # new graph: no dims[0]
+TUPLE_UNDECIDED = [("sum_dim", [[4, 6], {"dims": {"tuple": [0, 1]}}])]  # torch: another graph
+# fill_where (dynamic=False, built with its defaults fill=0.0, thresh=0, t=0.5): each scalar
+# read off the graph where it lands (scalar_tensor's 0.0, gt.Scalar's 0, div's 0.5).
+SCALAR_CALLS = [
+    ("fill_where", [[4, 8]]),                                     # hit: every constant the call's
+    ("fill_where", [[4, 8], {"fill": -2.0}]),                     # new graph: scalar_tensor(-2.0)
+    ("fill_where", [[4, 8], {"thresh": 1}]),                      # new graph: gt.Scalar(x, 1)
+    ("fill_where", [[4, 8], {"fill": 0}]),                        # new graph: an int, traced a float
+    ("fill_where", [[4, 8], {"t": 1}]),                           # new graph: an int, traced a float
+]
+SCALAR_UNDECIDED = [("fill_where", [[4, 8], {"thresh": 0.5}])]     # torch: another graph (a float compared)
 # regroup (dynamic=True): groups a SymInt whose guards hold the trace's checks on it.
 RETRACE_CALLS = [
     ("regroup", [[4, 12], 4]),                                    # hit: another value, every clause holds
@@ -257,6 +273,62 @@ def test_an_int_dynamo_specialized_given_another_value_is_another_graph(real_cac
     assert v["status"] == "hit" or v["why_code"] == "specialized-int-differs", v
 
 
+@pytest.mark.parametrize("case,shapes", SCALAR_CALLS + SCALAR_UNDECIDED,
+                         ids=[_id(*c) for c in SCALAR_CALLS + SCALAR_UNDECIDED])
+def test_a_python_scalar_is_read_where_it_lands_in_the_graph_and_by_its_type(real_cache, arg_answers, case, shapes):
+    """A float fill of torch.where is the constant of the scalar_tensor aten wraps it in; an
+    int compared with a tensor is gt.Scalar's; an int given where the graph holds a float
+    read from that parameter itself fails Dynamo's type guard: each verdict is torch's, and
+    each key looked up as torch looked it up. A float compared where the key was traced
+    with an int stays undecided (the comparison's constant is no float to read)."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    if (case, shapes) in SCALAR_CALLS:
+        given = shapes[1] if len(shapes) > 1 else {}
+        looked = answer
+        if given == {"fill": 0}:
+            # The int fill's AOTAutograd graph is another, but Inductor's graph of it is the
+            # float's (its post-grad graph converts the fill): torch, compiling the new key,
+            # finds that FX entry. match judges an FX key through the AOTAutograd keys that
+            # load it, none of which takes this call: compare the AOTAutograd lookups.
+            looked = {**answer, "lookups": [lk for lk in answer["lookups"] if lk["kind"] == "aotautograd"]}
+        assert_match_agrees_with_answer(real_cache.root, case, shapes, looked, {w["key"] for w in real_cache.writes(case)})
+        v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+        code = {"fill": "float-constant-differs" if given.get("fill") != 0 else "scalar-type-differs",
+                "thresh": "baked-value-differs", "t": "scalar-type-differs"}.get(next(iter(given), ""))
+        assert v["status"] == ("hit" if code is None else "new-graph"), v
+        assert code is None or v["why_code"] == code, v
+        return
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and "thresh" in fv["line"], fv
+    assert torch_status(answer["lookups"], {k.key for k in scan_cache(real_cache.root).keys}) == "new-graph"
+
+
+@pytest.mark.parametrize("case,shapes", TUPLE_CALLS + TUPLE_UNDECIDED, ids=[_id(*c) for c in TUPLE_CALLS + TUPLE_UNDECIDED])
+def test_a_tuple_of_another_length_is_another_graph_where_the_keys_inputs_show_it(real_cache, arg_answers, case, shapes):
+    """A tuple shorter than an item the keys take an input from is a new graph, as torch
+    did; a longer one is undecided (whether the code reads the items past those the key
+    takes, the cache does not show), though torch traced another graph, never a HIT."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    if (case, shapes) in TUPLE_CALLS:
+        assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, {w["key"] for w in real_cache.writes(case)})
+        v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+        assert v["status"] == "new-graph" and v["why_code"] == "sequence-shorter", v
+        assert "dims is a tuple of 0 items here, and this key takes an input from dims[0]" in v["why"], v
+        return
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "sequence-longer-unknown", fv
+    assert fv["line"].startswith("UNDECIDED: dims=(0, 1): 2 items"), fv["line"]
+    assert torch_status(answer["lookups"], {k.key for k in scan_cache(real_cache.root).keys}) == "new-graph"
+
+
 @pytest.mark.parametrize("case,shapes", RETRACE_CALLS, ids=[_id(*c) for c in RETRACE_CALLS])
 def test_an_int_given_the_value_its_guard_excludes_is_another_graph(real_cache, arg_answers, case, shapes):
     """An int argument is a SymInt whatever its value; where the trace checked whether it is
@@ -331,6 +403,40 @@ def test_keys_that_record_no_function_decide_only_what_holds_whichever_function_
         assert torch_status(answer["lookups"], present) == expected  # torch varies with it
 
 
+@pytest.mark.parametrize("shapes,given_dim", [([[[2, 4], [3, 4], [1, 4]], 0], False),
+                                              ([[[2, 4], [3, 4]], 0], False),
+                                              ([[[2, 4], [3, 4]], 0], True)],
+                         ids=["three", "two", "two-dim"])
+def test_without_fn_a_key_that_records_no_function_hits_only_a_call_its_inputs_account_for(
+        real_cache, arg_answers, shapes, given_dim):
+    """No --fn: cat_rows's key (built with two tensors) records no function, so nothing but
+    its inputs is known. Three tensors (a list of another length: torch traces another
+    graph) are undecided, naming xs[2], not a HIT on the two it takes; a Python value
+    (dim=0) is undecided too, whatever torch did; two tensors, all the call gives bound to
+    the key's inputs, hit as torch hit."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    args = match_args_for("cat_rows", shapes)
+    assert args[-2:] == ["--shapes", "dim=0"], args
+    args = args if given_dim else args[:-2]
+    proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", *args)
+    body = json.loads(proc.stdout)
+    (fv,) = [v for v in body["verdicts"]["functions"] if v["function"] is None]
+    writes = real_cache.writes("cat_rows")
+    assert {w["key"] for w in writes if w["kind"] == "aotautograd"} <= set(fv["keys"]) <= {w["key"] for w in writes}
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    torch_did = torch_status(arg_answers[call_id("cat_rows", shapes)]["lookups"], present)
+    assert torch_did == ("hit" if len(shapes[0]) == 2 else "new-graph"), torch_did
+    if len(shapes[0]) == 2 and not given_dim:
+        assert proc.returncode == 0 and fv["status"] == "hit", fv
+        assert (fv["key"], fv["entry"]) == _aot_hit(arg_answers[call_id("cat_rows", shapes)]), fv
+        return
+    assert proc.returncode == 3 and fv["status"] == "undecided" and fv["why_code"] == "argument-unaccounted", fv
+    assert fv["line"].startswith("UNDECIDED: xs[2]=[1,4]: an element of xs" if len(shapes[0]) == 3
+                                 else "UNDECIDED: dim=0: a Python value"), fv["line"]
+
+
 @pytest.mark.parametrize("case,shapes,options", SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED,
                          ids=[_id(*c) for c in SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED])
 def test_a_float_folded_beside_a_symbolic_int_is_read_off_the_symbolic_nodes(
@@ -351,11 +457,12 @@ def test_a_float_folded_beside_a_symbolic_int_is_read_off_the_symbolic_nodes(
     torch_did = torch_status(answer["lookups"], present)
     if (case, shapes, options) in SYMBOLIC_UNDECIDED:
         # Torch tensorifies decay_neg's symbolic scalar after the recompile, and that key's
-        # entries record no compiled frame: its parameters are not checked, and the verdict
-        # says so. Whatever it decides must be torch's; lr is never said to be accounted.
+        # entries record no compiled frame: nothing but its inputs is known, so the Python
+        # value the call gives (step=3) is unaccounted and the verdict undecided, naming it,
+        # though torch hits (lr, left out, is never said to be accounted).
         assert torch_did == "hit", answer["lookups"]
-        assert fv["status"] in ("hit", "undecided"), fv
-        assert fv["status"] == "undecided" or fv["params_unchecked"], fv
+        assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "argument-unaccounted", fv
+        assert fv["line"].startswith("UNDECIDED: step=3: a Python value") and "lr" not in fv["line"], fv
         return
     assert fv["status"] == torch_did, (fv, answer["lookups"])
     if torch_did == "hit":

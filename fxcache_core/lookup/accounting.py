@@ -68,7 +68,7 @@ from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, frame_reads
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
-from fxcache_core.lookup.branches import TracedCode, traced_code
+from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
 from fxcache_core.lookup.fit_floats import baked_float, baked_value, traced_float
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
@@ -192,8 +192,10 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
     module docstring). Raises nothing: what cannot be read is said."""
     frame = call.frame
     if frame is None:
-        return Accounting(unframed(call.inputs, call.taken, settled_by_record(ledger, call.key, None, call.inputs)), Reason("the cache does not record the function this key was compiled "
-                                                  "from: its parameters were not checked", "params-unchecked"))
+        settled = settled_by_record(ledger, call.key, None, call.inputs)
+        return Accounting(unframed(call.inputs, call.taken, settled), Reason(
+            "the cache does not record the function this key was compiled from: its parameters were not checked",
+            "params-unchecked"))
     reads = frame_reads(frame)
     if isinstance(reads, Reason):
         why = {"source-unreadable": "cannot be read here",
@@ -431,7 +433,7 @@ class _Param:
             if not self.reached(t, traced, known):
                 continue
             side, how = self.side(traced, t)
-            holds = _holds(t, v)
+            holds = branch_holds(t, v)
             if side is None or holds is None:
                 unknown.append(t)
                 continue
@@ -535,16 +537,6 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
         if kind == "baked":
             return acc.result("accounted", Reason(f"{acc.p.name}={text_of(v)}: {why}", "baked-constant"))
     return None
-
-
-def _holds(t: BranchTest, v: object) -> bool | None:
-    """:meth:`BranchTest.holds` for the call's value; for a tensor, only whether it is
-    None (the rest of a test on a tensor depends on its data)."""
-    if isinstance(v, TensorArg):
-        if t.operand is None and t.op in ("is", "is-not"):
-            return t.op == "is-not"
-        return None
-    return t.holds(v)
 
 
 def _extra(ledger: Ledger, call: KeyCall, frame: CompiledFrom, reads: FrameReads,

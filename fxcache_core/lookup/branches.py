@@ -27,6 +27,8 @@ from fxcache_core.decode.origins import MAX_GRAPH_LINES, MAX_LINEMAP_ITEMS
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs, plain
 from fxcache_core.decode.workers import run_one, task
 from fxcache_core.errors import EntryDecodeError
+from fxcache_core.functions.params import BranchTest
+from fxcache_core.lookup.binding import TensorArg
 
 _FILE_RE = re.compile(r"^\s*#.{0,200}?File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
 _OP_RE = re.compile(r"^\s*\w+(?:: \"[^\"]*\")? = (torch\.ops\.[\w.]{1,200})\(")
@@ -136,3 +138,14 @@ def _traced_lines_task(arg: list) -> list | None:
 
 
 __all__ = ["TracedCode", "traced_code"]
+
+
+def branch_holds(t: BranchTest, v: object) -> bool | None:
+    """:meth:`BranchTest.holds` for the call's value ``v``; for a tensor
+    (:class:`~fxcache_core.lookup.binding.TensorArg`), only whether it is None (the rest
+    of a test on a tensor depends on its data). None where the test cannot be told."""
+    if isinstance(v, TensorArg):
+        if t.operand is None and t.op in ("is", "is-not"):
+            return t.op == "is-not"
+        return None
+    return t.holds(v)

@@ -2,7 +2,7 @@
 #   make demo   build a real torch.compile cache (CPU) and tour every command on it
 #   make test   the full suite, what CI runs: unit, cli, then torch (builds its real caches
 #               once per session, in a temp dir, in the background while the fast tiers run)
-#   make test-fast  every test that needs no torch compile and no browser (tests/unit, tests/cli;
+#   make test-fast  every test that needs no torch compile and no browser, on every core (tests/unit, tests/cli;
 #               -m "not torch and not package and not browser")
 #   make package    build the wheel, install it in a bare venv without torch, run --version and every --help
 #   make lint   ruff, then import-linter's layers and no-cycle contracts (pyproject.toml)
@@ -40,7 +40,7 @@ test: setup
 	$(BIN)/python -m pytest -q -m "not package"
 
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not torch and not package and not browser" tests/unit tests/cli
+	$(BIN)/python -m pytest -q -n auto -m "not torch and not package and not browser" tests/unit tests/cli
 
 package: setup
 	$(BIN)/python -m pytest -q -m package tests/cli/test_packaging.py

@@ -37,7 +37,6 @@ threads (``tests.harness.background``), so they build while the fast tiers run.
 
 from __future__ import annotations
 
-import atexit
 import importlib.util
 import os
 import shutil
@@ -50,6 +49,7 @@ import pytest
 from fxcache_core.decode import memlimit as _memlimit
 from tests.harness import oracle_queries as _oracle_queries  # noqa: F401  (registers the build oracle_queries)
 from tests.harness.background import BUILD_DIR, prebuilt
+from tests.harness.cleanup import remove_at_exit
 from tests.harness.real_cache import RealCache  # registers the build real_cache, first
 from tests.helpers import TESTS_DIR, run_fxcache
 
@@ -72,7 +72,7 @@ _memlimit.ENFORCED = False
 # the whole session, never to the user's ~/.cache (subprocesses inherit this),
 # removed when the session ends.
 os.environ["FXCACHE_INDEX_DIR"] = tempfile.mkdtemp(prefix="fxcache-test-index-")
-atexit.register(shutil.rmtree, os.environ["FXCACHE_INDEX_DIR"], ignore_errors=True)
+remove_at_exit(os.environ["FXCACHE_INDEX_DIR"])
 # Torch writes C++ precompiled headers (~156 MB each) into the *default* cache dir,
 # <tempdir>/torchinductor_<user>/precompiled_headers, whatever TORCHINDUCTOR_CACHE_DIR
 # says (_HEADER_DIR in torch/_inductor/codecache.py). The torch processes the tests
@@ -80,7 +80,7 @@ atexit.register(shutil.rmtree, os.environ["FXCACHE_INDEX_DIR"], ignore_errors=Tr
 # (see the default_dir fixture) and nothing lands in the user's.
 TORCH_TMPDIR = tempfile.mkdtemp(prefix="fxcache-test-tmp-")
 os.environ["TMPDIR"] = TORCH_TMPDIR
-atexit.register(shutil.rmtree, TORCH_TMPDIR, ignore_errors=True)
+remove_at_exit(TORCH_TMPDIR)
 # The programs torch builds to check the CPU's vector ISAs, built once by the first
 # build process and copied into every later fresh cache dir (demo/build_cache.py).
 os.environ["FXCACHE_ISA_SEED"] = str(BUILD_DIR / "isa-checks")

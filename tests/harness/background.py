@@ -18,11 +18,9 @@ the build started.
 
 from __future__ import annotations
 
-import atexit
 import itertools
 import os
 import queue
-import shutil
 import tempfile
 import threading
 import time
@@ -33,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from demo.build_cache import BuildOptions, use_build_options
+from tests.harness.cleanup import remove_at_exit
 
 _BUILDERS: dict[str, tuple[Callable[[], Any], tuple[str, ...], int]] = {}
 
@@ -165,7 +164,7 @@ BACKGROUND = Background()
 # Where the background builds put what they build: one temp dir per session, removed
 # when the session ends.
 BUILD_DIR = Path(tempfile.mkdtemp(prefix="fxcache-test-builds-"))
-atexit.register(shutil.rmtree, BUILD_DIR, ignore_errors=True)
+remove_at_exit(BUILD_DIR)
 
 
 def build_dir(name: str) -> Path:

@@ -466,7 +466,9 @@ def builds_server() -> Iterator[ForkServer]:
     with _ANSWERS_LOCK:
         if _answers_server is None:
             _answers_server = ForkServer()
-            atexit.register(_answers_server.close)
+            # at exit no build asks it anything more: stopped at once (waiting for it to
+            # see its stdin closed cost the session 30 s)
+            atexit.register(_answers_server.close, True)
         yield _answers_server
 
 

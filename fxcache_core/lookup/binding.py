@@ -502,10 +502,10 @@ def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
 _ITEM_RE = re.compile(r"^(?P<parent>.+)\[(?P<i>\d{1,4})\]$")
 
 
-def _tuple_item(base: str, inputs: Mapping[str, InputValue]) -> InputValue | None:
-    """``L['dims'][1]`` read off a tuple given as ``dims=(2,3)``: its int or float item
-    as such, another item as a :class:`~fxcache_core.lookup.pyvalues.PyValue`; None when
-    no tuple given holds it."""
+def _item_of_tuple(base: str, inputs: Mapping[str, InputValue]) -> tuple[tuple, int, str] | None:
+    """For ``base`` = ``L['dims'][1]``: the tuple the call gives for ``L['dims']`` (whole,
+    or as an item of a tuple given), the index asked (1) and the parent source; None when
+    ``base`` names no item or no tuple is given there. The index may be past its end."""
     m = _ITEM_RE.match(base)
     if m is None:
         return None
@@ -514,10 +514,17 @@ def _tuple_item(base: str, inputs: Mapping[str, InputValue]) -> InputValue | Non
         parent = _tuple_item(m.group("parent"), inputs)
     if not isinstance(parent, PyValue) or not isinstance(parent.value, tuple):
         return None
-    i = int(m.group("i"))
-    if i >= len(parent.value):
+    return parent.value, int(m.group("i")), m.group("parent")
+
+
+def _tuple_item(base: str, inputs: Mapping[str, InputValue]) -> InputValue | None:
+    """``L['dims'][1]`` read off a tuple given as ``dims=(2,3)``: its int or float item
+    as such, another item as a :class:`~fxcache_core.lookup.pyvalues.PyValue`; None when
+    no tuple given holds it."""
+    found = _item_of_tuple(base, inputs)
+    if found is None or found[1] >= len(found[0]):
         return None
-    item = parent.value[i]
+    item = found[0][found[1]]
     if isinstance(item, (int, float)) and not isinstance(item, bool):
         return item
     return PyValue(item)
@@ -529,17 +536,11 @@ def _beyond_tuple(base: str, inputs: Mapping[str, InputValue]) -> Reason | None:
     a longer tuple, and no trace of this call has that input (Dynamo guards a tuple's
     length, and an item that is not there is no input): torch traces another graph. None
     elsewhere (no such tuple, or the item is in it)."""
-    m = _ITEM_RE.match(base)
-    if m is None:
+    found = _item_of_tuple(base, inputs)
+    if found is None or found[1] < len(found[0]):
         return None
-    parent = inputs.get(m.group("parent"))
-    if parent is None:
-        parent = _tuple_item(m.group("parent"), inputs)
-    if not isinstance(parent, PyValue) or not isinstance(parent.value, tuple) or int(m.group("i")) < len(
-            parent.value):
-        return None
-    n = len(parent.value)
-    name = user_source(m.group("parent"))
+    n = len(found[0])
+    name = user_source(found[2])
     return Reason(f"{name} is a tuple of {n} item{'s' if n != 1 else ''} here, and this key takes an input from "
                   f"{user_source(base)}: it was traced with a longer tuple (Dynamo guards a tuple's length), so "
                   "torch traces another graph", "sequence-shorter")

@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from tests.harness.background import builder, prebuilt
-from tests.helpers import run_fxcache
+from tests.helpers import run_fxcache, without_keys
 
 pytestmark = pytest.mark.torch
 
@@ -245,11 +245,7 @@ _PER_RUN = frozenset({"path", "mtime", "last_used", "oldest_use", "newest_use", 
 
 def _as_cache(got: Any) -> Any:
     """A command's JSON without :data:`_PER_RUN`: a form laid out and its cache dir compare equal."""
-    if isinstance(got, dict):
-        return {k: _as_cache(v) for k, v in got.items() if k not in _PER_RUN}
-    if isinstance(got, list):
-        return [_as_cache(v) for v in got]
-    return got
+    return without_keys(got, _PER_RUN)
 
 
 def _run(cache: str | Path, *args: str) -> tuple[int, Any]:

@@ -31,7 +31,7 @@ import json
 import pytest
 
 from tests.harness.background import builder, prebuilt
-from tests.helpers import assert_match_agrees_with_lookups, run_fxcache
+from tests.helpers import assert_match_agrees_with_lookups, run_fxcache, without_keys
 
 pytestmark = pytest.mark.torch
 
@@ -124,11 +124,7 @@ _PER_RUN = frozenset({"path", "mtime", "last_used"})
 
 def _as_cache(got: object) -> object:
     """A command's JSON without :data:`_PER_RUN`: a blob laid out and its cache dir compare equal."""
-    if isinstance(got, dict):
-        return {k: _as_cache(v) for k, v in got.items() if k not in _PER_RUN}
-    if isinstance(got, list):
-        return [_as_cache(v) for v in got]
-    return got
+    return without_keys(got, _PER_RUN)
 
 
 @pytest.mark.parametrize("query,index", CALLS)

@@ -307,6 +307,8 @@ class _Kinds:
             return self.tensor(node.left) or self.tensor(node.right)
         if isinstance(node, ast.UnaryOp):
             return self.tensor(node.operand)
+        if isinstance(node, ast.IfExp):  # a if c else b: a tensor whichever side runs
+            return self.tensor(node.body) and self.tensor(node.orelse)
         return False
 
 

@@ -114,6 +114,12 @@ class KeyMatch:
     params: tuple[ParamAccount, ...] = ()
     params_unchecked: Reason | None = None
 
+    def __post_init__(self) -> None:
+        # Several rules may find the same thing not known (a float read twice, a
+        # reason carried over from the keys beside this one): say each once.
+        if len(set(self.uncertain)) != len(self.uncertain):
+            object.__setattr__(self, "uncertain", tuple(dict.fromkeys(self.uncertain)))
+
     @property
     def assumptions(self) -> tuple[Reason, ...]:
         """:attr:`assumed` in words, one line: ``assumed the dtypes of this key:

@@ -80,6 +80,19 @@ def test_a_literal_equal_to_the_value_is_not_taken_for_it():
     assert float_provenance(fn, FILE, graph, "lr", {"lr": 0.2}, frozenset({"x"})).status == "differs"
 
 
+def test_a_conditional_expression_of_tensors_is_a_tensor():
+    """y = relu(x) if act == 'relu' else gelu(x); y * lr: a tensor either way, so lr is
+    an operand of the mul (the graph's constant is lr's); a side that may be a number
+    leaves it unknown."""
+    code = "return y * lr"
+    graph = _graph((3, code, 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 0.1)'))
+    fn = _fn("def f(x, act, lr):\n    y = torch.relu(x) if act == 'relu' else F.gelu(x)\n    return y * lr\n")
+    assert float_provenance(fn, FILE, graph, "lr", {"lr": 0.1}, frozenset({"x"})).status == "same"
+    assert float_provenance(fn, FILE, graph, "lr", {"lr": 0.2}, frozenset({"x"})).status == "differs"
+    fn = _fn("def f(x, act, lr):\n    y = torch.relu(x) if act == 'relu' else 2.0\n    return y * lr\n")
+    assert float_provenance(fn, FILE, graph, "lr", {"lr": 0.1}, frozenset({"x"})).status == "unknown"
+
+
 @pytest.mark.parametrize("src,graph,why", [
     # x / scale where the stored graph multiplies by the reciprocal: not the op the code names.
     ("def f(x, scale):\n    return x / scale\n",

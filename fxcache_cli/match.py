@@ -339,9 +339,10 @@ def _user(src: str) -> str:
 def _print_unbound(unbound, say=None) -> None:
     """Keys of the --fn function that no input given names (a resume frame's locals)."""
     say = say or out.print
-    for k, origin, takes in unbound:
-        say(f"\n[bold]{k.kind.short}[/bold] {k.key}  [yellow]NOT BOUND[/yellow]  "
-            f"[cyan]{safe(origin_text(origin))}[/cyan]\n  [dim]takes {safe(', '.join(takes))}: name "
-            "them with --inputs too[/dim]")
+    for u in unbound:
+        where = f"  [cyan]{safe(origin_text(u.origin))}[/cyan]" if u.origin is not None else ""
+        what = (f"takes {safe(', '.join(u.takes))}: name them with --inputs too" if u.takes else
+                f"its inputs have no names: give them in graph order with --arg ({safe(', '.join(u.unnamed))})")
+        say(f"\n[bold]{u.key.kind.short}[/bold] {u.key.key}  [yellow]NOT BOUND[/yellow]{where}\n  [dim]{what}[/dim]")
 
 

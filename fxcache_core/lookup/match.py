@@ -29,6 +29,7 @@ from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import FxcacheError, param
+from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.origin import function_name, key_origin, keys_of_function
 from fxcache_core.lookup.accounting import (
     KeyCall,
@@ -63,6 +64,19 @@ from fxcache_core.lookup.unattributed import marked, unattributed_keys
 from fxcache_core.state.usage import recorded_constants
 
 __all__ = ["CallQuery", "match", "match_key"]
+
+
+def unnamed_key(catalog: Catalog, k: CacheKey, origin: Origin | CompiledFrom | None) -> UnboundKey | None:
+    """``k`` as a key no call can bind by name: an FX key that no AOTAutograd entry loads
+    (torch saves a training graph's AOTAutograd entry only once its backward has
+    compiled, so a compile whose backward never ran leaves its forward FX key alone),
+    with graph inputs and no source for any of them. None for any other key."""
+    if k.kind is not KeyKind.FX_GRAPH or catalog.loaders_of(k.key) or catalog.sources_for(k):
+        return None
+    first = catalog.first_readable(k)
+    if first is None or not first[1].inputs or any(i.source for i in first[1].inputs):
+        return None
+    return UnboundKey(k, origin, (), tuple(i.type for i in first[1].inputs))
 
 
 @dataclass
@@ -108,7 +122,7 @@ class _Run:
         o = frame.known or key_origin(self.catalog, k)
         if o is not None and (t := takes(self.catalog, k, frame.known)):
             return UnboundKey(k, o, t)
-        return None
+        return unnamed_key(self.catalog, k, o)
 
     def siblings(self, key: CacheKey, d: DecodedEntry) -> list[Sibling]:
         """The other AOTAutograd keys of the cache with their symbol tables, those traced
@@ -317,6 +331,11 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
         return _Run(catalog, replace(query, mode=m), auto_of=auto_of, ledger=ledger)
 
     results, unbound, used = run(mode, first_call).keys(keys, mine)
+    if results:  # keys took the call by name: torch looks those up first (AOTAutograd's)
+        unbound = [u for u in unbound if not u.unnamed]
+    elif function is None and not positional and only is None and not unbound:
+        # Nothing binds the call by name: FX keys whose inputs nothing names may still take it.
+        unbound = [u for k in keys if (u := unnamed_key(catalog, k, key_origin(catalog, k))) is not None]
     inputs = query.inputs
     report = MatchReport(
         inputs=tuple((src, str(v)) for src, v in inputs.items()), results=tuple(results),

@@ -223,19 +223,24 @@ class UnboundKey:
         key: the key (e.g. a graph break's resume frame, keyed on its own locals).
         origin: the frame it was compiled from, else the origin of its graph.
         takes: the user inputs it takes (``L['t']``), in the user's terms.
+        unnamed: for an FX key no AOTAutograd entry loads, whose inputs nothing in the
+            cache names (``takes`` is then empty): its graph inputs' types in graph
+            order (``f32[8, 8]``), as ``--arg`` binds them; () otherwise.
     """
 
     key: CacheKey
-    origin: Origin | CompiledFrom
+    origin: Origin | CompiledFrom | None
     takes: tuple[str, ...]
+    unnamed: tuple[str, ...] = ()
 
     def __iter__(self):
         """(key, origin, takes), as ``MatchReport.unbound`` held before."""
         return iter((self.key, self.origin, self.takes))
 
     def to_json(self) -> dict[str, object]:
-        return {"kind": self.key.kind.value, "key": self.key.key, "origin": str(self.origin),
-                "takes": list(self.takes)}
+        return {"kind": self.key.kind.value, "key": self.key.key,
+                "origin": str(self.origin) if self.origin is not None else None,
+                "takes": list(self.takes), "unnamed": list(self.unnamed)}
 
 
 @dataclass(frozen=True, slots=True)

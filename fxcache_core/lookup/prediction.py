@@ -66,7 +66,7 @@ from fxcache_core.functions.origin import function_name
 from fxcache_core.guards.user_terms import user_source, user_text
 from fxcache_core.lookup.accounting import ARGUMENT_CODES, ParamAccount
 from fxcache_core.lookup.binding import DynamicMode
-from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase
+from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase, UnboundKey
 from fxcache_core.lookup.unattributed import attribute_verdicts
 from fxcache_core.reasons import Reason, code_of
 
@@ -446,6 +446,23 @@ def _phased(v: FunctionVerdict, function: str | None, report: MatchReport,
     return replace(chosen, keys=v.keys, phases=tuple(phases))
 
 
+def _unbound_reason(u: UnboundKey) -> Reason:
+    """Why a key the inputs do not bind leaves its function undecided."""
+    if u.unnamed:
+        n = len(u.unnamed)
+        return Reason(
+            f"key {u.key.key[:12]} is an FX key no AOTAutograd entry loads (torch saves a training graph's "
+            f"AOTAutograd entry only once its backward has compiled), and nothing in the cache names its "
+            f"inputs: no AOTAutograd key takes the call, so AOTAutograd traces it again (unless torch "
+            f"bypasses that cache for this graph), and Inductor may then find this FX key. To see its lookup, "
+            f"give its {n} input{'s' if n != 1 else ''} by position with {param('positional')}, in graph order "
+            f"({', '.join(u.unnamed)}; a module's parameters and buffers among them)", "inputs-unnamed")
+    return Reason(
+        f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
+        f"do not name (a frame's locals, e.g. after a graph break): give them with {param('inputs')}",
+        "inputs-not-named")
+
+
 def verdicts(report: MatchReport, count_all: bool = False, function: str | None = None) -> CallVerdict:
     """One :class:`FunctionVerdict` per function the call's inputs reach, in the
     order of their first key; ``count_all``: every function counts (the report was
@@ -461,10 +478,7 @@ def verdicts(report: MatchReport, count_all: bool = False, function: str | None 
     found = [_phased(function_verdict(f, g), f, report, passes) for f, g in groups.items()]
     for u in report.unbound:
         found.append(FunctionVerdict(
-            function_name(u.origin).name, u.origin, "undecided", Reason(
-                f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
-                f"do not name (a frame's locals, e.g. after a graph break): give them with {param('inputs')}",
-                "inputs-not-named"), u.key))
+            function_name(u.origin).name, u.origin, "undecided", _unbound_reason(u), u.key))
     if report.unattributed and function is not None:
         found = _unattributed(report, function, found)
     if count_all or all(v.status == "new-graph" for v in found):

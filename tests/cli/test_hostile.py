@@ -100,7 +100,8 @@ COMMANDS = [
 def test_every_command_survives_a_hostile_cache(hostile, args):
     argv = [a.format(**hostile) for a in args]
     r = fxcache("--cache-dir", hostile["root"], *argv, env=hostile["env"])
-    assert_sane(r, codes=(0, 1))
+    # match: 3 (undecided) where the hostile FX keys' inputs have no names to bind the call by
+    assert_sane(r, codes=(0, 1, 3) if argv[0] == "match" else (0, 1))
     if "--json" in argv:
         json.loads(r.stdout)  # valid JSON whatever the names and strings hold
 

@@ -130,6 +130,21 @@ class ModeNet(torch.nn.Module):
 MODE_NET = ModeNet().eval()
 
 
+class GradNet(torch.nn.Module):
+    """A Linear whose parameters need grad, called without a backward: AOTAutograd
+    compiles a training graph and saves its entry only once the backward compiles, so
+    the forward's FX key stands alone and nothing in the cache names its inputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
 def mode_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """:func:`keyword_inputs`, after putting :data:`MODE_NET` in the mode the trailing
     dict's ``self.training`` says (eval when it says none)."""
@@ -220,4 +235,6 @@ ARGUMENT_CASES = [
          doc="a flag through **kwargs, built with flag=True: undecided without the build's trace"),
     Case("kw_built_without", kw_built_without, {"dynamic": False}, [[[6, 5]]], make_inputs=keyword_inputs,
          doc="the same, built with no keyword: undecided without the build's trace"),
+    Case("grad_forward", GradNet(), {"dynamic": False}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="a module whose parameters need grad, no backward: an FX key alone, its inputs unnamed"),
 ]

@@ -128,6 +128,10 @@ KWARGS_CALLS = [
 ]
 
 
+# A module whose parameters need grad, called without a backward: the forward's FX key alone.
+UNNAMED_CALLS = [("grad_forward", [[4, 8]])]                       # torch: a hit on that FX key
+
+
 def _id(case: str, shapes: list, *options: dict) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}" + ("-after-recompile" if options else "")
 
@@ -494,3 +498,33 @@ def test_keywords_through_kwargs_are_undecided_without_a_trace_whatever_torch_do
     (fv,) = body["verdicts"]["functions"]
     assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "kwargs-unrecorded", fv
     assert "**kwargs" in fv["line"] and "fxcache explain TRACE" in fv["line"], fv
+
+
+@pytest.mark.parametrize("case,shapes", UNNAMED_CALLS, ids=[_id(*c) for c in UNNAMED_CALLS])
+def test_an_fx_key_whose_inputs_nothing_names_is_undecided_by_name_and_looked_up_by_position(
+        real_cache, arg_answers, case, shapes):
+    """A training graph whose backward never compiled leaves its forward's FX key with no
+    AOTAutograd entry: nothing in the cache names its inputs (the module's parameters are
+    inputs too). Named inputs leave the verdict undecided, saying how to give them by
+    position (never "nothing takes the call"): torch's AOTAutograd lookup is a new key,
+    then Inductor finds that FX key. Given by position in graph order, the FX key's lookup
+    takes the entry torch's took."""
+    from tests.harness.oracle import call_id
+
+    def match(*args: str) -> tuple[int, dict]:
+        proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", "--fn", "GradNet", *args)
+        return proc.returncode, json.loads(proc.stdout)
+
+    (x,) = shapes
+    rc, body = match("--inputs", f"x=[{x[0]},{x[1]}]")
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "inputs-unnamed", fv
+    assert "--arg" in fv["line"] and "f32[8, 8]" in fv["line"], fv["line"]
+    (unbound,) = body["unbound"]
+    assert unbound["key"].startswith("f") and len(unbound["unnamed"]) == 3, unbound
+    aot, fx = arg_answers[call_id(case, shapes)]["lookups"]
+    assert aot["kind"] == "aotautograd" and aot["status"] == "full_miss", aot  # a key the cache lacks
+    assert fx["kind"] == "fxgraph" and fx["key"] == unbound["key"] and fx["hit"], fx
+    rc, body = match("--arg", "[8,8]", "--arg", "[8]", "--arg", f"[{x[0]},{x[1]}]")
+    (m,) = body["results"]
+    assert m["key"] == fx["key"] and m["status"] == "hit" and fx["hit"].startswith(m["hit"]), m

@@ -188,8 +188,7 @@ def evaluate(expr: str, values: Mapping[str, float | int]) -> float | None:
     value, the expression is outside the whitelist, Python raises (a division by
     zero, an overflow), the exponent is over :data:`MAX_POW`, or the result is not a
     float."""
-    v = compute(expr, values)
-    return v if isinstance(v, float) else None
+    return v if isinstance(v := compute(expr, values), float) else None
 
 
 class _Refused(Exception):
@@ -232,11 +231,7 @@ def _tensor_method(name: str) -> bool:
 
 
 def _parents(root: ast.AST) -> dict[ast.AST, ast.AST]:
-    out: dict[ast.AST, ast.AST] = {}
-    for n in ast.walk(root):
-        for c in ast.iter_child_nodes(n):
-            out[c] = n
-    return out
+    return {c: n for n in ast.walk(root) for c in ast.iter_child_nodes(n)}
 
 
 def _root_name(node: ast.expr) -> str | None:
@@ -246,10 +241,10 @@ def _root_name(node: ast.expr) -> str | None:
 
 
 class _Kinds:
-    """Which expressions of one function are tensors, as far as its text says: a
-    tensor parameter of the call, a local every assignment of which is one, a torch
-    function's or a module's result, a tensor's method (not one that gives a number),
-    arithmetic with a tensor. Everything else is not known to be one."""
+    """Which expressions of one function are tensors, as far as its text says: a tensor
+    parameter of the call, a local every assignment of which is one, a torch function's or a
+    module's result, a tensor's method (not one that gives a number), arithmetic with a
+    tensor, a conditional expression both of whose sides are. Nothing else is known to be."""
 
     def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, tensors: frozenset[str],
                  params: frozenset[str]) -> None:
@@ -307,7 +302,7 @@ class _Kinds:
             return self.tensor(node.left) or self.tensor(node.right)
         if isinstance(node, ast.UnaryOp):
             return self.tensor(node.operand)
-        if isinstance(node, ast.IfExp):  # a if c else b: a tensor whichever side runs
+        if isinstance(node, ast.IfExp):
             return self.tensor(node.body) and self.tensor(node.orelse)
         return False
 

@@ -338,8 +338,8 @@ def _fx_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[st
     f.absent.extend(of_hints)
     origin = None
     if "origin" in want:
-        origin = _with_outer(f.read("origin", None, _graph_origin, post_grad),
-                             f.read("origin", (), parse_linemap_frames, root.field("cache_linemap")))
+        origin = _outer((f.read("origin", None, _graph_origin, post_grad),
+                         f.read("origin", (), parse_linemap_frames, root.field("cache_linemap"))))
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards,
         inputs=inputs if "inputs" in want else (),
@@ -368,12 +368,12 @@ def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[s
     f = _Fields()
     sources: tuple[str | None, ...] = ()
     if "arg_sources" in want or "inputs" in want:
-        sources = f.read("arg_sources", (), _arg_sources, root.field("sanitized_aot_config"))
+        sources = _same(f.read("arg_sources", (), _arg_sources, root.field("sanitized_aot_config")))
     fw_graph = opt_str(root.field("aot_forward_graph_str"))
     inputs: tuple[GraphInput, ...] = ()
     if "inputs" in want:
         inputs = f.read("inputs", (), _signature, fw_graph)
-        inputs = tuple(_with_source(i, sources) for i in inputs)
+        inputs = _sourced((inputs, sources))
     fw_t = opt_int(root.field("forward_time_taken_ns"))
     bw_t = opt_int(root.field("backward_time_taken_ns"))
     t = fw_t + (bw_t or 0) if fw_t is not None else None
@@ -395,6 +395,13 @@ def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[s
         globals_seen=seen if "globals_seen" in want else frozenset(),
         forward_graph=fw_graph if "forward_graph" in want else None, absent=tuple(f.absent),
     )
+
+
+_same = _LastAnswer(lambda value: value)
+"""The value given, or the equal one given last (a key's entries then hold one object
+each, which the index row's JSON is written from once: :func:`~fxcache_core.state.rows.to_json`)."""
+_outer = _LastAnswer(lambda arg: _with_outer(*arg))
+_sourced = _LastAnswer(lambda arg: tuple(_with_source(i, arg[1]) for i in arg[0]))
 
 
 def _with_outer(o: Origin | None, outer: tuple[tuple[str, str, int], ...]) -> Origin | None:

@@ -17,12 +17,9 @@ the kernel end a worker that overruns its budget:
   that much CPU, left at its default action, ends the process wherever it is.
   A soft ``RLIMIT_CPU`` a second past that is the backstop (``SIGXCPU``, at its
   default too);
-- the worker writes each item's result, as soon as it has it, to a file it
-  shares with the parent (:func:`_results_file`), and tells the parent over its
-  pipe only when a whole chunk of items is done; so when a worker dies the
-  parent knows from that file which item it died on: that item is
-  :class:`Unfinished` (``over-cpu-budget``), and the items after it go to a
-  fresh worker.
+- the worker sends each item's result as soon as it has it, so when a worker
+  dies the parent knows which item it died on: that item is :class:`Unfinished`
+  (``over-cpu-budget``), and the items after it go to a fresh worker.
 
 What a worker runs is a *task*: a module-level function of one JSON value that
 returns a JSON value, registered by name with :func:`task` (the entry decode of
@@ -31,10 +28,8 @@ Requests and results cross the pipes as JSON, never pickle. Inside a worker the
 per-decode memory budget (:mod:`fxcache_core.decode.memlimit`) applies as it
 would anywhere.
 
-Costs a fork (a few ms) on a command's first decode, a pipe round trip per
-chunk of items and a ``pwrite`` per item: a message per item over the pipe would
-wake the parent for each, which cost more CPU (some 15 us an item on each side,
-on a 2-CPU VM) than the result's JSON. Where the platform cannot fork
+Costs a fork (a few ms) on a command's first decode, and about 50 us of pipe
+round trip per item (items are sent in chunks). Where the platform cannot fork
 (no ``os.fork``), tasks run in this process without a CPU bound, and
 :data:`CPU_BUDGET_ENFORCED` says so. Mirrors nothing in torch.
 """
@@ -164,73 +159,14 @@ def _receive(fd: int) -> Any:
     return json.loads(body)
 
 
-def _results_file() -> int:
-    """A file for one worker's results, shared by the worker and its parent: an
-    anonymous memory file (``memfd_create``) where there is one, else an unlinked
-    temp file. The worker writes a chunk's results from its start; the parent reads
-    them back once the chunk is done, or the worker died."""
-    if hasattr(os, "memfd_create"):
-        try:
-            return os.memfd_create("fxcache-decode-results", getattr(os, "MFD_CLOEXEC", 0))
-        except OSError:
-            pass
-    import tempfile
-
-    fd, name = tempfile.mkstemp(prefix="fxcache-decode-")
-    os.unlink(name)
-    return fd
-
-
-def _put_result(fd: int, body: bytes, pos: int) -> int:
-    """Write one result (``body``'s length in 4 bytes, then ``body``) at ``pos`` of the
-    results file; return the position after it."""
-    data = memoryview(len(body).to_bytes(4, "big") + body)
-    while data:
-        n = os.pwrite(fd, data, pos)
-        data, pos = data[n:], pos + n
-    return pos
-
-
-def _results(fd: int, size: int | None) -> list[Any]:
-    """The whole results a worker wrote to its results file ``fd``, in order: the first
-    ``size`` bytes (None: all the file holds, a worker that died; a result it was
-    writing when it died, cut short, is left out, and so is one that is not JSON)."""
-    if size is None:
-        try:
-            size = os.fstat(fd).st_size
-        except OSError:
-            return []
-    parts, left = [], size
-    while left > 0:
-        chunk = os.pread(fd, min(left, 1 << 24), size - left)
-        if not chunk:
-            break
-        parts.append(chunk)
-        left -= len(chunk)
-    data = b"".join(parts)
-    out: list[Any] = []
-    at = 0
-    while at + 4 <= len(data):
-        end = at + 4 + int.from_bytes(data[at:at + 4], "big")
-        if end > len(data):
-            break
-        try:
-            out.append(json.loads(data[at + 4:end]))
-        except ValueError:
-            break
-        at = end
-    return out
-
-
 # --- the worker side --------------------------------------------------------------
 
 
-def _serve(req: int, res: int, out: int) -> None:
+def _serve(req: int, res: int) -> None:
     """A worker's loop: per request ``[task, [[cpu_s, arg], ...]]``, run the task on
-    each item under its CPU budget and write ``[True, value]`` (or ``[False, error]``
-    for a task that raised: a bug, reported by the parent) for each to the results
-    file ``out``, from its start; then send the results' length in bytes on ``res``.
-    Return at the end of the request pipe."""
+    each item under its CPU budget and send ``[True, value]`` (or ``[False, error]``
+    for a task that raised: a bug, reported by the parent) for each; return at the
+    end of the request pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group; the parent stops us
     for sig in (signal.SIGPROF, signal.SIGXCPU, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)
@@ -248,18 +184,15 @@ def _serve(req: int, res: int, out: int) -> None:
         except EOFError:
             return
         fn = _TASKS[name]
-        os.ftruncate(out, 0)  # no result of an earlier request is read as one of this one's
-        pos = 0
         for cpu_s, arg in items:
             _arm(cpu_s, hard)
             try:
-                got: list = [True, fn(arg)]
+                out: list = [True, fn(arg)]
             except Exception as e:  # noqa: BLE001 - a bug of the task, reported by the parent
-                got = [False, f"{type(e).__name__}: {e}"[:500]]
-            body = _encode(got)
+                out = [False, f"{type(e).__name__}: {e}"[:500]]
+            body = _encode(out)
             signal.setitimer(signal.ITIMER_PROF, 0)
-            pos = _put_result(out, body, pos)
-        _write(res, _encode(pos))
+            _write(res, body)
 
 
 def _arm(cpu_s: float, hard: int | None) -> None:
@@ -282,18 +215,12 @@ def _arm(cpu_s: float, hard: int | None) -> None:
 
 
 class _Worker:
-    """A forked worker: its pid, the parent's ends of its two pipes, its results file
-    (:func:`_results_file`), and the tasks it knows."""
+    """A forked worker: its pid, the parent's ends of its two pipes, and the tasks it knows."""
 
-    __slots__ = ("out", "pid", "req", "res", "tasks")
+    __slots__ = ("pid", "req", "res", "tasks")
 
-    def __init__(self, pid: int, req: int, res: int, out: int, tasks: frozenset[str]) -> None:
-        self.pid, self.req, self.res, self.out, self.tasks = pid, req, res, out, tasks
-
-    @property
-    def fds(self) -> tuple[int, int, int]:
-        """The parent's fds of this worker: its two pipe ends and its results file."""
-        return self.req, self.res, self.out
+    def __init__(self, pid: int, req: int, res: int, tasks: frozenset[str]) -> None:
+        self.pid, self.req, self.res, self.tasks = pid, req, res, tasks
 
     def close(self) -> tuple[int, float] | None:
         """Kill it (it holds nothing; one that died already keeps its own status),
@@ -303,7 +230,7 @@ class _Worker:
             os.kill(self.pid, signal.SIGKILL)
         except OSError:
             pass
-        for fd in self.fds:
+        for fd in (self.req, self.res):
             try:
                 os.close(fd)
             except OSError:
@@ -357,24 +284,14 @@ class _Pool:
     def _fork(self) -> _Worker:
         import gc
 
-        out = _results_file()
-        try:
-            req_r, req_w = os.pipe()
-        except OSError:
-            os.close(out)
-            raise
-        try:
-            res_r, res_w = os.pipe()
-        except OSError:
-            for fd in (out, req_r, req_w):
-                os.close(fd)
-            raise
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
         tasks = frozenset(_TASKS)
         gc.freeze()  # the child never collects what it inherited: no copy-on-write of the heap
         try:
             pid = os.fork()
         except OSError:
-            for fd in (out, req_r, req_w, res_r, res_w):
+            for fd in (req_r, req_w, res_r, res_w):
                 os.close(fd)
             raise
         finally:
@@ -386,19 +303,19 @@ class _Pool:
                 os.close(req_w)
                 os.close(res_r)
                 for other in self.all:  # other workers' pipes: they must see their own ends
-                    for fd in other.fds:
+                    for fd in (other.req, other.res):
                         os.close(fd)
                 null = os.open(os.devnull, os.O_RDWR)
                 os.dup2(null, 0)
                 os.dup2(null, 1)
-                _serve(req_r, res_w, out)
+                _serve(req_r, res_w)
             except BaseException:  # noqa: BLE001 - the parent sees the death and says so
                 code = 70
             finally:
                 os._exit(code)
         os.close(req_r)
         os.close(res_w)
-        w = _Worker(pid, req_w, res_r, out, tasks)
+        w = _Worker(pid, req_w, res_r, tasks)
         self.all.append(w)
         return w
 
@@ -422,7 +339,7 @@ def _the_pool() -> _Pool:
         if _pool is None or _pool.pid != os.getpid():
             if _pool is not None:  # inherited by fork: the parent's workers, not ours to end
                 for w in _pool.all:
-                    for fd in w.fds:
+                    for fd in (w.req, w.res):
                         try:
                             os.close(fd)
                         except OSError:
@@ -496,20 +413,16 @@ def run_all(name: str, args: Sequence[Any], sizes: Sequence[int], jobs: int,
 
 class _Batch:
     """One :func:`run_all`: chunks of item indices sent to workers, one chunk in flight
-    per worker (the worker reads a whole request before it answers: no pipe deadlock).
-    A worker that finishes a chunk is sent the next one before its results are taken,
-    so it decodes while this process takes them."""
+    per worker (the worker reads a whole request before it writes: no pipe deadlock)."""
 
     def __init__(self, pool: _Pool, name: str, args: Sequence[Any], budgets: list[float],
                  take: Callable[[int, Any], None]) -> None:
         self.pool, self.name, self.args, self.budgets, self.take = pool, name, args, budgets, take
-        self.busy: dict[int, tuple[_Worker, list[int]]] = {}  # res fd -> (worker, its chunk)
-        self.jobs = 1
+        self.busy: dict[int, tuple[_Worker, deque[int]]] = {}  # res fd -> (worker, items not answered)
 
     def run(self, queue: deque[list[int]], jobs: int) -> None:
         import select
 
-        self.jobs = jobs
         try:
             while queue or self.busy:
                 while queue and len(self.busy) < jobs:
@@ -528,57 +441,43 @@ class _Batch:
             self.busy.clear()
             raise
 
-    def _start(self, chunk: list[int], queue: deque[list[int]], w: _Worker | None = None) -> bool:
-        """Send ``chunk`` to a worker (``w``, else one from the pool); False when none can
-        be had (then every item left is :class:`Unfinished` ``no-decoder``)."""
+    def _start(self, chunk: list[int], queue: deque[list[int]]) -> bool:
+        """Send ``chunk`` to a worker; False when none can be had (then every item
+        left is :class:`Unfinished` ``no-decoder``)."""
         while True:
-            if w is None:
-                try:
-                    w = self.pool.take(self.name)
-                except OSError as e:
-                    why = Reason(f"no process could be started to decode it under fxcache's CPU budget: "
-                                 f"{e.strerror or e}", "no-decoder")
-                    for i in [*chunk, *(j for c in queue for j in c)]:
-                        self.take(i, Unfinished(why))
-                    queue.clear()
-                    return False
+            try:
+                w = self.pool.take(self.name)
+            except OSError as e:
+                why = Reason(f"no process could be started to decode it under fxcache's CPU budget: "
+                             f"{e.strerror or e}", "no-decoder")
+                for i in [*chunk, *(j for c in queue for j in c)]:
+                    self.take(i, Unfinished(why))
+                queue.clear()
+                return False
             try:
                 _write(w.req, _encode([self.name, [[self.budgets[i], self.args[i]] for i in chunk]]))
             except OSError:  # it died idle: another
                 self.pool.drop(w)
-                w = None
                 continue
-            self.busy[w.res] = (w, chunk)
+            self.busy[w.res] = (w, deque(chunk))
             return True
 
     def _answer(self, fd: int, queue: deque[list[int]]) -> None:
-        """Take the results of the worker whose pipe ``fd`` spoke: its chunk done (its
-        next chunk sent first), or its death (the item after its last result is
-        :class:`Unfinished`, the items after that go back to the queue)."""
-        w, chunk = self.busy.pop(fd)
+        w, left = self.busy[fd]
         try:
-            size = _receive(fd)
-            if not isinstance(size, int):
-                size = None
+            ok, value = _receive(fd)
         except (EOFError, ValueError, OSError):
-            size = None
-        results = _results(w.out, size)[:len(chunk)]
-        died: tuple[int, Unfinished] | None = None
-        if size is None or len(results) < len(chunk):
+            del self.busy[fd]
             ended = self.pool.drop(w)
-            done = len(results)
-            if done < len(chunk):
-                i = chunk[done]
-                died = (i, Unfinished(_why_died(ended, self.budgets[i])))
-                if done + 1 < len(chunk):
-                    queue.appendleft(chunk[done + 1:])
-        elif queue and len(self.busy) < self.jobs:
-            self._start(queue.popleft(), queue, w)
-        else:
+            i = left.popleft()
+            self.take(i, Unfinished(_why_died(ended, self.budgets[i])))
+            if left:
+                queue.appendleft(list(left))
+            return
+        i = left.popleft()
+        if not ok:
+            raise RuntimeError(f"decode task {self.name!r} failed: {value}")
+        self.take(i, value)
+        if not left:
+            del self.busy[fd]
             self.pool.give_back(w)
-        for i, (ok, value) in zip(chunk, results, strict=False):  # results: up to a death
-            if not ok:
-                raise RuntimeError(f"decode task {self.name!r} failed: {value}")
-            self.take(i, value)
-        if died is not None:
-            self.take(*died)

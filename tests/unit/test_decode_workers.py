@@ -1,4 +1,4 @@
-"""The decode workers' protocol: results come back per item, whichever item a worker dies on.
+"""The decode workers: results come back per item, whichever item a worker dies on.
 
 In-process tasks registered here (a worker forked after they are knows them); the
 death is a worker killing itself, standing for one the kernel ends over its CPU

@@ -55,7 +55,8 @@ from fxcache_core.decode.origins import Origin, parse_linemap_frames, parse_orig
 from fxcache_core.decode.printed import (
     GraphInput,
     TextMemo,
-    parse_example_inputs,
+    example_run,
+    parse_example_run,
     parse_graph_signature,
     symbol_hints,
 )
@@ -277,6 +278,46 @@ _signature = TextMemo(parse_graph_signature)
 _graph_origin = TextMemo(parse_origin)
 
 
+class _LastAnswer:
+    """A pure function's last answer, by its argument compared with ``==`` (a tuple of
+    texts, None and flags: nothing whose comparison could run long on hostile data).
+    The entries of one FX key print the same graph and inputs, decoded one after
+    another: the first one's answer serves the rest."""
+
+    __slots__ = ("arg", "fn", "got")
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn, self.arg, self.got = fn, None, None
+
+    def __call__(self, arg: tuple) -> Any:
+        if self.arg is None or self.arg != arg:
+            self.arg, self.got = None, None  # an exception leaves nothing remembered
+            self.got, self.arg = self.fn(arg), arg
+        return self.got
+
+
+def _fx_graph_fields(arg: tuple) -> tuple[tuple[GraphInput, ...], tuple[tuple[str, int], ...],
+                                          tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """An FX entry's inputs and hints, from (its example-input debug lines, its post-grad
+    graph, its source code, its runnable graph, whether the hints are wanted): (inputs,
+    hints, what could not be read of the inputs, of the hints), read totally."""
+    run, post_grad, source, runnable, with_hints = arg
+    f = _Fields()
+    inputs = f.read("inputs", (), parse_example_run, run)
+    graph_inputs = f.read("inputs", (), _signature, post_grad)
+    if not inputs:
+        inputs = graph_inputs
+    elif len(graph_inputs) == len(inputs):
+        inputs = tuple(GraphInput(i.position, g.name, g.type, i.expr) for i, g in
+                       zip(inputs, graph_inputs, strict=True))
+    of_inputs = tuple(f.absent)
+    hints = f.read("hints", (), symbol_hints, inputs, source, runnable) if with_hints else ()
+    return inputs, hints, of_inputs, tuple(f.absent[len(of_inputs):])
+
+
+_fx_graph = _LastAnswer(_fx_graph_fields)
+
+
 def _fx_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str],
                want: frozenset[str]) -> DecodedEntry:
     f = _Fields()
@@ -284,24 +325,21 @@ def _fx_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[st
     debug = f.read("debug_lines", (), str_items, raw_debug) if "debug_lines" in want else ()
     post_grad = opt_str(root.field("inductor_post_grad_graph_str"))
     inputs: tuple[GraphInput, ...] = ()
+    hints: tuple[tuple[str, int], ...] = ()
+    of_hints: tuple[tuple[str, str], ...] = ()
     if "inputs" in want or "hints" in want:
-        inputs = f.read("inputs", (), parse_example_inputs,
-                        debug if "debug_lines" in want else iter_str_items(raw_debug))
-        graph_inputs = f.read("inputs", (), _signature, post_grad)
-        if not inputs:
-            inputs = graph_inputs
-        elif len(graph_inputs) == len(inputs):
-            inputs = tuple(GraphInput(i.position, g.name, g.type, i.expr) for i, g in
-                           zip(inputs, graph_inputs, strict=True))
+        with_hints = "hints" in want
+        inputs, hints, of_inputs, of_hints = _fx_graph((
+            example_run(debug if "debug_lines" in want else iter_str_items(raw_debug)), post_grad,
+            opt_str(root.field("source_code")) if with_hints else None,
+            opt_str(root.field("runnable_graph_str")) if with_hints else None, with_hints))
+        f.absent.extend(of_inputs)
     is_bw = f.read("is_backward", None, _is_backward, root.field("fx_kwargs")) if "is_backward" in want else None
-    hints = ()
-    if "hints" in want:
-        hints = f.read("hints", (), symbol_hints, inputs, opt_str(root.field("source_code")),
-                       opt_str(root.field("runnable_graph_str")))
+    f.absent.extend(of_hints)
     origin = None
     if "origin" in want:
-        origin = _with_outer(f.read("origin", None, _graph_origin, post_grad),
-                             f.read("origin", (), parse_linemap_frames, root.field("cache_linemap")))
+        origin = _outer((f.read("origin", None, _graph_origin, post_grad),
+                         f.read("origin", (), parse_linemap_frames, root.field("cache_linemap"))))
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards,
         inputs=inputs if "inputs" in want else (),
@@ -330,12 +368,12 @@ def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[s
     f = _Fields()
     sources: tuple[str | None, ...] = ()
     if "arg_sources" in want or "inputs" in want:
-        sources = f.read("arg_sources", (), _arg_sources, root.field("sanitized_aot_config"))
+        sources = _same(f.read("arg_sources", (), _arg_sources, root.field("sanitized_aot_config")))
     fw_graph = opt_str(root.field("aot_forward_graph_str"))
     inputs: tuple[GraphInput, ...] = ()
     if "inputs" in want:
         inputs = f.read("inputs", (), _signature, fw_graph)
-        inputs = tuple(_with_source(i, sources) for i in inputs)
+        inputs = _sourced((inputs, sources))
     fw_t = opt_int(root.field("forward_time_taken_ns"))
     bw_t = opt_int(root.field("backward_time_taken_ns"))
     t = fw_t + (bw_t or 0) if fw_t is not None else None
@@ -357,6 +395,13 @@ def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[s
         globals_seen=seen if "globals_seen" in want else frozenset(),
         forward_graph=fw_graph if "forward_graph" in want else None, absent=tuple(f.absent),
     )
+
+
+_same = _LastAnswer(lambda value: value)
+"""The value given, or the equal one given last (a key's entries then hold one object
+each, which the index row's JSON is written from once: :func:`~fxcache_core.state.rows.to_json`)."""
+_outer = _LastAnswer(lambda arg: _with_outer(*arg))
+_sourced = _LastAnswer(lambda arg: tuple(_with_source(i, arg[1]) for i in arg[0]))
 
 
 def _with_outer(o: Origin | None, outer: tuple[tuple[str, str, int], ...]) -> Origin | None:

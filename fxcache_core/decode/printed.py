@@ -14,7 +14,6 @@ torch/_inductor/codecache.py (the debug lines), torch/_inductor/codegen/wrapper.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,25 +27,32 @@ class TextMemo:
     parser gives, exactly); a text of more than :attr:`MAX_CHARS` characters is parsed
     each time and never kept alive. An exception is not remembered. The entries of one
     key print the same graph, so a key's entries, decoded one after another, parse it
-    once."""
+    once.
+
+    The texts are compared, not hashed: each entry's are new objects, whose hash (read
+    whole) would cost more than comparing them with the few kept (a length apart, or
+    a difference in the first bytes, settles it; equal ones are one ``memcmp``)."""
 
     ITEMS = 16
     MAX_CHARS = 1 << 20
 
     def __init__(self, fn: Callable[[Any], Any]) -> None:
         self.fn = fn
-        self.last: OrderedDict[str | tuple[str, ...], Any] = OrderedDict()
+        self.last: list[tuple[str | tuple[str, ...], Any]] = []  # most recent first
 
     def __call__(self, text: str | tuple[str, ...] | None) -> Any:
         if text is None or (len(text) if isinstance(text, str) else sum(map(len, text))) > self.MAX_CHARS:
             return self.fn(text)
-        got = self.last.get(text, self)
-        if got is self:
-            got = self.last[text] = self.fn(text)
-            if len(self.last) > self.ITEMS:
-                self.last.popitem(last=False)
-        else:
-            self.last.move_to_end(text)
+        last = self.last
+        for n, (was, got) in enumerate(last):
+            if was == text:
+                if n:
+                    last.insert(0, last.pop(n))
+                return got
+        got = self.fn(text)
+        last.insert(0, (text, got))
+        if len(last) > self.ITEMS:
+            last.pop()
         return got
 
 
@@ -142,14 +148,21 @@ def parse_example_inputs(debug_lines: Iterable[str]) -> tuple[GraphInput, ...]:
     A SymInt input is printed as ``('s77',)`` (how ``FxGraphCachePickler``
     reduces a SymInt); a tensor as ``TensorMetadata(...)``.
     """
+    return parse_example_run(example_run(debug_lines))
+
+
+def example_run(debug_lines: Iterable[str]) -> tuple[str, ...]:
+    """The ``example_inputs[i]: ...`` lines of an FX key's debug lines, read up to the
+    end of their run (torch writes them in one run, after ``gm``: the ~600 others
+    follow, never read). Never raises."""
     run: list[str] = []
     for line in debug_lines:
         if line.find("] example_inputs[", 0, 80) < 0:
             if run:
-                break  # torch writes the example inputs in one run (after gm): the ~600 others follow
+                break
             continue
         run.append(line)
-    return _example_run(tuple(run))
+    return tuple(run)
 
 
 def _parse_example_run(run: tuple[str, ...]) -> tuple[GraphInput, ...]:
@@ -166,7 +179,8 @@ def _parse_example_run(run: tuple[str, ...]) -> tuple[GraphInput, ...]:
     return tuple(out)
 
 
-_example_run = TextMemo(_parse_example_run)
+parse_example_run = TextMemo(_parse_example_run)
+"""The graph inputs of the lines :func:`example_run` gives (remembered by them)."""
 
 
 _LINE_RE = re.compile("([^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*)"

@@ -192,11 +192,14 @@ class Index:
             if "read_ns" not in {r[1] for r in db.execute("PRAGMA table_info(entries)")}:
                 db.executescript("DROP TABLE entries;" + _INDEX_SCHEMA)  # rows without their proof: stale
             if root is not None:
-                try:
-                    db.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
-                except UnicodeEncodeError:
-                    pass  # a path that is not valid UTF-8 is not recorded: never pruned
-                db.commit()
+                real = os.path.realpath(root)
+                was = db.execute("SELECT value FROM meta WHERE name = 'root'").fetchone()
+                if was is None or was[0] != real:  # written once: a commit costs a sync of the file
+                    try:
+                        db.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (real,))
+                    except UnicodeEncodeError:
+                        pass  # a path that is not valid UTF-8 is not recorded: never pruned
+                    db.commit()
             self._db = db
             if new:
                 prune_index_dir(path.parent, keep=path)

@@ -61,6 +61,35 @@ def light(d: DecodedEntry) -> DecodedEntry:
     )
 
 
+_LISTED: dict[int, tuple[object, list]] = {}
+
+
+def _listed(value: tuple | Origin, build) -> list:
+    """``build(value)``, the JSON-ready lists of one of an entry's tuples, remembered by
+    the tuple's identity for the entries that share it (a key's entries do: the
+    decoder and :func:`from_json` give them one object each)."""
+    got = _LISTED.get(id(value))
+    if got is not None and got[0] is value:
+        return got[1]
+    out = build(value)
+    if len(_LISTED) >= 256:
+        _LISTED.clear()
+    _LISTED[id(value)] = (value, out)  # kept alive with its lists: its id stays its own
+    return out
+
+
+def _inputs_listed(inputs: tuple[GraphInput, ...]) -> list:
+    return [[i.position, i.name, i.type, i.expr, i.aot_index, i.source] for i in inputs]
+
+
+def _hints_listed(hints: tuple[tuple[str, int], ...]) -> list:
+    return [list(h) for h in hints]
+
+
+def _origin_listed(o: Origin) -> list:
+    return [o.function, o.file, o.line, list(o.functions), [list(f) for f in o.outer]]
+
+
 def to_json(d: DecodedEntry, full: bool = False) -> str:
     """The light form of ``d`` as compact JSON (written by hand: ``dataclasses.asdict``
     deep-copies and costs more than decoding the entry); ``full``: with what the light
@@ -69,13 +98,12 @@ def to_json(d: DecodedEntry, full: bool = False) -> str:
     o = d.origin
     obj = [
         d.kind.value, d.type_name, d.guards_expr,
-        [[i.position, i.name, i.type, i.expr, i.aot_index, i.source] for i in d.inputs],
+        _listed(d.inputs, _inputs_listed),
         d.fx_key, d.is_backward, d.wrapper_key,
         None if d.forward is None else [d.forward.key, d.forward.guards_expr],
         None if d.backward is None else [d.backward.key, d.backward.guards_expr],
-        list(d.arg_sources), d.compile_time_ns, [list(h) for h in d.hints],
-        None if o is None else [o.function, o.file, o.line, list(o.functions),
-                                [list(f) for f in o.outer]],
+        _listed(d.arg_sources, list), d.compile_time_ns, _listed(d.hints, _hints_listed),
+        None if o is None else _listed(o, _origin_listed),
         [[f.name, list(f.uses), f.call] for f in d.foreign],
         [list(a) for a in d.absent],
     ]

@@ -84,3 +84,17 @@ def test_the_row_format_version_hashes_the_decoder_as_it_is_laid_out_now(tmp_pat
 
     with mock.patch.object(index, "fingerprint_sources", lambda: [fake, *sources[1:]]):
         assert index._fingerprint() != index.SCHEMA
+
+
+def test_opening_the_index_again_writes_nothing_and_keeps_its_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("FXCACHE_INDEX_DIR", str(tmp_path / "idx"))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    path = default_index_path(cache)
+    Index(path, cache).close()
+    _old(path)
+    before = os.stat(path)
+    Index(path, cache).close()  # a warm run's open: the root is recorded already
+    after = os.stat(path)
+    assert (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size)
+    assert indexed_root(path) == os.path.realpath(cache)

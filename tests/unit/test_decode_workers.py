@@ -1,0 +1,45 @@
+"""The decode workers: results come back per item, whichever item a worker dies on.
+
+In-process tasks registered here (a worker forked after they are knows them); the
+death is a worker killing itself, standing for one the kernel ends over its CPU
+budget (tests/cli/test_cpu_bombs.py runs real bombs through the commands).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from fxcache_core.decode import workers
+
+
+@workers.task("test-echo-or-die")
+def _echo_or_die(arg):
+    if arg == "die":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return [arg, os.getpid()]
+
+
+def test_a_worker_dying_mid_chunk_loses_only_the_item_it_died_on():
+    args = ["a", "b", "die", "c", "d", "die", "e"]
+    got: dict[int, object] = {}
+    workers.run_all("test-echo-or-die", args, [1] * len(args), 1, got.__setitem__)
+    assert sorted(got) == list(range(len(args)))
+    for i, a in enumerate(args):
+        if a == "die":
+            assert isinstance(got[i], workers.Unfinished)
+            assert got[i].reason.code == "decoder-died"
+        else:
+            assert got[i][0] == a
+    # the items after a death went to a fresh worker
+    assert got[0][1] == got[1][1] != got[3][1] == got[4][1] != got[6][1]
+
+
+def test_a_worker_dying_first_in_a_request_is_not_answered_by_its_last_request():
+    first: dict[int, object] = {}
+    workers.run_all("test-echo-or-die", ["x" * 5000, "y"], [1, 1], 1, first.__setitem__)
+    got: dict[int, object] = {}
+    workers.run_all("test-echo-or-die", ["die", "w"], [1, 1], 1, got.__setitem__)
+    assert first[0][0] == "x" * 5000 and first[1][0] == "y"
+    assert first[0][1] == first[1][1]
+    assert isinstance(got[0], workers.Unfinished) and got[1][0] == "w"

@@ -51,6 +51,7 @@ in another function says nothing about this call.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -460,10 +461,15 @@ def verdicts(report: MatchReport, count_all: bool = False, function: str | None 
     passes = [(p, _groups(report, p.results)) for p in report.passes]
     found = [_phased(function_verdict(f, g), f, report, passes) for f, g in groups.items()]
     for u in report.unbound:
+        at = re.search(r"torch_dynamo_resume_in_\w+?_at_(\d+)$", getattr(u.origin, "function", "") or "")
         found.append(FunctionVerdict(
             function_name(u.origin).name, u.origin, "undecided", Reason(
                 f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
-                f"do not name (a frame's locals, e.g. after a graph break): give them with {param('inputs')}",
+                + (f"do not name: what the frame resumed after the graph break at line {at.group(1)} starts "
+                   "with, which the cache does not record (nor ties to the first frame's outputs); give each "
+                   f"as that frame gets it with {param('inputs')}, a tensor by its shape"
+                   if at is not None else
+                   f"do not name (a frame's locals, e.g. after a graph break): give them with {param('inputs')}"),
                 "inputs-not-named"), u.key))
     if report.unattributed and function is not None:
         found = _unattributed(report, function, found)

@@ -86,11 +86,15 @@ def read_after_break(catalog: Catalog, key: CacheKey, frame: CompiledFrom | None
     if not lines:
         return {}
     traced = traced_code(catalog, key, frame.function, frame.file)
-    if traced is None or not traced.lines or max(traced.lines) not in lines:
+    first = catalog.first_readable(key)
+    if first is None or traced is None or not traced.lines or max(traced.lines) not in lines:
         return {}
     tensors = frozenset(n for n in frame.params if any(
         isinstance(inputs.get(s), TensorArg) for s in sources_of((n,), frame, inputs)))
-    return late_reads(frame, max(traced.lines), tensors)
+    taken = {t for t in (*first[1].arg_sources, *(i.source for i in first[1].inputs)) if t}
+    # A parameter the key takes an input from was read before the break: the source says otherwise.
+    return {n: why for n, why in late_reads(frame, max(traced.lines), tensors).items()
+            if not any(t == s or t.startswith((s + "[", s + ".")) for s in _sources(n, frame) for t in taken)}
 
 
 def late_reads(frame: CompiledFrom, at: int, tensors: frozenset[str]) -> dict[str, Reason]:
@@ -161,10 +165,14 @@ def _late(reads: FrameReads, after: int) -> list[ParamUse]:
 def sources_of(names: Iterable[str], frame: CompiledFrom | None, inputs: Iterable[str]) -> frozenset[str]:
     """The call's inputs (the user's sources: ``L['n']``, ``L['args'][1]``,
     ``L['kwargs']['n']``) that give the parameters ``names`` of ``frame``."""
-    params = frame.params if frame is not None else ()
-    want = {f"L[{n!r}]" for n in names} | {f"L['kwargs'][{n!r}]" for n in names} \
-        | {f"L['args'][{params.index(n)}]" for n in names if n in params}
+    want = {s for n in names for s in _sources(n, frame)}
     return frozenset(src for src in inputs if src in want)
+
+
+def _sources(name: str, frame: CompiledFrom | None) -> tuple[str, ...]:
+    params = frame.params if frame is not None else ()
+    return (f"L[{name!r}]", f"L['kwargs'][{name!r}]") + ((f"L['args'][{params.index(name)}]",) if name in params
+                                                         else ())
 
 
 def accounted_after_break(acc: Accounting, after: Mapping[str, Reason]) -> Accounting:

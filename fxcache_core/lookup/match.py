@@ -92,7 +92,8 @@ class _Run:
     def __post_init__(self) -> None:
         if self.ledger is None:
             self.ledger = Ledger(self.catalog, self.query.recorded or {})
-        self.breaks = BreakLines(self.catalog)
+        if self.breaks is None:
+            self.breaks = BreakLines(self.catalog)
 
     def skips(self, k: CacheKey, mine: set[str] | None) -> bool:
         """Whether key ``k`` is not looked at: not the function's, or (with
@@ -321,10 +322,10 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
     recorded = {k: tuple(v) for k, v in recorded_constants(catalog.scan.root).items()}
     for k, more in (query.recorded or {}).items():
         recorded[k] = (*recorded.get(k, ()), *(c for c in more if c not in recorded.get(k, ())))
-    ledger = Ledger(catalog, recorded)
+    ledger, breaks = Ledger(catalog, recorded), BreakLines(catalog)
 
     def run(m: DynamicMode, auto_of: Callable[[CacheKey, KeyFrame], Auto] | None) -> _Run:
-        return _Run(catalog, replace(query, mode=m), auto_of=auto_of, ledger=ledger)
+        return _Run(catalog, replace(query, mode=m), auto_of=auto_of, ledger=ledger, breaks=breaks)
 
     results, unbound, used = run(mode, first_call).keys(keys, mine)
     inputs = query.inputs

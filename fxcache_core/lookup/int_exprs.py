@@ -331,12 +331,12 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
             shown.append(f"F.dropout's ops at line {line}, {'there' if got else 'not there'}")
         if "sizes" in places:
             got = size_lists(stmt, [e for s, e, p in reads if s is stmt and p == "sizes"],
-                             [(o.op, o.args) for o in mine], scalars, kinds.tensor)
+                             [(o.op, o.args) for o in mine], values, kinds.tensor)
             if isinstance(got, str):
                 return _unknown(param, line, got)
             if got is not True:
                 return Provenance("differs", Reason(
-                    f"{param}={_text(v)} gives the size lists at line {line} {got[0]}; this key's graph has "
+                    f"{param}={_text(v)} puts {got[0]} in the size lists at line {line}; this key's graph has "
                     f"{got[1]} there: torch traces another graph", "baked-value-differs"))
             shown.append(f"the size lists at line {line}")
         if places - {"scalar", "dropout", "sizes"}:

@@ -88,13 +88,15 @@ def _in_order(node: ast.AST) -> list[ast.Call]:
 
 
 def size_lists(stmt: ast.stmt, exprs: Sequence[ast.expr], ops: Sequence[tuple[str, tuple[object, ...]]],
-               scalars: Mapping[str, object], tensor: Callable[[ast.expr], bool]) -> bool | str | tuple[str, str]:
+               values: Mapping[str, object], tensor: Callable[[ast.expr], bool]) -> bool | str | tuple[str, str]:
     """The constants the statement's size-list ops hold where ``exprs`` (the reads of one
     parameter, each an item of such a list) are, against the reads' values for the call.
 
     ``ops``: the statement's ops, in the graph's order, as (stem, positional arguments;
-    a list as a tuple, a name as None). ``scalars``: the call's ints and floats by name;
-    ``tensor``: whether an expression of the function is a tensor. Returns True (every
+    a list as a tuple, a name as None). ``values``: the call's Python values by name (ints,
+    floats, tuples); ``tensor``: whether an expression of the function is a tensor. A
+    parameter that is a tuple of ints given whole as the list (``x.reshape(shape)``) is
+    compared item by item. Returns True (every
     constant is the call's), ``(want, have)`` in words (they differ: another graph), or a
     reason in words where the ops cannot be told apart exactly (see the module docstring).
     """
@@ -118,18 +120,25 @@ def size_lists(stmt: ast.stmt, exprs: Sequence[ast.expr], ops: Sequence[tuple[st
         for call, args in zip(sites, traced, strict=True):
             items = _items(call)
             got = args[1] if len(args) > 1 else None
+            whole = _whole(call, mine, values)
+            if whole is not None:  # x.reshape(shape), shape a tuple of ints: the list is the tuple
+                if not isinstance(got, tuple) or len(got) != len(whole) or any(type(g) is not int for g in got):
+                    return f"a {call.func.attr}() there takes the tuple whole, and its op has another list"  # type: ignore[attr-defined]
+                want += whole
+                have += got
+                continue
             if not isinstance(got, tuple) or len(got) != len(items):
                 return f"a {call.func.attr}() there has {len(items)} sizes, its op another list"  # type: ignore[attr-defined]
             for item, value in zip(items, got, strict=True):
                 if id(item) in mine:
-                    v = compute(ast.unparse(item), {k: x for k, x in scalars.items() if type(x) in (int, float)})
+                    v = compute(ast.unparse(item), {k: x for k, x in values.items() if type(x) in (int, float)})
                     if type(v) is not int or type(value) is not int:
                         return f"{ast.unparse(item)} there is not an int in both the code and the graph"
                     want.append(v)
                     have.append(value)
                 elif _literal_int(item) is not None and _literal_int(item) != value:
                     return f"a {call.func.attr}() there has {ast.unparse(item)} where its op has {value}"  # type: ignore[attr-defined]
-    if len(want) != len(exprs):
+    if len(want) != sum(len(w) if (w := _whole_of(e, values)) is not None else 1 for e in exprs):
         return "a read is not in a size list of the statement"
     if want == have:
         return True
@@ -143,3 +152,16 @@ def _literal_int(node: ast.expr) -> int | None:
             and type(node.operand.value) is int:
         return -node.operand.value
     return None
+
+
+def _whole_of(e: ast.expr, values: Mapping[str, object]) -> tuple[int, ...] | None:
+    """The call's tuple of ints where ``e`` is a parameter holding one."""
+    v = values.get(e.id) if isinstance(e, ast.Name) else None
+    return v if isinstance(v, tuple) and all(type(i) is int for i in v) else None
+
+
+def _whole(call: ast.Call, mine: set[int], values: Mapping[str, object]) -> tuple[int, ...] | None:
+    """The tuple a size-list call takes whole as its one argument (one of the reads)."""
+    if len(call.args) != 1 or id(call.args[0]) not in mine:
+        return None
+    return _whole_of(call.args[0], values)

@@ -4,7 +4,8 @@ fxcache_core/lookup/int_exprs.py's ``value_provenance``).
 The op lines are as torch 2.13 printed them (``aot_forward_graph_str``) for these very
 functions, compiled with ``dynamic=False`` (``regroup``: groups=3 on a [4, 12] input, as
 the evaluation's ``regroup_auto`` family's first key; ``regroup_tuple``: groups=2 on
-[4, 8]; ``regroup_flat``: groups=3 on [4, 12]) and for ``regroup`` with groups a SymInt
+[4, 8]; ``regroup_flat``: groups=3 on [4, 12]; ``reshape_to``: shape=(4, -1) on [2, 12])
+and for ``regroup`` with groups a SymInt
 (the second key of ``regroup_auto``). Only the file path is changed. What torch answers
 for such calls is the recorded corpus's (tests/torch/test_arguments.py, ``regroup_baked``)
 and the evaluation's; here the reading of the graph is checked in-process.
@@ -89,6 +90,27 @@ def test_an_expression_of_the_int_as_an_item_is_computed_on_the_call() -> None:
     assert got is not None and got.status == "same", got
     got = _prov(fn, REGROUP_3, groups=3)
     assert got is not None and got.status == "differs", got
+
+
+RESHAPE = _fn("def reshape_to(x, shape):\n    return x.reshape(shape) * 2\n")
+RESHAPE_4 = _graph((2, "return x.reshape(shape) * 2", (
+    'view: "f32[4, 6][6, 1]cpu" = torch.ops.aten.view.default(arg0_1, [4, -1]);  arg0_1 = None',
+    'mul: "f32[4, 6][6, 1]cpu" = torch.ops.aten.mul.Tensor(view, 2);  view = None')))
+
+
+def test_a_tuple_given_whole_as_the_list_is_the_ops_list_item_by_item() -> None:
+    # traced with shape=(4, -1): Dynamo passes the tuple as it is, -1 included. Torch, each
+    # call a fresh process on that cache: (4, -1) an AOTAutograd cache hit, (4, 6) and
+    # (-1, 4) misses that saved new keys.
+    same = value_provenance(RESHAPE, FILE, RESHAPE_4, "shape", {"shape": (4, -1)}, frozenset({"x"}))
+    assert same is not None and same.status == "same" and same.why is not None, same
+    assert "traced with a tuple" in same.why
+    for other in ((4, 6), (-1, 4)):
+        got = value_provenance(RESHAPE, FILE, RESHAPE_4, "shape", {"shape": other}, frozenset({"x"}))
+        assert got is not None and got.status == "differs", (other, got)
+    # another length: the op may not be this call's (its length is all that ties them)
+    got = value_provenance(RESHAPE, FILE, RESHAPE_4, "shape", {"shape": (4, -1, 1)}, frozenset({"x"}))
+    assert got is not None and got.status == "unknown", got
 
 
 def test_a_call_that_traces_another_view_in_the_statement_leaves_it_unknown() -> None:

@@ -308,6 +308,9 @@ def _marked(case: str, shapes: list) -> dict[str, list[int]]:
 _OTHER_FRAMES = {
     "calls_helper": lambda shapes: [f"t={json.dumps(shapes[0]).replace(' ', '')}:mark_dynamic=[0,1]"],
     "step_loss": lambda shapes: ["loss=[]"],  # the resume frame's local, as the docs say to name it
+    # y = x.sin() before the graph break: the resume frame's local, x's shape
+    "gated": lambda shapes: [f"y={json.dumps(shapes[0]).replace(' ', '')}"],
+    "gated_early": lambda shapes: [f"y={json.dumps(shapes[0]).replace(' ', '')}"],
 }
 
 

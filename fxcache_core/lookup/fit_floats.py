@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.functions.frames import CompiledFrom, function_node, resume_parent
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
 from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_ops
@@ -158,7 +158,8 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
                if isinstance(v, (int, float)) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}
     tensors = frozenset(m.group(1) for src, v in inputs.items()
                         if isinstance(v, TensorArg) and (m := re.fullmatch(r"L\['(\w+)'\]", src)))
-    fn = function_node(frame.file, frame.line, frame.function) if frame is not None else None
+    # A resume frame's code is the function's own after the break: its reads before it trace no op.
+    fn = function_node(frame.file, frame.line, resume_parent(frame.function) or frame.function) if frame else None
     if fn is not None:
         values = {**scalars, **{m.group(1): v.value for src, v in inputs.items()
                                 if isinstance(v, PyValue) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}}

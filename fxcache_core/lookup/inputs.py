@@ -116,10 +116,9 @@ def user_name(base: str, params: Sequence[str] = ()) -> str:
         i = int(m.group("i"))
         return f"args[{i}]{m.group('rest')}" + (f" ({params[i]})" if i < len(params) else "")
     if _STACK_RE.match(base):
-        name = base[3:base.index("']")]
-        return (f"{name}{base[base.index(']') + 1:]} (a value left on the stack at the graph "
-                "break, e.g. the result of the call that broke the graph; name it "
-                f"{name}=[...])")
+        name = base[3:base.index("']")] + base[base.index("']") + 2:]
+        return (f"{name} (a value left on the stack at the graph break, e.g. the result of the call "
+                f"that broke the graph; name it {name}=[...])")
     if (m := _LOCAL_RE.match(base)) is not None:
         return m.group("name") + m.group("rest")
     return base

@@ -28,6 +28,9 @@ decides only where each is exact:
   values the call gives, say ``same`` or ``differs`` (another graph). A slice over the
   whole dim, which AOTAutograd leaves out (an alias), or a decomposition that moves a
   constant, makes the counts differ: ``unknown``, never guessed;
+* an item of a size list (``x.view(b, groups, -1)``, ``y.repeat(groups)``) is read by
+  :func:`~fxcache_core.lookup.int_sizes.size_lists`: each call's op in order, the
+  items where the code has literals as the code has them;
 * a bool passed as ``F.dropout``'s ``training`` (with a literal ``p`` strictly between
   0 and 1, and no other call of the statement that draws random numbers) is read from
   whether the statement's ops draw random numbers (``aten.rand``): Dynamo's graph has
@@ -60,6 +63,7 @@ from fxcache_core.lookup.float_exprs import (
     _statement,
     compute,
 )
+from fxcache_core.lookup.int_sizes import size_call, size_lists
 from fxcache_core.reasons import Reason
 
 __all__ = ["REDUCTIONS", "value_provenance"]
@@ -325,7 +329,17 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
                     f"{param}={v} at line {line}: F.dropout's ops {'are' if got else 'are not'} in this key's "
                     f"graph (it was traced with training={got}): torch traces another graph", "baked-value-differs"))
             shown.append(f"F.dropout's ops at line {line}, {'there' if got else 'not there'}")
-        if places - {"scalar", "dropout"}:
+        if "sizes" in places:
+            got = size_lists(stmt, [e for s, e, p in reads if s is stmt and p == "sizes"],
+                             [(o.op, o.args) for o in mine], values, kinds.tensor)
+            if isinstance(got, str):
+                return _unknown(param, line, got)
+            if got is not True:
+                return Provenance("differs", Reason(
+                    f"{param}={_text(v)} puts {got[0]} in the size lists at line {line}; this key's graph has "
+                    f"{got[1]} there: torch traces another graph", "baked-value-differs"))
+            shown.append(f"the size lists at line {line}")
+        if places - {"scalar", "dropout", "sizes"}:
             sites = _sites(stmt, kinds)
             if isinstance(sites, str):
                 return _unknown(param, line, sites)
@@ -407,7 +421,8 @@ def _stems(p: ast.AST | None) -> frozenset[str]:
 def _place(e: ast.expr, parents: Mapping[ast.AST, ast.AST], kinds: _Kinds) -> str | None:
     """Where the read's expression goes: ``scalar`` (an operand of arithmetic with a
     tensor), ``site`` (a slice bound of a tensor's subscript, a reduction's dim or
-    keepdim), ``dropout`` (``F.dropout``'s ``training``), or None."""
+    keepdim), ``dropout`` (``F.dropout``'s ``training``), ``sizes`` (an item of a view's,
+    reshape's, repeat's or expand's size list: :mod:`fxcache_core.lookup.int_sizes`), or None."""
     p = parents.get(e)
     if isinstance(p, ast.BinOp) and type(p.op) in _OP_STEMS:
         other = p.right if p.left is e else p.left
@@ -420,6 +435,8 @@ def _place(e: ast.expr, parents: Mapping[ast.AST, ast.AST], kinds: _Kinds) -> st
         if isinstance(sub, ast.Tuple):
             sub = parents.get(sub)
         return "site" if isinstance(sub, ast.Subscript) and kinds.tensor(sub.value) else None
+    if size_call(e, parents, kinds.tensor) is not None:
+        return "sizes"
     call = parents.get(p) if isinstance(p, ast.keyword) else p
     if isinstance(call, ast.Call) and _is_dropout(call) and _argument(call, "training", 2) is e:
         return "dropout"

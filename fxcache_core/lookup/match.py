@@ -44,6 +44,12 @@ from fxcache_core.lookup.across_keys import (
     fit_through_loaders,
     unfit_through_loaders,
 )
+from fxcache_core.lookup.after_break import (
+    BreakLines,
+    accounted_after_break,
+    read_after_break,
+    sources_of,
+)
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Sibling
 from fxcache_core.lookup.inputs import takes
@@ -95,10 +101,13 @@ class _Run:
     auto_of: Callable[[CacheKey, KeyFrame], Auto] | None = None
     recompiled: dict[str, Auto] | None = None
     ledger: Ledger = None  # type: ignore[assignment]
+    breaks: BreakLines = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.ledger is None:
             self.ledger = Ledger(self.catalog, self.query.recorded or {})
+        if self.breaks is None:
+            self.breaks = BreakLines(self.catalog)
 
     def skips(self, k: CacheKey, mine: set[str] | None) -> bool:
         """Whether key ``k`` is not looked at: not the function's, or (with
@@ -155,7 +164,8 @@ class _Run:
         if first is None:
             return m
         entry = first[1]
-        settled = settled_by_record(self.ledger, k, m.compiled, q.inputs)
+        after = read_after_break(catalog, k, m.compiled, self.breaks, q.inputs)
+        settled = settled_by_record(self.ledger, k, m.compiled, q.inputs) | sources_of(after, m.compiled, q.inputs)
         rule = IntRule()
         call: IntArgsCall | None = None
         if k.kind is KeyKind.AOT_AUTOGRAD and origin is not None:
@@ -179,7 +189,8 @@ class _Run:
         taken = frozenset(s for s in (*entry.arg_sources, *(i.source for i in entry.inputs),
                                       *catalog.sources_for(k).values(), *(sym.source for sym in m.symbols),
                                       *(src for _, src in m.bound)) if s)
-        acc = account(self.ledger, KeyCall(k, entry, m.compiled, q.inputs, taken, q.mode, rule, int_default))
+        acc = accounted_after_break(
+            account(self.ledger, KeyCall(k, entry, m.compiled, q.inputs, taken, q.mode, rule, int_default)), after)
         m = replace(m, params=acc.params, params_unchecked=acc.unchecked)
         if acc.problems:
             return KeyMatch(key=k, fits=False, reasons=acc.problems, symbols=m.symbols, origin=origin,
@@ -325,10 +336,10 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
     recorded = {k: tuple(v) for k, v in recorded_constants(catalog.scan.root).items()}
     for k, more in (query.recorded or {}).items():
         recorded[k] = (*recorded.get(k, ()), *(c for c in more if c not in recorded.get(k, ())))
-    ledger = Ledger(catalog, recorded)
+    ledger, breaks = Ledger(catalog, recorded), BreakLines(catalog)
 
     def run(m: DynamicMode, auto_of: Callable[[CacheKey, KeyFrame], Auto] | None) -> _Run:
-        return _Run(catalog, replace(query, mode=m), auto_of=auto_of, ledger=ledger)
+        return _Run(catalog, replace(query, mode=m), auto_of=auto_of, ledger=ledger, breaks=breaks)
 
     results, unbound, used = run(mode, first_call).keys(keys, mine)
     if results:  # keys took the call by name: torch looks those up first (AOTAutograd's)

@@ -15,6 +15,7 @@ HOW = {
     "branch": "the side of each if on it that the key's graph was traced through",
     "no-input-none": "None, and the key takes no input from this tensor parameter",
     "unread": "the code never reads it (for **kwargs: never names the dict)",
+    "after-break": "read only after the graph break the key's graph ends at (by the resume frame)",
     "tensor-given": "a tensor the key takes no input from (the key's notes decide)",
     "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
     "default-assumed": "assumed: left out (None), as when the key was compiled",

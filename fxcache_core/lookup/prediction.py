@@ -51,6 +51,7 @@ in another function says nothing about this call.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -457,9 +458,14 @@ def _unbound_reason(u: UnboundKey) -> Reason:
             f"bypasses that cache for this graph), and Inductor may then find this FX key. To see its lookup, "
             f"give its {n} input{'s' if n != 1 else ''} by position with {param('positional')}, in graph order "
             f"({', '.join(u.unnamed)}; a module's parameters and buffers among them)", "inputs-unnamed")
+    at = re.search(r"torch_dynamo_resume_in_\w+?_at_(\d+)$", getattr(u.origin, "function", "") or "")
     return Reason(
         f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
-        f"do not name (a frame's locals, e.g. after a graph break): give them with {param('inputs')}",
+        + (f"do not name: what the frame resumed after the graph break at line {at.group(1)} starts "
+           "with, which the cache does not record (nor ties to the first frame's outputs); give each "
+           f"as that frame gets it with {param('inputs')}, a tensor by its shape"
+           if at is not None else
+           f"do not name (a frame's locals, e.g. after a graph break): give them with {param('inputs')}"),
         "inputs-not-named")
 
 

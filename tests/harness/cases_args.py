@@ -18,7 +18,10 @@ flag its layers read, a state of the module the cache does not record: a call de
 ``self.training`` in its trailing dict (:func:`mode_inputs` sets the module's mode);
 :func:`decay_step` a float folded beside an int automatic dynamic made symbolic
 (fxcache_core/lookup/sym_floats.py), and :func:`decay_neg` one whose nodes fxcache does not
-read; :func:`cat_rows` keys that record no function. Few graphs: each costs the session a
+read; :func:`cat_rows` keys that record no function; :func:`regroup_baked` an int in the size lists of
+view and repeat (fxcache_core/lookup/int_sizes.py); :func:`gated` a graph break before which
+the int is never read (fxcache_core/lookup/after_break.py), :func:`gated_early` one where
+it is. Few graphs: each costs the session a
 compile.
 
 A call is described as the other cases' are, one element per positional parameter,
@@ -202,6 +205,33 @@ def kw_built_with(x, **kwargs):
     return _attend(x * 2, **kwargs).sum(-1)
 
 
+def regroup_baked(x, groups):
+    # An int through view and repeat under dynamic=False: the key's size lists hold it
+    # ([4, 3, -1] and [3]), each an item the code writes as groups itself.
+    y = x.view(x.shape[0], groups, -1).mean(-1)
+    return y.reshape(-1).repeat(groups) * 2
+
+
+def gated(x, n):
+    # A data-dependent if breaks the graph at line 3 of the body; n is read only after it,
+    # so the first frame's key serves every n and the resume frame's key bakes n in.
+    y = x.sin()
+    if y.sum() > 0:
+        y = y * n
+    return y.cos() + n
+
+
+def gated_early(x, n):
+    # A break like gated's (another graph: one graph would be one key for both functions),
+    # with n read before it where no op takes its value: the first frame read n, and what
+    # its graph does with it, the cache does not show (undecided).
+    m = n + 1
+    y = x.cos()
+    if y.sum() > 0:
+        y = y * 2
+    return y.sin() + m
+
+
 def kw_built_without(x, **kwargs):
     # The same with another factor (a graph of its own: the same graph would be one key for
     # both functions), built with no keyword (the trace's guard: not L['kwargs']).
@@ -231,6 +261,12 @@ ARGUMENT_CASES = [
          doc="a float where fill, an int compared with and a float divisor, built with the defaults"),
     Case("cat_rows", cat_rows, {"dynamic": True}, [[[[2, 4], [3, 4]], 0]], make_inputs=list_inputs,
          doc="torch.cat of a list along an int dim: keys whose entries record no function"),
+    Case("regroup_baked", regroup_baked, {"dynamic": False}, [[[4, 12], 3]], make_inputs=keyword_inputs,
+         doc="an int through view and repeat (dynamic=False): the items of its size lists"),
+    Case("gated", gated, {"dynamic": None}, [[[4, 8], 3]], make_inputs=keyword_inputs,
+         doc="a data-dependent if breaks the graph; an int read only after it"),
+    Case("gated_early", gated_early, {"dynamic": None}, [[[4, 8], 3]], make_inputs=keyword_inputs,
+         doc="the same break, the int read before it too: undecided"),
     Case("kw_built_with", kw_built_with, {"dynamic": False}, [[[6, 5], {"flag": True}]], make_inputs=keyword_inputs,
          doc="a flag through **kwargs, built with flag=True: undecided without the build's trace"),
     Case("kw_built_without", kw_built_without, {"dynamic": False}, [[[6, 5]]], make_inputs=keyword_inputs,

@@ -127,6 +127,22 @@ KWARGS_CALLS = [
     ("kw_built_without", [[6, 5], {"flag": True}]),               # torch: a new graph
 ]
 
+# regroup_baked (dynamic=False, built with groups=3): groups is an item of view's and
+# repeat's size lists, [4, 3, -1] and [3] in the key's graph.
+SIZES_CALLS = [
+    ("regroup_baked", [[4, 12], 3]),                              # hit: the lists hold 3 where the code has groups
+    ("regroup_baked", [[4, 12], 4]),                              # new graph: 4, where the graph has 3
+]
+# gated (dynamic=None, built with n=3): a data-dependent if breaks the graph, and n is read
+# only after it: the first frame's key serves every n, the resume frame's (its local y
+# named, as the docs say) baked n in. gated_early reads n before the break too, where no
+# op takes its value: the first frame's verdict stays undecided though torch hits.
+BREAK_CALLS = [
+    ("gated", [[4, 8], 3]),                                       # hit in both frames
+    ("gated", [[4, 8], 4]),                                       # the first frame hits; the resume frame: new graph
+]
+BREAK_UNDECIDED = [("gated_early", [[4, 8], 4])]                   # torch: the first frame hits
+
 
 # A module whose parameters need grad, called without a backward: the forward's FX key alone.
 UNNAMED_CALLS = [("grad_forward", [[4, 8]])]                       # torch: a hit on that FX key
@@ -528,3 +544,57 @@ def test_an_fx_key_whose_inputs_nothing_names_is_undecided_by_name_and_looked_up
     rc, body = match("--arg", "[8,8]", "--arg", "[8]", "--arg", f"[{x[0]},{x[1]}]")
     (m,) = body["results"]
     assert m["key"] == fx["key"] and m["status"] == "hit" and fx["hit"].startswith(m["hit"]), m
+
+@pytest.mark.parametrize("case,shapes", SIZES_CALLS, ids=[_id(*c) for c in SIZES_CALLS])
+def test_an_int_in_a_size_list_is_read_off_the_items_of_the_graphs_lists(real_cache, arg_answers, case, shapes):
+    """x.view(x.shape[0], groups, -1) and y.repeat(groups), traced with groups=3, hold 3 in
+    their ops' lists: the call's groups is that item or another graph, as torch did."""
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, {w["key"] for w in real_cache.writes(case)})
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+    if v["status"] == "hit":
+        groups = next(p for p in v["params"] if p["name"] == "groups")
+        assert groups["how"] == "baked-constant" and "the size lists at line" in groups["detail"], groups
+    else:
+        assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
+
+
+@pytest.mark.parametrize("case,shapes", BREAK_CALLS, ids=[_id(*c) for c in BREAK_CALLS])
+def test_an_int_read_only_after_the_graph_break_is_the_resume_frames_alone(real_cache, arg_answers, case, shapes):
+    """The first frame's graph ends at the data-dependent if, before any read of n: its
+    verdict is torch's hit for every n, n accounted as read after the break; the resume
+    frame's key baked n in, and is looked up as torch looked it up."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, {w["key"] for w in real_cache.writes(case)})
+    rc, body = _match(real_cache.root, case, shapes)
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    aot = [lk for lk in answer["lookups"] if lk["kind"] == "aotautograd"]
+    assert len(aot) == 2 and aot[0]["hit"] and aot[0]["key"] in present, aot
+    resumed = (aot[1]["hit"] is not None) == (shapes[1] == 3) and (aot[1]["key"] in present) == (shapes[1] == 3)
+    assert resumed, aot  # torch: the resume frame's key is the built one for n=3 only
+    by = {"resume" if (f["function"] or "").startswith("torch_dynamo_resume_in_") else "first": f
+          for f in body["verdicts"]["functions"]}
+    assert by["first"]["status"] == "hit", by
+    n = next(p for p in by["first"]["params"] if p["name"] == "n")
+    assert n["status"] == "accounted" and n["how"] == "after-break", n
+    assert by["resume"]["status"] == ("hit" if shapes[1] == 3 else "new-graph"), by
+    assert rc == (0 if shapes[1] == 3 else 1), rc
+
+
+@pytest.mark.parametrize("case,shapes", BREAK_UNDECIDED, ids=[_id(*c) for c in BREAK_UNDECIDED])
+def test_an_int_read_before_the_graph_break_too_leaves_the_first_frame_undecided(real_cache, arg_answers,
+                                                                                 case, shapes):
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = _match(real_cache.root, case, shapes)
+    first = next(f for f in body["verdicts"]["functions"] if f["function"] == case)
+    assert rc == 3 and first["status"] == "undecided" and first["why_code"] == "baked-value-unknown", first
+    assert first["line"].startswith("UNDECIDED: n reaches this key's graph at line"), first["line"]
+    aot = [lk for lk in arg_answers[call_id(case, shapes)]["lookups"] if lk["kind"] == "aotautograd"]
+    assert aot[0]["hit"] and aot[0]["key"] in {k.key for k in scan_cache(real_cache.root).keys}, aot

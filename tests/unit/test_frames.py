@@ -90,6 +90,24 @@ def test_inputs_bind_by_keyword_parameter_name_or_position_and_read_back_in_user
     assert user_name("L['args'][0]", ("x",)) == "args[0] (x)"
     assert user_name("L['xs'][1]") == "xs[1]"
     assert user_name("L['___stack0']").startswith("___stack0 (a value left on the stack")
+    # an attribute of the stack's value is named as a whole, as --inputs binds it
+    assert user_name("L['___stack0'].last_hidden_state").endswith("name it ___stack0.last_hidden_state=[...])")
+
+
+def test_a_resume_frame_the_call_cannot_bind_says_what_would_decide_it():
+    from fxcache_core.cache.scan import CacheKey
+    from fxcache_core.functions.frames import CompiledFrom
+    from fxcache_core.lookup.match_report import MatchReport, UnboundKey
+    from fxcache_core.lookup.prediction import verdicts
+
+    frame = CompiledFrom("torch_dynamo_resume_in_forward_at_503", "/src/m.py", 470, parent="forward")
+    key = CacheKey(KeyKind.AOT_AUTOGRAD, "a" * 52, "/nowhere/a", ())
+    took = ("___stack0.last_hidden_state (a value left on the stack at the graph break, ...)", "logits_to_keep")
+    report = MatchReport(inputs=(), results=(), keys_considered=1, unbound=(UnboundKey(key, frame, took),))
+    (v,) = verdicts(report, count_all=True).functions
+    assert v.status == "undecided" and v.why.code == "inputs-not-named"
+    assert "the frame resumed after the graph break at line 503 starts with, which the cache does not record" \
+        in v.why and "give each as that frame gets it" in v.why, v.why
 
 
 def test_the_index_keeps_the_compiled_frame():

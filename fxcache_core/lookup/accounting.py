@@ -26,8 +26,7 @@ must account for every parameter of the key's compiled frame that its code reads
 * ``tensor-given``: a tensor the key takes no input from (the key's own notes,
   :mod:`fxcache_core.lookup.int_args`, say what that decides).
 
-A parameter left out takes its default from the source, accounted the same way (a
-literal, or a dotted ``torch.NAME`` of a dtype). The
+A parameter left out takes its default from the source (``torch.float16`` too). The
 keywords that reach a ``**kwargs`` (given or none) are accounted as one dict, by
 exact evidence only (:mod:`fxcache_core.lookup.kwargs_evidence`: the code never reads
 it, or Dynamo's guards on it in a run's trace). One that nothing accounts for makes
@@ -241,9 +240,7 @@ class _Param:
             g = self.given
             return g.value if isinstance(g, PyValue) else g
         d = self.p.default
-        if d.given and not d.literal and (dtype := default_dtype(d.text)) is not None:
-            return dtype
-        return d.value if d.given and d.literal else _MISSING
+        return d.value if d.given and d.literal else (d.given and default_dtype(d.text)) or _MISSING
 
     def account(self) -> ParamAccount:
         p, frame = self.p, self.frame

@@ -50,9 +50,8 @@ class DynamicMode(Enum):
     * in every mode a dim marked dynamic (``torch._dynamo.mark_dynamic``, or
       one propagated from a compiled graph's output) is ``DimDynamic.DYNAMIC``:
       symbolic, with a symbol of its own (never duck-sized);
-    * in every mode a dim marked static (``torch._dynamo.mark_static``) and not
-      marked dynamic (which takes precedence) is ``DimDynamic.STATIC``, and
-      automatic dynamic leaves it static;
+    * in every mode a dim marked static (``torch._dynamo.mark_static``), not marked
+      dynamic (which wins), is ``DimDynamic.STATIC``, whatever automatic dynamic says;
     * ``UNKNOWN``: not said. The cache does not record it (``dynamic=True``
       and ``mark_dynamic`` on every dim give the same key and entry), so what
       depends on it is reported as undecided.
@@ -82,8 +81,7 @@ class TensorArg:
         ranges: (dim, min, max) for each marked dim given a range
             (``mark_dynamic(x, dim, min=..., max=...)``; None: that bound not given);
             () when marked without one.
-        static: dims marked static (``torch._dynamo.mark_static(x, dim)``): traced
-            static at the call's size whatever the mode; none is also in ``marked``.
+        static: dims marked static (``torch._dynamo.mark_static``), none in ``marked``.
     """
 
     shape: tuple[int, ...]
@@ -252,20 +250,13 @@ def checked_tensor(what: str, shape: Sequence[int], stride: Sequence[int] | None
 
 
 def mark_static(t: TensorArg, dims: Sequence[int], what: str, value: object = None) -> TensorArg:
-    """``t`` with ``dims`` marked static (``torch._dynamo.mark_static(x, dim)``).
-
-    Raises:
-        ShapeSpecError: a dim that is not one of ``t``'s, or one also marked dynamic
-            (torch would trace it dynamic: mark_dynamic takes precedence; say one).
-    """
-    bad = [d for d in dims if not 0 <= d < len(t.shape)]
+    """``t`` with ``dims`` marked static (``torch._dynamo.mark_static``). Raises ShapeSpecError
+    for a dim that is not ``t``'s, or one marked dynamic too (torch would trace it dynamic)."""
+    bad = [d for d in dims if not 0 <= d < len(t.shape) or d in t.marked]
     if bad:
-        raise ShapeSpecError(f"{what}: mark_static dim {str(bad[0])[:24]} is not a dim of a {len(t.shape)}-d tensor",
-                             param="inputs", value=value)
-    both = sorted(set(dims) & t.marked)
-    if both:
-        raise ShapeSpecError(f"{what}: dim {both[0]} is marked both dynamic and static (torch traces it dynamic: "
-                             "give it in mark_dynamic only)", param="inputs", value=value)
+        why = ("is marked both dynamic and static (torch traces it dynamic: give it in mark_dynamic only)"
+               if bad[0] in t.marked else f"is not a dim of a {len(t.shape)}-d tensor")
+        raise ShapeSpecError(f"{what}: mark_static dim {str(bad[0])[:24]} {why}", param="inputs", value=value)
     return replace(t, static=frozenset(dims))
 
 
@@ -341,11 +332,10 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     ``NAME=INT`` (a Python int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5`` or ``10.0``),
     and the other Python values (:func:`~fxcache_core.lookup.pyvalues.parse_value`):
     ``NAME=True``/``False``/``None``, a string (``'gelu'``, ``"gelu"``, or a bare
-    word ``gelu``), a tuple (``(2,3)``), a ``torch.dtype`` (``torch.float16``, or an
-    alias torch accepts, ``torch.half``: :class:`~fxcache_core.lookup.pyvalues.TorchDtype`;
-    a bare ``float16`` is the string). The three scalars differ as torch traces
-    them: an int is a constant or a SymInt, a float a constant or a tensorified 0-d
-    float64 input, a 0-d tensor a tensor input; the other values are constants.
+    word ``gelu``), a tuple (``(2,3)``), a ``torch.dtype`` (``torch.float16``, ``torch.half``;
+    a bare ``float16`` is the str: :class:`~fxcache_core.lookup.pyvalues.TorchDtype`). The three
+    scalars differ as torch traces them: an int is a constant or a SymInt, a float a constant
+    or a tensorified 0-d float64 input, a 0-d tensor a tensor input; the rest are constants.
 
     Raises:
         ShapeSpecError: anything else, with the reason (an unknown dtype lists the known

@@ -34,9 +34,10 @@ def match_cmd(
     inputs: Annotated[list[str] | None, typer.Option(
         "--inputs", "--shapes", "-s",
         help="An argument of the call, NAME=VALUE (repeat, or comma-separate): a tensor NAME=[d0,d1,...] "
-        "(NAME=[] a 0-d tensor; :mark_dynamic=[0,1] marks dims, :dtype=bool names the dtype, else the "
-        "key's is assumed, and said), a Python int NAME=7, float NAME=0.5, bool NAME=True, NAME=None, "
-        "string NAME='gelu' (or NAME=gelu), tuple NAME=(2,3). NAME is the compiled function's parameter "
+        "(NAME=[] a 0-d tensor; :mark_dynamic=[0,1] marks dims, :mark_static=[0] marks them static, "
+        ":dtype=bool names the dtype, else the key's is assumed, and said), a Python int NAME=7, float "
+        "NAME=0.5, bool NAME=True, NAME=None, string NAME='gelu' (or NAME=gelu), tuple NAME=(2,3), "
+        "torch.dtype NAME=torch.float16. NAME is the compiled function's parameter "
         "(x, xs[0]), or a module's state (self.training=True: undecided, the cache does not record it); "
         "a parameter left out takes its default. --shapes is the older name.")] = None,
     dynamic: DynamicOpt = None,

@@ -289,15 +289,15 @@ def _is_shape(desc) -> bool:
     return isinstance(desc, list) and all(isinstance(d, int) for d in desc)
 
 
-def _marked(case: str, shapes: list) -> dict[str, list[int]]:
-    """The dims the case's own ``make_inputs`` marks dynamic, per parameter name."""
+def _marked(case: str, shapes: list, attr: str = "_dynamo_dynamic_indices") -> dict[str, list[int]]:
+    """The dims the case's own ``make_inputs`` marks dynamic (``attr``: the tensor's set of
+    marked dims; ``_dynamo_static_indices``: static), per parameter name."""
     from tests.harness.cases import CASES
 
     c = CASES[case]
     args, kwargs = c.make_inputs(shapes)
     bound = inspect.signature(c.fn).bind(*args, **kwargs).arguments
-    return {name: sorted(v._dynamo_dynamic_indices) for name, v in bound.items()
-            if getattr(v, "_dynamo_dynamic_indices", None)}
+    return {name: sorted(getattr(v, attr)) for name, v in bound.items() if getattr(v, attr, None)}
 
 
 # Locals of frames other than the function's own that a call's graphs are keyed on,
@@ -335,6 +335,7 @@ def match_args_for(case: str, shapes: list) -> list[str]:
     elif dynamic is True:
         out.append("--duck-shape")
     marked = _marked(case, shapes)
+    static = _marked(case, shapes, "_dynamo_static_indices")
     keywords = shapes[-1] if shapes and isinstance(shapes[-1], dict) else {}
     shapes = shapes[:-1] if keywords else shapes
     for name, desc in zip(_names(case), shapes, strict=False):
@@ -343,8 +344,14 @@ def match_args_for(case: str, shapes: list) -> list[str]:
                 out += ["--shapes", f"{name}[{i}]={json.dumps(d).replace(' ', '')}"]
         else:
             mark = f":mark_dynamic={json.dumps(marked[name])}" if name in marked else ""
+            mark += f":mark_static={json.dumps(static[name])}" if name in static else ""
             out += ["--shapes", f"{name}={json.dumps(desc)}{mark}".replace(" ", "")]
     for name, value in keywords.items():  # Python values: --inputs NAME=VALUE as Python writes it
+        if name.startswith("@"):
+            continue  # a setting of the call (keyword_inputs'), no argument
+        if isinstance(value, dict) and set(value) == {"dtype"}:
+            out += ["--inputs", f"{name}=torch.{value['dtype']}"]
+            continue
         if isinstance(value, dict) and set(value) == {"tuple"}:
             value = tuple(value["tuple"])
         out += ["--inputs", f"{name}={value!r}"]

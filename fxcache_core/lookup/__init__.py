@@ -20,7 +20,8 @@ while tracing, given or left at another value); ``judge`` (one key's entries in
 torch's order) and ``match_report`` (KeyMatch, MatchReport); ``boundaries`` (a size
 the call brings to 0 or 1) and ``mark_ranges`` (a marked dim's range); ``phases``
 (automatic dynamic); ``optional_tensors`` (what the source does with an optional
-tensor or a list) and ``int_args`` (ints baked into a sibling key); ``branches`` (the lines
+tensor or a list), ``int_args`` (ints baked into a sibling key) and ``dtype_args``
+(the ``torch.dtype`` a graph was traced with); ``branches`` (the lines
 of the compiled frame a graph has ops from); ``unframed`` (the arguments a key that
 records no compiled frame cannot account for) and ``accounting`` (every parameter the
 compiled frame reads, accounted for before a verdict); ``key_lookup``

@@ -10,9 +10,9 @@ must account for every parameter of the key's compiled frame that its code reads
 (:class:`ParamAccount`, codes in :data:`HOW`):
 
 * ``key-input``: the key takes an input from it; its guards decide;
-* ``baked-constant``: an int or float the graph has as a constant, the call's value,
-  read exactly (:func:`baked_account`: :mod:`fxcache_core.lookup.int_args`,
-  :func:`fxcache_core.lookup.fit_floats.baked_float`);
+* ``baked-constant``: an int, float or ``torch.dtype`` the graph has as a constant,
+  the call's value, read exactly (:func:`baked_account`: :mod:`fxcache_core.lookup.int_args`,
+  :func:`fxcache_core.lookup.fit_floats.baked_float`, :mod:`fxcache_core.lookup.dtype_args`);
 * ``trace-guard``: a run's TORCH_TRACE recorded Dynamo's guard for it in a compile that
   looked the key up (``L['clip'] == True``; the query's ``recorded``, kept by
   explain in the usage store, or read from the trace given as the call);
@@ -26,7 +26,7 @@ must account for every parameter of the key's compiled frame that its code reads
 * ``tensor-given``: a tensor the key takes no input from (the key's own notes,
   :mod:`fxcache_core.lookup.int_args`, say what that decides).
 
-A parameter left out takes its default from the source, accounted the same way. The
+A parameter left out takes its default from the source (``torch.float16`` too). The
 keywords that reach a ``**kwargs`` (given or none) are accounted as one dict, by
 exact evidence only (:mod:`fxcache_core.lookup.kwargs_evidence`: the code never reads
 it, or Dynamo's guards on it in a run's trace). One that nothing accounts for makes
@@ -69,6 +69,7 @@ from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, fram
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
+from fxcache_core.lookup.dtype_args import default_dtype, dtype_account
 from fxcache_core.lookup.fit_floats import baked_float, baked_value, traced_float
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
@@ -79,7 +80,7 @@ from fxcache_core.lookup.param_account import ARGUMENT_CODES as ARGUMENT_CODES
 from fxcache_core.lookup.param_account import HOW as HOW
 from fxcache_core.lookup.param_account import ParamAccount as ParamAccount
 from fxcache_core.lookup.pinned import pinned_default
-from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
+from fxcache_core.lookup.pyvalues import PyValue, TorchDtype, kind_of, same_value, text_of
 from fxcache_core.lookup.unframed import unframed
 from fxcache_core.reasons import Reason
 
@@ -239,7 +240,7 @@ class _Param:
             g = self.given
             return g.value if isinstance(g, PyValue) else g
         d = self.p.default
-        return d.value if d.given and d.literal else _MISSING
+        return d.value if d.given and d.literal else (d.given and default_dtype(d.text)) or _MISSING
 
     def account(self) -> ParamAccount:
         p, frame = self.p, self.frame
@@ -498,6 +499,10 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
     the other evidence decides. The one place that says how a baked constant accounts
     for a parameter."""
     call = acc.call
+    if isinstance(v, TorchDtype):
+        got = dtype_account(acc.ledger.catalog, call.key, call.entry, acc.frame, acc.p.name,
+                            lambda name: _sources(name, acc.frame), call.inputs, v)
+        return None if got is None else acc.result(got[0], got[1], brief=got[2])
     if type(v) is bool or (isinstance(v, tuple) and v and all(type(i) is int for i in v)):
         got = baked_value(acc.ledger.catalog, call.key, acc.sources[0], v, call.inputs, call.frame)
         if got is None:

@@ -4,11 +4,13 @@ A user describes a call by its inputs: ``x=[16,4]`` (a tensor of that shape,
 contiguous), ``x=[16,4]:stride=[1,16]``, ``n=7`` (an int argument),
 ``xs[0]=[3,4]`` (an element of a list argument),
 ``x=[6,6]:mark_dynamic=[0,1]`` (dims marked dynamic; ``:min=2:max=16`` gives their
-range, one for every marked dim or a list, one per dim), ``mask=[2,8]:dtype=bool``
+range, one for every marked dim or a list, one per dim), ``x=[6,3]:mark_static=[0]``
+(dims marked static), ``mask=[2,8]:dtype=bool``
 (a dtype, by torch's name; without it a verdict assumes the key's, and says so),
 ``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float), and the other Python
 values Dynamo specializes on (:mod:`fxcache_core.lookup.pyvalues`): ``clip=True``,
-``mask=None``, ``act='gelu'`` (or ``act=gelu``), ``dims=(2,3)``. Each name is the
+``mask=None``, ``act='gelu'`` (or ``act=gelu``), ``dims=(2,3)``, and a
+``torch.dtype``, ``dtype=torch.float16``. Each name is the
 Dynamo source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
 is taken as written. A guard placeholder's source (``L['x'].size()[0]``) is
 then read off these values.
@@ -29,7 +31,7 @@ from enum import Enum
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.guards.user_terms import user_source
-from fxcache_core.lookup.pyvalues import PyValue, parse_value
+from fxcache_core.lookup.pyvalues import PyValue, TorchDtype, parse_value
 from fxcache_core.reasons import Reason
 
 
@@ -48,6 +50,8 @@ class DynamicMode(Enum):
     * in every mode a dim marked dynamic (``torch._dynamo.mark_dynamic``, or
       one propagated from a compiled graph's output) is ``DimDynamic.DYNAMIC``:
       symbolic, with a symbol of its own (never duck-sized);
+    * in every mode a dim marked static (``torch._dynamo.mark_static``), not marked
+      dynamic (which wins), is ``DimDynamic.STATIC``, whatever automatic dynamic says;
     * ``UNKNOWN``: not said. The cache does not record it (``dynamic=True``
       and ``mark_dynamic`` on every dim give the same key and entry), so what
       depends on it is reported as undecided.
@@ -77,6 +81,7 @@ class TensorArg:
         ranges: (dim, min, max) for each marked dim given a range
             (``mark_dynamic(x, dim, min=..., max=...)``; None: that bound not given);
             () when marked without one.
+        static: dims marked static (``torch._dynamo.mark_static``), none in ``marked``.
     """
 
     shape: tuple[int, ...]
@@ -85,6 +90,7 @@ class TensorArg:
     marked: frozenset[int] = frozenset()
     dtype: str | None = None
     ranges: tuple[tuple[int, int | None, int | None], ...] = ()
+    static: frozenset[int] = frozenset()
 
     def strides(self) -> tuple[int, ...]:
         """The given strides, or those of a contiguous tensor of this shape."""
@@ -111,6 +117,8 @@ class TensorArg:
                     shown = ["" if b is None else str(b) for b in bounds]
                     s += f":{what}=" + (shown[0] if len(set(shown)) == 1 and len(self.ranges) == len(self.marked)
                                         else "[" + ",".join(shown) + "]")
+        if self.static:
+            s += ":mark_static=[" + ",".join(map(str, sorted(self.static))) + "]"
         if self.dtype is not None:
             s += f":dtype={self.dtype}"
         return s
@@ -241,6 +249,17 @@ def checked_tensor(what: str, shape: Sequence[int], stride: Sequence[int] | None
     return TensorArg(tuple(shape), None if stride is None else tuple(stride), offset, frozenset(dims), dtype)
 
 
+def mark_static(t: TensorArg, dims: Sequence[int], what: str, value: object = None) -> TensorArg:
+    """``t`` with ``dims`` marked static (``torch._dynamo.mark_static``). Raises ShapeSpecError
+    for a dim that is not ``t``'s, or one marked dynamic too (torch would trace it dynamic)."""
+    bad = [d for d in dims if not 0 <= d < len(t.shape) or d in t.marked]
+    if bad:
+        why = ("is marked both dynamic and static (torch traces it dynamic: give it in mark_dynamic only)"
+               if bad[0] in t.marked else f"is not a dim of a {len(t.shape)}-d tensor")
+        raise ShapeSpecError(f"{what}: mark_static dim {str(bad[0])[:24]} {why}", param="inputs", value=value)
+    return replace(t, static=frozenset(dims))
+
+
 def mark_ranges(t: TensorArg, marked: Sequence[int], bounds: Mapping[str, Sequence[int]], what: str,
                 value: object = None) -> TensorArg:
     """``t`` with the range of each marked dim: ``bounds`` holds ``min`` and/or ``max``,
@@ -308,13 +327,15 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     ``NAME=[...]:stride=[...]``, ``NAME=[...]:offset=N``,
     ``NAME=[...]:mark_dynamic=[i,...]`` (dims marked dynamic; with ``:min=N:max=M``, or
     ``:min=[...]:max=[...]`` one per marked dim, their range, :func:`mark_ranges`),
+    ``NAME=[...]:mark_static=[i,...]`` (dims marked static: :func:`mark_static`),
     ``NAME=[...]:dtype=bool`` (torch's dtype names, :func:`parse_dtype`; options combine),
     ``NAME=INT`` (a Python int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5`` or ``10.0``),
     and the other Python values (:func:`~fxcache_core.lookup.pyvalues.parse_value`):
     ``NAME=True``/``False``/``None``, a string (``'gelu'``, ``"gelu"``, or a bare
-    word ``gelu``), a tuple (``(2,3)``). The three scalars differ as torch traces
-    them: an int is a constant or a SymInt, a float a constant or a tensorified 0-d
-    float64 input, a 0-d tensor a tensor input; the other values are constants.
+    word ``gelu``), a tuple (``(2,3)``), a ``torch.dtype`` (``torch.float16``, ``torch.half``;
+    a bare ``float16`` is the str: :class:`~fxcache_core.lookup.pyvalues.TorchDtype`). The three
+    scalars differ as torch traces them: an int is a constant or a SymInt, a float a constant
+    or a tensorified 0-d float64 input, a 0-d tensor a tensor input; the rest are constants.
 
     Raises:
         ShapeSpecError: anything else, with the reason (an unknown dtype lists the known
@@ -332,7 +353,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     if rhs.startswith("["):
         shape_text, *opts = rhs.split(":")
         shape = _int_list(shape_text, f"{param('inputs')} {name}: shape")
-        stride, offset, marked, dtype = None, 0, (), None
+        stride, offset, marked, dtype, static = None, 0, (), None, ()
         bounds: dict[str, tuple[int, ...]] = {}
         for opt in opts:
             k, _, v = opt.partition("=")
@@ -342,6 +363,8 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
                 offset = parse_int64(v, f"{param('inputs')} {name}: offset", "inputs")
             elif k == "mark_dynamic":
                 marked = _int_list(v, f"{param('inputs')} {name}: mark_dynamic")
+            elif k == "mark_static":
+                static = _int_list(v, f"{param('inputs')} {name}: mark_static")
             elif k == "dtype":
                 dtype = parse_dtype(v, f"{param('inputs')} {name}: dtype")
             elif k in ("min", "max"):
@@ -349,8 +372,10 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
             else:
                 raise ShapeSpecError(
                     f"{param('inputs')} {name}: unknown option {k!r} (stride=[...], offset=N, "
-                    "mark_dynamic=[...], min=N, max=N or dtype=NAME)", param="inputs", value=spec)
+                    "mark_dynamic=[...], mark_static=[...], min=N, max=N or dtype=NAME)", param="inputs", value=spec)
         t = checked_tensor(f"{param('inputs')} {name.strip()}", shape, stride, offset, marked, dtype, value=spec)
+        if static:
+            t = mark_static(t, static, f"{param('inputs')} {name.strip()}", spec)
         return source, mark_ranges(t, marked, bounds, f"{param('inputs')} {name.strip()}", spec) if bounds else t
     if ":" in rhs and raw[:1] not in ("'", '"'):
         _scalar_with_options(spec, name, rhs)
@@ -358,6 +383,8 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         return source, parse_int64(rhs, f"{param('inputs')} {name.strip()}", "inputs")
     if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", rhs):
         return source, float(rhs)
+    if re.fullmatch(r"torch\.\w+", rhs):
+        return source, PyValue(TorchDtype(parse_dtype(rhs, f"{param('inputs')} {name.strip()[:40]}")))
     value = parse_value(raw)
     if value is not None:
         return source, value

@@ -59,7 +59,8 @@ def dim_kind(source: str, dim: int, val: TensorArg, mode: DynamicMode,
     """How Dynamo makes dim ``dim`` of the call's ``source`` symbolic (see DynamicMode).
 
     ``dynamic`` (a symbol of its own), ``duck`` (equal sizes share a symbol),
-    ``static``, ``param`` (a parameter or buffer: static, never duck-sized) or
+    ``static``, ``marked-static`` (``mark_static``: static in every mode, whatever
+    automatic dynamic or a saved profile says), ``param`` (a parameter or buffer: static, never duck-sized) or
     ``unknown`` (the mode was not given). With ``duck_shape`` False
     (``torch.fx.experimental._config.use_duck_shape = False``, read by
     ``ShapeEnv.create_symbol``) an unmarked dim under dynamic=True gets a symbol of
@@ -67,6 +68,8 @@ def dim_kind(source: str, dim: int, val: TensorArg, mode: DynamicMode,
     """
     if dim in val.marked:
         return "dynamic"
+    if dim in val.static:
+        return "marked-static"
     if _PARAM_RE.search(source):
         return "param"
     if mode is DynamicMode.TRUE and duck_shape is False:
@@ -235,7 +238,11 @@ def _fit_size(b: Binding, name: str, dim: int, want: str, got: int, kind: str, m
         elif got > 1:
             static.append((where, got, kind))
     elif SYMBOL_RE.fullmatch(want):
-        if got in (0, 1):
+        if kind == "marked-static":
+            b.problems.append(Reason(
+                f"dim {dim} of {name} is marked static (mark_static) but symbolic here ({want}): torch "
+                f"traces it static at {got}, another graph", "marked-static-dim-symbolic"))
+        elif got in (0, 1):
             b.problems.append(Reason(
                 f"dim {dim} of {name} is {got}: torch specializes sizes 0 and 1, "
                 f"so this call compiles another graph (not {want})", "size-specialized"))

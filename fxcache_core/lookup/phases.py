@@ -91,6 +91,7 @@ class Auto:
             add = {d for s, d in self.dims if s == src and d < len(val.shape)}
             if src in self.every:
                 add |= set(range(len(val.shape)))
+            add -= val.static  # mark_static wins over automatic dynamic
             if add - val.marked:
                 out[src] = replace(val, marked=val.marked | frozenset(add))
         return out

@@ -12,6 +12,8 @@ evidence (:mod:`fxcache_core.lookup.accounting`).
 :class:`PyValue` holds one such value; :func:`parse_value` reads one from the
 user's words (``True``, ``None``, ``'gelu'``, ``"gelu"``, a bare word ``gelu``,
 ``(2,3)``) with :func:`ast.literal_eval` (the user's input, never cache content);
+:class:`TorchDtype` is a ``torch.dtype`` argument (``torch.float16``), which Dynamo
+specializes the same way (a constant of the graph, its value guarded);
 :func:`same_value` compares two as Dynamo's guards do (``True`` is not ``1``).
 Ints and floats stay plain Python numbers (Dynamo may make them symbolic:
 :mod:`fxcache_core.lookup.int_args`, :mod:`fxcache_core.lookup.floats`). Never
@@ -35,9 +37,25 @@ _NUMBER_WORDS = frozenset({"inf", "nan", "Infinity", "NaN"})
 
 
 @dataclass(frozen=True, slots=True)
+class TorchDtype:
+    """A ``torch.dtype`` argument of a call (``torch.float16``): Dynamo passes it to the
+    graph as a constant and guards its value. Written and shown as ``torch.NAME``.
+
+    Attributes:
+        name: torch's name of the dtype (``float16``, never an alias such as ``half``:
+            :func:`fxcache_core.lookup.binding.parse_dtype`).
+    """
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
 class PyValue:
-    """A bool, None, str or tuple argument of a call (a tuple may hold ints, floats
-    and these, nested).
+    """A bool, None, str, tuple or ``torch.dtype`` (:class:`TorchDtype`) argument of a
+    call (a tuple may hold ints, floats and these, nested).
 
     Attributes:
         value: the Python value (``True``, ``None``, ``'gelu'``, ``(2, 3)``).
@@ -56,9 +74,11 @@ class PyValue:
 
 def kind_of(value: object) -> str:
     """A Python value's type as a message names it: ``bool``, ``None``, ``str``,
-    ``tuple``, ``int``, ``float`` (``other`` for anything else)."""
+    ``tuple``, ``int``, ``float``, ``torch.dtype`` (``other`` for anything else)."""
     if value is None:
         return "None"
+    if isinstance(value, TorchDtype):
+        return "torch.dtype"
     for t in (bool, int, float, str, tuple):
         if isinstance(value, t):
             return t.__name__
@@ -116,4 +136,4 @@ def parse_value(text: str) -> PyValue | None:
     return None
 
 
-__all__ = ["PyValue", "kind_of", "parse_value", "same_value", "text_of"]
+__all__ = ["PyValue", "TorchDtype", "kind_of", "parse_value", "same_value", "text_of"]

@@ -21,12 +21,15 @@ flag its layers read, a state of the module the cache does not record: a call de
 read; :func:`cat_rows` keys that record no function; :func:`regroup_baked` an int in the size lists of
 view and repeat (fxcache_core/lookup/int_sizes.py); :func:`gated` a graph break before which
 the int is never read (fxcache_core/lookup/after_break.py), :func:`gated_early` one where
-it is. Few graphs: each costs the session a
-compile.
+it is; :func:`cast_to` a ``torch.dtype`` passed to ``.to()`` (its default, and the tensor's
+own dtype: no op), and :func:`cast_through` one reached through an expression, which must
+stay undecided. Few graphs: each costs the session a compile.
 
 A call is described as the other cases' are, one element per positional parameter,
 plus, last, a dict of keyword arguments (``[[8, 16], {"clip": True, "scale": [16]}]``: Python
-values, ``{"tuple": [1, 0]}`` for a tuple, and a list of ints for a tensor of that shape):
+values, ``{"tuple": [1, 0]}`` for a tuple, ``{"dtype": "float16"}`` for ``torch.float16``, and a
+list of ints for a tensor of that shape; ``"@static": [0]`` marks those dims of the first
+tensor static, ``torch._dynamo.mark_static``):
 :func:`keyword_inputs` makes the call, ``tests.helpers.match_args_for`` the ``--inputs``
 items. This module imports torch; no ``from __future__ import annotations`` (see
 ``demo.cases``).
@@ -45,13 +48,19 @@ def keyword_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     of that shape); a positional int is passed as it is."""
     *positional, last = shapes if shapes and isinstance(shapes[-1], dict) else (*shapes, {})
     args = tuple(seeded_tensor(list(d), seed=i) if isinstance(d, list) else d for i, d in enumerate(positional))
-    kwargs = {k: seeded_tensor(v, seed=9) if isinstance(v, list) else python_value(v) for k, v in dict(last).items()}
+    kwargs = {k: seeded_tensor(v, seed=9) if isinstance(v, list) else python_value(v) for k, v in dict(last).items()
+              if not k.startswith("@")}
+    for d in dict(last).get("@static", ()):
+        torch._dynamo.mark_static(args[0], d)
     return args, kwargs
 
 
 def python_value(v: Any) -> Any:
     """A keyword value of a call description as the call passes it: ``{"tuple": [1, 0]}``
-    is the tuple ``(1, 0)`` (a call description is JSON, which has no tuples)."""
+    is the tuple ``(1, 0)`` (a call description is JSON, which has no tuples), ``{"dtype":
+    "float16"}`` is ``torch.float16``."""
+    if isinstance(v, dict) and set(v) == {"dtype"}:
+        return getattr(torch, v["dtype"])
     return tuple(v["tuple"]) if isinstance(v, dict) and set(v) == {"tuple"} else v
 
 
@@ -192,6 +201,21 @@ def cat_rows(xs, dim=0):
     return torch.cat(xs, dim=dim).relu()
 
 
+def cast_to(x, dtype=torch.float16):
+    # A torch.dtype passed to .to() (dynamic=True): built with its default (the graph's
+    # convert_element_type to float16) and with float32, x's own dtype (.to returns x: no op,
+    # and the result is returned, so a convert would have stayed). + 7: the float32 graph is
+    # then no other case's (an FX key two functions share records the first one's frame).
+    return (x * 2).to(dtype) + 7
+
+
+def cast_through(x, dtype=torch.float16):
+    # A dtype reached through an expression: which one the key was traced with is not
+    # read off its graph, and a verdict must stay undecided. (x * 3: cast_to's graph would
+    # be one key for both functions.)
+    return (x * 3).to(dtype if x.dim() == 2 else torch.float32) + 1
+
+
 def _attend(y, flag=False, **rest):
     # The keyword's reader, one call below the compiled frame (as a transformers model's
     # layers read output_attentions): the compiled frame only passes **kwargs on.
@@ -267,6 +291,11 @@ ARGUMENT_CASES = [
          doc="a data-dependent if breaks the graph; an int read only after it"),
     Case("gated_early", gated_early, {"dynamic": None}, [[[4, 8], 3]], make_inputs=keyword_inputs,
          doc="the same break, the int read before it too: undecided"),
+
+    Case("cast_to", cast_to, {"dynamic": True}, [[[4, 8]], [[4, 8], {"dtype": {"dtype": "float32"}}]],
+         make_inputs=keyword_inputs, doc="a torch.dtype passed to .to(), built with its default and with x's own"),
+    Case("cast_through", cast_through, {"dynamic": True}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="a torch.dtype reached through an expression: undecided"),
     Case("kw_built_with", kw_built_with, {"dynamic": False}, [[[6, 5], {"flag": True}]], make_inputs=keyword_inputs,
          doc="a flag through **kwargs, built with flag=True: undecided without the build's trace"),
     Case("kw_built_without", kw_built_without, {"dynamic": False}, [[[6, 5]]], make_inputs=keyword_inputs,

@@ -147,6 +147,23 @@ BREAK_UNDECIDED = [("gated_early", [[4, 8], 4])]                   # torch: the 
 # A module whose parameters need grad, called without a backward: the forward's FX key alone.
 UNNAMED_CALLS = [("grad_forward", [[4, 8]])]                       # torch: a hit on that FX key
 
+# cast_to (dynamic=True), built with its default dtype=torch.float16 (a convert_element_type
+# in the graph) and with torch.float32, x's own dtype (.to returns x: no op in that graph);
+# cast_through reaches its dtype through an expression, which no graph constant shows.
+DTYPE_CALLS = [
+    ("cast_to", [[6, 8]]),                                        # hit: the default's key
+    ("cast_to", [[6, 8], {"dtype": {"dtype": "float16"}}]),       # hit: the default, given
+    ("cast_to", [[6, 8], {"dtype": {"dtype": "bfloat16"}}]),      # new graph: another convert
+    ("cast_to", [[6, 8], {"@static": [0]}]),                      # new graph: mark_static keeps dim 0 at 6
+]
+# Undecided, torch: a hit. float32 is x's own dtype, for which .to makes no op in the key built
+# with it, and neither does .to(None), another graph; cast_through's dtype through an expression.
+DTYPE_UNDECIDED = [
+    ("cast_to", [[6, 8], {"dtype": {"dtype": "float32"}}]),
+    ("cast_through", [[6, 8], {"dtype": {"dtype": "float16"}}]),
+]
+
+
 
 def _id(case: str, shapes: list, *options: dict) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}" + ("-after-recompile" if options else "")
@@ -598,3 +615,37 @@ def test_an_int_read_before_the_graph_break_too_leaves_the_first_frame_undecided
     assert first["line"].startswith("UNDECIDED: n reaches this key's graph at line"), first["line"]
     aot = [lk for lk in arg_answers[call_id(case, shapes)]["lookups"] if lk["kind"] == "aotautograd"]
     assert aot[0]["hit"] and aot[0]["key"] in {k.key for k in scan_cache(real_cache.root).keys}, aot
+
+@pytest.mark.parametrize("case,shapes", DTYPE_CALLS, ids=[_id(*c) for c in DTYPE_CALLS])
+def test_a_dtype_is_read_off_the_convert_its_graph_has_or_lacks(real_cache, arg_answers, case, shapes):
+    """Each key is looked up as torch looked it up, and the verdict is torch's: a hit
+    accounts for dtype (given, or its default torch.float16 read from the source) by the
+    dtype the key's graph converts to; another dtype rules each key out, the float32 key
+    too (a .to() of another dtype than x's would have left a convert in its graph); a dim
+    marked static rules out the keys that have it symbolic."""
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    own = {w["key"] for w in real_cache.writes(case)}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+    if v["status"] == "hit":
+        how = {p["name"]: (p["how"], p["given"]) for p in v["params"]}
+        assert how == {"x": ("key-input", True), "dtype": ("baked-constant", len(shapes) > 1)}, v["params"]
+    else:
+        code = "marked-static-dim-symbolic" if "@static" in shapes[-1] else "dtype-constant-differs"
+        assert v["status"] == "new-graph" and v["why_code"] == code, v
+
+
+@pytest.mark.parametrize("case,shapes", DTYPE_UNDECIDED, ids=[_id(*c) for c in DTYPE_UNDECIDED])
+def test_a_dtype_through_an_expression_or_no_convert_stays_undecided(real_cache, arg_answers, case, shapes):
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "dtype-provenance-unknown", fv
+    named = "dtype if x.dim() == 2 else torch.float32" if case == "cast_through" else "given None"
+    assert named in fv["line"], fv["line"]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"

@@ -237,9 +237,22 @@ def _origin_and_sources(catalog: Catalog, key: CacheKey) -> tuple[Origin | None,
         fx = catalog.fx_entry_for(d.forward.key, d.forward.guards_expr)
         if fx is not None:
             fd = catalog.load(fx)
-            if isinstance(fd, DecodedEntry):
+            if isinstance(fd, DecodedEntry) and _same_code(d.origin, fd.origin):
                 return fd.origin, sources
     return None, sources
+
+
+def _same_code(own: Origin | None, fx: Origin | None) -> bool:
+    """Whether the FX entry an AOTAutograd entry loads was traced from the code the
+    AOTAutograd entry's own graph was (its first op's file and function among the FX
+    graph's): two functions whose graphs lower alike share one FX key, whose stacks are
+    those of the compile that wrote it, and another function's frame must not be taken
+    for this key's. Without the AOTAutograd entry's own frames, the FX entry's stand."""
+    if own is None or fx is None:
+        return fx is not None
+    if own.function == fx.function:  # the same first op, as a rule: then the same file
+        return own.file == fx.file
+    return own.function in fx.functions  # passes may put another op first
 
 
 @dataclass(frozen=True, slots=True)

@@ -283,3 +283,21 @@ def test_the_index_keeps_the_stack_that_names_a_keys_function(tmp_path, monkeypa
     assert rows == cold
     assert warm == cold and any(o is not None and o.outer for o in cold.values())
     assert {k: function_name(o).label for k, o in warm.items()} == {k: function_name(o).label for k, o in cold.items()}
+
+
+def test_an_fx_key_shared_by_two_functions_lends_its_frame_only_to_the_one_it_was_traced_from():
+    """Two functions whose graphs lower alike share one FX key, whose stacks are those of
+    the compile that wrote it. An AOTAutograd key whose own graph was traced from another
+    function does not take that frame (its parameters would be checked against the wrong
+    code); one traced from the same code does, even when passes put another op first.
+    (Synthetic origins: the layout needs two functions compiling to one FX graph.)"""
+    from fxcache_core.functions.frames import _same_code
+
+    fx = Origin("same_graph_two_regions", "/t/cases.py", 106, ("same_graph_two_regions",),
+                (("same_graph_two_regions", "/t/cases.py", 106),))
+    assert _same_code(Origin("same_graph_two_regions", "/t/cases.py", 107), fx)
+    assert not _same_code(Origin("cast_to", "/t/cases_args.py", 158), fx)
+    assert not _same_code(Origin("same_graph_two_regions", "/t/other.py", 106), fx)  # same name, other file
+    inlined = Origin("forward", "/t/m.py", 40, ("forward", "helper"), (("forward", "/t/m.py", 40),))
+    assert _same_code(Origin("helper", "/t/h.py", 3), inlined)
+    assert _same_code(None, fx) and not _same_code(Origin("f", "/a.py", 1), None)

@@ -6,12 +6,15 @@ contiguous), ``x=[16,4]:stride=[1,16]``, ``n=7`` (an int argument),
 ``x=[6,6]:mark_dynamic=[0,1]`` (dims marked dynamic; ``:min=2:max=16`` gives their
 range, one for every marked dim or a list, one per dim), ``mask=[2,8]:dtype=bool``
 (a dtype, by torch's name; without it a verdict assumes the key's, and says so),
-``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float), and the other Python
+``w=[8,8]:requires_grad=True`` (whether it requires grad; without it, as when the key
+was compiled), ``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float), and the other Python
 values Dynamo specializes on (:mod:`fxcache_core.lookup.pyvalues`): ``clip=True``,
 ``mask=None``, ``act='gelu'`` (or ``act=gelu``), ``dims=(2,3)``. Each name is the
 Dynamo source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
 is taken as written. A guard placeholder's source (``L['x'].size()[0]``) is
-then read off these values.
+then read off these values. ``torch.is_grad_enabled()=False`` is no input but the
+grad mode the call runs under (:data:`GRAD_MODE`; without it, as when the key was
+compiled).
 
 Which graph Dynamo traces for a call also depends on how each dim is made
 symbolic, which the cache does not record: :class:`DynamicMode` (the
@@ -77,6 +80,8 @@ class TensorArg:
         ranges: (dim, min, max) for each marked dim given a range
             (``mark_dynamic(x, dim, min=..., max=...)``; None: that bound not given);
             () when marked without one.
+        requires_grad: whether the tensor requires grad; None when not said (a verdict
+            then takes it to be as when the key was compiled).
     """
 
     shape: tuple[int, ...]
@@ -85,6 +90,7 @@ class TensorArg:
     marked: frozenset[int] = frozenset()
     dtype: str | None = None
     ranges: tuple[tuple[int, int | None, int | None], ...] = ()
+    requires_grad: bool | None = None
 
     def strides(self) -> tuple[int, ...]:
         """The given strides, or those of a contiguous tensor of this shape."""
@@ -113,6 +119,8 @@ class TensorArg:
                                         else "[" + ",".join(shown) + "]")
         if self.dtype is not None:
             s += f":dtype={self.dtype}"
+        if self.requires_grad is not None:
+            s += f":requires_grad={self.requires_grad}"
         return s
 
 
@@ -164,6 +172,11 @@ def dtype_of_abbr(abbr: str) -> str | None:
 InputValue = TensorArg | int | float | PyValue
 """One input of a call: a tensor, a Python int, a Python float, or another Python
 value (:class:`~fxcache_core.lookup.pyvalues.PyValue`: a bool, None, a str, a tuple)."""
+
+GRAD_MODE = "torch.is_grad_enabled()"
+"""The name of the ``--inputs`` item that gives the grad mode a call runs under
+(``torch.is_grad_enabled()=False`` for a call under ``torch.no_grad()``), and its key in
+the parsed inputs; :mod:`fxcache_core.lookup.ambient` reads it."""
 
 _NAME_RE = re.compile(r"[A-Za-z_]\w*((\[-?\d+\])|(\['[^'\]]*'\])|(\.[A-Za-z_]\w*))*")
 _SOURCE_RE = re.compile(r"[LG]\[.+")
@@ -309,6 +322,8 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     ``NAME=[...]:mark_dynamic=[i,...]`` (dims marked dynamic; with ``:min=N:max=M``, or
     ``:min=[...]:max=[...]`` one per marked dim, their range, :func:`mark_ranges`),
     ``NAME=[...]:dtype=bool`` (torch's dtype names, :func:`parse_dtype`; options combine),
+    ``NAME=[...]:requires_grad=True``, ``torch.is_grad_enabled()=False`` (the grad mode:
+    :data:`GRAD_MODE`),
     ``NAME=INT`` (a Python int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5`` or ``10.0``),
     and the other Python values (:func:`~fxcache_core.lookup.pyvalues.parse_value`):
     ``NAME=True``/``False``/``None``, a string (``'gelu'``, ``"gelu"``, or a bare
@@ -324,6 +339,12 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         raise ShapeSpecError(f"{param('inputs')} {spec!r}: expected NAME=[d0,d1,...], NAME=INT or NAME=VALUE",
                              param="inputs", value=spec)
     name, _, raw = spec.partition("=")
+    if name.strip() == GRAD_MODE:
+        mode = parse_value(raw.strip())
+        if mode is None or type(mode.value) is not bool:
+            raise ShapeSpecError(f"{param('inputs')} {GRAD_MODE}: {raw.strip()[:20]!r} is not True or False",
+                                 param="inputs", value=spec)
+        return GRAD_MODE, mode
     source = canonical_source(name)
     raw = raw.strip()
     rhs = raw.replace(" ", "")
@@ -332,7 +353,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     if rhs.startswith("["):
         shape_text, *opts = rhs.split(":")
         shape = _int_list(shape_text, f"{param('inputs')} {name}: shape")
-        stride, offset, marked, dtype = None, 0, (), None
+        stride, offset, marked, dtype, grad = None, 0, (), None, None
         bounds: dict[str, tuple[int, ...]] = {}
         for opt in opts:
             k, _, v = opt.partition("=")
@@ -346,11 +367,18 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
                 dtype = parse_dtype(v, f"{param('inputs')} {name}: dtype")
             elif k in ("min", "max"):
                 bounds[k] = _int_list(v, f"{param('inputs')} {name}: {k}")
+            elif k == "requires_grad" and v in ("True", "False"):
+                grad = v == "True"
+            elif k == "requires_grad":
+                raise ShapeSpecError(f"{param('inputs')} {name}: requires_grad={v[:20]!r} is not True or False",
+                                     param="inputs", value=spec)
             else:
                 raise ShapeSpecError(
                     f"{param('inputs')} {name}: unknown option {k!r} (stride=[...], offset=N, "
-                    "mark_dynamic=[...], min=N, max=N or dtype=NAME)", param="inputs", value=spec)
+                    "mark_dynamic=[...], min=N, max=N, dtype=NAME or requires_grad=True)", param="inputs", value=spec)
         t = checked_tensor(f"{param('inputs')} {name.strip()}", shape, stride, offset, marked, dtype, value=spec)
+        if grad is not None:
+            t = replace(t, requires_grad=grad)
         return source, mark_ranges(t, marked, bounds, f"{param('inputs')} {name.strip()}", spec) if bounds else t
     if ":" in rhs and raw[:1] not in ("'", '"'):
         _scalar_with_options(spec, name, rhs)

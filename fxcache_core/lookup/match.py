@@ -43,6 +43,7 @@ from fxcache_core.lookup.across_keys import (
     fit_through_loaders,
     unfit_through_loaders,
 )
+from fxcache_core.lookup.ambient import ambient_accounts
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Sibling
 from fxcache_core.lookup.inputs import takes
@@ -166,6 +167,9 @@ class _Run:
                                       *catalog.sources_for(k).values(), *(sym.source for sym in m.symbols),
                                       *(src for _, src in m.bound)) if s)
         acc = account(self.ledger, KeyCall(k, entry, m.compiled, q.inputs, taken, q.mode, rule, int_default))
+        done = frozenset(p.source for p in acc.params if p.source is not None)
+        acc = replace(acc, params=acc.params + tuple(
+            ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done)))
         m = replace(m, params=acc.params, params_unchecked=acc.unchecked)
         if acc.problems:
             return KeyMatch(key=k, fits=False, reasons=acc.problems, symbols=m.symbols, origin=origin,
@@ -286,6 +290,7 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
         FxcacheError: ``phase`` asks about the calls after a recompile where there is
             one phase (``dynamic=True`` or ``False``, FX keys bound by position).
     """
+    query = query.with_grad_mode()
     mode, positional, only, function = query.mode, query.positional, query.only, query.function
     if phase is Phase.AFTER_RECOMPILE and (mode in (DynamicMode.TRUE, DynamicMode.FALSE) or positional):
         raise FxcacheError(

@@ -16,6 +16,8 @@ HOW = {
     "no-input-none": "None, and the key takes no input from this tensor parameter",
     "unread": "the code never reads it (for **kwargs: never names the dict)",
     "tensor-given": "a tensor the key takes no input from (the key's notes decide)",
+    "grad-mode": "the grad mode given: the entry has a backward, compiled with grad enabled",
+    "requires-grad": "whether the input requires grad, as the entry records",
     "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
     "default-assumed": "assumed: left out (None), as when the key was compiled",
     "tuple-assumed": "assumed: the constants of the key's graph, from a tuple as the call's (a list is another graph)",

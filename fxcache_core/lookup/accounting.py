@@ -69,7 +69,7 @@ from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, fram
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
-from fxcache_core.lookup.fit_floats import baked_float, baked_value, traced_float
+from fxcache_core.lookup.fit_floats import baked_float, baked_value, float_default, traced_float
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
@@ -159,6 +159,7 @@ class KeyCall:
             of the call's ints and floats.
         int_default: asks the same rule about a parameter left out, given its
             default (the user's source -> value).
+        auto_scalars: the ints and floats this pass makes symbols or tensors (``Auto.scalars``).
     """
 
     key: CacheKey
@@ -169,6 +170,7 @@ class KeyCall:
     mode: DynamicMode
     int_rule: IntRule = IntRule()
     int_default: Callable[[str, int | float], IntRule] | None = None
+    auto_scalars: frozenset[str] = frozenset()
 
 
 def settled_by_record(ledger: Ledger, key: CacheKey, frame: CompiledFrom | None,
@@ -254,6 +256,10 @@ class _Param:
                     "none-for-input"))
             if self.user_src is None and d.given and d.literal and (pinned := self.pinned_default(d.value)):
                 return pinned
+            if self.user_src is None and d.given and d.literal and type(d.value) is float and (got := float_default(
+                    p.name, d.value, [(i.source, i.type) for i in self.call.entry.inputs], self.sources,
+                    self.call.mode, self.call.auto_scalars)):
+                return self.result(*got)
             if (longer := self.longer()) is not None:
                 return longer
             return self.result("accounted", Reason(f"{p.name}: an input of this key", "key-input"))

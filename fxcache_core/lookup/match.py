@@ -129,7 +129,7 @@ class _Run:
                for name, other, symbols in self.aot_symbols if name != key.key]
         return sorted(out, key=lambda s: not s.same_function)
 
-    def with_call_rules(self, m: KeyMatch, origin: Origin | None) -> KeyMatch:
+    def with_call_rules(self, m: KeyMatch, origin: Origin | None, auto: Auto | None = None) -> KeyMatch:
         """What the call's int arguments say about an AOTAutograd key that fits
         (:func:`~fxcache_core.lookup.int_args.int_argument_rule`), then every parameter
         of the compiled frame accounted for (:func:`~fxcache_core.lookup.accounting.account`),
@@ -166,7 +166,8 @@ class _Run:
         taken = frozenset(s for s in (*entry.arg_sources, *(i.source for i in entry.inputs),
                                       *catalog.sources_for(k).values(), *(sym.source for sym in m.symbols),
                                       *(src for _, src in m.bound)) if s)
-        acc = account(self.ledger, KeyCall(k, entry, m.compiled, q.inputs, taken, q.mode, rule, int_default))
+        acc = account(self.ledger, KeyCall(k, entry, m.compiled, q.inputs, taken, q.mode, rule, int_default,
+                                           auto.scalars if auto is not None else frozenset()))
         done = frozenset(p.source for p in acc.params if p.source is not None)
         acc = replace(acc, params=acc.params + tuple(
             ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done)))
@@ -213,7 +214,7 @@ class _Run:
                 if auto:
                     m = replace(m, auto=auto.shown(), profile=auto.profile,
                                 uncertain=m.uncertain + ((auto.uncertain,) if auto.uncertain else ()))
-                m = self.with_loaders(self.with_call_rules(m, origin))
+                m = self.with_loaders(self.with_call_rules(m, origin, auto))
                 used.update(p.source for p in m.params if p.source is not None)
                 if self.recompiled is not None:
                     m = static_after_recompile(catalog, m, self.recompiled, self.query.inputs)

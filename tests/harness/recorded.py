@@ -58,7 +58,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.SCALAR_CALLS, *arguments.SCALAR_UNDECIDED,
              *arguments.RETRACE_CALLS, *arguments.RETRACE_UNDECIDED, *arguments.MODE_UNDECIDED,
              *arguments.UNATTRIBUTED_CALLS, *arguments.UNATTRIBUTED_UNDECIDED, *arguments.SYMBOLIC_CALLS,
-             *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS]
+             *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS, *arguments.GRAD_CALLS,
+             *arguments.GRAD_UNDECIDED, *arguments.FLOAT_DEFAULT_CALLS]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

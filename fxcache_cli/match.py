@@ -35,11 +35,12 @@ def match_cmd(
         "--inputs", "--shapes", "-s",
         help="An argument of the call, NAME=VALUE (repeat, or comma-separate): a tensor NAME=[d0,d1,...] "
         "(NAME=[] a 0-d tensor; :mark_dynamic=[0,1] marks dims, :mark_static=[0] marks them static, "
-        ":dtype=bool names the dtype, else the key's is assumed, and said), a Python int NAME=7, float "
-        "NAME=0.5, bool NAME=True, NAME=None, string NAME='gelu' (or NAME=gelu), tuple NAME=(2,3), "
-        "torch.dtype NAME=torch.float16. NAME is the compiled function's parameter "
-        "(x, xs[0]), or a module's state (self.training=True: undecided, the cache does not record it); "
-        "a parameter left out takes its default. --shapes is the older name.")] = None,
+        ":dtype=bool names the dtype, else the key's is assumed, and said; :requires_grad=True), a Python "
+        "int NAME=7, float NAME=0.5, bool NAME=True, NAME=None, string NAME='gelu' (or NAME=gelu), tuple "
+        "NAME=(2,3), torch.dtype NAME=torch.float16. NAME is the compiled function's parameter (x, xs[0]), "
+        "a module's state (self.training=True: undecided, the cache does not record it) or a global "
+        "(G['GAIN']=3.0: undecided too); torch.is_grad_enabled()=False is the grad mode. A parameter left "
+        "out takes its default. --shapes is the older name.")] = None,
     dynamic: DynamicOpt = None,
     duck_shape: Annotated[bool | None, typer.Option(
         "--duck-shape/--no-duck-shape", help="torch.fx.experimental._config.use_duck_shape "

@@ -319,7 +319,8 @@ def match_args_for(case: str, shapes: list) -> list[str]:
 
     ``--dynamic`` as the case is compiled; ``--shapes`` per parameter (``x=[4,3]``,
     ``n=7``, ``xs[0]=[3,4]`` for a list), with ``:mark_dynamic=[...]`` where the
-    case's inputs are marked; ``--inputs NAME=VALUE`` for a trailing dict of keyword
+    case's inputs are marked and ``:requires_grad=...`` where the trailing dict says
+    (``"w.requires_grad": False``); ``--inputs NAME=VALUE`` for the rest of a trailing dict of keyword
     Python values (``{"clip": True}``: tests/harness/cases_args.py); and the locals
     of other frames (``_OTHER_FRAMES``).
     """
@@ -338,6 +339,8 @@ def match_args_for(case: str, shapes: list) -> list[str]:
     static = _marked(case, shapes, "_dynamo_static_indices")
     keywords = shapes[-1] if shapes and isinstance(shapes[-1], dict) else {}
     shapes = shapes[:-1] if keywords else shapes
+    grads = {k.removesuffix(".requires_grad"): v for k, v in keywords.items() if k.endswith(".requires_grad")}
+    keywords = {k: v for k, v in keywords.items() if not k.endswith(".requires_grad")}
     for name, desc in zip(_names(case), shapes, strict=False):
         if isinstance(desc, list) and desc and all(_is_shape(d) for d in desc):
             for i, d in enumerate(desc):
@@ -345,6 +348,7 @@ def match_args_for(case: str, shapes: list) -> list[str]:
         else:
             mark = f":mark_dynamic={json.dumps(marked[name])}" if name in marked else ""
             mark += f":mark_static={json.dumps(static[name])}" if name in static else ""
+            mark += f":requires_grad={grads[name]}" if name in grads else ""
             out += ["--shapes", f"{name}={json.dumps(desc)}{mark}".replace(" ", "")]
     for name, value in keywords.items():  # Python values: --inputs NAME=VALUE as Python writes it
         if name.startswith("@"):

@@ -117,6 +117,10 @@ class DecodedEntry:
         forward, backward: AOTAutograd entries: the FX graphs it loads.
         arg_sources: AOTAutograd entries: Dynamo source of each flat input
             (``aot_autograd_arg_pos_to_source``), None where unknown.
+        requires_grad: AOTAutograd entries: whether each flat input required grad when
+            the entry was compiled (``runtime_metadata.input_info[i].requires_grad``, the
+            tensor's own flag whatever the grad mode; False for a SymInt), None where
+            unknown; () when not recorded. Read with ``arg_sources``.
         compile_time_ns: time the compile took (ns), where stored.
         origin: the user code the graph was traced from, where the stored
             graph string says (``# File: ... in fn``).
@@ -147,6 +151,7 @@ class DecodedEntry:
     forward: FxRef | None = None
     backward: FxRef | None = None
     arg_sources: tuple[str | None, ...] = ()
+    requires_grad: tuple[bool | None, ...] = ()
     compile_time_ns: int | None = None
     hints: tuple[tuple[str, int], ...] = ()
     origin: Origin | None = None
@@ -363,12 +368,28 @@ def _arg_sources(cfg: Any) -> tuple[str | None, ...]:
     return tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()
 
 
+def _requires_grad(meta: Any) -> tuple[bool | None, ...]:
+    """``requires_grad`` of each ``InputAliasInfo`` of a ``ViewAndMutationMeta``
+    (torch/_functorch/_aot_autograd/schemas.py); () where it records none."""
+    infos = meta.field("input_info") if isinstance(meta, Stub) else None
+    if not isinstance(infos, list):
+        return ()
+    out: list[bool | None] = []
+    for info in infos:
+        rg = info.field("requires_grad") if isinstance(info, Stub) else None
+        out.append(rg if isinstance(rg, bool) else None)
+    return tuple(out)
+
+
 def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[str],
                 want: frozenset[str]) -> DecodedEntry:
     f = _Fields()
     sources: tuple[str | None, ...] = ()
+    grads: tuple[bool | None, ...] = ()
     if "arg_sources" in want or "inputs" in want:
         sources = _same(f.read("arg_sources", (), _arg_sources, root.field("sanitized_aot_config")))
+    if "arg_sources" in want:
+        grads = f.read("arg_sources", (), _requires_grad, root.field("runtime_metadata"))
     fw_graph = opt_str(root.field("aot_forward_graph_str"))
     inputs: tuple[GraphInput, ...] = ()
     if "inputs" in want:
@@ -391,7 +412,7 @@ def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[s
         kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,
         forward=f.read("forward", None, _fx_ref, root.field("compiled_fw"), lines) if "forward" in want else None,
         backward=f.read("backward", None, _fx_ref, root.field("compiled_bw"), lines) if "backward" in want else None,
-        arg_sources=sources if "arg_sources" in want else (), compile_time_ns=t, origin=origin,
+        arg_sources=sources if "arg_sources" in want else (), requires_grad=grads, compile_time_ns=t, origin=origin,
         globals_seen=seen if "globals_seen" in want else frozenset(),
         forward_graph=fw_graph if "forward_graph" in want else None, absent=tuple(f.absent),
     )

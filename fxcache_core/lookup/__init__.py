@@ -24,7 +24,8 @@ tensor or a list), ``int_args`` (ints baked into a sibling key) and ``dtype_args
 (the ``torch.dtype`` a graph was traced with); ``branches`` (the lines
 of the compiled frame a graph has ops from); ``unframed`` (the arguments a key that
 records no compiled frame cannot account for) and ``accounting`` (every parameter the
-compiled frame reads, accounted for before a verdict); ``key_lookup``
+compiled frame reads, accounted for before a verdict), ``ambient`` (the grad mode,
+each input's requires_grad and globals a call gives); ``key_lookup``
 (match_key: one key); ``across_keys`` (what the keys' results say together); ``unattributed``
 (keys that record no function, for a function no key records); ``match`` (the
 run over keys); ``prediction`` (the verdict per function); ``coverage`` (one

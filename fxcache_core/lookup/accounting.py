@@ -57,7 +57,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
@@ -70,11 +70,11 @@ from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
 from fxcache_core.lookup.dtype_args import default_dtype, dtype_account
-from fxcache_core.lookup.fit_floats import baked_float, baked_value, traced_float
+from fxcache_core.lookup.fit_floats import baked_float, baked_value, float_default, traced_float
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
-from fxcache_core.lookup.kwargs_evidence import kwargs_account
+from fxcache_core.lookup.kwargs_evidence import keywords_account
 from fxcache_core.lookup.module_state import module_state
 from fxcache_core.lookup.param_account import ARGUMENT_CODES as ARGUMENT_CODES
 from fxcache_core.lookup.param_account import HOW as HOW
@@ -160,6 +160,7 @@ class KeyCall:
             of the call's ints and floats.
         int_default: asks the same rule about a parameter left out, given its
             default (the user's source -> value).
+        auto_scalars: the ints and floats this pass makes symbols or tensors (``Auto.scalars``).
     """
 
     key: CacheKey
@@ -170,6 +171,7 @@ class KeyCall:
     mode: DynamicMode
     int_rule: IntRule = IntRule()
     int_default: Callable[[str, int | float], IntRule] | None = None
+    auto_scalars: frozenset[str] = frozenset()
 
 
 def settled_by_record(ledger: Ledger, key: CacheKey, frame: CompiledFrom | None,
@@ -205,7 +207,7 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
             f"parameters not checked: the source of {frame.name} ({os.path.basename(frame.file)}) {why}",
             "params-unchecked"))
     params = [_Param(ledger, call, frame, reads, p).account() for p in reads.params]
-    return Accounting(tuple(params + _extra(ledger, call, frame, reads, params)
+    return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
                             + module_state(call.inputs, frame, call.key)))
 
 
@@ -255,6 +257,10 @@ class _Param:
                     "none-for-input"))
             if self.user_src is None and d.given and d.literal and (pinned := self.pinned_default(d.value)):
                 return pinned
+            if self.user_src is None and d.given and d.literal and type(d.value) is float and (got := float_default(
+                    p.name, d.value, [(i.source, i.type) for i in self.call.entry.inputs], self.sources,
+                    self.call.mode, self.call.auto_scalars)):
+                return self.result(*got)
             if (longer := self.longer()) is not None:
                 return longer
             return self.result("accounted", Reason(f"{p.name}: an input of this key", "key-input"))
@@ -294,7 +300,7 @@ class _Param:
         (``dims[0]``): Dynamo guards a sequence's length, so unless the code never reads
         those items the key was traced with a shorter one, and torch traces another graph;
         the key's inputs do not say which. (A tuple too short for an item the key takes is
-        no fit at all: :func:`~fxcache_core.lookup.binding.value_of`.)"""
+        no fit at all: :func:`~fxcache_core.lookup.source_values.value_of`.)"""
         v = self.value()
         if self.user_src is None or not isinstance(v, (tuple, list)):
             return None
@@ -542,42 +548,6 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
         if kind == "baked":
             return acc.result("accounted", Reason(f"{acc.p.name}={text_of(v)}: {why}", "baked-constant"))
     return None
-
-
-def _extra(ledger: Ledger, call: KeyCall, frame: CompiledFrom, reads: FrameReads,
-           params: Sequence[ParamAccount]) -> list[ParamAccount]:
-    """The call's keywords that reach the ``**kwargs`` of the compiled frame, accounted
-    by :func:`~fxcache_core.lookup.kwargs_evidence.kwargs_account` (the dict as a whole:
-    the keywords given, or none): one account per keyword given that is no parameter of
-    the function and no input of the key, each with the dict's outcome, or one named
-    ``**kwargs`` where there is none. Under a module compiled whole the compiled frame's
-    ``L['kwargs']`` holds every keyword of the call, its named parameters' too."""
-    if not reads.varkw:
-        return []
-    named = {p.source for p in params if p.source is not None}
-    dict_keys: dict[str, object] = {}
-    own: list[tuple[str, str, object]] = []
-    for src, v in call.inputs.items():
-        m = re.fullmatch(r"L\['(?:kwargs'\]\[')?(\w+)'\]", src)
-        if m is None:
-            continue
-        name = m.group(1)
-        if reads.param(name) is None:
-            dict_keys[name] = v
-            taken = any(t == c or t.startswith((c + "[", c + ".")) for c in candidates(src, frame.params)
-                        for t in call.taken)
-            if src not in named and not isinstance(v, TensorArg) and not taken:
-                own.append((name, src, v))
-        elif frame.whole_module:
-            pos = f"L['args'][{frame.params.index(name)}]" if name in frame.params else None
-            if pos is None or pos not in call.taken:  # passed by keyword: in the wrapper's kwargs
-                dict_keys[name] = v
-    root = "L['kwargs']" if frame.whole_module or reads.varkw_name is None else f"L[{reads.varkw_name!r}]"
-    read = frame.whole_module or reads.varkw_read or reads.opaque
-    acc = kwargs_account(call.key.key, frame.name, root, dict_keys, ledger.recorded.get(call.key.key, ()), read)
-    if not own:
-        return [acc]
-    return [replace(acc, name=name, value=str(v), given=True, source=src) for name, src, v in own]
 
 
 def _sources(name: str, frame: CompiledFrom) -> tuple[str, ...]:

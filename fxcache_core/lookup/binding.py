@@ -7,13 +7,16 @@ contiguous), ``x=[16,4]:stride=[1,16]``, ``n=7`` (an int argument),
 range, one for every marked dim or a list, one per dim), ``x=[6,3]:mark_static=[0]``
 (dims marked static), ``mask=[2,8]:dtype=bool``
 (a dtype, by torch's name; without it a verdict assumes the key's, and says so),
-``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float), and the other Python
+``w=[8,8]:requires_grad=True`` (whether it requires grad; without it, as when the key
+was compiled), ``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float), and the other Python
 values Dynamo specializes on (:mod:`fxcache_core.lookup.pyvalues`): ``clip=True``,
 ``mask=None``, ``act='gelu'`` (or ``act=gelu``), ``dims=(2,3)``, and a
 ``torch.dtype``, ``dtype=torch.float16``. Each name is the
 Dynamo source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
 is taken as written. A guard placeholder's source (``L['x'].size()[0]``) is
-then read off these values.
+then read off these values. ``torch.is_grad_enabled()=False`` is no input but the
+grad mode the call runs under (:data:`GRAD_MODE`; without it, as when the key was
+compiled).
 
 Which graph Dynamo traces for a call also depends on how each dim is made
 symbolic, which the cache does not record: :class:`DynamicMode` (the
@@ -28,11 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
-from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.pyvalues import PyValue, TorchDtype, parse_value
-from fxcache_core.reasons import Reason
 
 
 class DynamicMode(Enum):
@@ -82,6 +82,8 @@ class TensorArg:
             (``mark_dynamic(x, dim, min=..., max=...)``; None: that bound not given);
             () when marked without one.
         static: dims marked static (``torch._dynamo.mark_static``), none in ``marked``.
+        requires_grad: whether the tensor requires grad; None when not said (a verdict
+            then takes it to be as when the key was compiled).
     """
 
     shape: tuple[int, ...]
@@ -91,6 +93,7 @@ class TensorArg:
     dtype: str | None = None
     ranges: tuple[tuple[int, int | None, int | None], ...] = ()
     static: frozenset[int] = frozenset()
+    requires_grad: bool | None = None
 
     def strides(self) -> tuple[int, ...]:
         """The given strides, or those of a contiguous tensor of this shape."""
@@ -121,6 +124,8 @@ class TensorArg:
             s += ":mark_static=[" + ",".join(map(str, sorted(self.static))) + "]"
         if self.dtype is not None:
             s += f":dtype={self.dtype}"
+        if self.requires_grad is not None:
+            s += f":requires_grad={self.requires_grad}"
         return s
 
 
@@ -172,6 +177,11 @@ def dtype_of_abbr(abbr: str) -> str | None:
 InputValue = TensorArg | int | float | PyValue
 """One input of a call: a tensor, a Python int, a Python float, or another Python
 value (:class:`~fxcache_core.lookup.pyvalues.PyValue`: a bool, None, a str, a tuple)."""
+
+GRAD_MODE = "torch.is_grad_enabled()"
+"""The name of the ``--inputs`` item that gives the grad mode a call runs under
+(``torch.is_grad_enabled()=False`` for a call under ``torch.no_grad()``), and its key in
+the parsed inputs; :mod:`fxcache_core.lookup.ambient` reads it."""
 
 _NAME_RE = re.compile(r"[A-Za-z_]\w*((\[-?\d+\])|(\['[^'\]]*'\])|(\.[A-Za-z_]\w*))*")
 _SOURCE_RE = re.compile(r"[LG]\[.+")
@@ -329,6 +339,8 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     ``:min=[...]:max=[...]`` one per marked dim, their range, :func:`mark_ranges`),
     ``NAME=[...]:mark_static=[i,...]`` (dims marked static: :func:`mark_static`),
     ``NAME=[...]:dtype=bool`` (torch's dtype names, :func:`parse_dtype`; options combine),
+    ``NAME=[...]:requires_grad=True``, ``torch.is_grad_enabled()=False`` (the grad mode:
+    :data:`GRAD_MODE`),
     ``NAME=INT`` (a Python int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5`` or ``10.0``),
     and the other Python values (:func:`~fxcache_core.lookup.pyvalues.parse_value`):
     ``NAME=True``/``False``/``None``, a string (``'gelu'``, ``"gelu"``, or a bare
@@ -345,6 +357,12 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         raise ShapeSpecError(f"{param('inputs')} {spec!r}: expected NAME=[d0,d1,...], NAME=INT or NAME=VALUE",
                              param="inputs", value=spec)
     name, _, raw = spec.partition("=")
+    if name.strip() == GRAD_MODE:
+        mode = parse_value(raw.strip())
+        if mode is None or type(mode.value) is not bool:
+            raise ShapeSpecError(f"{param('inputs')} {GRAD_MODE}: {raw.strip()[:20]!r} is not True or False",
+                                 param="inputs", value=spec)
+        return GRAD_MODE, mode
     source = canonical_source(name)
     raw = raw.strip()
     rhs = raw.replace(" ", "")
@@ -353,7 +371,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     if rhs.startswith("["):
         shape_text, *opts = rhs.split(":")
         shape = _int_list(shape_text, f"{param('inputs')} {name}: shape")
-        stride, offset, marked, dtype, static = None, 0, (), None, ()
+        stride, offset, marked, dtype, static, grad = None, 0, (), None, (), None
         bounds: dict[str, tuple[int, ...]] = {}
         for opt in opts:
             k, _, v = opt.partition("=")
@@ -369,13 +387,21 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
                 dtype = parse_dtype(v, f"{param('inputs')} {name}: dtype")
             elif k in ("min", "max"):
                 bounds[k] = _int_list(v, f"{param('inputs')} {name}: {k}")
+            elif k == "requires_grad" and v in ("True", "False"):
+                grad = v == "True"
+            elif k == "requires_grad":
+                raise ShapeSpecError(f"{param('inputs')} {name}: requires_grad={v[:20]!r} is not True or False",
+                                     param="inputs", value=spec)
             else:
                 raise ShapeSpecError(
                     f"{param('inputs')} {name}: unknown option {k!r} (stride=[...], offset=N, "
-                    "mark_dynamic=[...], mark_static=[...], min=N, max=N or dtype=NAME)", param="inputs", value=spec)
+                    "mark_dynamic=[...], mark_static=[...], min=N, max=N, dtype=NAME or requires_grad=True)",
+                    param="inputs", value=spec)
         t = checked_tensor(f"{param('inputs')} {name.strip()}", shape, stride, offset, marked, dtype, value=spec)
         if static:
             t = mark_static(t, static, f"{param('inputs')} {name.strip()}", spec)
+        if grad is not None:
+            t = replace(t, requires_grad=grad)
         return source, mark_ranges(t, marked, bounds, f"{param('inputs')} {name.strip()}", spec) if bounds else t
     if ":" in rhs and raw[:1] not in ("'", '"'):
         _scalar_with_options(spec, name, rhs)
@@ -469,131 +495,3 @@ def parse_sym(specs: Iterable[str]) -> dict[str, int]:
                 raise ShapeSpecError(f"{param('sym')} {shown!r}: expected tN=INT or a symbol, e.g. s77=INT", param="sym", value=part)
             out[m.group(1)] = parse_int64(m.group(2), f"{param('sym')} {m.group(1)}", "sym")
     return out
-
-
-_PROP_RE = re.compile(r"^(?P<base>.+?)(?:\.size\(\)\[(?P<size>\d+)\]|\.stride\(\)\[(?P<stride>\d+)\]"
-                      r"|(?P<offset>\.storage_offset\(\)))?$")
-
-
-@dataclass(frozen=True, slots=True)
-class SourceValue:
-    """The value a source takes under the user's inputs.
-
-    ``value`` is None when the source's input was not given (``unbound``) or
-    does not fit (``problem`` says why, e.g. a tensor has fewer dims:
-    ``rank-differs``, ``wrong-input-type``).
-    """
-
-    value: int | None
-    base: str
-    problem: Reason | None = None
-
-
-def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
-    """Read ``source`` (``L['x'].size()[0]``, ``L['n']``, ...) off the inputs."""
-    m = _PROP_RE.match(source)
-    base = m.group("base") if m else source
-    val = inputs.get(base)
-    if val is None:
-        val = _tuple_item(base, inputs)
-    if val is None:
-        return SourceValue(None, base, _beyond_tuple(base, inputs))
-    if isinstance(val, PyValue):
-        return SourceValue(None, base, Reason(f"{base} is the Python {val.kind} {val}, the entry takes it "
-                                              "as a tensor or an int", "wrong-input-type"))
-    if m and m.group("size") is not None:
-        if not isinstance(val, TensorArg):
-            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its size", "wrong-input-type"))
-        i = int(m.group("size"))
-        if i >= len(val.shape):
-            return SourceValue(None, base, Reason(f"{base} has {len(val.shape)} dims, the entry reads dim {i}", "rank-differs"))
-        return SourceValue(val.shape[i], base)
-    if m and m.group("stride") is not None:
-        if not isinstance(val, TensorArg):
-            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its stride", "wrong-input-type"))
-        i = int(m.group("stride"))
-        if i >= len(val.shape):
-            return SourceValue(None, base, Reason(f"{base} has {len(val.shape)} dims, the entry reads stride {i}", "rank-differs"))
-        return SourceValue(val.strides()[i], base)
-    if m and m.group("offset"):
-        if not isinstance(val, TensorArg):
-            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its storage offset", "wrong-input-type"))
-        return SourceValue(val.storage_offset, base)
-    if isinstance(val, TensorArg):
-        return SourceValue(None, base, Reason(f"{base} is a tensor, the entry needs it as an int", "wrong-input-type"))
-    if isinstance(val, float):
-        return SourceValue(None, base, Reason(f"{base} is a float, the entry takes it as an int (a SymInt)", "wrong-input-type"))
-    return SourceValue(val, base)
-
-
-_ITEM_RE = re.compile(r"^(?P<parent>.+)\[(?P<i>\d{1,4})\]$")
-
-
-def _item_of_tuple(base: str, inputs: Mapping[str, InputValue]) -> tuple[tuple, int, str] | None:
-    """For ``base`` = ``L['dims'][1]``: the tuple the call gives for ``L['dims']`` (whole,
-    or as an item of a tuple given), the index asked (1) and the parent source; None when
-    ``base`` names no item or no tuple is given there. The index may be past its end."""
-    m = _ITEM_RE.match(base)
-    if m is None:
-        return None
-    parent = inputs.get(m.group("parent"))
-    if parent is None:
-        parent = _tuple_item(m.group("parent"), inputs)
-    if not isinstance(parent, PyValue) or not isinstance(parent.value, tuple):
-        return None
-    return parent.value, int(m.group("i")), m.group("parent")
-
-
-def _tuple_item(base: str, inputs: Mapping[str, InputValue]) -> InputValue | None:
-    """``L['dims'][1]`` read off a tuple given as ``dims=(2,3)``: its int or float item
-    as such, another item as a :class:`~fxcache_core.lookup.pyvalues.PyValue`; None when
-    no tuple given holds it."""
-    found = _item_of_tuple(base, inputs)
-    if found is None or found[1] >= len(found[0]):
-        return None
-    item = found[0][found[1]]
-    if isinstance(item, (int, float)) and not isinstance(item, bool):
-        return item
-    return PyValue(item)
-
-
-def _beyond_tuple(base: str, inputs: Mapping[str, InputValue]) -> Reason | None:
-    """Where ``base`` (``L['shape'][1]``) is an item past the end of a tuple the call gives
-    whole (``shape=(24,)``): the key, which takes an input from that item, was traced with
-    a longer tuple, and no trace of this call has that input (Dynamo guards a tuple's
-    length, and an item that is not there is no input): torch traces another graph. None
-    elsewhere (no such tuple, or the item is in it)."""
-    found = _item_of_tuple(base, inputs)
-    if found is None or found[1] < len(found[0]):
-        return None
-    n = len(found[0])
-    name = user_source(found[2])
-    return Reason(f"{name} is a tuple of {n} item{'s' if n != 1 else ''} here, and this key takes an input from "
-                  f"{user_source(base)}: it was traced with a longer tuple (Dynamo guards a tuple's length), so "
-                  "torch traces another graph", "sequence-shorter")
-
-
-def is_size_source(source: str | None) -> bool:
-    """Whether a placeholder's source is a size, stride or storage offset of a
-    tensor (never negative); False for an int argument (``L['n']``, which may be)
-    and for an unknown source (it may be either)."""
-    return source is not None and (".size()[" in source or ".stride()[" in source
-                                   or source.endswith(".storage_offset()"))
-
-
-def check_signs(values: Mapping[str, int], symbols: Sequence[SymbolInfo], name: str) -> None:
-    """A negative value for a placeholder or symbol whose source is a size, stride or
-    storage offset (:func:`is_size_source`) is a usage error: no call gives one.
-    Where the source is unknown the value is taken as given (it may be an int argument).
-
-    Raises:
-        ShapeSpecError: naming parameter ``name`` (``sym``, ``range``), the
-            placeholder and what it is.
-    """
-    from fxcache_core.guards.user_terms import user_source
-
-    for ph, v in values.items():
-        info = next((s for s in symbols if ph in (s.placeholder, s.expr)), None)
-        if v < 0 and info is not None and is_size_source(info.source):
-            raise ShapeSpecError(f"{param(name)} {ph}={v}: {ph} is {user_source(info.source or '')}, "
-                                 "which is never negative", param=name, value=f"{ph}={v}")

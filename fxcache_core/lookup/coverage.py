@@ -29,7 +29,8 @@ from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import GuardParseError, ShapeSpecError, param
-from fxcache_core.lookup.binding import DynamicMode, check_signs, is_size_source, parse_int64
+from fxcache_core.lookup.binding import DynamicMode, parse_int64
+from fxcache_core.lookup.source_values import check_signs, is_size_source
 from fxcache_core.reasons import Reason, code_of
 
 if TYPE_CHECKING:

@@ -26,12 +26,7 @@ from dataclasses import replace
 
 from fxcache_core.decode.entries import DecodedEntry, GraphInput
 from fxcache_core.errors import param
-from fxcache_core.lookup.binding import (
-    DynamicMode,
-    InputValue,
-    TensorArg,
-    is_size_source,
-)
+from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.duck_sizing import duck_sizing, shared_symbols
 from fxcache_core.lookup.fit_binding import (
     INT_RE,
@@ -47,6 +42,7 @@ from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.graph_types import TensorType
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.lookup.query import CallQuery
+from fxcache_core.lookup.source_values import is_size_source
 from fxcache_core.reasons import Reason
 
 __all__ = ["Binding", "Sibling", "dim_kind", "fit", "fit_dtype", "inputs_gave_stride", "positional_inputs"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
@@ -22,7 +22,7 @@ from fxcache_core.functions.frames import CompiledFrom, function_node, resume_pa
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
 from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_ops
-from fxcache_core.lookup.floats import graph_text
+from fxcache_core.lookup.floats import graph_text, tensorified_base
 from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.reasons import Reason
@@ -52,6 +52,27 @@ def fit_tensorified(b: Binding, base: str, val: InputValue | None, mode: Dynamic
             f"{base} is a float taken as a tensor here: under dynamic=True torch does that and "
             "looks up this key; under dynamic=None a fresh process's first call specializes it "
             f"into another key ({how()})", "float-depends-on-mode"))
+
+
+def float_default(name: str, value: float, taken: Iterable[tuple[str | None, str]], sources: Sequence[str],
+                        mode: DynamicMode, auto: frozenset[str]) -> tuple[str, Reason] | None:
+    """A float parameter ``name`` left out at its default ``value`` that a key takes as a
+    tensor (one of the key's inputs, ``taken`` as (source, printed type), is the tensorified
+    form of one of its ``sources``, or a 0-d float64 input from one), judged as
+    :func:`fit_tensorified` judges one given (``auto``: the floats this pass tensorifies by
+    automatic dynamic): ``("rules-out" | "undecided", why)`` as the accounting of
+    :mod:`fxcache_core.lookup.accounting` says it, or None where the key does not take it
+    so, or torch does tensorify it."""
+    base = next((b for src, typ in taken if src and (
+        (b := tensorified_base(src)) in sources or (b := src) in sources and re.match(r"f64\[\]", typ))), None)
+    if base is None:
+        return None
+    b = Binding({}, {}, [], [])
+    fit_tensorified(b, base, value, DynamicMode.TRUE if base in auto else mode)
+    for status, whys in (("rules-out", b.problems), ("undecided", b.notes)):
+        if whys:
+            return status, Reason(f"{name}={value} (its default): {whys[0]}", whys[0].code)
+    return None
 
 
 def fit_baked_floats(catalog: Catalog, key: CacheKey, b: Binding, inputs: Mapping[str, InputValue],

@@ -21,9 +21,10 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.functions.frames import CompiledFrom
-from fxcache_core.lookup.binding import InputValue, value_of
+from fxcache_core.lookup.binding import InputValue
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.graph_types import TensorType
+from fxcache_core.lookup.source_values import value_of
 
 
 def input_bases(d: DecodedEntry, extra_sources: Mapping[str, str]) -> set[str]:

@@ -26,7 +26,7 @@ from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.guards.user_terms import clause_in_user_terms, placeholder_names
-from fxcache_core.lookup.binding import InputValue, check_signs, value_of
+from fxcache_core.lookup.binding import InputValue
 from fxcache_core.lookup.boundaries import size_boundary
 from fxcache_core.lookup.fit import fit, positional_inputs
 from fxcache_core.lookup.fit_binding import SYMBOL_RE, Binding, Sibling, check_later
@@ -40,6 +40,7 @@ from fxcache_core.lookup.match_report import KeyMatch
 from fxcache_core.lookup.phases import Auto, auto_scalars_taken
 from fxcache_core.lookup.query import CallQuery
 from fxcache_core.lookup.retrace import failed_equality, specializing_clause
+from fxcache_core.lookup.source_values import check_signs, value_of
 from fxcache_core.lookup.symbol_names import NamedInputs, key_symbols, name_inputs
 from fxcache_core.reasons import Reason
 

@@ -37,12 +37,29 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
 
 from fxcache_core.errors import param
 from fxcache_core.lookup.binding import TensorArg
+from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import PyValue, same_value, text_of
 from fxcache_core.reasons import Reason
+
+if TYPE_CHECKING:
+    from fxcache_core.cache.scan import CacheKey
+    from fxcache_core.functions.frames import CompiledFrom
+    from fxcache_core.functions.params import FrameReads
+
+
+class KeyCall(Protocol):
+    """What :func:`keywords_account` reads of a key's lookup for a call
+    (:class:`fxcache_core.lookup.accounting.KeyCall`)."""
+
+    key: CacheKey
+    inputs: Mapping[str, object]
+    taken: frozenset[str]
 
 ALL_GUARDS = "#all-guards"
 """A record's marker that the compile's guards were read in full
@@ -265,3 +282,41 @@ def kwargs_account(key: str, function: str, root: str, given: Mapping[str, objec
 
 
 __all__ = ["ALL_GUARDS", "GUARDS_OF", "judge_record", "kwargs_account"]
+
+
+def keywords_account(call: KeyCall, frame: CompiledFrom, reads: FrameReads, params: Sequence[ParamAccount],
+                     recorded: Sequence[Mapping[str, object]]) -> list[ParamAccount]:
+    """The call's keywords that reach the ``**kwargs`` of the compiled frame, accounted
+    by :func:`~fxcache_core.lookup.kwargs_evidence.kwargs_account` (the dict as a whole:
+    the keywords given, or none): one account per keyword given that is no parameter of
+    the function and no input of the key, each with the dict's outcome, or one named
+    ``**kwargs`` where there is none. Under a module compiled whole the compiled frame's
+    ``L['kwargs']`` holds every keyword of the call, its named parameters' too.
+    ``params``: the accounts of the frame's named parameters; ``recorded``: what runs'
+    traces recorded for the key (:class:`~fxcache_core.lookup.accounting.Ledger`)."""
+    if not reads.varkw:
+        return []
+    named = {p.source for p in params if p.source is not None}
+    dict_keys: dict[str, object] = {}
+    own: list[tuple[str, str, object]] = []
+    for src, v in call.inputs.items():
+        m = re.fullmatch(r"L\['(?:kwargs'\]\[')?(\w+)'\]", src)
+        if m is None:
+            continue
+        name = m.group(1)
+        if reads.param(name) is None:
+            dict_keys[name] = v
+            taken = any(t == c or t.startswith((c + "[", c + ".")) for c in candidates(src, frame.params)
+                        for t in call.taken)
+            if src not in named and not isinstance(v, TensorArg) and not taken:
+                own.append((name, src, v))
+        elif frame.whole_module:
+            pos = f"L['args'][{frame.params.index(name)}]" if name in frame.params else None
+            if pos is None or pos not in call.taken:  # passed by keyword: in the wrapper's kwargs
+                dict_keys[name] = v
+    root = "L['kwargs']" if frame.whole_module or reads.varkw_name is None else f"L[{reads.varkw_name!r}]"
+    read = frame.whole_module or reads.varkw_read or reads.opaque
+    acc = kwargs_account(call.key.key, frame.name, root, dict_keys, recorded, read)
+    if not own:
+        return [acc]
+    return [replace(acc, name=name, value=str(v), given=True, source=src) for name, src, v in own]

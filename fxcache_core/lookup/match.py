@@ -50,6 +50,7 @@ from fxcache_core.lookup.after_break import (
     read_after_break,
     sources_of,
 )
+from fxcache_core.lookup.ambient import ambient_accounts
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Sibling
 from fxcache_core.lookup.inputs import takes
@@ -151,7 +152,7 @@ class _Run:
                for name, other, symbols in self.aot_symbols if name != key.key]
         return sorted(out, key=lambda s: not s.same_function)
 
-    def with_call_rules(self, m: KeyMatch, origin: Origin | None) -> KeyMatch:
+    def with_call_rules(self, m: KeyMatch, origin: Origin | None, auto: Auto | None = None) -> KeyMatch:
         """What the call's int arguments say about an AOTAutograd key that fits
         (:func:`~fxcache_core.lookup.int_args.int_argument_rule`), then every parameter
         of the compiled frame accounted for (:func:`~fxcache_core.lookup.accounting.account`),
@@ -190,7 +191,11 @@ class _Run:
                                       *catalog.sources_for(k).values(), *(sym.source for sym in m.symbols),
                                       *(src for _, src in m.bound)) if s)
         acc = accounted_after_break(
-            account(self.ledger, KeyCall(k, entry, m.compiled, q.inputs, taken, q.mode, rule, int_default)), after)
+            account(self.ledger, KeyCall(k, entry, m.compiled, q.inputs, taken, q.mode, rule, int_default,
+                                         auto.scalars if auto is not None else frozenset())), after)
+        done = frozenset(p.source for p in acc.params if p.source is not None)
+        acc = replace(acc, params=acc.params + tuple(
+            ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done)))
         m = replace(m, params=acc.params, params_unchecked=acc.unchecked)
         if acc.problems:
             return KeyMatch(key=k, fits=False, reasons=acc.problems, symbols=m.symbols, origin=origin,
@@ -234,7 +239,7 @@ class _Run:
                 if auto:
                     m = replace(m, auto=auto.shown(), profile=auto.profile,
                                 uncertain=m.uncertain + ((auto.uncertain,) if auto.uncertain else ()))
-                m = self.with_loaders(self.with_call_rules(m, origin))
+                m = self.with_loaders(self.with_call_rules(m, origin, auto))
                 used.update(p.source for p in m.params if p.source is not None)
                 if self.recompiled is not None:
                     m = static_after_recompile(catalog, m, self.recompiled, self.query.inputs)
@@ -311,6 +316,7 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
         FxcacheError: ``phase`` asks about the calls after a recompile where there is
             one phase (``dynamic=True`` or ``False``, FX keys bound by position).
     """
+    query = query.with_grad_mode()
     mode, positional, only, function = query.mode, query.positional, query.only, query.function
     if phase is Phase.AFTER_RECOMPILE and (mode in (DynamicMode.TRUE, DynamicMode.FALSE) or positional):
         raise FxcacheError(

@@ -17,6 +17,8 @@ HOW = {
     "unread": "the code never reads it (for **kwargs: never names the dict)",
     "after-break": "read only after the graph break the key's graph ends at (by the resume frame)",
     "tensor-given": "a tensor the key takes no input from (the key's notes decide)",
+    "grad-mode": "the grad mode given: the entry has a backward, compiled with grad enabled",
+    "requires-grad": "whether the input requires grad, as the entry records",
     "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
     "default-assumed": "assumed: left out (None), as when the key was compiled",
     "tuple-assumed": "assumed: the constants of the key's graph, from a tuple as the call's (a list is another graph)",

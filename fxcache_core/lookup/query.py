@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from fxcache_core.errors import ShapeSpecError, param
-from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
+from fxcache_core.lookup.binding import GRAD_MODE, DynamicMode, InputValue, TensorArg
 
 if TYPE_CHECKING:
     from fxcache_core.cache.scan import CacheKey
@@ -55,6 +55,11 @@ class CallQuery:
             recorded Dynamo's guards (key -> one mapping of source -> value per compile:
             :data:`~fxcache_core.lookup.accounting.RecordedConstants`); None: those kept
             in the usage store.
+        grad_enabled: the grad mode the call runs under (``torch.is_grad_enabled()``;
+            False under ``torch.no_grad()``); None: not said, taken to be as when each
+            key was compiled (:mod:`~fxcache_core.lookup.ambient`). Given among the
+            inputs as :data:`~fxcache_core.lookup.binding.GRAD_MODE`, it is moved here
+            (:meth:`with_grad_mode`).
 
     Raises:
         ShapeSpecError: ``sym`` without ``only``, or more than one of ``inputs``,
@@ -70,6 +75,7 @@ class CallQuery:
     only: CacheKey | None = None
     function: str | None = None
     recorded: Mapping[str, Sequence[Mapping[str, object]]] | None = None
+    grad_enabled: bool | None = None
 
     def __post_init__(self) -> None:
         if self.sym and self.only is None:
@@ -88,6 +94,15 @@ class CallQuery:
         """``pgo``, or where it is None whether ``catalog``'s cache dir holds any
         saved profile (:meth:`~fxcache_core.catalog.reader.Catalog.has_pgo_state`)."""
         return catalog.has_pgo_state() if self.pgo is None else self.pgo
+
+    def with_grad_mode(self) -> CallQuery:
+        """The query with the grad mode given among its inputs
+        (:data:`~fxcache_core.lookup.binding.GRAD_MODE`) moved to ``grad_enabled``."""
+        if GRAD_MODE not in self.inputs:
+            return self
+        mode = self.inputs[GRAD_MODE]
+        rest = {s: v for s, v in self.inputs.items() if s != GRAD_MODE}
+        return replace(self, inputs=rest, grad_enabled=bool(getattr(mode, "value", mode)))
 
     def by_position(self) -> CallQuery:
         """The query with its positional tensors as the inputs ``#0``, ``#1``... (the

@@ -31,8 +31,9 @@ from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import FxcacheError
 from fxcache_core.guards.key_guards import EntryGuards
 from fxcache_core.guards.user_terms import user_source
-from fxcache_core.lookup.binding import DynamicMode, is_size_source
+from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.coverage import Coverage, coverage
+from fxcache_core.lookup.source_values import is_size_source
 from fxcache_core.reasons import Reason, code_of
 from fxcache_core.trace.explain_report import LookupExplanation
 

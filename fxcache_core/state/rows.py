@@ -55,6 +55,7 @@ def light(d: DecodedEntry) -> DecodedEntry:
         inputs=_share(tuple(_light_input(i) for i in d.inputs)),
         arg_sources=_share(tuple(_i(a) for a in d.arg_sources)),
         forward=ref(d.forward), backward=ref(d.backward), hints=_share(d.hints),
+        requires_grad=_share(d.requires_grad),
         origin=None if o is None else _share(Origin(sys.intern(o.function), sys.intern(o.file), o.line,
                                                     tuple(sys.intern(f) for f in o.functions),
                                                     o.outer)),
@@ -106,6 +107,7 @@ def to_json(d: DecodedEntry, full: bool = False) -> str:
         None if o is None else _listed(o, _origin_listed),
         [[f.name, list(f.uses), f.call] for f in d.foreign],
         [list(a) for a in d.absent],
+        list(d.requires_grad),
     ]
     if full:
         obj.append([list(d.debug_lines), sorted(d.globals_seen), d.forward_graph,
@@ -143,6 +145,10 @@ def _arg_sources_of(raw: list) -> tuple[str | None, ...]:
     return tuple(_i(a) for a in raw)
 
 
+def _grads_of(raw: list) -> tuple[bool | None, ...]:
+    return tuple(g if isinstance(g, bool) else None for g in raw)
+
+
 def from_json(text: str) -> DecodedEntry:
     """Rebuild a :class:`DecodedEntry` from :func:`to_json`: equal to :func:`light` of
     the entry that was written (sharing as it does), or to the entry itself when it
@@ -154,7 +160,7 @@ def from_json(text: str) -> DecodedEntry:
         ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
     """
     (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
-     origin, foreign, absent, *rest) = json.loads(text)
+     origin, foreign, absent, grads, *rest) = json.loads(text)
     d = DecodedEntry(
         kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=_i(guards),
         inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
@@ -169,6 +175,7 @@ def from_json(text: str) -> DecodedEntry:
                          tuple(map(tuple, origin[4])) if len(origin) > 4 else ()), origin),
         foreign=tuple(ForeignGlobal(str(n), tuple(map(str, u)), str(c)) for n, u, c in foreign),
         absent=tuple((str(a[0]), str(a[1])) for a in absent),
+        requires_grad=_shared_from_raw(_grads_of, tuple(grads), grads),
     )
     if not rest:
         return d

@@ -23,13 +23,19 @@ view and repeat (fxcache_core/lookup/int_sizes.py); :func:`gated` a graph break 
 the int is never read (fxcache_core/lookup/after_break.py), :func:`gated_early` one where
 it is; :func:`cast_to` a ``torch.dtype`` passed to ``.to()`` (its default, and the tensor's
 own dtype: no op), and :func:`cast_through` one reached through an expression, which must
-stay undecided. Few graphs: each costs the session a compile.
+stay undecided; :func:`scale_default` a float automatic dynamic tensorified, left at its
+default; :func:`grad_mix` a training graph (a weight that requires grad, grad enabled), whose
+entry records its backward and which input required grad, and which a call under
+``torch.no_grad()`` or with the weight not requiring grad does not look up. Few graphs: each
+costs the session a compile.
 
 A call is described as the other cases' are, one element per positional parameter,
 plus, last, a dict of keyword arguments (``[[8, 16], {"clip": True, "scale": [16]}]``: Python
 values, ``{"tuple": [1, 0]}`` for a tuple, ``{"dtype": "float16"}`` for ``torch.float16``, and a
 list of ints for a tensor of that shape; ``"@static": [0]`` marks those dims of the first
-tensor static, ``torch._dynamo.mark_static``):
+tensor static, ``torch._dynamo.mark_static``; ``"torch.is_grad_enabled()": False`` sets the
+grad mode of the call's process, queries only: a build makes every case in one process, with
+grad enabled):
 :func:`keyword_inputs` makes the call, ``tests.helpers.match_args_for`` the ``--inputs``
 items. This module imports torch; no ``from __future__ import annotations`` (see
 ``demo.cases``).
@@ -41,12 +47,18 @@ import torch
 
 from demo.cases import Case, Shapes, seeded_tensor
 
+GRAD_MODE = "torch.is_grad_enabled()"
+"""The key of a call's trailing dict that sets its grad mode (as ``fxcache match --inputs`` names it)."""
+
 
 def keyword_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """``make_inputs`` of the cases here: a tensor per shape, then a trailing dict's
     items as keyword arguments (bools, strings, None as given; a list of ints a tensor
     of that shape); a positional int is passed as it is."""
     *positional, last = shapes if shapes and isinstance(shapes[-1], dict) else (*shapes, {})
+    last = dict(last)
+    if GRAD_MODE in last:
+        torch.set_grad_enabled(bool(last.pop(GRAD_MODE)))
     args = tuple(seeded_tensor(list(d), seed=i) if isinstance(d, list) else d for i, d in enumerate(positional))
     kwargs = {k: seeded_tensor(v, seed=9) if isinstance(v, list) else python_value(v) for k, v in dict(last).items()
               if not k.startswith("@")}
@@ -262,6 +274,30 @@ def kw_built_without(x, **kwargs):
     return _attend(x * 3, **kwargs).sum(-1)
 
 
+def scale_default(x, *, scale=1.0):
+    # A keyword-only float left at its default, then changed in the same process (dynamic=None):
+    # the second call's key takes scale as a tensor (automatic dynamic tensorified it), which a
+    # fresh process's first call never looks up: it specializes the float into the first key.
+    return x.cos() * scale
+
+
+def grad_mix(x, w):
+    # A weight that requires grad, grad enabled (dynamic=True): AOTAutograd compiles a training
+    # graph. Its key hashes the grad mode and each input's requires_grad; its entry records the
+    # backward and which input required grad.
+    return (x @ w).tanh() * 0.25
+
+
+def grad_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """:func:`keyword_inputs` of :func:`grad_mix`, with ``w`` requiring grad unless the
+    trailing dict's ``w.requires_grad`` says False."""
+    last = dict(shapes[-1]) if shapes and isinstance(shapes[-1], dict) else {}
+    grad = bool(last.pop("w.requires_grad", True))
+    args, kwargs = keyword_inputs([*shapes[:-1], last] if last else [d for d in shapes if not isinstance(d, dict)])
+    args[1].requires_grad_(grad)
+    return args, kwargs
+
+
 ARGUMENT_CASES = [
     Case("flags", flags, {"dynamic": None}, [[[8, 16], {"clip": True, "act": "gelu"}], [[8, 16]]],
          make_inputs=keyword_inputs, doc="a bool, a str and an optional tensor, built two ways (dynamic=None)"),
@@ -302,4 +338,8 @@ ARGUMENT_CASES = [
          doc="the same, built with no keyword: undecided without the build's trace"),
     Case("grad_forward", GradNet(), {"dynamic": False}, [[[4, 8]]], make_inputs=keyword_inputs,
          doc="a module whose parameters need grad, no backward: an FX key alone, its inputs unnamed"),
+    Case("scale_default", scale_default, {"dynamic": None}, [[[4, 4]], [[4, 4], {"scale": 2.0}]],
+         make_inputs=keyword_inputs, doc="a float default, then another value: a key with the float tensorified"),
+    Case("grad_mix", grad_mix, {"dynamic": True}, [[[4, 8], [8, 8]]], make_inputs=grad_inputs,
+         doc="a weight that requires grad, grad enabled: a training graph (its entry records the backward)"),
 ]

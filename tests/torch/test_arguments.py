@@ -164,6 +164,26 @@ DTYPE_UNDECIDED = [
 ]
 
 
+# grad_mix (dynamic=True), built with grad enabled and w requiring grad: a training graph.
+# The grad mode and each input's requires_grad are hashed into the AOTAutograd key; the
+# entry records its backward (so grad was enabled) and which input required grad. Each call
+# says both, as a user who knows how the cache was built would not need to.
+_GRAD = "torch.is_grad_enabled()"
+GRAD_CALLS = [
+    ("grad_mix", [[6, 8], [8, 8], {_GRAD: True, "w.requires_grad": True}]),   # hit: as built, another size
+    ("grad_mix", [[6, 8], [8, 8], {_GRAD: True, "w.requires_grad": False}]),  # new graph: requires_grad hashed
+    ("grad_mix", [[6, 8], [8, 8], {_GRAD: False, "w.requires_grad": True}]),  # new graph: grad mode hashed
+]
+# regroup's key (no input requires grad) has no backward: compiled with grad enabled (as it
+# was: torch hits) or under no_grad, the cache does not record which.
+GRAD_UNDECIDED = [("regroup", [[4, 12], 3, {_GRAD: True}])]
+# scale_default (dynamic=None), built with scale left out, then scale=2.0 in the same process:
+# the second key takes scale as a tensor. A fresh process's first call specializes the float.
+FLOAT_DEFAULT_CALLS = [
+    ("scale_default", [[4, 4]]),                                  # hit: the first key, not the tensor one
+    ("scale_default", [[4, 4], {"scale": 1.0}]),                  # the same, given
+]
+
 
 def _id(case: str, shapes: list, *options: dict) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}" + ("-after-recompile" if options else "")
@@ -649,3 +669,56 @@ def test_a_dtype_through_an_expression_or_no_convert_stays_undecided(real_cache,
     assert named in fv["line"], fv["line"]
     present = {k.key for k in scan_cache(real_cache.root).keys}
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
+
+@pytest.mark.parametrize("case,shapes", GRAD_CALLS, ids=[_id(*c) for c in GRAD_CALLS])
+def test_grad_mode_and_requires_grad_are_read_off_the_training_entry(real_cache, arg_answers, case, shapes):
+    """A call that says its grad mode and whether the weight requires grad: the verdict is
+    torch's, from what the AOTAutograd entry records (its backward: compiled with grad
+    enabled; which input required grad), never a hit that ignored either."""
+    from tests.harness.oracle import call_id
+
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], case)
+    said = shapes[-1]
+    if v["status"] == "hit":
+        how = {p["name"]: p["how"] for p in v["params"]}
+        assert how.get(_GRAD) == "grad-mode" and how.get("w.requires_grad") == "requires-grad", v["params"]
+    else:
+        assert v["status"] == "new-graph", v
+        want = "requires-grad-differs" if not said["w.requires_grad"] else "grad-mode-differs"
+        assert want in v["line"] or v["why_code"] == want, v
+
+
+@pytest.mark.parametrize("case,shapes", GRAD_UNDECIDED, ids=[_id(*c) for c in GRAD_UNDECIDED])
+def test_grad_mode_given_for_an_entry_without_backward_is_undecided(real_cache, arg_answers, case, shapes):
+    """An inference entry was compiled under no_grad, or with grad enabled and nothing that
+    needed a backward: the grad mode given is undecided, naming it, though torch hits."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "grad-mode-unrecorded", fv
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
+
+
+@pytest.mark.parametrize("case,shapes", FLOAT_DEFAULT_CALLS, ids=[_id(*c) for c in FLOAT_DEFAULT_CALLS])
+def test_a_float_left_at_its_default_is_not_taken_as_a_tensor_on_a_first_call(real_cache, arg_answers, case,
+                                                                              shapes):
+    """The key automatic dynamic compiled with the float as a tensor is never looked up by a
+    fresh process's first call, whether the call gives the float or leaves it at its default:
+    each key's lookup is torch's (that key is never a hit), and the verdict is torch's hit of
+    the static key, or undecided, never another decided answer."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    own = {w["key"] for w in real_cache.writes(case)}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
+    rc, body = _match(real_cache.root, case, shapes)
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(answer["lookups"], present) == "hit"
+    (fv,) = body["verdicts"]["functions"]
+    assert fv["status"] in ("hit", "undecided"), fv
+    tensor_key = [r for r in body["results"] if r["kind"] == "aotautograd" and r["status"] != "hit"]
+    assert tensor_key and all(r["status"] in ("no-fit", "undecided") for r in tensor_key), tensor_key

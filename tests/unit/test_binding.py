@@ -10,9 +10,9 @@ from fxcache_core.lookup.binding import (
     canonical_source,
     parse_shapes,
     parse_sym,
-    value_of,
 )
 from fxcache_core.lookup.graph_types import TensorType
+from fxcache_core.lookup.source_values import value_of
 
 
 def test_names_become_dynamo_sources():

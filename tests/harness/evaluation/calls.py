@@ -11,11 +11,19 @@ A value is one of:
 - ``{"dtype": "float16"}``: a ``torch.dtype`` (``torch.float16``);
 - anything else (``True``, ``"gelu"``, ``None``, ``7``, ``0.1``): that Python value.
 
-A tensor's ``"static": [1]`` marks those dims static (``torch._dynamo.mark_static``).
+A tensor's ``"static": [1]`` marks those dims static (``torch._dynamo.mark_static``),
+``"stride": [1, 4]`` gives its strides (``torch.empty_strided``: a transposed or
+channels-last input), ``"rg": True`` makes it require grad.
+``{"dict": {"k": value, ...}}`` is a dict of values (tensors), and a ``{"tuple": [...]}``
+may hold tensors and tuples of them.
 A key starting with ``@`` is no argument: ``"@train": True`` puts a module compiled
 whole in training mode for the call (``model.train()``; else ``model.eval()``), described
 to ``fxcache match`` as the module's state ``self.training=True`` (left out in eval mode);
-:func:`short` shows it.
+``"@grad": True`` makes the call with grad enabled (else under ``torch.no_grad()``);
+``"@set": {"scale": 3.0}`` sets attributes of a module compiled whole before the call,
+described as ``self.scale=3.0``; ``"@global": {"GAIN": 3.0}`` sets globals of the
+function's module before the call, described as ``G['GAIN']=3.0``.
+:func:`short` shows them.
 
 A parameter not in the dict is left out of the call (its default holds). The first
 ``positional`` parameters (a family's setting) are passed by position, the rest by
@@ -67,10 +75,11 @@ def _py(v: Any) -> str:
     return str(v)
 
 
-def _tensor(spec: Any) -> tuple[str, bool]:
-    """``[4,3]:dtype=...:mark_dynamic=[...]:min=..:max=..`` and whether it needs the new syntax."""
+def _tensor(spec: Any, grad: bool = False) -> tuple[str, bool]:
+    """``[4,3]:dtype=...:mark_dynamic=[...]:min=..:max=..`` and whether it needs the new syntax;
+    ``grad``: with ``:requires_grad=True|False`` (a family that states grad)."""
     if is_shape(spec):
-        return _dims(spec), False
+        return _dims(spec) + (":requires_grad=False" if grad else ""), grad
     out = _dims(spec["t"])
     if "dtype" in spec:
         out += f":dtype={spec['dtype']}"
@@ -78,7 +87,11 @@ def _tensor(spec: Any) -> tuple[str, bool]:
         out += f":mark_dynamic={_dims(spec['mark'])}"
     if spec.get("static"):
         out += f":mark_static={_dims(spec['static'])}"
-    new = False
+    if spec.get("stride"):
+        out += f":stride={_dims(spec['stride'])}"
+    new = grad
+    if grad:
+        out += f":requires_grad={bool(spec.get('rg'))}"
     for bound in ("min", "max"):
         if bound in spec:
             out += f":{bound}={spec[bound]}"
@@ -95,38 +108,64 @@ def arguments(call: Call) -> Call:
     return {k: v for k, v in call.items() if not k.startswith("@")}
 
 
-def items(call: Call, new_option: str = NEW_KINDS_OPTION) -> list[tuple[str, str]]:
+def _holds_tensor(v: Any) -> bool:
+    if is_tensor(v):
+        return True
+    if isinstance(v, dict) and "tuple" in v:
+        return any(_holds_tensor(x) for x in v["tuple"])
+    return isinstance(v, dict) and ("list" in v or "dict" in v)
+
+
+def _items_of(name: str, v: Any, new_option: str, grad: bool) -> list[tuple[str, str]]:
+    if is_tensor(v):
+        text, new = _tensor(v, grad)
+        return [(new_option if new else SHAPES_OPTION, f"{name}={text}")]
+    if isinstance(v, dict) and ("list" in v or ("tuple" in v and _holds_tensor(v))):
+        return [it for i, el in enumerate(v.get("list", v.get("tuple")))
+                for it in _items_of(f"{name}[{i}]", el, new_option, grad)]
+    if isinstance(v, dict) and "dict" in v:
+        return [it for k, el in v["dict"].items() for it in _items_of(f"{name}[{k!r}]", el, new_option, grad)]
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return [(SHAPES_OPTION, f"{name}={_py(v)}")]
+    return [(new_option, f"{name}={_py(v)}")]  # bool, str, None, tuple, dtype: the new kinds
+
+
+def items(call: Call, new_option: str = NEW_KINDS_OPTION, grad: bool = False) -> list[tuple[str, str]]:
     """``(option, item)`` for each argument of ``call`` (see the module doc); ``new_option``:
-    the option of the items today's ``--shapes`` does not take."""
+    the option of the items today's ``--shapes`` does not take; ``grad``: the call states its
+    grad mode (``torch.is_grad_enabled()=...``) and every tensor's ``requires_grad``
+    (else it leaves them, as a user calling as the cache was built does)."""
     out: list[tuple[str, str]] = []
+    if grad:
+        out.append((new_option, f"torch.is_grad_enabled()={bool(call.get('@grad'))}"))
     if call.get("@train"):
         out.append((new_option, "self.training=True"))
+    for attr, v in (call.get("@set") or {}).items():
+        out.append((new_option if not isinstance(v, (int, float)) or isinstance(v, bool) else SHAPES_OPTION,
+                    f"self.{attr}={_py(v)}"))
+    for g, v in (call.get("@global") or {}).items():
+        out.append((new_option if not isinstance(v, (int, float)) or isinstance(v, bool) else SHAPES_OPTION,
+                    f"G[{g!r}]={_py(v)}"))
     for name, v in arguments(call).items():
-        if is_tensor(v):
-            text, new = _tensor(v)
-            out.append((new_option if new else SHAPES_OPTION, f"{name}={text}"))
-        elif isinstance(v, dict) and "list" in v:
-            for i, el in enumerate(v["list"]):
-                text, new = _tensor(el)
-                out.append((new_option if new else SHAPES_OPTION, f"{name}[{i}]={text}"))
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            out.append((SHAPES_OPTION, f"{name}={_py(v)}"))
-        else:  # bool, str, None, tuple, dtype: the new kinds
-            out.append((new_option, f"{name}={_py(v)}"))
+        out += _items_of(name, v, new_option, grad)
     return out
 
 
-def describe(call: Call, new_option: str = NEW_KINDS_OPTION) -> list[str]:
-    """``fxcache match`` arguments for the inputs of ``call``: ``--shapes x=[4,3] --inputs clip=True ...``."""
+def describe(call: Call, new_option: str = NEW_KINDS_OPTION, grad: bool = False) -> list[str]:
+    """``fxcache match`` arguments for the inputs of ``call``: ``--shapes x=[4,3] --inputs clip=True ...``
+    (``grad``: :func:`items`)."""
     out: list[str] = []
-    for option, item in items(call, new_option):
+    for option, item in items(call, new_option, grad):
         out += [option, item]
     return out
 
 
 def short(call: Call) -> str:
-    """The call in one line, for reports: ``x=[8,16], act='gelu', clip=True``."""
-    return ", ".join(item for _, item in items(call)) or "(no arguments)"
+    """The call in one line, for reports: ``x=[8,16], act='gelu', clip=True``; ``@grad``
+    and ``requires_grad`` shown too (match is not told them)."""
+    text = ", ".join(item for _, item in items(call)) or "(no arguments)"
+    rg = [n for n, v in arguments(call).items() if isinstance(v, dict) and v.get("rg")]
+    return text + ("; grad enabled" if call.get("@grad") else "") + "".join(f"; {n} requires grad" for n in rg)
 
 
 def canonical(call: Call) -> str:

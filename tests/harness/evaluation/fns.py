@@ -7,6 +7,8 @@ tensor, an int in an expression, a tuple of ints, a 0-d tensor where a float cou
 dtypes. :mod:`tests.harness.evaluation.families` says how each is compiled and called.
 """
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -219,3 +221,80 @@ class Counter(torch.nn.Module):
 def counter() -> torch.nn.Module:
     """A :class:`Counter`, in eval mode."""
     return Counter().eval()
+
+
+# --- the third round: global state, layouts, Python control flow, containers -----------
+
+
+def gelu_mix(x, w):
+    # A matmul: grad mode and requires_grad pick an inference or a training graph.
+    return (x @ w).tanh() * 0.5
+
+
+def row_norm(x):
+    # A reduction along the last dim; the input may come transposed.
+    return x / (x.norm(dim=-1, keepdim=True) + 1)
+
+
+def pool2(x):
+    # A 4-d input, contiguous or channels-last.
+    return torch.nn.functional.avg_pool2d(x, 2) + 1
+
+
+def repeat_branch(x, n):
+    # An int read by Python control flow: a loop unrolled n times, and a branch on n.
+    for _ in range(n):
+        x = x.sin()
+    if n > 2:
+        x = x * 2
+    return x + 1
+
+
+def attn_scale(q, k):
+    # A size through math.sqrt and ** 0.5: a float made of a size.
+    d = q.shape[-1]
+    return (q @ k.transpose(-1, -2)) / math.sqrt(d) + q.shape[-1] ** 0.5
+
+
+def scaled(x, *, scale=1.0, shift=0):
+    # Keyword-only parameters: a float and an int.
+    return x * scale + shift
+
+
+GAIN = 2.0
+
+
+def global_gain(x):
+    # A module-level float read by the function: baked into the graph.
+    return x.relu() * GAIN
+
+
+def dict_batch(batch):
+    # A dict of tensors as the one argument.
+    return (batch["x"] * batch["w"]).sum(-1) + batch["b"]
+
+
+def nested_pair(pair):
+    # A nested tuple of tensors.
+    a, (b, c) = pair
+    return a @ b + c
+
+
+class Scaler(torch.nn.Module):
+    """A module whose forward reads a float and a str attribute of ``self``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+        self.scale = 2.0
+        self.act = "relu"
+
+    def forward(self, x):
+        y = self.fc(x) * self.scale
+        return y.relu() if self.act == "relu" else y.tanh()
+
+
+def scaler() -> torch.nn.Module:
+    """A :class:`Scaler` from a fixed seed, in eval mode."""
+    torch.manual_seed(0)
+    return Scaler().eval()

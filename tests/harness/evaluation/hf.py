@@ -113,3 +113,47 @@ def clip_text() -> torch.nn.Module:
                          num_attention_heads=2, max_position_embeddings=32, pad_token_id=1, bos_token_id=0,
                          eos_token_id=2)
     return CLIPTextModel(cfg).eval()
+
+
+def gpt2() -> torch.nn.Module:
+    """A GPT-2 decoder (``GPT2LMHeadModel``): learned positions, called with a mask or not."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=100, n_positions=64, n_embd=32, n_layer=1, n_head=2, resid_pdrop=0.0,
+                     embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False)
+    return GPT2LMHeadModel(cfg).eval()
+
+
+def bert() -> torch.nn.Module:
+    """A BERT encoder with two token types and a pooler (``BertModel``)."""
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, type_vocab_size=2,
+                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return BertModel(cfg).eval()
+
+
+def qwen2() -> torch.nn.Module:
+    """A Qwen2 decoder: rotary positions, grouped-query attention, qkv biases."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(0)
+    cfg = Qwen2Config(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                      use_cache=False, tie_word_embeddings=True)
+    return Qwen2ForCausalLM(cfg).eval()
+
+
+def bart() -> torch.nn.Module:
+    """An encoder-decoder (``BartModel``) called with decoder ids, or deriving them by shifting."""
+    from transformers import BartConfig, BartModel
+
+    torch.manual_seed(0)
+    cfg = BartConfig(vocab_size=100, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                     decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+                     dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, use_cache=False,
+                     pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
+    return BartModel(cfg).eval()

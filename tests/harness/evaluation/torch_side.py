@@ -43,12 +43,17 @@ def _tensor(spec: Any, seed: int, name: str) -> Any:
     shape, dtype = (spec, "float32") if is_shape(spec) else (spec["t"], spec.get("dtype", "float32"))
     g = torch.Generator().manual_seed(seed)
     dt = getattr(torch, dtype)
-    if dt == torch.bool:
+    if isinstance(spec, dict) and spec.get("stride"):
+        t = torch.empty_strided(shape, spec["stride"], dtype=dt)
+        t.copy_(torch.randn(shape, generator=g, dtype=torch.float32).to(dt))
+    elif dt == torch.bool:
         t = torch.ones(shape, dtype=dt)
     elif dt.is_floating_point:
         t = torch.randn(shape, generator=g, dtype=torch.float32).to(dt)
     elif "mask" in name:  # an attention mask: all ones, as a tokenizer gives it unpadded
         t = torch.ones(shape, dtype=dt)
+    elif "type" in name:  # token type ids: segments 0 and 1
+        t = torch.randint(0, 2, shape, generator=g, dtype=dt)
     else:  # token ids: within every model's vocabulary
         t = torch.randint(1, 50, shape, generator=g, dtype=dt)
     if isinstance(spec, dict) and spec.get("mark"):
@@ -58,6 +63,8 @@ def _tensor(spec: Any, seed: int, name: str) -> Any:
     if isinstance(spec, dict) and spec.get("static"):
         for d in spec["static"]:
             torch._dynamo.mark_static(t, d)
+    if isinstance(spec, dict) and spec.get("rg"):
+        t.requires_grad_(True)
     return t
 
 
@@ -67,7 +74,10 @@ def _value(v: Any, seed: int, name: str) -> Any:
     if isinstance(v, dict) and "list" in v:
         return [_tensor(el, seed * 10 + i, name) for i, el in enumerate(v["list"])]
     if isinstance(v, dict) and "tuple" in v:
-        return tuple(v["tuple"])
+        return tuple(_value(x, seed * 10 + i, name) if isinstance(x, (list, dict)) else x
+                     for i, x in enumerate(v["tuple"]))
+    if isinstance(v, dict) and "dict" in v:
+        return {k: _value(x, seed * 10 + i, k) for i, (k, x) in enumerate(v["dict"].items())}
     if isinstance(v, dict) and "dtype" in v:
         import torch
 
@@ -107,6 +117,12 @@ def _call(family: Family, compiled: Any, model: Any, call: Call, on_phase: Any =
     args, kwargs = make_inputs(family, call)
     if model is not None:
         model.train(bool(call.get("@train", False)))
+        for attr, v in (call.get("@set") or {}).items():
+            setattr(model, attr, v)
+    if call.get("@global"):
+        module = importlib.import_module(family.target.split(":")[0])
+        for g, v in call["@global"].items():
+            setattr(module, g, v)
     if on_phase is not None:
         on_phase("forward")
     if family.train:
@@ -117,7 +133,7 @@ def _call(family: Family, compiled: Any, model: Any, call: Call, on_phase: Any =
         if model is not None:
             model.zero_grad(set_to_none=True)
     else:
-        with torch.no_grad():
+        with torch.enable_grad() if call.get("@grad") else torch.no_grad():
             compiled(*args, **kwargs)
 
 

@@ -1,0 +1,141 @@
+"""What a Dynamo source (``L['x'].size()[0]``, ``L['n']``, ``L['xs'][1]``) reads off the call's
+inputs, and the checks on the values a key's symbols take. Never imports torch."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from fxcache_core.decode.symbols import SymbolInfo
+from fxcache_core.errors import ShapeSpecError, param
+from fxcache_core.guards.user_terms import user_source
+from fxcache_core.lookup.binding import InputValue, TensorArg
+from fxcache_core.lookup.pyvalues import PyValue
+from fxcache_core.reasons import Reason
+
+_PROP_RE = re.compile(r"^(?P<base>.+?)(?:\.size\(\)\[(?P<size>\d+)\]|\.stride\(\)\[(?P<stride>\d+)\]"
+                      r"|(?P<offset>\.storage_offset\(\)))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceValue:
+    """The value a source takes under the user's inputs.
+
+    ``value`` is None when the source's input was not given (``unbound``) or
+    does not fit (``problem`` says why, e.g. a tensor has fewer dims:
+    ``rank-differs``, ``wrong-input-type``).
+    """
+
+    value: int | None
+    base: str
+    problem: Reason | None = None
+
+
+def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
+    """Read ``source`` (``L['x'].size()[0]``, ``L['n']``, ...) off the inputs."""
+    m = _PROP_RE.match(source)
+    base = m.group("base") if m else source
+    val = inputs.get(base)
+    if val is None:
+        val = _tuple_item(base, inputs)
+    if val is None:
+        return SourceValue(None, base, _beyond_tuple(base, inputs))
+    if isinstance(val, PyValue):
+        return SourceValue(None, base, Reason(f"{base} is the Python {val.kind} {val}, the entry takes it "
+                                              "as a tensor or an int", "wrong-input-type"))
+    if m and m.group("size") is not None:
+        if not isinstance(val, TensorArg):
+            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its size", "wrong-input-type"))
+        i = int(m.group("size"))
+        if i >= len(val.shape):
+            return SourceValue(None, base, Reason(f"{base} has {len(val.shape)} dims, the entry reads dim {i}", "rank-differs"))
+        return SourceValue(val.shape[i], base)
+    if m and m.group("stride") is not None:
+        if not isinstance(val, TensorArg):
+            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its stride", "wrong-input-type"))
+        i = int(m.group("stride"))
+        if i >= len(val.shape):
+            return SourceValue(None, base, Reason(f"{base} has {len(val.shape)} dims, the entry reads stride {i}", "rank-differs"))
+        return SourceValue(val.strides()[i], base)
+    if m and m.group("offset"):
+        if not isinstance(val, TensorArg):
+            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its storage offset", "wrong-input-type"))
+        return SourceValue(val.storage_offset, base)
+    if isinstance(val, TensorArg):
+        return SourceValue(None, base, Reason(f"{base} is a tensor, the entry needs it as an int", "wrong-input-type"))
+    if isinstance(val, float):
+        return SourceValue(None, base, Reason(f"{base} is a float, the entry takes it as an int (a SymInt)", "wrong-input-type"))
+    return SourceValue(val, base)
+
+
+_ITEM_RE = re.compile(r"^(?P<parent>.+)\[(?P<i>\d{1,4})\]$")
+
+
+def _item_of_tuple(base: str, inputs: Mapping[str, InputValue]) -> tuple[tuple, int, str] | None:
+    """For ``base`` = ``L['dims'][1]``: the tuple the call gives for ``L['dims']`` (whole,
+    or as an item of a tuple given), the index asked (1) and the parent source; None when
+    ``base`` names no item or no tuple is given there. The index may be past its end."""
+    m = _ITEM_RE.match(base)
+    if m is None:
+        return None
+    parent = inputs.get(m.group("parent"))
+    if parent is None:
+        parent = _tuple_item(m.group("parent"), inputs)
+    if not isinstance(parent, PyValue) or not isinstance(parent.value, tuple):
+        return None
+    return parent.value, int(m.group("i")), m.group("parent")
+
+
+def _tuple_item(base: str, inputs: Mapping[str, InputValue]) -> InputValue | None:
+    """``L['dims'][1]`` read off a tuple given as ``dims=(2,3)``: its int or float item
+    as such, another item as a :class:`~fxcache_core.lookup.pyvalues.PyValue`; None when
+    no tuple given holds it."""
+    found = _item_of_tuple(base, inputs)
+    if found is None or found[1] >= len(found[0]):
+        return None
+    item = found[0][found[1]]
+    if isinstance(item, (int, float)) and not isinstance(item, bool):
+        return item
+    return PyValue(item)
+
+
+def _beyond_tuple(base: str, inputs: Mapping[str, InputValue]) -> Reason | None:
+    """Where ``base`` (``L['shape'][1]``) is an item past the end of a tuple the call gives
+    whole (``shape=(24,)``): the key, which takes an input from that item, was traced with
+    a longer tuple, and no trace of this call has that input (Dynamo guards a tuple's
+    length, and an item that is not there is no input): torch traces another graph. None
+    elsewhere (no such tuple, or the item is in it)."""
+    found = _item_of_tuple(base, inputs)
+    if found is None or found[1] < len(found[0]):
+        return None
+    n = len(found[0])
+    name = user_source(found[2])
+    return Reason(f"{name} is a tuple of {n} item{'s' if n != 1 else ''} here, and this key takes an input from "
+                  f"{user_source(base)}: it was traced with a longer tuple (Dynamo guards a tuple's length), so "
+                  "torch traces another graph", "sequence-shorter")
+
+
+def is_size_source(source: str | None) -> bool:
+    """Whether a placeholder's source is a size, stride or storage offset of a
+    tensor (never negative); False for an int argument (``L['n']``, which may be)
+    and for an unknown source (it may be either)."""
+    return source is not None and (".size()[" in source or ".stride()[" in source
+                                   or source.endswith(".storage_offset()"))
+
+
+def check_signs(values: Mapping[str, int], symbols: Sequence[SymbolInfo], name: str) -> None:
+    """A negative value for a placeholder or symbol whose source is a size, stride or
+    storage offset (:func:`is_size_source`) is a usage error: no call gives one.
+    Where the source is unknown the value is taken as given (it may be an int argument).
+
+    Raises:
+        ShapeSpecError: naming parameter ``name`` (``sym``, ``range``), the
+            placeholder and what it is.
+    """
+
+    for ph, v in values.items():
+        info = next((s for s in symbols if ph in (s.placeholder, s.expr)), None)
+        if v < 0 and info is not None and is_size_source(info.source):
+            raise ShapeSpecError(f"{param(name)} {ph}={v}: {ph} is {user_source(info.source or '')}, "
+                                 "which is never negative", param=name, value=f"{ph}={v}")

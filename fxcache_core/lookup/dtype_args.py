@@ -311,9 +311,12 @@ def dtype_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     traced, how, line, shown = next((f for f in found if f[3]), found[0])  # a convert shows it, if one does
     if not shown and traced == value.name:
         # .to(None), or .to() of the device the tensor is on, makes no op either, and is
-        # another graph than .to(torch.float32) (Dynamo's graph keeps the argument).
-        return _unknown(param, f"{how} (line {line}), and so does a .to() given None or the tensor's device: "
-                               f"whether the key was traced with {param}={value!r} the graph does not say")
+        # another graph than .to(torch.float32) (Dynamo's graph keeps the argument); a
+        # factory given dtype=None makes the op of the default or inferred dtype.
+        also = ("so does a .to() given None or the tensor's device" if how.startswith("its graph converts")
+                else "a call given dtype=None makes the same op")
+        return _unknown(param, f"{how} (line {line}), and {also}: whether the key was traced with "
+                               f"{param}={value!r} the graph does not say")
     if traced == value.name:
         return DtypeProvenance("same", Reason(
             f"{param}={value!r}: this key's graph was traced with it ({how}, line {line})",
@@ -344,11 +347,19 @@ def _traced(r: _Read, g: Graph, file: str, param: str, tensor_params: frozenset[
         stems = _FACTORIES[r.factory]
         if len(with_dtype) != 1 or with_dtype[0].op not in stems or len(set(with_dtype[0].dtypes)) != 1:
             return _unknown(param, f"no op traced from line {lo} is {r.factory}'s with one dtype constant")
-        return with_dtype[0].dtypes[0], f"the dtype of its {with_dtype[0].op} op", lo, True
+        got = with_dtype[0].dtypes[0]
+        # dtype=None gives an op with a dtype too: the default dtype, one inferred from the
+        # values (int64, bool), or the receiver's (new_*, *_like). Such a constant rules out
+        # every other dtype, but is no evidence of the one it names.
+        return got, f"the dtype of its {with_dtype[0].op} op", lo, not (
+            got in _NONE_GIVES or r.factory.startswith("new_") or r.factory.endswith("_like"))
     receiver = r.call.func.value  # type: ignore[attr-defined]
     by_name = {o.name: o for o in g.nodes}
     inputs = dict(g.inputs)
     if isinstance(receiver, ast.Name) and receiver.id in tensor_params:
+        if receiver.id in _rebound(parents):  # x = x.half(); x.to(dtype): not the graph input's dtype
+            return _unknown(param, f"{receiver.id} is assigned in the function, so which tensor .to() converts "
+                                   f"at line {lo} is not the graph input of {receiver.id}")
         srcs = set(param_sources(receiver.id))
         own = [i for i in inputs if input_source(i) in srcs]
         if len(own) != 1:
@@ -381,6 +392,17 @@ def _traced(r: _Read, g: Graph, file: str, param: str, tensor_params: frozenset[
                                "shown to be read")
     return (recv_dtype, f"its graph converts {ast.unparse(receiver)[:60]}, a {recv_dtype} tensor, to nothing",
             lo, False)
+
+
+_NONE_GIVES = frozenset({"float32", "float64", "int64", "bool"})
+"""Dtypes a factory given ``dtype=None`` may make (the default dtype, or one inferred from
+its values): torch/_refs/__init__.py's ``full``/``arange`` and ``torch.get_default_dtype``."""
+
+
+def _rebound(parents: dict[ast.AST, ast.AST]) -> frozenset[str]:
+    """The names the function (the tree ``parents`` maps) binds anywhere: assigned, a loop's
+    or a ``with``'s target, a walrus, deleted."""
+    return frozenset(n.id for n in parents if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)))
 
 
 def _unknown(param: str, why: str) -> DtypeProvenance:

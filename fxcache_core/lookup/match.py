@@ -348,7 +348,7 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
         return _Run(catalog, replace(query, mode=m), auto_of=auto_of, ledger=ledger, breaks=breaks)
 
     results, unbound, used = run(mode, first_call).keys(keys, mine)
-    if results:  # keys took the call by name: torch looks those up first (AOTAutograd's)
+    if any(m.fits for m in results):  # a key takes the call by name: torch looks it up first
         unbound = [u for u in unbound if not u.unnamed]
     elif function is None and not positional and only is None and not unbound:
         # Nothing binds the call by name: FX keys whose inputs nothing names may still take it.

@@ -70,11 +70,11 @@ from fxcache_core.state.trust import racily_clean as racily_clean
 def fingerprint_sources() -> list[Path]:
     """The files whose code decides what an index row holds: every module of
     :mod:`fxcache_core.decode` (what an entry decodes to) and its tables (the code
-    scan's, which decides an entry's foreign globals), and this one (how a row is
-    written), in a fixed order."""
+    scan's, which decides an entry's foreign globals), this one and
+    :mod:`fxcache_core.state.rows` (how a row is written and read back), in a fixed order."""
     core = Path(__file__).resolve().parent.parent
     return (sorted((core / "decode").glob("*.py")) + sorted((core / "decode").glob("*.json"))
-            + [Path(__file__).resolve()])
+            + [Path(__file__).resolve(), core / "state" / "rows.py"])
 
 
 def _fingerprint() -> int:

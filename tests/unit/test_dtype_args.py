@@ -136,6 +136,39 @@ def test_a_factorys_dtype_is_read_off_its_op():
     assert _prov(fn, g, BF16).status == "differs"
 
 
+def test_a_factory_constant_dtype_none_would_make_too_is_no_evidence_of_it():
+    """torch.zeros(..., dtype=None) records the default dtype as an explicit float32 does,
+    and Dynamo's graphs of None and of torch.float32 differ: that constant rules out other
+    dtypes but is not evidence that the key was traced with float32 (nor, for new_*, with
+    the receiver's dtype)."""
+    fn = _fn("def f(x, dtype=None):\n    return x + torch.zeros(x.shape[1], dtype=dtype)\n")
+    full = ('full: "f32[s27][1]cpu" = torch.ops.aten.full.default([arg1_1], 0, dtype = torch.float32, '
+            "layout = torch.strided, device = device(type='cpu'), pin_memory = False)")
+    add = 'add_6: "f32[s77, s27][s27, 1]cpu" = torch.ops.aten.add.Tensor(arg2_1, full)'
+    g = _graph(2, "return x + torch.zeros(x.shape[1], dtype=dtype)", full, add)
+    same = _prov(fn, g, F32)
+    assert same.status == "unknown" and "dtype=None" in same.why, same
+    assert _prov(fn, g, BF16).status == "differs"
+    fn = _fn("def f(x, dtype=None):\n    return x + x.new_zeros(x.shape[1], dtype=dtype)\n")
+    g16 = _graph(2, "return x + x.new_zeros(x.shape[1], dtype=dtype)", full.replace("f32[s27]", "f16[s27]")
+                 .replace("torch.float32", "torch.float16"), add)
+    assert _prov(fn, g16, F16).status == "unknown"
+
+
+def test_a_receiver_assigned_in_the_function_is_not_its_graph_input():
+    """x = x.half(); x.to(dtype): no convert on the .to line says nothing of the graph
+    input's float32 (x is another tensor by then)."""
+    fn = _fn("def f(x, dtype=torch.float16):\n    x = x.half()\n    return x.to(dtype) + 1\n")
+    half = ('convert_element_type: "f16[s77, s27][s27, 1]cpu" = torch.ops.prims.convert_element_type.default('
+            'arg2_1, torch.float16)')
+    add = ('add_6: "f16[s77, s27][s27, 1]cpu" = torch.ops.aten.add.Tensor(convert_element_type, 1)')
+    g = "\n".join([_graph(2, "x = x.half()", half).rsplit("\n", 1)[0],
+                   f"        # File: {FILE}:3 in f, code: return x.to(dtype) + 1", f"        {add}",
+                   "        return (add_6,)"])
+    p = _prov(fn, g, F16)
+    assert p.status == "unknown" and "assigned" in p.why, p
+
+
 @pytest.mark.parametrize("src,named", [
     ("def f(x, dtype=torch.float16):\n    return (x * 2).to(dtype if x.dim() == 2 else torch.float32) + 1\n",
      "dtype if x.dim() == 2 else torch.float32"),

@@ -69,13 +69,13 @@ def test_the_row_format_version_hashes_the_decoder_as_it_is_laid_out_now(tmp_pat
     """The index's version stamp must change with the code that decodes entries: it once
     hashed ``catalog/decode.py``, a file moved away, so a changed decoder kept old rows."""
     from fxcache_core.decode import entries, unpickler
-    from fxcache_core.state import index
+    from fxcache_core.state import index, rows
 
     sources = index.fingerprint_sources()
     assert all(p.is_file() for p in sources)
     names = {p.resolve() for p in sources}
     assert {Path(entries.__file__).resolve(), Path(unpickler.__file__).resolve(),
-            Path(index.__file__).resolve()} <= names
+            Path(index.__file__).resolve(), Path(rows.__file__).resolve()} <= names  # rows: the row's layout
     # A change in any of them changes the stamp.
     real = sources[0].read_bytes()
     fake = tmp_path / sources[0].name

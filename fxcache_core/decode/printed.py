@@ -141,16 +141,6 @@ def _graph_input(pos: int, name: str, typ: str, comment: str | None) -> GraphInp
                       aot_index=idx)
 
 
-def parse_example_inputs(debug_lines: Iterable[str]) -> tuple[GraphInput, ...]:
-    """Graph inputs from an FX key's debug lines (``example_inputs[i]: ...``), read up
-    to the end of their run (the lines after it are never asked for).
-
-    A SymInt input is printed as ``('s77',)`` (how ``FxGraphCachePickler``
-    reduces a SymInt); a tensor as ``TensorMetadata(...)``.
-    """
-    return parse_example_run(example_run(debug_lines))
-
-
 def example_run(debug_lines: Iterable[str]) -> tuple[str, ...]:
     """The ``example_inputs[i]: ...`` lines of an FX key's debug lines, read up to the
     end of their run (torch writes them in one run, after ``gm``: the ~600 others

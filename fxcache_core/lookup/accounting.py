@@ -219,7 +219,7 @@ class _Param:
 
     def __init__(self, ledger: Ledger, call: KeyCall, frame: CompiledFrom, reads: FrameReads, p: ParamUse) -> None:
         self.ledger, self.call, self.frame, self.reads, self.p = ledger, call, frame, reads, p
-        self.sources = _sources(p.name, frame)
+        self.sources = param_sources(p.name, frame)
         self.user_src, self.given = next(((s, call.inputs[s]) for s in self.sources if s in call.inputs),
                                          (None, None))
 
@@ -507,7 +507,7 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
     call = acc.call
     if isinstance(v, TorchDtype):
         got = dtype_account(acc.ledger.catalog, call.key, call.entry, acc.frame, acc.p.name,
-                            lambda name: _sources(name, acc.frame), call.inputs, v)
+                            lambda name: param_sources(name, acc.frame), call.inputs, v)
         return None if got is None else acc.result(got[0], got[1], brief=got[2])
     if type(v) is bool or (isinstance(v, tuple) and v and all(type(i) is int for i in v)):
         got = baked_value(acc.ledger.catalog, call.key, acc.sources[0], v, call.inputs, call.frame)
@@ -550,11 +550,12 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
     return None
 
 
-def _sources(name: str, frame: CompiledFrom) -> tuple[str, ...]:
+def param_sources(name: str, frame: CompiledFrom | None) -> tuple[str, ...]:
     """The sources a parameter's value has in a key: ``L['clip']``, and for a module
-    compiled whole ``L['kwargs']['clip']`` and ``L['args'][i]``."""
+    compiled whole ``L['kwargs']['clip']`` and ``L['args'][i]`` (``i`` its position among
+    ``frame``'s parameters, where the frame is known)."""
     out = [f"L[{name!r}]", f"L['kwargs'][{name!r}]"]
-    if name in frame.params:
+    if frame is not None and name in frame.params:
         out.append(f"L['args'][{frame.params.index(name)}]")
     return tuple(out)
 
@@ -566,4 +567,4 @@ def _hits(traced: TracedCode, span: tuple[int, int] | None) -> list[int]:
 
 
 __all__ = ["ARGUMENT_CODES", "HOW", "Accounting", "KeyCall", "Ledger", "ParamAccount", "RecordedConstants", "account",
-           "baked_account", "settled_by_record"]
+           "baked_account", "param_sources", "settled_by_record"]

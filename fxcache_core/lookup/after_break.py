@@ -43,10 +43,10 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.functions.frames import CompiledFrom, compiled_from, function_node
 from fxcache_core.functions.params import FrameReads, ParamUse, frame_reads
-from fxcache_core.lookup.accounting import Accounting
+from fxcache_core.lookup.accounting import Accounting, param_sources
 from fxcache_core.lookup.binding import InputValue, TensorArg
 from fxcache_core.lookup.branches import traced_code
-from fxcache_core.lookup.float_exprs import _Kinds
+from fxcache_core.lookup.float_exprs import TensorKinds
 from fxcache_core.reasons import Reason
 
 __all__ = ["BreakLines", "accounted_after_break", "late_reads", "read_after_break", "sources_of"]
@@ -94,7 +94,7 @@ def read_after_break(catalog: Catalog, key: CacheKey, frame: CompiledFrom | None
     taken = {t for t in (*first[1].arg_sources, *(i.source for i in first[1].inputs)) if t}
     # A parameter the key takes an input from was read before the break: the source says otherwise.
     return {n: why for n, why in late_reads(frame, max(traced.lines), tensors).items()
-            if not any(t == s or t.startswith((s + "[", s + ".")) for s in _sources(n, frame) for t in taken)}
+            if not any(t == s or t.startswith((s + "[", s + ".")) for s in param_sources(n, frame) for t in taken)}
 
 
 def late_reads(frame: CompiledFrom, at: int, tensors: frozenset[str]) -> dict[str, Reason]:
@@ -111,7 +111,7 @@ def late_reads(frame: CompiledFrom, at: int, tensors: frozenset[str]) -> dict[st
     if not fn.lineno <= at <= end or any(a <= at <= b for a, b in reads.loops):
         return {}
     a = fn.args
-    kinds = _Kinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
+    kinds = TensorKinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
     after = _statement_end(fn, at, kinds)
     if after is None:
         return {}
@@ -121,7 +121,7 @@ def late_reads(frame: CompiledFrom, at: int, tensors: frozenset[str]) -> dict[st
         for p in _late(reads, after)}
 
 
-def _statement_end(fn: ast.FunctionDef | ast.AsyncFunctionDef, line: int, kinds: _Kinds) -> int | None:
+def _statement_end(fn: ast.FunctionDef | ast.AsyncFunctionDef, line: int, kinds: TensorKinds) -> int | None:
     """The last line of the test of the function body's own ``if`` or ``while`` at
     ``line`` whose truth is a tensor's (:func:`_tensor_test`: Dynamo cannot trace it and
     breaks the graph there, ``generic_jump`` in torch/_dynamo/symbolic_convert.py); None
@@ -138,7 +138,7 @@ def _statement_end(fn: ast.FunctionDef | ast.AsyncFunctionDef, line: int, kinds:
     return t.end_lineno
 
 
-def _tensor_test(t: ast.expr, kinds: _Kinds) -> bool:
+def _tensor_test(t: ast.expr, kinds: TensorKinds) -> bool:
     """Whether the source says ``t``'s truth is first asked of a tensor: a tensor, a
     comparison with one, ``not`` of such a test, or ``and``/``or`` whose first operand is."""
     if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
@@ -165,14 +165,8 @@ def _late(reads: FrameReads, after: int) -> list[ParamUse]:
 def sources_of(names: Iterable[str], frame: CompiledFrom | None, inputs: Iterable[str]) -> frozenset[str]:
     """The call's inputs (the user's sources: ``L['n']``, ``L['args'][1]``,
     ``L['kwargs']['n']``) that give the parameters ``names`` of ``frame``."""
-    want = {s for n in names for s in _sources(n, frame)}
+    want = {s for n in names for s in param_sources(n, frame)}
     return frozenset(src for src in inputs if src in want)
-
-
-def _sources(name: str, frame: CompiledFrom | None) -> tuple[str, ...]:
-    params = frame.params if frame is not None else ()
-    return (f"L[{name!r}]", f"L['kwargs'][{name!r}]") + ((f"L['args'][{params.index(name)}]",) if name in params
-                                                         else ())
 
 
 def accounted_after_break(acc: Accounting, after: Mapping[str, Reason]) -> Accounting:

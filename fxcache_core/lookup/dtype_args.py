@@ -41,6 +41,9 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
+from fxcache_core.lookup.ast_reads import parents as _parents
+from fxcache_core.lookup.ast_reads import root_name as _root_name
 from fxcache_core.lookup.binding import (
     DTYPE_ABBRS,
     DTYPE_ALIASES,
@@ -186,21 +189,6 @@ class _Read:
     factory: str = ""
 
 
-def _parents(root: ast.AST) -> dict[ast.AST, ast.AST]:
-    out: dict[ast.AST, ast.AST] = {}
-    for n in ast.walk(root):
-        for c in ast.iter_child_nodes(n):
-            out[c] = n
-    return out
-
-
-def _root_name(node: ast.expr) -> str | None:
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
 
 
 def _read(n: ast.Name, parents: dict[ast.AST, ast.AST], fn: ast.AST, param: str) -> _Read | str:
@@ -225,7 +213,7 @@ def _read(n: ast.Name, parents: dict[ast.AST, ast.AST], fn: ast.AST, param: str)
     else:
         why = f"assigned to a local (line {n.lineno}: {ast.unparse(parent)[:60]})" if isinstance(
             parent, (ast.Assign, ast.AnnAssign)) else f"read at line {n.lineno}, not passed to .to() or a factory"
-    if stmt is None or not isinstance(stmt, _SIMPLE):
+    if stmt is None or not isinstance(stmt, SIMPLE_STATEMENTS):
         kind = type(stmt).__name__.lower() if stmt is not None else "expression"
         return f"read in the {kind} statement at line {n.lineno}"
     if isinstance(parent, ast.keyword):

@@ -45,6 +45,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
+from fxcache_core.lookup.ast_reads import parents as _parents
+from fxcache_core.lookup.ast_reads import root_name as _root_name
 from fxcache_core.lookup.sym_floats import local_lines, sym_node_operands, symbolic_group
 from fxcache_core.reasons import Reason
 
@@ -230,17 +233,7 @@ def _tensor_method(name: str) -> bool:
     return name in _TENSOR_METHODS or (name.endswith("_") and name.rstrip("_") in _TENSOR_METHODS)
 
 
-def _parents(root: ast.AST) -> dict[ast.AST, ast.AST]:
-    return {c: n for n in ast.walk(root) for c in ast.iter_child_nodes(n)}
-
-
-def _root_name(node: ast.expr) -> str | None:
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-class _Kinds:
+class TensorKinds:
     """Which expressions of one function are tensors, as far as its text says: a tensor
     parameter of the call, a local every assignment of which is one, a torch function's or a
     module's result, a tensor's method (not one that gives a number), arithmetic with a
@@ -313,7 +306,7 @@ def pure_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, scalars: Mapping[str
     one is a read of its expression. In the order they can be computed."""
     a = fn.args
     params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
-    kinds = _Kinds(fn, frozenset(), frozenset(params))
+    kinds = TensorKinds(fn, frozenset(), frozenset(params))
     out: dict[str, ast.expr] = {}
     known: dict[str, object] = dict(scalars)
     changed = True
@@ -338,7 +331,7 @@ def statement_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
     tensor arguments' names."""
     a = fn.args
     params = frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
-    kinds = _Kinds(fn, tensors, params)
+    kinds = TensorKinds(fn, tensors, params)
     parents = _parents(fn)
     local = pure_locals(fn, scalars)
     names = {**scalars, **dict.fromkeys(local)}
@@ -422,11 +415,11 @@ def _statement(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> a
 
 
 def _use(e: ast.AST, parent: ast.AST | None, stmt: ast.stmt | None, line: int, last: int, expr: str,
-         kinds: _Kinds) -> FloatUse:
+         kinds: TensorKinds) -> FloatUse:
     """What takes the value of the pure expression ``e`` (its ``parent``)."""
     if stmt is None:
         return FloatUse(line, last, expr, opaque=f"read in a nested function or lambda at line {line}")
-    if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)):
+    if not isinstance(stmt, SIMPLE_STATEMENTS):
         return FloatUse(line, last, expr, opaque=f"read in the {type(stmt).__name__.lower()} statement at line {line}")
     if isinstance(parent, ast.BinOp) and type(parent.op) in _OP_STEMS:
         other = parent.right if parent.left is e else parent.left
@@ -459,7 +452,7 @@ def _literals(stmt_uses: Sequence[FloatUse], fn: ast.FunctionDef | ast.AsyncFunc
     out: Counter[str] = Counter()
     parents = _parents(fn)
     a = fn.args
-    kinds = _Kinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
+    kinds = TensorKinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
     seen: set[int] = set()
     for n in ast.walk(fn):
         if not (isinstance(n, ast.Constant) and type(n.value) is float):

@@ -53,13 +53,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.float_exprs import (
     _OP_STEMS,
     MAX_LINES,
     Provenance,
+    TensorKinds,
     _is_pure,
-    _Kinds,
-    _parents,
     _statement,
     compute,
 )
@@ -157,7 +157,7 @@ class _Site:
     default: object
 
 
-def _sites(stmt: ast.stmt, kinds: _Kinds) -> list[_Site] | str:
+def _sites(stmt: ast.stmt, kinds: TensorKinds) -> list[_Site] | str:
     """Every slice bound and reduction dim/keepdim of ``stmt``; a reason where a slice
     or reduction of it is not one this module reads."""
     out: list[_Site] = []
@@ -217,7 +217,7 @@ def _dropout(stmt: ast.stmt, mine: Sequence[_Op]) -> bool | str:
     return bool(random)
 
 
-def _reduction(n: ast.Call, kinds: _Kinds) -> tuple[str, bool] | None:
+def _reduction(n: ast.Call, kinds: TensorKinds) -> tuple[str, bool] | None:
     """``(name, is a method)`` for ``x.sum(...)`` on a tensor or ``torch.sum(x, ...)``."""
     f = n.func
     if not isinstance(f, ast.Attribute) or f.attr not in REDUCTIONS:
@@ -278,7 +278,7 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     if not (type(v) in (int, bool) or (isinstance(v, tuple) and all(type(i) is int for i in v))):
         return None
     a = fn.args
-    kinds = _Kinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
+    kinds = TensorKinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
     parents = _parents(fn)
     values = {**_defaults(fn, values), **values}
     scalars = {k: x for k, x in values.items() if type(x) in (int, float)}
@@ -418,7 +418,7 @@ def _stems(p: ast.AST | None) -> frozenset[str]:
     return frozenset()
 
 
-def _place(e: ast.expr, parents: Mapping[ast.AST, ast.AST], kinds: _Kinds) -> str | None:
+def _place(e: ast.expr, parents: Mapping[ast.AST, ast.AST], kinds: TensorKinds) -> str | None:
     """Where the read's expression goes: ``scalar`` (an operand of arithmetic with a
     tensor), ``site`` (a slice bound of a tensor's subscript, a reduction's dim or
     keepdim), ``dropout`` (``F.dropout``'s ``training``), ``sizes`` (an item of a view's,
@@ -449,7 +449,7 @@ def _place(e: ast.expr, parents: Mapping[ast.AST, ast.AST], kinds: _Kinds) -> st
 
 
 def _scalars(stmt: ast.stmt, exprs: Sequence[ast.expr], mine: Sequence[_Op], scalars: Mapping[str, object],
-             kinds: _Kinds) -> bool | str | Reason:
+             kinds: TensorKinds) -> bool | str | Reason:
     """The int scalars of the statement's arithmetic ops against the reads' values:
     True (the same), the graph's constants in words (they differ), a Reason (unknown)."""
     parents = _parents(stmt)

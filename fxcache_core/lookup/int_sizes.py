@@ -31,6 +31,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping, Sequence
 
+from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
+from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import compute
 
 __all__ = ["FAMILIES", "size_call", "size_lists"]
@@ -100,9 +102,9 @@ def size_lists(stmt: ast.stmt, exprs: Sequence[ast.expr], ops: Sequence[tuple[st
     constant is the call's), ``(want, have)`` in words (they differ: another graph), or a
     reason in words where the ops cannot be told apart exactly (see the module docstring).
     """
-    if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)) or stmt.value is None:
+    if not isinstance(stmt, SIMPLE_STATEMENTS) or stmt.value is None:
         return "the statement is not a plain assignment, return or expression"
-    parents = {c: n for n in ast.walk(stmt) for c in ast.iter_child_nodes(n)}
+    parents = ast_parents(stmt)
     calls = [c for c in _in_order(stmt.value) if isinstance(c.func, ast.Attribute) and c.func.attr in FAMILIES]
     if any(size_call(e, parents, tensor) is None for e in exprs):
         return "a read is not an item of a size list fxcache reads"

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
 from fxcache_core.reasons import Reason
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def read_whenever_given(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) 
         for st in body:
             if _exits(st):
                 return None
-            if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)) and \
+            if isinstance(st, SIMPLE_STATEMENTS) and \
                     _computes_with(st, param):
                 return st.lineno
     return None

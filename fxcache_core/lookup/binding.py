@@ -409,7 +409,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         return source, parse_int64(rhs, f"{param('inputs')} {name.strip()}", "inputs")
     if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", rhs):
         return source, float(rhs)
-    if re.fullmatch(r"torch\.\w+", rhs):
+    if re.fullmatch(r"torch\.\w*", rhs):  # torch.float16; a bare "torch." is no dtype either
         return source, PyValue(TorchDtype(parse_dtype(rhs, f"{param('inputs')} {name.strip()[:40]}")))
     value = parse_value(raw)
     if value is not None:

@@ -203,6 +203,8 @@ def test_a_dtype_argument_is_written_as_torch_name_and_compared_as_one():
     assert same_value(F16, TorchDtype("float16")) and not same_value(F16, "torch.float16")
     with pytest.raises(ShapeSpecError, match="'torch.float17' is not a torch dtype"):
         parse_shape_spec("dtype=torch.float17")
+    with pytest.raises(ShapeSpecError, match="'torch.' is not a torch dtype"):
+        parse_shape_spec("dtype=torch.")
 
 
 def test_mark_static_is_written_as_mark_dynamic_is():

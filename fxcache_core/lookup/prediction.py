@@ -484,15 +484,13 @@ def verdicts(report: MatchReport, count_all: bool = False, function: str | None 
     found = [_phased(function_verdict(f, g), f, report, passes) for f, g in groups.items()]
     for u in report.unbound:
         name = function_name(u.origin).name
-        # A key whose inputs nothing names may serve the call where the named keys do not:
-        # the function's NEW GRAPH or MISS is not known then.
-        same = [i for i, v in enumerate(found) if u.unnamed and v.function == name
-                and v.status in ("new-graph", "miss")]
-        for i in same:
-            found[i] = replace(found[i], status="undecided", why=_unbound_reason(u), key=u.key, entry=None,
-                               phases=())
-        if not same:
-            found.append(FunctionVerdict(name, u.origin, "undecided", _unbound_reason(u), u.key))
+        if u.unnamed and any(v.function == name for v in found):
+            # A key whose inputs nothing names may serve the call where the function's
+            # named keys do not: its NEW GRAPH or MISS is not known then (one line a function).
+            found = [replace(v, status="undecided", why=_unbound_reason(u), key=u.key, entry=None, phases=())
+                     if v.function == name and v.status in ("new-graph", "miss") else v for v in found]
+            continue
+        found.append(FunctionVerdict(name, u.origin, "undecided", _unbound_reason(u), u.key))
     if report.unattributed and function is not None:
         found = _unattributed(report, function, found)
     if count_all or all(v.status == "new-graph" for v in found):

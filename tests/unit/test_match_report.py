@@ -18,3 +18,25 @@ def test_a_key_says_each_thing_it_cannot_tell_once():
     b = Reason("act is not recorded", "constant-unrecorded")
     m = replace(KeyMatch(k, True, uncertain=(a, b)), uncertain=(a, b, a))
     assert m.uncertain == (a, b) and [r.code for r in m.uncertain] == [a.code, b.code]
+
+
+def test_a_key_whose_inputs_nothing_names_leaves_the_functions_new_graph_undecided_on_one_line():
+    """The function's named AOTAutograd key cannot take the call (NEW GRAPH by itself), and
+    an FX key of the same function stands alone with inputs nothing names (a training graph
+    whose backward never compiled): Inductor may find that key after AOTAutograd traces
+    again, so the function's verdict is UNDECIDED, one line however many such keys."""
+    from fxcache_core.decode.entries import Origin
+    from fxcache_core.lookup.match_report import MatchReport, UnboundKey
+    from fxcache_core.lookup.prediction import verdicts
+
+    o = Origin("forward", "/m.py", 7, ("forward",))
+    aot = CacheKey(KeyKind.AOT_AUTOGRAD, "a0", "/nowhere/a0", ())
+    no_fit = KeyMatch(aot, False, reasons=(Reason("x is float64, the key takes float32", "dtype-differs"),), origin=o)
+    alone = [UnboundKey(CacheKey(KeyKind.FX_GRAPH, f"f{i}", f"/nowhere/f{i}", ()), o, (),
+                        ("f32[8, 8][8, 1]cpu", "f32[4, 8][8, 1]cpu")) for i in range(2)]
+    report = MatchReport(inputs=(("L['x']", "[4,8]"),), results=(no_fit,), keys_considered=3)
+    (only,) = verdicts(report, count_all=True).functions
+    assert only.status == "new-graph", only
+    (v,) = verdicts(replace(report, unbound=tuple(alone)), count_all=True).functions
+    assert v.status == "undecided" and v.why.code == "inputs-unnamed" and "--arg" not in v.why, v
+    assert "by position with positional" in v.why and "f32[8, 8]" in v.why, v.why

@@ -53,17 +53,16 @@ from fxcache_core.lookup.binding import (
 )
 from fxcache_core.lookup.floats import graph_text
 from fxcache_core.lookup.pyvalues import TorchDtype
+from fxcache_core.lookup.traced_lines import signature_lines, traced_lines
 from fxcache_core.reasons import Reason
 
 __all__ = ["DtypeProvenance", "default_dtype", "dtype_account", "dtype_evidence", "dtype_provenance", "graph_nodes"]
 
 _DTYPES = frozenset(DTYPE_ABBRS.values())
 _DTYPE_TOKEN_RE = re.compile(r"(?<![\w.])torch\.(\w+)(?!\w)")
-_COMMENT_RE = re.compile(r"^\s*# File: (?P<file>.{1,1000}?):(?P<line>\d{1,9}) in [\w.<>]{1,200}, code: ")
 _NODE_RE = re.compile(r"^\s*(?P<name>\w+): \"(?P<type>[^\"]{0,2000})\" = torch\.ops\.(?:aten|prims)\."
                       r"(?P<op>\w+)\.\w+\((?P<args>.*)\)$")
 _PLACEHOLDER_RE = re.compile(r"(?P<name>\w+): \"(?P<type>[^\"]{0,2000})\"")
-MAX_LINES = 100_000
 
 # A factory's torch function (or tensor method) -> the aten ops it may print as.
 _FACTORIES: dict[str, frozenset[str]] = {
@@ -138,28 +137,21 @@ def _dtype_of(printed: str) -> str | None:
 
 def graph_nodes(graph: str) -> Graph:
     """The op lines and inputs of a printed graph (``aot_forward_graph_str``,
-    ``inductor_post_grad_graph_str``); at most :data:`MAX_LINES` lines are read."""
-    nodes: list[Node] = []
+    ``inductor_post_grad_graph_str``); at most :data:`~fxcache_core.lookup.traced_lines.MAX_LINES` lines are read."""
     inputs: list[tuple[str, str | None]] = []
-    where: tuple[str, int] | None = None
     in_sig = False
-    for n, text in enumerate(graph.splitlines()):
-        if n >= MAX_LINES:
-            break
-        if not nodes and where is None and (in_sig or "def forward(" in text):
+    for text in signature_lines(graph):
+        if in_sig or "def forward(" in text:
             in_sig = True
             sig = text.split("def forward(", 1)[-1]
             inputs += [(m.group("name"), _dtype_of(m.group("type"))) for m in _PLACEHOLDER_RE.finditer(sig)]
             if text.rstrip().endswith("):"):
-                in_sig = False
-            continue
-        c = _COMMENT_RE.match(text)
-        if c is not None:
-            where = (c.group("file"), int(c.group("line")))
-            continue
-        m = _NODE_RE.match(text.split(";  ", 1)[0])
-        if m is not None and where is not None:
-            nodes.append(Node(m.group("name"), _dtype_of(m.group("type")), m.group("op"), m.group("args"), *where))
+                break
+    nodes: list[Node] = []
+    for file, line, _code, text in traced_lines(graph):
+        m = _NODE_RE.match(text)
+        if m is not None:
+            nodes.append(Node(m.group("name"), _dtype_of(m.group("type")), m.group("op"), m.group("args"), file, line))
     return Graph(tuple(nodes), tuple(inputs))
 
 

@@ -49,6 +49,7 @@ from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.ast_reads import root_name as _root_name
 from fxcache_core.lookup.sym_floats import local_lines, sym_node_operands, symbolic_group
+from fxcache_core.lookup.traced_lines import traced_lines
 from fxcache_core.reasons import Reason
 
 __all__ = ["FloatUse", "Provenance", "compute", "evaluate", "float_provenance", "graph_ops", "statement_reads"]
@@ -86,10 +87,8 @@ MAX_POW = 1024
 """An exponent above this (in absolute value) is not evaluated (an int power could
 take any time and memory): ``unknown``."""
 
-_COMMENT_RE = re.compile(r"^\s*# File: (?P<file>.{1,1000}?):(?P<line>\d{1,9}) in [\w.<>]{1,200}, code: (?P<code>.*)$")
 _OP_RE = re.compile(r"=\s*torch\.ops\.(?:aten|prims)\.(?P<op>\w+)\.\w+\((?P<args>.*)\)")
 _FLOAT_RE = re.compile(r"(?<![\w.])-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan)(?![\w.])")
-MAX_LINES = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,20 +152,13 @@ class GraphOp:
 def graph_ops(graph: str) -> list[GraphOp]:
     """The op lines of a printed graph (``aot_forward_graph_str``,
     ``inductor_post_grad_graph_str``) under their ``# File: ...`` comments; ops before
-    any comment are left out. At most :data:`MAX_LINES` lines are read."""
+    any comment are left out. At most :data:`~fxcache_core.lookup.traced_lines.MAX_LINES` lines are read."""
     out: list[GraphOp] = []
-    where: tuple[str, int, str] | None = None
-    for n, text in enumerate(graph.splitlines()):
-        if n >= MAX_LINES:
-            break
-        c = _COMMENT_RE.match(text)
-        if c is not None:
-            where = (c.group("file"), int(c.group("line")), c.group("code"))
-            continue
-        m = _OP_RE.search(text.split(";  ", 1)[0])
-        if m is not None and where is not None:
+    for file, line, code, text in traced_lines(graph):
+        m = _OP_RE.search(text)
+        if m is not None:
             floats = tuple(repr(float(f)) for f in _FLOAT_RE.findall(m.group("args")))
-            out.append(GraphOp(where[0], where[1], m.group("op"), floats, where[2]))
+            out.append(GraphOp(file, line, m.group("op"), floats, code))
     return out
 
 

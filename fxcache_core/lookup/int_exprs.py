@@ -56,7 +56,6 @@ from dataclasses import dataclass
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.float_exprs import (
     _OP_STEMS,
-    MAX_LINES,
     Provenance,
     TensorKinds,
     _is_pure,
@@ -64,6 +63,7 @@ from fxcache_core.lookup.float_exprs import (
     compute,
 )
 from fxcache_core.lookup.int_sizes import size_call, size_lists
+from fxcache_core.lookup.traced_lines import traced_lines
 from fxcache_core.reasons import Reason
 
 __all__ = ["REDUCTIONS", "value_provenance"]
@@ -107,26 +107,19 @@ class _Op:
 
 
 def _graph_ops(graph: str) -> list[_Op]:
-    from fxcache_core.lookup.float_exprs import _COMMENT_RE, _OP_RE
+    from fxcache_core.lookup.float_exprs import _OP_RE
 
     out: list[_Op] = []
-    where: tuple[str, int] | None = None
-    for n, text in enumerate(graph.splitlines()):
-        if n >= MAX_LINES:
-            break
-        c = _COMMENT_RE.match(text)
-        if c is not None:
-            where = (c.group("file"), int(c.group("line")))
-            continue
-        m = _OP_RE.search(text.split(";  ", 1)[0])
-        if m is None or where is None:
+    for file, line, _code, text in traced_lines(graph):
+        m = _OP_RE.search(text)
+        if m is None:
             continue
         try:
             call = ast.parse(f"f({m.group('args')})", mode="eval").body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         if isinstance(call, ast.Call):
-            out.append(_Op(where[0], where[1], m.group("op"), tuple(_literal(a) for a in call.args)))
+            out.append(_Op(file, line, m.group("op"), tuple(_literal(a) for a in call.args)))
     return out
 
 

@@ -28,14 +28,14 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from fxcache_core.lookup.traced_lines import COMMENT_RE, MAX_LINES
+
 __all__ = ["local_lines", "sym_node_operands", "symbolic_group"]
 
-_COMMENT_RE = re.compile(r"^\s*# File: (?P<file>.{1,1000}?):(?P<line>\d{1,9}) in [\w.<>]{1,200}, code: ")
 _SYM_RE = re.compile(r'^\s*\w+: "Sym\([^"]{0,2000}\)" = (?P<rhs>[^;]{1,200})(?:;|$)')
 _OPS: dict[type[ast.operator], str] = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
 }
-MAX_LINES = 100_000
 
 Operand = tuple[str, str, float | int]
 """One constant operand of a symbolic node: the operator (``/``), the side the constant
@@ -73,7 +73,7 @@ def sym_node_operands(graph: str, file: str, lines: Iterable[int]) -> list[Opera
     for n, text in enumerate(graph.splitlines()):
         if n >= MAX_LINES:
             return None
-        c = _COMMENT_RE.match(text)
+        c = COMMENT_RE.match(text)
         if c is not None:
             here = c.group("file") == file and int(c.group("line")) in want
             continue

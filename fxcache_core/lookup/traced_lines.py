@@ -1,0 +1,45 @@
+"""The op lines of a printed graph (``aot_forward_graph_str``,
+``inductor_post_grad_graph_str``), each with the ``# File: PATH:LINE in FN, code: ...``
+comment it follows: where the rules that read a graph's constants (floats, ints, dtypes)
+find the ops one statement was traced into. Reads text only."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+
+COMMENT_RE = re.compile(r"^\s*# File: (?P<file>.{1,1000}?):(?P<line>\d{1,9}) in [\w.<>]{1,200}, code: (?P<code>.*)$")
+"""A stack-trace comment of a printed graph: the file, line and code the ops after it came from."""
+
+MAX_LINES = 100_000
+"""Lines of a printed graph read at most (a graph that prints more is read in part)."""
+
+
+def traced_lines(graph: str) -> Iterator[tuple[str, int, str, str]]:
+    """``(file, line, code, text)`` for each line of ``graph`` that is not a comment and
+    follows one (lines before the first comment, the signature, are left out), ``text``
+    without its ``;  x = None`` tail; of the first :data:`MAX_LINES` lines."""
+    where: tuple[str, int, str] | None = None
+    for n, text in enumerate(graph.splitlines()):
+        if n >= MAX_LINES:
+            return
+        c = COMMENT_RE.match(text)
+        if c is not None:
+            where = (c.group("file"), int(c.group("line")), c.group("code"))
+        elif where is not None:
+            yield (*where, text.split(";  ", 1)[0])
+
+
+def signature_lines(graph: str) -> list[str]:
+    """The lines of ``graph`` before its first stack-trace comment (its ``def forward(...)``),
+    of the first :data:`MAX_LINES`."""
+    out = []
+    for n, text in enumerate(io.StringIO(graph)):  # stops at the comment: not the whole graph split
+        if n >= MAX_LINES or COMMENT_RE.match(text):
+            break
+        out.append(text.rstrip("\r\n"))
+    return out
+
+
+__all__ = ["COMMENT_RE", "MAX_LINES", "signature_lines", "traced_lines"]

@@ -233,10 +233,6 @@ class UnboundKey:
     takes: tuple[str, ...]
     unnamed: tuple[str, ...] = ()
 
-    def __iter__(self):
-        """(key, origin, takes), as ``MatchReport.unbound`` held before."""
-        return iter((self.key, self.origin, self.takes))
-
     def to_json(self) -> dict[str, object]:
         return {"kind": self.key.kind.value, "key": self.key.key,
                 "origin": str(self.origin) if self.origin is not None else None,

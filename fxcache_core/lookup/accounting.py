@@ -32,7 +32,9 @@ exact evidence only (:mod:`fxcache_core.lookup.kwargs_evidence`: the code never 
 it, or Dynamo's guards on it in a run's trace). One that nothing accounts for makes
 the key's lookup undecided (``constant-unrecorded``, ``constant-differs-from-record``,
 ``branch-unknown``, ``kwargs-unrecorded``, ``default-not-literal``,
-``argument-not-given``), naming it and what would decide it;
+``argument-not-given``; ``partial-binds`` for one left out that a ``functools.partial``
+of the function binds: :mod:`fxcache_core.functions.partials`), naming it and what
+would decide it;
 evidence that the key was traced through a side of a test the call's value does not
 take (``branch-not-taken``), or that it takes an input from a parameter the call leaves
 out as None (``none-for-input``), rules the key out: torch traces another graph.
@@ -66,6 +68,7 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, frame_reads
+from fxcache_core.functions.partials import partial_bindings
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
@@ -248,6 +251,8 @@ class _Param:
         p, frame = self.p, self.frame
         if not p.read and not self.reads.opaque:
             return self.result("accounted", Reason(f"{p.name}: the code never reads it", "unread"))
+        if self.user_src is None and (bound := self.partial()) is not None:
+            return bound
         if self.takes():
             d = p.default
             if self.user_src is None and d.given and d.literal and d.value is None:
@@ -283,6 +288,25 @@ class _Param:
                 f"{p.name}: the call does not give it, and the code reads it: give it with "
                 f"{param('inputs')}", "argument-not-given"))
         return self.evidence(v)
+
+    def partial(self) -> ParamAccount | None:
+        """Undecided where the call leaves this parameter out and a ``functools.partial``
+        of the function in its own file binds it (:mod:`~fxcache_core.functions.partials`):
+        a call of the partial gives the frame the partial's value, a call of the function
+        its default, and the description is the same. None where no partial binds it."""
+        p, frame = self.p, self.frame
+        names = [q.name for q in self.reads.params]
+        for b in partial_bindings(frame.file, frame.function):
+            written = dict(b.keywords).get(p.name)
+            if written is None and p.name not in names[:b.positional]:
+                continue
+            what = f"{p.name}={written}" if written is not None else p.name
+            return self.result("undecided", Reason(
+                f"{p.name}: left out, and functools.partial({frame.function}, ...) at line {b.line} of "
+                f"{os.path.basename(frame.file)} binds {what}: a call through it gives the frame that, a call "
+                f"of {frame.function} itself its default; give {p.name} with {param('inputs')}",
+                "partial-binds"))
+        return None
 
     def pinned_default(self, value: object) -> ParamAccount | None:
         """A parameter left out at its default ``value``, which the key takes as a SymInt

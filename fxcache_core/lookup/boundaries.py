@@ -17,7 +17,11 @@ key (checked with torch 2.13: ``x[1:]``, ``cat([x, x])[3:]``). Where it cannot s
 key's (a new entry: torch 2.13 wrote one for ``x[: s77 // 2]`` and for a strided
 convolution) or another, as the ops the check decided differ: the cache cannot tell.
 A size brought to 0 was seen to keep the key as well (``x[2:]`` of 2 rows): not decided
-either.
+either. An int argument that sizes a tensor alone (``torch.arange(n)``, ``x[:, :n]``) is
+such a size too: it is not an input dim, Dynamo keeps the argument a SymInt whatever its
+value, and a call that makes it 0 or 1 fails the range the sizing gave it (``n >= 2``);
+torch 2.13 traced another graph for ``n=0`` there, keeping ``n`` an input: not decided
+either (no symbol is solved for).
 
 :func:`size_boundary` finds such a size among the sizes the key's stored graph
 prints (its inputs' and its ops' tensor types), for a call whose every entry of
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.lookup.graph_types import eval_symbolic
+from fxcache_core.lookup.source_values import is_size_source
 
 __all__ = ["Boundary", "graph_sizes", "size_boundary"]
 
@@ -78,16 +83,20 @@ def graph_sizes(graph: str) -> list[str]:
 
 def size_boundary(graph: str, symbols: Sequence[SymbolInfo], values: Mapping[str, int | None]) -> Boundary | None:
     """The first size of ``graph`` (:func:`graph_sizes`) that is an expression of the
-    key's symbols (not a symbol alone: an input dim of 0 or 1 is the fit's) and that
+    key's symbols (not a tensor dim's symbol alone: an input dim of 0 or 1 is the fit's;
+    an int argument's symbol alone is one, never solved) and that
     the call makes 0 or 1; one Dynamo solves for a symbol first (see
     :class:`Boundary`). ``symbols``: the key's placeholder table; ``values``: the
     call's value per placeholder (``t0`` -> 2). None when there is none."""
     by_symbol: dict[str, int] = {}
     names: dict[str, str] = {}
+    scalars: set[str] = set()  # the symbols of int arguments, not of a tensor's sizes
     for info in symbols:
         v = values.get(info.placeholder)
         if info.expr and _SYMBOL_RE.fullmatch(info.expr) and v is not None:
             by_symbol[info.expr] = v
+            if info.source is not None and not is_size_source(info.source):
+                scalars.add(info.expr)
             if info.source:
                 from fxcache_core.guards.user_terms import user_source
 
@@ -95,14 +104,14 @@ def size_boundary(graph: str, symbols: Sequence[SymbolInfo], values: Mapping[str
     found: list[Boundary] = []
     for expr in graph_sizes(graph):
         syms = set(_SYMBOL_RE.findall(expr))
-        if not syms or _SYMBOL_RE.fullmatch(expr) or not syms <= set(by_symbol):
+        if not syms or not syms <= set(by_symbol) or (_SYMBOL_RE.fullmatch(expr) and expr not in scalars):
             continue
         v = eval_symbolic(expr, by_symbol)
         if v not in (0, 1):
             continue
         shown = _SYMBOL_RE.sub(lambda m: names.get(m.group(0), m.group(0)), expr)
         solved = None
-        if v == 1 and len(syms) == 1 and _LINEAR_RE.fullmatch(expr) and "//" not in expr and "**" not in expr:
+        if v == 1 and expr not in scalars and len(syms) == 1 and _LINEAR_RE.fullmatch(expr) and "//" not in expr and "**" not in expr:
             (s,) = syms
             solved = (names.get(s, s), by_symbol[s])
         found.append(Boundary(expr, shown, v, solved))

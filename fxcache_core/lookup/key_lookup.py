@@ -39,7 +39,7 @@ from fxcache_core.lookup.mark_ranges import mark_range_problem, outside_own_rang
 from fxcache_core.lookup.match_report import KeyMatch
 from fxcache_core.lookup.phases import Auto, auto_scalars_taken
 from fxcache_core.lookup.query import CallQuery
-from fxcache_core.lookup.retrace import failed_equality, specializing_clause
+from fxcache_core.lookup.retrace import failed_equality, failed_relation, specializing_clause
 from fxcache_core.lookup.source_values import check_signs, value_of
 from fxcache_core.lookup.symbol_names import NamedInputs, key_symbols, name_inputs
 from fxcache_core.reasons import Reason
@@ -164,6 +164,8 @@ def _at_size_boundary(catalog: Catalog, m: KeyMatch) -> KeyMatch:
     if m.status != "miss" or m.hit is not None or m.aborted is not None or \
             not any(v.outcome == "fail" for v in m.entries):
         return m
+    if specializing_clause(m.entries, {p: v for p, v in m.values if v is not None}) is not None:
+        return m  # a symbol Dynamo solves for its value: _at_retrace says so
     graph = graph_text(catalog, m.key)
     b = size_boundary(graph, m.symbols, dict(m.values)) if graph is not None else None
     if b is None:
@@ -202,7 +204,15 @@ def _at_retrace(m: KeyMatch) -> KeyMatch:
             f"and traces {who} as the constant {spec.value}: another graph", "value-specialized"),))
     eq = failed_equality(m.entries, values)
     if eq is None:
-        return m
+        rel = failed_relation(m.entries, values)
+        if rel is None:
+            return m
+        return replace(m, uncertain=m.uncertain + (Reason(
+            f"this call fails {clause_in_user_terms(rel.text, names)}, a comparison of two inputs the trace of "
+            "this key's graph made (a slice's end against the size it slices, two sizes a broadcast relates): "
+            "torch traces the call again, and whether the ops the other way give this key's graph (a new entry), "
+            "another graph, or an error the cache does not show (torch compiles either way, unless the call "
+            "raises)", "relation-failed"),))
     shown = clause_in_user_terms(eq.text, names)
     return replace(m, uncertain=m.uncertain + (Reason(
         f"this call fails {shown}, an equality the trace of this key's graph relied on: torch traces the "

@@ -21,6 +21,14 @@ forms say more than that:
   torch 2.13: ``x.view(b, 5, -1)`` of 12 columns raises, ``reshape((-1, 6))`` traced
   another graph). Whether that trace gives this key's graph the cache does not show:
   undecided (``equality-failed``), naming the clause.
+* An inequality between two inputs (``n <= x.size(1)``, ``x.size(1) != n``) that the
+  call fails: an op's trace compared them (a slice clamps its end at the size it slices,
+  a broadcast asks whether two sizes are equal), and with the comparison the other way
+  the op gives other sizes, which the rest of the trace may take as this key's graph
+  did, or not, or raise on (checked with torch 2.13: ``x[:, :n]`` alone kept the key
+  for ``n`` past ``x.size(1)``; ``x[:, :n] + torch.arange(n)`` raised). The cache does
+  not show which: undecided (``relation-failed``), naming the clause. A bound on one
+  input (``x.size(0) >= 16``) is the range the key's entry serves: a new entry.
 
 Never imports torch, never prints.
 """
@@ -34,7 +42,7 @@ from dataclasses import dataclass
 from fxcache_core.guards.expr import Clause, parse_guards
 from fxcache_core.lookup.judge import EntryVerdict
 
-__all__ = ["FailedClause", "failed_equality", "specializing_clause"]
+__all__ = ["FailedClause", "failed_equality", "failed_relation", "specializing_clause"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +129,21 @@ def _equality(failed: list[Clause], values: Mapping[str, int]) -> FailedClause |
     return None
 
 
+_RELATIONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.NotEq)
+
+
+def _placeholders(node: ast.expr) -> set[str]:
+    return {p for n in ast.walk(node) if (p := _placeholder(n)) is not None}  # type: ignore[arg-type]
+
+
+def _relation(failed: list[Clause], values: Mapping[str, int]) -> FailedClause | None:
+    for c in failed:
+        cmp = _compare(c)
+        if cmp is not None and cmp[0] in _RELATIONS and len(_placeholders(cmp[1]) | _placeholders(cmp[2])) >= 2:
+            return FailedClause(c.text)
+    return None
+
+
 def specializing_clause(entries: Sequence[EntryVerdict], values: Mapping[str, int]) -> FailedClause | None:
     """Where every entry of ``entries`` (a key's, in torch's order) failed, and each fails
     a clause ``L['tN'] != c`` with ``tN`` given ``c``: that clause of the first (module
@@ -132,3 +155,9 @@ def failed_equality(entries: Sequence[EntryVerdict], values: Mapping[str, int]) 
     """Where every entry of ``entries`` failed, and each fails an equality (``==``): the
     first entry's (module doc); else None."""
     return _each_failed_entry(entries, values, _equality)
+
+
+def failed_relation(entries: Sequence[EntryVerdict], values: Mapping[str, int]) -> FailedClause | None:
+    """Where every entry of ``entries`` failed, and each fails an inequality between two
+    or more inputs (``L['t2'] <= L['t1']``): the first entry's (module doc); else None."""
+    return _each_failed_entry(entries, values, _relation)

@@ -26,7 +26,10 @@ own dtype: no op), and :func:`cast_through` one reached through an expression, w
 stay undecided; :func:`scale_default` a float automatic dynamic tensorified, left at its
 default; :func:`grad_mix` a training graph (a weight that requires grad, grad enabled), whose
 entry records its backward and which input required grad, and which a call under
-``torch.no_grad()`` or with the weight not requiring grad does not look up. Few graphs: each
+``torch.no_grad()`` or with the weight not requiring grad does not look up; :func:`ramp` an int
+whose guards relate it to a size (a slice's end) and keep it from 0 and 1 (it sizes
+``torch.arange``), failures of which torch traces again (fxcache_core/lookup/retrace.py,
+fxcache_core/lookup/boundaries.py). Few graphs: each
 costs the session a compile.
 
 A call is described as the other cases' are, one element per positional parameter,
@@ -288,6 +291,12 @@ def grad_mix(x, w):
     return (x @ w).tanh() * 0.25
 
 
+def ramp(x, n):
+    # An int through a slice's end and torch.arange (dynamic=True): the key's guards relate n to
+    # x.size(1) (the slice's end against the size it slices) and keep n from 0 and 1 (a size).
+    return x[:, :n] + torch.arange(n, dtype=x.dtype)
+
+
 def grad_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """:func:`keyword_inputs` of :func:`grad_mix`, with ``w`` requiring grad unless the
     trailing dict's ``w.requires_grad`` says False."""
@@ -340,6 +349,8 @@ ARGUMENT_CASES = [
          doc="a module whose parameters need grad, no backward: an FX key alone, its inputs unnamed"),
     Case("scale_default", scale_default, {"dynamic": None}, [[[4, 4]], [[4, 4], {"scale": 2.0}]],
          make_inputs=keyword_inputs, doc="a float default, then another value: a key with the float tensorified"),
+    Case("ramp", ramp, {"dynamic": True}, [[[4, 16], 8]], make_inputs=keyword_inputs,
+         doc="an int through a slice's end and torch.arange (dynamic=True): a relation and a size boundary"),
     Case("grad_mix", grad_mix, {"dynamic": True}, [[[4, 8], [8, 8]]], make_inputs=grad_inputs,
          doc="a weight that requires grad, grad enabled: a training graph (its entry records the backward)"),
 ]

@@ -86,6 +86,12 @@ RETRACE_CALLS = [
     ("regroup", [[4, 12], 1]),                                    # new graph: fails groups != 1, Dynamo solves groups == 1
 ]
 RETRACE_UNDECIDED = [("regroup", [[4, 12], 5])]                   # torch: raises (12 columns into 5 groups)
+# ramp (dynamic=True), built with n=8 of 16 columns: guards n <= x.size(1), x.size(1) != n, n >= 2.
+RAMP_CALLS = [("ramp", [[6, 16], 6])]                              # hit: every clause holds
+RAMP_UNDECIDED = [
+    ("ramp", [[4, 16], 20]),                                      # torch: raises (the slice clamped at 16)
+    ("ramp", [[4, 16], 0]),                                       # torch: another graph, n kept an input
+]
 # mode_net: a module compiled whole in eval mode; the mode given as self.training.
 MODE_UNDECIDED = [
     ("mode_net", [[8, 16], {"self.training": True}]),             # torch: another graph (batch norm, dropout)
@@ -411,6 +417,34 @@ def test_a_failed_equality_of_the_trace_leaves_the_verdict_undecided(real_cache,
     rc, body = _match(real_cache.root, case, shapes)
     (fv,) = body["verdicts"]["functions"]
     assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "equality-failed", fv
+    answer = arg_answers[call_id(case, shapes)]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert answer["error"] is not None or torch_status(answer["lookups"], present) != "miss", answer
+
+
+@pytest.mark.parametrize("case,shapes", RAMP_CALLS, ids=[_id(*c) for c in RAMP_CALLS])
+def test_an_int_that_slices_and_sizes_hits_where_every_clause_holds(real_cache, arg_answers, case, shapes):
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    own = {w["key"] for w in real_cache.writes(case)}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
+    assert assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)["status"] == "hit"
+
+
+@pytest.mark.parametrize("case,shapes,code", [(*RAMP_UNDECIDED[0], "relation-failed"), (*RAMP_UNDECIDED[1], "size-boundary")],
+                         ids=[_id(*c) for c in RAMP_UNDECIDED])
+def test_a_failed_relation_or_an_int_size_at_0_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes,
+                                                                          code):
+    """``x[:, :n] + torch.arange(n)`` with n past x.size(1) fails ``n <= x.size(1)``: the slice
+    is clamped and torch raises on the add; with n=0 it fails ``n >= 2`` (n sizes the arange)
+    and torch traces another graph. Neither is a new entry of the key by the cache alone."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == code, fv
     answer = arg_answers[call_id(case, shapes)]
     present = {k.key for k in scan_cache(real_cache.root).keys}
     assert answer["error"] is not None or torch_status(answer["lookups"], present) != "miss", answer

@@ -52,6 +52,19 @@ def test_sizes_that_stay_above_1_or_are_inputs_are_no_boundary():
     assert size_boundary(_graph("f32[s77, s27][s27, 1]cpu"), SYMBOLS, {"t0": 9, "t1": 1}) is None
 
 
+def test_an_int_arguments_symbol_alone_at_0_or_1_is_a_boundary_never_solved():
+    """torch.arange(n) under dynamic=True: n's symbol sizes a tensor alone, and the key's
+    entries keep it from 0 and 1 (n >= 2). torch 2.13 traced another graph for n=0, with n
+    still an input: a boundary, undecided, no symbol solved (tests/torch/test_arguments.py
+    records it). A tensor dim's symbol alone stays the fit's."""
+    symbols = (*SYMBOLS, SymbolInfo("t2", "s86", "L['n']", 8))
+    for n in (0, 1):
+        b = size_boundary(_graph("f32[s86][1]cpu"), symbols, {"t0": 4, "t1": 16, "t2": n})
+        assert b is not None and (b.shown, b.value, b.solved) == ("n", n, None)
+    assert size_boundary(_graph("f32[s86][1]cpu"), symbols, {"t0": 4, "t1": 16, "t2": 2}) is None
+    assert size_boundary(_graph("f32[s77][1]cpu"), symbols, {"t0": 1, "t1": 16, "t2": 8}) is None
+
+
 def test_a_marked_range_is_parsed_per_marked_dim():
     (x,) = parse_shapes(["x=[8,3]:mark_dynamic=[0]:min=2:max=16"]).values()
     assert isinstance(x, TensorArg) and x.ranges == ((0, 2, 16),) and str(x) == "[8,3]:mark_dynamic=[0]:min=2:max=16"

@@ -7,6 +7,8 @@ A value is one of:
 - ``{"t": [4, 3], "dtype": "float16", "mark": [0], "min": 2, "max": 16}``: a tensor with
   a dtype, dims marked dynamic (``torch._dynamo.mark_dynamic``), with a range or not;
 - ``{"list": [value, ...]}``: a Python list of tensors;
+- ``{"star": [value, ...]}``: tensors passed by position into a ``*args`` parameter
+  (described as ``xs[0]=...``, as a list is);
 - ``{"tuple": [1, 2]}``: a tuple of Python values;
 - ``{"dtype": "float16"}``: a ``torch.dtype`` (``torch.float16``);
 - anything else (``True``, ``"gelu"``, ``None``, ``7``, ``0.1``): that Python value.
@@ -113,15 +115,15 @@ def _holds_tensor(v: Any) -> bool:
         return True
     if isinstance(v, dict) and "tuple" in v:
         return any(_holds_tensor(x) for x in v["tuple"])
-    return isinstance(v, dict) and ("list" in v or "dict" in v)
+    return isinstance(v, dict) and ("list" in v or "star" in v or "dict" in v)
 
 
 def _items_of(name: str, v: Any, new_option: str, grad: bool) -> list[tuple[str, str]]:
     if is_tensor(v):
         text, new = _tensor(v, grad)
         return [(new_option if new else SHAPES_OPTION, f"{name}={text}")]
-    if isinstance(v, dict) and ("list" in v or ("tuple" in v and _holds_tensor(v))):
-        return [it for i, el in enumerate(v.get("list", v.get("tuple")))
+    if isinstance(v, dict) and ("list" in v or "star" in v or ("tuple" in v and _holds_tensor(v))):
+        return [it for i, el in enumerate(v.get("list", v.get("star", v.get("tuple"))))
                 for it in _items_of(f"{name}[{i}]", el, new_option, grad)]
     if isinstance(v, dict) and "dict" in v:
         return [it for k, el in v["dict"].items() for it in _items_of(f"{name}[{k!r}]", el, new_option, grad)]

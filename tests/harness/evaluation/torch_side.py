@@ -34,7 +34,8 @@ from tests.harness.evaluation.families import FAMILIES, Family
 
 _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",
             "torch._functorch._aot_autograd.autograd_cache",
-            "tests.harness.evaluation.fns", "tests.harness.evaluation.hf")
+            "tests.harness.evaluation.fns", "tests.harness.evaluation.hf",
+            "tests.harness.evaluation.fns_r4", "tests.harness.evaluation.hf_r4")
 
 
 def _tensor(spec: Any, seed: int, name: str) -> Any:
@@ -89,6 +90,9 @@ def make_inputs(family: Family, call: Call) -> tuple[tuple[Any, ...], dict[str, 
     """``(args, kwargs)`` of one call (the first ``family.positional`` by position)."""
     args, kwargs = [], {}
     for i, (name, v) in enumerate(arguments(call).items()):
+        if isinstance(v, dict) and "star" in v:
+            args.extend(_tensor(el, i * 10 + j, name) for j, el in enumerate(v["star"]))
+            continue
         value = _value(v, i, name)
         if i < family.positional:
             args.append(value)

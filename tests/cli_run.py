@@ -127,9 +127,22 @@ _LAZY_IMPORTS = ("rich.console", "rich.markup", "rich.text", "rich.table", "type
                  "sympy.combinatorics", "sympy.tensor.tensor")
 
 
+class _BlockTorch:
+    """A ``sys.meta_path`` finder that makes ``import torch`` (and ``torch.*``) raise
+    ``ModuleNotFoundError``, as :data:`tests.helpers._BLOCK_TORCH_RUNNER`'s does in a
+    fresh process: the run proves that its path never needs torch."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"import of {name!r} blocked: this run must not need torch", name=name)
+        return None
+
+
 def _child(conn, req: dict) -> None:
     """In the forked child: run ``fxcache ARGS`` as its own process with the request's
-    environment and working dir; send the exit code and output. Never returns."""
+    environment and working dir (``block_torch``: with ``import torch`` made impossible,
+    as in a fresh process: the server never imported it); send the exit code and
+    output. Never returns."""
     import tempfile
 
     code = 1
@@ -145,6 +158,8 @@ def _child(conn, req: dict) -> None:
         os.dup2(out.fileno(), 1)
         os.dup2(err.fileno(), 2)
         conn.send(os.getpid())
+        if req.get("block_torch"):
+            sys.meta_path.insert(0, _BlockTorch())
         sys.argv = ["fxcache", *req["args"]]
         try:
             from fxcache_cli.fxcache import main
@@ -246,8 +261,10 @@ class CliServer:
                     self._proc.wait()
                     raise RuntimeError("the fxcache test server did not start")
 
-    def run(self, args: Sequence[str], env: Mapping[str, str], cwd: str, timeout: float) -> Run:
-        """``fxcache ARGS`` in a forked child with exactly ``env`` and ``cwd``. Raises
+    def run(self, args: Sequence[str], env: Mapping[str, str], cwd: str, timeout: float,
+            block_torch: bool = False) -> Run:
+        """``fxcache ARGS`` in a forked child with exactly ``env`` and ``cwd`` (``block_torch``:
+        where any ``import torch`` raises ``ModuleNotFoundError``). Raises
         ``subprocess.TimeoutExpired`` after ``timeout`` seconds (the child is killed)."""
         import signal
         from multiprocessing.connection import Client
@@ -255,7 +272,7 @@ class CliServer:
         self._start()
         args = [str(a) for a in args]
         with Client(self.address, family="AF_UNIX") as conn:
-            conn.send({"args": args, "env": dict(env), "cwd": cwd})
+            conn.send({"args": args, "env": dict(env), "cwd": cwd, "block_torch": block_torch})
             if not conn.poll(timeout):
                 raise subprocess.TimeoutExpired(["fxcache", *args], timeout)
             pid = conn.recv()
@@ -301,10 +318,13 @@ def _session_server() -> CliServer:
         return _SERVER
 
 
-def fxcache_forked(*args: str, env: Mapping[str, str] | None = None, timeout: float = 300) -> Run:
+def fxcache_forked(*args: str, env: Mapping[str, str] | None = None, timeout: float = 300,
+                   block_torch: bool = False) -> Run:
     """``fxcache ARGS...`` as a process forked from the session's :class:`CliServer`,
-    with this process's environment plus ``env`` and its working dir."""
-    return _session_server().run(args, child_env(env), os.getcwd(), timeout)
+    with this process's environment plus ``env`` and its working dir; ``block_torch``:
+    any ``import torch`` in it raises ``ModuleNotFoundError`` (the server has not
+    imported torch: :func:`serve` checks), so the run proves its path never needs torch."""
+    return _session_server().run(args, child_env(env), os.getcwd(), timeout, block_torch=block_torch)
 
 
 def fxcache_forked_as(args: Sequence[str], env: Mapping[str, str], cwd: str | os.PathLike[str],

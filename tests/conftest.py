@@ -134,18 +134,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # Within the torch tests: first those that need the real cache alone (torch's answers to
 # their queries are recorded: tests/harness/recorded.py), then each file in the order its
-# background build is ready, as measured on a 2-core machine (the models' chain, the
-# variants, the oracle's own queries (tests.harness.oracle_queries), the pack round trip, the remote cache, the traced
-# runs and their report, the rebuilt kernels, the blobs), so that the tests of a build run while the later builds go
-# on, and few are left for after the last one. A file missing here runs first and may
-# wait there.
+# last background build is ready, as measured on a 2-core machine: the models' chain, the
+# oracle's own queries (tests.harness.oracle_queries) and the changed copies, the blobs,
+# the traced runs and their report, the remote cache, the pack's dry runs, the rebuilt
+# kernels; then test_keying.py (its tests read the variants, but the last, which reads the
+# other torch build: that build starts once the first gc build is done) and the gc builds'
+# tests. So the tests of a build run while the later builds go on, and few are left for
+# after the last one. A file missing here runs first and may wait there; a file placed
+# before its build is ready holds every later file back while it waits.
 _TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2,
-                "test_models_oracle.py": 3, "test_keying.py": 4, "test_torch_oracle.py": 5,
-                "test_fork_server.py": 5, "test_recorded_answers.py": 5, "test_oracle_suite.py": 5,
-                "test_changed_copies.py": 5, "test_pack.py": 6,
-                "test_remote.py": 7, "test_explain.py": 8, "test_explain_cause.py": 9,
-                "test_report.py": 10, "test_explain_rebuilt.py": 11, "test_blobs.py": 12,
-                "test_gc_concurrent.py": 13}
+                "test_models_oracle.py": 3, "test_torch_oracle.py": 4,
+                "test_fork_server.py": 4, "test_recorded_answers.py": 4, "test_oracle_suite.py": 4,
+                "test_changed_copies.py": 4, "test_blobs.py": 5, "test_explain.py": 6,
+                "test_explain_cause.py": 7, "test_report.py": 8, "test_remote.py": 9, "test_pack.py": 10,
+                "test_explain_rebuilt.py": 11, "test_keying.py": 12, "test_gc_concurrent.py": 13}
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -84,17 +84,19 @@ def run_fxcache(
     ``env`` entries are added to this process's environment for the run. By default
     the run is a process forked from the session's CLI server
     (:func:`tests.cli_run.fxcache_forked`): what the command parses, decides and prints
-    is that of a fresh process, without a fresh interpreter's start-up. In a fresh
-    ``python -m fxcache_cli`` (see :func:`run_module`) with ``process=True``,
-    ``block_torch`` (proving a path never needs torch), ``input`` (stdin), or
-    ``FXCACHE_TEST_SUBPROCESS=1`` in the environment (every test's run as users start
-    the command). Never raises on a non-zero exit: check ``.returncode``.
+    is that of a fresh process, without a fresh interpreter's start-up; ``block_torch``
+    makes any ``import torch`` in it raise ``ModuleNotFoundError`` (proving a path never
+    needs torch: the server that forks it never imported torch). In a fresh
+    ``python -m fxcache_cli`` (see :func:`run_module`) with ``process=True``, ``input``
+    (stdin), or ``FXCACHE_TEST_SUBPROCESS=1`` in the environment (every test's run as
+    users start the command; ``block_torch`` then blocks torch there).
+    Never raises on a non-zero exit: check ``.returncode``.
     """
-    if process or block_torch or input is not None or os.environ.get("FXCACHE_TEST_SUBPROCESS"):
+    if process or input is not None or os.environ.get("FXCACHE_TEST_SUBPROCESS"):
         return run_module(
             "fxcache_cli", *args, env=env, block_torch=block_torch, timeout=timeout, input=input
         )
-    r = fxcache_forked(*args, env=env, timeout=timeout)
+    r = fxcache_forked(*args, env=env, timeout=timeout, block_torch=block_torch)
     return subprocess.CompletedProcess(["fxcache", *map(str, args)], r.returncode, r.stdout, r.stderr)
 
 

@@ -1,4 +1,5 @@
-"""What the quick commands import, and the progress hook (no torch needed)."""
+"""What the quick commands import, the progress hook, and the runs with torch blocked
+that the torch tier's "never needs torch" checks stand on (no torch needed)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, TESTS_DIR, run_fxcache, run_module
 from tests.synth import fake_key, fx_entry_bytes, write_entry
 
 
@@ -29,6 +30,18 @@ def test_help_ls_and_df_import_neither_torch_nor_sympy(tmp_path, args):
     mods = _imported(tmp_path, "--cache-dir", str(tmp_path), *args)
     assert "fxcache_cli.fxcache" in mods
     assert not {m for m in mods if m.split(".")[0] in ("torch", "sympy")}
+
+
+def test_a_forked_run_with_torch_blocked_fails_on_import_torch_as_a_fresh_one_does():
+    """``run_fxcache(..., block_torch=True)`` forks from the CLI server: a command that
+    imports torch (``gc --stale`` asks the installed torch what it hashes) must fail there
+    exactly as in a fresh process whose ``import torch`` is blocked."""
+    cache = TESTS_DIR / "fixtures" / "torch_versions" / "2.14.1" / "cache"
+    args = ("--cache-dir", str(cache), "gc", "--stale", "--dry-run")
+    forked = run_fxcache(*args, block_torch=True)
+    fresh = run_module("fxcache_cli", *args, block_torch=True)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert forked.returncode == 2 and "import of 'torch' blocked" in forked.stderr, forked.stderr
 
 
 def test_match_evaluates_guards_without_sympy(tmp_path):

@@ -33,6 +33,11 @@ def main(argv: list[str] | None = None) -> int:
         "TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE": "1",
         "TORCHINDUCTOR_COMPILE_THREADS": "1",
     })
+    from demo.build_cache import _seed_isa_checks
+
+    # torch's ISA check programs, built once by the session (demo.build_cache.ISA_SEED_ENV),
+    # copied where torch would build them: it loads them instead of nine seconds of g++.
+    _seed_isa_checks(os.path.abspath(a.kernel_dir))
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 

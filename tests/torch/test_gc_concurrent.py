@@ -3,7 +3,8 @@ and gc while torch keeps compiling into the same cache: nothing outside the plan
 no exception escapes either side, and torch still loads what gc kept.
 
 Each is a background build of its own (torch processes forked from the zygote, fxcache
-in fresh processes): they run on a build thread beside the torch tier's other tests.
+forked from the CLI server: a process of its own that has not imported torch, as a fresh
+one): they run on a build thread beside the torch tier's other tests.
 
 gc prunes every kind meanwhile: entries (--keep-last), generated code,
 compiled libraries, PGO state and Triton kernel dirs (--artifacts
@@ -73,7 +74,7 @@ def _gc_during_compiles() -> dict[str, Any]:
         while not compiler.done() or len(rounds) < 2:
             before = _files(cache)
             p = run_fxcache("--cache-dir", str(cache), "gc", "--keep-last", "1", "--artifacts",
-                            "--older-than", "90m", "--locks", "--unreadable", "--yes", "--json", process=True)
+                            "--older-than", "90m", "--locks", "--unreadable", "--yes", "--json")
             rounds.append({"returncode": p.returncode, "stdout": p.stdout, "stderr": p.stderr,
                            "gone": sorted(before - _files(cache))})
             if p.returncode not in (0, 1):
@@ -84,7 +85,7 @@ def _gc_during_compiles() -> dict[str, Any]:
         results = compiler.result()  # a failed query raises here, with its traceback
     # What gc kept, torch loads: the newest entry (kept by --keep-last 1) is still a hit.
     match = run_fxcache("--cache-dir", str(cache), "match", "--fn", "branch_on_size",
-                        "--shapes", "x=[20,5]", "--json", process=True)
+                        "--shapes", "x=[20,5]", "--json")
     after = torch_lookups(cache, "branch_on_size", [[20, 5]], on_copy=True, fresh=True)
     return {"rounds": rounds, "results": results, "match": match.stdout, "after": after}
 
@@ -157,7 +158,7 @@ def _gc_then_compile() -> dict[str, Any]:
     for args in (["gc"], ["gc", "--older-than", "1d", "--artifacts", "--locks", "--unreadable", "--stale"]):
         for root in (cache, default):
             before = take_inventory(root).totals.bytes
-            p = run_fxcache("--cache-dir", str(root), *args, "--yes", "--json", process=True)
+            p = run_fxcache("--cache-dir", str(root), *args, "--yes", "--json")
             out["gc"].append({"args": args, "returncode": p.returncode, "stderr": p.stderr, "stdout": p.stdout,
                               "freed": before - take_inventory(root).totals.bytes})
     out["kinds_left"] = sorted({i.kind.name for i in take_inventory(cache).items})

@@ -89,7 +89,7 @@ def _proc(proc) -> dict:
 def _another_torch_build() -> dict:
     """A copy of the variants' cache whose base entry names another torch version, then
     ``diff``, ``key --current`` and ``gc --stale`` on it and on the original. ``--current``
-    and ``--stale`` ask the installed torch (a fresh fxcache importing it, seconds each):
+    and ``--stale`` ask the installed torch (an fxcache that imports it, seconds each):
     a build thread runs them beside the torch tier's other tests."""
     from tests.harness.background import build_dir
 
@@ -100,7 +100,7 @@ def _another_torch_build() -> dict:
     _edit_torch_version(copy, base)
 
     def cli(*args: str) -> dict:
-        return _proc(run_fxcache(*args, process=True))
+        return _proc(run_fxcache(*args))
 
     return {
         "diff": cli("--cache-dir", str(root), "diff", base[:10], base[:10], "--other-cache-dir", str(copy), "--json"),

@@ -64,9 +64,6 @@ def _model_cache() -> tuple:
     ``blob``). The trace is explained into the session's usage store for the cache dir and
     the blob, as a user would once: the models' forwards take ``**kwargs``, and only
     Dynamo's guards there say which keywords each key was compiled with."""
-    import subprocess
-    import sys
-
     from tests.harness.background import build_dir
     from tests.harness.model_runs import build_subprocess
 
@@ -74,8 +71,7 @@ def _model_cache() -> tuple:
     trace = root.parent / "build-trace"
     summary = build_subprocess(root, save_blob=root.parent / "models.blob", trace=trace)
     for where in (root, summary["blob"]["path"]):
-        proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(where), "explain", "--json",
-                               str(trace)], capture_output=True, text=True, timeout=300)
+        proc = run_fxcache("--cache-dir", str(where), "explain", "--json", str(trace))
         if proc.returncode not in (0, 1):
             raise RuntimeError(f"fxcache explain of the model build's trace: {proc.stderr[-2000:]}")
     return root, summary

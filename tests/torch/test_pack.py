@@ -39,7 +39,7 @@ def _app(cache: Path, trace: Path | None = None) -> dict[str, Any]:
 
 
 def _cli(*args: str) -> Any:
-    proc = run_module("fxcache_cli", *args, block_torch=True)
+    proc = run_fxcache(*args, block_torch=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
@@ -107,8 +107,9 @@ def _done(proc: Any) -> dict[str, Any]:
 
 @builder("pack_dry_runs", needs=("pack_roundtrip",), order=6)
 def _dry_runs() -> dict[str, Any]:
-    """``unpack --dry-run`` as users run it: each asks the installed torch (a fresh fxcache
-    process importing torch, seconds each), so they run on a build thread beside the torch
+    """``unpack --dry-run`` as users run it: each asks the installed torch (an fxcache
+    process that imports torch, seconds each: two forked from the CLI server, two fresh
+    with the variables torch reads at import), so they run on a build thread beside the torch
     tier's other tests. A pack of another torch is made from the first recorded version's
     cache (tests/fixtures/torch_versions)."""
     from tests.harness.background import build_dir
@@ -117,16 +118,14 @@ def _dry_runs() -> dict[str, Any]:
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
     version = sorted(p.name for p in fixtures.iterdir() if (p / "cache").is_dir())[0]
     other = base / "other.tar.gz"
-    packed = run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all", str(other), process=True)
+    packed = run_fxcache("--cache-dir", str(fixtures / version / "cache"), "pack", "--all", str(other))
     ours = prebuilt("pack_roundtrip")["pack"]
     target, tmp = base / "target", base / "tmp"
     tmp.mkdir()
     return {
         "other_packed": _done(packed), "base": base, "target": target, "tmp": tmp,
-        "same_torch": _done(run_fxcache("--cache-dir", str(base / "x"), "unpack", "--dry-run", "--json", str(ours),
-                                        process=True)),
-        "other_torch": _done(run_fxcache("--cache-dir", str(base / "y"), "unpack", "--dry-run", str(other),
-                                         process=True)),
+        "same_torch": _done(run_fxcache("--cache-dir", str(base / "x"), "unpack", "--dry-run", "--json", str(ours))),
+        "other_torch": _done(run_fxcache("--cache-dir", str(base / "y"), "unpack", "--dry-run", str(other))),
         "from_variable": _done(run_module("fxcache_cli", "unpack", "--dry-run", str(other),
                                           env={"TORCHINDUCTOR_CACHE_DIR": str(target), "TMPDIR": str(tmp)})),
         "setting": _done(run_module("fxcache_cli", "--cache-dir", str(base / "z"), "unpack", "--dry-run", "--json",

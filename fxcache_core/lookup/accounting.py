@@ -70,7 +70,13 @@ from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
 from fxcache_core.lookup.dtype_args import default_dtype, dtype_account
-from fxcache_core.lookup.fit_floats import baked_float, baked_value, float_default, traced_float
+from fxcache_core.lookup.fit_floats import (
+    baked_float,
+    baked_int,
+    baked_value,
+    float_default,
+    traced_float,
+)
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
@@ -541,6 +547,11 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
     if type(v) is int and (why := traced_float(acc.ledger.catalog, call.key, acc.p.name, acc.sources[0], v,
                                                 call.inputs, call.frame)) is not None:
         return acc.result("rules-out", why)
+    if type(v) is int and not said and (got := baked_int(acc.ledger.catalog, call.key, acc.sources[0], v,
+                                                         call.mode, call.inputs, call.frame)) is not None:
+        said.append(got)  # a keyword-only int, or one left out: the int rule does not speak of it
+        if got[0] == "problem":
+            return acc.result("rules-out", got[1])
     for kind, why in said:
         if kind == "note":
             return acc.result("undecided", why)

@@ -147,6 +147,35 @@ def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float, mode: Dyn
                            "baked-constant")
 
 
+def baked_int(catalog: Catalog, key: CacheKey, src: str, val: int, mode: DynamicMode,
+              inputs: Mapping[str, InputValue], frame: CompiledFrom | None) -> tuple[str, Reason] | None:
+    """What the int ``val`` of ``src`` (``L['shift']``) says about a key that takes no
+    input from it, where :mod:`~fxcache_core.lookup.int_args` says nothing of it (a
+    keyword-only parameter, one left out at its default): read through the expressions
+    the function computes with it (:func:`baked_provenance`: an operand of arithmetic with
+    a tensor, ``x + shift``, is ``aten.add.Tensor(x, 0)``; a slice bound, a size, a
+    reduction's dim). Under ``dynamic=None``/``False`` a fresh process's first call bakes
+    an int in (``wrap_symint`` in torch/_dynamo/variables/builder.py), so ``("baked",
+    why)`` when every constant it makes is this graph's, ``("problem", why)`` when one
+    differs; without the mode, ``("note", why)`` for the same constants. None under
+    ``dynamic=True`` (an int is a SymInt input there, or specialized when 0 or 1) and
+    wherever the reads are not all exact (a condition, a loop count, an index, a call
+    of anything else): the other evidence decides."""
+    m = re.fullmatch(r"L\['(\w+)'\]", src)
+    if m is None or frame is None or mode is DynamicMode.TRUE:
+        return None
+    prov = baked_provenance(catalog, key, m.group(1), {**inputs, src: val}, frame)
+    if prov is None or prov.why is None or prov.status not in ("same", "differs"):
+        return None
+    if prov.status == "differs":
+        return "problem", prov.why
+    if mode is DynamicMode.UNKNOWN:
+        return "note", Reason(
+            f"{prov.why}: torch looks this key up under dynamic=None; under dynamic=True {src} is a SymInt "
+            f"on the first call ({how()})", "int-depends-on-mode")
+    return "baked", Reason(str(prov.why), "baked-constant")
+
+
 def baked_value(catalog: Catalog, key: CacheKey, src: str, val: object,
                 inputs: Mapping[str, InputValue], frame: CompiledFrom | None) -> tuple[str, Reason] | None:
     """What a bool or a tuple of ints of ``src`` (``L['dims']``) says about a key that

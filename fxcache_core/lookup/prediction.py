@@ -77,7 +77,7 @@ EXIT_HIT, EXIT_MISS, EXIT_UNDECIDED = 0, 1, 3
 
 # Reasons about a float argument's value, not the sizes: a first call's new graph says them
 # as they are (static sizes and ints are "static ... was never compiled").
-_SCALAR_CODES = ("float-", "scalar-type-")
+_SCALAR_CODES = ("float-", "scalar-type-", "baked-value-")
 
 _HEAD = {"hit": "HIT", "miss": "MISS", "new-graph": "NEW GRAPH", "error": "ERROR", "undecided": "UNDECIDED"}
 

@@ -87,6 +87,7 @@ from fxcache_core.lookup.param_account import HOW as HOW
 from fxcache_core.lookup.param_account import ParamAccount as ParamAccount
 from fxcache_core.lookup.pinned import pinned_default
 from fxcache_core.lookup.pyvalues import PyValue, TorchDtype, kind_of, same_value, text_of
+from fxcache_core.lookup.state_constants import state_judge
 from fxcache_core.lookup.unframed import unframed
 from fxcache_core.reasons import Reason
 
@@ -214,7 +215,8 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
             "params-unchecked"))
     params = [_Param(ledger, call, frame, reads, p).account() for p in reads.params]
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
-                            + module_state(call.inputs, frame, call.key)))
+                            + module_state(call.inputs, frame, call.key, state_judge(
+                                ledger.catalog, call.key, frame, call.inputs, call.mode))))
 
 
 _MISSING = object()

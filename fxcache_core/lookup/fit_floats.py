@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
+from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, function_node, resume_parent
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
@@ -172,7 +173,7 @@ def baked_int(catalog: Catalog, key: CacheKey, src: str, val: int, mode: Dynamic
     if mode is DynamicMode.UNKNOWN:
         return "note", Reason(
             f"{prov.why}: torch looks this key up under dynamic=None; under dynamic=True {src} is a SymInt "
-            f"on the first call ({how()})", "int-depends-on-mode")
+            f"on the first call (pass {param('dynamic')})", "int-depends-on-mode")
     return "baked", Reason(str(prov.why), "baked-constant")
 
 

@@ -108,10 +108,13 @@ def read_state(fn: ast.FunctionDef | ast.AsyncFunctionDef, graph: str, frame: Co
     always = type(value) is int and (src.startswith("G[") or frame.whole_module)
     if mode in (DynamicMode.NONE, DynamicMode.FALSE) or always:
         return "accounted", Reason(str(prov.why), "baked-constant")
+    if type(value) is int:
+        return "undecided", Reason(
+            f"{prov.why}, as torch specializes an int on a fresh process's first call under dynamic=None; under "
+            f"dynamic=True it is a SymInt ({how()})", "int-depends-on-mode")
     return "undecided", Reason(
-        f"{prov.why}, as torch specializes {'an int' if type(value) is int else 'a float'} on a fresh process's "
-        f"first call under dynamic=None; under dynamic=True it is "
-        f"{'a SymInt' if type(value) is int else 'a tensor input'} ({how()})", "float-depends-on-mode")
+        f"{prov.why}, as torch specializes a float on a fresh process's first call under dynamic=None; under "
+        f"dynamic=True it is a tensor input ({how()})", "float-depends-on-mode")
 
 
 def state_judge(catalog: Catalog, key: CacheKey, frame: CompiledFrom | None, inputs: Mapping[str, InputValue],

@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.errors import param
@@ -161,9 +162,10 @@ def baked_int(catalog: Catalog, key: CacheKey, src: str, val: int, mode: Dynamic
     differs; without the mode, ``("note", why)`` for the same constants. None under
     ``dynamic=True`` (an int is a SymInt input there, or specialized when 0 or 1) and
     wherever the reads are not all exact (a condition, a loop count, an index, a call
-    of anything else): the other evidence decides."""
+    of anything else), and for an FX key (its post-grad graph is Inductor's, whose passes
+    drop or fold constants: ``x + 0`` is gone): the other evidence decides."""
     m = re.fullmatch(r"L\['(\w+)'\]", src)
-    if m is None or frame is None or mode is DynamicMode.TRUE:
+    if m is None or frame is None or mode is DynamicMode.TRUE or key.kind is not KeyKind.AOT_AUTOGRAD:
         return None
     prov = baked_provenance(catalog, key, m.group(1), {**inputs, src: val}, frame)
     if prov is None or prov.why is None or prov.status not in ("same", "differs"):

@@ -38,6 +38,7 @@ import copy
 import re
 from collections.abc import Callable, Mapping
 
+from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.functions.frames import CompiledFrom, function_node, resume_parent
@@ -122,10 +123,12 @@ def state_judge(catalog: Catalog, key: CacheKey, frame: CompiledFrom | None, inp
     """:func:`state_constant` for ``key``'s call, as the callback
     :func:`~fxcache_core.lookup.module_state.module_state` and
     :func:`~fxcache_core.lookup.ambient.ambient_accounts` take: the value's
-    :class:`~fxcache_core.lookup.param_account.ParamAccount`, or None (undecided)."""
+    :class:`~fxcache_core.lookup.param_account.ParamAccount`, or None (undecided). An
+    AOTAutograd key's only: its forward graph is the one AOTAutograd traced, with each
+    constant where Dynamo put it."""
     def judge(src: str, shown: str, value: object) -> ParamAccount | None:
-        if frame is None:
-            return None
+        if frame is None or key.kind is not KeyKind.AOT_AUTOGRAD:
+            return None  # an FX key's post-grad graph is Inductor's: its passes drop or fold constants
         got = state_constant(catalog, key, frame, src, value, inputs, mode)
         if got is None:
             return None

@@ -23,9 +23,10 @@ the call brings to 0 or 1) and ``mark_ranges`` (a marked dim's range); ``phases`
 tensor or a list), ``int_args`` (ints baked into a sibling key) and ``dtype_args``
 (the ``torch.dtype`` a graph was traced with); ``branches`` (the lines
 of the compiled frame a graph has ops from); ``unframed`` (the arguments a key that
-records no compiled frame cannot account for) and ``accounting`` (every parameter the
-compiled frame reads, accounted for before a verdict), ``ambient`` (the grad mode,
-each input's requires_grad and globals a call gives); ``key_lookup``
+records no compiled frame cannot account for), ``state_constants`` (a module's attribute
+or a global a call gives, read off the graph's constants) and ``accounting`` (every
+parameter the compiled frame reads, accounted for before a verdict), ``ambient`` (the grad
+mode, each input's requires_grad and globals a call gives); ``key_lookup``
 (match_key: one key); ``across_keys`` (what the keys' results say together); ``unattributed``
 (keys that record no function, for a function no key records); ``match`` (the
 run over keys); ``prediction`` (the verdict per function); ``coverage`` (one

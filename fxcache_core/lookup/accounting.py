@@ -73,7 +73,13 @@ from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
 from fxcache_core.lookup.dtype_args import default_dtype, dtype_account
-from fxcache_core.lookup.fit_floats import baked_float, baked_value, float_default, traced_float
+from fxcache_core.lookup.fit_floats import (
+    baked_float,
+    baked_int,
+    baked_value,
+    float_default,
+    traced_float,
+)
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
@@ -84,6 +90,7 @@ from fxcache_core.lookup.param_account import HOW as HOW
 from fxcache_core.lookup.param_account import ParamAccount as ParamAccount
 from fxcache_core.lookup.pinned import pinned_default
 from fxcache_core.lookup.pyvalues import PyValue, TorchDtype, kind_of, same_value, text_of
+from fxcache_core.lookup.state_constants import state_judge
 from fxcache_core.lookup.unframed import unframed
 from fxcache_core.reasons import Reason
 
@@ -211,7 +218,8 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
             "params-unchecked"))
     params = [_Param(ledger, call, frame, reads, p).account() for p in reads.params]
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
-                            + module_state(call.inputs, frame, call.key)))
+                            + module_state(call.inputs, frame, call.key, state_judge(
+                                ledger.catalog, call.key, frame, call.inputs, call.mode))))
 
 
 _MISSING = object()
@@ -565,6 +573,11 @@ def baked_account(acc: _Param, v: object) -> ParamAccount | None:
     if type(v) is int and (why := traced_float(acc.ledger.catalog, call.key, acc.p.name, acc.sources[0], v,
                                                 call.inputs, call.frame)) is not None:
         return acc.result("rules-out", why)
+    if type(v) is int and not said and (got := baked_int(acc.ledger.catalog, call.key, acc.sources[0], v,
+                                                         call.mode, call.inputs, call.frame)) is not None:
+        said.append(got)  # a keyword-only int, or one left out: the int rule does not speak of it
+        if got[0] == "problem":
+            return acc.result("rules-out", got[1])
     for kind, why in said:
         if kind == "note":
             return acc.result("undecided", why)

@@ -23,7 +23,8 @@ grad mode. So, for an AOTAutograd key the call otherwise fits (:func:`ambient_ac
   (``grad-mode-unrecorded``);
 * a global given with the call (``G['GAIN']=3.0``, not a tensor the key takes): Dynamo
   guards the value the code read and bakes it into the graph, and the cache does not
-  record it (``global-unrecorded``).
+  record it (``global-unrecorded``), unless the key's graph shows it as a constant read
+  exactly (:mod:`fxcache_core.lookup.state_constants`: ``x.relu() * GAIN``), which decides.
 
 What the call does not say is taken to be as when the key was compiled (as the dtypes
 and a module's own state are). Never imports torch.
@@ -40,6 +41,8 @@ from fxcache_core.errors import param
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import GRAD_MODE, InputValue, TensorArg
 from fxcache_core.lookup.param_account import ParamAccount
+from fxcache_core.lookup.pyvalues import PyValue
+from fxcache_core.lookup.state_constants import StateJudge
 from fxcache_core.reasons import Reason
 
 __all__ = ["ambient_accounts"]
@@ -47,14 +50,16 @@ __all__ = ["ambient_accounts"]
 
 def ambient_accounts(key: CacheKey, entry: DecodedEntry, inputs: Mapping[str, InputValue],
                      bound: Mapping[str, str], grad_enabled: bool | None,
-                     accounted: frozenset[str] = frozenset()) -> list[ParamAccount]:
+                     accounted: frozenset[str] = frozenset(), judge: StateJudge | None = None) -> list[ParamAccount]:
     """One :class:`~fxcache_core.lookup.param_account.ParamAccount` per thing the module
     docstring lists that the call says: the grad mode, each tensor input given with
     ``requires_grad``, each global given; [] for a key that is no AOTAutograd key.
 
     ``entry`` is the key's first readable entry; ``bound`` maps the user's sources to the
     key's (``KeyMatch.bound``); ``accounted``: the sources already accounted for (a
-    global the key takes is its input)."""
+    global the key takes is its input); ``judge``: what a global's value says where the
+    key's graph shows it as a constant read exactly
+    (:func:`~fxcache_core.lookup.state_constants.state_judge`), else it is undecided."""
     if key.kind is not KeyKind.AOT_AUTOGRAD:
         return []
     out = [_requires_grad(key, entry, src, t, bound.get(src, src))
@@ -64,6 +69,9 @@ def ambient_accounts(key: CacheKey, entry: DecodedEntry, inputs: Mapping[str, In
         out.append(_grad_mode(key, entry, grad_enabled))
     for src, v in inputs.items():
         if src.startswith("G[") and not isinstance(v, TensorArg) and src not in accounted and src not in bound:
+            if judge is not None and (got := judge(src, src, v.value if isinstance(v, PyValue) else v)):
+                out.append(got)
+                continue
             out.append(ParamAccount(src, str(v), True, "undecided", Reason(
                 f"{src}={v}: a global the code may read, which Dynamo guards and bakes into the graph; the "
                 f"cache does not record which value key {key.key[:12]} was traced with: undecided (left out, "

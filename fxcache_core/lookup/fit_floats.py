@@ -16,8 +16,10 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
+from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, function_node, resume_parent
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
@@ -145,6 +147,36 @@ def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float, mode: Dyn
     return "baked", Reason(str(prov.why) if prov.why is not None else
                            f"{val} is a constant of this key's graph where its code computes with {m.group(1)}",
                            "baked-constant")
+
+
+def baked_int(catalog: Catalog, key: CacheKey, src: str, val: int, mode: DynamicMode,
+              inputs: Mapping[str, InputValue], frame: CompiledFrom | None) -> tuple[str, Reason] | None:
+    """What the int ``val`` of ``src`` (``L['shift']``) says about a key that takes no
+    input from it, where :mod:`~fxcache_core.lookup.int_args` says nothing of it (a
+    keyword-only parameter, one left out at its default): read through the expressions
+    the function computes with it (:func:`baked_provenance`: an operand of arithmetic with
+    a tensor, ``x + shift``, is ``aten.add.Tensor(x, 0)``; a slice bound, a size, a
+    reduction's dim). Under ``dynamic=None``/``False`` a fresh process's first call bakes
+    an int in (``wrap_symint`` in torch/_dynamo/variables/builder.py), so ``("baked",
+    why)`` when every constant it makes is this graph's, ``("problem", why)`` when one
+    differs; without the mode, ``("note", why)`` for the same constants. None under
+    ``dynamic=True`` (an int is a SymInt input there, or specialized when 0 or 1) and
+    wherever the reads are not all exact (a condition, a loop count, an index, a call
+    of anything else), and for an FX key (its post-grad graph is Inductor's, whose passes
+    drop or fold constants: ``x + 0`` is gone): the other evidence decides."""
+    m = re.fullmatch(r"L\['(\w+)'\]", src)
+    if m is None or frame is None or mode is DynamicMode.TRUE or key.kind is not KeyKind.AOT_AUTOGRAD:
+        return None
+    prov = baked_provenance(catalog, key, m.group(1), {**inputs, src: val}, frame)
+    if prov is None or prov.why is None or prov.status not in ("same", "differs"):
+        return None
+    if prov.status == "differs":
+        return "problem", prov.why
+    if mode is DynamicMode.UNKNOWN:
+        return "note", Reason(
+            f"{prov.why}: torch looks this key up under dynamic=None; under dynamic=True {src} is a SymInt "
+            f"on the first call (pass {param('dynamic')})", "int-depends-on-mode")
+    return "baked", Reason(str(prov.why), "baked-constant")
 
 
 def baked_value(catalog: Catalog, key: CacheKey, src: str, val: object,

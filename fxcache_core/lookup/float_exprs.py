@@ -193,10 +193,11 @@ class _Refused(Exception):
 def _eval(node: ast.expr, values: Mapping[str, float | int]) -> object:
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return node.value
-    if isinstance(node, ast.Name):
-        if node.id not in values:
-            raise _Refused(node.id)
-        return values[node.id]
+    if isinstance(node, (ast.Name, ast.Attribute)):  # an attribute: a value named by its text (self.scale)
+        name = node.id if isinstance(node, ast.Name) else ast.unparse(node)
+        if name not in values:
+            raise _Refused(name)
+        return values[name]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _eval(node.operand, values)
         return -v if isinstance(node.op, ast.USub) else +v  # type: ignore[operator]

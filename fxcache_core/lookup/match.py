@@ -67,6 +67,7 @@ from fxcache_core.lookup.phases import (
     with_phases,
 )
 from fxcache_core.lookup.query import CallQuery
+from fxcache_core.lookup.state_constants import state_judge
 from fxcache_core.lookup.unattributed import marked, unattributed_keys
 from fxcache_core.state.usage import recorded_constants
 
@@ -195,7 +196,8 @@ class _Run:
                                          auto.scalars if auto is not None else frozenset())), after)
         done = frozenset(p.source for p in acc.params if p.source is not None)
         acc = replace(acc, params=acc.params + tuple(
-            ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done)))
+            ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done,
+                             state_judge(catalog, k, m.compiled, q.inputs, q.mode))))
         m = replace(m, params=acc.params, params_unchecked=acc.unchecked)
         if acc.problems:
             return KeyMatch(key=k, fits=False, reasons=acc.problems, symbols=m.symbols, origin=origin,

@@ -8,10 +8,13 @@ and the graph holds what the value made the code do, never the value; the cache 
 neither the guards nor the module. A call that gives such a value (``--inputs
 self.training=True``, a source ``L['self'].training``) asks about state no key records:
 its lookup is undecided, naming it (``module-state-unrecorded``), instead of the value
-being dropped because no input of the key takes it. Where the call gives none, the
-module is taken to be as it was when the key was compiled, as before.
+being dropped because no input of the key takes it, unless it is a float or an int the
+key's graph shows as a constant read exactly
+(:mod:`fxcache_core.lookup.state_constants`: ``y = self.fc(x) * self.scale`` puts
+``self.scale`` into ``aten.mul``), which decides. Where the call gives none, the module
+is taken to be as it was when the key was compiled.
 
-Never imports torch, never decodes anything.
+Never imports torch; decodes only through the judge it is given.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.lookup.binding import InputValue, TensorArg
 from fxcache_core.lookup.param_account import ParamAccount
+from fxcache_core.lookup.pyvalues import PyValue
+from fxcache_core.lookup.state_constants import StateJudge
 from fxcache_core.reasons import Reason
 
 __all__ = ["module_state"]
@@ -30,10 +35,13 @@ __all__ = ["module_state"]
 _SELF_ATTR_RE = re.compile(r"L\['self'\]((?:\.[A-Za-z_]\w*)+)")
 
 
-def module_state(inputs: Mapping[str, InputValue], frame: CompiledFrom, key: CacheKey) -> list[ParamAccount]:
-    """One undecided :class:`~fxcache_core.lookup.param_account.ParamAccount` per
-    attribute of the module the call gives (``L['self'].training``; not a tensor), for a
-    frame that is a module's (compiled whole, or a method of a class); [] otherwise."""
+def module_state(inputs: Mapping[str, InputValue], frame: CompiledFrom, key: CacheKey,
+                 judge: StateJudge | None = None) -> list[ParamAccount]:
+    """One :class:`~fxcache_core.lookup.param_account.ParamAccount` per attribute of the
+    module the call gives (``L['self'].training``; not a tensor), for a frame that is a
+    module's (compiled whole, or a method of a class); [] otherwise. Each is what
+    ``judge`` says of it (:func:`~fxcache_core.lookup.state_constants.state_judge`: a
+    float or int read exactly as a constant of the key's graph), else undecided."""
     if not (frame.whole_module or frame.module_class is not None):
         return []
     out = []
@@ -42,6 +50,9 @@ def module_state(inputs: Mapping[str, InputValue], frame: CompiledFrom, key: Cac
         if m is None or isinstance(v, TensorArg):
             continue
         name = "self" + m.group(1)
+        if judge is not None and (got := judge(src, name, v.value if isinstance(v, PyValue) else v)) is not None:
+            out.append(got)
+            continue
         out.append(ParamAccount(name, str(v), True, "undecided", Reason(
             f"{name}={v}: state of the module, which Dynamo guards where the code reads it "
             f"(model.train() and model.eval() set self.training, and dropout and batch norm trace other "

@@ -75,9 +75,10 @@ Status = Literal["hit", "miss", "new-graph", "error", "undecided"]
 
 EXIT_HIT, EXIT_MISS, EXIT_UNDECIDED = 0, 1, 3
 
-# Reasons about a float argument's value, not the sizes: a first call's new graph says them
-# as they are (static sizes and ints are "static ... was never compiled").
-_SCALAR_CODES = ("float-", "scalar-type-")
+# Reasons about a Python scalar's value, not the sizes: a first call's new graph says them
+# as they are (a float's, or an int's a key's constant shows differs); static sizes, and
+# ints no constant shows, are "static ... was never compiled".
+_SCALAR_CODES = ("float-", "scalar-type-", "baked-value-")
 
 _HEAD = {"hit": "HIT", "miss": "MISS", "new-graph": "NEW GRAPH", "error": "ERROR", "undecided": "UNDECIDED"}
 

@@ -29,7 +29,12 @@ entry records its backward and which input required grad, and which a call under
 ``torch.no_grad()`` or with the weight not requiring grad does not look up; :func:`ramp` an int
 whose guards relate it to a size (a slice's end) and keep it from 0 and 1 (it sizes
 ``torch.arange``), failures of which torch traces again (fxcache_core/lookup/retrace.py,
-fxcache_core/lookup/boundaries.py). Few graphs: each
+fxcache_core/lookup/boundaries.py);
+:func:`shift_kw` a keyword-only int baked into an arithmetic op, :func:`sized_kw` one that
+is a size too (undecided); ``attr_net`` (:class:`AttrNet`) a module's float and int
+attributes and a global read off its graph's constants, and a str and a float through
+``math.sqrt`` that are not (:func:`attr_inputs` sets them: ``"self.scale": 3.0``,
+``"G['GAIN']": 3.0`` in the trailing dict). Few graphs: each
 costs the session a compile.
 
 A call is described as the other cases' are, one element per positional parameter,
@@ -44,6 +49,7 @@ items. This module imports torch; no ``from __future__ import annotations`` (see
 ``demo.cases``).
 """
 
+import math
 from typing import Any
 
 import torch
@@ -307,6 +313,54 @@ def grad_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return args, kwargs
 
 
+def shift_kw(x, *, shift=0):
+    # A keyword-only int that meets a tensor in arithmetic only: Dynamo bakes it into the
+    # op as the float rule's floats are (aten.add.Tensor(mul, 0)). Built with its default.
+    return x.cos() * 2 + shift
+
+
+def sized_kw(x, *, n=2):
+    # A keyword-only int that is an arithmetic scalar and also a size (arange's length),
+    # which the graph's constants do not show: undecided. Built with its default.
+    return x * n + torch.arange(n)
+
+
+GAIN = 2.0
+"""A module global :class:`AttrNet` reads in arithmetic (``G['GAIN']`` to Dynamo)."""
+
+
+class AttrNet(torch.nn.Module):
+    """A module whose forward reads a float and an int attribute and a float global in
+    arithmetic (each a constant of its graph), a float through ``math.sqrt`` and a str
+    it compares (neither readable off the graph)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale, self.k, self.lim, self.act = 2.0, 3, 4.0, "tanh"
+
+    def forward(self, x):
+        y = x * self.scale + self.k
+        y = y.relu() * GAIN
+        y = y.clamp(max=math.sqrt(self.lim))
+        return y.sigmoid() if self.act == "sigmoid" else y.tanh()
+
+
+ATTR_NET = AttrNet()
+_ATTR_DEFAULTS = {"scale": 2.0, "k": 3, "lim": 4.0, "act": "tanh"}
+
+
+def attr_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """:func:`keyword_inputs`, after setting :data:`ATTR_NET`'s attributes and :data:`GAIN`
+    as the trailing dict says (``"self.scale": 3.0``, ``"G['GAIN']": 3.0``), the rest at
+    their defaults."""
+    global GAIN
+    last = dict(shapes[-1]) if shapes and isinstance(shapes[-1], dict) else {}
+    for name, default in _ATTR_DEFAULTS.items():
+        setattr(ATTR_NET, name, last.pop(f"self.{name}", default))
+    GAIN = last.pop("G['GAIN']", 2.0)
+    return keyword_inputs([*shapes[:-1], last] if last else [d for d in shapes if not isinstance(d, dict)])
+
+
 ARGUMENT_CASES = [
     Case("flags", flags, {"dynamic": None}, [[[8, 16], {"clip": True, "act": "gelu"}], [[8, 16]]],
          make_inputs=keyword_inputs, doc="a bool, a str and an optional tensor, built two ways (dynamic=None)"),
@@ -353,4 +407,10 @@ ARGUMENT_CASES = [
          doc="an int through a slice's end and torch.arange (dynamic=True): a relation and a size boundary"),
     Case("grad_mix", grad_mix, {"dynamic": True}, [[[4, 8], [8, 8]]], make_inputs=grad_inputs,
          doc="a weight that requires grad, grad enabled: a training graph (its entry records the backward)"),
+    Case("shift_kw", shift_kw, {"dynamic": None}, [[[4, 4]]], make_inputs=keyword_inputs,
+         doc="a keyword-only int in arithmetic with a tensor, built with its default"),
+    Case("sized_kw", sized_kw, {"dynamic": None}, [[[4, 2]]], make_inputs=keyword_inputs,
+         doc="a keyword-only int in arithmetic and as a size: undecided"),
+    Case("attr_net", ATTR_NET, {"dynamic": None}, [[[4, 8]]], make_inputs=attr_inputs,
+         doc="a module's float and int attributes and a global in arithmetic; a str and a float through a call"),
 ]

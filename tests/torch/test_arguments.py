@@ -190,6 +190,31 @@ FLOAT_DEFAULT_CALLS = [
     ("scale_default", [[4, 4], {"scale": 1.0}]),                  # the same, given
 ]
 
+# shift_kw (dynamic=None, built with shift left out): a keyword-only int that meets x in
+# arithmetic only, the scalar of aten.add.Tensor(mul, 0). sized_kw's n is also arange's
+# length, which no constant of the graph shows: undecided.
+INT_KW_CALLS = [
+    ("shift_kw", [[4, 4]]),                                       # hit: shift left out is add's 0
+    ("shift_kw", [[4, 4], {"shift": 0}]),                         # hit: the default, given
+    ("shift_kw", [[4, 4], {"shift": 1}]),                         # new graph: add's 1, not 0
+]
+INT_KW_UNDECIDED = [("sized_kw", [[4, 2]])]                        # torch: a hit
+# attr_net (dynamic=None, AttrNet compiled whole with scale=2.0, k=3, GAIN=2.0, lim=4.0,
+# act='tanh'): each value given as the call's state (--inputs self.scale=3.0, G['GAIN']=3.0).
+STATE_CALLS = [
+    ("attr_net", [[4, 8], {"self.scale": 2.0}]),                  # hit: mul's 2.0
+    ("attr_net", [[4, 8], {"self.scale": 3.0}]),                  # new graph: 3.0, not 2.0
+    ("attr_net", [[4, 8], {"self.k": 4}]),                        # new graph: add's 4, not 3
+    ("attr_net", [[4, 8], {"self.k": 3, "G['GAIN']": 2.0}]),      # hit
+    ("attr_net", [[4, 8], {"G['GAIN']": 3.0}]),                   # new graph: the global's 3.0
+]
+# A str the code compares (torch: another graph) and a float read through math.sqrt (torch:
+# a hit): what the graph holds of them is not read.
+STATE_UNDECIDED = [
+    ("attr_net", [[4, 8], {"self.act": "sigmoid"}]),
+    ("attr_net", [[4, 8], {"self.lim": 4.0}]),
+]
+
 
 def _id(case: str, shapes: list, *options: dict) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}" + ("-after-recompile" if options else "")
@@ -756,3 +781,75 @@ def test_a_float_left_at_its_default_is_not_taken_as_a_tensor_on_a_first_call(re
     assert fv["status"] in ("hit", "undecided"), fv
     tensor_key = [r for r in body["results"] if r["kind"] == "aotautograd" and r["status"] != "hit"]
     assert tensor_key and all(r["status"] in ("no-fit", "undecided") for r in tensor_key), tensor_key
+
+
+@pytest.mark.parametrize("case,shapes", INT_KW_CALLS, ids=[_id(*c) for c in INT_KW_CALLS])
+def test_a_keyword_only_int_in_arithmetic_is_read_off_its_op(real_cache, arg_answers, case, shapes):
+    """A keyword-only int given or left at its default is the scalar of the op it meets a
+    tensor in: the same value accounts for it (a hit), another rules the key out (torch
+    traces another graph), as torch looked the keys up."""
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, {w["key"] for w in real_cache.writes(case)})
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+    if v["status"] == "hit":
+        assert {p["name"]: p["how"] for p in v["params"]} == {"x": "key-input", "shift": "baked-constant"}, v
+    else:
+        assert v["why_code"] == "baked-value-differs", v
+
+
+@pytest.mark.parametrize("case,shapes", INT_KW_UNDECIDED, ids=[_id(*c) for c in INT_KW_UNDECIDED])
+def test_an_int_that_is_also_a_size_stays_undecided(real_cache, arg_answers, case, shapes):
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and "n=2" in fv["line"], fv
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
+
+
+def _attr_net(root, shapes: list) -> tuple[int, dict]:
+    """``fxcache match --json --fn AttrNet`` for a call of ``attr_net``: its tensor as
+    forward names it (``x``; the module's own signature is ``*args``), its state as
+    ``--inputs self.scale=3.0``, ``G['GAIN']=3.0``."""
+    state = [a for n, v in shapes[-1].items() for a in ("--inputs", f"{n}={v!r}")]
+    proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "AttrNet", "--dynamic", "none",
+                       "--shapes", "x=" + json.dumps(shapes[0]).replace(" ", ""), *state)
+    body = json.loads(proc.stdout)
+    assert proc.returncode == body["verdicts"]["exit_code"], proc.stderr
+    (fv,) = body["verdicts"]["functions"]
+    return proc.returncode, fv
+
+
+@pytest.mark.parametrize("case,shapes", STATE_CALLS, ids=[_id(*c) for c in STATE_CALLS])
+def test_a_modules_attributes_and_a_global_are_read_off_the_graphs_constants(real_cache, arg_answers, case,
+                                                                             shapes):
+    """A float or int attribute of the module, or a global, given with the call is the
+    constant of the op the code reads it into: the same value accounts for it, another
+    rules the key out, as torch did."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    _, fv = _attr_net(real_cache.root, shapes)
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert fv["status"] == torch_status(arg_answers[call_id(case, shapes)]["lookups"], present), fv
+    if fv["status"] == "hit":
+        how = {p["name"]: p["how"] for p in fv["params"]}
+        assert all(how[n] == "baked-constant" for n in shapes[-1]), fv["params"]
+    else:
+        assert fv["why_code"] in ("float-constant-differs", "baked-value-differs"), fv
+
+
+@pytest.mark.parametrize("case,shapes", STATE_UNDECIDED, ids=[_id(*c) for c in STATE_UNDECIDED])
+def test_a_str_attribute_or_one_read_through_a_call_stays_undecided(real_cache, arg_answers, case, shapes):
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, fv = _attr_net(real_cache.root, shapes)
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "module-state-unrecorded", fv
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    torch_did = torch_status(arg_answers[call_id(case, shapes)]["lookups"], present)
+    assert torch_did == ("new-graph" if "self.act" in shapes[-1] else "hit"), torch_did

@@ -70,16 +70,11 @@ from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, frame_reads
 from fxcache_core.functions.partials import partial_bindings
 from fxcache_core.guards.user_terms import user_source
+from fxcache_core.lookup.baked_accounts import baked_account
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
-from fxcache_core.lookup.dtype_args import default_dtype, dtype_account
-from fxcache_core.lookup.fit_floats import (
-    baked_float,
-    baked_int,
-    baked_value,
-    float_default,
-    traced_float,
-)
+from fxcache_core.lookup.dtype_args import default_dtype
+from fxcache_core.lookup.fit_floats import float_default
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
@@ -89,7 +84,8 @@ from fxcache_core.lookup.param_account import ARGUMENT_CODES as ARGUMENT_CODES
 from fxcache_core.lookup.param_account import HOW as HOW
 from fxcache_core.lookup.param_account import ParamAccount as ParamAccount
 from fxcache_core.lookup.pinned import pinned_default
-from fxcache_core.lookup.pyvalues import PyValue, TorchDtype, kind_of, same_value, text_of
+from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
+from fxcache_core.lookup.source_values import param_sources
 from fxcache_core.lookup.state_constants import state_judge
 from fxcache_core.lookup.unframed import unframed
 from fxcache_core.reasons import Reason
@@ -216,7 +212,7 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
         return Accounting(unchecked=Reason(
             f"parameters not checked: the source of {frame.name} ({os.path.basename(frame.file)}) {why}",
             "params-unchecked"))
-    params = [_Param(ledger, call, frame, reads, p).account() for p in reads.params]
+    params = [ParamAccounting(ledger, call, frame, reads, p).account() for p in reads.params]
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
                             + module_state(call.inputs, frame, call.key, state_judge(
                                 ledger.catalog, call.key, frame, call.inputs, call.mode))))
@@ -225,7 +221,7 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
 _MISSING = object()
 
 
-class _Param:
+class ParamAccounting:
     """One parameter's accounting: its value in the call and each kind of evidence in turn."""
 
     def __init__(self, ledger: Ledger, call: KeyCall, frame: CompiledFrom, reads: FrameReads, p: ParamUse) -> None:
@@ -528,80 +524,11 @@ class _Param:
         return False
 
 
-def baked_account(acc: _Param, v: object) -> ParamAccount | None:
-    """An int or float the key does not take (a constant of its graph), accounted from
-    what :mod:`fxcache_core.lookup.int_args` and
-    :func:`fxcache_core.lookup.fit_floats.baked_float` read: ``baked-constant``; their
-    notes leave it undecided, their problems rule the key out. None where they read
-    nothing (the value is no int or float, or no op of the graph computes with it):
-    the other evidence decides. The one place that says how a baked constant accounts
-    for a parameter."""
-    call = acc.call
-    if isinstance(v, TorchDtype):
-        got = dtype_account(acc.ledger.catalog, call.key, call.entry, acc.frame, acc.p.name,
-                            lambda name: param_sources(name, acc.frame), call.inputs, v)
-        return None if got is None else acc.result(got[0], got[1], brief=got[2])
-    if type(v) is bool or (isinstance(v, tuple) and v and all(type(i) is int for i in v)):
-        got = baked_value(acc.ledger.catalog, call.key, acc.sources[0], v, call.inputs, call.frame)
-        if got is None:
-            return None
-        kind, why = got
-        if kind == "problem":
-            return acc.result("rules-out", why)
-        if isinstance(v, tuple):
-            return acc.result("assumed", Reason(f"{acc.p.name}={text_of(v)}: {why}", "tuple-assumed"),
-                              brief="the constants of its graph, from a tuple")
-        return acc.result("accounted", Reason(f"{acc.p.name}={text_of(v)}: {why}", "baked-constant"),
-                          brief="the constants of its graph")
-    if type(v) not in (int, float):
-        return None
-    if acc.user_src is not None:
-        said = [(kind, why) for src, kind, why in call.int_rule.about if src == acc.user_src]
-    elif call.int_default is not None and type(v) is int:
-        rule = call.int_default(acc.sources[0], v)  # type: ignore[arg-type]
-        said = [(kind, why) for _, kind, why in rule.about]
-    else:
-        said = []
-    if type(v) is float:
-        got = baked_float(acc.ledger.catalog, call.key, acc.sources[0], v, call.mode,  # type: ignore[arg-type]
-                          call.inputs, call.frame)
-        if got is not None:
-            said.append(got)
-    for kind, why in said:
-        if kind == "problem":
-            return acc.result("rules-out", why)
-    if type(v) is int and (why := traced_float(acc.ledger.catalog, call.key, acc.p.name, acc.sources[0], v,
-                                                call.inputs, call.frame)) is not None:
-        return acc.result("rules-out", why)
-    if type(v) is int and not said and (got := baked_int(acc.ledger.catalog, call.key, acc.sources[0], v,
-                                                         call.mode, call.inputs, call.frame)) is not None:
-        said.append(got)  # a keyword-only int, or one left out: the int rule does not speak of it
-        if got[0] == "problem":
-            return acc.result("rules-out", got[1])
-    for kind, why in said:
-        if kind == "note":
-            return acc.result("undecided", why)
-    for kind, why in said:
-        if kind == "baked":
-            return acc.result("accounted", Reason(f"{acc.p.name}={text_of(v)}: {why}", "baked-constant"))
-    return None
-
-
-def param_sources(name: str, frame: CompiledFrom | None) -> tuple[str, ...]:
-    """The sources a parameter's value has in a key: ``L['clip']``, and for a module
-    compiled whole ``L['kwargs']['clip']`` and ``L['args'][i]`` (``i`` its position among
-    ``frame``'s parameters, where the frame is known)."""
-    out = [f"L[{name!r}]", f"L['kwargs'][{name!r}]"]
-    if frame is not None and name in frame.params:
-        out.append(f"L['args'][{frame.params.index(name)}]")
-    return tuple(out)
-
-
 def _hits(traced: TracedCode, span: tuple[int, int] | None) -> list[int]:
     if span is None:
         return []
     return sorted(n for n in traced.lines if span[0] <= n <= span[1])
 
 
-__all__ = ["ARGUMENT_CODES", "HOW", "Accounting", "KeyCall", "Ledger", "ParamAccount", "RecordedConstants", "account",
-           "baked_account", "param_sources", "settled_by_record"]
+__all__ = ["ARGUMENT_CODES", "HOW", "Accounting", "KeyCall", "Ledger", "ParamAccount", "RecordedConstants",
+           "account", "param_sources", "settled_by_record"]

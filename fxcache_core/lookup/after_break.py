@@ -43,10 +43,11 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.functions.frames import CompiledFrom, compiled_from, function_node
 from fxcache_core.functions.params import FrameReads, ParamUse, frame_reads
-from fxcache_core.lookup.accounting import Accounting, param_sources
+from fxcache_core.lookup.accounting import Accounting
 from fxcache_core.lookup.binding import InputValue, TensorArg
 from fxcache_core.lookup.branches import traced_code
 from fxcache_core.lookup.float_exprs import TensorKinds
+from fxcache_core.lookup.source_values import param_sources
 from fxcache_core.reasons import Reason
 
 __all__ = ["BreakLines", "accounted_after_break", "late_reads", "read_after_break", "sources_of"]

@@ -420,7 +420,7 @@ def dtype_account(catalog: Catalog, key: CacheKey, entry: DecodedEntry, frame: C
                   sources: Callable[[str], Sequence[str]], inputs: Mapping[str, InputValue],
                   value: TorchDtype) -> tuple[str, Reason, str] | None:
     """:func:`dtype_evidence` as the parameters' accounting
-    (:func:`fxcache_core.lookup.accounting.baked_account`) takes it: (status, reason,
+    (:func:`fxcache_core.lookup.baked_accounts.baked_account`) takes it: (status, reason,
     brief): ``accounted`` with a ``baked-constant`` reason, ``rules-out`` or
     ``undecided``; None where there is no evidence."""
     got = dtype_evidence(catalog, key, entry, frame, name, sources, inputs, value)

@@ -122,7 +122,7 @@ def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float, mode: Dyn
     ``("note", why)`` when that is unknown or depends on the mode, ``("problem", why)``
     when a constant differs or the mode tensorifies it; None when no op of the graph
     computes with ``src``. The hook the closed-world rule
-    (:func:`fxcache_core.lookup.accounting.baked_account`) reads."""
+    (:func:`fxcache_core.lookup.baked_accounts.baked_account`) reads."""
     m = re.fullmatch(r"L\['(\w+)'\]", src)
     if m is None:
         return None
@@ -186,7 +186,7 @@ def baked_value(catalog: Catalog, key: CacheKey, src: str, val: object,
     Dynamo specializes both, whatever the mode): ``("baked", why)`` when every constant
     it makes in the graph is the one there, ``("problem", why)`` when one differs; None
     when that is not readable (the other evidence decides). The hook the closed-world
-    rule (:func:`fxcache_core.lookup.accounting.baked_account`) reads for them."""
+    rule (:func:`fxcache_core.lookup.baked_accounts.baked_account`) reads for them."""
     m = re.fullmatch(r"L\['(\w+)'\]", src)
     if m is None or frame is None:
         return None

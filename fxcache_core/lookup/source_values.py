@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
@@ -13,6 +14,9 @@ from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import InputValue, TensorArg
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.reasons import Reason
+
+if TYPE_CHECKING:
+    from fxcache_core.functions.frames import CompiledFrom
 
 _PROP_RE = re.compile(r"^(?P<base>.+?)(?:\.size\(\)\[(?P<size>\d+)\]|\.stride\(\)\[(?P<stride>\d+)\]"
                       r"|(?P<offset>\.storage_offset\(\)))?$")
@@ -139,3 +143,13 @@ def check_signs(values: Mapping[str, int], symbols: Sequence[SymbolInfo], name: 
         if v < 0 and info is not None and is_size_source(info.source):
             raise ShapeSpecError(f"{param(name)} {ph}={v}: {ph} is {user_source(info.source or '')}, "
                                  "which is never negative", param=name, value=f"{ph}={v}")
+
+
+def param_sources(name: str, frame: CompiledFrom | None) -> tuple[str, ...]:
+    """The sources a parameter's value has in a key: ``L['clip']``, and for a module
+    compiled whole ``L['kwargs']['clip']`` and ``L['args'][i]`` (``i`` its position among
+    ``frame``'s parameters, where the frame is known)."""
+    out = [f"L[{name!r}]", f"L['kwargs'][{name!r}]"]
+    if frame is not None and name in frame.params:
+        out.append(f"L['args'][{frame.params.index(name)}]")
+    return tuple(out)

@@ -209,9 +209,10 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
     if isinstance(reads, Reason):
         why = {"source-unreadable": "cannot be read here",
                "source-changed": "no longer has the function at that line"}.get(reads.code or "", "is not read: " + reads)
-        return Accounting(unchecked=Reason(
-            f"parameters not checked: the source of {frame.name} ({os.path.basename(frame.file)}) {why}",
-            "params-unchecked"))
+        where = f"the source of {frame.name} ({os.path.basename(frame.file)}) {why}"
+        settled = settled_by_record(ledger, call.key, frame, call.inputs)
+        return Accounting(unframed(call.inputs, call.taken, settled, where),
+                          unchecked=Reason(f"parameters not checked: {where}", "params-unchecked"))
     params = [ParamAccounting(ledger, call, frame, reads, p).account() for p in reads.params]
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
                             + module_state(call.inputs, frame, call.key, state_judge(

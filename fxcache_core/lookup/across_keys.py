@@ -5,7 +5,8 @@ An FX key fits through the AOTAutograd keys that load it (its inputs are theirs:
 loads a forward FX graph by the exact guards string an AOTAutograd entry stores):
 :func:`unfit_through_loaders` before its entries are read, :func:`fit_through_loaders`
 after. Keys of one function that take the call only under different assumed dtypes
-are each undecided (:func:`dtype_rivals`). A negative int given where every key
+are each undecided (:func:`dtype_rivals`), as are keys of one function that each serve
+the call while their parameters went unchecked (:func:`unchecked_rivals`). A negative int given where every key
 takes a tensor is a usage error (:func:`check_negative_ints`). Values in, values out;
 nothing here prints.
 """
@@ -85,6 +86,31 @@ def dtype_rivals(results: list[KeyMatch]) -> list[KeyMatch]:
         for ns in dtypes.values():
             for n in ns:
                 out[n] = replace(out[n], uncertain=out[n].uncertain + (why,))
+    return out
+
+
+def unchecked_rivals(results: list[KeyMatch]) -> list[KeyMatch]:
+    """Keys of one function (and kind) whose guards each take the call, where the
+    parameters of at least one were not checked (its source cannot be read, or no frame
+    is recorded: ``params_unchecked``): their graphs differ in something of the call that
+    nothing read (a Python value the code branched on or folded in), and torch takes one
+    of them, which the cache cannot say. Each is undecided (``several-keys-fit``). Where
+    the parameters were read, the accounting tells such keys apart."""
+    by: dict[tuple[str | None, str], list[int]] = {}
+    for n, m in enumerate(results):
+        if m.status == "hit":
+            by.setdefault((function_name(m.origin, m.compiled).name, m.key.kind.value), []).append(n)
+    out = list(results)
+    for ns in by.values():
+        if len(ns) < 2 or all(results[n].params_unchecked is None for n in ns):
+            continue
+        shown = ", ".join(results[n].key.key[:12] for n in ns)
+        unchecked = next(str(results[n].params_unchecked) for n in ns if results[n].params_unchecked is not None)
+        why = Reason(f"keys {shown} each take the call, and {unchecked.removeprefix('parameters not checked: ')}: "
+                     "their graphs differ in a value of the call that nothing read, and which one torch looks "
+                     "up is not known", "several-keys-fit")
+        for n in ns:
+            out[n] = replace(out[n], uncertain=out[n].uncertain + (why,))
     return out
 
 

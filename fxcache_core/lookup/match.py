@@ -42,6 +42,7 @@ from fxcache_core.lookup.across_keys import (
     check_negative_ints,
     dtype_rivals,
     fit_through_loaders,
+    unchecked_rivals,
     unfit_through_loaders,
 )
 from fxcache_core.lookup.after_break import (
@@ -247,7 +248,7 @@ class _Run:
                     m = static_after_recompile(catalog, m, self.recompiled, self.query.inputs)
             self.by_key[k.key] = m
             results.append(m)
-        return dtype_rivals(results), unbound, used
+        return unchecked_rivals(dtype_rivals(results)), unbound, used
 
 
 def match(

@@ -342,6 +342,17 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
                 f"{hit.hit.name[:16]} hits" + ("; either way an entry's guards hold)" if either else ")"),
                 why.code),
             rival.key, keys=keys)
+    # Two keys whose entries both serve the call are two graphs of it that differ in
+    # something the call does not say or the cache does not show (a Python value of an
+    # unreadable source, the grad mode): torch can take but one, and which is not known.
+    other = next((m for m in looked if m.status == "hit" and hit is not None and m.key != hit.key), None)
+    if hit is not None and other is not None:
+        return FunctionVerdict(
+            function, origin, "undecided", Reason(
+                f"keys {hit.key.key[:12]} and {other.key.key[:12]} both serve this call: their graphs differ in "
+                "what the call leaves unsaid or the cache does not show (a Python value, global state); "
+                "which one torch looks up is not known", "several-keys-fit"),
+            hit.key, keys=keys)
     if hit is not None and hit.raises is not None:
         assert hit.hit is not None
         status: Status = "error" if code_of(hit.raises) == "mark-range-raises" else "undecided"

@@ -1,7 +1,8 @@
 """The closed-world rule for a key whose entries record no compiled frame (its function
-unrecorded, or found only by a function it was traced through): nothing but its inputs
-is known, so every argument of the call that is not a tensor bound to one of them leaves
-its lookup undecided (``argument-unaccounted``). :func:`~fxcache_core.lookup.accounting.account`
+unrecorded, or found only by a function it was traced through), or whose frame's source
+cannot be read here (moved, deleted, or changed since the compile): nothing but its inputs
+is known, so every argument of the call that is not bound to one of them (a tensor, or an
+int or float the key takes as a symbol) leaves its lookup undecided (``argument-unaccounted``). :func:`~fxcache_core.lookup.accounting.account`
 applies it; a HIT of such a key rests on its inputs and guards alone. Never imports torch."""
 
 from __future__ import annotations
@@ -16,24 +17,30 @@ from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import PyValue, text_of
 from fxcache_core.reasons import Reason
 
-__all__ = ["unframed"]
+__all__ = ["NO_FRAME", "unframed"]
 
 
-def unframed(inputs: Mapping[str, InputValue], taken: frozenset[str], settled: frozenset[str]
-              ) -> tuple[ParamAccount, ...]:
+NO_FRAME = "this key's entries record no compiled frame"
+
+
+def unframed(inputs: Mapping[str, InputValue], taken: frozenset[str], settled: frozenset[str],
+             cause: str = NO_FRAME) -> tuple[ParamAccount, ...]:
     """For a key whose entries record no compiled frame (its function unrecorded, or found
     only by the name of a function it was traced through): each argument of the call that
-    is not a tensor bound to one of the key's inputs, undecided. The key's inputs say what
+    is not bound to one of the key's inputs (a tensor, an int or float it takes as a
+    symbol), undecided. The key's inputs say what
     its guards check; the code that read anything else (a Python value folded into the
     graph or branched on, a list element beyond those the key takes, whose length Dynamo
     guards) is not in the cache, so a verdict that this key serves the call would rest on
     arguments nothing checked. ``inputs``: the call's, by source; ``taken``: the sources
     the key takes inputs from; ``settled``: the call's Python values a run's trace
-    recorded for the key (Dynamo's guard pinned them), accounted as for any key."""
+    recorded for the key (Dynamo's guard pinned them), accounted as for any key; ``cause``:
+    why the code is not known (:data:`NO_FRAME`, or that its source cannot be read)."""
     out = []
     for src, v in inputs.items():
-        if (isinstance(v, TensorArg) and src in taken) or src in settled:
-            continue
+        value = v.value if isinstance(v, PyValue) else v
+        if src in settled or (src in taken and (isinstance(v, TensorArg) or type(value) in (int, float))):
+            continue  # a tensor or a SymInt/SymFloat the key takes: its guards decide
         name = user_source(src)
         shown = str(v) if isinstance(v, TensorArg) else text_of(v.value if isinstance(v, PyValue) else v)
         el = re.fullmatch(r"(L\['\w+'\])\[\d+\]", src)
@@ -45,7 +52,7 @@ def unframed(inputs: Mapping[str, InputValue], taken: frozenset[str], settled: f
         else:
             what = "a tensor this key takes no input from"
         out.append(ParamAccount(name, shown, True, "undecided", Reason(
-            f"{name}={shown}: {what}; this key's entries record no compiled frame, so what its code does "
+            f"{name}={shown}: {what}; {cause}, so what its code does "
             f"with {name} is not in the cache, nor whether {name}={shown} traces this key's graph (the "
             "parameters the call leaves out go unchecked too)"
             + ("" if isinstance(v, TensorArg) else "; Dynamo's guards in a run's TORCH_TRACE would say (the trace "

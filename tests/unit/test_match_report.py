@@ -40,3 +40,37 @@ def test_a_key_whose_inputs_nothing_names_leaves_the_functions_new_graph_undecid
     (v,) = verdicts(replace(report, unbound=tuple(alone)), count_all=True).functions
     assert v.status == "undecided" and v.why.code == "inputs-unnamed" and "--arg" not in v.why, v
     assert "by position with positional" in v.why and "f32[8, 8]" in v.why, v.why
+
+
+def test_keys_that_each_take_the_call_with_parameters_unchecked_are_each_undecided():
+    """Two keys of one function whose guards both take the call, where the function's
+    source cannot be read (a cache from another machine, a file since moved): their graphs
+    differ in a Python value nothing read (seen in the evaluation: ``std(dim=None)`` and
+    ``std(dim=1)`` compiled for the same x), and torch looks up one of them, which the cache
+    cannot tell. Read parameters would tell them apart: then both stay as judged."""
+    from fxcache_core.cache.scan import Entry, FileInfo
+    from fxcache_core.decode.entries import Origin
+    from fxcache_core.lookup.across_keys import unchecked_rivals
+    from fxcache_core.lookup.match_report import MatchReport
+    from fxcache_core.lookup.prediction import verdicts
+
+    o = Origin("spread", "/gone/fns.py", 37, ("spread",))
+    unread = Reason("parameters not checked: the source of spread (fns.py) cannot be read here", "params-unchecked")
+
+    def hit(name: str, unchecked: Reason | None) -> KeyMatch:
+        k = CacheKey(KeyKind.AOT_AUTOGRAD, name, f"/nowhere/{name}", ())
+        e = Entry(KeyKind.AOT_AUTOGRAD, name, FileInfo(f"/nowhere/{name}/e0", 10, 0.0, 0.0), 0)
+        return KeyMatch(k, True, hit=e, origin=o, params_unchecked=unchecked)
+
+    pair = unchecked_rivals([hit("a0", unread), hit("a1", unread)])
+    assert [m.status for m in pair] == ["undecided", "undecided"]
+    assert all(m.uncertain[0].code == "several-keys-fit" and "cannot be read here" in m.uncertain[0]
+               and "a0, a1" in m.uncertain[0] for m in pair), pair
+    (v,) = verdicts(MatchReport(inputs=(("L['x']", "[4,6]"),), results=tuple(pair), keys_considered=2)).functions
+    assert v.status == "undecided" and v.why.code == "several-keys-fit", v
+    assert [m.status for m in unchecked_rivals([hit("a0", None), hit("a1", None)])] == ["hit", "hit"]
+    assert [m.status for m in unchecked_rivals([hit("a0", unread)])] == ["hit"]
+    # Read parameters that leave two keys taking the call still do not pick the first one.
+    (both,) = verdicts(MatchReport(inputs=(("L['x']", "[4,6]"),), results=(hit("a0", None), hit("a1", None)),
+                                   keys_considered=2)).functions
+    assert both.status == "undecided" and both.why.code == "several-keys-fit", both

@@ -188,6 +188,8 @@ INFERENCE_MODE = "torch.is_inference_mode_enabled()"
 
 STATE_FLAGS = (INFERENCE_MODE, "torch.is_autocast_enabled()",
                "torch.are_deterministic_algorithms_enabled()")
+NUM_THREADS = "torch.get_num_threads()"
+"""The ``--inputs`` item that gives the run's intra-op threads (``torch.set_num_threads``)."""
 """The ``--inputs`` items (``NAME=True|False``) that give global state a call runs under
 besides the grad mode; :mod:`fxcache_core.lookup.global_state` reads them."""
 
@@ -207,7 +209,7 @@ def is_state_item(name: str) -> bool:
     or a setting (:data:`GRAD_MODE`, :data:`STATE_FLAGS`, :data:`DEFAULT_DTYPE`,
     :data:`SETTING_PREFIXES`), not an argument."""
     name = name.strip()
-    return name in (GRAD_MODE, DEFAULT_DTYPE, *STATE_FLAGS) or name.startswith(SETTING_PREFIXES)
+    return name in (GRAD_MODE, DEFAULT_DTYPE, NUM_THREADS, *STATE_FLAGS) or name.startswith(SETTING_PREFIXES)
 
 
 def _state_value(name: str, raw: str, spec: str) -> PyValue:
@@ -215,6 +217,8 @@ def _state_value(name: str, raw: str, spec: str) -> PyValue:
     flag, a dtype for :data:`DEFAULT_DTYPE`, a Python literal for a setting."""
     if name == DEFAULT_DTYPE:
         return PyValue(TorchDtype(parse_dtype(raw, f"{param('inputs')} {name}")))
+    if name == NUM_THREADS:
+        return PyValue(parse_int64(raw, f"{param('inputs')} {name}", "inputs"))
     if name.startswith("torch.compile.") and name.removeprefix("torch.compile.") not in COMPILE_KEYWORDS:
         raise ShapeSpecError(f"{param('inputs')} {name[:60]}: not a torch.compile keyword (one of "
                              f"{', '.join(COMPILE_KEYWORDS)}; dynamic has its own option)", param="inputs", value=spec)
@@ -415,6 +419,10 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     name, _, raw = spec.partition("=")
     if is_state_item(name):
         return name.strip(), _state_value(name.strip(), raw.strip(), spec)
+    if name.strip().startswith("torch."):
+        known = ", ".join((GRAD_MODE, DEFAULT_DTYPE, NUM_THREADS, *STATE_FLAGS, *(p + "NAME" for p in SETTING_PREFIXES)))
+        raise ShapeSpecError(f"{param('inputs')} {name.strip()[:60]}: no parameter, and not global state match "
+                             f"knows (known: {known})", param="inputs", value=spec)
     source = canonical_source(name)
     raw = raw.strip()
     rhs = raw.replace(" ", "")

@@ -13,6 +13,8 @@ Each is part of what torch looks a key up with, and none is recorded in the cach
   (``deterministic_algorithms``; ``deterministic_algorithms_settings`` in
   ``FxGraphHashDetails``, torch/_inductor/codecache.py);
 * the default dtype: Dynamo guards it, Inductor hashes it (``default_dtype``);
+* the intra-op thread count: Dynamo guards it, Inductor hashes it for CPU code
+  (``cpp_runtime_thread_count``);
 * ``torch.compile(mode=...)`` sets Inductor config, and Inductor hashes its config into
   every FX key (``freezing`` on a module compiled under ``no_grad`` skips the caches);
   AOTAutograd hashes its own (``autograd_config``); Dynamo's config decides what is
@@ -34,7 +36,7 @@ from collections.abc import Mapping
 
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.errors import param
-from fxcache_core.lookup.binding import DEFAULT_DTYPE, INFERENCE_MODE
+from fxcache_core.lookup.binding import DEFAULT_DTYPE, INFERENCE_MODE, NUM_THREADS
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.reasons import Reason
@@ -48,6 +50,8 @@ _UNRECORDED = {
     "torch.are_deterministic_algorithms_enabled()": Reason(
         "Dynamo guards torch.use_deterministic_algorithms, and AOTAutograd and Inductor hash it into their keys",
         "deterministic-unrecorded"),
+    NUM_THREADS: Reason("Dynamo guards the thread count and Inductor hashes it into a CPU kernel's key",
+                        "num-threads-unrecorded"),
     DEFAULT_DTYPE: Reason("Dynamo guards the default dtype and Inductor hashes it into its key",
                           "default-dtype-unrecorded"),
     "torch.compile.mode": Reason("the mode sets Inductor's config, which Inductor hashes into its key",

@@ -49,6 +49,8 @@ def test_inference_mode_turns_the_grad_mode_off():
     ("torch.compile.dynamic=True", "not a torch.compile keyword"),
     ("torch._dynamo.config.=1", "not a config name"),
     ("torch._inductor.config.freezing=[1", "is not a Python value"),
+    ("torch.get_num_threads()=two", "torch.get_num_threads()"),
+    ("torch.use_deterministic_algorithms=True", "not global state match knows"),
 ])
 def test_a_bad_state_item_is_one_line(bad, says):
     with pytest.raises(ShapeSpecError, match=says):
@@ -59,7 +61,8 @@ def test_each_state_the_cache_does_not_record_is_undecided_naming_it():
     q = _query("torch.is_autocast_enabled()=False", "torch.are_deterministic_algorithms_enabled()=True",
                "torch.get_default_dtype()=torch.float32", "torch.compile.mode='default'",
                "torch.compile.fullgraph=True", "torch._dynamo.config.specialize_float=True",
-               "torch._inductor.config.freezing=False", "torch._functorch.config.donated_buffer=False")
+               "torch._inductor.config.freezing=False", "torch._functorch.config.donated_buffer=False",
+               "torch.get_num_threads()=4")
     got = {a.name: (a.status, a.how.code) for a in state_accounts(_KEY, q.state)}
     assert got == {
         "torch.is_autocast_enabled()": ("undecided", "autocast-unrecorded"),
@@ -70,6 +73,7 @@ def test_each_state_the_cache_does_not_record_is_undecided_naming_it():
         "torch._dynamo.config.specialize_float": ("undecided", "dynamo-config-unrecorded"),
         "torch._inductor.config.freezing": ("undecided", "inductor-config-unrecorded"),
         "torch._functorch.config.donated_buffer": ("undecided", "functorch-config-unrecorded"),
+        "torch.get_num_threads()": ("undecided", "num-threads-unrecorded"),
     }
     assert all("leave it out" in str(a.how) for a in state_accounts(_KEY, q.state))
 

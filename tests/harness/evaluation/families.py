@@ -13,6 +13,7 @@ The comments say what the call exercises, not what torch answers: torch is asked
 from __future__ import annotations
 
 from tests.harness.evaluation.families_more import MORE_FAMILIES
+from tests.harness.evaluation.families_state import STATE_FAMILIES
 from tests.harness.evaluation.family import Family as Family
 from tests.harness.evaluation.family import Query as Query
 from tests.harness.evaluation.family import q as _q
@@ -525,3 +526,4 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
         )),
 ]}
 FAMILIES.update((f.name, f) for f in MORE_FAMILIES)
+FAMILIES.update((f.name, f) for f in STATE_FAMILIES)

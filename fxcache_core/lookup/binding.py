@@ -188,10 +188,11 @@ INFERENCE_MODE = "torch.is_inference_mode_enabled()"
 
 STATE_FLAGS = (INFERENCE_MODE, "torch.is_autocast_enabled()",
                "torch.are_deterministic_algorithms_enabled()")
-NUM_THREADS = "torch.get_num_threads()"
-"""The ``--inputs`` item that gives the run's intra-op threads (``torch.set_num_threads``)."""
 """The ``--inputs`` items (``NAME=True|False``) that give global state a call runs under
 besides the grad mode; :mod:`fxcache_core.lookup.global_state` reads them."""
+
+NUM_THREADS = "torch.get_num_threads()"
+"""The ``--inputs`` item that gives the run's intra-op threads (``torch.set_num_threads``)."""
 
 DEFAULT_DTYPE = "torch.get_default_dtype()"
 """The ``--inputs`` item that gives the default dtype (``torch.get_default_dtype()=torch.float64``)."""

@@ -61,7 +61,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS,
              *arguments.UNNAMED_CALLS, *arguments.SIZES_CALLS, *arguments.BREAK_CALLS, *arguments.BREAK_UNDECIDED,
              *arguments.DTYPE_CALLS, *arguments.DTYPE_UNDECIDED, *arguments.GRAD_CALLS,
-             *arguments.GRAD_UNDECIDED, *arguments.FLOAT_DEFAULT_CALLS]
+             *arguments.GRAD_UNDECIDED, *arguments.FLOAT_DEFAULT_CALLS,
+             *arguments.STATE_CALLS, *arguments.STATE_UNDECIDED]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

@@ -39,8 +39,12 @@ def match_cmd(
         "int NAME=7, float NAME=0.5, bool NAME=True, NAME=None, string NAME='gelu' (or NAME=gelu), tuple "
         "NAME=(2,3), torch.dtype NAME=torch.float16. NAME is the compiled function's parameter (x, xs[0]), "
         "a module's state (self.training=True: undecided, the cache does not record it) or a global "
-        "(G['GAIN']=3.0: undecided too); torch.is_grad_enabled()=False is the grad mode. A parameter left "
-        "out takes its default. --shapes is the older name.")] = None,
+        "(G['GAIN']=3.0: undecided too); torch.is_grad_enabled()=False is the grad mode, "
+        "torch.is_inference_mode_enabled()=True inference mode; other global state and settings "
+        "(torch.is_autocast_enabled()=True, torch.get_default_dtype()=torch.float64, "
+        "torch.compile.mode='max-autotune', torch._dynamo.config.NAME=VALUE, torch._inductor.config.NAME=VALUE) "
+        "are undecided where the cache does not record them; left out, each is as when the key was compiled. "
+        "A parameter left out takes its default. --shapes is the older name.")] = None,
     dynamic: DynamicOpt = None,
     duck_shape: Annotated[bool | None, typer.Option(
         "--duck-shape/--no-duck-shape", help="torch.fx.experimental._config.use_duck_shape "

@@ -183,6 +183,67 @@ GRAD_MODE = "torch.is_grad_enabled()"
 (``torch.is_grad_enabled()=False`` for a call under ``torch.no_grad()``), and its key in
 the parsed inputs; :mod:`fxcache_core.lookup.ambient` reads it."""
 
+INFERENCE_MODE = "torch.is_inference_mode_enabled()"
+"""The ``--inputs`` item that gives whether the call runs under ``torch.inference_mode()``."""
+
+STATE_FLAGS = (INFERENCE_MODE, "torch.is_autocast_enabled()",
+               "torch.are_deterministic_algorithms_enabled()")
+"""The ``--inputs`` items (``NAME=True|False``) that give global state a call runs under
+besides the grad mode; :mod:`fxcache_core.lookup.global_state` reads them."""
+
+NUM_THREADS = "torch.get_num_threads()"
+"""The ``--inputs`` item that gives the run's intra-op threads (``torch.set_num_threads``)."""
+
+DEFAULT_DTYPE = "torch.get_default_dtype()"
+"""The ``--inputs`` item that gives the default dtype (``torch.get_default_dtype()=torch.float64``)."""
+
+SETTING_PREFIXES = ("torch.compile.", "torch._dynamo.config.", "torch._inductor.config.", "torch._functorch.config.")
+"""The prefixes of ``--inputs`` items that give a setting of the run
+(``torch.compile.mode='max-autotune'``, ``torch._dynamo.config.specialize_float=True``)."""
+
+COMPILE_KEYWORDS = ("mode", "fullgraph", "backend")
+"""The ``torch.compile`` keywords ``torch.compile.NAME=VALUE`` may give (``dynamic`` has its own option)."""
+
+
+def is_state_item(name: str) -> bool:
+    """Whether ``name`` (the part of an ``--inputs`` item before ``=``) names global state
+    or a setting (:data:`GRAD_MODE`, :data:`STATE_FLAGS`, :data:`DEFAULT_DTYPE`,
+    :data:`SETTING_PREFIXES`), not an argument."""
+    name = name.strip()
+    return name in (GRAD_MODE, DEFAULT_DTYPE, NUM_THREADS, *STATE_FLAGS) or name.startswith(SETTING_PREFIXES)
+
+
+def _state_value(name: str, raw: str, spec: str) -> PyValue:
+    """The value of the state item ``name`` (:func:`is_state_item`): True or False for a
+    flag, a dtype for :data:`DEFAULT_DTYPE`, a Python literal for a setting."""
+    if name == DEFAULT_DTYPE:
+        return PyValue(TorchDtype(parse_dtype(raw, f"{param('inputs')} {name}")))
+    if name == NUM_THREADS:
+        return PyValue(parse_int64(raw, f"{param('inputs')} {name}", "inputs"))
+    if name.startswith("torch.compile.") and name.removeprefix("torch.compile.") not in COMPILE_KEYWORDS:
+        raise ShapeSpecError(f"{param('inputs')} {name[:60]}: not a torch.compile keyword (one of "
+                             f"{', '.join(COMPILE_KEYWORDS)}; dynamic has its own option)", param="inputs", value=spec)
+    if name.startswith(SETTING_PREFIXES):
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name.split(".config.")[-1]):
+            raise ShapeSpecError(f"{param('inputs')} {name[:60]!r}: not a config name", param="inputs", value=spec)
+        try:
+            number = ast.literal_eval(raw)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            number = None
+        if isinstance(number, (int, float)) and not isinstance(number, bool) and len(raw) <= 40:
+            return PyValue(number)
+        value = parse_value(raw)
+        if value is None:
+            raise ShapeSpecError(f"{param('inputs')} {name[:60]}: {raw[:20]!r} is not a Python value",
+                                 param="inputs", value=spec)
+        return value
+    value = parse_value(raw)
+    if value is None or type(value.value) is not bool:
+        raise ShapeSpecError(f"{param('inputs')} {name}: {raw[:20]!r} is not True or False",
+                             param="inputs", value=spec)
+    return value
+
+
 _NAME_RE = re.compile(r"[A-Za-z_]\w*((\[-?\d+\])|(\['[^'\]]*'\])|(\.[A-Za-z_]\w*))*")
 _SOURCE_RE = re.compile(r"[LG]\[.+")
 
@@ -357,12 +418,12 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         raise ShapeSpecError(f"{param('inputs')} {spec!r}: expected NAME=[d0,d1,...], NAME=INT or NAME=VALUE",
                              param="inputs", value=spec)
     name, _, raw = spec.partition("=")
-    if name.strip() == GRAD_MODE:
-        mode = parse_value(raw.strip())
-        if mode is None or type(mode.value) is not bool:
-            raise ShapeSpecError(f"{param('inputs')} {GRAD_MODE}: {raw.strip()[:20]!r} is not True or False",
-                                 param="inputs", value=spec)
-        return GRAD_MODE, mode
+    if is_state_item(name):
+        return name.strip(), _state_value(name.strip(), raw.strip(), spec)
+    if name.strip().startswith("torch."):
+        known = ", ".join((GRAD_MODE, DEFAULT_DTYPE, NUM_THREADS, *STATE_FLAGS, *(p + "NAME" for p in SETTING_PREFIXES)))
+        raise ShapeSpecError(f"{param('inputs')} {name.strip()[:60]}: no parameter, and not global state match "
+                             f"knows (known: {known})", param="inputs", value=spec)
     source = canonical_source(name)
     raw = raw.strip()
     rhs = raw.replace(" ", "")

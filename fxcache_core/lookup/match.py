@@ -54,6 +54,7 @@ from fxcache_core.lookup.after_break import (
 from fxcache_core.lookup.ambient import ambient_accounts
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Sibling
+from fxcache_core.lookup.global_state import state_accounts
 from fxcache_core.lookup.inputs import takes
 from fxcache_core.lookup.int_args import FunctionKeys, IntArgsCall, IntRule, int_argument_rule
 from fxcache_core.lookup.key_lookup import KeyFrame, match_key
@@ -198,7 +199,7 @@ class _Run:
         done = frozenset(p.source for p in acc.params if p.source is not None)
         acc = replace(acc, params=acc.params + tuple(
             ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done,
-                             state_judge(catalog, k, m.compiled, q.inputs, q.mode))))
+                             state_judge(catalog, k, m.compiled, q.inputs, q.mode)) + state_accounts(k, q.state)))
         m = replace(m, params=acc.params, params_unchecked=acc.unchecked)
         if acc.problems:
             return KeyMatch(key=k, fits=False, reasons=acc.problems, symbols=m.symbols, origin=origin,

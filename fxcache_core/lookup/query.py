@@ -17,7 +17,15 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from fxcache_core.errors import ShapeSpecError, param
-from fxcache_core.lookup.binding import GRAD_MODE, DynamicMode, InputValue, TensorArg
+from fxcache_core.lookup.binding import (
+    GRAD_MODE,
+    INFERENCE_MODE,
+    DynamicMode,
+    InputValue,
+    TensorArg,
+    is_state_item,
+)
+from fxcache_core.lookup.pyvalues import PyValue
 
 if TYPE_CHECKING:
     from fxcache_core.cache.scan import CacheKey
@@ -60,6 +68,11 @@ class CallQuery:
             key was compiled (:mod:`~fxcache_core.lookup.ambient`). Given among the
             inputs as :data:`~fxcache_core.lookup.binding.GRAD_MODE`, it is moved here
             (:meth:`with_grad_mode`).
+        state: the other global state and settings the call gives
+            (:func:`~fxcache_core.lookup.binding.is_state_item`: ``torch.is_autocast_enabled()``,
+            ``torch._dynamo.config.NAME``...), item name -> value; left out: taken to be
+            as when each key was compiled (:mod:`~fxcache_core.lookup.global_state`).
+            Given among the inputs, they are moved here (:meth:`with_grad_mode`).
 
     Raises:
         ShapeSpecError: ``sym`` without ``only``, or more than one of ``inputs``,
@@ -76,6 +89,7 @@ class CallQuery:
     function: str | None = None
     recorded: Mapping[str, Sequence[Mapping[str, object]]] | None = None
     grad_enabled: bool | None = None
+    state: Mapping[str, PyValue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.sym and self.only is None:
@@ -97,12 +111,25 @@ class CallQuery:
 
     def with_grad_mode(self) -> CallQuery:
         """The query with the grad mode given among its inputs
-        (:data:`~fxcache_core.lookup.binding.GRAD_MODE`) moved to ``grad_enabled``."""
-        if GRAD_MODE not in self.inputs:
+        (:data:`~fxcache_core.lookup.binding.GRAD_MODE`) moved to ``grad_enabled``, and the
+        other state items (:func:`~fxcache_core.lookup.binding.is_state_item`) to ``state``.
+        Inference mode on (``torch.is_inference_mode_enabled()=True``) turns the grad mode off.
+
+        Raises:
+            ShapeSpecError: inference mode on with the grad mode given as enabled."""
+        given = {s: v for s, v in self.inputs.items() if is_state_item(s)}
+        if not given:
             return self
-        mode = self.inputs[GRAD_MODE]
-        rest = {s: v for s, v in self.inputs.items() if s != GRAD_MODE}
-        return replace(self, inputs=rest, grad_enabled=bool(getattr(mode, "value", mode)))
+        rest = {s: v for s, v in self.inputs.items() if s not in given}
+        grad = given.pop(GRAD_MODE, None)
+        grad_enabled = self.grad_enabled if grad is None else bool(getattr(grad, "value", grad))
+        inference = given.get(INFERENCE_MODE)
+        if inference is not None and getattr(inference, "value", None) is True:
+            if grad_enabled:
+                raise ShapeSpecError(f"{INFERENCE_MODE}=True turns grad off: {GRAD_MODE}=True cannot hold with it",
+                                     param="inputs")
+            grad_enabled = False
+        return replace(self, inputs=rest, grad_enabled=grad_enabled, state={**self.state, **given})
 
     def by_position(self) -> CallQuery:
         """The query with its positional tensors as the inputs ``#0``, ``#1``... (the

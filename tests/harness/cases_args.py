@@ -26,7 +26,9 @@ own dtype: no op), and :func:`cast_through` one reached through an expression, w
 stay undecided; :func:`scale_default` a float automatic dynamic tensorified, left at its
 default; :func:`grad_mix` a training graph (a weight that requires grad, grad enabled), whose
 entry records its backward and which input required grad, and which a call under
-``torch.no_grad()`` or with the weight not requiring grad does not look up; :func:`ramp` an int
+``torch.no_grad()`` or with the weight not requiring grad does not look up, nor one under
+``torch.inference_mode()`` (which turns grad off), while autocast or the default dtype, which
+the cache does not record, leave it undecided; :func:`ramp` an int
 whose guards relate it to a size (a slice's end) and keep it from 0 and 1 (it sizes
 ``torch.arange``), failures of which torch traces again (fxcache_core/lookup/retrace.py,
 fxcache_core/lookup/boundaries.py);
@@ -42,8 +44,10 @@ plus, last, a dict of keyword arguments (``[[8, 16], {"clip": True, "scale": [16
 values, ``{"tuple": [1, 0]}`` for a tuple, ``{"dtype": "float16"}`` for ``torch.float16``, and a
 list of ints for a tensor of that shape; ``"@static": [0]`` marks those dims of the first
 tensor static, ``torch._dynamo.mark_static``; ``"torch.is_grad_enabled()": False`` sets the
-grad mode of the call's process, queries only: a build makes every case in one process, with
-grad enabled):
+grad mode of the call's process, and ``"torch.is_inference_mode_enabled()": True``,
+``"torch.is_autocast_enabled()": True`` (CPU, bfloat16) and ``"torch.get_default_dtype()":
+{"dtype": "float64"}`` set that state once the inputs are made, queries only: a build makes
+every case in one process, with grad enabled):
 :func:`keyword_inputs` makes the call, ``tests.helpers.match_args_for`` the ``--inputs``
 items. This module imports torch; no ``from __future__ import annotations`` (see
 ``demo.cases``).
@@ -70,10 +74,33 @@ def keyword_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
         torch.set_grad_enabled(bool(last.pop(GRAD_MODE)))
     args = tuple(seeded_tensor(list(d), seed=i) if isinstance(d, list) else d for i, d in enumerate(positional))
     kwargs = {k: seeded_tensor(v, seed=9) if isinstance(v, list) else python_value(v) for k, v in dict(last).items()
-              if not k.startswith("@")}
+              if not k.startswith("@") and k not in _STATE}
     for d in dict(last).get("@static", ()):
         torch._dynamo.mark_static(args[0], d)
+    _set_state(last)
     return args, kwargs
+
+
+_HELD: list[Any] = []
+"""The contexts :func:`_set_state` entered, held for the rest of the process."""
+
+_STATE = ("torch.is_inference_mode_enabled()", "torch.is_autocast_enabled()", "torch.get_default_dtype()")
+"""The keys of a call's trailing dict that set global state (:func:`_set_state`), no argument."""
+
+
+def _set_state(last: dict[str, Any]) -> None:
+    """The global state a query's trailing dict gives, set for the rest of its process (a
+    fresh process's one call), after its inputs are made (inference mode would make them
+    inference tensors)."""
+    if last.get("torch.is_inference_mode_enabled()"):
+        mode = torch.inference_mode()
+        mode.__enter__()  # left on: the process makes this one call
+        _HELD.append(mode)  # its guard ends when the context is collected
+    if "torch.is_autocast_enabled()" in last:
+        torch.set_autocast_enabled("cpu", bool(last["torch.is_autocast_enabled()"]))
+        torch.set_autocast_dtype("cpu", torch.bfloat16)
+    if "torch.get_default_dtype()" in last:
+        torch.set_default_dtype(python_value(last["torch.get_default_dtype()"]))
 
 
 def python_value(v: Any) -> Any:

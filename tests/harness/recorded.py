@@ -63,7 +63,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.UNNAMED_CALLS, *arguments.SIZES_CALLS, *arguments.BREAK_CALLS, *arguments.BREAK_UNDECIDED,
              *arguments.DTYPE_CALLS, *arguments.DTYPE_UNDECIDED, *arguments.GRAD_CALLS,
              *arguments.GRAD_UNDECIDED, *arguments.FLOAT_DEFAULT_CALLS, *arguments.INT_KW_CALLS,
-             *arguments.INT_KW_UNDECIDED, *arguments.STATE_CALLS, *arguments.STATE_UNDECIDED]
+             *arguments.INT_KW_UNDECIDED, *arguments.ATTR_CALLS, *arguments.ATTR_UNDECIDED,
+             *arguments.STATE_CALLS, *arguments.STATE_UNDECIDED]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

@@ -180,6 +180,19 @@ GRAD_CALLS = [
     ("grad_mix", [[6, 8], [8, 8], {_GRAD: True, "w.requires_grad": False}]),  # new graph: requires_grad hashed
     ("grad_mix", [[6, 8], [8, 8], {_GRAD: False, "w.requires_grad": True}]),  # new graph: grad mode hashed
 ]
+# Global state beside the grad mode (fxcache_core/lookup/global_state.py): inference mode
+# turns grad off, which the training entry shows it was not compiled with; autocast and the
+# default dtype are hashed into the keys and recorded nowhere in the cache: undecided, whether
+# torch hits (as built) or not.
+STATE_CALLS = [
+    ("grad_mix", [[6, 8], [8, 8], {"torch.is_inference_mode_enabled()": True, "w.requires_grad": True}]),  # new graph
+]
+STATE_UNDECIDED = [
+    ("grad_mix", [[6, 8], [8, 8], {_GRAD: True, "w.requires_grad": True, "torch.is_autocast_enabled()": False}]),
+    ("grad_mix", [[6, 8], [8, 8], {_GRAD: True, "w.requires_grad": True, "torch.is_autocast_enabled()": True}]),
+    ("grad_mix", [[6, 8], [8, 8], {_GRAD: True, "w.requires_grad": True,
+                                   "torch.get_default_dtype()": {"dtype": "float64"}}]),
+]
 # regroup's key (no input requires grad) has no backward: compiled with grad enabled (as it
 # was: torch hits) or under no_grad, the cache does not record which.
 GRAD_UNDECIDED = [("regroup", [[4, 12], 3, {_GRAD: True}])]
@@ -201,7 +214,7 @@ INT_KW_CALLS = [
 INT_KW_UNDECIDED = [("sized_kw", [[4, 2]])]                        # torch: a hit
 # attr_net (dynamic=None, AttrNet compiled whole with scale=2.0, k=3, GAIN=2.0, lim=4.0,
 # act='tanh'): each value given as the call's state (--inputs self.scale=3.0, G['GAIN']=3.0).
-STATE_CALLS = [
+ATTR_CALLS = [
     ("attr_net", [[4, 8], {"self.scale": 2.0}]),                  # hit: mul's 2.0
     ("attr_net", [[4, 8], {"self.scale": 3.0}]),                  # new graph: 3.0, not 2.0
     ("attr_net", [[4, 8], {"self.k": 4}]),                        # new graph: add's 4, not 3
@@ -210,7 +223,7 @@ STATE_CALLS = [
 ]
 # A str the code compares (torch: another graph) and a float read through math.sqrt (torch:
 # a hit): what the graph holds of them is not read.
-STATE_UNDECIDED = [
+ATTR_UNDECIDED = [
     ("attr_net", [[4, 8], {"self.act": "sigmoid"}]),
     ("attr_net", [[4, 8], {"self.lim": 4.0}]),
 ]
@@ -761,6 +774,36 @@ def test_grad_mode_given_for_an_entry_without_backward_is_undecided(real_cache, 
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
 
 
+@pytest.mark.parametrize("case,shapes", STATE_CALLS, ids=[_id(*c) for c in STATE_CALLS])
+def test_inference_mode_turns_grad_off_and_a_training_entry_is_another_key(real_cache, arg_answers, case, shapes):
+    """A call under torch.inference_mode() runs with grad off, which AOTAutograd hashes: the
+    training entry (it has a backward) is not torch's, and the verdict is torch's new graph,
+    naming the grad mode."""
+    from tests.harness.oracle import call_id
+
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], case)
+    assert v["status"] == "new-graph", v
+    assert "grad-mode-differs" in v["line"] or v["why_code"] == "grad-mode-differs", v
+
+
+@pytest.mark.parametrize("case,shapes", STATE_UNDECIDED, ids=[_id(*c) for c in STATE_UNDECIDED])
+def test_autocast_or_the_default_dtype_given_is_undecided_whatever_torch_does(real_cache, arg_answers, case,
+                                                                              shapes):
+    """Autocast and the default dtype are hashed into the keys and recorded nowhere in the
+    cache: given, the verdict is undecided, naming the state, whether torch hit (the value
+    the key was compiled with) or looked up another key."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided", fv
+    assert fv["why_code"] in ("autocast-unrecorded", "default-dtype-unrecorded"), fv
+    as_built = shapes[-1].get("torch.is_autocast_enabled()") is False  # the build's state, said
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == ("hit" if as_built else "new-graph")
+
+
 @pytest.mark.parametrize("case,shapes", FLOAT_DEFAULT_CALLS, ids=[_id(*c) for c in FLOAT_DEFAULT_CALLS])
 def test_a_float_left_at_its_default_is_not_taken_as_a_tensor_on_a_first_call(real_cache, arg_answers, case,
                                                                               shapes):
@@ -824,7 +867,7 @@ def _attr_net(root, shapes: list) -> tuple[int, dict]:
     return proc.returncode, fv
 
 
-@pytest.mark.parametrize("case,shapes", STATE_CALLS, ids=[_id(*c) for c in STATE_CALLS])
+@pytest.mark.parametrize("case,shapes", ATTR_CALLS, ids=[_id(*c) for c in ATTR_CALLS])
 def test_a_modules_attributes_and_a_global_are_read_off_the_graphs_constants(real_cache, arg_answers, case,
                                                                              shapes):
     """A float or int attribute of the module, or a global, given with the call is the
@@ -843,7 +886,7 @@ def test_a_modules_attributes_and_a_global_are_read_off_the_graphs_constants(rea
         assert fv["why_code"] in ("float-constant-differs", "baked-value-differs"), fv
 
 
-@pytest.mark.parametrize("case,shapes", STATE_UNDECIDED, ids=[_id(*c) for c in STATE_UNDECIDED])
+@pytest.mark.parametrize("case,shapes", ATTR_UNDECIDED, ids=[_id(*c) for c in ATTR_UNDECIDED])
 def test_a_str_attribute_or_one_read_through_a_call_stays_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache
     from tests.harness.oracle import call_id

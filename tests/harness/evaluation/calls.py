@@ -25,6 +25,17 @@ to ``fxcache match`` as the module's state ``self.training=True`` (left out in e
 ``"@set": {"scale": 3.0}`` sets attributes of a module compiled whole before the call,
 described as ``self.scale=3.0``; ``"@global": {"GAIN": 3.0}`` sets globals of the
 function's module before the call, described as ``G['GAIN']=3.0``.
+The global state and settings a call runs under, each described when the call has it:
+``"@inference": True`` (under ``torch.inference_mode()``, described as
+``torch.is_inference_mode_enabled()=True``), ``"@autocast": "bfloat16"`` (under
+``torch.autocast("cpu", dtype=...)``; ``None``: without, described as
+``torch.is_autocast_enabled()=True|False``), ``"@default_dtype": "float64"``
+(``torch.set_default_dtype``, described as ``torch.get_default_dtype()=torch.float64``),
+``"@backward": True`` (``out.sum().backward()`` after the call, not described); and, taken
+from the first call of a process for the whole process, ``"@compile": {"mode": ...}``
+(``torch.compile`` keywords, described as ``torch.compile.mode='...'``),
+``"@dynamo": {...}`` and ``"@inductor": {...}`` (config values set before compiling,
+described as ``torch._dynamo.config.NAME=VALUE``, ``torch._inductor.config.NAME=VALUE``).
 :func:`short` shows them.
 
 A parameter not in the dict is left out of the call (its default holds). The first
@@ -148,8 +159,25 @@ def items(call: Call, new_option: str = NEW_KINDS_OPTION, grad: bool = False) ->
     for g, v in (call.get("@global") or {}).items():
         out.append((new_option if not isinstance(v, (int, float)) or isinstance(v, bool) else SHAPES_OPTION,
                     f"G[{g!r}]={_py(v)}"))
+    out += [(new_option, item) for item in ambient_items(call)]
     for name, v in arguments(call).items():
         out += _items_of(name, v, new_option, grad)
+    return out
+
+
+def ambient_items(call: Call) -> list[str]:
+    """The global state and settings ``call`` has, as ``fxcache match`` items (the module doc)."""
+    out: list[str] = []
+    if "@inference" in call:
+        out.append(f"torch.is_inference_mode_enabled()={bool(call['@inference'])}")
+    if "@autocast" in call:
+        out.append(f"torch.is_autocast_enabled()={bool(call['@autocast'])}")
+    if "@default_dtype" in call:
+        out.append(f"torch.get_default_dtype()=torch.{call['@default_dtype']}")
+    for k, v in (call.get("@compile") or {}).items():
+        out.append(f"torch.compile.{k}={_py(v)}")
+    for prefix, key in (("torch._dynamo.config", "@dynamo"), ("torch._inductor.config", "@inductor")):
+        out += [f"{prefix}.{k}={_py(v)}" for k, v in (call.get(key) or {}).items()]
     return out
 
 
@@ -167,7 +195,8 @@ def short(call: Call) -> str:
     and ``requires_grad`` shown too (match is not told them)."""
     text = ", ".join(item for _, item in items(call)) or "(no arguments)"
     rg = [n for n, v in arguments(call).items() if isinstance(v, dict) and v.get("rg")]
-    return text + ("; grad enabled" if call.get("@grad") else "") + "".join(f"; {n} requires grad" for n in rg)
+    return (text + ("; grad enabled" if call.get("@grad") else "") + "".join(f"; {n} requires grad" for n in rg)
+            + ("; backward" if call.get("@backward") else ""))
 
 
 def canonical(call: Call) -> str:

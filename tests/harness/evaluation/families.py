@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from tests.harness.evaluation.families_more import MORE_FAMILIES
 from tests.harness.evaluation.families_r4 import R4_FAMILIES
+from tests.harness.evaluation.families_state import STATE_FAMILIES
 from tests.harness.evaluation.family import Family as Family
 from tests.harness.evaluation.family import Query as Query
 from tests.harness.evaluation.family import q as _q
@@ -527,3 +528,4 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
 ]}
 FAMILIES.update((f.name, f) for f in MORE_FAMILIES)
 FAMILIES.update((f.name, f) for f in R4_FAMILIES)
+FAMILIES.update((f.name, f) for f in STATE_FAMILIES)

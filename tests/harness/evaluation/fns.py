@@ -298,3 +298,26 @@ def scaler() -> torch.nn.Module:
     """A :class:`Scaler` from a fixed seed, in eval mode."""
     torch.manual_seed(0)
     return Scaler().eval()
+
+
+def ones_bias(x):
+    # A factory without a dtype: the default dtype picks the constant's dtype, and the result's.
+    return x * 2 + torch.ones(x.shape[-1])
+
+
+class TinyMlp(torch.nn.Module):
+    """Two linear layers whose parameters require grad: a training step, then eval calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(8, 16)
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x).relu())
+
+
+def tiny_mlp() -> torch.nn.Module:
+    """A :class:`TinyMlp` from a fixed seed, in eval mode."""
+    torch.manual_seed(0)
+    return TinyMlp().eval()

@@ -106,17 +106,43 @@ def _target(family: Family) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def _compiled(family: Family) -> tuple[Any, Any]:
-    """(the eager model or None, the compiled callable)."""
+def _compiled(family: Family, first: Call | None = None) -> tuple[Any, Any]:
+    """(the eager model or None, the compiled callable); ``first``: the process's first call,
+    whose ``@compile`` (``torch.compile`` keywords), ``@dynamo`` and ``@inductor`` (config
+    values) hold for the whole process, set before anything is compiled."""
     import torch
 
+    first = first or {}
+    for mod, values in ((torch._dynamo.config, first.get("@dynamo")), (torch._inductor.config, first.get("@inductor"))):
+        for k, v in (values or {}).items():
+            setattr(mod, k, v)
     obj = _target(family)
     model = obj() if family.model else None
-    return model, torch.compile(model if family.model else obj, dynamic=family.dynamic)
+    return model, torch.compile(model if family.model else obj, dynamic=family.dynamic, **(first.get("@compile") or {}))
+
+
+def _ambient(call: Call) -> Any:
+    """The context a call runs in: its grad mode (``@grad``; ``@inference``: inference mode),
+    ``@autocast`` (a CPU autocast dtype) and ``@default_dtype``."""
+    import contextlib
+
+    import torch
+
+    stack = contextlib.ExitStack()
+    if call.get("@inference"):
+        stack.enter_context(torch.inference_mode())
+    else:
+        stack.enter_context(torch.enable_grad() if call.get("@grad") else torch.no_grad())
+    if call.get("@autocast"):
+        stack.enter_context(torch.autocast("cpu", dtype=getattr(torch, call["@autocast"])))
+    if call.get("@default_dtype"):
+        before = torch.get_default_dtype()
+        torch.set_default_dtype(getattr(torch, call["@default_dtype"]))
+        stack.callback(torch.set_default_dtype, before)
+    return stack
 
 
 def _call(family: Family, compiled: Any, model: Any, call: Call, on_phase: Any = None) -> None:
-    import torch
 
     args, kwargs = make_inputs(family, call)
     if model is not None:
@@ -137,8 +163,10 @@ def _call(family: Family, compiled: Any, model: Any, call: Call, on_phase: Any =
         if model is not None:
             model.zero_grad(set_to_none=True)
     else:
-        with torch.enable_grad() if call.get("@grad") else torch.no_grad():
-            compiled(*args, **kwargs)
+        with _ambient(call):
+            out = compiled(*args, **kwargs)
+            if call.get("@backward"):
+                out.sum().backward()
 
 
 def run_request(req: dict) -> dict:
@@ -159,7 +187,7 @@ def run_request(req: dict) -> dict:
     family = FAMILIES[req["family"]]
     rec = install_recorder()
     torch._dynamo.reset()
-    model, compiled = _compiled(family)
+    model, compiled = _compiled(family, ((req.get("warm_up") or []) + req["calls"])[0])
     for call in req.get("warm_up") or ():
         _call(family, compiled, model, call)
     lookups, writes, error = [], [], None

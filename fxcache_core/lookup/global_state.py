@@ -1,0 +1,101 @@
+"""Global state and settings a call runs under, beyond the grad mode (which
+:mod:`fxcache_core.lookup.ambient` reads): inference mode, autocast, deterministic
+algorithms, the default dtype, ``torch.compile``'s keywords and Dynamo's, Inductor's and
+AOTAutograd's config.
+
+Each is part of what torch looks a key up with, and none is recorded in the cache:
+
+* autocast: Dynamo guards it (``GLOBAL_STATE``, torch/_dynamo/guards.py) and AOTAutograd
+  hashes each device's autocast dtype into its key (``autocast_state``,
+  ``AOTAutogradCacheDetails._record_runtime_state`` in
+  torch/_functorch/_aot_autograd/autograd_cache.py);
+* deterministic algorithms: Dynamo guards them, AOTAutograd and Inductor hash them
+  (``deterministic_algorithms``; ``deterministic_algorithms_settings`` in
+  ``FxGraphHashDetails``, torch/_inductor/codecache.py);
+* the default dtype: Dynamo guards it, Inductor hashes it (``default_dtype``);
+* the intra-op thread count: Dynamo guards it, Inductor hashes it for CPU code
+  (``cpp_runtime_thread_count``);
+* ``torch.compile(mode=...)`` sets Inductor config, and Inductor hashes its config into
+  every FX key (``freezing`` on a module compiled under ``no_grad`` skips the caches);
+  AOTAutograd hashes its own (``autograd_config``); Dynamo's config decides what is
+  traced and guarded (``specialize_float``, ``automatic_dynamic_shapes``...).
+
+So a call that gives any of them (:func:`~fxcache_core.lookup.binding.is_state_item`)
+gets an undecided account on every key that otherwise fits (``<what>-unrecorded``): the
+value may or may not be the one the key was compiled with, and a wrong guess is a wrong
+verdict. Left out, each is taken to be as when the key was compiled, as the grad mode
+is. Decided, because nothing of a key depends on them: inference mode (it turns the grad
+mode off, and the grad mode's rule decides; AOTAutograd hashes the grad mode, not
+inference mode, for inputs made outside it), ``fullgraph=False`` (in no guard and no key)
+and ``backend='inductor'`` (the caches fxcache reads are Inductor's). Never imports torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fxcache_core.cache.scan import CacheKey
+from fxcache_core.errors import param
+from fxcache_core.lookup.binding import DEFAULT_DTYPE, INFERENCE_MODE, NUM_THREADS
+from fxcache_core.lookup.param_account import ParamAccount
+from fxcache_core.lookup.pyvalues import PyValue
+from fxcache_core.reasons import Reason
+
+__all__ = ["state_accounts"]
+
+_UNRECORDED = {
+    "torch.is_autocast_enabled()": Reason(
+        "Dynamo guards the autocast state and AOTAutograd hashes each device's autocast dtype into its key",
+        "autocast-unrecorded"),
+    "torch.are_deterministic_algorithms_enabled()": Reason(
+        "Dynamo guards torch.use_deterministic_algorithms, and AOTAutograd and Inductor hash it into their keys",
+        "deterministic-unrecorded"),
+    NUM_THREADS: Reason("Dynamo guards the thread count and Inductor hashes it into a CPU kernel's key",
+                        "num-threads-unrecorded"),
+    DEFAULT_DTYPE: Reason("Dynamo guards the default dtype and Inductor hashes it into its key",
+                          "default-dtype-unrecorded"),
+    "torch.compile.mode": Reason("the mode sets Inductor's config, which Inductor hashes into its key",
+                                 "compile-mode-unrecorded"),
+    "torch.compile.fullgraph": Reason(
+        "fullgraph is in no key, but where the function breaks its graph torch raises instead",
+        "fullgraph-unrecorded"),
+    "torch.compile.backend": Reason("another backend than Inductor reads none of the caches fxcache reads",
+                                    "backend-unrecorded"),
+    "torch._dynamo.config.": Reason("Dynamo's config decides what it traces and guards", "dynamo-config-unrecorded"),
+    "torch._inductor.config.": Reason("Inductor hashes its config into its key", "inductor-config-unrecorded"),
+    "torch._functorch.config.": Reason("AOTAutograd hashes its config into its key", "functorch-config-unrecorded"),
+}
+"""Each state item match cannot decide: why it matters, and the code (a name ending in
+``.`` covers every config value under it)."""
+
+
+def _why(name: str) -> Reason:
+    return _UNRECORDED.get(name) or next(v for k, v in _UNRECORDED.items() if k.endswith(".") and name.startswith(k))
+
+
+def state_accounts(key: CacheKey, state: Mapping[str, PyValue]) -> list[ParamAccount]:
+    """One :class:`~fxcache_core.lookup.param_account.ParamAccount` per state item the
+    call gives (``state``: item name -> value, as
+    :attr:`~fxcache_core.lookup.query.CallQuery.state` holds them), for ``key``, a key
+    that otherwise fits: ``accounted`` where nothing of the key depends on the value,
+    else ``undecided`` (the module docstring)."""
+    out = []
+    for name, v in state.items():
+        value = v.value
+        said = f"{name}={v}"
+        if name == INFERENCE_MODE:
+            out.append(ParamAccount(name, str(v), True, "accounted", Reason(
+                f"{said}: " + ("inference mode turns the grad mode off, and the grad mode's rule decides; " if value
+                               else "") + "no key hashes inference mode itself (taken for inputs made outside it)",
+                "inference-mode"), name, "inference mode: no part of the key"))
+        elif (name, value) in (("torch.compile.fullgraph", False), ("torch.compile.backend", "inductor")):
+            out.append(ParamAccount(name, str(v), True, "accounted", Reason(
+                f"{said}: no part of Dynamo's guards or of the keys", "compile-keyword"), name,
+                "a torch.compile keyword in no key"))
+        else:
+            why = _why(name)
+            out.append(ParamAccount(name, str(v), True, "undecided", Reason(
+                f"{said}: {why}; the cache does not record which value key {key.key[:12]} was compiled with: "
+                f"undecided (leave it out of {param('inputs')} to take it as when the key was compiled)",
+                why.code), name))
+    return out

@@ -140,3 +140,39 @@ def check_negative_ints(catalog: Catalog, results: Sequence[KeyMatch],
             raise ShapeSpecError(f"{param('inputs')} {name}={v}: {name} is a tensor in the keys that take it, "
                                  f"and a negative number is no shape; give its shape, e.g. {name}=[{-v}]",
                                  param="inputs", value=f"{name}={v}")
+
+
+def check_unknown_names(results: Sequence[KeyMatch], inputs: Mapping[str, InputValue]) -> None:
+    """A call that names a parameter (``typo=3``, ``typo=[4]``) that no function of the
+    keys it was matched against has, where each of them could be read and none takes
+    ``*args`` or ``**kwargs``: Python raises ``TypeError`` before Dynamo sees the call, so no verdict
+    holds; a usage error naming the functions' parameters, not a verdict that ignores it.
+    Module state (``self.training``), globals, the grad mode and settings are not
+    parameters and are not checked here; nor is anything where a frame is not known.
+
+    Raises:
+        ShapeSpecError: naming the input and the parameters the functions take.
+    """
+    import re
+
+    from fxcache_core.functions.params import frame_reads
+
+    named = {m.group(1) for src in inputs if (m := re.fullmatch(r"L\['(\w+)'\](?:\[\d+\])*", src))}
+    if not named or not results:
+        return
+    params: dict[str, tuple[str, ...]] = {}
+    for m in results:
+        if m.compiled is None:
+            return
+        reads = frame_reads(m.compiled)
+        if isinstance(reads, Reason) or reads.varkw or reads.varargs:
+            return  # (``*args``' own name is no parameter FrameReads lists)
+        params[reads.function] = tuple(p.name for p in reads.params)
+    known = {p for ps in params.values() for p in ps}
+    unknown = sorted(named - known)
+    if unknown:
+        name = unknown[0]
+        shown = "; ".join(f"{fn} takes {', '.join(ps) or 'nothing'}" for fn, ps in sorted(params.items()))
+        raise ShapeSpecError(f"{param('inputs')} {name}: no parameter of that name ({shown}): "
+                             "the call would raise TypeError before torch.compile sees it",
+                             param="inputs", value=name)

@@ -40,6 +40,7 @@ from fxcache_core.lookup.accounting import (
 )
 from fxcache_core.lookup.across_keys import (
     check_negative_ints,
+    check_unknown_names,
     dtype_rivals,
     fit_through_loaders,
     unchecked_rivals,
@@ -372,4 +373,5 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
             static_dims_under_dynamic_true(catalog, m, inputs)
             if function_name(m.origin, m.compiled).name in shows else m for m in report.results))
     check_negative_ints(catalog, report.results, inputs)
+    check_unknown_names(report.results, inputs)
     return marked(report, function) if unattributed and function is not None else report

@@ -896,3 +896,17 @@ def test_a_str_attribute_or_one_read_through_a_call_stays_undecided(real_cache, 
     present = {k.key for k in scan_cache(real_cache.root).keys}
     torch_did = torch_status(arg_answers[call_id(case, shapes)]["lookups"], present)
     assert torch_did == ("new-graph" if "self.act" in shapes[-1] else "hit"), torch_did
+
+
+def test_a_name_the_function_does_not_take_is_a_usage_error_not_a_verdict(real_cache):
+    """shift_kw's source is read: it takes x and shift and no ``**kwargs``, so a call
+    naming ``typo`` raises TypeError in Python before Dynamo sees it. fxcache says so in one
+    line (exit 2) where it used to ignore the name and judge the rest (a HIT torch never
+    gives)."""
+    args = match_args_for("shift_kw", [[4, 4], {"shift": 0}])
+    base = run_fxcache("--cache-dir", str(real_cache.root), "match", "--fn", "shift_kw", *args)
+    assert base.returncode == 0, base.stdout + base.stderr
+    proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--fn", "shift_kw", *args, "--inputs", "typo=3")
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    (line,) = proc.stderr.splitlines()
+    assert "--inputs typo: no parameter of that name" in line and "shift_kw takes x, shift" in line, line

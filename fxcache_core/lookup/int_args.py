@@ -44,7 +44,12 @@ from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_floats import baked_provenance
 from fxcache_core.lookup.floats import baked_floats, graph_text, tensorified_base
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
-from fxcache_core.lookup.optional_tensors import list_element, tensor_given, tensor_left_out
+from fxcache_core.lookup.optional_tensors import (
+    float_default_tensorified,
+    list_element,
+    tensor_given,
+    tensor_left_out,
+)
 from fxcache_core.lookup.pinned import judge_pinned, pinned_items, pinned_value
 from fxcache_core.lookup.printed_graphs import PrintedGraph, parse_printed_graph, specialized_values
 from fxcache_core.lookup.pyvalues import PyValue
@@ -285,7 +290,8 @@ class _IntJudge:
 
     def run(self) -> IntRule:
         call = self.call
-        missing = _tensors_not_given(call.entry, call.inputs, call.params)
+        missing = [(src, why) for src, why in _tensors_not_given(call.entry, call.inputs, call.params)
+                   if not float_default_tensorified(src, _input_type(call.entry, src), call.frame)]
         if missing and not self.broken():
             for src, why in missing:
                 left_out = self.left_out(src)
@@ -512,6 +518,10 @@ def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
                 "not give: if the call leaves it out (None), torch traces another graph; give its shape",
                 "input-not-given")))
     return out
+
+
+def _input_type(entry: DecodedEntry, src: str) -> str:
+    return next((i.type for i in entry.inputs if i.source == src), "")
 
 
 def _is_param(src: str, params: Sequence[str]) -> bool:

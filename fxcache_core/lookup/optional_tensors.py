@@ -68,6 +68,27 @@ def tensor_left_out(src: str, frame: CompiledFrom | None, function: str, takers:
         f"key {other.key[:12]} of {function} was traced: torch traces another graph than this one",
         "optional-tensor-left-out")
 
+def float_default_tensorified(src: str, type_: str, frame: CompiledFrom | None) -> bool:
+    """Whether the key's input ``src`` of printed type ``type_``, which the call leaves
+    out, is its parameter's float default made a graph input: the parameter defaults to a
+    float literal (``v=0.5``) and the input is a 0-d float64 tensor (``f64[][]cpu``), as
+    Dynamo makes a float it does not specialize (``wrap_symfloat`` in
+    torch/_dynamo/variables/builder.py; torch 2.13 names such an input by its source,
+    ``L['v']``). The value is then an input of the graph, not a guard: the default is
+    taken as a given float is."""
+    m = _LOCAL_RE.fullmatch(src)
+    if m is None or frame is None or not re.fullmatch(r"f64\[\](\[\])?\w*", type_):
+        return False
+    fn = function_node(frame.file, frame.line, frame.function)
+    if fn is None:
+        return False
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True))
+    pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
+    return any(p.arg == m.group(1) and isinstance(d, ast.Constant) and type(d.value) is float for p, d in pairs)
+
+
 _SIZE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "size", "dim", "numel", "is_cuda", "layout",
                          "requires_grad", "stride", "is_contiguous", "nelement", "element_size"})
 

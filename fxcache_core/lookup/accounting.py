@@ -210,8 +210,11 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
         why = {"source-unreadable": "cannot be read here",
                "source-changed": "no longer has the function at that line"}.get(reads.code or "", "is not read: " + reads)
         where = f"the source of {frame.name} ({os.path.basename(frame.file)}) {why}"
-        settled = settled_by_record(ledger, call.key, frame, call.inputs)
-        return Accounting(unframed(call.inputs, call.taken, settled, where),
+        # What a run recorded, and an int the int rule read off this key's graph as the
+        # call's (its constant, :mod:`fxcache_core.lookup.int_args`), need no source.
+        settled = settled_by_record(ledger, call.key, frame, call.inputs) | frozenset(
+            src for src, kind, _ in call.int_rule.about if kind == "baked")
+        return Accounting(unframed(call.inputs, call.taken, settled, where, tensors=False),
                           unchecked=Reason(f"parameters not checked: {where}", "params-unchecked"))
     params = [ParamAccounting(ledger, call, frame, reads, p).account() for p in reads.params]
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))

@@ -162,8 +162,8 @@ def check_unknown_names(results: Sequence[KeyMatch], inputs: Mapping[str, InputV
         return
     params: dict[str, tuple[str, ...]] = {}
     for m in results:
-        if m.compiled is None:
-            return
+        if m.compiled is None or m.compiled.parent is not None:
+            return  # not known; or a resume frame, whose locals a call may name too
         reads = frame_reads(m.compiled)
         if isinstance(reads, Reason) or reads.varkw or reads.varargs:
             return  # (``*args``' own name is no parameter FrameReads lists)

@@ -24,7 +24,7 @@ NO_FRAME = "this key's entries record no compiled frame"
 
 
 def unframed(inputs: Mapping[str, InputValue], taken: frozenset[str], settled: frozenset[str],
-             cause: str = NO_FRAME) -> tuple[ParamAccount, ...]:
+             cause: str = NO_FRAME, tensors: bool = True) -> tuple[ParamAccount, ...]:
     """For a key whose entries record no compiled frame (its function unrecorded, or found
     only by the name of a function it was traced through): each argument of the call that
     is not bound to one of the key's inputs (a tensor, an int or float it takes as a
@@ -35,12 +35,17 @@ def unframed(inputs: Mapping[str, InputValue], taken: frozenset[str], settled: f
     arguments nothing checked. ``inputs``: the call's, by source; ``taken``: the sources
     the key takes inputs from; ``settled``: the call's Python values a run's trace
     recorded for the key (Dynamo's guard pinned them), accounted as for any key; ``cause``:
-    why the code is not known (:data:`NO_FRAME`, or that its source cannot be read)."""
+    why the code is not known (:data:`NO_FRAME`, or that its source cannot be read);
+    ``tensors``: whether a tensor the key takes no input from is undecided too (False
+    where the frame is known but its source is not: the call may name another frame's
+    locals, a resume frame's, and a tensor the code computes with is an input of its key)."""
     out = []
     for src, v in inputs.items():
         value = v.value if isinstance(v, PyValue) else v
         if src in settled or (src in taken and (isinstance(v, TensorArg) or type(value) in (int, float))):
             continue  # a tensor or a SymInt/SymFloat the key takes: its guards decide
+        if isinstance(v, TensorArg) and not tensors:
+            continue
         name = user_source(src)
         shown = str(v) if isinstance(v, TensorArg) else text_of(v.value if isinstance(v, PyValue) else v)
         el = re.fullmatch(r"(L\['\w+'\])\[\d+\]", src)

@@ -226,12 +226,16 @@ def test_an_fx_only_key_is_bound_by_its_symbols_names(tmp_path):
         return match(cat, parse_shapes(shapes), mode=mode).results
 
     (m,) = run("sample=[6,4]", "timestep=10")
-    # Bound, and its entry's guards pass; but its entries record no compiled frame (no stack
-    # trace here), so the int the call gives is unaccounted: undecided, naming it (a real
-    # FX key records its frame: tests/torch/test_oracle_suite.py hits it as torch did).
+    # Bound, and its entry's guards pass. Its entries record no compiled frame (no stack
+    # trace here), but the int the call gives is an input of the key (s21): its guards
+    # decide it, as they do the tensor's sizes. A Python value the key does not take is
+    # unaccounted: undecided, naming it (a real FX key records its frame:
+    # tests/torch/test_oracle_suite.py hits it as torch did).
     assert m.key.key == k and dict(m.values) == {"t0": 10, "t1": 6} and m.hit is not None
+    assert m.status == "hit" and not m.uncertain, m.uncertain
+    (m,) = run("sample=[6,4]", "timestep=10", "flag=True")
     assert m.status == "undecided" and m.uncertain[0].code == "argument-unaccounted", m.uncertain
-    assert m.uncertain[0].startswith("timestep=10: a Python value"), m.uncertain
+    assert m.uncertain[0].startswith("flag=True: a Python value"), m.uncertain
     assert dict(m.bound) == {"L['sample']": "L['sample']", "L['timestep']": "L['timestep']"}
     (m,) = run("sample=[9,4]", "timestep=10")
     assert m.hit is None and all(not e.passed for e in m.entries), m.entries

@@ -139,7 +139,10 @@ def _placeholders(node: ast.expr) -> set[str]:
 def _relation(failed: list[Clause], values: Mapping[str, int]) -> FailedClause | None:
     for c in failed:
         cmp = _compare(c)
-        if cmp is not None and cmp[0] in _RELATIONS and len(_placeholders(cmp[1]) | _placeholders(cmp[2])) >= 2:
+        if cmp is None or cmp[0] not in _RELATIONS:
+            continue
+        left, right = _placeholders(cmp[1]), _placeholders(cmp[2])
+        if left and right and len(left | right) >= 2:  # an input on each side: two compared
             return FailedClause(c.text)
     return None
 

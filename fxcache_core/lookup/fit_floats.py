@@ -149,7 +149,7 @@ def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float, mode: Dyn
 
 def baked_value(catalog: Catalog, key: CacheKey, src: str, val: object,
                 inputs: Mapping[str, InputValue], frame: CompiledFrom | None) -> tuple[str, Reason] | None:
-    """What a bool or a tuple of ints of ``src`` (``L['dims']``) says about a key that
+    """What a bool, a tuple of ints or a None of ``src`` (``L['dims']``) says about a key that
     takes no input from it (:func:`~fxcache_core.lookup.int_exprs.value_provenance`:
     Dynamo specializes both, whatever the mode): ``("baked", why)`` when every constant
     it makes in the graph is the one there, ``("problem", why)`` when one differs; None

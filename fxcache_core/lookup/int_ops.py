@@ -24,7 +24,9 @@ size-list family (:mod:`fxcache_core.lookup.int_sizes`).
 such a call on a tensor (positional where the table allows it, or by keyword; never
 starred), the statement's calls of a family and its ops of that family's stems are as
 many, taken in the order Python makes the calls and the graph holds the ops (the i-th
-call is the i-th op), and each argument the call gives as a literal is the op's. Nothing
+call is the i-th op; a call read for its ``.shape`` alone may be left out of the graph
+while another call's op of that name stands in its place: not read), and each argument
+the call gives as a literal is the op's. Nothing
 here imports torch or runs the source.
 """
 
@@ -92,6 +94,10 @@ OPS: Mapping[str, OpRule] = {
 }
 """A tensor method -> the aten op it traces in AOTAutograd's graph and the arguments
 that op keeps verbatim (checked against torch 2.13's printed graphs, module docstring)."""
+
+
+_METADATA = frozenset({"shape", "size", "dim", "ndim", "ndimension", "numel", "dtype", "device", "is_contiguous"})
+"""Attributes of a tensor that need no op: a call read for one alone may trace none."""
 
 
 def _rule(call: ast.AST, tensor: Callable[[ast.expr], bool]) -> OpRule | None:
@@ -231,6 +237,8 @@ def op_args(stmt: ast.stmt, exprs: Sequence[ast.expr],
     calls = [c for c in _in_order(stmt.value) if isinstance(c.func, ast.Attribute) and c.func.attr in OPS]
     if any(_rule(c, tensor) is None or not _readable(c, OPS[c.func.attr]) for c in calls):  # type: ignore[attr-defined]
         return "a call there of the same name is not one whose arguments fxcache reads"
+    if any(isinstance(a := parents.get(c), ast.Attribute) and a.attr in _METADATA for c in calls):
+        return "a call there is read for its metadata only (its op may be left out of the graph)"
     mine = {(id(s[0]), s[1].name) for s in sites.values() if s is not None}
     want: list[object] = []
     have: list[object] = []

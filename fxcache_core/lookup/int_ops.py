@@ -10,11 +10,13 @@ unprinted). Printed by torch 2.13 for such calls on CPU:
   keepdim = True)`` (``var`` the same; ``dim=None`` and ``keepdim=False`` print nothing);
 * ``x.unsqueeze(-1)`` -> ``aten.unsqueeze.default(x, -1)``; ``x.squeeze(-2)`` ->
   ``aten.squeeze.dim(x, -2)``;
-* ``x.topk(k)`` -> ``aten.topk.default(x, 2)`` (its ``dim`` next, ``-1`` unprinted).
+* ``x.topk(k)`` -> ``aten.topk.default(x, 2)`` (its ``dim`` next, ``-1`` unprinted);
+* ``x.softmax(-1)`` -> ``aten.amax.default(x, [-1], True)`` and
+  ``aten.sum.dim_IntList(exp, [-1], True)``: two ops, each holding the dim.
 
 Calls that are *not* here because the graph does not keep the value as given:
 ``transpose`` and ``flip`` (a permute or ``prims.rev`` with the dims made positive),
-``softmax`` (an ``amax`` and a ``sum``), ``narrow`` (a slice whose end is start plus
+``F.softmax`` (traced in torch/nn/functional.py, not at the statement), ``narrow`` (a slice whose end is start plus
 length), ``torch.cat`` (copies and views), ``torch.roll`` (an index arithmetic whose
 constants are the shift modulo the size). ``permute`` keeps its list verbatim and is a
 size-list family (:mod:`fxcache_core.lookup.int_sizes`).
@@ -22,8 +24,8 @@ size-list family (:mod:`fxcache_core.lookup.int_sizes`).
 :func:`op_args` decides under the exactness conditions of
 :mod:`fxcache_core.lookup.int_sizes`: every read of the parameter is one argument of
 such a call on a tensor (positional where the table allows it, or by keyword; never
-starred), the statement's calls of a family and its ops of that family's stems are as
-many, taken in the order Python makes the calls and the graph holds the ops (the i-th
+starred), for each op name the statement's calls that trace one and its ops of that name
+are as many, taken in the order Python makes the calls and the graph holds the ops (the i-th
 call is the i-th op; a call read for its ``.shape`` alone may be left out of the graph
 while another call's op of that name stands in its place: not read), and each argument
 the call gives as a literal is the op's. Nothing
@@ -75,10 +77,10 @@ class IntArg:
 
 @dataclass(frozen=True, slots=True)
 class OpRule:
-    """A method's aten op (``stems``: the op names' stems it traces one of) and the
-    arguments it keeps."""
+    """A method's aten ops (``stems``: the stem of each op one call traces, each holding
+    the arguments in the same places) and the arguments they keep."""
 
-    stems: frozenset[str]
+    stems: tuple[str, ...]
     args: tuple[IntArg, ...]
 
 
@@ -86,11 +88,12 @@ _DIM_LIST = IntArg("dim", 0, 1, None, "list")
 _KEEPDIM = IntArg("keepdim", None, "keepdim", False, "bool")
 
 OPS: Mapping[str, OpRule] = {
-    "std": OpRule(frozenset({"var"}), (_DIM_LIST, _KEEPDIM)),
-    "var": OpRule(frozenset({"var"}), (_DIM_LIST, _KEEPDIM)),
-    "unsqueeze": OpRule(frozenset({"unsqueeze"}), (IntArg("dim", 0, 1, REQUIRED, "int"),)),
-    "squeeze": OpRule(frozenset({"squeeze"}), (IntArg("dim", 0, 1, REQUIRED, "int"),)),
-    "topk": OpRule(frozenset({"topk"}), (IntArg("k", 0, 1, REQUIRED, "int"), IntArg("dim", 1, 2, -1, "int"))),
+    "std": OpRule(("var",), (_DIM_LIST, _KEEPDIM)),
+    "var": OpRule(("var",), (_DIM_LIST, _KEEPDIM)),
+    "unsqueeze": OpRule(("unsqueeze",), (IntArg("dim", 0, 1, REQUIRED, "int"),)),
+    "squeeze": OpRule(("squeeze",), (IntArg("dim", 0, 1, REQUIRED, "int"),)),
+    "topk": OpRule(("topk",), (IntArg("k", 0, 1, REQUIRED, "int"), IntArg("dim", 1, 2, -1, "int"))),
+    "softmax": OpRule(("amax", "sum"), (IntArg("dim", 0, 1, REQUIRED, "list"),)),
 }
 """A tensor method -> the aten op it traces in AOTAutograd's graph and the arguments
 that op keeps verbatim (checked against torch 2.13's printed graphs, module docstring)."""
@@ -242,11 +245,11 @@ def op_args(stmt: ast.stmt, exprs: Sequence[ast.expr],
     mine = {(id(s[0]), s[1].name) for s in sites.values() if s is not None}
     want: list[object] = []
     have: list[object] = []
-    for stems in {OPS[c.func.attr].stems for c in calls}:  # type: ignore[attr-defined]
-        group = [c for c in calls if OPS[c.func.attr].stems == stems]  # type: ignore[attr-defined]
-        traced = [(a, k) for stem, a, k in ops if stem in stems]
+    for stem in sorted({s for c in calls for s in OPS[c.func.attr].stems}):  # type: ignore[attr-defined]
+        group = [c for c in calls if stem in OPS[c.func.attr].stems]  # type: ignore[attr-defined]
+        traced = [(a, k) for st, a, k in ops if st == stem]
         if len(traced) != len(group):
-            return (f"its graph has {len(traced)} {'/'.join(sorted(stems))} op(s) from it, for {len(group)} "
+            return (f"its graph has {len(traced)} {stem} op(s) from it, for {len(group)} "
                     "in the code (another call there may trace one, or one may be left out)")
         for call, (args, kwargs) in zip(group, traced, strict=True):
             rule = OPS[call.func.attr]  # type: ignore[attr-defined]
@@ -272,7 +275,7 @@ def op_args(stmt: ast.stmt, exprs: Sequence[ast.expr],
                     have.append(held)
                 elif _literal(node) and not _same(v, held):
                     return f"a {call.func.attr}() there has {ast.unparse(node)} where its op has {held}"  # type: ignore[attr-defined]
-    if len(want) != len(exprs):
+    if len(want) != sum(len(OPS[s[0].func.attr].stems) for s in sites.values() if s is not None):  # type: ignore[attr-defined]
         return "a read is not an argument of a call the statement's ops pair with"
     if all(_same(w, h) for w, h in zip(want, have, strict=True)):
         return True

@@ -60,7 +60,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.RAMP_UNDECIDED, *arguments.MODE_UNDECIDED,
              *arguments.UNATTRIBUTED_CALLS, *arguments.UNATTRIBUTED_UNDECIDED, *arguments.SYMBOLIC_CALLS,
              *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS,
-             *arguments.UNNAMED_CALLS, *arguments.SIZES_CALLS, *arguments.BREAK_CALLS, *arguments.BREAK_UNDECIDED,
+             *arguments.UNNAMED_CALLS, *arguments.SIZES_CALLS, *arguments.OPS_CALLS,
+             *arguments.OPS_UNDECIDED, *arguments.BREAK_CALLS, *arguments.BREAK_UNDECIDED,
              *arguments.DTYPE_CALLS, *arguments.DTYPE_UNDECIDED, *arguments.GRAD_CALLS,
              *arguments.GRAD_UNDECIDED, *arguments.FLOAT_DEFAULT_CALLS]
     unique = {call_id(*c): c for c in calls}

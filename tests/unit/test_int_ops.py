@@ -95,6 +95,16 @@ PERM_NEG = _graph("return x.permute(a, b, c) * 2", 'permute: "f32[4, 2, 3][1, 12
                   'torch.ops.aten.permute.default(arg0_1, [2, 0, -2])',
                   'mul: "f32[4, 2, 3][1, 12, 4]cpu" = torch.ops.aten.mul.Tensor(permute, 2)')
 
+SOFT = _fn("def f_soft(x, d):\n    return x.softmax(d) * 2\n")
+SOFT_SUM = _fn("def f_soft_sum(x, d):\n    return x.softmax(d).sum(-1) * 2\n")
+SOFT_NEG = _graph("return x.softmax(d) * 2",
+                  'amax: "f32[2, 3, 1][3, 1, 1]cpu" = torch.ops.aten.amax.default(arg0_1, [-1], True)',
+                  'sub: "f32[2, 3, 4][12, 4, 1]cpu" = torch.ops.aten.sub.Tensor(arg0_1, amax)',
+                  'exp: "f32[2, 3, 4][12, 4, 1]cpu" = torch.ops.aten.exp.default(sub)',
+                  'sum_1: "f32[2, 3, 1][3, 1, 1]cpu" = torch.ops.aten.sum.dim_IntList(exp, [-1], True)',
+                  'div: "f32[2, 3, 4][12, 4, 1]cpu" = torch.ops.aten.div.Tensor(exp, sum_1)',
+                  'mul: "f32[2, 3, 4][12, 4, 1]cpu" = torch.ops.aten.mul.Tensor(div, 2)')
+
 
 @pytest.mark.parametrize("fn,graph,param,values,other", [
     (UNSQ, UNSQ_NEG, "d", {"d": -1}, 3),
@@ -102,7 +112,8 @@ PERM_NEG = _graph("return x.permute(a, b, c) * 2", 'permute: "f32[4, 2, 3][1, 12
     (TOPK, TOPK_2_0, "d", {"k": 2, "d": 0}, -1),
     (SQ, SQ_1, "d", {"d": 1}, -1),
     (PERM, PERM_NEG, "c", {"a": 2, "b": 0, "c": -2}, 1),
-], ids=["unsqueeze", "topk-k", "topk-dim", "squeeze", "permute"])
+    (SOFT, SOFT_NEG, "d", {"d": -1}, 2),
+], ids=["unsqueeze", "topk-k", "topk-dim", "squeeze", "permute", "softmax"])
 def test_an_int_an_op_keeps_as_given_is_that_argument(fn, graph, param, values, other) -> None:
     same = _prov(fn, graph, param, **values)
     assert same is not None and same.status == "same", same
@@ -132,6 +143,10 @@ ONES_1 = _graph("return x.unsqueeze(d) * torch.ones(d + 5)",
                 'mul: "f32[4, 1, 6][6, 6, 1]cpu" = torch.ops.aten.mul.Tensor(unsqueeze, full)')
 
 
+SOFT_SUM_NEG = _graph("return x.softmax(d).sum(-1) * 2", *SOFT_NEG.splitlines()[3:-2],
+                      'sum_2: "f32[2, 3][3, 1]cpu" = torch.ops.aten.sum.dim_IntList(div, [-1])')
+
+
 @pytest.mark.parametrize("fn,graph,values,why", [
     # torch.cat's decomposition traces an unsqueeze of its own, first: 2 ops for 1 call.
     (CATU, CATU_0, {"d": 0}, "its graph has 2 unsqueeze op(s) from it, for 1 in the code"),
@@ -139,7 +154,9 @@ ONES_1 = _graph("return x.unsqueeze(d) * torch.ones(d + 5)",
     (IFEXP, IFEXP_1, {"d": 1, "keep": True}, "its graph has 1 unsqueeze op(s) from it, for 2 in the code"),
     # d also sizes torch.ones through d + 5, which no op keeps as the code writes it.
     (ONES, ONES_1, {"d": 1}, "d + 5 is used where no op's constant is read"),
-], ids=["cat-adds-one", "branch-traces-none", "also-sizes"])
+    # a sum of the code's own beside softmax's (made from softmax's lines and a sum's): 2 sums, 1 softmax.
+    (SOFT_SUM, SOFT_SUM_NEG, {"d": -1}, "its graph has 2 sum op(s) from it, for 1 in the code"),
+], ids=["cat-adds-one", "branch-traces-none", "also-sizes", "softmax-and-sum"])
 def test_ops_not_paired_one_to_one_with_the_calls_stay_unknown(fn, graph, values, why) -> None:
     for v in (values["d"], values["d"] + 1):
         got = _prov(fn, graph, "d", **{**values, "d": v})

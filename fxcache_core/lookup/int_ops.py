@@ -1,8 +1,8 @@
-"""An int or a bool argument passed to an op that keeps it verbatim: ``x.std(dim=d, keepdim=k)``.
+"""An int, a bool or a None passed to an op that keeps it verbatim: ``x.std(dim=d, keepdim=k)``.
 
-Dynamo specializes an int given as a dim (and any bool) and puts its value in the call
-of its graph; for the calls of :data:`OPS` AOTAutograd's graph keeps that value in a
-fixed place of one aten op, as the code gave it (a negative dim stays negative, an int
+Dynamo specializes an int given as a dim (and any bool or None) and puts its value in the
+call of its graph; for the calls of :data:`OPS` AOTAutograd's graph keeps that value in a
+fixed place of the call's aten op (softmax: of each of its two), as the code gave it (a negative dim stays negative, an int
 dim of ``std`` becomes the list of it, a value equal to the op's default is left
 unprinted). Printed by torch 2.13 for such calls on CPU:
 
@@ -16,8 +16,8 @@ unprinted). Printed by torch 2.13 for such calls on CPU:
 
 Calls that are *not* here because the graph does not keep the value as given:
 ``transpose`` and ``flip`` (a permute or ``prims.rev`` with the dims made positive),
-``F.softmax`` (traced in torch/nn/functional.py, not at the statement), ``narrow`` (a slice whose end is start plus
-length), ``torch.cat`` (copies and views), ``torch.roll`` (an index arithmetic whose
+``F.softmax`` and ``F.pad`` (traced in torch/nn/functional.py, not at the statement),
+``narrow`` (a slice whose end is start plus length), ``torch.cat`` (copies and views), ``torch.roll`` (an index arithmetic whose
 constants are the shift modulo the size). ``permute`` keeps its list verbatim and is a
 size-list family (:mod:`fxcache_core.lookup.int_sizes`).
 
@@ -28,8 +28,7 @@ starred), for each op name the statement's calls that trace one and its ops of t
 are as many, taken in the order Python makes the calls and the graph holds the ops (the i-th
 call is the i-th op; a call read for its ``.shape`` alone may be left out of the graph
 while another call's op of that name stands in its place: not read), and each argument
-the call gives as a literal is the op's. Nothing
-here imports torch or runs the source.
+the call gives as a literal is the op's. Nothing here imports torch or runs the source.
 """
 
 from __future__ import annotations

@@ -181,7 +181,7 @@ def baked_int(catalog: Catalog, key: CacheKey, src: str, val: int, mode: Dynamic
 
 def baked_value(catalog: Catalog, key: CacheKey, src: str, val: object,
                 inputs: Mapping[str, InputValue], frame: CompiledFrom | None) -> tuple[str, Reason] | None:
-    """What a bool or a tuple of ints of ``src`` (``L['dims']``) says about a key that
+    """What a bool, a tuple of ints or a None of ``src`` (``L['dims']``) says about a key that
     takes no input from it (:func:`~fxcache_core.lookup.int_exprs.value_provenance`:
     Dynamo specializes both, whatever the mode): ``("baked", why)`` when every constant
     it makes in the graph is the one there, ``("problem", why)`` when one differs; None
@@ -218,8 +218,13 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
                                 if isinstance(v, PyValue) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}}
         if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
+        if name in values and values[name] is None:
+            return None  # a None no op keeps (int_ops): not a float's to read
         return float_provenance(fn, frame.file, graph, name, scalars, tensors,  # type: ignore[union-attr]
                                 _symbolic_params(catalog, key))
+    given = inputs.get(f"L['{name}']")
+    if isinstance(given, PyValue) and given.value is None:
+        return None  # without the source, a None is read by no op here
     quoted = _quoted_function(graph, name, sorted({*scalars, *tensors}))
     if quoted is None:
         return None

@@ -31,6 +31,9 @@ decides only where each is exact:
 * an item of a size list (``x.view(b, groups, -1)``, ``y.repeat(groups)``) is read by
   :func:`~fxcache_core.lookup.int_sizes.size_lists`: each call's op in order, the
   items where the code has literals as the code has them;
+* an argument of a call that an aten op keeps verbatim (``x.std(dim=d, keepdim=k)``,
+  ``x.unsqueeze(d)``, ``x.topk(k)``) is read by
+  :func:`~fxcache_core.lookup.int_ops.op_args`, under the same conditions;
 * a bool passed as ``F.dropout``'s ``training`` (with a literal ``p`` strictly between
   0 and 1, and no other call of the statement that draws random numbers) is read from
   whether the statement's ops draw random numbers (``aten.rand``): Dynamo's graph has
@@ -62,6 +65,7 @@ from fxcache_core.lookup.float_exprs import (
     _statement,
     compute,
 )
+from fxcache_core.lookup.int_ops import graph_ops, op_args, op_site
 from fxcache_core.lookup.int_sizes import size_call, size_lists
 from fxcache_core.lookup.traced_lines import traced_lines
 from fxcache_core.reasons import Reason
@@ -262,13 +266,15 @@ def _norm(kind: str, pos: int, v: object) -> object:
 
 def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
                      values: Mapping[str, object], tensors: frozenset[str]) -> Provenance | None:
-    """What the call's value of ``param`` (an int, a tuple of ints or a bool, in
+    """What the call's value of ``param`` (an int, a tuple of ints or a bool; None where
+    every read is an argument an op keeps, :mod:`~fxcache_core.lookup.int_ops`; in
     ``values`` with the call's other Python scalars and tuples by name) does to the key
     whose printed graph is ``graph``, traced from ``fn`` in ``file`` with it specialized
     (see the module docstring). ``tensors``: the names of the call's tensor arguments.
     None where a read of it computes a float (the float rule's to judge). Raises nothing."""
     v = values.get(param)
-    if not (type(v) in (int, bool) or (isinstance(v, tuple) and all(type(i) is int for i in v))):
+    none = v is None and param in values  # read only where an op keeps it (int_ops: std's dim=None)
+    if not (none or type(v) in (int, bool) or (isinstance(v, tuple) and all(type(i) is int for i in v))):
         return None
     a = fn.args
     kinds = TensorKinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
@@ -291,6 +297,8 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
             if type(compute(ast.unparse(e), scalars)) is float:
                 return None
         place = _place(e, parents, kinds)
+        if none and place != "ops":
+            return None
         if place is None:
             return _unknown(param, n.lineno, f"{ast.unparse(e)} is used where no op's constant is read")
         reads.append((stmt, e, place))
@@ -332,7 +340,17 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
                     f"{param}={_text(v)} puts {got[0]} in the size lists at line {line}; this key's graph has "
                     f"{got[1]} there: torch traces another graph", "baked-value-differs"))
             shown.append(f"the size lists at line {line}")
-        if places - {"scalar", "dropout", "sizes"}:
+        if "ops" in places:
+            got = op_args(stmt, [e for s, e, p in reads if s is stmt and p == "ops"], graph_ops(graph, file, line, last),
+                          values, kinds.tensor)
+            if isinstance(got, str):
+                return _unknown(param, line, got)
+            if got is not True:
+                return Provenance("differs", Reason(
+                    f"{param}={_text(v)} gives the ops at line {line} {got[0]}; this key's graph has {got[1]} there: "
+                    "torch traces another graph", "baked-value-differs"))
+            shown.append(f"the arguments of its ops at line {line}")
+        if places - {"scalar", "dropout", "sizes", "ops"}:
             sites = _sites(stmt, kinds)
             if isinstance(sites, str):
                 return _unknown(param, line, sites)
@@ -430,6 +448,8 @@ def _place(e: ast.expr, parents: Mapping[ast.AST, ast.AST], kinds: TensorKinds) 
         return "site" if isinstance(sub, ast.Subscript) and kinds.tensor(sub.value) else None
     if size_call(e, parents, kinds.tensor) is not None:
         return "sizes"
+    if op_site(e, parents, kinds.tensor) is not None:
+        return "ops"  # an argument an op keeps verbatim: fxcache_core.lookup.int_ops
     call = parents.get(p) if isinstance(p, ast.keyword) else p
     if isinstance(call, ast.Call) and _is_dropout(call) and _argument(call, "training", 2) is e:
         return "dropout"

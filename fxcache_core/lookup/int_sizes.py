@@ -5,7 +5,8 @@ it reaches the graph with its value in that place: ``x.view(x.shape[0], groups, 
 traced with ``groups=3`` is ``aten.view.default(x, [4, 3, -1])`` in the graph
 AOTAutograd keeps, ``y.repeat(groups)`` is ``aten.repeat.default(y, [3])``
 (``Tensor.view``, ``reshape``, ``repeat`` and ``expand`` take their sizes as one list,
-given as separate ints or as one tuple or list). :func:`size_lists` reads those values
+given as separate ints or as one tuple or list; ``permute`` its dims, kept as given:
+``x.permute(2, 0, -2)`` is ``aten.permute.default(x, [2, 0, -2])``). :func:`size_lists` reads those values
 for :func:`~fxcache_core.lookup.int_exprs.value_provenance`, deciding only where the
 provenance is exact:
 
@@ -42,6 +43,7 @@ FAMILIES: Mapping[str, frozenset[str]] = {
     "reshape": frozenset({"view", "_unsafe_view"}),
     "repeat": frozenset({"repeat"}),
     "expand": frozenset({"expand"}),
+    "permute": frozenset({"permute"}),
 }
 """A size-list method -> the stems of the aten ops a call of it traces in AOTAutograd's
 graph (``reshape`` of a tensor that cannot be viewed is a copy, then ``_unsafe_view``)."""

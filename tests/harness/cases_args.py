@@ -19,7 +19,9 @@ flag its layers read, a state of the module the cache does not record: a call de
 :func:`decay_step` a float folded beside an int automatic dynamic made symbolic
 (fxcache_core/lookup/sym_floats.py), and :func:`decay_neg` one whose nodes fxcache does not
 read; :func:`cat_rows` keys that record no function; :func:`regroup_baked` an int in the size lists of
-view and repeat (fxcache_core/lookup/int_sizes.py); :func:`gated` a graph break before which
+view and repeat (fxcache_core/lookup/int_sizes.py); :func:`spread_ops` ints, a bool and a None
+that ops keep as the code gives them (fxcache_core/lookup/int_ops.py), :func:`dim_sized` an int
+that also sizes a tensor, undecided; :func:`gated` a graph break before which
 the int is never read (fxcache_core/lookup/after_break.py), :func:`gated_early` one where
 it is; :func:`cast_to` a ``torch.dtype`` passed to ``.to()`` (its default, and the tensor's
 own dtype: no op), and :func:`cast_through` one reached through an expression, which must
@@ -284,6 +286,18 @@ def regroup_baked(x, groups):
     return y.reshape(-1).repeat(groups) * 2
 
 
+def spread_ops(x, dim=None, keepdim=False, d=-1):
+    # std's dim and keepdim and unsqueeze's dim, which their ops keep as the code gives them:
+    # aten.var.correction(x, [1], correction = 1.0) and aten.unsqueeze.default(var, -1).
+    return x.std(dim=dim, keepdim=keepdim).unsqueeze(d) + 1
+
+
+def dim_sized(x, d):
+    # d is unsqueeze's dim and, through d + 5, the size of torch.ones: a read no op's
+    # constant shows as the code has it (undecided).
+    return x.unsqueeze(d) * torch.ones(d + 5)
+
+
 def gated(x, n):
     # A data-dependent if breaks the graph at line 3 of the body; n is read only after it,
     # so the first frame's key serves every n and the resume frame's key bakes n in.
@@ -413,6 +427,10 @@ ARGUMENT_CASES = [
          doc="torch.cat of a list along an int dim: keys whose entries record no function"),
     Case("regroup_baked", regroup_baked, {"dynamic": False}, [[[4, 12], 3]], make_inputs=keyword_inputs,
          doc="an int through view and repeat (dynamic=False): the items of its size lists"),
+    Case("spread_ops", spread_ops, {"dynamic": False}, [[[4, 6], {"dim": 1}]], make_inputs=keyword_inputs,
+         doc="ints and a bool an op keeps as given (std's dim and keepdim, unsqueeze's dim; dynamic=False)"),
+    Case("dim_sized", dim_sized, {"dynamic": False}, [[[4, 6], 1]], make_inputs=keyword_inputs,
+         doc="an int that is unsqueeze's dim and sizes torch.ones too: undecided"),
     Case("gated", gated, {"dynamic": None}, [[[4, 8], 3]], make_inputs=keyword_inputs,
          doc="a data-dependent if breaks the graph; an int read only after it"),
     Case("gated_early", gated_early, {"dynamic": None}, [[[4, 8], 3]], make_inputs=keyword_inputs,

@@ -139,6 +139,18 @@ SIZES_CALLS = [
     ("regroup_baked", [[4, 12], 3]),                              # hit: the lists hold 3 where the code has groups
     ("regroup_baked", [[4, 12], 4]),                              # new graph: 4, where the graph has 3
 ]
+# spread_ops (dynamic=False, built with dim=1): aten.var.correction(x, [1], correction = 1.0)
+# then aten.unsqueeze.default(var, -1); keepdim=False and d=-1 as left out.
+OPS_CALLS = [
+    ("spread_ops", [[4, 6], {"dim": 1}]),                         # hit: [1], no keepdim, -1
+    ("spread_ops", [[4, 6], {"dim": -1}]),                        # new graph: [-1], where the graph has [1]
+    ("spread_ops", [[4, 6], {"dim": 1, "keepdim": True}]),        # new graph: keepdim = True, not printed here
+    ("spread_ops", [[4, 6], {"dim": 1, "d": 1}]),                 # new graph: unsqueeze's 1 (the same place as -1)
+    ("spread_ops", [[4, 6]]),                                     # new graph: dim=None, no dim in the op
+]
+# dim_sized (dynamic=False, built with d=1): d is also torch.ones's d + 5, which no op keeps as
+# written: undecided, though torch hits.
+OPS_UNDECIDED = [("dim_sized", [[4, 6], 1])]
 # gated (dynamic=None, built with n=3): a data-dependent if breaks the graph, and n is read
 # only after it: the first frame's key serves every n, the resume frame's (its local y
 # named, as the docs say) baked n in. gated_early reads n before the break too, where no
@@ -668,6 +680,38 @@ def test_an_int_in_a_size_list_is_read_off_the_items_of_the_graphs_lists(real_ca
         assert groups["how"] == "baked-constant" and "the size lists at line" in groups["detail"], groups
     else:
         assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
+
+
+@pytest.mark.parametrize("case,shapes", OPS_CALLS, ids=[_id(*c) for c in OPS_CALLS])
+def test_an_int_bool_or_none_an_op_keeps_is_read_off_that_ops_argument(real_cache, arg_answers, case, shapes):
+    """std's dim and keepdim and unsqueeze's dim, traced with dim=1, keepdim=False, d=-1:
+    the call's values are the op's, or torch traces another graph, as it did (d=1 is the
+    same place as -1 in a rank-2 tensor, and still another graph)."""
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, {w["key"] for w in real_cache.writes(case)})
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+    if v["status"] == "hit":
+        for name in ("dim", "keepdim", "d"):
+            p = next(p for p in v["params"] if p["name"] == name)
+            assert p["how"] == "baked-constant" and "the arguments of its ops at line" in p["detail"], p
+    else:
+        assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
+
+
+@pytest.mark.parametrize("case,shapes", OPS_UNDECIDED, ids=[_id(*c) for c in OPS_UNDECIDED])
+def test_an_int_that_is_a_dim_and_sizes_a_tensor_stays_undecided(real_cache, arg_answers, case, shapes):
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = _match(real_cache.root, case, shapes)
+    v = body["verdicts"]["functions"][0]
+    assert rc == 3 and v["status"] == "undecided", v
+    assert v["why_code"] in ("baked-value-unknown", "float-provenance-unknown"), v
+    assert v["line"].startswith("UNDECIDED: d reaches this key's graph"), v["line"]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
 
 
 @pytest.mark.parametrize("case,shapes", BREAK_CALLS, ids=[_id(*c) for c in BREAK_CALLS])

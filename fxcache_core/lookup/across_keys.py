@@ -169,7 +169,7 @@ def check_unknown_names(results: Sequence[KeyMatch], inputs: Mapping[str, InputV
             return  # (``*args``' own name is no parameter FrameReads lists)
         params[reads.function] = tuple(p.name for p in reads.params)
     known = {p for ps in params.values() for p in ps}
-    unknown = sorted(named - known)
+    unknown = sorted(named - known - {"args", "kwargs"})  # a nameless item is args[i]: by position
     if unknown:
         name = unknown[0]
         shown = "; ".join(f"{fn} takes {', '.join(ps) or 'nothing'}" for fn, ps in sorted(params.items()))

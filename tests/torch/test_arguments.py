@@ -954,3 +954,7 @@ def test_a_name_the_function_does_not_take_is_a_usage_error_not_a_verdict(real_c
     assert proc.returncode == 2 and proc.stdout == "", proc.stdout
     (line,) = proc.stderr.splitlines()
     assert "--inputs typo: no parameter of that name" in line and "shift_kw takes x, shift" in line, line
+    # A nameless item is the call's args[i], by position: no name to check.
+    nameless = run_fxcache("--cache-dir", str(real_cache.root), "match", "--fn", "shift_kw", "--dynamic", "none",
+                           "--inputs", "[4,4]")
+    assert nameless.returncode != 2, nameless.stdout + nameless.stderr

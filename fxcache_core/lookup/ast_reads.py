@@ -25,4 +25,15 @@ def root_name(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-__all__ = ["SIMPLE_STATEMENTS", "parents", "root_name"]
+def calls_in_order(node: ast.AST) -> list[ast.Call]:
+    """The calls under ``node`` in the order Python makes them: a call after its
+    receiver and its arguments."""
+    out: list[ast.Call] = []
+    for child in ast.iter_child_nodes(node):
+        out += calls_in_order(child)
+    if isinstance(node, ast.Call):
+        out.append(node)
+    return out
+
+
+__all__ = ["SIMPLE_STATEMENTS", "calls_in_order", "parents", "root_name"]

@@ -49,7 +49,7 @@ from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.ast_reads import root_name as _root_name
 from fxcache_core.lookup.sym_floats import local_lines, sym_node_operands, symbolic_group
-from fxcache_core.lookup.traced_lines import traced_lines
+from fxcache_core.lookup.traced_lines import OP_RE, traced_lines
 from fxcache_core.reasons import Reason
 
 __all__ = ["FloatUse", "Provenance", "compute", "evaluate", "float_provenance", "graph_ops", "statement_reads"]
@@ -87,7 +87,6 @@ MAX_POW = 1024
 """An exponent above this (in absolute value) is not evaluated (an int power could
 take any time and memory): ``unknown``."""
 
-_OP_RE = re.compile(r"=\s*torch\.ops\.(?:aten|prims)\.(?P<op>\w+)\.\w+\((?P<args>.*)\)")
 _FLOAT_RE = re.compile(r"(?<![\w.])-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan)(?![\w.])")
 
 
@@ -155,7 +154,7 @@ def graph_ops(graph: str) -> list[GraphOp]:
     any comment are left out. At most :data:`~fxcache_core.lookup.traced_lines.MAX_LINES` lines are read."""
     out: list[GraphOp] = []
     for file, line, code, text in traced_lines(graph):
-        m = _OP_RE.search(text)
+        m = OP_RE.search(text)
         if m is not None:
             floats = tuple(repr(float(f)) for f in _FLOAT_RE.findall(m.group("args")))
             out.append(GraphOp(file, line, m.group("op"), floats, code))

@@ -67,7 +67,7 @@ from fxcache_core.lookup.float_exprs import (
 )
 from fxcache_core.lookup.int_ops import graph_ops, op_args, op_site
 from fxcache_core.lookup.int_sizes import size_call, size_lists
-from fxcache_core.lookup.traced_lines import traced_lines
+from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
 
 __all__ = ["REDUCTIONS", "value_provenance"]
@@ -111,20 +111,7 @@ class _Op:
 
 
 def _graph_ops(graph: str) -> list[_Op]:
-    from fxcache_core.lookup.float_exprs import _OP_RE
-
-    out: list[_Op] = []
-    for file, line, _code, text in traced_lines(graph):
-        m = _OP_RE.search(text)
-        if m is None:
-            continue
-        try:
-            call = ast.parse(f"f({m.group('args')})", mode="eval").body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if isinstance(call, ast.Call):
-            out.append(_Op(file, line, m.group("op"), tuple(_literal(a) for a in call.args)))
-    return out
+    return [_Op(file, line, op, tuple(_literal(a) for a in call.args)) for file, line, op, call in op_calls(graph)]
 
 
 def _literal(node: ast.expr) -> object:

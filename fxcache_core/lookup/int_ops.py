@@ -37,10 +37,10 @@ import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
+from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, calls_in_order
 from fxcache_core.lookup.ast_reads import parents as ast_parents
-from fxcache_core.lookup.float_exprs import _OP_RE, compute
-from fxcache_core.lookup.traced_lines import traced_lines
+from fxcache_core.lookup.float_exprs import compute
+from fxcache_core.lookup.traced_lines import op_calls
 
 __all__ = ["OPS", "IntArg", "OpRule", "graph_ops", "op_args", "op_site"]
 
@@ -142,13 +142,6 @@ def op_site(e: ast.expr, parents: Mapping[ast.AST, ast.AST], tensor: Callable[[a
     return None
 
 
-def _in_order(node: ast.AST) -> list[ast.Call]:
-    out: list[ast.Call] = []
-    for child in ast.iter_child_nodes(node):
-        out += _in_order(child)
-    if isinstance(node, ast.Call):
-        out.append(node)
-    return out
 
 
 def _value(node: ast.expr, kind: str, values: Mapping[str, object]) -> object:
@@ -188,15 +181,9 @@ def graph_ops(graph: str, file: str, first: int, last: int
     graph's order, as (stem, positional arguments, keyword arguments): a constant, a
     list of them as a tuple, None, or :data:`OPAQUE`."""
     out: list[tuple[str, tuple[object, ...], dict[str, object]]] = []
-    for f, line, _code, text in traced_lines(graph):
-        if f != file or not first <= line <= last or (m := _OP_RE.search(text)) is None:
-            continue
-        try:
-            call = ast.parse(f"f({m.group('args')})", mode="eval").body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if isinstance(call, ast.Call):
-            out.append((m.group("op"), tuple(_printed(a) for a in call.args),
+    for f, line, op, call in op_calls(graph):
+        if f == file and first <= line <= last:
+            out.append((op, tuple(_printed(a) for a in call.args),
                         {k.arg: _printed(k.value) for k in call.keywords if k.arg is not None}))
     return out
 
@@ -236,7 +223,7 @@ def op_args(stmt: ast.stmt, exprs: Sequence[ast.expr],
     sites = {id(e): op_site(e, parents, tensor) for e in exprs}
     if any(s is None for s in sites.values()):
         return "a read is not an argument fxcache reads of an op that keeps it"
-    calls = [c for c in _in_order(stmt.value) if isinstance(c.func, ast.Attribute) and c.func.attr in OPS]
+    calls = [c for c in calls_in_order(stmt.value) if isinstance(c.func, ast.Attribute) and c.func.attr in OPS]
     if any(_rule(c, tensor) is None or not _readable(c, OPS[c.func.attr]) for c in calls):  # type: ignore[attr-defined]
         return "a call there of the same name is not one whose arguments fxcache reads"
     if any(isinstance(a := parents.get(c), ast.Attribute) and a.attr in _METADATA for c in calls):

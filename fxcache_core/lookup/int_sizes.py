@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping, Sequence
 
-from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
+from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, calls_in_order
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import compute
 
@@ -80,15 +80,6 @@ def _items(call: ast.Call) -> list[ast.expr]:
     return list(call.args)
 
 
-def _in_order(node: ast.AST) -> list[ast.Call]:
-    """The calls under ``node`` in the order Python makes them: a call after its
-    receiver and its arguments."""
-    out: list[ast.Call] = []
-    for child in ast.iter_child_nodes(node):
-        out += _in_order(child)
-    if isinstance(node, ast.Call):
-        out.append(node)
-    return out
 
 
 def size_lists(stmt: ast.stmt, exprs: Sequence[ast.expr], ops: Sequence[tuple[str, tuple[object, ...]]],
@@ -107,7 +98,7 @@ def size_lists(stmt: ast.stmt, exprs: Sequence[ast.expr], ops: Sequence[tuple[st
     if not isinstance(stmt, SIMPLE_STATEMENTS) or stmt.value is None:
         return "the statement is not a plain assignment, return or expression"
     parents = ast_parents(stmt)
-    calls = [c for c in _in_order(stmt.value) if isinstance(c.func, ast.Attribute) and c.func.attr in FAMILIES]
+    calls = [c for c in calls_in_order(stmt.value) if isinstance(c.func, ast.Attribute) and c.func.attr in FAMILIES]
     if any(size_call(e, parents, tensor) is None for e in exprs):
         return "a read is not an item of a size list fxcache reads"
     if any(not _sized(c, tensor) or c.keywords for c in calls):

@@ -5,6 +5,7 @@ find the ops one statement was traced into. Reads text only."""
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 from collections.abc import Iterator
@@ -31,6 +32,27 @@ def traced_lines(graph: str) -> Iterator[tuple[str, int, str, str]]:
             yield (*where, text.split(";  ", 1)[0])
 
 
+OP_RE = re.compile(r"=\s*torch\.ops\.(?:aten|prims)\.(?P<op>\w+)\.\w+\((?P<args>.*)\)")
+"""An aten or prims op's call on a printed graph line: the op's name (its stem, without
+the overload) and its arguments' text."""
+
+
+def op_calls(graph: str) -> Iterator[tuple[str, int, str, ast.Call]]:
+    """``(file, line, op, call)`` for each aten or prims op line of :func:`traced_lines`
+    whose arguments parse as a call's (``ast``, never run): ``op`` the op's stem
+    (``add``), ``call`` the parsed ``f(<its arguments>)``."""
+    for file, line, _code, text in traced_lines(graph):
+        m = OP_RE.search(text)
+        if m is None:
+            continue
+        try:
+            call = ast.parse(f"f({m.group('args')})", mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if isinstance(call, ast.Call):
+            yield file, line, m.group("op"), call
+
+
 def signature_lines(graph: str) -> list[str]:
     """The lines of ``graph`` before its first stack-trace comment (its ``def forward(...)``),
     of the first :data:`MAX_LINES`."""
@@ -42,4 +64,4 @@ def signature_lines(graph: str) -> list[str]:
     return out
 
 
-__all__ = ["COMMENT_RE", "MAX_LINES", "signature_lines", "traced_lines"]
+__all__ = ["COMMENT_RE", "MAX_LINES", "OP_RE", "op_calls", "signature_lines", "traced_lines"]

@@ -489,6 +489,21 @@ def _function_node(path: str, size: int, mtime_ns: int, first_line: int,
     return None
 
 
+def inside_function(path: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the ``def`` ``node`` of ``path`` (found by :func:`function_node`) sits in
+    another function's body, whose locals its free names may then be (a closure); True
+    where ``path`` cannot be read (not known)."""
+    tree = _parse(path)
+    if tree is None:
+        return True
+    lo, hi = node.lineno, node.end_lineno or node.lineno
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n.lineno <= lo \
+                and (n.end_lineno or n.lineno) >= hi and not (n.lineno == lo and getattr(n, "name", None) == node.name):
+            return True
+    return False
+
+
 def _parse(path: str) -> ast.Module | None:
     """``path`` parsed by ``ast`` (never run), or None when it is not a regular ``.py``
     file of at most :data:`MAX_SOURCE_BYTES` and :data:`MAX_SOURCE_NODES`, or does not parse."""

@@ -41,7 +41,12 @@ from collections.abc import Callable, Mapping
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.functions.frames import CompiledFrom, function_node, resume_parent
+from fxcache_core.functions.frames import (
+    CompiledFrom,
+    function_node,
+    inside_function,
+    resume_parent,
+)
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import how
@@ -156,8 +161,8 @@ def _standing_for(fn: ast.FunctionDef | ast.AsyncFunctionDef, src: str, frame: C
         root, text = "self", "self" + m.group(1)
     elif (m := _GLOBAL_RE.fullmatch(src)) is not None:
         root = text = m.group(1)
-        if root in params:
-            return None
+        if root in params or inside_function(frame.file, fn):
+            return None  # a parameter, or an enclosing function's local of that name (a closure)
     else:
         return None
     out = copy.deepcopy(fn)
@@ -166,6 +171,12 @@ def _standing_for(fn: ast.FunctionDef | ast.AsyncFunctionDef, src: str, frame: C
             return None
         if isinstance(n, ast.Name) and n.id == root and not isinstance(n.ctx, ast.Load):
             return None  # self (or the global) rebound here
+        if isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name.partition(".")[0]) == root for a in n.names):
+            return None  # imported here: a local of that name
+        if isinstance(n, ast.ExceptHandler) and n.name == root or \
+                isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name == root:
+            return None
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not out \
                 and root in {p.arg for p in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}:
             return None

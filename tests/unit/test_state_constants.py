@@ -63,10 +63,36 @@ def test_a_modules_float_and_int_attributes_are_the_constants_of_their_ops(src, 
     assert _read(FORWARD, FORWARD_GRAPH, src, value) == want
 
 
+def _on_disk(tmp_path, source: str) -> tuple[ast.FunctionDef, CompiledFrom]:
+    """A global's rule reads the file around the ``def`` (a closure's locals shadow it):
+    the source written where the frame says, the ``def`` found in it."""
+    path = tmp_path / "net.py"
+    path.write_text(source)
+    fn = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    return fn, CompiledFrom("forward", str(path), fn.lineno, params=("x",))
+
+
 @pytest.mark.parametrize("value,want", [(2.0, ("accounted", "baked-constant")),
                                         (3.0, ("rules-out", "float-constant-differs"))])
-def test_a_global_read_in_arithmetic_is_the_constant_of_its_op(value, want):
-    assert _read(GLOBAL, GLOBAL_GRAPH, "G['GAIN']", value, PLAIN) == want
+def test_a_global_read_in_arithmetic_is_the_constant_of_its_op(tmp_path, value, want):
+    fn, frame = _on_disk(tmp_path, "GAIN = 2.0\n\n\ndef forward(x):\n    return x.relu() * GAIN\n")
+    graph = GLOBAL_GRAPH.replace(f"{FILE}:2", f"{frame.file}:5")
+    assert _read(fn, graph, "G['GAIN']", value, frame) == want
+
+
+@pytest.mark.parametrize("source", [
+    # a closure: GAIN is make()'s local, which the graph's 2.0 is, whatever the global
+    "GAIN = 3.0\n\n\ndef make():\n    GAIN = 2.0\n\n    def forward(x):\n        return x.relu() * GAIN\n"
+    "    return forward\n",
+    # imported in the function: a local of that name
+    "GAIN = 3.0\n\n\ndef forward(x):\n    from cfg import GAIN\n    return x.relu() * GAIN\n",
+])
+def test_a_global_name_the_function_takes_from_elsewhere_is_not_read(tmp_path, source):
+    fn, frame = _on_disk(tmp_path, source)
+    line = next(n + 1 for n, text in enumerate(source.splitlines()) if "return x.relu()" in text)
+    graph = GLOBAL_GRAPH.replace(f"{FILE}:2", f"{frame.file}:{line}")
+    assert _read(fn, graph, "G['GAIN']", 3.0, frame) is None
+    assert _read(fn, graph, "G['GAIN']", 2.0, frame) is None
 
 
 def test_the_same_float_decides_only_where_the_mode_specializes_it():

@@ -168,7 +168,10 @@ def check_unknown_names(results: Sequence[KeyMatch], inputs: Mapping[str, InputV
         if isinstance(reads, Reason) or reads.varkw or reads.varargs:
             return  # (``*args``' own name is no parameter FrameReads lists)
         params[reads.function] = tuple(p.name for p in reads.params)
-    known = {p for ps in params.values() for p in ps}
+    # ``self`` (a plain function may name a parameter so), and any name a key binds
+    # (a closure's variable Dynamo sources as L['n']), are taken as known.
+    known = {p for ps in params.values() for p in ps} | {"self"} | {
+        m.group(1) for r in results for user, _ in r.bound if (m := re.fullmatch(r"L\['(\w+)'\].*", user))}
     unknown = sorted(named - known - {"args", "kwargs"})  # a nameless item is args[i]: by position
     if unknown:
         name = unknown[0]

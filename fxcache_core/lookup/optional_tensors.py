@@ -86,7 +86,10 @@ def float_default_tensorified(src: str, type_: str, frame: CompiledFrom | None) 
     positional = [*a.posonlyargs, *a.args]
     pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True))
     pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
-    return any(p.arg == m.group(1) and isinstance(d, ast.Constant) and type(d.value) is float for p, d in pairs)
+    # A parameter annotated with a tensor type may have been given a 0-d tensor at compile
+    # time, which the key's input looks the same as: not known then.
+    return any(p.arg == m.group(1) and isinstance(d, ast.Constant) and type(d.value) is float
+               and (p.annotation is None or "Tensor" not in ast.unparse(p.annotation)) for p, d in pairs)
 
 
 _SIZE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "size", "dim", "numel", "is_cuda", "layout",

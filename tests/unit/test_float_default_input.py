@@ -12,7 +12,7 @@ from fxcache_core.lookup.optional_tensors import float_default_tensorified
 SRC = '''import torch
 
 
-def ramp(x, n, v=0.5, w=None, k=2, *, u=1.5):
+def ramp(x, n, v=0.5, w=None, k=2, t: float | torch.Tensor = 0.5, *, u=1.5):
     return x[:, :n] * v
 '''
 
@@ -25,6 +25,7 @@ def test_a_float_default_taken_as_a_0d_float64_input_is_the_default_made_an_inpu
     assert float_default_tensorified("L['u']", "f64[][]cpu", frame)  # keyword-only
     assert not float_default_tensorified("L['w']", "f64[][]cpu", frame)  # defaults to None: a tensor left out
     assert not float_default_tensorified("L['k']", "f64[][]cpu", frame)  # an int default
+    assert not float_default_tensorified("L['t']", "f64[][]cpu", frame)  # may have been a 0-d tensor
     assert not float_default_tensorified("L['v']", "f32[][]cpu", frame)  # not a Python float's dtype
     assert not float_default_tensorified("L['v']", "f64[4][1]cpu", frame)  # not 0-d
     assert not float_default_tensorified("L['v']", "f64[][]cpu", None)  # no frame: not known

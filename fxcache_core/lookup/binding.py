@@ -219,13 +219,24 @@ def _state_value(name: str, raw: str, spec: str) -> PyValue:
     if name == DEFAULT_DTYPE:
         return PyValue(TorchDtype(parse_dtype(raw, f"{param('inputs')} {name}")))
     if name == NUM_THREADS:
-        return PyValue(parse_int64(raw, f"{param('inputs')} {name}", "inputs"))
+        n = parse_int64(raw, f"{param('inputs')} {name}", "inputs")
+        if n < 1:
+            raise ShapeSpecError(f"{param('inputs')} {name}={n}: a thread count is at least 1",
+                                 param="inputs", value=spec)
+        return PyValue(n)
     if name.startswith("torch.compile.") and name.removeprefix("torch.compile.") not in COMPILE_KEYWORDS:
         raise ShapeSpecError(f"{param('inputs')} {name[:60]}: not a torch.compile keyword (one of "
                              f"{', '.join(COMPILE_KEYWORDS)}; dynamic has its own option)", param="inputs", value=spec)
     if name.startswith(SETTING_PREFIXES):
         if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name.split(".config.")[-1]):
             raise ShapeSpecError(f"{param('inputs')} {name[:60]!r}: not a config name", param="inputs", value=spec)
+        if name in ("torch.compile.mode", "torch.compile.backend"):
+            text = parse_value(raw)
+            if text is None or not isinstance(text.value, str):
+                raise ShapeSpecError(f"{param('inputs')} {name}: {raw[:20]!r} is not a str "
+                                     f"(e.g. {name}={'inductor' if name.endswith('backend') else 'default'!r})",
+                                     param="inputs", value=spec)
+            return text
         try:
             number = ast.literal_eval(raw)
         except (ValueError, SyntaxError, MemoryError, RecursionError):

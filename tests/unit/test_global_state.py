@@ -50,6 +50,8 @@ def test_inference_mode_turns_the_grad_mode_off():
     ("torch._dynamo.config.=1", "not a config name"),
     ("torch._inductor.config.freezing=[1", "is not a Python value"),
     ("torch.get_num_threads()=two", "torch.get_num_threads()"),
+    ("torch.get_num_threads()=0", "a thread count is at least 1"),
+    ("torch.compile.mode=3", "is not a str"),
     ("torch.use_deterministic_algorithms=True", "not global state match knows"),
 ])
 def test_a_bad_state_item_is_one_line(bad, says):

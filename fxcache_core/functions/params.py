@@ -411,4 +411,13 @@ def _walk_body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
         yield from ast.walk(stmt)
 
 
-__all__ = ["BranchTest", "Default", "FrameReads", "ParamUse", "frame_reads"]
+def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr]]:
+    """The parameters of ``fn`` that have a default, each with its default's expression
+    (positional ones, then keyword-only), as Python pairs them."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True))
+    return pairs + [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
+
+
+__all__ = ["BranchTest", "Default", "FrameReads", "ParamUse", "frame_reads", "param_defaults"]

@@ -205,12 +205,16 @@ COMPILE_KEYWORDS = ("mode", "fullgraph", "backend")
 """The ``torch.compile`` keywords ``torch.compile.NAME=VALUE`` may give (``dynamic`` has its own option)."""
 
 
+STATE_NAMES = (GRAD_MODE, DEFAULT_DTYPE, NUM_THREADS, *STATE_FLAGS)
+"""Every state item named in full (the settings are :data:`SETTING_PREFIXES` + a name)."""
+
+
 def is_state_item(name: str) -> bool:
     """Whether ``name`` (the part of an ``--inputs`` item before ``=``) names global state
     or a setting (:data:`GRAD_MODE`, :data:`STATE_FLAGS`, :data:`DEFAULT_DTYPE`,
     :data:`SETTING_PREFIXES`), not an argument."""
     name = name.strip()
-    return name in (GRAD_MODE, DEFAULT_DTYPE, NUM_THREADS, *STATE_FLAGS) or name.startswith(SETTING_PREFIXES)
+    return name in STATE_NAMES or name.startswith(SETTING_PREFIXES)
 
 
 def _state_value(name: str, raw: str, spec: str) -> PyValue:
@@ -432,7 +436,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     if is_state_item(name):
         return name.strip(), _state_value(name.strip(), raw.strip(), spec)
     if name.strip().startswith("torch."):
-        known = ", ".join((GRAD_MODE, DEFAULT_DTYPE, NUM_THREADS, *STATE_FLAGS, *(p + "NAME" for p in SETTING_PREFIXES)))
+        known = ", ".join((*STATE_NAMES, *(p + "NAME" for p in SETTING_PREFIXES)))
         raise ShapeSpecError(f"{param('inputs')} {name.strip()[:60]}: no parameter, and not global state match "
                              f"knows (known: {known})", param="inputs", value=spec)
     source = canonical_source(name)

@@ -56,6 +56,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from fxcache_core.functions.params import param_defaults
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.float_exprs import (
     _OP_STEMS,
@@ -373,13 +374,9 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
 def _defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef, values: Mapping[str, object]) -> dict[str, object]:
     """The literal defaults of ``fn``'s parameters (an int, a bool, a tuple of ints), for
     those a call leaves out: the values its code reads then."""
-    a = fn.args
-    pos = [*a.posonlyargs, *a.args]
-    pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True),
-             *zip(a.kwonlyargs, a.kw_defaults, strict=True)]
     out: dict[str, object] = {}
-    for p, d in pairs:
-        if d is not None and p.arg not in values and (v := _value(d, None, {})) is not None:
+    for p, d in param_defaults(fn):
+        if p.arg not in values and (v := _value(d, None, {})) is not None:
             out[p.arg] = v
     return out
 

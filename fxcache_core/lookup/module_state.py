@@ -19,7 +19,6 @@ Never imports torch; decodes only through the judge it is given.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from fxcache_core.cache.scan import CacheKey
@@ -27,12 +26,11 @@ from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.lookup.binding import InputValue, TensorArg
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import PyValue
-from fxcache_core.lookup.state_constants import StateJudge
+from fxcache_core.lookup.state_constants import SELF_ATTR_RE, StateJudge
 from fxcache_core.reasons import Reason
 
 __all__ = ["module_state"]
 
-_SELF_ATTR_RE = re.compile(r"L\['self'\]((?:\.[A-Za-z_]\w*)+)")
 
 
 def module_state(inputs: Mapping[str, InputValue], frame: CompiledFrom, key: CacheKey,
@@ -46,7 +44,7 @@ def module_state(inputs: Mapping[str, InputValue], frame: CompiledFrom, key: Cac
         return []
     out = []
     for src, v in inputs.items():
-        m = _SELF_ATTR_RE.fullmatch(src)
+        m = SELF_ATTR_RE.fullmatch(src)
         if m is None or isinstance(v, TensorArg):
             continue
         name = "self" + m.group(1)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.functions.params import param_defaults
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
 from fxcache_core.reasons import Reason
 
@@ -82,10 +83,7 @@ def float_default_tensorified(src: str, type_: str, frame: CompiledFrom | None) 
     fn = function_node(frame.file, frame.line, frame.function)
     if fn is None:
         return False
-    a = fn.args
-    positional = [*a.posonlyargs, *a.args]
-    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True))
-    pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
+    pairs = param_defaults(fn)
     # A parameter annotated with a tensor type may have been given a 0-d tensor at compile
     # time, which the key's input looks the same as: not known then.
     return any(p.arg == m.group(1) and isinstance(d, ast.Constant) and type(d.value) is float
@@ -98,10 +96,7 @@ _SIZE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "size", "dim", "num
 
 def default_is_none(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
     """Whether ``param`` of ``fn`` defaults to ``None`` (a call that leaves it out passes None)."""
-    a = fn.args
-    positional = [*a.posonlyargs, *a.args]
-    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True))
-    pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
+    pairs = param_defaults(fn)
     return any(p.arg == param and isinstance(d, ast.Constant) and d.value is None for p, d in pairs)
 
 

@@ -56,9 +56,10 @@ from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.reasons import Reason
 
-__all__ = ["StateJudge", "read_state", "state_constant", "state_judge"]
+__all__ = ["SELF_ATTR_RE", "StateJudge", "read_state", "state_constant", "state_judge"]
 
-_ATTR_RE = re.compile(r"L\['self'\]((?:\.[A-Za-z_]\w*)+)")
+SELF_ATTR_RE = re.compile(r"L\['self'\]((?:\.[A-Za-z_]\w*)+)")
+"""A module's attribute as the call gives it (``L['self'].scale``): the dotted path."""
 _GLOBAL_RE = re.compile(r"G\['([A-Za-z_]\w*)'\]")
 _LOCAL_RE = re.compile(r"L\['(\w+)'\]")
 
@@ -155,7 +156,7 @@ def _standing_for(fn: ast.FunctionDef | ast.AsyncFunctionDef, src: str, frame: C
         params.append(a.vararg.arg)
     if a.kwarg is not None:
         params.append(a.kwarg.arg)
-    if (m := _ATTR_RE.fullmatch(src)) is not None:
+    if (m := SELF_ATTR_RE.fullmatch(src)) is not None:
         if not (frame.whole_module or frame.module_class is not None) or not params or params[0] != "self":
             return None
         root, text = "self", "self" + m.group(1)

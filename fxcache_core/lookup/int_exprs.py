@@ -66,7 +66,7 @@ from fxcache_core.lookup.float_exprs import (
     _statement,
     compute,
 )
-from fxcache_core.lookup.int_ops import graph_ops, op_args, op_site
+from fxcache_core.lookup.int_ops import OPAQUE, op_args, op_site, printed_op, printed_value
 from fxcache_core.lookup.int_sizes import size_call, size_lists
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
@@ -103,30 +103,28 @@ _ABSENT = "absent"
 class _Op:
     """One op line of a printed graph: the statement it was traced from, the op's
     name stem (``slice`` of ``aten.slice.Tensor``), its positional arguments
-    (a name is None; a constant, list or bool its value)."""
+    (a name is None; a constant, list or bool its value), and the call as parsed."""
 
     file: str
     line: int
     op: str
     args: tuple[object, ...]
+    call: ast.Call
 
 
 def _graph_ops(graph: str) -> list[_Op]:
-    return [_Op(file, line, op, tuple(_literal(a) for a in call.args)) for file, line, op, call in op_calls(graph)]
+    return [_Op(file, line, op, tuple(_literal(a) for a in call.args), call)
+            for file, line, op, call in op_calls(graph)]
 
 
 def _literal(node: ast.expr) -> object:
     """A printed argument's value: an int, float or bool constant, a list of them (as a
-    tuple), a negative number; None for anything else (a name, a dtype)."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and type(node.operand.value) in (int, float):
-        return -node.operand.value
+    tuple, lists in it too), a negative number; None for anything else (a name, a dtype)."""
     if isinstance(node, ast.List):
         items = tuple(_literal(e) for e in node.elts)
         return items if all(i is not None for i in items) else None
-    return None
+    v = printed_value(node)
+    return None if v is OPAQUE else v
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,7 +327,7 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
                     f"{got[1]} there: torch traces another graph", "baked-value-differs"))
             shown.append(f"the size lists at line {line}")
         if "ops" in places:
-            got = op_args(stmt, [e for s, e, p in reads if s is stmt and p == "ops"], graph_ops(graph, file, line, last),
+            got = op_args(stmt, [e for s, e, p in reads if s is stmt and p == "ops"], [printed_op(o.op, o.call) for o in mine],
                           values, kinds.tensor)
             if isinstance(got, str):
                 return _unknown(param, line, got)

@@ -40,9 +40,8 @@ from dataclasses import dataclass
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, calls_in_order
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import compute
-from fxcache_core.lookup.traced_lines import op_calls
 
-__all__ = ["OPS", "IntArg", "OpRule", "graph_ops", "op_args", "op_site"]
+__all__ = ["OPAQUE", "OPS", "IntArg", "OpRule", "op_args", "op_site", "printed_op", "printed_value"]
 
 REQUIRED = object()
 """An argument's ``absent`` where the op always prints it."""
@@ -175,27 +174,24 @@ def _held(args: tuple[object, ...], kwargs: Mapping[str, object], arg: IntArg) -
     return args[arg.aten] if len(args) > arg.aten else arg.absent
 
 
-def graph_ops(graph: str, file: str, first: int, last: int
-              ) -> list[tuple[str, tuple[object, ...], dict[str, object]]]:
-    """The ops of ``graph`` traced from lines ``first``..``last`` of ``file``, in the
-    graph's order, as (stem, positional arguments, keyword arguments): a constant, a
-    list of them as a tuple, None, or :data:`OPAQUE`."""
-    out: list[tuple[str, tuple[object, ...], dict[str, object]]] = []
-    for f, line, op, call in op_calls(graph):
-        if f == file and first <= line <= last:
-            out.append((op, tuple(_printed(a) for a in call.args),
-                        {k.arg: _printed(k.value) for k in call.keywords if k.arg is not None}))
-    return out
+def printed_op(op: str, call: ast.Call) -> tuple[str, tuple[object, ...], dict[str, object]]:
+    """An op line of a printed graph (:func:`~fxcache_core.lookup.traced_lines.op_calls`'
+    op stem and parsed call) as (stem, positional arguments, keyword arguments), each
+    :func:`printed_value`."""
+    return (op, tuple(printed_value(a) for a in call.args),
+            {k.arg: printed_value(k.value) for k in call.keywords if k.arg is not None})
 
 
-def _printed(node: ast.expr) -> object:
+def printed_value(node: ast.expr) -> object:
+    """A printed argument's value: an int, float or bool constant, None, a negative
+    number, a list of such numbers (as a tuple); :data:`OPAQUE` for anything else."""
     if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (int, float, bool)):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
             and type(node.operand.value) in (int, float):
         return -node.operand.value
     if isinstance(node, ast.List):
-        items = tuple(_printed(e) for e in node.elts)
+        items = tuple(printed_value(e) for e in node.elts)
         return items if all(type(i) in (int, float, bool) for i in items) else OPAQUE
     return OPAQUE
 

@@ -48,20 +48,16 @@ def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
     if isinstance(val, PyValue):
         return SourceValue(None, base, Reason(f"{base} is the Python {val.kind} {val}, the entry takes it "
                                               "as a tensor or an int", "wrong-input-type"))
-    if m and m.group("size") is not None:
-        if not isinstance(val, TensorArg):
-            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its size", "wrong-input-type"))
-        i = int(m.group("size"))
-        if i >= len(val.shape):
-            return SourceValue(None, base, Reason(f"{base} has {len(val.shape)} dims, the entry reads dim {i}", "rank-differs"))
-        return SourceValue(val.shape[i], base)
-    if m and m.group("stride") is not None:
-        if not isinstance(val, TensorArg):
-            return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its stride", "wrong-input-type"))
-        i = int(m.group("stride"))
-        if i >= len(val.shape):
-            return SourceValue(None, base, Reason(f"{base} has {len(val.shape)} dims, the entry reads stride {i}", "rank-differs"))
-        return SourceValue(val.strides()[i], base)
+    for prop, each in (("size", "dim"), ("stride", "stride")):
+        if m and m.group(prop) is not None:
+            if not isinstance(val, TensorArg):
+                return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its {prop}",
+                                                      "wrong-input-type"))
+            i = int(m.group(prop))
+            if i >= len(val.shape):
+                return SourceValue(None, base, Reason(f"{base} has {len(val.shape)} dims, the entry reads {each} {i}",
+                                                      "rank-differs"))
+            return SourceValue(val.shape[i] if prop == "size" else val.strides()[i], base)
     if m and m.group("offset"):
         if not isinstance(val, TensorArg):
             return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its storage offset", "wrong-input-type"))

@@ -14,7 +14,7 @@ import pytest
 import fxcache_core.catalog.reader as reader_mod
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.reader import Catalog
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.functions.origin import key_origins
 from tests.synth import aot_entry_with_sources, fake_key, local_source, stub_pickle, write_entry
 
@@ -99,3 +99,19 @@ def test_the_entries_after_a_first_that_records_no_origin_are_read_in_one_more_r
     got = key_origins(Catalog(scan), scan.keys)
     assert rounds == [["e0"], ["e1", "e2", "e3"]]
     assert got[fx].function == "fn2"
+
+
+def test_where_a_graph_came_from_reads_as_the_whole_entry_says(tmp_path):
+    """The origin view crosses from the workers as a list of its own, not an index row:
+    what it gives of each entry is what the whole entry's light form says."""
+    scan = _cache(tmp_path, 3, 1)
+    got = Catalog(scan).origins(scan.entries())
+    whole = Catalog(scan)
+    for e in scan.entries():
+        d, o = whole.load(e), got[e.file.where]
+        if isinstance(d, Unreadable):
+            assert isinstance(o, Unreadable) and (o.reason, o.cause) == (d.reason, d.cause)
+            continue
+        assert (o.kind, o.type_name, o.guards_expr, o.forward, o.origin, o.foreign, o.absent) == \
+            (d.kind, d.type_name, d.guards_expr, d.forward, d.origin, d.foreign, d.absent)
+        assert o.origin is not None and (o.origin.outer or e.kind is KeyKind.AOT_AUTOGRAD)

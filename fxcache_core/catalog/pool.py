@@ -8,7 +8,8 @@ entry may take; one that overruns comes back as ``(reason, "too-costly")``
 JSON (:func:`~fxcache_core.state.index.to_json`: the light form, read as such,
 :data:`~fxcache_core.decode.entries.LIGHT`, or the full one when asked), which the
 parent keeps as if it had decoded the entry itself; :func:`decode_origins` asks only
-for where each graph came from (:data:`~fxcache_core.decode.entries.ORIGIN`). Many
+for where each graph came from (:data:`~fxcache_core.decode.entries.ORIGIN`), sent as
+a short list of those fields (no index row is made of it, so none is written). Many
 entries at once (:data:`PARALLEL_MIN_ENTRIES`) are spread over the CPUs.
 
 Mirrors nothing in torch. Never decides what an entry means, never writes the cache.
@@ -17,11 +18,21 @@ Mirrors nothing in torch. Never decides what an entry means, never writes the ca
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import Entry, FileInfo, Identity, read_entry_proven
-from fxcache_core.decode.entries import FIELDS, LIGHT, ORIGIN, DecodedEntry, decode_entry
+from fxcache_core.decode.code_scan import ForeignGlobal
+from fxcache_core.decode.entries import (
+    FIELDS,
+    LIGHT,
+    ORIGIN,
+    DecodedEntry,
+    FxRef,
+    Origin,
+    decode_entry,
+)
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import Unfinished, run_all, task
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
@@ -101,9 +112,10 @@ def _read_and_decode(entry: Entry, hashing: bool, fields: frozenset[str] = FIELD
 @task("entry")
 def _entry_task(arg: list) -> list:
     """Worker side: ``[path, kind, size, hashing, view]`` (``view``: a name of :data:`_VIEWS`)
-    -> ``[sha, JSON, None, proof]`` or ``[sha, None, [reason, code, cause], proof]``;
-    ``proof``: ``[dev, ino, size, mtime_ns, ctime_ns, read_ns]`` of the read, or None
-    (not read, or changed while read)."""
+    -> ``[sha, JSON, None, proof]`` (the ``origin`` view: :func:`_origin_listed`, not
+    JSON text) or ``[sha, None, [reason, code, cause], proof]``; ``proof``: ``[dev, ino,
+    size, mtime_ns, ctime_ns, read_ns]`` of the read, or None (not read, or changed while
+    read)."""
     where, kind, size, hashing, view = arg
     sha, got, identity, read_ns = _read_and_decode(
         Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0), hashing, _VIEWS[view])
@@ -111,7 +123,36 @@ def _entry_task(arg: list) -> list:
     if isinstance(got, tuple):
         why = got[0]
         return [sha, None, [str(why), code_of(why) if isinstance(why, Reason) else None, got[1]], proof]
+    if view == "origin":
+        return [sha, _origin_listed(got), None, proof]
     return [sha, to_json(got, full=view == "full"), None, proof]
+
+
+def _origin_listed(d: DecodedEntry) -> list:
+    """What the ``origin`` view keeps of ``d`` (:data:`~fxcache_core.decode.entries.ORIGIN`):
+    its type, guards, the FX graph it loads, its origin, the globals torch would not
+    write and the fields it could not read. No index row is made of it."""
+    o, fw = d.origin, d.forward
+    return [d.type_name, d.guards_expr, None if fw is None else [fw.key, fw.guards_expr],
+            None if o is None else [o.function, o.file, o.line, list(o.functions), [list(f) for f in o.outer]],
+            [[f.name, list(f.uses), f.call] for f in d.foreign], [list(a) for a in d.absent]]
+
+
+def _origin_entry(kind: KeyKind, row: list) -> DecodedEntry:
+    """The :class:`DecodedEntry` of an ``origin`` view's :func:`_origin_listed` (only its
+    ``origin`` and ``forward`` are to be read; the rest empty, as the view leaves them).
+
+    Raises:
+        ValueError, KeyError, TypeError, IndexError: ``row`` is not such a list."""
+    type_name, guards, fw, o, foreign, absent = row
+    return DecodedEntry(
+        kind=kind, type_name=str(type_name), guards_expr=None if guards is None else str(guards), inputs=(),
+        forward=None if fw is None else FxRef(sys.intern(str(fw[0])), None if fw[1] is None else str(fw[1])),
+        origin=None if o is None else Origin(
+            sys.intern(str(o[0])), sys.intern(str(o[1])), int(o[2]), tuple(sys.intern(str(f)) for f in o[3]),
+            tuple((sys.intern(str(f[0])), sys.intern(str(f[1])), int(f[2])) for f in o[4])),
+        foreign=tuple(ForeignGlobal(str(n), tuple(map(str, u)), str(c)) for n, u, c in foreign),
+        absent=tuple((str(a[0]), str(a[1])) for a in absent))
 
 
 def decode_entries(entries: Sequence[Entry], hashing: bool, full: bool, jobs: int, take: Take) -> None:
@@ -141,6 +182,8 @@ def _decode(entries: Sequence[Entry], hashing: bool, view: str, jobs: int, take:
         if bad is not None:
             text, code, cause = bad
             take(e, sha, (Reason(text, code) if code else text, cause), None, ok)
+        elif view == "origin":
+            take(e, sha, _origin_entry(e.kind, row), None, ok)
         else:
             take(e, sha, from_json(row), row if view == "light" else None, ok)
 

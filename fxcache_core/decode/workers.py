@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import select
 import signal
 import threading
 from collections import deque
@@ -215,12 +216,14 @@ def _arm(cpu_s: float, hard: int | None) -> None:
 
 
 class _Worker:
-    """A forked worker: its pid, the parent's ends of its two pipes, and the tasks it knows."""
+    """A forked worker: its pid, the parent's ends of its two pipes, the tasks it knows,
+    and what was read from its result pipe past the last whole message (``buf``)."""
 
-    __slots__ = ("pid", "req", "res", "tasks")
+    __slots__ = ("buf", "pid", "req", "res", "tasks")
 
     def __init__(self, pid: int, req: int, res: int, tasks: frozenset[str]) -> None:
         self.pid, self.req, self.res, self.tasks = pid, req, res, tasks
+        self.buf = bytearray()
 
     def close(self) -> tuple[int, float] | None:
         """Kill it (it holds nothing; one that died already keeps its own status),
@@ -267,7 +270,7 @@ class _Pool:
 
     def give_back(self, w: _Worker) -> None:
         with self.lock:
-            if len(self.idle) < self.MAX_IDLE and os.getpid() == self.pid:
+            if len(self.idle) < self.MAX_IDLE and os.getpid() == self.pid and not w.buf:
                 self.idle.append(w)
             else:
                 self._drop(w)
@@ -411,18 +414,25 @@ def run_all(name: str, args: Sequence[Any], sizes: Sequence[int], jobs: int,
     _Batch(_the_pool(), name, args, budgets, take).run(queue, jobs)
 
 
+_READ_BYTES = 1 << 16
+"""What the parent reads from a result pipe at once (a pipe's whole buffer, on Linux):
+every whole message read is taken from one read (a worker that got ahead has written
+several)."""
+
+
 class _Batch:
     """One :func:`run_all`: chunks of item indices sent to workers, one chunk in flight
-    per worker (the worker reads a whole request before it writes: no pipe deadlock)."""
+    per worker (the worker reads a whole request before it writes: no pipe deadlock).
+    The result pipes are polled by one poller for the batch, and each read takes as many
+    bytes as are there, so one wake-up takes every result a worker has written."""
 
     def __init__(self, pool: _Pool, name: str, args: Sequence[Any], budgets: list[float],
                  take: Callable[[int, Any], None]) -> None:
         self.pool, self.name, self.args, self.budgets, self.take = pool, name, args, budgets, take
         self.busy: dict[int, tuple[_Worker, deque[int]]] = {}  # res fd -> (worker, items not answered)
+        self.poller = select.poll()
 
     def run(self, queue: deque[list[int]], jobs: int) -> None:
-        import select
-
         try:
             while queue or self.busy:
                 while queue and len(self.busy) < jobs:
@@ -430,11 +440,9 @@ class _Batch:
                         break
                 if not self.busy:
                     break
-                poller = select.poll()
-                for fd in self.busy:
-                    poller.register(fd, select.POLLIN)
-                for fd, _ in poller.poll():
-                    self._answer(fd, queue)
+                for fd, _ in self.poller.poll():
+                    if fd in self.busy:
+                        self._answer(fd, queue)
         except BaseException:
             for w, _ in self.busy.values():
                 self.pool.drop(w)
@@ -460,24 +468,58 @@ class _Batch:
                 self.pool.drop(w)
                 continue
             self.busy[w.res] = (w, deque(chunk))
+            self.poller.register(w.res, select.POLLIN)
             return True
 
+    def _done(self, fd: int) -> _Worker:
+        """Stop polling ``fd``: its worker answered its chunk, or died."""
+        w, _ = self.busy.pop(fd)
+        self.poller.unregister(fd)
+        return w
+
     def _answer(self, fd: int, queue: deque[list[int]]) -> None:
+        """Read what worker ``fd`` wrote and take every whole result in it; at the end of
+        its pipe, or on a message that is not JSON, the item it was on is Unfinished."""
         w, left = self.busy[fd]
+        buf = w.buf
         try:
-            ok, value = _receive(fd)
-        except (EOFError, ValueError, OSError):
-            del self.busy[fd]
-            ended = self.pool.drop(w)
-            i = left.popleft()
-            self.take(i, Unfinished(_why_died(ended, self.budgets[i])))
-            if left:
-                queue.appendleft(list(left))
+            data = os.read(fd, _READ_BYTES)
+        except InterruptedError:  # pragma: no cover - PEP 475 retries
             return
+        except OSError:
+            data = b""
+        if not data:
+            self._died(fd, w, left, queue)
+            return
+        buf += data
+        at = 0
+        while len(buf) - at >= 4:
+            end = at + 4 + int.from_bytes(buf[at:at + 4], "big")
+            if len(buf) < end:
+                break
+            try:
+                ok, value = json.loads(buf[at + 4:end])
+            except ValueError:
+                self._died(fd, w, left, queue)
+                return
+            at = end
+            i = left.popleft()
+            if not ok:
+                raise RuntimeError(f"decode task {self.name!r} failed: {value}")
+            self.take(i, value)
+            if not left:
+                del buf[:at]
+                self.pool.give_back(self._done(fd))
+                return
+        del buf[:at]
+
+    def _died(self, fd: int, w: _Worker, left: deque[int], queue: deque[list[int]]) -> None:
+        """Worker ``w`` ended (or wrote garbage) on the first item of ``left``: that item is
+        :class:`Unfinished`, the ones after it go back to the queue."""
+        self._done(fd)
+        w.buf.clear()
+        ended = self.pool.drop(w)
         i = left.popleft()
-        if not ok:
-            raise RuntimeError(f"decode task {self.name!r} failed: {value}")
-        self.take(i, value)
-        if not left:
-            del self.busy[fd]
-            self.pool.give_back(w)
+        self.take(i, Unfinished(_why_died(ended, self.budgets[i])))
+        if left:
+            queue.appendleft(list(left))

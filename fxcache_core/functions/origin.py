@@ -66,8 +66,10 @@ def key_origins(catalog: Catalog, keys: Sequence[CacheKey]) -> dict[str, Origin 
     (:meth:`~fxcache_core.catalog.reader.Catalog.origins`); the forward FX keys' first
     entries are among them when those keys are listed too. Only what that round left
     unknown (a key whose first entry is unreadable or records no origin, a forward FX
-    key not listed) is read in later rounds, each one batch. What is found is
-    remembered in the index. Cost cold: one entry read per key.
+    key not listed) is read in one more batch: every entry of such a key not read yet
+    (a key whose entries record no origin then costs one round, not one per entry).
+    What is found is remembered in the index. Cost cold: one entry read per key, and
+    every entry of the keys whose first readable entry records no origin.
     """
     idx = catalog.index
     out: dict[str, Origin | None] = idx.key_origins(keys) if idx is not None else {}
@@ -78,8 +80,9 @@ def key_origins(catalog: Catalog, keys: Sequence[CacheKey]) -> dict[str, Origin 
         left: list[CacheKey] = []
         for k in pending:
             got = _origin_from(catalog, k, known)
-            if isinstance(got, Entry):
-                asked.setdefault(got.file.where, got)
+            if isinstance(got, list):
+                for e in got:
+                    asked.setdefault(e.file.where, e)
                 left.append(k)
                 continue
             found, source = got
@@ -93,14 +96,16 @@ def key_origins(catalog: Catalog, keys: Sequence[CacheKey]) -> dict[str, Origin 
 
 
 def _origin_from(catalog: Catalog, key: CacheKey, known: dict[str, DecodedEntry | Unreadable],
-                 ) -> Entry | tuple[Origin | None, Entry | None]:
+                 ) -> list[Entry] | tuple[Origin | None, Entry | None]:
     """:func:`key_origins`'s answer for ``key`` from the entries read so far (``known``:
-    :meth:`Catalog.origins`), with the entry it rests on; or the entry to read next."""
+    :meth:`Catalog.origins`), with the entry it rests on; or the entries to read next
+    (of ``key``, or of its forward FX key): the first one, or, once it was read and
+    settled nothing, every one not read yet (:func:`_to_read`)."""
     found, source, first = None, None, None
-    for e in key.entries:
+    for n, e in enumerate(key.entries):
         d = known.get(e.file.where)
         if d is None:
-            return e
+            return _to_read(key.entries, n, known)
         if isinstance(d, DecodedEntry):
             source = source or e
             first = first or d
@@ -111,15 +116,23 @@ def _origin_from(catalog: Catalog, key: CacheKey, known: dict[str, DecodedEntry 
             or first.forward is None:
         return found, source
     fx = catalog.scan.key(first.forward.key)
-    for e in fx.entries if fx is not None else ():
+    fx_entries = fx.entries if fx is not None else ()
+    for n, e in enumerate(fx_entries):
         fd = known.get(e.file.where)
         if fd is None:
-            return e
+            return _to_read(fx_entries, n, known)
         if isinstance(fd, DecodedEntry):
             if fd.origin is not None and fd.origin.outer:
                 found = Origin(found.function, found.file, found.line, found.functions, fd.origin.outer)
             break
     return found, source
+
+
+def _to_read(entries: Sequence[Entry], n: int, known: dict[str, DecodedEntry | Unreadable]) -> list[Entry]:
+    """What to read of a key's ``entries`` whose ``n``-th is the first not read: that one
+    alone when it is the first (one entry answers for most keys), else every one not
+    read yet (the ones read settled nothing: one more round, not one per entry)."""
+    return [entries[n]] if n == 0 else [e for e in entries[n:] if e.file.where not in known]
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,3 +43,17 @@ def test_a_worker_dying_first_in_a_request_is_not_answered_by_its_last_request()
     assert first[0][0] == "x" * 5000 and first[1][0] == "y"
     assert first[0][1] == first[1][1]
     assert isinstance(got[0], workers.Unfinished) and got[1][0] == "w"
+
+
+def test_results_longer_than_one_read_and_many_in_one_read_each_reach_their_item():
+    """The parent reads a result pipe a buffer at once: a result spans several reads,
+    several results share one, and a death after them still names the item it was on."""
+    args = ["x" * 300_000, *(f"s{i}" for i in range(50)), "y" * 70_000, "die", "z" * 130_000]
+    got: dict[int, object] = {}
+    workers.run_all("test-echo-or-die", args, [1] * len(args), 1, got.__setitem__)
+    assert sorted(got) == list(range(len(args)))
+    for i, a in enumerate(args):
+        if a == "die":
+            assert isinstance(got[i], workers.Unfinished) and got[i].reason.code == "decoder-died"
+        else:
+            assert got[i][0] == a

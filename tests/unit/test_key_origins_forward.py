@@ -14,7 +14,7 @@ import pytest
 import fxcache_core.catalog.reader as reader_mod
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.reader import Catalog
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.functions.origin import key_origins
 from tests.synth import aot_entry_with_sources, fake_key, local_source, stub_pickle, write_entry
 
@@ -77,3 +77,41 @@ def test_a_forward_fx_key_not_listed_is_read_in_a_later_round(tmp_path, monkeypa
     fx = next(k for k in scan.keys if k.kind is KeyKind.FX_GRAPH)
     assert rounds == [2, 1, 1]  # the AOT keys; the FX key's first entry (damaged); its second
     assert {o.outer[-1][0] for o in got.values()} == {Catalog(scan).first_readable(fx)[1].origin.outer[-1][0]}
+
+
+def test_the_entries_after_a_first_that_records_no_origin_are_read_in_one_more_round(tmp_path, monkeypatch):
+    """Entries of one FX key may be compiled from different code (stack traces are not
+    hashed into the key): the key's origin is the first entry's, in torch's order, that
+    records one, and the rest of its entries are read in one round, not one per entry."""
+    fx = fake_key(KeyKind.FX_GRAPH, "traced-twice")
+    for j, name in enumerate(["e0", "e1", "e2", "e3"]):
+        body = {"guards_expr": f"L['t0'] == {j + 2}", "_fx_graph_cache_key": fx,
+                "_fx_graph_cache_debug_lines": [], "fx_kwargs": {"is_backward": False}, "cache_linemap": []}
+        if j >= 2:
+            body["cache_linemap"] = [(10, f'  File "/src/m.py", line 3, in fn{j}\n    return x + 1\n')]
+        write_entry(tmp_path, KeyKind.FX_GRAPH, fx,
+                    stub_pickle("torch._inductor.output_code", "CompiledFxGraph", body), name=name)
+    scan = scan_cache(tmp_path)
+    rounds = []
+    real = reader_mod.decode_origins
+    monkeypatch.setattr(reader_mod, "decode_origins",
+                        lambda todo, *a: rounds.append([e.name for e in todo]) or real(todo, *a))
+    got = key_origins(Catalog(scan), scan.keys)
+    assert rounds == [["e0"], ["e1", "e2", "e3"]]
+    assert got[fx].function == "fn2"
+
+
+def test_where_a_graph_came_from_reads_as_the_whole_entry_says(tmp_path):
+    """The origin view crosses from the workers as a list of its own, not an index row:
+    what it gives of each entry is what the whole entry's light form says."""
+    scan = _cache(tmp_path, 3, 1)
+    got = Catalog(scan).origins(scan.entries())
+    whole = Catalog(scan)
+    for e in scan.entries():
+        d, o = whole.load(e), got[e.file.where]
+        if isinstance(d, Unreadable):
+            assert isinstance(o, Unreadable) and (o.reason, o.cause) == (d.reason, d.cause)
+            continue
+        assert (o.kind, o.type_name, o.guards_expr, o.forward, o.origin, o.foreign, o.absent) == \
+            (d.kind, d.type_name, d.guards_expr, d.forward, d.origin, d.foreign, d.absent)
+        assert o.origin is not None and (o.origin.outer or e.kind is KeyKind.AOT_AUTOGRAD)

@@ -1,4 +1,4 @@
-"""A small app for torch's other cache forms (tests/torch/test_blobs.py), run in a fresh process.
+"""A small app for torch's other cache forms (tests/torch/test_blobs.py), run in a process of its own.
 
 ``python -m tests.harness.blob_app CACHE_DIR [--bundled] [--save-blob PATH] [--load-blob PATH]
 [--batch N] [--trace DIR] [--standalone OUT]``: runs pack_app's app (:func:`tests.harness.pack_app.run_app`):
@@ -11,8 +11,8 @@ on (the AOTAutograd entries carry their compiled graphs; the FX graph cache is n
 used). ``--save-blob``: ``torch.compiler.save_cache_artifacts()`` after the calls,
 written there. ``--load-blob``: ``torch.compiler.load_cache_artifacts`` of that file
 before the calls (what a user does with a shipped blob). ``--trace``: the run writes a
-``TORCH_TRACE`` there (set before torch is imported, so a fresh process, never a fork of
-one that imported torch). ``--standalone``: then, in this process, the
+``TORCH_TRACE`` there (:func:`tests.harness.traced.trace_this_process`: set for torch's
+import, or started after it in a child of the tests' zygote). ``--standalone``: then, in this process, the
 ``standalone_compile`` artifacts of :func:`tests.harness.standalone_app.save_artifacts`
 below OUT, with their own cache dir (the JSON's ``standalone``: their paths). ``cpu_s``:
 the CPU seconds this process and the compilers it waited for used.
@@ -36,9 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--standalone")
     a = p.parse_args(argv)
     if a.trace:
-        import os
+        from tests.harness.traced import trace_this_process
 
-        os.environ["TORCH_TRACE"] = os.path.abspath(a.trace)
+        trace_this_process(a.trace)
     from demo.build_cache import configure_torch, prepare_env
 
     prepare_env(a.cache_dir)

@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trace")
     a = p.parse_args(argv)
     if a.trace:
-        os.environ["TORCH_TRACE"] = os.path.abspath(a.trace)
+        from tests.harness.traced import trace_this_process
+
+        trace_this_process(a.trace)
     from demo.build_cache import configure_torch, prepare_env
 
     cache = prepare_env(a.cache_dir)

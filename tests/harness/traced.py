@@ -1,7 +1,9 @@
 """Run a workload under ``TORCH_TRACE`` and record torch's own cache lookups (for ``fxcache explain``).
 
-Run in a fresh process (``TORCH_TRACE`` and the cache env must be set before
-torch is imported)::
+Run in a fresh process, or in a child forked from one that imported torch and
+compiled nothing (the tests' zygote: :func:`trace_this_process` then starts the trace as
+``TORCH_TRACE`` at import would; the plans of :data:`PLAN_ENV`, whose variables torch
+reads at import, only fresh)::
 
     python -m tests.harness.traced CACHE_DIR TRACE_DIR PLAN [--suppress-hit-guards]
                           [--rank R --world-size N --init-method tcp://127.0.0.1:PORT]
@@ -59,6 +61,17 @@ def start_trace(trace_dir: str | os.PathLike[str]) -> None:
 
     logs.LOG_TRACE_HANDLER = None
     logs._init_logs()
+
+
+def trace_this_process(trace_dir: str | os.PathLike[str]) -> None:
+    """Write this process's structured trace to ``trace_dir``: ``TORCH_TRACE`` set for torch's
+    import to read, or, where torch is imported already (a child forked from the tests'
+    zygote, which imported it and compiled nothing), the trace started now as that import
+    would have (:func:`start_trace`; ``TORCH_TRACE`` is read nowhere else)."""
+    if "torch" in sys.modules:
+        start_trace(trace_dir)
+    else:
+        os.environ["TORCH_TRACE"] = os.path.abspath(trace_dir)
 
 
 def fresh_graph(x):
@@ -206,8 +219,15 @@ def suppress_hit_guards() -> None:
 
 def run_plan(cache_dir: str, trace_dir: str, plan: str, *, suppress: bool = False,
              rank: int | None = None, world_size: int = 1, init_method: str | None = None) -> dict[str, Any]:
-    """In this (fresh) process: run ``plan`` under TORCH_TRACE=``trace_dir``."""
-    os.environ["TORCH_TRACE"] = os.path.abspath(trace_dir)
+    """In this process: run ``plan`` under TORCH_TRACE=``trace_dir``. A fresh process, or a
+    child forked from one that imported torch and compiled nothing (the tests' zygote:
+    the trace is then started as the import would have, :func:`trace_this_process`); a plan of
+    :data:`PLAN_ENV` only in a fresh process (its variables are read at torch's import).
+
+    Raises ``RuntimeError`` for a plan of :data:`PLAN_ENV` where torch is imported already."""
+    if "torch" in sys.modules and PLAN_ENV.get(plan):
+        raise RuntimeError(f"plan {plan!r} sets variables torch reads at import: run it in a fresh process")
+    trace_this_process(trace_dir)
     os.environ.update(PLAN_ENV.get(plan, {}))
     from demo.build_cache import configure_torch, prepare_env
 
@@ -259,26 +279,43 @@ def traced_argv(cache_dir: str | os.PathLike[str], trace_dir: str | os.PathLike[
 
 def traced_subprocess(cache_dir: str | os.PathLike[str], trace_dir: str | os.PathLike[str], plan: str, *,
                       suppress: bool = False, python: str = sys.executable, timeout: float = 600) -> dict[str, Any]:
-    """Run one plan in a fresh ``python -m tests.harness.traced`` process; return its JSON."""
-    from demo.build_cache import run_json_subprocess
+    """Run one plan in a ``python -m tests.harness.traced`` process, forked from the build
+    options' zygote where there is one (:func:`demo.build_cache.run_json_subprocess`), else
+    fresh; a plan of :data:`PLAN_ENV` always fresh. Return its JSON."""
+    from dataclasses import replace
 
+    from demo.build_cache import build_options, run_json_subprocess
+
+    options = build_options()
+    if PLAN_ENV.get(plan):
+        options = replace(options, fork_from=None)
     return run_json_subprocess(traced_argv(cache_dir, trace_dir, plan, suppress=suppress),
-                               python=python, timeout=timeout)
+                               python=python, timeout=timeout, options=options)
 
 
 def traced_ranks(cache_dir: str | os.PathLike[str], trace_dir: str | os.PathLike[str], plan: str,
                  world_size: int = 2, python: str = sys.executable, timeout: float = 600) -> list[dict[str, Any]]:
-    """Run ``plan`` on ``world_size`` ranks at once (gloo on localhost), one process each;
-    return each rank's JSON, rank 0 first."""
+    """Run ``plan`` on ``world_size`` ranks at once (gloo on localhost), one process each
+    (children of the build options' zygote where there is one, else fresh); return each
+    rank's JSON, rank 0 first."""
     import socket
     import subprocess
+    from concurrent.futures import ThreadPoolExecutor
 
-    from demo.build_cache import _child_env
+    from demo.build_cache import _child_env, build_options, run_json_subprocess
 
     with socket.socket() as s:  # a free port for the rendezvous
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     init = f"tcp://127.0.0.1:{port}"
+    options = build_options()
+    if options.fork_from is not None and python == sys.executable and not PLAN_ENV.get(plan):
+        argvs = [traced_argv(cache_dir, trace_dir, plan, rank=r, world_size=world_size, init_method=init)
+                 for r in range(world_size)]
+        with ThreadPoolExecutor(world_size) as pool:  # every rank at once: they meet at the rendezvous
+            futures = [pool.submit(run_json_subprocess, a, python=python, timeout=timeout, options=options)
+                       for a in argvs]
+            return [f.result() for f in futures]
     procs = [subprocess.Popen([python, *traced_argv(cache_dir, trace_dir, plan, rank=r, world_size=world_size,
                                                     init_method=init)],
                               cwd=REPO_ROOT, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -14,9 +14,11 @@ compiled before the fork. It takes the request's environment, working dir and
 ``sys.argv``, forgets the temp dir the zygote computed (``tempfile.tempdir``: torch's
 default cache dir and precompiled headers live under it), and runs the module as
 ``__main__``. Only what does not depend on what the environment said at ``import
-torch`` time may come here (:func:`may_fork`): a run under ``TORCH_TRACE`` (read when
-torch's logging is set up, at import) or in another environment than the zygote's
-starts a fresh process as before.
+torch`` time may come here (:func:`may_fork`): a run in another environment than the
+zygote's starts a fresh process as before. A run under ``TORCH_TRACE`` may: the variable
+is read only where torch's logging is set up (``_init_logs``, at import), and the routed
+modules start their trace after the import as that would have
+(:func:`tests.harness.traced.trace_this_process`).
 
 Requests go over a Unix socket, one connection per request, so builds on several
 background threads run at once (each in its own child). :func:`run` is
@@ -36,11 +38,13 @@ from typing import Any
 
 # Modules whose ``main`` sets the cache env itself (demo.build_cache.prepare_env), reads
 # no env var at import time that the zygote's own prepare_env did not set the same way,
-# and runs no TORCH_TRACE (tests.harness.pack_app and tests.harness.blob_app only without --trace).
+# and starts its TORCH_TRACE, if any, with tests.harness.traced.trace_this_process (after
+# the import where torch is imported already). tests.harness.traced: its plans that set
+# variables torch reads at import start fresh (traced_subprocess).
 # tests.harness.oracle: a query asked as a fresh process's (``torch_lookups(..., fresh=True)``,
 # test_gc_concurrent.py's compiles), never its --serve (started with Popen, not here).
 _ROUTED = ("demo.build_cache", "tests.harness.model_runs", "tests.harness.variants", "tests.harness.pack_app",
-           "tests.harness.blob_app", "tests.harness.oracle")
+           "tests.harness.blob_app", "tests.harness.oracle", "tests.harness.traced")
 
 # What those modules import lazily, imported before the first fork.
 _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",
@@ -54,7 +58,7 @@ def _relevant(env: dict[str, str]) -> dict[str, str]:
 
 def may_fork(argv: list[str]) -> bool:
     """Whether ``python argv...`` may run in a child of the zygote."""
-    return (len(argv) >= 2 and argv[0] == "-m" and argv[1] in _ROUTED and "--trace" not in argv
+    return (len(argv) >= 2 and argv[0] == "-m" and argv[1] in _ROUTED
             and "--serve" not in argv)
 
 

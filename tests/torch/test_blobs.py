@@ -1,9 +1,9 @@
 """Torch's other cache forms on real runs: mega-cache blobs, standalone artifacts, bundled entries.
 
-One background build, ``blob_forms``: four torch processes of ``tests.harness.blob_app``
-forked from the session's zygote (as fresh processes: nothing compiled before the fork)
-and one fresh process (the traced rerun: ``TORCH_TRACE`` is read when torch is
-imported), and fxcache forked from the CLI server (a blob and a vLLM dir read once in a
+One background build, ``blob_forms``: five torch processes of ``tests.harness.blob_app``
+forked from the session's zygote (as fresh processes: nothing compiled before the fork;
+the traced rerun starts its ``TORCH_TRACE`` after the fork as torch's import would have),
+and fxcache forked from the CLI server (a blob and a vLLM dir read once in a
 process that cannot import torch):
 
 - ``bundled``: the app compiled with ``bundled_autograd_cache`` on (no FX graph cache

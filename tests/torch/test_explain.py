@@ -1,7 +1,9 @@
 """``fxcache explain``: real workloads run under TORCH_TRACE, compared with torch's own lookups.
 
-One session fixture runs the plans of ``tests.harness.traced`` once each, in fresh
-processes, on copies of the session's real cache: ``replay`` (a hit, a Dynamo
+One session fixture runs the plans of ``tests.harness.traced`` once each, in processes
+of their own (forked from the session's zygote, as fresh processes: nothing compiled
+before the fork, the trace started as torch's import would have; ``env`` fresh), on
+copies of the session's real cache: ``replay`` (a hit, a Dynamo
 recompile on a branch, a config change, a dtype change, a first compile, a
 guard miss on a mark_dynamic range, a bypass, a training step with backward, a hit
 whose key only Dynamo's guard ties to the value of a bool the code reads),

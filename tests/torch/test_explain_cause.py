@@ -1,7 +1,7 @@
 """``fxcache explain``'s root causes and verdict on real traced runs (issue 24).
 
 The runs are test_explain.py's session fixture (``tests.harness.traced``'s plans, in
-fresh processes, on copies of the session's real cache): ``replay`` (an Inductor config
+processes of their own, on copies of the session's real cache): ``replay`` (an Inductor config
 patched in code, an input's dtype changed, a batch beyond a ``mark_dynamic`` range...)
 and ``env`` (the ``hit`` step's call with an Inductor config set by an environment
 variable, :data:`tests.harness.traced.PLAN_ENV`). The components each root cause names,

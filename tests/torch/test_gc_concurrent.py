@@ -14,6 +14,7 @@ The Triton dirs are Triton's cache manager's layout (tests/data; no GPU here).
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import shutil
@@ -69,7 +70,9 @@ def _gc_during_compiles() -> dict[str, Any]:
              ("branch_on_size", [[20, 5]])]
     rounds: list[dict[str, Any]] = []
     with ThreadPoolExecutor(1) as pool:
-        compiler = pool.submit(lambda: [torch_lookups(cache, c, s, fresh=True) for c, s in calls])
+        # in this thread's context: its build options (the zygote, the build's environment)
+        compiler = pool.submit(contextvars.copy_context().run,
+                               lambda: [torch_lookups(cache, c, s, fresh=True) for c, s in calls])
         # ...while gc prunes it, again and again, down to one entry per key.
         while not compiler.done() or len(rounds) < 2:
             before = _files(cache)

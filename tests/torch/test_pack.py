@@ -1,7 +1,8 @@
 """``fxcache pack`` / ``unpack`` on a real run, with torch's own lookups as the judge.
 
-One background build (``pack_roundtrip``: three fresh torch processes and four fxcache
-ones, about 35 s of CPU on 2 cores, the first compile most of it): ``tests.harness.pack_app`` compiles a module with a marked dynamic batch and a
+One background build (``pack_roundtrip``: three torch processes forked from the session's
+zygote, as fresh processes: nothing compiled before the fork, and four fxcache ones, about
+35 s of CPU on 2 cores, the first compile most of it): ``tests.harness.pack_app`` compiles a module with a marked dynamic batch and a
 training step with backward into an empty cache dir under TORCH_TRACE; ``fxcache pack
 --from-trace`` packs what that run used (in a process that cannot import torch);
 ``fxcache unpack`` writes it into a second empty cache dir, where the app runs again in

@@ -84,8 +84,12 @@ SCALAR_UNDECIDED = [("fill_where", [[4, 8], {"thresh": 0.5}])]     # torch: anot
 RETRACE_CALLS = [
     ("regroup", [[4, 12], 4]),                                    # hit: another value, every clause holds
     ("regroup", [[4, 12], 1]),                                    # new graph: fails groups != 1, Dynamo solves groups == 1
+    ("unflat_heads", [[4, 12], 2]),                               # hit: the or's divisibility holds
 ]
-RETRACE_UNDECIDED = [("regroup", [[4, 12], 5])]                   # torch: raises (12 columns into 5 groups)
+RETRACE_UNDECIDED = [
+    ("regroup", [[4, 12], 5]),                                    # torch: raises (12 columns into 5 groups)
+    ("unflat_heads", [[4, 8], 3]),                                # torch: raises; fails x.size(1) % heads == 0 in an or
+]
 # ramp (dynamic=True), built with n=8 of 16 columns: guards n <= x.size(1), x.size(1) != n, n >= 2.
 RAMP_CALLS = [("ramp", [[6, 16], 6])]                              # hit: every clause holds
 RAMP_UNDECIDED = [

@@ -9,12 +9,15 @@ forms say more than that:
 * ``L['tN'] != c`` (a placeholder against an integer) that the call fails, the value
   being ``c``: while tracing, Dynamo asked whether the symbol is ``c``; this call's trace
   finds it is, and ``ShapeEnv._maybe_guard_rel`` (torch/fx/experimental/symbolic_shapes.py)
-  solves ``Eq(s, c)`` by replacing the symbol with ``c``: the input is traced as the
-  constant, and torch looks up another key. An int argument is made a SymInt whatever
-  its value (``create_unspecified_symbol`` does not specialize 0 and 1), so an
-  ``n != 1`` that the code checked is where ``n=1`` leaves the key (checked with torch
-  2.13: ``x.view(b, groups, -1)`` with ``groups=1``, ``x.reshape((1, 24))``).
-  :func:`specializing_clause` finds it; the key does not fit (``value-specialized``).
+  solves ``Eq(s, c)`` by replacing the symbol with ``c``. An int argument is made a
+  SymInt whatever its value (``create_unspecified_symbol`` does not specialize 0 and 1),
+  so an ``n != 1`` that the code checked is where ``n=1`` is traced another way. Where
+  the graph Dynamo records passes the constant to an op (a view's size list) torch looks
+  up another key (checked with torch 2.13: ``x.view(b, groups, -1)`` with ``groups=1``,
+  ``x.reshape((1, 24))``); where it does not, the graph is this key's and only Inductor's
+  compile differs: a new entry of this key (``x[:, -k:].mean(1)`` with ``k=1``). The
+  cache does not show which: :func:`specializing_clause` finds the clause, undecided
+  (``value-specialized``).
 * An equality (``==``, a divisibility ``% d == 0`` among them) that the call fails, alone
   or inside a failed ``or`` (``unflatten(-1, (heads, -1))`` guards ``x.size(1) == heads or
   (x.size(1) % heads == 0 and ...)``; checked with torch 2.13: ``heads=3`` of 8 raises): the

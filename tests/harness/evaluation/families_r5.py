@@ -2,7 +2,7 @@
 index (negative too), float defaults of 1.0 and 0.0, a bool between two ops of one count,
 ints through ``expand`` and factories, a dict of Python values as a config, a ``print()``
 graph break, a ``ModuleList`` sliced by an int, ``torch.no_grad()`` inside the function,
-``torch.cond``, an int through ``unflatten``, Dynamo's ``recompile_limit``, and Phi,
+``torch.cond``, an int through ``unflatten``, negative slice bounds, Dynamo's ``recompile_limit``, and Phi,
 DeBERTa-v2, Gemma and ELECTRA. :mod:`tests.harness.evaluation.families` adds them to
 ``FAMILIES``; the comments say what each call exercises, not what torch answers. Nothing
 here imports torch."""
@@ -153,6 +153,18 @@ R5_FAMILIES: list[Family] = [
             _q("one head", x=[4, 8], heads=1),
             _q("wider", x=[4, 12], heads=2),
             _q("odd width: raises", x=[4, 9], heads=2),
+        )),
+    Family(
+        "neg_slice", _F + "neg_slice", "neg_slice", True,
+        build=(({"x": [4, 10], "k": 3},),), positional=1,
+        doc="an int through negative slice bounds, x[:, :-k] and x[:, -k:] (dynamic=True)",
+        queries=(
+            _q("another k", x=[4, 10], k=2),
+            _q("k = 0: the first slice empty", x=[4, 10], k=0),
+            _q("k = 1", x=[4, 10], k=1),
+            _q("k the whole width", x=[4, 10], k=10),
+            _q("k past the width", x=[4, 10], k=12),
+            _q("another size", x=[6, 12], k=3),
         )),
     Family(
         "recompile_limit", _F + "scale_rows", "scale_rows", False,

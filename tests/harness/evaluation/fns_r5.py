@@ -6,7 +6,7 @@ Argument kinds and call patterns the earlier rounds do not use: optional float b
 through ``expand`` and ``torch.zeros``/``torch.ones``, a dict of Python values as a
 config, a ``print()`` that breaks the graph with an int read after it, a module's
 ``ModuleList`` sliced by an int, ``torch.no_grad()`` inside the compiled function,
-``torch.cond``, an int through ``unflatten``, and Dynamo's ``recompile_limit``.
+``torch.cond``, an int through ``unflatten`` and through negative slice bounds, and Dynamo's ``recompile_limit``.
 :mod:`tests.harness.evaluation.families_r5` says how each is compiled and called.
 """
 
@@ -98,3 +98,8 @@ def unflat_heads(x, heads):
 def scale_rows(x, k):
     # An int factor: each value another graph under dynamic=False.
     return x * k + 1
+
+
+def neg_slice(x, k):
+    # An int through negative slice bounds: x[:, :-k] and x[:, -k:] (k=0 empties the first).
+    return x[:, :-k].sum(1) + x[:, -k:].mean(1)

@@ -189,8 +189,9 @@ def _at_size_boundary(catalog: Catalog, m: KeyMatch) -> KeyMatch:
 def _at_retrace(m: KeyMatch) -> KeyMatch:
     """A key every entry of which the call fails on a clause whose failure makes Dynamo
     trace another way (:mod:`~fxcache_core.lookup.retrace`): ``tN != c`` with ``tN`` given
-    ``c`` (the symbol is specialized: another graph), or an equality (undecided between a
-    new entry of this key, another graph and an error)."""
+    ``c`` (the symbol is specialized: another graph or a new entry of this key), or an
+    equality (a new entry of this key, another graph or an error): undecided, naming the
+    clause."""
     if m.status != "miss" or m.hit is not None or m.aborted is not None or not m.fits:
         return m
     values = {p: v for p, v in m.values if v is not None}
@@ -198,10 +199,13 @@ def _at_retrace(m: KeyMatch) -> KeyMatch:
     spec = specializing_clause(m.entries, values)
     if spec is not None and spec.placeholder is not None:
         who = names.get(spec.placeholder, spec.placeholder)
-        return KeyMatch(key=m.key, fits=False, bound=m.bound, symbols=m.symbols, reasons=(Reason(
+        return replace(m, uncertain=m.uncertain + (Reason(
             f"{who}={spec.value} fails {who} != {spec.value}: while tracing this key's graph Dynamo checked "
-            f"whether {who} is {spec.value}; this call's trace finds it is, solves {who} == {spec.value} "
-            f"and traces {who} as the constant {spec.value}: another graph", "value-specialized"),))
+            f"whether {who} is {spec.value}; this call's trace finds it is and specializes {who} to "
+            f"{spec.value}. Where that changes the graph Dynamo records (a view's size list) torch traces "
+            f"another graph; where it does not (a slice's bound) it is this key's graph, a new entry, which "
+            "Inductor compiles again. The cache does not show which (torch compiles either way)",
+            "value-specialized"),))
     eq = failed_equality(m.entries, values)
     if eq is None:
         rel = failed_relation(m.entries, values)

@@ -9,13 +9,18 @@ forms say more than that:
 * ``L['tN'] != c`` (a placeholder against an integer) that the call fails, the value
   being ``c``: while tracing, Dynamo asked whether the symbol is ``c``; this call's trace
   finds it is, and ``ShapeEnv._maybe_guard_rel`` (torch/fx/experimental/symbolic_shapes.py)
-  solves ``Eq(s, c)`` by replacing the symbol with ``c``: the input is traced as the
-  constant, and torch looks up another key. An int argument is made a SymInt whatever
-  its value (``create_unspecified_symbol`` does not specialize 0 and 1), so an
-  ``n != 1`` that the code checked is where ``n=1`` leaves the key (checked with torch
-  2.13: ``x.view(b, groups, -1)`` with ``groups=1``, ``x.reshape((1, 24))``).
-  :func:`specializing_clause` finds it; the key does not fit (``value-specialized``).
-* An equality (``==``, a divisibility ``% d == 0`` among them) that the call fails: the
+  solves ``Eq(s, c)`` by replacing the symbol with ``c``. An int argument is made a
+  SymInt whatever its value (``create_unspecified_symbol`` does not specialize 0 and 1),
+  so an ``n != 1`` that the code checked is where ``n=1`` is traced another way. Where
+  the graph Dynamo records passes the constant to an op (a view's size list) torch looks
+  up another key (checked with torch 2.13: ``x.view(b, groups, -1)`` with ``groups=1``,
+  ``x.reshape((1, 24))``); where it does not, the graph is this key's and only Inductor's
+  compile differs: a new entry of this key (``x[:, -k:].mean(1)`` with ``k=1``). The
+  cache does not show which: :func:`specializing_clause` finds the clause, undecided
+  (``value-specialized``).
+* An equality (``==``, a divisibility ``% d == 0`` among them) that the call fails, alone
+  or inside a failed ``or`` (``unflatten(-1, (heads, -1))`` guards ``x.size(1) == heads or
+  (x.size(1) % heads == 0 and ...)``; checked with torch 2.13: ``heads=3`` of 8 raises): the
   trace relied on it (a ``view``'s sizes dividing, a ``reshape`` keeping the numel,
   ``-1`` in a shape), and with it false the ops differ, or the call raises (checked with
   torch 2.13: ``x.view(b, 5, -1)`` of 12 columns raises, ``reshape((-1, 6))`` traced
@@ -121,12 +126,28 @@ def _ne_constant(failed: list[Clause], values: Mapping[str, int]) -> FailedClaus
     return None
 
 
-def _equality(failed: list[Clause], values: Mapping[str, int]) -> FailedClause | None:
+def _atoms(failed: list[Clause], values: Mapping[str, int]) -> list[Clause]:
+    """``failed``, each failed ``or`` among them (``a == b or (c % b == 0 and ...)``, as
+    sympy prints a disjunction the trace relied on) replaced by the comparisons in it that
+    fail or raise on ``values``, each parsed as a clause of its own."""
+    out: list[Clause] = []
     for c in failed:
-        cmp = _compare(c)
-        if cmp is not None and cmp[0] is ast.Eq:
-            return FailedClause(c.text)
-    return None
+        node = c._node  # noqa: SLF001 - the parsed clause, read only
+        if not (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or)):
+            out.append(c)
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Compare) and len(sub.ops) == 1:
+                (atom,) = parse_guards(ast.unparse(sub)).clauses
+                if atom.evaluate(values).status in ("fail", "error"):
+                    out.append(atom)
+    return out
+
+
+def _equality(failed: list[Clause], values: Mapping[str, int]) -> FailedClause | None:
+    eqs = [c for c in _atoms(failed, values) if (cmp := _compare(c)) is not None and cmp[0] is ast.Eq]
+    eqs.sort(key=lambda c: "%" not in c.text)  # a divisibility first: what a view or unflatten needs
+    return FailedClause(eqs[0].text) if eqs else None
 
 
 _RELATIONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.NotEq)
@@ -137,7 +158,7 @@ def _placeholders(node: ast.expr) -> set[str]:
 
 
 def _relation(failed: list[Clause], values: Mapping[str, int]) -> FailedClause | None:
-    for c in failed:
+    for c in _atoms(failed, values):
         cmp = _compare(c)
         if cmp is None or cmp[0] not in _RELATIONS:
             continue

@@ -13,7 +13,8 @@ the verdict must stay undecided; :func:`window_mean` has ints, a tuple and a boo
 values its graph's constants show (fxcache_core/lookup/int_exprs.py), and one key whose
 constants do not; :func:`sum_dim` an int Dynamo specialized under ``dynamic=True``;
 :func:`regroup` an int SymInt whose guards show the checks the trace made on it (``groups != 1``,
-the dim dividing); ``mode_net`` (:class:`ModeNet`) a module compiled whole whose ``training``
+the dim dividing), :func:`unflat_heads` one whose divisibility sits inside an ``or``, :func:`neg_tail` one whose
+``k != 1`` torch keeps the key for (a new entry), where ``groups != 1`` is another key; ``mode_net`` (:class:`ModeNet`) a module compiled whole whose ``training``
 flag its layers read, a state of the module the cache does not record: a call describes it as
 ``self.training`` in its trailing dict (:func:`mode_inputs` sets the module's mode);
 :func:`decay_step` a float folded beside an int automatic dynamic made symbolic
@@ -170,6 +171,18 @@ def regroup(x, groups):
     # divisibility the trace checked.
     y = x.view(x.shape[0], groups, -1).mean(-1)
     return y.reshape(-1).repeat(groups) * 2
+
+
+def unflat_heads(x, heads):
+    # An int through unflatten (dynamic=True): the divisibility the trace checked sits
+    # inside a disjunction, x.size(1) == heads or (x.size(1) % heads == 0 and ...).
+    return x.unflatten(-1, (heads, -1)).sum(-1) * heads
+
+
+def neg_tail(x, k):
+    # An int through negative slice bounds (dynamic=True): the trace checks k != 1, yet
+    # k=1 keeps the graph Dynamo records (a new entry of the key), unlike regroup's groups.
+    return x[:, :-k].sum(1) + x[:, -k:].mean(1)
 
 
 class ModeNet(torch.nn.Module):
@@ -415,6 +428,10 @@ ARGUMENT_CASES = [
          doc="an int and a tuple dim under dynamic=True: SymInts Dynamo specialized (Sym(1))"),
     Case("regroup", regroup, {"dynamic": True}, [[[4, 12], 3]], make_inputs=keyword_inputs,
          doc="an int SymInt through view (dynamic=True): guards groups != 1 and the dim dividing"),
+    Case("unflat_heads", unflat_heads, {"dynamic": True}, [[[4, 8], 2]], make_inputs=keyword_inputs,
+         doc="an int SymInt through unflatten (dynamic=True): the dim dividing inside an or"),
+    Case("neg_tail", neg_tail, {"dynamic": True}, [[[4, 10], 3]], make_inputs=keyword_inputs,
+         doc="an int SymInt through negative slice bounds (dynamic=True): a guard k != 1 that keeps the key"),
     Case("mode_net", MODE_NET, {"dynamic": None}, [[[8, 16]]], make_inputs=mode_inputs,
          doc="a module compiled whole in eval mode, whose layers read its training flag"),
     Case("decay_step", decay_step, {"dynamic": None}, [[[4, 3], {"step": 1}], [[4, 3], {"step": 2}]],

@@ -206,8 +206,8 @@ def frame_reads(frame: CompiledFrom) -> FrameReads | Reason:
     st = _stat(frame.file)
     if st is None:
         there = located(frame.file)
-        return Reason(f"its source {frame.file}" + (f" (read from {there})" if there != frame.file else "")
-                      + " cannot be read here", "source-unreadable")
+        where = frame.file if there == frame.file else f"{frame.file} (read from {there})"
+        return Reason(f"its source {where} cannot be read here", "source-unreadable")
     got = _reads_in(frame.file, st[0], st[1], frame.line, name)
     if isinstance(got, Reason) or resumed is None:
         return got
@@ -229,8 +229,8 @@ def _reads_in(path: str, size: int, mtime_ns: int, line: int, name: str) -> Fram
     fn = _def_named(defs.get(name, ()), line)
     if fn is None:
         there = located(path)
-        return Reason(f"{path}" + (f" (read from {there})" if there != path else "")
-                      + f" has no def {name} at line {line} (the file changed since)", "source-changed")
+        where = path if there == path else f"{path} (read from {there})"
+        return Reason(f"{where} has no def {name} at line {line} (the file changed since)", "source-changed")
     try:
         return _read_def(fn, path)
     except RecursionError:

@@ -46,14 +46,15 @@ the side of still leaves it undecided), and one left out of a module compiled wh
 compiled, and the cache records the keywords a call gives as tensors only). Both are
 taken to have been so when the key was compiled; a run's trace would say.
 Where the source cannot be read (a cache from another machine, a moved checkout: see
-:mod:`fxcache_core.functions.source_dirs` for reading it from where it is now) or no entry
-records the compiled frame (a key that records no function, or one found only through a
-function it was traced through), nothing but the key's inputs is known: every argument of
-the call that is not bound to one of them is undecided (``argument-unaccounted``,
-:mod:`fxcache_core.lookup.unframed`), and so are the parameters the call leaves out
-(``source-unread``, :mod:`fxcache_core.lookup.unread_source`) unless a run's trace recorded
-a compile of the key that had every argument its guards name, as the call gives it. A
-HIT then rests on the key's inputs and guards and that compile's guards. Never imports torch.
+:mod:`fxcache_core.functions.source_dirs` for reading it from where it is now), nothing
+but the key's inputs is known: every argument of the call that is not bound to one of them
+is undecided (``argument-unaccounted``, :mod:`fxcache_core.lookup.unframed`), and so are the
+parameters the call leaves out (``source-unread``, :mod:`fxcache_core.lookup.unread_source`)
+unless a run's trace recorded a compile of the key that had every argument its guards name,
+as the call gives it. Where no entry records the compiled frame (a key that records no
+function, or one found only through a function it was traced through) the arguments the
+call gives are held to the same rule, and the parameters it leaves out are taken as when
+the key was compiled (``params-unchecked``, said on the verdict). Never imports torch.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ from fxcache_core.lookup.pinned import pinned_default
 from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
 from fxcache_core.lookup.source_values import param_sources
 from fxcache_core.lookup.state_constants import state_judge
-from fxcache_core.lookup.unframed import NO_FRAME, unframed
+from fxcache_core.lookup.unframed import unframed
 from fxcache_core.lookup.unread_source import covering_record, unread_account
 from fxcache_core.reasons import Reason
 
@@ -207,7 +208,7 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
     records = ledger.recorded.get(call.key.key, ())
     if frame is None:
         settled = settled_by_record(ledger, call.key, None, call.inputs)
-        return _unread(unframed(call.inputs, call.taken, settled), call, records, (), settled, NO_FRAME, Reason(
+        return Accounting(unframed(call.inputs, call.taken, settled), Reason(
             "the cache does not record the function this key was compiled from: its parameters were not checked",
             "params-unchecked"))
     reads = frame_reads(frame)

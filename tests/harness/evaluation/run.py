@@ -102,10 +102,9 @@ def own_sources(cache_dir: Path, index_dir: Path, sources: str, nowhere: Path) -
     """``--source-dir`` items for the family's own source files (the dirs its cache records
     under ``tests/harness/evaluation``, read off ``fxcache ls --json``): none where they
     are readable (``readable``); each mapped to ``nowhere``, a path that does not exist (``hidden``:
-    a cache from another machine, as the closed-world rule sees one); each mapped to where
-    its path resolves, the same files under another name (``moved``: the recorded dirs
-    are symlinks, so fxcache finds them only through the mapping). Installed libraries
-    (transformers) stay readable either way."""
+    a cache from another machine, as the closed-world rule sees one); each mapped to a copy
+    of it beside ``nowhere`` (``moved``: the same files under another path, which fxcache
+    finds only through the mapping). Installed libraries (transformers) stay readable either way."""
     if sources == "readable":
         return ()
     proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(cache_dir), "ls", "--json"],
@@ -116,10 +115,13 @@ def own_sources(cache_dir: Path, index_dir: Path, sources: str, nowhere: Path) -
     assert all(marker[:-1] in d for d in dirs)
     if sources == "hidden":
         return tuple(f"{d}={nowhere}" for d in dirs)
-    moved = [(d, os.path.realpath(d)) for d in dirs]
-    if any(d == real for d, real in moved):
-        raise RuntimeError(f"--sources moved: {[d for d, r in moved if d == r]} is no symlink: nothing to map")
-    return tuple(f"{d}={real}" for d, real in moved)
+    out = []
+    for n, d in enumerate(dirs):
+        copy = nowhere.parent / "moved-sources" / str(n)
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(d, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        out.append(f"{d}={copy}")
+    return tuple(out)
 
 
 def ask_fxcache(cache_dir: Path, args: list[str], index_dir: Path, source_dirs: tuple[str, ...] = ()

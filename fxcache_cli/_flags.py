@@ -34,6 +34,7 @@ FLAGS: dict[str, str] = {
     "mode": "--dynamic",
     "phase": "--after-recompile",
     "other_cache_dir": "--other-cache-dir",
+    "source_dirs": "--source-dir",
 }
 
 

@@ -24,6 +24,7 @@ from typer.core import TyperGroup
 from . import _errors
 from ._commands import commands_dict
 from ._context import close_all, state
+from ._output import fail
 
 
 class LazyGroup(TyperGroup):
@@ -99,6 +100,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _global(
+    ctx: typer.Context,
     cache_dir: Annotated[
         str | None,
         typer.Option(
@@ -118,6 +120,17 @@ def _global(
             show_default=False,
         ),
     ] = None,
+    source_dir: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source-dir",
+            metavar="OLD=NEW",
+            help="Read a compiled function's source file recorded under the directory OLD from NEW "
+            "instead (a cache built on another machine, a moved checkout); repeatable, the longest "
+            "OLD wins, both absolute. The file there must still hold the function at its recorded line.",
+            show_default=False,
+        ),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option("--version", is_eager=True, callback=_version, help="Print fxcache's version and exit."),
@@ -125,6 +138,18 @@ def _global(
 ) -> None:
     state.cache_dir = cache_dir
     state.remote = remote
+    if source_dir:
+        from fxcache_core.functions.source_dirs import use_source_dirs
+
+        pairs = {}
+        for item in source_dir:
+            old, eq, new = item.partition("=")
+            if not eq:
+                fail(f"--source-dir {item!r}: expected OLD=NEW (two absolute directories)")
+            if pairs.get(old, new) != new:
+                fail(f"--source-dir: {old} is mapped twice ({pairs[old]} and {new})")
+            pairs[old] = new
+        ctx.call_on_close(use_source_dirs(pairs))
 
 
 def _stdout_gone() -> None:

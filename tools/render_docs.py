@@ -14,7 +14,10 @@ directly followed by a ``console`` block that the renderer owns::
 CACHE is one of :data:`CACHES`, caches torch wrote that the repository keeps
 (no torch is needed to read them). ARGS are split as a shell would (``shlex``);
 ``{trace}`` is that cache's ``TORCH_TRACE`` dir (for ``upgrade``), copied to
-``<workspace>/trace`` (its files un-gzip'ed, as torch writes them) and shown as ``trace``. Two shell
+``<workspace>/trace`` (its files un-gzip'ed, as torch writes them) and shown as ``trace``;
+``$PWD`` is the workspace, where the command runs (as a shell would read it), and holds in
+``src`` the source files the cache was compiled from, where the repository keeps them
+(:data:`SOURCES`: for ``--source-dir``). Two shell
 endings are understood, and shown: ``| head -n N`` keeps the first N lines of
 stdout, ``; echo $?`` adds the exit status.
 
@@ -73,6 +76,9 @@ CACHES: dict[str, tuple[str, str | None]] = {
     "upgrade": ("tests/fixtures/torch_upgrade/cache", "tests/fixtures/torch_upgrade/trace"),
 }
 
+#: Name in the docs -> the source files its cache was compiled from (the tree the build ran
+#: in, recorded there as /work/wt-15), relative to the repository root: ``<workspace>/src``.
+SOURCES: dict[str, str] = {"v2.15": "tests/fixtures/torch_versions/src", "v2.14": "tests/fixtures/torch_versions/src"}
 #: How long before the run every file of a copied cache was last used, in seconds.
 AGE = 3 * 86400
 #: The cache dir as the docs show it (torch's default for a user named "you").
@@ -143,6 +149,8 @@ def _workspace_cache(ws: Path, name: str, stamp: float) -> tuple[Path, Path | No
     cache, trace = dest / "cache", (ws / "trace" if trace_rel else None)
     if not cache.exists():
         shutil.copytree(REPO_ROOT / cache_rel, cache, symlinks=True)
+        if name in SOURCES and not (ws / "src").exists():
+            shutil.copytree(REPO_ROOT / SOURCES[name], ws / "src")
         if trace is not None:  # the repository keeps trace files gzip'ed; torch writes them plain
             trace.mkdir()
             for f in sorted((REPO_ROOT / trace_rel).iterdir()):
@@ -164,7 +172,7 @@ def run_shown(shown: Shown, ws: Path, stamp: float, runner: Runner = run_fresh) 
         args, echo = args[: m.start()], True
     if m := _HEAD.search(args):
         args, head = args[: m.start()], int(m[1])
-    argv = shlex.split(args.replace("{trace}", "trace"))
+    argv = [a.replace("$PWD", str(ws)) for a in shlex.split(args.replace("{trace}", "trace"))]
     env = {k: v for k, v in os.environ.items() if not k.startswith(_NOT_PASSED) and k != "FORCE_COLOR"}
     env.update(TORCHINDUCTOR_CACHE_DIR=str(cache), COLUMNS="100", NO_COLOR="1", FXCACHE_NO_INDEX="1",
                TMPDIR=str(ws), PYTHONPATH=os.pathsep.join(

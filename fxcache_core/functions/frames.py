@@ -65,6 +65,7 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.fsutil import NotRegularFile, open_regular
+from fxcache_core.functions.source_dirs import SourceDirs, in_force, located
 from fxcache_core.reasons import Reason
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
@@ -181,13 +182,18 @@ def compiled_from(catalog: Catalog, key: CacheKey) -> CompiledFrom | None:
     return replace(c, whole_module=True) if whole_module else c
 
 
-@functools.lru_cache(maxsize=4096)
 def named(outer: tuple[tuple[str, str, int], ...]) -> CompiledFrom:
     """The function the user compiled, from the frames every op's stack shares
     (:attr:`~fxcache_core.decode.entries.Origin.outer`, outermost first, not empty):
     the first frame that is not a decorator wrapper around the next one
     (:func:`is_wrapper_frame`), with its class, first line and parameters where its
-    file is readable. Reads source files as text (``ast``), never runs them."""
+    file is readable (where :func:`~fxcache_core.functions.source_dirs.located` puts
+    it). Reads source files as text (``ast``), never runs them."""
+    return _named(outer, in_force())
+
+
+@functools.lru_cache(maxsize=4096)
+def _named(outer: tuple[tuple[str, str, int], ...], dirs: SourceDirs) -> CompiledFrom:
     i = 0
     while i + 1 < len(outer) and is_wrapper_frame(*outer[i]):
         i += 1
@@ -372,9 +378,11 @@ _TOKEN_RE = re.compile(rb"\w+|[^\w\s]")
 
 def _read_source(path: str) -> bytes | Reason:
     """The bytes of ``path`` if it is a regular file of at most :data:`MAX_SOURCE_BYTES`,
-    opened without following a symlink or blocking; else why not."""
+    opened without following a symlink or blocking; else why not. ``path`` is the
+    recorded one: the file read is where :func:`~fxcache_core.functions.source_dirs.located`
+    puts it."""
     try:
-        fd = open_regular(path, follow_symlinks=False)
+        fd = open_regular(located(path), follow_symlinks=False)
     except NotRegularFile:
         return Reason("not a regular file", "source-not-regular")
     except (OSError, ValueError) as e:
@@ -430,11 +438,13 @@ def _defs_cached(path: str, size: int, mtime_ns: int) -> tuple[_Span, ...] | Rea
 
 def _stat(path: str) -> tuple[int, int] | None:
     """(size, mtime in ns) of ``path`` when it is a regular ``.py`` file of at most
-    :data:`MAX_SOURCE_BYTES`, else None (one over it is listed by :func:`refused_sources`)."""
+    :data:`MAX_SOURCE_BYTES`, else None (one over it is listed by :func:`refused_sources`).
+    ``path`` is the recorded one: the file is where
+    :func:`~fxcache_core.functions.source_dirs.located` puts it."""
     if not path.endswith(".py"):
         return None
     try:
-        st = os.stat(path)
+        st = os.stat(located(path))
     except (OSError, ValueError):
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:

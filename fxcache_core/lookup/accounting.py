@@ -45,12 +45,16 @@ the side of still leaves it undecided), and one left out of a module compiled wh
 (``module-default``: ``Module._call_impl(*args, **kwargs)`` is the frame Dynamo
 compiled, and the cache records the keywords a call gives as tensors only). Both are
 taken to have been so when the key was compiled; a run's trace would say.
-Where the source cannot be read (a cache from another machine) nothing is checked,
-and the result says so (:attr:`Accounting.unchecked`). Where no entry records the
-compiled frame (a key that records no function, or one found only through a function it
-was traced through) nothing but the key's inputs is known: every argument of the call
-that is not a tensor bound to one of them is undecided (``argument-unaccounted``), so a
-HIT of such a key rests on nothing but its inputs and guards. Never imports torch.
+Where the source cannot be read (a cache from another machine, a moved checkout: see
+:mod:`fxcache_core.functions.source_dirs` for reading it from where it is now), nothing
+but the key's inputs is known: every argument of the call that is not bound to one of them
+is undecided (``argument-unaccounted``, :mod:`fxcache_core.lookup.unframed`), and so are the
+parameters the call leaves out (``source-unread``, :mod:`fxcache_core.lookup.unread_source`)
+unless a run's trace recorded a compile of the key that had every argument its guards name,
+as the call gives it. Where no entry records the compiled frame (a key that records no
+function, or one found only through a function it was traced through) the arguments the
+call gives are held to the same rule, and the parameters it leaves out are taken as when
+the key was compiled (``params-unchecked``, said on the verdict). Never imports torch.
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ from fxcache_core.lookup.pyvalues import PyValue, kind_of, same_value, text_of
 from fxcache_core.lookup.source_values import param_sources
 from fxcache_core.lookup.state_constants import state_judge
 from fxcache_core.lookup.unframed import unframed
+from fxcache_core.lookup.unread_source import covering_record, unread_account
 from fxcache_core.reasons import Reason
 
 RecordedConstants = Mapping[str, Sequence[Mapping[str, object]]]
@@ -200,6 +205,7 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
     """Account for every parameter of ``call.frame`` that its code reads (see the
     module docstring). Raises nothing: what cannot be read is said."""
     frame = call.frame
+    records = ledger.recorded.get(call.key.key, ())
     if frame is None:
         settled = settled_by_record(ledger, call.key, None, call.inputs)
         return Accounting(unframed(call.inputs, call.taken, settled), Reason(
@@ -214,12 +220,23 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
         # call's (its constant, :mod:`fxcache_core.lookup.int_args`), need no source.
         settled = settled_by_record(ledger, call.key, frame, call.inputs) | frozenset(
             src for src, kind, _ in call.int_rule.about if kind == "baked")
-        return Accounting(unframed(call.inputs, call.taken, settled, where, tensors=False),
-                          unchecked=Reason(f"parameters not checked: {where}", "params-unchecked"))
+        return _unread(unframed(call.inputs, call.taken, settled, where, tensors=False), call, records,
+                       frame.params, settled, where, Reason(f"parameters not checked: {where}", "params-unchecked"))
     params = [ParamAccounting(ledger, call, frame, reads, p).account() for p in reads.params]
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
                             + module_state(call.inputs, frame, call.key, state_judge(
                                 ledger.catalog, call.key, frame, call.inputs, call.mode))))
+
+
+def _unread(params: tuple[ParamAccount, ...], call: KeyCall, records: Sequence[Mapping[str, object]],
+            names: Sequence[str], settled: frozenset[str], cause: str, unchecked: Reason) -> Accounting:
+    """A key whose code cannot be read (``cause``): decided by a record that covers the
+    call (:func:`~fxcache_core.lookup.unread_source.covering_record`), else undecided."""
+    if covering_record(records, call.inputs, call.taken, names, settled) is not None:
+        return Accounting(params + (ParamAccount("(the parameters left out)", None, False, "accounted", Reason(
+            "every argument Dynamo's guards named in a traced compile that looked this key up is given, "
+            "at the value it had there", "trace-guard"), brief="Dynamo's guards in a traced run"),))
+    return Accounting(params + (unread_account(cause, call.key.key),), unchecked)
 
 
 _MISSING = object()

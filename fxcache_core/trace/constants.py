@@ -25,7 +25,7 @@ import ast
 import re
 from collections.abc import Iterable, Mapping
 
-from fxcache_core.trace.dict_guards import dict_evidence
+from fxcache_core.trace.dict_guards import ALL_GUARDS, dict_evidence
 from fxcache_core.trace.run_facts import TraceRun
 
 MAX_GUARD_CODE_CHARS = 2000
@@ -124,12 +124,33 @@ def guard_constants(codes: Iterable[str]) -> dict[str, Value]:
     return {s: v for s, v in values.items() if not s.startswith("L['self']")}
 
 
+GUARDED_LOCALS = "#locals"
+"""A record's entry: the compile's arguments any of its guards names (``L['x']``, and an
+item of a module call's ``L['args']``/``L['kwargs']``: ``L['kwargs']['mask']``), kept only
+with all of its guards (:data:`~fxcache_core.trace.dict_guards.ALL_GUARDS`). An argument no
+guard names did not change what the compile looked up; one named by a guard fxcache does
+not read (an object's identity) did."""
+
+_LOCAL_RE = re.compile(r"L\['(\w{1,200})'\](\[(?:'\w{1,200}'|\d{1,6})\])?")
+
+
+def guarded_locals(codes: Iterable[str]) -> tuple[str, ...]:
+    """The arguments ``codes`` (a compile's guards) name: :data:`GUARDED_LOCALS`."""
+    out = set()
+    for code in codes:
+        for m in _LOCAL_RE.finditer(code[:MAX_GUARD_CODE_CHARS]):
+            name, item = m.group(1), m.group(2)
+            out.add(f"L[{name!r}]" + (item if name in ("args", "kwargs") and item else ""))
+    return tuple(sorted(out))
+
+
 def key_constants(run: TraceRun) -> dict[str, tuple[Mapping[str, Value], ...]]:
     """For each key a compile of ``run`` looked up (hit or wrote), the constants of
     each such compile's guards (:func:`guard_constants`): key -> one mapping per
     compile, without repeats. The key's graph was traced with those values. Each
     mapping also holds the compile's guards on the dicts it read
-    (:func:`~fxcache_core.trace.dict_guards.dict_evidence`: ``**kwargs``)."""
+    (:func:`~fxcache_core.trace.dict_guards.dict_evidence`: ``**kwargs``) and, where it
+    holds all of them, the arguments they name (:data:`GUARDED_LOCALS`)."""
     consts: dict[int, dict[str, Value]] = {}
     out: dict[str, list[Mapping[str, Value]]] = {}
     for lk in run.lookups:
@@ -139,11 +160,14 @@ def key_constants(run: TraceRun) -> dict[str, tuple[Mapping[str, Value], ...]]:
         if c.final_guards is None:
             continue
         if lk.compile not in consts:
-            consts[lk.compile] = {**guard_constants(c.final_guards), **dict_evidence(c)}
+            got = {**guard_constants(c.final_guards), **dict_evidence(c)}
+            if got.get(ALL_GUARDS):
+                got[GUARDED_LOCALS] = guarded_locals(c.final_guards)
+            consts[lk.compile] = got
         got = consts[lk.compile]
         if got and got not in out.setdefault(lk.key, []):
             out[lk.key].append(got)
     return {k: tuple(v) for k, v in out.items() if v}
 
 
-__all__ = ["MAX_CONSTANTS", "guard_constants", "key_constants"]
+__all__ = ["GUARDED_LOCALS", "MAX_CONSTANTS", "guard_constants", "guarded_locals", "key_constants"]

@@ -22,21 +22,19 @@ def test_inputs_and_shapes_are_one_option():
     a = _match("--json", *CALL[:-1], "--inputs", CALL[-1])
     b = _match("--json", *CALL[:-1], "--shapes", CALL[-1])
     c = _match("--json", *CALL[:-1], "-s", CALL[-1])
-    assert a[0] == b[0] == c[0] == 1 and a[1] == b[1] == c[1]
+    assert a[0] == b[0] == c[0] == 3 and a[1] == b[1] == c[1]  # undecided: the source is not here
 
 
-def test_a_verdict_whose_source_cannot_be_read_rests_on_the_keys_inputs_alone():
+def test_a_verdict_whose_source_cannot_be_read_is_undecided():
     """The fixture's frames name a cases.py of the machine that recorded it: the parameters
-    cannot be checked here. A call of the key's inputs alone gets what the guards give, with
-    that caveat; a Python value given besides (``flag=True``), which no key takes and no
-    code can be read for, leaves the verdict undecided (closed world), naming it."""
+    the call leaves out cannot be checked here, so the guards' MISS is undecided
+    (``source-unread``), naming --source-dir; a Python value given besides (``flag=True``),
+    which no key takes and no code can be read for, is named first (closed world)."""
     rc, body, _ = _match("--json", *CALL[:-1], "--inputs", CALL[-1])
     (fv,) = body["verdicts"]["functions"]
-    assert rc == 1 and fv["status"] == "miss", fv
-    assert fv["params"] == [] and fv["params_unchecked_code"] == "params-unchecked", fv
-    assert "cannot be read here" in fv["params_unchecked"] and "cases.py" in fv["params_unchecked"]
-    rc, _, text = _match(*CALL[:-1], "--inputs", CALL[-1])
-    assert "parameters not checked: the source of same_graph_two_regions (cases.py) cannot be read here" in text
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "source-unread", fv
+    assert [p["how"] for p in fv["params"]] == ["source-unread"], fv
+    assert "cases.py) cannot be read here" in fv["why"] and "--source-dir OLD=NEW" in fv["why"], fv["why"]
     rc, body, _ = _match("--json", *CALL[:-1], "--inputs", CALL[-1], "--inputs", "flag=True")
     (fv,) = body["verdicts"]["functions"]
     assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "argument-unaccounted", fv

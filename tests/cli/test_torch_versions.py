@@ -34,6 +34,8 @@ from tests.helpers import assert_match_agrees_with_lookups, run_fxcache
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
 RECORDED = sorted(p.name for p in FIXTURES.iterdir() if (p / "truth.json").is_file())
+SOURCE_DIR = ("--source-dir", f"/work/wt-15={FIXTURES / 'src'}")
+"""Where the recorded caches' source is here: they were built in /work/wt-15 (fixtures/torch_versions/src)."""
 BUILT_HERE = "2.13 (built here)"
 
 
@@ -168,7 +170,7 @@ def test_match_agrees_with_the_lookups_that_version_recorded(version, i):
     vc = _recorded(version)
     call = vc.truth["calls"][i]
     assert call["error"] is None, call["error"]
-    proc = run_fxcache("--cache-dir", str(vc.root), "match", "--json", *call["match_args"])
+    proc = run_fxcache("--cache-dir", str(vc.root), *SOURCE_DIR, "match", "--json", *call["match_args"])
     report = json.loads(proc.stdout)
     assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr  # 0 hit, 1 miss, 3 undecided
     results = report["results"]

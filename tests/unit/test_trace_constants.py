@@ -64,7 +64,8 @@ def test_each_key_a_compile_looked_up_gets_its_constants(tmp_path):
     text = (st.clock() + st.start() + st.tensor("L['x']", [5, 4], [4, 1])
             + st.final_guards(["L['clip'] == True", "L['mode'] == 'fast'"]) + st.fx_miss("fK1"))
     assert key_constants(_run(tmp_path, text)) == {
-        "fK1": ({"L['clip']": True, "L['mode']": "fast", "#all-guards": True},)}
+        "fK1": ({"L['clip']": True, "L['mode']": "fast", "#all-guards": True,
+                 "#locals": ("L['clip']", "L['mode']")},)}
 
 
 def test_from_trace_gives_the_calls_python_values(tmp_path):

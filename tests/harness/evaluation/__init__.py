@@ -72,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--new-kinds-option", default="--inputs", metavar="OPTION",
                    help="match's option for bools, strs, None, tuples and marked ranges (default: %(default)s; "
                         "the others go to --shapes)")
+    p.add_argument("--source-dir", action="append", default=[], metavar="OLD=NEW",
+                   help="fxcache's --source-dir for every explain and match (repeat)")
+    p.add_argument("--sources", choices=("readable", "hidden", "moved"), default="readable",
+                   help="where fxcache finds the families' own source files: where the build ran them "
+                        "(readable), nowhere (hidden: a cache from another machine), or only through "
+                        "--source-dir RECORDED=WHERE-THEY-ARE (moved); installed libraries stay readable")
     ns = p.parse_args(argv)
     names = ns.family or list(FAMILIES)
     unknown = [n for n in names if n not in FAMILIES]
@@ -92,13 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    source_dirs = tuple(ns.source_dir)
     torch = Torch(fresh=ns.fresh)
     results = []
     versions: dict[str, str] = {}
     try:
         for name in names:
             results.append(evaluate_family(torch, FAMILIES[name], workdir, rebuild=ns.rebuild, log=log,
-                                           new_option=ns.new_kinds_option, build_traces=ns.build_traces))
+                                           new_option=ns.new_kinds_option, build_traces=ns.build_traces,
+                                           source_dirs=source_dirs, sources=ns.sources))
             versions.update(results[-1].pop("versions"))
             v = results[-1]["verdicts"]
             log(f"{name}: {v['right']} right, {v['wrong']} wrong, {v['undecided']} undecided, "
@@ -107,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.close()
         if tmp is not None:
             tmp.cleanup()
-    meta = {"fresh": ns.fresh, "build_traces": ns.build_traces, "torch_version": versions.get("torch"), "transformers_version": versions.get("transformers")}
+    meta = {"fresh": ns.fresh, "build_traces": ns.build_traces, "source_dirs": list(source_dirs), "sources": ns.sources, "torch_version": versions.get("torch"), "transformers_version": versions.get("transformers")}
     text = report.markdown(results, meta)
     if ns.markdown:
         Path(ns.markdown).write_text(text)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -78,25 +79,59 @@ def present_keys(cache_dir: Path) -> set[str]:
     return {k.key for k in scan_cache(cache_dir).keys}
 
 
-def explain_traces(cache_dir: Path, traces: list[Path], index_dir: Path) -> None:
+def _globals(cache_dir: Path, source_dirs: tuple[str, ...]) -> list[str]:
+    """fxcache's global options: the cache dir, and each ``--source-dir OLD=NEW``."""
+    return ["--cache-dir", str(cache_dir), *(a for d in source_dirs for a in ("--source-dir", d))]
+
+
+def explain_traces(cache_dir: Path, traces: list[Path], index_dir: Path, source_dirs: tuple[str, ...] = ()) -> None:
     """``fxcache --cache-dir C explain TRACE`` for each trace, in a fresh process: the usage
     store of ``index_dir`` then holds Dynamo's guards of each compile, which ``match``
-    reads as evidence (what a user does with the trace of the run that built the cache)."""
+    reads as evidence (what a user does with the trace of the run that built the cache).
+    ``source_dirs``: ``OLD=NEW`` for ``--source-dir``."""
     env = dict(os.environ, FXCACHE_INDEX_DIR=str(index_dir), COLUMNS="200", NO_COLOR="1")
     env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     for trace in traces:
-        proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(cache_dir), "explain", "--json",
+        proc = subprocess.run([sys.executable, "-m", "fxcache_cli", *_globals(cache_dir, source_dirs), "explain", "--json",
                                str(trace)], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
         if proc.returncode not in (0, 1):
             raise RuntimeError(f"fxcache explain {trace}: exit {proc.returncode}: {proc.stderr.strip()[-2000:]}")
 
 
-def ask_fxcache(cache_dir: Path, args: list[str], index_dir: Path) -> tuple[dict | None, str | None, int]:
+def own_sources(cache_dir: Path, index_dir: Path, sources: str, nowhere: Path) -> tuple[str, ...]:
+    """``--source-dir`` items for the family's own source files (the dirs its cache records
+    under ``tests/harness/evaluation``, read off ``fxcache ls --json``): none where they
+    are readable (``readable``); each mapped to ``nowhere``, a path that does not exist (``hidden``:
+    a cache from another machine, as the closed-world rule sees one); each mapped to a copy
+    of it beside ``nowhere`` (``moved``: the same files under another path, which fxcache
+    finds only through the mapping). Installed libraries (transformers) stay readable either way."""
+    if sources == "readable":
+        return ()
+    proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(cache_dir), "ls", "--json"],
+                          cwd=REPO_ROOT, env=dict(os.environ, FXCACHE_INDEX_DIR=str(index_dir), PYTHONPATH=str(REPO_ROOT)),
+                          capture_output=True, text=True, timeout=300)
+    marker = "/tests/harness/evaluation/"
+    dirs = sorted({m.group(1) for m in re.finditer(r'"(/[^"]*?/tests/harness/evaluation)/[^"/]*\.py"', proc.stdout)})
+    assert all(marker[:-1] in d for d in dirs)
+    if sources == "hidden":
+        return tuple(f"{d}={nowhere}" for d in dirs)
+    out = []
+    for n, d in enumerate(dirs):
+        copy = nowhere.parent / "moved-sources" / str(n)
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(d, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        out.append(f"{d}={copy}")
+    return tuple(out)
+
+
+def ask_fxcache(cache_dir: Path, args: list[str], index_dir: Path, source_dirs: tuple[str, ...] = ()
+                ) -> tuple[dict | None, str | None, int]:
     """``fxcache --cache-dir C match --json ARGS`` in a fresh process: (its JSON, or None
-    and the usage error's line on exit 2; the exit code)."""
+    and the usage error's line on exit 2; the exit code). ``source_dirs``: ``OLD=NEW`` for
+    ``--source-dir``."""
     env = dict(os.environ, FXCACHE_INDEX_DIR=str(index_dir), COLUMNS="200", NO_COLOR="1")
     env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(cache_dir), "match", "--json",
+    proc = subprocess.run([sys.executable, "-m", "fxcache_cli", *_globals(cache_dir, source_dirs), "match", "--json",
                            *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     if proc.returncode == 2:
         return None, (proc.stderr.strip().splitlines() or ["(no message)"])[-1], 2
@@ -151,11 +186,14 @@ def torch_answer(torch: Torch, family: Family, query: Query, cache_dir: Path, sc
 
 
 def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: bool, log: Any,
-                    new_option: str = NEW_KINDS_OPTION, build_traces: bool = False) -> dict:
+                    new_option: str = NEW_KINDS_OPTION, build_traces: bool = False,
+                    source_dirs: tuple[str, ...] = (), sources: str = "readable") -> dict:
     """Build (or reuse) the family's cache and torch's answers, ask fxcache, compare. With
     ``build_traces``, fxcache is first given the traces of the family's build
     (:func:`explain_traces`), where its build recorded them (a build kept from before
-    builds were traced has none: the result's ``build_traces`` is then 0)."""
+    builds were traced has none: the result's ``build_traces`` is then 0).
+    ``source_dirs``: ``OLD=NEW`` for fxcache's ``--source-dir``; ``sources``: where fxcache
+    reads the family's own source files (:func:`own_sources`)."""
     fdir = workdir / family.name
     cache_dir = fdir / "cache"
     answers_file = fdir / "torch-answers.json"
@@ -189,14 +227,15 @@ def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: boo
         answers_file.write_text(json.dumps(stored, sort_keys=True))
     traces = [fdir / t for t in stored.get("build_traces", ()) if (fdir / t).is_dir()] if build_traces else []
     index_dir = fdir / ("fxcache-index-traced" if build_traces else "fxcache-index")
+    source_dirs = source_dirs + own_sources(cache_dir, index_dir, sources, workdir / "no-sources-here")
     if traces:
         shutil.rmtree(index_dir, ignore_errors=True)
-        explain_traces(cache_dir, traces, index_dir)
+        explain_traces(cache_dir, traces, index_dir, source_dirs)
     rows = []
     for q, key in zip(family.queries, calls_now, strict=True):
         ans = answers[json.dumps(key, sort_keys=True)]
         args = family.match_args(q, new_option)
-        report, usage, code = ask_fxcache(cache_dir, args, index_dir)
+        report, usage, code = ask_fxcache(cache_dir, args, index_dir, source_dirs)
         tv = compare.torch_verdict(ans["lookups"][0] if ans["lookups"] else [], present, ans["error"],
                                    ans["writes"][0] if ans["writes"] else [])
         fline = compare.function_line(report, usage, tv, family.fn)

@@ -1,0 +1,76 @@
+"""Where a compiled frame's source file is read from: the recorded path, or the same
+file under another directory (a cache from another machine, a moved checkout).
+
+A cache records each compiled frame's file as the path it had where the cache was
+built (``/home/ci/src/model.py``). Given a mapping ``OLD -> NEW`` of absolute
+directories (:func:`source_dirs`), a recorded path under ``OLD`` is read from
+``NEW`` instead (:func:`located`): the longest ``OLD`` that is a whole-component
+prefix of the path wins (``/a/b`` maps ``/a/b/x.py``, never ``/a/bc/x.py``). The
+mapping in force is a context value, as :func:`fxcache_core.errors.use_names` keeps
+the naming of parameters: a caller installs it for a run (:func:`use_source_dirs`),
+and every reading of a source file in :mod:`fxcache_core.functions.frames` goes
+through :func:`located`. The file found there is checked as the recorded one would be:
+it must still hold the function at the recorded line
+(:func:`fxcache_core.functions.params.frame_reads`, ``source-changed``). Only where a
+file is read changes: a frame keeps its recorded path (what ``ls`` shows, what a
+trace's frames are matched by). Never imports torch.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+
+from fxcache_core.errors import FxcacheError, param
+
+SourceDirs = tuple[tuple[str, str], ...]
+"""(OLD, NEW) pairs of absolute, normalized directories, longest OLD first."""
+
+_DIRS: ContextVar[SourceDirs] = ContextVar("fxcache_source_dirs", default=())
+
+
+def source_dirs(mapping: Mapping[str, str]) -> SourceDirs:
+    """``mapping`` (a recorded directory -> the directory to read it from) checked and
+    normalized, longest OLD first. Raises :class:`~fxcache_core.errors.FxcacheError`
+    (parameter ``source_dirs``) when a directory is empty or not absolute, or one OLD
+    is given twice."""
+    out: dict[str, str] = {}
+    for old, new in mapping.items():
+        for d in (old, new):
+            if not d or not os.path.isabs(d):
+                raise FxcacheError(f"{param('source_dirs')}: {d!r} is not an absolute directory "
+                                   "(OLD=NEW, both absolute)", param="source_dirs", value=f"{old}={new}")
+        o, n = os.path.normpath(old), os.path.normpath(new)
+        if o in out and out[o] != n:
+            raise FxcacheError(f"{param('source_dirs')}: {o} is mapped twice ({out[o]} and {n})",
+                               param="source_dirs", value=f"{old}={new}")
+        out[o] = n
+    return tuple(sorted(out.items(), key=lambda p: len(p[0]), reverse=True))
+
+
+def use_source_dirs(mapping: Mapping[str, str]) -> Callable[[], None]:
+    """Install ``mapping`` (checked by :func:`source_dirs`) as the one in force for the
+    source files read from now on in this context. Returns a function that puts the
+    previous one back. Raises as :func:`source_dirs`."""
+    token = _DIRS.set(source_dirs(mapping))
+    return lambda: _DIRS.reset(token)
+
+
+def in_force() -> SourceDirs:
+    """The mapping in force (() when none)."""
+    return _DIRS.get()
+
+
+def located(path: str, dirs: SourceDirs | None = None) -> str:
+    """Where the source file recorded as ``path`` is read: under the NEW of the longest
+    OLD of ``dirs`` (default: :func:`in_force`) that holds it, else ``path`` itself."""
+    for old, new in in_force() if dirs is None else dirs:
+        if path == old:
+            return new
+        if path.startswith(old.rstrip("/") + "/"):
+            return os.path.join(new, path[len(old.rstrip("/")) + 1:])
+    return path
+
+
+__all__ = ["SourceDirs", "in_force", "located", "source_dirs", "use_source_dirs"]

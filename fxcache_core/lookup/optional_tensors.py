@@ -177,9 +177,9 @@ def list_element(src: str, base: str, taken: set[str], frame: CompiledFrom | Non
     ``*args`` parameter ``base``, which the key takes no input from while it takes others of
     it: where the source reads every element from an index at or before ``src``'s on
     (:func:`~fxcache_core.lookup.sequence_lengths.reads_every_element`: a loop over it or
-    over ``base[1:]``, ``torch.cat`` of it), Dynamo read that element whenever it was there
-    and guarded the sequence's length, so the key was traced with a shorter one and torch
-    traces another graph (``list-longer``); elsewhere a note (``list-element-not-input``).
+    over ``base[1:]``, ``torch.cat`` of it), a trace with that element takes it as an
+    input, so the key was traced with a shorter sequence and the call's graph is another
+    (``list-longer``); elsewhere a note (``list-element-not-input``).
     ``name``: the parameter's name where ``base`` is no ``L['name']`` of it. None when the
     key takes no element of the sequence."""
     if not any(t.startswith(base + "[") for t in taken):
@@ -193,8 +193,8 @@ def list_element(src: str, base: str, taken: set[str], frame: CompiledFrom | Non
         what = name if every.start == 0 else f"{name}[{every.start}:]"
         return Reason(
             f"{src} is given, and this key takes other elements of {base} but not this one: the code "
-            f"reads every element of {what} (line {every.line}), so Dynamo read this one and guarded the "
-            "sequence's length: this key was traced with a shorter one, and torch traces another graph",
+            f"reads every element of {what} (line {every.line}), so a trace with this one takes it as an "
+            "input: this key was traced with a shorter sequence, and torch traces another graph",
             "list-longer")
     return Reason(
         f"{src} is given, and this key takes other elements of {base} but not this one: if the code reads "

@@ -1,22 +1,24 @@
 """A list, tuple or ``*args`` argument's length: what the elements a key takes say
 about the calls it can serve.
 
-Dynamo guards the length of every list and tuple it wraps: ``wrap_listlike`` in
-torch/_dynamo/variables/builder.py installs ``SEQUENCE_LENGTH`` (``len(L['xs']) == N``,
-an exact length) before it wraps any element, and a ``*args`` parameter is a tuple
-local of the frame (``L['xs']``, its elements ``L['xs'][0]``...). So a key that takes
-element ``j`` as an input was traced with a sequence of more than ``j`` elements, and a
-call whose sequence ends before ``j`` fails that guard (or, if its element ``j`` is no
-tensor, the element's tensor guard): torch traces another graph
-(:func:`shorter_sequence`). A call's sequence is the elements it gives
-(``xs[0]=[4,4]`` alone is a one-element sequence).
+A key is looked up by its graph, and Dynamo makes each element of a list, a tuple or a
+``*args`` parameter (a tuple local of the frame: ``L['xs']``, its elements
+``L['xs'][0]``...) that the code computes with an input of that graph. So a key that
+takes element ``j`` as an input was traced with a sequence of more than ``j`` elements,
+and a call whose sequence ends before ``j`` traces a graph without that input: another
+graph (:func:`shorter_sequence`). (Within one process Dynamo also guards the length,
+``SEQUENCE_LENGTH`` in torch/_dynamo/variables/builder.py ``wrap_listlike``; a fresh
+process traces anew, and only the graph decides.) A call's sequence is the elements it
+gives (``xs[0]=[4,4]`` alone is a one-element sequence).
 
 The other way needs the source: a key that does not take an element the call gives was
 traced with a shorter sequence only if the code reads that element into the graph
 whenever it is there, as a loop over the sequence (or over a slice of it open at the
-end) and ``torch.cat``/``torch.stack`` of it do (:func:`reads_every_element`). The
-``def`` is read with ``ast`` (:func:`~fxcache_core.functions.frames.function_node`),
-never run. Never imports torch.
+end) and ``torch.cat``/``torch.stack`` of it do (:func:`reads_every_element`): then the
+call's trace takes it as an input, and its graph is another. Where the code reads
+elements by index only, an element past them changes nothing (torch hits the key with
+it), and nothing here says so. The ``def`` is read with ``ast``
+(:func:`~fxcache_core.functions.frames.function_node`), never run. Never imports torch.
 """
 
 from __future__ import annotations
@@ -58,9 +60,8 @@ def shorter_sequence(src: str, given: Iterable[str]) -> Reason | None:
     """A tensor input ``src`` of the key that is element ``j`` of a sequence
     (``L['xs'][1]``), where the call gives elements of that sequence (``given``: the
     call's sources, ``L['xs'][0]``) and none at ``j`` or past it: the key was traced with
-    more elements than the call has, and Dynamo's length guard
-    (``SEQUENCE_LENGTH``, torch/_dynamo/variables/builder.py ``wrap_listlike``) sends
-    the call to another graph: the reason (``list-shorter``). None where ``src`` is
+    more elements than the call has, and the call's trace cannot take that input:
+    another graph, the reason (``list-shorter``). None where ``src`` is
     no element, the call gives no element of its sequence, or one at ``j`` or later (an
     element left out in the middle is the user's to give)."""
     el = element_of(src)
@@ -73,8 +74,8 @@ def shorter_sequence(src: str, given: Iterable[str]) -> Reason | None:
     n = max(indices) + 1
     return Reason(
         f"{src} is a tensor input of this key, and the call's {base} has {n} element{'s' if n > 1 else ''}: "
-        f"Dynamo guards a list's or tuple's length, so this key was traced with more than {j}, and "
-        "torch traces another graph", "list-shorter")
+        f"this key was traced with more than {j}, and the call's trace cannot take that input: torch "
+        "traces another graph", "list-shorter")
 
 
 class EveryElement(tuple[int, int]):

@@ -53,6 +53,7 @@ from fxcache_core.lookup.optional_tensors import (
 from fxcache_core.lookup.pinned import judge_pinned, pinned_items, pinned_value
 from fxcache_core.lookup.printed_graphs import PrintedGraph, parse_printed_graph, specialized_values
 from fxcache_core.lookup.pyvalues import PyValue
+from fxcache_core.lookup.sequence_lengths import element_of, shorter_sequence, vararg_name
 from fxcache_core.lookup.symbol_names import name_inputs
 from fxcache_core.reasons import Reason, code_of
 
@@ -287,14 +288,16 @@ class _IntJudge:
         self.baked_why = Reason("", "baked-constant")
         self.unknown_why: Reason | None = None
         self._siblings: list[tuple[CacheKey, DecodedEntry]] | None = None
+        self.vararg = vararg_name(call.frame)  # a `*xs` is a tuple parameter too
 
     def run(self) -> IntRule:
         call = self.call
-        missing = [(src, why) for src, why in _tensors_not_given(call.entry, call.inputs, call.params)
+        missing = [(src, why) for src, why in _tensors_not_given(call.entry, call.inputs, call.params, self.vararg)
                    if not float_default_tensorified(src, _input_type(call.entry, src), call.frame)]
         if missing and not self.broken():
+            given = [c for s in call.inputs for c in candidates(s, call.params)]
             for src, why in missing:
-                left_out = self.left_out(src)
+                left_out = shorter_sequence(src, given) or self.left_out(src)
                 (self.problems if left_out is not None else self.notes).append(left_out or why)
         for user_src, value in call.inputs.items():
             if user_src in call.settled:
@@ -381,9 +384,9 @@ class _IntJudge:
         """A tensor the call gives for ``src``, which the key takes no input from (an
         element of a list argument: :func:`~fxcache_core.lookup.optional_tensors.list_element`)."""
         call = self.call
-        if (el := re.fullmatch(r"(L\['\w+'\])\[\d+\]", src)) is not None and _is_param(el.group(1), call.params) \
+        if (el := element_of(src)) is not None and (_is_param(el[0], call.params) or el[0] == f"L['{self.vararg}']") \
                 and src not in self.taken and not self.broken():
-            why = list_element(src, el.group(1), self.taken, call.frame)
+            why = list_element(src, el[0], self.taken, call.frame)
             if why is not None:
                 (self.problems if code_of(why) == "list-longer" else self.notes).append(why)
             return
@@ -499,9 +502,10 @@ class _IntJudge:
 
 
 def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
-                       params: Sequence[str]) -> list[tuple[str, Reason]]:
-    """(source, a note) per tensor input of the call (``L['mask']``, not a module's own
-    ``L['self']...``) that ``entry``'s graph takes and ``inputs`` do not give."""
+                       params: Sequence[str], vararg: str | None = None) -> list[tuple[str, Reason]]:
+    """(source, a note) per tensor input of the call (``L['mask']``, an element of the
+    ``*args`` parameter ``vararg``; not a module's own ``L['self']...``) that ``entry``'s
+    graph takes and ``inputs`` do not give."""
     given = {c for src in inputs for c in candidates(src, params)}
     out = []
     for i in entry.inputs:
@@ -509,8 +513,8 @@ def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
         if (not src or i.expr is not None or not is_call_input(src) or "___stack" in src
                 or tensorified_base(src) is not None):
             continue
-        if params and not _is_param(re.sub(r"^(L\['(?:args|kwargs)'\]\[[^\]]+\]|L\['\w+'\]).*$", r"\1", src),
-                                    params):
+        base = re.sub(r"^(L\['(?:args|kwargs)'\]\[[^\]]+\]|L\['\w+'\]).*$", r"\1", src)
+        if params and not _is_param(base, params) and base != f"L['{vararg}']":
             continue  # a closure's or a global's tensor (a model's weights), not an argument
         if src not in given and not any(src.startswith((g + "[", g + ".")) for g in given):
             out.append((src, Reason(

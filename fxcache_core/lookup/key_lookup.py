@@ -41,6 +41,7 @@ from fxcache_core.lookup.phases import Auto, auto_scalars_taken
 from fxcache_core.lookup.query import CallQuery
 from fxcache_core.lookup.retrace import failed_equality, failed_relation, specializing_clause
 from fxcache_core.lookup.source_values import check_signs, value_of
+from fxcache_core.lookup.split_counts import split_count_differs
 from fxcache_core.lookup.symbol_names import NamedInputs, key_symbols, name_inputs
 from fxcache_core.reasons import Reason
 
@@ -147,12 +148,25 @@ def match_key(catalog: Catalog, key: CacheKey, query: CallQuery, *, frame: KeyFr
     if sym:
         _check_sym_names(key, sym, symbols)
     m = _looked_up(catalog, key, symbols, values, len(symbols), given, tuple(reasons), tuple(b.notes))
+    m = _at_split_count(catalog, m, frame)
     m = _at_size_boundary(catalog, m)
     m = _at_retrace(m)
     raises = outside_own_range(query.inputs) or mark_range_problem(m, query.inputs)
     if raises is not None:
         m = replace(m, raises=raises)
     return replace(m, assumed=tuple(b.assumed.items())) if b.assumed else m
+
+
+def _at_split_count(catalog: Catalog, m: KeyMatch, frame: KeyFrame | None) -> KeyMatch:
+    """A key every entry of which the call fails, where the call splits a tensor into
+    another number of pieces than the key's graph reads, every one of which the code
+    reads (:func:`~fxcache_core.lookup.split_counts.split_count_differs`): another graph."""
+    if m.status != "miss" or m.hit is not None or m.aborted is not None or not m.fits or \
+            not m.entries or any(v.outcome != "fail" for v in m.entries):
+        return m
+    why = split_count_differs(m.entries[0].guards_expr, m.symbols, {p: v for p, v in m.values if v is not None},
+                              lambda: graph_text(catalog, m.key), frame or (lambda: None))
+    return m if why is None else KeyMatch(key=m.key, fits=False, bound=m.bound, symbols=m.symbols, reasons=(why,))
 
 
 def _at_size_boundary(catalog: Catalog, m: KeyMatch) -> KeyMatch:

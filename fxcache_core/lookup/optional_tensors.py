@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING
 from fxcache_core.functions.frames import CompiledFrom, function_node
 from fxcache_core.functions.params import param_defaults
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
+from fxcache_core.lookup.sequence_lengths import element_of, reads_every_element
 from fxcache_core.reasons import Reason
 
 if TYPE_CHECKING:
     from fxcache_core.cache.scan import CacheKey
 
-__all__ = ["default_is_none", "iterated", "list_element", "read_whenever_given", "tensor_given", "tensor_left_out"]
+__all__ = ["default_is_none", "list_element", "read_whenever_given", "tensor_given", "tensor_left_out"]
 
 Takers = Callable[[str, bool], "CacheKey | None"]
 """(source, takes) -> a key of the function that takes an input from the source (takes
@@ -170,42 +171,32 @@ def _computes_with(stmt: ast.stmt, param: str) -> bool:
     return False
 
 
-def list_element(src: str, base: str, taken: set[str], frame: CompiledFrom | None) -> Reason | None:
-    """A tensor the call gives as element ``src`` (``L['params'][2]``) of the list
-    parameter ``base``, which the key takes no input from while it takes others of the
-    list: where the source iterates over the list (:func:`iterated`), Dynamo read every
-    element and guarded the list's length, so the key was traced with a shorter list and
-    torch traces another graph (``list-longer``); elsewhere a note (``list-element-not-input``).
-    None when the key takes no element of the list."""
+def list_element(src: str, base: str, taken: set[str], frame: CompiledFrom | None,
+                 name: str | None = None) -> Reason | None:
+    """A tensor the call gives as element ``src`` (``L['params'][2]``) of the list, tuple or
+    ``*args`` parameter ``base``, which the key takes no input from while it takes others of
+    it: where the source reads every element from an index at or before ``src``'s on
+    (:func:`~fxcache_core.lookup.sequence_lengths.reads_every_element`: a loop over it or
+    over ``base[1:]``, ``torch.cat`` of it), a trace with that element takes it as an
+    input, so the key was traced with a shorter sequence and the call's graph is another
+    (``list-longer``); elsewhere a note (``list-element-not-input``).
+    ``name``: the parameter's name where ``base`` is no ``L['name']`` of it. None when the
+    key takes no element of the sequence."""
     if not any(t.startswith(base + "[") for t in taken):
         return None
-    name = _LOCAL_RE.fullmatch(base)
+    m = _LOCAL_RE.fullmatch(base)
+    name = name or (m.group(1) if m is not None else None)
+    el = element_of(src)
     fn = function_node(frame.file, frame.line, frame.function) if frame is not None and name else None
-    line = iterated(fn, name.group(1)) if fn is not None and name is not None else None
-    if line is not None:
+    every = reads_every_element(fn, name) if fn is not None and name is not None else None
+    if every is not None and el is not None and el[1] >= every.start:
+        what = name if every.start == 0 else f"{name}[{every.start}:]"
         return Reason(
             f"{src} is given, and this key takes other elements of {base} but not this one: the code "
-            f"iterates over {name.group(1)} (line {line}), so Dynamo read every element and guarded the "  # type: ignore[union-attr]
-            "list's length: this key was traced with a shorter list, and torch traces another graph",
+            f"reads every element of {what} (line {every.line}), so a trace with this one takes it as an "
+            "input: this key was traced with a shorter sequence, and torch traces another graph",
             "list-longer")
     return Reason(
         f"{src} is given, and this key takes other elements of {base} but not this one: if the code reads "
         "every element, this key was traced with a shorter list and torch traces another graph; if it reads "
         "only some, this key is torch's. The cache does not record which", "list-element-not-input")
-
-
-def iterated(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> int | None:
-    """The line of a ``for`` (or comprehension) of ``fn`` over the parameter ``param``
-    itself, or over ``zip``/``enumerate``/``reversed`` of it; None when there is none or
-    the parameter is assigned in the function."""
-    if any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load) for n in ast.walk(fn)):
-        return None
-    for n in ast.walk(fn):
-        it = n.iter if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) else None
-        if it is None:
-            continue
-        args = it.args if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
-            it.func.id in ("zip", "enumerate", "reversed") else [it]
-        if any(isinstance(a, ast.Name) and a.id == param for a in args):
-            return getattr(n, "lineno", None) or it.lineno
-    return None

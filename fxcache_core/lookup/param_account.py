@@ -25,8 +25,9 @@ HOW = {
 }
 """The codes of a parameter accounted for (the last three: assumed), and what each means."""
 
-ARGUMENT_CODES = frozenset({"branch-not-taken", "none-for-input"})
-"""The codes of a key ruled out by a Python argument the code branches on (not by a size)."""
+ARGUMENT_CODES = frozenset({"branch-not-taken", "none-for-input", "list-shorter", "list-longer", "sequence-shorter"})
+"""The codes of a key ruled out by a Python argument the code branches on or a list's or
+tuple's length (not by a size)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,9 @@ flag its layers read, a state of the module the cache does not record: a call de
 ``self.training`` in its trailing dict (:func:`mode_inputs` sets the module's mode);
 :func:`decay_step` a float folded beside an int automatic dynamic made symbolic
 (fxcache_core/lookup/sym_floats.py), and :func:`decay_neg` one whose nodes fxcache does not
-read; :func:`cat_rows` keys that record no function; :func:`regroup_baked` an int in the size lists of
+read; :func:`cat_rows` keys that record no function; :func:`star_sum` a
+``*args`` tuple whose length the keys' inputs show (:func:`star_pair`: not past the last index read);
+:func:`split_sum` a split into pieces of a SymInt size, every piece read (:func:`split_two`: two read); :func:`regroup_baked` an int in the size lists of
 view and repeat (fxcache_core/lookup/int_sizes.py); :func:`spread_ops` ints, a bool and a None
 that ops keep as the code gives them (fxcache_core/lookup/int_ops.py), :func:`dim_sized` an int
 that also sizes a tensor, undecided; :func:`gated` a graph break before which
@@ -264,6 +266,41 @@ def cat_rows(xs, dim=0):
     return torch.cat(xs, dim=dim).relu()
 
 
+def star_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``make_inputs`` of :func:`star_sum` and :func:`star_pair`: one list of tensor shapes,
+    each a positional argument (``*xs``): ``[[[4, 4], [4, 4]]]``."""
+    return tuple(seeded_tensor(list(d), seed=i) for i, d in enumerate(shapes[0])), {}
+
+
+def star_sum(*xs):
+    # *args of tensors (dynamic=None): the loop reads every element after the first, so
+    # each is an input of the graph (fxcache_core/lookup/sequence_lengths.py). + 3: the
+    # graph is no other case's.
+    out = xs[0]
+    for x in xs[1:]:
+        out = out + x
+    return out.relu() + 3
+
+
+def star_pair(*xs):
+    # The same tuple read by index only: a third element changes nothing in the graph
+    # (torch hits), which the cache alone does not show: a longer call is undecided.
+    return (xs[0] * xs[1]).cos() + 5
+
+
+def split_sum(x, n):
+    # Pieces of n columns (dynamic=True), every one read by the loop: how many there are
+    # is part of the graph (fxcache_core/lookup/split_counts.py). * 3: no other case's graph.
+    parts = x.split(n, dim=1)
+    return sum(p.sum(1) * (i + 3) for i, p in enumerate(parts))
+
+
+def split_two(x, n):
+    # The same split, two pieces read by index: another number of pieces may keep the graph.
+    parts = x.split(n, dim=1)
+    return parts[0].cos() + parts[1].sum(1, keepdim=True)
+
+
 def cast_to(x, dtype=torch.float16):
     # A torch.dtype passed to .to() (dynamic=True): built with its default (the graph's
     # convert_element_type to float16) and with float32, x's own dtype (.to returns x: no op,
@@ -442,6 +479,14 @@ ARGUMENT_CASES = [
          doc="a float where fill, an int compared with and a float divisor, built with the defaults"),
     Case("cat_rows", cat_rows, {"dynamic": True}, [[[[2, 4], [3, 4]], 0]], make_inputs=list_inputs,
          doc="torch.cat of a list along an int dim: keys whose entries record no function"),
+    Case("star_sum", star_sum, {"dynamic": None}, [[[[4, 4], [4, 4]]]], make_inputs=star_inputs,
+         doc="*args of tensors a loop reads from the second on (dynamic=None): the tuple's length"),
+    Case("star_pair", star_pair, {"dynamic": None}, [[[[4, 4], [4, 4]]]], make_inputs=star_inputs,
+         doc="*args of tensors read by index only: a longer call stays undecided"),
+    Case("split_sum", split_sum, {"dynamic": True}, [[[6, 12], 4]], make_inputs=keyword_inputs,
+         doc="x.split(n, 1) with every piece read (dynamic=True): the number of pieces"),
+    Case("split_two", split_two, {"dynamic": True}, [[[4, 12], 4]], make_inputs=keyword_inputs,
+         doc="the same split, two pieces read by index: another number stays undecided"),
     Case("regroup_baked", regroup_baked, {"dynamic": False}, [[[4, 12], 3]], make_inputs=keyword_inputs,
          doc="an int through view and repeat (dynamic=False): the items of its size lists"),
     Case("spread_ops", spread_ops, {"dynamic": False}, [[[4, 6], {"dim": 1}]], make_inputs=keyword_inputs,

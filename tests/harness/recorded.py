@@ -66,7 +66,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.DTYPE_CALLS, *arguments.DTYPE_UNDECIDED, *arguments.GRAD_CALLS,
              *arguments.GRAD_UNDECIDED, *arguments.FLOAT_DEFAULT_CALLS, *arguments.INT_KW_CALLS,
              *arguments.INT_KW_UNDECIDED, *arguments.ATTR_CALLS, *arguments.ATTR_UNDECIDED,
-             *arguments.STATE_CALLS, *arguments.STATE_UNDECIDED]
+             *arguments.STATE_CALLS, *arguments.STATE_UNDECIDED, *arguments.STAR_CALLS, *arguments.STAR_UNDECIDED,
+             *arguments.SPLIT_CALLS, *arguments.SPLIT_UNDECIDED]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

@@ -120,6 +120,26 @@ UNATTRIBUTED_UNDECIDED = [
     ("cat_rows", [[[2, 4], [3, 4], [1, 4]], 0]),                  # torch: another graph (three tensors)
 ]
 
+# star_sum / star_pair (dynamic=None, built with two [4, 4] tensors as *xs): fewer elements
+# than a key takes, or more where the loop reads every one, trace another graph; more where
+# the code reads by index only are undecided (torch hits: the graph is the same).
+STAR_CALLS = [
+    ("star_sum", [[[4, 4], [4, 4]]]),                             # hit
+    ("star_sum", [[[4, 4], [4, 4], [4, 4]]]),                     # new graph: the loop reads xs[2]
+    ("star_sum", [[[4, 4]]]),                                     # new graph: the key takes xs[1]
+]
+STAR_UNDECIDED = [("star_pair", [[[4, 4], [4, 4], [4, 4]]])]      # torch: a hit (xs[2] never read)
+
+# split_sum (dynamic=True, built x=[6,12], n=4: 3 pieces, the loop reads each) and split_two
+# (built x=[4,12], n=4, pieces 0 and 1 read): a call that splits into another number of pieces
+# is another graph where every piece is read; with two read by index it stays undecided.
+SPLIT_CALLS = [
+    ("split_sum", [[4, 9], 3]),                                   # hit: 3 pieces
+    ("split_sum", [[4, 16], 4]),                                  # new graph: 4 pieces
+    ("split_sum", [[4, 12], 6]),                                  # new graph: 2 pieces (the last 0 wide)
+]
+SPLIT_UNDECIDED = [("split_two", [[4, 16], 4])]                   # 4 pieces, two read
+
 # decay_step / decay_neg (dynamic=None), built with step=1 then step=2: the second key takes
 # step as a SymInt, and lr stays a constant folded beside it. Each call is the one after a
 # recompile (a first call with step=1, then this one), asked with --after-recompile.
@@ -599,6 +619,49 @@ def test_without_fn_a_key_that_records_no_function_hits_only_a_call_its_inputs_a
         return
     assert proc.returncode == 3 and fv["status"] == "undecided" and fv["why_code"] == "argument-unaccounted", fv
     assert fv["line"].startswith("UNDECIDED: xs[2]=[1,4]: an element of xs"), fv["line"]
+
+
+@pytest.mark.parametrize("case,shapes", STAR_CALLS + STAR_UNDECIDED, ids=[_id(*c) for c in STAR_CALLS + STAR_UNDECIDED])
+def test_a_star_args_tuple_of_another_length_is_another_graph_where_the_keys_inputs_or_a_loop_show_it(
+        real_cache, arg_answers, case, shapes):
+    """``*xs``: a call with fewer tensors than the key takes, or more where the code loops
+    over every element from the second on, is torch's new graph, naming the rule; as
+    built, a hit. Read by index only, a longer call is undecided: torch hits (the third
+    tensor is never read), which the cache alone does not show."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    if (case, shapes) in STAR_CALLS:
+        assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, {w["key"] for w in real_cache.writes(case)})
+        v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+        n = len(shapes[0])
+        assert v["status"] == "hit" if n == 2 else v["why_code"] == ("list-longer" if n == 3 else "list-shorter"), v
+        return
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "list-element-not-input", fv
+    assert torch_status(answer["lookups"], {k.key for k in scan_cache(real_cache.root).keys}) == "hit"
+
+
+@pytest.mark.parametrize("case,shapes", SPLIT_CALLS + SPLIT_UNDECIDED, ids=[_id(*c) for c in SPLIT_CALLS + SPLIT_UNDECIDED])
+def test_a_split_into_another_number_of_pieces_is_another_graph_where_the_code_reads_every_piece(
+        real_cache, arg_answers, case, shapes):
+    """``x.split(n, 1)`` under dynamic=True guards the number of pieces: a call that makes
+    another number is torch's new graph where the loop reads every piece (naming the
+    clause), a hit where it makes as many; where the code reads two pieces by index, the
+    failed clause leaves the verdict undecided, whatever torch did."""
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    if (case, shapes) in SPLIT_CALLS:
+        assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, {w["key"] for w in real_cache.writes(case)})
+        v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+        assert v["status"] == "hit" if shapes == [[4, 9], 3] else v["why_code"] == "split-pieces-differ", v
+        return
+    rc, body = _match(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "equality-failed", fv
 
 
 @pytest.mark.parametrize("case,shapes,options", SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED,

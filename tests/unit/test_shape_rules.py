@@ -15,7 +15,8 @@ from fxcache_core.errors import ShapeSpecError
 from fxcache_core.lookup.binding import TensorArg, parse_shapes
 from fxcache_core.lookup.boundaries import graph_sizes, size_boundary
 from fxcache_core.lookup.mark_ranges import outside_own_range
-from fxcache_core.lookup.optional_tensors import default_is_none, iterated, read_whenever_given
+from fxcache_core.lookup.optional_tensors import default_is_none, read_whenever_given
+from fxcache_core.lookup.sequence_lengths import reads_every_element, shorter_sequence
 
 SYMBOLS = (SymbolInfo("t0", "s77", "L['x'].size()[0]", 10), SymbolInfo("t1", "s27", "L['x'].size()[1]", 4))
 
@@ -118,4 +119,34 @@ def test_a_default_of_none_and_a_loop_over_a_list_are_read_from_the_source():
               "    for p, g in zip(ps, gs):\n        p.add_(g, alpha=-lr)\n")
     assert default_is_none(fn, "mask") and default_is_none(fn, "bias")
     assert not default_is_none(fn, "k") and not default_is_none(fn, "lr")
-    assert iterated(fn, "ps") == 2 and iterated(fn, "gs") == 2 and iterated(fn, "lr") is None
+    assert reads_every_element(fn, "ps") == (2, 0) and reads_every_element(fn, "gs") == (2, 0)
+    assert reads_every_element(fn, "lr") is None
+
+
+@pytest.mark.parametrize("src,found", [
+    ("def f(*xs):\n    out = xs[0]\n    for x in xs[1:]:\n        out = out + x\n    return out\n", (3, 1)),
+    ("def f(xs):\n    return [x.sin() for x in xs[:]]\n", (2, 0)),
+    ("def f(xs, d=0):\n    return torch.cat(xs, dim=d)\n", (2, 0)),
+    ("def f(xs):\n    return torch.stack(xs[2:])\n", (2, 2)),
+    # Read by index, a bounded slice, a start not a literal, a stepped slice, another
+    # module's cat, a parameter rebound (the loop may read another list): not every element.
+    ("def f(xs):\n    return xs[0] + xs[1]\n", None),
+    ("def f(xs):\n    for x in xs[:2]:\n        pass\n", None),
+    ("def f(xs, k):\n    for x in xs[k:]:\n        pass\n", None),
+    ("def f(xs):\n    for x in xs[::2]:\n        pass\n", None),
+    ("def f(xs):\n    return np.cat(xs)\n", None),
+    ("def f(xs):\n    xs = xs[:1]\n    for x in xs:\n        pass\n", None),
+])
+def test_code_that_reads_every_element_of_a_sequence_is_found_with_the_first_index_it_reads(src, found):
+    assert reads_every_element(_def(src), "xs") == found
+
+
+def test_a_call_whose_sequence_ends_before_an_element_the_key_takes_is_another_graph():
+    why = shorter_sequence("L['xs'][1]", ["L['xs'][0]", "L['x']"])
+    assert why is not None and why.code == "list-shorter" and "the call's L['xs'] has 1 element" in why
+    assert shorter_sequence("L['xs'][2]", ["L['xs'][0]", "L['xs'][1]"]).code == "list-shorter"
+    # An element left out in the middle (the user's to give), the sequence not given at
+    # all, or a source that is no element: nothing said.
+    assert shorter_sequence("L['xs'][1]", ["L['xs'][0]", "L['xs'][2]"]) is None
+    assert shorter_sequence("L['xs'][1]", ["L['ys'][0]"]) is None
+    assert shorter_sequence("L['mask']", ["L['xs'][0]"]) is None

@@ -15,6 +15,7 @@ package's ``__init__`` only).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Annotated, Any
 
@@ -98,6 +99,10 @@ def _version(value: bool) -> None:
         raise typer.Exit(_errors.SUCCESS)
 
 
+_SOURCE_DIR_ENV = "FXCACHE_SOURCE_DIR"
+"""The environment variable that gives ``--source-dir``'s pairs when the option is not given."""
+
+
 @app.callback()
 def _global(
     ctx: typer.Context,
@@ -127,7 +132,8 @@ def _global(
             metavar="OLD=NEW",
             help="Read a compiled function's source file recorded under the directory OLD from NEW "
             "instead (a cache built on another machine, a moved checkout); repeatable, the longest "
-            "OLD wins, both absolute. The file there must still hold the function at its recorded line.",
+            "OLD wins, both absolute. The file there must still hold the function at its recorded line. "
+            "Default: $FXCACHE_SOURCE_DIR, OLD=NEW pairs separated by the path separator (':').",
             show_default=False,
         ),
     ] = None,
@@ -138,6 +144,10 @@ def _global(
 ) -> None:
     state.cache_dir = cache_dir
     state.remote = remote
+    said = "--source-dir"
+    if not source_dir:
+        said = _SOURCE_DIR_ENV
+        source_dir = [item for item in os.environ.get(_SOURCE_DIR_ENV, "").split(os.pathsep) if item]
     if source_dir:
         from fxcache_core.functions.source_dirs import use_source_dirs
 
@@ -145,9 +155,11 @@ def _global(
         for item in source_dir:
             old, eq, new = item.partition("=")
             if not eq:
-                fail(f"--source-dir {item!r}: expected OLD=NEW (two absolute directories)")
+                fail(f"{said} {item!r}: expected OLD=NEW (two absolute directories)")
+            if said == _SOURCE_DIR_ENV and not (os.path.isabs(old) and os.path.isabs(new)):
+                fail(f"{said} {item!r}: expected OLD=NEW, both absolute directories")
             if pairs.get(old, new) != new:
-                fail(f"--source-dir: {old} is mapped twice ({pairs[old]} and {new})")
+                fail(f"{said}: {old} is mapped twice ({pairs[old]} and {new})")
             pairs[old] = new
         ctx.call_on_close(use_source_dirs(pairs))
 

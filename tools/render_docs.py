@@ -17,7 +17,7 @@ CACHE is one of :data:`CACHES`, caches torch wrote that the repository keeps
 ``<workspace>/trace`` (its files un-gzip'ed, as torch writes them) and shown as ``trace``;
 ``$PWD`` is the workspace, where the command runs (as a shell would read it), and holds in
 ``src`` the source files the cache was compiled from, where the repository keeps them
-(:data:`SOURCES`: for ``--source-dir``). Two shell
+(:data:`SOURCES`). Two shell
 endings are understood, and shown: ``| head -n N`` keeps the first N lines of
 stdout, ``; echo $?`` adds the exit status.
 
@@ -31,7 +31,9 @@ output changed:
   the page writes is there for its unpack);
 - the command runs as ``fxcache ARGS`` with ``TORCHINDUCTOR_CACHE_DIR`` set to
   the copy (torch's own way of naming the cache dir, so the shown command needs no
-  ``--cache-dir``), ``COLUMNS=100``, ``NO_COLOR=1`` and ``FXCACHE_NO_INDEX=1``
+  ``--cache-dir``), ``FXCACHE_SOURCE_DIR`` mapping the directory the cache records its
+  source under to ``<workspace>/src`` where :data:`SOURCES` names one (so the shown command
+  needs no ``--source-dir``), ``COLUMNS=100``, ``NO_COLOR=1`` and ``FXCACHE_NO_INDEX=1``
   (nothing written outside the workspace, every run a cold one), no other
   ``TORCHINDUCTOR_*``, ``TORCH_*``, ``TRITON_*`` or ``FXCACHE_*`` variable, and ``TMPDIR``
   the workspace (torch's default cache dir, where precompiled headers live, is
@@ -76,9 +78,12 @@ CACHES: dict[str, tuple[str, str | None]] = {
     "upgrade": ("tests/fixtures/torch_upgrade/cache", "tests/fixtures/torch_upgrade/trace"),
 }
 
-#: Name in the docs -> the source files its cache was compiled from (the tree the build ran
-#: in, recorded there as /work/wt-15), relative to the repository root: ``<workspace>/src``.
-SOURCES: dict[str, str] = {"v2.15": "tests/fixtures/torch_versions/src", "v2.14": "tests/fixtures/torch_versions/src"}
+#: Name in the docs -> (the directory its cache records its source files under, where the
+#: repository keeps those files, relative to the repository root): copied to ``<workspace>/src``
+#: and given as ``FXCACHE_SOURCE_DIR``, as the cache dir is given, so that a shown command
+#: reads the source as on the machine that built the cache.
+SOURCES: dict[str, tuple[str, str]] = {"v2.15": ("/work/wt-15", "tests/fixtures/torch_versions/src"),
+                                       "v2.14": ("/work/wt-15", "tests/fixtures/torch_versions/src")}
 #: How long before the run every file of a copied cache was last used, in seconds.
 AGE = 3 * 86400
 #: The cache dir as the docs show it (torch's default for a user named "you").
@@ -150,7 +155,7 @@ def _workspace_cache(ws: Path, name: str, stamp: float) -> tuple[Path, Path | No
     if not cache.exists():
         shutil.copytree(REPO_ROOT / cache_rel, cache, symlinks=True)
         if name in SOURCES and not (ws / "src").exists():
-            shutil.copytree(REPO_ROOT / SOURCES[name], ws / "src")
+            shutil.copytree(REPO_ROOT / SOURCES[name][1], ws / "src")
         if trace is not None:  # the repository keeps trace files gzip'ed; torch writes them plain
             trace.mkdir()
             for f in sorted((REPO_ROOT / trace_rel).iterdir()):
@@ -177,6 +182,8 @@ def run_shown(shown: Shown, ws: Path, stamp: float, runner: Runner = run_fresh) 
     env.update(TORCHINDUCTOR_CACHE_DIR=str(cache), COLUMNS="100", NO_COLOR="1", FXCACHE_NO_INDEX="1",
                TMPDIR=str(ws), PYTHONPATH=os.pathsep.join(
                    [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    if shown.cache in SOURCES:
+        env["FXCACHE_SOURCE_DIR"] = f"{SOURCES[shown.cache][0]}={ws / 'src'}"
     returncode, out, err = runner(argv, env, ws)
     if head is not None:
         out = "".join(out.splitlines(keepends=True)[:head])

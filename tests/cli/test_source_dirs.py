@@ -73,3 +73,24 @@ def test_a_bad_source_dir_is_one_line_and_exit_2(value, says):
 def test_one_old_dir_mapped_twice_is_a_usage_error():
     proc = run_fxcache("--cache-dir", str(CACHE), "--source-dir", "/a=/b", "--source-dir", "/a/=/c", "ls")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "mapped twice" in proc.stderr, proc.stderr
+
+
+def test_fxcache_source_dir_gives_the_mapping_where_the_option_is_not_given():
+    """The environment variable maps as the option does (pairs separated by os.pathsep, an
+    unrelated pair beside it), and the option, given, replaces it."""
+    env = {"FXCACHE_SOURCE_DIR": f"/elsewhere=/tmp:/work/wt-15={FIXTURES / 'src'}"}
+    call = TRUTH["calls"][2]
+    args = ("--cache-dir", str(CACHE), "match", "--json", "--fn", call["case"], *call["match_args"])
+    proc = run_fxcache(*args, env=env)
+    (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
+    assert (proc.returncode, fv["status"]) == (1, "miss"), fv
+    proc = run_fxcache(*args[:2], "--source-dir", f"/work/wt-15={REPO_ROOT}", *args[2:], env=env)
+    (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
+    assert proc.returncode == 3 and fv["why_code"] == "source-unread", fv
+
+
+@pytest.mark.parametrize("value", ["/work/wt-15", "wt-15=/tmp", "/work/wt-15=src"])
+def test_a_bad_fxcache_source_dir_is_one_line_naming_it_and_exit_2(value):
+    proc = run_fxcache("--cache-dir", str(CACHE), "ls", env={"FXCACHE_SOURCE_DIR": value})
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.count("\n") == 1 and "FXCACHE_SOURCE_DIR" in proc.stderr, proc.stderr

@@ -297,7 +297,7 @@ class _IntJudge:
         if missing and not self.broken():
             given = [c for s in call.inputs for c in candidates(s, call.params)]
             for src, why in missing:
-                left_out = shorter_sequence(src, given) or self.left_out(src)
+                left_out = shorter_sequence(src, given, call.frame) or self.left_out(src)
                 (self.problems if left_out is not None else self.notes).append(left_out or why)
         for user_src, value in call.inputs.items():
             if user_src in call.settled:

@@ -6,7 +6,8 @@ Dynamo must know: the trace evaluates ``ceil(size / n)`` and guards it
 torch/_refs/__init__.py takes ``guard_int`` of ``ceil_div``), and the printed graph
 holds ``split = torch.ops.aten.split.Tensor(x, n, dim)`` and one ``split[i]`` per piece
 the trace read. A call that fails that equality splits into another number of pieces,
-and where the code reads every piece (a loop over the list, ``torch.cat`` of it:
+and where the code reads every piece (the list assigned to a local, then an
+unconditional loop accumulating an op on each, ``sum`` over it, ``torch.cat`` of it:
 :func:`~fxcache_core.lookup.sequence_lengths.reads_every_element`) and this key's graph
 reads all ``k`` (``split[0]`` to ``split[k - 1]``), the call's trace reads another
 number: not this key's graph, whatever else it does (or it raises).
@@ -24,14 +25,13 @@ from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.functions.frames import CompiledFrom, function_node
 from fxcache_core.guards.expr import parse_guards
 from fxcache_core.guards.user_terms import clause_in_user_terms, placeholder_names
-from fxcache_core.lookup.sequence_lengths import reads_every_element
+from fxcache_core.lookup.sequence_lengths import reads_every, reads_every_element
 from fxcache_core.lookup.traced_lines import traced_lines
 from fxcache_core.reasons import Reason
 
 __all__ = ["piece_count_clause", "split_count_differs"]
 
 _SPLIT_RE = re.compile(r"^\s*(\w+) = torch\.ops\.aten\.split\.Tensor\((\w+), (\w+)(?:, (-?\d+))?\)\s*$")
-_WRAPPERS = ("enumerate", "zip", "reversed")
 
 
 def _terms(node: ast.expr) -> list[ast.expr]:
@@ -101,26 +101,25 @@ def _split_in_graph(graph: str, n_symbol: str, size_symbol: str) -> tuple[str, i
 
 
 def _reads_every_piece(fn: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> int | None:
-    """The line where ``fn`` reads every piece of the ``.split(...)`` call at ``line``:
-    a loop (or ``enumerate``/``zip``/``reversed`` in one) over the call itself, or over
-    the local it is assigned to, once (:func:`reads_every_element`); None otherwise."""
+    """The line where ``fn`` reads every piece of the ``.split(...)`` call at ``line``, as
+    :func:`~fxcache_core.lookup.sequence_lengths.reads_every_element` reads every element
+    (an unconditional loop accumulating an op on each, ``sum`` of a generator over it, a
+    ``torch`` join of it): over the call itself, or over the local it is assigned to,
+    once; None otherwise (``zip`` with another sequence, pieces read by index)."""
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "split" and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if len(calls) != 1:
+        return None
+    (call,) = calls
+    every = reads_every(fn, lambda e: 0 if e is call else None)
+    if every is not None:
+        return every.line
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-    for node in ast.walk(fn):
-        for child in ast.iter_child_nodes(node):
-            if not (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute)
-                    and child.func.attr == "split" and child.lineno <= line <= (child.end_lineno or child.lineno)):
-                continue
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                    and node.targets[0].id not in params:
-                every = reads_every_element(fn, node.targets[0].id, stores=1)
-                return every.line if every is not None and every.start == 0 else None
-            if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and node.iter is child:
-                return getattr(node, "lineno", None) or child.lineno
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _WRAPPERS:
-                outer = next((n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension))
-                              and n.iter is node), None)
-                if outer is not None:
-                    return getattr(outer, "lineno", None) or node.lineno
+    for node in fn.body:
+        if isinstance(node, ast.Assign) and node.value is call and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id not in params:
+            every = reads_every_element(fn, node.targets[0].id, stores=1)
+            return every.line if every is not None and every.start == 0 else None
     return None
 
 

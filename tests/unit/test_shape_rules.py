@@ -12,6 +12,7 @@ import pytest
 
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError
+from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.lookup.binding import TensorArg, parse_shapes
 from fxcache_core.lookup.boundaries import graph_sizes, size_boundary
 from fxcache_core.lookup.mark_ranges import outside_own_range
@@ -116,10 +117,12 @@ def test_a_parameter_read_whenever_given_is_found_only_where_the_source_shows_it
 
 def test_a_default_of_none_and_a_loop_over_a_list_are_read_from_the_source():
     fn = _def("def f(ps, gs, lr, mask=None, *, bias=None, k=1):\n"
+              "    for p in ps:\n        p.add_(p, alpha=-lr)\n"
               "    for p, g in zip(ps, gs):\n        p.add_(g, alpha=-lr)\n")
     assert default_is_none(fn, "mask") and default_is_none(fn, "bias")
     assert not default_is_none(fn, "k") and not default_is_none(fn, "lr")
-    assert reads_every_element(fn, "ps") == (2, 0) and reads_every_element(fn, "gs") == (2, 0)
+    # An in-place op on each element reads every one; zip stops at its shortest sequence.
+    assert reads_every_element(fn, "ps") == (2, 0) and reads_every_element(fn, "gs") is None
     assert reads_every_element(fn, "lr") is None
 
 
@@ -136,17 +139,47 @@ def test_a_default_of_none_and_a_loop_over_a_list_are_read_from_the_source():
     ("def f(xs):\n    for x in xs[::2]:\n        pass\n", None),
     ("def f(xs):\n    return np.cat(xs)\n", None),
     ("def f(xs):\n    xs = xs[:1]\n    for x in xs:\n        pass\n", None),
+    # zip stops at its shortest; all() reads no element into the graph; a loop under an
+    # if, or whose body keeps nothing, or reads only metadata; a comprehension sliced after.
+    ("def f(xs):\n    out = xs[0] * 0\n    for x, w in zip(xs, (1.0, 2.0)):\n        out = out + x * w\n"
+     "    return out\n", None),
+    ("def f(xs):\n    assert all(x.dim() == 2 for x in xs)\n    return xs[0] + xs[1]\n", None),
+    ("def f(xs, k):\n    out = 0\n    if k:\n        for x in xs:\n            out = out + x\n    return out\n", None),
+    ("def f(xs):\n    for x in xs:\n        y = x + 1\n    return xs[0]\n", None),
+    ("def f(xs):\n    n = 0\n    for x in xs:\n        n = n + x.size(0)\n    return xs[0] * n\n", None),
+    ("def f(xs):\n    return torch.stack([x.relu() for x in xs][:2])\n", None),
 ])
 def test_code_that_reads_every_element_of_a_sequence_is_found_with_the_first_index_it_reads(src, found):
     assert reads_every_element(_def(src), "xs") == found
 
 
-def test_a_call_whose_sequence_ends_before_an_element_the_key_takes_is_another_graph():
-    why = shorter_sequence("L['xs'][1]", ["L['xs'][0]", "L['x']"])
+def _frame(tmp_path, src: str) -> CompiledFrom:
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    return CompiledFrom("f", str(path), 1)
+
+
+def test_a_call_whose_sequence_ends_before_an_element_the_key_takes_is_another_graph(tmp_path):
+    every = _frame(tmp_path, "def f(xs, x):\n    out = xs[0]\n    for t in xs[1:]:\n        out = out + t\n"
+                             "    return out * x\n")
+    why = shorter_sequence("L['xs'][1]", ["L['xs'][0]", "L['x']"], every)
     assert why is not None and why.code == "list-shorter" and "the call's L['xs'] has 1 element" in why
-    assert shorter_sequence("L['xs'][2]", ["L['xs'][0]", "L['xs'][1]"]).code == "list-shorter"
+    assert shorter_sequence("L['xs'][2]", ["L['xs'][0]", "L['xs'][1]"], every).code == "list-shorter"
     # An element left out in the middle (the user's to give), the sequence not given at
     # all, or a source that is no element: nothing said.
-    assert shorter_sequence("L['xs'][1]", ["L['xs'][0]", "L['xs'][2]"]) is None
-    assert shorter_sequence("L['xs'][1]", ["L['ys'][0]"]) is None
-    assert shorter_sequence("L['mask']", ["L['xs'][0]"]) is None
+    assert shorter_sequence("L['xs'][1]", ["L['xs'][0]", "L['xs'][2]"], every) is None
+    assert shorter_sequence("L['xs'][1]", ["L['ys'][0]"], every) is None
+    assert shorter_sequence("L['mask']", ["L['xs'][0]"], every) is None
+
+
+@pytest.mark.parametrize("src", [
+    # Read by index past the call's one element (the trace raises IndexError), every
+    # element read only for a check, the number of elements asked: not said.
+    "def f(xs):\n    return xs[0] + xs[1]\n",
+    "def f(xs):\n    assert all(x.dim() == 2 for x in xs)\n    return xs[0] + xs[1]\n",
+    "def f(xs):\n    out = xs[0]\n    for t in xs[1:]:\n        out = out + t\n    return out * xs[1]\n",
+    "def f(xs):\n    out = xs[0]\n    for t in xs[1:]:\n        out = out + t\n    return out * len(xs)\n",
+])
+def test_a_shorter_call_is_not_another_graph_where_the_code_may_raise_or_branch_on_it(tmp_path, src):
+    assert shorter_sequence("L['xs'][1]", ["L['xs'][0]"], _frame(tmp_path, src)) is None
+    assert shorter_sequence("L['xs'][1]", ["L['xs'][0]"], None) is None

@@ -107,3 +107,15 @@ def test_a_call_with_another_number_of_pieces_is_another_graph_only_where_every_
                f=CompiledFrom("split_sum", str(src2), 3)) is None
     assert ask({"t0": 4, "t1": 16, "t2": 4}, f=CompiledFrom("split_sum", str(src2), 3)) is None
     assert ask({"t0": 4, "t1": 16, "t2": 4}, f=None) is None
+
+
+@pytest.mark.parametrize("src,line", [
+    # zip stops at its shorter sequence (another number of pieces may keep the graph);
+    # pieces sliced after their ops; a loop whose body keeps nothing.
+    ("def f(x, n):\n    out = []\n    for p, w in zip(x.split(n, 1), (1.0, 2.0)):\n"
+     "        out.append(p.sum(1) * w)\n    return torch.stack(out)\n", 3),
+    ("def f(x, n):\n    return torch.stack([p.relu() for p in x.split(n, 1)][:2])\n", 2),
+    ("def f(x, n):\n    for p in x.split(n, 1):\n        y = p + 1\n    return x\n", 2),
+])
+def test_a_split_whose_pieces_may_not_all_reach_the_graph_is_not_read_as_every_piece(src, line):
+    assert _reads_every_piece(_fn(src), line) is None

@@ -292,8 +292,8 @@ def _def_at(path: str, line: int) -> _Def | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _def_in(path: str, size: int, mtime_ns: int, line: int) -> _Def | None:
-    defs = _defs_cached(path, size, mtime_ns)
+def _def_in(path: str, size: int, stamp: Stamp, line: int) -> _Def | None:
+    defs = _defs_cached(path, size, stamp)
     if isinstance(defs, Reason):
         return None
     best: _Def | None = None
@@ -423,7 +423,7 @@ _REFUSED_CODES = frozenset({"source-not-regular", "source-too-large", "source-to
 
 
 @functools.lru_cache(maxsize=64)
-def _defs_cached(path: str, size: int, mtime_ns: int) -> tuple[_Span, ...] | Reason:
+def _defs_cached(path: str, size: int, stamp: Stamp) -> tuple[_Span, ...] | Reason:
     data = _read_source(path)
     tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
     if isinstance(tree, ast.Module):
@@ -436,8 +436,14 @@ def _defs_cached(path: str, size: int, mtime_ns: int) -> tuple[_Span, ...] | Rea
     return tree
 
 
-def _stat(path: str) -> tuple[int, int] | None:
-    """(size, mtime in ns) of ``path`` when it is a regular ``.py`` file of at most
+Stamp = tuple[int, int, int]
+"""A source file's identity as the parse caches key it: (mtime in ns, device, inode) of
+the file read, so that two files of one size and mtime (a mapping changed in one process,
+:mod:`fxcache_core.functions.source_dirs`) never share a parse."""
+
+
+def _stat(path: str) -> tuple[int, Stamp] | None:
+    """(size, :data:`Stamp`) of ``path`` when it is a regular ``.py`` file of at most
     :data:`MAX_SOURCE_BYTES`, else None (one over it is listed by :func:`refused_sources`).
     ``path`` is the recorded one: the file is where
     :func:`~fxcache_core.functions.source_dirs.located` puts it."""
@@ -453,7 +459,7 @@ def _stat(path: str) -> tuple[int, int] | None:
                               else Reason(f"{st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit",
                                           "source-too-large"))
         return None
-    return st.st_size, st.st_mtime_ns
+    return st.st_size, (st.st_mtime_ns, st.st_dev, st.st_ino)
 
 
 def unparsed_why(path: str) -> Reason | None:
@@ -487,7 +493,7 @@ def function_node(path: str, first_line: int, name: str) -> ast.FunctionDef | as
 
 
 @functools.lru_cache(maxsize=16)
-def _function_node(path: str, size: int, mtime_ns: int, first_line: int,
+def _function_node(path: str, size: int, stamp: Stamp, first_line: int,
                    name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     tree = _parse(path)
     if tree is None:

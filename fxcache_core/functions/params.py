@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 
 from fxcache_core.functions.frames import (
     CompiledFrom,
+    Stamp,
     _parse_bounded,
     _read_source,
     _stat,
@@ -222,8 +223,8 @@ def _break_line(function: str) -> int | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _reads_in(path: str, size: int, mtime_ns: int, line: int, name: str) -> FrameReads | Reason:
-    defs = _defs_by_name(path, size, mtime_ns)
+def _reads_in(path: str, size: int, stamp: Stamp, line: int, name: str) -> FrameReads | Reason:
+    defs = _defs_by_name(path, size, stamp)
     if isinstance(defs, Reason):
         return defs
     fn = _def_named(defs.get(name, ()), line)
@@ -241,9 +242,9 @@ _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 @functools.lru_cache(maxsize=16)
-def _defs_by_name(path: str, size: int, mtime_ns: int) -> dict[str, tuple[_Def, ...]] | Reason:
+def _defs_by_name(path: str, size: int, stamp: Stamp) -> dict[str, tuple[_Def, ...]] | Reason:
     """Every ``def`` of the source file ``path`` (parsed once per identity
-    ``(size, mtime_ns)``, never run), by name; a Reason where it cannot be read."""
+    ``(size, stamp)``, never run), by name; a Reason where it cannot be read."""
     data = _read_source(path)
     tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
     if isinstance(tree, Reason):

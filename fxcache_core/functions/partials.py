@@ -18,7 +18,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from fxcache_core.functions.frames import _parse, _stat
+from fxcache_core.functions.frames import Stamp, _parse, _stat
 
 __all__ = ["PartialBinding", "partial_bindings"]
 
@@ -54,7 +54,7 @@ def partial_bindings(file: str, function: str) -> tuple[PartialBinding, ...]:
 
 
 @functools.lru_cache(maxsize=64)
-def _bindings(file: str, size: int, mtime_ns: int, function: str) -> tuple[PartialBinding, ...]:
+def _bindings(file: str, size: int, stamp: Stamp, function: str) -> tuple[PartialBinding, ...]:
     tree = _parse(file)
     if tree is None:
         return ()

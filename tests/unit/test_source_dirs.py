@@ -5,9 +5,12 @@ caches (tests/cli/test_source_dirs.py)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from fxcache_core.errors import FxcacheError
+from fxcache_core.functions.frames import function_node
 from fxcache_core.functions.source_dirs import in_force, located, source_dirs, use_source_dirs
 from fxcache_core.lookup.binding import parse_shapes
 from fxcache_core.lookup.pyvalues import PyValue
@@ -84,3 +87,24 @@ def test_a_record_without_all_its_guards_covers_nothing():
     assert covering_record([{**RECORD, "#all-guards": False}], inputs, frozenset({"L['x']"}), ()) is None
     assert covering_record([{k: v for k, v in RECORD.items() if k != GUARDED_LOCALS}], inputs,
                            frozenset({"L['x']"}), ()) is None
+
+
+def test_two_files_of_one_size_and_mtime_under_two_mappings_are_parsed_each(tmp_path):
+    """A library caller that installs one mapping, then another, in one process: the
+    parse caches key the file read (its inode), not the recorded path with its size and
+    mtime, which `cp -p` or tar keep equal."""
+    for d, n in (("a", 2), ("b", 3)):
+        (tmp_path / d).mkdir()
+        f = tmp_path / d / "m.py"
+        f.write_text(f"def f(x, n={n}):\n    return x * n\n")
+        os.utime(f, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    defaults = []
+    for d in ("a", "b"):
+        restore = use_source_dirs({"/build/src": str(tmp_path / d)})
+        try:
+            fn = function_node("/build/src/m.py", 1, "f")
+            assert fn is not None
+            defaults.append(fn.args.defaults[0].value)
+        finally:
+            restore()
+    assert defaults == [2, 3]

@@ -54,10 +54,9 @@ from fxcache_core.lookup.pinned import judge_pinned, pinned_items, pinned_value
 from fxcache_core.lookup.printed_graphs import PrintedGraph, parse_printed_graph, specialized_values
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.lookup.sequence_lengths import element_of, shorter_sequence, vararg_name
+from fxcache_core.lookup.source_values import LOCAL_RE
 from fxcache_core.lookup.symbol_names import name_inputs
 from fxcache_core.reasons import Reason, code_of
-
-_LOCAL_RE = re.compile(r"L\['(\w+)'\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,7 +321,7 @@ class _IntJudge:
         # A parameter of this key's frame; where its source was not read, any input of
         # the function asked for (a resume frame's locals are not the first frame's).
         mine = _is_param(user_src, call.params) if call.params else call.of_function
-        if mine and call.unread is not None and (m := _LOCAL_RE.fullmatch(user_src)) and m.group(1) in call.unread:
+        if mine and call.unread is not None and (m := LOCAL_RE.fullmatch(user_src)) and m.group(1) in call.unread:
             return  # the function never reads it: no value of it changes the graph
         if isinstance(value, TensorArg) and value.shape != ():
             self.tensor(user_src, src)
@@ -430,7 +429,7 @@ class _IntJudge:
         argument: ``differs`` is a problem (False); ``same`` makes this key torch's for it
         under dynamic=None (True, :attr:`baked_why` says how; without the mode, a note and
         False). None where they do not decide."""
-        m = _LOCAL_RE.fullmatch(src)
+        m = LOCAL_RE.fullmatch(src)
         if m is None:
             return None
         prov = baked_provenance(self.keys.catalog, self.call.key, m.group(1), self.call.inputs, self.call.frame)
@@ -531,7 +530,7 @@ def _input_type(entry: DecodedEntry, src: str) -> str:
 def _is_param(src: str, params: Sequence[str]) -> bool:
     """Whether the user's ``src`` (``L['t']``, ``L['args'][1]``, ``L['kwargs']['t']``) is a
     parameter of a frame whose positional parameters are ``params``."""
-    if (m := _LOCAL_RE.fullmatch(src)) is not None:
+    if (m := LOCAL_RE.fullmatch(src)) is not None:
         return m.group(1) in params
     if (m := re.fullmatch(r"L\['args'\]\[(\d+)\]", src)) is not None:
         return int(m.group(1)) < len(params)

@@ -23,6 +23,7 @@ from fxcache_core.functions.frames import CompiledFrom, function_node
 from fxcache_core.functions.params import param_defaults
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
 from fxcache_core.lookup.sequence_lengths import element_of, reads_every_element
+from fxcache_core.lookup.source_values import LOCAL_RE
 from fxcache_core.reasons import Reason
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ __all__ = ["default_is_none", "list_element", "read_whenever_given", "tensor_giv
 Takers = Callable[[str, bool], "CacheKey | None"]
 """(source, takes) -> a key of the function that takes an input from the source (takes
 True) or takes none from it (False); None when there is none."""
-_LOCAL_RE = re.compile(r"L\['(\w+)'\]")
 
 
 def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Takers) -> Reason | None:
@@ -42,7 +42,7 @@ def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Ta
     the key's compiled ``frame`` computes with it whenever it is given
     (:func:`read_whenever_given`), the key was traced without a tensor there, so torch
     traces another graph (the reason, ``optional-tensor-given``); else None."""
-    m = _LOCAL_RE.fullmatch(src)
+    m = LOCAL_RE.fullmatch(src)
     other = takers(src, True) if m is not None else None
     fn = function_node(frame.file, frame.line, frame.function) if other is not None and frame else None
     line = read_whenever_given(fn, m.group(1)) if fn is not None and m is not None else None
@@ -60,7 +60,7 @@ def tensor_left_out(src: str, frame: CompiledFrom | None, function: str, takers:
     defaults to None (:func:`default_is_none`), where another key of the function takes
     no input from it: the call passes None, and a graph that takes a tensor there is not
     traced from None (the reason, ``optional-tensor-left-out``); else None."""
-    m = _LOCAL_RE.fullmatch(src)
+    m = LOCAL_RE.fullmatch(src)
     other = takers(src, False) if m is not None else None
     fn = function_node(frame.file, frame.line, frame.function) if other is not None and frame else None
     if fn is None or m is None or other is None or not default_is_none(fn, m.group(1)):
@@ -78,7 +78,7 @@ def float_default_tensorified(src: str, type_: str, frame: CompiledFrom | None) 
     torch/_dynamo/variables/builder.py; torch 2.13 names such an input by its source,
     ``L['v']``). The value is then an input of the graph, not a guard: the default is
     taken as a given float is."""
-    m = _LOCAL_RE.fullmatch(src)
+    m = LOCAL_RE.fullmatch(src)
     if m is None or frame is None or not re.fullmatch(r"f64\[\](\[\])?\w*", type_):
         return False
     fn = function_node(frame.file, frame.line, frame.function)
@@ -184,7 +184,7 @@ def list_element(src: str, base: str, taken: set[str], frame: CompiledFrom | Non
     key takes no element of the sequence."""
     if not any(t.startswith(base + "[") for t in taken):
         return None
-    m = _LOCAL_RE.fullmatch(base)
+    m = LOCAL_RE.fullmatch(base)
     name = name or (m.group(1) if m is not None else None)
     el = element_of(src)
     fn = function_node(frame.file, frame.line, frame.function) if frame is not None and name else None

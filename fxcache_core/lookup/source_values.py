@@ -18,6 +18,8 @@ from fxcache_core.reasons import Reason
 if TYPE_CHECKING:
     from fxcache_core.functions.frames import CompiledFrom
 
+LOCAL_RE = re.compile(r"L\['(\w+)'\]")
+"""A frame local's source as guards write it (``L['mask']``; ``fullmatch``: its name is group 1)."""
 _PROP_RE = re.compile(r"^(?P<base>.+?)(?:\.size\(\)\[(?P<size>\d+)\]|\.stride\(\)\[(?P<stride>\d+)\]"
                       r"|(?P<offset>\.storage_offset\(\)))?$")
 

@@ -54,6 +54,7 @@ from fxcache_core.lookup.float_exprs import Provenance, _is_pure, float_provenan
 from fxcache_core.lookup.floats import graph_text
 from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.param_account import ParamAccount
+from fxcache_core.lookup.source_values import LOCAL_RE
 from fxcache_core.reasons import Reason
 
 __all__ = ["SELF_ATTR_RE", "StateJudge", "read_state", "state_constant", "state_judge"]
@@ -61,7 +62,6 @@ __all__ = ["SELF_ATTR_RE", "StateJudge", "read_state", "state_constant", "state_
 SELF_ATTR_RE = re.compile(r"L\['self'\]((?:\.[A-Za-z_]\w*)+)")
 """A module's attribute as the call gives it (``L['self'].scale``): the dotted path."""
 _GLOBAL_RE = re.compile(r"G\['([A-Za-z_]\w*)'\]")
-_LOCAL_RE = re.compile(r"L\['(\w+)'\]")
 
 StateJudge = Callable[[str, str, object], "ParamAccount | None"]
 """(the user's source, the name shown, the value) -> its account, or None: undecided."""
@@ -97,10 +97,10 @@ def read_state(fn: ast.FunctionDef | ast.AsyncFunctionDef, graph: str, frame: Co
         return None
     fn, name = named
     scalars: dict[str, float | int] = {m.group(1): v for s, v in inputs.items()
-                                       if type(v) in (int, float) and (m := _LOCAL_RE.fullmatch(s))}
+                                       if type(v) in (int, float) and (m := LOCAL_RE.fullmatch(s))}
     scalars[name] = value  # type: ignore[assignment]
     tensors = frozenset(m.group(1) for s, v in inputs.items()
-                        if isinstance(v, TensorArg) and (m := _LOCAL_RE.fullmatch(s)))
+                        if isinstance(v, TensorArg) and (m := LOCAL_RE.fullmatch(s)))
     prov: Provenance | None = None
     if type(value) is int:
         prov = value_provenance(fn, frame.file, graph, name, scalars, tensors)

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 from fxcache_core.guards.expr import Clause, parse_guards
 from fxcache_core.lookup.judge import EntryVerdict
 
-__all__ = ["FailedClause", "failed_equality", "failed_relation", "specializing_clause"]
+__all__ = ["FailedClause", "failed_equality", "failed_relation", "int_literal", "placeholder_of",
+           "specializing_clause"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,7 @@ class FailedClause:
     value: int | None = None
 
 
-def _placeholder(node: ast.expr) -> str | None:
+def placeholder_of(node: ast.expr) -> str | None:
     """``tN`` of ``L['tN']``, else None."""
     if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "L"
             and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
@@ -73,9 +74,10 @@ def _placeholder(node: ast.expr) -> str | None:
     return None
 
 
-def _int(node: ast.expr) -> int | None:
+def int_literal(node: ast.expr) -> int | None:
+    """The int a literal (``3``, ``-3``) is, else None."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        v = _int(node.operand)
+        v = int_literal(node.operand)
         return -v if v is not None else None
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -120,7 +122,7 @@ def _ne_constant(failed: list[Clause], values: Mapping[str, int]) -> FailedClaus
             continue
         _, left, right = cmp
         for a, b in ((left, right), (right, left)):
-            p, k = _placeholder(a), _int(b)
+            p, k = placeholder_of(a), int_literal(b)
             if p is not None and k is not None and values.get(p) == k:
                 return FailedClause(c.text, p, k)
     return None
@@ -154,7 +156,7 @@ _RELATIONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.NotEq)
 
 
 def _placeholders(node: ast.expr) -> set[str]:
-    return {p for n in ast.walk(node) if (p := _placeholder(n)) is not None}  # type: ignore[arg-type]
+    return {p for n in ast.walk(node) if (p := placeholder_of(n)) is not None}  # type: ignore[arg-type]
 
 
 def _relation(failed: list[Clause], values: Mapping[str, int]) -> FailedClause | None:

@@ -25,6 +25,7 @@ from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.functions.frames import CompiledFrom, function_node
 from fxcache_core.guards.expr import parse_guards
 from fxcache_core.guards.user_terms import clause_in_user_terms, placeholder_names
+from fxcache_core.lookup.retrace import int_literal, placeholder_of
 from fxcache_core.lookup.sequence_lengths import reads_every, reads_every_element
 from fxcache_core.lookup.traced_lines import traced_lines
 from fxcache_core.reasons import Reason
@@ -42,15 +43,7 @@ def _terms(node: ast.expr) -> list[ast.expr]:
 
 def _name(node: ast.expr) -> str | None:
     """``tN`` of ``L['tN']``; ``-1`` as the string ``"-1"``."""
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "L" \
-            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-        return node.slice.value
-    if isinstance(node, ast.Constant) and node.value == -1 and type(node.value) is int:
-        return "-1"
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and node.operand.value == 1 and type(node.operand.value) is int:
-        return "-1"
-    return None
+    return placeholder_of(node) or ("-1" if int_literal(node) == -1 else None)
 
 
 def piece_count_clause(text: str) -> tuple[str, str, int] | None:

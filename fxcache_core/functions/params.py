@@ -39,7 +39,7 @@ from fxcache_core.functions.frames import (
     _stat,
     resume_parent,
 )
-from fxcache_core.functions.source_dirs import located
+from fxcache_core.functions.source_dirs import shown
 from fxcache_core.reasons import Reason
 
 MAX_TESTS = 2000
@@ -206,9 +206,7 @@ def frame_reads(frame: CompiledFrom) -> FrameReads | Reason:
     name = resumed or frame.function
     st = _stat(frame.file)
     if st is None:
-        there = located(frame.file)
-        where = frame.file if there == frame.file else f"{frame.file} (read from {there})"
-        return Reason(f"its source {where} cannot be read here", "source-unreadable")
+        return Reason(f"its source {shown(frame.file)} cannot be read here", "source-unreadable")
     got = _reads_in(frame.file, st[0], st[1], frame.line, name)
     if isinstance(got, Reason) or resumed is None:
         return got
@@ -229,9 +227,7 @@ def _reads_in(path: str, size: int, stamp: Stamp, line: int, name: str) -> Frame
         return defs
     fn = _def_named(defs.get(name, ()), line)
     if fn is None:
-        there = located(path)
-        where = path if there == path else f"{path} (read from {there})"
-        return Reason(f"{where} has no def {name} at line {line} (the file changed since)", "source-changed")
+        return Reason(f"{shown(path)} has no def {name} at line {line} (the file changed since)", "source-changed")
     try:
         return _read_def(fn, path)
     except RecursionError:

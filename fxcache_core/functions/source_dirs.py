@@ -73,4 +73,11 @@ def located(path: str, dirs: SourceDirs | None = None) -> str:
     return path
 
 
-__all__ = ["SourceDirs", "in_force", "located", "source_dirs", "use_source_dirs"]
+def shown(path: str) -> str:
+    """``path`` as a message names it: the recorded path, with where it was read from when
+    a mapping in force puts it elsewhere (``/build/m.py (read from /here/m.py)``)."""
+    there = located(path)
+    return path if there == path else f"{path} (read from {there})"
+
+
+__all__ = ["SourceDirs", "in_force", "located", "shown", "source_dirs", "use_source_dirs"]

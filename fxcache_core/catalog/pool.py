@@ -34,7 +34,7 @@ from fxcache_core.decode.entries import (
     decode_entry,
 )
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
-from fxcache_core.decode.workers import Unfinished, run_all, task
+from fxcache_core.decode.workers import Unfinished, WithText, run_all, task
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 from fxcache_core.reasons import Reason, code_of
 from fxcache_core.state.rows import from_json, to_json
@@ -110,11 +110,12 @@ def _read_and_decode(entry: Entry, hashing: bool, fields: frozenset[str] = FIELD
 
 
 @task("entry")
-def _entry_task(arg: list) -> list:
+def _entry_task(arg: list) -> list | WithText:
     """Worker side: ``[path, kind, size, hashing, view]`` (``view``: a name of :data:`_VIEWS`)
-    -> ``[sha, JSON, None, proof]`` (the ``origin`` view: :func:`_origin_listed`, not
-    JSON text) or ``[sha, None, [reason, code, cause], proof]``; ``proof``: ``[dev, ino,
-    size, mtime_ns, ctime_ns, read_ns]`` of the read, or None (not read, or changed while
+    -> ``WithText([sha, None, None, proof], JSON)`` (the index row's JSON, sent as it is),
+    for the ``origin`` view ``[sha, listed, None, proof]`` (:func:`_origin_listed`), or
+    ``[sha, None, [reason, code, cause], proof]``; ``proof``: ``[dev, ino, size,
+    mtime_ns, ctime_ns, read_ns]`` of the read, or None (not read, or changed while
     read)."""
     where, kind, size, hashing, view = arg
     sha, got, identity, read_ns = _read_and_decode(
@@ -125,7 +126,7 @@ def _entry_task(arg: list) -> list:
         return [sha, None, [str(why), code_of(why) if isinstance(why, Reason) else None, got[1]], proof]
     if view == "origin":
         return [sha, _origin_listed(got), None, proof]
-    return [sha, to_json(got, full=view == "full"), None, proof]
+    return WithText([sha, None, None, proof], to_json(got, full=view == "full"))
 
 
 def _origin_listed(d: DecodedEntry) -> list:
@@ -177,7 +178,10 @@ def _decode(entries: Sequence[Entry], hashing: bool, view: str, jobs: int, take:
         if isinstance(value, Unfinished):
             take(e, None, (value.reason, "too-costly"), None, 0)
             return
-        sha, row, bad, proof = value  # type: ignore[misc]
+        if type(value) is WithText:
+            (sha, _, bad, proof), row = value.value, value.text
+        else:
+            sha, row, bad, proof = value  # type: ignore[misc]
         ok = proof[5] if proof is not None and proven(e.file.identity, tuple(proof[:5]), proof[5]) else 0  # type: ignore[arg-type]
         if bad is not None:
             text, code, cause = bad

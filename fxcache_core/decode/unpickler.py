@@ -393,6 +393,11 @@ _CALLED_ONLY = frozenset({CALLED})
 _MADE_ONLY = frozenset({MADE})
 
 
+_new_use = tuple.__new__
+"""Makes a :class:`GlobalUse` from its four fields without the named tuple's own
+``__new__`` (a Python function, called for a dozen globals of every entry)."""
+
+
 @functools.lru_cache(maxsize=4096)
 def _named_only(name: str) -> GlobalUse:
     return GlobalUse(name)
@@ -410,7 +415,7 @@ def _collect_uses(named: set[str], uses: dict[str, GlobalUse]) -> None:
         was = uses.get(name)
         if was is not None:  # two classes of one name (a counted read's subclass): both uses
             how = how | was.uses
-        uses[name] = GlobalUse(name, how, first._args, first._kwargs or None)
+        uses[name] = _new_use(GlobalUse, (name, how, first._args, first._kwargs or None))
     for name in named:
         if name not in uses:
             uses[name] = _named_only(name)

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
-from fxcache_core.cache.scan import Entry, FileInfo, Identity, read_entry_proven
+from fxcache_core.cache.scan import Entry, Identity, read_entry_proven
 from fxcache_core.decode.code_scan import ForeignGlobal
 from fxcache_core.decode.entries import (
     FIELDS,
@@ -34,7 +34,7 @@ from fxcache_core.decode.entries import (
     decode_entry,
 )
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
-from fxcache_core.decode.workers import Unfinished, run_all, task
+from fxcache_core.decode.workers import Unfinished, WithText, run_all, task
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 from fxcache_core.reasons import Reason, code_of
 from fxcache_core.state.rows import from_json, to_json
@@ -78,6 +78,7 @@ def worker_count(n: int) -> int:
 
 
 _VIEWS = {"full": FIELDS, "light": LIGHT, "origin": ORIGIN}
+_KINDS = {k.value: k for k in KeyKind}
 """What a worker reads of an entry, by the name a request gives."""
 
 
@@ -85,24 +86,25 @@ def read_and_decode(entry: Entry, hashing: bool) -> Read:
     """Read and decode one entry in this process (a worker's part: unbounded in CPU).
     ``cause`` is ``io`` (not read), ``too-large`` (over the size limit or the memory
     budget) or ``corrupt``."""
-    sha, got, _identity, _read_ns = _read_and_decode(entry, hashing)
+    sha, got, _identity, _read_ns = _read_and_decode(entry.file.where, entry.kind, entry.size, hashing)
     return sha, got
 
 
-def _read_and_decode(entry: Entry, hashing: bool, fields: frozenset[str] = FIELDS,
+def _read_and_decode(where: str, kind: KeyKind, size: int, hashing: bool, fields: frozenset[str] = FIELDS,
                      ) -> tuple[str | None, DecodedEntry | tuple[str, str], Identity | None, int]:
-    """:func:`read_and_decode`, with the identity and time of the read
+    """:func:`read_and_decode` of the entry file ``where`` (of ``kind``, ``size`` bytes as
+    scanned), with the identity and time of the read
     (:func:`~fxcache_core.cache.scan.read_entry_proven`; None, 0 when not read)."""
-    if entry.size > MAX_ENTRY_BYTES:
-        return None, (f"{entry.size} bytes, over fxcache's {MAX_ENTRY_BYTES} byte decoding limit",
+    if size > MAX_ENTRY_BYTES:
+        return None, (f"{size} bytes, over fxcache's {MAX_ENTRY_BYTES} byte decoding limit",
                       "too-large"), None, 0
     try:
-        data, identity, read_ns = read_entry_proven(entry.file.where)
+        data, identity, read_ns = read_entry_proven(where)
     except OSError as e:
         return None, (f"cannot read: {e.strerror or e}", "io"), None, 0
     sha = sha256_hash(data) if hashing else None
     try:
-        return sha, decode_entry(data, entry.kind, fields), identity, read_ns
+        return sha, decode_entry(data, kind, fields), identity, read_ns
     except EntryTooLarge as e:
         return sha, (str(e), "too-large"), identity, read_ns
     except EntryDecodeError as e:
@@ -110,22 +112,22 @@ def _read_and_decode(entry: Entry, hashing: bool, fields: frozenset[str] = FIELD
 
 
 @task("entry")
-def _entry_task(arg: list) -> list:
+def _entry_task(arg: list) -> list | WithText:
     """Worker side: ``[path, kind, size, hashing, view]`` (``view``: a name of :data:`_VIEWS`)
-    -> ``[sha, JSON, None, proof]`` (the ``origin`` view: :func:`_origin_listed`, not
-    JSON text) or ``[sha, None, [reason, code, cause], proof]``; ``proof``: ``[dev, ino,
-    size, mtime_ns, ctime_ns, read_ns]`` of the read, or None (not read, or changed while
+    -> ``WithText([sha, None, None, proof], JSON)`` (the index row's JSON, sent as it is),
+    for the ``origin`` view ``[sha, listed, None, proof]`` (:func:`_origin_listed`), or
+    ``[sha, None, [reason, code, cause], proof]``; ``proof``: ``[dev, ino, size,
+    mtime_ns, ctime_ns, read_ns]`` of the read, or None (not read, or changed while
     read)."""
     where, kind, size, hashing, view = arg
-    sha, got, identity, read_ns = _read_and_decode(
-        Entry(KeyKind(kind), "", FileInfo(where, size, 0.0, 0.0), 0), hashing, _VIEWS[view])
+    sha, got, identity, read_ns = _read_and_decode(where, _KINDS[kind], size, hashing, _VIEWS[view])
     proof = None if identity is None else [*identity, read_ns]
     if isinstance(got, tuple):
         why = got[0]
         return [sha, None, [str(why), code_of(why) if isinstance(why, Reason) else None, got[1]], proof]
     if view == "origin":
         return [sha, _origin_listed(got), None, proof]
-    return [sha, to_json(got, full=view == "full"), None, proof]
+    return WithText([sha, None, None, proof], to_json(got, full=view == "full"))
 
 
 def _origin_listed(d: DecodedEntry) -> list:
@@ -177,7 +179,10 @@ def _decode(entries: Sequence[Entry], hashing: bool, view: str, jobs: int, take:
         if isinstance(value, Unfinished):
             take(e, None, (value.reason, "too-costly"), None, 0)
             return
-        sha, row, bad, proof = value  # type: ignore[misc]
+        if type(value) is WithText:
+            (sha, _, bad, proof), row = value.value, value.text
+        else:
+            sha, row, bad, proof = value  # type: ignore[misc]
         ok = proof[5] if proof is not None and proven(e.file.identity, tuple(proof[:5]), proof[5]) else 0  # type: ignore[arg-type]
         if bad is not None:
             text, code, cause = bad

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from fxcache_core.decode.unpickler import CALLED, MADE, GlobalUse, Stub
+from fxcache_core.decode.unpickler import CALLED, MADE, GlobalUse, ReadUses, Stub
 from fxcache_core.errors import EntryDecodeError, EntryTooLarge
 from fxcache_core.reasons import Reason
 
@@ -134,11 +134,29 @@ def foreign_globals(kind: str, uses: Mapping[str, GlobalUse]) -> tuple[ForeignGl
     """The globals of ``uses`` (one read's, :func:`~fxcache_core.decode.unpickler.load_stubs`)
     that the table's row for ``kind`` does not hold, sorted by name. A persistent id
     (``<persistent>``) is not a global: torch's ``pickle.load`` has no
-    ``persistent_load`` and refuses it, running nothing."""
+    ``persistent_load`` and refuses it, running nothing.
+
+    A :class:`~fxcache_core.decode.unpickler.ReadUses` whose signature was found to
+    name nothing foreign before is answered from that (its names and uses are
+    the same), without making its values."""
+    sig = (kind, uses.signature()) if type(uses) is ReadUses else None
+    if sig is not None and sig in _CLEAN:
+        return ()
     permitted = _permitted(kind)
     out = [ForeignGlobal(u.name, tuple(sorted(u.uses)), describe(u))
            for name, u in uses.items() if not permitted(u.name, u.uses) and not name.startswith("<persistent>.")]
-    return tuple(sorted(out, key=lambda f: f.name)) if out else ()
+    if out:
+        return tuple(sorted(out, key=lambda f: f.name))
+    if sig is not None:
+        if len(_CLEAN) >= 1024:
+            _CLEAN.clear()
+        _CLEAN.add(sig)
+    return ()
+
+
+_CLEAN: set[tuple[str, tuple[frozenset, frozenset, frozenset]]] = set()
+"""The (kind, :meth:`~fxcache_core.decode.unpickler.ReadUses.signature`) of reads that
+named nothing foreign (bounded: a read's counted classes are its own)."""
 
 
 @functools.cache

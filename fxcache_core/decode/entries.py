@@ -68,7 +68,7 @@ from fxcache_core.decode.printed import parse_hints as parse_hints
 from fxcache_core.decode.sources import source_name
 from fxcache_core.decode.unpickler import (
     MAX_ENTRY_BYTES,
-    GlobalUse,
+    ReadUses,
     Stub,
     iter_str_items,
     load_stubs,
@@ -229,7 +229,7 @@ def _decode_entry(data: bytes, kind: KeyKind, fields: frozenset[str]) -> Decoded
     if len(data) > MAX_ENTRY_BYTES:
         raise EntryDecodeError(Reason(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} limit",
                                       "over-size-limit"))
-    uses: dict[str, GlobalUse] = {}
+    uses = ReadUses()
     try:
         root, seen = load_stubs(data, uses=uses)
         d = _read_root(root, seen, kind, fields)

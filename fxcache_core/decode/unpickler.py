@@ -43,6 +43,7 @@ __all__ = [
     "GlobalUse",
     "MAX_PLAIN_NODES",
     "PY_FALLBACK_MAX_BYTES",
+    "ReadUses",
     "Stub",
     "StubUnpickler",
     "iter_str_items",
@@ -327,13 +328,53 @@ class _PyStubUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
     persistent_load = StubUnpickler.persistent_load
 
 
+class ReadUses(Mapping):
+    """How one read used each global it named (``module.name`` -> :class:`GlobalUse`),
+    as :func:`load_stubs` fills a dict, but kept as the read recorded it and made into
+    :class:`GlobalUse` values only when looked at: a caller that checks most reads
+    against a table by their :meth:`signature` first (every entry of a cache names
+    the same dozen globals the same way) builds nothing for them."""
+
+    __slots__ = ("_called", "_made", "_named", "_uses")
+
+    def __init__(self) -> None:
+        self._named: set[str] = set()
+        self._made: dict[type, Any] = {}
+        self._called: set[type] = set()
+        self._uses: dict[str, GlobalUse] | None = None
+
+    def _recorded(self, named: set[str], made: dict[type, Any], called: set[type]) -> None:
+        self._named, self._made, self._called, self._uses = named, made, called, None
+
+    def signature(self) -> tuple[frozenset, frozenset, frozenset]:
+        """What decides every value's ``name`` and ``uses`` (not its arguments): the
+        classes made, those called, the globals named. Equal signatures, equal names
+        and uses."""
+        return frozenset(self._made), frozenset(self._called), frozenset(self._named)
+
+    def _all(self) -> dict[str, GlobalUse]:
+        if self._uses is None:
+            self._uses = {}
+            _fill_uses(self._named, self._made, self._called, self._uses)
+        return self._uses
+
+    def __getitem__(self, name: str) -> GlobalUse:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 def load_stubs(data: bytes, max_objects: int | None = None,
-               uses: dict[str, GlobalUse] | None = None) -> tuple[Any, frozenset[str]]:
+               uses: dict[str, GlobalUse] | ReadUses | None = None) -> tuple[Any, frozenset[str]]:
     """Read a pickle into plain containers and :class:`Stub` objects.
 
     ``uses``, when given, is filled with a :class:`GlobalUse` per global the read
     named, by ``module.name``, also when the read then fails (what was named
-    before the failure).
+    before the failure); a :class:`ReadUses` keeps them as recorded instead.
 
     ``max_objects``, when given, bounds the calls the read makes into Python (a
     global resolved, a stub built, an item or state recorded on a stub), counted
@@ -362,7 +403,8 @@ def load_stubs(data: bytes, max_objects: int | None = None,
             _counted(up, _Allowance(max_objects))
         named = up.globals_seen
         if uses is not None:
-            uses.clear()
+            if type(uses) is not ReadUses:
+                uses.clear()
             _RECORDING.made, _RECORDING.called = {}, set()
         try:
             root = up.load()
@@ -393,24 +435,38 @@ _CALLED_ONLY = frozenset({CALLED})
 _MADE_ONLY = frozenset({MADE})
 
 
+_new_use = tuple.__new__
+"""Makes a :class:`GlobalUse` from its four fields without the named tuple's own
+``__new__`` (a Python function, called for a dozen globals of every entry)."""
+
+
 @functools.lru_cache(maxsize=4096)
 def _named_only(name: str) -> GlobalUse:
     return GlobalUse(name)
 
 
-def _collect_uses(named: set[str], uses: dict[str, GlobalUse]) -> None:
+def _collect_uses(named: set[str], uses: dict[str, GlobalUse] | ReadUses) -> None:
     """Fill ``uses`` from what this thread's read recorded (every global of ``named``),
-    and stop recording. It runs for every entry decoded, so it builds little: a
-    global only named is one shared :class:`GlobalUse`."""
+    and stop recording."""
     made, called = _RECORDING.made or {}, _RECORDING.called or set()
     _RECORDING.made = _RECORDING.called = None
+    if type(uses) is ReadUses:
+        uses._recorded(named, made, called)
+    else:
+        _fill_uses(named, made, called, uses)
+
+
+def _fill_uses(named: set[str], made: dict[type, Any], called: set[type], uses: dict[str, GlobalUse]) -> None:
+    """``uses`` filled from a read's record: the first instance ``made`` of each stub
+    class made, the classes ``called``, the globals ``named``. It builds little: a
+    global only named is one shared :class:`GlobalUse`."""
     for cls, first in made.items():
         name = cls._qualname
         how = _CALLED_ONLY if cls in called else _MADE_ONLY
         was = uses.get(name)
         if was is not None:  # two classes of one name (a counted read's subclass): both uses
             how = how | was.uses
-        uses[name] = GlobalUse(name, how, first._args, first._kwargs or None)
+        uses[name] = _new_use(GlobalUse, (name, how, first._args, first._kwargs or None))
     for name in named:
         if name not in uses:
             uses[name] = _named_only(name)

@@ -24,7 +24,8 @@ the kernel end a worker that overruns its budget:
 What a worker runs is a *task*: a module-level function of one JSON value that
 returns a JSON value, registered by name with :func:`task` (the entry decode of
 :mod:`fxcache_core.catalog.pool`, profiles in :mod:`fxcache_core.decode.pgo`).
-Requests and results cross the pipes as JSON, never pickle. Inside a worker the
+Requests and results cross the pipes as JSON, never pickle (a task may add a text
+sent after its value as it is, :class:`WithText`). Inside a worker the
 per-decode memory budget (:mod:`fxcache_core.decode.memlimit`) applies as it
 would anywhere.
 
@@ -45,7 +46,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from fxcache_core.reasons import Reason
 
@@ -55,7 +56,7 @@ except ImportError:  # not POSIX
     resource = None  # type: ignore[assignment]
 
 __all__ = ["CPU_BUDGET_ENFORCED", "DEFAULT_CPU_S", "ENV_CPU_S", "UNFINISHED_CODES", "Unfinished",
-           "close_idle", "cpu_budget_for", "run_all", "run_one", "task"]
+           "WithText", "close_idle", "cpu_budget_for", "run_all", "run_one", "task"]
 
 DEFAULT_CPU_S = 2.0
 """CPU seconds decoding one item may take whatever its size: a real entry takes
@@ -78,7 +79,7 @@ _TASKS: dict[str, Task] = {}
 def task(name: str) -> Callable[[Task], Task]:
     """Register a function as the task ``name`` that workers run: called with one
     JSON value (what :func:`run_one` or :func:`run_all` was given), it returns one
-    JSON value (lists, dicts, strings, numbers, None). It must be a module-level
+    JSON value (lists, dicts, strings, numbers, None), or a :class:`WithText`. It must be a module-level
     function of a module imported before the first decode (a worker knows the tasks
     registered when it was forked; a worker that lacks one is replaced)."""
     def register(fn: Task) -> Task:
@@ -105,10 +106,28 @@ class Unfinished:
     reason: Reason
 
 
+class WithText(NamedTuple):
+    """What a task returns to send a text beside its JSON value as it is, not quoted
+    inside the JSON (a row that is JSON text already: neither side escapes it again);
+    the parent's ``take`` gets it back as a ``WithText``.
+
+    Attributes:
+        value: the JSON value.
+        text: the text.
+    """
+
+    value: Any
+    text: str
+
+
 def cpu_budget_for(n_bytes: int) -> float:
     """CPU seconds decoding an item of ``n_bytes`` may take: the base
     (``$FXCACHE_DECODE_CPU_S``, else :data:`DEFAULT_CPU_S`) plus
     :data:`CPU_S_PER_BYTE` per byte."""
+    return _base_cpu_s() + max(0, n_bytes) * CPU_S_PER_BYTE
+
+
+def _base_cpu_s() -> float:
     raw = os.environ.get(ENV_CPU_S, "")
     try:
         base = float(raw) if raw.strip() else DEFAULT_CPU_S
@@ -116,17 +135,37 @@ def cpu_budget_for(n_bytes: int) -> float:
         base = DEFAULT_CPU_S
     if not (math.isfinite(base) and base > 0):
         base = DEFAULT_CPU_S
-    return base + max(0, n_bytes) * CPU_S_PER_BYTE
+    return base
 
 
-# --- messages: a 4-byte length, then JSON ---------------------------------------
+# --- messages: a 4-byte length, then JSON (and, for a WithText, a NUL and its text) ---
 
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
+_COMPACT = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
 
 def _encode(obj: Any) -> bytes:
     return _COMPACT.encode(obj).encode()
+
+
+def _result(out: list) -> bytes:
+    """A result message's body: ``[ok, value]`` as JSON; for a :class:`WithText` value,
+    ``[ok, value.value]``, a NUL (which JSON text never holds) and the text."""
+    got = out[1]
+    if type(got) is WithText:
+        return _encode([out[0], got.value]) + b"\0" + got.text.encode()
+    return _encode(out)
+
+
+def _parse_result(body: bytearray | bytes) -> tuple[Any, Any]:
+    """``(ok, value)`` of a body :func:`_result` wrote (the value a :class:`WithText`
+    when it has a text). Raises ValueError (and UnicodeDecodeError) on anything else."""
+    nul = body.find(0)
+    if nul < 0:
+        ok, value = json.loads(body)
+        return ok, value
+    ok, value = json.loads(body[:nul])
+    return ok, WithText(value, body[nul + 1:].decode())
 
 
 def _write(fd: int, body: bytes) -> None:
@@ -191,7 +230,7 @@ def _serve(req: int, res: int) -> None:
                 out: list = [True, fn(arg)]
             except Exception as e:  # noqa: BLE001 - a bug of the task, reported by the parent
                 out = [False, f"{type(e).__name__}: {e}"[:500]]
-            body = _encode(out)
+            body = _result(out)
             signal.setitimer(signal.ITIMER_PROF, 0)
             _write(res, body)
 
@@ -402,7 +441,8 @@ def run_all(name: str, args: Sequence[Any], sizes: Sequence[int], jobs: int,
         raise KeyError(name)
     if not args:
         return
-    budgets = [cpu_budget_for(n) for n in sizes]
+    base = _base_cpu_s()
+    budgets = [base + max(0, n) * CPU_S_PER_BYTE for n in sizes]
     if not CPU_BUDGET_ENFORCED:
         for i, a in enumerate(args):
             take(i, _TASKS[name](a))
@@ -498,7 +538,7 @@ class _Batch:
             if len(buf) < end:
                 break
             try:
-                ok, value = json.loads(buf[at + 4:end])
+                ok, value = _parse_result(buf[at + 4:end])
             except ValueError:
                 self._died(fd, w, left, queue)
                 return

@@ -26,8 +26,9 @@ def _light_input(i: GraphInput) -> GraphInput:
     return GraphInput(i.position, _i(i.name), sys.intern(i.type), _i(i.expr), i.aot_index, _i(i.source))
 
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
-"""``json.dumps(obj, separators=(",", ":"))`` without making an encoder per call."""
+_COMPACT = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+"""``json.dumps(obj, separators=(",", ":"))`` without making an encoder per call (nor its
+check for cycles: a row is built fresh from tuples, never cyclic)."""
 
 _SHARED: dict = {}
 
@@ -62,20 +63,20 @@ def light(d: DecodedEntry) -> DecodedEntry:
     )
 
 
-_LISTED: dict[int, tuple[object, list]] = {}
+_TEXTS: dict[int, tuple[object, str]] = {}
 
 
-def _listed(value: tuple | Origin, build) -> list:
-    """``build(value)``, the JSON-ready lists of one of an entry's tuples, remembered by
-    the tuple's identity for the entries that share it (a key's entries do: the
-    decoder and :func:`from_json` give them one object each)."""
-    got = _LISTED.get(id(value))
+def _text_of(value: tuple | Origin, build) -> str:
+    """The JSON text of ``build(value)``, the JSON-ready lists of one of an entry's
+    tuples, remembered by the tuple's identity for the entries that share it (a key's
+    entries do: the decoder and :func:`from_json` give them one object each)."""
+    got = _TEXTS.get(id(value))
     if got is not None and got[0] is value:
         return got[1]
-    out = build(value)
-    if len(_LISTED) >= 256:
-        _LISTED.clear()
-    _LISTED[id(value)] = (value, out)  # kept alive with its lists: its id stays its own
+    out = _COMPACT.encode(build(value))
+    if len(_TEXTS) >= 256:
+        _TEXTS.clear()
+    _TEXTS[id(value)] = (value, out)  # kept alive with its text: its id stays its own
     return out
 
 
@@ -91,29 +92,52 @@ def _origin_listed(o: Origin) -> list:
     return [o.function, o.file, o.line, list(o.functions), [list(f) for f in o.outer]]
 
 
+_SCALARS = {None: "null", True: "true", False: "false"}
+
+
+def _scalar(v: object) -> str:
+    """The JSON text of one of a row's scalars (a str, an int, a flag or None), as the
+    encoder writes it inside the row."""
+    t = type(v)
+    if t is str:
+        return _COMPACT.encode(v)
+    if v is None or t is bool:
+        return _SCALARS[v]  # type: ignore[index]
+    if t is int:
+        return int.__repr__(v)  # type: ignore[arg-type]
+    return _COMPACT.encode(v)
+
+
+def _ref_text(r: FxRef | None) -> str:
+    return "null" if r is None else f"[{_scalar(r.key)},{_scalar(r.guards_expr)}]"
+
+
 def to_json(d: DecodedEntry, full: bool = False) -> str:
     """The light form of ``d`` as compact JSON (written by hand: ``dataclasses.asdict``
     deep-copies and costs more than decoding the entry); ``full``: with what the light
     form drops (the debug lines, those of its FX refs, the globals its pickle named,
-    the printed forward graph), for :func:`from_json` to give ``d`` back whole."""
+    the printed forward graph), for :func:`from_json` to give ``d`` back whole.
+
+    The text is what ``json.dumps(row, separators=(",", ":"))`` writes of the row's
+    list, put together from the text of each of its values: those a key's entries
+    share (inputs, sources, hints, origin) are encoded once."""
     o = d.origin
-    obj = [
-        d.kind.value, d.type_name, d.guards_expr,
-        _listed(d.inputs, _inputs_listed),
-        d.fx_key, d.is_backward, d.wrapper_key,
-        None if d.forward is None else [d.forward.key, d.forward.guards_expr],
-        None if d.backward is None else [d.backward.key, d.backward.guards_expr],
-        _listed(d.arg_sources, list), d.compile_time_ns, _listed(d.hints, _hints_listed),
-        None if o is None else _listed(o, _origin_listed),
-        [[f.name, list(f.uses), f.call] for f in d.foreign],
-        [list(a) for a in d.absent],
-        list(d.requires_grad),
+    parts = [
+        _scalar(d.kind.value), _scalar(d.type_name), _scalar(d.guards_expr),
+        _text_of(d.inputs, _inputs_listed),
+        _scalar(d.fx_key), _scalar(d.is_backward), _scalar(d.wrapper_key),
+        _ref_text(d.forward), _ref_text(d.backward),
+        _text_of(d.arg_sources, list), _scalar(d.compile_time_ns), _text_of(d.hints, _hints_listed),
+        "null" if o is None else _text_of(o, _origin_listed),
+        _COMPACT.encode([[f.name, list(f.uses), f.call] for f in d.foreign]) if d.foreign else "[]",
+        _COMPACT.encode([list(a) for a in d.absent]) if d.absent else "[]",
+        _COMPACT.encode(list(d.requires_grad)),
     ]
     if full:
-        obj.append([list(d.debug_lines), sorted(d.globals_seen), d.forward_graph,
-                    None if d.forward is None else list(d.forward.debug_lines),
-                    None if d.backward is None else list(d.backward.debug_lines)])
-    return _COMPACT.encode(obj)
+        parts.append(_COMPACT.encode([list(d.debug_lines), sorted(d.globals_seen), d.forward_graph,
+                                      None if d.forward is None else list(d.forward.debug_lines),
+                                      None if d.backward is None else list(d.backward.debug_lines)]))
+    return "[" + ",".join(parts) + "]"
 
 
 def _shared_from_raw(build, key: tuple, raw: list):

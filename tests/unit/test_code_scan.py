@@ -13,7 +13,7 @@ import pickle
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.decode.code_scan import allowed, describe, foreign_globals
 from fxcache_core.decode.entries import decode_entry
-from fxcache_core.decode.unpickler import GlobalUse, load_stubs
+from fxcache_core.decode.unpickler import GlobalUse, ReadUses, load_stubs
 from fxcache_core.state.index import from_json, light, to_json
 from tests.synth import Call, Fake, dumps, fx_entry_bytes
 
@@ -33,6 +33,9 @@ def test_the_unpickler_records_called_made_and_named_globals():
     assert uses["a.B"].uses == {"new"}
     named = pickle.dumps(len, protocol=4)  # a global passed as a value, never called
     assert _uses(named) == {"builtins.len": GlobalUse("builtins.len")}
+    kept = ReadUses()  # the same uses, made when looked at (arguments: this read's stubs)
+    load_stubs(data, uses=kept)
+    assert {n: (u.uses, repr(u.args)) for n, u in kept.items()} == {n: (u.uses, repr(u.args)) for n, u in uses.items()}
 
 
 def test_what_torch_writes_is_allowed_and_a_call_of_it_is_not():
@@ -41,6 +44,14 @@ def test_what_torch_writes_is_allowed_and_a_call_of_it_is_not():
     (f,) = foreign_globals("fxgraph", _uses(called))
     assert (f.name, f.uses, f.call) == ("torch._inductor.output_code.CompiledFxGraph", ("call",),
                                         "torch._inductor.output_code.CompiledFxGraph('x')")
+
+
+def test_a_read_naming_what_a_clean_read_named_is_still_checked_for_how_it_uses_them():
+    made = fx_entry_bytes("2 <= L['t0']")  # torch's: CompiledFxGraph made, never called
+    assert decode_entry(made, KeyKind.FX_GRAPH).foreign == ()  # remembered as naming nothing foreign
+    called = dumps(Call("torch._inductor.output_code", "CompiledFxGraph", "x"))  # the same globals, one called
+    assert [f.call for f in decode_entry(called, KeyKind.FX_GRAPH).foreign] == [
+        "torch._inductor.output_code.CompiledFxGraph('x')"]
 
 
 def test_a_class_of_a_module_torch_writes_many_of_is_allowed_but_not_a_function_of_it():

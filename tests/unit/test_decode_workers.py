@@ -57,3 +57,26 @@ def test_results_longer_than_one_read_and_many_in_one_read_each_reach_their_item
             assert isinstance(got[i], workers.Unfinished) and got[i].reason.code == "decoder-died"
         else:
             assert got[i][0] == a
+
+
+@workers.task("test-with-text")
+def _with_text(arg):
+    if arg == "die":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return workers.WithText([arg], f'{arg}"\0\\é' * 20_000) if arg.startswith("t") else [arg]
+
+
+def test_a_text_sent_beside_a_result_reaches_its_item_as_it_was():
+    """A WithText's text follows its JSON as it is: quotes, backslashes, NULs and
+    non-ASCII come back unchanged, over several reads, among plain results."""
+    args = ["t1", "p1", "t2", "die", "t3", "p2"]
+    got: dict[int, object] = {}
+    workers.run_all("test-with-text", args, [1] * len(args), 1, got.__setitem__)
+    assert sorted(got) == list(range(len(args)))
+    for i, a in enumerate(args):
+        if a == "die":
+            assert isinstance(got[i], workers.Unfinished) and got[i].reason.code == "decoder-died"
+        elif a.startswith("t"):
+            assert got[i] == workers.WithText([a], f'{a}"\0\\é' * 20_000)
+        else:
+            assert got[i] == [a]

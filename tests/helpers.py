@@ -199,26 +199,16 @@ def age(paths, seconds: float, now: float | None = None) -> None:
             os.utime(f, (t, t))
 
 
-def match_call(cache_root: Path, case: str, shapes: list) -> subprocess.CompletedProcess[str]:
-    """``fxcache match --json`` on ``cache_root`` for a call of a ``tests.harness.cases``
-    case (:func:`match_args_for`): the run :func:`assert_match_agrees_with_answer` checks."""
-    return run_fxcache("--cache-dir", str(cache_root), "match", "--json", *match_args_for(case, shapes))
-
-
 def assert_match_agrees_with_answer(cache_root: Path, case: str, shapes: list, answer: dict,
-                                    own_keys: set[str],
-                                    proc: subprocess.CompletedProcess[str] | None = None) -> None:
+                                    own_keys: set[str]) -> None:
     """``fxcache match`` on ``cache_root`` (it only reads) agrees with torch's ``answer``
     for the call made already (``tests.harness.oracle.answers``, on a copy of the same
-    ``cache_root``): the checks of :func:`assert_match_agrees_with_lookups`. ``proc``:
-    :func:`match_call` of this call, run already (on a build thread, for a cache nothing
-    changes), else it runs now."""
+    ``cache_root``): the checks of :func:`assert_match_agrees_with_lookups`."""
     import json
 
     from fxcache_core.cache.scan import scan_cache
 
-    if proc is None:
-        proc = match_call(cache_root, case, shapes)
+    proc = run_fxcache("--cache-dir", str(cache_root), "match", "--json", *match_args_for(case, shapes))
     report = json.loads(proc.stdout)
     assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr
     assert answer["error"] is None, answer["error"]

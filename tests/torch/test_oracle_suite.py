@@ -32,18 +32,15 @@ is not the one that recorded them, and asks torch two of them again.
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
-from tests.harness.background import builder, prebuilt
 from tests.harness.real_cache import RealCache
 from tests.helpers import (
     assert_match_agrees_with_answer,
     assert_match_agrees_with_lookups,
     assert_verdict_as_torch,
     match_args_for,
-    match_call,
     run_fxcache,
 )
 
@@ -198,30 +195,13 @@ def oracle_suite_answers(oracle_cache: RealCache) -> dict[str, dict]:
     return answers_for(oracle_cache.summary, "real")
 
 
-@builder("oracle_suite_matches", needs=("real_cache",), order=1)
-def _oracle_suite_matches() -> dict[str, subprocess.CompletedProcess[str]]:
-    """``fxcache match --json`` of every call of ORACLE_CALLS on the real cache (which nothing
-    changes), each forked from the CLI server as the test would run it, on a build thread
-    as soon as the real cache is built: the test process, the run's longest chain, then
-    only compares each with torch's recorded answer (test_match_agrees_with_torch_lookup)."""
-    from tests.harness.oracle import call_id
-
-    root = prebuilt("real_cache").root
-    return {call_id(case, shapes): match_call(root, case, shapes) for case, shapes in ORACLE_CALLS}
-
-
-@pytest.fixture(scope="session")
-def oracle_suite_matches() -> dict[str, subprocess.CompletedProcess[str]]:
-    return prebuilt("oracle_suite_matches")
-
-
 @pytest.mark.parametrize("case,shapes", PARAMS)
-def test_match_agrees_with_torch_lookup(oracle_cache, oracle_suite_answers, oracle_suite_matches, case, shapes):
+def test_match_agrees_with_torch_lookup(oracle_cache, oracle_suite_answers, case, shapes):
     from tests.harness.oracle import call_id
 
     own = {w["key"] for w in oracle_cache.writes(case)}
-    assert_match_agrees_with_answer(oracle_cache.root, case, shapes, oracle_suite_answers[call_id(case, shapes)],
-                                    own, proc=oracle_suite_matches[call_id(case, shapes)])
+    assert_match_agrees_with_answer(oracle_cache.root, case, shapes,
+                                    oracle_suite_answers[call_id(case, shapes)], own)
 
 
 def test_duck_sizing_off_is_undecided_without_the_setting_and_torch_really_varies_with_it(

@@ -71,10 +71,10 @@ class Run:
         return f"rc={self.returncode}{cost}\nstdout: {self.stdout[-1500:]}\nstderr: {self.stderr[-1500:]}"
 
 
-def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment plus ``env``, with the repo root first on
+def child_env(env: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment (or ``base``) plus ``env``, with the repo root first on
     ``PYTHONPATH`` (so a child imports this tree's ``fxcache_*``, ``demo`` and ``tests``)."""
-    out = dict(os.environ)
+    out = dict(os.environ if base is None else base)
     if env:
         out.update(env)
     pp = out.get("PYTHONPATH")
@@ -363,15 +363,22 @@ def fxcache_forked(*args: str, env: Mapping[str, str] | None = None, timeout: fl
     return _session_server().run(args, child_env(env), os.getcwd(), timeout, block_torch=block_torch)
 
 
+TORCH_SERVER_BASE_ENV: dict[str, str] | None = None
+"""The environment :func:`fxcache_forked_with_torch`'s runs start from, and its server in:
+the session's as conftest set it up (``pytest_configure``), not this process's of the
+moment, which a test running meanwhile may have changed (a build thread asks too).
+None: this process's environment at each run."""
+
+
 def fxcache_forked_with_torch(*args: str, env: Mapping[str, str] | None = None, timeout: float = 300) -> Run | None:
     """``fxcache ARGS...`` of a command that imports torch (``key --current``, ``gc
     --stale``, ``unpack --dry-run``) as a process forked from the session's second
     :class:`CliServer`, which has imported torch too: as :func:`fxcache_forked`, less the
-    import of torch each run would pay. None where this process's environment plus ``env``
-    differs from the server's in what torch reads at import (:meth:`CliServer.serves`):
-    run a fresh process then."""
+    import of torch each run would pay, in :data:`TORCH_SERVER_BASE_ENV` plus ``env``.
+    None where that differs from the server's environment in what torch reads at import
+    (:meth:`CliServer.serves`): run a fresh process then."""
     server = _session_server(with_torch=True)
-    full = child_env(env)
+    full = child_env(env, base=TORCH_SERVER_BASE_ENV)
     if not server.serves(full):
         return None
     return server.run(args, full, os.getcwd(), timeout)

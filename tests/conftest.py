@@ -170,8 +170,12 @@ def _may_collect_the_torch_tier(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Make the zygote; start it now where the run may collect the torch tier."""
+    """Pin the environment of the fxcache runs that import torch; make the zygote; start it
+    now where the run may collect the torch tier."""
     global _ZYGOTE
+    from tests import cli_run
+
+    cli_run.TORCH_SERVER_BASE_ENV = dict(os.environ)
     if not HAVE_TORCH or config.option.collectonly:
         return
     from demo.build_cache import BuildOptions, _child_env

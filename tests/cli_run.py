@@ -71,10 +71,10 @@ class Run:
         return f"rc={self.returncode}{cost}\nstdout: {self.stdout[-1500:]}\nstderr: {self.stderr[-1500:]}"
 
 
-def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment plus ``env``, with the repo root first on
+def child_env(env: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment (or ``base``) plus ``env``, with the repo root first on
     ``PYTHONPATH`` (so a child imports this tree's ``fxcache_*``, ``demo`` and ``tests``)."""
-    out = dict(os.environ)
+    out = dict(os.environ if base is None else base)
     if env:
         out.update(env)
     pp = out.get("PYTHONPATH")
@@ -125,6 +125,19 @@ def run_measured(argv: Sequence[str], env: Mapping[str, str] | None = None, time
 # so no forked run pays them (about a second each otherwise).
 _LAZY_IMPORTS = ("rich.console", "rich.markup", "rich.text", "rich.table", "typer._click.decorators",
                  "sympy.combinatorics", "sympy.tensor.tensor")
+
+# What the commands that ask the installed torch import of it (fxcache_core.keying.current:
+# ``key --current``, ``gc --stale``, ``unpack --dry-run``): imported, once, by the torch
+# server only (about 6 s of CPU a run otherwise). Importing them computes nothing that
+# those commands compute (torch_key, the system info, the config's portable form).
+_TORCH_IMPORTS = ("torch", "torch._inductor.codecache", "torch._inductor.config",
+                  "torch._inductor.config_comms", "torch._inductor.utils")
+
+
+def torch_relevant(env: Mapping[str, str]) -> dict[str, str]:
+    """What of an environment torch may read at its import: all but pytest's and
+    fxcache's own variables (``PYTEST_*``, ``FXCACHE_*``)."""
+    return {k: v for k, v in env.items() if not k.startswith(("PYTEST_", "FXCACHE_"))}
 
 
 class _BlockTorch:
@@ -184,10 +197,11 @@ def _child(conn, req: dict) -> None:
         os._exit(0)
 
 
-def serve(address: str) -> None:
-    """The server (``python -m tests.cli_run ADDRESS``): import every module of
-    ``fxcache_core`` and ``fxcache_cli`` (none imports torch), then fork a child per
-    request on the Unix socket ``address``, until a stop request or the end of stdin."""
+def serve(address: str, with_torch: bool = False) -> None:
+    """The server (``python -m tests.cli_run ADDRESS [--torch]``): import every module of
+    ``fxcache_core`` and ``fxcache_cli`` (none imports torch), with ``with_torch`` then
+    :data:`_TORCH_IMPORTS` in this environment, then fork a child per request on the Unix
+    socket ``address``, until a stop request or the end of stdin."""
     import importlib
     import pkgutil
     import select
@@ -205,6 +219,13 @@ def serve(address: str) -> None:
     for name in _LAZY_IMPORTS:
         importlib.import_module(name)
     assert "torch" not in sys.modules, "a module of fxcache imported torch"
+    if with_torch:
+        import warnings
+
+        with warnings.catch_warnings():  # as fxcache_core.keying.current imports it
+            warnings.simplefilter("ignore")
+            for name in _TORCH_IMPORTS:
+                importlib.import_module(name)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(address)
@@ -234,24 +255,32 @@ def serve(address: str) -> None:
 
 
 class CliServer:
-    """A ``python -m tests.cli_run ADDRESS`` process and the client side of its socket.
+    """A ``python -m tests.cli_run ADDRESS [--torch]`` process and the client side of its socket.
 
     Thread-safe (one connection per run); started by the first run; :meth:`close`
-    stops it (and is registered to run when this process exits)."""
+    stops it (and is registered to run when this process exits). ``with_torch``: the
+    server has imported torch too (:data:`_TORCH_IMPORTS`), in the environment of its
+    first run (:attr:`env`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, with_torch: bool = False) -> None:
         import tempfile
 
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = None
         self._dir = tempfile.mkdtemp(prefix="fxcache-cli-server-")
         self.address = os.path.join(self._dir, "sock")
+        self.with_torch = with_torch
+        self.env: dict[str, str] | None = None
+        """The environment the server started in (torch imported there, ``with_torch``)."""
 
-    def _start(self) -> None:
+    def start(self, env: Mapping[str, str] | None = None) -> None:
+        """Start the server (if it is not running) in ``env`` (default: :func:`child_env`)."""
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
-                self._proc = subprocess.Popen([sys.executable, "-m", "tests.cli_run", self.address],
-                                              cwd=REPO_ROOT, env=child_env(), stdin=subprocess.PIPE,
+                self.env = dict(env) if env is not None else child_env()
+                argv = [sys.executable, "-m", "tests.cli_run", self.address, *(["--torch"] if self.with_torch else [])]
+                self._proc = subprocess.Popen(argv,
+                                              cwd=REPO_ROOT, env=self.env, stdin=subprocess.PIPE,
                                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                               start_new_session=True)
                 assert self._proc.stdout is not None
@@ -261,6 +290,14 @@ class CliServer:
                     self._proc.wait()
                     raise RuntimeError("the fxcache test server did not start")
 
+    def serves(self, env: Mapping[str, str]) -> bool:
+        """Whether a run in ``env`` may fork from this server: always, but for a server
+        ``with_torch``, whose torch was imported where ``env`` may differ in what torch
+        reads at import (:func:`torch_relevant`); that one starts in ``env`` if it has not
+        started yet. A run it does not serve runs as a fresh process."""
+        self.start(env if self.with_torch else None)
+        return not self.with_torch or torch_relevant(env) == torch_relevant(self.env or {})
+
     def run(self, args: Sequence[str], env: Mapping[str, str], cwd: str, timeout: float,
             block_torch: bool = False) -> Run:
         """``fxcache ARGS`` in a forked child with exactly ``env`` and ``cwd`` (``block_torch``:
@@ -269,7 +306,7 @@ class CliServer:
         import signal
         from multiprocessing.connection import Client
 
-        self._start()
+        self.start()
         args = [str(a) for a in args]
         with Client(self.address, family="AF_UNIX") as conn:
             conn.send({"args": args, "env": dict(env), "cwd": cwd, "block_torch": block_torch})
@@ -303,19 +340,18 @@ class CliServer:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-_SERVER: CliServer | None = None
+_SERVERS: dict[bool, CliServer] = {}
 _SERVER_LOCK = threading.Lock()
 
 
-def _session_server() -> CliServer:
-    global _SERVER
+def _session_server(with_torch: bool = False) -> CliServer:
     with _SERVER_LOCK:
-        if _SERVER is None:
+        if with_torch not in _SERVERS:
             import atexit
 
-            _SERVER = CliServer()
-            atexit.register(_SERVER.close)
-        return _SERVER
+            _SERVERS[with_torch] = server = CliServer(with_torch)
+            atexit.register(server.close)
+        return _SERVERS[with_torch]
 
 
 def fxcache_forked(*args: str, env: Mapping[str, str] | None = None, timeout: float = 300,
@@ -325,6 +361,27 @@ def fxcache_forked(*args: str, env: Mapping[str, str] | None = None, timeout: fl
     any ``import torch`` in it raises ``ModuleNotFoundError`` (the server has not
     imported torch: :func:`serve` checks), so the run proves its path never needs torch."""
     return _session_server().run(args, child_env(env), os.getcwd(), timeout, block_torch=block_torch)
+
+
+TORCH_SERVER_BASE_ENV: dict[str, str] | None = None
+"""The environment :func:`fxcache_forked_with_torch`'s runs start from, and its server in:
+the session's as conftest set it up (``pytest_configure``), not this process's of the
+moment, which a test running meanwhile may have changed (a build thread asks too).
+None: this process's environment at each run."""
+
+
+def fxcache_forked_with_torch(*args: str, env: Mapping[str, str] | None = None, timeout: float = 300) -> Run | None:
+    """``fxcache ARGS...`` of a command that imports torch (``key --current``, ``gc
+    --stale``, ``unpack --dry-run``) as a process forked from the session's second
+    :class:`CliServer`, which has imported torch too: as :func:`fxcache_forked`, less the
+    import of torch each run would pay, in :data:`TORCH_SERVER_BASE_ENV` plus ``env``.
+    None where that differs from the server's environment in what torch reads at import
+    (:meth:`CliServer.serves`): run a fresh process then."""
+    server = _session_server(with_torch=True)
+    full = child_env(env, base=TORCH_SERVER_BASE_ENV)
+    if not server.serves(full):
+        return None
+    return server.run(args, full, os.getcwd(), timeout)
 
 
 def fxcache_forked_as(args: Sequence[str], env: Mapping[str, str], cwd: str | os.PathLike[str],
@@ -357,4 +414,4 @@ def fxcache_in_process(*args: str) -> Run:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], with_torch="--torch" in sys.argv[2:])

@@ -150,16 +150,52 @@ _TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2,
                 "test_explain_rebuilt.py": 11, "test_keying.py": 12, "test_gc_concurrent.py": 13}
 
 
+_ZYGOTE = None
+"""The zygote the build processes fork from (tests/harness/zygote.py), made at configure
+time: started then where the run may collect tests/torch, so that its imports (about 13 s
+of CPU) overlap the collection instead of holding back the first builds."""
+
+
+def _may_collect_the_torch_tier(config: pytest.Config) -> bool:
+    """Whether the run may collect a test of tests/torch: a path it was given holds that
+    dir or lies in it, and its ``-m`` does not leave out ``torch``."""
+    if "not torch" in (config.option.markexpr or ""):
+        return False
+    torch_dir = TESTS_DIR / "torch"
+    for arg in config.args:
+        p = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+        if p == torch_dir or torch_dir in p.parents or p in torch_dir.parents:
+            return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Pin the environment of the fxcache runs that import torch; make the zygote; start it
+    now where the run may collect the torch tier."""
+    global _ZYGOTE
+    from tests import cli_run
+
+    cli_run.TORCH_SERVER_BASE_ENV = dict(os.environ)
+    if not HAVE_TORCH or config.option.collectonly:
+        return
+    from demo.build_cache import BuildOptions, _child_env
+    from tests.harness.zygote import Zygote
+
+    _ZYGOTE = Zygote()
+    if _may_collect_the_torch_tier(config):
+        # in the environment a build's process gets (Zygote.run forks only for that one)
+        _ZYGOTE.start(_child_env(BuildOptions(base_env=dict(os.environ))))
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start building, in the background, every prebuilt value a collected test asks for."""
     if not HAVE_TORCH or session.config.option.collectonly:
         return
     from demo.build_cache import BuildOptions
     from tests.harness.background import BACKGROUND
-    from tests.harness.zygote import Zygote
 
     # The build processes fork from one that has imported torch (tests/harness/zygote.py).
-    BACKGROUND.configure(BuildOptions(fork_from=Zygote()))
+    BACKGROUND.configure(BuildOptions(fork_from=_ZYGOTE))
     wanted = set()
     for item in session.items:
         if not item.get_closest_marker("skip"):
@@ -181,11 +217,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if "tests.harness.background" in sys.modules:
-        background = sys.modules["tests.harness.background"].BACKGROUND
-        background.close()
-        zygote = background.options.fork_from
-        if zygote is not None:
-            zygote.close()
+        sys.modules["tests.harness.background"].BACKGROUND.close()
+    if _ZYGOTE is not None:
+        _ZYGOTE.close()
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.cli_run import REPO_ROOT, child_env, fxcache_forked
+from tests.cli_run import REPO_ROOT, child_env, fxcache_forked, fxcache_forked_with_torch
 
 TESTS_DIR = Path(__file__).resolve().parent
 DATA_DIR = TESTS_DIR / "data"
@@ -78,6 +78,7 @@ def run_fxcache(
     timeout: float = 300,
     input: str | None = None,
     process: bool = False,
+    imports_torch: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``fxcache ARGS...`` and capture what it prints and its exit code.
 
@@ -90,13 +91,22 @@ def run_fxcache(
     ``python -m fxcache_cli`` (see :func:`run_module`) with ``process=True``, ``input``
     (stdin), or ``FXCACHE_TEST_SUBPROCESS=1`` in the environment (every test's run as
     users start the command; ``block_torch`` then blocks torch there).
+    ``imports_torch``: the command asks the installed torch (``key --current``, ``gc
+    --stale``, ``unpack --dry-run``): forked from a server that has imported torch too
+    (:func:`tests.cli_run.fxcache_forked_with_torch`), or a fresh process where the
+    environment torch reads at import is not that server's.
     Never raises on a non-zero exit: check ``.returncode``.
     """
     if process or input is not None or os.environ.get("FXCACHE_TEST_SUBPROCESS"):
         return run_module(
             "fxcache_cli", *args, env=env, block_torch=block_torch, timeout=timeout, input=input
         )
-    r = fxcache_forked(*args, env=env, timeout=timeout, block_torch=block_torch)
+    if imports_torch and not block_torch:
+        r = fxcache_forked_with_torch(*args, env=env, timeout=timeout)
+        if r is None:
+            return run_module("fxcache_cli", *args, env=env, timeout=timeout)
+    else:
+        r = fxcache_forked(*args, env=env, timeout=timeout, block_torch=block_torch)
     return subprocess.CompletedProcess(["fxcache", *map(str, args)], r.returncode, r.stdout, r.stderr)
 
 

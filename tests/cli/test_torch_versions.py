@@ -238,7 +238,7 @@ def test_gc_stale_takes_every_entry_another_torch_built(recorded, tmp_path):
     pytest.importorskip("torch")
     copy = tmp_path / "cache"
     shutil.copytree(recorded.root, copy)
-    proc = run_fxcache("--cache-dir", str(copy), "gc", "--stale", "--dry-run", "--json")
+    proc = run_fxcache("--cache-dir", str(copy), "gc", "--stale", "--dry-run", "--json", imports_torch=True)
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     removals = [r for r in plan["removals"] if r.get("entry")]

@@ -167,19 +167,23 @@ def serve(path: str) -> None:
 class Zygote:
     """A ``python -m tests.harness.zygote PATH`` process and the client side of its socket.
 
-    Thread-safe: each :meth:`run` opens its own connection. Started lazily by the first
-    request; :meth:`close` stops it (children still running finish on their own)."""
+    Thread-safe: each :meth:`run` opens its own connection. Started by :meth:`start`, else
+    by the first request; :meth:`close` stops it (children still running finish on their own)."""
 
     def __init__(self) -> None:
         import threading
 
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = None
+        self._ready = False
         self._env: dict[str, str] | None = None
         self._dir = tempfile.mkdtemp(prefix="fxcache-zygote-sock-")
         self._path = os.path.join(self._dir, "sock")
 
-    def _start(self, env: dict[str, str]) -> bool:
+    def start(self, env: dict[str, str]) -> None:
+        """Start the zygote in ``env`` (the environment a build's process gets:
+        :func:`demo.build_cache._child_env`) unless it has started, without waiting for it:
+        it imports torch while the caller goes on, and the first :meth:`run` waits for it."""
         from demo.build_cache import REPO_ROOT
 
         with self._lock:
@@ -188,7 +192,13 @@ class Zygote:
                 self._proc = subprocess.Popen([sys.executable, "-m", "tests.harness.zygote", self._path],
                                               cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                                               stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-                assert self._proc.stdout is not None
+
+    def _start(self, env: dict[str, str]) -> bool:
+        self.start(env)
+        with self._lock:
+            assert self._proc is not None and self._proc.stdout is not None
+            if not self._ready:
+                self._ready = True
                 if self._proc.stdout.readline().strip() != "ready":
                     self._proc.kill()
                     self._proc.wait()

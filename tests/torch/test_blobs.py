@@ -107,7 +107,7 @@ def _blob_forms() -> dict[str, Any]:
     # on the build thread, of this blob and of a blob another torch's cache makes.
     out["dry_target"] = base / "dry-x"
     out["dry_run"] = _proc(run_fxcache("--cache-dir", str(out["dry_target"]), "unpack", "--dry-run", "--json",
-                                       str(rblob)))
+                                       str(rblob), imports_torch=True))
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions"
     version = sorted(p.name for p in fixtures.iterdir() if (p / "cache").is_dir())[0]
     other = base / "other.blob"
@@ -115,7 +115,7 @@ def _blob_forms() -> dict[str, Any]:
                                             "--format", "torch", str(other)))
     out["other_target"] = base / "other-x"
     out["other_dry_run"] = _proc(run_fxcache("--cache-dir", str(out["other_target"]), "unpack", "--dry-run",
-                                             str(other)))
+                                             str(other), imports_torch=True))
 
     built = out["standalone"] = out["regular"]["standalone"]
     built["ls"] = {"cache": _listing(Path(built["cache"])), "unpacked": _listing(Path(built["unpacked"])),

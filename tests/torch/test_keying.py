@@ -90,7 +90,9 @@ def _another_torch_build() -> dict:
     """A copy of the variants' cache whose base entry names another torch version, then
     ``diff``, ``key --current`` and ``gc --stale`` on it and on the original. ``--current``
     and ``--stale`` ask the installed torch (an fxcache that imports it, seconds each):
-    a build thread runs them beside the torch tier's other tests."""
+    a build thread runs them beside the torch tier's other tests, each forked from the
+    server that has imported torch (``imports_torch``), and ``key --current`` once more as
+    a fresh process too, to compare."""
     from tests.harness.background import build_dir
 
     root, built = prebuilt("variants")
@@ -100,7 +102,7 @@ def _another_torch_build() -> dict:
     _edit_torch_version(copy, base)
 
     def cli(*args: str) -> dict:
-        return _proc(run_fxcache(*args))
+        return _proc(run_fxcache(*args, imports_torch="--current" in args or "--stale" in args))
 
     return {
         "diff": cli("--cache-dir", str(root), "diff", base[:10], base[:10], "--other-cache-dir", str(copy), "--json"),
@@ -108,6 +110,8 @@ def _another_torch_build() -> dict:
         "current_other": cli("--cache-dir", str(copy), "key", base[:10], "--current", "--json"),
         "stale_other": cli("--cache-dir", str(copy), "gc", "--stale", "--dry-run", "--json"),
         "stale_here": cli("--cache-dir", str(root), "gc", "--stale", "--dry-run", "--json"),
+        "build_forked": cli("key", "--current", "--json"),
+        "build_fresh": _proc(run_fxcache("key", "--current", "--json", process=True)),
     }
 
 
@@ -136,6 +140,16 @@ def test_another_torch_build_is_named_by_diff_and_is_stale(variants, another_tor
     assert {r["kind"] for r in plan["removals"]} <= {"fxgraph", "aotautograd", "code"}
     assert len([r for r in plan["removals"] if r["kind"] == "aotautograd"]) == 1
     assert out("stale_here")["removals"] == []
+
+
+def test_a_run_forked_from_the_torch_server_computes_what_a_fresh_process_does(another_torch_build):
+    """``imports_torch`` runs fork from a server that imported torch (tests/cli_run.py):
+    the installed build's every component hash, computed there, is a fresh process's."""
+    forked, fresh = another_torch_build["build_forked"], another_torch_build["build_fresh"]
+    assert forked["returncode"] == fresh["returncode"] == 0, (forked["stderr"], fresh["stderr"])
+    assert forked["stdout"] == fresh["stdout"]
+    names = [c["name"] for c in json.loads(forked["stdout"])["components"]]
+    assert names[0] == "torch_version" and "system_info[hash]" in names, names
 
 
 def test_key_shows_components_and_what_aot_keys_load(variants):

@@ -125,8 +125,10 @@ def _dry_runs() -> dict[str, Any]:
     tmp.mkdir()
     return {
         "other_packed": _done(packed), "base": base, "target": target, "tmp": tmp,
-        "same_torch": _done(run_fxcache("--cache-dir", str(base / "x"), "unpack", "--dry-run", "--json", str(ours))),
-        "other_torch": _done(run_fxcache("--cache-dir", str(base / "y"), "unpack", "--dry-run", str(other))),
+        "same_torch": _done(run_fxcache("--cache-dir", str(base / "x"), "unpack", "--dry-run", "--json", str(ours),
+                                        imports_torch=True)),
+        "other_torch": _done(run_fxcache("--cache-dir", str(base / "y"), "unpack", "--dry-run", str(other),
+                                         imports_torch=True)),
         "from_variable": _done(run_module("fxcache_cli", "unpack", "--dry-run", str(other),
                                           env={"TORCHINDUCTOR_CACHE_DIR": str(target), "TMPDIR": str(tmp)})),
         "setting": _done(run_module("fxcache_cli", "--cache-dir", str(base / "z"), "unpack", "--dry-run", "--json",

@@ -76,12 +76,14 @@ def candidates(src: str, params: Sequence[str]) -> list[str]:
 def alias(inputs: Mapping[str, InputValue], bases: set[str],
            frame: CompiledFrom | None | Callable[[], CompiledFrom | None]
            ) -> tuple[dict[str, InputValue], tuple[tuple[str, str], ...]]:
-    """The user's inputs renamed to the key's sources (see :func:`candidates`), and
+    """The user's inputs renamed to the key's sources (see :func:`candidates` and
+    :func:`varkw_candidates`), and
     (user source, key source) for each input the key takes. ``frame`` (or a function
     giving it, called only when a name does not bind as given) has the parameter names."""
     out: dict[str, InputValue] = {}
     bound: list[tuple[str, str]] = []
     params: Sequence[str] | None = None
+    f: CompiledFrom | None = None
 
     def key_takes(cand: str) -> bool:
         return cand in bases or any(b.startswith(cand) and b[len(cand):len(cand) + 1] in ("[", ".")
@@ -95,7 +97,6 @@ def alias(inputs: Mapping[str, InputValue], bases: set[str],
         if params is None:
             f = frame() if callable(frame) else frame
             params = f.params if f is not None else ()
-        f = frame() if callable(frame) else frame
         for cand in candidates(src, params)[1:] + varkw_candidates(src, f):
             if key_takes(cand):
                 out.setdefault(cand, val)

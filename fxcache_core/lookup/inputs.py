@@ -21,10 +21,12 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.functions.frames import CompiledFrom
+from fxcache_core.functions.params import frame_reads
 from fxcache_core.lookup.binding import InputValue
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.graph_types import TensorType
 from fxcache_core.lookup.source_values import value_of
+from fxcache_core.reasons import Reason
 
 
 def input_bases(d: DecodedEntry, extra_sources: Mapping[str, str]) -> set[str]:
@@ -74,12 +76,14 @@ def candidates(src: str, params: Sequence[str]) -> list[str]:
 def alias(inputs: Mapping[str, InputValue], bases: set[str],
            frame: CompiledFrom | None | Callable[[], CompiledFrom | None]
            ) -> tuple[dict[str, InputValue], tuple[tuple[str, str], ...]]:
-    """The user's inputs renamed to the key's sources (see :func:`candidates`), and
+    """The user's inputs renamed to the key's sources (see :func:`candidates` and
+    :func:`varkw_candidates`), and
     (user source, key source) for each input the key takes. ``frame`` (or a function
     giving it, called only when a name does not bind as given) has the parameter names."""
     out: dict[str, InputValue] = {}
     bound: list[tuple[str, str]] = []
     params: Sequence[str] | None = None
+    f: CompiledFrom | None = None
 
     def key_takes(cand: str) -> bool:
         return cand in bases or any(b.startswith(cand) and b[len(cand):len(cand) + 1] in ("[", ".")
@@ -93,7 +97,7 @@ def alias(inputs: Mapping[str, InputValue], bases: set[str],
         if params is None:
             f = frame() if callable(frame) else frame
             params = f.params if f is not None else ()
-        for cand in candidates(src, params)[1:]:
+        for cand in candidates(src, params)[1:] + varkw_candidates(src, f):
             if key_takes(cand):
                 out.setdefault(cand, val)
                 bound.append((src, cand))
@@ -101,6 +105,20 @@ def alias(inputs: Mapping[str, InputValue], bases: set[str],
         else:
             out.setdefault(src, val)
     return out, tuple(bound)
+
+
+def varkw_candidates(src: str, frame: CompiledFrom | None) -> list[str]:
+    """``L['bias']`` as a keyword of the call that reaches the compiled function's
+    ``**kw`` dict: ``[L['kw']['bias']]``, where the function's source is readable and
+    names its ``**`` parameter otherwise than ``kwargs`` (:func:`candidates` has that
+    one), and ``bias`` is none of its parameters; else ``[]``."""
+    m = _LOCAL_RE.match(src)
+    if m is None or frame is None or frame.whole_module:
+        return []
+    reads = frame_reads(frame)
+    if isinstance(reads, Reason) or reads.varkw_name in (None, "kwargs") or reads.param(m.group("name")) is not None:
+        return []
+    return [f"L[{reads.varkw_name!r}][{m.group('name')!r}]{m.group('rest')}"]
 
 
 _STACK_RE = re.compile(r"^L\['___stack(\d+)'\]")

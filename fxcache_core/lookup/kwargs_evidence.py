@@ -299,8 +299,9 @@ def keywords_account(call: KeyCall, frame: CompiledFrom, reads: FrameReads, para
     named = {p.source for p in params if p.source is not None}
     dict_keys: dict[str, object] = {}
     own: list[tuple[str, str, object]] = []
+    dict_name = re.escape(reads.varkw_name or "kwargs") if not frame.whole_module else "kwargs"
     for src, v in call.inputs.items():
-        m = re.fullmatch(r"L\['(?:kwargs'\]\[')?(\w+)'\]", src)
+        m = re.fullmatch(rf"L\['(?:{dict_name}'\]\[')?(\w+)'\]", src)
         if m is None:
             continue
         name = m.group(1)

@@ -29,7 +29,7 @@ the int is never read (fxcache_core/lookup/after_break.py), :func:`gated_early` 
 it is; :func:`cast_to` a ``torch.dtype`` passed to ``.to()`` (its default, and the tensor's
 own dtype: no op), and :func:`cast_through` one reached through an expression, which must
 stay undecided; :func:`scale_default` a float automatic dynamic tensorified, left at its
-default; :func:`grad_mix` a training graph (a weight that requires grad, grad enabled), whose
+default; :func:`kw_tensor` a tensor through a ``**kw`` dict not named ``kwargs``; :func:`grad_mix` a training graph (a weight that requires grad, grad enabled), whose
 entry records its backward and which input required grad, and which a call under
 ``torch.no_grad()`` or with the weight not requiring grad does not look up, nor one under
 ``torch.inference_mode()`` (which turns grad off), while autocast or the default dtype, which
@@ -374,6 +374,11 @@ def kw_built_without(x, **kwargs):
     return _attend(x * 3, **kwargs).sum(-1)
 
 
+def kw_tensor(x, **kw):
+    # A tensor through a **kw dict not named kwargs: the key's input is L['kw']['bias'].
+    return (x * 2 + kw["bias"]).sum(-1)
+
+
 def scale_default(x, *, scale=1.0):
     # A keyword-only float left at its default, then changed in the same process (dynamic=None):
     # the second call's key takes scale as a tensor (automatic dynamic tensorified it), which a
@@ -506,6 +511,8 @@ ARGUMENT_CASES = [
          doc="a flag through **kwargs, built with flag=True: undecided without the build's trace"),
     Case("kw_built_without", kw_built_without, {"dynamic": False}, [[[6, 5]]], make_inputs=keyword_inputs,
          doc="the same, built with no keyword: undecided without the build's trace"),
+    Case("kw_tensor", kw_tensor, {"dynamic": False}, [[[6, 5], {"bias": [5]}]], make_inputs=keyword_inputs,
+         doc="a tensor through a **kw dict not named kwargs: the key's input L['kw']['bias']"),
     Case("grad_forward", GradNet(), {"dynamic": False}, [[[4, 8]]], make_inputs=keyword_inputs,
          doc="a module whose parameters need grad, no backward: an FX key alone, its inputs unnamed"),
     Case("scale_default", scale_default, {"dynamic": None}, [[[4, 4]], [[4, 4], {"scale": 2.0}]],

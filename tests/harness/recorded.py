@@ -60,7 +60,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.RAMP_CALLS,
              *arguments.RAMP_UNDECIDED, *arguments.MODE_UNDECIDED,
              *arguments.UNATTRIBUTED_CALLS, *arguments.UNATTRIBUTED_UNDECIDED, *arguments.SYMBOLIC_CALLS,
-             *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS,
+             *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS, *arguments.KW_DICT_CALLS,
              *arguments.UNNAMED_CALLS, *arguments.SIZES_CALLS, *arguments.OPS_CALLS,
              *arguments.OPS_UNDECIDED, *arguments.BREAK_CALLS, *arguments.BREAK_UNDECIDED,
              *arguments.DTYPE_CALLS, *arguments.DTYPE_UNDECIDED, *arguments.GRAD_CALLS,

@@ -181,7 +181,8 @@ def _steps(torch: Any) -> dict[str, Callable[[], None]]:
         "eager": lambda: torch.compile(fresh_graph, backend="eager")(torch.randn(6, 5)),
         "env_var": lambda: case("branch_on_size", [[4, 3]]),
         "flags": lambda: case("clip_default", [[6, 5]]),
-        "kwargs": lambda: (case("kw_built_with", [[6, 5], {"flag": True}]), case("kw_built_without", [[6, 5]])),
+        "kwargs": lambda: (case("kw_built_with", [[6, 5], {"flag": True}]), case("kw_built_without", [[6, 5]]),
+                           case("kw_tensor", [[6, 5], {"bias": [5]}])),
     }
 
 

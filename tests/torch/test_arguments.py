@@ -162,6 +162,14 @@ KWARGS_CALLS = [
     ("kw_built_without", [[6, 5], {"flag": True}]),               # torch: a new graph
 ]
 
+# kw_tensor (dynamic=False, built with bias=[5]): a tensor through a **kw dict not named
+# kwargs, the key's input L['kw']['bias'] (tests/torch/test_explain.py, with the replay's trace).
+KW_DICT_CALLS = [
+    ("kw_tensor", [[6, 5], {"bias": [5]}]),                       # torch: a hit
+    ("kw_tensor", [[6, 5], {"bias": [6, 5]}]),                    # torch: a new graph (bias's sizes)
+    ("kw_tensor", [[6, 5], {"shift": [5]}]),                      # torch: raises (KeyError: the code reads kw['bias'])
+]
+
 # regroup_baked (dynamic=False, built with groups=3): groups is an item of view's and
 # repeat's size lists, [4, 3, -1] and [3] in the key's graph.
 SIZES_CALLS = [

@@ -593,17 +593,40 @@ def test_the_builds_trace_decides_a_kwargs_call_that_passes_its_guards(traced, r
     trace, explained, records Dynamo's guards on L['kwargs'] for their keys. A call that
     passes them is decided as torch decides it (a hit on the key); one that fails them
     stays undecided, naming the guard: torch traces again, and whether that graph is the
-    key's the guards cannot tell."""
+    key's the guards cannot tell. kw_tensor: a tensor through a ``**kw`` dict not named
+    ``kwargs`` is the key's input ``L['kw']['bias']``, named by the call's ``bias=``."""
     from tests.harness.oracle import call_id
     from tests.harness.recorded import answers_for
     from tests.helpers import match_args_for
+    from tests.torch.test_arguments import KW_DICT_CALLS
 
     answers = answers_for(real_cache.summary, "real")
     run = traced["replay"]
     root = tmp_path / "cache"
     shutil.copytree(real_cache.root, root, symlinks=True)
     env = {"FXCACHE_INDEX_DIR": str(tmp_path / "index")}
+
+    def match(case: str, shapes: list) -> tuple[int, dict, dict]:
+        proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", case,
+                           *match_args_for(case, shapes), env=env)
+        (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
+        aot = [lk for lk in answers[call_id(case, shapes)]["lookups"] if lk["kind"] == "aotautograd"]
+        return proc.returncode, fv, aot[0] if aot else {"hit": None}
+
+    # kw_tensor(x, **kw) reads kw['bias'], built with bias=[5] (dynamic=False): the key's input
+    # L['kw']['bias'] is what a call's bias=[...] names, and its sizes decide as any input's,
+    # from the cache alone and with the trace (whose guards on the dict pass any tensor).
+    built, reshaped, renamed = KW_DICT_CALLS
+    rc, fv, aot = match(*reshaped)
+    assert not aot["hit"] and rc == 1 and fv["status"] == "new-graph", fv
     assert run_fxcache("--cache-dir", str(root), "explain", str(run["trace"]), env=env).returncode == 0
+    rc, fv, aot = match(*built)
+    assert aot["hit"] and rc == 0 and (fv["key"], fv["entry"]) == (aot["key"], aot["hit"]), fv
+    rc, fv, aot = match(*reshaped)
+    assert not aot["hit"] and rc == 1 and fv["status"] == "new-graph", fv
+    rc, fv, aot = match(*renamed)  # torch raises (kw['bias'] is read): no lookup
+    assert answers[call_id(*renamed)]["error"]["type"] == "KeyError" and not aot["hit"]
+    assert rc == 3 and fv["why_code"] == "kwargs-differs-from-record", fv
     for case, shapes, decided in [("kw_built_with", [[6, 5], {"flag": True}], True),
                                   ("kw_built_without", [[6, 5]], True),
                                   ("kw_built_with", [[6, 5]], False),

@@ -113,3 +113,24 @@ def test_whether_the_body_names_its_kwargs(tmp_path):
     assert (on.varkw_name, on.varkw_read) == ("extra", True)
     f = _reads(tmp_path, "f", 3)
     assert (f.varkw, f.varkw_name, f.varkw_read) == (False, None, False)
+
+
+def test_a_keyword_binds_to_the_key_input_in_a_kw_dict_of_any_name(tmp_path):
+    """kw_sum(x, **kw) reads kw['bias']: the key's input is L['kw']['bias'], and a call's
+    ``bias=[8]`` names it (not left unbound, where its sizes would go unchecked). Where
+    ``bias`` is a parameter of the function, or the dict is a named parameter and not the
+    ``**`` one, the name binds to nothing else; nor without a readable source."""
+    from fxcache_core.lookup.inputs import alias
+
+    path = tmp_path / "kw.py"
+    path.write_text("def kw_sum(x, **kw):\n    return x + kw['bias']\n\n\n"
+                    "def by_dict(x, batch, bias=None):\n    return x + batch['bias']\n")
+    bias = object()
+    frame = CompiledFrom(function="kw_sum", file=str(path), line=1)
+    inputs, bound = alias({"L['x']": 1, "L['bias']": bias}, {"L['x']", "L['kw']['bias']"}, frame)
+    assert inputs["L['kw']['bias']"] is bias and ("L['bias']", "L['kw']['bias']") in bound
+    other = CompiledFrom(function="by_dict", file=str(path), line=5)
+    inputs, bound = alias({"L['bias']": bias}, {"L['batch']['bias']"}, other)
+    assert inputs == {"L['bias']": bias} and bound == ()
+    hidden = CompiledFrom(function="kw_sum", file=str(tmp_path / "gone.py"), line=1)
+    assert alias({"L['bias']": bias}, {"L['kw']['bias']"}, hidden) == ({"L['bias']": bias}, ())

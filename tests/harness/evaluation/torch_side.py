@@ -36,7 +36,8 @@ _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.code
             "torch._functorch._aot_autograd.autograd_cache",
             "tests.harness.evaluation.fns", "tests.harness.evaluation.hf",
             "tests.harness.evaluation.fns_r4", "tests.harness.evaluation.hf_r4",
-            "tests.harness.evaluation.fns_r5", "tests.harness.evaluation.hf_r5")
+            "tests.harness.evaluation.fns_r5", "tests.harness.evaluation.hf_r5",
+            "tests.harness.evaluation.fns_r6", "tests.harness.evaluation.hf_r6")
 
 
 def _tensor(spec: Any, seed: int, name: str) -> Any:

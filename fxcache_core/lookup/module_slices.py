@@ -202,7 +202,7 @@ def slice_provenance(catalog: Catalog, key: CacheKey, frame: CompiledFrom,
             f"{applied}{more}: torch traces another graph", "slice-length-differs"))
     if value == n and exact:
         return Provenance("same", Reason(
-            f"{param}={value}: {applied}, and another key takes layer {n}'s, so the slice stopped at {n}",
+            f"{applied}, and another key takes layer {n}'s, so the slice of {where} (line {line}) stopped at {n}",
             "slice-length-same"))
     return Provenance("unknown", Reason(
         f"{param}={value} slices {where} (line {line}); {applied}, and no key takes an input from layer {n}: "

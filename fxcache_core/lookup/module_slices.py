@@ -19,8 +19,9 @@ layers traces the same graph and looks up the same key.
   lower bound or step), the iterable of a ``for`` whose body calls the loop variable
   and has no other control flow (no ``if``, loop, ``break``, ``continue``, ``return``,
   ``try``, ``with``, nested function); the parameter is never assigned;
-* nothing else can read those layers: the file reads ``self.A.B`` (or calls
-  ``self.A``) nowhere else outside ``__init__``, and the compiled function uses
+* nothing else can read those layers: the class (the file, for a function outside
+  one) reads ``self.A.B`` (or calls ``self.A``) nowhere else outside ``__init__``
+  (a base class in another file is not read), and the compiled function uses
   ``self`` only through attributes that are not introspection (``parameters()``,
   ``modules()``, ``_modules``, ...), and does not call ``super()``;
 * the key takes inputs from layers ``0 .. n-1`` exactly (n >= 1; a gap, such as a
@@ -117,8 +118,14 @@ def slice_loop(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str
 
 
 def other_read(tree: ast.Module, chain: Sequence[str], mine: ast.expr) -> int | None:
-    """The line of a read of ``self.<chain>`` (or a call of a prefix of it) in ``tree``
-    outside ``__init__`` other than ``mine``; None where there is none."""
+    """The line of a read of ``self.<chain>`` (or a call of a prefix of it) in the class of
+    ``tree`` that holds ``mine`` (the whole file where no class does: another class's
+    ``self`` is another object), outside ``__init__``, other than ``mine``; None where
+    there is none."""
+    classes = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+               and c.lineno <= mine.lineno <= (c.end_lineno or c.lineno)]
+    if classes:
+        tree = max(classes, key=lambda c: c.lineno)  # type: ignore[assignment]  # the innermost
     skip: set[int] = set()
     for f in ast.walk(tree):
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "__init__":

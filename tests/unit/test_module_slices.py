@@ -123,3 +123,10 @@ def test_an_int_read_only_by_if_tests_is_the_branch_rules(tmp_path) -> None:
     assert not branched_only(frame, "L['k']")  # an op's scalar: the int rule's
     assert not branched_only(frame, "L['x']") and not branched_only(frame, "L['kwargs']['n']")
     assert not branched_only(None, "L['n']")
+
+
+def test_another_classs_layers_are_another_object() -> None:
+    other = "\n\nclass Other(nn.Module):\n    def forward(self, x):\n        return self.layers[0](x)\n"
+    tree, fn = _forward(STACK + other)
+    got = slice_loop(fn, "depth")
+    assert isinstance(got, tuple) and other_read(tree, got[0], got[1]) is None

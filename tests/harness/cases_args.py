@@ -343,8 +343,8 @@ def spread_ops(x, dim=None, keepdim=False, d=-1):
 
 
 def dim_sized(x, d):
-    # d is unsqueeze's dim and, through d + 5, the size of torch.ones: each op keeps its
-    # value (unsqueeze's dim, aten.full's size list).
+    # d is unsqueeze's dim and, through d + 5, the size of torch.ones (aten.full's list, read
+    # as the code has it); the float rule finds no float constant for it: undecided.
     return x.unsqueeze(d) * torch.ones(d + 5)
 
 
@@ -492,7 +492,7 @@ ARGUMENT_CASES = [
     Case("spread_ops", spread_ops, {"dynamic": False}, [[[4, 6], {"dim": 1}]], make_inputs=keyword_inputs,
          doc="ints and a bool an op keeps as given (std's dim and keepdim, unsqueeze's dim; dynamic=False)"),
     Case("dim_sized", dim_sized, {"dynamic": False}, [[[4, 6], 1]], make_inputs=keyword_inputs,
-         doc="an int that is unsqueeze's dim and sizes torch.ones too: both read"),
+         doc="an int that is unsqueeze's dim and sizes torch.ones too: undecided"),
     Case("gated", gated, {"dynamic": None}, [[[4, 8], 3]], make_inputs=keyword_inputs,
          doc="a data-dependent if breaks the graph; an int read only after it"),
     Case("gated_early", gated_early, {"dynamic": None}, [[[4, 8], 3]], make_inputs=keyword_inputs,

@@ -24,15 +24,16 @@ layers traces the same graph and looks up the same key.
   (a base class in another file is not read), and the compiled function uses
   ``self`` only through attributes that are not introspection (``parameters()``,
   ``modules()``, ``_modules``, ...), and does not call ``super()``;
-* the key takes inputs from layers ``0 .. n-1`` exactly (n >= 1; a gap, such as a
-  layer with no parameters between two with some, leaves it unknown).
+* the compiled function calls no method of ``self`` that the class's ``__init__`` does
+  not set (a method, maybe a base class's or a subclass's, could read the layers).
 
-The key applied ``n`` layers, or more if layer ``n`` exists and makes no input. Another
-key of the same frame that takes inputs from layer ``n`` shows it makes inputs when
-applied: then this key applied exactly ``n``. A call with ``depth=d`` (an int >= 0)
-applies ``min(d, len)``: ``d < n`` is another graph; ``d == n`` is this key's graph
-where the count is exact; ``d > n`` is another graph where the count is exact, and
-unknown otherwise (the list's length is not in the cache). Nothing here imports torch.
+A key that takes inputs from layer ``n - 1`` (its highest) applied at least ``n`` layers.
+A call with ``depth=d`` applies ``min(d, len)``: ``0 <= d < n`` leaves layer ``n - 1`` out,
+another graph. Nothing else is exact: a layer without parameters after ``n - 1`` (a
+``ReLU``) makes no input, so the key may have applied more; the list's length is not in
+the cache; and two instances of the class (an encoder's and a decoder's stacks) compile
+keys of one frame, so another key's layers say nothing of this key's list.
+Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -41,15 +42,14 @@ import ast
 import re
 from collections.abc import Sequence
 
-from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.functions.frames import CompiledFrom, _parse, compiled_from
+from fxcache_core.functions.frames import CompiledFrom, _parse
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.float_exprs import Provenance
 from fxcache_core.reasons import Reason
 
-__all__ = ["layer_indices", "other_read", "slice_loop", "slice_provenance"]
+__all__ = ["layer_indices", "other_read", "slice_loop", "slice_provenance", "unseen_call"]
 
 _INTROSPECTION = frozenset({
     "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
@@ -143,26 +143,35 @@ def other_read(tree: ast.Module, chain: Sequence[str], mine: ast.expr) -> int | 
     return None
 
 
+def unseen_call(tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef, mine: ast.expr) -> int | None:
+    """The line of a call ``self.m(...)`` in ``fn`` whose ``m`` the ``__init__`` of the
+    class that holds ``mine`` does not assign (so a method, maybe of a base class in
+    another file or of a subclass, which may read the layers where :func:`other_read`
+    cannot see it); None where every such call is of an attribute ``__init__`` sets (a
+    submodule)."""
+    classes = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+               and c.lineno <= mine.lineno <= (c.end_lineno or c.lineno)]
+    set_in_init: set[str] = set()
+    for c in classes[-1:]:
+        for f in c.body:
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "__init__":
+                set_in_init |= {t.attr for x in ast.walk(f) if isinstance(x, (ast.Assign, ast.AnnAssign))
+                                for t in (x.targets if isinstance(x, ast.Assign) else [x.target])
+                                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                                and t.value.id == "self"}
+    for x in ast.walk(fn):
+        if isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and isinstance(x.func.value, ast.Name) \
+                and x.func.value.id == "self" and x.func.attr not in set_in_init:
+            return x.lineno
+    return None
+
+
 def layer_indices(sources: Sequence[str | None], chain: Sequence[str]) -> frozenset[int]:
     """The indices ``i`` of the layers ``self.<chain>[i]`` that ``sources`` (a key's
     input sources) take a parameter or buffer of."""
     head = re.escape("L['self']" + "".join(f"._modules['{a}']" for a in chain))
     pat = re.compile(head + r"\._modules\['(\d{1,6})'\]\.")
     return frozenset(int(m.group(1)) for s in sources if s and (m := pat.match(s)))
-
-
-def _frame_layers(catalog: Catalog, key: CacheKey, frame: CompiledFrom, chain: Sequence[str]) -> frozenset[int]:
-    """Every layer index some AOTAutograd key of ``frame`` other than ``key`` takes inputs from."""
-    out: set[int] = set()
-    for k in catalog.scan.keys:
-        if k.kind is not KeyKind.AOT_AUTOGRAD or k.key == key.key:
-            continue
-        first = catalog.first_readable(k)
-        c = compiled_from(catalog, k) if first is not None else None
-        if first is not None and c is not None and (c.function, c.file, c.line) == (frame.function, frame.file,
-                                                                                      frame.line):
-            out |= layer_indices(first[1].arg_sources, chain)
-    return frozenset(out)
 
 
 def slice_provenance(catalog: Catalog, key: CacheKey, frame: CompiledFrom,
@@ -182,6 +191,11 @@ def slice_provenance(catalog: Catalog, key: CacheKey, frame: CompiledFrom,
     where, line = "self." + ".".join(chain), sliced.lineno
     tree = _parse(frame.file)  # the whole file, parsed only for a slice of layers
     other = other_read(tree, chain, sliced) if tree is not None else 0
+    call = unseen_call(tree, fn, sliced) if tree is not None else None
+    if call is not None:
+        return Provenance("unknown", Reason(
+            f"{param} slices {where} (line {line}), and line {call} calls a method of self that this class's "
+            "__init__ does not set: it may read the layers where fxcache does not look", "slice-length-unknown"))
     if other is not None:
         return Provenance("unknown", Reason(
             f"{param} slices {where} (line {line}), and " + (f"line {other} reads {where} too: its layers' "
@@ -190,28 +204,21 @@ def slice_provenance(catalog: Catalog, key: CacheKey, frame: CompiledFrom,
             "slice-length-unknown"))
     first = catalog.first_readable(key)
     mine = layer_indices(first[1].arg_sources, chain) if first is not None else frozenset()
-    n = len(mine)
-    if not mine or mine != frozenset(range(n)):
-        shown = ", ".join(map(str, sorted(mine))) or "none"
+    if not mine:
         return Provenance("unknown", Reason(
-            f"{param} slices {where} (line {line}), and this key takes inputs from its layers {shown}: not the "
-            "first layers without a gap, so how many the loop applied is not read", "slice-length-unknown"))
-    exact = n in _frame_layers(catalog, key, frame, chain)
-    applied = f"this key's graph applied {where}[0..{n - 1}] (it takes their parameters)"
+            f"{param} slices {where} (line {line}), and this key takes no input from its layers: how many the "
+            "loop applied is not read", "slice-length-unknown"))
+    n = max(mine) + 1
+    applied = f"this key's graph takes parameters of {where}[{n - 1}], so it applied at least {n} layer(s)"
+    if 0 <= value < n:
+        return Provenance("differs", Reason(
+            f"{param}={value} runs at most {value} layer(s) of {where} (line {line}); {applied}: torch traces "
+            "another graph", "slice-length-differs"))
     if value < 0:
         return Provenance("unknown", Reason(
             f"{param}={value} slices {where} (line {line}) from its end, and the cache does not record its "
             "length", "slice-length-unknown"))
-    if value < n or (value > n and exact):
-        more = f", and another key takes layer {n}'s, so it has one more" if value > n else ""
-        return Provenance("differs", Reason(
-            f"{param}={value} runs {value if value < n else f'more than {n}'} layer(s) of {where} (line {line}); "
-            f"{applied}{more}: torch traces another graph", "slice-length-differs"))
-    if value == n and exact:
-        return Provenance("same", Reason(
-            f"{applied}, and another key takes layer {n}'s, so the slice of {where} (line {line}) stopped at {n}",
-            "slice-length-same"))
     return Provenance("unknown", Reason(
-        f"{param}={value} slices {where} (line {line}); {applied}, and no key takes an input from layer {n}: "
-        f"whether the list has more layers (then {param}={value} applies more, another graph) the cache "
-        "does not show", "slice-length-unknown"))
+        f"{param}={value} slices {where} (line {line}); {applied}, and may have applied more (a layer without "
+        f"parameters makes no input), or the list may end before {value}: its layers and its length are not "
+        "in the cache", "slice-length-unknown"))

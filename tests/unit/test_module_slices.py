@@ -16,7 +16,13 @@ import pytest
 
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.lookup.branch_ints import branched_only
-from fxcache_core.lookup.module_slices import layer_indices, other_read, slice_loop
+from fxcache_core.lookup.module_slices import (
+    layer_indices,
+    other_read,
+    slice_loop,
+    slice_provenance,
+    unseen_call,
+)
 
 STACK = textwrap.dedent('''\
     class Stack(nn.Module):
@@ -24,6 +30,7 @@ STACK = textwrap.dedent('''\
             super().__init__()
             self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(3))
             self.layers.append(nn.Linear(8, 8))
+            self.norm = nn.LayerNorm(8)
 
         def forward(self, x, depth=2):
             x = self.norm(x)
@@ -42,7 +49,7 @@ def _forward(src: str) -> tuple[ast.Module, ast.FunctionDef]:
 def test_a_for_loop_over_a_slice_of_layers_by_the_parameter_is_read() -> None:
     tree, fn = _forward(STACK)
     got = slice_loop(fn, "depth")
-    assert isinstance(got, tuple) and got[0] == ("layers",) and got[1].lineno == 9
+    assert isinstance(got, tuple) and got[0] == ("layers",) and got[1].lineno == 10
     assert other_read(tree, got[0], got[1]) is None  # __init__'s reads are not forward's
     assert slice_loop(fn, "x") is None  # not read as a slice's bound: the other rules'
 
@@ -71,8 +78,8 @@ def test_a_slice_the_rule_cannot_count_is_a_reason_or_none(body: str, why: str |
 
 
 @pytest.mark.parametrize("extra,line", [
-    ("    def last(self, x):\n        return self.layers[-1](x)\n", 13),
-    ("    def head(self, x):\n        return self.layers.forward(x)\n", 13),
+    ("    def last(self, x):\n        return self.layers[-1](x)\n", 14),
+    ("    def head(self, x):\n        return self.layers.forward(x)\n", 14),
     ("    def ok(self, x):\n        return self.norm(x)\n", None),
 ])
 def test_another_method_reading_the_layers_is_found(extra: str, line: int | None) -> None:
@@ -130,3 +137,46 @@ def test_another_classs_layers_are_another_object() -> None:
     tree, fn = _forward(STACK + other)
     got = slice_loop(fn, "depth")
     assert isinstance(got, tuple) and other_read(tree, got[0], got[1]) is None
+
+
+def _layers(*idx: int) -> list[str]:
+    return [f"L['self']._modules['layers']._modules['{i}']._parameters['weight']" for i in idx] + ["L['x']"]
+
+
+class _Catalog:
+    """The one thing slice_provenance asks of a catalog: a key's first readable entry."""
+
+    def __init__(self, sources: list[str]) -> None:
+        self.sources = sources
+
+    def first_readable(self, key):
+        return None, type("Entry", (), {"arg_sources": tuple(self.sources)})()
+
+
+@pytest.mark.parametrize("taken,depth,want", [
+    ((0, 1), 1, "differs"), ((0, 1), 0, "differs"),
+    # the key applied at least two layers: a third without parameters (a ReLU), the
+    # list's end, or another instance's keys make 2 and 3 unknown, never the same
+    ((0, 1), 2, "unknown"), ((0, 1), 3, "unknown"), ((0, 1), -1, "unknown"),
+    ((0, 2), 2, "differs"), ((0, 2), 3, "unknown"),  # layer 1 made no input: the highest counts
+    ((), 1, "unknown"),
+])
+def test_only_a_depth_below_the_layers_a_key_took_decides(tmp_path, taken, depth, want) -> None:
+    path = tmp_path / "stack.py"
+    path.write_text(STACK)
+    tree, fn = _forward(STACK)
+    frame = CompiledFrom("forward", str(path), 8, params=("self", "x", "depth"))
+    got = slice_provenance(_Catalog(_layers(*taken)), None, frame, fn, "depth", depth)
+    assert got is not None and got.status == want, got
+    assert got.why is not None and got.why.code == {"differs": "slice-length-differs",
+                                                          "unknown": "slice-length-unknown"}[want]
+
+
+def test_a_method_of_self_the_class_does_not_set_may_read_the_layers() -> None:
+    tree, fn = _forward(STACK)
+    got = slice_loop(fn, "depth")
+    assert isinstance(got, tuple) and unseen_call(tree, fn, got[1]) is None  # self.norm: __init__ sets it
+    src = STACK.replace("x = self.norm(x)", "x = self.prepare(x)")
+    tree, fn = _forward(src)
+    got = slice_loop(fn, "depth")
+    assert isinstance(got, tuple) and unseen_call(tree, fn, got[1]) == 9

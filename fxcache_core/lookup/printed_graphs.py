@@ -102,6 +102,8 @@ def specialized_values(dynamic: PrintedGraph, static: PrintedGraph) -> dict[str,
             return False
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             if x == y:
+                if x in d_nodes and y in s_nodes and (i == 0 or a[i - 1] != ".") and nodes.setdefault(x, y) != y:
+                    return False  # a node kept its name here and was renamed elsewhere
                 continue
             inp = d_names.get(x)
             if inp is not None and y in s_names:

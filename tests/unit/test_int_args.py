@@ -207,6 +207,11 @@ def test_nodes_numbered_otherwise_are_one_trace_when_one_name_stands_for_the_oth
     assert _values(EXPAND_DYNAMIC, EXPAND_STATIC.replace("add.Tensor(add, sum_1)", "add.Tensor(full, sum_1)")) is None
     assert _values(EXPAND_DYNAMIC, EXPAND_STATIC.replace("add_1: ", "add: ").replace("(\n            add_1,",
                                                                                    "(\n            add,")) is None
+    # A node that keeps its name where it is defined keeps it where it is used: both define
+    # add and add_1, and returning add is not returning add_1.
+    same_names = EXPAND_DYNAMIC.replace("add_3", "add").replace("add_13", "add_1")
+    assert _values(same_names, EXPAND_STATIC) == {"arg1_1": 4, "s86": 4}
+    assert _values(same_names.replace("(\n            add_1,", "(\n            add,"), EXPAND_STATIC) is None
     # An op's name is never a node's: a graph of div is not one of mul renamed, though each
     # names its node after its op.
     div = STATIC.replace("mul: ", "div: ").replace("aten.mul.Tensor", "aten.div.Tensor").replace(

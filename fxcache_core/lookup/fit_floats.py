@@ -26,6 +26,7 @@ from fxcache_core.lookup.fit_binding import Binding, how
 from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_ops
 from fxcache_core.lookup.floats import graph_text, tensorified_base
 from fxcache_core.lookup.int_exprs import value_provenance
+from fxcache_core.lookup.module_slices import slice_provenance
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.reasons import Reason
 
@@ -216,6 +217,8 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
     if fn is not None:
         values = {**scalars, **{m.group(1): v.value for src, v in inputs.items()
                                 if isinstance(v, PyValue) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}}
+        if (value := slice_provenance(catalog, key, frame, fn, name, values.get(name))) is not None:  # type: ignore[arg-type]
+            return value  # a slice of a module's layers: how many the graph applied
         if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
         if name in values and values[name] is None:

@@ -41,6 +41,7 @@ from fxcache_core.decode.entries import (
 from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
+from fxcache_core.lookup.branch_ints import branched_only
 from fxcache_core.lookup.fit_floats import baked_provenance
 from fxcache_core.lookup.floats import baked_floats, graph_text, tensorified_base
 from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
@@ -335,6 +336,8 @@ class _IntJudge:
             return
         elif src in self.taken:
             self.int_taken(src)
+        elif call.mode is not DynamicMode.UNKNOWN and mine and branched_only(call.frame, user_src):
+            return  # only branched on: the parameters' accounting reads the side its graph took
         elif self.int_baked(src, value, mine):
             self.about.append((user_src, "baked", self.baked_why))
 

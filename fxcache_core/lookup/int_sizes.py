@@ -6,16 +6,18 @@ traced with ``groups=3`` is ``aten.view.default(x, [4, 3, -1])`` in the graph
 AOTAutograd keeps, ``y.repeat(groups)`` is ``aten.repeat.default(y, [3])``
 (``Tensor.view``, ``reshape``, ``repeat`` and ``expand`` take their sizes as one list,
 given as separate ints or as one tuple or list; ``permute`` its dims, kept as given:
-``x.permute(2, 0, -2)`` is ``aten.permute.default(x, [2, 0, -2])``). :func:`size_lists` reads those values
+``x.permute(2, 0, -2)`` is ``aten.permute.default(x, [2, 0, -2])``; ``torch.zeros(n, m)``
+and ``torch.ones`` are ``aten.full.default([4, 3], 0, ...)``). :func:`size_lists` reads those values
 for :func:`~fxcache_core.lookup.int_exprs.value_provenance`, deciding only where the
 provenance is exact:
 
 * each read of the parameter (an int, or a pure arithmetic expression of it and the
   call's other scalars, :func:`~fxcache_core.lookup.float_exprs.compute`) is an element
-  of the size list of such a call on a tensor, given as plain arguments or as one tuple
-  or list (never starred, never by keyword);
+  of the size list of such a call on a tensor (or of ``torch.zeros``/``torch.ones``,
+  whose other keywords, ``dtype`` and the like, move no size), given as plain arguments
+  or as one tuple or list (never starred, never by keyword);
 * the ops the statement traced of each family (``view`` and ``_unsafe_view`` for
-  ``view``/``reshape``; ``repeat``; ``expand``) are as many as the statement's calls of
+  ``view``/``reshape``; ``repeat``; ``expand``; ``full`` for the factories) are as many as the statement's calls of
   that family, taken in the order Python runs them (a call's receiver and arguments
   before the call): the i-th call is the i-th op. An op another call of the statement
   adds (``flatten`` and ``matmul`` trace views too), one AOTAutograd leaves out, or a
@@ -36,7 +38,7 @@ from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, calls_in_order
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import compute
 
-__all__ = ["FAMILIES", "size_call", "size_lists"]
+__all__ = ["FACTORIES", "FAMILIES", "size_call", "size_lists"]
 
 FAMILIES: Mapping[str, frozenset[str]] = {
     "view": frozenset({"view", "_unsafe_view"}),
@@ -48,6 +50,15 @@ FAMILIES: Mapping[str, frozenset[str]] = {
 """A size-list method -> the stems of the aten ops a call of it traces in AOTAutograd's
 graph (``reshape`` of a tensor that cannot be viewed is a copy, then ``_unsafe_view``)."""
 
+FACTORIES: Mapping[str, frozenset[str]] = {"zeros": frozenset({"full"}), "ones": frozenset({"full"})}
+"""A ``torch`` factory that takes its sizes as one list (separate ints, or one tuple or
+list) -> the stems of the aten ops a call traces in AOTAutograd's graph: ``torch.zeros``
+and ``torch.ones`` decompose to ``aten.full.default([sizes], 0 or 1, dtype=...)``
+(torch/_refs/__init__.py), whose list is its first argument."""
+
+_FACTORY_KEYWORDS = frozenset({"dtype", "layout", "device", "pin_memory", "requires_grad"})
+"""The keywords a factory call may give: none moves a size."""
+
 _WILD = object()
 
 
@@ -58,18 +69,32 @@ def size_call(e: ast.expr, parents: Mapping[ast.AST, ast.AST], tensor: Callable[
     p = parents.get(e)
     if isinstance(p, (ast.Tuple, ast.List)):
         call = parents.get(p)
-        if isinstance(call, ast.Call) and call.args == [p] and not call.keywords and _sized(call, tensor):
+        if isinstance(call, ast.Call) and call.args == [p] and _sized(call, tensor):
             return call
         return None
-    if isinstance(p, ast.Call) and e in p.args and not p.keywords and _sized(p, tensor):
+    if isinstance(p, ast.Call) and e in p.args and _sized(p, tensor):
         return p
     return None
 
 
 def _sized(call: ast.Call, tensor: Callable[[ast.expr], bool]) -> bool:
     f = call.func
-    return (isinstance(f, ast.Attribute) and f.attr in FAMILIES and tensor(f.value)
-            and not any(isinstance(a, ast.Starred) for a in call.args))
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    if _factory(call):
+        return all(k.arg in _FACTORY_KEYWORDS for k in call.keywords)
+    return isinstance(f, ast.Attribute) and f.attr in FAMILIES and tensor(f.value) and not call.keywords
+
+
+def _factory(call: ast.Call) -> bool:
+    """Whether ``call`` is ``torch.zeros(...)`` or ``torch.ones(...)`` (:data:`FACTORIES`)."""
+    f = call.func
+    return isinstance(f, ast.Attribute) and f.attr in FACTORIES and isinstance(f.value, ast.Name) \
+        and f.value.id == "torch"
+
+
+def _stems(call: ast.Call) -> frozenset[str]:
+    return (FACTORIES if _factory(call) else FAMILIES)[call.func.attr]  # type: ignore[attr-defined]
 
 
 def _items(call: ast.Call) -> list[ast.expr]:
@@ -98,23 +123,25 @@ def size_lists(stmt: ast.stmt, exprs: Sequence[ast.expr], ops: Sequence[tuple[st
     if not isinstance(stmt, SIMPLE_STATEMENTS) or stmt.value is None:
         return "the statement is not a plain assignment, return or expression"
     parents = ast_parents(stmt)
-    calls = [c for c in calls_in_order(stmt.value) if isinstance(c.func, ast.Attribute) and c.func.attr in FAMILIES]
+    calls = [c for c in calls_in_order(stmt.value) if isinstance(c.func, ast.Attribute)
+             and (c.func.attr in FAMILIES or _factory(c))]
     if any(size_call(e, parents, tensor) is None for e in exprs):
         return "a read is not an item of a size list fxcache reads"
-    if any(not _sized(c, tensor) or c.keywords for c in calls):
-        return "a view, reshape, repeat or expand there is not one whose list fxcache reads"
+    if any(not _sized(c, tensor) for c in calls):
+        return "a view, reshape, repeat, expand, torch.zeros or torch.ones there is not one whose list fxcache reads"
     mine = set(map(id, exprs))
     want: list[int] = []
     have: list[object] = []
-    for stems in {FAMILIES[c.func.attr] for c in calls}:  # type: ignore[attr-defined]
-        sites = [c for c in calls if FAMILIES[c.func.attr] == stems]  # type: ignore[attr-defined]
+    for stems in {_stems(c) for c in calls}:
+        sites = [c for c in calls if _stems(c) == stems]
         traced = [args for stem, args in ops if stem in stems]
         if len(traced) != len(sites):
             return (f"its graph has {len(traced)} {'/'.join(sorted(stems))} op(s) from it, for {len(sites)} "
                     "in the code (another call there may trace one, or one may be left out)")
         for call, args in zip(sites, traced, strict=True):
             items = _items(call)
-            got = args[1] if len(args) > 1 else None
+            at = 0 if _factory(call) else 1  # full's list is its first argument, a view's its second
+            got = args[at] if len(args) > at else None
             whole = _whole(call, mine, values)
             if whole is not None:  # x.reshape(shape), shape a tuple of ints: the list is the tuple
                 if not isinstance(got, tuple) or len(got) != len(whole) or any(type(g) is not int for g in got):

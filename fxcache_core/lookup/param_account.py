@@ -25,9 +25,10 @@ HOW = {
 }
 """The codes of a parameter accounted for (the last three: assumed), and what each means."""
 
-ARGUMENT_CODES = frozenset({"branch-not-taken", "none-for-input", "list-shorter", "list-longer", "sequence-shorter"})
-"""The codes of a key ruled out by a Python argument the code branches on or a list's or
-tuple's length (not by a size)."""
+ARGUMENT_CODES = frozenset({"branch-not-taken", "none-for-input", "list-shorter", "list-longer", "sequence-shorter",
+                            "slice-length-differs"})
+"""The codes of a key ruled out by a Python argument the code branches on, a list's or
+tuple's length, or an int that slices a module's layers (not by a size)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,7 +73,11 @@ def specialized_values(dynamic: PrintedGraph, static: PrintedGraph) -> dict[str,
     differ, ``dynamic`` must have a SymInt placeholder (``arg1_1``) or a symbol
     (``s86``, in a printed type) and ``static`` an int literal, the same one
     wherever that name appears; or both have placeholders (renumbered when a
-    SymInt placeholder before them is gone). The tensor placeholders of the
+    SymInt placeholder before them is gone); or both define a node there, named
+    otherwise (a symbolic trace numbers its nodes past those it dropped:
+    ``add_3`` for ``add``), one name for the other throughout, each its own
+    (never an op's name: ``aten.mul`` is not ``aten.div``).
+    The tensor placeholders of the
     two must pair up in order, and the SymInt ones of ``static`` with those of
     ``dynamic`` it did not bake in, with their types equal but for the
     symbols.
@@ -88,14 +92,18 @@ def specialized_values(dynamic: PrintedGraph, static: PrintedGraph) -> dict[str,
     d_names = {i.name: i for i in dynamic.inputs if i.name}
     s_names = {i.name for i in static.inputs if i.name}
     symbols = {i.expr for i in dynamic.inputs if i.symbol}
+    d_nodes, s_nodes = _nodes(dynamic), _nodes(static)
     values: dict[str, int] = {}
     renamed: dict[str, str] = {}
+    nodes: dict[str, str] = {}
 
     def align(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
         if len(a) != len(b):
             return False
-        for x, y in zip(a, b, strict=True):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             if x == y:
+                if x in d_nodes and y in s_nodes and (i == 0 or a[i - 1] != ".") and nodes.setdefault(x, y) != y:
+                    return False  # a node kept its name here and was renamed elsewhere
                 continue
             inp = d_names.get(x)
             if inp is not None and y in s_names:
@@ -103,6 +111,9 @@ def specialized_values(dynamic: PrintedGraph, static: PrintedGraph) -> dict[str,
                     return False
             elif ((inp is not None and inp.is_symint) or x in symbols) and _INT_RE.fullmatch(y):
                 if values.setdefault(x, int(y)) != int(y):
+                    return False
+            elif x in d_nodes and y in s_nodes and (i == 0 or a[i - 1] != "."):  # never an op's name
+                if nodes.setdefault(x, y) != y:  # a node numbered otherwise (add_3, add): one name throughout
                     return False
             else:
                 return False
@@ -135,6 +146,11 @@ def specialized_values(dynamic: PrintedGraph, static: PrintedGraph) -> dict[str,
             return None  # a placeholder and its symbol are one value
     if not pair(kept, [i for i in static.inputs if i.is_symint]):
         return None
-    if len(set(renamed.values())) != len(renamed):
+    if len(set(renamed.values())) != len(renamed) or len(set(nodes.values())) != len(nodes):
         return None
     return values
+
+
+def _nodes(g: PrintedGraph) -> frozenset[str]:
+    """The names ``g``'s lines define (``add_3`` of ``add_3: "f32[...]" = ...``)."""
+    return frozenset(line[0] for line in g.body if len(line) > 2 and line[1] == ":" and line[0] != "return")

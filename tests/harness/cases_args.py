@@ -343,8 +343,8 @@ def spread_ops(x, dim=None, keepdim=False, d=-1):
 
 
 def dim_sized(x, d):
-    # d is unsqueeze's dim and, through d + 5, the size of torch.ones: a read no op's
-    # constant shows as the code has it (undecided).
+    # d is unsqueeze's dim and, through d + 5, the size of torch.ones (aten.full's list, read
+    # as the code has it); the float rule finds no float constant for it: undecided.
     return x.unsqueeze(d) * torch.ones(d + 5)
 
 

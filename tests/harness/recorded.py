@@ -47,6 +47,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     files that ask them."""
     from tests.harness.oracle_queries import EQUIVALENCE_QUERIES
     from tests.torch import test_arguments as arguments
+    from tests.torch import test_layer_slices as slices
     from tests.torch import test_oracle_suite as suite
     from tests.torch import test_real_cache as real
     from tests.torch import test_shapes_oracle as shapes
@@ -67,7 +68,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.GRAD_UNDECIDED, *arguments.FLOAT_DEFAULT_CALLS, *arguments.INT_KW_CALLS,
              *arguments.INT_KW_UNDECIDED, *arguments.ATTR_CALLS, *arguments.ATTR_UNDECIDED,
              *arguments.STATE_CALLS, *arguments.STATE_UNDECIDED, *arguments.STAR_CALLS, *arguments.STAR_UNDECIDED,
-             *arguments.SPLIT_CALLS, *arguments.SPLIT_UNDECIDED]
+             *arguments.SPLIT_CALLS, *arguments.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
+             *slices.BRANCH_INT_CALLS]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

@@ -185,8 +185,8 @@ OPS_CALLS = [
     ("spread_ops", [[4, 6], {"dim": 1, "d": 1}]),                 # new graph: unsqueeze's 1 (the same place as -1)
     ("spread_ops", [[4, 6]]),                                     # new graph: dim=None, no dim in the op
 ]
-# dim_sized (dynamic=False, built with d=1): d is also torch.ones's d + 5, which no op keeps as
-# written: undecided, though torch hits.
+# dim_sized (dynamic=False, built with d=1): d is also torch.ones's d + 5 (aten.full's list),
+# where the float rule finds no float constant: undecided, though torch hits.
 OPS_UNDECIDED = [("dim_sized", [[4, 6], 1])]
 # gated (dynamic=None, built with n=3): a data-dependent if breaks the graph, and n is read
 # only after it: the first frame's key serves every n, the resume frame's (its local y

@@ -163,3 +163,57 @@ def test_a_float_or_0d_tensor_where_a_key_baked_an_int_is_another_graph():
     assert [x.code for x in rule(2.5, k=alone).notes] == ["scalar-not-input"]
     # A float the graph computes with: fit_baked_floats compares its constants.
     assert rule(2.5, k=_Keys([(static, static_d)], {"a1": STATIC}, floats=())).notes == ()
+
+
+# expand_rows of the evaluation (x.expand(n, -1) + torch.zeros(n, x.shape[1]) + ...), as torch
+# 2.13 printed its two keys (the file path shortened): the symbolic trace numbers its adds
+# past the size nodes it dropped (add_3, add_13), the static one does not (add, add_1).
+EXPAND_DYNAMIC = '''class <lambda>(torch.nn.Module):
+    def forward(
+        self,
+        arg0_1: "f32[1, 8][8, 1]cpu",  # PlainAOTInput(idx=0)
+        arg1_1: "Sym(s86)",  # PlainAOTInput(idx=1)
+    ):
+        # File: /a/fns_r5.py:40 in expand_rows, code: return x.expand(n, -1) + torch.zeros(n, x.shape[1])
+        expand: "f32[s86, 8][0, 1]cpu" = torch.ops.aten.expand.default(arg0_1, [arg1_1, -1]);  arg0_1 = None
+        full: "f32[s86, 8][8, 1]cpu" = torch.ops.aten.full.default([arg1_1, 8], 0, dtype = torch.float32)
+        add_3: "f32[s86, 8][8, 1]cpu" = torch.ops.aten.add.Tensor(expand, full);  expand = full = None
+        sum_1: "f32[s86, 1][1, 1]cpu" = torch.ops.aten.sum.dim_IntList(add_3, [1], True)
+        add_13: "f32[s86, 8][8, 1]cpu" = torch.ops.aten.add.Tensor(add_3, sum_1);  add_3 = sum_1 = None
+        return (
+            add_13,  # PlainAOTOutput(idx=0)
+        )
+'''
+EXPAND_STATIC = '''class <lambda>(torch.nn.Module):
+    def forward(
+        self,
+        arg0_1: "f32[1, 8][8, 1]cpu",  # PlainAOTInput(idx=0)
+    ):
+        # File: /a/fns_r5.py:40 in expand_rows, code: return x.expand(n, -1) + torch.zeros(n, x.shape[1])
+        expand: "f32[4, 8][0, 1]cpu" = torch.ops.aten.expand.default(arg0_1, [4, -1]);  arg0_1 = None
+        full: "f32[4, 8][8, 1]cpu" = torch.ops.aten.full.default([4, 8], 0, dtype = torch.float32)
+        add: "f32[4, 8][8, 1]cpu" = torch.ops.aten.add.Tensor(expand, full);  expand = full = None
+        sum_1: "f32[4, 1][1, 1]cpu" = torch.ops.aten.sum.dim_IntList(add, [1], True)
+        add_1: "f32[4, 8][8, 1]cpu" = torch.ops.aten.add.Tensor(add, sum_1);  add = sum_1 = None
+        return (
+            add_1,  # PlainAOTOutput(idx=0)
+        )
+'''
+
+
+def test_nodes_numbered_otherwise_are_one_trace_when_one_name_stands_for_the_other():
+    assert _values(EXPAND_DYNAMIC, EXPAND_STATIC) == {"arg1_1": 4, "s86": 4}
+    # Two names for one node, or one for two, is not a renaming.
+    assert _values(EXPAND_DYNAMIC, EXPAND_STATIC.replace("add.Tensor(add, sum_1)", "add.Tensor(full, sum_1)")) is None
+    assert _values(EXPAND_DYNAMIC, EXPAND_STATIC.replace("add_1: ", "add: ").replace("(\n            add_1,",
+                                                                                   "(\n            add,")) is None
+    # A node that keeps its name where it is defined keeps it where it is used: both define
+    # add and add_1, and returning add is not returning add_1.
+    same_names = EXPAND_DYNAMIC.replace("add_3", "add").replace("add_13", "add_1")
+    assert _values(same_names, EXPAND_STATIC) == {"arg1_1": 4, "s86": 4}
+    assert _values(same_names.replace("(\n            add_1,", "(\n            add,"), EXPAND_STATIC) is None
+    # An op's name is never a node's: a graph of div is not one of mul renamed, though each
+    # names its node after its op.
+    div = STATIC.replace("mul: ", "div: ").replace("aten.mul.Tensor", "aten.div.Tensor").replace(
+        "Tensor(mul, 1);  mul = None", "Tensor(div, 1);  div = None")
+    assert _values(DYNAMIC, div) is None

@@ -134,3 +134,39 @@ def test_an_item_the_graph_holds_as_a_symbol_is_not_read() -> None:
 def test_a_size_list_not_read_exactly_leaves_it_unknown(src: str) -> None:
     got = _prov(_fn(src), REGROUP_3, groups=3)
     assert got is not None and got.status == "unknown", got
+
+
+# expand_rows of the evaluation (tests/harness/evaluation/fns_r5.py), its key traced with n=4
+# (and m=3, its default) on a [1, 8] input, as torch 2.13 printed it: torch.zeros and
+# torch.ones are aten.full with the sizes as its first argument.
+EXPAND_SRC = ("def expand_rows(x, n, m=3):\n"
+              "    return x.expand(n, -1) + torch.zeros(n, x.shape[1]) + torch.ones(n, m).sum(1, keepdim=True)\n")
+EXPAND = _fn(EXPAND_SRC)
+_EXPAND_LINE = "return x.expand(n, -1) + torch.zeros(n, x.shape[1]) + torch.ones(n, m).sum(1, keepdim=True)"
+EXPAND_4 = _graph((2, _EXPAND_LINE, (
+    'expand: "f32[4, 8][0, 1]cpu" = torch.ops.aten.expand.default(arg0_1, [4, -1]);  arg0_1 = None',
+    'full: "f32[4, 8][8, 1]cpu" = torch.ops.aten.full.default([4, 8], 0, dtype = torch.float32, layout = '
+    "torch.strided, device = device(type='cpu'), pin_memory = False)",
+    'add: "f32[4, 8][8, 1]cpu" = torch.ops.aten.add.Tensor(expand, full);  expand = full = None',
+    'full_1: "f32[4, 3][3, 1]cpu" = torch.ops.aten.full.default([4, 3], 1, dtype = torch.float32, layout = '
+    "torch.strided, device = device(type='cpu'), pin_memory = False)",
+    'sum_1: "f32[4, 1][1, 1]cpu" = torch.ops.aten.sum.dim_IntList(full_1, [1], True);  full_1 = None',
+    'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.add.Tensor(add, sum_1);  add = sum_1 = None')))
+
+
+@pytest.mark.parametrize("param,value,status", [("m", 3, "same"), ("m", 4, "differs"), ("n", 4, "same"),
+                                                ("n", 5, "differs")])
+def test_an_int_in_torch_zeros_or_ones_is_that_item_of_fulls_list(param: str, value: int, status: str) -> None:
+    values = {"n": 4, "m": 3, param: value}
+    got = value_provenance(EXPAND, FILE, EXPAND_4, param, values, frozenset({"x"}))
+    assert got is not None and got.status == status, got
+
+
+def test_a_factory_with_a_keyword_that_moves_a_size_or_another_full_leaves_it_unknown() -> None:
+    sized = _fn(EXPAND_SRC.replace("torch.ones(n, m)", "torch.ones(n, m, out=y)"))
+    assert value_provenance(sized, FILE, EXPAND_4, "m", {"n": 4, "m": 3}, frozenset({"x"})).status == "unknown"
+    # A third full (torch.zeros_like traces one too) for the code's two factories: not told apart.
+    like = _fn(EXPAND_SRC.replace("torch.ones(n, m)", "torch.ones(n, m) + torch.zeros_like(x)"))
+    extra = EXPAND_4.replace("        mul:", '        full_2: "f32[1, 8][8, 1]cpu" = torch.ops.aten.full.default([1, 8], 0)'
+                                           "\n        mul:")
+    assert value_provenance(like, FILE, extra, "m", {"n": 4, "m": 3}, frozenset({"x"})).status == "unknown"

@@ -253,15 +253,17 @@ def kwargs_account(key: str, function: str, root: str, given: Mapping[str, objec
     compiled function's body names the dict. See the module docstring for what each
     outcome means. Raises nothing."""
     shown = _shown(given)
-    what = f"**kwargs={shown}" if given else "**kwargs: no keyword beyond the parameters of " + function
+    named = re.fullmatch(r"L\['(\w+)'\]", root)
+    star = "**" + (named.group(1) if named else "kwargs")  # the dict's own name: **kw, **options
+    what = f"{star}={shown}" if given else f"{star}: no keyword beyond the parameters of " + function
     if not read:
         return ParamAccount("**kwargs", shown, bool(given), "accounted", Reason(
-            f"{what}: the code of {function} never reads its **kwargs", "unread"))
+            f"{what}: the code of {function} never reads its {star}", "unread"))
     judged = [judge_record(r, root, given) for r in records]
     if any(o == "pass" for o, _ in judged):
         return ParamAccount("**kwargs", shown, bool(given), "accounted", Reason(
             f"{what}: the call passes every guard Dynamo installed on {root} in a traced compile that "
-            f"looked key {key[:12]} up", "trace-guard"), brief="Dynamo's guards on **kwargs in a traced run")
+            f"looked key {key[:12]} up", "trace-guard"), brief=f"Dynamo's guards on {star} in a traced run")
     failed = next((g for o, g in judged if o == "fail"), None)
     if failed is not None:
         return ParamAccount("**kwargs", shown, bool(given), "undecided", Reason(
@@ -274,7 +276,7 @@ def kwargs_account(key: str, function: str, root: str, given: Mapping[str, objec
             f"{what}: Dynamo guarded {root} in a traced compile that looked key {key[:12]} up with `{unread}`, "
             "a guard fxcache does not read", "kwargs-guard-unread"))
     return ParamAccount("**kwargs", shown, bool(given), "undecided", Reason(
-        f"{what}: {function} takes **kwargs and reads them, and the cache does not record which keywords key "
+        f"{what}: {function} takes {star} and reads them, and the cache does not record which keywords key "
         f"{key[:12]} was compiled with (a flag such as output_attentions=True traces another graph); Dynamo's "
         "guards in a TORCH_TRACE of the run that compiled it would: explain that trace "
         f"(`fxcache explain TRACE` keeps them for match), or give the call as {param('from_trace')}",

@@ -119,3 +119,8 @@ def test_without_evidence_both_directions_are_undecided_with_one_code():
     assert kwargs_account("aK", "f", K, {}, (rec,), True).how.code == "trace-guard"
     differs = kwargs_account("aK", "f", K, {"output_attentions": PyValue(True)}, (rec,), True)
     assert (differs.status, differs.how.code) == ("undecided", "kwargs-differs-from-record")
+
+
+def test_a_dict_of_another_name_is_named_as_the_function_names_it():
+    kw = kwargs_account("aK", "f_kw", "L['kw']", {"flag": PyValue(True)}, (), True)
+    assert "**kw={flag=True}" in kw.how and "f_kw takes **kw and" in kw.how and "**kwargs" not in kw.how

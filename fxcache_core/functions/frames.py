@@ -54,6 +54,7 @@ imports or runs user code.
 from __future__ import annotations
 
 import ast
+import errno
 import functools
 import io
 import os
@@ -72,6 +73,7 @@ from fxcache_core.functions.source_dirs import (
     Withheld,
     in_force,
     located,
+    shown,
     withheld,
     withheld_now,
 )
@@ -397,6 +399,8 @@ def _read_source(path: str) -> bytes | Reason:
     except NotRegularFile:
         return Reason("not a regular file", "source-not-regular")
     except (OSError, ValueError) as e:
+        if isinstance(e, OSError) and e.errno == errno.ELOOP and os.path.islink(located(path)):
+            return Reason(f"{shown(path)} is a symlink, which is not followed", "source-not-regular")
         return Reason(f"cannot open it: {getattr(e, 'strerror', None) or e}", "source-unreadable")
     try:
         st = os.fstat(fd)

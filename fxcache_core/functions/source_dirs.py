@@ -25,7 +25,7 @@ it as not there, and :func:`withheld` says why. Never imports torch.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 
 from fxcache_core.errors import FxcacheError, param
@@ -40,30 +40,35 @@ Withheld = tuple[tuple[str, Reason], ...]
 _WITHHELD: ContextVar[Withheld] = ContextVar("fxcache_withheld_sources", default=())
 
 
-def source_dirs(mapping: Mapping[str, str]) -> SourceDirs:
-    """``mapping`` (a recorded directory -> the directory to read it from) checked and
-    normalized, longest OLD first. Raises :class:`~fxcache_core.errors.FxcacheError`
-    (parameter ``source_dirs``) when a directory is empty or not absolute, or one OLD
-    is given twice."""
+def source_dirs(mapping: Mapping[str, str] | Iterable[tuple[str, str]], given_as: str | None = None) -> SourceDirs:
+    """``mapping`` (a recorded directory -> the directory to read it from; or the
+    ``(OLD, NEW)`` pairs as given, repeats included) checked and normalized, longest OLD
+    first. ``given_as``: what gave the pairs, as a message names it (an environment
+    variable's name); default the parameter ``source_dirs``. Raises
+    :class:`~fxcache_core.errors.FxcacheError` (parameter ``source_dirs``) when a
+    directory is empty or not absolute, or one OLD (once normalized: ``/a`` and ``/a/``)
+    is mapped to two directories."""
+    said = given_as or param("source_dirs")
     out: dict[str, str] = {}
-    for old, new in mapping.items():
+    for old, new in (mapping.items() if isinstance(mapping, Mapping) else mapping):
         for d in (old, new):
             if not d or not os.path.isabs(d):
-                raise FxcacheError(f"{param('source_dirs')}: {d!r} is not an absolute directory "
+                raise FxcacheError(f"{said}: {d!r} is not an absolute directory "
                                    "(OLD=NEW, both absolute)", param="source_dirs", value=f"{old}={new}")
         o, n = os.path.normpath(old), os.path.normpath(new)
         if o in out and out[o] != n:
-            raise FxcacheError(f"{param('source_dirs')}: {o} is mapped twice ({out[o]} and {n})",
+            raise FxcacheError(f"{said}: {o} is mapped twice ({out[o]} and {n})",
                                param="source_dirs", value=f"{old}={new}")
         out[o] = n
     return tuple(sorted(out.items(), key=lambda p: len(p[0]), reverse=True))
 
 
-def use_source_dirs(mapping: Mapping[str, str]) -> Callable[[], None]:
+def use_source_dirs(mapping: Mapping[str, str] | Iterable[tuple[str, str]],
+                    given_as: str | None = None) -> Callable[[], None]:
     """Install ``mapping`` (checked by :func:`source_dirs`) as the one in force for the
     source files read from now on in this context. Returns a function that puts the
     previous one back. Raises as :func:`source_dirs`."""
-    token = _DIRS.set(source_dirs(mapping))
+    token = _DIRS.set(source_dirs(mapping, given_as))
     return lambda: _DIRS.reset(token)
 
 

@@ -153,3 +153,20 @@ def test_every_line_the_recorded_caches_were_traced_from_is_in_the_kept_source()
             assert first_change(lines) is None, (version, first_change(lines))
     finally:
         restore()
+
+
+def test_a_file_under_new_that_is_a_symlink_says_so(tmp_path):
+    """A source read under NEW is opened without following a symlink: the verdict says
+    that is why, not that the file cannot be read."""
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "cases.py").symlink_to(FIXTURES / "src" / "demo" / "cases.py")
+    rc, fv, _ = _match(1, "--source-dir", f"/work/wt-15={tmp_path}")
+    assert rc == 3 and fv["why_code"] == "source-unread", fv
+    assert f"(read from {tmp_path}/demo/cases.py) is a symlink, which is not followed" in fv["why"], fv["why"]
+
+
+def test_one_old_dir_mapped_twice_in_fxcache_source_dir_names_the_variable():
+    proc = run_fxcache("--cache-dir", str(CACHE), "ls", env={"FXCACHE_SOURCE_DIR": "/a=/b:/a/=/c"})
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.count("\n") == 1 and "FXCACHE_SOURCE_DIR: /a is mapped twice (/b and /c)" in proc.stderr, \
+        proc.stderr

@@ -164,22 +164,23 @@ def first_change(lines: Iterable[Line]) -> tuple[str, Reason] | None:
 
 
 def recorded_lines(catalog: Catalog, key: CacheKey) -> tuple[Line, ...] | None:
-    """The lines ``key``'s first readable entry records with their code: its printed
-    graph's and, for an FX key or the forward FX entry an AOTAutograd key loads, its
-    ``cache_linemap``'s; None when no entry can be read. Each entry is read in a decode
-    worker, under the CPU budget."""
+    """The lines ``key``'s first readable entry records with their code: an FX entry's
+    printed post-grad graph and ``cache_linemap`` (for an AOTAutograd key, those of the
+    forward FX entry it loads, the same nodes' stacks: else its own forward graph's);
+    None when no entry can be read. The entry is read in a decode worker, under the CPU
+    budget, once per entry file in this process."""
     first = catalog.first_readable(key)
     if first is None:
         return None
-    fx = key.kind is KeyKind.FX_GRAPH
-    got = _read(first[0], "inductor_post_grad_graph_str" if fx else "aot_forward_graph_str", fx)
-    if got is None:
-        return None
-    if not fx and first[1].forward is not None:
-        e = catalog.fx_entry_for(first[1].forward.key, first[1].forward.guards_expr)
-        more = _read(e, "inductor_post_grad_graph_str", True) if e is not None else None
-        got = got + (more or ())
-    return got
+    entry = first[0]
+    if key.kind is not KeyKind.FX_GRAPH and first[1].forward is not None:
+        fx = catalog.fx_entry_for(first[1].forward.key, first[1].forward.guards_expr)
+        got = _read(fx, "inductor_post_grad_graph_str", True) if fx is not None else None
+        if got:
+            return got
+    if key.kind is KeyKind.FX_GRAPH:
+        return _read(entry, "inductor_post_grad_graph_str", True)
+    return _read(entry, "aot_forward_graph_str", False)
 
 
 def changed_sources(catalog: Catalog, key: CacheKey) -> dict[str, Reason]:

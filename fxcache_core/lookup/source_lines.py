@@ -41,12 +41,12 @@ from fxcache_core.decode.origins import MAX_GRAPH_LINES, MAX_LINEMAP_ITEMS
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs, plain
 from fxcache_core.decode.workers import run_one, task
 from fxcache_core.errors import EntryDecodeError
-from fxcache_core.functions.frames import source_lines
+from fxcache_core.functions.frames import source_lines, statement_spans
 from fxcache_core.functions.source_dirs import shown, withhold
 from fxcache_core.reasons import Reason
 
 __all__ = ["MAX_RECORDED", "changed_sources", "first_change", "printed_lines", "recorded_lines", "same_code",
-           "source_as_traced", "stack_lines"]
+           "source_as_traced", "stack_lines", "written_since"]
 
 MAX_RECORDED = 20_000
 """Recorded (file, line, code) triples read from one entry at most."""
@@ -144,11 +144,17 @@ def _clip(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[:n - 3] + "..."
 
 
-def first_change(lines: Iterable[Line]) -> tuple[str, Reason] | None:
+def first_change(lines: Iterable[Line], written_since: int | None = None) -> tuple[str, Reason] | None:
     """The first of ``lines`` (recorded path, line, code) whose file, read here, holds
     another line there (:func:`same_code`), or fewer lines: (its recorded path, why).
-    A file not read here is not compared. None when every line read agrees."""
-    for file, n, code in sorted(set(lines)):
+    Then, where ``written_since`` (ns) is given and a file's mtime is not older than it
+    (the file may have been written after the compile), the first line that lies in a
+    statement of several lines (:func:`~fxcache_core.functions.frames.statement_spans`),
+    or in a file that does not parse: the trace recorded only the line it names, and
+    the statement's other lines cannot be compared. A file not read here is not
+    compared. None when every line read agrees."""
+    lines = sorted(set(lines))
+    for file, n, code in lines:
         now = source_lines(file)
         if now is None:
             continue
@@ -160,7 +166,41 @@ def first_change(lines: Iterable[Line]) -> tuple[str, Reason] | None:
             return file, Reason(
                 f"changed since the compile: line {n} of {shown(file)} reads `{_clip(now[n - 1].strip())}` "
                 f"where the compile traced `{_clip(code)}`", "source-changed")
+    if written_since is None:
+        return None
+    for file, n, _ in lines:
+        read = statement_spans(file)
+        if read is None or read[0] < written_since:
+            continue
+        spans = read[1]
+        if spans is None:
+            return file, Reason(
+                f"cannot tell whether it changed since the compile: {shown(file)} does not parse here, so "
+                f"the statements of its traced lines (the compile recorded only each one's first) are not "
+                f"known, and the file was written after the key's oldest entry", "source-changed")
+        if n in spans:
+            first, last = spans[n]
+            what = (f"line {n} of {shown(file)} starts a statement of {last - first + 1} lines, and the "
+                    f"compile recorded only its first" if n == first else
+                    f"line {n} of {shown(file)} is in a statement of lines {first}-{last}, and the compile "
+                    f"recorded only line {n} of it")
+            return file, Reason(f"cannot tell whether it changed since the compile: {what}: the file was "
+                                f"written after the key's oldest entry", "source-changed")
     return None
+
+
+def written_since(catalog: Catalog, key: CacheKey) -> int | None:
+    """The mtime (ns) of ``key``'s oldest entry file (and, for an AOTAutograd key, of the
+    FX entry its lines are read from, :func:`recorded_lines`), as the scan read it: a
+    source file not older than it may have been written after the compile. None for a
+    key with no entry."""
+    times = [e.file.mtime_ns for e in key.entries]
+    first = catalog.first_readable(key)
+    if first is not None and key.kind is not KeyKind.FX_GRAPH and first[1].forward is not None:
+        fx = catalog.fx_entry_for(first[1].forward.key, first[1].forward.guards_expr)
+        if fx is not None:
+            times.append(fx.file.mtime_ns)
+    return min(times, default=None)
 
 
 def recorded_lines(catalog: Catalog, key: CacheKey) -> tuple[Line, ...] | None:
@@ -197,7 +237,7 @@ def changed_sources(catalog: Catalog, key: CacheKey) -> dict[str, Reason]:
     lines = recorded_lines(catalog, key)
     if not lines:
         return {}
-    change = first_change(lines)
+    change = first_change(lines, written_since(catalog, key))
     if change is None:
         return {}
     files = {f for f, _, _ in lines} | outer

@@ -126,6 +126,23 @@ def test_a_source_edited_since_the_compile_is_undecided_naming_the_line(tmp_path
         assert f"reads `{now}` where the compile traced `y = x * 2`" in fv["why"], fv["why"]
 
 
+def test_a_traced_line_now_inside_a_statement_of_several_lines_is_undecided(tmp_path):
+    """The region the trace went through turned into a string: lines 101 and 106, the
+    lines call 1's key (a HIT for the code as it was) records, read as recorded, but the
+    code is now ``y = x + 1`` and torch would trace another graph. torch records a
+    statement's first line only, so where a traced line lies in a statement of several
+    lines and the file (this copy) was written after the key's entries, the HIT is
+    undecided, naming the statement (fxcache_core/lookup/source_lines.py ``first_change``)."""
+    glob = _edited_copy(tmp_path, "    if x.shape[0] >= 16:\n        y = x * 2\n    elif x.shape[0] >= 8:\n"
+                        "        y = x * 2\n    else:\n        y = x * 2\n",
+                        '    y = x + 1; """the regions, left out:\n        y = x * 2\n    elif x.shape[0] >= 8:\n'
+                        '        y = x * 2\n    else:\n    """\n')
+    rc, fv, _ = _match(1, *glob)
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "source-changed", fv
+    assert "line 101 of /work/wt-15/demo/cases.py (read from " in fv["why"], fv["why"]
+    assert "is in a statement of lines 100-105, and the compile recorded only line 101 of it" in fv["why"], fv["why"]
+
+
 def test_a_whitespace_only_edit_of_a_traced_line_still_decides(tmp_path):
     """Spaces around an operator, a trailing comment and trailing blanks change no token:
     the verdict is torch's, as with the source unchanged."""

@@ -4,9 +4,11 @@ prints them (torch/fx/graph.py ``_parse_stack_trace``, ``traceback.format_list``
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from fxcache_core.functions.frames import CompiledFrom, source_lines
+from fxcache_core.functions.frames import CompiledFrom, source_lines, statement_spans
 from fxcache_core.functions.params import frame_reads
 from fxcache_core.functions.source_dirs import withhold
 from fxcache_core.lookup.source_lines import first_change, printed_lines, same_code, stack_lines
@@ -71,6 +73,66 @@ def test_first_change_names_the_line_its_recorded_text_and_the_files(tmp_path):
     _, why = first_change([(p, 9, "return y")])
     assert "has 3 lines, and the compile traced line 9 (`return y`)" in why
     assert first_change([(str(tmp_path / "gone.py"), 2, "y = x * 2"), ("<string>", 1, "x")]) is None
+
+
+MULTI = """import torch
+
+
+@torch.compile(
+    dynamic=False)
+def f_ml(x, t,
+         u=1):
+    \"\"\"Two lines
+    of docstring.\"\"\"
+    y = (x * t
+         + 2.0)
+    for i in range(
+            2):
+        y = y + i
+    if t: z = (1,
+               2)
+    return y
+"""
+
+
+def test_statement_spans_give_each_line_of_a_statement_of_several_lines_its_first_and_last(tmp_path):
+    """A compound statement counts its head only (decorators, arguments, the iterable up
+    to the colon), never its body; a one-line body on the head's line joins its span."""
+    src = tmp_path / "m.py"
+    src.write_text(MULTI)
+    mtime, spans = statement_spans(str(src))
+    assert mtime == os.stat(src).st_mtime_ns
+    assert spans == {4: (4, 7), 5: (4, 7), 6: (4, 7), 7: (4, 7), 8: (8, 9), 9: (8, 9), 10: (10, 11),
+                     11: (10, 11), 12: (12, 13), 13: (12, 13), 15: (15, 16), 16: (15, 16)}
+    src.write_text("def f(x:\n    return x\n")
+    assert statement_spans(str(src))[1] is None  # does not parse
+    assert statement_spans(str(tmp_path / "gone.py")) is None
+
+
+def test_a_line_of_a_statement_of_several_lines_is_undecided_where_the_file_is_not_older(tmp_path):
+    """torch records a statement's first line only (``traceback.FrameSummary.line``): with
+    ``y = (x * t`` recorded and ``+ 2.0)`` edited to ``+ 3.0)`` every recorded line still
+    agrees, and torch misses. A file older than the key's oldest entry is compared as the
+    lines say; one written since is not."""
+    src = tmp_path / "m.py"
+    src.write_text(MULTI.replace("+ 2.0)", "+ 3.0)"))
+    p, mtime = str(src), os.stat(src).st_mtime_ns
+    lines = [(p, 10, "y = (x * t"), (p, 17, "return y")]
+    assert first_change(lines) is None
+    assert first_change(lines, mtime + 1) is None  # the file is older than every entry
+    path, why = first_change(lines, mtime)
+    assert path == p and why.code == "source-changed"
+    assert why == (f"cannot tell whether it changed since the compile: line 10 of {p} starts a statement of 2 "
+                   f"lines, and the compile recorded only its first: the file was written after the key's "
+                   f"oldest entry")
+    _, why = first_change([(p, 11, "+ 3.0)")], mtime)  # Python 3.11+ may record a continuation line
+    assert "line 11 of " in why and "is in a statement of lines 10-11, and the compile recorded only line 11" in why
+    assert first_change([(p, 14, "y = y + i"), (p, 17, "return y")], mtime) is None  # one-line statements
+    _, why = first_change([(p, 14, "y = y + 2")], mtime)  # a line that differs is named first
+    assert why.startswith("changed since the compile: line 14")
+    src.write_text(MULTI + "def g(:\n")
+    _, why = first_change([(p, 17, "return y")], os.stat(src).st_mtime_ns)
+    assert "does not parse here" in why
 
 
 def test_a_file_is_read_as_linecache_reads_it(tmp_path):

@@ -187,17 +187,21 @@ def torch_answer(torch: Torch, family: Family, query: Query, cache_dir: Path, sc
 
 def source_changed(cache_dir: Path) -> str | None:
     """Why the code a kept build compiled is not the code here now: the first line one of
-    its keys was traced from that its file (at the recorded path) no longer holds
+    its keys was traced from that its file (at the recorded path) no longer holds, or that
+    lies in a statement of several lines of a file written since the key's entries
     (:func:`fxcache_core.lookup.source_lines.first_change`); None when every line read
     agrees. A family's functions live in worktrees that change, and fxcache rightly calls a
     key of changed code undecided: a kept build of old code is built again, not graded."""
     from fxcache_core.cache.scan import scan_cache
     from fxcache_core.catalog.reader import Catalog
-    from fxcache_core.lookup.source_lines import first_change, recorded_lines
+    from fxcache_core.lookup.source_lines import first_change, recorded_lines, written_since
 
     cat = Catalog(scan_cache(cache_dir))
-    change = first_change([x for k in cat.scan.keys for x in recorded_lines(cat, k) or ()])
-    return None if change is None else str(change[1])
+    for k in cat.scan.keys:
+        change = first_change(recorded_lines(cat, k) or (), written_since(cat, k))
+        if change is not None:
+            return str(change[1])
+    return None
 
 
 def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: bool, log: Any,

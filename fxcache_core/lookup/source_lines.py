@@ -37,8 +37,8 @@ from pathlib import Path
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry, read_entry_bytes
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.decode.origins import MAX_GRAPH_LINES, MAX_LINEMAP_ITEMS
-from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs, plain
+from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment, linemap_stacks, stack_frames
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs
 from fxcache_core.decode.workers import run_one, task
 from fxcache_core.errors import EntryDecodeError
 from fxcache_core.functions.frames import source_lines, statement_spans
@@ -54,43 +54,28 @@ MAX_RECORDED = 20_000
 Line = tuple[str, int, str]
 """A recorded line: (file as recorded, line number, its code as the trace printed it)."""
 
-_COMMENT_RE = re.compile(r"^\s*#.{0,200}?File: (.{1,1000}?):(\d{1,9}) in [\w.<>]{1,200}, code: (.*)$")
-_STACK_RE = re.compile(r'^\s*File "(.{1,1000})", line (\d{1,9}), in [\w.<>]{1,200}\s*$')
 _QUOTE_RE = re.compile(r"'''|\"\"\"|'|\"")
 _WORD = re.compile(r"\w")
 
 
 def printed_lines(graph: str) -> Iterator[Line]:
     """The ``# File: PATH:LINE in FN, code: TEXT`` comments of a printed graph, in order
-    (an annotation or recompute tag may sit between ``#`` and ``File:``); of its first
+    (:func:`~fxcache_core.decode.origins.graph_comment`); of its first
     :data:`~fxcache_core.decode.origins.MAX_GRAPH_LINES` lines."""
     for n, text in enumerate(graph.splitlines()):
         if n >= MAX_GRAPH_LINES:
             return
-        m = _COMMENT_RE.match(text)
-        if m is not None:
-            yield m.group(1), int(m.group(2)), m.group(3)
+        c = graph_comment(text)
+        if c is not None:
+            yield c.file, c.line, c.code or ""
 
 
 def stack_lines(stack: str) -> Iterator[Line]:
-    """Each frame of a formatted stack (``traceback.format_list``: ``File "PATH", line N,
-    in FN`` and, where the line was read, its text on the next line) that has its text."""
-    lines = stack.splitlines()[:400]
-    for i, text in enumerate(lines[:-1]):
-        m = _STACK_RE.match(text)
-        if m is not None and _STACK_RE.match(lines[i + 1]) is None:
-            yield m.group(1), int(m.group(2)), lines[i + 1].strip()
-
-
-def _linemap_lines(linemap: object) -> Iterator[Line]:
-    if isinstance(linemap, Stub) and linemap.stub_name == "list":
-        linemap = plain(linemap)
-    if not isinstance(linemap, (list, tuple)):
-        return
-    for item in linemap[:MAX_LINEMAP_ITEMS]:
-        text = item[1] if isinstance(item, (list, tuple)) and len(item) == 2 else None
-        if isinstance(text, str):
-            yield from stack_lines(text)
+    """Each frame of a formatted stack that has its text
+    (:func:`~fxcache_core.decode.origins.stack_frames`), of its first 400 lines."""
+    for f in stack_frames(stack, 400):
+        if f.code is not None:
+            yield f.file, f.line, f.code
 
 
 def _normalized(code: str) -> str | None:
@@ -290,7 +275,7 @@ def _recorded_lines_task(arg: list) -> list | None:
     if isinstance(graph, str):
         seen.update(dict.fromkeys(printed_lines(graph)))
     if linemap:
-        for line in _linemap_lines(root.field("cache_linemap")):
+        for line in (x for text in linemap_stacks(root.field("cache_linemap")) for x in stack_lines(text)):
             if len(seen) >= MAX_RECORDED:
                 break
             seen[line] = None

@@ -41,8 +41,9 @@ from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment, linemap_
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs
 from fxcache_core.decode.workers import run_one, task
 from fxcache_core.errors import EntryDecodeError
-from fxcache_core.functions.frames import source_lines, statement_spans
+from fxcache_core.functions.frames import source_lines
 from fxcache_core.functions.source_dirs import shown, withhold
+from fxcache_core.functions.statements import statement_spans
 from fxcache_core.reasons import Reason
 
 __all__ = ["MAX_RECORDED", "changed_sources", "first_change", "printed_lines", "recorded_lines", "same_code",
@@ -134,7 +135,7 @@ def first_change(lines: Iterable[Line], written_since: int | None = None) -> tup
     another line there (:func:`same_code`), or fewer lines: (its recorded path, why).
     Then, where ``written_since`` (ns) is given and a file's mtime is not older than it
     (the file may have been written after the compile), the first line that lies in a
-    statement of several lines (:func:`~fxcache_core.functions.frames.statement_spans`),
+    statement of several lines (:func:`~fxcache_core.functions.statements.statement_spans`),
     or in a file that does not parse: the trace recorded only the line it names, and
     the statement's other lines cannot be compared. A file not read here is not
     compared. None when every line read agrees."""

@@ -161,7 +161,7 @@ def first_change(lines: Iterable[Line], written_since: int | None = None) -> tup
         spans = read[1]
         if spans is None:
             return file, Reason(
-                f"cannot tell whether it changed since the compile: {shown(file)} does not parse here, so "
+                f"may have changed since the compile: {shown(file)} does not parse here, so "
                 f"the statements of its traced lines (the compile recorded only each one's first) are not "
                 f"known, and the file was written after the key's oldest entry", "source-changed")
         if n in spans:
@@ -170,7 +170,7 @@ def first_change(lines: Iterable[Line], written_since: int | None = None) -> tup
                     f"compile recorded only its first" if n == first else
                     f"line {n} of {shown(file)} is in a statement of lines {first}-{last}, and the compile "
                     f"recorded only line {n} of it")
-            return file, Reason(f"cannot tell whether it changed since the compile: {what}: the file was "
+            return file, Reason(f"may have changed since the compile: {what}: the file was "
                                 f"written after the key's oldest entry", "source-changed")
     return None
 

@@ -123,7 +123,7 @@ def test_a_line_of_a_statement_of_several_lines_is_undecided_where_the_file_is_n
     assert first_change(lines, mtime + 1) is None  # the file is older than every entry
     path, why = first_change(lines, mtime)
     assert path == p and why.code == "source-changed"
-    assert why == (f"cannot tell whether it changed since the compile: line 10 of {p} starts a statement of 2 "
+    assert why == (f"may have changed since the compile: line 10 of {p} starts a statement of 2 "
                    f"lines, and the compile recorded only its first: the file was written after the key's "
                    f"oldest entry")
     _, why = first_change([(p, 11, "+ 3.0)")], mtime)  # Python 3.11+ may record a continuation line

@@ -15,7 +15,7 @@ __all__ = ["statement_spans"]
 _BODY_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 
 
-def statement_spans(path: str) -> tuple[int, dict[int, tuple[int, int]] | None] | None:
+def statement_spans(path: str, since: int | None = None) -> tuple[int, dict[int, tuple[int, int]] | None] | None:
     """(the file's mtime in ns, ``{line: (first, last)}``) for the source file recorded as
     ``path``: each line that lies in a statement written over several lines, with that
     statement's first and last line (a compound statement's head only: ``for x in
@@ -24,9 +24,14 @@ def statement_spans(path: str) -> tuple[int, dict[int, tuple[int, int]] | None] 
     the file does not parse; the whole answer None where
     :func:`~fxcache_core.functions.frames.source_lines` does not
     read the file. Python's traceback records only a statement's first line
-    (``traceback.FrameSummary.line``), so the others are what a trace cannot vouch for."""
+    (``traceback.FrameSummary.line``), so the others are what a trace cannot vouch for.
+    With ``since`` (ns), a file whose mtime is older is not parsed: its map is {}."""
     st = _stat(path)
-    return None if st is None else (st[1][0], _statement_spans(path, *st))
+    if st is None:
+        return None
+    if since is not None and st[1][0] < since:
+        return st[1][0], {}
+    return st[1][0], _statement_spans(path, *st)
 
 
 @functools.lru_cache(maxsize=64)

@@ -155,7 +155,7 @@ def first_change(lines: Iterable[Line], written_since: int | None = None) -> tup
     if written_since is None:
         return None
     for file, n, _ in lines:
-        read = statement_spans(file)
+        read = statement_spans(file, written_since)
         if read is None or read[0] < written_since:
             continue
         spans = read[1]

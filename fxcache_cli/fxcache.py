@@ -151,17 +151,13 @@ def _global(
     if source_dir:
         from fxcache_core.functions.source_dirs import use_source_dirs
 
-        pairs = {}
+        pairs = []
         for item in source_dir:
             old, eq, new = item.partition("=")
             if not eq:
                 fail(f"{said} {item!r}: expected OLD=NEW (two absolute directories)")
-            if said == _SOURCE_DIR_ENV and not (os.path.isabs(old) and os.path.isabs(new)):
-                fail(f"{said} {item!r}: expected OLD=NEW, both absolute directories")
-            if pairs.get(old, new) != new:
-                fail(f"{said}: {old} is mapped twice ({pairs[old]} and {new})")
-            pairs[old] = new
-        ctx.call_on_close(use_source_dirs(pairs))
+            pairs.append((old, new))
+        ctx.call_on_close(use_source_dirs(pairs, None if said == "--source-dir" else said))
 
 
 def _stdout_gone() -> None:

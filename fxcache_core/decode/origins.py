@@ -12,13 +12,14 @@ Every read is bounded in lines, matches and frames.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from fxcache_core.decode.unpickler import Stub, plain
 
-__all__ = ["MAX_GRAPH_LINES", "MAX_LINEMAP_ITEMS", "MAX_OUTER_FRAMES", "Origin", "parse_linemap_frames",
-           "parse_origin"]
+__all__ = ["MAX_GRAPH_LINES", "MAX_LINEMAP_ITEMS", "MAX_OUTER_FRAMES", "Origin", "TracedAt", "graph_comment",
+           "linemap_stacks", "parse_linemap_frames", "parse_origin", "stack_frames"]
 
 MAX_GRAPH_LINES = 100_000
 """How many lines of a printed graph or compiled module fxcache reads at most."""
@@ -101,8 +102,65 @@ def _origin_in(line: str) -> re.Match[str] | None:
 
 
 _STACK_FRAME_RE = re.compile(r'^\s*File "(.{1,1000})", line (\d{1,9}), in ([\w.<>]{1,200})\s*$')
+_COMMENT_RE = re.compile(r"^\s*#.{0,200}?File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:(.*)$")
 MAX_LINEMAP_ITEMS = 20_000
 MAX_OUTER_FRAMES = 64
+
+
+class TracedAt(NamedTuple):
+    """A source line a printed graph's comment or a stack's frame names: ``file`` and
+    ``line`` as recorded, the frame's ``function``, and ``code``, the line's text as torch
+    read it (``traceback.FrameSummary.line``: stripped); None for a stack frame printed
+    without its text."""
+
+    file: str
+    line: int
+    function: str
+    code: str | None
+
+
+def graph_comment(text: str) -> TracedAt | None:
+    """The ``# File: PATH:LINE in FN, code: TEXT`` comment that heads a run of nodes in a
+    printed FX graph (``_parse_stack_trace`` and ``append_stacktrace_summary`` in
+    torch/fx/graph.py), or None for a line that is not one. An annotation or recompute
+    tag may sit between ``#`` and ``File:`` (torch 2.14+ writes ``# Annotation: {...}
+    File: ...``); ``code`` is the rest of the line, without the one space before it."""
+    m = _COMMENT_RE.match(text)
+    if m is None:
+        return None
+    code = m.group(4)
+    return TracedAt(m.group(1), int(m.group(2)), m.group(3), code[1:] if code.startswith(" ") else code)
+
+
+def stack_frames(stack: str, max_lines: int | None = None) -> Iterator[TracedAt]:
+    """Each frame of a formatted stack (``traceback.format_list``: ``File "PATH", line N,
+    in FN`` and, where the line was read, its text on the next line, stripped as ``code``),
+    outermost first; of its first ``max_lines`` lines (all where None)."""
+    lines = stack.splitlines()
+    if max_lines is not None:
+        lines = lines[:max_lines]
+    for i, text in enumerate(lines):
+        m = _STACK_FRAME_RE.match(text)
+        if m is None:
+            continue
+        code = lines[i + 1] if i + 1 < len(lines) else None
+        code = None if code is None or _STACK_FRAME_RE.match(code) is not None else code.strip()
+        yield TracedAt(m.group(1), int(m.group(2)), m.group(3), code)
+
+
+def linemap_stacks(linemap: Any) -> Iterator[str]:
+    """The stack texts of an FX entry's ``cache_linemap`` (a list of ``(line in the
+    generated code, stack trace)``, ``CompiledFxGraph.cache_linemap`` in
+    torch/_inductor/output_code.py), of its first :data:`MAX_LINEMAP_ITEMS` items; none
+    where it is not such a list."""
+    if isinstance(linemap, Stub) and linemap.stub_name == "list":
+        linemap = plain(linemap)
+    if not isinstance(linemap, (list, tuple)):
+        return
+    for item in linemap[:MAX_LINEMAP_ITEMS]:
+        text = item[1] if isinstance(item, (list, tuple)) and len(item) == 2 else None
+        if isinstance(text, str):
+            yield text
 
 
 def parse_linemap_frames(linemap: Any) -> tuple[tuple[str, str, int], ...]:
@@ -116,24 +174,15 @@ def parse_linemap_frames(linemap: Any) -> tuple[tuple[str, str, int], ...]:
     first stack; () when there is none. At most :data:`MAX_LINEMAP_ITEMS` items
     and :data:`MAX_OUTER_FRAMES` frames are read.
     """
-    if isinstance(linemap, Stub) and linemap.stub_name == "list":
-        linemap = plain(linemap)
-    if not isinstance(linemap, (list, tuple)):
-        return ()
     common: list[tuple[str, str, int]] | None = None
-    for item in linemap[:MAX_LINEMAP_ITEMS]:
-        text = item[1] if isinstance(item, (list, tuple)) and len(item) == 2 else None
-        if not isinstance(text, str):
-            continue
+    for text in linemap_stacks(linemap):
         frames: list[tuple[str, str, int]] = []
-        for ln in text.splitlines():
-            m = _STACK_FRAME_RE.match(ln)
-            if m is not None:
-                frames.append((m.group(3), m.group(1), int(m.group(2))))
-                if common is not None and len(frames) >= len(common):
-                    break
-                if len(frames) >= MAX_OUTER_FRAMES:
-                    break
+        for f in stack_frames(text):
+            frames.append((f.function, f.file, f.line))
+            if common is not None and len(frames) >= len(common):
+                break
+            if len(frames) >= MAX_OUTER_FRAMES:
+                break
         if not frames:
             continue
         if common is None:

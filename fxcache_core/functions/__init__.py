@@ -2,6 +2,6 @@
 
 Lowest first: ``frames`` (the compiled frame: CompiledFrom, resume frames worded);
 ``params`` (how the compiled frame's source reads each parameter: its tests, defaults,
-annotations); ``origin`` (a key's origin, FunctionName: every way a function is named, and the
+annotations); ``statements`` (which lines of a source file are one statement); ``origin`` (a key's origin, FunctionName: every way a function is named, and the
 keys of a function); ``listing`` (what ``ls`` lists: keys with their function,
 grouped by function)."""

@@ -54,10 +54,13 @@ imports or runs user code.
 from __future__ import annotations
 
 import ast
+import errno
 import functools
+import io
 import os
 import re
 import stat
+import tokenize
 from dataclasses import dataclass, replace
 
 from fxcache_core.cache.keys import KeyKind
@@ -65,7 +68,15 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.fsutil import NotRegularFile, open_regular
-from fxcache_core.functions.source_dirs import SourceDirs, in_force, located
+from fxcache_core.functions.source_dirs import (
+    SourceDirs,
+    Withheld,
+    in_force,
+    located,
+    shown,
+    withheld,
+    withheld_now,
+)
 from fxcache_core.reasons import Reason
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
@@ -189,11 +200,11 @@ def named(outer: tuple[tuple[str, str, int], ...]) -> CompiledFrom:
     (:func:`is_wrapper_frame`), with its class, first line and parameters where its
     file is readable (where :func:`~fxcache_core.functions.source_dirs.located` puts
     it). Reads source files as text (``ast``), never runs them."""
-    return _named(outer, in_force())
+    return _named(outer, in_force(), withheld_now())
 
 
 @functools.lru_cache(maxsize=4096)
-def _named(outer: tuple[tuple[str, str, int], ...], dirs: SourceDirs) -> CompiledFrom:
+def _named(outer: tuple[tuple[str, str, int], ...], dirs: SourceDirs, held: Withheld) -> CompiledFrom:
     i = 0
     while i + 1 < len(outer) and is_wrapper_frame(*outer[i]):
         i += 1
@@ -380,12 +391,16 @@ def _read_source(path: str) -> bytes | Reason:
     """The bytes of ``path`` if it is a regular file of at most :data:`MAX_SOURCE_BYTES`,
     opened without following a symlink or blocking; else why not. ``path`` is the
     recorded one: the file read is where :func:`~fxcache_core.functions.source_dirs.located`
-    puts it."""
+    puts it; one withheld (:func:`~fxcache_core.functions.source_dirs.withhold`) is not read."""
+    if (held := withheld(path)) is not None:
+        return held
     try:
         fd = open_regular(located(path), follow_symlinks=False)
     except NotRegularFile:
         return Reason("not a regular file", "source-not-regular")
     except (OSError, ValueError) as e:
+        if isinstance(e, OSError) and e.errno == errno.ELOOP and os.path.islink(located(path)):
+            return Reason(f"{shown(path)} is a symlink, which is not followed", "source-not-regular")
         return Reason(f"cannot open it: {getattr(e, 'strerror', None) or e}", "source-unreadable")
     try:
         st = os.fstat(fd)
@@ -446,8 +461,9 @@ def _stat(path: str) -> tuple[int, Stamp] | None:
     """(size, :data:`Stamp`) of ``path`` when it is a regular ``.py`` file of at most
     :data:`MAX_SOURCE_BYTES`, else None (one over it is listed by :func:`refused_sources`).
     ``path`` is the recorded one: the file is where
-    :func:`~fxcache_core.functions.source_dirs.located` puts it."""
-    if not path.endswith(".py"):
+    :func:`~fxcache_core.functions.source_dirs.located` puts it; None for one withheld
+    (:func:`~fxcache_core.functions.source_dirs.withhold`)."""
+    if not path.endswith(".py") or withheld(path) is not None:
         return None
     try:
         st = os.stat(located(path))
@@ -519,6 +535,31 @@ def inside_function(path: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> 
             return True
     return False
 
+
+def source_lines(path: str) -> tuple[str, ...] | None:
+    """The lines of the source file recorded as ``path`` as Python's ``linecache`` reads
+    them for a traceback (decoded by its coding cookie, else UTF-8; split at ``\\n``,
+    ``\\r\\n`` and ``\\r``; each without its line end), read once per file identity;
+    () for one that does not decode; None where :func:`_stat` does not read it (not a
+    regular ``.py`` file, over :data:`MAX_SOURCE_BYTES`, not there, withheld)."""
+    st = _stat(path)
+    return None if st is None else _source_lines(path, *st)
+
+
+@functools.lru_cache(maxsize=64)
+def _source_lines(path: str, size: int, stamp: Stamp) -> tuple[str, ...] | None:
+    data = _read_source(path)
+    if isinstance(data, Reason):
+        return None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return ()
+    return tuple(_LINE_END_RE.split(text.removesuffix("\n").removesuffix("\r")))
+
+
+_LINE_END_RE = re.compile(r"\r\n|\r|\n")
 
 def _parse(path: str) -> ast.Module | None:
     """``path`` parsed by ``ast`` (never run), or None when it is not a regular ``.py``

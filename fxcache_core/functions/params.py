@@ -39,7 +39,7 @@ from fxcache_core.functions.frames import (
     _stat,
     resume_parent,
 )
-from fxcache_core.functions.source_dirs import shown
+from fxcache_core.functions.source_dirs import shown, withheld
 from fxcache_core.reasons import Reason
 
 MAX_TESTS = 2000
@@ -201,7 +201,10 @@ def frame_reads(frame: CompiledFrom) -> FrameReads | Reason:
     frame, the code of the function it resumes after its break line
     (:meth:`FrameReads.after`). A :class:`~fxcache_core.reasons.Reason` where the
     source cannot be read: not a readable ``.py`` file, too large, not Python, or no
-    ``def`` of that name at the frame's line (the file changed since)."""
+    ``def`` of that name at the frame's line (the file changed since), or the file withheld
+    (:func:`~fxcache_core.functions.source_dirs.withhold`: its reason)."""
+    if (held := withheld(frame.file)) is not None:
+        return held
     resumed = resume_parent(frame.function)
     name = resumed or frame.function
     st = _stat(frame.file)

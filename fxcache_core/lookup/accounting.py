@@ -51,7 +51,10 @@ but the key's inputs is known: every argument of the call that is not bound to o
 is undecided (``argument-unaccounted``, :mod:`fxcache_core.lookup.unframed`), and so are the
 parameters the call leaves out (``source-unread``, :mod:`fxcache_core.lookup.unread_source`)
 unless a run's trace recorded a compile of the key that had every argument its guards name,
-as the call gives it. Where no entry records the compiled frame (a key that records no
+as the call gives it. A file edited since the compile (a line the key was traced from is no
+longer there: :mod:`fxcache_core.lookup.source_lines`) is read as not there, and the lookup
+is undecided (``source-changed``) whatever a record says: a record is of the code as it was.
+Where no entry records the compiled frame (a key that records no
 function, or one found only through a function it was traced through) the arguments the
 call gives are held to the same rule, and the parameters it leaves out are taken as when
 the key was compiled (``params-unchecked``, said on the verdict). Never imports torch.
@@ -73,6 +76,7 @@ from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, frame_reads
 from fxcache_core.functions.partials import partial_bindings
+from fxcache_core.functions.source_dirs import withheld
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.baked_accounts import baked_account
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
@@ -213,15 +217,19 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
             "params-unchecked"))
     reads = frame_reads(frame)
     if isinstance(reads, Reason):
-        why = {"source-unreadable": "cannot be read here",
-               "source-changed": "no longer has the function at that line"}.get(reads.code or "", "is not read: " + reads)
+        why = str(reads) if withheld(frame.file) is reads else {
+            "source-unreadable": "cannot be read here",
+            "source-changed": "no longer has the function at that line"}.get(reads.code or "", "is not read: " + reads)
         where = f"the source of {frame.name} ({os.path.basename(frame.file)}) {why}"
         # What a run recorded, and an int the int rule read off this key's graph as the
         # call's (its constant, :mod:`fxcache_core.lookup.int_args`), need no source.
         settled = settled_by_record(ledger, call.key, frame, call.inputs) | frozenset(
             src for src, kind, _ in call.int_rule.about if kind == "baked")
+        if reads.code == "source-changed":  # a record is of a compile of the code as it was
+            records = ()
         return _unread(unframed(call.inputs, call.taken, settled, where, tensors=False), call, records,
-                       frame.params, settled, where, Reason(f"parameters not checked: {where}", "params-unchecked"))
+                       frame.params, settled, where, Reason(f"parameters not checked: {where}", "params-unchecked"),
+                       reads.code == "source-changed")
     params = [ParamAccounting(ledger, call, frame, reads, p).account() for p in reads.params]
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
                             + module_state(call.inputs, frame, call.key, state_judge(
@@ -229,14 +237,16 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
 
 
 def _unread(params: tuple[ParamAccount, ...], call: KeyCall, records: Sequence[Mapping[str, object]],
-            names: Sequence[str], settled: frozenset[str], cause: str, unchecked: Reason) -> Accounting:
-    """A key whose code cannot be read (``cause``): decided by a record that covers the
-    call (:func:`~fxcache_core.lookup.unread_source.covering_record`), else undecided."""
+            names: Sequence[str], settled: frozenset[str], cause: str, unchecked: Reason,
+            changed: bool = False) -> Accounting:
+    """A key whose code cannot be read (``cause``; ``changed``: the file was edited since
+    the compile): decided by a record that covers the call
+    (:func:`~fxcache_core.lookup.unread_source.covering_record`), else undecided."""
     if covering_record(records, call.inputs, call.taken, names, settled) is not None:
         return Accounting(params + (ParamAccount("(the parameters left out)", None, False, "accounted", Reason(
             "every argument Dynamo's guards named in a traced compile that looked this key up is given, "
             "at the value it had there", "trace-guard"), brief="Dynamo's guards in a traced run"),))
-    return Accounting(params + (unread_account(cause, call.key.key),), unchecked)
+    return Accounting(params + (unread_account(cause, call.key.key, changed),), unchecked)
 
 
 _MISSING = object()

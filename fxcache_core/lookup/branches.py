@@ -23,16 +23,14 @@ from pathlib import Path
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry, read_entry_bytes
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.decode.origins import MAX_GRAPH_LINES, MAX_LINEMAP_ITEMS
-from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs, plain
+from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment, linemap_stacks, stack_frames
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs
 from fxcache_core.decode.workers import run_one, task
 from fxcache_core.errors import EntryDecodeError
 from fxcache_core.functions.params import BranchTest
 from fxcache_core.lookup.binding import TensorArg
 
-_FILE_RE = re.compile(r"^\s*#.{0,200}?File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
 _OP_RE = re.compile(r"^\s*\w+(?:: \"[^\"]*\")? = (torch\.ops\.[\w.]{1,200})\(")
-_STACK_RE = re.compile(r'^\s*File "(.{1,1000})", line (\d{1,9}), in ([\w.<>]{1,200})\s*$')
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +52,9 @@ def _printed(graph: str, function: str, file: str, lines: set[int], ops: dict[in
     for n, text in enumerate(graph.splitlines()):
         if n >= MAX_GRAPH_LINES:
             break
-        m = _FILE_RE.match(text)
-        if m is not None:
-            here = int(m.group(2)) if (m.group(1), m.group(3)) == (file, function) else None
+        c = graph_comment(text)
+        if c is not None:
+            here = c.line if (c.file, c.function) == (file, function) else None
             if here is not None:
                 lines.add(here)
             continue
@@ -65,18 +63,10 @@ def _printed(graph: str, function: str, file: str, lines: set[int], ops: dict[in
 
 
 def _linemap(linemap: object, function: str, file: str, lines: set[int]) -> None:
-    if isinstance(linemap, Stub) and linemap.stub_name == "list":
-        linemap = plain(linemap)
-    if not isinstance(linemap, (list, tuple)):
-        return
-    for item in linemap[:MAX_LINEMAP_ITEMS]:
-        text = item[1] if isinstance(item, (list, tuple)) and len(item) == 2 else None
-        if not isinstance(text, str):
-            continue
-        for ln in text.splitlines()[:200]:
-            m = _STACK_RE.match(ln)
-            if m is not None and (m.group(1), m.group(3)) == (file, function):
-                lines.add(int(m.group(2)))
+    for text in linemap_stacks(linemap):
+        for f in stack_frames(text, 200):
+            if (f.file, f.function) == (file, function):
+                lines.add(f.line)
                 break
 
 

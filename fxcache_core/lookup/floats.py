@@ -29,6 +29,7 @@ from pathlib import Path
 from fxcache_core.cache.scan import CacheKey, read_entry_bytes
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.memlimit import decoding_budget
+from fxcache_core.decode.origins import graph_comment
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs
 from fxcache_core.decode.workers import run_one, task
 from fxcache_core.errors import EntryDecodeError
@@ -36,7 +37,6 @@ from fxcache_core.errors import EntryDecodeError
 AS_TENSOR = "___as_tensor("
 
 _FLOAT_RE = re.compile(r"(?<![\w.])-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan)(?![\w.])")
-_CODE_RE = re.compile(r"^\s*# File: .{1,1000}?:\d{1,9} in [\w.<>]{1,200}, code: (.*)$")
 MAX_LINES = 100_000
 
 
@@ -59,9 +59,9 @@ def floats_in_code(graph: str, name: str) -> tuple[float, ...] | None:
     for n, line in enumerate(graph.splitlines()):
         if n >= MAX_LINES:
             break
-        m = _CODE_RE.match(line)
-        if m is not None:
-            inside = word.search(m.group(1)) is not None
+        c = graph_comment(line)
+        if c is not None:
+            inside = word.search(c.code or "") is not None
             mentioned = mentioned or inside
             continue
         if inside and "= torch.ops." in line:

@@ -70,6 +70,7 @@ from fxcache_core.lookup.phases import (
     with_phases,
 )
 from fxcache_core.lookup.query import CallQuery
+from fxcache_core.lookup.source_lines import source_as_traced
 from fxcache_core.lookup.state_constants import state_judge
 from fxcache_core.lookup.unattributed import marked, unattributed_keys
 from fxcache_core.state.usage import recorded_constants
@@ -216,6 +217,31 @@ class _Run:
         m = replace(m, loaded_by=tuple(sorted({e.key for e in self.catalog.loaders_of(m.key.key)})))
         return fit_through_loaders(m, self.by_key) if m.fits else m
 
+    def judged(self, k: CacheKey, unbound: list[UnboundKey], used: set[str]) -> KeyMatch | None:
+        """Key ``k`` judged: its fit, its call rules and loaders; None (and ``k`` added to
+        ``unbound`` where it is the function's) when the call names none of its inputs."""
+        catalog = self.catalog
+        frame = KeyFrame(catalog, k)
+        if self.query.function is not None:
+            frame()
+        auto = self.auto_of(k, frame) if self.auto_of is not None else None
+        m = match_key(catalog, k, self.query, frame=frame, auto=auto, siblings=self.siblings)
+        if m is None:
+            if (u := self.unbound(k, frame)) is not None:
+                unbound.append(u)
+            return None
+        used.update(src for src, _ in m.bound)
+        origin = key_origin(catalog, k)
+        m = replace(m, origin=origin, compiled=frame())
+        if auto:
+            m = replace(m, auto=auto.shown(), profile=auto.profile,
+                        uncertain=m.uncertain + ((auto.uncertain,) if auto.uncertain else ()))
+        m = self.with_loaders(self.with_call_rules(m, origin, auto))
+        used.update(p.source for p in m.params if p.source is not None)
+        if self.recompiled is not None:
+            m = static_after_recompile(catalog, m, self.recompiled, self.query.inputs)
+        return m
+
     def keys(self, keys: Sequence[CacheKey], mine: set[str] | None
              ) -> tuple[list[KeyMatch], list[UnboundKey], set[str]]:
         """Every key of ``keys`` judged in order (AOTAutograd keys first): the results,
@@ -229,25 +255,10 @@ class _Run:
                 continue
             m = self.decided_by_loaders(k)
             if m is None:
-                frame = KeyFrame(catalog, k)
-                if self.query.function is not None:
-                    frame()
-                auto = self.auto_of(k, frame) if self.auto_of is not None else None
-                m = match_key(catalog, k, self.query, frame=frame, auto=auto, siblings=self.siblings)
+                with source_as_traced(catalog, k):  # a file edited since: read as not there
+                    m = self.judged(k, unbound, used)
                 if m is None:
-                    if (u := self.unbound(k, frame)) is not None:
-                        unbound.append(u)
                     continue
-                used.update(src for src, _ in m.bound)
-                origin = key_origin(catalog, k)
-                m = replace(m, origin=origin, compiled=frame())
-                if auto:
-                    m = replace(m, auto=auto.shown(), profile=auto.profile,
-                                uncertain=m.uncertain + ((auto.uncertain,) if auto.uncertain else ()))
-                m = self.with_loaders(self.with_call_rules(m, origin, auto))
-                used.update(p.source for p in m.params if p.source is not None)
-                if self.recompiled is not None:
-                    m = static_after_recompile(catalog, m, self.recompiled, self.query.inputs)
             self.by_key[k.key] = m
             results.append(m)
         return unchecked_rivals(dtype_rivals(results)), unbound, used

@@ -28,7 +28,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from fxcache_core.lookup.traced_lines import COMMENT_RE, MAX_LINES
+from fxcache_core.decode.origins import graph_comment
+from fxcache_core.lookup.traced_lines import MAX_LINES
 
 __all__ = ["local_lines", "sym_node_operands", "symbolic_group"]
 
@@ -73,9 +74,9 @@ def sym_node_operands(graph: str, file: str, lines: Iterable[int]) -> list[Opera
     for n, text in enumerate(graph.splitlines()):
         if n >= MAX_LINES:
             return None
-        c = COMMENT_RE.match(text)
+        c = graph_comment(text)
         if c is not None:
-            here = c.group("file") == file and int(c.group("line")) in want
+            here = c.file == file and c.line in want
             continue
         m = _SYM_RE.match(text) if here else None
         if m is None:

@@ -10,8 +10,7 @@ import io
 import re
 from collections.abc import Iterator
 
-COMMENT_RE = re.compile(r"^\s*# File: (?P<file>.{1,1000}?):(?P<line>\d{1,9}) in [\w.<>]{1,200}, code: (?P<code>.*)$")
-"""A stack-trace comment of a printed graph: the file, line and code the ops after it came from."""
+from fxcache_core.decode.origins import graph_comment
 
 MAX_LINES = 100_000
 """Lines of a printed graph read at most (a graph that prints more is read in part)."""
@@ -25,9 +24,9 @@ def traced_lines(graph: str) -> Iterator[tuple[str, int, str, str]]:
     for n, text in enumerate(graph.splitlines()):
         if n >= MAX_LINES:
             return
-        c = COMMENT_RE.match(text)
+        c = graph_comment(text)
         if c is not None:
-            where = (c.group("file"), int(c.group("line")), c.group("code"))
+            where = (c.file, c.line, c.code or "")
         elif where is not None:
             yield (*where, text.split(";  ", 1)[0])
 
@@ -58,10 +57,10 @@ def signature_lines(graph: str) -> list[str]:
     of the first :data:`MAX_LINES`."""
     out = []
     for n, text in enumerate(io.StringIO(graph)):  # stops at the comment: not the whole graph split
-        if n >= MAX_LINES or COMMENT_RE.match(text):
+        if n >= MAX_LINES or graph_comment(text) is not None:
             break
         out.append(text.rstrip("\r\n"))
     return out
 
 
-__all__ = ["COMMENT_RE", "MAX_LINES", "OP_RE", "op_calls", "signature_lines", "traced_lines"]
+__all__ = ["MAX_LINES", "OP_RE", "op_calls", "signature_lines", "traced_lines"]

@@ -16,7 +16,10 @@ of a run that compiled it. A key that takes no input and fits nothing is no part
 it: a call that no key of the function takes by its inputs is another graph whatever
 the code does, so NEW GRAPH stays decided; a MISS (the key takes the call, no entry's
 guards pass) is torch's only for the same graph, and is undecided with the HIT.
-Never imports torch.
+A file that is there but edited since the compile (``source-changed``,
+:mod:`fxcache_core.lookup.source_lines`) is read as not there too, and no record decides
+for it: a traced compile ran the code as it was, and says nothing of what the edited code
+traces. Never imports torch.
 """
 
 from __future__ import annotations
@@ -89,10 +92,17 @@ def covering_record(records: Sequence[Mapping[str, object]], inputs: Mapping[str
     return None
 
 
-def unread_account(cause: str, key: str) -> ParamAccount:
+def unread_account(cause: str, key: str, changed: bool = False) -> ParamAccount:
     """The undecided account of a key whose code cannot be read (``cause``: why) and that
     no record covers: the parameters the call leaves out, and what the code did with any
-    of them, are unknown."""
+    of them, are unknown. ``changed``: the file is there but edited since the compile
+    (``source-changed``): what the code does now is not what the key was traced from,
+    and a trace of the old code says nothing of the new."""
+    if changed:
+        return ParamAccount("(the parameters left out)", None, False, "undecided", Reason(
+            f"{cause}, so whether torch traces key {key[:12]}'s graph from the code as it is now is not "
+            "known: the source as it was compiled would say (put back, or read from a copy with "
+            f"{param('source_dirs')} OLD=NEW), or the call compiled again", "source-changed"))
     return ParamAccount("(the parameters left out)", None, False, "undecided", Reason(
         f"{cause}, so which parameters the call leaves out, and whether key {key[:12]} was traced with "
         "their defaults, is not known: the source at its recorded path would say, or read from where it "

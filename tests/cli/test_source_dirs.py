@@ -52,10 +52,12 @@ def test_a_call_no_key_takes_is_a_new_graph_without_the_source():
 
 def test_a_file_under_new_that_no_longer_holds_the_function_is_undecided():
     """The repository's demo/cases.py moved same_graph_two_regions since the fixture was
-    built: found under NEW, it is not the function at the recorded line."""
+    built: found under NEW, its lines are not those the key's graph was traced from, and
+    the first that differs is named."""
     rc, fv, _ = _match(2, "--source-dir", f"/work/wt-15={REPO_ROOT}")
-    assert rc == 3 and fv["why_code"] == "source-unread", fv
-    assert "no longer has the function at that line" in fv["why"], fv["why"]
+    assert rc == 3 and fv["why_code"] == "source-changed", fv
+    assert "changed since the compile: line 101 of /work/wt-15/demo/cases.py (read from " in fv["why"], fv["why"]
+    assert "where the compile traced `y = x * 2`" in fv["why"], fv["why"]
 
 
 @pytest.mark.parametrize("value,says", [
@@ -86,7 +88,7 @@ def test_fxcache_source_dir_gives_the_mapping_where_the_option_is_not_given():
     assert (proc.returncode, fv["status"]) == (1, "miss"), fv
     proc = run_fxcache(*args[:2], "--source-dir", f"/work/wt-15={REPO_ROOT}", *args[2:], env=env)
     (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
-    assert proc.returncode == 3 and fv["why_code"] == "source-unread", fv
+    assert proc.returncode == 3 and fv["why_code"] == "source-changed", fv
 
 
 @pytest.mark.parametrize("value", ["/work/wt-15", "wt-15=/tmp", "/work/wt-15=src"])
@@ -94,3 +96,94 @@ def test_a_bad_fxcache_source_dir_is_one_line_naming_it_and_exit_2(value):
     proc = run_fxcache("--cache-dir", str(CACHE), "ls", env={"FXCACHE_SOURCE_DIR": value})
     assert proc.returncode == 2 and proc.stdout == "", proc
     assert proc.stderr.count("\n") == 1 and "FXCACHE_SOURCE_DIR" in proc.stderr, proc.stderr
+
+
+def _edited_copy(tmp_path: Path, old: str, new: str) -> tuple[str, str]:
+    """A copy of the fixture source with ``old`` (one occurrence) replaced by ``new``, and
+    the ``--source-dir`` that reads it."""
+    copy = tmp_path / "src"
+    (copy / "demo").mkdir(parents=True)
+    text = (FIXTURES / "src" / "demo" / "cases.py").read_text()
+    assert text.count(old) == 1, old
+    (copy / "demo" / "cases.py").write_text(text.replace(old, new))
+    return "--source-dir", f"/work/wt-15={copy}"
+
+
+@pytest.mark.parametrize("old,new,line,now", [
+    # an op line edited: the graph the code traces now is not known
+    ("    if x.shape[0] >= 16:\n        y = x * 2\n", "    if x.shape[0] >= 16:\n        y = x * 3\n", 101, "y = x * 3"),
+    # a line put in above the function: every traced line moved
+    ("def same_graph_two_regions(x):\n", "# a new comment\ndef same_graph_two_regions(x):\n", 101, "if x.shape[0] >= 16:"),
+])
+def test_a_source_edited_since_the_compile_is_undecided_naming_the_line(tmp_path, old, new, line, now):
+    """Real caches (another torch's, tests/fixtures) read through a copy of their source
+    edited since: the HIT (call 1) and the MISS (call 2) torch gave for the code as it was
+    are undecided, naming the first traced line that differs, recorded text and file text."""
+    for i in (1, 2):
+        rc, fv, _ = _match(i, *_edited_copy(tmp_path / str(i), old, new))
+        assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "source-changed", fv
+        assert f"line {line} of /work/wt-15/demo/cases.py (read from " in fv["why"], fv["why"]
+        assert f"reads `{now}` where the compile traced `y = x * 2`" in fv["why"], fv["why"]
+
+
+def test_a_traced_line_now_inside_a_statement_of_several_lines_is_undecided(tmp_path):
+    """The region the trace went through turned into a string: lines 101 and 106, the
+    lines call 1's key (a HIT for the code as it was) records, read as recorded, but the
+    code is now ``y = x + 1`` and torch would trace another graph. torch records a
+    statement's first line only, so where a traced line lies in a statement of several
+    lines and the file (this copy) was written after the key's entries, the HIT is
+    undecided, naming the statement (fxcache_core/lookup/source_lines.py ``first_change``)."""
+    glob = _edited_copy(tmp_path, "    if x.shape[0] >= 16:\n        y = x * 2\n    elif x.shape[0] >= 8:\n"
+                        "        y = x * 2\n    else:\n        y = x * 2\n",
+                        '    y = x + 1; """the regions, left out:\n        y = x * 2\n    elif x.shape[0] >= 8:\n'
+                        '        y = x * 2\n    else:\n    """\n')
+    rc, fv, _ = _match(1, *glob)
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "source-changed", fv
+    assert "line 101 of /work/wt-15/demo/cases.py (read from " in fv["why"], fv["why"]
+    assert "is in a statement of lines 100-105, and the compile recorded only line 101 of it" in fv["why"], fv["why"]
+
+
+def test_a_whitespace_only_edit_of_a_traced_line_still_decides(tmp_path):
+    """Spaces around an operator, a trailing comment and trailing blanks change no token:
+    the verdict is torch's, as with the source unchanged."""
+    glob = _edited_copy(tmp_path, "    return y + 1\n", "    return y+1    # the same code\n")
+    for i, status in ((1, "hit"), (2, "miss")):
+        rc, fv, _ = _match(i, *glob)
+        assert (rc, fv["status"]) == ({"hit": 0, "miss": 1}[status], status), fv
+
+
+def test_every_line_the_recorded_caches_were_traced_from_is_in_the_kept_source():
+    """The reconstructed source (fixtures/torch_versions/src) holds each line every key of
+    both recorded caches was traced from, at its number: else their verdicts through it
+    would be source-changed."""
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.reader import Catalog
+    from fxcache_core.functions.source_dirs import use_source_dirs
+    from fxcache_core.lookup.source_lines import first_change, recorded_lines
+
+    restore = use_source_dirs({"/work/wt-15": str(FIXTURES / "src")})
+    try:
+        for version in ("2.14.1", "2.15.0"):
+            cat = Catalog(scan_cache(FIXTURES / version / "cache"))
+            lines = [x for k in cat.scan.keys for x in recorded_lines(cat, k) or () if x[0].startswith("/work/wt-15/")]
+            assert len({n for _, n, _ in lines}) >= 5, lines
+            assert first_change(lines) is None, (version, first_change(lines))
+    finally:
+        restore()
+
+
+def test_a_file_under_new_that_is_a_symlink_says_so(tmp_path):
+    """A source read under NEW is opened without following a symlink: the verdict says
+    that is why, not that the file cannot be read."""
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "cases.py").symlink_to(FIXTURES / "src" / "demo" / "cases.py")
+    rc, fv, _ = _match(1, "--source-dir", f"/work/wt-15={tmp_path}")
+    assert rc == 3 and fv["why_code"] == "source-unread", fv
+    assert f"(read from {tmp_path}/demo/cases.py) is a symlink, which is not followed" in fv["why"], fv["why"]
+
+
+def test_one_old_dir_mapped_twice_in_fxcache_source_dir_names_the_variable():
+    proc = run_fxcache("--cache-dir", str(CACHE), "ls", env={"FXCACHE_SOURCE_DIR": "/a=/b:/a/=/c"})
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.count("\n") == 1 and "FXCACHE_SOURCE_DIR: /a is mapped twice (/b and /c)" in proc.stderr, \
+        proc.stderr

@@ -50,6 +50,14 @@ def test_one_old_dir_given_twice_is_refused():
         source_dirs({"/a": "/x", "/a/": "/y"})
 
 
+def test_pairs_as_given_are_checked_for_repeats_and_named_by_what_gave_them():
+    """The same OLD twice as written (which a dict could not hold) is refused in core, the
+    message naming what gave the pairs; the same pair twice is one mapping."""
+    with pytest.raises(FxcacheError, match=r"^FXCACHE_SOURCE_DIR: /a is mapped twice \(/x and /y\)$"):
+        source_dirs([("/a", "/x"), ("/a", "/y")], "FXCACHE_SOURCE_DIR")
+    assert source_dirs([("/a", "/x"), ("/a/", "/x/")]) == (("/a", "/x"),)
+
+
 def test_guarded_locals_name_every_argument_a_guard_names():
     codes = ["check_tensor(L['x'], Tensor, size=[2])", "L['act'] == 'relu'",
              "___check_obj_id(L['fn'], 1234)", "L['kwargs']['mask'] is None", "len(L['args']) == 1",

@@ -185,6 +185,25 @@ def torch_answer(torch: Torch, family: Family, query: Query, cache_dir: Path, sc
         shutil.rmtree(copy, ignore_errors=True)
 
 
+def source_changed(cache_dir: Path) -> str | None:
+    """Why the code a kept build compiled is not the code here now: the first line one of
+    its keys was traced from that its file (at the recorded path) no longer holds, or that
+    lies in a statement of several lines of a file written since the key's entries
+    (:func:`fxcache_core.lookup.source_lines.first_change`); None when every line read
+    agrees. A family's functions live in worktrees that change, and fxcache rightly calls a
+    key of changed code undecided: a kept build of old code is built again, not graded."""
+    from fxcache_core.cache.scan import scan_cache
+    from fxcache_core.catalog.reader import Catalog
+    from fxcache_core.lookup.source_lines import first_change, recorded_lines, written_since
+
+    cat = Catalog(scan_cache(cache_dir))
+    for k in cat.scan.keys:
+        change = first_change(recorded_lines(cat, k) or (), written_since(cat, k))
+        if change is not None:
+            return str(change[1])
+    return None
+
+
 def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: bool, log: Any,
                     new_option: str = NEW_KINDS_OPTION, build_traces: bool = False,
                     source_dirs: tuple[str, ...] = (), sources: str = "readable") -> dict:
@@ -202,6 +221,9 @@ def evaluate_family(torch: Torch, family: Family, workdir: Path, *, rebuild: boo
     if stored is not None and (stored.get("build") != [list(s) for s in family.build]
                                or not cache_dir.is_dir()):
         stored = None  # the family's build changed: build again
+    if stored is not None and (changed := source_changed(cache_dir)) is not None:
+        log(f"{family.name}: {changed}: building again")  # torch's answers were for the old code
+        stored = None
     t0 = time.monotonic()
     if stored is None:
         shutil.rmtree(fdir, ignore_errors=True)

@@ -391,6 +391,12 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
                       opaque, tuple(loops), kw, kw_read)
 
 
+def reads_of_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameReads:
+    """How the ``def`` ``fn`` (parsed from ``path``, or a view of one made by a rule:
+    :func:`fxcache_core.lookup.container_items.item_view`) reads its parameters."""
+    return _read_def(fn, path)
+
+
 def _child_blocks(s: ast.stmt) -> Iterator[list[ast.stmt]]:
     """The statement lists nested in ``s`` (an ``if`` not read as a test, loops,
     ``with``, ``try``, ``match``), not those of a nested ``def`` or ``class``."""
@@ -422,4 +428,4 @@ def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast
     return pairs + [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
 
 
-__all__ = ["BranchTest", "Default", "FrameReads", "ParamUse", "frame_reads", "param_defaults"]
+__all__ = ["BranchTest", "Default", "FrameReads", "ParamUse", "frame_reads", "param_defaults", "reads_of_def"]

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from fxcache_core.cache.keys import KeyKind
 from fxcache_core.errors import param
 from fxcache_core.functions.frames import function_node, resume_parent
 from fxcache_core.functions.params import reads_of_def
@@ -252,8 +253,8 @@ def _baked(acc: ParamAccounting, view: ast.FunctionDef | ast.AsyncFunctionDef, g
     """The item's value read off the constants of the key's graph, through the view:
     (status, why, brief) as a parameter's ``baked-constant`` is, or None where no rule
     reads it (a str, or no op of the graph computes with it)."""
-    if gview is None or isinstance(value, str):
-        return None
+    if gview is None or isinstance(value, str) or acc.call.key.kind is not KeyKind.AOT_AUTOGRAD:
+        return None  # an FX key's post-grad graph is Inductor's, whose passes may fold or drop a constant
     file = acc.frame.file
     prov: Provenance | None = value_provenance(view, file, gview, item.alias, values, tensors)
     scalars = {k: x for k, x in values.items() if type(x) in (int, float)}

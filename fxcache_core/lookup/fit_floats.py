@@ -219,7 +219,9 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
                                 if isinstance(v, PyValue) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}}
         if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
-        if (value := float_op_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
+        # AOTAutograd's forward graph only: Inductor's post-grad passes may fold or drop an op.
+        if key.kind is KeyKind.AOT_AUTOGRAD and (value := float_op_provenance(
+                fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
         if name in values and values[name] is None:
             return None  # a None no op keeps (int_ops): not a float's to read

@@ -19,11 +19,15 @@ of one ``clamp`` are two ops, each with its own). Printed by torch 2.13 on CPU:
 :func:`float_op_provenance` decides only where that is exact: every read of the
 parameter is such an argument (the parameter itself or a pure arithmetic expression of
 the call's scalars, :func:`~fxcache_core.lookup.float_exprs.compute`) in a plain
-statement outside any loop; every call of that statement is one of :data:`OPS` or of
-:data:`NO_SUCH_OPS` (whose ops are none of these), so the statement's ops of these names
-are the sites' own; no site's result is a tuple's item or read for its metadata (an op
-whose result nothing reads is left out of the graph); the statement traced an op; and
-every value of the statement's sites is computable for the call. Then the ops of each
+statement outside any loop, alone on its lines; every call of that statement is one of
+:data:`OPS` (with no argument but those placed) or of :data:`NO_SUCH_OPS` (whose ops are
+none of these), so the statement's ops of these names are the sites' own; no part of it
+may be skipped (a conditional expression, ``and``/``or``, a comprehension); it does not
+hold both clamp's bounds and a comparison (clamp's backward compares too: a training
+graph's forward may hold those masks); no site's result is a tuple's item or read for its
+metadata (an op whose result nothing reads is left out of the graph); the statement
+traced an op; and every value of the statement's sites is a number or None for the call
+(a tensor bound traces other ops). Then the ops of each
 name, in the graph's order, against the sites' values in the order Python calls them,
 say ``same`` or ``differs`` (another graph), for the names the parameter's reads feed.
 Nothing here imports torch, runs the source or the graph.
@@ -76,6 +80,10 @@ _CMP: Mapping[type[ast.cmpop], tuple[str, str]] = {
 }
 """A comparison -> the op of ``tensor OP scalar`` and of ``scalar OP tensor`` (reflected)."""
 
+_CLAMP_OPS = frozenset({"clamp_min", "clamp_max"})
+_PARTIAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+            ast.NamedExpr, ast.Await)
+"""Expressions a part of which may not run (or runs again): a site there may trace no op."""
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_contiguous", "size", "dim", "numel"})
 
 
@@ -136,7 +144,8 @@ def _sites(stmt: ast.stmt, kinds: TensorKinds) -> tuple[list[_Site], list[str]]:
                 why.append(f"the result of {name}() there may be left out of the graph")
             if name in NO_SUCH_OPS:
                 return
-            if len(node.args) > len(OPS[name]) + (0 if method else 1):
+            if len(node.args) > len(OPS[name]) + (0 if method else 1) or any(
+                    k.arg not in {a.name for a in OPS[name]} for k in node.keywords):
                 why.append(f"{name}() there has arguments fxcache does not place")
                 return
             for arg in OPS[name]:
@@ -152,8 +161,13 @@ def _sites(stmt: ast.stmt, kinds: TensorKinds) -> tuple[list[_Site], list[str]]:
                 out.append(_Site(_CMP[type(node.ops[0])][0 if lt else 1], right if lt else left))
         elif isinstance(node, ast.Compare) and any(kinds.tensor(x) for x in (node.left, *node.comparators)):
             why.append("a chained comparison of a tensor there")
+        elif isinstance(node, _PARTIAL):
+            why.append(f"a part of it may not run ({type(node).__name__})")
 
     visit(stmt)
+    kinds_of = {s.op in _CLAMP_OPS for s in out}
+    if len(kinds_of) > 1:  # clamp's backward compares too (its masks): in a training graph, beside the sites'
+        why.append("it has clamp's bounds and a comparison")
     return out, why
 
 
@@ -169,6 +183,13 @@ def _value(e: ast.expr, values: Mapping[str, object]) -> object:
 
 def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and (a == b or (a != a and b != b))  # noqa: PLR0124 - nan is nan here
+
+
+def _ancestors(n: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> list[ast.AST]:
+    out = []
+    while (n := parents.get(n)) is not None:  # type: ignore[assignment]
+        out.append(n)
+    return out
 
 
 def _in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool:
@@ -219,6 +240,13 @@ def float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, g
         line, last = stmt.lineno, stmt.end_lineno or stmt.lineno
         if _in_loop(stmt, parents, fn):
             return _unknown(param, line, "the statement is in a loop")
+        around = _ancestors(stmt, parents)
+        if any(o is not stmt and isinstance(o, ast.stmt) and o not in around
+               and o.lineno <= last and line <= (o.end_lineno or o.lineno) for o in ast.walk(fn)):
+            return _unknown(param, line, "another statement shares its lines")
+        if any(_value(s.expr, values) is OPAQUE for s in sites):
+            return _unknown(param, line, "a value of its ops there is not one fxcache computes (a tensor bound, "
+                            "which traces other ops)")
         traced = [(op, call) for n, op, call in ops if line <= n <= last]
         if not traced:
             return _unknown(param, line, "no op of the graph was traced from that statement")

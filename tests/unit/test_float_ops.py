@@ -118,3 +118,22 @@ def test_a_scalar_on_the_left_of_a_comparison_is_the_reflected_op():
     graph = WHERE_GRAPH.replace("torch.where(x > thresh, x, fill)", "torch.where(thresh < x, x, 0.0)")
     got = _prov(fn, graph, "thresh", thresh=0)
     assert got is not None and got.status == "same", got
+
+
+@pytest.mark.parametrize("src,code", [
+    # The clamp may not run: its op's absence from the graph says nothing of lo.
+    ("def f(x, lo=None, flag=True):\n    return (torch.clamp(x, min=lo) if flag else x) * 2\n",
+     "return (torch.clamp(x, min=lo) if flag else x) * 2"),
+    # A tensor bound traces other ops than clamp_min/clamp_max.
+    ("def f(x, t, lo=None):\n    return torch.clamp(x, min=t, max=lo) * 2\n", "return torch.clamp(x, min=t, max=lo) * 2"),
+    # clamp's backward compares too: beside a comparison the ge/le ops are not the sites' alone.
+    ("def f(x, lo=None):\n    return torch.clamp(x, min=lo) * (x >= lo)\n", "return torch.clamp(x, min=lo) * (x >= lo)"),
+    # Another statement on the same line traces its ops under the same comment.
+    ("def f(x, lo=None):\n    y = torch.clamp(x, min=lo); z = x.clamp_min(0.0)\n    return y\n",
+     "y = torch.clamp(x, min=lo); z = x.clamp_min(0.0)"),
+])
+def test_a_statement_whose_ops_may_not_be_the_sites_leaves_the_bound_unknown(src, code):
+    graph = _graph(code, 'clamp_min: "f32[4, 8][8, 1]cpu" = torch.ops.aten.clamp_min.default(arg0_1, -1.0)',
+                   'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.mul.Tensor(clamp_min, 2)')
+    got = float_op_provenance(_fn(src), FILE, graph, "lo", {"lo": None}, frozenset({"x", "t"}))
+    assert got is not None and got.status == "unknown", got

@@ -47,6 +47,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     files that ask them."""
     from tests.harness.oracle_queries import EQUIVALENCE_QUERIES
     from tests.torch import test_arguments as arguments
+    from tests.torch import test_containers as containers
     from tests.torch import test_oracle_suite as suite
     from tests.torch import test_real_cache as real
     from tests.torch import test_shapes_oracle as shapes
@@ -55,7 +56,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
              *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS, *arguments.CONSTANT_CALLS,
              *arguments.CONSTANT_UNDECIDED, *arguments.PINNED_CALLS, *arguments.TUPLE_CALLS, *arguments.TUPLE_UNDECIDED,
-             *arguments.SCALAR_CALLS, *arguments.SCALAR_UNDECIDED,
+             *arguments.SCALAR_CALLS,
              *arguments.RETRACE_CALLS, *arguments.RETRACE_UNDECIDED, *arguments.SPECIALIZED_UNDECIDED,
              *arguments.RAMP_CALLS,
              *arguments.RAMP_UNDECIDED, *arguments.MODE_UNDECIDED,
@@ -67,7 +68,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.GRAD_UNDECIDED, *arguments.FLOAT_DEFAULT_CALLS, *arguments.INT_KW_CALLS,
              *arguments.INT_KW_UNDECIDED, *arguments.ATTR_CALLS, *arguments.ATTR_UNDECIDED,
              *arguments.STATE_CALLS, *arguments.STATE_UNDECIDED, *arguments.STAR_CALLS, *arguments.STAR_UNDECIDED,
-             *arguments.SPLIT_CALLS, *arguments.SPLIT_UNDECIDED]
+             *arguments.SPLIT_CALLS, *arguments.SPLIT_UNDECIDED,
+             *[(case, call) for case, call, _ in containers.CONTAINER_CALLS]]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

@@ -44,6 +44,7 @@ from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, root_name
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import Provenance, TensorKinds, _is_pure, _statement, compute
 from fxcache_core.lookup.int_ops import OPAQUE, printed_value
+from fxcache_core.lookup.pyvalues import same_value
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
 
@@ -181,10 +182,6 @@ def _value(e: ast.expr, values: Mapping[str, object]) -> object:
     return OPAQUE if v is None else v
 
 
-def _same(a: object, b: object) -> bool:
-    return type(a) is type(b) and (a == b or (a != a and b != b))  # noqa: PLR0124 - nan is nan here
-
-
 def _ancestors(n: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> list[ast.AST]:
     out = []
     while (n := parents.get(n)) is not None:  # type: ignore[assignment]
@@ -259,7 +256,7 @@ def float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, g
             if any(h is OPAQUE for h in have):
                 return _unknown(param, line, f"a {op} op there has no constant scalar")
             where = f"the {op} op{'s' if len(have) != 1 else ''} at line {line}"
-            if len(want) != len(have) or not all(_same(w, h) for w, h in zip(want, have, strict=True)):
+            if len(want) != len(have) or not all(same_value(w, h) for w, h in zip(want, have, strict=True)):
                 return Provenance("differs", Reason(
                     f"{param}={_text(values[param])} gives {where} {_list(want)}; this key's graph has "
                     f"{_list(have)} there: torch traces another graph", "float-op-differs"))

@@ -137,3 +137,37 @@ def test_a_statement_whose_ops_may_not_be_the_sites_leaves_the_bound_unknown(src
                    'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.mul.Tensor(clamp_min, 2)')
     got = float_op_provenance(_fn(src), FILE, graph, "lo", {"lo": None}, frozenset({"x", "t"}))
     assert got is not None and got.status == "unknown", got
+
+
+def _zero_graph(printed: str) -> str:
+    return CLAMP_GRAPH.replace("clamp_min.default(arg0_1, -1.0)", f"clamp_min.default(arg0_1, {printed})")
+
+
+@pytest.mark.parametrize("printed,value,status", [
+    # torch prints a bound as repr does and keys the printed graph: -0.0 is another graph
+    # than 0.0 though -0.0 == 0.0 (clamp_min(x, -0.0), printed by torch 2.13).
+    ("0.0", -0.0, "differs"), ("-0.0", 0.0, "differs"), ("-0.0", -0.0, "same"), ("0.0", 0.0, "same"),
+    # nan and inf print as FX's builtins (nan, inf, -inf); every nan prints nan, one graph.
+    ("nan", float("nan"), "same"), ("nan", -float("nan"), "same"), ("nan", 0.0, "differs"),
+    ("inf", float("inf"), "same"), ("-inf", -float("inf"), "same"), ("inf", -float("inf"), "differs"),
+])
+def test_a_bound_is_the_graphs_as_torch_prints_it_the_sign_of_zero_too(printed, value, status):
+    got = _prov(CLAMP, _zero_graph(printed), "lo", lo=value, hi=1.0)
+    assert got is not None and got.status == status, got
+
+
+@pytest.mark.parametrize("printed,value,status", [("0.0", -0.0, "differs"), ("-0.0", -0.0, "same")])
+def test_a_compared_scalars_sign_of_zero_is_the_graphs(printed, value, status):
+    graph = WHERE_GRAPH.replace("gt.Scalar(arg0_1, 0)", f"gt.Scalar(arg0_1, {printed})")
+    got = _prov(WHERE, graph, "thresh", thresh=value)
+    assert got is not None and got.status == status, got
+
+
+@pytest.mark.parametrize("a,b,same", [(0.0, -0.0, False), (-0.0, -0.0, True), (float("nan"), -float("nan"), True),
+                                      (1, 1.0, False), (True, 1, False), ((0.0, 1), (-0.0, 1), False)])
+def test_one_value_to_the_cache_is_one_printed_value(a, b, same):
+    """The one comparison of baked values (a recorded guard's, an op's constant): a float
+    as the key's graph prints it."""
+    from fxcache_core.lookup.pyvalues import same_value
+
+    assert same_value(a, b) is same and same_value(b, a) is same

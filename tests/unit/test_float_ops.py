@@ -161,13 +161,3 @@ def test_a_compared_scalars_sign_of_zero_is_the_graphs(printed, value, status):
     graph = WHERE_GRAPH.replace("gt.Scalar(arg0_1, 0)", f"gt.Scalar(arg0_1, {printed})")
     got = _prov(WHERE, graph, "thresh", thresh=value)
     assert got is not None and got.status == status, got
-
-
-@pytest.mark.parametrize("a,b,same", [(0.0, -0.0, False), (-0.0, -0.0, True), (float("nan"), -float("nan"), True),
-                                      (1, 1.0, False), (True, 1, False), ((0.0, 1), (-0.0, 1), False)])
-def test_one_value_to_the_cache_is_one_printed_value(a, b, same):
-    """The one comparison of baked values (a recorded guard's, an op's constant): a float
-    as the key's graph prints it."""
-    from fxcache_core.lookup.pyvalues import same_value
-
-    assert same_value(a, b) is same and same_value(b, a) is same

@@ -4,7 +4,7 @@ torch's order, int and float arguments, automatic dynamic's phases, verdicts per
 function, coverage and audit. Never imports torch, never prints.
 
 Lowest first: ``pyvalues`` (the Python values of a call: bools, None, strings,
-tuples), ``binding`` (the user's shapes and values, DynamicMode), ``graph_types`` (what a
+tuples), ``binding`` (the user's shapes and values, DynamicMode; ``input_names``: the names they are given by, as Dynamo's sources), ``graph_types`` (what a
 key's graph prints about its inputs: tensor types, size expressions) and ``query``
 (CallQuery: one call); ``inputs`` (the call's inputs named by a key's sources) and
 ``symbol_names`` (an FX key's inputs named by its symbols); ``floats`` (what floats

@@ -38,8 +38,8 @@ def test_an_item_match_cannot_read_is_refused_in_one_line(bad, says):
 
 
 def test_deeper_sources_stay_for_tensors_a_modules_state_and_lists():
-    got = parse_shapes(["cfg['n']['m']=[4]", "self.block.training=True", "xs[0][1]=3", "cfg['n']=4"])
-    assert set(got) == {"L['cfg']['n']['m']", "L['self'].block.training", "L['xs'][0][1]", "L['cfg']['n']"}
+    got = parse_shapes(["cfg['k']['m']=[4]", "self.block.training=True", "xs[0][1]=3", "cfg['n']=4"])
+    assert set(got) == {"L['cfg']['k']['m']", "L['self'].block.training", "L['xs'][0][1]", "L['cfg']['n']"}
     with pytest.raises(ShapeSpecError, match="given twice"):
         parse_shapes(["cfg['n']=4", 'cfg["n"]=4'])
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, replace
 
 from fxcache_core.functions.frames import (
@@ -428,4 +428,21 @@ def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast
     return pairs + [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
 
 
-__all__ = ["BranchTest", "Default", "FrameReads", "ParamUse", "frame_reads", "param_defaults", "reads_of_def"]
+def left_out_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef, given: Container[str],
+                      read: Callable[[ast.expr], object], *, none: bool = False) -> dict[str, object]:
+    """The defaults of ``fn``'s parameters not in ``given`` (the values its code reads when
+    a call leaves them out), each as ``read`` gives its expression's value (None: not a
+    value it reads, left out); with ``none``, a default written ``None`` is None."""
+    out: dict[str, object] = {}
+    for p, d in param_defaults(fn):
+        if p.arg in given:
+            continue
+        if none and isinstance(d, ast.Constant) and d.value is None:
+            out[p.arg] = None
+        elif (v := read(d)) is not None:
+            out[p.arg] = v
+    return out
+
+
+__all__ = ["BranchTest", "Default", "FrameReads", "ParamUse", "frame_reads", "left_out_defaults", "param_defaults",
+           "reads_of_def"]

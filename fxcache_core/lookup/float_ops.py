@@ -39,8 +39,8 @@ import ast
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fxcache_core.functions.params import param_defaults
-from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, root_name
+from fxcache_core.functions.params import left_out_defaults
+from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, in_loop, root_name
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import Provenance, TensorKinds, _is_pure, _statement, compute
 from fxcache_core.lookup.int_ops import OPAQUE, printed_value
@@ -189,15 +189,6 @@ def _ancestors(n: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> list[ast.AST]:
     return out
 
 
-def _in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool:
-    cur = parents.get(n)
-    while cur is not None and cur is not fn:
-        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):
-            return True
-        cur = parents.get(cur)
-    return False
-
-
 def float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
                         values: Mapping[str, object], tensors: frozenset[str]) -> Provenance | None:
     """What the call's value of ``param`` (a float, an int or None, in ``values`` with the
@@ -205,7 +196,7 @@ def float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, g
     the key whose printed graph is ``graph``, traced from ``fn`` in ``file``, where every
     read of it is a site the module docstring names: ``same``, ``differs`` or ``unknown``
     (a reason says why); None where a read is no such site (another rule's to read)."""
-    values = {**_defaults(fn, values), **values}
+    values = {**left_out_defaults(fn, values, _number, none=True), **values}
     if param not in values:
         return None
     a = fn.args
@@ -235,7 +226,7 @@ def float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, g
         if why:
             return _unknown(param, stmt.lineno, why[0])
         line, last = stmt.lineno, stmt.end_lineno or stmt.lineno
-        if _in_loop(stmt, parents, fn):
+        if in_loop(stmt, parents, fn):
             return _unknown(param, line, "the statement is in a loop")
         around = _ancestors(stmt, parents)
         if any(o is not stmt and isinstance(o, ast.stmt) and o not in around
@@ -265,19 +256,13 @@ def float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, g
                                      f"({'; '.join(shown)})", "float-op-same"))
 
 
-def _defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef, values: Mapping[str, object]) -> dict[str, object]:
-    """The literal defaults (a number, None) of ``fn``'s parameters the call leaves out."""
-    out: dict[str, object] = {}
-    for p, d in param_defaults(fn):
-        if p.arg in values:
-            continue
-        try:
-            v = ast.literal_eval(d)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue
-        if v is None or type(v) in (int, float):
-            out[p.arg] = v
-    return out
+def _number(d: ast.expr) -> int | float | None:
+    """A default written as an int or float literal; None for anything else."""
+    try:
+        v = ast.literal_eval(d)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return v if type(v) in (int, float) else None
 
 
 def _text(v: object) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, replace
 
 from fxcache_core.functions.frames import (
@@ -394,6 +394,12 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
                       opaque, tuple(loops), kw, kw_read)
 
 
+def reads_of_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameReads:
+    """How the ``def`` ``fn`` (parsed from ``path``, or a view of one made by a rule:
+    :func:`fxcache_core.lookup.container_items.item_view`) reads its parameters."""
+    return _read_def(fn, path)
+
+
 def _child_blocks(s: ast.stmt) -> Iterator[list[ast.stmt]]:
     """The statement lists nested in ``s`` (an ``if`` not read as a test, loops,
     ``with``, ``try``, ``match``), not those of a nested ``def`` or ``class``."""
@@ -425,4 +431,21 @@ def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast
     return pairs + [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
 
 
-__all__ = ["BranchTest", "Default", "FrameReads", "ParamUse", "frame_reads", "param_defaults"]
+def left_out_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef, given: Container[str],
+                      read: Callable[[ast.expr], object], *, none: bool = False) -> dict[str, object]:
+    """The defaults of ``fn``'s parameters not in ``given`` (the values its code reads when
+    a call leaves them out), each as ``read`` gives its expression's value (None: not a
+    value it reads, left out); with ``none``, a default written ``None`` is None."""
+    out: dict[str, object] = {}
+    for p, d in param_defaults(fn):
+        if p.arg in given:
+            continue
+        if none and isinstance(d, ast.Constant) and d.value is None:
+            out[p.arg] = None
+        elif (v := read(d)) is not None:
+            out[p.arg] = v
+    return out
+
+
+__all__ = ["BranchTest", "Default", "FrameReads", "ParamUse", "frame_reads", "left_out_defaults", "param_defaults",
+           "reads_of_def"]

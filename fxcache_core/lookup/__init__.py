@@ -4,13 +4,14 @@ torch's order, int and float arguments, automatic dynamic's phases, verdicts per
 function, coverage and audit. Never imports torch, never prints.
 
 Lowest first: ``pyvalues`` (the Python values of a call: bools, None, strings,
-tuples), ``binding`` (the user's shapes and values, DynamicMode), ``graph_types`` (what a
+tuples), ``binding`` (the user's shapes and values, DynamicMode; ``input_names``: the names they are given by, as Dynamo's sources), ``graph_types`` (what a
 key's graph prints about its inputs: tensor types, size expressions) and ``query``
 (CallQuery: one call); ``inputs`` (the call's inputs named by a key's sources) and
 ``symbol_names`` (an FX key's inputs named by its symbols); ``floats`` (what floats
 a key tensorified or baked in), ``sym_floats`` (a float folded beside a symbolic int:
 the operands of the graph's nodes on SymNodes) and ``float_exprs`` (which constant a float became,
-through which expression of the source), ``int_exprs`` (which constants an int, a tuple
+through which expression of the source), ``float_ops`` (a float or None an op holds
+by its place: clamp's bounds, a comparison's scalar), ``int_exprs`` (which constants an int, a tuple
 of ints or a bool became: slice bounds, arithmetic scalars, a reduction's dim and
 keepdim, dropout's flag); ``printed_graphs`` (a printed graph, and what
 a static one baked in); ``fit_binding`` (the Binding a fit builds),
@@ -25,7 +26,8 @@ tensor or a list), ``int_args`` (ints baked into a sibling key) and ``dtype_args
 of the compiled frame a graph has ops from); ``unframed`` (the arguments a key that
 records no compiled frame cannot account for), ``state_constants`` (a module's attribute
 or a global a call gives, read off the graph's constants) and ``accounting`` (every
-parameter the compiled frame reads, accounted for before a verdict), ``ambient`` (the grad
+parameter the compiled frame reads, accounted for before a verdict; ``container_items``: a dict's
+or a dataclass's items, each as a parameter of its own), ``ambient`` (the grad
 mode, each input's requires_grad and globals a call gives); ``key_lookup``
 (match_key: one key); ``across_keys`` (what the keys' results say together); ``unattributed``
 (keys that record no function, for a function no key records); ``match`` (the

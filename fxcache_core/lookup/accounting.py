@@ -23,6 +23,9 @@ must account for every parameter of the key's compiled frame that its code reads
 * ``no-input-none``: None, for a tensor parameter (annotated as one, or an input of
   another key of the function) the key takes no input from;
 * ``unread``: the code never reads it;
+* for a dict, dataclass or NamedTuple the call gives item by item (``cfg['n']=4``), each
+  item the code reads, as a parameter of its own
+  (:mod:`fxcache_core.lookup.container_items`);
 * ``tensor-given``: a tensor the key takes no input from (the key's own notes,
   :mod:`fxcache_core.lookup.int_args`, say what that decides).
 
@@ -81,6 +84,7 @@ from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.baked_accounts import baked_account
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
+from fxcache_core.lookup.container_items import item_accounts
 from fxcache_core.lookup.dtype_args import default_dtype
 from fxcache_core.lookup.fit_floats import float_default
 from fxcache_core.lookup.floats import tensorified_base
@@ -230,7 +234,7 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
         return _unread(unframed(call.inputs, call.taken, settled, where, tensors=False), call, records,
                        frame.params, settled, where, Reason(f"parameters not checked: {where}", "params-unchecked"),
                        reads.code == "source-changed")
-    params = [ParamAccounting(ledger, call, frame, reads, p).account() for p in reads.params]
+    params = [a for p in reads.params for a in ParamAccounting(ledger, call, frame, reads, p).accounts()]
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
                             + module_state(call.inputs, frame, call.key, state_judge(
                                 ledger.catalog, call.key, frame, call.inputs, call.mode))))
@@ -281,6 +285,12 @@ class ParamAccounting:
             return g.value if isinstance(g, PyValue) else g
         d = self.p.default
         return d.value if d.given and d.literal else (d.given and default_dtype(d.text)) or _MISSING
+
+    def accounts(self) -> list[ParamAccount]:
+        """The parameter's account, or one per item where the call gives it item by item
+        (:func:`~fxcache_core.lookup.container_items.item_accounts`)."""
+        items = item_accounts(self)
+        return items if items is not None else [self.account()]
 
     def account(self) -> ParamAccount:
         p, frame = self.p, self.frame

@@ -143,7 +143,7 @@ def check_negative_ints(catalog: Catalog, results: Sequence[KeyMatch],
 
 
 def check_unknown_names(results: Sequence[KeyMatch], inputs: Mapping[str, InputValue]) -> None:
-    """A call that names a parameter (``typo=3``, ``typo=[4]``) that no function of the
+    """A call that names a parameter (``typo=3``, ``typo=[4]``, an item ``cgf['n']=4``) that no function of the
     keys it was matched against has, where each of them could be read and none takes
     ``*args`` or ``**kwargs``: Python raises ``TypeError`` before Dynamo sees the call, so no verdict
     holds; a usage error naming the functions' parameters, not a verdict that ignores it.
@@ -157,7 +157,7 @@ def check_unknown_names(results: Sequence[KeyMatch], inputs: Mapping[str, InputV
 
     from fxcache_core.functions.params import frame_reads
 
-    named = {m.group(1) for src in inputs if (m := re.fullmatch(r"L\['(\w+)'\](?:\[\d+\])*", src))}
+    named = {m.group(1) for src in inputs if (m := re.fullmatch(r"L\['(\w+)'\](?:\[.*|\..*)?", src))}
     if not named or not results:
         return
     params: dict[str, tuple[str, ...]] = {}

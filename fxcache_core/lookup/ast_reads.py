@@ -1,11 +1,12 @@
 """Small readings of a function's ``ast`` that the rules reading constants share (floats,
 ints, dtypes, graph breaks): each node's parent, the name an attribute chain starts from,
-and which statements are plain enough that a value read in them lands in that
+whether a node is in a loop's body, and which statements are plain enough that a value read in them lands in that
 statement's ops. Reads source text only; never imports or runs it."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
 SIMPLE_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
 """Statements whose expressions run once, where they stand (no test, loop or block)."""
@@ -36,4 +37,17 @@ def calls_in_order(node: ast.AST) -> list[ast.Call]:
     return out
 
 
-__all__ = ["SIMPLE_STATEMENTS", "calls_in_order", "parents", "root_name"]
+def in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool:
+    """Whether ``n`` is in the body of a ``for`` or ``while`` loop of ``fn`` (``parents``:
+    :func:`parents` of ``fn``), where what it traces may be traced once per pass. A
+    comprehension's part is not counted here (it is an expression: a rule that reads one
+    says what it does with it)."""
+    cur = parents.get(n)
+    while cur is not None and cur is not fn:
+        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While)):
+            return True
+        cur = parents.get(cur)
+    return False
+
+
+__all__ = ["SIMPLE_STATEMENTS", "calls_in_order", "in_loop", "parents", "root_name"]

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from fxcache_core.errors import ShapeSpecError, param
+from fxcache_core.lookup.input_names import canonical_source, item_path, not_whole_and_items
 from fxcache_core.lookup.pyvalues import PyValue, TorchDtype, parse_value
 
 
@@ -259,31 +260,6 @@ def _state_value(name: str, raw: str, spec: str) -> PyValue:
     return value
 
 
-_NAME_RE = re.compile(r"[A-Za-z_]\w*((\[-?\d+\])|(\['[^'\]]*'\])|(\.[A-Za-z_]\w*))*")
-_SOURCE_RE = re.compile(r"[LG]\[.+")
-
-
-def canonical_source(name: str) -> str:
-    """The Dynamo source a user's input name stands for.
-
-    ``x`` -> ``L['x']``, ``xs[0]`` -> ``L['xs'][0]``, ``cfg.n`` -> ``L['cfg'].n``;
-    a name that already starts with ``L[`` or ``G[`` is returned unchanged.
-
-    Raises:
-        ShapeSpecError: the name is neither form.
-    """
-    name = name.strip()
-    if _SOURCE_RE.fullmatch(name):
-        return name
-    if not _NAME_RE.fullmatch(name):
-        raise ShapeSpecError(
-            f"{name!r} is not an input name (use the parameter name, e.g. x, xs[0], or a "
-            "source like L['x'])", param="inputs", value=name)
-    m = re.match(r"[A-Za-z_]\w*", name)
-    assert m is not None
-    return f"L[{m.group(0)!r}]" + name[m.end():]
-
-
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 """The values a torch size or SymInt can hold (int64)."""
 
@@ -479,6 +455,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         if grad is not None:
             t = replace(t, requires_grad=grad)
         return source, mark_ranges(t, marked, bounds, f"{param('inputs')} {name.strip()}", spec) if bounds else t
+    item_path(source, name, spec)
     if ":" in rhs and raw[:1] not in ("'", '"'):
         _scalar_with_options(spec, name, rhs)
     if re.fullmatch(r"-?\d+", rhs):
@@ -516,9 +493,11 @@ def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
     item is ``args[i]`` (``L['args'][i]``), the call's i-th positional argument.
 
     Raises:
-        ShapeSpecError: a malformed item, or a name given twice.
+        ShapeSpecError: a malformed item, a name given twice, or given whole and by an
+            item of it (``n=2`` and ``n['k']=4``: one of them is not the call).
     """
     out: dict[str, InputValue] = {}
+    names: dict[str, str] = {}
     n_positional = 0
     for spec in specs:
         for part in _split_top(spec):
@@ -529,6 +508,8 @@ def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
             if src in out:
                 raise ShapeSpecError(f"{param('inputs')}: {src} is given twice", param="inputs", value=spec)
             out[src] = val
+            names[src] = part.partition("=")[0].strip()
+    not_whole_and_items(names)
     return out
 
 

@@ -24,6 +24,7 @@ from fxcache_core.functions.frames import CompiledFrom, function_node, resume_pa
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
 from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_ops
+from fxcache_core.lookup.float_ops import float_op_provenance
 from fxcache_core.lookup.floats import graph_text, tensorified_base
 from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.module_slices import slice_provenance
@@ -220,6 +221,10 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
         if (value := slice_provenance(catalog, key, frame, fn, name, values.get(name))) is not None:  # type: ignore[arg-type]
             return value  # a slice of a module's layers: how many the graph applied
         if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
+            return value
+        # AOTAutograd's forward graph only: Inductor's post-grad passes may fold or drop an op.
+        if key.kind is KeyKind.AOT_AUTOGRAD and (value := float_op_provenance(
+                fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
         if name in values and values[name] is None:
             return None  # a None no op keeps (int_ops): not a float's to read

@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
+from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, in_loop
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.ast_reads import root_name as _root_name
 from fxcache_core.lookup.sym_floats import local_lines, sym_node_operands, symbolic_group
@@ -347,7 +347,7 @@ def statement_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
         if isinstance(parent, ast.keyword):
             parent = parents.get(parent)
         use = _use(e, parent, stmt, line, last, expr, kinds)
-        out.append(replace(use, loop=_in_loop(n, parents, fn), text=ast.unparse(e)))  # type: ignore[arg-type]
+        out.append(replace(use, loop=in_loop(n, parents, fn), text=ast.unparse(e)))  # type: ignore[arg-type]
     return out
 
 
@@ -381,15 +381,6 @@ def _inlined(e: ast.AST, local: Mapping[str, ast.expr]) -> ast.AST:
             return node
 
     return _Inline().visit(copy.deepcopy(e))
-
-
-def _in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool:
-    cur = parents.get(n)
-    while cur is not None and cur is not fn:
-        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While)):
-            return True
-        cur = parents.get(cur)
-    return False
 
 
 def _statement(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> ast.stmt | None:

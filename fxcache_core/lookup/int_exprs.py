@@ -56,7 +56,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from fxcache_core.functions.params import param_defaults
+from fxcache_core.functions.params import left_out_defaults
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.float_exprs import (
     _OP_STEMS,
@@ -265,7 +265,7 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     a = fn.args
     kinds = TensorKinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
     parents = _parents(fn)
-    values = {**_defaults(fn, values), **values}
+    values = {**left_out_defaults(fn, values, lambda d: _value(d, None, {})), **values}
     scalars = {k: x for k, x in values.items() if type(x) in (int, float)}
     reads: list[tuple[ast.stmt, ast.expr, str]] = []  # statement, the pure expression, its place
     for n in ast.walk(fn):
@@ -367,16 +367,6 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
         if isinstance(v, tuple) else ""
     return Provenance("same", Reason(f"{param}={_text(v)} gives this key's graph its constants "
                                      f"({'; '.join(shown)}){tuple_note}", "baked-value-same"))
-
-
-def _defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef, values: Mapping[str, object]) -> dict[str, object]:
-    """The literal defaults of ``fn``'s parameters (an int, a bool, a tuple of ints), for
-    those a call leaves out: the values its code reads then."""
-    out: dict[str, object] = {}
-    for p, d in param_defaults(fn):
-        if p.arg not in values and (v := _value(d, None, {})) is not None:
-            out[p.arg] = v
-    return out
 
 
 def _none_test(n: ast.Name, parents: Mapping[ast.AST, ast.AST]) -> bool:

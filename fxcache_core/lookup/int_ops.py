@@ -34,12 +34,14 @@ the call gives as a literal is the op's. Nothing here imports torch or runs the 
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, calls_in_order
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import compute
+from fxcache_core.lookup.pyvalues import same_value
 
 __all__ = ["OPAQUE", "OPS", "IntArg", "OpRule", "op_args", "op_site", "printed_op", "printed_value"]
 
@@ -184,20 +186,23 @@ def printed_op(op: str, call: ast.Call) -> tuple[str, tuple[object, ...], dict[s
 
 def printed_value(node: ast.expr) -> object:
     """A printed argument's value: an int, float or bool constant, None, a negative
-    number, a list of such numbers (as a tuple); :data:`OPAQUE` for anything else."""
+    number, ``inf``, ``-inf`` and ``nan`` (FX prints those floats as the names it
+    imports from :mod:`math`: torch/fx/graph.py ``_register_custom_builtin``; no node
+    is named so), a list of such numbers (as a tuple); :data:`OPAQUE` for anything else."""
     if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (int, float, bool)):
         return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and type(node.operand.value) in (int, float):
-        return -node.operand.value
+    if isinstance(node, ast.Name) and node.id in _FX_FLOATS:
+        return _FX_FLOATS[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = printed_value(node.operand)
+        return -v if type(v) in (int, float) and not isinstance(node.operand, ast.UnaryOp) else OPAQUE
     if isinstance(node, ast.List):
         items = tuple(printed_value(e) for e in node.elts)
         return items if all(type(i) in (int, float, bool) for i in items) else OPAQUE
     return OPAQUE
 
 
-def _same(want: object, have: object) -> bool:
-    return type(want) is type(have) and want == have
+_FX_FLOATS = {"inf": math.inf, "nan": math.nan}
 
 
 def op_args(stmt: ast.stmt, exprs: Sequence[ast.expr],
@@ -241,7 +246,7 @@ def op_args(stmt: ast.stmt, exprs: Sequence[ast.expr],
                 if held is REQUIRED or held is OPAQUE:
                     return f"a {call.func.attr}() op there has no constant {arg.name}"  # type: ignore[attr-defined]
                 if node is None:
-                    if not _same(arg.absent, held) and arg.absent is not REQUIRED:
+                    if not same_value(arg.absent, held) and arg.absent is not REQUIRED:
                         return f"a {call.func.attr}() there leaves {arg.name} out, and its op has {held}"  # type: ignore[attr-defined]
                     continue
                 ours = (id(call), arg.name) in mine
@@ -255,11 +260,11 @@ def op_args(stmt: ast.stmt, exprs: Sequence[ast.expr],
                 if ours:
                     want.append(v)
                     have.append(held)
-                elif _literal(node) and not _same(v, held):
+                elif _literal(node) and not same_value(v, held):
                     return f"a {call.func.attr}() there has {ast.unparse(node)} where its op has {held}"  # type: ignore[attr-defined]
     if len(want) != sum(len(OPS[s[0].func.attr].stems) for s in sites.values() if s is not None):  # type: ignore[attr-defined]
         return "a read is not an argument of a call the statement's ops pair with"
-    if all(_same(w, h) for w, h in zip(want, have, strict=True)):
+    if all(same_value(w, h) for w, h in zip(want, have, strict=True)):
         return True
     return (", ".join(map(_text, want)), ", ".join(map(_text, have)))
 

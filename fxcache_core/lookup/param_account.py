@@ -22,8 +22,9 @@ HOW = {
     "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
     "default-assumed": "assumed: left out (None), as when the key was compiled",
     "tuple-assumed": "assumed: the constants of the key's graph, from a tuple as the call's (a list is another graph)",
+    "container-assumed": "assumed: a container given item by item is of the type the key was compiled with",
 }
-"""The codes of a parameter accounted for (the last three: assumed), and what each means."""
+"""The codes of a parameter accounted for (the last four: assumed), and what each means."""
 
 ARGUMENT_CODES = frozenset({"branch-not-taken", "none-for-input", "list-shorter", "list-longer", "sequence-shorter",
                             "slice-length-differs"})

@@ -14,7 +14,8 @@ user's words (``True``, ``None``, ``'gelu'``, ``"gelu"``, a bare word ``gelu``,
 ``(2,3)``) with :func:`ast.literal_eval` (the user's input, never cache content);
 :class:`TorchDtype` is a ``torch.dtype`` argument (``torch.float16``), which Dynamo
 specializes the same way (a constant of the graph, its value guarded);
-:func:`same_value` compares two as Dynamo's guards do (``True`` is not ``1``).
+:func:`same_value` compares two as one value to torch's cache (``True`` is not ``1``;
+a float as a graph prints it: ``-0.0`` is not ``0.0``).
 Ints and floats stay plain Python numbers (Dynamo may make them symbolic:
 :mod:`fxcache_core.lookup.int_args`, :mod:`fxcache_core.lookup.floats`). Never
 imports torch.
@@ -23,7 +24,6 @@ imports torch.
 from __future__ import annotations
 
 import ast
-import math
 import re
 from dataclasses import dataclass
 
@@ -91,15 +91,19 @@ def text_of(value: object) -> str:
 
 
 def same_value(a: object, b: object) -> bool:
-    """Whether two Python values are one value to Dynamo's guards: same type and
-    equal (``True`` is not ``1``, ``1`` is not ``1.0``; a nan equals a nan, as the
-    one constant a key baked in), tuples element by element."""
+    """Whether two Python values are one value to torch's cache: same type (``True`` is
+    not ``1``, ``1`` is not ``1.0``), tuples element by element, and a float as a key's
+    printed graph holds it, which is what the key hashes (``FxGraphCachePickler``
+    pickles the graph module's code, torch/_inductor/codecache.py): ``repr``, so
+    ``-0.0`` is not ``0.0`` (Dynamo's guard ``L['lo'] == 0.0`` lets ``-0.0`` pass, but a
+    fresh process traces ``clamp_min(x, -0.0)``: another key), and every nan is one
+    (``nan``, FX's builtin, as Dynamo's nan guard ``__math_isnan`` holds for any)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, tuple):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
-    if isinstance(a, float) and math.isnan(a):
-        return math.isnan(b)  # type: ignore[arg-type]
+    if isinstance(a, float):
+        return repr(a) == repr(b)
     return a == b
 
 

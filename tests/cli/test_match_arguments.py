@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import run_fxcache
 
 V215 = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions" / "2.15.0" / "cache"
@@ -44,3 +46,34 @@ def test_a_verdict_whose_source_cannot_be_read_is_undecided():
 def test_a_value_of_no_kind_match_reads_is_one_line_naming_the_option():
     rc, _, text = _match("--inputs", "x=[10,4]", "--inputs", "act=gelu(1)")
     assert rc == 2 and text.count("\n") == 1 and "--inputs act" in text and "True/False/None" in text, text
+
+
+SRC = ("--source-dir", f"/work/wt-15={V215.parents[1] / 'src'}")  # where the fixture's cases.py is kept here
+INT_CALL = ["--fn", "int_arg_auto", "--dynamic", "none", "--inputs", "x=[5]", "--inputs", "n=2"]  # a HIT (truth.json)
+
+
+@pytest.mark.parametrize("extra,says", [
+    ("cfg['n']=4", "--inputs cfg: no parameter of that name (int_arg_auto takes x, n)"),  # no cfg parameter
+    ("nn['k']=4", "--inputs nn: no parameter of that name"),                               # a typo's item
+    ("cfg.n=4", "--inputs cfg: no parameter of that name"),
+    ("n['k']['m']=4", "an item of an item"),                                               # nested
+    ("n.k.m=4", "an item of an item"),
+    ("n['']=4", "an item by an empty key"),
+    ("n['k']=4", "n is given whole and by its item n['k']"),                               # n=2 and an item of it
+    ('x["k"]=4', "x is given whole and by its item x[\"k\"]"),                             # double quotes: the same item
+])
+def test_an_item_of_no_parameter_or_one_match_cannot_read_is_a_usage_error(extra, says):
+    """An item is checked as a plain name is: its base must be a parameter of the function
+    (the call would raise TypeError otherwise), read one level deep by a key, and not given
+    whole besides; each is one line and exit 2, never a verdict that leaves it unread (the
+    call without it is a HIT: test_the_call_without_the_item_is_a_hit)."""
+    proc = run_fxcache("--cache-dir", str(V215), *SRC, "match", *INT_CALL, "--inputs", extra)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    (line,) = proc.stderr.splitlines()
+    assert says in line, line
+
+
+def test_the_call_without_the_item_is_a_hit():
+    base = run_fxcache("--cache-dir", str(V215), *SRC, "match", *INT_CALL)
+    assert base.returncode == 0 and base.stdout.startswith("int_arg_auto: first call in a fresh process: HIT"), \
+        base.stdout + base.stderr

@@ -41,7 +41,10 @@ fxcache_core/lookup/boundaries.py);
 is a size too (undecided); ``attr_net`` (:class:`AttrNet`) a module's float and int
 attributes and a global read off its graph's constants, and a str and a float through
 ``math.sqrt`` that are not (:func:`attr_inputs` sets them: ``"self.scale": 3.0``,
-``"G['GAIN']": 3.0`` in the trailing dict). Few graphs: each
+``"G['GAIN']": 3.0`` in the trailing dict); :func:`cfg_clamp` a dict of Python values read
+item by item and clamp's optional float bounds, :func:`attr_cfg` a frozen dataclass's fields
+read by attribute (:func:`config_inputs` gathers ``"cfg['n']": 4`` or ``"cfg.n": 4`` of the
+trailing dict into the dict or the dataclass). Few graphs: each
 costs the session a compile.
 
 A call is described as the other cases' are, one element per positional parameter,
@@ -58,6 +61,7 @@ items. This module imports torch; no ``from __future__ import annotations`` (see
 ``demo.cases``).
 """
 
+import dataclasses
 import math
 from typing import Any
 
@@ -457,6 +461,41 @@ def attr_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return keyword_inputs([*shapes[:-1], last] if last else [d for d in shapes if not isinstance(d, dict)])
 
 
+@dataclasses.dataclass(frozen=True)
+class AttrCfg:
+    """The config :func:`attr_cfg` reads by attribute (a frozen dataclass: Dynamo guards its
+    type and each attribute read, ``L['cfg'].n``)."""
+
+    n: int = 4
+    scale: float = 0.5
+
+
+def cfg_clamp(x, cfg, lo=None, hi=1.0):
+    # A dict of Python values read item by item (each item guarded under its own source,
+    # L['cfg']['n'], an item never read not at all), then clamp's optional float bounds:
+    # clamp_min(lo) then clamp_max(hi) in the graph, no op for a bound that is None.
+    y = x[:, : cfg["n"]] * cfg["scale"]
+    if cfg["act"] == "relu":
+        y = y.relu()
+    return torch.clamp(y, min=lo, max=hi)
+
+
+def attr_cfg(x, cfg):
+    # A dataclass's fields read by attribute: each a constant of the graph.
+    return x[:, : cfg.n] * cfg.scale
+
+
+def config_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """:func:`keyword_inputs`, with the trailing dict's items ``cfg['n']`` gathered into a dict
+    and ``cfg.n`` into an :class:`AttrCfg`, each passed as the keyword ``cfg``."""
+    last = dict(shapes[-1]) if shapes and isinstance(shapes[-1], dict) else {}
+    items = {k[len("cfg['"):-2]: last.pop(k) for k in list(last) if k.startswith("cfg['")}
+    fields = {k[len("cfg."):]: last.pop(k) for k in list(last) if k.startswith("cfg.")}
+    args, kwargs = keyword_inputs([*(d for d in shapes if not isinstance(d, dict)), last])
+    kwargs["cfg"] = AttrCfg(**fields) if fields else items
+    return args, kwargs
+
+
 ARGUMENT_CASES = [
     Case("flags", flags, {"dynamic": None}, [[[8, 16], {"clip": True, "act": "gelu"}], [[8, 16]]],
          make_inputs=keyword_inputs, doc="a bool, a str and an optional tensor, built two ways (dynamic=None)"),
@@ -527,4 +566,9 @@ ARGUMENT_CASES = [
          doc="a keyword-only int in arithmetic and as a size: undecided"),
     Case("attr_net", ATTR_NET, {"dynamic": None}, [[[4, 8]]], make_inputs=attr_inputs,
          doc="a module's float and int attributes and a global in arithmetic; a str and a float through a call"),
+    Case("cfg_clamp", cfg_clamp, {"dynamic": None},
+         [[[4, 8], {"cfg['n']": 4, "cfg['scale']": 0.5, "cfg['act']": "relu", "lo": -1.0}]],
+         make_inputs=config_inputs, doc="a dict of Python values read item by item, and clamp's float bounds"),
+    Case("attr_cfg", attr_cfg, {"dynamic": None}, [[[4, 8], {"cfg.n": 4, "cfg.scale": 0.5}]],
+         make_inputs=config_inputs, doc="a frozen dataclass's fields read by attribute"),
 ]

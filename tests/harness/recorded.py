@@ -47,6 +47,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     files that ask them."""
     from tests.harness.oracle_queries import EQUIVALENCE_QUERIES
     from tests.torch import test_arguments as arguments
+    from tests.torch import test_containers as containers
     from tests.torch import test_layer_slices as slices
     from tests.torch import test_oracle_suite as suite
     from tests.torch import test_real_cache as real
@@ -56,7 +57,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
              *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS, *arguments.CONSTANT_CALLS,
              *arguments.CONSTANT_UNDECIDED, *arguments.PINNED_CALLS, *arguments.TUPLE_CALLS, *arguments.TUPLE_UNDECIDED,
-             *arguments.SCALAR_CALLS, *arguments.SCALAR_UNDECIDED,
+             *arguments.SCALAR_CALLS,
              *arguments.RETRACE_CALLS, *arguments.RETRACE_UNDECIDED, *arguments.SPECIALIZED_UNDECIDED,
              *arguments.RAMP_CALLS,
              *arguments.RAMP_UNDECIDED, *arguments.MODE_UNDECIDED,
@@ -69,7 +70,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.INT_KW_UNDECIDED, *arguments.ATTR_CALLS, *arguments.ATTR_UNDECIDED,
              *arguments.STATE_CALLS, *arguments.STATE_UNDECIDED, *arguments.STAR_CALLS, *arguments.STAR_UNDECIDED,
              *arguments.SPLIT_CALLS, *arguments.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
-             *slices.BRANCH_INT_CALLS]
+             *slices.BRANCH_INT_CALLS, *[(case, call) for case, call, _ in containers.CONTAINER_CALLS]]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

@@ -78,8 +78,8 @@ SCALAR_CALLS = [
     ("fill_where", [[4, 8], {"thresh": 1}]),                      # new graph: gt.Scalar(x, 1)
     ("fill_where", [[4, 8], {"fill": 0}]),                        # new graph: an int, traced a float
     ("fill_where", [[4, 8], {"t": 1}]),                           # new graph: an int, traced a float
+    ("fill_where", [[4, 8], {"thresh": 0.5}]),                    # new graph: gt.Scalar's 0, not 0.5
 ]
-SCALAR_UNDECIDED = [("fill_where", [[4, 8], {"thresh": 0.5}])]     # torch: another graph (a float compared)
 # regroup (dynamic=True): groups a SymInt whose guards hold the trace's checks on it.
 RETRACE_CALLS = [
     ("regroup", [[4, 12], 4]),                                    # hit: another value, every clause holds
@@ -423,38 +423,31 @@ def test_an_int_dynamo_specialized_given_another_value_is_another_graph(real_cac
     assert v["status"] == "hit" or v["why_code"] == "specialized-int-differs", v
 
 
-@pytest.mark.parametrize("case,shapes", SCALAR_CALLS + SCALAR_UNDECIDED,
-                         ids=[_id(*c) for c in SCALAR_CALLS + SCALAR_UNDECIDED])
+@pytest.mark.parametrize("case,shapes", SCALAR_CALLS, ids=[_id(*c) for c in SCALAR_CALLS])
 def test_a_python_scalar_is_read_where_it_lands_in_the_graph_and_by_its_type(real_cache, arg_answers, case, shapes):
     """A float fill of torch.where is the constant of the scalar_tensor aten wraps it in; an
-    int compared with a tensor is gt.Scalar's; an int given where the graph holds a float
-    read from that parameter itself fails Dynamo's type guard: each verdict is torch's, and
-    each key looked up as torch looked it up. A float compared where the key was traced
-    with an int stays undecided (the comparison's constant is no float to read)."""
-    from fxcache_core.cache.scan import scan_cache
+    int compared with a tensor is gt.Scalar's, and a float compared where the key was traced
+    with an int is read off gt.Scalar by its place (fxcache_core/lookup/float_ops.py); an int
+    given where the graph holds a float read from that parameter itself fails Dynamo's type
+    guard: each verdict is torch's, and each key looked up as torch looked it up."""
     from tests.harness.oracle import call_id
 
     answer = arg_answers[call_id(case, shapes)]
-    if (case, shapes) in SCALAR_CALLS:
-        given = shapes[1] if len(shapes) > 1 else {}
-        looked = answer
-        if given == {"fill": 0}:
-            # The int fill's AOTAutograd graph is another, but Inductor's graph of it is the
-            # float's (its post-grad graph converts the fill): torch, compiling the new key,
-            # finds that FX entry. match judges an FX key through the AOTAutograd keys that
-            # load it, none of which takes this call: compare the AOTAutograd lookups.
-            looked = {**answer, "lookups": [lk for lk in answer["lookups"] if lk["kind"] == "aotautograd"]}
-        assert_match_agrees_with_answer(real_cache.root, case, shapes, looked, {w["key"] for w in real_cache.writes(case)})
-        v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
-        code = {"fill": "float-constant-differs" if given.get("fill") != 0 else "scalar-type-differs",
-                "thresh": "baked-value-differs", "t": "scalar-type-differs"}.get(next(iter(given), ""))
-        assert v["status"] == ("hit" if code is None else "new-graph"), v
-        assert code is None or v["why_code"] == code, v
-        return
-    rc, body = _match(real_cache.root, case, shapes)
-    (fv,) = body["verdicts"]["functions"]
-    assert rc == 3 and fv["status"] == "undecided" and "thresh" in fv["line"], fv
-    assert torch_status(answer["lookups"], {k.key for k in scan_cache(real_cache.root).keys}) == "new-graph"
+    given = shapes[1] if len(shapes) > 1 else {}
+    looked = answer
+    if given == {"fill": 0}:
+        # The int fill's AOTAutograd graph is another, but Inductor's graph of it is the
+        # float's (its post-grad graph converts the fill): torch, compiling the new key,
+        # finds that FX entry. match judges an FX key through the AOTAutograd keys that
+        # load it, none of which takes this call: compare the AOTAutograd lookups.
+        looked = {**answer, "lookups": [lk for lk in answer["lookups"] if lk["kind"] == "aotautograd"]}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, looked, {w["key"] for w in real_cache.writes(case)})
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)
+    code = {"fill": "float-constant-differs" if given.get("fill") != 0 else "scalar-type-differs",
+            "thresh": "baked-value-differs" if given.get("thresh") != 0.5 else "float-op-differs",
+            "t": "scalar-type-differs"}.get(next(iter(given), ""))
+    assert v["status"] == ("hit" if code is None else "new-graph"), v
+    assert code is None or v["why_code"] == code, v
 
 
 @pytest.mark.parametrize("case,shapes", TUPLE_CALLS + TUPLE_UNDECIDED, ids=[_id(*c) for c in TUPLE_CALLS + TUPLE_UNDECIDED])

@@ -20,6 +20,28 @@ def test_names_become_dynamo_sources():
     assert canonical_source("xs[0]") == "L['xs'][0]"
     assert canonical_source("cfg.n") == "L['cfg'].n"
     assert canonical_source("G['net']._buffers['b']") == "G['net']._buffers['b']"
+    assert canonical_source("cfg['n']") == canonical_source('cfg["n"]') == "L['cfg']['n']"
+
+
+@pytest.mark.parametrize("bad,says", [
+    ("cfg['']=4", "an item by an empty key"), ('cfg[""]=4', "an item by an empty key"),
+    ("cfg['n']['m']=4", "an item of an item"), ("cfg.n.m=4", "an item of an item"),
+    ("cfg['n'][0]=4", "an item of an item"), ("xs[0].n=4", "an item of an item"),
+    ("L['cfg']['n']['m']=True", "an item of an item"),
+])
+def test_an_item_match_cannot_read_is_refused_in_one_line(bad, says):
+    """A Python value given for an item no rule reads (an item of an item) or by an empty
+    key is refused, not left unread beside a verdict."""
+    with pytest.raises(ShapeSpecError) as ei:
+        parse_shapes([bad])
+    assert says in str(ei.value) and "\n" not in str(ei.value), str(ei.value)
+
+
+def test_deeper_sources_stay_for_tensors_a_modules_state_and_lists():
+    got = parse_shapes(["cfg['k']['m']=[4]", "self.block.training=True", "xs[0][1]=3", "cfg['n']=4"])
+    assert set(got) == {"L['cfg']['k']['m']", "L['self'].block.training", "L['xs'][0][1]", "L['cfg']['n']"}
+    with pytest.raises(ShapeSpecError, match="given twice"):
+        parse_shapes(["cfg['n']=4", 'cfg["n"]=4'])
 
 
 def test_parse_shapes_forms():
@@ -201,8 +223,13 @@ def test_a_value_that_is_no_literal_of_those_kinds_is_one_line(bad):
     assert "\n" not in str(ei.value) and len(str(ei.value)) < 300
 
 
-def test_same_value_is_dynamos_equality_not_pythons():
+def test_same_value_is_one_value_to_the_cache_not_pythons_equality():
+    """Dynamo's type-checked guards, and a float as a key's graph prints it: -0.0 is not
+    0.0 (another printed graph, another key), every nan is one."""
     from fxcache_core.lookup.pyvalues import same_value
+
+    assert not same_value(0.0, -0.0) and not same_value((0.0, 1), (-0.0, 1)) and same_value(-0.0, -0.0)
+    assert same_value(float("nan"), -float("nan")) and same_value(float("inf"), float("inf"))
 
     assert same_value(True, True) and same_value((1, "a"), (1, "a")) and same_value(float("nan"), float("nan"))
     assert not same_value(True, 1) and not same_value(1, 1.0) and not same_value((1, 2), (1, 2, 3))

@@ -45,9 +45,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from fxcache_core.cache.keys import KeyKind
+from fxcache_core.cache.scan import read_entry_bytes
 from fxcache_core.decode.code_scan import ForeignGlobal, foreign_globals, with_foreign
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
 from fxcache_core.decode.origins import MAX_GRAPH_LINES as MAX_GRAPH_LINES
@@ -219,6 +221,20 @@ def decode_entry(data: bytes, kind: KeyKind, fields: frozenset[str] = FIELDS) ->
     except Exception as e:  # a field of an unexpected shape
         raise _unexpected(e) from None
 
+
+def entry_root(path: str) -> Stub | None:
+    """The unpickled root of the entry file at ``path`` (inert stubs:
+    :func:`~fxcache_core.decode.unpickler.load_stubs`), read within the decoding
+    budget (:func:`~fxcache_core.decode.memlimit.decoding_budget`), for worker tasks
+    that read a field or two of an entry. None where the file cannot be read, does not
+    decode within the budget, or holds no object. Raises nothing."""
+    try:
+        data = read_entry_bytes(Path(path))
+        with decoding_budget(len(data)):
+            root, _ = load_stubs(data)
+    except (OSError, EntryDecodeError, MemoryError, RecursionError):
+        return None
+    return root if isinstance(root, Stub) else None
 
 def _unexpected(e: Exception) -> EntryDecodeError:
     return EntryDecodeError(Reason(f"unexpected entry content: {type(e).__name__}: {e}"[:300],

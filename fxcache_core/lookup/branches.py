@@ -18,15 +18,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import CacheKey, Entry, read_entry_bytes
+from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog
+from fxcache_core.decode.entries import entry_root
 from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment, linemap_stacks, stack_frames
-from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import run_one, task
-from fxcache_core.errors import EntryDecodeError
 from fxcache_core.functions.params import BranchTest
 from fxcache_core.lookup.binding import TensorArg
 
@@ -111,11 +110,8 @@ def _traced_lines_task(arg: list) -> list | None:
     """Worker side of :func:`_read_lines`: ``[path, field, linemap, function, file]`` ->
     ``[lines, {line: ops}]``, or None when the entry cannot be read."""
     where, field, linemap, function, file = arg
-    try:
-        root, _ = load_stubs(read_entry_bytes(Path(where)))
-    except (OSError, EntryDecodeError):
-        return None
-    if not isinstance(root, Stub):
+    root = entry_root(where)
+    if root is None:
         return None
     lines: set[int] = set()
     ops: dict[int, list[str]] = {}

@@ -24,15 +24,13 @@ unpickler, as every entry is, in a worker process under the decoding budgets
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from fxcache_core.cache.scan import CacheKey, read_entry_bytes
+from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.decode.memlimit import decoding_budget
+from fxcache_core.decode.entries import entry_root
 from fxcache_core.decode.origins import graph_comment
-from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import run_one, task
-from fxcache_core.errors import EntryDecodeError
 
 AS_TENSOR = "___as_tensor("
 
@@ -96,13 +94,8 @@ def graph_text(catalog: Catalog, key: CacheKey) -> str | None:
 def _graph_text_task(where: str) -> list:
     """Worker side: an entry's path -> ``["found", its printed graph]``, or ``["none"]``
     when the entry has none (or cannot be read)."""
-    try:
-        data = read_entry_bytes(Path(where))
-        with decoding_budget(len(data)):
-            root, _ = load_stubs(data)
-    except (OSError, EntryDecodeError, MemoryError, RecursionError):
-        return ["none"]
-    if isinstance(root, Stub):
+    root = entry_root(where)
+    if root is not None:
         for field in ("aot_forward_graph_str", "inductor_post_grad_graph_str"):
             graph = root.field(field)
             if isinstance(graph, str):

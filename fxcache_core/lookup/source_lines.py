@@ -32,15 +32,14 @@ import contextlib
 import functools
 import re
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import CacheKey, Entry, read_entry_bytes
+from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog
+from fxcache_core.decode.entries import entry_root
 from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment, linemap_stacks, stack_frames
-from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, Stub, load_stubs
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import run_one, task
-from fxcache_core.errors import EntryDecodeError
 from fxcache_core.functions.frames import source_lines
 from fxcache_core.functions.source_dirs import shown, withhold
 from fxcache_core.functions.statements import statement_spans
@@ -265,11 +264,8 @@ def _recorded_lines_task(arg: list) -> list | None:
     """Worker side of :func:`_read`: ``[path, field, linemap]`` -> ``[[file, line, code], ...]``
     (each once, at most :data:`MAX_RECORDED`), or None when the entry cannot be read."""
     where, field, linemap = arg
-    try:
-        root, _ = load_stubs(read_entry_bytes(Path(where)))
-    except (OSError, EntryDecodeError):
-        return None
-    if not isinstance(root, Stub):
+    root = entry_root(where)
+    if root is None:
         return None
     seen: dict[Line, None] = {}
     graph = root.field(field)

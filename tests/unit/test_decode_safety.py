@@ -440,3 +440,39 @@ def test_a_stub_keeps_only_what_the_pickle_recorded_on_it():
     assert (root._args, root._state, root._items, dict(root._kwargs), dict(root._dict)) == ((), None, (), {}, {})
     with pytest.raises(TypeError):
         root._dict["planted"] = 1  # the shared default cannot be written through
+
+
+_ROOT_OF_ATTACK = r'''
+import json, resource, sys
+from fxcache_core.decode.entries import entry_root
+from fxcache_core.decode.unpickler import Stub
+got = [entry_root(p) for p in sys.argv[1:]]
+print(json.dumps({"roots": [None if r is None else "Stub" if isinstance(r, Stub) else "other" for r in got],
+                  "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+'''
+
+
+def test_a_workers_field_read_of_an_entry_keeps_the_decoding_budget(tmp_path):
+    """entry_root, which the match workers' tasks read a graph's text or lines through,
+    decodes within the memory budget: a memo index that asks the C unpickler for
+    gigabytes is None, in a fresh process whose peak stays small; an entry's object is its
+    root, a missing file or other bytes None (synthetic bytes: hostility)."""
+    import json
+    import struct
+    import subprocess
+    import sys
+
+    from tests.cli_run import REPO_ROOT, child_env
+
+    files = {"memo": b"\x80\x02Nr" + struct.pack("<I", 2**27) + b".", "garbage": b"not a pickle",
+             "none": b"\x80\x02N.", "stub": stub_pickle("torch._inductor.output_code", "CompiledFxGraph", {"guards_expr": None})}
+    paths = []
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        paths.append(str(tmp_path / name))
+    proc = subprocess.run([sys.executable, "-c", _ROOT_OF_ATTACK, *paths, str(tmp_path / "missing")],
+                          cwd=REPO_ROOT, env=child_env({}), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["roots"] == [None, None, None, "Stub", None], got
+    assert got["maxrss_kb"] < 300 * 1024, got["maxrss_kb"]

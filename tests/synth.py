@@ -7,10 +7,12 @@ objects pickle as instances of any named class, which need not exist here.
 
 from __future__ import annotations
 
+import ast
 import functools
 import io
 import json
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +276,21 @@ def report_cache(root: Path) -> dict[str, Any]:
                  "cache_status_guard_expr": REPORT_GUARDS[1]}), **second))
     return {"cache": cache, "trace": write_trace(root / "trace", text), "fx": fx, "aot": aot,
             "function": fn, "file": file, "entry": odd}
+
+
+def one_def(src: str) -> ast.FunctionDef:
+    """The one function ``src`` defines, parsed with ``ast`` (never run), as the
+    lookup rules read a compiled function's source."""
+    (fn,) = ast.parse(src).body
+    assert isinstance(fn, ast.FunctionDef)
+    return fn
+
+
+def op_graph(file: str, line: int, code: str, ops: Sequence[str], *, tensor: str, returns: str,
+             fn: str = "f") -> str:
+    """A printed AOTAutograd forward graph of one tensor input (``tensor``: its printed
+    type, ``f32[4, 8][8, 1]cpu``) whose ``ops`` were traced from ``file:line`` in ``fn``
+    (``code``: that line's text), returning the node ``returns``, as torch prints it."""
+    out = ["class <lambda>(torch.nn.Module):", f'    def forward(self, arg0_1: "{tensor}"):',
+           f"        # File: {file}:{line} in {fn}, code: {code}"]
+    return "\n".join([*out, *(f"        {op}" for op in ops), f"        return ({returns},)"])

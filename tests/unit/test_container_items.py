@@ -17,17 +17,12 @@ import pytest
 from fxcache_core.lookup.container_items import graph_view, item_reads, item_view
 from fxcache_core.lookup.float_exprs import float_provenance
 from fxcache_core.lookup.int_exprs import value_provenance
+from tests.synth import one_def
 
 FILE = "/src/fns.py"
 
 
-def _fn(src: str) -> ast.FunctionDef:
-    (fn,) = ast.parse(src).body
-    assert isinstance(fn, ast.FunctionDef)
-    return fn
-
-
-CFG = _fn('def cfg_block(x, cfg):\n    y = x[:, : cfg["n"]] * cfg["scale"]\n    if cfg["act"] == "gelu":\n'
+CFG = one_def('def cfg_block(x, cfg):\n    y = x[:, : cfg["n"]] * cfg["scale"]\n    if cfg["act"] == "gelu":\n'
           "        y = y.relu()\n    return y\n")
 GRAPH = "\n".join([
     "class <lambda>(torch.nn.Module):",
@@ -53,11 +48,11 @@ def test_every_item_read_is_found_with_its_source():
     "def f(x, cfg):\n    return g(cfg)\n",                         # passed on
 ])
 def test_a_parameter_read_otherwise_is_no_container_of_items(src):
-    assert item_reads(_fn(src), "cfg") is None
+    assert item_reads(one_def(src), "cfg") is None
 
 
 def test_attributes_are_items_of_an_object():
-    items = item_reads(_fn("def f(x, cfg):\n    return x[:, : cfg.n] * cfg.scale\n"), "cfg")
+    items = item_reads(one_def("def f(x, cfg):\n    return x[:, : cfg.n] * cfg.scale\n"), "cfg")
     assert items is not None and [(i.text, i.source) for i in items] == [
         ("cfg.n", "L['cfg'].n"), ("cfg.scale", "L['cfg'].scale")]
 
@@ -78,7 +73,7 @@ def test_the_view_reads_each_item_as_a_parameter_in_source_and_graph_alike():
 
 
 def test_the_graph_view_leaves_other_names_alone():
-    items = item_reads(_fn("def f(x, cfg):\n    return x * cfg.n\n"), "cfg")
+    items = item_reads(one_def("def f(x, cfg):\n    return x * cfg.n\n"), "cfg")
     assert items is not None
     g = f"        # File: {FILE}:2 in f, code: return x * cfg.n + my_cfg.n + cfg.nn"
     assert graph_view(g, items).endswith(f"return x * {items[0].alias} + my_cfg.n + cfg.nn")

@@ -19,16 +19,11 @@ from fxcache_core.errors import ShapeSpecError
 from fxcache_core.lookup.binding import TensorArg, parse_shape_spec
 from fxcache_core.lookup.dtype_args import default_dtype, dtype_provenance, graph_nodes
 from fxcache_core.lookup.pyvalues import PyValue, TorchDtype, kind_of, same_value, text_of
+from tests.synth import one_def
 
 FILE = "/src/cast.py"
 F16, F32, BF16 = TorchDtype("float16"), TorchDtype("float32"), TorchDtype("bfloat16")
 SOURCES = {"arg0_1": "L['x'].size()[0]", "arg1_1": "L['x'].size()[1]", "arg2_1": "L['x']"}
-
-
-def _fn(src: str) -> ast.FunctionDef:
-    (fn,) = ast.parse(src).body
-    assert isinstance(fn, ast.FunctionDef)
-    return fn
 
 
 def _graph(line: int, code: str, *ops: str) -> str:
@@ -46,7 +41,7 @@ def _graph(line: int, code: str, *ops: str) -> str:
     ])
 
 
-CAST = _fn("def f(x, dtype=torch.float16):\n    return (x * 2).to(dtype) + 1\n")
+CAST = one_def("def f(x, dtype=torch.float16):\n    return (x * 2).to(dtype) + 1\n")
 MUL = 'mul: "f32[s77, s27][s27, 1]cpu" = torch.ops.aten.mul.Tensor(arg2_1, 2);  arg2_1 = None'
 CONVERT = ('convert_element_type: "f16[s77, s27][s27, 1]cpu" = torch.ops.prims.convert_element_type.default('
            'mul, torch.float16);  mul = None')
@@ -93,13 +88,13 @@ def test_no_convert_leaves_the_tensors_own_dtype_unknown():
 
 
 def test_no_convert_of_a_to_whose_result_is_not_shown_read_is_unknown():
-    fn = _fn("def f(x, dtype=torch.float16):\n    y = (x * 2).to(dtype) + 1\n    return y\n")
+    fn = one_def("def f(x, dtype=torch.float16):\n    y = (x * 2).to(dtype) + 1\n    return y\n")
     p = _prov(fn, NOOP_GRAPH.replace("code: return", "code: y ="), F32)
     assert p is not None and p.status == "unknown" and p.why.code == "dtype-provenance-unknown", p
 
 
 def test_a_parameter_receiver_is_matched_to_its_graph_input():
-    fn = _fn("def f(x, dtype=torch.float16):\n    return x.to(dtype=dtype) + 1\n")
+    fn = one_def("def f(x, dtype=torch.float16):\n    return x.to(dtype=dtype) + 1\n")
     conv = ('convert_element_type: "f16[s77, s27][s27, 1]cpu" = torch.ops.prims.convert_element_type.default('
             'arg2_1, torch.float16)')
     p = _prov(fn, _graph(2, "return x.to(dtype=dtype) + 1", conv, ADD), F16)
@@ -127,7 +122,7 @@ def test_two_dtype_constants_on_the_line_are_unknown():
 
 
 def test_a_factorys_dtype_is_read_off_its_op():
-    fn = _fn("def f(x, dtype=torch.float16):\n    return x + torch.zeros(x.shape[1], dtype=dtype)\n")
+    fn = one_def("def f(x, dtype=torch.float16):\n    return x + torch.zeros(x.shape[1], dtype=dtype)\n")
     full = ('full: "f16[s27][1]cpu" = torch.ops.aten.full.default([arg1_1], 0, dtype = torch.float16, '
             "layout = torch.strided, device = device(type='cpu'), pin_memory = False)")
     add = 'add_6: "f32[s77, s27][s27, 1]cpu" = torch.ops.aten.add.Tensor(arg2_1, full)'
@@ -141,7 +136,7 @@ def test_a_factory_constant_dtype_none_would_make_too_is_no_evidence_of_it():
     and Dynamo's graphs of None and of torch.float32 differ: that constant rules out other
     dtypes but is not evidence that the key was traced with float32 (nor, for new_*, with
     the receiver's dtype)."""
-    fn = _fn("def f(x, dtype=None):\n    return x + torch.zeros(x.shape[1], dtype=dtype)\n")
+    fn = one_def("def f(x, dtype=None):\n    return x + torch.zeros(x.shape[1], dtype=dtype)\n")
     full = ('full: "f32[s27][1]cpu" = torch.ops.aten.full.default([arg1_1], 0, dtype = torch.float32, '
             "layout = torch.strided, device = device(type='cpu'), pin_memory = False)")
     add = 'add_6: "f32[s77, s27][s27, 1]cpu" = torch.ops.aten.add.Tensor(arg2_1, full)'
@@ -149,7 +144,7 @@ def test_a_factory_constant_dtype_none_would_make_too_is_no_evidence_of_it():
     same = _prov(fn, g, F32)
     assert same.status == "unknown" and "dtype=None" in same.why, same
     assert _prov(fn, g, BF16).status == "differs"
-    fn = _fn("def f(x, dtype=None):\n    return x + x.new_zeros(x.shape[1], dtype=dtype)\n")
+    fn = one_def("def f(x, dtype=None):\n    return x + x.new_zeros(x.shape[1], dtype=dtype)\n")
     g16 = _graph(2, "return x + x.new_zeros(x.shape[1], dtype=dtype)", full.replace("f32[s27]", "f16[s27]")
                  .replace("torch.float32", "torch.float16"), add)
     assert _prov(fn, g16, F16).status == "unknown"
@@ -158,7 +153,7 @@ def test_a_factory_constant_dtype_none_would_make_too_is_no_evidence_of_it():
 def test_a_receiver_assigned_in_the_function_is_not_its_graph_input():
     """x = x.half(); x.to(dtype): no convert on the .to line says nothing of the graph
     input's float32 (x is another tensor by then)."""
-    fn = _fn("def f(x, dtype=torch.float16):\n    x = x.half()\n    return x.to(dtype) + 1\n")
+    fn = one_def("def f(x, dtype=torch.float16):\n    x = x.half()\n    return x.to(dtype) + 1\n")
     half = ('convert_element_type: "f16[s77, s27][s27, 1]cpu" = torch.ops.prims.convert_element_type.default('
             'arg2_1, torch.float16)')
     add = ('add_6: "f16[s77, s27][s27, 1]cpu" = torch.ops.aten.add.Tensor(convert_element_type, 1)')
@@ -178,13 +173,13 @@ def test_a_receiver_assigned_in_the_function_is_not_its_graph_input():
     ("def f(x, dtype=torch.float16):\n    return (x * 2).to(dtype) + x.to(dtype)\n", "read twice"),
 ])
 def test_a_dtype_through_an_expression_is_unknown_naming_it(src, named):
-    p = _prov(_fn(src), CAST_GRAPH, F16)
+    p = _prov(one_def(src), CAST_GRAPH, F16)
     assert p is not None and p.status == "unknown" and p.why.code == "dtype-provenance-unknown", p
     assert p.why.startswith("dtype: ") and named in p.why, p.why
 
 
 def test_a_function_that_never_reads_it_gives_no_evidence():
-    assert _prov(_fn("def f(x, dtype=None):\n    return x * 2\n"), CAST_GRAPH, F16) is None
+    assert _prov(one_def("def f(x, dtype=None):\n    return x * 2\n"), CAST_GRAPH, F16) is None
 
 
 @pytest.mark.parametrize("text,want", [

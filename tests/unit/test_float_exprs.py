@@ -11,19 +11,12 @@ calls is tests/torch/test_shapes_oracle.py's.
 
 from __future__ import annotations
 
-import ast
-
 import pytest
 
 from fxcache_core.lookup.float_exprs import evaluate, float_provenance, graph_ops, statement_reads
+from tests.synth import one_def
 
 FILE = "/src/train.py"
-
-
-def _fn(src: str) -> ast.FunctionDef:
-    (fn,) = ast.parse(src).body
-    assert isinstance(fn, ast.FunctionDef)
-    return fn
 
 
 def _graph(*lines: tuple[int, str, str]) -> str:
@@ -34,7 +27,7 @@ def _graph(*lines: tuple[int, str, str]) -> str:
     return "\n".join(out + ["        return (add,)"])
 
 
-SGD = _fn("def f(p, g, lr):\n    return p.add(g, alpha=-lr)\n")
+SGD = one_def("def f(p, g, lr):\n    return p.add(g, alpha=-lr)\n")
 SGD_GRAPH = _graph((2, "return p.add(g, alpha=-lr)",
                     'add: "f32[4, 3][3, 1]cpu" = torch.ops.aten.add.Tensor(arg0_1, arg1_1, alpha = -0.1);  arg0_1 = None'))
 
@@ -73,7 +66,7 @@ def test_a_float_through_an_expression_is_compared_by_that_expression():
 
 def test_a_literal_equal_to_the_value_is_not_taken_for_it():
     """x * lr + 0.1 traced with lr=0.1 has 0.1 twice (mul and add); lr=0.2 still differs."""
-    fn = _fn("def f(x, lr):\n    return x * lr + 0.1\n")
+    fn = one_def("def f(x, lr):\n    return x * lr + 0.1\n")
     graph = _graph((2, "return x * lr + 0.1", 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 0.1)'),
                    (2, "return x * lr + 0.1", 'add: "f32[4]" = torch.ops.aten.add.Tensor(mul, 0.1)'))
     assert float_provenance(fn, FILE, graph, "lr", {"lr": 0.1}, frozenset({"x"})).status == "same"
@@ -86,10 +79,10 @@ def test_a_conditional_expression_of_tensors_is_a_tensor():
     leaves it unknown."""
     code = "return y * lr"
     graph = _graph((3, code, 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 0.1)'))
-    fn = _fn("def f(x, act, lr):\n    y = torch.relu(x) if act == 'relu' else F.gelu(x)\n    return y * lr\n")
+    fn = one_def("def f(x, act, lr):\n    y = torch.relu(x) if act == 'relu' else F.gelu(x)\n    return y * lr\n")
     assert float_provenance(fn, FILE, graph, "lr", {"lr": 0.1}, frozenset({"x"})).status == "same"
     assert float_provenance(fn, FILE, graph, "lr", {"lr": 0.2}, frozenset({"x"})).status == "differs"
-    fn = _fn("def f(x, act, lr):\n    y = torch.relu(x) if act == 'relu' else 2.0\n    return y * lr\n")
+    fn = one_def("def f(x, act, lr):\n    y = torch.relu(x) if act == 'relu' else 2.0\n    return y * lr\n")
     assert float_provenance(fn, FILE, graph, "lr", {"lr": 0.1}, frozenset({"x"})).status == "unknown"
 
 
@@ -120,7 +113,7 @@ def test_a_conditional_expression_of_tensors_is_a_tensor():
      "not known to be a tensor operation"),
 ])
 def test_what_is_not_exact_is_unknown_never_decided(src, graph, why):
-    fn = _fn(src)
+    fn = one_def(src)
     param = fn.args.args[1].arg
     for value in (0.1, 0.4, 4.0):
         p = float_provenance(fn, FILE, graph, param, {param: value}, frozenset({"x"}))
@@ -131,7 +124,7 @@ def test_what_is_not_exact_is_unknown_never_decided(src, graph, why):
 def test_a_local_bound_to_an_expression_of_it_is_read_through_and_a_loop_counts_once():
     """bias = 1 - beta1 ** step; p.add_(m, alpha=-lr / bias) in a loop over two tensors:
     the graph has the constant once per pass, the same each time."""
-    fn = _fn("def f(ps, ms, lr, beta1, step):\n"
+    fn = one_def("def f(ps, ms, lr, beta1, step):\n"
              "    for p, m in zip(ps, ms):\n"
              "        bias = 1 - beta1 ** step\n"
              "        p.add_(m, alpha=-lr / bias)\n")
@@ -149,7 +142,7 @@ def test_a_local_bound_to_an_expression_of_it_is_read_through_and_a_loop_counts_
 
 
 def test_an_unread_parameter_changes_nothing():
-    fn = _fn("def f(x, lr):\n    return x * 2.0\n")
+    fn = one_def("def f(x, lr):\n    return x * 2.0\n")
     assert float_provenance(fn, FILE, _graph(), "lr", {"lr": 0.3}, frozenset({"x"})).status == "unread"
 
 

@@ -16,23 +16,16 @@ import ast
 import pytest
 
 from fxcache_core.lookup.float_ops import float_op_provenance
+from tests.synth import one_def, op_graph
 
 FILE = "/src/fns.py"
 
 
-def _fn(src: str) -> ast.FunctionDef:
-    (fn,) = ast.parse(src).body
-    assert isinstance(fn, ast.FunctionDef)
-    return fn
-
-
 def _graph(code: str, *ops: str, line: int = 2) -> str:
-    out = ["class <lambda>(torch.nn.Module):", '    def forward(self, arg0_1: "f32[4, 8][8, 1]cpu"):',
-           f"        # File: {FILE}:{line} in f, code: {code}"]
-    return "\n".join([*out, *(f"        {op}" for op in ops), "        return (mul,)"])
+    return op_graph(FILE, line, code, ops, tensor="f32[4, 8][8, 1]cpu", returns="mul")
 
 
-CLAMP = _fn("def clamp_range(x, lo=None, hi=1.0):\n    return torch.clamp(x, min=lo, max=hi) * 2\n")
+CLAMP = one_def("def clamp_range(x, lo=None, hi=1.0):\n    return torch.clamp(x, min=lo, max=hi) * 2\n")
 CLAMP_GRAPH = _graph(
     "return torch.clamp(x, min=lo, max=hi) * 2",
     'clamp_min: "f32[4, 8][8, 1]cpu" = torch.ops.aten.clamp_min.default(arg0_1, -1.0);  arg0_1 = None',
@@ -71,7 +64,7 @@ def test_an_int_bound_where_the_graph_holds_a_float_is_another_graph():
 
 def test_a_call_whose_ops_are_not_known_leaves_the_bound_unknown():
     # F.hardtanh traces clamp ops of its own: the statement's clamp_min ops are not the bound's alone.
-    fn = _fn("def f(x, lo=None):\n    return torch.clamp(x, min=lo) + F.hardtanh(x)\n")
+    fn = one_def("def f(x, lo=None):\n    return torch.clamp(x, min=lo) + F.hardtanh(x)\n")
     graph = _graph("return torch.clamp(x, min=lo) + F.hardtanh(x)",
                    'clamp_min: "f32[4, 8][8, 1]cpu" = torch.ops.aten.clamp_min.default(arg0_1, -1.0)',
                    'clamp_min_1: "f32[4, 8][8, 1]cpu" = torch.ops.aten.clamp_min.default(arg0_1, -1.0)',
@@ -86,18 +79,18 @@ def test_a_call_whose_ops_are_not_known_leaves_the_bound_unknown():
     "def f(x, lo=None):\n    return torch.clamp(x, min=helper(lo))\n",  # through a call
 ])
 def test_a_read_that_is_no_op_argument_is_another_rules(src):
-    assert _prov(_fn(src), CLAMP_GRAPH, "lo", lo=-1.0) is None
+    assert _prov(one_def(src), CLAMP_GRAPH, "lo", lo=-1.0) is None
 
 
 def test_a_bound_in_a_loop_is_unknown():
-    fn = _fn("def f(x, lo=None):\n    for _ in range(2):\n        x = torch.clamp(x, min=lo)\n    return x\n")
+    fn = one_def("def f(x, lo=None):\n    for _ in range(2):\n        x = torch.clamp(x, min=lo)\n    return x\n")
     graph = _graph("x = torch.clamp(x, min=lo)",
                    'clamp_min: "f32[4, 8][8, 1]cpu" = torch.ops.aten.clamp_min.default(arg0_1, -1.0)', line=3)
     got = _prov(fn, graph, "lo", lo=-1.0)
     assert got is not None and got.status == "unknown"
 
 
-WHERE = _fn("def where_fill(x, fill=0.0, thresh=0):\n    return torch.where(x > thresh, x, fill) * 2\n")
+WHERE = one_def("def where_fill(x, fill=0.0, thresh=0):\n    return torch.where(x > thresh, x, fill) * 2\n")
 WHERE_GRAPH = _graph(
     "return torch.where(x > thresh, x, fill) * 2",
     'gt: "b8[4, 8][8, 1]cpu" = torch.ops.aten.gt.Scalar(arg0_1, 0)',
@@ -114,7 +107,7 @@ def test_a_scalar_compared_with_a_tensor_is_the_comparisons_by_its_type_too(valu
 
 
 def test_a_scalar_on_the_left_of_a_comparison_is_the_reflected_op():
-    fn = _fn("def f(x, thresh=0):\n    return torch.where(thresh < x, x, 0.0) * 2\n")
+    fn = one_def("def f(x, thresh=0):\n    return torch.where(thresh < x, x, 0.0) * 2\n")
     graph = WHERE_GRAPH.replace("torch.where(x > thresh, x, fill)", "torch.where(thresh < x, x, 0.0)")
     got = _prov(fn, graph, "thresh", thresh=0)
     assert got is not None and got.status == "same", got
@@ -135,7 +128,7 @@ def test_a_scalar_on_the_left_of_a_comparison_is_the_reflected_op():
 def test_a_statement_whose_ops_may_not_be_the_sites_leaves_the_bound_unknown(src, code):
     graph = _graph(code, 'clamp_min: "f32[4, 8][8, 1]cpu" = torch.ops.aten.clamp_min.default(arg0_1, -1.0)',
                    'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.mul.Tensor(clamp_min, 2)')
-    got = float_op_provenance(_fn(src), FILE, graph, "lo", {"lo": None}, frozenset({"x", "t"}))
+    got = float_op_provenance(one_def(src), FILE, graph, "lo", {"lo": None}, frozenset({"x", "t"}))
     assert got is not None and got.status == "unknown", got
 
 

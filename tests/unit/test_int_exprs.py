@@ -16,23 +16,16 @@ import ast
 import pytest
 
 from fxcache_core.lookup.int_exprs import value_provenance
+from tests.synth import one_def, op_graph
 
 FILE = "/src/fns.py"
 
 
-def _fn(src: str) -> ast.FunctionDef:
-    (fn,) = ast.parse(src).body
-    assert isinstance(fn, ast.FunctionDef)
-    return fn
-
-
 def _graph(line: int, code: str, *ops: str) -> str:
-    out = ["class <lambda>(torch.nn.Module):", '    def forward(self, arg0_1: "f32[4, 32][32, 1]cpu"):',
-           f"        # File: {FILE}:{line} in f, code: {code}"]
-    return "\n".join(out + [f"        {op}" for op in ops] + ["        return (mul,)"])
+    return op_graph(FILE, line, code, ops, tensor="f32[4, 32][32, 1]cpu", returns="mul")
 
 
-WINDOW = _fn("def window(x, n):\n    return x[:, : n * 2] * (n + 1)\n")
+WINDOW = one_def("def window(x, n):\n    return x[:, : n * 2] * (n + 1)\n")
 WINDOW_4 = _graph(2, "return x[:, : n * 2] * (n + 1)",
                   'slice_1: "f32[4, 8][32, 1]cpu" = torch.ops.aten.slice.Tensor(arg0_1, 1, 0, 8);  arg0_1 = None',
                   'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.mul.Tensor(slice_1, 5);  slice_1 = None')
@@ -67,7 +60,7 @@ def test_a_slice_over_the_whole_dim_left_out_of_the_graph_stays_unknown() -> Non
         assert other is not None and other.status == "differs", n
 
 
-POOL = _fn("def pool(x, dims=(2, 3), keepdim=False):\n    return x.mean(dim=dims, keepdim=keepdim)\n")
+POOL = one_def("def pool(x, dims=(2, 3), keepdim=False):\n    return x.mean(dim=dims, keepdim=keepdim)\n")
 POOL_GRAPH = _graph(2, "return x.mean(dim=dims, keepdim=keepdim)",
                     'mean: "f32[2, 3][3, 1]cpu" = torch.ops.aten.mean.dim(arg0_1, [2, 3]);  arg0_1 = None')
 
@@ -90,7 +83,7 @@ def test_a_tuples_same_names_the_tuple_it_assumes() -> None:
     assert got is not None and got.why is not None and "a list traces another graph" in got.why
 
 
-REDUCE = _fn("def reduce_dim(x, dim=1, keepdim=False):\n    return x.sum(dim, keepdim=keepdim) * 2\n")
+REDUCE = one_def("def reduce_dim(x, dim=1, keepdim=False):\n    return x.sum(dim, keepdim=keepdim) * 2\n")
 REDUCE_GRAPH = _graph(2, "return x.sum(dim, keepdim=keepdim) * 2",
                       'sum_1: "f32[4][1]cpu" = torch.ops.aten.sum.dim_IntList(arg0_1, [1]);  arg0_1 = None',
                       'mul: "f32[4][1]cpu" = torch.ops.aten.mul.Tensor(sum_1, 2);  sum_1 = None')
@@ -102,7 +95,7 @@ def test_an_int_dim_is_the_one_element_list_aten_takes(value: int, status: str) 
     assert got is not None and got.status == status
 
 
-TOP_K = _fn("def top_k(x, k=None):\n    if k is not None:\n        x = x[:, :k]\n    return x.softmax(-1)\n")
+TOP_K = one_def("def top_k(x, k=None):\n    if k is not None:\n        x = x[:, :k]\n    return x.softmax(-1)\n")
 TOP_K_3 = _graph(3, "x = x[:, :k]",
                  'slice_1: "f32[4, 3][8, 1]cpu" = torch.ops.aten.slice.Tensor(arg0_1, 1, 0, 3);  arg0_1 = None')
 
@@ -123,17 +116,17 @@ def test_an_is_not_none_test_leaves_the_reads_that_reach_ops_to_decide() -> None
     "def f(x, n):\n    m = n\n    return x[:, :m]\n",                               # through a local
 ])
 def test_a_read_that_reaches_no_readable_place_leaves_it_unknown(src: str) -> None:
-    got = _prov(_fn(src), WINDOW_4.replace(f"{FILE}:2", f"{FILE}:3"), "n", n=4)
+    got = _prov(one_def(src), WINDOW_4.replace(f"{FILE}:2", f"{FILE}:3"), "n", n=4)
     assert got is None or got.status == "unknown"
     assert got is not None
 
 
 def test_an_int_computing_a_float_is_left_to_the_float_rule() -> None:
-    fn = _fn("def f(x, n):\n    return x * (n / 2)\n")
+    fn = one_def("def f(x, n):\n    return x * (n / 2)\n")
     assert _prov(fn, WINDOW_4, "n", n=4) is None
 
 
-DROP = _fn("def drop_block(x, training=False):\n    return F.dropout(x, p=0.5, training=training) + 1\n")
+DROP = one_def("def drop_block(x, training=False):\n    return F.dropout(x, p=0.5, training=training) + 1\n")
 _DROP_CODE = "return F.dropout(x, p=0.5, training=training) + 1"
 DROP_FALSE = _graph(2, _DROP_CODE,
                     'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.add.Tensor(arg0_1, 1);  arg0_1 = None')
@@ -163,14 +156,14 @@ def test_dropouts_training_flag_is_whether_the_graph_draws_random_numbers(graph:
     "def f(x, training=False):\n    return F.dropout(x, p=0.0, training=training) + 1\n",   # p=0 draws nothing
 ])
 def test_a_dropout_whose_draw_says_nothing_of_the_flag_stays_unknown(src: str) -> None:
-    got = _prov(_fn(src), DROP_FALSE, "training", training=False)
+    got = _prov(one_def(src), DROP_FALSE, "training", training=False)
     assert got is not None and got.status == "unknown"
 
 
 def test_an_int_given_where_the_graph_divides_by_a_float_stays_unknown() -> None:
     # temp_norm of the evaluation: built with t=0.5 (a float the graph keeps, div by 0.5),
     # asked with t=1: the op holds no int constant for the int; unknown, said in words.
-    fn = _fn("def f(x, t):\n    return x / t\n")
+    fn = one_def("def f(x, t):\n    return x / t\n")
     graph = _graph(2, "return x / t",
                    'mul: "f32[4, 32][32, 1]cpu" = torch.ops.aten.div.Tensor(arg0_1, 0.5);  arg0_1 = None')
     got = _prov(fn, graph, "t", t=1)

@@ -18,27 +18,20 @@ import ast
 import pytest
 
 from fxcache_core.lookup.int_exprs import value_provenance
+from tests.synth import one_def, op_graph
 
 FILE = "/src/fns.py"
 
 
-def _fn(src: str) -> ast.FunctionDef:
-    (fn,) = ast.parse(src).body
-    assert isinstance(fn, ast.FunctionDef)
-    return fn
-
-
 def _graph(code: str, *ops: str, line: int = 2) -> str:
-    out = ["class <lambda>(torch.nn.Module):", '    def forward(self, arg0_1: "f32[4, 6][6, 1]cpu"):',
-           f"        # File: {FILE}:{line} in f, code: {code}"]
-    return "\n".join([*out, *(f"        {op}" for op in ops), "        return (add,)"])
+    return op_graph(FILE, line, code, ops, tensor="f32[4, 6][6, 1]cpu", returns="add")
 
 
 def _prov(fn: ast.FunctionDef, graph: str, param: str, **values: object):
     return value_provenance(fn, FILE, graph, param, values, frozenset({"x"}))
 
 
-SPREAD = _fn("def spread(x, dim=None, keepdim=False):\n    return x.std(dim=dim, keepdim=keepdim) + 1\n")
+SPREAD = one_def("def spread(x, dim=None, keepdim=False):\n    return x.std(dim=dim, keepdim=keepdim) + 1\n")
 _SPREAD = "return x.std(dim=dim, keepdim=keepdim) + 1"
 SPREAD_NONE = _graph(_SPREAD, 'var: "f32[][]cpu" = torch.ops.aten.var.correction(arg0_1, correction = 1.0);  arg0_1 = None',
                      'sqrt: "f32[][]cpu" = torch.ops.aten.sqrt.default(var);  var = None',
@@ -78,25 +71,25 @@ def test_a_negative_dim_is_not_its_positive_twin() -> None:
     assert got is not None and got.status == "differs", got
 
 
-UNSQ = _fn("def f_unsq(x, d):\n    return x.unsqueeze(d) * 2\n")
+UNSQ = one_def("def f_unsq(x, d):\n    return x.unsqueeze(d) * 2\n")
 UNSQ_NEG = _graph("return x.unsqueeze(d) * 2", 'unsqueeze: "f32[2, 3, 4, 1][12, 4, 1, 1]cpu" = '
                   'torch.ops.aten.unsqueeze.default(arg0_1, -1)',
                   'mul: "f32[2, 3, 4, 1][12, 4, 1, 1]cpu" = torch.ops.aten.mul.Tensor(unsqueeze, 2)')
-TOPK = _fn("def g_topk(x, k, d):\n    return x.topk(k, dim=d)[0] * 2\n")
+TOPK = one_def("def g_topk(x, k, d):\n    return x.topk(k, dim=d)[0] * 2\n")
 TOPK_2_0 = _graph("return x.topk(k, dim=d)[0] * 2", "topk = torch.ops.aten.topk.default(arg0_1, 2, 0)",
                   'mul: "f32[2, 6][6, 1]cpu" = torch.ops.aten.mul.Tensor(getitem, 2)')
-SQ = _fn("def g_sqn(x, d):\n    return x.squeeze(d).squeeze(0) * 2\n")
+SQ = one_def("def g_sqn(x, d):\n    return x.squeeze(d).squeeze(0) * 2\n")
 SQ_1 = _graph("return x.squeeze(d).squeeze(0) * 2",
               'squeeze: "f32[4, 6][6, 1]cpu" = torch.ops.aten.squeeze.dim(arg0_1, 1)',
               'squeeze_1: "f32[4, 6][6, 1]cpu" = torch.ops.aten.squeeze.dim(squeeze, 0)',
               'mul: "f32[4, 6][6, 1]cpu" = torch.ops.aten.mul.Tensor(squeeze_1, 2)')
-PERM = _fn("def f_perm(x, a, b, c):\n    return x.permute(a, b, c) * 2\n")
+PERM = one_def("def f_perm(x, a, b, c):\n    return x.permute(a, b, c) * 2\n")
 PERM_NEG = _graph("return x.permute(a, b, c) * 2", 'permute: "f32[4, 2, 3][1, 12, 4]cpu" = '
                   'torch.ops.aten.permute.default(arg0_1, [2, 0, -2])',
                   'mul: "f32[4, 2, 3][1, 12, 4]cpu" = torch.ops.aten.mul.Tensor(permute, 2)')
 
-SOFT = _fn("def f_soft(x, d):\n    return x.softmax(d) * 2\n")
-SOFT_SUM = _fn("def f_soft_sum(x, d):\n    return x.softmax(d).sum(-1) * 2\n")
+SOFT = one_def("def f_soft(x, d):\n    return x.softmax(d) * 2\n")
+SOFT_SUM = one_def("def f_soft_sum(x, d):\n    return x.softmax(d).sum(-1) * 2\n")
 SOFT_NEG = _graph("return x.softmax(d) * 2",
                   'amax: "f32[2, 3, 1][3, 1, 1]cpu" = torch.ops.aten.amax.default(arg0_1, [-1], True)',
                   'sub: "f32[2, 3, 4][12, 4, 1]cpu" = torch.ops.aten.sub.Tensor(arg0_1, amax)',
@@ -121,7 +114,7 @@ def test_an_int_an_op_keeps_as_given_is_that_argument(fn, graph, param, values, 
     assert got is not None and got.status == "differs", got
 
 
-CATU = _fn("def g_catu(x, d):\n    return torch.cat([x, x], -1).unsqueeze(d) * 2\n")
+CATU = one_def("def g_catu(x, d):\n    return torch.cat([x, x], -1).unsqueeze(d) * 2\n")
 CATU_0 = _graph("return torch.cat([x, x], -1).unsqueeze(d) * 2",
                 'unsqueeze: "f32[4, 1, 6][6, 6, 1]cpu" = torch.ops.aten.unsqueeze.default(arg0_1, 1)',
                 'expand: "f32[4, 2, 6][6, 0, 1]cpu" = torch.ops.aten.expand.default(unsqueeze, [4, 2, 6])',
@@ -131,11 +124,11 @@ CATU_0 = _graph("return torch.cat([x, x], -1).unsqueeze(d) * 2",
                 'clone_1: "f32[4, 12][12, 1]cpu" = torch.ops.aten.clone.default(view)',
                 'unsqueeze_1: "f32[1, 4, 12][48, 12, 1]cpu" = torch.ops.aten.unsqueeze.default(clone_1, 0)',
                 'mul: "f32[1, 4, 12][48, 12, 1]cpu" = torch.ops.aten.mul.Tensor(unsqueeze_1, 2)')
-IFEXP = _fn("def h_ifexp(x, d, keep):\n    return (x.unsqueeze(d) if keep else x.unsqueeze(0)) * 2\n")
+IFEXP = one_def("def h_ifexp(x, d, keep):\n    return (x.unsqueeze(d) if keep else x.unsqueeze(0)) * 2\n")
 IFEXP_1 = _graph("return (x.unsqueeze(d) if keep else x.unsqueeze(0)) * 2",
                  'unsqueeze: "f32[4, 1, 6][6, 6, 1]cpu" = torch.ops.aten.unsqueeze.default(arg0_1, 1)',
                  'mul: "f32[4, 1, 6][6, 6, 1]cpu" = torch.ops.aten.mul.Tensor(unsqueeze, 2)')
-ONES = _fn("def g_ones(x, d):\n    return x.unsqueeze(d) * torch.ones(d + 5)\n")
+ONES = one_def("def g_ones(x, d):\n    return x.unsqueeze(d) * torch.ones(d + 5)\n")
 ONES_1 = _graph("return x.unsqueeze(d) * torch.ones(d + 5)",
                 'unsqueeze: "f32[4, 1, 6][6, 6, 1]cpu" = torch.ops.aten.unsqueeze.default(arg0_1, 1)',
                 'full: "f32[6][1]cpu" = torch.ops.aten.full.default([6], 1, dtype = torch.float32, layout = '
@@ -162,7 +155,7 @@ def test_ops_not_paired_one_to_one_with_the_calls_stay_unknown(fn, graph, values
         assert got.why.code == "baked-value-unknown" and why in got.why, got.why
 
 
-TRANSPOSE = _fn("def f_tr(x, d0, d1):\n    return x.transpose(d0, d1) * 2\n")
+TRANSPOSE = one_def("def f_tr(x, d0, d1):\n    return x.transpose(d0, d1) * 2\n")
 TRANSPOSE_NEG = _graph("return x.transpose(d0, d1) * 2", 'permute: "f32[4, 3, 2][1, 4, 12]cpu" = '
                        'torch.ops.aten.permute.default(arg0_1, [2, 1, 0])',
                        'mul: "f32[4, 3, 2][1, 4, 12]cpu" = torch.ops.aten.mul.Tensor(permute, 2)')

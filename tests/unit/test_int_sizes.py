@@ -18,14 +18,9 @@ import ast
 import pytest
 
 from fxcache_core.lookup.int_exprs import value_provenance
+from tests.synth import one_def
 
 FILE = "/src/fns.py"
-
-
-def _fn(src: str) -> ast.FunctionDef:
-    (fn,) = ast.parse(src).body
-    assert isinstance(fn, ast.FunctionDef)
-    return fn
 
 
 def _graph(*blocks: tuple[int, str, tuple[str, ...]]) -> str:
@@ -36,7 +31,7 @@ def _graph(*blocks: tuple[int, str, tuple[str, ...]]) -> str:
     return "\n".join(out + ["        return (mul,)"])
 
 
-REGROUP = _fn("def regroup(x, groups):\n"
+REGROUP = one_def("def regroup(x, groups):\n"
               "    y = x.view(x.shape[0], groups, -1).mean(-1)\n"
               "    return y.reshape(-1).repeat(groups) * 2\n")
 _LINE2 = "y = x.view(x.shape[0], groups, -1).mean(-1)"
@@ -55,13 +50,13 @@ REGROUP_SYM = _graph(
                  'repeat: "f32[4*s79**2][1]cpu" = torch.ops.aten.repeat.default(view_1, [arg1_1]);  view_1 = None',
                  'mul_9: "f32[4*s79**2][1]cpu" = torch.ops.aten.mul.Tensor(repeat, 2);  repeat = None')))
 
-TUPLE = _fn("def regroup_tuple(x, groups):\n    return x.reshape((groups, -1)).expand(2, groups, 16) + 1\n")
+TUPLE = one_def("def regroup_tuple(x, groups):\n    return x.reshape((groups, -1)).expand(2, groups, 16) + 1\n")
 TUPLE_2 = _graph((2, "return x.reshape((groups, -1)).expand(2, groups, 16) + 1", (
     'view: "f32[2, 16][16, 1]cpu" = torch.ops.aten.view.default(arg0_1, [2, -1]);  arg0_1 = None',
     'expand: "f32[2, 2, 16][0, 16, 1]cpu" = torch.ops.aten.expand.default(view, [2, 2, 16]);  view = None',
     'add: "f32[2, 2, 16][32, 16, 1]cpu" = torch.ops.aten.add.Tensor(expand, 1);  expand = None')))
 
-FLAT = _fn("def regroup_flat(x, groups):\n    return x.view(x.shape[0], groups, -1).flatten(1) * 2\n")
+FLAT = one_def("def regroup_flat(x, groups):\n    return x.view(x.shape[0], groups, -1).flatten(1) * 2\n")
 FLAT_3 = _graph((2, "return x.view(x.shape[0], groups, -1).flatten(1) * 2", (
     'view: "f32[4, 3, 4][12, 4, 1]cpu" = torch.ops.aten.view.default(arg0_1, [4, 3, -1]);  arg0_1 = None',
     'view_1: "f32[4, 12][12, 1]cpu" = torch.ops.aten.view.default(view, [4, 12]);  view = None',
@@ -84,7 +79,7 @@ def test_an_int_written_as_a_size_list_item_is_that_item_of_each_ops_list(fn, gr
 
 
 def test_an_expression_of_the_int_as_an_item_is_computed_on_the_call() -> None:
-    fn = _fn("def f(x, groups):\n    y = x.view(x.shape[0], groups + 1, -1).mean(-1)\n"
+    fn = one_def("def f(x, groups):\n    y = x.view(x.shape[0], groups + 1, -1).mean(-1)\n"
              "    return y.reshape(-1).repeat(groups + 1) * 2\n")
     got = _prov(fn, REGROUP_3, groups=2)
     assert got is not None and got.status == "same", got
@@ -92,7 +87,7 @@ def test_an_expression_of_the_int_as_an_item_is_computed_on_the_call() -> None:
     assert got is not None and got.status == "differs", got
 
 
-RESHAPE = _fn("def reshape_to(x, shape):\n    return x.reshape(shape) * 2\n")
+RESHAPE = one_def("def reshape_to(x, shape):\n    return x.reshape(shape) * 2\n")
 RESHAPE_4 = _graph((2, "return x.reshape(shape) * 2", (
     'view: "f32[4, 6][6, 1]cpu" = torch.ops.aten.view.default(arg0_1, [4, -1]);  arg0_1 = None',
     'mul: "f32[4, 6][6, 1]cpu" = torch.ops.aten.mul.Tensor(view, 2);  view = None')))
@@ -132,7 +127,7 @@ def test_an_item_the_graph_holds_as_a_symbol_is_not_read() -> None:
     "def f(x, groups):\n    y = x.view(x.shape[0], max(groups, 1), -1).mean(-1)\n    return y.reshape(-1).repeat(3) * 2\n",
 ], ids=["starred", "literal-differs", "through-a-call"])
 def test_a_size_list_not_read_exactly_leaves_it_unknown(src: str) -> None:
-    got = _prov(_fn(src), REGROUP_3, groups=3)
+    got = _prov(one_def(src), REGROUP_3, groups=3)
     assert got is not None and got.status == "unknown", got
 
 
@@ -141,7 +136,7 @@ def test_a_size_list_not_read_exactly_leaves_it_unknown(src: str) -> None:
 # torch.ones are aten.full with the sizes as its first argument.
 EXPAND_SRC = ("def expand_rows(x, n, m=3):\n"
               "    return x.expand(n, -1) + torch.zeros(n, x.shape[1]) + torch.ones(n, m).sum(1, keepdim=True)\n")
-EXPAND = _fn(EXPAND_SRC)
+EXPAND = one_def(EXPAND_SRC)
 _EXPAND_LINE = "return x.expand(n, -1) + torch.zeros(n, x.shape[1]) + torch.ones(n, m).sum(1, keepdim=True)"
 EXPAND_4 = _graph((2, _EXPAND_LINE, (
     'expand: "f32[4, 8][0, 1]cpu" = torch.ops.aten.expand.default(arg0_1, [4, -1]);  arg0_1 = None',
@@ -163,10 +158,10 @@ def test_an_int_in_torch_zeros_or_ones_is_that_item_of_fulls_list(param: str, va
 
 
 def test_a_factory_with_a_keyword_that_moves_a_size_or_another_full_leaves_it_unknown() -> None:
-    sized = _fn(EXPAND_SRC.replace("torch.ones(n, m)", "torch.ones(n, m, out=y)"))
+    sized = one_def(EXPAND_SRC.replace("torch.ones(n, m)", "torch.ones(n, m, out=y)"))
     assert value_provenance(sized, FILE, EXPAND_4, "m", {"n": 4, "m": 3}, frozenset({"x"})).status == "unknown"
     # A third full (torch.zeros_like traces one too) for the code's two factories: not told apart.
-    like = _fn(EXPAND_SRC.replace("torch.ones(n, m)", "torch.ones(n, m) + torch.zeros_like(x)"))
+    like = one_def(EXPAND_SRC.replace("torch.ones(n, m)", "torch.ones(n, m) + torch.zeros_like(x)"))
     extra = EXPAND_4.replace("        mul:", '        full_2: "f32[1, 8][8, 1]cpu" = torch.ops.aten.full.default([1, 8], 0)'
                                            "\n        mul:")
     assert value_provenance(like, FILE, extra, "m", {"n": 4, "m": 3}, frozenset({"x"})).status == "unknown"

@@ -19,6 +19,7 @@ from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.lookup.binding import DynamicMode, TensorArg
 from fxcache_core.lookup.float_exprs import compute
 from fxcache_core.lookup.state_constants import read_state
+from tests.synth import one_def, op_graph
 
 FILE = "/src/net.py"
 MODULE = CompiledFrom("forward", FILE, 1, module_class="Net", params=("x",), whole_module=True)
@@ -26,23 +27,15 @@ PLAIN = CompiledFrom("f", FILE, 1, params=("x",))
 X = {"L['x']": TensorArg((4, 4))}
 
 
-def _fn(src: str) -> ast.FunctionDef:
-    (fn,) = ast.parse(src).body
-    assert isinstance(fn, ast.FunctionDef)
-    return fn
-
-
 def _graph(line: int, code: str, *ops: str) -> str:
-    out = ["class <lambda>(torch.nn.Module):", '    def forward(self, arg0_1: "f32[4, 4][4, 1]cpu"):',
-           f"        # File: {FILE}:{line} in forward, code: {code}"]
-    return "\n".join(out + [f"        {op}" for op in ops] + ["        return (add,)"])
+    return op_graph(FILE, line, code, ops, tensor="f32[4, 4][4, 1]cpu", returns="add", fn="forward")
 
 
-FORWARD = _fn("def forward(self, x):\n    return x * self.scale + self.k\n")
+FORWARD = one_def("def forward(self, x):\n    return x * self.scale + self.k\n")
 FORWARD_GRAPH = _graph(2, "return x * self.scale + self.k",
                        'mul: "f32[4, 4][4, 1]cpu" = torch.ops.aten.mul.Tensor(arg0_1, 2.0);  arg0_1 = None',
                        'add: "f32[4, 4][4, 1]cpu" = torch.ops.aten.add.Tensor(mul, 3);  mul = None')
-GLOBAL = _fn("def forward(x):\n    return x.relu() * GAIN\n")
+GLOBAL = one_def("def forward(x):\n    return x.relu() * GAIN\n")
 GLOBAL_GRAPH = _graph(2, "return x.relu() * GAIN",
                       'relu: "f32[4, 4][4, 1]cpu" = torch.ops.aten.relu.default(arg0_1);  arg0_1 = None',
                       'mul: "f32[4, 4][4, 1]cpu" = torch.ops.aten.mul.Tensor(relu, 2.0);  relu = None')
@@ -120,7 +113,7 @@ def test_the_same_float_decides_only_where_the_mode_specializes_it():
     ("L['self'].scale", "s = self.scale; return x * s + self.k", 2.0),
 ])
 def test_a_value_not_read_exactly_stays_unread(src, body, value):
-    fn = _fn(f"def forward(self, x):\n    {body}\n")
+    fn = one_def(f"def forward(self, x):\n    {body}\n")
     graph = FORWARD_GRAPH.replace("return x * self.scale + self.k", body)
     assert _read(fn, graph, src, value) is None
     if value == 2 and src == "L['self'].k":  # the expression's constant read exactly: the key is its
@@ -130,7 +123,7 @@ def test_a_value_not_read_exactly_stays_unread(src, body, value):
 
 def test_an_attribute_of_a_frame_that_is_no_method_or_a_shadowed_global_is_not_read():
     assert _read(FORWARD, FORWARD_GRAPH, "L['self'].scale", 2.0, PLAIN) is None
-    shadowed = _fn("def forward(x, GAIN=2.0):\n    return x.relu() * GAIN\n")
+    shadowed = one_def("def forward(x, GAIN=2.0):\n    return x.relu() * GAIN\n")
     assert _read(shadowed, GLOBAL_GRAPH, "G['GAIN']", 2.0, PLAIN) is None
 
 

@@ -180,12 +180,19 @@ def written_since(catalog: Catalog, key: CacheKey) -> int | None:
     source file not older than it may have been written after the compile. None for a
     key with no entry."""
     times = [e.file.mtime_ns for e in key.entries]
-    first = catalog.first_readable(key)
-    if first is not None and key.kind is not KeyKind.FX_GRAPH and first[1].forward is not None:
-        fx = catalog.fx_entry_for(first[1].forward.key, first[1].forward.guards_expr)
-        if fx is not None:
-            times.append(fx.file.mtime_ns)
+    fx = _forward_fx(catalog, key)
+    if fx is not None:
+        times.append(fx.file.mtime_ns)
     return min(times, default=None)
+
+
+def _forward_fx(catalog: Catalog, key: CacheKey) -> Entry | None:
+    """The FX entry an AOTAutograd ``key``'s first readable entry loads for its forward;
+    None for an FX key, or where it names none the cache holds."""
+    first = catalog.first_readable(key)
+    if first is None or key.kind is KeyKind.FX_GRAPH or first[1].forward is None:
+        return None
+    return catalog.fx_entry_for(first[1].forward.key, first[1].forward.guards_expr)
 
 
 def recorded_lines(catalog: Catalog, key: CacheKey) -> tuple[Line, ...] | None:
@@ -198,11 +205,10 @@ def recorded_lines(catalog: Catalog, key: CacheKey) -> tuple[Line, ...] | None:
     if first is None:
         return None
     entry = first[0]
-    if key.kind is not KeyKind.FX_GRAPH and first[1].forward is not None:
-        fx = catalog.fx_entry_for(first[1].forward.key, first[1].forward.guards_expr)
-        got = _read(fx, "inductor_post_grad_graph_str", True) if fx is not None else None
-        if got:
-            return got
+    fx = _forward_fx(catalog, key)
+    got = _read(fx, "inductor_post_grad_graph_str", True) if fx is not None else None
+    if got:
+        return got
     if key.kind is KeyKind.FX_GRAPH:
         return _read(entry, "inductor_post_grad_graph_str", True)
     return _read(entry, "aot_forward_graph_str", False)

@@ -260,3 +260,19 @@ def test_a_name_the_function_does_not_take_is_a_usage_error_not_a_verdict(real_c
     nameless = run_fxcache("--cache-dir", str(real_cache.root), "match", "--fn", "shift_kw", "--dynamic", "none",
                            "--inputs", "[4,4]")
     assert nameless.returncode != 2, nameless.stdout + nameless.stderr
+
+
+@pytest.mark.parametrize("case,call", [("shift_kw", ["--inputs", "[4,4]", "--inputs", "[5]"]),
+                                       ("kw_tensor", ["--inputs", "[6,5]", "--inputs", "[5]"])])
+def test_a_value_past_the_positional_parameters_is_a_usage_error_not_a_verdict(real_cache, case, call):
+    """shift_kw's shift is keyword-only and kw_tensor takes its bias through ``**kw``: each
+    takes one argument by position, and a second raises TypeError in Python before Dynamo
+    sees the call (torch 2.13: "shift_kw() takes 1 positional argument but 2 were given").
+    One line, exit 2, in --json too, naming what the function takes by position."""
+    dynamic = {"shift_kw": "none", "kw_tensor": "false"}[case]
+    for json_flag in ((), ("--json",)):
+        proc = run_fxcache("--cache-dir", str(real_cache.root), "match", *json_flag, "--fn", case,
+                           "--dynamic", dynamic, *call)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+        (line,) = proc.stderr.splitlines()
+        assert f"--inputs args[1]: no parameter at that position ({case} takes 1 by position: x)" in line, line

@@ -191,3 +191,26 @@ def test_without_fn_a_key_that_records_no_function_hits_only_a_call_its_inputs_a
         return
     assert proc.returncode == 3 and fv["status"] == "undecided" and fv["why_code"] == "argument-unaccounted", fv
     assert fv["line"].startswith("UNDECIDED: xs[2]=[1,4]: an element of xs"), fv["line"]
+
+
+@pytest.mark.parametrize("case,shapes,extra", [
+    ("kw_built_with", [[6, 5], {"flag": True}], "cfgg['n']=4"),
+    ("kw_built_with", [[6, 5], {"flag": True}], "cfgg.n=4"),
+    ("kw_tensor", [[6, 5], {"bias": [5]}], "cfgg['n']=4"),
+    ("kw_tensor", [[6, 5], {"bias": [5]}], "biass=[4]"),
+], ids=["item", "attribute", "item-kw", "tensor-kw"])
+def test_a_name_no_parameter_has_is_a_keyword_of_kwargs_and_judged_as_one(real_cache, case, shapes, extra):
+    """Under ``**kwargs`` a name that is no parameter is the call's keyword, and an item of it
+    (``cfgg['n']=4``) that keyword's item: Python puts ``cfgg`` in the dict. torch 2.13 on
+    kw_built_with(x, flag=True, cfgg={'n': 4}) fails the guard ``len(kwargs) == 1`` and
+    traces again (then hits the built graph); on kw_tensor with ``biass`` it guards no
+    length and hits. The cache records neither the keywords nor the guards: undecided,
+    each name accounted under the dict, none left unread."""
+    rc, body = match_call(real_cache.root, case, shapes, "--inputs", extra)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "kwargs-unrecorded", fv
+    name = extra.split("=")[0]
+    star = "**kw=" if case == "kw_tensor" else "**kwargs="
+    assert star in fv["why"] and f"{name}={extra.split('=', 1)[1]}" in fv["why"], fv["why"]
+    if not extra.endswith("]"):  # a tensor no key takes is named unused besides (no key's input)
+        assert body["unused"] == [], body["unused"]

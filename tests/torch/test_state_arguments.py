@@ -107,3 +107,15 @@ def test_autocast_or_the_default_dtype_given_is_undecided_whatever_torch_does(re
     as_built = shapes[-1].get("torch.is_autocast_enabled()") is False  # the build's state, said
     present = {k.key for k in scan_cache(real_cache.root).keys}
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == ("hit" if as_built else "new-graph")
+
+
+def test_a_new_graph_a_python_argument_causes_names_it_not_the_static_sizes(real_cache):
+    """shift_kw (dynamic=None) was compiled once, x=[4,4] not requiring grad: a first call
+    with those sizes and x requiring grad is a new graph because of requires_grad (hashed
+    into the key), which the headline names with its value, not as static sizes never
+    compiled."""
+    rc, body = match_call(real_cache.root, "shift_kw", [[4, 4], {"x.requires_grad": True}])
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 1 and fv["status"] == "new-graph", fv
+    assert fv["line"].startswith("NEW GRAPH: x.requires_grad=True was never compiled: key "), fv["line"]
+    assert fv["why_code"] == "requires-grad-differs" and "static" not in fv["line"], fv

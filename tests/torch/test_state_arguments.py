@@ -8,12 +8,15 @@ The cases of ``tests.harness.cases_args`` are in the session's real cache; torch
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.helpers import (
     assert_verdict_as_torch,
     call_label,
     match_call,
+    run_fxcache,
     torch_status,
 )
 
@@ -114,8 +117,9 @@ def test_a_new_graph_a_python_argument_causes_names_it_not_the_static_sizes(real
     with those sizes and x requiring grad is a new graph because of requires_grad (hashed
     into the key), which the headline names with its value, not as static sizes never
     compiled."""
-    rc, body = match_call(real_cache.root, "shift_kw", [[4, 4], {"x.requires_grad": True}])
-    (fv,) = body["verdicts"]["functions"]
-    assert rc == 1 and fv["status"] == "new-graph", fv
+    proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", "--fn", "shift_kw", "--dynamic", "none",
+                       "--shapes", "x=[4,4]:requires_grad=True")
+    (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
+    assert proc.returncode == 1 and fv["status"] == "new-graph", fv
     assert fv["line"].startswith("NEW GRAPH: x.requires_grad=True was never compiled: key "), fv["line"]
     assert fv["why_code"] == "requires-grad-differs" and "static" not in fv["line"], fv

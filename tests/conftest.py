@@ -142,7 +142,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # tests. So the tests of a build run while the later builds go on, and few are left for
 # after the last one. A file missing here runs first and may wait there; a file placed
 # before its build is ready holds every later file back while it waits.
-_TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2, "test_layer_slices.py": 2,
+_TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2, "test_int_arguments.py": 2,
+                "test_scalar_arguments.py": 2, "test_star_arguments.py": 2, "test_state_arguments.py": 2,
+                "test_layer_slices.py": 2,
                 "test_source_changed.py": 2, "test_containers.py": 2,
                 "test_models_oracle.py": 3, "test_torch_oracle.py": 4,
                 "test_fork_server.py": 4, "test_recorded_answers.py": 4, "test_oracle_suite.py": 4,
@@ -247,6 +249,15 @@ def _torch_queries_ask_the_fork_server(request: pytest.FixtureRequest) -> None:
 @pytest.fixture(scope="session")
 def real_cache() -> RealCache:
     return prebuilt("real_cache")
+
+
+@pytest.fixture(scope="session")
+def arg_answers(real_cache: RealCache) -> dict[str, dict]:
+    """Torch's recorded answers to the calls of the real cache's cases
+    (tests/data/oracle-answers.json), named as this session's build named its keys."""
+    from tests.harness.recorded import answers_for
+
+    return answers_for(real_cache.summary, "real")
 
 
 @pytest.fixture(scope="session")

@@ -429,9 +429,7 @@ def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     sides = {} if param in symbolic else _if_sides(fn, file, graph, param, scalars)
     for side in sides.values():
         if side.differs is not None:
-            return Provenance("differs", Reason(
-                f"{param}={scalars[param]} is specialized, and an if at line {side.line} tests it: {side.differs}: "
-                "torch traces another graph", "float-constant-differs"), tuple(uses))
+            return _branch_differs(param, scalars[param], side, uses)
     read = [u for u in uses if not (u.opaque is not None and u.line in sides and u.last == sides[u.line].last)
             and not any(lo <= u.line <= hi for side in sides.values() for lo, hi in side.skip)]
     taken = {f"the if at line {s.line} goes {'its body' if s.call else 'past its body'}, as in this key's graph"
@@ -538,3 +536,8 @@ def _unknown(param: str, u: FloatUse, why: str, uses: Sequence[FloatUse]) -> Pro
         f"{param} reaches this key's graph through {u.expr} at line {u.line}, but {why}: fxcache cannot "
         "tell which value it had when the key was traced", "float-provenance-unknown"), tuple(uses))
 
+
+def _branch_differs(param: str, value: float | int, side: IfSide, uses: Sequence[FloatUse]) -> Provenance:
+    return Provenance("differs", Reason(
+        f"{param}={value} is specialized, and an if at line {side.line} tests it: {side.differs}: torch traces "
+        "another graph", "float-branch-differs"), tuple(uses))

@@ -191,7 +191,7 @@ EPS_GRAPH = "\n".join(
     [
         (1e-5, "same", "goes its body"),
         (1e-3, "differs", "the graph has 1e-05 there"),
-        (0.0, "differs", "skips them"),  # the call skips the body whose ops the key holds
+        (0.0, "differs", "skips them"),  # the call skips the body whose ops the key holds (float-branch-differs)
         (-1.0, "differs", "skips them"),
     ],
 )

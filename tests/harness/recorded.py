@@ -50,6 +50,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     from tests.torch import test_containers as containers
     from tests.torch import test_layer_slices as slices
     from tests.torch import test_oracle_suite as suite
+    from tests.torch import test_py_exprs_oracle as exprs
     from tests.torch import test_real_cache as real
     from tests.torch import test_shapes_oracle as shapes
 
@@ -70,7 +71,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.INT_KW_UNDECIDED, *arguments.ATTR_CALLS, *arguments.ATTR_UNDECIDED,
              *arguments.STATE_CALLS, *arguments.STATE_UNDECIDED, *arguments.STAR_CALLS, *arguments.STAR_UNDECIDED,
              *arguments.SPLIT_CALLS, *arguments.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
-             *slices.BRANCH_INT_CALLS, *[(case, call) for case, call, _ in containers.CONTAINER_CALLS]]
+             *slices.BRANCH_INT_CALLS, *exprs.EXPR_CALLS, *exprs.EXPR_UNDECIDED, *[(case, call) for case, call, _ in containers.CONTAINER_CALLS]]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

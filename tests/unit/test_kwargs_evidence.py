@@ -212,3 +212,16 @@ def test_each_keyword_of_a_dict_that_fails_is_accounted_by_its_own_guards_or_nam
     assert new.how.startswith("extra=1: not given in a traced compile"), new.how  # two keys, both shown
     nothing = _item_account(acc, "aK", K, "extra", "L['kwargs']['extra']", PyValue(1), ())
     assert nothing.how == acc.how and nothing.name == "extra"
+
+
+def test_a_wrappers_positional_arguments_are_kept_by_their_length_alone():
+    # qwen2's deprecation wrapper `wrapped_func(*args, **kwargs)`: args is (self,), whose
+    # hundreds of attribute guards are not kept (past MAX_DICT_GUARDS), only how many there are
+    from fxcache_core.lookup.kwargs_evidence import args_reach
+
+    many = [f"___check_obj_id(L['args'][0].layer{i}, 1234)" for i in range(300)]
+    rec = _record(OPT + ["len(L['args']) == 1", *many])
+    assert rec["guards:L['args']"] == ("len(L['args']) == 1",)
+    assert (args_reach(rec, 0), args_reach(rec, 1)) == (True, False)  # args[0] may be self: reached, unknown
+    assert _record(OPT + ["not L['args']"])["guards:L['args']"] == ("not L['args']",)
+    assert "guards:L['args']" not in _record(OPT)

@@ -103,7 +103,10 @@ def match_cmd(
     answer, only = _lookup(call, key, duck_shape, after_recompile, as_json)
     if as_json:
         out.result(answer.to_json())
-        raise typer.Exit(BAD_INPUT if answer.report.function_missing else answer.verdict.exit_code)
+        if answer.report.function_missing:  # the JSON says so; the one stderr line of a usage error too
+            _missing_function_line(answer.report, call.fn)
+            raise typer.Exit(BAD_INPUT)
+        raise typer.Exit(answer.verdict.exit_code)
     raise typer.Exit(_render(answer, call, only is not None or explain))
 
 
@@ -199,13 +202,18 @@ def _lookup(call: _Call, key: str | None, duck_shape: bool | None, after_recompi
     return MatchAnswer(report, verdicts(report, count_all=call.fn is not None or only is not None, function=call.fn)), only
 
 
+def _missing_function_line(report: Any, fn: str | None) -> None:
+    """The usage error of ``--fn`` naming no function the cache holds, with those it does."""
+    error_line(f"no key was compiled from a function named {fn!r}; the cache holds keys "
+               "compiled from: " + ("; ".join(report.functions_held) if report.functions_held
+                                    else "none that records its function"))
+
+
 def _render(answer: Any, call: _Call, explain: bool) -> int:
     """Print the answer (the verdicts, then each key's lookup); the exit code."""
     report, verdict, fn = answer.report, answer.verdict, call.fn
     if report.function_missing:
-        error_line(f"no key was compiled from a function named {fn!r}; the cache holds keys "
-                   "compiled from: " + ("; ".join(report.functions_held) if report.functions_held
-                                        else "none that records its function"))
+        _missing_function_line(report, fn)
         return BAD_INPUT
     if not report.results and call.positional:
         out.print("No FX key takes --arg: it binds FX keys that no AOTAutograd entry loads "

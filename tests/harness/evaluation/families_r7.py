@@ -4,8 +4,10 @@
 ``chunk`` and ``F.unfold`` ints, ``masked_fill`` with a float, a str mode read by a callee
 module, a bool flag and an optional tensor of a module's ``forward``, a float through
 ``math.sqrt``/``int()``/``round()``, a size-1 dim under ``dynamic=True`` and automatic
-dynamic, a dtype changed between calls, a mark bounded from below only, and Llama (with
-``logits_to_keep``), GPT-J and Swin. :mod:`tests.harness.evaluation.families` adds them to
+dynamic, a dtype changed between calls, two dims marked with one range, sizes the guards
+relate (a branch on a size in the compiled function and in a callee, duck-sized pairs,
+``view(-1, 4)``, a matmul's inner size, an int slice end under ``dynamic=True``), and Llama
+(with ``logits_to_keep``), GPT-J and Swin. :mod:`tests.harness.evaluation.families` adds them to
 ``FAMILIES``; the comments say what each call exercises, not what torch answers. Nothing
 here imports torch."""
 
@@ -215,16 +217,16 @@ R7_FAMILIES: list[Family] = [
             _q("bfloat16, another size", x=_t([6, 8], dtype="bfloat16")),
         )),
     Family(
-        "mark_min_only", _F + "gelu_rows", "gelu_rows", None,
-        build=(({"x": _t([4, 8], mark=[0], min=2)},),), positional=0,
-        doc="dim 0 marked dynamic with a lower bound only (dynamic=None)",
+        "mark_two_ranged", _F + "gelu_rows", "gelu_rows", None,
+        build=(({"x": _t([4, 8], mark=[0, 1], min=2, max=32)},),), positional=0,
+        doc="both dims marked dynamic with one range (dynamic=None)",
         queries=(
-            _q("another size, marked the same", x=_t([9, 8], mark=[0], min=2)),
-            _q("another size, not marked", x=_t([9, 8])),
+            _q("other sizes, marked the same", x=_t([9, 12], mark=[0, 1], min=2, max=32)),
+            _q("other sizes, not marked", x=_t([9, 12])),
             _q("as built, not marked", x=_t([4, 8])),
-            _q("marked without a bound", x=_t([6, 8], mark=[0])),
-            _q("rows 2, marked", x=_t([2, 8], mark=[0], min=2)),
-            _q("another width, marked", x=_t([4, 12], mark=[0], min=2)),
+            _q("only dim 0 marked", x=_t([6, 8], mark=[0])),
+            _q("a square, marked", x=_t([8, 8], mark=[0, 1], min=2, max=32)),
+            _q("past the range, marked", x=_t([4, 40], mark=[0, 1], min=2, max=32)),
         )),
     Family(
         "llama_keep", _H + "llama", "LlamaForCausalLM", None, model=True,
@@ -259,5 +261,82 @@ R7_FAMILIES: list[Family] = [
             _q("non-square", pixel_values=[2, 3, 48, 32]),
             _q("output_attentions=True", pixel_values=[2, 3, 32, 32], output_attentions=True),
             _q("interpolate_pos_encoding=True given", pixel_values=[2, 3, 32, 32], interpolate_pos_encoding=True),
+        )),
+    Family(
+        "size_branch_dyn", _F + "size_branch", "size_branch", True,
+        build=(({"x": [6, 8]},),), positional=0,
+        doc="a branch on x.shape[0] > 4 (dynamic=True)",
+        queries=(
+            _q("another size, the same side", x=[9, 8]),
+            _q("rows 5: the edge, the same side", x=[5, 8]),
+            _q("rows 4: the other side", x=[4, 8]),
+            _q("rows 2", x=[2, 8]),
+            _q("another width", x=[6, 3]),
+        )),
+    Family(
+        "duck_pair", _F + "pair_add", "pair_add", True,
+        build=(({"x": [4, 4], "y": [4, 4]},),), positional=2,
+        doc="two square inputs of one size: one symbol for all four dims (dynamic=True)",
+        queries=(
+            _q("another square size", x=[6, 6], y=[6, 6]),
+            _q("not square", x=[4, 6], y=[4, 6]),
+            _q("y broadcast rows", x=[4, 4], y=[1, 4]),
+            _q("y one dim", x=[4, 4], y=[4]),
+            _q("mismatched: raises", x=[4, 4], y=[3, 3]),
+        )),
+    Family(
+        "pair_auto", _F + "pair_add", "pair_add", None,
+        build=(({"x": [4, 8], "y": [4, 8]}, {"x": [5, 8], "y": [5, 8]}),), positional=2,
+        doc="two inputs, rows 4 then 5 in one process: automatic dynamic (dynamic=None)",
+        queries=(
+            _q("a third row count", x=[7, 8], y=[7, 8]),
+            _q("rows differ: y broadcast", x=[7, 8], y=[1, 8]),
+            _q("rows 1 both", x=[1, 8], y=[1, 8]),
+            _q("the first size", x=[4, 8], y=[4, 8]),
+            _q("another width", x=[4, 6], y=[4, 6]),
+        )),
+    Family(
+        "view_four", _F + "rows_of_four", "rows_of_four", True,
+        build=(({"x": [3, 8]},),), positional=0,
+        doc="view(-1, 4) of a dynamic input (dynamic=True)",
+        queries=(
+            _q("another size", x=[5, 12]),
+            _q("width 4", x=[3, 4]),
+            _q("width 6: 18 elements, raises", x=[3, 6]),
+            _q("width 6, rows 2: 12 elements", x=[2, 6]),
+            _q("three dims", x=[2, 2, 4]),
+        )),
+    Family(
+        "matmul_dyn", _F + "mat", "mat", True,
+        build=(({"x": [4, 8], "w": [8, 3]},),), positional=2,
+        doc="x @ w under dynamic=True: the inner sizes one symbol",
+        queries=(
+            _q("other sizes", x=[5, 6], w=[6, 2]),
+            _q("inner mismatch: raises", x=[4, 8], w=[6, 3]),
+            _q("w one column", x=[4, 8], w=[8, 1]),
+            _q("x one row", x=[1, 8], w=[8, 3]),
+            _q("a batch of x", x=[2, 4, 8], w=[8, 3]),
+        )),
+    Family(
+        "window_int_dyn", _F + "window_sum", "window_sum", True,
+        build=(({"x": [4, 8], "k": 3},),), positional=1,
+        doc="an int slice end under dynamic=True, compared with the width",
+        queries=(
+            _q("another k", x=[4, 8], k=5),
+            _q("k past the width", x=[4, 8], k=10),
+            _q("k the width", x=[4, 8], k=8),
+            _q("k = 0", x=[4, 8], k=0),
+            _q("another size", x=[6, 12], k=3),
+            _q("a negative k", x=[4, 8], k=-2),
+        )),
+    Family(
+        "callee_size_branch", _F + "callee_branch", "callee_branch", True,
+        build=(({"x": [4, 8]},),), positional=0,
+        doc="a branch on x.shape[-1] >= 6 in a callee Dynamo inlines (dynamic=True)",
+        queries=(
+            _q("another size, the same side", x=[5, 12]),
+            _q("width 6: the edge", x=[4, 6]),
+            _q("width 5: the other side", x=[4, 5]),
+            _q("width 3", x=[2, 3]),
         )),
 ]

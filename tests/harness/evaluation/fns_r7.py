@@ -7,7 +7,7 @@ and eps, ``layer_norm``'s eps, ``repeat_interleave`` and ``chunk`` counts, ``F.u
 kernel and stride, ``masked_fill`` with a float, a str mode picking a branch in a callee
 module, a module whose ``forward`` takes a bool flag and an optional tensor, a float
 through ``math.sqrt``, ``int()`` and ``round()``, a size-1 dim, a dtype changed between
-calls, and a tensor's mark with a lower bound only.
+calls, and two dims marked dynamic with one range.
 :mod:`tests.harness.evaluation.families_r7` says how each is compiled and called.
 """
 
@@ -135,5 +135,47 @@ def cast_mix(x):
 
 
 def gelu_rows(x):
-    # A plain op over rows, called with marks that bound the dim from below only.
+    # A plain op over rows, called with both dims marked dynamic.
     return F.gelu(x) * x.shape[0]
+
+
+# --- sizes the graph's guards relate: a branch, equal sizes, a divisibility, a broadcast ---
+
+
+def size_branch(x):
+    # A branch on a size: the cache entry's guards hold which side was traced.
+    if x.shape[0] > 4:
+        return x.sin() * 2
+    return x.cos() * 2
+
+
+def pair_add(x, y):
+    # Two inputs whose sizes may be equal (duck sizing) or broadcast.
+    return (x + y).relu() * 2
+
+
+def rows_of_four(x):
+    # view(-1, 4): the element count must divide by 4.
+    return x.view(-1, 4).sum(-1)
+
+
+def mat(x, w):
+    # A matmul: the inner sizes must agree.
+    return (x @ w).tanh()
+
+
+def window_sum(x, k):
+    # A slice whose end an int gives, compared with the size: x[:, :k] past the width is the width.
+    return x[:, :k].sum(-1) + x[:, k:].sum(-1) * 2
+
+
+def _gate(x):
+    # A callee's branch on a size: Dynamo inlines it into its caller's graph.
+    if x.shape[-1] >= 6:
+        return x.tanh()
+    return x.sigmoid()
+
+
+def callee_branch(x):
+    # The caller compiled, the size branch in the callee it calls.
+    return _gate(x * 2) + 1

@@ -60,7 +60,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *arguments.SCALAR_CALLS,
              *arguments.RETRACE_CALLS, *arguments.RETRACE_UNDECIDED, *arguments.SPECIALIZED_UNDECIDED,
              *arguments.RAMP_CALLS,
-             *arguments.RAMP_UNDECIDED, *arguments.MODE_UNDECIDED,
+             *arguments.RAMP_UNDECIDED, *arguments.SIZE_BRANCH_CALLS, *arguments.SIZE_BRANCH_UNDECIDED, *arguments.MODE_UNDECIDED,
              *arguments.UNATTRIBUTED_CALLS, *arguments.UNATTRIBUTED_UNDECIDED, *arguments.SYMBOLIC_CALLS,
              *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS, *arguments.KW_DICT_CALLS,
              *arguments.UNNAMED_CALLS, *arguments.SIZES_CALLS, *arguments.OPS_CALLS,

@@ -65,7 +65,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *scalars.SCALAR_CALLS,
              *ints.RETRACE_CALLS, *ints.RETRACE_UNDECIDED, *ints.SPECIALIZED_UNDECIDED,
              *ints.RAMP_CALLS,
-             *ints.RAMP_UNDECIDED, *arguments.MODE_UNDECIDED,
+             *ints.RAMP_UNDECIDED, *ints.SIZE_BRANCH_CALLS, *ints.SIZE_BRANCH_UNDECIDED, *arguments.MODE_UNDECIDED,
              *star.UNATTRIBUTED_CALLS, *star.UNATTRIBUTED_UNDECIDED, *scalars.SYMBOLIC_CALLS,
              *scalars.SYMBOLIC_UNDECIDED, *star.KWARGS_CALLS, *star.KW_DICT_CALLS,
              *arguments.UNNAMED_CALLS, *ints.SIZES_CALLS, *ints.OPS_CALLS,

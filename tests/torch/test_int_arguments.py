@@ -67,6 +67,10 @@ RAMP_UNDECIDED = [
     ("ramp", [[4, 16], 20]),                                      # torch: raises (the slice clamped at 16)
     ("ramp", [[4, 16], 0]),                                       # torch: another graph, n kept an input
 ]
+# size_gate (dynamic=True), built with 6 rows: its entry guards x.size(0) >= 5, the code's own
+# `if x.shape[0] > 4:`.
+SIZE_BRANCH_CALLS = [("size_gate", [[9, 8]])]                      # hit: the same side
+SIZE_BRANCH_UNDECIDED = [("size_gate", [[4, 8]])]                  # torch: another graph (the other side)
 # regroup_baked (dynamic=False, built with groups=3): groups is an item of view's and
 # repeat's size lists, [4, 3, -1] and [3] in the key's graph.
 SIZES_CALLS = [
@@ -242,6 +246,33 @@ def test_a_failed_relation_or_an_int_size_at_0_leaves_the_verdict_undecided(real
     answer = arg_answers[call_id(case, shapes)]
     present = {k.key for k in scan_cache(real_cache.root).keys}
     assert answer["error"] is not None or torch_status(answer["lookups"], present) != "miss", answer
+
+
+@pytest.mark.parametrize("case,shapes", SIZE_BRANCH_CALLS, ids=[call_label(*c) for c in SIZE_BRANCH_CALLS])
+def test_a_size_on_the_built_side_of_a_branch_hits(real_cache, arg_answers, case, shapes):
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    own = {w["key"] for w in real_cache.writes(case)}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
+    assert assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)["status"] == "hit"
+
+
+@pytest.mark.parametrize("case,shapes", SIZE_BRANCH_UNDECIDED, ids=[call_label(*c) for c in SIZE_BRANCH_UNDECIDED])
+def test_a_bound_the_codes_branch_may_have_made_fails_undecided(real_cache, arg_answers, case, shapes):
+    """``if x.shape[0] > 4:`` built with 6 rows: its entry guards ``x.size(0) >= 5``. A call
+    with 4 rows fails it, and torch traces the other side's ops, another graph: not a new
+    entry of the key (a MISS) where the code orders a size in Python (``size-branch``)."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "size-branch", fv
+    assert "x.size(0) >= 5" in fv["line"] and "x.shape[0] > 4" in fv["line"], fv["line"]
+    answer = arg_answers[call_id(case, shapes)]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(answer["lookups"], present) == "new-graph", answer
 
 
 @pytest.mark.parametrize("case,shapes", SIZES_CALLS, ids=[call_label(*c) for c in SIZES_CALLS])

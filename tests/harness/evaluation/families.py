@@ -16,6 +16,7 @@ from tests.harness.evaluation.families_more import MORE_FAMILIES
 from tests.harness.evaluation.families_r4 import R4_FAMILIES
 from tests.harness.evaluation.families_r5 import R5_FAMILIES
 from tests.harness.evaluation.families_r6 import R6_FAMILIES
+from tests.harness.evaluation.families_r7 import R7_FAMILIES
 from tests.harness.evaluation.families_state import STATE_FAMILIES
 from tests.harness.evaluation.family import Family as Family
 from tests.harness.evaluation.family import Query as Query
@@ -533,3 +534,4 @@ FAMILIES.update((f.name, f) for f in R4_FAMILIES)
 FAMILIES.update((f.name, f) for f in STATE_FAMILIES)
 FAMILIES.update((f.name, f) for f in R5_FAMILIES)
 FAMILIES.update((f.name, f) for f in R6_FAMILIES)
+FAMILIES.update((f.name, f) for f in R7_FAMILIES)

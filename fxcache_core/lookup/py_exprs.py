@@ -35,6 +35,8 @@ import operator
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 
+from fxcache_core.guards.grammar import CMPOPS
+
 __all__ = [
     "MAX_POW",
     "SHADOWABLE",
@@ -59,14 +61,7 @@ ARITH: dict[type[ast.operator], Callable[[object, object], object]] = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
-_CMP: dict[type[ast.cmpop], Callable[[object, object], bool]] = {
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-}
+_CMP = CMPOPS  # <, <=, >, >=, ==, !=: the one table the guards grammar evaluates with
 
 
 def _round(*a: object) -> object:

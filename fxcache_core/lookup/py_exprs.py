@@ -174,15 +174,16 @@ def _callee(
         and f.id not in shadowed_names.get()
     ):
         return _BUILTINS[f.id]
-    if (
-        isinstance(f, ast.Attribute)
-        and isinstance(f.value, ast.Name)
-        and f.value.id == "math"
-        and "math" not in values
-        and "math" not in shadowed_names.get()
-    ):
+    if _math_attribute(f, values):
         return _MATH.get(f.attr)
     return None
+
+
+def _math_attribute(node: ast.expr, values: Mapping[str, object]) -> bool:
+    """``node`` is ``math.NAME`` with ``math`` the module: no value given and no binding
+    of the function or its module shadows the name."""
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "math"
+            and "math" not in values and "math" not in shadowed_names.get())
 
 
 def _eval(node: ast.expr, values: Mapping[str, object]) -> object:
@@ -192,14 +193,7 @@ def _eval(node: ast.expr, values: Mapping[str, object]) -> object:
         if size not in values:
             raise _Refused(size)
         return values[size]
-    if (
-        isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "math"
-        and "math" not in values
-        and "math" not in shadowed_names.get()
-        and node.attr in _MATH_CONSTANTS
-    ):
+    if _math_attribute(node, values) and node.attr in _MATH_CONSTANTS:
         return _MATH_CONSTANTS[node.attr]
     if isinstance(
         node, (ast.Name, ast.Attribute)

@@ -17,7 +17,10 @@ The block's expressions of a baked scalar (tests/torch/test_py_exprs_oracle.py;
 fxcache_core/lookup/py_exprs.py): :func:`head_cols` ``min()`` of an int and a static size
 through a local, :func:`tail_wrap` a conditional expression of an int, :func:`floor_gain`
 ``max()`` of a float and a literal, :func:`eps_norm` a float compared in Python (``if eps >
-0:``), :func:`log_gain` a float through ``math.log1p``, which fxcache does not compute. A call is
+0:``), :func:`log_gain` a float through ``math.log1p``, which fxcache does not compute;
+under ``dynamic=True``, where a float is a graph input (a 0-d float64 tensor) and not a
+constant, :func:`eps_sign` one the code tests in Python (Dynamo guards the test, the cache
+does not keep that guard) and :func:`eps_shift` one it only adds. A call is
 described as ``tests.harness.cases_args``'s are (``[[4, 8], {"depth": 3}]``). This module
 imports torch; no ``from __future__ import annotations`` (see ``demo.cases``).
 """
@@ -94,6 +97,21 @@ def log_gain(x, s):
     return x * math.log1p(s) - 1
 
 
+def eps_sign(x, eps=1e-5):
+    # A float the key takes as an input (dynamic=True) that the code tests in Python: Dynamo
+    # guards the test, and a value on the other side traces the else side.
+    if eps > 0:
+        x = x + eps
+    else:
+        x = x - 1
+    return x * 2
+
+
+def eps_shift(x, eps=1e-5):
+    # The same input, only added: every value takes the one graph.
+    return x * 2 + eps
+
+
 _EXPR_CASES = [
     Case("head_cols", head_cols, {"dynamic": None}, [[[4, 8], {"n": 100}]], make_inputs=keyword_inputs,
          doc="x[:, :min(n, x.shape[1])], built with n past the width (dynamic=None)"),
@@ -105,6 +123,10 @@ _EXPR_CASES = [
          doc="if eps > 0: a normalisation, built with its default eps (dynamic=None)"),
     Case("log_gain", log_gain, {"dynamic": None}, [[[4, 8], {"s": 0.5}]], make_inputs=keyword_inputs,
          doc="x * math.log1p(s), built with s=0.5 (dynamic=None)"),
+    Case("eps_sign", eps_sign, {"dynamic": True}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="if eps > 0 on a float the key takes as an input, built with its default (dynamic=True)"),
+    Case("eps_shift", eps_shift, {"dynamic": True}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="x * 2 + eps, a float the key takes as an input, built with its default (dynamic=True)"),
 ]
 
 SLICE_CASES = [

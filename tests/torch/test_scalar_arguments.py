@@ -63,6 +63,14 @@ FLOAT_DEFAULT_CALLS = [
     ("scale_default", [[4, 4]]),                                  # hit: the first key, not the tensor one
     ("scale_default", [[4, 4], {"scale": 1.0}]),                  # the same, given
 ]
+# The call after a recompile (a first call with the default, then this one), asked with
+# --after-recompile: automatic dynamic takes the changed float as an input, the tensor key.
+FLOAT_AFTER_RECOMPILE = [("scale_default", [[4, 4], {"scale": 3.0}], {"warm_up": [[[4, 4]]]})]
+# eps_sign / eps_shift (dynamic=True), built with eps=1e-5: the key takes eps as an input. eps_shift
+# only adds it (hit, any value); eps_sign tests it in Python (torch: -0.5 traces the else side, a new
+# graph; 0.5 the same side, a hit): Dynamo's guard on that test is not in the cache, undecided both.
+FLOAT_INPUT_CALLS = [("eps_shift", [[4, 8], {"eps": 0.25}])]
+FLOAT_INPUT_UNDECIDED = [("eps_sign", [[4, 8], {"eps": -0.5}]), ("eps_sign", [[4, 8], {"eps": 0.5}])]
 
 
 @pytest.mark.parametrize("case,shapes", SCALAR_CALLS, ids=[call_label(*c) for c in SCALAR_CALLS])

@@ -9,7 +9,9 @@ must account for every parameter of the key's compiled frame that its code reads
 (:func:`fxcache_core.functions.params.frame_reads`), each as one of
 (:class:`ParamAccount`, codes in :data:`HOW`):
 
-* ``key-input``: the key takes an input from it; its guards decide;
+* ``key-input``: the key takes an input from it; its guards decide (a float it takes as an
+  input only where the source shows no Python test of it, which Dynamo's guards hold and the
+  cache does not: :mod:`fxcache_core.lookup.float_inputs`, else ``float-input-tested``);
 * ``baked-constant``: an int, float or ``torch.dtype`` the graph has as a constant,
   the call's value, read exactly (:func:`baked_account`: :mod:`fxcache_core.lookup.int_args`,
   :func:`fxcache_core.lookup.fit_floats.baked_float`, :mod:`fxcache_core.lookup.dtype_args`);
@@ -87,6 +89,7 @@ from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
 from fxcache_core.lookup.container_items import item_accounts
 from fxcache_core.lookup.dtype_args import default_dtype
 from fxcache_core.lookup.fit_floats import float_default
+from fxcache_core.lookup.float_inputs import float_input_read
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
@@ -313,6 +316,10 @@ class ParamAccounting:
                 return self.result(*got)
             if (longer := self.longer()) is not None:
                 return longer
+            if type(v := self.value()) is float and (why := float_input_read(
+                    frame, p.name, v, self.call.inputs, "its code calls locals()/vars()/eval()/exec()"
+                    if self.reads.opaque else None)) is not None:
+                return self.result("undecided", why)  # a Python test of it: Dynamo's guards, not the cache's
             return self.result("accounted", Reason(f"{p.name}: an input of this key", "key-input"))
         v = self.value()
         if self.user_src is None and frame.whole_module and v is _MISSING:

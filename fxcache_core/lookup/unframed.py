@@ -2,7 +2,9 @@
 unrecorded, or found only by a function it was traced through), or whose frame's source
 cannot be read here (moved, deleted, or changed since the compile): nothing but its inputs
 is known, so every argument of the call that is not bound to one of them (a tensor, or an
-int or float the key takes as a symbol) leaves its lookup undecided (``argument-unaccounted``). :func:`~fxcache_core.lookup.accounting.account`
+int the key takes as a symbol) leaves its lookup undecided (``argument-unaccounted``), and so
+does a float it takes as an input (``float-input-tested``: whether the code tests it in Python,
+which Dynamo's guards hold and the cache does not, is in the source alone). :func:`~fxcache_core.lookup.accounting.account`
 applies it; a HIT of such a key rests on its inputs and guards alone. Never imports torch."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping
 from fxcache_core.errors import param
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import InputValue, TensorArg
+from fxcache_core.lookup.float_inputs import float_input_read
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import PyValue, text_of
 from fxcache_core.reasons import Reason
@@ -27,8 +30,8 @@ def unframed(inputs: Mapping[str, InputValue], taken: frozenset[str], settled: f
              cause: str = NO_FRAME, tensors: bool = True) -> tuple[ParamAccount, ...]:
     """For a key whose entries record no compiled frame (its function unrecorded, or found
     only by the name of a function it was traced through): each argument of the call that
-    is not bound to one of the key's inputs (a tensor, an int or float it takes as a
-    symbol), undecided. The key's inputs say what
+    is not bound to one of the key's inputs (a tensor, an int it takes as a symbol), and
+    each float it takes as an input, undecided. The key's inputs say what
     its guards check; the code that read anything else (a Python value folded into the
     graph or branched on, a list element beyond those the key takes, whose length Dynamo
     guards) is not in the cache, so a verdict that this key serves the call would rest on
@@ -42,8 +45,12 @@ def unframed(inputs: Mapping[str, InputValue], taken: frozenset[str], settled: f
     out = []
     for src, v in inputs.items():
         value = v.value if isinstance(v, PyValue) else v
-        if src in settled or (src in taken and (isinstance(v, TensorArg) or type(value) in (int, float))):
-            continue  # a tensor or a SymInt/SymFloat the key takes: its guards decide
+        if src in settled or (src in taken and (isinstance(v, TensorArg) or type(value) is int)):
+            continue  # a tensor or a SymInt the key takes: its guards decide
+        if src in taken and type(value) is float:  # a Python test of it is Dynamo's guard, not the cache's
+            out.append(ParamAccount(user_source(src), text_of(value), True, "undecided", float_input_read(
+                None, user_source(src), value, inputs, cause), src))
+            continue
         if isinstance(v, TensorArg) and not tensors:
             continue
         name = user_source(src)

@@ -108,11 +108,14 @@ class Auto:
         return tuple(out)
 
 
-def key_auto(catalog: Catalog, key: CacheKey) -> Auto:
+def key_auto(catalog: Catalog, key: CacheKey, floats: Mapping[str, InputValue] | None = None) -> Auto:
     """What a key traced as symbols, read from its first readable entry: the
     tensor dims whose size is a symbol or an expression, the int arguments it
     takes as SymInts (a source of its own, not a size), the floats it takes as
-    tensors. Empty for a key of static shapes."""
+    tensors: ``___as_tensor(L['scale'])``, and a 0-d float64 input whose own source
+    (``L['scale']``, as torch 2.13's AOTAutograd entries name a tensorified float) the
+    call ``floats`` (by the key's sources) gives a Python float, which only a float made
+    an input can be. Empty for a key of static shapes."""
     first = catalog.first_readable(key)
     dims: set[tuple[str, int]] = set()
     scalars: set[str] = set()
@@ -121,12 +124,25 @@ def key_auto(catalog: Catalog, key: CacheKey) -> Auto:
             continue
         if (base := tensorified_base(inp.source)) is not None:
             scalars.add(base)
+        elif floats and type(floats.get(inp.source)) is float and _F64_0D.match(inp.type):
+            scalars.add(inp.source)
         elif inp.is_symint:
             if not _SIZE_RE.search(inp.source):
                 scalars.add(inp.source)  # L['n'], not L['x'].size()[0]
         elif (tt := TensorType.parse(inp.type)) is not None:
             dims.update((inp.source, i) for i, s in enumerate(tt.sizes) if not s.lstrip("-").isdigit())
     return Auto(frozenset(dims), frozenset(), frozenset(scalars))
+
+
+_F64_0D = re.compile(r"f64\[\](\[\])?\w*$")
+
+
+def keyed_inputs(inputs: Mapping[str, InputValue] | None, bound: Sequence[tuple[str, str]]) -> dict[str, InputValue]:
+    """The call's ``inputs`` by the key's sources too, through ``bound`` ((user source, key
+    source) pairs of a :class:`~fxcache_core.lookup.match_report.KeyMatch`)."""
+    out = dict(inputs or {})
+    out.update({ks: out[us] for us, ks in bound if us in out})
+    return out
 
 
 AutoOf = Callable[[CacheKey, Any], Auto]
@@ -323,16 +339,18 @@ def evidence(catalog: Catalog, results: Sequence[KeyMatch]) -> set[str | None]:
 
 
 def symbolic_by_function(catalog: Catalog, results: Sequence[KeyMatch],
-                         profiles: Profiles | None) -> dict[str, Auto]:
+                         profiles: Profiles | None, inputs: Mapping[str, InputValue] | None = None
+                         ) -> dict[str, Auto]:
     """Function (:attr:`~fxcache_core.functions.origin.FunctionName.distinct`) -> what its
     keys (those torch looks up by their own guards) trace as symbols, together
-    (:func:`~fxcache_core.lookup.phases.key_auto`), with what a saved profile marks."""
+    (:func:`~fxcache_core.lookup.phases.key_auto`, the call's ``inputs`` naming the
+    floats), with what a saved profile marks."""
     out: dict[str, Auto] = {}
     for m in results:
         if not (m.key.kind is KeyKind.AOT_AUTOGRAD or not catalog.loaders_of(m.key.key)):
             continue
         fname = function_name(m.origin, m.compiled).distinct or ""
-        own = key_auto(catalog, m.key)
+        own = key_auto(catalog, m.key, keyed_inputs(inputs, m.bound))
         saved = profiles.for_frame(m.compiled) if profiles is not None else Auto()
         if not saved.uncertain:
             own = own | replace(saved, profile=None)
@@ -401,13 +419,13 @@ def with_phases(catalog: Catalog, report: MatchReport, run: Callable[[DynamicMod
         return report
 
     def after(k: CacheKey, frame: Any) -> Auto:
-        own = key_auto(catalog, k)
+        own = key_auto(catalog, k, inputs)
         saved = first_call(k, frame)
         return own if saved.uncertain else replace(own | saved, profile=None)
 
     first = report.results if not unknown else tuple(run(DynamicMode.NONE, first_call).keys(keys, mine)[0])
     recompiled = run(DynamicMode.NONE, after)
-    recompiled.recompiled = symbolic_by_function(catalog, report.results, profiles)
+    recompiled.recompiled = symbolic_by_function(catalog, report.results, profiles, inputs)
     second = tuple(recompiled.keys(keys, mine)[0])
     passes = [PassResults(Phase.FIRST, DynamicMode.NONE, tuple(first)),
               PassResults(Phase.AFTER_RECOMPILE, DynamicMode.NONE, second)]
@@ -430,7 +448,7 @@ def static_after_recompile(catalog: Catalog, m: KeyMatch, recompiled: Mapping[st
     ``recompiled``: :func:`symbolic_by_function`. Where the cache holds FX keys no
     AOTAutograd entry loads (torch bypassed the AOTAutograd cache), a key the call
     binds only by symbol names may be the one, so "no key has any" is undecided."""
-    own = key_auto(catalog, m.key) if m.fits else Auto()
+    own = key_auto(catalog, m.key, keyed_inputs(inputs, m.bound)) if m.fits else Auto()
     if (not m.fits or own or m.symbols
             or not (m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by)):
         return m

@@ -12,6 +12,7 @@ The comments say what the call exercises, not what torch answers: torch is asked
 
 from __future__ import annotations
 
+from tests.harness.evaluation.families_floats import FLOAT_FAMILIES
 from tests.harness.evaluation.families_more import MORE_FAMILIES
 from tests.harness.evaluation.families_r4 import R4_FAMILIES
 from tests.harness.evaluation.families_r5 import R5_FAMILIES
@@ -545,6 +546,7 @@ FAMILIES.update((f.name, f) for f in R5_FAMILIES)
 FAMILIES.update((f.name, f) for f in R6_FAMILIES)
 FAMILIES.update((f.name, f) for f in R7_FAMILIES)
 FAMILIES.update((f.name, f) for f in RV_FAMILIES)
+FAMILIES.update((f.name, f) for f in FLOAT_FAMILIES)
 FAMILIES.update((f.name, f) for f in RV2_FAMILIES)
 FAMILIES.update((f.name, f) for f in RV3_FAMILIES)
 FAMILIES.update((f.name, f) for f in RV4_FAMILIES)

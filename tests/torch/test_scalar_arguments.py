@@ -192,3 +192,63 @@ def test_a_float_left_at_its_default_is_not_taken_as_a_tensor_on_a_first_call(re
     assert fv["status"] in ("hit", "undecided"), fv
     tensor_key = [r for r in body["results"] if r["kind"] == "aotautograd" and r["status"] != "hit"]
     assert tensor_key and all(r["status"] in ("no-fit", "undecided") for r in tensor_key), tensor_key
+
+
+@pytest.mark.parametrize("case,shapes", FLOAT_INPUT_CALLS + FLOAT_INPUT_UNDECIDED,
+                         ids=[call_label(*c) for c in FLOAT_INPUT_CALLS + FLOAT_INPUT_UNDECIDED])
+def test_a_float_input_is_accounted_only_where_the_source_shows_no_python_test_of_it(
+        real_cache, arg_answers, case, shapes):
+    """Under dynamic=True the key takes eps as an input (a 0-d float64 tensor), and no guard
+    the cache keeps checks its value: where the code only adds it (eps_shift) every value
+    takes the key, as torch did; where the code tests it in Python (eps_sign: if eps > 0),
+    Dynamo's guard on that test is not in the cache, so the verdict is undecided, naming
+    the test, whether torch hit (0.5, the same side) or traced the else side (-0.5)."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    torch_did = torch_status(answer["lookups"], present)
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    if (case, shapes) in FLOAT_INPUT_CALLS:
+        assert torch_did == "hit", answer["lookups"]
+        if fv["status"] == "undecided":
+            # Inductor's graph of a tensorified float keeps no stack trace of the ops on it:
+            # where no op has one, the key records no compiled frame, and its source is not read.
+            assert fv["why_code"] == "float-input-tested" and "record no compiled frame" in fv["line"], fv
+            return
+        assert fv["status"] == "hit" and (fv["key"], fv["entry"]) == aot_hit(answer), fv
+        eps = next(p for p in fv["params"] if p["name"] == "eps")
+        assert (eps["status"], eps["how"]) == ("accounted", "key-input"), eps
+        return
+    assert torch_did == ("new-graph" if shapes[-1]["eps"] < 0 else "hit"), answer["lookups"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "float-input-tested", fv
+    assert "tests it in Python at line" in fv["line"], fv["line"]
+
+
+@pytest.mark.parametrize("case,shapes,options", FLOAT_AFTER_RECOMPILE,
+                         ids=[call_label(*c) for c in FLOAT_AFTER_RECOMPILE])
+def test_after_a_recompile_the_key_that_takes_the_float_as_an_input_fits(real_cache, arg_answers, case, shapes,
+                                                                        options):
+    """After a first call with the default, a call with another scale recompiles with scale an
+    input, and torch hits the key built so (its input named L['scale'], a 0-d float64
+    tensor). --after-recompile fits that key instead of ruling it out as a specialized
+    float: the verdict is torch's hit, or undecided where the key records no compiled frame
+    (whether the code tests scale is then not read), never another graph."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes, options)]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(answer["lookups"], present) == "hit", answer["lookups"]
+    rc, body = match_call(real_cache.root, case, shapes, "--after-recompile")
+    (fv,) = body["verdicts"]["functions"]
+    assert fv["phase"] == "after-recompile" and fv["status"] in ("hit", "undecided"), fv
+    key, _ = aot_hit(answer)
+    (hit,) = [r for r in body["results"] if r["key"] == key]
+    assert hit["fits"] and hit["status"] in ("hit", "undecided"), hit
+    if fv["status"] == "hit":
+        assert (fv["key"], fv["entry"]) == aot_hit(answer), fv
+    else:
+        assert fv["why_code"] == "float-input-tested", fv

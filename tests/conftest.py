@@ -47,6 +47,7 @@ from pathlib import Path
 import pytest
 
 from fxcache_core.decode import memlimit as _memlimit
+from tests.harness import match_runs
 from tests.harness import oracle_queries as _oracle_queries  # noqa: F401  (registers the build oracle_queries)
 from tests.harness.background import BUILD_DIR, prebuilt
 from tests.harness.cleanup import remove_at_exit
@@ -204,6 +205,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for name in BACKGROUND.names():  # in the order registered (conftest's first)
         if name in wanted:
             BACKGROUND.start(name)
+    # The tests' `fxcache match` runs on the real cache, on the build threads behind the
+    # builds, in the order the tests ask for them (tests/harness/match_runs.py).
+    match_runs.queue(match_runs.planned(session.items))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -214,6 +218,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         terminalreporter.write_sep("-", "background builds (start, end; seconds into the first)")
         for name, (a, b) in sorted(bg.BACKGROUND.spans.items(), key=lambda kv: kv[1]):
             terminalreporter.write_line(f"{name:28} {a - t0:7.1f} {b - t0:7.1f}  ({b - a:.1f} s)")
+        stats = match_runs.STATS
+        if any(stats.values()):
+            terminalreporter.write_line(
+                f"match runs: {stats['ahead']} made ahead ({bg.BACKGROUND.job_seconds:.1f} s on the build threads), "
+                f"{stats['waited']} waited for, {stats['own']} run by the test, "
+                f"{match_runs.untaken()} queued that no test asked for")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

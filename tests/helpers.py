@@ -207,8 +207,9 @@ def assert_match_agrees_with_answer(cache_root: Path, case: str, shapes: list, a
     import json
 
     from fxcache_core.cache.scan import scan_cache
+    from tests.harness.match_runs import Call, match_call
 
-    proc = run_fxcache("--cache-dir", str(cache_root), "match", "--json", *match_args_for(case, shapes))
+    proc = match_call(cache_root, Call(case, shapes))
     report = json.loads(proc.stdout)
     assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr
     assert answer["error"] is None, answer["error"]
@@ -277,9 +278,9 @@ def assert_verdict_as_torch(cache_root: Path, case: str, shapes: list, answer: d
     import json
 
     from fxcache_core.cache.scan import scan_cache
+    from tests.harness.match_runs import Call, match_call
 
-    proc = run_fxcache("--cache-dir", str(cache_root), "match", "--json", "--fn", fn,
-                       *match_args_for(case, shapes))
+    proc = match_call(cache_root, Call(case, shapes, fn))
     report = json.loads(proc.stdout)
     assert answer["error"] is None, answer["error"]
     want = torch_status(answer["lookups"], {k.key for k in scan_cache(cache_root).keys})

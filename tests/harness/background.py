@@ -14,6 +14,10 @@ behind it). Builders run in the order started, ``jobs`` at a time, each under th
 :class:`demo.build_cache.BuildOptions` the session gives :meth:`Background.configure`
 (its torch processes forked from the zygote), with the environment as it was when
 the build started.
+
+A job (:meth:`Background.later`) runs on the same threads, as a build does, behind
+every ready build of a lower order: the tests' ``fxcache match`` runs on the real cache
+(``tests.harness.match_runs``), made ahead of the tests that read them.
 """
 
 from __future__ import annotations
@@ -78,8 +82,11 @@ class Background:
         self._ready: queue.PriorityQueue[tuple[int, int, str, dict[str, str] | None]] = queue.PriorityQueue()
         self._seq = itertools.count()
         self._workers: list[threading.Thread] = []
+        self._fns: dict[str, Callable[[], Any]] = {}
         self.spans: dict[str, tuple[float, float]] = {}
         """name -> (start, end) of each finished build, ``time.monotonic()`` seconds."""
+        self.job_seconds = 0.0
+        """Seconds the build threads spent on the jobs of :meth:`later`."""
         self.options = BuildOptions()
         """How every build's torch processes start (:meth:`configure`)."""
 
@@ -103,6 +110,27 @@ class Background:
             if name in self._futures:
                 return
             self._futures[name] = Future()
+        self._queue(name, fn, needs, order)
+
+    def later(self, fn: Callable[[], Any], needs: tuple[str, ...] = (), order: int = 100) -> Future[Any]:
+        """Run ``fn`` on a build thread once the builds ``needs`` are done, behind every
+        ready build of a lower ``order``, under the build options and with the environment
+        as it is now, as a build: a job whose result only its caller reads (no value, no
+        span). Whoever wants the result before a thread took the job may take it back
+        (``Future.cancel()``: true while no thread has started it) and do the work itself."""
+        for dep in needs:
+            self.start(dep)
+        with self._lock:
+            key = f"job-{next(self._seq)}"
+            fut: Future[Any] = Future()
+            self._futures[key] = fut
+        self._queue(key, fn, needs, order)
+        return fut
+
+    def _queue(self, key: str, fn: Callable[[], Any], needs: tuple[str, ...], order: int) -> None:
+        """Queue ``key``'s ``fn`` once ``needs`` are done; start the worker threads."""
+        with self._lock:
+            self._fns[key] = fn
             deps = [self._futures[d] for d in needs]
             while len(self._workers) < self._jobs:
                 t = threading.Thread(target=self._work, name="fxcache-build", daemon=True)
@@ -116,7 +144,7 @@ class Background:
                 pending[0] -= 1
                 if pending[0] > 0:
                     return
-            self._ready.put((order, next(self._seq), name, env))
+            self._ready.put((order, next(self._seq), key, env))
 
         if not deps:
             pending[0] = 1
@@ -134,11 +162,22 @@ class Background:
                 continue
             t0 = time.monotonic()
             try:
-                fut.set_result(_run_build(self.options, env, _BUILDERS[name][0]))
+                fut.set_result(_run_build(self.options, env, self._fns[name]))
             except BaseException as e:  # noqa: BLE001 - raised again in every test that asks
                 fut.set_exception(e)
             finally:
-                self.spans[name] = (t0, time.monotonic())
+                if name in _BUILDERS:
+                    self.spans[name] = (t0, time.monotonic())
+                else:
+                    self.job_seconds += time.monotonic() - t0
+
+    def built(self, name: str) -> Any | None:
+        """The value ``name`` where its build is done and did not raise, else None (never
+        waits, starts nothing)."""
+        fut = self._futures.get(name)
+        if fut is None or not fut.done() or fut.cancelled() or fut.exception() is not None:
+            return None
+        return fut.result()
 
     def get(self, name: str) -> Any:
         """The value ``name``: wait for its build (started now if it was not); a build

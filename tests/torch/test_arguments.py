@@ -13,9 +13,12 @@ into the usage store: tests/torch/test_explain.py, whose traced runs call it).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from tests.harness.match_runs import Call, ahead, match_call
 from tests.helpers import (
     assert_match_agrees_with_answer,
     assert_verdict_as_torch,
@@ -278,6 +281,19 @@ ATTR_UNDECIDED = [
 ]
 
 
+# The match runs each test makes, run ahead on the build threads (tests.harness.match_runs):
+# assert_match_agrees_with_answer's (no --fn), assert_verdict_as_torch's and _match's (--fn case).
+_AGREES = ahead(lambda case, shapes, **_: [Call(case, shapes)])
+_VERDICT = ahead(lambda case, shapes, **_: [Call(case, shapes, case)])
+_BOTH = ahead(lambda case, shapes, **_: [Call(case, shapes), Call(case, shapes, case)])
+
+
+def _both_for(agreeing: list) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The verdict's run, and the lookups' too for the calls of ``agreeing``."""
+    return ahead(lambda case, shapes, **_: [*([Call(case, shapes)] if (case, shapes) in agreeing else []),
+                                            Call(case, shapes, case)])
+
+
 def _id(case: str, shapes: list, *options: dict) -> str:
     return f"{case}-{json.dumps(shapes).replace(' ', '')}" + ("-after-recompile" if options else "")
 
@@ -290,13 +306,13 @@ def arg_answers(real_cache) -> dict[str, dict]:
 
 
 def _match(root, case: str, shapes: list, *extra: str) -> tuple[int, dict]:
-    proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", case, *match_args_for(case, shapes),
-                       *extra)
+    proc = match_call(root, Call(case, shapes, case, extra))
     body = json.loads(proc.stdout)
     assert proc.returncode == body["verdicts"]["exit_code"], proc.stderr
     return proc.returncode, body
 
 
+@_AGREES
 @pytest.mark.parametrize("case,shapes", ARG_CALLS, ids=[_id(*c) for c in ARG_CALLS])
 def test_each_key_is_looked_up_as_torch_looked_it_up(real_cache, arg_answers, case, shapes):
     from tests.harness.oracle import call_id
@@ -305,6 +321,7 @@ def test_each_key_is_looked_up_as_torch_looked_it_up(real_cache, arg_answers, ca
     assert_match_agrees_with_answer(real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], own)
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", [c for c in ARG_CALLS if c[0] != "step_loss"],
                          ids=[_id(*c) for c in ARG_CALLS if c[0] != "step_loss"])
 def test_the_verdict_is_torchs_and_says_what_it_rests_on(real_cache, arg_answers, case, shapes):
@@ -324,6 +341,8 @@ def test_the_verdict_is_torchs_and_says_what_it_rests_on(real_cache, arg_answers
         assert v["why_code"] == "branch-not-taken", v
 
 
+@ahead(lambda: [Call("flags", [[8, 16], {"act": "gelu"}], "flags"),
+                Call("flags", [[8, 16], {"clip": True, "act": "gelu"}], "flags")])
 def test_a_flag_left_out_is_its_default_and_the_key_traced_with_the_other_value_is_another_graph(real_cache):
     """The issue's case: a key compiled with clip=True (and act='gelu'); a call that leaves
     clip out is clip=False, which skips the body that key's graph has ops from (the clamp);
@@ -346,6 +365,7 @@ def test_a_flag_left_out_is_its_default_and_the_key_traced_with_the_other_value_
     assert "act='gelu': the graph went through `if act == 'gelu':`" in human.stdout, human.stdout
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", UNDECIDED_CALLS, ids=[_id(*c) for c in UNDECIDED_CALLS])
 def test_without_evidence_the_verdict_stays_undecided_whatever_torch_does(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache
@@ -361,6 +381,7 @@ def test_without_evidence_the_verdict_stays_undecided_whatever_torch_does(real_c
     assert torch_did == ("hit" if shapes == [[6, 5]] else "new-graph"), torch_did  # torch varies with it
 
 
+@ahead(lambda: [Call("step_loss", [[6, 5]], "step_loss")])
 def test_a_resume_frames_local_given_binds_to_its_own_frame(real_cache, arg_answers):
     """step_loss breaks the graph: the first frame takes x, the resume frame the local
     loss (a 0-d tensor), named --inputs loss=[] as the docs say. Each frame's verdict is
@@ -378,6 +399,7 @@ def test_a_resume_frames_local_given_binds_to_its_own_frame(real_cache, arg_answ
     assert torch_status(answer["lookups"], present) == "hit"
 
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", CONSTANT_CALLS, ids=[_id(*c) for c in CONSTANT_CALLS])
 def test_ints_a_tuple_and_a_bool_are_read_off_the_graphs_constants(real_cache, arg_answers, case, shapes):
     """Each key is looked up as torch looked it up, and the verdict is torch's: a hit
@@ -397,6 +419,7 @@ def test_ints_a_tuple_and_a_bool_are_read_off_the_graphs_constants(real_cache, a
         assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", CONSTANT_UNDECIDED, ids=[_id(*c) for c in CONSTANT_UNDECIDED])
 def test_a_slice_the_graph_left_out_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache
@@ -409,6 +432,7 @@ def test_a_slice_the_graph_left_out_leaves_the_verdict_undecided(real_cache, arg
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
 
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", PINNED_CALLS, ids=[_id(*c) for c in PINNED_CALLS])
 def test_an_int_dynamo_specialized_given_another_value_is_another_graph(real_cache, arg_answers, case, shapes):
     """A SymInt input Dynamo specialized while tracing (``Sym(1)``) pins the int with a
@@ -423,6 +447,7 @@ def test_an_int_dynamo_specialized_given_another_value_is_another_graph(real_cac
     assert v["status"] == "hit" or v["why_code"] == "specialized-int-differs", v
 
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", SCALAR_CALLS, ids=[_id(*c) for c in SCALAR_CALLS])
 def test_a_python_scalar_is_read_where_it_lands_in_the_graph_and_by_its_type(real_cache, arg_answers, case, shapes):
     """A float fill of torch.where is the constant of the scalar_tensor aten wraps it in; an
@@ -450,6 +475,7 @@ def test_a_python_scalar_is_read_where_it_lands_in_the_graph_and_by_its_type(rea
     assert code is None or v["why_code"] == code, v
 
 
+@_both_for(TUPLE_CALLS)
 @pytest.mark.parametrize("case,shapes", TUPLE_CALLS + TUPLE_UNDECIDED, ids=[_id(*c) for c in TUPLE_CALLS + TUPLE_UNDECIDED])
 def test_a_tuple_of_another_length_is_another_graph_where_the_keys_inputs_show_it(real_cache, arg_answers, case, shapes):
     """A tuple shorter than an item the keys take an input from is a new graph, as torch
@@ -472,6 +498,7 @@ def test_a_tuple_of_another_length_is_another_graph_where_the_keys_inputs_show_i
     assert torch_status(answer["lookups"], {k.key for k in scan_cache(real_cache.root).keys}) == "new-graph"
 
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", RETRACE_CALLS, ids=[_id(*c) for c in RETRACE_CALLS])
 def test_an_int_symbol_hits_where_every_clause_holds(real_cache, arg_answers, case, shapes):
     from tests.harness.oracle import call_id
@@ -482,6 +509,7 @@ def test_an_int_symbol_hits_where_every_clause_holds(real_cache, arg_answers, ca
     assert assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)["status"] == "hit"
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", SPECIALIZED_UNDECIDED, ids=[_id(*c) for c in SPECIALIZED_UNDECIDED])
 def test_an_int_given_the_value_its_guard_excludes_is_undecided(real_cache, arg_answers, case, shapes):
     """An int argument is a SymInt whatever its value; where the trace checked whether it is
@@ -500,6 +528,7 @@ def test_an_int_given_the_value_its_guard_excludes_is_undecided(real_cache, arg_
     assert answer["error"] is None and torch_status(answer["lookups"], present) == want, answer
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", RETRACE_UNDECIDED, ids=[_id(*c) for c in RETRACE_UNDECIDED])
 def test_a_failed_equality_of_the_trace_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes):
     """A call that fails an equality the trace relied on (the view's dim dividing) is traced
@@ -516,6 +545,7 @@ def test_a_failed_equality_of_the_trace_leaves_the_verdict_undecided(real_cache,
     assert answer["error"] is not None or torch_status(answer["lookups"], present) != "miss", answer
 
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", RAMP_CALLS, ids=[_id(*c) for c in RAMP_CALLS])
 def test_an_int_that_slices_and_sizes_hits_where_every_clause_holds(real_cache, arg_answers, case, shapes):
     from tests.harness.oracle import call_id
@@ -526,6 +556,7 @@ def test_an_int_that_slices_and_sizes_hits_where_every_clause_holds(real_cache, 
     assert assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)["status"] == "hit"
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes,code", [(*RAMP_UNDECIDED[0], "relation-failed"), (*RAMP_UNDECIDED[1], "size-boundary")],
                          ids=[_id(*c) for c in RAMP_UNDECIDED])
 def test_a_failed_relation_or_an_int_size_at_0_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes,
@@ -562,6 +593,7 @@ def test_a_modules_training_mode_given_is_undecided_not_ignored(real_cache, arg_
     torch_did = torch_status(arg_answers[call_id(case, shapes)]["lookups"], present)
     assert torch_did == ("new-graph" if shapes[-1]["self.training"] else "hit"), torch_did
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", UNATTRIBUTED_CALLS + UNATTRIBUTED_UNDECIDED,
                          ids=[_id(*c) for c in UNATTRIBUTED_CALLS + UNATTRIBUTED_UNDECIDED])
 def test_keys_that_record_no_function_decide_only_what_holds_whichever_function_they_are(
@@ -622,6 +654,7 @@ def test_without_fn_a_key_that_records_no_function_hits_only_a_call_its_inputs_a
     assert fv["line"].startswith("UNDECIDED: xs[2]=[1,4]: an element of xs"), fv["line"]
 
 
+@_both_for(STAR_CALLS)
 @pytest.mark.parametrize("case,shapes", STAR_CALLS + STAR_UNDECIDED, ids=[_id(*c) for c in STAR_CALLS + STAR_UNDECIDED])
 def test_a_star_args_tuple_of_another_length_is_another_graph_where_the_keys_inputs_or_a_loop_show_it(
         real_cache, arg_answers, case, shapes):
@@ -645,6 +678,7 @@ def test_a_star_args_tuple_of_another_length_is_another_graph_where_the_keys_inp
     assert torch_status(answer["lookups"], {k.key for k in scan_cache(real_cache.root).keys}) == "hit"
 
 
+@_both_for(SPLIT_CALLS)
 @pytest.mark.parametrize("case,shapes", SPLIT_CALLS + SPLIT_UNDECIDED, ids=[_id(*c) for c in SPLIT_CALLS + SPLIT_UNDECIDED])
 def test_a_split_into_another_number_of_pieces_is_another_graph_where_the_code_reads_every_piece(
         real_cache, arg_answers, case, shapes):
@@ -665,6 +699,7 @@ def test_a_split_into_another_number_of_pieces_is_another_graph_where_the_code_r
     assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "equality-failed", fv
 
 
+@ahead(lambda case, shapes, **_: [Call(case, shapes, case, ("--after-recompile",))])
 @pytest.mark.parametrize("case,shapes,options", SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED,
                          ids=[_id(*c) for c in SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED])
 def test_a_float_folded_beside_a_symbolic_int_is_read_off_the_symbolic_nodes(
@@ -707,6 +742,7 @@ def _aot_hit(answer: dict) -> tuple[str, str]:
     return lk["key"], lk["hit"]
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", KWARGS_CALLS, ids=[_id(*c) for c in KWARGS_CALLS])
 def test_keywords_through_kwargs_are_undecided_without_a_trace_whatever_torch_does(real_cache, arg_answers,
                                                                                    case, shapes):
@@ -753,6 +789,7 @@ def test_an_fx_key_whose_inputs_nothing_names_is_undecided_by_name_and_looked_up
     (m,) = body["results"]
     assert m["key"] == fx["key"] and m["status"] == "hit" and fx["hit"].startswith(m["hit"]), m
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", SIZES_CALLS, ids=[_id(*c) for c in SIZES_CALLS])
 def test_an_int_in_a_size_list_is_read_off_the_items_of_the_graphs_lists(real_cache, arg_answers, case, shapes):
     """x.view(x.shape[0], groups, -1) and y.repeat(groups), traced with groups=3, hold 3 in
@@ -769,6 +806,7 @@ def test_an_int_in_a_size_list_is_read_off_the_items_of_the_graphs_lists(real_ca
         assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
 
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", OPS_CALLS, ids=[_id(*c) for c in OPS_CALLS])
 def test_an_int_bool_or_none_an_op_keeps_is_read_off_that_ops_argument(real_cache, arg_answers, case, shapes):
     """std's dim and keepdim and unsqueeze's dim, traced with dim=1, keepdim=False, d=-1:
@@ -787,6 +825,7 @@ def test_an_int_bool_or_none_an_op_keeps_is_read_off_that_ops_argument(real_cach
         assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", OPS_UNDECIDED, ids=[_id(*c) for c in OPS_UNDECIDED])
 def test_an_int_that_is_a_dim_and_sizes_a_tensor_stays_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache
@@ -801,6 +840,7 @@ def test_an_int_that_is_a_dim_and_sizes_a_tensor_stays_undecided(real_cache, arg
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
 
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", BREAK_CALLS, ids=[_id(*c) for c in BREAK_CALLS])
 def test_an_int_read_only_after_the_graph_break_is_the_resume_frames_alone(real_cache, arg_answers, case, shapes):
     """The first frame's graph ends at the data-dependent if, before any read of n: its
@@ -826,6 +866,7 @@ def test_an_int_read_only_after_the_graph_break_is_the_resume_frames_alone(real_
     assert rc == (0 if shapes[1] == 3 else 1), rc
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", BREAK_UNDECIDED, ids=[_id(*c) for c in BREAK_UNDECIDED])
 def test_an_int_read_before_the_graph_break_too_leaves_the_first_frame_undecided(real_cache, arg_answers,
                                                                                  case, shapes):
@@ -839,6 +880,7 @@ def test_an_int_read_before_the_graph_break_too_leaves_the_first_frame_undecided
     aot = [lk for lk in arg_answers[call_id(case, shapes)]["lookups"] if lk["kind"] == "aotautograd"]
     assert aot[0]["hit"] and aot[0]["key"] in {k.key for k in scan_cache(real_cache.root).keys}, aot
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", DTYPE_CALLS, ids=[_id(*c) for c in DTYPE_CALLS])
 def test_a_dtype_is_read_off_the_convert_its_graph_has_or_lacks(real_cache, arg_answers, case, shapes):
     """Each key is looked up as torch looked it up, and the verdict is torch's: a hit
@@ -860,6 +902,7 @@ def test_a_dtype_is_read_off_the_convert_its_graph_has_or_lacks(real_cache, arg_
         assert v["status"] == "new-graph" and v["why_code"] == code, v
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", DTYPE_UNDECIDED, ids=[_id(*c) for c in DTYPE_UNDECIDED])
 def test_a_dtype_through_an_expression_or_no_convert_stays_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache
@@ -873,6 +916,7 @@ def test_a_dtype_through_an_expression_or_no_convert_stays_undecided(real_cache,
     present = {k.key for k in scan_cache(real_cache.root).keys}
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", GRAD_CALLS, ids=[_id(*c) for c in GRAD_CALLS])
 def test_grad_mode_and_requires_grad_are_read_off_the_training_entry(real_cache, arg_answers, case, shapes):
     """A call that says its grad mode and whether the weight requires grad: the verdict is
@@ -891,6 +935,7 @@ def test_grad_mode_and_requires_grad_are_read_off_the_training_entry(real_cache,
         assert want in v["line"] or v["why_code"] == want, v
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", GRAD_UNDECIDED, ids=[_id(*c) for c in GRAD_UNDECIDED])
 def test_grad_mode_given_for_an_entry_without_backward_is_undecided(real_cache, arg_answers, case, shapes):
     """An inference entry was compiled under no_grad, or with grad enabled and nothing that
@@ -905,6 +950,7 @@ def test_grad_mode_given_for_an_entry_without_backward_is_undecided(real_cache, 
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", STATE_CALLS, ids=[_id(*c) for c in STATE_CALLS])
 def test_inference_mode_turns_grad_off_and_a_training_entry_is_another_key(real_cache, arg_answers, case, shapes):
     """A call under torch.inference_mode() runs with grad off, which AOTAutograd hashes: the
@@ -917,6 +963,7 @@ def test_inference_mode_turns_grad_off_and_a_training_entry_is_another_key(real_
     assert "grad-mode-differs" in v["line"] or v["why_code"] == "grad-mode-differs", v
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", STATE_UNDECIDED, ids=[_id(*c) for c in STATE_UNDECIDED])
 def test_autocast_or_the_default_dtype_given_is_undecided_whatever_torch_does(real_cache, arg_answers, case,
                                                                               shapes):
@@ -935,6 +982,7 @@ def test_autocast_or_the_default_dtype_given_is_undecided_whatever_torch_does(re
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == ("hit" if as_built else "new-graph")
 
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", FLOAT_DEFAULT_CALLS, ids=[_id(*c) for c in FLOAT_DEFAULT_CALLS])
 def test_a_float_left_at_its_default_is_not_taken_as_a_tensor_on_a_first_call(real_cache, arg_answers, case,
                                                                               shapes):
@@ -957,6 +1005,7 @@ def test_a_float_left_at_its_default_is_not_taken_as_a_tensor_on_a_first_call(re
     assert tensor_key and all(r["status"] in ("no-fit", "undecided") for r in tensor_key), tensor_key
 
 
+@_BOTH
 @pytest.mark.parametrize("case,shapes", INT_KW_CALLS, ids=[_id(*c) for c in INT_KW_CALLS])
 def test_a_keyword_only_int_in_arithmetic_is_read_off_its_op(real_cache, arg_answers, case, shapes):
     """A keyword-only int given or left at its default is the scalar of the op it meets a
@@ -973,6 +1022,7 @@ def test_a_keyword_only_int_in_arithmetic_is_read_off_its_op(real_cache, arg_ans
         assert v["why_code"] == "baked-value-differs", v
 
 
+@_VERDICT
 @pytest.mark.parametrize("case,shapes", INT_KW_UNDECIDED, ids=[_id(*c) for c in INT_KW_UNDECIDED])
 def test_an_int_that_is_also_a_size_stays_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache
@@ -985,19 +1035,28 @@ def test_an_int_that_is_also_a_size_stays_undecided(real_cache, arg_answers, cas
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
 
 
-def _attr_net(root, shapes: list) -> tuple[int, dict]:
+def _attr_call(shapes: list) -> Call:
     """``fxcache match --json --fn AttrNet`` for a call of ``attr_net``: its tensor as
     forward names it (``x``; the module's own signature is ``*args``), its state as
     ``--inputs self.scale=3.0``, ``G['GAIN']=3.0``."""
     state = [a for n, v in shapes[-1].items() for a in ("--inputs", f"{n}={v!r}")]
-    proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "AttrNet", "--dynamic", "none",
-                       "--shapes", "x=" + json.dumps(shapes[0]).replace(" ", ""), *state)
+    return Call.argv("match", "--json", "--fn", "AttrNet", "--dynamic", "none",
+                     "--shapes", "x=" + json.dumps(shapes[0]).replace(" ", ""), *state)
+
+
+_ATTR = ahead(lambda shapes, **_: [_attr_call(shapes)])
+
+
+def _attr_net(root, shapes: list) -> tuple[int, dict]:
+    """:func:`_attr_call`'s run: its exit code and the function's verdict."""
+    proc = match_call(root, _attr_call(shapes))
     body = json.loads(proc.stdout)
     assert proc.returncode == body["verdicts"]["exit_code"], proc.stderr
     (fv,) = body["verdicts"]["functions"]
     return proc.returncode, fv
 
 
+@_ATTR
 @pytest.mark.parametrize("case,shapes", ATTR_CALLS, ids=[_id(*c) for c in ATTR_CALLS])
 def test_a_modules_attributes_and_a_global_are_read_off_the_graphs_constants(real_cache, arg_answers, case,
                                                                              shapes):
@@ -1017,6 +1076,7 @@ def test_a_modules_attributes_and_a_global_are_read_off_the_graphs_constants(rea
         assert fv["why_code"] in ("float-constant-differs", "baked-value-differs"), fv
 
 
+@_ATTR
 @pytest.mark.parametrize("case,shapes", ATTR_UNDECIDED, ids=[_id(*c) for c in ATTR_UNDECIDED])
 def test_a_str_attribute_or_one_read_through_a_call_stays_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache

@@ -1,0 +1,118 @@
+"""The harness's jobs on the build threads, and the match runs made ahead on them.
+
+``Background.later`` runs a job after the builds it needs, and a job no thread has started
+can be taken back; ``tests.harness.match_runs.match_call`` hands a test the run made ahead
+only where it ran as the test's own would (the same cache dir, environment and working
+dir), and runs the command itself otherwise. No torch: the builds and runs are stubs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from concurrent.futures import Future
+
+import pytest
+
+from tests.harness import background, match_runs
+from tests.harness.background import Background
+from tests.harness.match_runs import Call
+
+
+def test_a_job_runs_after_the_build_it_needs_and_one_taken_back_never_runs(monkeypatch):
+    release = threading.Event()
+    order: list[str] = []
+
+    def build():
+        release.wait(10)
+        order.append("build")
+        return "value"
+
+    monkeypatch.setitem(background._BUILDERS, "stub_build", (build, (), 0))
+    bg = Background(jobs=1)
+    try:
+        after = bg.later(
+            lambda: order.append("job") or bg.built("stub_build"), needs=("stub_build",)
+        )
+        taken_back = bg.later(lambda: order.append("taken back"))
+        assert bg.built("stub_build") is None  # still building: never waits
+        assert taken_back.cancel()  # the one thread is busy with the build
+        release.set()
+        assert after.result(10) == "value"
+    finally:
+        release.set()
+        bg.close()
+    assert order == ["build", "job"]
+    assert bg.job_seconds >= 0 and set(bg.spans) == {"stub_build"}
+
+
+def test_planned_runs_are_each_once_in_the_tests_order_and_skipped_tests_plan_none():
+    class Item:
+        def __init__(self, fn, params=None, skip=False):
+            self.function = fn
+            self.callspec = type("Spec", (), {"params": params})() if params is not None else None
+            self._skip = skip
+
+        def get_closest_marker(self, name):
+            return self._skip if name == "skip" else None
+
+    both = match_runs.ahead(
+        lambda case, shapes, **_: [Call(case, shapes), Call(case, shapes, case)]
+    )(lambda: None)
+    one = match_runs.ahead(lambda: [Call.argv("match", "--json")])(lambda: None)
+    items = [
+        Item(both, {"case": "a", "shapes": [[2]], "code": 1}),
+        Item(one),
+        Item(both, {"case": "a", "shapes": [[2]]}),
+        Item(both, {"case": "b", "shapes": [[3]]}, skip=True),
+        Item(lambda: None),
+    ]
+    assert match_runs.planned(items) == [
+        Call("a", [[2]]),
+        Call("a", [[2]], "a"),
+        Call.argv("match", "--json"),
+    ]
+    assert Call("a", [[2]]) != Call("a", [[3]]) and Call("a", [[2]]) != Call("a", [[2]], "a")
+
+
+@pytest.mark.parametrize("differs", ["nothing", "root", "env", "cwd"])
+def test_match_call_takes_the_run_made_ahead_only_where_it_ran_as_the_tests_would(
+    monkeypatch, tmp_path, differs
+):
+    import tests.helpers
+
+    call = Call.argv("match", "--json")
+    ahead = subprocess.CompletedProcess(["fxcache"], 0, "made ahead", "")
+    fut: Future = Future()
+    fut.set_running_or_notify_cancel()
+    fut.set_result((str(tmp_path / "other") if differs == "root" else str(tmp_path), ahead))
+    env = match_runs._env_now()
+    if differs == "env":
+        env["TMPDIR"] = "/elsewhere"
+    slot = match_runs._Ahead(fut, env, "/" if differs == "cwd" else os.getcwd())
+    monkeypatch.setattr(match_runs, "_PLANNED", {call: slot})
+    monkeypatch.setattr(match_runs, "STATS", {"ahead": 0, "waited": 0, "own": 0})
+    own = subprocess.CompletedProcess(["fxcache"], 0, "run by the test", "")
+    ran: list[tuple] = []
+    monkeypatch.setattr(tests.helpers, "run_fxcache", lambda *a: ran.append(a) or own)
+    got = match_runs.match_call(tmp_path, call)
+    assert slot.taken
+    if differs == "nothing":
+        assert got is ahead and ran == [] and match_runs.STATS["ahead"] == 1
+    else:
+        assert got is own and ran == [("--cache-dir", str(tmp_path), "match", "--json")]
+        assert match_runs.STATS["own"] == 1
+
+
+def test_match_call_runs_the_command_itself_where_no_thread_has_started_it(monkeypatch, tmp_path):
+    import tests.helpers
+
+    call = Call.argv("match", "--json", "--fn", "f")
+    fut: Future = Future()  # queued, not started
+    monkeypatch.setattr(match_runs, "_PLANNED", {call: match_runs._Ahead(fut)})
+    monkeypatch.setattr(match_runs, "STATS", {"ahead": 0, "waited": 0, "own": 0})
+    own = subprocess.CompletedProcess(["fxcache"], 3, "run by the test", "")
+    monkeypatch.setattr(tests.helpers, "run_fxcache", lambda *a: own)
+    assert match_runs.match_call(tmp_path, call) is own
+    assert fut.cancelled()  # taken back: no build thread runs it now

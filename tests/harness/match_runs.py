@@ -26,6 +26,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -83,9 +84,10 @@ class _Ahead:
 
 _PLANNED: dict[Call, _Ahead] = {}
 _LOCK = threading.Lock()
-STATS = {"ahead": 0, "waited": 0, "own": 0}
+STATS = {"ahead": 0, "waited": 0, "own": 0, "seconds": 0.0}
 """How the tests' calls were served: a run made ahead and done, one a thread was
-running (waited for), or run by the test itself (conftest prints them)."""
+running (waited for), or run by the test itself; and the seconds the tests spent in
+:func:`match_call` (conftest prints them)."""
 
 
 def untaken() -> int:
@@ -168,6 +170,14 @@ def _runner(call: Call, slot: _Ahead) -> Callable[[], tuple[str, subprocess.Comp
 def match_call(root: Path | str, call: Call) -> subprocess.CompletedProcess[str]:
     """``fxcache --cache-dir ROOT`` + ``call.args()``, as ``run_fxcache`` runs it: the run made
     ahead where it is this one (see the module docstring), else run now."""
+    t0 = time.monotonic()
+    try:
+        return _served(root, call)
+    finally:
+        STATS["seconds"] += time.monotonic() - t0
+
+
+def _served(root: Path | str, call: Call) -> subprocess.CompletedProcess[str]:
     from tests.helpers import run_fxcache
 
     with _LOCK:

@@ -92,7 +92,7 @@ def test_match_call_takes_the_run_made_ahead_only_where_it_ran_as_the_tests_woul
         env["TMPDIR"] = "/elsewhere"
     slot = match_runs._Ahead(fut, env, "/" if differs == "cwd" else os.getcwd())
     monkeypatch.setattr(match_runs, "_PLANNED", {call: slot})
-    monkeypatch.setattr(match_runs, "STATS", {"ahead": 0, "waited": 0, "own": 0})
+    monkeypatch.setattr(match_runs, "STATS", {"ahead": 0, "waited": 0, "own": 0, "seconds": 0.0})
     own = subprocess.CompletedProcess(["fxcache"], 0, "run by the test", "")
     ran: list[tuple] = []
     monkeypatch.setattr(tests.helpers, "run_fxcache", lambda *a: ran.append(a) or own)
@@ -111,7 +111,7 @@ def test_match_call_runs_the_command_itself_where_no_thread_has_started_it(monke
     call = Call.argv("match", "--json", "--fn", "f")
     fut: Future = Future()  # queued, not started
     monkeypatch.setattr(match_runs, "_PLANNED", {call: match_runs._Ahead(fut)})
-    monkeypatch.setattr(match_runs, "STATS", {"ahead": 0, "waited": 0, "own": 0})
+    monkeypatch.setattr(match_runs, "STATS", {"ahead": 0, "waited": 0, "own": 0, "seconds": 0.0})
     own = subprocess.CompletedProcess(["fxcache"], 3, "run by the test", "")
     monkeypatch.setattr(tests.helpers, "run_fxcache", lambda *a: own)
     assert match_runs.match_call(tmp_path, call) is own

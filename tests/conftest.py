@@ -141,20 +141,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # kernels; then test_keying.py (its tests read the variants, but the last, which reads the
 # other torch build: that build starts once the first gc build is done) and the gc builds'
 # tests. So the tests of a build run while the later builds go on, and few are left for
-# after the last one. Last, the files whose `fxcache match` runs are made ahead on the
-# build threads (tests/harness/match_runs.py): the threads run them once no build is
-# ready, so after the last build the test process and both threads share them, where the
-# test process alone would run them one after another. A file missing here runs first
-# and may wait there; a file placed before its build is ready holds every later file
-# back while it waits.
-_TORCH_ORDER = {"test_source_changed.py": 2, "test_containers.py": 2,
+# after the last one. A file missing here runs first and may wait there; a file placed
+# before its build is ready holds every later file back while it waits.
+_TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2, "test_layer_slices.py": 2,
+                "test_source_changed.py": 2, "test_containers.py": 2,
                 "test_models_oracle.py": 3, "test_torch_oracle.py": 4,
-                "test_fork_server.py": 4, "test_recorded_answers.py": 4,
+                "test_fork_server.py": 4, "test_recorded_answers.py": 4, "test_oracle_suite.py": 4,
                 "test_changed_copies.py": 4, "test_blobs.py": 5, "test_explain.py": 6,
                 "test_explain_cause.py": 7, "test_report.py": 8, "test_remote.py": 9, "test_pack.py": 10,
-                "test_explain_rebuilt.py": 11, "test_keying.py": 12, "test_gc_concurrent.py": 13,
-                "test_shapes_oracle.py": 14, "test_real_cache.py": 14, "test_layer_slices.py": 14,
-                "test_arguments.py": 14, "test_oracle_suite.py": 14}
+                "test_explain_rebuilt.py": 11, "test_keying.py": 12, "test_gc_concurrent.py": 13}
 
 
 _ZYGOTE = None

@@ -14,12 +14,10 @@ from typing import Annotated, Any, NamedTuple
 import typer
 
 from ._context import done_reading, indexed_catalog, scan_dir
-from ._errors import BAD_INPUT
 from ._options import Dynamic, DynamicOpt, JsonOpt, mode_of
 from ._output import (
     COLOUR,
     deprecated,
-    error_line,
     fail,
     origin_text,
     out,
@@ -101,9 +99,11 @@ def match_cmd(
         return
     call = _parse_call(inputs, args, sym, fn, dynamic, from_trace, compile_id, rank)
     answer, only = _lookup(call, key, duck_shape, after_recompile, as_json)
+    if answer.report.function_missing:  # a usage error, --json or not: one line, no result
+        fail(_function_missing(answer.report, call.fn))
     if as_json:
         out.result(answer.to_json())
-        raise typer.Exit(BAD_INPUT if answer.report.function_missing else answer.verdict.exit_code)
+        raise typer.Exit(answer.verdict.exit_code)
     raise typer.Exit(_render(answer, call, only is not None or explain))
 
 
@@ -199,14 +199,20 @@ def _lookup(call: _Call, key: str | None, duck_shape: bool | None, after_recompi
     return MatchAnswer(report, verdicts(report, count_all=call.fn is not None or only is not None, function=call.fn)), only
 
 
+def _function_missing(report: Any, fn: str | None) -> str:
+    """The line for ``--fn NAME`` that no key was compiled from: the functions the cache
+    holds, and for a class or ``Class.method`` where a class is found."""
+    line = (f"no key was compiled from a function named {fn!r}; the cache holds keys compiled from: "
+            + ("; ".join(report.functions_held) if report.functions_held else "none that records its function"))
+    if fn and ("." in fn or fn[:1].isupper()):
+        line += ("; a class (Class, Class.method) is read from the source file of its methods, which must be "
+                 "readable here: name where it moved with --source-dir OLD=NEW")
+    return line
+
+
 def _render(answer: Any, call: _Call, explain: bool) -> int:
     """Print the answer (the verdicts, then each key's lookup); the exit code."""
     report, verdict, fn = answer.report, answer.verdict, call.fn
-    if report.function_missing:
-        error_line(f"no key was compiled from a function named {fn!r}; the cache holds keys "
-                   "compiled from: " + ("; ".join(report.functions_held) if report.functions_held
-                                        else "none that records its function"))
-        return BAD_INPUT
     if not report.results and call.positional:
         out.print("No FX key takes --arg: it binds FX keys that no AOTAutograd entry loads "
                   "(name one with --key to bind it by position anyway).")

@@ -143,7 +143,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # tests. So the tests of a build run while the later builds go on, and few are left for
 # after the last one. A file missing here runs first and may wait there; a file placed
 # before its build is ready holds every later file back while it waits.
-_TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2, "test_layer_slices.py": 2,
+_TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2, "test_int_arguments.py": 2,
+                "test_scalar_arguments.py": 2, "test_star_arguments.py": 2, "test_state_arguments.py": 2,
+                "test_layer_slices.py": 2,
                 "test_source_changed.py": 2, "test_containers.py": 2,
                 "test_models_oracle.py": 3, "test_torch_oracle.py": 4,
                 "test_fork_server.py": 4, "test_recorded_answers.py": 4, "test_oracle_suite.py": 4,
@@ -225,6 +227,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
                 f"{stats['waited']} waited for, {stats['own']} run by the test "
                 f"({stats['seconds']:.1f} s in the tests), "
                 f"{match_runs.untaken()} queued that no test asked for")
+        if os.environ.get("FXCACHE_TEST_MATCH_LOG"):
+            match_runs.log(os.environ["FXCACHE_TEST_MATCH_LOG"], t0)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -258,6 +262,15 @@ def _torch_queries_ask_the_fork_server(request: pytest.FixtureRequest) -> None:
 @pytest.fixture(scope="session")
 def real_cache() -> RealCache:
     return prebuilt("real_cache")
+
+
+@pytest.fixture(scope="session")
+def arg_answers(real_cache: RealCache) -> dict[str, dict]:
+    """Torch's recorded answers to the calls of the real cache's cases
+    (tests/data/oracle-answers.json), named as this session's build named its keys."""
+    from tests.harness.recorded import answers_for
+
+    return answers_for(real_cache.summary, "real")
 
 
 @pytest.fixture(scope="session")

@@ -380,6 +380,31 @@ def match_args_for(case: str, shapes: list) -> list[str]:
 # --- a Redis server for the --remote tests ---------------------------------------
 
 
+def call_label(case: str, shapes: list, *options: dict) -> str:
+    """A test id for a call of a ``tests.harness.cases`` case (``-after-recompile`` where
+    the call has options: a warm-up call before it)."""
+    return f"{case}-{json.dumps(shapes).replace(' ', '')}" + ("-after-recompile" if options else "")
+
+
+def match_call(root: Path, case: str, shapes: list, *extra: str) -> tuple[int, dict]:
+    """``fxcache match --json --fn CASE`` for a call of a case (:func:`match_args_for`),
+    ``extra`` after it: the exit code and the JSON, whose ``exit_code`` must be the run's
+    (the run made ahead where the test planned it: ``tests.harness.match_runs``)."""
+    from tests.harness.match_runs import Call
+    from tests.harness.match_runs import match_call as served
+
+    proc = served(root, Call(case, shapes, case, tuple(extra)))
+    body = json.loads(proc.stdout)
+    assert proc.returncode == body["verdicts"]["exit_code"], proc.stderr
+    return proc.returncode, body
+
+
+def aot_hit(answer: dict) -> tuple[str, str]:
+    """The AOTAutograd key and entry a recorded torch answer hit (it hit exactly one)."""
+    (lk,) = [lk for lk in answer["lookups"] if lk["kind"] == "aotautograd" and lk["hit"]]
+    return lk["key"], lk["hit"]
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 nothing listens on now."""
     import socket

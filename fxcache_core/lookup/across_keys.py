@@ -143,10 +143,15 @@ def check_negative_ints(catalog: Catalog, results: Sequence[KeyMatch],
 
 
 def check_unknown_names(results: Sequence[KeyMatch], inputs: Mapping[str, InputValue]) -> None:
-    """A call that names a parameter (``typo=3``, ``typo=[4]``, an item ``cgf['n']=4``) that no function of the
-    keys it was matched against has, where each of them could be read and none takes
-    ``*args`` or ``**kwargs``: Python raises ``TypeError`` before Dynamo sees the call, so no verdict
-    holds; a usage error naming the functions' parameters, not a verdict that ignores it.
+    """A call Python refuses before Dynamo sees it, where each function of the keys it was
+    matched against could be read: a name (``typo=3``, ``typo=[4]``, an item ``cgf['n']=4``)
+    that none of them has as a parameter, where none takes ``*args`` or ``**kwargs``; or a
+    value given by position (``args[2]``) past every function's positional parameters
+    where none takes ``*args`` (a keyword-only parameter is no position). Python raises
+    ``TypeError``, so no verdict holds: a usage error naming the functions' parameters, not
+    a verdict that ignores it. Under ``**kwargs`` a name that is no parameter is the call's
+    keyword, an item of it that keyword's item (``cfg['n']=4``: the keyword ``cfg``), which
+    :func:`~fxcache_core.lookup.kwargs_evidence.keywords_account` judges.
     Module state (``self.training``), globals, the grad mode and settings are not
     parameters and are not checked here; nor is anything where a frame is not known.
 
@@ -156,18 +161,38 @@ def check_unknown_names(results: Sequence[KeyMatch], inputs: Mapping[str, InputV
     import re
 
     from fxcache_core.functions.params import frame_reads
+    from fxcache_core.guards.user_terms import user_source
 
     named = {m.group(1) for src in inputs if (m := re.fullmatch(r"L\['(\w+)'\](?:\[.*|\..*)?", src))}
-    if not named or not results:
+    at = {int(m.group(1)): src for src in inputs if (m := re.fullmatch(r"L\['args'\]\[(\d+)\].*", src))}
+    if not (named or at) or not results:
         return
     params: dict[str, tuple[str, ...]] = {}
+    positional: dict[str, int] = {}
+    absorbs = False  # some function takes *args or **kwargs: a name may be no parameter
     for m in results:
         if m.compiled is None or m.compiled.parent is not None:
             return  # not known; or a resume frame, whose locals a call may name too
         reads = frame_reads(m.compiled)
-        if isinstance(reads, Reason) or reads.varkw or reads.varargs:
-            return  # (``*args``' own name is no parameter FrameReads lists)
+        if isinstance(reads, Reason):
+            return
         params[reads.function] = tuple(p.name for p in reads.params)
+        absorbs = absorbs or reads.varkw or reads.varargs
+        if reads.varargs or reads.param("args") is not None:
+            positional[reads.function] = -1  # any position (or args[i], an item of its parameter args)
+        else:
+            positional.setdefault(reads.function, sum(not p.keyword_only for p in reads.params))
+    shown = "; ".join(f"{fn} takes {', '.join(ps) or 'nothing'}" for fn, ps in sorted(params.items()))
+    past = sorted(i for i in at if all(0 <= n <= i for n in positional.values()))
+    if past:
+        name = user_source(at[past[0]])
+        counts = "; ".join(f"{fn} takes {n} by position{': ' if n else ''}{', '.join(params[fn][:n])}"
+                           for fn, n in sorted(positional.items()))
+        raise ShapeSpecError(f"{param('inputs')} {name}: no parameter at that position ({counts}): "
+                             "the call would raise TypeError before torch.compile sees it; give it by its name",
+                             param="inputs", value=name)
+    if absorbs:
+        return
     # ``self`` (a plain function may name a parameter so), and any name a key binds
     # (a closure's variable Dynamo sources as L['n']), are taken as known.
     known = {p for ps in params.values() for p in ps} | {"self"} | {
@@ -175,7 +200,6 @@ def check_unknown_names(results: Sequence[KeyMatch], inputs: Mapping[str, InputV
     unknown = sorted(named - known - {"args", "kwargs"})  # a nameless item is args[i]: by position
     if unknown:
         name = unknown[0]
-        shown = "; ".join(f"{fn} takes {', '.join(ps) or 'nothing'}" for fn, ps in sorted(params.items()))
         raise ShapeSpecError(f"{param('inputs')} {name}: no parameter of that name ({shown}): "
                              "the call would raise TypeError before torch.compile sees it",
                              param="inputs", value=name)

@@ -80,6 +80,22 @@ Outcome = tuple[str, str]
 """``("pass" | "fail" | "unknown", the guard)``."""
 
 
+class ItemsGiven:
+    """A keyword given by its items only (``cfg['n']=4``, ``cfg.n=4`` for a function whose
+    ``**kwargs`` takes ``cfg``): the call's dict holds a container fxcache never builds, so a
+    guard on the container or inside it is one fxcache does not read (``unknown``), and a
+    guard on the dict's keys reads it as any keyword."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[tuple[str, object], ...]) -> None:
+        self.items = items
+
+    def shown(self, name: str) -> str:
+        return ", ".join(f"{name}{rest}={v if isinstance(v, TensorArg) else text_of(_value(v))}"
+                         for rest, v in self.items)
+
+
 def _value(v: object) -> object:
     return v.value if isinstance(v, PyValue) else v
 
@@ -101,6 +117,8 @@ def _resolve(node: ast.expr, root: str, given: Mapping[str, object]) -> object:
     v: object = given[chain[1]] if chain[1] in given else _MISSING
     for i in chain[2:]:
         v = _value(v)
+        if isinstance(v, ItemsGiven):
+            raise ValueError("inside a container the call gives by its items")
         if not (isinstance(v, tuple) and type(i) is int and -len(v) <= i < len(v)):
             raise ValueError("not an item of a tuple")
         v = v[i]
@@ -170,6 +188,8 @@ def _judge(code: str, root: str, given: Mapping[str, object]) -> str:
                 v = _resolve(left.args[0], root, given)
             except (ValueError, KeyError):
                 return "unknown"
+            if isinstance(v, ItemsGiven):
+                return "unknown"
             return "pass" if isinstance(v, tuple) and len(v) == want else "fail"
         try:
             v = _resolve(left, root, given)
@@ -177,6 +197,10 @@ def _judge(code: str, root: str, given: Mapping[str, object]) -> str:
             return _tensor_guard(tree, root, given)
         if v is _MISSING or isinstance(v, TensorArg):
             return "fail" if not isinstance(op, ast.IsNot) else ("pass" if isinstance(v, TensorArg) else "fail")
+        if isinstance(op, (ast.Is, ast.IsNot)) and want is None and isinstance(v, ItemsGiven):
+            return "pass" if isinstance(op, ast.IsNot) else "fail"  # a container is not None
+        if isinstance(v, ItemsGiven):
+            return "unknown"
         if isinstance(op, ast.Is) and want is None:
             return "pass" if v is None else "fail"
         if isinstance(op, ast.IsNot) and want is None:
@@ -237,7 +261,8 @@ def judge_record(record: Mapping[str, object], root: str, given: Mapping[str, ob
 def _shown(given: Mapping[str, object]) -> str:
     if not given:
         return "{}"
-    return "{" + ", ".join(f"{k}={v if isinstance(v, TensorArg) else text_of(_value(v))}"
+    return "{" + ", ".join(v.shown(k) if isinstance(v, ItemsGiven) else
+                           f"{k}={v if isinstance(v, TensorArg) else text_of(_value(v))}"
                            for k, v in given.items()) + "}"
 
 
@@ -245,7 +270,7 @@ def kwargs_account(key: str, function: str, root: str, given: Mapping[str, objec
                    records: Sequence[Mapping[str, object]], read: bool) -> ParamAccount:
     """Account for the call's keywords that reach the compiled frame's ``**kwargs``
     (``given``: keyword -> a :class:`~fxcache_core.lookup.binding.TensorArg`, an int, a
-    float or a :class:`~fxcache_core.lookup.pyvalues.PyValue`) in key ``key``'s lookup.
+    float, a :class:`~fxcache_core.lookup.pyvalues.PyValue` or an :class:`ItemsGiven`) in key ``key``'s lookup.
 
     ``root``: the dict's source in the compiled frame (``L['kwargs']``); ``records``:
     the recorded constants of the compiles that looked the key up
@@ -283,7 +308,7 @@ def kwargs_account(key: str, function: str, root: str, given: Mapping[str, objec
         "kwargs-unrecorded"))
 
 
-__all__ = ["ALL_GUARDS", "GUARDS_OF", "judge_record", "kwargs_account"]
+__all__ = ["ALL_GUARDS", "GUARDS_OF", "ItemsGiven", "judge_record", "kwargs_account"]
 
 
 def keywords_account(call: KeyCall, frame: CompiledFrom, reads: FrameReads, params: Sequence[ParamAccount],
@@ -291,7 +316,8 @@ def keywords_account(call: KeyCall, frame: CompiledFrom, reads: FrameReads, para
     """The call's keywords that reach the ``**kwargs`` of the compiled frame, accounted
     by :func:`~fxcache_core.lookup.kwargs_evidence.kwargs_account` (the dict as a whole:
     the keywords given, or none): one account per keyword given that is no parameter of
-    the function and no input of the key, each with the dict's outcome, or one named
+    the function and no input of the key (a keyword given by its items, ``cfg['n']=4``, one
+    per item: :class:`ItemsGiven`), each with the dict's outcome, or one named
     ``**kwargs`` where there is none. Under a module compiled whole the compiled frame's
     ``L['kwargs']`` holds every keyword of the call, its named parameters' too.
     ``params``: the accounts of the frame's named parameters; ``recorded``: what runs'
@@ -302,11 +328,19 @@ def keywords_account(call: KeyCall, frame: CompiledFrom, reads: FrameReads, para
     dict_keys: dict[str, object] = {}
     own: list[tuple[str, str, object]] = []
     dict_name = re.escape(reads.varkw_name or "kwargs") if not frame.whole_module else "kwargs"
+    items: dict[str, list[tuple[str, object]]] = {}
     for src, v in call.inputs.items():
-        m = re.fullmatch(rf"L\['(?:{dict_name}'\]\[')?(\w+)'\]", src)
+        m = re.fullmatch(rf"L\['(?:{dict_name}'\]\[')?(\w+)'\]((?:\[|\.).*)?", src)
         if m is None:
             continue
         name = m.group(1)
+        if m.group(2) is not None:  # cfg['n']=4 of no parameter cfg: the keyword cfg, given by its items
+            if reads.param(name) is None and not frame.whole_module and not any(
+                    t == c or t.startswith((c + "[", c + ".")) for c in candidates(src, frame.params)
+                    for t in call.taken):
+                items.setdefault(name, []).append((m.group(2), v))
+                own.append((name + m.group(2), src, v))
+            continue
         if reads.param(name) is None:
             dict_keys[name] = v
             taken = any(t == c or t.startswith((c + "[", c + ".")) for c in candidates(src, frame.params)
@@ -317,6 +351,8 @@ def keywords_account(call: KeyCall, frame: CompiledFrom, reads: FrameReads, para
             pos = f"L['args'][{frame.params.index(name)}]" if name in frame.params else None
             if pos is None or pos not in call.taken:  # passed by keyword: in the wrapper's kwargs
                 dict_keys[name] = v
+    for name, given in items.items():
+        dict_keys.setdefault(name, ItemsGiven(tuple(given)))
     root = "L['kwargs']" if frame.whole_module or reads.varkw_name is None else f"L[{reads.varkw_name!r}]"
     read = frame.whole_module or reads.varkw_read or reads.opaque
     acc = kwargs_account(call.key.key, frame.name, root, dict_keys, recorded, read)

@@ -20,6 +20,7 @@ The result is a value (:class:`~fxcache_core.lookup.match_report.MatchReport`, i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -31,9 +32,11 @@ from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import FxcacheError, param
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.origin import function_name, key_origin, keys_of_function
+from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.accounting import (
     KeyCall,
     Ledger,
+    ParamAccount,
     RecordedConstants,
     account,
     settled_by_record,
@@ -89,6 +92,22 @@ def unnamed_key(catalog: Catalog, k: CacheKey, origin: Origin | CompiledFrom | N
     if first is None or not first[1].inputs or any(i.source for i in first[1].inputs):
         return None
     return UnboundKey(k, origin, (), tuple(i.type for i in first[1].inputs))
+
+
+def _param_names(frame: CompiledFrom) -> frozenset[str]:
+    """Every named parameter of the compiled function, keyword-only ones too, where its
+    source is read (:func:`~fxcache_core.functions.params.frame_reads`); else its positional ones."""
+    from fxcache_core.functions.params import frame_reads
+    from fxcache_core.reasons import Reason
+
+    reads = frame_reads(frame)
+    return frozenset(frame.params) | (frozenset() if isinstance(reads, Reason) else {p.name for p in reads.params})
+
+
+def _base_name(src: str) -> str | None:
+    """``n`` of ``L['n']``, ``L['cfg']['n']`` or ``L['cfg'].n``; None for any other source."""
+    m = re.match(r"L\['(\w+)'\]", src)
+    return m.group(1) if m is not None else None
 
 
 @dataclass
@@ -180,9 +199,11 @@ class _Run:
             call = IntArgsCall(k, entry, origin, q.inputs, q.mode, q.pgo_state(catalog),
                                of_function=q.function is not None, frame=m.compiled, settled=settled)
             rule = int_argument_rule(self.int_keys, call)
-        if rule.problems:
+        if rule.problems:  # the arguments that rule the key out are accounted (used: no "no key takes" warning)
+            ruling = tuple(ParamAccount(user_source(src), str(q.inputs.get(src)), True, "rules-out", why, source=src)
+                           for src, kind, why in rule.about if kind == "problem")
             return KeyMatch(key=k, fits=False, reasons=rule.problems, symbols=m.symbols, origin=origin,
-                            bound=m.bound, compiled=m.compiled, auto=m.auto, profile=m.profile)
+                            bound=m.bound, compiled=m.compiled, auto=m.auto, profile=m.profile, params=ruling)
 
         def int_default(src: str, v: int | float) -> IntRule:
             if call is None or self.int_keys is None:
@@ -238,6 +259,9 @@ class _Run:
                         uncertain=m.uncertain + ((auto.uncertain,) if auto.uncertain else ()))
         m = self.with_loaders(self.with_call_rules(m, origin, auto))
         used.update(p.source for p in m.params if p.source is not None)
+        if not m.fits and m.compiled is not None:  # ruled out before its parameters were read: none unread
+            names = _param_names(m.compiled)
+            used.update(src for src in self.query.inputs if _base_name(src) in names)
         if self.recompiled is not None:
             m = static_after_recompile(catalog, m, self.recompiled, self.query.inputs)
         return m

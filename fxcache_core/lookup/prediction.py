@@ -417,11 +417,30 @@ def _phase_verdict(function: str | None, group: Sequence[KeyMatch], phase: Phase
         elif v.status == "new-graph" and not any(m.auto for m in group) and ":mark_dynamic=" not in str(inputs) \
                 and not (code_of(v.why) or "").startswith(_SCALAR_CODES) \
                 and not any(code_of(r) in ARGUMENT_CODES for m in group for r in m.reasons):
-            v = replace(v, why=Reason(
-                f"static {_user_inputs(group, inputs)} was never compiled (under dynamic=None a fresh "
-                "process traces its first call with static sizes, and no key holds these)",
-                "static-never-compiled"))
+            v = replace(v, why=_never_compiled(group, inputs))
     return replace(v, phase=phase, heading=heading)
+
+
+def _never_compiled(group: Sequence[KeyMatch], inputs: Sequence[tuple[str, str]]) -> Reason:
+    """Why a first call traced static is a new graph, naming its cause: the Python
+    arguments that rule keys out (``x.requires_grad=True``: the parameter and its value),
+    alone where they rule out every key, else with the static sizes no key holds."""
+    own = [m for m in group if m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by] or list(group)
+    ruling = list({(p.name, p.value): p for m in own for p in m.params if p.status == "rules-out"}.values())
+    if not ruling:
+        return Reason(f"static {_user_inputs(group, inputs)} was never compiled (under dynamic=None a fresh "
+                      "process traces its first call with static sizes, and no key holds these)",
+                      "static-never-compiled")
+    named = ", ".join(f"{p.name}={p.value}" for p in ruling)
+    if all(any(p.status == "rules-out" for p in m.params) for m in own):
+        first = ruling[0]
+        why = user_text(str(first.how).removeprefix(f"{first.name}={first.value}: "))
+        return Reason(f"{named} {'was' if len(ruling) == 1 else 'were'} never compiled: {why}", first.how.code)
+    ruled = {p.source for p in ruling}
+    static = _user_inputs(group, [(src, v) for src, v in inputs if src not in ruled])
+    return Reason(f"static {static} with {named} was never compiled (under dynamic=None a "
+                  "fresh process traces its first call with static sizes, and no key holds these sizes with "
+                  + ("this value)" if len(ruling) == 1 else "these values)"), "static-never-compiled")
 
 
 def _either(none: FunctionVerdict, true: FunctionVerdict) -> FunctionVerdict:

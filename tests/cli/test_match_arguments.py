@@ -77,3 +77,18 @@ def test_the_call_without_the_item_is_a_hit():
     base = run_fxcache("--cache-dir", str(V215), *SRC, "match", *INT_CALL)
     assert base.returncode == 0 and base.stdout.startswith("int_arg_auto: first call in a fresh process: HIT"), \
         base.stdout + base.stderr
+
+
+@pytest.mark.parametrize("fn", ["Case", "Case.run", "nosuch"])
+@pytest.mark.parametrize("as_json", [False, True], ids=["human", "json"])
+def test_a_function_no_key_was_compiled_from_is_one_line_in_json_too(fn, as_json):
+    """The fixture's source is not here, so no key has a class: ``--fn Class`` and
+    ``--fn Class.method`` find no key, as a name no function has. A usage error: one line
+    on stderr naming the functions the cache holds, nothing on stdout, exit 2, --json or
+    not (as every other usage error); for a class, where a class is read from."""
+    proc = run_fxcache("--cache-dir", str(V215), "match", *(("--json",) if as_json else ()), "--fn", fn,
+                       "--inputs", "x=[10,4]")
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    (line,) = proc.stderr.splitlines()
+    assert f"no key was compiled from a function named {fn!r}" in line and "int_arg_auto (cases.py:446)" in line
+    assert ("--source-dir OLD=NEW" in line) == (fn != "nosuch"), line

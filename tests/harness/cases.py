@@ -684,7 +684,7 @@ _SHAPES_CASES = [
 
 # --------------------------------------------------------------------------- #
 # Python arguments the code reads (bools, strings, None, a graph break's locals):
-# their own block, tests/harness/cases_args.py (tests/torch/test_arguments.py).
+# their own block, tests/harness/cases_args.py (tests/torch/test_*arguments.py).
 # --------------------------------------------------------------------------- #
 
 from tests.harness.cases_args import ARGUMENT_CASES  # noqa: E402

@@ -1,5 +1,5 @@
 """The corpus's block of Python arguments the code reads: bools, strings, None, a graph
-break's locals (tests/torch/test_arguments.py).
+break's locals (tests/torch/test_arguments.py and the other test_*arguments.py).
 
 Dynamo specializes on each value such an argument has when the code reads it (a bool
 the code branches on, a string it compares, None for an optional tensor): the graph,

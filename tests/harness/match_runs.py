@@ -80,6 +80,10 @@ class _Ahead:
     cwd: str = ""
     taken: bool = False
     """Whether a test asked for it."""
+    times: dict[str, float] = field(default_factory=dict)
+    """``time.monotonic()`` when it was queued, a thread started and ended it, a test asked."""
+    outcome: str = ""
+    """How the test's call was served: ahead, waited, or own (why: not-started, root, env, cwd)."""
 
 
 _PLANNED: dict[Call, _Ahead] = {}
@@ -108,6 +112,24 @@ def ahead(
         return test
 
     return mark
+
+
+# The plans of the tests of a demo case's call (parameters ``case`` and ``shapes``):
+# assert_match_agrees_with_answer's run (no --fn), assert_verdict_as_torch's and
+# tests.helpers.match_call's (--fn CASE), or both.
+AGREES = ahead(lambda case, shapes, **_: [Call(case, shapes)])
+VERDICT = ahead(lambda case, shapes, **_: [Call(case, shapes, case)])
+BOTH = ahead(lambda case, shapes, **_: [Call(case, shapes), Call(case, shapes, case)])
+
+
+def both_for(agreeing: list) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The verdict's run, and the lookups' too for the calls in ``agreeing``."""
+    return ahead(
+        lambda case, shapes, **_: [
+            *([Call(case, shapes)] if (case, shapes) in agreeing else []),
+            Call(case, shapes, case),
+        ]
+    )
 
 
 def planned(items: Iterable[Any]) -> list[Call]:
@@ -142,6 +164,7 @@ def queue(calls: Iterable[Call]) -> int:
             if call in _PLANNED:
                 continue
             slot = _PLANNED[call] = _Ahead(Future())
+            slot.times["queued"] = time.monotonic()
         slot.future = BACKGROUND.later(_runner(call, slot), needs=(CACHE,))
         n += 1
     return n
@@ -149,22 +172,29 @@ def queue(calls: Iterable[Call]) -> int:
 
 def _runner(call: Call, slot: _Ahead) -> Callable[[], tuple[str, subprocess.CompletedProcess[str]]]:
     def run() -> tuple[str, subprocess.CompletedProcess[str]]:
-        from demo.build_cache import build_options
-        from tests.cli_run import child_env, fxcache_forked_as
-        from tests.harness.background import BACKGROUND
-
-        root = str(BACKGROUND.get(CACHE).root)
-        base = build_options().base_env
-        env = child_env(base=base)
-        slot.env = {k: v for k, v in env.items() if not k.startswith("PYTEST_")}
-        slot.cwd = os.getcwd()
-        args = ["--cache-dir", root, *call.args()]
-        r = fxcache_forked_as(args, env, slot.cwd)
-        return root, subprocess.CompletedProcess(
-            ["fxcache", *args], r.returncode, r.stdout, r.stderr
-        )
+        slot.times["started"] = time.monotonic()
+        try:
+            return _run(call, slot)
+        finally:
+            slot.times["ended"] = time.monotonic()
 
     return run
+
+
+def _run(call: Call, slot: _Ahead) -> tuple[str, subprocess.CompletedProcess[str]]:
+    from demo.build_cache import build_options
+    from tests.cli_run import child_env, fxcache_forked_as
+    from tests.harness.background import BACKGROUND
+
+    root = str(BACKGROUND.get(CACHE).root)
+    base = build_options().base_env
+    env = child_env(base=base)
+    slot.env = {k: v for k, v in env.items() if not k.startswith("PYTEST_")}
+    slot.cwd = os.getcwd()
+    args = ["--cache-dir", root, *call.args()]
+    slot.times["forked"] = time.monotonic()
+    r = fxcache_forked_as(args, env, slot.cwd)
+    return root, subprocess.CompletedProcess(["fxcache", *args], r.returncode, r.stdout, r.stderr)
 
 
 def match_call(root: Path | str, call: Call) -> subprocess.CompletedProcess[str]:
@@ -184,11 +214,48 @@ def _served(root: Path | str, call: Call) -> subprocess.CompletedProcess[str]:
         slot = _PLANNED.get(call)
         if slot is not None:
             slot.taken = True
+            slot.times["asked"] = time.monotonic()
+    why = "unplanned"
     if slot is not None and not slot.future.cancel():
         done = slot.future.done()
         made_root, run = slot.future.result()
-        if made_root == str(root) and slot.env == _env_now() and slot.cwd == os.getcwd():
-            STATS["ahead" if done else "waited"] += 1
+        why = next(
+            (
+                w
+                for w, same in (
+                    ("root", made_root == str(root)),
+                    ("env", slot.env == _env_now()),
+                    ("cwd", slot.cwd == os.getcwd()),
+                )
+                if not same
+            ),
+            "",
+        )
+        if not why:
+            slot.outcome = "ahead" if done else "waited"
+            STATS[slot.outcome] += 1
             return run
+    elif slot is not None:
+        why = "not-started"
+    if slot is not None:
+        slot.outcome = f"own:{why}"
     STATS["own"] += 1
     return run_fxcache("--cache-dir", str(root), *call.args())
+
+
+def log(path: str | os.PathLike[str], t0: float) -> None:
+    """Write each planned run (its case, when queued/started/ended/asked, seconds after
+    ``t0``, and how its test was served) to ``path`` as JSON lines."""
+    with _LOCK:
+        rows = [
+            {
+                "case": c.case,
+                "fn": c.fn,
+                "extra": list(c.extra),
+                "outcome": s.outcome or "never-asked",
+                **{k: round(v - t0, 2) for k, v in s.times.items()},
+            }
+            for c, s in _PLANNED.items()
+        ]
+    with open(path, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)

@@ -48,28 +48,32 @@ def recorded_calls() -> dict[str, list[tuple]]:
     from tests.harness.oracle_queries import EQUIVALENCE_QUERIES
     from tests.torch import test_arguments as arguments
     from tests.torch import test_containers as containers
+    from tests.torch import test_int_arguments as ints
     from tests.torch import test_layer_slices as slices
     from tests.torch import test_oracle_suite as suite
     from tests.torch import test_real_cache as real
+    from tests.torch import test_scalar_arguments as scalars
     from tests.torch import test_shapes_oracle as shapes
+    from tests.torch import test_star_arguments as star
+    from tests.torch import test_state_arguments as state
 
     calls = [*real.ORACLE_CALLS, *[tuple(p.values) for p in suite.PARAMS], suite.AFTER_RECOMPILE,
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
-             *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS, *arguments.CONSTANT_CALLS,
-             *arguments.CONSTANT_UNDECIDED, *arguments.PINNED_CALLS, *arguments.TUPLE_CALLS, *arguments.TUPLE_UNDECIDED,
-             *arguments.SCALAR_CALLS,
-             *arguments.RETRACE_CALLS, *arguments.RETRACE_UNDECIDED, *arguments.SPECIALIZED_UNDECIDED,
-             *arguments.RAMP_CALLS,
-             *arguments.RAMP_UNDECIDED, *arguments.MODE_UNDECIDED,
-             *arguments.UNATTRIBUTED_CALLS, *arguments.UNATTRIBUTED_UNDECIDED, *arguments.SYMBOLIC_CALLS,
-             *arguments.SYMBOLIC_UNDECIDED, *arguments.KWARGS_CALLS, *arguments.KW_DICT_CALLS,
-             *arguments.UNNAMED_CALLS, *arguments.SIZES_CALLS, *arguments.OPS_CALLS,
-             *arguments.OPS_UNDECIDED, *arguments.BREAK_CALLS, *arguments.BREAK_UNDECIDED,
-             *arguments.DTYPE_CALLS, *arguments.DTYPE_UNDECIDED, *arguments.GRAD_CALLS,
-             *arguments.GRAD_UNDECIDED, *arguments.FLOAT_DEFAULT_CALLS, *arguments.INT_KW_CALLS,
-             *arguments.INT_KW_UNDECIDED, *arguments.ATTR_CALLS, *arguments.ATTR_UNDECIDED,
-             *arguments.STATE_CALLS, *arguments.STATE_UNDECIDED, *arguments.STAR_CALLS, *arguments.STAR_UNDECIDED,
-             *arguments.SPLIT_CALLS, *arguments.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
+             *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS, *ints.CONSTANT_CALLS,
+             *ints.CONSTANT_UNDECIDED, *ints.PINNED_CALLS, *ints.TUPLE_CALLS, *ints.TUPLE_UNDECIDED,
+             *scalars.SCALAR_CALLS,
+             *ints.RETRACE_CALLS, *ints.RETRACE_UNDECIDED, *ints.SPECIALIZED_UNDECIDED,
+             *ints.RAMP_CALLS,
+             *ints.RAMP_UNDECIDED, *arguments.MODE_UNDECIDED,
+             *star.UNATTRIBUTED_CALLS, *star.UNATTRIBUTED_UNDECIDED, *scalars.SYMBOLIC_CALLS,
+             *scalars.SYMBOLIC_UNDECIDED, *star.KWARGS_CALLS, *star.KW_DICT_CALLS,
+             *arguments.UNNAMED_CALLS, *ints.SIZES_CALLS, *ints.OPS_CALLS,
+             *ints.OPS_UNDECIDED, *ints.BREAK_CALLS, *ints.BREAK_UNDECIDED,
+             *scalars.DTYPE_CALLS, *scalars.DTYPE_UNDECIDED, *state.GRAD_CALLS,
+             *state.GRAD_UNDECIDED, *scalars.FLOAT_DEFAULT_CALLS, *ints.INT_KW_CALLS,
+             *ints.INT_KW_UNDECIDED, *arguments.ATTR_CALLS, *arguments.ATTR_UNDECIDED,
+             *state.STATE_CALLS, *state.STATE_UNDECIDED, *star.STAR_CALLS, *star.STAR_UNDECIDED,
+             *star.SPLIT_CALLS, *star.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
              *slices.BRANCH_INT_CALLS, *[(case, call) for case, call, _ in containers.CONTAINER_CALLS]]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],

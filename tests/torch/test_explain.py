@@ -589,7 +589,7 @@ def test_a_runs_trace_decides_a_python_argument_the_cache_alone_cannot(traced, r
 def test_the_builds_trace_decides_a_kwargs_call_that_passes_its_guards(traced, real_cache, tmp_path):
     """kw_built_with (built with flag=True through **kwargs) and kw_built_without (built
     with no keyword): the cache alone leaves every call undecided
-    (tests/torch/test_arguments.py). The replay's ``kwargs`` step called each as built; its
+    (tests/torch/test_star_arguments.py). The replay's ``kwargs`` step called each as built; its
     trace, explained, records Dynamo's guards on L['kwargs'] for their keys. A call that
     passes them is decided as torch decides it (a hit on the key); one that fails them
     stays undecided, naming the guard: torch traces again, and whether that graph is the
@@ -598,7 +598,7 @@ def test_the_builds_trace_decides_a_kwargs_call_that_passes_its_guards(traced, r
     from tests.harness.oracle import call_id
     from tests.harness.recorded import answers_for
     from tests.helpers import match_args_for
-    from tests.torch.test_arguments import KW_DICT_CALLS
+    from tests.torch.test_star_arguments import KW_DICT_CALLS
 
     answers = answers_for(real_cache.summary, "real")
     run = traced["replay"]

@@ -18,7 +18,7 @@ import json
 import pytest
 
 from tests.harness.match_runs import Call, ahead, match_call
-from tests.helpers import assert_verdict_as_torch, torch_status
+from tests.helpers import assert_verdict_as_torch, run_fxcache, torch_status
 
 pytestmark = pytest.mark.torch
 
@@ -127,3 +127,20 @@ def test_an_int_the_code_only_branches_on_is_read_by_the_side_its_graph_took(rea
         assert {p["name"]: p["how"] for p in v["params"]}["clip"] == "branch", v
     else:
         assert v["why_code"] == "branch-not-taken", v
+
+
+@pytest.mark.parametrize("x,depth", [([4, 8], 1), ([5, 8], 2)], ids=["ruled-out-by-depth", "ruled-out-by-size"])
+def test_a_depth_the_function_takes_is_never_named_unused(real_cache, x, depth):
+    """depth=1 rules every LayerStack key out by the layers it applied; x=[5,8] rules them out
+    by a static size before depth is read. Either way depth is the function's parameter,
+    judged or not needed: no "no key takes depth" warning, in the JSON's ``unused`` or in
+    the text."""
+    args = ("--fn", "LayerStack", "--dynamic", "none", "--shapes", "x=" + json.dumps(x).replace(" ", ""),
+            "--inputs", f"depth={depth}")
+    proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", *args)
+    body = json.loads(proc.stdout)
+    assert proc.returncode == 1 and body["unused"] == [], (proc.returncode, body["unused"])
+    (fv,) = body["verdicts"]["functions"]
+    assert fv["status"] == "new-graph", fv
+    text = run_fxcache("--cache-dir", str(real_cache.root), "match", *args)
+    assert text.returncode == 1 and "warning" not in text.stdout + text.stderr, text.stdout + text.stderr

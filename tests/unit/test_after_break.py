@@ -1,7 +1,7 @@
 """Which parameters a first frame's source reads only after the graph break its graph
 ends at (fxcache_core/lookup/after_break.py, :func:`late_reads`: the part the source
 decides; the cache's part, a resume frame at that line and the key's last ops there, is
-checked against torch in tests/torch/test_arguments.py, ``gated`` and ``gated_early``).
+checked against torch in tests/torch/test_int_arguments.py, ``gated`` and ``gated_early``).
 
 The sources are written here; each names the break line it is asked about (the line of
 the ``if`` whose test Dynamo cannot trace).

@@ -1,7 +1,7 @@
 """The grad mode, each input's requires_grad and globals given with a call
 (fxcache_core/lookup/ambient.py), on entries written by hand: the rules read only two
 fields of an AOTAutograd entry (its backward, and ``input_info``'s requires_grad), and
-tests/torch/test_arguments.py checks them against torch's lookups on a real training
+tests/torch/test_state_arguments.py checks them against torch's lookups on a real training
 entry. The evaluation's grad_flip and grad_built families check them on more calls."""
 
 from __future__ import annotations

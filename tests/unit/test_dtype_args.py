@@ -6,7 +6,7 @@ forward graph (``aot_forward_graph_str``), copied from the real entries of
 ``cast_to`` (tests/harness/cases_args.py) and varied where a real compile cannot give
 the case cheaply (two dtype constants on one line, a factory, a dead ``.to``, the
 convert of another value). What torch itself does with those calls is
-tests/torch/test_arguments.py's.
+tests/torch/test_scalar_arguments.py's.
 """
 
 from __future__ import annotations

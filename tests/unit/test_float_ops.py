@@ -5,7 +5,7 @@ The op lines are as torch 2.13 printed them (``aot_forward_graph_str``) for the
 evaluation's ``clamp_bounds`` family (``clamp_range``, x [4, 8], built with lo=-1.0 and
 hi at its default 1.0, dynamic=None) and ``where_fill`` (built with thresh=0); only the
 file path is changed. What torch answers for such calls is the recorded corpus's
-(tests/torch/test_containers.py, ``cfg_clamp``; tests/torch/test_arguments.py,
+(tests/torch/test_containers.py, ``cfg_clamp``; tests/torch/test_scalar_arguments.py,
 ``fill_where``); here the reading of the graph is checked in-process.
 """
 

@@ -1,7 +1,7 @@
 """Global state and settings given with a call (fxcache_core/lookup/global_state.py): how
 they are written and parsed, and the account each gets on a key that otherwise fits. The
 rules read nothing of the key but its name (the cache records none of these states);
-tests/torch/test_arguments.py checks them against torch's lookups on a real cache, and the
+tests/torch/test_state_arguments.py checks them against torch's lookups on a real cache, and the
 evaluation's state families (tests/harness/evaluation/families_state.py) on more calls."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ functions compiled with ``dynamic=False`` on CPU: ``spread`` is the evaluation's
 ``spread_dim`` family (x [4, 6], built with dim left out and with dim=1), the others
 were compiled on x [2, 3, 4] or [4, 6] with the values each test names. Only the file
 path is changed. What torch answers for such calls is the recorded corpus's
-(tests/torch/test_arguments.py, ``spread_ops``, ``dim_sized``) and the evaluation's; here
+(tests/torch/test_int_arguments.py, ``spread_ops``, ``dim_sized``) and the evaluation's; here
 the reading of the graph is checked in-process.
 """
 

@@ -7,7 +7,7 @@ the evaluation's ``regroup_auto`` family's first key; ``regroup_tuple``: groups=
 [4, 8]; ``regroup_flat``: groups=3 on [4, 12]; ``reshape_to``: shape=(4, -1) on [2, 12])
 and for ``regroup`` with groups a SymInt
 (the second key of ``regroup_auto``). Only the file path is changed. What torch answers
-for such calls is the recorded corpus's (tests/torch/test_arguments.py, ``regroup_baked``)
+for such calls is the recorded corpus's (tests/torch/test_int_arguments.py, ``regroup_baked``)
 and the evaluation's; here the reading of the graph is checked in-process.
 """
 

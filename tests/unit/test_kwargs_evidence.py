@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from fxcache_core.lookup.binding import TensorArg
-from fxcache_core.lookup.kwargs_evidence import judge_record, kwargs_account
+from fxcache_core.lookup.kwargs_evidence import ItemsGiven, judge_record, kwargs_account
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.trace.constants import key_constants
 from fxcache_core.trace.dict_guards import dict_evidence, guard_managers
@@ -74,6 +74,24 @@ def test_a_dict_the_code_iterates_is_not_read_and_a_record_without_every_guard_i
     hostile = {"#all-guards": True, "guards:L['kwargs']": ("(" * 5000 + ")" * 5000, "L['kwargs']['a'] == " + "1" * 3000,
                                                            "L['kwargs']['a'] == __import__('os').system('x')")}
     assert judge_record(hostile, K, {"a": 1})[0] == "unknown"  # bounded, parsed, never run
+
+
+def test_a_keyword_given_by_its_items_is_judged_by_the_dicts_keys_and_its_own_guards_are_not_read():
+    """``cfg['n']=4`` under ``**kwargs``: the keyword ``cfg``, a container fxcache never
+    builds. Dynamo's guards on the dict's keys judge it as any keyword (torch 2.13 recompiles
+    ``f(x, flag=True)``'s frame for ``f(x, flag=True, cfg={'n': 4})`` on ``len(kwargs) == 1``);
+    a guard on the container or inside it is unread, never passed."""
+    cfg = ItemsGiven((("['n']", 4),))
+    codes, _ = RUNS["passed on, one"]
+    assert judge_record(_record(codes), K, {"flag": PyValue(True), "cfg": cfg}) == ("fail", "len(L['kwargs']) == 1")
+    inside = ["___check_type_id(L['kwargs']['cfg'], 9), type=<class 'dict'>", "L['kwargs']['cfg']['n'] == 4",
+              "len(L['kwargs']['cfg']) == 1", "L['kwargs']['cfg'] is not None"]
+    for code in inside:
+        assert judge_record(_record([TYPE, code]), K, {"cfg": cfg})[0] == ("pass" if "is not None" in code
+                                                                           else "unknown"), code
+    acc = kwargs_account("k" * 52, "f", K, {"flag": PyValue(True), "cfg": cfg}, [], read=True)
+    assert acc.status == "undecided" and acc.how.code == "kwargs-unrecorded", acc
+    assert "**kwargs={flag=True, cfg['n']=4}" in acc.how, acc.how
 
 
 def test_a_tensor_keyword_is_left_to_the_keys_own_guards():

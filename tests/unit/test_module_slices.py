@@ -4,7 +4,7 @@ code only branches on (fxcache_core/lookup/branch_ints.py): the source readers, 
 The sources are written here (``ast``, never run); the input sources are as torch 2.13's
 AOTAutograd entries name a ``ModuleList``'s parameters (``aot_autograd_arg_pos_to_source``:
 the evaluation's ``layer_slice`` family, tests/harness/evaluation). What torch answers for
-such calls is tests/torch/test_arguments.py's (``layer_stack``, ``flags`` given an int).
+such calls is tests/torch/test_layer_slices.py's (``layer_stack``, ``flags`` given an int).
 """
 
 from __future__ import annotations

@@ -93,3 +93,22 @@ def test_ls_reads_the_same_entries_corrupt_as_a_whole_decode(tmp_path):
 def test_head_lines_are_the_first_lines_splitlines_gives(text):
     assert list(head_lines(text, 10**6)) == text.splitlines()
     assert list(head_lines(text, 2)) == text.splitlines()[:2]
+
+
+def test_a_decoded_entry_is_made_with_the_dataclass_fields_in_order_with_their_defaults():
+    """DecodedEntry writes its own __init__ (one dict update): its parameters are the
+    fields, in order, with the same defaults, and it stays frozen."""
+    import dataclasses
+    import inspect
+
+    from fxcache_core.decode.entries import DecodedEntry
+
+    params = list(inspect.signature(DecodedEntry.__init__).parameters.values())[1:]
+    fields = dataclasses.fields(DecodedEntry)
+    assert [p.name for p in params] == [f.name for f in fields]
+    assert [p.default for p in params] == [
+        inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default for f in fields]
+    d = DecodedEntry(KeyKind.FX_GRAPH, "t", None, ())
+    assert dataclasses.replace(d, fx_key="k") == DecodedEntry(KeyKind.FX_GRAPH, "t", None, (), fx_key="k")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.fx_key = "k"  # type: ignore[misc]

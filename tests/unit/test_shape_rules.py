@@ -57,7 +57,7 @@ def test_sizes_that_stay_above_1_or_are_inputs_are_no_boundary():
 def test_an_int_arguments_symbol_alone_at_0_or_1_is_a_boundary_never_solved():
     """torch.arange(n) under dynamic=True: n's symbol sizes a tensor alone, and the key's
     entries keep it from 0 and 1 (n >= 2). torch 2.13 traced another graph for n=0, with n
-    still an input: a boundary, undecided, no symbol solved (tests/torch/test_arguments.py
+    still an input: a boundary, undecided, no symbol solved (tests/torch/test_int_arguments.py
     records it). A tensor dim's symbol alone stays the fit's."""
     symbols = (*SYMBOLS, SymbolInfo("t2", "s86", "L['n']", 8))
     for n in (0, 1):

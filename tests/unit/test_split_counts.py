@@ -1,7 +1,7 @@
 """The reader of a split's number of pieces (fxcache_core/lookup/split_counts.py): its guard
 clause, its printed op and the code that reads every piece. The graph below is the one
 torch 2.13 printed for ``split_sum`` of tests/harness/cases_args.py (x=[6,12], n=4 under
-dynamic=True; tests/torch/test_arguments.py checks the verdicts against torch)."""
+dynamic=True; tests/torch/test_star_arguments.py checks the verdicts against torch)."""
 
 from __future__ import annotations
 

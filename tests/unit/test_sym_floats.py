@@ -2,7 +2,7 @@
 
 The graph lines are copied from a key torch 2.13 wrote for ``adam_like`` after a recompile
 made ``step`` a SymInt (tests/harness/evaluation/fns.py); the real cases are in
-tests/torch/test_arguments.py (``decay_step``, ``decay_neg``). These check the edges a
+tests/torch/test_scalar_arguments.py (``decay_step``, ``decay_neg``). These check the edges a
 compile does not reach cheaply: a node left over, a part that does not read the
 parameter differing, a form not read.
 """

@@ -209,7 +209,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             BACKGROUND.start(name)
     # The tests' `fxcache match` runs on the real cache, on the build threads behind the
     # builds, in the order the tests ask for them (tests/harness/match_runs.py).
-    match_runs.queue(match_runs.planned(session.items))
+    match_runs.queue(match_runs.plans(session.items))
+
+
+def pytest_runtest_logfinish(nodeid: str, location) -> None:
+    """A test ended: drop the match runs made ahead for it alone that it never asked for."""
+    match_runs.ended(nodeid)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -226,7 +231,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
                 f"match runs: {stats['ahead']} made ahead ({bg.BACKGROUND.job_seconds:.1f} s on the build threads), "
                 f"{stats['waited']} waited for, {stats['own']} run by the test "
                 f"({stats['seconds']:.1f} s in the tests), "
-                f"{match_runs.untaken()} queued that no test asked for")
+                f"{stats['dropped']} dropped unasked, {match_runs.untaken()} queued that no test asked for")
         if os.environ.get("FXCACHE_TEST_MATCH_LOG"):
             match_runs.log(os.environ["FXCACHE_TEST_MATCH_LOG"], t0)
 

@@ -87,6 +87,8 @@ class Background:
         """name -> (start, end) of each finished build, ``time.monotonic()`` seconds."""
         self.job_seconds = 0.0
         """Seconds the build threads spent on the jobs of :meth:`later`."""
+        self._building = 0
+        """How many threads are running a build (not a job) now."""
         self.options = BuildOptions()
         """How every build's torch processes start (:meth:`configure`)."""
 
@@ -128,10 +130,13 @@ class Background:
         return fut
 
     def _queue(self, key: str, fn: Callable[[], Any], needs: tuple[str, ...], order: int) -> None:
-        """Queue ``key``'s ``fn`` once ``needs`` are done; start the worker threads."""
+        """Queue ``key``'s ``fn`` once ``needs`` are done; start the worker threads. Among the
+        ready ones of an ``order``, the first queued runs first (its place is taken now, not
+        when its needs are done)."""
         with self._lock:
             self._fns[key] = fn
             deps = [self._futures[d] for d in needs]
+            seq = next(self._seq)
             while len(self._workers) < self._jobs:
                 t = threading.Thread(target=self._work, name="fxcache-build", daemon=True)
                 t.start()
@@ -144,13 +149,19 @@ class Background:
                 pending[0] -= 1
                 if pending[0] > 0:
                     return
-            self._ready.put((order, next(self._seq), key, env))
+            self._ready.put((order, seq, key, env))
 
         if not deps:
             pending[0] = 1
             ready()
         for d in deps:
             d.add_done_callback(ready)
+
+    def serves_jobs(self) -> bool:
+        """Whether a thread is free for the jobs of :meth:`later` (idle, or on a job), not
+        every one on a build: a job queued and ready starts soon."""
+        with self._lock:
+            return len(self._workers) > self._building
 
     def _work(self) -> None:
         while True:
@@ -160,13 +171,18 @@ class Background:
             fut = self._futures[name]
             if not fut.set_running_or_notify_cancel():
                 continue
+            build = name in _BUILDERS
+            with self._lock:
+                self._building += build
             t0 = time.monotonic()
             try:
                 fut.set_result(_run_build(self.options, env, self._fns[name]))
             except BaseException as e:  # noqa: BLE001 - raised again in every test that asks
                 fut.set_exception(e)
             finally:
-                if name in _BUILDERS:
+                with self._lock:
+                    self._building -= build
+                if build:
                     self.spans[name] = (t0, time.monotonic())
                 else:
                     self.job_seconds += time.monotonic() - t0
@@ -188,9 +204,10 @@ class Background:
     def close(self) -> None:
         """Drop builds not started yet; wait for those running (their subprocesses)."""
         with self._lock:
-            for fut in self._futures.values():
-                fut.cancel()  # only those not running yet
+            futures = list(self._futures.values())
             workers, self._workers = self._workers, []
+        for fut in futures:  # outside the lock: a cancel calls back the jobs queued behind it
+            fut.cancel()  # only those not running yet
         for _ in workers:
             self._ready.put((-(1 << 62), next(self._seq), "", None))
         for t in workers:

@@ -41,10 +41,11 @@ from typing import Any
 # and starts its TORCH_TRACE, if any, with tests.harness.traced.trace_this_process (after
 # the import where torch is imported already). tests.harness.traced: its plans that set
 # variables torch reads at import start fresh (traced_subprocess).
+# tests.harness.match_runs: the match arguments of the planned calls (a case's inputs; no compile).
 # tests.harness.oracle: a query asked as a fresh process's (``torch_lookups(..., fresh=True)``,
 # test_gc_concurrent.py's compiles), never its --serve (started with Popen, not here).
 _ROUTED = ("demo.build_cache", "tests.harness.model_runs", "tests.harness.variants", "tests.harness.pack_app",
-           "tests.harness.blob_app", "tests.harness.oracle", "tests.harness.traced")
+           "tests.harness.blob_app", "tests.harness.oracle", "tests.harness.traced", "tests.harness.match_runs")
 
 # What those modules import lazily, imported before the first fork.
 _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",

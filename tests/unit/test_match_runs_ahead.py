@@ -48,8 +48,12 @@ def test_a_job_runs_after_the_build_it_needs_and_one_taken_back_never_runs(monke
 
 
 def test_planned_runs_are_each_once_in_the_tests_order_and_skipped_tests_plan_none():
+    made: list = []
+
     class Item:
         def __init__(self, fn, params=None, skip=False):
+            self.nodeid = f"t{len(made)}"
+            made.append(self)
             self.function = fn
             self.callspec = type("Spec", (), {"params": params})() if params is not None else None
             self._skip = skip
@@ -73,6 +77,7 @@ def test_planned_runs_are_each_once_in_the_tests_order_and_skipped_tests_plan_no
         Call("a", [[2]], "a"),
         Call.argv("match", "--json"),
     ]
+    assert list(match_runs.plans(items).values()) == [{"t0", "t2"}, {"t0", "t2"}, {"t1"}]
     assert Call("a", [[2]]) != Call("a", [[3]]) and Call("a", [[2]]) != Call("a", [[2]], "a")
 
 
@@ -92,7 +97,7 @@ def test_match_call_takes_the_run_made_ahead_only_where_it_ran_as_the_tests_woul
         env["TMPDIR"] = "/elsewhere"
     slot = match_runs._Ahead(fut, env, "/" if differs == "cwd" else os.getcwd())
     monkeypatch.setattr(match_runs, "_PLANNED", {call: slot})
-    monkeypatch.setattr(match_runs, "STATS", {"ahead": 0, "waited": 0, "own": 0, "seconds": 0.0})
+    monkeypatch.setattr(match_runs, "STATS", dict.fromkeys(match_runs.STATS, 0))
     own = subprocess.CompletedProcess(["fxcache"], 0, "run by the test", "")
     ran: list[tuple] = []
     monkeypatch.setattr(tests.helpers, "run_fxcache", lambda *a: ran.append(a) or own)
@@ -105,14 +110,76 @@ def test_match_call_takes_the_run_made_ahead_only_where_it_ran_as_the_tests_woul
         assert match_runs.STATS["own"] == 1
 
 
-def test_match_call_runs_the_command_itself_where_no_thread_has_started_it(monkeypatch, tmp_path):
+def test_match_call_runs_the_command_itself_where_every_thread_is_on_a_build(monkeypatch, tmp_path):
     import tests.helpers
 
+    monkeypatch.setattr(background.BACKGROUND, "serves_jobs", lambda: False)
     call = Call.argv("match", "--json", "--fn", "f")
     fut: Future = Future()  # queued, not started
     monkeypatch.setattr(match_runs, "_PLANNED", {call: match_runs._Ahead(fut)})
-    monkeypatch.setattr(match_runs, "STATS", {"ahead": 0, "waited": 0, "own": 0, "seconds": 0.0})
+    monkeypatch.setattr(match_runs, "STATS", dict.fromkeys(match_runs.STATS, 0))
     own = subprocess.CompletedProcess(["fxcache"], 3, "run by the test", "")
     monkeypatch.setattr(tests.helpers, "run_fxcache", lambda *a: own)
     assert match_runs.match_call(tmp_path, call) is own
     assert fut.cancelled()  # taken back: no build thread runs it now
+
+
+def test_match_call_waits_for_a_thread_free_for_jobs_to_make_the_run(monkeypatch, tmp_path):
+    import tests.helpers
+
+    call = Call.argv("match", "--json")
+    fut: Future = Future()
+    made = subprocess.CompletedProcess(["fxcache"], 0, "made by a thread", "")
+    slot = match_runs._Ahead(fut, match_runs._env_now(), os.getcwd())
+    monkeypatch.setattr(match_runs, "_PLANNED", {call: slot})
+    monkeypatch.setattr(match_runs, "STATS", dict.fromkeys(match_runs.STATS, 0))
+    monkeypatch.setattr(background.BACKGROUND, "serves_jobs", lambda: True)
+    monkeypatch.setattr(tests.helpers, "run_fxcache", lambda *a: pytest.fail("run by the test"))
+
+    def thread():
+        fut.set_running_or_notify_cancel()
+        fut.set_result((str(tmp_path), made))
+
+    timer = threading.Timer(0.2, thread)
+    timer.start()
+    try:
+        assert match_runs.match_call(tmp_path, call) is made
+    finally:
+        timer.join()
+    assert match_runs.STATS["waited"] == 1 and slot.outcome == "waited"
+
+
+def test_a_run_is_dropped_once_every_test_that_planned_it_ended_without_asking(monkeypatch):
+    bg = Background(jobs=1)
+    monkeypatch.setattr(background, "BACKGROUND", bg)
+    for name in ("_PLANNED", "_WANTED", "_BY_TEST"):
+        monkeypatch.setattr(match_runs, name, {})
+    monkeypatch.setattr(match_runs, "STATS", dict.fromkeys(match_runs.STATS, 0))
+    release = threading.Event()
+    monkeypatch.setitem(background._BUILDERS, match_runs.CACHE, (lambda: release.wait(10), (), 0))
+    shared, alone = Call.argv("match", "--json"), Call.argv("match", "--json", "--fn", "f")
+    try:
+        assert match_runs.queue({shared: {"a", "b"}, alone: {"a"}}) == 2
+        match_runs.ended("a")  # the cache is still building: neither started
+        assert match_runs._PLANNED[alone].future.cancelled()
+        assert not match_runs._PLANNED[shared].future.cancelled()  # b is still to come
+        assert match_runs.STATS["dropped"] == 1
+    finally:
+        release.set()
+        bg.close()
+
+
+def test_jobs_ready_together_run_in_the_order_they_were_queued():
+    release = threading.Event()
+    order: list[int] = []
+    bg = Background(jobs=1)
+    try:
+        blocker = bg.later(lambda: release.wait(10))
+        first = bg.later(lambda: order.append(1), needs=())
+        second = bg.later(lambda: order.append(2))
+        release.set()
+        blocker.result(10), first.result(10), second.result(10)
+    finally:
+        release.set()
+        bg.close()
+    assert order == [1, 2]

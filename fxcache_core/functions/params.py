@@ -165,6 +165,11 @@ class FrameReads:
         opaque: it calls ``locals``/``vars``/``eval``/``exec``, through which any
             parameter may be read.
         loops: the line spans of its ``for``/``while`` loops.
+        order_tests: ``(line, text)`` of each place its code orders values in Python: a
+            test (``if``/``elif``/``while``/``assert``/``a if t else b``) holding ``<``,
+            ``<=``, ``>`` or ``>=`` of something not a literal (``x.shape[0] > 4``), or a
+            ``min()``/``max()`` of two or more values; an ``if`` chain every side of which
+            runs the same statements is left out (either way the same ops).
     """
 
     function: str
@@ -177,6 +182,7 @@ class FrameReads:
     loops: tuple[tuple[int, int], ...] = ()
     varkw_name: str | None = None
     varkw_read: bool = False
+    order_tests: tuple[tuple[int, str], ...] = ()
 
     def param(self, name: str) -> ParamUse | None:
         """The parameter ``name``, None when the function has none of that name."""
@@ -391,7 +397,47 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
     kw = a.kwarg.arg if a.kwarg is not None else None
     kw_read = kw is not None and any(isinstance(n, ast.Name) and n.id == kw for n in _walk_body(fn))
     return FrameReads(fn.name, path, params, tuple(tests), a.vararg is not None, a.kwarg is not None,
-                      opaque, tuple(loops), kw, kw_read)
+                      opaque, tuple(loops), kw, kw_read, _order_tests(fn))
+
+
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _orders(node: ast.AST) -> bool:
+    """``node`` holds a ``<``/``<=``/``>``/``>=`` with an operand that is not a literal."""
+    return any(isinstance(n, ast.Compare) and any(isinstance(o, _ORDER) for o in n.ops)
+               and not all(isinstance(x, ast.Constant) for x in (n.left, *n.comparators))
+               for n in ast.walk(node))
+
+
+def _chain_sides(s: ast.If) -> list[list[ast.stmt]]:
+    """The statements of each side of an ``if``/``elif``/``else`` chain."""
+    sides = [s.body]
+    while len(s.orelse) == 1 and isinstance(s.orelse[0], ast.If):
+        s = s.orelse[0]
+        sides.append(s.body)
+    sides.append(s.orelse)
+    return sides
+
+
+def _order_tests(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int, str], ...]:
+    """:attr:`FrameReads.order_tests` of ``fn``."""
+    same: set[int] = set()  # id() of the tests of chains whose sides are all the same statements
+    out: list[tuple[int, str]] = []
+    for n in _walk_body(fn):
+        if isinstance(n, ast.If) and id(n.test) not in same:
+            sides = _chain_sides(n)
+            if len({ast.dump(ast.Module(body=side, type_ignores=[])) for side in sides}) == 1:
+                same.update(id(t.test) for t in ast.walk(n) if isinstance(t, ast.If))
+        test = n.test if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)) else None
+        if test is not None and id(test) not in same and _orders(test):
+            out.append((n.lineno, _short(test) or ""))
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("min", "max")
+              and len(n.args) >= 2 and not all(isinstance(a, ast.Constant) for a in n.args)):
+            out.append((n.lineno, _short(n) or ""))
+        if len(out) >= MAX_TESTS:
+            break
+    return tuple(sorted(out))
 
 
 def reads_of_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameReads:

@@ -9,8 +9,10 @@ key's graph prints about its inputs: tensor types, size expressions) and ``query
 (CallQuery: one call); ``inputs`` (the call's inputs named by a key's sources) and
 ``symbol_names`` (an FX key's inputs named by its symbols); ``floats`` (what floats
 a key tensorified or baked in), ``sym_floats`` (a float folded beside a symbolic int:
-the operands of the graph's nodes on SymNodes) and ``float_exprs`` (which constant a float became,
-through which expression of the source), ``float_ops`` (a float or None an op holds
+the operands of the graph's nodes on SymNodes), ``py_exprs`` (the value Python gives a pure
+expression of the call's scalars: arithmetic, builtins, conditionals, fixed sizes) and ``float_exprs``
+(which constant a float became, through which expression of the source; ``float_branches``: the side
+of an ``if`` on it the graph went), ``float_ops`` (a float or None an op holds
 by its place: clamp's bounds, a comparison's scalar), ``int_exprs`` (which constants an int, a tuple
 of ints or a bool became: slice bounds, arithmetic scalars, a reduction's dim and
 keepdim, dropout's flag); ``printed_graphs`` (a printed graph, and what

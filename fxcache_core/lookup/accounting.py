@@ -90,7 +90,7 @@ from fxcache_core.lookup.fit_floats import float_default
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
-from fxcache_core.lookup.kwargs_evidence import keywords_account
+from fxcache_core.lookup.kwargs_evidence import keywords_account, left_out_in
 from fxcache_core.lookup.module_state import module_state
 from fxcache_core.lookup.param_account import ARGUMENT_CODES as ARGUMENT_CODES
 from fxcache_core.lookup.param_account import HOW as HOW
@@ -390,12 +390,16 @@ class ParamAccounting:
                    for s in self.sources for t in taken)
 
     def evidence(self, v: object) -> ParamAccount:
-        p, call = self.p, self.call
+        p, call, frame = self.p, self.call, self.frame
         what = f"{p.name}={text_of(v)}" + ("" if self.user_src is not None else " (its default)")
-        recorded = [r[s] for r in self.ledger.recorded.get(call.key.key, ()) for s in self.sources if s in r]
+        records = self.ledger.recorded.get(call.key.key, ())
+        left_out = left_out_in(records, frame.params, p.name, p.default.value) if frame.whole_module \
+            and p.default.literal else []  # Dynamo's guards on the wrapper's kwargs show it left out
+        recorded = [r[s] for r in records for s in self.sources if s in r] + left_out
         if any(same_value(r, v) for r in recorded):
+            there = f" (left out there: {p.name} not in its kwargs)" if any(same_value(d, v) for d in left_out) else ""
             return self.result("accounted", Reason(
-                f"{what}: Dynamo's guard in a traced compile that looked this key up", "trace-guard"),
+                f"{what}: Dynamo's guard in a traced compile that looked this key up{there}", "trace-guard"),
                 brief="Dynamo's guard in a traced run")
         baked = baked_account(self, v)
         if baked is not None and baked.status != "undecided":

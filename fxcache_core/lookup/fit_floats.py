@@ -28,6 +28,8 @@ from fxcache_core.lookup.float_ops import float_op_provenance
 from fxcache_core.lookup.floats import graph_text, tensorified_base
 from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.module_slices import slice_provenance
+from fxcache_core.lookup.py_exprs import size_names
+from fxcache_core.lookup.py_names import no_builtins
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.reasons import Reason
 
@@ -211,6 +213,7 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
         return None
     scalars = {m.group(1): v for src, v in inputs.items()
                if isinstance(v, (int, float)) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}
+    scalars.update(_static_sizes(catalog, key, inputs))
     tensors = frozenset(m.group(1) for src, v in inputs.items()
                         if isinstance(v, TensorArg) and (m := re.fullmatch(r"L\['(\w+)'\]", src)))
     # A resume frame's code is the function's own after the break: its reads before it trace no op.
@@ -239,7 +242,31 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
     file, fn_or_why = quoted
     if isinstance(fn_or_why, Reason):
         return Provenance("unknown", fn_or_why)
-    return float_provenance(fn_or_why, file, graph, name, scalars, tensors)
+    with no_builtins():  # the quoted statements' module, which could rebind min or math, is not read
+        return float_provenance(fn_or_why, file, graph, name, scalars, tensors)
+
+
+def _static_sizes(catalog: Catalog, key: CacheKey, inputs: Mapping[str, InputValue]) -> dict[str, int]:
+    """The sizes of the call's tensor arguments that ``key`` fixes, under
+    :func:`~fxcache_core.lookup.py_exprs.size_name`'s texts (``x.shape[1]``): a Python
+    expression of one is a constant to Dynamo. A tensor some symbol of the key's first
+    readable entry comes from (``L['x'].size()[1]`` -> ``s0``), and a dim the call marks
+    dynamic, give none (a symbolic size is no constant); nor does any tensor where the
+    entry is unreadable or a symbol's source is not known. Where the call's size is not
+    the key's, the shape guards already fail: the sizes are the call's."""
+    first = catalog.first_readable(key)
+    if first is None:
+        return {}
+    sources = [info.source for info in catalog.symbols(first[0])]
+    if any(s is None for s in sources):
+        return {}
+    out: dict[str, int] = {}
+    for src, v in inputs.items():
+        m = re.fullmatch(r"L\['(\w+)'\]", src)
+        if m is None or not isinstance(v, TensorArg) or any(s.startswith(src) for s in sources):  # type: ignore[union-attr]
+            continue
+        out.update(size_names(m.group(1), v.shape, frozenset(range(len(v.shape))) - v.marked))
+    return out
 
 
 def _symbolic_params(catalog: Catalog, key: CacheKey) -> frozenset[str]:

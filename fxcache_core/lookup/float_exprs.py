@@ -16,12 +16,14 @@ parameter and the expression around it; and the key's stored graph, whose ops ca
 ``# File: PATH:LINE in FN, code: ...`` comments, for the constants of the ops traced
 from each of those statements. It decides only where that is exact:
 
-* every read is a *value* read: the parameter inside a pure arithmetic expression
-  (constants, the call's scalar arguments, ``+ - * / // % **``, unary ``-``/``+``)
+* every read is a *value* read: the parameter inside a pure expression (constants,
+  the call's scalar arguments and the sizes the key fixes, ``+ - * / // % **``,
+  comparisons, ``a if c else b``, ``min``/``max``/``abs``/``round``/``math.floor`` and
+  the rest of :mod:`~fxcache_core.lookup.py_exprs`' builtins)
   whose result is an operand of an arithmetic operator with a tensor (``x * E``) or
   an argument of a torch function or a tensor method (``torch.clamp(x, max=E)``,
-  ``x.add(y, alpha=E)``). Anything else (a condition, a call of ``math.sqrt`` or of
-  a helper, a local assigned from it, a closure) is *opaque*: the value that reaches
+  ``x.add(y, alpha=E)``). Anything else (a condition, a call of a helper, a local
+  assigned from it, a closure) is *opaque*: the value that reaches
   the graph is not computable here, and the answer is ``unknown``;
 * the ops traced from the statement that hold the expression, of the op the
   context names (``mul`` for ``*``, ``clamp`` for ``torch.clamp``), hold exactly as
@@ -38,26 +40,25 @@ from __future__ import annotations
 
 import ast
 import copy
-import operator
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, in_loop
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.ast_reads import root_name as _root_name
+from fxcache_core.lookup.float_branches import IfSide, if_sides
+from fxcache_core.lookup.py_exprs import MAX_POW, compute, truth
+from fxcache_core.lookup.py_exprs import is_pure as _is_pure
+from fxcache_core.lookup.py_names import assigned_names, call_values, shadowing, tested
 from fxcache_core.lookup.sym_floats import local_lines, sym_node_operands, symbolic_group
 from fxcache_core.lookup.traced_lines import OP_RE, traced_lines
 from fxcache_core.reasons import Reason
 
-__all__ = ["FloatUse", "Provenance", "compute", "evaluate", "float_provenance", "graph_ops", "statement_reads"]
+__all__ = ["MAX_POW", "FloatUse", "Provenance", "compute", "evaluate", "float_provenance", "graph_ops", "statement_reads"]
 
-_ARITH: dict[type[ast.operator], Callable[[object, object], object]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-}
 # The aten op (its name's stem) that a Python operator between a tensor and a scalar
 # becomes in Dynamo's graph (torch/_dynamo/variables/tensor.py: the operator's torch
 # function; aten's decompositions keep these).
@@ -83,10 +84,6 @@ _TENSOR_METHODS = frozenset({
     "where", "masked_scatter", "scatter", "index_add", "baddbmm", "addmm", "addmv", "addbmm",
     "true_divide", "remainder", "fmod", "maximum", "minimum", "threshold", "renorm",
 })
-MAX_POW = 1024
-"""An exponent above this (in absolute value) is not evaluated (an int power could
-take any time and memory): ``unknown``."""
-
 _FLOAT_RE = re.compile(r"(?<![\w.])-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan)(?![\w.])")
 
 
@@ -161,64 +158,11 @@ def graph_ops(graph: str) -> list[GraphOp]:
     return out
 
 
-def compute(expr: str, values: Mapping[str, float | int]) -> float | int | None:
-    """:func:`evaluate`'s value of ``expr`` whatever its type (an int for an expression
-    of ints: ``n * 2``); None where :func:`evaluate` refuses or Python raises."""
-    try:
-        node = ast.parse(expr, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    try:
-        v = _eval(node, values)
-    except (ArithmeticError, ValueError, TypeError, RecursionError, _Refused):
-        return None
-    return v if type(v) in (int, float) else None  # type: ignore[return-value]
-
-
 def evaluate(expr: str, values: Mapping[str, float | int]) -> float | None:
     """The value Python gives ``expr`` (a pure expression: :class:`FloatUse.expr`) with
-    ``values`` for its names: constants, names, unary ``-``/``+`` and ``+ - * / // %
-    **`` only (an ``ast`` whitelist; nothing is ``eval``'d). None when a name has no
-    value, the expression is outside the whitelist, Python raises (a division by
-    zero, an overflow), the exponent is over :data:`MAX_POW`, or the result is not a
-    float."""
+    ``values`` for its names, by :func:`~fxcache_core.lookup.py_exprs.compute`'s ``ast``
+    whitelist (nothing is ``eval``'d); None where it refuses, or the result is not a float."""
     return v if isinstance(v := compute(expr, values), float) else None
-
-
-class _Refused(Exception):
-    """Outside what :func:`evaluate` computes."""
-
-
-def _eval(node: ast.expr, values: Mapping[str, float | int]) -> object:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
-    if isinstance(node, (ast.Name, ast.Attribute)):  # an attribute: a value named by its text (self.scale)
-        name = node.id if isinstance(node, ast.Name) else ast.unparse(node)
-        if name not in values:
-            raise _Refused(name)
-        return values[name]
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = _eval(node.operand, values)
-        return -v if isinstance(node.op, ast.USub) else +v  # type: ignore[operator]
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-        a, b = _eval(node.left, values), _eval(node.right, values)
-        if isinstance(node.op, ast.Pow) and abs(b) > MAX_POW:  # type: ignore[arg-type]
-            raise _Refused("exponent")
-        return _ARITH[type(node.op)](a, b)
-    raise _Refused(type(node).__name__)
-
-
-def _is_pure(node: ast.AST, scalars: Mapping[str, object]) -> bool:
-    """Constants, the call's scalar arguments and arithmetic of them."""
-    if isinstance(node, ast.Constant):
-        return type(node.value) in (int, float)
-    if isinstance(node, ast.Name):
-        return isinstance(node.ctx, ast.Load) and node.id in scalars
-    if isinstance(node, ast.UnaryOp):
-        return isinstance(node.op, (ast.USub, ast.UAdd)) and _is_pure(node.operand, scalars)
-    if isinstance(node, ast.BinOp):
-        return type(node.op) in _ARITH and _is_pure(node.left, scalars) and _is_pure(node.right, scalars)
-    return False
 
 
 def _tensor_method(name: str) -> bool:
@@ -448,7 +392,7 @@ def _literals(stmt_uses: Sequence[FloatUse], fn: ast.FunctionDef | ast.AsyncFunc
         if id(top) in seen or any(isinstance(x, ast.Name) and x.id in scalars for x in ast.walk(top)):
             continue
         seen.add(id(top))
-        value = evaluate(ast.unparse(top), {})  # type: ignore[arg-type]
+        value = evaluate(ast.unparse(top), scalars)  # type: ignore[arg-type]  # literals and fixed sizes
         if value is None:
             continue
         parent = parents.get(top)
@@ -479,10 +423,37 @@ def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     ``fn`` in ``file`` with ``param`` specialized (see the module docstring).
     ``tensors``: the names of the call's tensor arguments; ``symbolic``: the scalar
     parameters the key takes as symbols (a statement whose reads compute with one is
-    read by :func:`~fxcache_core.lookup.sym_floats.symbolic_group`). Raises nothing."""
+    read by :func:`~fxcache_core.lookup.sym_floats.symbolic_group`). The call's other values
+    that ``fn`` overwrites, and the builtins it rebinds, are not read
+    (:mod:`~fxcache_core.lookup.py_names`). Raises nothing."""
+    with shadowing(file, fn):
+        return _float_provenance(fn, file, graph, param, call_values(fn, scalars, param),  # type: ignore[arg-type]
+                                 tensors, symbolic)
+
+
+def _float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
+                      scalars: Mapping[str, float | int], tensors: frozenset[str],
+                      symbolic: frozenset[str]) -> Provenance:
     uses = statement_reads(fn, param, scalars, tensors)
     if not uses:
         return Provenance("unread")
+    if param in symbolic and (test := tested(fn, {param} | _depending(pure_locals(fn, scalars), param))):
+        return _unknown(param, next((u for u in uses if u.line == test), uses[0]),
+                        f"the key takes {param} as a symbolic input, and the code tests it in Python at line {test} "
+                        "(a guard this cache does not hold)", uses)
+    assigned = param in assigned_names(fn)
+    sides = {} if param in symbolic or assigned else _if_sides(fn, file, graph, param, scalars)
+    for side in sides.values():
+        if side.differs is not None:
+            return _branch_differs(param, scalars[param], side, uses)
+    read = [u for u in uses if not (u.opaque is not None and u.line in sides and u.last == sides[u.line].last)
+            and not any(lo <= u.line <= hi for side in sides.values() for lo, hi in side.skip)]
+    taken = {f"the if at line {s.line} goes {'its body' if s.call else 'past its body'}, as in this key's graph"
+             for s in sides.values() if any(u.line == s.line for u in uses)}
+    if not read:
+        return Provenance("same", Reason(f"{param}={scalars[param]} gives this key's graph its branches "
+                                         f"({'; '.join(sorted(taken))})", "float-constant-same"), tuple(uses))
+    uses = read
     for u in uses:
         if u.opaque is not None:
             return Provenance("unknown", Reason(
@@ -542,9 +513,19 @@ def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
             return _unknown(param, group[0], "several expressions of it reach one op kind there, and "
                             "which constant is which is not readable", uses)
         same += group
-    shown = ", ".join(sorted({f"{u.expr} = {evaluate(u.expr, scalars)!r}" for u in same} | folded))
+    shown = ", ".join(sorted({f"{u.expr} = {evaluate(u.expr, scalars)!r}" for u in same} | folded | taken))
     return Provenance("same", Reason(f"{param}={scalars[param]} gives this key's graph its constants "
                                      f"({shown})", "float-constant-same"), tuple(uses))
+
+
+def _if_sides(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
+              scalars: Mapping[str, float | int]) -> dict[int, IfSide]:
+    """:func:`~fxcache_core.lookup.float_branches.if_sides` of the ifs on ``param``."""
+    local = pure_locals(fn, scalars)
+    names = {**scalars, **dict.fromkeys(local)}
+    return if_sides(fn, {param} | _depending(local, param),
+                    lambda t: truth(ast.unparse(_inlined(t, local)), scalars),
+                    {o.line for o in graph_ops(graph) if o.file == file}, lambda t: _is_pure(t, names))
 
 
 def _symbolic(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
@@ -571,3 +552,8 @@ def _unknown(param: str, u: FloatUse, why: str, uses: Sequence[FloatUse]) -> Pro
         f"{param} reaches this key's graph through {u.expr} at line {u.line}, but {why}: fxcache cannot "
         "tell which value it had when the key was traced", "float-provenance-unknown"), tuple(uses))
 
+
+def _branch_differs(param: str, value: float | int, side: IfSide, uses: Sequence[FloatUse]) -> Provenance:
+    return Provenance("differs", Reason(
+        f"{param}={value} is specialized, and an if at line {side.line} tests it: {side.differs}: torch traces "
+        "another graph", "float-branch-differs"), tuple(uses))

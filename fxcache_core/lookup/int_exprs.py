@@ -62,12 +62,15 @@ from fxcache_core.lookup.float_exprs import (
     _OP_STEMS,
     Provenance,
     TensorKinds,
+    _depending,
     _is_pure,
     _statement,
     compute,
+    pure_locals,
 )
 from fxcache_core.lookup.int_ops import OPAQUE, op_args, op_site, printed_op, printed_value
 from fxcache_core.lookup.int_sizes import size_call, size_lists
+from fxcache_core.lookup.py_names import call_values, shadowing
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
 
@@ -131,13 +134,17 @@ def _literal(node: ast.expr) -> object:
 class _Site:
     """A place in a statement a value reaches an op: ``kind`` (``slice`` with its ``dim``
     and argument ``pos``; a reduction's name with ``pos`` 1 (dim) or 2 (keepdim);
-    ``scalar`` with the operator's stems), the expression there (None: left out)."""
+    ``scalar`` with the operator's stems), the expression there (None: left out); for a
+    slice, the parameter it subscripts (``of``, None for anything else) and which
+    subscript of the statement it is (``sub``)."""
 
     kind: str
     pos: int
     dim: int
     expr: ast.expr | None
     default: object
+    of: str | None = None
+    sub: int = 0
 
 
 def _sites(stmt: ast.stmt, kinds: TensorKinds) -> list[_Site] | str:
@@ -149,13 +156,14 @@ def _sites(stmt: ast.stmt, kinds: TensorKinds) -> list[_Site] | str:
             return f"{n.func.attr}() at line {n.lineno} may slice too"
         if isinstance(n, ast.Subscript) and kinds.tensor(n.value):
             elts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            of = n.value.id if isinstance(n.value, ast.Name) and n.value.id not in kinds.assigned else None
             for d, e in enumerate(elts):
                 if not isinstance(e, ast.Slice):
                     if any(isinstance(x, ast.Slice) for x in elts[d:]):
                         return f"the subscript at line {n.lineno} mixes slices with other indices"
                     break
                 for pos, part, default in ((2, e.lower, 0), (3, e.upper, INT64_MAX), (4, e.step, 1)):
-                    out.append(_Site("slice", pos, d, part, default))
+                    out.append(_Site("slice", pos, d, part, default, of, id(n)))
         elif isinstance(n, ast.Call) and (red := _reduction(n, kinds)) is not None:
             name, method = red
             dim = _argument(n, "dim", 0 if method else 1)
@@ -257,7 +265,15 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     ``values`` with the call's other Python scalars and tuples by name) does to the key
     whose printed graph is ``graph``, traced from ``fn`` in ``file`` with it specialized
     (see the module docstring). ``tensors``: the names of the call's tensor arguments.
-    None where a read of it computes a float (the float rule's to judge). Raises nothing."""
+    None where a read of it computes a float (the float rule's to judge). The call's other
+    values that ``fn`` overwrites, and the builtins it rebinds, are not read
+    (:mod:`~fxcache_core.lookup.py_names`). Raises nothing."""
+    with shadowing(file, fn):
+        return _value_provenance(fn, file, graph, param, call_values(fn, values, param), tensors)
+
+
+def _value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
+                      values: Mapping[str, object], tensors: frozenset[str]) -> Provenance | None:
     v = values.get(param)
     none = v is None and param in values  # read only where an op keeps it (int_ops: std's dim=None)
     if not (none or type(v) in (int, bool) or (isinstance(v, tuple) and all(type(i) is int for i in v))):
@@ -265,19 +281,25 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     a = fn.args
     kinds = TensorKinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
     parents = _parents(fn)
-    values = {**left_out_defaults(fn, values, lambda d: _value(d, None, {})), **values}
+    values = call_values(fn, {**left_out_defaults(fn, values, lambda d: _value(d, None, {})), **values}, param)
     scalars = {k: x for k, x in values.items() if type(x) in (int, float)}
+    local = _local_values(fn, param, scalars) if type(v) is int else {}
+    scalars.update(local)
+    values = {**values, **local}
+    defining = {id(x) for name in local for x in ast.walk(_bound(fn, name))}
     reads: list[tuple[ast.stmt, ast.expr, str]] = []  # statement, the pure expression, its place
     for n in ast.walk(fn):
-        if not (isinstance(n, ast.Name) and n.id == param):
+        if not (isinstance(n, ast.Name) and (n.id == param or n.id in local)) or id(n) in defining:
             continue
+        if n.id != param and not isinstance(n.ctx, ast.Load):
+            continue  # the one assignment of a local computed from it
         if _none_test(n, parents):
             continue  # `k is not None`: the same for every value of it (the branch rule's to read)
         stmt = _statement(n, parents, fn)
         if stmt is None or not isinstance(n.ctx, ast.Load):
             return _unknown(param, n.lineno, "it is assigned, or read in a nested function")
         e: ast.expr = n
-        if type(v) is int:
+        if type(v) is int or n.id != param:
             while (p := parents.get(e)) is not None and p is not stmt and _is_pure(p, scalars):
                 e = p  # type: ignore[assignment]
             if type(compute(ast.unparse(e), scalars)) is float:
@@ -343,10 +365,14 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
             groups: dict[tuple[str, int, int], list[_Site]] = {}
             for s in sites:
                 groups.setdefault((s.kind, s.pos, s.dim), []).append(s)
-            for (kind, pos, dim), group in groups.items():
-                if not any(isinstance(x, ast.Name) and x.id == param for s in group if s.expr is not None
+            whole = _whole_slices(sites, values)
+            if whole:
+                shown.append(f"the slice(s) over a whole dim at line {line}, left out of the graph")
+            for (kind, pos, dim), every in groups.items():
+                if not any(isinstance(x, ast.Name) and x.id in {param, *local} for s in every if s.expr is not None
                            for x in ast.walk(s.expr)):
                     continue
+                group = [s for s in every if (s.sub, s.dim) not in whole]
                 stem_ops = [o for o in mine if o.op == kind and (kind != "slice" or (o.args[1:2] == (dim,)))]
                 want = [_norm(kind, pos, _value(s.expr, s.default, values)) for s in group]
                 if any(w is None for w in want):
@@ -354,7 +380,7 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
                 if len(stem_ops) != len(group):
                     return _unknown(param, line, f"its graph has {len(stem_ops)} {kind} op(s) from it, for "
                                     f"{len(group)} in the code (one over a whole dim is left out)")
-                have = [_printed(group[0], o) for o in stem_ops]
+                have = [_printed(every[0], o) for o in stem_ops]
                 where = f"{kind} {'dim ' + str(dim) + ' ' if kind == 'slice' else ''}argument {pos}"
                 if Counter(map(_key, have)) != Counter(map(_key, want)):
                     return Provenance("differs", Reason(
@@ -367,6 +393,56 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
         if isinstance(v, tuple) else ""
     return Provenance("same", Reason(f"{param}={_text(v)} gives this key's graph its constants "
                                      f"({'; '.join(shown)}){tuple_note}", "baked-value-same"))
+
+
+def _local_values(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
+                  scalars: Mapping[str, object]) -> dict[str, int | float]:
+    """The locals bound once to a pure expression that reads ``param`` (directly or through
+    another: :func:`~fxcache_core.lookup.float_exprs.pure_locals`), each with the value the
+    call gives it (``m = min(n, x.shape[1])``: Dynamo computes it with the baked ``n``);
+    one whose value is not computable is left out (a read of ``param`` there is then read
+    where no op's constant is)."""
+    local = pure_locals(fn, scalars)
+    known: dict[str, object] = dict(scalars)
+    out: dict[str, int | float] = {}
+    for name, expr in local.items():  # in the order they can be computed
+        r = compute(ast.unparse(expr), known)
+        if r is None:
+            continue
+        known[name] = r
+        if name in _depending(local, param):
+            out[name] = r
+    return out
+
+
+def _bound(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.AST:
+    """The value of the one assignment of the local ``name`` (:func:`_local_values`')."""
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None and any(
+                isinstance(t, ast.Name) and t.id == name for t in (n.targets if isinstance(n, ast.Assign)
+                                                                   else [n.target])):
+            return n.value
+    return ast.Constant(None)
+
+
+def _whole_slices(sites: Sequence[_Site], values: Mapping[str, object]) -> set[tuple[int, int]]:
+    """The subscripts' dims (``sub``, ``dim``) that slice a tensor parameter over the whole
+    of a size the key fixes: start 0, end at or past the size, step 1. AOTAutograd leaves
+    such a slice out of its graph (an ``aten.alias``, checked with torch 2.13: ``x[:, :8]``,
+    ``x[:, 0:100]`` of a width 8; ``x[:, -8:]`` keeps its slice)."""
+    parts: dict[tuple[int, int], dict[int, object]] = {}
+    for s in sites:
+        if s.kind == "slice" and s.of is not None:
+            parts.setdefault((s.sub, s.dim), {})[s.pos] = _value(s.expr, s.default, values)
+    out: set[tuple[int, int]] = set()
+    for (sub, dim), p in parts.items():
+        of = next(s.of for s in sites if s.kind == "slice" and (s.sub, s.dim) == (sub, dim))
+        size = values.get(f"{of}.shape[{dim}]")
+        lo, hi, step = p.get(2), p.get(3), p.get(4)
+        if type(size) is int and type(lo) is int and type(hi) is int and type(step) is int \
+                and lo == 0 and step == 1 and hi >= size:
+            out.add((sub, dim))
+    return out
 
 
 def _none_test(n: ast.Name, parents: Mapping[ast.AST, ast.AST]) -> bool:
@@ -456,7 +532,7 @@ def _scalars(stmt: ast.stmt, exprs: Sequence[ast.expr], mine: Sequence[_Op], sca
             continue
         p = parents.get(top)
         if _stems(p) & stems:
-            r = compute(ast.unparse(top), {})
+            r = compute(ast.unparse(top), scalars)  # literals and fixed sizes
             if type(r) is int:
                 literals[r] += 1
     found: Counter[int] = Counter(a for o in mine if o.op in stems for a in o.args[1:] if type(a) is int)

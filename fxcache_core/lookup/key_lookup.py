@@ -22,9 +22,11 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
+from fxcache_core.functions.params import FrameReads, frame_reads
 from fxcache_core.guards.user_terms import clause_in_user_terms, placeholder_names
 from fxcache_core.lookup.binding import InputValue
 from fxcache_core.lookup.boundaries import size_boundary
@@ -39,7 +41,12 @@ from fxcache_core.lookup.mark_ranges import mark_range_problem, outside_own_rang
 from fxcache_core.lookup.match_report import KeyMatch
 from fxcache_core.lookup.phases import Auto, auto_scalars_taken
 from fxcache_core.lookup.query import CallQuery
-from fxcache_core.lookup.retrace import failed_equality, failed_relation, specializing_clause
+from fxcache_core.lookup.retrace import (
+    failed_bound,
+    failed_equality,
+    failed_relation,
+    specializing_clause,
+)
 from fxcache_core.lookup.source_values import check_signs, value_of
 from fxcache_core.lookup.split_counts import split_count_differs
 from fxcache_core.lookup.symbol_names import NamedInputs, key_symbols, name_inputs
@@ -150,7 +157,7 @@ def match_key(catalog: Catalog, key: CacheKey, query: CallQuery, *, frame: KeyFr
     m = _looked_up(catalog, key, symbols, values, len(symbols), given, tuple(reasons), tuple(b.notes))
     m = _at_split_count(catalog, m, frame)
     m = _at_size_boundary(catalog, m)
-    m = _at_retrace(m)
+    m = _at_retrace(catalog, m, frame)
     raises = outside_own_range(query.inputs) or mark_range_problem(m, query.inputs)
     if raises is not None:
         m = replace(m, raises=raises)
@@ -200,12 +207,13 @@ def _at_size_boundary(catalog: Catalog, m: KeyMatch) -> KeyMatch:
         "size-boundary"),))
 
 
-def _at_retrace(m: KeyMatch) -> KeyMatch:
+def _at_retrace(catalog: Catalog, m: KeyMatch, frame: KeyFrame | None = None) -> KeyMatch:
     """A key every entry of which the call fails on a clause whose failure makes Dynamo
     trace another way (:mod:`~fxcache_core.lookup.retrace`): ``tN != c`` with ``tN`` given
-    ``c`` (the symbol is specialized: another graph or a new entry of this key), or an
-    equality (a new entry of this key, another graph or an error): undecided, naming the
-    clause."""
+    ``c`` (the symbol is specialized: another graph or a new entry of this key), an
+    equality (a new entry of this key, another graph or an error), or a bound on one input
+    where the key's code orders values in Python (:func:`_at_size_branch`): undecided,
+    naming the clause."""
     if m.status != "miss" or m.hit is not None or m.aborted is not None or not m.fits:
         return m
     values = {p: v for p, v in m.values if v is not None}
@@ -224,7 +232,7 @@ def _at_retrace(m: KeyMatch) -> KeyMatch:
     if eq is None:
         rel = failed_relation(m.entries, values)
         if rel is None:
-            return m
+            return _at_size_branch(catalog, m, values, frame)
         return replace(m, uncertain=m.uncertain + (Reason(
             f"this call fails {clause_in_user_terms(rel.text, names)}, a comparison of two inputs the trace of "
             "this key's graph made (a slice's end against the size it slices, two sizes a broadcast relates): "
@@ -237,6 +245,48 @@ def _at_retrace(m: KeyMatch) -> KeyMatch:
         "call again, and whether that gives this key's graph (a new entry), another graph, or an error "
         "depends on what the code does where it checked it, which the cache does not show (torch compiles "
         "either way, unless the call raises)", "equality-failed"),))
+
+
+def _at_size_branch(catalog: Catalog, m: KeyMatch, values: Mapping[str, int], frame: KeyFrame | None) -> KeyMatch:
+    """A key every entry of which the call fails on a bound of one input
+    (:func:`~fxcache_core.lookup.retrace.failed_bound`), where the key's code orders values
+    in Python (:func:`_ordering`): undecided (``size-branch``), naming the clause and the
+    code's line."""
+    bound = failed_bound(m.entries, values)
+    found = _ordering(catalog, m.key, frame) if bound is not None else None
+    if bound is None or found is None:
+        return m
+    function, line, text = found
+    return replace(m, uncertain=m.uncertain + (Reason(
+        f"this call fails {clause_in_user_terms(bound.text, placeholder_names(m.symbols))}, a bound on one input, "
+        f"and {function} compares values in Python (line {line}: `{text}`): if that check made the bound, this "
+        "call's trace goes the other way there, and whether that gives this key's graph (a new entry) or "
+        "another the cache does not show (torch compiles either way)", "size-branch"),))
+
+
+def _ordering(catalog: Catalog, key: CacheKey, frame: KeyFrame | None) -> tuple[str, int, str] | None:
+    """The first place (function, line, text) where the key's compiled frame, or a function
+    its printed graph has ops from (a callee Dynamo inlined), orders values in Python
+    (:attr:`~fxcache_core.functions.params.FrameReads.order_tests`); None where none does
+    or none can be read."""
+    cf = frame() if frame is not None else None
+    frames = [cf] if cf is not None else []
+    graph = graph_text(catalog, key)
+    seen = {(cf.file, cf.function)} if cf is not None else set()
+    for text in (graph or "").splitlines()[:MAX_GRAPH_LINES]:
+        c = graph_comment(text)
+        if c is not None and (c.file, c.function) not in seen and len(seen) < _MAX_CALLEES:
+            seen.add((c.file, c.function))
+            frames.append(CompiledFrom(function=c.function, file=c.file, line=c.line))
+    for f in frames:
+        reads = frame_reads(f)
+        if isinstance(reads, FrameReads) and reads.order_tests:
+            line, text = reads.order_tests[0]
+            return reads.function, line, text
+    return None
+
+
+_MAX_CALLEES = 64
 
 
 def _tensor_count_differs(readable: Readable, query: CallQuery) -> Reason | None:

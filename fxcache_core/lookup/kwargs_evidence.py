@@ -28,8 +28,17 @@ none: one code), ``kwargs-differs-from-record`` where the call fails a recorded 
 (torch traces again, and whether that graph is the key's the guards cannot tell:
 ``kwargs.get('flag', False)`` traces one graph for ``flag=False`` and for no flag),
 ``kwargs-guard-unread`` where a recorded guard is one fxcache does not read (the order
-of the keys of a dict the code iterates). Guard text is parsed with :mod:`ast`, never
-run. Never imports torch.
+of the keys of a dict the code iterates).
+
+A call that fails a record's guards is told by keyword (:func:`recorded_item`: what
+one record's guards show of a key, its constant, there, or not there by
+``not ___dict_contains`` or by a length that every other key shown fills): the
+accounts name each keyword in which it differs, and a keyword at the value a record
+guarded is accounted for on its own (``trace-guard``), the dict still undecided. The
+same guards show the parameters a model compiled whole was called without
+(:func:`left_out_in`: not in its kwargs, and ``L['args']`` too short to reach them),
+which :mod:`fxcache_core.lookup.accounting` takes as recorded at their defaults.
+Guard text is parsed with :mod:`ast`, never run. Never imports torch.
 """
 
 from __future__ import annotations
@@ -258,6 +267,134 @@ def judge_record(record: Mapping[str, object], root: str, given: Mapping[str, ob
     return ("unknown", unknown) if unknown else ("pass", "")
 
 
+def _dict_facts(codes: Sequence[str], root: str) -> tuple[dict[str, object], set[str], set[str], int | None, bool]:
+    """What one compile's guards on the dict ``root`` show of its items: the constants
+    guarded (``root['flag'] == True``, ``is None``), the keys shown there (any guard on
+    an item, ``___dict_contains``), the keys shown not there (``not ___dict_contains``),
+    its length (``len(root) == n``, ``not root``), and whether its keys' order is
+    guarded (a ``DictGuardManager``: the printout shows neither its length nor its
+    keys)."""
+    values: dict[str, object] = {}
+    present: set[str] = set()
+    absent: set[str] = set()
+    length: int | None = None
+    ordered = False
+    for code in codes:
+        if code == "DictGuardManager":
+            ordered = True
+            continue
+        if len(code) > MAX_GUARD_CHARS:
+            continue
+        m = _TYPE_RE.match(code)
+        try:
+            tree = ast.parse(m.group(1) if m else code, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        negated = isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Not)
+        inner = tree.operand if negated else tree  # type: ignore[attr-defined]
+        if m is None and _is_root(inner, root):
+            length = 0 if negated else length
+            continue
+        if (m is None and isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name)
+                and inner.func.id == "___dict_contains" and len(inner.args) == 2
+                and isinstance(inner.args[0], ast.Constant) and isinstance(inner.args[0].value, str)
+                and _is_root(inner.args[1], root)):
+            (absent if negated else present).add(inner.args[0].value)
+            continue
+        if (m is None and isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.Eq)
+                and isinstance(tree.left, ast.Call) and isinstance(tree.left.func, ast.Name)
+                and tree.left.func.id == "len" and len(tree.left.args) == 1 and _is_root(tree.left.args[0], root)):
+            ok, n = _constant(tree.comparators[0])
+            length = n if ok and type(n) is int else length
+            continue
+        for node in ast.walk(tree):  # any guard on an item shows it there
+            if (isinstance(node, ast.Subscript) and _is_root(node.value, root)
+                    and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+                present.add(node.slice.value)
+        if m is None and isinstance(tree, ast.Compare) and len(tree.ops) == 1:
+            left, op = tree.left, tree.ops[0]
+            ok, want = _constant(tree.comparators[0])
+            if (ok and isinstance(left, ast.Subscript) and _is_root(left.value, root)
+                    and isinstance(left.slice, ast.Constant) and isinstance(left.slice.value, str)
+                    and (isinstance(op, ast.Eq) or (isinstance(op, ast.Is) and want is None))):
+                values[left.slice.value] = want
+    return values, present, absent, length, ordered
+
+
+def recorded_item(record: Mapping[str, object], root: str, name: str) -> tuple[str, object]:
+    """What one recorded compile's guards on the dict ``root`` say of its item ``name``:
+    ``("value", v)`` where they guard it equal to a constant, ``("given", None)`` where
+    they show it there otherwise (a tensor's guards, ``___dict_contains``), ``("absent",
+    None)`` where they show it was not there (``not ___dict_contains(name, ...)``, an
+    empty dict, or a length equal to the number of other keys they show there), and
+    ``("unknown", None)`` where the record does not hold every guard of its compile, the
+    code iterates the dict (its keys' order is guarded, and the printout does not show
+    them), or the guards do not say. Parsed with :mod:`ast`, never run."""
+    codes = record.get(GUARDS_OF + root)
+    if record.get(ALL_GUARDS) is not True or not isinstance(codes, tuple) or not codes \
+            or not all(isinstance(c, str) for c in codes):
+        return "unknown", None
+    values, present, absent, length, ordered = _dict_facts(codes, root)  # type: ignore[arg-type]
+    if ordered:
+        return "unknown", None
+    if name in values:
+        return "value", values[name]
+    if name in present:
+        return "given", None
+    if name in absent or (length is not None and length == len(present)):
+        return "absent", None
+    return "unknown", None
+
+
+def args_reach(record: Mapping[str, object], position: int) -> bool | None:
+    """Whether the call of a recorded compile of a module compiled whole gave the
+    parameter at ``position`` positionally (``L['args']`` longer than it): from its
+    guards ``not L['args']`` and ``len(L['args']) == n``; None where they do not say."""
+    codes = record.get(GUARDS_OF + "L['args']")
+    if record.get(ALL_GUARDS) is not True or not isinstance(codes, tuple):
+        return None
+    for code in codes:
+        if code == "not L['args']":
+            return False
+        m = re.fullmatch(r"len\(L\['args'\]\) == (\d{1,6})", code) if isinstance(code, str) else None
+        if m is not None:
+            return int(m.group(1)) > position
+    return None
+
+
+def left_out_in(records: Sequence[Mapping[str, object]], params: Sequence[str], name: str,
+                default: object) -> list[object]:
+    """``default`` once per recorded compile of a module compiled whole whose guards show
+    its parameter ``name`` left out of the call (not in ``L['kwargs']``, and ``L['args']``
+    too short to reach it; ``params``: the frame's positional parameters): the value
+    that compile read, as a recorded constant."""
+    out = []
+    for r in records:
+        if recorded_item(r, "L['kwargs']", name)[0] != "absent":
+            continue
+        if name not in params or args_reach(r, list(params).index(name)) is False:
+            out.append(default)
+    return out
+
+
+def _differences(record: Mapping[str, object], root: str, given: Mapping[str, object]) -> str:
+    """The keywords in which the call's ``given`` differs from a recorded compile's dict,
+    as far as its guards show them: ``output_hidden_states (not given there)``,
+    ``flag=True (False there)``, ``mask (given there)``; empty where they show none."""
+    out = []
+    for k, v in given.items():
+        state, was = recorded_item(record, root, k)
+        if state == "absent":
+            out.append(f"{k} (not given there)")
+        elif state == "value" and not (not isinstance(v, TensorArg) and same_value(_value(v), was)):
+            out.append(f"{k}={v if isinstance(v, TensorArg) else text_of(_value(v))} ({text_of(was)} there)")
+    codes = record.get(GUARDS_OF + root)
+    if isinstance(codes, tuple) and all(isinstance(c, str) for c in codes):
+        values, present, _, _, _ = _dict_facts(codes, root)  # type: ignore[arg-type]
+        out += [f"{k} (given there)" for k in sorted(present | set(values)) if k not in given]
+    return ", ".join(out)
+
+
 def _shown(given: Mapping[str, object]) -> str:
     if not given:
         return "{}"
@@ -289,12 +426,16 @@ def kwargs_account(key: str, function: str, root: str, given: Mapping[str, objec
         return ParamAccount("**kwargs", shown, bool(given), "accounted", Reason(
             f"{what}: the call passes every guard Dynamo installed on {root} in a traced compile that "
             f"looked key {key[:12]} up", "trace-guard"), brief=f"Dynamo's guards on {star} in a traced run")
-    failed = next((g for o, g in judged if o == "fail"), None)
+    failed = next(((g, r) for (o, g), r in zip(judged, records, strict=True) if o == "fail"), None)
     if failed is not None:
+        differs = _differences(failed[1], root, given)
+        where = f"a traced compile that looked key {key[:12]} up"
+        head = (f"differs in {differs} from {where} (Dynamo's guard `{failed[0]}` fails)" if differs
+                else f"fails `{failed[0]}`, Dynamo's guard in {where}")
         return ParamAccount("**kwargs", shown, bool(given), "undecided", Reason(
-            f"{what}: fails `{failed}`, Dynamo's guard in a traced compile that looked key {key[:12]} up: torch "
-            "traces the call again, and whether that graph is this key's the guards cannot tell (a run's trace "
-            "of a call with these keywords would)", "kwargs-differs-from-record"))
+            f"{what}: {head}: torch traces the call again, and whether that graph is this key's the guards cannot "
+            "tell (a flag such as return_dict may change only what the call returns; a run's trace of a call with "
+            "these keywords would)", "kwargs-differs-from-record"))
     unread = next((g for o, g in judged if o == "unknown"), None)
     if unread is not None:
         return ParamAccount("**kwargs", shown, bool(given), "undecided", Reason(
@@ -308,7 +449,8 @@ def kwargs_account(key: str, function: str, root: str, given: Mapping[str, objec
         "kwargs-unrecorded"))
 
 
-__all__ = ["ALL_GUARDS", "GUARDS_OF", "ItemsGiven", "judge_record", "kwargs_account"]
+__all__ = ["ALL_GUARDS", "GUARDS_OF", "ItemsGiven", "args_reach", "judge_record", "kwargs_account", "left_out_in",
+           "recorded_item"]
 
 
 def keywords_account(call: KeyCall, frame: CompiledFrom, reads: FrameReads, params: Sequence[ParamAccount],
@@ -358,4 +500,31 @@ def keywords_account(call: KeyCall, frame: CompiledFrom, reads: FrameReads, para
     acc = kwargs_account(call.key.key, frame.name, root, dict_keys, recorded, read)
     if not own:
         return [acc]
-    return [replace(acc, name=name, value=str(v), given=True, source=src) for name, src, v in own]
+    if acc.status == "accounted":
+        return [replace(acc, name=name, value=str(v), given=True, source=src) for name, src, v in own]
+    out = [_item_account(acc, call.key.key, root, name, src, v, recorded) for name, src, v in own]
+    return out if any(a.status != "accounted" for a in out) else [*out, acc]
+
+
+def _item_account(acc: ParamAccount, key: str, root: str, name: str, src: str, v: object,
+                  records: Sequence[Mapping[str, object]]) -> ParamAccount:
+    """One keyword of a dict that passes no recorded compile's guards whole, by what the
+    records' guards say of it alone: the value a compile that looked the key up was
+    guarded at (accounted, ``trace-guard``), or not given there or another value there
+    (undecided, naming it: torch traces again, and the graph may be this key's all the
+    same); else the dict's account ``acc``."""
+    value = _value(v)
+    said = [recorded_item(r, root, name) for r in records]
+    shown = f"{name}={text_of(value)}"
+    where = f"a traced compile that looked key {key[:12]} up"
+    if any(state == "value" and same_value(w, value) for state, w in said):
+        return ParamAccount(name, str(v), True, "accounted", Reason(
+            f"{shown}: Dynamo's guard on {root} in {where}", "trace-guard"), src, "Dynamo's guard in a traced run")
+    other = next((("not given" if state == "absent" else f"{text_of(w)}") for state, w in said
+                  if state in ("absent", "value")), None)
+    if other is None:
+        return replace(acc, name=name, value=str(v), given=True, source=src)
+    return ParamAccount(name, str(v), True, "undecided", Reason(
+        f"{shown}: {other} in {where} (Dynamo's guards on {root}): torch traces the call again, and whether that "
+        f"graph is this key's the guards cannot tell ({name} may change only what the call returns; a run's "
+        "trace of a call with it would)", "kwargs-differs-from-record"), src)

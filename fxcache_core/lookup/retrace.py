@@ -32,8 +32,14 @@ forms say more than that:
   the op gives other sizes, which the rest of the trace may take as this key's graph
   did, or not, or raise on (checked with torch 2.13: ``x[:, :n]`` alone kept the key
   for ``n`` past ``x.size(1)``; ``x[:, :n] + torch.arange(n)`` raised). The cache does
-  not show which: undecided (``relation-failed``), naming the clause. A bound on one
-  input (``x.size(0) >= 16``) is the range the key's entry serves: a new entry.
+  not show which: undecided (``relation-failed``), naming the clause.
+* A bound on one input (``x.size(0) >= 16``) that the call fails: the range the key's
+  entry serves (an op's or Inductor's check: a new entry), unless the code ordered values
+  in Python (``if x.shape[0] > 4:``, ``min(n, 8)``), where the check may be the code's,
+  and the call's trace goes the other way there: another graph, or this key's where each
+  way runs the same ops (checked with torch 2.13: ``if x.shape[0] > 4: sin else cos``
+  built with 6 rows traced another graph for 4). :func:`failed_bound` finds the clause; the
+  caller reads the code (``size-branch``).
 
 Never imports torch, never prints.
 """
@@ -47,7 +53,7 @@ from dataclasses import dataclass
 from fxcache_core.guards.expr import Clause, parse_guards
 from fxcache_core.lookup.judge import EntryVerdict
 
-__all__ = ["FailedClause", "failed_equality", "failed_relation", "int_literal", "placeholder_of",
+__all__ = ["FailedClause", "failed_bound", "failed_equality", "failed_relation", "int_literal", "placeholder_of",
            "specializing_clause"]
 
 
@@ -187,3 +193,19 @@ def failed_relation(entries: Sequence[EntryVerdict], values: Mapping[str, int]) 
     """Where every entry of ``entries`` failed, and each fails an inequality between two
     or more inputs (``L['t2'] <= L['t1']``): the first entry's (module doc); else None."""
     return _each_failed_entry(entries, values, _relation)
+
+
+def _bound(failed: list[Clause], values: Mapping[str, int]) -> FailedClause | None:
+    for c in _atoms(failed, values):
+        cmp = _compare(c)
+        if cmp is None or cmp[0] not in _RELATIONS[:4]:
+            continue
+        if len(_placeholders(cmp[1]) | _placeholders(cmp[2])) == 1:  # one input against constants
+            return FailedClause(c.text)
+    return None
+
+
+def failed_bound(entries: Sequence[EntryVerdict], values: Mapping[str, int]) -> FailedClause | None:
+    """Where every entry of ``entries`` failed, and each fails an inequality of one input
+    and constants (``5 <= L['t0']``): the first entry's (module doc); else None."""
+    return _each_failed_entry(entries, values, _bound)

@@ -201,14 +201,14 @@ def _standing_for(fn: ast.FunctionDef | ast.AsyncFunctionDef, src: str, frame: C
 
 
 def _read_alone(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, scalars: Mapping[str, object]) -> bool:
-    """Whether some read of ``name`` is the value itself: not inside a pure arithmetic
-    expression of it (``x * self.scale``, not ``x * (self.scale // 2)``), nor bound to a
-    local (whose reads may be such expressions)."""
+    """Whether some read of ``name`` is the value itself: not inside a pure expression of
+    it (``x * self.scale``, not ``x * (self.scale // 2)`` nor ``math.sqrt(self.scale)``), nor
+    bound to a local (whose reads may be such expressions)."""
     parents = _parents(fn)
     for n in ast.walk(fn):
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
             p = parents.get(n)
-            if not ((isinstance(p, (ast.BinOp, ast.UnaryOp)) and _is_pure(p, scalars))
+            if not ((isinstance(p, ast.expr) and _is_pure(p, scalars))
                     or isinstance(p, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))):
                 return True
     return False

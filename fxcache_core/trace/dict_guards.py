@@ -21,7 +21,10 @@ a key was compiled with is evidence only a run's trace has.
   was not read at all;
 * ``"guards:L['kwargs']"`` -> the code of each guard that names that dict (sorted; an
   object's address, which differs per process, as ``...``), and ``"DictGuardManager"``
-  where one guards it.
+  where one guards it;
+* ``"guards:L['args']"`` -> at least the length guards of a wrapper's positional
+  arguments (``len(L['args']) == 1``, ``not L['args']``): with the kwargs' guards they
+  show which parameters of a module compiled whole its call left out.
 
 :mod:`fxcache_core.lookup.kwargs_evidence` judges a call's keywords against them.
 Guard text is parsed by nobody here (substring tests only) and never run. Never
@@ -46,6 +49,7 @@ _ID_RE = re.compile(r"(___check_(?:type|obj)_id\(.{1,1500}?, )\d{1,24}\)")
 _MANAGER_RE = re.compile(r"[| ]*\+- (?:\w+: )*(\w*GuardManager): source=(L\['\w{1,200}'\](?:\[[^\]]{1,300}\])*), ")
 _ROOT_RE = re.compile(r"L\['(\w{1,200})'\]")
 _DICT_TYPE_RE = re.compile(r"^___check_type_id\((L\['\w{1,200}'\]), (?:\d+|\.\.\.)\), type=<class 'dict'>$")
+_ARGS_LEN_RE = re.compile(r"len\(L\['args'\]\) == \d{1,6}|not L\['args'\]")
 _DICT_USE_RE = re.compile(r"___dict_contains\('[^']{0,200}', (L\['\w{1,200}'\])\)|^not (L\['\w{1,200}'\])$|"
                           r"^len\((L\['\w{1,200}'\])\) == \d+$")
 
@@ -91,6 +95,9 @@ def dict_evidence(c: TraceCompile) -> dict[str, object]:
         mine += [kind for src, kind in managed.items() if src == root]
         if len(mine) <= MAX_DICT_GUARDS:
             out[GUARDS_OF + root] = tuple(mine)
+    lengths = tuple(sorted(code for code in codes if _ARGS_LEN_RE.fullmatch(code)))
+    if lengths and GUARDS_OF + "L['args']" not in out:
+        out[GUARDS_OF + "L['args']"] = lengths  # a wrapper's positional arguments: how many
     return out
 
 

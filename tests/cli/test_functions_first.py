@@ -138,6 +138,13 @@ def test_match_cli_prints_the_verdict_first_and_exits_with_it(cache):
         ("x.size(0) >= 16", "16 <= L['t0']"), ("x.size(0) <= 7", "L['t0'] <= 7")}
 
 
+def test_match_json_of_a_function_the_cache_lacks_is_a_usage_error_with_its_line(cache):
+    p = run_fxcache("--cache-dir", str(cache), "match", "--shapes", "x=[10,3]", "--fn", "nosuch", "--json")
+    assert p.returncode == 2 and p.stdout == "", p.stdout  # a usage error, as ls --json --fn nosuch
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "no key was compiled from a function named 'nosuch'" in p.stderr and "grow (" in p.stderr
+
+
 # --- keys by function ------------------------------------------------------------------
 
 

@@ -36,7 +36,7 @@ entry records its backward and which input required grad, and which a call under
 the cache does not record, leave it undecided; :func:`ramp` an int
 whose guards relate it to a size (a slice's end) and keep it from 0 and 1 (it sizes
 ``torch.arange``), failures of which torch traces again (fxcache_core/lookup/retrace.py,
-fxcache_core/lookup/boundaries.py);
+fxcache_core/lookup/boundaries.py); :func:`size_gate` a branch on a size, built on one side;
 :func:`shift_kw` a keyword-only int baked into an arithmetic op, :func:`sized_kw` one that
 is a size too (undecided); ``attr_net`` (:class:`AttrNet`) a module's float and int
 attributes and a global read off its graph's constants, and a str and a float through
@@ -403,6 +403,14 @@ def ramp(x, n):
     return x[:, :n] + torch.arange(n, dtype=x.dtype)
 
 
+def size_gate(x):
+    # A branch on a size (dynamic=True), built on one side: the key's entry guards the bound
+    # the branch checked, and a call on the other side traces the other side's ops.
+    if x.shape[0] > 4:
+        return x.sin() * 2
+    return x.cos() * 2
+
+
 def grad_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """:func:`keyword_inputs` of :func:`grad_mix`, with ``w`` requiring grad unless the
     trailing dict's ``w.requires_grad`` says False."""
@@ -558,6 +566,8 @@ ARGUMENT_CASES = [
          make_inputs=keyword_inputs, doc="a float default, then another value: a key with the float tensorified"),
     Case("ramp", ramp, {"dynamic": True}, [[[4, 16], 8]], make_inputs=keyword_inputs,
          doc="an int through a slice's end and torch.arange (dynamic=True): a relation and a size boundary"),
+    Case("size_gate", size_gate, {"dynamic": True}, [[[6, 8]]], make_inputs=keyword_inputs,
+         doc="a branch on x.shape[0] > 4 built on one side (dynamic=True): the other side fails its bound"),
     Case("grad_mix", grad_mix, {"dynamic": True}, [[[4, 8], [8, 8]]], make_inputs=grad_inputs,
          doc="a weight that requires grad, grad enabled: a training graph (its entry records the backward)"),
     Case("shift_kw", shift_kw, {"dynamic": None}, [[[4, 4]]], make_inputs=keyword_inputs,

@@ -11,10 +11,18 @@ training graph's AOTAutograd entry is saved with its backward only), built with 
 exact (the depth-3 key shows a third layer with parameters), the depth-3 key's is not
 (nothing shows whether a fourth exists). :data:`GAPPED` puts a ``ReLU`` between two
 ``Linear`` layers, built with 2 and 3: a layer without parameters leaves the count
-unread, so a call that torch answers with another graph must stay undecided. A call is
+unread, so a call that torch answers with another graph must stay undecided.
+
+The block's expressions of a baked scalar (tests/torch/test_py_exprs_oracle.py;
+fxcache_core/lookup/py_exprs.py): :func:`head_cols` ``min()`` of an int and a static size
+through a local, :func:`tail_wrap` a conditional expression of an int, :func:`floor_gain`
+``max()`` of a float and a literal, :func:`eps_norm` a float compared in Python (``if eps >
+0:``), :func:`log_gain` a float through ``math.log1p``, which fxcache does not compute. A call is
 described as ``tests.harness.cases_args``'s are (``[[4, 8], {"depth": 3}]``). This module
 imports torch; no ``from __future__ import annotations`` (see ``demo.cases``).
 """
+
+import math
 
 import torch
 
@@ -55,7 +63,52 @@ class GappedStack(torch.nn.Module):
 STACK = LayerStack().eval().requires_grad_(False)
 GAPPED = GappedStack().eval().requires_grad_(False)
 
+def head_cols(x, n):
+    # min() of an int and a static size, through a local: every n from the width up slices all
+    # of dim 1, which AOTAutograd leaves out: the same graph.
+    m = min(n, x.shape[1])
+    return x[:, :m] + 1
+
+
+def tail_wrap(x, n):
+    # A conditional expression: a negative n counts from the end, so -3 and 5 end a slice of
+    # 8 columns at the same place.
+    k = n if n > 0 else x.shape[1] + n
+    return x[:, :k] - 1
+
+
+def floor_gain(x, s):
+    # max() of a float and a literal: every s up to 0.25 gives the factor 0.25.
+    return x * max(s, 0.25) + 1
+
+
+def eps_norm(x, eps=1e-6):
+    # A float compared in Python: eps > 0 adds a normalisation, eps <= 0 skips it.
+    if eps > 0:
+        x = x / (x.abs().sum(-1, keepdim=True) + eps)
+    return x * 2
+
+
+def log_gain(x, s):
+    # math.log1p of a float: a value fxcache does not compute.
+    return x * math.log1p(s) - 1
+
+
+_EXPR_CASES = [
+    Case("head_cols", head_cols, {"dynamic": None}, [[[4, 8], {"n": 100}]], make_inputs=keyword_inputs,
+         doc="x[:, :min(n, x.shape[1])], built with n past the width (dynamic=None)"),
+    Case("tail_wrap", tail_wrap, {"dynamic": None}, [[[4, 8], {"n": -3}]], make_inputs=keyword_inputs,
+         doc="x[:, :k], k = n if n > 0 else x.shape[1] + n, built with n=-3 (dynamic=None)"),
+    Case("floor_gain", floor_gain, {"dynamic": None}, [[[4, 8], {"s": 0.1}]], make_inputs=keyword_inputs,
+         doc="x * max(s, 0.25), built with s=0.1 (dynamic=None)"),
+    Case("eps_norm", eps_norm, {"dynamic": None}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="if eps > 0: a normalisation, built with its default eps (dynamic=None)"),
+    Case("log_gain", log_gain, {"dynamic": None}, [[[4, 8], {"s": 0.5}]], make_inputs=keyword_inputs,
+         doc="x * math.log1p(s), built with s=0.5 (dynamic=None)"),
+]
+
 SLICE_CASES = [
+    *_EXPR_CASES,
     Case("layer_stack", STACK, {"dynamic": None}, [[[4, 8]], [[4, 8], {"depth": 3}]], make_inputs=keyword_inputs,
          doc="a ModuleList of three Linear sliced by an int, built with depth 2 and 3 (dynamic=None)"),
     Case("gapped_stack", GAPPED, {"dynamic": None}, [[[4, 8]], [[4, 8], {"depth": 3}]], make_inputs=keyword_inputs,

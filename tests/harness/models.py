@@ -118,11 +118,12 @@ def _gpt2() -> tuple[torch.nn.Module, Callable[..., Any]]:
 
 
 def _gpt2_inputs(call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    return (), {"input_ids": _ids(call["batch"], call["seq"])}
+    # {"flags": {"return_dict": False}}: Python flags by keyword, as a user passes them
+    return (), {"input_ids": _ids(call["batch"], call["seq"]), **call.get("flags", {})}
 
 
 def _gpt2_describe(call: Call) -> list[str]:
-    return [f"input_ids={_shape(call['batch'], call['seq'])}"]
+    return [f"input_ids={_shape(call['batch'], call['seq'])}", *(f"{k}={v}" for k, v in call.get("flags", {}).items())]
 
 
 # --- resnet_ranges: torch.compile(model), positional input, mark_dynamic ranges ---

@@ -51,6 +51,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     from tests.torch import test_int_arguments as ints
     from tests.torch import test_layer_slices as slices
     from tests.torch import test_oracle_suite as suite
+    from tests.torch import test_py_exprs_oracle as exprs
     from tests.torch import test_real_cache as real
     from tests.torch import test_scalar_arguments as scalars
     from tests.torch import test_shapes_oracle as shapes
@@ -64,7 +65,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *scalars.SCALAR_CALLS,
              *ints.RETRACE_CALLS, *ints.RETRACE_UNDECIDED, *ints.SPECIALIZED_UNDECIDED,
              *ints.RAMP_CALLS,
-             *ints.RAMP_UNDECIDED, *arguments.MODE_UNDECIDED,
+             *ints.RAMP_UNDECIDED, *ints.SIZE_BRANCH_CALLS, *ints.SIZE_BRANCH_UNDECIDED, *arguments.MODE_UNDECIDED,
              *star.UNATTRIBUTED_CALLS, *star.UNATTRIBUTED_UNDECIDED, *scalars.SYMBOLIC_CALLS,
              *scalars.SYMBOLIC_UNDECIDED, *star.KWARGS_CALLS, *star.KW_DICT_CALLS,
              *arguments.UNNAMED_CALLS, *ints.SIZES_CALLS, *ints.OPS_CALLS,
@@ -74,7 +75,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *ints.INT_KW_UNDECIDED, *arguments.ATTR_CALLS, *arguments.ATTR_UNDECIDED,
              *state.STATE_CALLS, *state.STATE_UNDECIDED, *star.STAR_CALLS, *star.STAR_UNDECIDED,
              *star.SPLIT_CALLS, *star.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
-             *slices.BRANCH_INT_CALLS, *[(case, call) for case, call, _ in containers.CONTAINER_CALLS]]
+             *slices.BRANCH_INT_CALLS, *exprs.EXPR_CALLS, *exprs.EXPR_UNDECIDED,
+             *[(case, call) for case, call, _ in containers.CONTAINER_CALLS]]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

@@ -32,7 +32,7 @@ CONSTANT_CALLS = [
     ("window_mean", [[4, 32], 4, {"dims": {"tuple": [1, 0]}}]),              # new graph: Dynamo's graph keeps the order
     ("window_mean", [[4, 32], 4, {"keepdim": True}]),             # new graph: mean.dim's keepdim
 ]
-CONSTANT_UNDECIDED = [("window_mean", [[4, 32], 16])]             # torch: a hit on the n=16 key
+CONSTANT_UNDECIDED = [("window_mean", [[4, 32], 16])]             # torch: a hit on the n=16 key (its slice an alias)
 # sum_dim (dynamic=True): dim and dims[0] are SymInts Dynamo specialized (guards dim == 1,
 # dims[0] == 0); a second key was traced with dim=0.
 PINNED_CALLS = [
@@ -68,6 +68,10 @@ RAMP_UNDECIDED = [
     ("ramp", [[4, 16], 20]),                                      # torch: raises (the slice clamped at 16)
     ("ramp", [[4, 16], 0]),                                       # torch: another graph, n kept an input
 ]
+# size_gate (dynamic=True), built with 6 rows: its entry guards x.size(0) >= 5, the code's own
+# `if x.shape[0] > 4:`.
+SIZE_BRANCH_CALLS = [("size_gate", [[9, 8]])]                      # hit: the same side
+SIZE_BRANCH_UNDECIDED = [("size_gate", [[4, 8]])]                  # torch: another graph (the other side)
 # regroup_baked (dynamic=False, built with groups=3): groups is an item of view's and
 # repeat's size lists, [4, 3, -1] and [3] in the key's graph.
 SIZES_CALLS = [
@@ -126,17 +130,17 @@ def test_ints_a_tuple_and_a_bool_are_read_off_the_graphs_constants(real_cache, a
         assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
 
 
-@VERDICT
+@BOTH
 @pytest.mark.parametrize("case,shapes", CONSTANT_UNDECIDED, ids=[call_label(*c) for c in CONSTANT_UNDECIDED])
-def test_a_slice_the_graph_left_out_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes):
-    from fxcache_core.cache.scan import scan_cache
+def test_a_slice_over_a_whole_fixed_dim_is_read_as_the_alias_the_graph_keeps(real_cache, arg_answers, case, shapes):
+    """window_mean's n=16 slices all 32 columns: AOTAutograd leaves the slice out (an
+    alias), which is what a slice whose end the call's n puts at or past the fixed width
+    gives, and mul's scalar holds n + 1 = 17: the n=16 key, as torch hit it."""
     from tests.harness.oracle import call_id
 
-    rc, body = match_call(real_cache.root, case, shapes)
-    (fv,) = body["verdicts"]["functions"]
-    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "baked-value-unknown", fv
-    present = {k.key for k in scan_cache(real_cache.root).keys}
-    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
+    answer = arg_answers[call_id(case, shapes)]
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, {w["key"] for w in real_cache.writes(case)})
+    assert assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)["status"] == "hit"
 
 
 @BOTH
@@ -255,6 +259,35 @@ def test_a_failed_relation_or_an_int_size_at_0_leaves_the_verdict_undecided(real
 
 
 @BOTH
+@pytest.mark.parametrize("case,shapes", SIZE_BRANCH_CALLS, ids=[call_label(*c) for c in SIZE_BRANCH_CALLS])
+def test_a_size_on_the_built_side_of_a_branch_hits(real_cache, arg_answers, case, shapes):
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    own = {w["key"] for w in real_cache.writes(case)}
+    assert_match_agrees_with_answer(real_cache.root, case, shapes, answer, own)
+    assert assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)["status"] == "hit"
+
+
+@VERDICT
+@pytest.mark.parametrize("case,shapes", SIZE_BRANCH_UNDECIDED, ids=[call_label(*c) for c in SIZE_BRANCH_UNDECIDED])
+def test_a_bound_the_codes_branch_may_have_made_fails_undecided(real_cache, arg_answers, case, shapes):
+    """``if x.shape[0] > 4:`` built with 6 rows: its entry guards ``x.size(0) >= 5``. A call
+    with 4 rows fails it, and torch traces the other side's ops, another graph: not a new
+    entry of the key (a MISS) where the code orders a size in Python (``size-branch``)."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "size-branch", fv
+    assert "x.size(0) >= 5" in fv["line"] and "x.shape[0] > 4" in fv["line"], fv["line"]
+    answer = arg_answers[call_id(case, shapes)]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(answer["lookups"], present) == "new-graph", answer
+
+
+@BOTH
 @pytest.mark.parametrize("case,shapes", SIZES_CALLS, ids=[call_label(*c) for c in SIZES_CALLS])
 def test_an_int_in_a_size_list_is_read_off_the_items_of_the_graphs_lists(real_cache, arg_answers, case, shapes):
     """x.view(x.shape[0], groups, -1) and y.repeat(groups), traced with groups=3, hold 3 in
@@ -340,10 +373,15 @@ def test_an_int_read_before_the_graph_break_too_leaves_the_first_frame_undecided
 
     rc, body = match_call(real_cache.root, case, shapes)
     first = next(f for f in body["verdicts"]["functions"] if f["function"] == case)
-    assert rc == 3 and first["status"] == "undecided" and first["why_code"] == "baked-value-unknown", first
+    assert first["status"] == "undecided" and first["why_code"] == "baked-value-unknown", first
     assert first["line"].startswith("UNDECIDED: n reaches this key's graph at line"), first["line"]
     aot = [lk for lk in arg_answers[call_id(case, shapes)]["lookups"] if lk["kind"] == "aotautograd"]
     assert aot[0]["hit"] and aot[0]["key"] in {k.key for k in scan_cache(real_cache.root).keys}, aot
+    # The frame after the break takes m = n + 1 as its input: 5 where the key's graph adds 4,
+    # another graph, as torch traced one (its second lookups are of keys it wrote anew).
+    rest = [f for f in body["verdicts"]["functions"] if f["function"] != case]
+    assert rc == 1 and [f["status"] for f in rest] == ["new-graph"], body["verdicts"]
+    assert [lk["hit"] for lk in aot[1:]] == [None], aot
 
 
 @BOTH

@@ -48,6 +48,14 @@ QUERIES = [
     ("gpt2_module", [{"batch": 1, "seq": 8}]),                # size 1: another graph
     ("bert_mask", [{"batch": 2, "seq": 10, "mask": "bool"}]),  # a bool mask: another graph
 ]
+# Python flags through GPT-2's **kwargs that its build did not give: Dynamo's guards on the
+# kwargs fail and torch traces again; what that graph is, the guards cannot tell.
+FLAG_QUERIES = [
+    ("gpt2_module", [{"batch": 3, "seq": 12, "flags": {"return_dict": False}}]),
+    ("gpt2_module", [{"batch": 3, "seq": 12, "flags": {"output_hidden_states": True}}]),
+]
+DECIDED = len(QUERIES)
+QUERIES += FLAG_QUERIES
 
 
 def _the_alone_query() -> int:
@@ -110,7 +118,7 @@ def _own_keys(summary: dict, workload: str) -> set[str]:
             for per_call in seq["writes"] for w in per_call}
 
 
-CALLS = [pytest.param(q, i, id=f"{w}-{q}-{i}") for q, (w, calls) in enumerate(QUERIES)
+CALLS = [pytest.param(q, i, id=f"{w}-{q}-{i}") for q, (w, calls) in enumerate(QUERIES[:DECIDED])
          for i in range(len(calls))]
 
 
@@ -231,8 +239,8 @@ def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_sai
     itself) reads output_hidden_states and return_dict, None by default, which the cache
     does not record: Dynamo's guards in the build's trace (explained, ``_model_cache``)
     do, and its **kwargs it never names; GPT-2's (a module
-    compiled whole through transformers' decorators) takes input_ids, its optional tensors
-    are None with no input of the key from them, the rest left out of the call as built;
+    compiled whole through transformers' decorators) takes input_ids, and what the call
+    leaves out the build's trace shows left out then too (Dynamo's guards on the kwargs);
     both take **kwargs, none given: the build's trace, explained (``_model_cache``), has
     Dynamo's guards on them, which the call passes. A value given other than the recorded one
     (return_dict=False) leaves the verdict undecided."""
@@ -256,11 +264,42 @@ def test_a_forwards_optional_arguments_left_out_are_accounted_or_assumed_and_sai
                     "--inputs", "input_ids=[3,12]")
     (fv,) = json.loads(r.stdout)["verdicts"]["functions"]
     how = {p["name"]: p["how"] for p in fv["params"]}
-    assert r.returncode == 0 and how["input_ids"] == "key-input" and how["attention_mask"] == "no-input-none"
-    assert how["use_cache"] == "module-default", how
+    # What the call leaves out, the build's call left out too: Dynamo's guards on the
+    # wrapper's kwargs there (`len(L['kwargs']) == 1` with input_ids' guards, and no
+    # positional argument) show no other keyword, so each took its default then as now.
+    assert r.returncode == 0 and how["input_ids"] == "key-input", how
+    assert how["attention_mask"] == how["use_cache"] == "trace-guard", how
+    left_out = next(p for p in fv["params"] if p["name"] == "use_cache")
+    assert left_out["status"] == "accounted" and "left out there" in left_out["detail"], left_out
     # Its forward takes **kwargs (output_attentions=True there traces another graph): none
     # given, and Dynamo's guards in the build's trace say none was given then either.
     assert how["**kwargs"] == "trace-guard", how
+
+
+@pytest.mark.parametrize("query", range(DECIDED, len(QUERIES)))
+def test_a_flag_the_build_did_not_give_is_undecided_naming_it_whatever_torch_does(model_cache, torch_answers,
+                                                                                  query):
+    """GPT-2 called with a flag its build did not give (FLAG_QUERIES), the build's trace
+    explained: Dynamo's guards on the wrapper's kwargs (one key, input_ids) fail, and torch
+    traces again. return_dict=False traces the build's graph (torch hits its key),
+    output_hidden_states=True another (a new key): a flag that differs from the record is
+    no NEW GRAPH, and match names it, undecided either way."""
+    from tests.harness.models import WORKLOADS
+
+    root, summary = model_cache
+    workload, (call,) = QUERIES[query]
+    ((flag, value),) = call["flags"].items()
+    answer = torch_answers["results"][query]
+    assert answer["error"] is None, answer["error"]
+    own = _own_keys(summary, workload)
+    torch_hit = any(lk["hit"] for lk in answer["lookups"][0] if lk["key"] in own)
+    assert torch_hit == (flag == "return_dict"), answer["lookups"][0]
+    proc = run_fxcache("--cache-dir", str(root), "match", "--json", *WORKLOADS[workload].match_args(call))
+    (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
+    assert proc.returncode == 3 and fv["status"] == "undecided", fv
+    assert fv["why_code"] == "kwargs-differs-from-record" and f"{flag}={value}: not given in a traced" in fv["line"], fv
+    named = next(p for p in fv["params"] if p["name"] == flag)
+    assert (named["status"], named["how"]) == ("undecided", "kwargs-differs-from-record"), named
 
 
 def test_fn_names_the_compiled_function_and_says_when_no_key_was_compiled_from_it(model_cache):

@@ -43,12 +43,14 @@ def test_an_expression_is_computed_as_python_computes_it(expr, values, want):
 
 
 @pytest.mark.parametrize("expr", [
-    "lr.real", "__import__('os').getpid()", "(lambda: 1.0)()", "math.sqrt(lr)", "lr if lr else 1.0",
-    "2.0 ** 100000", "lr / 0", "missing * 2.0", "3 * 4",
+    "lr.real", "__import__('os').getpid()", "(lambda: 1.0)()", "math.log(lr)", "max(lr)", "sorted(lr)",
+    "round(lr, 1.5)", "min(lr, key=abs)", "max(*lr)", "x.shape[1] * lr", "2.0 ** 100000", "lr / 0",
+    "math.sqrt(-lr)", "missing * 2.0", "3 * 4", "lr > 0",
 ])
 def test_anything_outside_the_arithmetic_whitelist_is_not_computed(expr):
-    """Attributes, calls, lambdas, conditions are refused (nothing is eval'd); a huge
-    exponent, a division by zero, a name without a value and an int result give None."""
+    """Attributes, calls of anything but the whitelisted builtins, lambdas are refused
+    (nothing is eval'd); a size not given, a huge exponent, a division by zero, a domain
+    error, a name without a value, an int or a bool result give None."""
     assert evaluate(expr, {"lr": 0.5}) is None
 
 
@@ -99,13 +101,21 @@ def test_a_conditional_expression_of_tensors_is_a_tensor():
     ("def f(x, lr):\n    return x * (lr * 2)\n",
      _graph((2, "return x * lr", 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 0.2)')),
      "no op traced from it"),
-    # Through a helper and math.sqrt: the value that reaches the graph is not computable.
+    # Through a helper: the value that reaches the graph is not computable.
     ("def f(x, s):\n    return helper(x, math.sqrt(s))\n",
      _graph((2, "return t * a", 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 2.0)')),
-     "passed to sqrt()"),
-    # A condition on it.
-    ("def f(x, lr):\n    if lr > 0.5:\n        return x * 2.0\n    return x\n",
-     _graph((3, "return x * 2.0", 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 2.0)')),
+     "passed to helper()"),
+    # A condition on it in a loop: each pass may go another side.
+    ("def f(x, lr):\n    for _ in range(2):\n        if lr > 0.5:\n            x = x * 2.0\n    return x\n",
+     _graph((4, "x = x * 2.0", 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 2.0)')),
+     "read in the if statement"),
+    # An else the call takes while the key went the body: it may trace the same ops.
+    ("def f(x, lr):\n    if lr > 5.0:\n        y = x * 2.0\n    else:\n        y = x * 3.0\n    return y\n",
+     _graph((3, "y = x * 2.0", 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 2.0)')),
+     "read in the if statement"),
+    # The sides' lines are not told apart.
+    ("def f(x, lr):\n    if lr > 5.0: x = x * 2.0\n    return x\n",
+     _graph((2, "if lr > 5.0: x = x * 2.0", 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 2.0)')),
      "read in the if statement"),
     # Times a size, which Dynamo folds in Python: not an op's operand.
     ("def f(x, lr):\n    n = x.shape[0]\n    return x * (n * lr)\n",

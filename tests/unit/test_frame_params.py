@@ -134,3 +134,38 @@ def test_a_keyword_binds_to_the_key_input_in_a_kw_dict_of_any_name(tmp_path):
     assert inputs == {"L['bias']": bias} and bound == ()
     hidden = CompiledFrom(function="kw_sum", file=str(tmp_path / "gone.py"), line=1)
     assert alias({"L['bias']": bias}, {"L['kw']['bias']"}, hidden) == ({"L['bias']": bias}, ())
+
+
+ORDERS = textwrap.dedent('''\
+    def gate(x, n=3):
+        if x.shape[0] > 4:
+            x = x.sin()
+        y = x if n >= 2 else -x
+        k = min(n, x.shape[1])
+        if 2 < 3:
+            pass
+        return y[:, :k]
+''')
+
+REGIONS = textwrap.dedent('''\
+    def regions(x):
+        if x.shape[0] >= 16:
+            y = x * 2
+        elif x.shape[0] >= 8:
+            y = x * 2
+        else:
+            y = x * 2
+        return y + 1
+''')
+
+
+def test_the_places_the_code_orders_values_in_python(tmp_path):
+    """``if``/ternary tests with ``<``/``>`` of a non-literal and ``min``/``max`` of two values;
+    an ``if`` chain whose every side runs the same statements, and literals alone, are not."""
+    from fxcache_core.functions.params import FrameReads, reads_of_def
+    from tests.synth import one_def
+
+    gate = reads_of_def(one_def(ORDERS), "m.py")
+    assert isinstance(gate, FrameReads)
+    assert gate.order_tests == ((2, "x.shape[0] > 4"), (4, "n >= 2"), (5, "min(n, x.shape[1])"))
+    assert reads_of_def(one_def(REGIONS), "m.py").order_tests == ()

@@ -113,7 +113,8 @@ def test_an_is_not_none_test_leaves_the_reads_that_reach_ops_to_decide() -> None
     "def f(x, n):\n    if n > 2:\n        x = x * 2\n    return x[:, :n]\n",        # a condition on it
     "def f(x, n):\n    return x.narrow(1, 0, 4)[:, :n]\n",                         # another op that slices
     "def f(x, n):\n    return helper(x, n)[:, :n]\n",                              # passed to a helper
-    "def f(x, n):\n    m = n\n    return x[:, :m]\n",                               # through a local
+    "def f(x, n):\n    m = helper(n)\n    return x[:, :m]\n",                       # through a helper's local
+    "def f(x, n):\n    m = n\n    m = m + 1\n    return x[:, :m]\n",                 # a local bound twice
 ])
 def test_a_read_that_reaches_no_readable_place_leaves_it_unknown(src: str) -> None:
     got = _prov(one_def(src), WINDOW_4.replace(f"{FILE}:2", f"{FILE}:3"), "n", n=4)

@@ -124,7 +124,7 @@ def test_an_item_the_graph_holds_as_a_symbol_is_not_read() -> None:
 @pytest.mark.parametrize("src", [
     "def f(x, groups):\n    y = x.view(*(x.shape[0], groups, -1)).mean(-1)\n    return y.reshape(-1).repeat(3) * 2\n",
     "def f(x, groups):\n    y = x.view(x.shape[0], groups, 4).mean(-1)\n    return y.reshape(-1).repeat(3) * 2\n",
-    "def f(x, groups):\n    y = x.view(x.shape[0], max(groups, 1), -1).mean(-1)\n    return y.reshape(-1).repeat(3) * 2\n",
+    "def f(x, groups):\n    y = x.view(x.shape[0], helper(groups), -1).mean(-1)\n    return y.reshape(-1).repeat(3) * 2\n",
 ], ids=["starred", "literal-differs", "through-a-call"])
 def test_a_size_list_not_read_exactly_leaves_it_unknown(src: str) -> None:
     got = _prov(one_def(src), REGROUP_3, groups=3)

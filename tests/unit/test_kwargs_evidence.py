@@ -142,3 +142,104 @@ def test_without_evidence_both_directions_are_undecided_with_one_code():
 def test_a_dict_of_another_name_is_named_as_the_function_names_it():
     kw = kwargs_account("aK", "f_kw", "L['kw']", {"flag": PyValue(True)}, (), True)
     assert "**kw={flag=True}" in kw.how and "f_kw takes **kw and" in kw.how and "**kwargs" not in kw.how
+
+
+# The guards torch 2.13 printed on a transformers model compiled whole (OPTForCausalLM called
+# with input_ids alone: its decorators' frame `wrapper(self, *args, **kwargs)` pops return_dict).
+OPT = [TYPE, "not ___dict_contains('return_dict', L['kwargs'])", "len(L['kwargs']) == 1",
+       "___check_type_id(L['kwargs']['input_ids'], 94655029342864), type=<class 'torch.Tensor'>",
+       "check_tensor(L['kwargs']['input_ids'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, "
+       "AutogradCPU), torch.int64, device=None, requires_grad=False, size=[None, None], stride=[None, 1])",
+       "hasattr(L['kwargs']['input_ids'], '_dynamo_dynamic_indices') == False",
+       "2 <= L['kwargs']['input_ids'].size()[0]"]
+
+
+def _with_args(codes: list[str], args: tuple[str, ...]) -> dict:
+    rec = _record(codes)
+    return {**rec, "guards:L['args']": args} if args else rec
+
+
+@pytest.mark.parametrize("codes,name,said", [
+    (RUNS["get, given True"][0], "output_attentions", ("value", True)),
+    (RUNS["get, not given"][0], "output_attentions", ("absent", None)),
+    (RUNS["get, not given"][0], "use_cache", ("unknown", None)),  # no length: other keys may be there
+    (RUNS["passed on, none"][0], "use_cache", ("absent", None)),
+    (RUNS["passed on, one"][0], "flag", ("value", True)),
+    (RUNS["passed on, one"][0], "use_cache", ("absent", None)),  # one key, and the guards show which
+    (OPT, "input_ids", ("given", None)),
+    (OPT, "return_dict", ("absent", None)),
+    (OPT, "logits_to_keep", ("absent", None)),
+    (["___check_type_id(L['x'], 9)"], "use_cache", ("unknown", None)),  # no guard on the dict
+])
+def test_a_records_guards_say_what_each_keyword_was(codes, name, said):
+    from fxcache_core.lookup.kwargs_evidence import recorded_item
+
+    assert recorded_item(_record(codes), K, name) == said
+
+
+def test_an_iterated_dict_or_a_record_without_every_guard_says_nothing_of_a_keyword():
+    from fxcache_core.lookup.kwargs_evidence import recorded_item
+
+    assert recorded_item(_record(OPT, (("DictGuardManager", K),)), K, "use_cache") == ("unknown", None)
+    partial = {k: v for k, v in _record(OPT).items() if k != "#all-guards"}
+    assert recorded_item(partial, K, "use_cache") == ("unknown", None)
+    # a length whose keys the guards do not all show leaves the others open
+    assert recorded_item(_record([TYPE, "len(L['kwargs']) == 2", "L['kwargs']['flag'] == True"]), K,
+                         "use_cache") == ("unknown", None)
+
+
+def test_a_parameter_left_out_of_a_module_compiled_whole_is_its_default_where_no_positional_reaches_it():
+    from fxcache_core.lookup.kwargs_evidence import args_reach, left_out_in
+
+    none = _with_args(OPT, ("___check_type_id(L['args'], ...), type=<class 'tuple'>", "not L['args']"))
+    one = _with_args(OPT, ("len(L['args']) == 1",))
+    params = ("input_ids", "attention_mask", "use_cache")
+    assert (args_reach(none, 0), args_reach(one, 0), args_reach(one, 1), args_reach(_record(OPT), 0)) == (
+        False, True, False, None)
+    assert left_out_in([none], params, "use_cache", None) == [None]
+    assert left_out_in([one], params, "use_cache", None) == [None]  # args[0] is input_ids
+    assert left_out_in([_record(OPT)], params, "use_cache", None) == []  # L['args'] unguarded: unknown
+    assert left_out_in([_record(OPT)], params, "logits_to_keep", 0) == [0]  # keyword-only: never positional
+    assert left_out_in([none], params, "input_ids", None) == []  # given there
+
+
+def test_a_call_that_fails_the_dicts_guards_names_the_keywords_that_differ():
+    opt = _record(OPT)
+    acc = kwargs_account("aK", "f", K, {"input_ids": TensorArg((2, 8)), "use_cache": PyValue(None)}, (opt,), True)
+    assert (acc.status, acc.how.code) == ("undecided", "kwargs-differs-from-record")
+    assert "differs in use_cache (not given there)" in acc.how and "`len(L['kwargs']) == 1` fails" in acc.how
+    acc = kwargs_account("aK", "f", K, {}, (_record(RUNS["passed on, one"][0]),), True)
+    assert "differs in flag (given there)" in acc.how
+    acc = kwargs_account("aK", "f", K, {"flag": PyValue(False)}, (_record(RUNS["passed on, one"][0]),), True)
+    assert "differs in flag=False (True there)" in acc.how
+
+
+def test_each_keyword_of_a_dict_that_fails_is_accounted_by_its_own_guards_or_named():
+    from fxcache_core.lookup.kwargs_evidence import _item_account
+
+    rec = _record([TYPE, "len(L['kwargs']) == 2", "L['kwargs']['flag'] == True",
+                   "L['kwargs']['mode'] == 'fast'"])
+    given = {"flag": PyValue(True), "mode": PyValue("slow")}
+    acc = kwargs_account("aK", "f", K, given, (rec,), True)
+    flag = _item_account(acc, "aK", K, "flag", "L['kwargs']['flag']", given["flag"], (rec,))
+    mode = _item_account(acc, "aK", K, "mode", "L['kwargs']['mode']", given["mode"], (rec,))
+    assert (flag.status, flag.how.code) == ("accounted", "trace-guard")
+    assert (mode.status, mode.how.code) == ("undecided", "kwargs-differs-from-record")
+    assert mode.how.startswith("mode='slow': 'fast' in a traced compile") and "return" in mode.how
+    new = _item_account(acc, "aK", K, "extra", "L['kwargs']['extra']", PyValue(1), (rec,))
+    assert new.how.startswith("extra=1: not given in a traced compile"), new.how  # two keys, both shown
+    nothing = _item_account(acc, "aK", K, "extra", "L['kwargs']['extra']", PyValue(1), ())
+    assert nothing.how == acc.how and nothing.name == "extra"
+
+
+def test_a_wrappers_positional_arguments_are_kept_by_their_length_alone():
+    # qwen2's deprecation wrapper `wrapped_func(*args, **kwargs)`: args is (self,), whose
+    # hundreds of attribute guards are not kept (past MAX_DICT_GUARDS), only how many there are
+    from fxcache_core.lookup.kwargs_evidence import args_reach
+
+    many = [f"___check_obj_id(L['args'][0].layer{i}, 1234)" for i in range(300)]
+    rec = _record(OPT + ["len(L['args']) == 1", *many])
+    assert rec["guards:L['args']"] == ("len(L['args']) == 1",)
+    assert (args_reach(rec, 0), args_reach(rec, 1)) == (True, False)  # args[0] may be self: reached, unknown
+    assert _record(OPT + ["not L['args']"])["guards:L['args']"] == ("not L['args']",)
+    assert "guards:L['args']" not in _record(OPT)

@@ -102,7 +102,7 @@ def test_the_same_float_decides_only_where_the_mode_specializes_it():
 @pytest.mark.parametrize("src,body,value", [
     # a str the code compares
     ("L['self'].act", "return x * self.scale + self.k", "tanh"),
-    # read through a call of math: its value is not one op's constant
+    # read only through a call of math: the constant is computed, not the value itself
     ("L['self'].scale", "return x * math.sqrt(self.scale) + self.k", 4.0),
     # assigned in the frame
     ("L['self'].scale", "self.scale = 2.0; return x * self.scale + self.k", 2.0),

@@ -222,9 +222,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     bg = sys.modules.get("tests.harness.background")
     if bg is not None and bg.BACKGROUND.spans:
         t0 = min(a for a, _ in bg.BACKGROUND.spans.values())
-        terminalreporter.write_sep("-", "background builds (start, end; seconds into the first)")
+        terminalreporter.write_sep(
+            "-", "background builds (start, end; seconds into the first; CPU of their processes forked from the zygote)")
         for name, (a, b) in sorted(bg.BACKGROUND.spans.items(), key=lambda kv: kv[1]):
-            terminalreporter.write_line(f"{name:28} {a - t0:7.1f} {b - t0:7.1f}  ({b - a:.1f} s)")
+            cpu = bg.BACKGROUND.cpu.get(name, 0.0)
+            terminalreporter.write_line(f"{name:28} {a - t0:7.1f} {b - t0:7.1f}  ({b - a:.1f} s, CPU {cpu:.1f} s)")
         stats = match_runs.STATS
         if stats["ahead"] + stats["waited"] + stats["own"]:
             terminalreporter.write_line(

@@ -22,6 +22,7 @@ every ready build of a lower order: the tests' ``fxcache match`` runs on the rea
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import os
 import queue
@@ -60,6 +61,23 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 2)
 
 
+_BUILDING: contextvars.ContextVar[tuple[Background, str] | None] = contextvars.ContextVar(
+    "fxcache_build", default=None
+)
+"""The build the current thread (or a thread started in a copy of its context) works for."""
+
+
+def charge_cpu(seconds: float) -> None:
+    """Add ``seconds`` of CPU to the build this thread works for (none, or a job: nothing).
+    The zygote's children are reaped by the kernel, so no ``getrusage`` of this process
+    ever counts them: :meth:`tests.harness.zygote.Zygote.run` charges what each reports."""
+    current = _BUILDING.get()
+    if current is not None:
+        bg, name = current
+        with bg._lock:
+            bg.cpu[name] = bg.cpu.get(name, 0.0) + seconds
+
+
 def _run_build(options: BuildOptions, env: dict[str, str], fn: Callable[[], Any]) -> Any:
     """Run ``fn`` with its torch processes started as ``options`` say, from ``env`` (the
     environment when the build was started), whatever a test running meanwhile does to
@@ -85,6 +103,9 @@ class Background:
         self._fns: dict[str, Callable[[], Any]] = {}
         self.spans: dict[str, tuple[float, float]] = {}
         """name -> (start, end) of each finished build, ``time.monotonic()`` seconds."""
+        self.cpu: dict[str, float] = {}
+        """name -> CPU seconds of the build's processes forked from the zygote, their own
+        and their children's (g++), as :func:`charge_cpu` added them up."""
         self.job_seconds = 0.0
         """Seconds the build threads spent on the jobs of :meth:`later`."""
         self._building = 0
@@ -175,11 +196,13 @@ class Background:
             with self._lock:
                 self._building += build
             t0 = time.monotonic()
+            token = _BUILDING.set((self, name) if build else None)
             try:
                 fut.set_result(_run_build(self.options, env, self._fns[name]))
             except BaseException as e:  # noqa: BLE001 - raised again in every test that asks
                 fut.set_exception(e)
             finally:
+                _BUILDING.reset(token)
                 with self._lock:
                     self._building -= build
                 if build:

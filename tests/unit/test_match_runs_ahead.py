@@ -183,3 +183,27 @@ def test_jobs_ready_together_run_in_the_order_they_were_queued():
         release.set()
         bg.close()
     assert order == [1, 2]
+
+
+def test_a_builds_cpu_is_what_its_threads_charge_and_a_jobs_counts_nowhere(monkeypatch):
+    import contextvars
+
+    def build():
+        background.charge_cpu(1.5)
+        helper = threading.Thread(
+            target=contextvars.copy_context().run, args=(background.charge_cpu, 2.0)
+        )
+        helper.start()
+        helper.join()
+        return "value"
+
+    monkeypatch.setitem(background._BUILDERS, "stub_build", (build, (), 0))
+    bg = Background(jobs=1)
+    try:
+        bg.start("stub_build")
+        assert bg.get("stub_build") == "value"
+        bg.later(lambda: background.charge_cpu(7.0)).result(10)
+    finally:
+        bg.close()
+    background.charge_cpu(9.0)  # the test process's own thread: no build
+    assert bg.cpu == {"stub_build": 3.5}

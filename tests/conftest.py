@@ -47,6 +47,7 @@ from pathlib import Path
 import pytest
 
 from fxcache_core.decode import memlimit as _memlimit
+from tests.harness import match_runs
 from tests.harness import oracle_queries as _oracle_queries  # noqa: F401  (registers the build oracle_queries)
 from tests.harness.background import BUILD_DIR, prebuilt
 from tests.harness.cleanup import remove_at_exit
@@ -206,6 +207,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for name in BACKGROUND.names():  # in the order registered (conftest's first)
         if name in wanted:
             BACKGROUND.start(name)
+    # The tests' `fxcache match` runs on the real cache, on the build threads behind the
+    # builds, in the order the tests ask for them (tests/harness/match_runs.py).
+    match_runs.queue(match_runs.plans(session.items))
+
+
+def pytest_runtest_logfinish(nodeid: str, location) -> None:
+    """A test ended: drop the match runs made ahead for it alone that it never asked for."""
+    match_runs.ended(nodeid)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -213,9 +222,20 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     bg = sys.modules.get("tests.harness.background")
     if bg is not None and bg.BACKGROUND.spans:
         t0 = min(a for a, _ in bg.BACKGROUND.spans.values())
-        terminalreporter.write_sep("-", "background builds (start, end; seconds into the first)")
+        terminalreporter.write_sep(
+            "-", "background builds (start, end; seconds into the first; CPU of their processes forked from the zygote)")
         for name, (a, b) in sorted(bg.BACKGROUND.spans.items(), key=lambda kv: kv[1]):
-            terminalreporter.write_line(f"{name:28} {a - t0:7.1f} {b - t0:7.1f}  ({b - a:.1f} s)")
+            cpu = bg.BACKGROUND.cpu.get(name, 0.0)
+            terminalreporter.write_line(f"{name:28} {a - t0:7.1f} {b - t0:7.1f}  ({b - a:.1f} s, CPU {cpu:.1f} s)")
+        stats = match_runs.STATS
+        if stats["ahead"] + stats["waited"] + stats["own"]:
+            terminalreporter.write_line(
+                f"match runs: {stats['ahead']} made ahead ({bg.BACKGROUND.job_seconds:.1f} s on the build threads), "
+                f"{stats['waited']} waited for, {stats['own']} run by the test "
+                f"({stats['seconds']:.1f} s in the tests), "
+                f"{stats['dropped']} dropped unasked, {match_runs.untaken()} queued that no test asked for")
+        if os.environ.get("FXCACHE_TEST_MATCH_LOG"):
+            match_runs.log(os.environ["FXCACHE_TEST_MATCH_LOG"], t0)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

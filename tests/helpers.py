@@ -207,8 +207,9 @@ def assert_match_agrees_with_answer(cache_root: Path, case: str, shapes: list, a
     import json
 
     from fxcache_core.cache.scan import scan_cache
+    from tests.harness.match_runs import Call, match_call
 
-    proc = run_fxcache("--cache-dir", str(cache_root), "match", "--json", *match_args_for(case, shapes))
+    proc = match_call(cache_root, Call(case, shapes))
     report = json.loads(proc.stdout)
     assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr
     assert answer["error"] is None, answer["error"]
@@ -277,9 +278,9 @@ def assert_verdict_as_torch(cache_root: Path, case: str, shapes: list, answer: d
     import json
 
     from fxcache_core.cache.scan import scan_cache
+    from tests.harness.match_runs import Call, match_call
 
-    proc = run_fxcache("--cache-dir", str(cache_root), "match", "--json", "--fn", fn,
-                       *match_args_for(case, shapes))
+    proc = match_call(cache_root, Call(case, shapes, fn))
     report = json.loads(proc.stdout)
     assert answer["error"] is None, answer["error"]
     want = torch_status(answer["lookups"], {k.key for k in scan_cache(cache_root).keys})
@@ -387,9 +388,12 @@ def call_label(case: str, shapes: list, *options: dict) -> str:
 
 def match_call(root: Path, case: str, shapes: list, *extra: str) -> tuple[int, dict]:
     """``fxcache match --json --fn CASE`` for a call of a case (:func:`match_args_for`),
-    ``extra`` after it: the exit code and the JSON, whose ``exit_code`` must be the run's."""
-    proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", case, *match_args_for(case, shapes),
-                       *extra)
+    ``extra`` after it: the exit code and the JSON, whose ``exit_code`` must be the run's
+    (the run made ahead where the test planned it: ``tests.harness.match_runs``)."""
+    from tests.harness.match_runs import Call
+    from tests.harness.match_runs import match_call as served
+
+    proc = served(root, Call(case, shapes, case, tuple(extra)))
     body = json.loads(proc.stdout)
     assert proc.returncode == body["verdicts"]["exit_code"], proc.stderr
     return proc.returncode, body

@@ -14,10 +14,15 @@ behind it). Builders run in the order started, ``jobs`` at a time, each under th
 :class:`demo.build_cache.BuildOptions` the session gives :meth:`Background.configure`
 (its torch processes forked from the zygote), with the environment as it was when
 the build started.
+
+A job (:meth:`Background.later`) runs on the same threads, as a build does, behind
+every ready build of a lower order: the tests' ``fxcache match`` runs on the real cache
+(``tests.harness.match_runs``), made ahead of the tests that read them.
 """
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import os
 import queue
@@ -56,6 +61,23 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 2)
 
 
+_BUILDING: contextvars.ContextVar[tuple[Background, str] | None] = contextvars.ContextVar(
+    "fxcache_build", default=None
+)
+"""The build the current thread (or a thread started in a copy of its context) works for."""
+
+
+def charge_cpu(seconds: float) -> None:
+    """Add ``seconds`` of CPU to the build this thread works for (none, or a job: nothing).
+    The zygote's children are reaped by the kernel, so no ``getrusage`` of this process
+    ever counts them: :meth:`tests.harness.zygote.Zygote.run` charges what each reports."""
+    current = _BUILDING.get()
+    if current is not None:
+        bg, name = current
+        with bg._lock:
+            bg.cpu[name] = bg.cpu.get(name, 0.0) + seconds
+
+
 def _run_build(options: BuildOptions, env: dict[str, str], fn: Callable[[], Any]) -> Any:
     """Run ``fn`` with its torch processes started as ``options`` say, from ``env`` (the
     environment when the build was started), whatever a test running meanwhile does to
@@ -78,8 +100,16 @@ class Background:
         self._ready: queue.PriorityQueue[tuple[int, int, str, dict[str, str] | None]] = queue.PriorityQueue()
         self._seq = itertools.count()
         self._workers: list[threading.Thread] = []
+        self._fns: dict[str, Callable[[], Any]] = {}
         self.spans: dict[str, tuple[float, float]] = {}
         """name -> (start, end) of each finished build, ``time.monotonic()`` seconds."""
+        self.cpu: dict[str, float] = {}
+        """name -> CPU seconds of the build's processes forked from the zygote, their own
+        and their children's (g++), as :func:`charge_cpu` added them up."""
+        self.job_seconds = 0.0
+        """Seconds the build threads spent on the jobs of :meth:`later`."""
+        self._building = 0
+        """How many threads are running a build (not a job) now."""
         self.options = BuildOptions()
         """How every build's torch processes start (:meth:`configure`)."""
 
@@ -103,7 +133,31 @@ class Background:
             if name in self._futures:
                 return
             self._futures[name] = Future()
+        self._queue(name, fn, needs, order)
+
+    def later(self, fn: Callable[[], Any], needs: tuple[str, ...] = (), order: int = 100) -> Future[Any]:
+        """Run ``fn`` on a build thread once the builds ``needs`` are done, behind every
+        ready build of a lower ``order``, under the build options and with the environment
+        as it is now, as a build: a job whose result only its caller reads (no value, no
+        span). Whoever wants the result before a thread took the job may take it back
+        (``Future.cancel()``: true while no thread has started it) and do the work itself."""
+        for dep in needs:
+            self.start(dep)
+        with self._lock:
+            key = f"job-{next(self._seq)}"
+            fut: Future[Any] = Future()
+            self._futures[key] = fut
+        self._queue(key, fn, needs, order)
+        return fut
+
+    def _queue(self, key: str, fn: Callable[[], Any], needs: tuple[str, ...], order: int) -> None:
+        """Queue ``key``'s ``fn`` once ``needs`` are done; start the worker threads. Among the
+        ready ones of an ``order``, the first queued runs first (its place is taken now, not
+        when its needs are done)."""
+        with self._lock:
+            self._fns[key] = fn
             deps = [self._futures[d] for d in needs]
+            seq = next(self._seq)
             while len(self._workers) < self._jobs:
                 t = threading.Thread(target=self._work, name="fxcache-build", daemon=True)
                 t.start()
@@ -116,13 +170,19 @@ class Background:
                 pending[0] -= 1
                 if pending[0] > 0:
                     return
-            self._ready.put((order, next(self._seq), name, env))
+            self._ready.put((order, seq, key, env))
 
         if not deps:
             pending[0] = 1
             ready()
         for d in deps:
             d.add_done_callback(ready)
+
+    def serves_jobs(self) -> bool:
+        """Whether a thread is free for the jobs of :meth:`later` (idle, or on a job), not
+        every one on a build: a job queued and ready starts soon."""
+        with self._lock:
+            return len(self._workers) > self._building
 
     def _work(self) -> None:
         while True:
@@ -132,13 +192,31 @@ class Background:
             fut = self._futures[name]
             if not fut.set_running_or_notify_cancel():
                 continue
+            build = name in _BUILDERS
+            with self._lock:
+                self._building += build
             t0 = time.monotonic()
+            token = _BUILDING.set((self, name) if build else None)
             try:
-                fut.set_result(_run_build(self.options, env, _BUILDERS[name][0]))
+                fut.set_result(_run_build(self.options, env, self._fns[name]))
             except BaseException as e:  # noqa: BLE001 - raised again in every test that asks
                 fut.set_exception(e)
             finally:
-                self.spans[name] = (t0, time.monotonic())
+                _BUILDING.reset(token)
+                with self._lock:
+                    self._building -= build
+                if build:
+                    self.spans[name] = (t0, time.monotonic())
+                else:
+                    self.job_seconds += time.monotonic() - t0
+
+    def built(self, name: str) -> Any | None:
+        """The value ``name`` where its build is done and did not raise, else None (never
+        waits, starts nothing)."""
+        fut = self._futures.get(name)
+        if fut is None or not fut.done() or fut.cancelled() or fut.exception() is not None:
+            return None
+        return fut.result()
 
     def get(self, name: str) -> Any:
         """The value ``name``: wait for its build (started now if it was not); a build
@@ -149,9 +227,10 @@ class Background:
     def close(self) -> None:
         """Drop builds not started yet; wait for those running (their subprocesses)."""
         with self._lock:
-            for fut in self._futures.values():
-                fut.cancel()  # only those not running yet
+            futures = list(self._futures.values())
             workers, self._workers = self._workers, []
+        for fut in futures:  # outside the lock: a cancel calls back the jobs queued behind it
+            fut.cancel()  # only those not running yet
         for _ in workers:
             self._ready.put((-(1 << 62), next(self._seq), "", None))
         for t in workers:

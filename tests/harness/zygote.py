@@ -41,10 +41,11 @@ from typing import Any
 # and starts its TORCH_TRACE, if any, with tests.harness.traced.trace_this_process (after
 # the import where torch is imported already). tests.harness.traced: its plans that set
 # variables torch reads at import start fresh (traced_subprocess).
+# tests.harness.match_runs: the match arguments of the planned calls (a case's inputs; no compile).
 # tests.harness.oracle: a query asked as a fresh process's (``torch_lookups(..., fresh=True)``,
 # test_gc_concurrent.py's compiles), never its --serve (started with Popen, not here).
 _ROUTED = ("demo.build_cache", "tests.harness.model_runs", "tests.harness.variants", "tests.harness.pack_app",
-           "tests.harness.blob_app", "tests.harness.oracle", "tests.harness.traced")
+           "tests.harness.blob_app", "tests.harness.oracle", "tests.harness.traced", "tests.harness.match_runs")
 
 # What those modules import lazily, imported before the first fork.
 _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.codecache",
@@ -119,9 +120,17 @@ def _child(conn: socket.socket, req: dict[str, Any]) -> None:
         out.seek(0)
         err.seek(0)
         _send(conn, {"rc": code, "stdout": out.read().decode(errors="replace"),
-                     "stderr": err.read().decode(errors="replace")[-8000:]})
+                     "stderr": err.read().decode(errors="replace")[-8000:], "cpu": _cpu_seconds()})
     finally:
         os._exit(0)
+
+
+def _cpu_seconds() -> float:
+    """This child's CPU (user + system), its own and its waited-for children's (g++)."""
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
 def serve(path: str) -> None:
@@ -231,6 +240,9 @@ class Zygote:
                 raise subprocess.TimeoutExpired(argv, timeout) from None
             except ConnectionError as e:
                 return subprocess.CompletedProcess(argv, 1, "", f"the zygote's child ended with no answer: {e}")
+        from tests.harness.background import charge_cpu
+
+        charge_cpu(res.get("cpu", 0.0))
         return subprocess.CompletedProcess(argv, res["rc"], res["stdout"], res["stderr"])
 
     def close(self) -> None:

@@ -16,6 +16,8 @@ import json
 
 import pytest
 
+from tests.harness.match_runs import AGREES, VERDICT, Call, ahead
+from tests.harness.match_runs import match_call as served
 from tests.helpers import (
     assert_match_agrees_with_answer,
     assert_verdict_as_torch,
@@ -70,6 +72,7 @@ ATTR_UNDECIDED = [
 ]
 
 
+@AGREES
 @pytest.mark.parametrize("case,shapes", ARG_CALLS, ids=[call_label(*c) for c in ARG_CALLS])
 def test_each_key_is_looked_up_as_torch_looked_it_up(real_cache, arg_answers, case, shapes):
     from tests.harness.oracle import call_id
@@ -78,6 +81,7 @@ def test_each_key_is_looked_up_as_torch_looked_it_up(real_cache, arg_answers, ca
     assert_match_agrees_with_answer(real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], own)
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", [c for c in ARG_CALLS if c[0] != "step_loss"],
                          ids=[call_label(*c) for c in ARG_CALLS if c[0] != "step_loss"])
 def test_the_verdict_is_torchs_and_says_what_it_rests_on(real_cache, arg_answers, case, shapes):
@@ -97,6 +101,8 @@ def test_the_verdict_is_torchs_and_says_what_it_rests_on(real_cache, arg_answers
         assert v["why_code"] == "branch-not-taken", v
 
 
+@ahead(lambda: [Call("flags", [[8, 16], {"act": "gelu"}], "flags"),
+                Call("flags", [[8, 16], {"clip": True, "act": "gelu"}], "flags")])
 def test_a_flag_left_out_is_its_default_and_the_key_traced_with_the_other_value_is_another_graph(real_cache):
     """The issue's case: a key compiled with clip=True (and act='gelu'); a call that leaves
     clip out is clip=False, which skips the body that key's graph has ops from (the clamp);
@@ -119,6 +125,7 @@ def test_a_flag_left_out_is_its_default_and_the_key_traced_with_the_other_value_
     assert "act='gelu': the graph went through `if act == 'gelu':`" in human.stdout, human.stdout
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", UNDECIDED_CALLS, ids=[call_label(*c) for c in UNDECIDED_CALLS])
 def test_without_evidence_the_verdict_stays_undecided_whatever_torch_does(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache
@@ -134,6 +141,7 @@ def test_without_evidence_the_verdict_stays_undecided_whatever_torch_does(real_c
     assert torch_did == ("hit" if shapes == [[6, 5]] else "new-graph"), torch_did  # torch varies with it
 
 
+@ahead(lambda: [Call("step_loss", [[6, 5]], "step_loss")])
 def test_a_resume_frames_local_given_binds_to_its_own_frame(real_cache, arg_answers):
     """step_loss breaks the graph: the first frame takes x, the resume frame the local
     loss (a 0-d tensor), named --inputs loss=[] as the docs say. Each frame's verdict is
@@ -200,19 +208,28 @@ def test_an_fx_key_whose_inputs_nothing_names_is_undecided_by_name_and_looked_up
     assert m["key"] == fx["key"] and m["status"] == "hit" and fx["hit"].startswith(m["hit"]), m
 
 
-def _attr_net(root, shapes: list) -> tuple[int, dict]:
+def _attr_call(shapes: list) -> Call:
     """``fxcache match --json --fn AttrNet`` for a call of ``attr_net``: its tensor as
     forward names it (``x``; the module's own signature is ``*args``), its state as
     ``--inputs self.scale=3.0``, ``G['GAIN']=3.0``."""
     state = [a for n, v in shapes[-1].items() for a in ("--inputs", f"{n}={v!r}")]
-    proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", "AttrNet", "--dynamic", "none",
-                       "--shapes", "x=" + json.dumps(shapes[0]).replace(" ", ""), *state)
+    return Call.argv("match", "--json", "--fn", "AttrNet", "--dynamic", "none",
+                     "--shapes", "x=" + json.dumps(shapes[0]).replace(" ", ""), *state)
+
+
+_ATTR = ahead(lambda shapes, **_: [_attr_call(shapes)])
+
+
+def _attr_net(root, shapes: list) -> tuple[int, dict]:
+    """:func:`_attr_call`'s run (made ahead): its exit code and the function's verdict."""
+    proc = served(root, _attr_call(shapes))
     body = json.loads(proc.stdout)
     assert proc.returncode == body["verdicts"]["exit_code"], proc.stderr
     (fv,) = body["verdicts"]["functions"]
     return proc.returncode, fv
 
 
+@_ATTR
 @pytest.mark.parametrize("case,shapes", ATTR_CALLS, ids=[call_label(*c) for c in ATTR_CALLS])
 def test_a_modules_attributes_and_a_global_are_read_off_the_graphs_constants(real_cache, arg_answers, case,
                                                                              shapes):
@@ -232,6 +249,7 @@ def test_a_modules_attributes_and_a_global_are_read_off_the_graphs_constants(rea
         assert fv["why_code"] in ("float-constant-differs", "baked-value-differs"), fv
 
 
+@_ATTR
 @pytest.mark.parametrize("case,shapes", ATTR_UNDECIDED, ids=[call_label(*c) for c in ATTR_UNDECIDED])
 def test_a_str_attribute_or_one_read_through_a_call_stays_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.harness.match_runs import BOTH, VERDICT, both_for
 from tests.helpers import (
     assert_match_agrees_with_answer,
     assert_verdict_as_torch,
@@ -109,6 +110,7 @@ INT_KW_CALLS = [
 INT_KW_UNDECIDED = [("sized_kw", [[4, 2]])]                        # torch: a hit
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", CONSTANT_CALLS, ids=[call_label(*c) for c in CONSTANT_CALLS])
 def test_ints_a_tuple_and_a_bool_are_read_off_the_graphs_constants(real_cache, arg_answers, case, shapes):
     """Each key is looked up as torch looked it up, and the verdict is torch's: a hit
@@ -128,6 +130,7 @@ def test_ints_a_tuple_and_a_bool_are_read_off_the_graphs_constants(real_cache, a
         assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", CONSTANT_UNDECIDED, ids=[call_label(*c) for c in CONSTANT_UNDECIDED])
 def test_a_slice_over_a_whole_fixed_dim_is_read_as_the_alias_the_graph_keeps(real_cache, arg_answers, case, shapes):
     """window_mean's n=16 slices all 32 columns: AOTAutograd leaves the slice out (an
@@ -140,6 +143,7 @@ def test_a_slice_over_a_whole_fixed_dim_is_read_as_the_alias_the_graph_keeps(rea
     assert assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)["status"] == "hit"
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", PINNED_CALLS, ids=[call_label(*c) for c in PINNED_CALLS])
 def test_an_int_dynamo_specialized_given_another_value_is_another_graph(real_cache, arg_answers, case, shapes):
     """A SymInt input Dynamo specialized while tracing (``Sym(1)``) pins the int with a
@@ -154,6 +158,7 @@ def test_an_int_dynamo_specialized_given_another_value_is_another_graph(real_cac
     assert v["status"] == "hit" or v["why_code"] == "specialized-int-differs", v
 
 
+@both_for(TUPLE_CALLS)
 @pytest.mark.parametrize("case,shapes", TUPLE_CALLS + TUPLE_UNDECIDED, ids=[call_label(*c) for c in TUPLE_CALLS + TUPLE_UNDECIDED])
 def test_a_tuple_of_another_length_is_another_graph_where_the_keys_inputs_show_it(real_cache, arg_answers, case, shapes):
     """A tuple shorter than an item the keys take an input from is a new graph, as torch
@@ -176,6 +181,7 @@ def test_a_tuple_of_another_length_is_another_graph_where_the_keys_inputs_show_i
     assert torch_status(answer["lookups"], {k.key for k in scan_cache(real_cache.root).keys}) == "new-graph"
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", RETRACE_CALLS, ids=[call_label(*c) for c in RETRACE_CALLS])
 def test_an_int_symbol_hits_where_every_clause_holds(real_cache, arg_answers, case, shapes):
     from tests.harness.oracle import call_id
@@ -186,6 +192,7 @@ def test_an_int_symbol_hits_where_every_clause_holds(real_cache, arg_answers, ca
     assert assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)["status"] == "hit"
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", SPECIALIZED_UNDECIDED, ids=[call_label(*c) for c in SPECIALIZED_UNDECIDED])
 def test_an_int_given_the_value_its_guard_excludes_is_undecided(real_cache, arg_answers, case, shapes):
     """An int argument is a SymInt whatever its value; where the trace checked whether it is
@@ -204,6 +211,7 @@ def test_an_int_given_the_value_its_guard_excludes_is_undecided(real_cache, arg_
     assert answer["error"] is None and torch_status(answer["lookups"], present) == want, answer
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", RETRACE_UNDECIDED, ids=[call_label(*c) for c in RETRACE_UNDECIDED])
 def test_a_failed_equality_of_the_trace_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes):
     """A call that fails an equality the trace relied on (the view's dim dividing) is traced
@@ -220,6 +228,7 @@ def test_a_failed_equality_of_the_trace_leaves_the_verdict_undecided(real_cache,
     assert answer["error"] is not None or torch_status(answer["lookups"], present) != "miss", answer
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", RAMP_CALLS, ids=[call_label(*c) for c in RAMP_CALLS])
 def test_an_int_that_slices_and_sizes_hits_where_every_clause_holds(real_cache, arg_answers, case, shapes):
     from tests.harness.oracle import call_id
@@ -230,6 +239,7 @@ def test_an_int_that_slices_and_sizes_hits_where_every_clause_holds(real_cache, 
     assert assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)["status"] == "hit"
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes,code", [(*RAMP_UNDECIDED[0], "relation-failed"), (*RAMP_UNDECIDED[1], "size-boundary")],
                          ids=[call_label(*c) for c in RAMP_UNDECIDED])
 def test_a_failed_relation_or_an_int_size_at_0_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes,
@@ -248,6 +258,7 @@ def test_a_failed_relation_or_an_int_size_at_0_leaves_the_verdict_undecided(real
     assert answer["error"] is not None or torch_status(answer["lookups"], present) != "miss", answer
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", SIZE_BRANCH_CALLS, ids=[call_label(*c) for c in SIZE_BRANCH_CALLS])
 def test_a_size_on_the_built_side_of_a_branch_hits(real_cache, arg_answers, case, shapes):
     from tests.harness.oracle import call_id
@@ -258,6 +269,7 @@ def test_a_size_on_the_built_side_of_a_branch_hits(real_cache, arg_answers, case
     assert assert_verdict_as_torch(real_cache.root, case, shapes, answer, case)["status"] == "hit"
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", SIZE_BRANCH_UNDECIDED, ids=[call_label(*c) for c in SIZE_BRANCH_UNDECIDED])
 def test_a_bound_the_codes_branch_may_have_made_fails_undecided(real_cache, arg_answers, case, shapes):
     """``if x.shape[0] > 4:`` built with 6 rows: its entry guards ``x.size(0) >= 5``. A call
@@ -275,6 +287,7 @@ def test_a_bound_the_codes_branch_may_have_made_fails_undecided(real_cache, arg_
     assert torch_status(answer["lookups"], present) == "new-graph", answer
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", SIZES_CALLS, ids=[call_label(*c) for c in SIZES_CALLS])
 def test_an_int_in_a_size_list_is_read_off_the_items_of_the_graphs_lists(real_cache, arg_answers, case, shapes):
     """x.view(x.shape[0], groups, -1) and y.repeat(groups), traced with groups=3, hold 3 in
@@ -291,6 +304,7 @@ def test_an_int_in_a_size_list_is_read_off_the_items_of_the_graphs_lists(real_ca
         assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", OPS_CALLS, ids=[call_label(*c) for c in OPS_CALLS])
 def test_an_int_bool_or_none_an_op_keeps_is_read_off_that_ops_argument(real_cache, arg_answers, case, shapes):
     """std's dim and keepdim and unsqueeze's dim, traced with dim=1, keepdim=False, d=-1:
@@ -309,6 +323,7 @@ def test_an_int_bool_or_none_an_op_keeps_is_read_off_that_ops_argument(real_cach
         assert v["status"] == "new-graph" and v["why_code"] == "baked-value-differs", v
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", OPS_UNDECIDED, ids=[call_label(*c) for c in OPS_UNDECIDED])
 def test_an_int_that_is_a_dim_and_sizes_a_tensor_stays_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache
@@ -323,6 +338,7 @@ def test_an_int_that_is_a_dim_and_sizes_a_tensor_stays_undecided(real_cache, arg
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", BREAK_CALLS, ids=[call_label(*c) for c in BREAK_CALLS])
 def test_an_int_read_only_after_the_graph_break_is_the_resume_frames_alone(real_cache, arg_answers, case, shapes):
     """The first frame's graph ends at the data-dependent if, before any read of n: its
@@ -348,6 +364,7 @@ def test_an_int_read_only_after_the_graph_break_is_the_resume_frames_alone(real_
     assert rc == (0 if shapes[1] == 3 else 1), rc
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", BREAK_UNDECIDED, ids=[call_label(*c) for c in BREAK_UNDECIDED])
 def test_an_int_read_before_the_graph_break_too_leaves_the_first_frame_undecided(real_cache, arg_answers,
                                                                                  case, shapes):
@@ -367,6 +384,7 @@ def test_an_int_read_before_the_graph_break_too_leaves_the_first_frame_undecided
     assert [lk["hit"] for lk in aot[1:]] == [None], aot
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", INT_KW_CALLS, ids=[call_label(*c) for c in INT_KW_CALLS])
 def test_a_keyword_only_int_in_arithmetic_is_read_off_its_op(real_cache, arg_answers, case, shapes):
     """A keyword-only int given or left at its default is the scalar of the op it meets a
@@ -383,6 +401,7 @@ def test_a_keyword_only_int_in_arithmetic_is_read_off_its_op(real_cache, arg_ans
         assert v["why_code"] == "baked-value-differs", v
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", INT_KW_UNDECIDED, ids=[call_label(*c) for c in INT_KW_UNDECIDED])
 def test_an_int_that_is_also_a_size_stays_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache

@@ -17,6 +17,7 @@ import json
 
 import pytest
 
+from tests.harness.match_runs import Call, ahead, match_call
 from tests.helpers import assert_verdict_as_torch, run_fxcache, torch_status
 
 pytestmark = pytest.mark.torch
@@ -62,12 +63,21 @@ def slice_answers(real_cache) -> dict[str, dict]:
     return answers_for(real_cache.summary, "real")
 
 
-def _match(root, case: str, shapes: list) -> tuple[int, dict]:
+def _call(case: str, shapes: list) -> Call:
     """``fxcache match --json --fn CLASS`` for a call of a slice case: its tensor as forward
     names it (``x``; the module's own signature is ``*args``), ``--inputs depth=N``."""
     given = [a for n, v in (shapes[1] if len(shapes) > 1 else {}).items() for a in ("--inputs", f"{n}={v!r}")]
-    proc = run_fxcache("--cache-dir", str(root), "match", "--json", "--fn", _CLASSES[case], "--dynamic", "none",
-                       "--shapes", "x=" + json.dumps(shapes[0]).replace(" ", ""), *given)
+    return Call.argv("match", "--json", "--fn", _CLASSES[case], "--dynamic", "none",
+                     "--shapes", "x=" + json.dumps(shapes[0]).replace(" ", ""), *given)
+
+
+# The runs each test makes, run ahead on the build threads (tests.harness.match_runs).
+_SLICE = ahead(lambda case, shapes: [_call(case, shapes)])
+
+
+def _match(root, case: str, shapes: list) -> tuple[int, dict]:
+    """:func:`_call`'s run: its exit code and the function's verdict."""
+    proc = match_call(root, _call(case, shapes))
     body = json.loads(proc.stdout)
     assert proc.returncode == body["verdicts"]["exit_code"], proc.stderr
     (fv,) = body["verdicts"]["functions"]
@@ -81,6 +91,7 @@ def _torch(root, answer: dict) -> str:
     return torch_status(answer["lookups"], {k.key for k in scan_cache(root).keys})
 
 
+@_SLICE
 @pytest.mark.parametrize("case,shapes", SLICE_CALLS, ids=[_id(*c) for c in SLICE_CALLS])
 def test_the_layers_a_key_applied_decide_an_int_that_slices_them(real_cache, slice_answers, case, shapes):
     """A depth below the count of layers every key's inputs show is another graph."""
@@ -92,6 +103,7 @@ def test_the_layers_a_key_applied_decide_an_int_that_slices_them(real_cache, sli
     assert fv["why_code"] == "slice-length-differs", fv
 
 
+@_SLICE
 @pytest.mark.parametrize("case,shapes", SLICE_UNDECIDED, ids=[_id(*c) for c in SLICE_UNDECIDED])
 def test_a_count_the_inputs_do_not_pin_leaves_the_verdict_undecided(real_cache, slice_answers, case, shapes):
     """Where the list may end at the key's count, or a layer makes no input, the verdict is
@@ -104,6 +116,7 @@ def test_a_count_the_inputs_do_not_pin_leaves_the_verdict_undecided(real_cache, 
     assert _torch(real_cache.root, slice_answers[call_id(case, shapes)]) == want
 
 
+@ahead(lambda case, shapes: [Call(case, shapes, case)])
 @pytest.mark.parametrize("case,shapes", BRANCH_INT_CALLS, ids=[_id(*c) for c in BRANCH_INT_CALLS])
 def test_an_int_the_code_only_branches_on_is_read_by_the_side_its_graph_took(real_cache, slice_answers, case,
                                                                           shapes):

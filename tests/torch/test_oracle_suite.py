@@ -35,6 +35,7 @@ import json
 
 import pytest
 
+from tests.harness.match_runs import Call, ahead
 from tests.harness.real_cache import RealCache
 from tests.helpers import (
     assert_match_agrees_with_answer,
@@ -195,6 +196,7 @@ def oracle_suite_answers(oracle_cache: RealCache) -> dict[str, dict]:
     return answers_for(oracle_cache.summary, "real")
 
 
+@ahead(lambda case, shapes: [Call(case, shapes)])  # run ahead on the build threads
 @pytest.mark.parametrize("case,shapes", PARAMS)
 def test_match_agrees_with_torch_lookup(oracle_cache, oracle_suite_answers, case, shapes):
     from tests.harness.oracle import call_id
@@ -300,6 +302,7 @@ def test_duck_sizing_off_anywhere_in_the_cache_makes_a_duck_conflict_undecided(o
     assert whys and all("(another function)" in why and any(k in why for k in duck_off) for why in whys), whys
 
 
+@ahead(lambda timestep: [Call("unet_timestep", [[2, 4, 3, 3], timestep], "TinyUNet")])
 @pytest.mark.parametrize("timestep", [10, 10.0, []], ids=["int", "float", "0-d-tensor"])
 def test_a_timestep_int_float_or_0d_tensor_is_the_verdict_torch_gives(
         oracle_cache, oracle_suite_answers, timestep):

@@ -21,6 +21,7 @@ from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
+from tests.harness.match_runs import Call, ahead
 from tests.helpers import assert_match_agrees_with_answer, assert_verdict_as_torch, run_fxcache
 from tests.helpers import cli_json as _json
 
@@ -276,6 +277,7 @@ def real_cache_answers(real_cache) -> dict[str, dict]:
     return answers_for(real_cache.summary, "real")
 
 
+@ahead(lambda case, shapes: [Call(case, shapes)])  # run ahead on the build threads
 @pytest.mark.parametrize("case,shapes", ORACLE_CALLS, ids=[f"{c}-{s}" for c, s in ORACLE_CALLS])
 def test_match_agrees_with_torch_lookup(real_cache, real_cache_answers, case, shapes):
     from tests.harness.oracle import call_id
@@ -600,6 +602,7 @@ def test_saved_pgo_state_makes_traced_static_undecided(cache_copy):
     assert status == "undecided" and "profile-guided" in why
 
 
+@ahead(lambda: [Call("int_arg_auto", [[5], []], "int_arg_auto")])
 def test_an_int_baked_into_the_key_is_no_0d_tensor_as_torch_says(real_cache, real_cache_answers):
     """int_arg_auto's static key baked n=2 (read off its SymInt sibling): a 0-d tensor n
     is a tensor input, another graph, as torch's lookup of an absent key says; the

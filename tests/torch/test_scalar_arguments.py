@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.harness.match_runs import BOTH, VERDICT, Call, ahead
 from tests.helpers import (
     aot_hit,
     assert_match_agrees_with_answer,
@@ -73,6 +74,7 @@ FLOAT_INPUT_CALLS = [("eps_shift", [[4, 8], {"eps": 0.25}])]
 FLOAT_INPUT_UNDECIDED = [("eps_sign", [[4, 8], {"eps": -0.5}]), ("eps_sign", [[4, 8], {"eps": 0.5}])]
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", SCALAR_CALLS, ids=[call_label(*c) for c in SCALAR_CALLS])
 def test_a_python_scalar_is_read_where_it_lands_in_the_graph_and_by_its_type(real_cache, arg_answers, case, shapes):
     """A float fill of torch.where is the constant of the scalar_tensor aten wraps it in; an
@@ -100,6 +102,7 @@ def test_a_python_scalar_is_read_where_it_lands_in_the_graph_and_by_its_type(rea
     assert code is None or v["why_code"] == code, v
 
 
+@ahead(lambda case, shapes, **_: [Call(case, shapes, case, ("--after-recompile",))])
 @pytest.mark.parametrize("case,shapes,options", SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED,
                          ids=[call_label(*c) for c in SYMBOLIC_CALLS + SYMBOLIC_UNDECIDED])
 def test_a_float_folded_beside_a_symbolic_int_is_read_off_the_symbolic_nodes(
@@ -137,6 +140,7 @@ def test_a_float_folded_beside_a_symbolic_int_is_read_off_the_symbolic_nodes(
         assert any("-0.1 there, the call gives -0.2" in w for w in why), why
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", DTYPE_CALLS, ids=[call_label(*c) for c in DTYPE_CALLS])
 def test_a_dtype_is_read_off_the_convert_its_graph_has_or_lacks(real_cache, arg_answers, case, shapes):
     """Each key is looked up as torch looked it up, and the verdict is torch's: a hit
@@ -158,6 +162,7 @@ def test_a_dtype_is_read_off_the_convert_its_graph_has_or_lacks(real_cache, arg_
         assert v["status"] == "new-graph" and v["why_code"] == code, v
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", DTYPE_UNDECIDED, ids=[call_label(*c) for c in DTYPE_UNDECIDED])
 def test_a_dtype_through_an_expression_or_no_convert_stays_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache
@@ -172,6 +177,7 @@ def test_a_dtype_through_an_expression_or_no_convert_stays_undecided(real_cache,
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
 
 
+@BOTH
 @pytest.mark.parametrize("case,shapes", FLOAT_DEFAULT_CALLS, ids=[call_label(*c) for c in FLOAT_DEFAULT_CALLS])
 def test_a_float_left_at_its_default_is_not_taken_as_a_tensor_on_a_first_call(real_cache, arg_answers, case,
                                                                               shapes):

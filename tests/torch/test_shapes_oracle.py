@@ -22,8 +22,9 @@ import json
 
 import pytest
 
+from tests.harness.match_runs import Call, ahead, match_call
 from tests.harness.real_cache import RealCache
-from tests.helpers import assert_match_agrees_with_lookups, run_fxcache, torch_status
+from tests.helpers import assert_match_agrees_with_lookups, torch_status
 
 pytestmark = pytest.mark.torch
 
@@ -100,13 +101,14 @@ def _torch_verdict(answer: dict, present: set[str]) -> tuple[str, str | None]:
     return torch_status(answer["lookups"], present), hit
 
 
+@ahead(lambda args, **_: [Call.argv("match", "--json", *args)])  # run ahead on the build threads
 @pytest.mark.parametrize("case,shapes,args,want", SHAPES_CALLS, ids=_IDS)
 def test_match_says_what_torch_does(real_cache, shapes_answers, case, shapes, args, want):
     from fxcache_core.cache.scan import scan_cache
     from tests.harness.oracle import call_id
 
     answer = shapes_answers[call_id(case, shapes)]
-    proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", *args)
+    proc = match_call(real_cache.root, Call.argv("match", "--json", *args))
     report = json.loads(proc.stdout)
     assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr
     (verdict,) = report["verdicts"]["functions"]

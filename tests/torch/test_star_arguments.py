@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from tests.harness.match_runs import VERDICT, Call, ahead, both_for
 from tests.helpers import (
     aot_hit,
     assert_match_agrees_with_answer,
@@ -73,6 +74,7 @@ UNATTRIBUTED_UNDECIDED = [
 ]
 
 
+@both_for(STAR_CALLS)
 @pytest.mark.parametrize("case,shapes", STAR_CALLS + STAR_UNDECIDED, ids=[call_label(*c) for c in STAR_CALLS + STAR_UNDECIDED])
 def test_a_star_args_tuple_of_another_length_is_another_graph_where_the_keys_inputs_or_a_loop_show_it(
         real_cache, arg_answers, case, shapes):
@@ -96,6 +98,7 @@ def test_a_star_args_tuple_of_another_length_is_another_graph_where_the_keys_inp
     assert torch_status(answer["lookups"], {k.key for k in scan_cache(real_cache.root).keys}) == "hit"
 
 
+@both_for(SPLIT_CALLS)
 @pytest.mark.parametrize("case,shapes", SPLIT_CALLS + SPLIT_UNDECIDED, ids=[call_label(*c) for c in SPLIT_CALLS + SPLIT_UNDECIDED])
 def test_a_split_into_another_number_of_pieces_is_another_graph_where_the_code_reads_every_piece(
         real_cache, arg_answers, case, shapes):
@@ -116,6 +119,7 @@ def test_a_split_into_another_number_of_pieces_is_another_graph_where_the_code_r
     assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "equality-failed", fv
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", KWARGS_CALLS, ids=[call_label(*c) for c in KWARGS_CALLS])
 def test_keywords_through_kwargs_are_undecided_without_a_trace_whatever_torch_does(real_cache, arg_answers,
                                                                                    case, shapes):
@@ -133,6 +137,7 @@ def test_keywords_through_kwargs_are_undecided_without_a_trace_whatever_torch_do
     assert "**kwargs" in fv["line"] and "fxcache explain TRACE" in fv["line"], fv
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", UNATTRIBUTED_CALLS + UNATTRIBUTED_UNDECIDED,
                          ids=[call_label(*c) for c in UNATTRIBUTED_CALLS + UNATTRIBUTED_UNDECIDED])
 def test_keys_that_record_no_function_decide_only_what_holds_whichever_function_they_are(
@@ -193,6 +198,7 @@ def test_without_fn_a_key_that_records_no_function_hits_only_a_call_its_inputs_a
     assert fv["line"].startswith("UNDECIDED: xs[2]=[1,4]: an element of xs"), fv["line"]
 
 
+@ahead(lambda case, shapes, extra: [Call(case, shapes, case, ("--inputs", extra))])
 @pytest.mark.parametrize("case,shapes,extra", [
     ("kw_built_with", [[6, 5], {"flag": True}], "cfgg['n']=4"),
     ("kw_built_with", [[6, 5], {"flag": True}], "cfgg.n=4"),

@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from tests.harness.match_runs import VERDICT
 from tests.helpers import (
     assert_verdict_as_torch,
     call_label,
@@ -50,6 +51,7 @@ STATE_UNDECIDED = [
 ]
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", GRAD_CALLS, ids=[call_label(*c) for c in GRAD_CALLS])
 def test_grad_mode_and_requires_grad_are_read_off_the_training_entry(real_cache, arg_answers, case, shapes):
     """A call that says its grad mode and whether the weight requires grad: the verdict is
@@ -68,6 +70,7 @@ def test_grad_mode_and_requires_grad_are_read_off_the_training_entry(real_cache,
         assert want in v["line"] or v["why_code"] == want, v
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", GRAD_UNDECIDED, ids=[call_label(*c) for c in GRAD_UNDECIDED])
 def test_grad_mode_given_for_an_entry_without_backward_is_undecided(real_cache, arg_answers, case, shapes):
     """An inference entry was compiled under no_grad, or with grad enabled and nothing that
@@ -82,6 +85,7 @@ def test_grad_mode_given_for_an_entry_without_backward_is_undecided(real_cache, 
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", STATE_CALLS, ids=[call_label(*c) for c in STATE_CALLS])
 def test_inference_mode_turns_grad_off_and_a_training_entry_is_another_key(real_cache, arg_answers, case, shapes):
     """A call under torch.inference_mode() runs with grad off, which AOTAutograd hashes: the
@@ -94,6 +98,7 @@ def test_inference_mode_turns_grad_off_and_a_training_entry_is_another_key(real_
     assert "grad-mode-differs" in v["line"] or v["why_code"] == "grad-mode-differs", v
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", STATE_UNDECIDED, ids=[call_label(*c) for c in STATE_UNDECIDED])
 def test_autocast_or_the_default_dtype_given_is_undecided_whatever_torch_does(real_cache, arg_answers, case,
                                                                               shapes):

@@ -36,10 +36,18 @@ $(STAMP): pyproject.toml constraints.txt
 demo: setup
 	$(BIN)/python -m demo.tour $(DEMO_CACHE)
 
+# The suite starts hundreds of fresh Python processes; where PYTHONDONTWRITEBYTECODE is
+# set (as on CI's machines) none of them would write the bytecode of fxcache's own modules,
+# and each would compile them again (about 0.35 s of CPU for what match imports).
+# compileall writes it once, up front.
+BYTECODE := $(BIN)/python -m compileall -q -j 0 fxcache_core fxcache_cli tests demo >/dev/null
+
 test: setup
+	$(BYTECODE)
 	$(BIN)/python -m pytest -q -m "not package"
 
 test-fast: setup
+	$(BYTECODE)
 	$(BIN)/python -m pytest -q -n auto -m "not torch and not package and not browser" tests/unit tests/cli
 
 package: setup

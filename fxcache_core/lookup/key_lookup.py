@@ -42,6 +42,7 @@ from fxcache_core.lookup.match_report import KeyMatch
 from fxcache_core.lookup.phases import Auto, auto_scalars_taken
 from fxcache_core.lookup.query import CallQuery
 from fxcache_core.lookup.retrace import (
+    failed_any,
     failed_bound,
     failed_equality,
     failed_relation,
@@ -252,14 +253,16 @@ def _at_size_branch(catalog: Catalog, m: KeyMatch, values: Mapping[str, int], fr
     (:func:`~fxcache_core.lookup.retrace.failed_bound`), where the key's code orders values
     in Python (:func:`_ordering`): undecided (``size-branch``), naming the clause and the
     code's line."""
-    bound = failed_bound(m.entries, values)
+    bound = failed_bound(m.entries, values) or failed_any(m.entries, values)
     found = _ordering(catalog, m.key, frame) if bound is not None else None
     if bound is None or found is None:
         return m
     function, line, text = found
+    where = (f"{function} compares values in Python (line {line}: `{text}`)" if line else
+             f"the source of {function} cannot be read here to show it compares no values in Python")
     return replace(m, uncertain=m.uncertain + (Reason(
-        f"this call fails {clause_in_user_terms(bound.text, placeholder_names(m.symbols))}, a bound on one input, "
-        f"and {function} compares values in Python (line {line}: `{text}`): if that check made the bound, this "
+        f"this call fails {clause_in_user_terms(bound.text, placeholder_names(m.symbols))}, "
+        f"and {where}: if that check made the clause, this "
         "call's trace goes the other way there, and whether that gives this key's graph (a new entry) or "
         "another the cache does not show (torch compiles either way)", "size-branch"),))
 
@@ -267,8 +270,8 @@ def _at_size_branch(catalog: Catalog, m: KeyMatch, values: Mapping[str, int], fr
 def _ordering(catalog: Catalog, key: CacheKey, frame: KeyFrame | None) -> tuple[str, int, str] | None:
     """The first place (function, line, text) where the key's compiled frame, or a function
     its printed graph has ops from (a callee Dynamo inlined), orders values in Python
-    (:attr:`~fxcache_core.functions.params.FrameReads.order_tests`); None where none does
-    or none can be read."""
+    (:attr:`~fxcache_core.functions.params.FrameReads.order_tests`), with line 0 where one
+    of them cannot be read (not proven to compare nothing); None where none does."""
     cf = frame() if frame is not None else None
     frames = [cf] if cf is not None else []
     graph = graph_text(catalog, key)
@@ -280,7 +283,9 @@ def _ordering(catalog: Catalog, key: CacheKey, frame: KeyFrame | None) -> tuple[
             frames.append(CompiledFrom(function=c.function, file=c.file, line=c.line))
     for f in frames:
         reads = frame_reads(f)
-        if isinstance(reads, FrameReads) and reads.order_tests:
+        if not isinstance(reads, FrameReads):
+            return f.function, 0, ""  # could not look: not proven
+        if reads.order_tests:
             line, text = reads.order_tests[0]
             return reads.function, line, text
     return None

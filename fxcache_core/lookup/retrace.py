@@ -38,8 +38,11 @@ forms say more than that:
   in Python (``if x.shape[0] > 4:``, ``min(n, 8)``), where the check may be the code's,
   and the call's trace goes the other way there: another graph, or this key's where each
   way runs the same ops (checked with torch 2.13: ``if x.shape[0] > 4: sin else cos``
-  built with 6 rows traced another graph for 4). :func:`failed_bound` finds the clause; the
-  caller reads the code (``size-branch``).
+  built with 6 rows traced another graph for 4; so did a check in a helper that puts no op
+  in the graph, ``bool(x.shape[0] >= 8)``, ``x.numel() > 64`` and ``x.shape[0] in (2, 3)``;
+  ``torch._check`` raised). :func:`failed_bound` finds the clause (:func:`failed_any` any
+  other); the caller reads the code and its helpers by name, and takes a source it cannot
+  read as not proven to compare nothing (``size-branch``).
 
 Never imports torch, never prints.
 """
@@ -53,8 +56,8 @@ from dataclasses import dataclass
 from fxcache_core.guards.expr import Clause, parse_guards
 from fxcache_core.lookup.judge import EntryVerdict
 
-__all__ = ["FailedClause", "failed_bound", "failed_equality", "failed_relation", "int_literal", "placeholder_of",
-           "specializing_clause"]
+__all__ = ["FailedClause", "failed_any", "failed_bound", "failed_equality", "failed_relation", "int_literal",
+           "placeholder_of", "specializing_clause"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,3 +212,14 @@ def failed_bound(entries: Sequence[EntryVerdict], values: Mapping[str, int]) -> 
     """Where every entry of ``entries`` failed, and each fails an inequality of one input
     and constants (``5 <= L['t0']``): the first entry's (module doc); else None."""
     return _each_failed_entry(entries, values, _bound)
+
+
+def _first(failed: list[Clause], values: Mapping[str, int]) -> FailedClause | None:
+    return FailedClause(failed[0].text) if failed else None
+
+
+def failed_any(entries: Sequence[EntryVerdict], values: Mapping[str, int]) -> FailedClause | None:
+    """Where every entry of ``entries`` failed: the first failed clause of the first entry,
+    whatever it says (``x.size(1) * x.size(0) <= 64``, ``not (x.size(0) == 2 or ...)``);
+    else None."""
+    return _each_failed_entry(entries, values, _first)

@@ -22,6 +22,7 @@ Three ways, by what a test checks:
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -115,6 +116,23 @@ def run_measured(argv: Sequence[str], env: Mapping[str, str] | None = None, time
     m = json.loads(p.stdout)
     return Run(m["rc"], bytes.fromhex(m["out"]), bytes.fromhex(m["err"]),
                seconds=m["seconds"], cpu=m["cpu"], maxrss_kb=m["maxrss_kb"])
+
+
+# A fixed piece of Python, and the CPU it takes (seconds, its process's start included) on
+# a machine as fast as the one the suite's CPU limits were set on. The same 2-core kind of
+# machine has run it in 0.42 s to 0.70 s of CPU on one day (its cores' speed varies), and
+# the hostile-input commands' CPU grew with it.
+_CALIBRATION = "s = 0\nfor i in range(3_000_000):\n    s += i * i\n"
+_CALIBRATION_CPU_S = 0.30
+
+
+@functools.cache
+def machine_slowdown() -> float:
+    """How much slower this machine runs a fixed piece of Python now than the machine the
+    suite's CPU limits were set on (the least of three fresh runs), never less than 1: a
+    CPU limit times this bounds the same work on a slower or busier machine."""
+    took = min(run_measured([sys.executable, "-c", _CALIBRATION]).cpu for _ in range(3))
+    return max(1.0, took / _CALIBRATION_CPU_S)
 
 
 # --- forked runs ------------------------------------------------------------------

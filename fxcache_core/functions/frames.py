@@ -521,6 +521,18 @@ def _function_node(path: str, size: int, stamp: Stamp, first_line: int,
     return None
 
 
+def module_node(path: str) -> ast.Module | None:
+    """The whole of ``path`` parsed by ``ast`` (never run), None where :func:`function_node`
+    would not read it; the last few are kept parsed."""
+    st = _stat(path)
+    return None if st is None else _module_node(path, st[0], st[1])
+
+
+@functools.lru_cache(maxsize=16)
+def _module_node(path: str, size: int, stamp: Stamp) -> ast.Module | None:
+    return _parse(path)
+
+
 def inside_function(path: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether the ``def`` ``node`` of ``path`` (found by :func:`function_node`) sits in
     another function's body, whose locals its free names may then be (a closure); True

@@ -29,6 +29,7 @@ from fxcache_core.lookup.floats import graph_text, tensorified_base
 from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.module_slices import slice_provenance
 from fxcache_core.lookup.py_exprs import size_names
+from fxcache_core.lookup.py_names import no_builtins
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.reasons import Reason
 
@@ -241,7 +242,8 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
     file, fn_or_why = quoted
     if isinstance(fn_or_why, Reason):
         return Provenance("unknown", fn_or_why)
-    return float_provenance(fn_or_why, file, graph, name, scalars, tensors)
+    with no_builtins():  # the quoted statements' module, which could rebind min or math, is not read
+        return float_provenance(fn_or_why, file, graph, name, scalars, tensors)
 
 
 def _static_sizes(catalog: Catalog, key: CacheKey, inputs: Mapping[str, InputValue]) -> dict[str, int]:

@@ -12,7 +12,11 @@ the call's values) and the key's, and decides only where that is exact:
 * both sides the same: the reads of the side not taken trace nothing, and are set aside;
   the reads of the side taken are the float rule's to compare, constant by constant;
 * the call skips a body with no ``else`` that the key's graph holds ops of: the call's
-  trace lacks those ops, another graph (``differs``);
+  trace lacks those ops, another graph (``differs``), where the body ends in no jump
+  (``return``, ``raise``, ``break``, ``continue``, a ``yield``) and no later statement of
+  the function tests anything (``if``, ``while``, ``for``, a conditional expression,
+  ``and``/``or``, ``assert``, ``match``, ``try``, ``with``): the key hashes the graph's ops, not the
+  lines they come from, and code past the ``if`` could trace the same ops for the call;
 * anything else (no op of either side in the graph, an ``else`` the call would take
   while the key's graph went the body, which could trace the same ops; an ``if`` in a
   loop or a nested function; a test not computable) leaves the read of the test as it
@@ -100,7 +104,7 @@ def if_sides(
             out[n.lineno] = IfSide(
                 side.line, side.last, side.test, call, (skipped,) if skipped else ()
             )
-        elif not call and orelse is None:
+        elif not call and orelse is None and not _jumps(n.body) and not _later_tests(fn, n):
             out[n.lineno] = IfSide(
                 side.line,
                 side.last,
@@ -112,6 +116,32 @@ def if_sides(
                 ),
             )
     return out
+
+
+_JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)
+_TESTS = (
+    ast.If,
+    ast.While,
+    ast.For,
+    ast.AsyncFor,
+    ast.IfExp,
+    ast.BoolOp,
+    ast.Assert,
+    ast.Match,
+    ast.Try,
+    ast.With,
+    ast.AsyncWith,
+    ast.comprehension,
+)
+
+
+def _jumps(body: list[ast.stmt]) -> bool:
+    return any(isinstance(x, _JUMPS) for s in body for x in ast.walk(s))
+
+
+def _later_tests(fn: ast.AST, n: ast.If) -> bool:
+    end = n.end_lineno or n.lineno
+    return any(isinstance(x, _TESTS) and getattr(x, "lineno", end + 1) > end for x in ast.walk(fn))
 
 
 def _once(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool:

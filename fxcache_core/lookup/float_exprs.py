@@ -52,6 +52,7 @@ from fxcache_core.lookup.ast_reads import root_name as _root_name
 from fxcache_core.lookup.float_branches import IfSide, if_sides
 from fxcache_core.lookup.py_exprs import MAX_POW, compute, truth
 from fxcache_core.lookup.py_exprs import is_pure as _is_pure
+from fxcache_core.lookup.py_names import assigned_names, call_values, shadowing, tested
 from fxcache_core.lookup.sym_floats import local_lines, sym_node_operands, symbolic_group
 from fxcache_core.lookup.traced_lines import OP_RE, traced_lines
 from fxcache_core.reasons import Reason
@@ -422,11 +423,26 @@ def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     ``fn`` in ``file`` with ``param`` specialized (see the module docstring).
     ``tensors``: the names of the call's tensor arguments; ``symbolic``: the scalar
     parameters the key takes as symbols (a statement whose reads compute with one is
-    read by :func:`~fxcache_core.lookup.sym_floats.symbolic_group`). Raises nothing."""
+    read by :func:`~fxcache_core.lookup.sym_floats.symbolic_group`). The call's other values
+    that ``fn`` overwrites, and the builtins it rebinds, are not read
+    (:mod:`~fxcache_core.lookup.py_names`). Raises nothing."""
+    with shadowing(file, fn):
+        return _float_provenance(fn, file, graph, param, call_values(fn, scalars, param),  # type: ignore[arg-type]
+                                 tensors, symbolic)
+
+
+def _float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
+                      scalars: Mapping[str, float | int], tensors: frozenset[str],
+                      symbolic: frozenset[str]) -> Provenance:
     uses = statement_reads(fn, param, scalars, tensors)
     if not uses:
         return Provenance("unread")
-    sides = {} if param in symbolic else _if_sides(fn, file, graph, param, scalars)
+    if param in symbolic and (test := tested(fn, {param} | _depending(pure_locals(fn, scalars), param))):
+        return _unknown(param, next((u for u in uses if u.line == test), uses[0]),
+                        f"the key takes {param} as a symbolic input, and the code tests it in Python at line {test} "
+                        "(a guard this cache does not hold)", uses)
+    assigned = param in assigned_names(fn)
+    sides = {} if param in symbolic or assigned else _if_sides(fn, file, graph, param, scalars)
     for side in sides.values():
         if side.differs is not None:
             return _branch_differs(param, scalars[param], side, uses)

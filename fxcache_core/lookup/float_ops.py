@@ -44,6 +44,7 @@ from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, in_loop, root_name
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import Provenance, TensorKinds, _is_pure, _statement, compute
 from fxcache_core.lookup.int_ops import OPAQUE, printed_value
+from fxcache_core.lookup.py_names import call_values, shadowing
 from fxcache_core.lookup.pyvalues import same_value
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
@@ -196,7 +197,13 @@ def float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, g
     the key whose printed graph is ``graph``, traced from ``fn`` in ``file``, where every
     read of it is a site the module docstring names: ``same``, ``differs`` or ``unknown``
     (a reason says why); None where a read is no such site (another rule's to read)."""
-    values = {**left_out_defaults(fn, values, _number, none=True), **values}
+    with shadowing(file, fn):
+        return _float_op_provenance(fn, file, graph, param, values, tensors)
+
+
+def _float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
+                         values: Mapping[str, object], tensors: frozenset[str]) -> Provenance | None:
+    values = call_values(fn, {**left_out_defaults(fn, values, _number, none=True), **values}, param)
     if param not in values:
         return None
     a = fn.args

@@ -70,6 +70,7 @@ from fxcache_core.lookup.float_exprs import (
 )
 from fxcache_core.lookup.int_ops import OPAQUE, op_args, op_site, printed_op, printed_value
 from fxcache_core.lookup.int_sizes import size_call, size_lists
+from fxcache_core.lookup.py_names import call_values, shadowing
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
 
@@ -264,7 +265,15 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     ``values`` with the call's other Python scalars and tuples by name) does to the key
     whose printed graph is ``graph``, traced from ``fn`` in ``file`` with it specialized
     (see the module docstring). ``tensors``: the names of the call's tensor arguments.
-    None where a read of it computes a float (the float rule's to judge). Raises nothing."""
+    None where a read of it computes a float (the float rule's to judge). The call's other
+    values that ``fn`` overwrites, and the builtins it rebinds, are not read
+    (:mod:`~fxcache_core.lookup.py_names`). Raises nothing."""
+    with shadowing(file, fn):
+        return _value_provenance(fn, file, graph, param, call_values(fn, values, param), tensors)
+
+
+def _value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
+                      values: Mapping[str, object], tensors: frozenset[str]) -> Provenance | None:
     v = values.get(param)
     none = v is None and param in values  # read only where an op keeps it (int_ops: std's dim=None)
     if not (none or type(v) in (int, bool) or (isinstance(v, tuple) and all(type(i) is int for i in v))):
@@ -272,7 +281,7 @@ def value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
     a = fn.args
     kinds = TensorKinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
     parents = _parents(fn)
-    values = {**left_out_defaults(fn, values, lambda d: _value(d, None, {})), **values}
+    values = call_values(fn, {**left_out_defaults(fn, values, lambda d: _value(d, None, {})), **values}, param)
     scalars = {k: x for k, x in values.items() if type(x) in (int, float)}
     local = _local_values(fn, param, scalars) if type(v) is int else {}
     scalars.update(local)

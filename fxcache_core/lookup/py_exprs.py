@@ -19,7 +19,9 @@ whitelist (nothing is ``eval``'d):
 * the builtins ``min``/``max`` (two or more arguments), ``abs``, ``int``, ``float``,
   ``round`` (one or two arguments), and ``math.floor``/``ceil``/``trunc``/``sqrt``,
   called positionally; a builtin's name that the expression's values bind (a parameter
-  called ``max``) is not the builtin, and is refused.
+  called ``max``) is not the builtin, and is refused, as is one that the code around
+  the expression rebinds (:data:`shadowed_names`, set by
+  :func:`~fxcache_core.lookup.py_names.shadowing`).
 
 Anything else (a call of another function, a subscript, a name without a value) is
 refused: the caller's answer is then unknown. Nothing here imports torch or runs text.
@@ -31,8 +33,20 @@ import ast
 import math
 import operator
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 
-__all__ = ["MAX_POW", "compute", "is_pure", "size_name", "size_names", "truth"]
+from fxcache_core.guards.grammar import CMPOPS
+
+__all__ = [
+    "MAX_POW",
+    "SHADOWABLE",
+    "compute",
+    "is_pure",
+    "shadowed_names",
+    "size_name",
+    "size_names",
+    "truth",
+]
 
 MAX_POW = 1024
 """An exponent above this (in absolute value) is not evaluated (an int power could
@@ -47,14 +61,7 @@ ARITH: dict[type[ast.operator], Callable[[object, object], object]] = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
-_CMP: dict[type[ast.cmpop], Callable[[object, object], bool]] = {
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-}
+_CMP = CMPOPS  # <, <=, >, >=, ==, !=: the one table the guards grammar evaluates with
 
 
 def _round(*a: object) -> object:
@@ -78,6 +85,10 @@ _MATH: dict[str, tuple[Callable[..., object], int, int]] = {
     "trunc": (math.trunc, 1, 1),
     "sqrt": (math.sqrt, 1, 1),
 }
+SHADOWABLE = frozenset({"min", "max", "abs", "int", "float", "round", "len", "math"})
+"""The names read here as Python's builtins or the ``math`` module."""
+shadowed_names: ContextVar[frozenset[str]] = ContextVar("shadowed_names", default=frozenset())
+"""The names of :data:`SHADOWABLE` that the code being read rebinds: not the builtin."""
 _MATH_CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "tau": math.tau}
 _NUMBER = (int, float, bool)
 
@@ -107,6 +118,7 @@ def size_name(node: ast.AST) -> str | None:
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id == "len"
+        and "len" not in shadowed_names.get()
         and len(node.args) == 1
         and not node.keywords
         and isinstance(node.args[0], ast.Name)
@@ -155,16 +167,23 @@ def size_names(
 def _callee(
     f: ast.expr, values: Mapping[str, object]
 ) -> tuple[Callable[..., object], int, int] | None:
-    if isinstance(f, ast.Name) and f.id in _BUILTINS and f.id not in values:
-        return _BUILTINS[f.id]
     if (
-        isinstance(f, ast.Attribute)
-        and isinstance(f.value, ast.Name)
-        and f.value.id == "math"
-        and "math" not in values
+        isinstance(f, ast.Name)
+        and f.id in _BUILTINS
+        and f.id not in values
+        and f.id not in shadowed_names.get()
     ):
+        return _BUILTINS[f.id]
+    if _math_attribute(f, values):
         return _MATH.get(f.attr)
     return None
+
+
+def _math_attribute(node: ast.expr, values: Mapping[str, object]) -> bool:
+    """``node`` is ``math.NAME`` with ``math`` the module: no value given and no binding
+    of the function or its module shadows the name."""
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "math"
+            and "math" not in values and "math" not in shadowed_names.get())
 
 
 def _eval(node: ast.expr, values: Mapping[str, object]) -> object:
@@ -174,13 +193,7 @@ def _eval(node: ast.expr, values: Mapping[str, object]) -> object:
         if size not in values:
             raise _Refused(size)
         return values[size]
-    if (
-        isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "math"
-        and "math" not in values
-        and node.attr in _MATH_CONSTANTS
-    ):
+    if _math_attribute(node, values) and node.attr in _MATH_CONSTANTS:
         return _MATH_CONSTANTS[node.attr]
     if isinstance(
         node, (ast.Name, ast.Attribute)
@@ -273,6 +286,7 @@ def is_pure(node: ast.AST, scalars: Mapping[str, object]) -> bool:
             isinstance(node.value, ast.Name)
             and node.value.id == "math"
             and "math" not in scalars
+            and "math" not in shadowed_names.get()
             and node.attr in _MATH_CONSTANTS
         )
     if isinstance(node, ast.UnaryOp):

@@ -3,9 +3,11 @@
 Synthetic on purpose (fast tier, no torch): no compile makes a key of 800 entries,
 an entry of thousands of always-true clauses, or a wrapper source of a million
 tiny tokens; an attacker writes them in seconds. Each command runs in a fresh
-process, measured (:func:`tests.cli_run.run_measured`): it must stay under 2 s of
-CPU and 300 MB, and say what it did not finish (a count and a reason code), never
-drop it silently nor fail with a traceback.
+process, measured (:func:`tests.cli_run.run_measured`): it must stay under 4 s of
+CPU (on a machine as fast as the one the limit was set on: a slower or busier one, as
+a fixed piece of Python measures it, scales the limit up, never down) and 300 MB, and
+say what it did not finish (a count and a reason code), never drop it silently nor
+fail with a traceback.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ from pathlib import Path
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.lookup.audit import MAX_AUDIT_PAIRS
-from tests.cli_run import Run, run_measured
+from tests.cli_run import Run, machine_slowdown, run_measured
 from tests.synth import fake_key, fx_entry_bytes, stub_pickle, write_entry
 
-CPU_LIMIT_S = 2.0
+# The budgeted work takes up to about 2 s of CPU on the reference machine (coverage's
+# budget stops at about 130 of the 2,000 sizes; audit's compares 5,000 of 319,600
+# pairs): twice that leaves room for a busy machine's noise and stays more than ten
+# times below what the same commands would spend without their budgets.
+CPU_LIMIT_S = 4.0
 RSS_LIMIT_KB = 300 * 1024
 
 
@@ -28,7 +34,8 @@ def measured(cache: Path, *args: str) -> Run:
                      env={"FXCACHE_JOBS": "1", "FXCACHE_NO_INDEX": "1", "COLUMNS": "200", "NO_COLOR": "1"},
                      timeout=120)
     assert "Traceback" not in r.stderr, r
-    assert r.cpu < CPU_LIMIT_S and r.maxrss_kb < RSS_LIMIT_KB, r
+    limit = CPU_LIMIT_S * machine_slowdown()
+    assert r.cpu < limit and r.maxrss_kb < RSS_LIMIT_KB, (r, limit)
     return r
 
 

@@ -20,6 +20,7 @@ import pytest
 from fxcache_core.lookup.float_exprs import float_provenance
 from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.py_exprs import compute, is_pure, size_name, size_names, truth
+from fxcache_core.lookup.py_names import call_values, shadowed, shadowing
 from tests.synth import one_def, op_graph
 
 FILE = "/src/fns.py"
@@ -191,7 +192,11 @@ EPS_GRAPH = "\n".join(
     [
         (1e-5, "same", "goes its body"),
         (1e-3, "differs", "the graph has 1e-05 there"),
-        (0.0, "differs", "skips them"),  # the call skips the body whose ops the key holds (float-branch-differs)
+        (
+            0.0,
+            "differs",
+            "skips them",
+        ),  # the call skips the body whose ops the key holds (float-branch-differs)
         (-1.0, "differs", "skips them"),
     ],
 )
@@ -216,3 +221,125 @@ def test_a_float_taken_as_a_symbol_is_not_read_by_its_branch():
         EPS, FILE, EPS_GRAPH, "eps", {"eps": 0.0}, frozenset({"x"}), frozenset({"eps"})
     )
     assert got.status == "unknown", got
+
+
+# What the code binds: a builtin rebound, a value or a tensor reassigned, code past an if.
+
+
+@pytest.mark.parametrize(
+    ("module", "names"),
+    [
+        ("min = max\n", {"min"}),
+        (
+            "from types import SimpleNamespace\nimport math\nmath = SimpleNamespace(floor=None)\n",
+            {"math"},
+        ),
+        ("import math\n", set()),
+        ("def g():\n    global abs\n    abs = 1\n", {"abs"}),
+        ("from helpers import *\n", {"min", "max", "abs", "int", "float", "round", "len", "math"}),
+    ],
+)
+def test_a_builtin_the_module_rebinds_is_not_the_builtin(tmp_path, module, names):
+    src = module + "def f(x, n):\n    return x * min(n, 4)\n"
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name == "f")
+    assert shadowed(str(path), fn) == names
+    with shadowing(str(path), fn):
+        assert (compute("min(n, 4)", {"n": 6}) is None) is ("min" in names)
+        assert (compute("math.floor(s)", {"s": 1.5}) is None) is ("math" in names)
+
+
+def test_a_builtin_the_function_or_its_closure_binds_is_not_the_builtin(tmp_path):
+    src = (
+        "def outer():\n    max = min\n    def f(x, n, min=max):\n        def abs(a):\n"
+        "            return a\n        return x * min(n, 4)\n    return f\n"
+    )
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    fn = next(
+        n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.FunctionDef) and n.name == "f"
+    )
+    assert shadowed(str(path), fn) == {"min", "max", "abs"}
+
+
+def test_min_rebound_by_the_module_leaves_the_baked_int_unknown(tmp_path):
+    """min = max at module level: min(6, 4) is 6 there, not 4; never HIT nor NEW GRAPH by the
+    builtin's value."""
+    src = "min = max\n\n\ndef shadow_min(x, n):\n    return x * min(n, 4)\n"
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    fn = one_def(src.split("\n\n\n")[1])
+    ast.increment_lineno(fn, 3)
+    graph = op_graph(
+        str(path),
+        5,
+        "return x * min(n, 4)",
+        ['mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.mul.Tensor(arg0_1, 4);  arg0_1 = None'],
+        tensor="f32[4, 8][8, 1]cpu",
+        returns="mul",
+    )
+    for n in (2, 3, 6):
+        got = value_provenance(fn, str(path), graph, "n", {"n": n, **X48}, frozenset({"x"}))
+        assert got is None or got.status == "unknown", got
+
+
+def test_a_size_of_a_reassigned_tensor_is_not_the_arguments():
+    fn = one_def(
+        "def cat_min(x, n):\n    x = torch.cat([x, x], 1)\n    return x * min(n, x.shape[1])\n"
+    )
+    assert call_values(fn, {"n": 12, **X48}, "n") == {"n": 12}
+    graph = _graph(
+        3,
+        "return x * min(n, x.shape[1])",
+        'mul: "f32[4, 16][16, 1]cpu" = torch.ops.aten.mul.Tensor(cat, 8);  cat = None',
+    )
+    for n in (8, 12, 20):  # torch: 8 HIT, 12 and 20 NEW GRAPH (the width is 16 there)
+        got = _int(fn, graph, n=n)
+        assert got is None or got.status == "unknown", got
+
+
+def test_another_parameter_the_function_reassigns_is_not_the_calls():
+    fn = one_def("def f(x, n, k):\n    k = k + 1\n    m = min(n, k)\n    return x * m\n")
+    graph = _graph(
+        4,
+        "return x * m",
+        'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.mul.Tensor(arg0_1, 3);  arg0_1 = None',
+    )
+    for n in (3, 5):  # torch hits both (built n=5, k=2: min(5, 3) = 3)
+        got = _int(fn, graph, n=n, k=2)
+        assert got is None or got.status == "unknown", got
+
+
+def test_a_branch_on_a_reassigned_float_is_not_read():
+    fn = one_def(
+        "def f(x, eps):\n    eps = eps + 1.0\n    if eps > 0:\n        x = x * 2\n    return x\n"
+    )
+    graph = _graph(
+        4,
+        "x = x * 2",
+        'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.mul.Tensor(arg0_1, 2);  arg0_1 = None',
+    )
+    got = float_provenance(fn, FILE, graph, "eps", {"eps": -0.5}, frozenset({"x"}))
+    assert got.status == "unknown", got  # torch: HIT (-0.5 + 1.0 > 0)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "def f(x, eps):\n    if eps > 0:\n        return x.sin() + 1\n    return x.sin() + 1\n",
+        "def f(x, eps):\n    y = None\n    if eps > 0:\n        y = x.sin()\n    if y is None:\n"
+        "        y = x.sin()\n    return y * 2\n",
+    ],
+)
+def test_a_skipped_body_whose_ops_later_code_can_trace_is_not_another_graph(src):
+    fn = one_def(src)
+    line = 3 if "return x.sin" in src else 4
+    graph = _graph(
+        line,
+        "x.sin()",
+        'sin: "f32[4, 8][8, 1]cpu" = torch.ops.aten.sin.default(arg0_1);  arg0_1 = None',
+    )
+    for eps in (-1.0, 0.0):  # torch: HIT, the same ops from other lines
+        got = float_provenance(fn, FILE, graph, "eps", {"eps": eps}, frozenset({"x"}))
+        assert got.status != "differs", got

@@ -17,6 +17,15 @@ from tests.harness.evaluation.families_r4 import R4_FAMILIES
 from tests.harness.evaluation.families_r5 import R5_FAMILIES
 from tests.harness.evaluation.families_r6 import R6_FAMILIES
 from tests.harness.evaluation.families_r7 import R7_FAMILIES
+from tests.harness.evaluation.families_rv import (
+             RV2_FAMILIES,
+             RV3_FAMILIES,
+             RV4_FAMILIES,
+             RV5_FAMILIES,
+             RV6_FAMILIES,
+             RV7_FAMILIES,
+             RV_FAMILIES,
+)
 from tests.harness.evaluation.families_state import STATE_FAMILIES
 from tests.harness.evaluation.family import Family as Family
 from tests.harness.evaluation.family import Query as Query
@@ -535,3 +544,10 @@ FAMILIES.update((f.name, f) for f in STATE_FAMILIES)
 FAMILIES.update((f.name, f) for f in R5_FAMILIES)
 FAMILIES.update((f.name, f) for f in R6_FAMILIES)
 FAMILIES.update((f.name, f) for f in R7_FAMILIES)
+FAMILIES.update((f.name, f) for f in RV_FAMILIES)
+FAMILIES.update((f.name, f) for f in RV2_FAMILIES)
+FAMILIES.update((f.name, f) for f in RV3_FAMILIES)
+FAMILIES.update((f.name, f) for f in RV4_FAMILIES)
+FAMILIES.update((f.name, f) for f in RV5_FAMILIES)
+FAMILIES.update((f.name, f) for f in RV6_FAMILIES)
+FAMILIES.update((f.name, f) for f in RV7_FAMILIES)

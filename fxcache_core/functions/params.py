@@ -27,9 +27,8 @@ imports torch.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import functools
-from collections.abc import Callable, Container, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, replace
 
 from fxcache_core.functions.frames import (
@@ -239,11 +238,7 @@ def _reads_in(path: str, size: int, stamp: Stamp, line: int, name: str) -> Frame
     if fn is None:
         return Reason(f"{shown(path)} has no def {name} at line {line} (the file changed since)", "source-changed")
     try:
-        reads = _read_def(fn, path)
-        if reads.order_tests:
-            return reads
-        helper = _helper_orders(fn, defs)  # a check in a helper the code calls by name
-        return dataclasses.replace(reads, order_tests=helper) if helper else reads
+        return _read_def(fn, path)
     except RecursionError:
         return Reason(f"{path}: {name} is nested too deep to read", "source-unparsable")
 
@@ -405,33 +400,14 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
                       opaque, tuple(loops), kw, kw_read, _order_tests(fn))
 
 
-_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn)
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
 def _orders(node: ast.AST) -> bool:
-    """``node`` holds a ``<``/``<=``/``>``/``>=``/``in``/``not in`` with an operand that
-    is not a literal."""
+    """``node`` holds a ``<``/``<=``/``>``/``>=`` with an operand that is not a literal."""
     return any(isinstance(n, ast.Compare) and any(isinstance(o, _ORDER) for o in n.ops)
                and not all(isinstance(x, ast.Constant) for x in (n.left, *n.comparators))
                for n in ast.walk(node))
-
-
-def _helper_orders(fn: _Def, defs: Mapping[str, tuple[_Def, ...]]) -> tuple[tuple[int, str], ...]:
-    """:func:`_order_tests` of the functions of the same file ``fn`` calls by name
-    (``too_long(x)``, ``self.check(x)``), one level deep: a check there puts no op in the
-    graph, and the compiled frame's ops show no line of it."""
-    out: list[tuple[int, str]] = []
-    for n in _walk_body(fn):
-        if not isinstance(n, ast.Call):
-            continue
-        f = n.func
-        name = f.id if isinstance(f, ast.Name) else f.attr if (
-            isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self") else None
-        for d in defs.get(name, ()) if name and name != fn.name else ():
-            out.extend(_order_tests(d))
-            if len(out) >= MAX_TESTS:
-                return tuple(sorted(out))
-    return tuple(sorted(set(out)))
 
 
 def _chain_sides(s: ast.If) -> list[list[ast.stmt]]:
@@ -452,13 +428,10 @@ def _order_tests(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int,
         if isinstance(n, ast.If) and id(n.test) not in same:
             sides = _chain_sides(n)
             if len({ast.dump(ast.Module(body=side, type_ignores=[])) for side in sides}) == 1:
-                same.update(id(c) for t in ast.walk(n) if isinstance(t, ast.If) for c in ast.walk(t.test))
+                same.update(id(t.test) for t in ast.walk(n) if isinstance(t, ast.If))
         test = n.test if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)) else None
         if test is not None and id(test) not in same and _orders(test):
             out.append((n.lineno, _short(test) or ""))
-            same.update(id(c) for c in ast.walk(test))
-        elif isinstance(n, ast.Compare) and id(n) not in same and _orders(n):
-            out.append((n.lineno, _short(n) or ""))  # a check held or passed on: bool(x.shape[0] >= 8)
         elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("min", "max")
               and len(n.args) >= 2 and not all(isinstance(a, ast.Constant) for a in n.args)):
             out.append((n.lineno, _short(n) or ""))

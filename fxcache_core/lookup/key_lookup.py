@@ -211,9 +211,10 @@ def _at_retrace(catalog: Catalog, m: KeyMatch, frame: KeyFrame | None = None) ->
     """A key every entry of which the call fails on a clause whose failure makes Dynamo
     trace another way (:mod:`~fxcache_core.lookup.retrace`): ``tN != c`` with ``tN`` given
     ``c`` (the symbol is specialized: another graph or a new entry of this key), an
-    equality (a new entry of this key, another graph or an error), or a bound on one input
-    where the key's code orders values in Python (:func:`_at_size_branch`): undecided,
-    naming the clause."""
+    equality (a new entry of this key, another graph or an error), a comparison of two
+    inputs, or any other clause (:func:`_at_size_branch`): undecided, naming the clause.
+    A failed clause is never read as a new entry of this key (a MISS): nothing in the
+    cache shows that the trace does not branch on it."""
     if m.status != "miss" or m.hit is not None or m.aborted is not None or not m.fits:
         return m
     values = {p: v for p, v in m.values if v is not None}
@@ -248,27 +249,38 @@ def _at_retrace(catalog: Catalog, m: KeyMatch, frame: KeyFrame | None = None) ->
 
 
 def _at_size_branch(catalog: Catalog, m: KeyMatch, values: Mapping[str, int], frame: KeyFrame | None) -> KeyMatch:
-    """A key every entry of which the call fails on a bound of one input
-    (:func:`~fxcache_core.lookup.retrace.failed_bound`), where the key's code orders values
-    in Python (:func:`_ordering`): undecided (``size-branch``), naming the clause and the
-    code's line."""
-    bound = failed_bound(m.entries, values)
-    found = _ordering(catalog, m.key, frame) if bound is not None else None
-    if bound is None or found is None:
+    """A key an entry of which the call fails, and none passes, on a clause the rules above
+    do not read (a bound, ``x.size(1) * x.size(0) <= 64``, ``not (x.size(0) == 2 or ...)``):
+    undecided, naming the clause; ``size-branch`` with the line where the key's code orders
+    values in Python (:func:`_ordering`), else ``bound-failed`` (module doc of
+    :mod:`~fxcache_core.lookup.retrace`: the cache does not show the check behind the clause)."""
+    names = placeholder_names(m.symbols)
+    each = [(i, c) for i, v in enumerate(m.entries) if v.outcome == "fail" and (c := v.user_clause(names))]
+    if not each:
         return m
-    function, line, text = found
+    clause = " and ".join(c + (f" (#{i})" if len(m.entries) > 1 else "") for i, c in each)
+    found = _ordering(catalog, m.key, frame)
+    if found is not None:
+        function, line, text = found
+        bound = failed_bound(m.entries, values)
+        return replace(m, uncertain=m.uncertain + (Reason(
+            f"this call fails {clause_in_user_terms(bound.text, names) if bound else clause}, and {function} compares values in Python (line {line}: `{text}`): if "
+            "that check made the clause, this call's trace goes the other way there, and whether that gives "
+            "this key's graph (a new entry) or another the cache does not show (torch compiles either way)",
+            "size-branch"),))
     return replace(m, uncertain=m.uncertain + (Reason(
-        f"this call fails {clause_in_user_terms(bound.text, placeholder_names(m.symbols))}, a bound on one input, "
-        f"and {function} compares values in Python (line {line}: `{text}`): if that check made the bound, this "
-        "call's trace goes the other way there, and whether that gives this key's graph (a new entry) or "
-        "another the cache does not show (torch compiles either way)", "size-branch"),))
+        f"this call fails {clause}, a check the trace of this key's graph made, and the cache does not show "
+        "whose: torch traces the call again, and where the code branches on it (an if, a helper, a loop) "
+        "that gives another graph, where an op checks it (torch._check, a pad or a window's size) an error, "
+        "and only where neither does it gives this key's graph (a new entry)", "bound-failed"),))
 
 
 def _ordering(catalog: Catalog, key: CacheKey, frame: KeyFrame | None) -> tuple[str, int, str] | None:
     """The first place (function, line, text) where the key's compiled frame, or a function
     its printed graph has ops from (a callee Dynamo inlined), orders values in Python
-    (:attr:`~fxcache_core.functions.params.FrameReads.order_tests`); None where none does
-    or none can be read."""
+    (:attr:`~fxcache_core.functions.params.FrameReads.order_tests`); None where none
+    that can be read does (which proves nothing: a helper with no op in the graph is not
+    read)."""
     cf = frame() if frame is not None else None
     frames = [cf] if cf is not None else []
     graph = graph_text(catalog, key)

@@ -3,8 +3,8 @@
 An entry's guards hold every check Dynamo made while tracing the key's graph (and those
 Inductor added while compiling it). A call that fails a clause makes torch trace the
 call again, and only where the check behind the clause does not change the trace is
-the graph this key's (a new entry; :mod:`fxcache_core.lookup.prediction`'s MISS). Two
-forms say more than that:
+the graph this key's (a new entry; :mod:`fxcache_core.lookup.prediction`'s MISS), which
+the cache does not show: each form below is undecided, naming the clause.
 
 * ``L['tN'] != c`` (a placeholder against an integer) that the call fails, the value
   being ``c``: while tracing, Dynamo asked whether the symbol is ``c``; this call's trace
@@ -33,13 +33,20 @@ forms say more than that:
   did, or not, or raise on (checked with torch 2.13: ``x[:, :n]`` alone kept the key
   for ``n`` past ``x.size(1)``; ``x[:, :n] + torch.arange(n)`` raised). The cache does
   not show which: undecided (``relation-failed``), naming the clause.
-* A bound on one input (``x.size(0) >= 16``) that the call fails: the range the key's
-  entry serves (an op's or Inductor's check: a new entry), unless the code ordered values
-  in Python (``if x.shape[0] > 4:``, ``min(n, 8)``), where the check may be the code's,
-  and the call's trace goes the other way there: another graph, or this key's where each
-  way runs the same ops (checked with torch 2.13: ``if x.shape[0] > 4: sin else cos``
-  built with 6 rows traced another graph for 4). :func:`failed_bound` finds the clause; the
-  caller reads the code (``size-branch``).
+* Any other clause the call fails (a bound on one input, ``x.size(0) >= 16``; a product,
+  ``x.size(1) * x.size(0) <= 64``; ``not (x.size(0) == 2 or x.size(0) == 3)``): the cache
+  does not show the check behind it. Where the code branched on the size (``if``, a helper
+  ``if too_long(x):``, ``bool(x.shape[0] >= 8)``, ``x.shape[0] in (2, 3)``, a loop) the
+  call's trace goes the other way there: another graph; where an op checked it
+  (``torch._check(x.shape[0] >= 4)``, a reflect pad wider than the size) the trace
+  raises; only where neither did is the graph this key's (a new entry). Checked with
+  torch 2.13, a new entry was the exception: of 11 such calls, 7 traced another graph, 3
+  raised, 1 took a new entry (``x[:, :16]`` of 8 columns). Undecided, naming the clause:
+  ``size-branch`` with the line where the key's code orders values in Python, else
+  ``bound-failed``. :func:`failed_bound` finds a bound.
+  Other entries of the key do not decide it: one compiled on the other side of each failed
+  clause says nothing about the clauses jointly (``if (x.shape[0] > 16) != (x.shape[1] >
+  8):`` built at (8, 4) and (20, 12) traces another graph for (20, 4)).
 
 Never imports torch, never prints.
 """
@@ -53,8 +60,8 @@ from dataclasses import dataclass
 from fxcache_core.guards.expr import Clause, parse_guards
 from fxcache_core.lookup.judge import EntryVerdict
 
-__all__ = ["FailedClause", "failed_bound", "failed_equality", "failed_relation", "int_literal", "placeholder_of",
-           "specializing_clause"]
+__all__ = ["FailedClause", "failed_bound", "failed_equality", "failed_relation", "int_literal",
+           "placeholder_of", "specializing_clause"]
 
 
 @dataclass(frozen=True, slots=True)

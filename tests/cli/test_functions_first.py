@@ -30,6 +30,7 @@ from fxcache_core.guards.user_terms import (
 from fxcache_core.lookup.binding import DynamicMode, TensorArg
 from fxcache_core.lookup.match import match
 from fxcache_core.lookup.prediction import verdicts
+from fxcache_core.reasons import code_of
 from fxcache_core.state.index import Index
 from tests.helpers import REPO_ROOT, run_fxcache
 from tests.synth import (
@@ -76,13 +77,15 @@ def _verdict(root, shapes, fn=None, mode=DynamicMode.TRUE):
 # --- the verdict per function -----------------------------------------------------
 
 
-def test_a_miss_names_the_failing_clause_in_the_users_terms(cache):
+def test_a_failed_bound_is_undecided_naming_the_clause_in_the_users_terms(cache):
+    """x.size(0)=10 fails each entry's bound (>= 16, <= 7): whose check that was the cache
+    does not show (a branch: another graph; an op: an error; neither: a new entry)."""
     _, v = _verdict(cache, [10, 3], fn="grow")
     (f,) = v.functions
-    assert f.status == "miss" and v.exit_code == 1
-    head = "MISS: torch will compile a new entry: x.size(0)=10 fails "
-    assert f.line in (head + "x.size(0) >= 16 (#0) and x.size(0) <= 7 (#1)",
-                      head + "x.size(0) <= 7 (#0) and x.size(0) >= 16 (#1)")  # torch's order: by name
+    assert f.status == "undecided" and code_of(f.why) == "bound-failed" and v.exit_code == 3, f
+    head = "UNDECIDED: this call fails "
+    assert f.line.startswith((head + "x.size(0) >= 16 (#0) and x.size(0) <= 7 (#1), a check the trace",
+                              head + "x.size(0) <= 7 (#0) and x.size(0) >= 16 (#1), a check the trace")), f.line
 
 
 def test_a_hit_names_the_entry_and_exits_0(cache):
@@ -123,8 +126,8 @@ def test_without_fn_functions_that_cannot_take_the_call_do_not_count(cache):
 def test_match_cli_prints_the_verdict_first_and_exits_with_it(cache):
     d = ["--cache-dir", str(cache), "match", "--shapes", "x=[10,3]", "--dynamic", "True"]
     p = run_fxcache(*d, "--fn", "grow")
-    assert p.returncode == 1, p.stderr
-    assert p.stdout.splitlines()[0].startswith("grow: MISS: torch will compile a new entry: x.size(0)=10 fails")
+    assert p.returncode == 3, p.stderr
+    assert p.stdout.splitlines()[0].startswith("grow: UNDECIDED: this call fails x.size(0) "), p.stdout
     assert "16 <= L['t0']" not in p.stdout  # the stored form only under --explain
     assert "(stored: 16 <= L['t0']" in run_fxcache(*d, "--fn", "grow", "--explain").stdout
     p = run_fxcache(*d[:-2], "--dynamic", "NONE", "--fn", "fixed")
@@ -132,7 +135,8 @@ def test_match_cli_prints_the_verdict_first_and_exits_with_it(cache):
     assert "NO-FIT" in p.stdout  # the reasons, without --explain: --fn narrowed it to a few keys
     j = run_fxcache(*d, "--fn", "grow", "--json")
     body = json.loads(j.stdout)
-    assert j.returncode == body["verdicts"]["exit_code"] == 1
+    assert j.returncode == body["verdicts"]["exit_code"] == 3
+    assert body["verdicts"]["functions"][0]["why_code"] == "bound-failed"
     entries = next(r for r in body["results"] if r["kind"] == "aotautograd")["entries"]
     assert {(e["user_clause"], e["failed_clause"]) for e in entries} == {
         ("x.size(0) >= 16", "16 <= L['t0']"), ("x.size(0) <= 7", "L['t0'] <= 7")}
@@ -294,5 +298,5 @@ def test_an_fx_key_asked_for_by_name_is_looked_up_itself(cache):
     d = ["--cache-dir", str(cache), "match", "--key", fx[:10]]
     hit = run_fxcache(*d, "--sym", "t0=40")
     assert hit.returncode == 0 and hit.stdout.startswith("grow: HIT entry "), hit.stdout
-    miss = run_fxcache(*d, "--sym", "t0=10")
-    assert miss.returncode == 1 and miss.stdout.startswith("grow: MISS"), miss.stdout
+    failed = run_fxcache(*d, "--sym", "t0=10")
+    assert failed.returncode == 3 and failed.stdout.startswith("grow: UNDECIDED: this call fails"), failed.stdout

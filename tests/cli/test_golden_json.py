@@ -29,7 +29,7 @@ while not (REPO / "pyproject.toml").is_file():
     REPO = REPO.parent
 FIXTURE = REPO / "tests" / "fixtures" / "torch_versions" / "2.15.0" / "cache"
 SOURCE_DIR = ["--source-dir", f"/work/wt-15={REPO / 'tests' / 'fixtures' / 'torch_versions' / 'src'}"]
-"""The fixture's source as kept here (match-miss goes without it: the verdict where the source cannot be read)."""
+"""The fixture's source as kept here (match-bound-failed goes without it: a call that fails a bound of every entry)."""
 EXPECTED = REPO / "tests" / "golden" / "expected"
 FX, AOT = "fh44t6kjp474", "a347nefad7co"  # an FX key with two entries; an AOTAutograd key
 
@@ -48,7 +48,7 @@ COMMANDS: dict[str, list[str]] = {
     "diff": ["diff", FX, "fgeizslgwd5l", "--json"],
     "match-hit": [*SOURCE_DIR, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[40,3]", "--dynamic",
                   "true", "--json"],
-    "match-miss": ["match", "--fn", "same_graph_two_regions", "--shapes", "x=[10,3]", "--json"],
+    "match-bound-failed": ["match", "--fn", "same_graph_two_regions", "--shapes", "x=[10,3]", "--json"],
     "match-explain": [*SOURCE_DIR, "match", "--fn", "calls_helper", "--shapes", "x=[8,3]", "--explain", "--json"],
     "match-bad-shapes": ["match", "--shapes", "x=[oops", "--json"],
     "train": [*SOURCE_DIR, "match", "--fn", "train_mlp", "--shapes", "x=[7,4]", "--shapes", "target=[7,1]", "--json"],

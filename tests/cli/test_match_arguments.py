@@ -12,7 +12,7 @@ import pytest
 from tests.helpers import run_fxcache
 
 V215 = Path(__file__).resolve().parents[1] / "fixtures" / "torch_versions" / "2.15.0" / "cache"
-CALL = ["--fn", "same_graph_two_regions", "--dynamic", "true", "x=[10,4]"]
+CALL = ["--fn", "same_graph_two_regions", "--dynamic", "true", "x=[5,4]"]  # a HIT with its source read
 
 
 def _match(*args: str) -> tuple[int, dict, str]:
@@ -29,7 +29,7 @@ def test_inputs_and_shapes_are_one_option():
 
 def test_a_verdict_whose_source_cannot_be_read_is_undecided():
     """The fixture's frames name a cases.py of the machine that recorded it: the parameters
-    the call leaves out cannot be checked here, so the guards' MISS is undecided
+    the call leaves out cannot be checked here, so the guards' HIT is undecided
     (``source-unread``), naming --source-dir; a Python value given besides (``flag=True``),
     which no key takes and no code can be read for, is named first (closed world)."""
     rc, body, _ = _match("--json", *CALL[:-1], "--inputs", CALL[-1])

@@ -47,6 +47,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     files that ask them."""
     from tests.harness.oracle_queries import EQUIVALENCE_QUERIES
     from tests.torch import test_arguments as arguments
+    from tests.torch import test_bound_failed as bounds
     from tests.torch import test_containers as containers
     from tests.torch import test_int_arguments as ints
     from tests.torch import test_layer_slices as slices
@@ -77,7 +78,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *state.STATE_CALLS, *state.STATE_UNDECIDED, *star.STAR_CALLS, *star.STAR_UNDECIDED,
              *star.SPLIT_CALLS, *star.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
              *slices.BRANCH_INT_CALLS, *exprs.EXPR_CALLS, *exprs.EXPR_UNDECIDED,
-             *[(case, call) for case, call, _ in containers.CONTAINER_CALLS]]
+             *[(case, call) for case, call, _ in containers.CONTAINER_CALLS],
+             *[(case, call) for case, call, _ in bounds.BOUND_UNDECIDED]]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

@@ -274,7 +274,10 @@ def test_duck_off_calls_agree_with_torch_on_the_function_verdict(oracle_cache, o
         proc = run_fxcache("--cache-dir", str(oracle_cache.root), "match", "--json", "--fn", case, *given)
         rep = json.loads(proc.stdout)
         (fn,) = rep["verdicts"]["functions"]
-        if flagged:
+        if flagged and torch_says == "miss" and fn["why_code"] == "bound-failed":
+            # a failed bound of every entry: whose check it was the cache does not show
+            assert fn["status"] == "undecided" and proc.returncode == 3, fn
+        elif flagged:
             assert fn["status"] == torch_says, (fn, answer["lookups"])
             assert proc.returncode == {"hit": 0, "miss": 1, "new-graph": 1}[torch_says]
         else:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.lookup.match import match
+from fxcache_core.reasons import code_of
 from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
 
 
@@ -77,7 +80,36 @@ def test_symint_inputs_that_are_expressions_are_computed(tmp_path):
     m = _match(tmp_path, k, s0=3, s1=5)
     assert dict(m.values) == {"t0": 3, "t1": 5, "t2": 15} and m.status == "hit"
     m = _match(tmp_path, k, s0=30, s1=5)
-    assert m.status == "miss" and "L['t2'] <= 100" in m.entries[0].failed_clause
+    assert m.status == "undecided" and "L['t2'] <= 100" in m.entries[0].failed_clause
+    assert [code_of(r) for r in m.uncertain] == ["bound-failed"] and "s0*s1 <= 100" in m.uncertain[0], m.uncertain
+
+
+@pytest.mark.parametrize("guards,values", [
+    ("L['t0'] <= 7", {"s0": 10}),                                         # a bound on one input
+    ("L['t1']*L['t0'] <= 64", {"s0": 4, "s1": 32}),                      # x.numel() > 64
+    ("not (L['t0'] == 2 or L['t0'] == 3)", {"s0": 3, "s1": 4}),           # x.shape[0] in (2, 3)
+])
+def test_a_failed_clause_no_rule_reads_is_undecided_never_a_new_entry(tmp_path, guards, values):
+    """The cache does not show whose check a failed clause was: the code's branch
+    (another graph), an op's (an error) or neither (a new entry): undecided, named."""
+    k = fake_key(KeyKind.FX_GRAPH, "k")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes(guards, k, ("s0", "s1")))
+    m = _match(tmp_path, k, **values)
+    assert m.status == "undecided" and [code_of(r) for r in m.uncertain] == ["bound-failed"], m.uncertain
+    assert "this call fails" in m.uncertain[0] and "another graph" in m.uncertain[0], m.uncertain[0]
+
+
+def test_entries_on_each_side_of_a_bound_do_not_make_a_call_between_them_a_new_entry(tmp_path):
+    """Two entries of one key, x.size(0) <= 7 and x.size(0) >= 16: a call with 10 fails
+    both, and each passes where the other fails. That is not evidence the trace of 10 is
+    this key's graph (``if (a > 16) != (b > 8):`` built at (8, 4) and (20, 12) traces
+    another graph for (20, 4)): undecided."""
+    k = fake_key(KeyKind.FX_GRAPH, "k")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("L['t0'] <= 7", k, ("s0",)), name="e1")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, k, fx_entry_bytes("16 <= L['t0']", k, ("s0",)), name="e2")
+    m = _match(tmp_path, k, s0=10)
+    assert [v.outcome for v in m.entries] == ["fail", "fail"], m.entries
+    assert m.status == "undecided" and [code_of(r) for r in m.uncertain] == ["bound-failed"], m.uncertain
 
 
 def _aot_with_input(root, graph_inputs: str):
@@ -140,7 +172,7 @@ def test_positional_shapes_bind_fx_keys_without_aot_entries(tmp_path):
     (m,) = match(cat, {}, None, None, positional=[TensorArg((6, 4)), TensorArg((4,))]).results
     assert m.key.key == k and dict(m.values) == {"t0": 6} and m.status == "hit"
     (m,) = match(cat, {}, None, None, positional=[TensorArg((9, 4)), TensorArg((4,))]).results
-    assert m.status == "miss"
+    assert m.status == "undecided" and [code_of(r) for r in m.uncertain] == ["bound-failed"], m.uncertain
     (m,) = match(cat, {}, None, None, positional=[TensorArg((6, 5)), TensorArg((4,))]).results
     assert not m.fits and "static 4, got 5" in m.reasons[0]
     assert match(cat, {}, None, None, positional=[TensorArg((6, 4))]).results == ()  # arity differs

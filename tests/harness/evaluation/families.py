@@ -27,6 +27,7 @@ from tests.harness.evaluation.families_rv import (
              RV7_FAMILIES,
              RV_FAMILIES,
 )
+from tests.harness.evaluation.families_rv10 import RV10_FAMILIES
 from tests.harness.evaluation.families_state import STATE_FAMILIES
 from tests.harness.evaluation.family import Family as Family
 from tests.harness.evaluation.family import Query as Query
@@ -553,3 +554,4 @@ FAMILIES.update((f.name, f) for f in RV4_FAMILIES)
 FAMILIES.update((f.name, f) for f in RV5_FAMILIES)
 FAMILIES.update((f.name, f) for f in RV6_FAMILIES)
 FAMILIES.update((f.name, f) for f in RV7_FAMILIES)
+FAMILIES.update((f.name, f) for f in RV10_FAMILIES)

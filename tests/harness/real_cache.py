@@ -65,7 +65,10 @@ def build() -> RealCache:
     from demo.build_cache import build_cache_subprocess
 
     root = build_dir("real-cache") / "inductor"
-    summary = build_cache_subprocess(root, pgo_job_id="fxcache-tests", corpus=("tests.harness.cases",))
+    # The limit only catches a hang: the build takes about 300 s of a quiet 2-core machine,
+    # and went past 600 s on a busy one with nothing wrong.
+    summary = build_cache_subprocess(root, pgo_job_id="fxcache-tests", corpus=("tests.harness.cases",),
+                                     timeout=1800)
     pgo = root.parent / "pgo"
     pgo.mkdir()
     if (root / "dynamo").is_dir():

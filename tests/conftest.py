@@ -51,6 +51,7 @@ from tests.harness import match_runs
 from tests.harness import oracle_queries as _oracle_queries  # noqa: F401  (registers the build oracle_queries)
 from tests.harness.background import BUILD_DIR, prebuilt
 from tests.harness.cleanup import remove_at_exit
+from tests.harness.offline import offline
 from tests.harness.real_cache import RealCache  # registers the build real_cache, first
 from tests.helpers import TESTS_DIR, run_fxcache
 
@@ -88,6 +89,9 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 # fxcache command a test runs (tests/cli_run.py) has it on as users do.
 _memlimit.ENFORCED = False
 
+# transformers offline and quiet in every process, set before any starts (importing
+# tests.harness.models later would otherwise change the environment mid-session).
+offline()
 # fxcache's index of decoded entries (fxcache_core.state.index) goes to a temp dir for
 # the whole session, never to the user's ~/.cache (subprocesses inherit this),
 # removed when the session ends.

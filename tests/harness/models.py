@@ -30,19 +30,11 @@ and ``TRANSFORMERS_OFFLINE=1`` (:func:`offline`) before: nothing is fetched.
 """
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-               "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false"}
-
-
-def offline() -> None:
-    """Make transformers work offline and quietly (call before importing it)."""
-    os.environ.update(OFFLINE_ENV)
-
+from tests.harness.offline import offline
 
 offline()
 

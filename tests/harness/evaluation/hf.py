@@ -2,7 +2,7 @@
 fixed seed, nothing downloaded (imports torch and transformers, offline; see
 :mod:`tests.harness.models`). Each builder returns the eager model, in eval mode."""
 
-from tests.harness.models import offline
+from tests.harness.offline import offline
 
 offline()
 

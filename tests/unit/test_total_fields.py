@@ -87,6 +87,10 @@ def test_ls_match_gc_and_verify_agree_on_which_entries_are_corrupt(tmp_path):
         write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, aot, good, name="wrong-type"),
         write_entry(tmp_path, KeyKind.FX_GRAPH, fx, b"\x80\x02Nr" + struct.pack("<I", 2**31) + b".",
                     name="memo-bomb"),
+        write_entry(tmp_path, KeyKind.FX_GRAPH, fx, stub_pickle("posix", "system", {"guards_expr": "True"}),
+                    name="foreign-root"),
+        write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, aot, stub_pickle(_AOT, "AOTAutogradResult",
+                                                                     {"guards_expr": 10**5000}), name="huge-guards"),
     }
     fx2 = fake_key(KeyKind.FX_GRAPH, "fx2")  # its own key: an entry without inputs binds no symbols
     huge_fx = fx_entry_bytes("L['t0'] <= 8", fx2, extra_lines=(f"[abc] example_inputs[{HUGE}]: ('s1',)",))
@@ -94,20 +98,24 @@ def test_ls_match_gc_and_verify_agree_on_which_entries_are_corrupt(tmp_path):
     valid = {write_entry(tmp_path, kind, key, d, name=sha256_hash(d)) for kind, key, d in (
         (KeyKind.FX_GRAPH, fx, good), (KeyKind.FX_GRAPH, fx2, huge_fx),
         (KeyKind.AOT_AUTOGRAD, aot, _huge_aot(fx)),
-        (KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes("L['t0'] > 2", (fx, None))))}
+        (KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes("L['t0'] > 2", (fx, None))),
+        # valid, naming a global torch does not write in a field: verify's finding, not corruption
+        (KeyKind.AOT_AUTOGRAD, aot, dumps(Fake(_AOT, "AOTAutogradResult", guards_expr=None,
+                                               compiled_fw=Fake("os", "system", fx_graph_cache_info=7)))))}
     scan = scan_cache(tmp_path)
     cat = Catalog(scan)
     ls_bad = {u.entry.path for u in cat.unreadable() if u.cause in ("corrupt", "too-large")}
     verify_bad = {b.entry.path for b in verify(Catalog(scan_cache(tmp_path))).bad
                   if any(p.code == "unreadable" for p in b.problems)}
-    gc_bad = {r.file.path for r in plan_gc_on(tmp_path, unreadable=True).removals if r.entry is not None}
+    removals = plan_gc_on(tmp_path, unreadable=True).removals
+    gc_bad = {r.file.path for r in removals if r.entry is not None}
+    assert all([x.code for x in r.reasons] == ["unreadable"] for r in removals)  # none for its name alone
     match_bad = set()
-    for key in (fx,):
+    for key, sym in ((fx, {"t0": 5}), (fx2, {}), (aot, {})):  # fx2's and aot's inputs: absent, nothing to bind
         s = scan_cache(tmp_path)
-        (m,) = match(Catalog(s), {}, {"t0": 5}, s.find(key)).results
+        (m,) = match(Catalog(s), {}, sym, s.find(key)).results
         match_bad |= {v.entry.path for v in m.entries if v.outcome == "unreadable"}
-    assert ls_bad == verify_bad == gc_bad == corrupt
-    assert match_bad == {p for p in corrupt if fx in str(p)}
+    assert ls_bad == verify_bad == gc_bad == match_bad == corrupt
     assert not valid & (ls_bad | verify_bad | gc_bad | match_bad)
 
 

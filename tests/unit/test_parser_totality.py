@@ -310,7 +310,7 @@ def test_a_surrogate_pair_survives_the_index_row():
         )
     )
     d = decode_entry(data, KeyKind.FX_GRAPH, LIGHT)
-    assert from_json(to_json(d)).fx_key == d.fx_key
+    assert ascii(from_json(to_json(d)).fx_key) == ascii(d.fx_key)  # ascii: a report must encode
 
 
 def _decoded(data: bytes, kind: KeyKind) -> dict[frozenset[str], Any]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import struct
 
+import pytest
+
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import scan_cache
 from fxcache_core.catalog.reader import Catalog
@@ -87,6 +89,10 @@ def test_ls_match_gc_and_verify_agree_on_which_entries_are_corrupt(tmp_path):
         write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, aot, good, name="wrong-type"),
         write_entry(tmp_path, KeyKind.FX_GRAPH, fx, b"\x80\x02Nr" + struct.pack("<I", 2**31) + b".",
                     name="memo-bomb"),
+        write_entry(tmp_path, KeyKind.FX_GRAPH, fx, stub_pickle("posix", "system", {"guards_expr": "True"}),
+                    name="foreign-root"),
+        write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, aot, stub_pickle(_AOT, "AOTAutogradResult",
+                                                                     {"guards_expr": 10**5000}), name="huge-guards"),
     }
     fx2 = fake_key(KeyKind.FX_GRAPH, "fx2")  # its own key: an entry without inputs binds no symbols
     huge_fx = fx_entry_bytes("L['t0'] <= 8", fx2, extra_lines=(f"[abc] example_inputs[{HUGE}]: ('s1',)",))
@@ -94,20 +100,24 @@ def test_ls_match_gc_and_verify_agree_on_which_entries_are_corrupt(tmp_path):
     valid = {write_entry(tmp_path, kind, key, d, name=sha256_hash(d)) for kind, key, d in (
         (KeyKind.FX_GRAPH, fx, good), (KeyKind.FX_GRAPH, fx2, huge_fx),
         (KeyKind.AOT_AUTOGRAD, aot, _huge_aot(fx)),
-        (KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes("L['t0'] > 2", (fx, None))))}
+        (KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes("L['t0'] > 2", (fx, None))),
+        # valid, naming a global torch does not write in a field: verify's finding, not corruption
+        (KeyKind.AOT_AUTOGRAD, aot, dumps(Fake(_AOT, "AOTAutogradResult", guards_expr=None,
+                                               compiled_fw=Fake("os", "system", fx_graph_cache_info=7)))))}
     scan = scan_cache(tmp_path)
     cat = Catalog(scan)
     ls_bad = {u.entry.path for u in cat.unreadable() if u.cause in ("corrupt", "too-large")}
     verify_bad = {b.entry.path for b in verify(Catalog(scan_cache(tmp_path))).bad
                   if any(p.code == "unreadable" for p in b.problems)}
-    gc_bad = {r.file.path for r in plan_gc_on(tmp_path, unreadable=True).removals if r.entry is not None}
+    removals = plan_gc_on(tmp_path, unreadable=True).removals
+    gc_bad = {r.file.path for r in removals if r.entry is not None}
+    assert all([x.code for x in r.reasons] == ["unreadable"] for r in removals)  # none for its name alone
     match_bad = set()
-    for key in (fx,):
+    for key, sym in ((fx, {"t0": 5}), (fx2, {}), (aot, {})):  # fx2's and aot's inputs: absent, nothing to bind
         s = scan_cache(tmp_path)
-        (m,) = match(Catalog(s), {}, {"t0": 5}, s.find(key)).results
+        (m,) = match(Catalog(s), {}, sym, s.find(key)).results
         match_bad |= {v.entry.path for v in m.entries if v.outcome == "unreadable"}
-    assert ls_bad == verify_bad == gc_bad == corrupt
-    assert match_bad == {p for p in corrupt if fx in str(p)}
+    assert ls_bad == verify_bad == gc_bad == match_bad == corrupt
     assert not valid & (ls_bad | verify_bad | gc_bad | match_bad)
 
 
@@ -132,3 +142,20 @@ def test_every_recorded_torch_entry_reads_with_no_field_absent():
     absent = {e.path.name: d.absent for e in entries
               if (d := decode_entry(e.path.read_bytes(), e.kind)).absent}
     assert absent == {}
+
+
+@pytest.mark.xfail(strict=True, reason="match models every corrupt entry as one torch skips")
+@pytest.mark.parametrize("state", [{"guards_expr": b""}, {"guards_expr": 0}, {"guards_expr": b"L['t0'] > 2"},
+                                   {"guards_expr": 7}, {}],
+                         ids=["falsy-bytes", "zero", "bytes", "int", "no-guards-attribute"])
+def test_an_entry_that_unpickles_is_not_judged_as_one_torch_skips(tmp_path, state):
+    # Known gap (synthetic: torch writes guards_expr as a str or None). torch skips only an
+    # entry whose pickle.loads raises (GuardedCache.iterate_over_candidates); one that loads is
+    # judged by find_guarded_entry: it asserts a guards_expr attribute, takes a falsy one as
+    # no guards (a hit) and evaluates any other, bytes included (eval reads them as source).
+    # So the safe verdict for these is undecided; match says miss (and hit without the attribute).
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, stub_pickle("torch._inductor.output_code", "CompiledFxGraph", state))
+    s = scan_cache(tmp_path)
+    (m,) = match(Catalog(s), {}, {}, s.find(fx)).results
+    assert m.status == "undecided"

@@ -348,3 +348,109 @@ R8_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+
+_NO_SPEC = {"@dynamo": {"specialize_float": False}}
+_NO_AUTO = {"@dynamo": {"automatic_dynamic_shapes": False}}
+
+R8B_FAMILIES: list[Family] = [
+    Family(
+        "flag_int_dyn",
+        _F + "split_out",
+        "split_out",
+        True,
+        build=(({"x": [4, 8], "both": 1},),),
+        positional=1,
+        doc="an int given where a bool flag is read by `if` (dynamic=True)",
+        queries=(
+            _q("another int, truthy", x=[4, 8], both=2),
+            _q("0: falsy", x=[4, 8], both=0),
+            _q("True", x=[4, 8], both=True),
+            _q("as built, another size", x=[6, 8], both=1),
+            _q("left out", x=[4, 8]),
+        ),
+    ),
+    Family(
+        "strided_dyn",
+        _F + "strided_add",
+        "strided_add",
+        True,
+        build=(({"x": [6, 4], "y": [6, 4]},),),
+        positional=2,
+        doc="an elementwise op built on contiguous inputs, called with others (dynamic=True)",
+        queries=(
+            _q("y transposed", x=[6, 4], y=_t([6, 4], stride=[1, 6])),
+            _q("both square, y transposed", x=[4, 4], y=_t([4, 4], stride=[1, 4])),
+            _q("y a row slice of a wider tensor", x=[6, 4], y=_t([6, 4], stride=[8, 1])),
+            _q("contiguous, another size", x=[5, 3], y=[5, 3]),
+            _q("a single row, odd strides", x=[1, 4], y=_t([1, 4], stride=[9, 1])),
+        ),
+    ),
+    Family(
+        "dict_int",
+        _F + "dict_scale",
+        "dict_scale",
+        None,
+        build=(({"d": {"dict": {"x": [4, 8], "n": 2}}},),),
+        positional=1,
+        doc="a dict holding a tensor and an int (dynamic=None)",
+        queries=(
+            _q("as built", d={"dict": {"x": [4, 8], "n": 2}}),
+            _q("another int", d={"dict": {"x": [4, 8], "n": 3}}),
+            _q("a float for the int", d={"dict": {"x": [4, 8], "n": 2.0}}),
+            _q("another size", d={"dict": {"x": [6, 8], "n": 2}}),
+        ),
+    ),
+    Family(
+        "float_unspecialized",
+        _F + "where_scalar",
+        "where_scalar",
+        True,
+        build=(({"x": [4, 8], "s": 0.5, **_NO_SPEC},),),
+        positional=1,
+        doc="torch.where with a Python float, built with specialize_float=False (dynamic=True)",
+        queries=(
+            _q("another float", x=[4, 8], s=1.5, **_NO_SPEC),
+            _q("as built, another size", x=[6, 8], s=0.5, **_NO_SPEC),
+            _q("an int", x=[4, 8], s=0, **_NO_SPEC),
+            _q("left out", x=[4, 8], **_NO_SPEC),
+            _q("another float, the config at its default", x=[4, 8], s=1.5),
+        ),
+    ),
+    Family(
+        "marked_small",
+        _F + "tiny_stack",
+        "tiny_stack",
+        None,
+        build=(({"x": _t([4, 8], mark=[0])},),),
+        positional=1,
+        doc="dim 0 marked dynamic, then called marked with sizes 0, 1 and 2 (dynamic=None)",
+        queries=(
+            _q("marked, rows 2", x=_t([2, 8], mark=[0])),
+            _q("marked, rows 1", x=_t([1, 8], mark=[0])),
+            _q("marked, rows 0", x=_t([0, 8], mark=[0])),
+            _q("not marked, rows 1", x=[1, 8]),
+            _q("not marked, rows 6", x=[6, 8]),
+        ),
+    ),
+    Family(
+        "no_auto_dynamic",
+        _F + "tiny_stack",
+        "tiny_stack",
+        None,
+        build=(({"x": [4, 8], **_NO_AUTO}, {"x": [6, 8], **_NO_AUTO}),),
+        positional=1,
+        doc="two sizes in one process with automatic_dynamic_shapes=False (dynamic=None)",
+        queries=(
+            _q("the second size", x=[6, 8], **_NO_AUTO),
+            _q("a third size", x=[5, 8], **_NO_AUTO),
+            _q(
+                "a third size after a recompile",
+                x=[5, 8],
+                warm_up=({"x": [4, 8], **_NO_AUTO},),
+                **_NO_AUTO,
+            ),
+            _q("a third size, the config at its default", x=[5, 8]),
+        ),
+    ),
+]

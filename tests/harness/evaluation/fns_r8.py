@@ -109,3 +109,8 @@ def grad_mlp(x, w, b):
 def tiny_stack(x):
     # Sizes 0, 1 and 2 through a reduction and a broadcast.
     return (x - x.amax(0, keepdim=True)).exp() * x.shape[0]
+
+
+def dict_scale(d):
+    # A dict holding a tensor and an int, the int a factor.
+    return d["x"] * d["n"] + 1

@@ -454,3 +454,34 @@ R8B_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+R8C_FAMILIES: list[Family] = [
+    Family(
+        "leaky_dyn",
+        _F + "leaky",
+        "leaky",
+        True,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="leaky_relu's float slope, left out when built (dynamic=True)",
+        queries=(
+            _q("another size", x=[6, 8]),
+            _q("the slope given, its default", x=[4, 8], slope=0.1),
+            _q("another slope", x=[4, 8], slope=0.2),
+        ),
+    ),
+    Family(
+        "clamp_dyn",
+        _F + "clamp_low",
+        "clamp_low",
+        True,
+        build=(({"x": [4, 8], "lo": 0.25},),),
+        positional=1,
+        doc="clamp's float lower bound, given when built (dynamic=True)",
+        queries=(
+            _q("as built, another size", x=[6, 8], lo=0.25),
+            _q("another bound", x=[4, 8], lo=0.5),
+            _q("left out: the default", x=[4, 8]),
+        ),
+    ),
+]

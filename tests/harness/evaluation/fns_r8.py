@@ -114,3 +114,13 @@ def tiny_stack(x):
 def dict_scale(d):
     # A dict holding a tensor and an int, the int a factor.
     return d["x"] * d["n"] + 1
+
+
+def leaky(x, slope=0.1):
+    # A Python float as leaky_relu's negative slope.
+    return torch.nn.functional.leaky_relu(x, slope) * 2
+
+
+def clamp_low(x, lo=0.0):
+    # A Python float as clamp's lower bound.
+    return x.clamp(min=lo) + 1

@@ -302,15 +302,16 @@ def _fit_strides(b: Binding, name: str, tt: TensorType, val: TensorArg, mode: Dy
                                          "stride-differs"))
         elif (own or {}).get(want) == f"{name}.stride()[{dim}]" and where not in auto and \
                 mode in (DynamicMode.NONE, DynamicMode.FALSE):
-            why = (f"stride {dim} of {name} is a symbol of its own here ({want}), as automatic dynamic makes a "
-                   f"stride that changed at a recompile; under dynamic={mode.value.capitalize()} a fresh "
-                   f"process's first call traces strides from the sizes, so torch looks up a key with {got} "
-                   f"there ({param('phase')} asks about the calls after a recompile)")
+            why = Reason(f"stride {dim} of {name} is a symbol of its own here ({want}), as automatic dynamic "
+                         f"makes a stride that changed at a recompile; under dynamic={mode.value.capitalize()} a "
+                         f"fresh process's first call traces strides from the sizes, so torch looks up a key with "
+                         f"{got} there ({param('phase')} asks about the calls after a recompile)",
+                         "stride-traced-static")
             if pgo:
                 b.notes.append(Reason(why + " (unless the profile-guided automatic-dynamic state in this cache dir "
                                       "marks it dynamic: fxcache could not read that state)", "pgo-state-unread"))
             else:
-                b.problems.append(Reason(why, "stride-traced-static"))
+                b.problems.append(why)
         else:
             b.later.append((where, want, got))
 

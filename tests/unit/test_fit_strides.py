@@ -12,11 +12,16 @@ from fxcache_core.lookup.query import CallQuery
 from fxcache_core.reasons import code_of
 
 # (x * 2 + y).relu(), built with y contiguous then transposed: y.stride(1) is s91, a graph input.
-STRIDED = DecodedEntry(kind=KeyKind.AOT_AUTOGRAD, type_name="AOTAutogradResult", guards_expr=None, inputs=(
-    GraphInput(0, None, "f32[6, 4][4, 1]cpu", source="L['x']"),
-    GraphInput(1, None, "Sym(s91)", expr="s91", source="L['y'].stride()[1]"),
-    GraphInput(2, None, "f32[6, 4][1, s91]cpu", source="L['y']"),
-))
+STRIDED = DecodedEntry(
+    kind=KeyKind.AOT_AUTOGRAD,
+    type_name="AOTAutogradResult",
+    guards_expr=None,
+    inputs=(
+        GraphInput(0, None, "f32[6, 4][4, 1]cpu", source="L['x']"),
+        GraphInput(1, None, "Sym(s91)", expr="s91", source="L['y'].stride()[1]"),
+        GraphInput(2, None, "f32[6, 4][1, s91]cpu", source="L['y']"),
+    ),
+)
 
 
 def _codes(mode, auto=frozenset(), pgo=False):

@@ -356,6 +356,7 @@ def match_args_for(case: str, shapes: list) -> list[str]:
     shapes = shapes[:-1] if keywords else shapes
     grads = {k.removesuffix(".requires_grad"): v for k, v in keywords.items() if k.endswith(".requires_grad")}
     keywords = {k: v for k, v in keywords.items() if not k.endswith(".requires_grad")}
+    transposed = {_names(case)[i] for i in keywords.get("@transposed", ())}
     for name, desc in zip(_names(case), shapes, strict=False):
         if isinstance(desc, list) and desc and all(_is_shape(d) for d in desc):
             for i, d in enumerate(desc):
@@ -364,6 +365,7 @@ def match_args_for(case: str, shapes: list) -> list[str]:
             mark = f":mark_dynamic={json.dumps(marked[name])}" if name in marked else ""
             mark += f":mark_static={json.dumps(static[name])}" if name in static else ""
             mark += f":requires_grad={grads[name]}" if name in grads else ""
+            mark += f":stride=[1,{desc[0]}]" if name in transposed else ""  # keyword_inputs' "@transposed"
             out += ["--shapes", f"{name}={json.dumps(desc)}{mark}".replace(" ", "")]
     for name, value in keywords.items():  # Python values: --inputs NAME=VALUE as Python writes it
         if name.startswith("@"):

@@ -22,7 +22,7 @@ from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.origin import function_name
 from fxcache_core.lookup.binding import InputValue
 from fxcache_core.lookup.match_report import KeyMatch
-from fxcache_core.reasons import Reason
+from fxcache_core.reasons import Reason, code_of
 
 
 def _loader_unfit(results: Sequence[KeyMatch]) -> tuple[Reason, ...]:
@@ -32,14 +32,28 @@ def _loader_unfit(results: Sequence[KeyMatch]) -> tuple[Reason, ...]:
                    "loader-does-not-fit"),)
 
 
+_FORWARD_MAY_BE_SAME = frozenset({"requires-grad-differs"})
+"""Why an AOTAutograd key does not fit where the graph torch compiles instead may have the
+same forward: which inputs require grad changes the joint graph (its backward) but not
+always its forward. AOTAutograd then compiles the forward graph again and looks it up in
+the FX graph cache by its own key (``FxGraphCache``, torch/_inductor/codecache.py), not
+through the loader: an FX key of that forward graph can hit."""
+
+
+def _forward_may_be_same(results: Sequence[KeyMatch]) -> bool:
+    return all(r.reasons and code_of(r.reasons[0]) in _FORWARD_MAY_BE_SAME for r in results)
+
+
 def unfit_through_loaders(catalog: Catalog, key: CacheKey,
                            aot: Mapping[str, KeyMatch]) -> KeyMatch | None:
     """An FX key every loader of which was matched and none fits: no fit, decided
     without decoding the key's own entries (what :func:`fit_through_loaders`
-    would conclude after decoding them). None otherwise."""
+    would conclude after decoding them). None otherwise, and where each loader fails
+    only on what may leave the forward graph the same (:data:`_FORWARD_MAY_BE_SAME`)."""
     loaders = tuple(sorted({e.key for e in catalog.loaders_of(key.key)}))
     results = [aot[k] for k in loaders if k in aot]
-    if not loaders or len(results) != len(loaders) or any(r.fits for r in results):
+    if not loaders or len(results) != len(loaders) or any(r.fits for r in results) or \
+            _forward_may_be_same(results):
         return None
     return KeyMatch(key=key, fits=False, loaded_by=loaders, origin=results[0].origin,
                     reasons=_loader_unfit(results), compiled=results[0].compiled)  # its loaders' function
@@ -61,6 +75,12 @@ def fit_through_loaders(m: KeyMatch, aot: Mapping[str, KeyMatch]) -> KeyMatch:
         # What makes every loader's lookup uncertain (how the call is traced) holds here too.
         common = set.intersection(*(set(r.uncertain) for r in results if r.fits))
         return replace(m, uncertain=m.uncertain + tuple(u for u in results[0].uncertain if u in common))
+    if _forward_may_be_same(results):
+        why = results[0].reasons[0]
+        return replace(m, uncertain=m.uncertain + (Reason(
+            f"loaded by AOTAutograd key {results[0].key.key[:12]}, which does not fit ({why}); torch then "
+            "compiles the graph again and looks its forward graph up by its own key, which may be this one "
+            "(which inputs require grad changes the backward, not always the forward)", "forward-may-hit"),))
     return KeyMatch(key=m.key, fits=False, symbols=m.symbols, loaded_by=m.loaded_by, origin=m.origin,
                     reasons=_loader_unfit(results), compiled=m.compiled)
 

@@ -45,7 +45,8 @@ from fxcache_core.lookup.query import CallQuery
 from fxcache_core.lookup.source_values import is_size_source
 from fxcache_core.reasons import Reason
 
-__all__ = ["Binding", "Sibling", "dim_kind", "fit", "fit_dtype", "inputs_gave_stride", "positional_inputs"]
+__all__ = ["Binding", "Sibling", "dim_kind", "fit", "fit_dtype", "inputs_gave_stride", "positional_inputs",
+           "stride_symbols"]
 
 _PARAM_RE = re.compile(r"\._(parameters|buffers)\[")
 
@@ -108,7 +109,8 @@ def fit(d: DecodedEntry, query: CallQuery, *, hints: Mapping[str, int] | None = 
     strides that are expressions (``2*s17``) are checked once every plain symbol has
     its value. ``auto``: int and float arguments automatic dynamic (or a saved
     profile) makes a SymInt or a tensor input (:mod:`fxcache_core.lookup.phases`;
-    its dims come as ``marked`` dims of the inputs).
+    its dims come as ``marked`` dims of the inputs), and the strides it makes symbols of their own
+    (``L['y'].stride()[1]``).
 
     Duck sizing and shared symbols are :mod:`fxcache_core.lookup.duck_sizing`'s rules,
     floats :mod:`fxcache_core.lookup.fit_floats`'. Raises nothing: what rules the key
@@ -118,9 +120,10 @@ def fit(d: DecodedEntry, query: CallQuery, *, hints: Mapping[str, int] | None = 
     b = Binding({}, {}, [], [])
     symbolic: list[Symbolic] = []
     static: list[Static] = []
+    own_strides = stride_symbols(d)
     for inp in d.inputs:
         if inp.source:
-            _fit_input(b, inp, inputs, mode, pgo, duck_shape, symbolic, static, auto)
+            _fit_input(b, inp, inputs, mode, pgo, duck_shape, symbolic, static, auto, own_strides)
     duck_sizing(b, symbolic, static, hints if duck_shape is None else None,
                 siblings if duck_shape is None else None)
     shared_symbols(b, d, symbolic, inputs, guards, siblings)
@@ -136,8 +139,9 @@ def fit(d: DecodedEntry, query: CallQuery, *, hints: Mapping[str, int] | None = 
 
 def _fit_input(b: Binding, inp: GraphInput, inputs: Mapping[str, InputValue], mode: DynamicMode,
                pgo: bool, duck_shape: bool | None, symbolic: list[Symbolic], static: list[Static],
-               auto: frozenset[str] = frozenset()) -> None:
-    """One graph input (with a source) against the value the call gives it."""
+               auto: frozenset[str] = frozenset(), own_strides: Mapping[str, str] | None = None) -> None:
+    """One graph input (with a source) against the value the call gives it. ``own_strides``:
+    the key's symbols made for a stride (symbol -> its source, ``L['y'].stride()[1]``)."""
     if (fbase := tensorified_base(inp.source)) is not None:
         # Made a tensor by automatic dynamic: as dynamic=True does on the first call.
         fit_tensorified(b, fbase, inputs.get(fbase), DynamicMode.TRUE if fbase in auto else mode)
@@ -172,7 +176,7 @@ def _fit_input(b: Binding, inp: GraphInput, inputs: Mapping[str, InputValue], mo
     for dim, (want, got) in enumerate(zip(tt.sizes, val.shape, strict=True)):
         _fit_size(b, name, dim, want, got, dim_kind(name, dim, val, mode, duck_shape), mode, pgo,
                   symbolic, static)
-    _fit_strides(b, name, tt, val)
+    _fit_strides(b, name, tt, val, mode, pgo, own_strides, auto)
 
 
 def fit_dtype(b: Binding, name: str, printed: str, tt: TensorType, val: TensorArg) -> None:
@@ -267,8 +271,24 @@ def _fit_size(b: Binding, name: str, dim: int, want: str, got: int, kind: str, m
         b.later.append((f"{where}", want, got))
 
 
-def _fit_strides(b: Binding, name: str, tt: TensorType, val: TensorArg) -> None:
-    """The key's strides against the call's (given, or contiguous)."""
+def stride_symbols(d: DecodedEntry) -> dict[str, str]:
+    """The entry's symbols made for a stride (symbol -> its source, ``L['y'].stride()[1]``):
+    a SymInt input whose source is a stride, as automatic dynamic makes one when a call
+    changes a stride (``_automatic_dynamic`` in torch/_dynamo/variables/builder.py)."""
+    return {i.expr: i.source for i in d.inputs
+            if i.is_symint and i.expr and i.source and _STRIDE_SOURCE_RE.search(i.source)}
+
+
+_STRIDE_SOURCE_RE = re.compile(r"\.stride\(\)\[\d+\]$")
+
+
+def _fit_strides(b: Binding, name: str, tt: TensorType, val: TensorArg, mode: DynamicMode = DynamicMode.UNKNOWN,
+                 pgo: bool = False, own: Mapping[str, str] | None = None, auto: frozenset[str] = frozenset()) -> None:
+    """The key's strides against the call's (given, or contiguous). A stride that is a symbol
+    of its own (``own``: made for that stride, by automatic dynamic at a recompile) is one a
+    fresh process's first call under dynamic=None/False traces static (Dynamo infers strides
+    from the sizes then): another key; ``auto``'s strides (the pass after a recompile) are
+    symbols as this key has them."""
     if len(tt.strides) != len(val.shape):
         return
     for dim, (want, got) in enumerate(zip(tt.strides, val.strides(), strict=True)):
@@ -280,6 +300,18 @@ def _fit_strides(b: Binding, name: str, tt: TensorType, val: TensorArg) -> None:
                 b.problems.append(Reason(f"stride {dim} of {name} is {want} here, got {got}"
                                          + ("" if inputs_gave_stride(val) else " (contiguous)"),
                                          "stride-differs"))
+        elif (own or {}).get(want) == f"{name}.stride()[{dim}]" and where not in auto and \
+                mode in (DynamicMode.NONE, DynamicMode.FALSE):
+            why = Reason(f"stride {dim} of {name} is a symbol of its own here ({want}), as automatic dynamic "
+                         f"makes a stride that changed at a recompile; under dynamic={mode.value.capitalize()} a "
+                         f"fresh process's first call traces strides from the sizes, so torch looks up a key with "
+                         f"{got} there ({param('phase')} asks about the calls after a recompile)",
+                         "stride-traced-static")
+            if pgo:
+                b.notes.append(Reason(why + " (unless the profile-guided automatic-dynamic state in this cache dir "
+                                      "marks it dynamic: fxcache could not read that state)", "pgo-state-unread"))
+            else:
+                b.problems.append(why)
         else:
             b.later.append((where, want, got))
 

@@ -25,6 +25,7 @@ from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
 from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_ops
 from fxcache_core.lookup.float_ops import float_op_provenance
+from fxcache_core.lookup.float_restart import FloatOps, float_ops
 from fxcache_core.lookup.floats import graph_text, tensorified_base
 from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.module_slices import slice_provenance
@@ -105,15 +106,10 @@ def fit_baked_floats(catalog: Catalog, key: CacheKey, b: Binding, inputs: Mappin
         elif prov.status == "unknown":
             assert prov.why is not None
             b.notes.append(prov.why)
-        elif mode is DynamicMode.TRUE and not (math.isnan(val) or math.isinf(val)):
-            b.problems.append(Reason(
-                f"{src} = {val} is a constant of this key's graph (specialized), but under "
-                "dynamic=True torch takes a float as a tensor input: another key", "float-tensorified"))
-        elif mode is DynamicMode.UNKNOWN and not (math.isnan(val) or math.isinf(val)):
-            b.notes.append(Reason(
-                f"{src} = {val} is a constant of this key's graph: torch specializes a float "
-                "so on a fresh process's first call under dynamic=None, not under "
-                f"dynamic=True ({how()})", "float-depends-on-mode"))
+        elif (said := _baked_under_mode(catalog, key, src, val, prov, inputs, mode)) is not None:
+            status, why = said
+            if status != "baked":
+                (b.problems if status == "problem" else b.notes).append(why)
 
 
 def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float, mode: DynamicMode,
@@ -138,19 +134,49 @@ def baked_float(catalog: Catalog, key: CacheKey, src: str, val: float, mode: Dyn
         return "problem", prov.why  # type: ignore[return-value]
     if prov.status == "unknown":
         return "note", prov.why  # type: ignore[return-value]
-    special = math.isnan(val) or math.isinf(val)
-    if mode is DynamicMode.TRUE and not special:
-        return "problem", Reason(
-            f"{src} = {val} is a constant of this key's graph (specialized), but under "
-            "dynamic=True torch takes a float as a tensor input: another key", "float-tensorified")
-    if mode is DynamicMode.UNKNOWN and not special:
-        return "note", Reason(
-            f"{src} = {val} is a constant of this key's graph: torch specializes a float "
-            "so on a fresh process's first call under dynamic=None, not under "
-            f"dynamic=True ({how()})", "float-depends-on-mode")
+    if (said := _baked_under_mode(catalog, key, src, val, prov, {**(inputs or {}), src: val}, mode)) is not None:
+        return said
     return "baked", Reason(str(prov.why) if prov.why is not None else
                            f"{val} is a constant of this key's graph where its code computes with {m.group(1)}",
                            "baked-constant")
+
+
+def _baked_under_mode(catalog: Catalog, key: CacheKey, src: str, val: float, prov: Provenance,
+                      inputs: Mapping[str, InputValue], mode: DynamicMode) -> tuple[str, Reason] | None:
+    """A float ``val`` of ``src`` whose every constant in ``key``'s graph is the one there
+    (``prov``, status ``same``), where the mode may make it a tensor input: under
+    ``dynamic=True`` torch does, unless an op it reaches cannot take it as a tensor and
+    torch traces again with it specialized (:mod:`fxcache_core.lookup.float_restart`, read
+    off the key's AOTAutograd graph). ``("baked", why)`` where it is specialized either
+    way, ``("problem", why)`` where dynamic=True keeps it a tensor, ``("note", why)`` where
+    that, or the mode, is not known; None where the mode specializes it (dynamic=None or
+    False, nan and inf)."""
+    if mode not in (DynamicMode.TRUE, DynamicMode.UNKNOWN) or math.isnan(val) or math.isinf(val):
+        return None
+    values = {m.group(1): v for s, v in inputs.items()
+              if isinstance(v, (int, float)) and (m := re.fullmatch(r"L\['(\w+)'\]", s))}
+    graph = graph_text(catalog, key) if key.kind is KeyKind.AOT_AUTOGRAD else None
+    ops = float_ops(graph, src[3:-2], prov, values) if graph is not None else FloatOps(None)
+    if ops.outcome == "specialized":
+        return "baked", Reason(
+            f"{src} = {val} is a constant of this key's graph, passed to {ops.op} at line {ops.line}, "
+            "which takes no tensor there: torch makes the float a tensor input under dynamic=True, cannot "
+            "keep it one there and traces again with it specialized, as this key has it", "baked-constant")
+    if ops.outcome == "tensorified" and mode is DynamicMode.TRUE:
+        return "problem", Reason(
+            f"{src} = {val} is a constant of this key's graph (specialized), passed to {ops.op} at line "
+            f"{ops.line}; under dynamic=True torch takes a float there as a tensor input: another key",
+            "float-tensorified")
+    if mode is DynamicMode.TRUE:
+        return "note", Reason(
+            f"{src} = {val} is a constant of this key's graph (specialized): under dynamic=True torch makes "
+            f"a float a tensor input unless an op it reaches cannot take one (then it traces again with "
+            f"{src} specialized, as here), and this key's graph does not show which ops {src} reached",
+            "float-tensorify-unknown")
+    return "note", Reason(
+        f"{src} = {val} is a constant of this key's graph: torch specializes a float "
+        "so on a fresh process's first call under dynamic=None, not under "
+        f"dynamic=True ({how()})", "float-depends-on-mode")
 
 
 def baked_int(catalog: Catalog, key: CacheKey, src: str, val: int, mode: DynamicMode,

@@ -42,7 +42,14 @@ from dataclasses import dataclass
 from fxcache_core.functions.params import left_out_defaults
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, in_loop, root_name
 from fxcache_core.lookup.ast_reads import parents as ast_parents
-from fxcache_core.lookup.float_exprs import Provenance, TensorKinds, _is_pure, _statement, compute
+from fxcache_core.lookup.float_exprs import (
+    FloatUse,
+    Provenance,
+    TensorKinds,
+    _is_pure,
+    _statement,
+    compute,
+)
 from fxcache_core.lookup.int_ops import OPAQUE, printed_value
 from fxcache_core.lookup.py_names import call_values, shadowing
 from fxcache_core.lookup.pyvalues import same_value
@@ -226,6 +233,7 @@ def _float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, 
         return None
     ops = [(line, op, call) for f, line, op, call in op_calls(graph) if f == file]
     shown: list[str] = []
+    uses: list[FloatUse] = []  # each site's constant as its expr (the float fxcache_core.lookup.float_restart looks for)
     for stmt, exprs in mine.values():
         sites, why = _sites(stmt, kinds)
         if not exprs <= {id(s.expr) for s in sites}:
@@ -259,8 +267,11 @@ def _float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, 
                     f"{param}={_text(values[param])} gives {where} {_list(want)}; this key's graph has "
                     f"{_list(have)} there: torch traces another graph", "float-op-differs"))
             shown.append(f"{where}: {_list(have)}")
+            uses += [FloatUse(line, last, repr(w), frozenset({op}), text=ast.unparse(s.expr))
+                     for s in sites if s.op == op and id(s.expr) in exprs
+                     and type(w := _value(s.expr, values)) is float]
     return Provenance("same", Reason(f"{param}={_text(values[param])} gives this key's graph its constants "
-                                     f"({'; '.join(shown)})", "float-op-same"))
+                                     f"({'; '.join(shown)})", "float-op-same"), tuple(uses))
 
 
 def _number(d: ast.expr) -> int | float | None:

@@ -326,7 +326,7 @@ def _fit_entry(catalog: Catalog, key: CacheKey, d0: DecodedEntry, query: CallQue
     the key's compiled ``frame`` for what the function computes with them)."""
     b = fit(d0, replace(query, pgo=query.pgo_state(catalog)),
             hints={s.expr: s.hint for s in symbols if s.expr and s.hint is not None},
-            guards=d0.guards_expr, auto=auto.scalars if auto else frozenset(), siblings=siblings)
+            guards=d0.guards_expr, auto=auto.scalars | auto.strides if auto else frozenset(), siblings=siblings)
     if auto and auto.scalars and not positional:
         auto_scalars_taken(b, d0, query.inputs, auto)
     if not positional and any(isinstance(v, float) for v in query.inputs.values()):

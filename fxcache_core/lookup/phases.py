@@ -63,6 +63,8 @@ class Auto:
         every: tensor sources every dim of which is (a profile that saw the rank change).
         scalars: int arguments traced as SymInts and floats taken as tensors
             (``L['n']``, ``L['scale']``).
+        strides: tensor strides traced as symbols of their own (``L['y'].stride()[1]``), as
+            automatic dynamic makes a stride that changed.
         profile: the saved profile the first call's dims come from (its file), if any.
         uncertain: what keeps it from being known (a profile fxcache cannot match
             to the code, profiles that disagree), None when known.
@@ -71,15 +73,16 @@ class Auto:
     dims: frozenset[tuple[str, int]] = frozenset()
     every: frozenset[str] = frozenset()
     scalars: frozenset[str] = frozenset()
+    strides: frozenset[str] = frozenset()
     profile: str | None = None
     uncertain: Reason | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.dims or self.every or self.scalars or self.uncertain)
+        return bool(self.dims or self.every or self.scalars or self.strides or self.uncertain)
 
     def __or__(self, other: Auto) -> Auto:
         return Auto(self.dims | other.dims, self.every | other.every, self.scalars | other.scalars,
-                    self.profile or other.profile, self.uncertain or other.uncertain)
+                    self.strides | other.strides, self.profile or other.profile, self.uncertain or other.uncertain)
 
     def mark(self, inputs: Mapping[str, InputValue]) -> dict[str, InputValue]:
         """``inputs`` with the tensors' automatic-dynamic dims added to ``marked``
@@ -105,6 +108,8 @@ class Auto:
                if inputs is None or s in inputs]
         out += [f"{user_source(s)} (every dim)" for s in sorted(self.every) if inputs is None or s in inputs]
         out += [user_source(s) for s in sorted(self.scalars) if inputs is None or s in inputs]
+        out += [user_source(s) for s in sorted(self.strides)
+                if inputs is None or s.rsplit(".stride()", 1)[0] in inputs]
         return tuple(out)
 
 
@@ -112,13 +117,15 @@ def key_auto(catalog: Catalog, key: CacheKey, floats: Mapping[str, InputValue] |
     """What a key traced as symbols, read from its first readable entry: the
     tensor dims whose size is a symbol or an expression, the int arguments it
     takes as SymInts (a source of its own, not a size), the floats it takes as
-    tensors: ``___as_tensor(L['scale'])``, and a 0-d float64 input whose own source
+    tensors: ``___as_tensor(L['scale'])``, the strides it takes as symbols of their own
+    (a SymInt input whose source is ``L['y'].stride()[1]``), and a 0-d float64 input whose own source
     (``L['scale']``, as torch 2.13's AOTAutograd entries name a tensorified float) the
     call ``floats`` (by the key's sources) gives a Python float, which only a float made
     an input can be. Empty for a key of static shapes."""
     first = catalog.first_readable(key)
     dims: set[tuple[str, int]] = set()
     scalars: set[str] = set()
+    strides: set[str] = set()
     for inp in first[1].inputs if first is not None else ():
         if not inp.source:
             continue
@@ -129,9 +136,11 @@ def key_auto(catalog: Catalog, key: CacheKey, floats: Mapping[str, InputValue] |
         elif inp.is_symint:
             if not _SIZE_RE.search(inp.source):
                 scalars.add(inp.source)  # L['n'], not L['x'].size()[0]
+            elif _STRIDE_RE.search(inp.source):
+                strides.add(inp.source)  # L['y'].stride()[1]
         elif (tt := TensorType.parse(inp.type)) is not None:
             dims.update((inp.source, i) for i, s in enumerate(tt.sizes) if not s.lstrip("-").isdigit())
-    return Auto(frozenset(dims), frozenset(), frozenset(scalars))
+    return Auto(frozenset(dims), frozenset(), frozenset(scalars), frozenset(strides))
 
 
 _F64_0D = re.compile(r"f64\[\](\[\])?\w*$")
@@ -151,6 +160,7 @@ callable giving the :class:`~fxcache_core.functions.frames.CompiledFrom`)."""
 
 
 _SIZE_RE = re.compile(r"\.(size|stride|storage_offset)\(\)")
+_STRIDE_RE = re.compile(r"\.stride\(\)\[\d+\]$")
 _CALL_IMPL = ("_call_impl", os.path.join("torch", "nn", "modules", "module.py"))
 
 

@@ -323,8 +323,10 @@ def function_verdict(function: str | None, group: Sequence[KeyMatch]) -> Functio
     """The verdict of one function from its keys' lookups (see the module docstring)."""
     origin = next((m.origin for m in group if m.origin is not None), None)
     keys = tuple(group)
-    # An FX key whose loaders are not in the report (asked for with --key) is looked up itself.
-    looked = [m for m in group if _counts(m)] or [m for m in group if m.fits]
+    # An FX key whose loaders are not in the report (asked for with --key) is looked up itself;
+    # one whose loaders miss (forward-may-hit) is looked up inside the new graph's compile.
+    looked = [m for m in group if _counts(m)] or [
+        m for m in group if m.fits and not any(code_of(u) == "forward-may-hit" for u in m.uncertain)]
     if not looked:
         return FunctionVerdict(function, origin, "new-graph", _new_graph_why(group), keys=keys)
     hit = next((m for m in looked if m.status == "hit"), None)

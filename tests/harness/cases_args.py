@@ -82,6 +82,9 @@ def keyword_inputs(shapes: Shapes) -> tuple[tuple[Any, ...], dict[str, Any]]:
     if GRAD_MODE in last:
         torch.set_grad_enabled(bool(last.pop(GRAD_MODE)))
     args = tuple(seeded_tensor(list(d), seed=i) if isinstance(d, list) else d for i, d in enumerate(positional))
+    # "@transposed": [1]: that 2-d tensor transposed (its strides [1, rows]), as --shapes NAME=[r,c]:stride=[1,r]
+    args = tuple(seeded_tensor(list(reversed(d)), seed=i).t() if i in last.get("@transposed", ()) else a
+                 for i, (a, d) in enumerate(zip(args, positional, strict=True)))
     kwargs = {k: seeded_tensor(v, seed=9) if isinstance(v, list) else python_value(v) for k, v in dict(last).items()
               if not k.startswith("@") and k not in _STATE}
     for d in dict(last).get("@static", ()):

@@ -20,7 +20,10 @@ through a local, :func:`tail_wrap` a conditional expression of an int, :func:`fl
 0:``), :func:`log_gain` a float through ``math.log1p``, which fxcache does not compute;
 under ``dynamic=True``, where a float is a graph input (a 0-d float64 tensor) and not a
 constant, :func:`eps_sign` one the code tests in Python (Dynamo guards the test, the cache
-does not keep that guard) and :func:`eps_shift` one it only adds. A call is
+does not keep that guard) and :func:`eps_shift` one it only adds; :func:`where_fill_dyn` and
+:func:`clamp_low_dyn` floats that ``dynamic=True`` cannot keep inputs (torch.where's scalar,
+clamp's bound), specialized into the key; :func:`strided_add` a stride automatic dynamic made a
+symbol (``"@transposed": [1]``: the second tensor transposed, its strides ``[1, rows]``). A call is
 described as ``tests.harness.cases_args``'s are (``[[4, 8], {"depth": 3}]``). This module
 imports torch; no ``from __future__ import annotations`` (see ``demo.cases``).
 """
@@ -112,6 +115,22 @@ def eps_shift(x, eps=1e-5):
     return x * 2 + eps
 
 
+def where_fill_dyn(x, s=0.5):
+    # torch.where's scalar (dynamic=True): Dynamo makes s an input, cannot keep it one there
+    # (TensorifyScalarRestartAnalysis) and traces again with s specialized, the key's constant.
+    return torch.where(x > 0, x, s) * 2
+
+
+def clamp_low_dyn(x, lo=0.0):
+    # clamp's bound (dynamic=True): specialized by the same restart.
+    return x.clamp(min=lo) + 1
+
+
+def strided_add(x, y):
+    # Built with y contiguous, then transposed: automatic dynamic makes y.stride(1) a symbol.
+    return (x * 2 + y).relu()
+
+
 _EXPR_CASES = [
     Case("head_cols", head_cols, {"dynamic": None}, [[[4, 8], {"n": 100}]], make_inputs=keyword_inputs,
          doc="x[:, :min(n, x.shape[1])], built with n past the width (dynamic=None)"),
@@ -127,6 +146,12 @@ _EXPR_CASES = [
          doc="if eps > 0 on a float the key takes as an input, built with its default (dynamic=True)"),
     Case("eps_shift", eps_shift, {"dynamic": True}, [[[4, 8]]], make_inputs=keyword_inputs,
          doc="x * 2 + eps, a float the key takes as an input, built with its default (dynamic=True)"),
+    Case("where_fill_dyn", where_fill_dyn, {"dynamic": True}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="torch.where(x > 0, x, s), built with its default s (dynamic=True): s specialized by a restart"),
+    Case("clamp_low_dyn", clamp_low_dyn, {"dynamic": True}, [[[4, 8], {"lo": 0.25}]], make_inputs=keyword_inputs,
+         doc="x.clamp(min=lo), built with lo=0.25 (dynamic=True): lo specialized by a restart"),
+    Case("strided_add", strided_add, {"dynamic": None}, [[[6, 4], [6, 4]], [[6, 4], [6, 4], {"@transposed": [1]}]],
+         make_inputs=keyword_inputs, doc="y contiguous, then transposed in one process (dynamic=None): a stride symbol"),
 ]
 
 SLICE_CASES = [

@@ -56,6 +56,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     from tests.torch import test_real_cache as real
     from tests.torch import test_scalar_arguments as scalars
     from tests.torch import test_shapes_oracle as shapes
+    from tests.torch import test_specialized_inputs as specialized
     from tests.torch import test_star_arguments as star
     from tests.torch import test_state_arguments as state
 
@@ -79,7 +80,8 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *star.SPLIT_CALLS, *star.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
              *slices.BRANCH_INT_CALLS, *exprs.EXPR_CALLS, *exprs.EXPR_UNDECIDED,
              *[(case, call) for case, call, _ in containers.CONTAINER_CALLS],
-             *[(case, call) for case, call, _ in bounds.BOUND_UNDECIDED]]
+             *[(case, call) for case, call, _ in bounds.BOUND_UNDECIDED],
+             *specialized.FLOAT_RESTART_CALLS, *specialized.STRIDE_CALLS, *specialized.STRIDE_AFTER_RECOMPILE]
     unique = {call_id(*c): c for c in calls}
     return {"real": list(unique.values()), "with_profile": [suite.WITH_PROFILE],
             "fresh": list(EQUIVALENCE_QUERIES)}

@@ -74,3 +74,28 @@ def test_keys_that_each_take_the_call_with_parameters_unchecked_are_each_undecid
     (both,) = verdicts(MatchReport(inputs=(("L['x']", "[4,6]"),), results=(hit("a0", None), hit("a1", None)),
                                    keys_considered=2)).functions
     assert both.status == "undecided" and both.why.code == "several-keys-fit", both
+
+
+def test_an_fx_forward_whose_loader_misses_on_requires_grad_is_undecided_and_the_verdict_new_graph():
+    """The AOTAutograd key misses because another input requires grad: torch compiles the
+    graph again, and its forward graph, looked up in the FX cache by its own key, may be the
+    cached one (torch hit it where only b's requires_grad changed). The FX key is undecided
+    (forward-may-hit), not ruled out; the function's verdict stays NEW GRAPH. Another reason
+    (a dtype) still rules the FX key out through its loader."""
+    from fxcache_core.decode.entries import Origin
+    from fxcache_core.lookup.across_keys import fit_through_loaders
+    from fxcache_core.lookup.match_report import MatchReport
+    from fxcache_core.lookup.prediction import verdicts
+
+    o = Origin("forward", "/m.py", 7, ("forward",))
+    aot = CacheKey(KeyKind.AOT_AUTOGRAD, "a0", "/nowhere/a0", ())
+    fx = KeyMatch(CacheKey(KeyKind.FX_GRAPH, "f0", "/nowhere/f0", ()), True, origin=o, loaded_by=("a0",))
+    grad = KeyMatch(aot, False, origin=o, reasons=(Reason(
+        "b.requires_grad=True: key a0 was compiled with it not requiring grad", "requires-grad-differs"),))
+    m = fit_through_loaders(fx, {"a0": grad})
+    assert m.fits and [r.code for r in m.uncertain] == ["forward-may-hit"], m
+    report = MatchReport(inputs=(("L['x']", "[4,8]"),), results=(grad, m), keys_considered=2)
+    (v,) = verdicts(report, count_all=True).functions
+    assert v.status == "new-graph" and v.why.code == "requires-grad-differs", v
+    dtype = replace(grad, reasons=(Reason("x is float64, the key takes float32", "dtype-differs"),))
+    assert not fit_through_loaders(fx, {"a0": dtype}).fits

@@ -18,6 +18,7 @@ from tests.harness.evaluation.families_r4 import R4_FAMILIES
 from tests.harness.evaluation.families_r5 import R5_FAMILIES
 from tests.harness.evaluation.families_r6 import R6_FAMILIES
 from tests.harness.evaluation.families_r7 import R7_FAMILIES
+from tests.harness.evaluation.families_r8 import R8_FAMILIES, R8B_FAMILIES, R8C_FAMILIES
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
              RV3_FAMILIES,
@@ -546,6 +547,9 @@ FAMILIES.update((f.name, f) for f in STATE_FAMILIES)
 FAMILIES.update((f.name, f) for f in R5_FAMILIES)
 FAMILIES.update((f.name, f) for f in R6_FAMILIES)
 FAMILIES.update((f.name, f) for f in R7_FAMILIES)
+FAMILIES.update((f.name, f) for f in R8_FAMILIES)
+FAMILIES.update((f.name, f) for f in R8B_FAMILIES)
+FAMILIES.update((f.name, f) for f in R8C_FAMILIES)
 FAMILIES.update((f.name, f) for f in RV_FAMILIES)
 FAMILIES.update((f.name, f) for f in FLOAT_FAMILIES)
 FAMILIES.update((f.name, f) for f in RV2_FAMILIES)

@@ -38,7 +38,8 @@ _PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.code
             "tests.harness.evaluation.fns_r4", "tests.harness.evaluation.hf_r4",
             "tests.harness.evaluation.fns_r5", "tests.harness.evaluation.hf_r5",
             "tests.harness.evaluation.fns_r6", "tests.harness.evaluation.hf_r6",
-            "tests.harness.evaluation.fns_r7", "tests.harness.evaluation.hf_r7")
+            "tests.harness.evaluation.fns_r7", "tests.harness.evaluation.hf_r7",
+            "tests.harness.evaluation.fns_r8", "tests.harness.evaluation.hf_r8")
 
 
 def _tensor(spec: Any, seed: int, name: str) -> Any:

@@ -147,9 +147,9 @@ def _baked_under_mode(catalog: Catalog, key: CacheKey, src: str, val: float, pro
     (``prov``, status ``same``), where the mode may make it a tensor input: under
     ``dynamic=True`` torch does, unless an op it reaches cannot take it as a tensor and
     torch traces again with it specialized (:mod:`fxcache_core.lookup.float_restart`, read
-    off the key's AOTAutograd graph). ``("baked", why)`` where it is specialized either
-    way, ``("problem", why)`` where dynamic=True keeps it a tensor, ``("note", why)`` where
-    that, or the mode, is not known; None where the mode specializes it (dynamic=None or
+    off the key's AOTAutograd graph). ``("problem", why)`` where dynamic=True keeps it a
+    tensor, ``("note", why)`` where it is specialized after a restart (which key that trace
+    writes is not fixed by the graph), or where that, or the mode, is not known; None where the mode specializes it (dynamic=None or
     False, nan and inf)."""
     if mode not in (DynamicMode.TRUE, DynamicMode.UNKNOWN) or math.isnan(val) or math.isinf(val):
         return None
@@ -158,10 +158,15 @@ def _baked_under_mode(catalog: Catalog, key: CacheKey, src: str, val: float, pro
     graph = graph_text(catalog, key) if key.kind is KeyKind.AOT_AUTOGRAD else None
     ops = float_ops(graph, src[3:-2], prov, values) if graph is not None else FloatOps(None)
     if ops.outcome == "specialized":
-        return "baked", Reason(
+        # Not decided: the key a restarted trace writes is not fixed by the graph alone. A
+        # fresh process's first call with the same value looked up another key than the one
+        # a build process (that had traced other functions first) wrote for it.
+        return "note", Reason(
             f"{src} = {val} is a constant of this key's graph, passed to {ops.op} at line {ops.line}, "
-            "which takes no tensor there: torch makes the float a tensor input under dynamic=True, cannot "
-            "keep it one there and traces again with it specialized, as this key has it", "baked-constant")
+            "which takes no tensor there: under dynamic=True torch makes the float a tensor input, cannot "
+            "keep it one there and traces again with it specialized, as this key has it; whether that "
+            "trace writes this key, or another for the same graph, depends on what the process traced "
+            "before, which the cache does not keep", "float-restarted")
     if ops.outcome == "tensorified" and mode is DynamicMode.TRUE:
         return "problem", Reason(
             f"{src} = {val} is a constant of this key's graph (specialized), passed to {ops.op} at line "

@@ -389,6 +389,7 @@ def test_a_traced_call_is_matched_against_the_cache_as_torch_looked_it_up(traced
     from fxcache_core.cache.scan import scan_cache
     from fxcache_core.catalog.reader import Catalog
     from fxcache_core.lookup.match import match
+    from fxcache_core.reasons import code_of
     from fxcache_core.trace.call import call_inputs
     from fxcache_core.trace.run import read_run
 
@@ -406,6 +407,11 @@ def test_a_traced_call_is_matched_against_the_cache_as_torch_looked_it_up(traced
         got = {m.key.key: m for m in match(cat, call.inputs, function=call.function, mode=call.mode).results}
         for y in steps[step]:
             m = got[y["key"]]
+            if y["state"] == "miss" and m.status == "undecided":
+                # A call that fails a bound of every entry: torch traces again, and the cache
+                # does not show whether that gives this key's graph (lookup/retrace.py).
+                assert "bound-failed" in {code_of(r) for r in m.uncertain}, (step, y["key"], m.uncertain)
+                continue
             assert m.status == y["state"], (step, y["key"], m.status, m.reasons)
             if y["state"] == "hit" and y["for_aot"]:  # loaded by the AOTAutograd hit
                 assert (y["key"], y["entry"]) in {(ld.key, ld.entry) for mm in got.values() for ld in mm.loads}

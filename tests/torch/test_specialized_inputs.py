@@ -25,6 +25,8 @@ FLOAT_RESTART_CALLS = [
     ("clamp_low_dyn", [[6, 8], {"lo": 0.25}]),  # hit
     ("clamp_low_dyn", [[4, 8], {"lo": 0.5}]),  # new graph: clamp_min(x, 0.5)
 ]
+_FLOAT = {"where_fill_dyn": "s", "clamp_low_dyn": "lo"}  # the float parameter of each case
+_BUILT = {"where_fill_dyn": 0.5, "clamp_low_dyn": 0.25}  # its value in the build
 # strided_add (dynamic=None), built with y contiguous then transposed in one process: the second
 # key has y.stride(1) a symbol of its own. A fresh process's first call with y transposed traces
 # the stride static (another graph); after a recompile (a contiguous call first) it hits that key.
@@ -41,7 +43,7 @@ def test_a_float_dynamic_true_cannot_keep_an_input_is_the_keys_constant(
     real_cache, arg_answers, case, shapes
 ):
     """The key's constant is evidence torch specialized the float there (the op it reaches
-    takes no tensor): the same value is torch's hit, another value torch's new graph."""
+    takes no tensor): another value is torch's new graph; the same value is undecided."""
     from fxcache_core.cache.scan import scan_cache
     from tests.harness.oracle import call_id
 
@@ -50,6 +52,12 @@ def test_a_float_dynamic_true_cannot_keep_an_input_is_the_keys_constant(
     torch_did = torch_status(answer["lookups"], present)
     rc, body = match_call(real_cache.root, case, shapes)
     (fv,) = body["verdicts"]["functions"]
+    if dict(shapes[1] if len(shapes) > 1 else {}).get(_FLOAT[case], _BUILT[case]) == _BUILT[case]:
+        # The same value: torch traces again with the float specialized, and which key that
+        # trace writes depends on what the process traced before (a fresh process's first
+        # call and the build process's wrote different keys for the same graph): undecided.
+        assert fv["status"] == "undecided" and fv["why_code"] == "float-restarted", fv
+        return
     assert fv["status"] == torch_did, (fv, answer["lookups"])
     if torch_did == "hit":
         assert (fv["key"], fv["entry"]) == aot_hit(answer), fv

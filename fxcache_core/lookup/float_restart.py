@@ -16,13 +16,12 @@ module says which way torch goes. Reads text only; never prints.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from fxcache_core.lookup.float_exprs import Provenance, evaluate
-from fxcache_core.lookup.traced_lines import traced_lines
+from fxcache_core.lookup.traced_lines import op_lines
 
 __all__ = ["TENSORIFIABLE", "FloatOps", "float_ops"]
 
@@ -47,8 +46,6 @@ TENSORIFIABLE = frozenset(
 )
 """The ops whose float operand ``tensorify_python_scalars`` turns into a tensor (its
 ``SUPPORTED_OPS`` and ``SUPPORTED_METHOD_OPS``, as an AOTAutograd graph prints them)."""
-
-_CALL_RE = re.compile(r"=\s*torch\.ops\.(?P<target>(?:aten|prims)\.\w+\.\w+)\((?P<args>.*)\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +75,8 @@ def float_ops(
     if prov.status != "same" or not prov.uses or any(u.opaque or not u.ops for u in prov.uses):
         return FloatOps(None)
     lines: dict[int, list[tuple[str, ast.Call]]] = {}
-    for _file, line, _code, text in traced_lines(graph):
-        m = _CALL_RE.search(text)
-        if m is None:
-            continue
-        try:
-            call = ast.parse(f"f({m.group('args')})", mode="eval").body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+    for _file, line, m, call in op_lines(graph):
+        if call is None:
             return FloatOps(None)
         if isinstance(call, ast.Call):
             lines.setdefault(line, []).append((m.group("target"), call))

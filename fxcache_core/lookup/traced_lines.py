@@ -31,23 +31,33 @@ def traced_lines(graph: str) -> Iterator[tuple[str, int, str, str]]:
             yield (*where, text.split(";  ", 1)[0])
 
 
-OP_RE = re.compile(r"=\s*torch\.ops\.(?:aten|prims)\.(?P<op>\w+)\.\w+\((?P<args>.*)\)")
+OP_RE = re.compile(r"=\s*torch\.ops\.(?P<target>(?:aten|prims)\.(?P<op>\w+)\.\w+)\((?P<args>.*)\)")
 """An aten or prims op's call on a printed graph line: the op's name (its stem, without
 the overload) and its arguments' text."""
 
 
-def op_calls(graph: str) -> Iterator[tuple[str, int, str, ast.Call]]:
-    """``(file, line, op, call)`` for each aten or prims op line of :func:`traced_lines`
-    whose arguments parse as a call's (``ast``, never run): ``op`` the op's stem
-    (``add``), ``call`` the parsed ``f(<its arguments>)``."""
+def op_lines(graph: str) -> Iterator[tuple[str, int, re.Match[str], ast.expr | None]]:
+    """``(file, line, match, parsed)`` for each aten or prims op line of
+    :func:`traced_lines`: ``match`` of :data:`OP_RE` (``op``: the op's stem, ``add``;
+    ``target``: ``aten.add.Tensor``), ``parsed`` the ``ast`` of ``f(<its arguments>)``
+    (never run; a :class:`ast.Call` where the arguments read as a call's), None where
+    they do not parse."""
     for file, line, _code, text in traced_lines(graph):
         m = OP_RE.search(text)
         if m is None:
             continue
         try:
-            call = ast.parse(f"f({m.group('args')})", mode="eval").body
+            parsed: ast.expr | None = ast.parse(f"f({m.group('args')})", mode="eval").body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
+            parsed = None
+        yield file, line, m, parsed
+
+
+def op_calls(graph: str) -> Iterator[tuple[str, int, str, ast.Call]]:
+    """``(file, line, op, call)`` for each op line of :func:`op_lines` whose arguments
+    parse as a call's: ``op`` the op's stem (``add``), ``call`` the parsed
+    ``f(<its arguments>)``."""
+    for file, line, m, call in op_lines(graph):
         if isinstance(call, ast.Call):
             yield file, line, m.group("op"), call
 
@@ -63,4 +73,4 @@ def signature_lines(graph: str) -> list[str]:
     return out
 
 
-__all__ = ["MAX_LINES", "OP_RE", "op_calls", "signature_lines", "traced_lines"]
+__all__ = ["MAX_LINES", "OP_RE", "op_calls", "op_lines", "signature_lines", "traced_lines"]

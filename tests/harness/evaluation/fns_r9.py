@@ -102,3 +102,19 @@ class Nested(torch.nn.Module):
 def nested() -> torch.nn.Module:
     torch.manual_seed(0)
     return Nested().eval()
+
+
+def masked_attend(q, k, v, mask=None, dropout_p=0.0):
+    # scaled_dot_product_attention with an optional mask and a float dropout left at 0.
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+
+
+def upsample_twice(x, mode="nearest"):
+    # A size computed from the input's own sizes, a str mode.
+    return F.interpolate(x, size=(x.shape[-2] * 2, x.shape[-1] * 2), mode=mode)
+
+
+def heads_view(x, heads):
+    # Split the last dim into heads with an int argument: view(b, s, heads, -1).
+    b, s, _ = x.shape
+    return x.view(b, s, heads, -1).transpose(1, 2).softmax(-1)

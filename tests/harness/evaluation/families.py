@@ -19,7 +19,7 @@ from tests.harness.evaluation.families_r5 import R5_FAMILIES
 from tests.harness.evaluation.families_r6 import R6_FAMILIES
 from tests.harness.evaluation.families_r7 import R7_FAMILIES
 from tests.harness.evaluation.families_r8 import R8_FAMILIES, R8B_FAMILIES, R8C_FAMILIES
-from tests.harness.evaluation.families_r9 import R9_FAMILIES, R9B_FAMILIES
+from tests.harness.evaluation.families_r9 import R9_FAMILIES, R9B_FAMILIES, R9C_FAMILIES
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
              RV3_FAMILIES,
@@ -562,3 +562,4 @@ FAMILIES.update((f.name, f) for f in RV7_FAMILIES)
 FAMILIES.update((f.name, f) for f in RV10_FAMILIES)
 FAMILIES.update((f.name, f) for f in R9_FAMILIES)
 FAMILIES.update((f.name, f) for f in R9B_FAMILIES)
+FAMILIES.update((f.name, f) for f in R9C_FAMILIES)

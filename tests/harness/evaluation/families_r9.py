@@ -374,3 +374,59 @@ R9B_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+
+R9C_FAMILIES: list[Family] = [
+    Family(
+        "view_int_equal",
+        _F + "view_cols",
+        "view_cols",
+        True,
+        build=(({"x": [4, 6], "n": 3},),),
+        positional=1,
+        doc="x.view(-1, n), then an n equal to one of x's sizes (dynamic=True)",
+        queries=(
+            _q("n equal to rows", x=[4, 6], n=4),
+            _q("n equal to cols", x=[4, 6], n=6),
+            _q("rows equal to cols, n as built", x=[6, 6], n=3),
+            _q("another size and n", x=[5, 10], n=5),
+            _q("n=2", x=[4, 6], n=2),
+        ),
+    ),
+    Family(
+        "sdpa_causal_auto",
+        _F + "attend",
+        "attend",
+        None,
+        build=(({**_QKV, "is_causal": True}, {**_qkv(1, 10), "is_causal": True}),),
+        positional=3,
+        doc="scaled_dot_product_attention with is_causal=True, two lengths in one process (dynamic=None)",
+        queries=(
+            _q("a third length, causal", **_qkv(1, 8), is_causal=True),
+            _q("a third length, not causal", **_qkv(1, 8)),
+            _q("length 1, causal", **_qkv(1, 1), is_causal=True),
+            _q(
+                "a third length after a recompile",
+                warm_up=({**_QKV, "is_causal": True},),
+                **_qkv(1, 8),
+                is_causal=True,
+            ),
+        ),
+    ),
+    Family(
+        "nested_train_dyn",
+        _F + "nested",
+        "Nested",
+        True,
+        model=True,
+        build=(({"x": [4, 8], "@train": True, **_G, "@backward": True},),),
+        positional=1,
+        doc="nested blocks built in train mode with a backward, then eval (dynamic=True)",
+        queries=(
+            _q("train, another batch", x=[6, 8], **{"@train": True, **_G, "@backward": True}),
+            _q("eval", x=[4, 8]),
+            _q("train, batch 1", x=[1, 8], **{"@train": True, **_G, "@backward": True}),
+            _q("train, no backward", x=[5, 8], **{"@train": True, **_G}),
+        ),
+    ),
+]

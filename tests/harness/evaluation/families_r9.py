@@ -419,9 +419,10 @@ R9C_FAMILIES: list[Family] = [
         "Nested",
         True,
         model=True,
+        states_grad=True,
         build=(({"x": [4, 8], "@train": True, **_G, "@backward": True},),),
         positional=1,
-        doc="nested blocks built in train mode with a backward, then eval (dynamic=True)",
+        doc="nested blocks built in train mode with a backward, then eval; grad mode stated (dynamic=True)",
         queries=(
             _q("train, another batch", x=[6, 8], **{"@train": True, **_G, "@backward": True}),
             _q("eval", x=[4, 8]),

@@ -5,7 +5,7 @@ each through directory file descriptors opened level by level without
 following a symlink, each dir checked against the plan
 (:mod:`fxcache_core.prune.deletion`), and the file checked in its dir right
 before it is unlinked there (:func:`_refusal`: a regular file, the same inode,
-size and mtime, unused since the plan). Generated code goes under torch's
+size, mtime and ctime, unused since the plan). Generated code goes under torch's
 compile lock for its key. Key dirs that end up empty are removed with
 ``rmdir`` (never ``rmtree``: a compile may be writing a new entry into the
 dir at that moment).
@@ -86,10 +86,11 @@ def _refusal(r: Removal, st: os.stat_result, dir_fd: int) -> Reason | None:
     (:meth:`~fxcache_core.prune.deletion.DirWalk.unlink`).
 
     Checked right before each deletion: a regular file (not a symlink), the very
-    file the plan saw (same inode), unchanged (size, mtime) and unused (atime)
-    since the plan, for a temp file or generated code, not one a compile may be
-    writing or loading, and, for a library, its ``.load_ok`` marker gone from
-    that same dir (planned before it, see
+    file the plan saw (same inode), unchanged (size, mtime) and unused (atime) since
+    the plan, and unchanged in device and ctime where the plan recorded them (a rewrite
+    with its old size and times put back still moves ctime), for a temp file or
+    generated code, not one a compile may be writing or loading, and, for a library,
+    its ``.load_ok`` marker gone from that same dir (planned before it, see
     :func:`fxcache_core.prune.generated.code_removals`; a marker that cannot be
     looked for counts as there).
     """
@@ -102,6 +103,8 @@ def _refusal(r: Removal, st: os.stat_result, dir_fd: int) -> Reason | None:
         return Reason("changed since the plan", "changed-since-plan")
     if st.st_atime > f.atime:
         return Reason("used since the plan", "used-since-plan")
+    if f.ctime_ns and (st.st_ctime_ns, st.st_dev) != (f.ctime_ns, f.dev):  # its times put back
+        return Reason("changed since the plan", "changed-since-plan")
     if r.entry is None and time.time() - max(st.st_mtime, st.st_atime) <= TEMP_FILE_GRACE_S:
         return (Reason("temp file in use", "temp-file-in-use") if r.kind is not KeyKind.CODE
                 else Reason("generated code used in the last hour (a compile may be loading it)",

@@ -25,6 +25,7 @@ from fxcache_core.prune.execute import MAX_REPLANS, execute_plan
 from fxcache_core.prune.plan import plan_rm
 from fxcache_core.state.index import Index
 from fxcache_core.state.trust import identity_is_proof, mount_types
+from tests.helpers import age, plan_gc_on
 from tests.synth import aot_entry_bytes, fake_key, fx_entry_bytes, write_entry
 
 TICK_S = 0.05  # past the kernel's timestamp tick and RACY_FINE_NS
@@ -179,3 +180,25 @@ def test_a_change_between_plan_and_execution_plans_again(tmp_path):
     assert res.replanned == 1 and res.plan is not None
     assert {r.file.where for r in res.removed} == {str(fp), str(ap)}
     assert not fp.exists() and not ap.exists()
+
+
+def test_execution_keeps_a_planned_file_rewritten_with_its_old_size_and_times(tmp_path):
+    """An entry the plan removes (unused for days) is rewritten in place after the plan,
+    its size, atime and mtime put back: only its ctime tells, and the check right before
+    its deletion reads it, so the rewrite stays."""
+    root = tmp_path / "c"
+    old = write_entry(root, KeyKind.FX_GRAPH, F, fx_entry_bytes("L['t0'] > 100", F))
+    age(old, 10 * 86400.0)
+    plan = plan_gc_on(root, older_than_s=3 * 86400.0)
+    assert _removed(plan) == {str(old)}
+    before = os.stat(old)
+    time.sleep(TICK_S)
+    with open(old, "r+b") as f:  # in place: same inode, same size
+        f.write(fx_entry_bytes("L['t0'] > 101", F))
+    os.utime(old, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(old)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns, after.st_atime_ns) == (
+        before.st_ino, before.st_size, before.st_mtime_ns, before.st_atime_ns)
+    res = execute_plan(plan)
+    assert res.removed == () and old.exists()
+    assert [(p, w.code) for p, w in res.skipped] == [(old, "changed-since-plan")]

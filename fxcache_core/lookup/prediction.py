@@ -289,6 +289,8 @@ def _undecided_why(m: KeyMatch) -> Reason:
         return _in_user_terms(m.uncertain[0])
     names = m.user_names
     for v in m.entries:
+        if v.outcome == "unknown" and code_of(v.reason) == "corrupt-entry-torch-loads":
+            return v.reason  # type: ignore[return-value]
         if v.outcome == "unknown" and code_of(v.reason) in UNFINISHED_CODES:
             return Reason(f"fxcache could not decode entry {v.entry.name[:16]} ({code_of(v.reason)}), and "
                           "torch tries it before the entries after it", code_of(v.reason))

@@ -131,7 +131,7 @@ def parse_range(spec: str) -> tuple[str, int, int]:
     """
     import re
 
-    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
+    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?[0-9]+)\s*:\s*(-?[0-9]+)\s*", spec)
     if not m:
         shown = spec if len(spec) <= 40 else spec[:37] + "..."
         raise ShapeSpecError(f"{param('range')} {shown!r}: expected NAME=LO:HI, e.g. s77=1:4096",

@@ -91,7 +91,7 @@ class EntryVerdict:
         """The values the failing clause read, in the user's terms: ``x.size(0)=10``."""
         if self.failed_clause is None:
             return ""
-        used = set(re.findall(r"L\['(t\d+)'\]", self.failed_clause))
+        used = set(re.findall(r"L\['(t[0-9]+)'\]", self.failed_clause))
         return ", ".join(f"{names.get(p, p)}={v}" for p, v in self.values if p in used)
 
     def to_json(self, names: Mapping[str, str] | None = None) -> dict[str, object]:

@@ -493,7 +493,7 @@ def _unbound_reason(u: UnboundKey) -> Reason:
             f"bypasses that cache for this graph), and Inductor may then find this FX key. To see its lookup, "
             f"give its {n} input{'s' if n != 1 else ''} by position with {param('positional')}, in graph order "
             f"({', '.join(u.unnamed)}; a module's parameters and buffers among them)", "inputs-unnamed")
-    at = re.search(r"torch_dynamo_resume_in_\w+?_at_(\d+)$", getattr(u.origin, "function", "") or "")
+    at = re.search(r"torch_dynamo_resume_in_\w+?_at_([0-9]+)$", getattr(u.origin, "function", "") or "")
     return Reason(
         f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
         + (f"do not name: what the frame resumed after the graph break at line {at.group(1)} starts "

@@ -168,6 +168,11 @@ def test_an_entry_that_unpickles_is_not_judged_as_one_torch_skips(tmp_path, data
     # one that loads is judged by find_guarded_entry: it asserts a guards_expr attribute, takes a
     # falsy one as no guards (a hit) and evaluates any other, bytes included (eval reads them as
     # source). Each is corrupt to ls/verify/gc, and leaves match undecided, cold and from the index.
+    # Synthetic entries (torch writes a str or None), checked against torch 2.13 by hand: each
+    # planted first in the FX key of a real CPU cache (autograd cache off), a fresh process's
+    # call failed to compile (BackendCompilerFailed: the stub hit and could not run, eval's
+    # TypeError, the hasattr assert) where fxcache said HIT before; b"L['t0'] > 100" missed
+    # and the next entry hit; a truncated pickle was skipped (below, still a decided HIT).
     fx = fake_key(KeyKind.FX_GRAPH, "fx")
     write_entry(tmp_path, KeyKind.FX_GRAPH, fx, data, name="a")
     write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= 8", fx), name="b")
@@ -205,3 +210,14 @@ def test_an_entry_whose_pickle_does_not_load_is_still_skipped(tmp_path):
     s = scan_cache(tmp_path)
     (m,) = match(Catalog(s), {}, {"t0": 5}, s.find(fx)).results
     assert [v.outcome for v in m.entries] == ["unreadable", "pass"] and m.status == "hit"
+
+
+def test_coverage_sweeps_an_entry_that_unpickles_as_undecided(tmp_path):
+    from fxcache_core.lookup.coverage import coverage
+
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, _LOADED["falsy-bytes"], name="a")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= 8", fx), name="b")
+    s = scan_cache(tmp_path)
+    (seg,) = coverage(Catalog(s), s.find(fx), "t0", 2, 10).segments
+    assert (seg.start, seg.end, seg.outcome) == (2, 10, "undecided") and code_of(seg.note) == "corrupt-entry-torch-loads"

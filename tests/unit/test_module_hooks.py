@@ -132,3 +132,18 @@ def test_a_whole_modules_call_and_a_resume_of_forward_run_hooks():
         CompiledFrom("torch_dynamo_resume_in_forward_at_7", "/m.py", 3, module_class="Net")
     )
     assert not hooked_frame(CompiledFrom("forward", "/m.py", 3))
+
+
+def test_a_registration_in_a_decorator_wrappers_file_alone_is_not_read(tmp_path):
+    # transformers' capture_outputs wraps forward from a file that hooks a model's layers
+    # inside the compiled call, when outputs are asked for: traced with the call
+    model, wrapper = tmp_path / "model.py", tmp_path / "capture.py"
+    model.write_text(MODEL)
+    wrapper.write_text("def install(m, hook):\n    m.register_forward_hook(hook)\n")
+    frame = CompiledFrom(
+        "forward", str(model), 5, module_class="Net", wrappers=(("wrapper", str(wrapper), 9),)
+    )
+    report = MatchReport(
+        inputs=(("L['x']", "[8,9]"),), results=(_key("a0", str(model), frame),), keys_considered=1
+    )
+    assert verdicts(report, count_all=True).functions[0].status == "hit"

@@ -257,3 +257,27 @@ def fx_loads(catalog: Catalog, key: CacheKey, hit: Entry | None) -> tuple[FxLoad
             fx = catalog.fx_entry_for(ref.key, ref.guards_expr)
             out.append(FxLoad(role, ref.key, fx.name if fx else None))
     return tuple(out)
+
+
+def fx_load_doubts(catalog: Catalog, key: CacheKey, hit: Entry | None) -> tuple[Reason, ...]:
+    """Why the FX entries an AOTAutograd ``hit`` of ``key`` loads are not known: an FX entry
+    corrupt to fxcache but that unpickles comes before the one whose guards string matches
+    (or there is none): torch's exact-match lookup reads it too, takes it if its guards_expr
+    is falsy and asserts where it has none (``corrupt-entry-torch-loads``); () otherwise."""
+    if hit is None or key.kind is not KeyKind.AOT_AUTOGRAD:
+        return ()
+    d = catalog.load(hit)
+    if not isinstance(d, DecodedEntry):
+        return ()
+    out: list[Reason] = []
+    for role, ref in (("forward", d.forward), ("backward", d.backward)):
+        fx = None if ref is None else catalog.scan.key(ref.key)
+        for e in () if fx is None or ref is None else fx.entries:
+            x = catalog.load(e)
+            if isinstance(x, DecodedEntry) and (not x.guards_expr or x.guards_expr == ref.guards_expr):
+                break
+            if isinstance(x, Unreadable) and code_of(x.reason) in LOADED_BY_TORCH:
+                why = loaded_by_torch(e, x.reason)
+                out.append(Reason(f"the {role} FX graph the hit loads ({fx.key[:12]}): {why}", why.code))
+                break
+    return tuple(out)

@@ -221,3 +221,21 @@ def test_coverage_sweeps_an_entry_that_unpickles_as_undecided(tmp_path):
     s = scan_cache(tmp_path)
     (seg,) = coverage(Catalog(s), s.find(fx), "t0", 2, 10).segments
     assert (seg.start, seg.end, seg.outcome) == (2, 10, "undecided") and code_of(seg.note) == "corrupt-entry-torch-loads"
+
+
+def test_an_fx_entry_that_unpickles_before_the_one_an_aot_hit_loads_leaves_it_undecided(tmp_path):
+    # FxGraphCacheLoadable looks the FX key up by the exact guards string through the same
+    # find_guarded_entry: a falsy guards_expr is taken, a missing one fails the assert.
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    aot = fake_key(KeyKind.AOT_AUTOGRAD, "aot")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, _LOADED["zero"], name="a")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes(None, fx), name="b")
+    write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes(None, (fx, None)))
+    s = scan_cache(tmp_path)
+    (m,) = match(Catalog(s), {}, {}, s.find(aot)).results
+    assert m.hit is not None and m.status == "undecided"
+    assert [code_of(u) for u in m.uncertain] == ["corrupt-entry-torch-loads"] and "forward FX graph" in m.uncertain[0]
+    (tmp_path / "fxgraph" / fx[1:3] / fx / "a").unlink()  # without it, the hit loads "b"
+    s = scan_cache(tmp_path)
+    (m,) = match(Catalog(s), {}, {}, s.find(aot)).results
+    assert m.status == "hit" and [ld.entry for ld in m.loads] == ["b"]

@@ -9,7 +9,7 @@ shows it, and ``forward``'s entry does not carry it. A call on the hook's other 
 then compiles the hook's graph, a new graph, while ``forward``'s key alone says HIT; and a
 pre-hook may change the arguments ``forward`` is looked up with. So where a source file of
 a key of a module's forward (its frames, as the cache records them, but for its decorator
-wrappers' files) registers a forward
+wrappers' files: :func:`_files`) registers a forward
 hook (:func:`~fxcache_core.functions.hook_sites.hook_sites`), the function's HIT, MISS or
 NEW GRAPH is UNDECIDED (:func:`hooks_registered`, ``module-hooks-registered``), naming the
 registration. A run's TORCH_TRACE, whose guards name each test a hook made, would decide.
@@ -45,15 +45,17 @@ def hooked_frame(frame: CompiledFrom | None) -> bool:
 
 
 def _files(m: KeyMatch) -> list[str]:
-    """The source files of key ``m``'s frames: the compiled frame's, its graph's first op's
-    and those of the frames every op's stack passes through, but not a decorator wrapper's
-    alone: a wrapper runs inside the compiled call, so what it registers there Dynamo traces
-    with the call (transformers' ``capture_outputs`` hooks a model's layers from its file
-    when outputs are asked for), and it is a library's, not the module's."""
+    """The source files of key ``m``'s frames: the compiled frame's and those of the frames
+    every op's stack passes through, but not a decorator wrapper's alone: a wrapper runs
+    inside the compiled call, so what it registers there Dynamo traces with the call
+    (transformers' ``capture_outputs`` hooks a model's layers from its file when outputs are
+    asked for), and it is a library's, not the module's. Not the file of a helper the
+    graph's first op sits in (transformers' modeling_utils.py, which hooks an embedding in
+    ``enable_input_require_grads``): a callee, not a frame of the key."""
     c, o = m.compiled, m.origin
     out = [] if c is None else [c.file]
     if o is not None:
-        out += [o.file, *(f[1] for f in o.outer)]
+        out += [f[1] for f in o.outer]
     wrappers = set() if c is None else {w[1] for w in c.wrappers} - {c.file}
     return [f for f in out if f not in wrappers]
 

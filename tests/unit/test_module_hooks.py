@@ -147,3 +147,24 @@ def test_a_registration_in_a_decorator_wrappers_file_alone_is_not_read(tmp_path)
         inputs=(("L['x']", "[8,9]"),), results=(_key("a0", str(model), frame),), keys_considered=1
     )
     assert verdicts(report, count_all=True).functions[0].status == "hit"
+
+
+def test_a_registration_in_the_file_of_a_helper_the_first_op_sits_in_is_not_read(tmp_path):
+    # transformers' modeling_utils.py hooks an embedding (enable_input_require_grads), and a
+    # model's first op may sit in a helper of it (get_extended_attention_mask): not a frame
+    model, helper = tmp_path / "model.py", tmp_path / "modeling_utils.py"
+    model.write_text(MODEL)
+    helper.write_text("def enable(m, hook):\n    m.register_forward_hook(hook)\n")
+    k = CacheKey(KeyKind.AOT_AUTOGRAD, "a0", "/nowhere/a0", ())
+    e = Entry(KeyKind.AOT_AUTOGRAD, "a0", FileInfo("/nowhere/a0/e0", 10, 0.0, 0.0), 0)
+    o = Origin("mask", str(helper), 2, ("forward", "mask"), (("forward", str(model), 6),))
+    m = KeyMatch(k, True, hit=e, origin=o, compiled=_forward(str(model)))
+    assert (
+        verdicts(
+            MatchReport(inputs=(("L['x']", "[8,9]"),), results=(m,), keys_considered=1),
+            count_all=True,
+        )
+        .functions[0]
+        .status
+        == "hit"
+    )

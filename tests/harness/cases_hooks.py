@@ -57,8 +57,20 @@ HOOKED_SIZE.register_forward_pre_hook(_flip_tall)
 
 
 HOOK_CASES = [
-    Case("hooked_eps", HOOKED_EPS, {"dynamic": True}, [[[4, 8], {"eps": 0.5}]], make_inputs=keyword_inputs,
-         doc="y * eps + 1 in a module's forward, eps tested in a forward pre-hook (dynamic=True)"),
-    Case("hooked_size", HOOKED_SIZE, {"dynamic": True}, [[[4, 8]]], make_inputs=keyword_inputs,
-         doc="x.sin() + 1 in a module's forward, x.shape[0] tested in a forward pre-hook (dynamic=True)"),
+    Case(
+        "hooked_eps",
+        HOOKED_EPS,
+        {"dynamic": True},
+        [[[4, 8], {"eps": 0.5}]],
+        make_inputs=keyword_inputs,
+        doc="y * eps + 1 in a module's forward, eps tested in a forward pre-hook (dynamic=True)",
+    ),
+    Case(
+        "hooked_size",
+        HOOKED_SIZE,
+        {"dynamic": True},
+        [[[4, 8]]],
+        make_inputs=keyword_inputs,
+        doc="x.sin() + 1 in a module's forward, x.shape[0] tested in a forward pre-hook (dynamic=True)",
+    ),
 ]

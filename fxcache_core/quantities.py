@@ -17,7 +17,7 @@ MAX_SIZE_BYTES = 2**63 - 1
 """Largest size accepted (bytes): what a signed 64-bit count holds."""
 MAX_DURATION_S = 1000 * 365.25 * 86400
 """Longest duration accepted (seconds): a thousand years."""
-_NUMBER = r"(\d+(?:\.\d+)?)"
+_NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 _DIGITS = 30  # longer numbers are refused before they are converted (never a 4,300-digit int)
 
 

@@ -106,9 +106,15 @@ def _read_and_decode(where: str, kind: KeyKind, size: int, hashing: bool, fields
     try:
         return sha, decode_entry(data, kind, fields), identity, read_ns
     except EntryTooLarge as e:
-        return sha, (str(e), "too-large"), identity, read_ns
+        return sha, (_why(e), "too-large"), identity, read_ns
     except EntryDecodeError as e:
-        return sha, (str(e), "corrupt"), identity, read_ns
+        return sha, (_why(e), "corrupt"), identity, read_ns
+
+
+def _why(e: EntryDecodeError) -> str:
+    """The error's message, a :class:`~fxcache_core.reasons.Reason` keeping its code
+    (whether torch skips a corrupt entry or reads it rests on the code)."""
+    return e.message if isinstance(e.message, Reason) else str(e)
 
 
 @task("entry")

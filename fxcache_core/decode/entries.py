@@ -23,8 +23,9 @@ Why an entry cannot be decoded is an :class:`~fxcache_core.errors.EntryDecodeErr
 whose message is a :class:`~fxcache_core.reasons.Reason` (``str(error).code``):
 ``over-size-limit``, ``over-memory-budget``, ``truncated-pickle``,
 ``corrupt-pickle``, ``nests-too-deeply``, ``too-many-objects``,
-``not-a-compiled-graph``, ``wrong-entry-type``, ``guards-not-a-string``,
-``unexpected-content``.
+``not-a-compiled-graph``, ``wrong-entry-type``, ``guards-missing``,
+``guards-not-a-string``, ``unexpected-content``; the codes of one whose bytes
+unpickle, which torch reads rather than skips, are :data:`LOADED_BY_TORCH`.
 
 A command that reads only some fields asks for a projection (``fields``:
 :data:`LIGHT` for what the index keeps, :data:`ORIGIN` for where a graph came
@@ -200,6 +201,21 @@ entry, read without building what it drops (the debug lines are parsed where the
 ORIGIN = frozenset({"origin", "forward"})
 """Where a graph came from (``ls``): its origin, and the FX graph an AOTAutograd entry loads."""
 
+_NO_GUARDS = object()
+"""What a root without a ``guards_expr`` attribute gives for it (a pickled
+``None`` is no guards: a hit; no attribute at all fails torch's assert)."""
+
+LOADED_BY_TORCH = frozenset({"not-a-compiled-graph", "wrong-entry-type", "guards-missing",
+                             "guards-not-a-string", "unexpected-content", "foreign-global"})
+"""The reason codes of an entry that is not valid but whose bytes unpickle: torch's
+``pickle.loads`` reads it too (where it can import the root's class; one naming a
+global torch does not write, ``foreign-global``, may load or raise), so torch's
+lookup does not skip it as it skips one that does not unpickle
+(``GuardedCache.iterate_over_candidates``) but judges it (``find_guarded_entry``:
+it asserts a ``guards_expr`` attribute, takes a falsy one as no guards and
+evaluates any other). Such an entry is corrupt to ``ls``, ``verify`` and gc all
+the same; only what torch's lookup does with it is not known."""
+
 _FX_TYPES = {"CompiledFxGraph"}
 _AOT_TYPES = {"AOTAutogradResult", "BundledAOTAutogradResult", "AOTAutogradCacheEntry",
               "GenericAOTAutogradResult", "BundledAOTAutogradCacheEntry"}
@@ -282,17 +298,21 @@ def _read_root(root: Any, seen: frozenset[str], kind: KeyKind, fields: frozenset
     if not isinstance(root, Stub):
         raise EntryDecodeError(Reason(f"entry holds a {type(root).__name__}, not a compiled graph",
                                       "not-a-compiled-graph"))
-    guards = root.field("guards_expr")
-    if guards is not None and not isinstance(guards, str):
-        raise EntryDecodeError(Reason("guards_expr is not a string", "guards-not-a-string"))
+    guards = root.field("guards_expr", _NO_GUARDS)
+    if guards is not None and guards is not _NO_GUARDS and not isinstance(guards, str):
+        what = guards.qualname if isinstance(guards, Stub) else type(guards).__name__
+        raise EntryDecodeError(Reason(f"guards_expr is not a string: a {what}", "guards-not-a-string"))
     if kind is KeyKind.FX_GRAPH:
         if root.stub_name not in _FX_TYPES:
             raise EntryDecodeError(Reason(f"fxgraph entry holds {root.qualname}, not CompiledFxGraph",
                                           "wrong-entry-type"))
-        return _fx_fields(kind, root, guards, seen, fields)
-    if root.stub_name not in _AOT_TYPES:
+    elif root.stub_name not in _AOT_TYPES:
         raise EntryDecodeError(Reason(f"aotautograd entry holds {root.qualname}, not AOTAutogradResult",
                                       "wrong-entry-type"))
+    if guards is _NO_GUARDS:
+        raise EntryDecodeError(Reason(f"{root.qualname} has no guards_expr", "guards-missing"))
+    if kind is KeyKind.FX_GRAPH:
+        return _fx_fields(kind, root, guards, seen, fields)
     return _aot_fields(kind, root, guards, seen, fields)
 
 

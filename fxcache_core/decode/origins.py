@@ -24,7 +24,7 @@ __all__ = ["MAX_GRAPH_LINES", "MAX_LINEMAP_ITEMS", "MAX_OUTER_FRAMES", "Origin",
 MAX_GRAPH_LINES = 100_000
 """How many lines of a printed graph or compiled module fxcache reads at most."""
 
-_ORIGIN_RE = re.compile(r"File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:")
+_ORIGIN_RE = re.compile(r"File: (.{1,1000}?):([0-9]{1,9}) in ([\w.<>]{1,200}), code:")
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class Origin:
         frames, or the frame Dynamo resumes ``name`` in after a graph break
         (``torch_dynamo_resume_in_<name>_at_<line>``, torch/_dynamo/resume_execution.py)."""
         prefix = f"torch_dynamo_resume_in_{name}_at_"
-        return any(f == name or (f.startswith(prefix) and f[len(prefix):].isdigit())
+        return any(f == name or (f.startswith(prefix) and f[len(prefix):].isascii() and f[len(prefix):].isdigit())
                    for f in self.functions)
 
 
@@ -101,8 +101,8 @@ def _origin_in(line: str) -> re.Match[str] | None:
     return None
 
 
-_STACK_FRAME_RE = re.compile(r'^\s*File "(.{1,1000})", line (\d{1,9}), in ([\w.<>]{1,200})\s*$')
-_COMMENT_RE = re.compile(r"^\s*#.{0,200}?File: (.{1,1000}?):(\d{1,9}) in ([\w.<>]{1,200}), code:(.*)$")
+_STACK_FRAME_RE = re.compile(r'^\s*File "(.{1,1000})", line ([0-9]{1,9}), in ([\w.<>]{1,200})\s*$')
+_COMMENT_RE = re.compile(r"^\s*#.{0,200}?File: (.{1,1000}?):([0-9]{1,9}) in ([\w.<>]{1,200}), code:(.*)$")
 MAX_LINEMAP_ITEMS = 20_000
 MAX_OUTER_FRAMES = 64
 

@@ -160,7 +160,7 @@ def job_of(name: str) -> str:
     ``code_state_job_None_.pkl`` (``<job>:<rank>:<tag>``, ``:`` written ``_``)."""
     m = _FILE_RE.match(os.path.basename(name))
     key = m.group("key") if m else name
-    return re.sub(r"_(None|\d+)_[^_]*$", "", key) or key
+    return re.sub(r"_(None|[0-9]+)_[^_]*$", "", key) or key
 
 
 def _is_auto_dynamic(v: Any) -> bool:

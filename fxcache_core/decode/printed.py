@@ -61,11 +61,11 @@ _PLACEHOLDER_RE = re.compile(
     r'^\s*(?:def forward\(self,\s*)?(\w+): "([^"]*)",?\s*(?:#\s*(.*))?$'
 )
 _INLINE_SIG_RE = re.compile(r'(\w+): "([^"]*)"')
-_AOT_IDX_RE = re.compile(r"^PlainAOTInput\(idx=(\d+)\)")
-_EXAMPLE_INPUT_RE = re.compile(r"^\[\w+\] example_inputs\[(\d+)\]: (.*)$", re.S)
+_AOT_IDX_RE = re.compile(r"^PlainAOTInput\(idx=([0-9]+)\)")
+_EXAMPLE_INPUT_RE = re.compile(r"^\[\w+\] example_inputs\[([0-9]+)\]: (.*)$", re.S)
 _SYMINT_TEXT_RE = re.compile(r"\('([^']+)',\)")
-_UNBACKED_RE = re.compile(r"\bu\d+\b")
-_SYMBOL_RE = re.compile(r"^[a-z]+\d+$")
+_UNBACKED_RE = re.compile(r"\bu[0-9]+\b")
+_SYMBOL_RE = re.compile(r"^[a-z]+[0-9]+$")
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ def head_lines(text: str, n: int) -> Iterator[str]:
         pos = m.end()
 
 
-_HINT_RE = re.compile(r"^([a-z]+\d+) = (-?\d{1,40})$")
+_HINT_RE = re.compile(r"^([a-z]+[0-9]+) = (-?[0-9]{1,40})$")
 """How many lines of a printed graph or compiled module fxcache reads at most."""
 
 
@@ -215,7 +215,7 @@ def parse_hints(runnable: str | None) -> tuple[tuple[str, int], ...]:
 
 
 _GET_ARGS = "\ndef get_args():\n"
-_ARG_LINE_RE = re.compile(r"    ([A-Za-z_]\w{0,200}) = (-?\d{1,40})")
+_ARG_LINE_RE = re.compile(r"    ([A-Za-z_]\w{0,200}) = (-?[0-9]{1,40})")
 _RETURN_RE = re.compile(r"    return \[([\w, ]*)\]")
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from fxcache_core.decode.entries import DecodedEntry
 
-_NUMBER_RE = re.compile(r"-?\d{1,19}")
+_NUMBER_RE = re.compile(r"-?[0-9]{1,19}")
 """A SymInt input's expression that is a number: specialized while tracing."""
 
 

@@ -82,8 +82,8 @@ from fxcache_core.reasons import Reason
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 """Source files larger than this (bytes) are not parsed for class names."""
 
-_RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<parent>\w+?)_at_(?P<line>\d+)$")
-_LABEL_RE = re.compile(r"^(?P<cls>\w+\.)?(?P<fn>torch_dynamo_resume_in_\w+?_at_(?P<line>\d+))$")
+_RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<parent>\w+?)_at_(?P<line>[0-9]+)$")
+_LABEL_RE = re.compile(r"^(?P<cls>\w+\.)?(?P<fn>torch_dynamo_resume_in_\w+?_at_(?P<line>[0-9]+))$")
 _MODULE_ROOTS = ("L['self']", "L['args']", "L['kwargs']")
 
 WRAPPER_NAMES = frozenset({"wrapper", "wrapped_func", "wrapped", "inner", "_wrapper", "decorated"})
@@ -231,7 +231,7 @@ def is_wrapper_frame(function: str, file: str, line: int) -> bool:
 
 def _root(source: str) -> str:
     """``L['kwargs']`` of ``L['kwargs']['input_ids'].size()[0]``; ``G[...]`` for globals."""
-    m = re.match(r"([LG])\[('[^']*'|\"[^\"]*\"|\d+)\]", source)
+    m = re.match(r"([LG])\[('[^']*'|\"[^\"]*\"|[0-9]+)\]", source)
     return m.group(0) if m else source
 
 

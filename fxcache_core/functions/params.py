@@ -226,7 +226,7 @@ def frame_reads(frame: CompiledFrom) -> FrameReads | Reason:
 def _break_line(function: str) -> int | None:
     """``N`` of ``torch_dynamo_resume_in_f_at_N`` (the innermost resume's)."""
     tail = function.rsplit("_at_", 1)
-    return int(tail[1]) if len(tail) == 2 and tail[1].isdigit() else None
+    return int(tail[1]) if len(tail) == 2 and tail[1].isascii() and tail[1].isdigit() else None
 
 
 @functools.lru_cache(maxsize=256)

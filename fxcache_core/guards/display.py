@@ -44,7 +44,7 @@ from fxcache_core.guards.user_terms import (
     clause_in_user_terms,  # one notation: the symbol side first
 )
 
-_PLAIN_SYMBOL = re.compile(r"[a-z]+\d+")
+_PLAIN_SYMBOL = re.compile(r"[a-z]+[0-9]+")
 
 
 def _renamed(expr: sympy.Basic, names: Mapping[str, str]) -> sympy.Basic:

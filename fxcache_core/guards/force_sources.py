@@ -16,8 +16,8 @@ import re
 
 # A source as Dynamo prints it, ``L['x'].size()[0]``: a root, then attributes,
 # no-argument calls and subscripts; and one such part.
-_CHAIN_RE = re.compile(r"""[LG]\[(?:'[^'\\]*'|"[^"\\]*")\](?:\.[A-Za-z_]\w*(?:\(\))?|\[(?:'[^'\\]*'|"[^"\\]*"|-?\d+)\])*""")
-_PART_RE = re.compile(r"""[LG]\[(?:'[^'\\]*'|"[^"\\]*")\]|\.[A-Za-z_]\w*(?:\(\))?|\[(?:'[^'\\]*'|"[^"\\]*"|-?\d+)\]""")
+_CHAIN_RE = re.compile(r"""[LG]\[(?:'[^'\\]*'|"[^"\\]*")\](?:\.[A-Za-z_]\w*(?:\(\))?|\[(?:'[^'\\]*'|"[^"\\]*"|-?[0-9]+)\])*""")
+_PART_RE = re.compile(r"""[LG]\[(?:'[^'\\]*'|"[^"\\]*")\]|\.[A-Za-z_]\w*(?:\(\))?|\[(?:'[^'\\]*'|"[^"\\]*"|-?[0-9]+)\]""")
 
 
 MAX_PARTS = 64

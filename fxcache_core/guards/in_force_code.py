@@ -244,7 +244,7 @@ def show(node: ast.AST, names: PlaceholderNames) -> str:
     return _PLACEHOLDER_RE.sub(lambda m: names.sources.get(m.group(1), m.group(0)), ast.unparse(node))
 
 
-_PLACEHOLDER_RE = re.compile(r"L\['(t\d+)'\]")
+_PLACEHOLDER_RE = re.compile(r"L\['(t[0-9]+)'\]")
 
 
 def rename_placeholders(tree: ast.expr, mapping: Mapping[str, str]) -> ast.AST:

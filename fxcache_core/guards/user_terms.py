@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 _LOCAL_RE = re.compile(r"^L\['([A-Za-z_]\w*)'\]")
 _GLOBAL_RE = re.compile(r"^G\['([A-Za-z_]\w*)'\]")
 _MODULE_ATTR_RE = re.compile(r"\._(?:modules|parameters|buffers)\['([A-Za-z_]\w*)'\]")
-_PROP_RE = re.compile(r"\.(size|stride)\(\)\[(\d+)\]")
+_PROP_RE = re.compile(r"\.(size|stride)\(\)\[([0-9]+)\]")
 
 _MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE,
            ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
@@ -63,7 +63,7 @@ def user_source(source: str) -> str:
     return _PROP_RE.sub(r".\1(\2)", s)
 
 
-_SOURCE_IN_TEXT_RE = re.compile(r"[LG]\['[A-Za-z_]\w*'\](?:\.\w+|\(\)|\[(?:-?\d+|'\w+')\])*")
+_SOURCE_IN_TEXT_RE = re.compile(r"[LG]\['[A-Za-z_]\w*'\](?:\.\w+|\(\)|\[(?:-?[0-9]+|'\w+')\])*")
 
 
 @functools.lru_cache(maxsize=8192)

@@ -113,7 +113,7 @@ def _tensor_metadata(text: str) -> str | None:
         dtype = fields.pop("dtype").removeprefix("torch.")
         shape = fields.pop("shape").removeprefix("torch.Size(").removesuffix(")")
         stride = fields.pop("stride")
-        device = re.sub(r"device\(type='(\w+)'(?:, index=(\d+))?\)",
+        device = re.sub(r"device\(type='(\w+)'(?:, index=([0-9]+))?\)",
                         lambda m: m.group(1) + (f":{m.group(2)}" if m.group(2) else ""), fields.pop("device"))
     except KeyError:
         return None
@@ -432,7 +432,7 @@ def stale_components(components: Sequence[Component], current: dict[str, str]) -
                  if c.group in BUILD_COMPONENTS and c.name in current and current[c.name] != c.hash)
 
 
-_SYMBOL_RE = re.compile(r"\b[su]\d+\b")
+_SYMBOL_RE = re.compile(r"\b[su][0-9]+\b")
 
 COSMETIC_COMPONENTS = frozenset({
     "inductor_config[disable_progress]",

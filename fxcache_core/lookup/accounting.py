@@ -381,7 +381,7 @@ class ParamAccounting:
         if self.user_src is None or not isinstance(v, (tuple, list)):
             return None
         base = self.user_src
-        items = [int(m.group(1)) for t in self.call.taken if (m := re.match(re.escape(base) + r"\[(\d+)\]", t))]
+        items = [int(m.group(1)) for t in self.call.taken if (m := re.match(re.escape(base) + r"\[([0-9]+)\]", t))]
         if not items or len(v) <= max(items) + 1:
             return None
         last = user_source(f"{base}[{max(items)}]")

@@ -184,7 +184,7 @@ def check_unknown_names(results: Sequence[KeyMatch], inputs: Mapping[str, InputV
     from fxcache_core.guards.user_terms import user_source
 
     named = {m.group(1) for src in inputs if (m := re.fullmatch(r"L\['(\w+)'\](?:\[.*|\..*)?", src))}
-    at = {int(m.group(1)): src for src in inputs if (m := re.fullmatch(r"L\['args'\]\[(\d+)\].*", src))}
+    at = {int(m.group(1)): src for src in inputs if (m := re.fullmatch(r"L\['args'\]\[([0-9]+)\].*", src))}
     if not (named or at) or not results:
         return
     params: dict[str, tuple[str, ...]] = {}

@@ -68,7 +68,7 @@ class BreakLines:
             self._lines = {}
             for k in self.catalog.scan.keys:
                 c = compiled_from(self.catalog, k)
-                m = re.fullmatch(r"torch_dynamo_resume_in_(\w+?)_at_(\d+)", c.function) if c is not None else None
+                m = re.fullmatch(r"torch_dynamo_resume_in_(\w+?)_at_([0-9]+)", c.function) if c is not None else None
                 if c is not None and m is not None and not m.group(1).startswith("torch_dynamo_resume_in_"):
                     self._lines.setdefault((m.group(1), c.file), set()).add(int(m.group(2)))
         return frozenset(self._lines.get((function, file), ()))

@@ -274,7 +274,7 @@ def parse_int64(text: str, what: str, name: str | None = None) -> int:
     """
     t = text.strip()
     shown = t if len(t) <= 24 else t[:21] + "..."
-    if not re.fullmatch(r"-?\d+", t):
+    if not re.fullmatch(r"-?[0-9]+", t):
         raise ShapeSpecError(f"{what}: {shown!r} is not an integer", param=name, value=text)
     if len(t.lstrip("-").lstrip("0")) > 19 or not INT64_MIN <= (v := int(t)) <= INT64_MAX:
         raise ShapeSpecError(f"{what}: {shown} is out of range: torch's sizes and SymInts are "
@@ -458,9 +458,9 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     item_path(source, name, spec)
     if ":" in rhs and raw[:1] not in ("'", '"'):
         _scalar_with_options(spec, name, rhs)
-    if re.fullmatch(r"-?\d+", rhs):
+    if re.fullmatch(r"-?[0-9]+", rhs):
         return source, parse_int64(rhs, f"{param('inputs')} {name.strip()}", "inputs")
-    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", rhs):
+    if re.fullmatch(r"[-+]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][-+]?[0-9]+)?|[-+]?(inf|nan)", rhs):
         return source, float(rhs)
     if re.fullmatch(r"torch\.\w*", rhs):  # torch.float16; a bare "torch." is no dtype either
         return source, PyValue(TorchDtype(parse_dtype(rhs, f"{param('inputs')} {name.strip()[:40]}")))
@@ -477,8 +477,8 @@ def _scalar_with_options(spec: str, name: str, rhs: str) -> None:
     """Raises ShapeSpecError for ``t=10:dtype=int64`` and the like: a Python int or
     float has no dtype (nor strides), and a 0-d tensor is written ``t=[]:dtype=...``."""
     value, _, opts = rhs.partition(":")
-    if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?(inf|nan)", value):
-        kind = "an int" if re.fullmatch(r"-?\d+", value) else "a float"
+    if re.fullmatch(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|[-+]?(inf|nan)", value):
+        kind = "an int" if re.fullmatch(r"-?[0-9]+", value) else "a float"
         has = "no dtype" if opts.startswith("dtype") else f"no option {opts.partition('=')[0]!r}"
         n = name.strip()
         raise ShapeSpecError(
@@ -546,7 +546,7 @@ def parse_sym(specs: Iterable[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for spec in specs:
         for part in _split_top(spec):
-            m = re.fullmatch(r"\s*([a-z]+\d+)\s*=\s*(-?\d+)\s*", part)
+            m = re.fullmatch(r"\s*([a-z]+[0-9]+)\s*=\s*(-?[0-9]+)\s*", part)
             if not m:
                 shown = part if len(part) <= 40 else part[:37] + "..."
                 raise ShapeSpecError(f"{param('sym')} {shown!r}: expected tN=INT or a symbol, e.g. s77=INT", param="sym", value=part)

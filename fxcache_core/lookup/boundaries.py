@@ -41,8 +41,8 @@ from fxcache_core.lookup.source_values import is_size_source
 __all__ = ["Boundary", "graph_sizes", "size_boundary"]
 
 _TYPE_RE = re.compile(r'"[a-z0-9]+\[(?P<sizes>[^\]]*)\]\[')
-_SYMBOL_RE = re.compile(r"\b[a-z]+\d+\b")
-_LINEAR_RE = re.compile(r"[\s\d+\-*()a-z]*")
+_SYMBOL_RE = re.compile(r"\b[a-z]+[0-9]+\b")
+_LINEAR_RE = re.compile(r"[\s0-9+\-*()a-z]*")
 MAX_SIZES = 10_000
 """Distinct size expressions read from one graph at most."""
 

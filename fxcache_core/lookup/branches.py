@@ -101,7 +101,7 @@ def _read_lines(e: Entry, field: str | None, linemap: bool, function: str, file:
     if not (isinstance(got, list) and len(got) == 2 and isinstance(got[0], list) and isinstance(got[1], dict)):
         return None
     lines = {int(n) for n in got[0] if isinstance(n, int)}
-    ops = {int(k): [str(t) for t in v] for k, v in got[1].items() if str(k).isdigit() and isinstance(v, list)}
+    ops = {int(k): [str(t) for t in v] for k, v in got[1].items() if str(k).isascii() and str(k).isdigit() and isinstance(v, list)}
     return lines, ops
 
 

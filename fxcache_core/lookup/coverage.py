@@ -27,9 +27,11 @@ from typing import TYPE_CHECKING
 
 from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog, Unreadable
+from fxcache_core.decode.entries import LOADED_BY_TORCH
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import GuardParseError, ShapeSpecError, param
 from fxcache_core.lookup.binding import DynamicMode, parse_int64
+from fxcache_core.lookup.judge import loaded_by_torch
 from fxcache_core.lookup.source_values import check_signs, is_size_source
 from fxcache_core.reasons import Reason, code_of
 
@@ -129,7 +131,7 @@ def parse_range(spec: str) -> tuple[str, int, int]:
     """
     import re
 
-    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?\d+)\s*:\s*(-?\d+)\s*", spec)
+    m = re.fullmatch(r"\s*(.+?)\s*=\s*(-?[0-9]+)\s*:\s*(-?[0-9]+)\s*", spec)
     if not m:
         shown = spec if len(spec) <= 40 else spec[:37] + "..."
         raise ShapeSpecError(f"{param('range')} {shown!r}: expected NAME=LO:HI, e.g. s77=1:4096",
@@ -243,9 +245,10 @@ def _held(symbols: tuple[SymbolInfo, ...], swept: SymbolInfo, fixed: Mapping[str
     return env
 
 
-Plan = tuple[Entry, "GuardsExpr | str | None"]
+Plan = tuple[Entry, "GuardsExpr | Reason | str | None"]
 """An entry that torch reads, with its parsed guards: None when it has none, the
-string ``unparsable`` when they do not parse."""
+string ``unparsable`` when they do not parse, a :class:`Reason` when it is corrupt to
+fxcache but unpickles (``corrupt-entry-torch-loads``: torch reads it, how is not known)."""
 
 
 def _entry_plans(catalog: Catalog, key: CacheKey) -> list[Plan]:
@@ -256,6 +259,9 @@ def _entry_plans(catalog: Catalog, key: CacheKey) -> list[Plan]:
     plans: list[Plan] = []
     for e in key.entries:
         d = catalog.load(e)
+        if isinstance(d, Unreadable) and code_of(d.reason) in LOADED_BY_TORCH:
+            plans.append((e, loaded_by_torch(e, d.reason)))  # torch reads it: undecided
+            continue
         if isinstance(d, Unreadable):
             continue  # torch skips it
         if not d.guards_expr:
@@ -295,6 +301,8 @@ class _Sweep:
                 return "hit", e, None
             if g == "unparsable":
                 return "undecided", None, None
+            if isinstance(g, Reason):
+                return "undecided", None, g
             verdict = g.evaluate(values)  # type: ignore[union-attr]
             self.spent += len(verdict.results)
             if verdict.status == "pass":

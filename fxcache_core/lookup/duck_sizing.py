@@ -31,7 +31,7 @@ from fxcache_core.lookup.fit_binding import (
 from fxcache_core.lookup.inputs import entry_dims
 from fxcache_core.reasons import Reason
 
-_EQ_RE = re.compile(r"^\(?L\['(t\d+)'\] == L\['(t\d+)'\]\)?$")
+_EQ_RE = re.compile(r"^\(?L\['(t[0-9]+)'\] == L\['(t[0-9]+)'\]\)?$")
 
 
 def duck_sizing(b: Binding, symbolic: list[Symbolic], static: list[Static],
@@ -182,7 +182,7 @@ def _kept_apart(siblings: Sequence[Sibling], dims: Sequence[str]
 
 def _marked(inputs: Mapping[str, InputValue], where: str) -> bool:
     """Whether ``where`` (``L['x'].size()[1]``) is a dim the user marked dynamic."""
-    m = re.fullmatch(r"(.+)\.size\(\)\[(\d+)\]", where)
+    m = re.fullmatch(r"(.+)\.size\(\)\[([0-9]+)\]", where)
     val = inputs.get(m.group(1)) if m else None
     return isinstance(val, TensorArg) and int(m.group(2)) in val.marked  # type: ignore[union-attr]
 

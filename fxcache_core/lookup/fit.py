@@ -279,7 +279,7 @@ def stride_symbols(d: DecodedEntry) -> dict[str, str]:
             if i.is_symint and i.expr and i.source and _STRIDE_SOURCE_RE.search(i.source)}
 
 
-_STRIDE_SOURCE_RE = re.compile(r"\.stride\(\)\[\d+\]$")
+_STRIDE_SOURCE_RE = re.compile(r"\.stride\(\)\[[0-9]+\]$")
 
 
 def _fit_strides(b: Binding, name: str, tt: TensorType, val: TensorArg, mode: DynamicMode = DynamicMode.UNKNOWN,

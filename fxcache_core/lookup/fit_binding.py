@@ -19,9 +19,9 @@ from fxcache_core.errors import param
 from fxcache_core.lookup.graph_types import eval_symbolic
 from fxcache_core.reasons import Reason
 
-INT_RE = re.compile(r"-?\d+")
+INT_RE = re.compile(r"-?[0-9]+")
 
-SYMBOL_RE = re.compile(r"[a-z]+\d+")
+SYMBOL_RE = re.compile(r"[a-z]+[0-9]+")
 
 
 def how() -> str:

@@ -308,7 +308,7 @@ def _symbolic_params(catalog: Catalog, key: CacheKey) -> frozenset[str]:
     if first is None:
         return frozenset()
     return frozenset(m.group(1) for info in catalog.symbols(first[0])
-                     if info.source and info.expr and re.fullmatch(r"[a-z]+\d+", info.expr)
+                     if info.source and info.expr and re.fullmatch(r"[a-z]+[0-9]+", info.expr)
                      and (m := re.fullmatch(r"L\['(\w+)'\]", info.source)))
 
 

@@ -84,7 +84,7 @@ _TENSOR_METHODS = frozenset({
     "where", "masked_scatter", "scatter", "index_add", "baddbmm", "addmm", "addmv", "addbmm",
     "true_divide", "remainder", "fmod", "maximum", "minimum", "threshold", "renorm",
 })
-_FLOAT_RE = re.compile(r"(?<![\w.])-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan)(?![\w.])")
+_FLOAT_RE = re.compile(r"(?<![\w.])-?(?:[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?|[0-9]+[eE][-+]?[0-9]+|inf|nan)(?![\w.])")
 
 
 @dataclass(frozen=True, slots=True)

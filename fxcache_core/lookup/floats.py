@@ -34,7 +34,7 @@ from fxcache_core.decode.workers import run_one, task
 
 AS_TENSOR = "___as_tensor("
 
-_FLOAT_RE = re.compile(r"(?<![\w.])-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan)(?![\w.])")
+_FLOAT_RE = re.compile(r"(?<![\w.])-?(?:[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?|[0-9]+[eE][-+]?[0-9]+|inf|nan)(?![\w.])")
 MAX_LINES = 100_000
 
 

@@ -48,7 +48,7 @@ class TensorType:
         return dtype_of_abbr(self.dtype)
 
 
-_SYM_TOKEN_RE = re.compile(r"\b([a-z]+\d+)\b")
+_SYM_TOKEN_RE = re.compile(r"\b([a-z]+[0-9]+)\b")
 
 
 def eval_symbolic(expr: str, symbols: Mapping[str, int]) -> int | None:

@@ -18,8 +18,8 @@ from fxcache_core.errors import ShapeSpecError, param
 
 __all__ = ["canonical_source", "item_path", "not_whole_and_items"]
 
-_NAME_RE = re.compile(r"""[A-Za-z_]\w*((\[-?\d+\])|(\['[^'\]]*'\])|(\["[^"'\]\\]*"\])|(\.[A-Za-z_]\w*))*""")
-_SEGMENT_RE = re.compile(r"""\[(-?\d+)\]|\['([^'\]]*)'\]|\["([^"]*)"\]|\.([A-Za-z_]\w*)""")
+_NAME_RE = re.compile(r"""[A-Za-z_]\w*((\[-?[0-9]+\])|(\['[^'\]]*'\])|(\["[^"'\]\\]*"\])|(\.[A-Za-z_]\w*))*""")
+_SEGMENT_RE = re.compile(r"""\[(-?[0-9]+)\]|\['([^'\]]*)'\]|\["([^"]*)"\]|\.([A-Za-z_]\w*)""")
 _SOURCE_RE = re.compile(r"[LG]\[.+")
 
 
@@ -65,7 +65,7 @@ def item_path(source: str, name: str, spec: str) -> None:
     if m is None or m.group(1) == "self":
         return
     segs = [s.group(0) for s in _SEGMENT_RE.finditer(m.group(2))]
-    if len(segs) > 1 and any(not re.fullmatch(r"\[-?\d+\]", s) for s in segs):
+    if len(segs) > 1 and any(not re.fullmatch(r"\[-?[0-9]+\]", s) for s in segs):
         n = name.strip()
         raise ShapeSpecError(
             f"{param('inputs')} {n}: an item of an item; match reads the items of a dict, a dataclass or a "

@@ -49,7 +49,7 @@ def is_call_input(base: str) -> bool:
 
 
 _LOCAL_RE = re.compile(r"^L\['(?P<name>[A-Za-z_]\w*)'\](?P<rest>.*)$")
-_ARG_RE = re.compile(r"^L\['args'\]\[(?P<i>\d+)\](?P<rest>.*)$")
+_ARG_RE = re.compile(r"^L\['args'\]\[(?P<i>[0-9]+)\](?P<rest>.*)$")
 
 
 def candidates(src: str, params: Sequence[str]) -> list[str]:
@@ -121,7 +121,7 @@ def varkw_candidates(src: str, frame: CompiledFrom | None) -> list[str]:
     return [f"L[{reads.varkw_name!r}][{m.group('name')!r}]{m.group('rest')}"]
 
 
-_STACK_RE = re.compile(r"^L\['___stack(\d+)'\]")
+_STACK_RE = re.compile(r"^L\['___stack([0-9]+)'\]")
 
 
 def user_name(base: str, params: Sequence[str] = ()) -> str:

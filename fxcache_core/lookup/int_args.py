@@ -535,7 +535,7 @@ def _is_param(src: str, params: Sequence[str]) -> bool:
     parameter of a frame whose positional parameters are ``params``."""
     if (m := LOCAL_RE.fullmatch(src)) is not None:
         return m.group(1) in params
-    if (m := re.fullmatch(r"L\['args'\]\[(\d+)\]", src)) is not None:
+    if (m := re.fullmatch(r"L\['args'\]\[([0-9]+)\]", src)) is not None:
         return int(m.group(1)) < len(params)
     m = re.fullmatch(r"L\['kwargs'\]\['(\w+)'\]", src)
     return m is not None and m.group(1) in params

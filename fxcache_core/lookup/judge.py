@@ -4,7 +4,9 @@ Mirrors ``GuardedCache.find_guarded_entry`` and ``iterate_over_candidates`` in
 torch/_inductor/codecache.py: entries are tried in sorted name order
 (dot-prefixed temp files skipped); an entry that cannot be unpickled is skipped
 (one fxcache could not decode within its CPU budget is not known to be: torch
-tries it, and may hang on it, so it leaves the lookup undecided);
+tries it, and may hang on it, so it leaves the lookup undecided; one that unpickles
+but is not a valid entry, :data:`~fxcache_core.decode.entries.LOADED_BY_TORCH`, is
+not skipped by torch, which asserts, hits or evaluates on it: undecided too);
 an entry with no guards is a hit; otherwise its guards expression is evaluated
 on the hints of the backed SymInt inputs, the first entry whose guards hold is
 the hit, and a guard that raises stops the lookup. An AOTAutograd hit then
@@ -27,7 +29,7 @@ from typing import Literal
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog, Unreadable
-from fxcache_core.decode.entries import DecodedEntry
+from fxcache_core.decode.entries import LOADED_BY_TORCH, DecodedEntry
 from fxcache_core.decode.workers import UNFINISHED_CODES
 from fxcache_core.errors import GuardParseError
 from fxcache_core.reasons import Reason, code_of
@@ -46,14 +48,16 @@ class EntryVerdict:
             by zero or a ``tN`` the graph does not have: the guard fails, and
             the exception escapes torch's ``find_guarded_entry``, which stops
             the lookup there), ``unknown`` (a clause needs a value the inputs
-            do not give, or the entry could not be decoded within fxcache's CPU
-            budget: torch would try it), ``unreadable`` (torch would skip it too),
+            do not give, the entry could not be decoded within fxcache's CPU
+            budget, or it is corrupt but unpickles: torch would try it),
+            ``unreadable`` (torch would skip it too),
             ``unparsable`` (a guard fxcache refuses to read; undecided).
         reason: one line saying why (the failing clause and the values, the
             missing placeholders, the decode error), a
             :class:`~fxcache_core.reasons.Reason` (``clause-failed``,
             ``guard-raises``, ``placeholder-not-given``, ``clause-undecidable``,
-            ``entry-unreadable``, ``guards-unparsable``, ``over-cpu-budget`` and the
+            ``entry-unreadable``, ``corrupt-entry-torch-loads``, ``guards-unparsable``,
+            ``over-cpu-budget`` and the
             other codes of an entry left undecoded,
             :data:`~fxcache_core.decode.workers.UNFINISHED_CODES`); None for a pass.
         failed_clause: the first failing clause's text, for ``fail``.
@@ -87,7 +91,7 @@ class EntryVerdict:
         """The values the failing clause read, in the user's terms: ``x.size(0)=10``."""
         if self.failed_clause is None:
             return ""
-        used = set(re.findall(r"L\['(t\d+)'\]", self.failed_clause))
+        used = set(re.findall(r"L\['(t[0-9]+)'\]", self.failed_clause))
         return ", ".join(f"{names.get(p, p)}={v}" for p, v in self.values if p in used)
 
     def to_json(self, names: Mapping[str, str] | None = None) -> dict[str, object]:
@@ -153,6 +157,8 @@ def judge_entry(catalog: Catalog, e: Entry, bound: Mapping[str, int],
         return EntryVerdict(e, "unknown", Reason(
             f"{d.reason}; torch tries it here: undecided",
             code_of(d.reason) if code_of(d.reason) in UNFINISHED_CODES else "over-cpu-budget"))
+    if isinstance(d, Unreadable) and code_of(d.reason) in LOADED_BY_TORCH:
+        return EntryVerdict(e, "unknown", loaded_by_torch(e, d.reason))
     if isinstance(d, Unreadable):
         return EntryVerdict(e, "unreadable", Reason(f"skipped, as torch would: {d.reason}", "entry-unreadable"))
     if not d.guards_expr:
@@ -196,6 +202,27 @@ def judge_entry(catalog: Catalog, e: Entry, bound: Mapping[str, int],
     return EntryVerdict(e, "unknown", why, guards_expr=d.guards_expr, values=vals)
 
 
+_TORCH_DOES = {
+    "not-a-compiled-graph": "its assert that the entry has a guards_expr fails, and the lookup raises",
+    "guards-missing": "its assert that the entry has a guards_expr fails, and the lookup raises",
+    "guards-not-a-string": "it takes a falsy guards_expr as no guards (a hit on this entry) and evaluates "
+                           "any other (bytes as source; anything else raises)",
+    "wrong-entry-type": "where it can import that class, it judges the entry's guards_expr like any other",
+    "unexpected-content": "it judges the entry's guards_expr like any other",
+    "foreign-global": "its pickle.loads runs what the entry names, and may raise (a skip) or not (the entry judged)",
+}
+"""What torch's lookup does with an entry of each :data:`LOADED_BY_TORCH` code."""
+
+
+def loaded_by_torch(e: Entry, why: str) -> Reason:
+    """Why entry ``e``, corrupt to fxcache for ``why`` (a :data:`LOADED_BY_TORCH` code),
+    leaves torch's lookup of its key undecided: its bytes unpickle, so torch does not
+    skip it (``corrupt-entry-torch-loads``)."""
+    does = _TORCH_DOES.get(code_of(why) or "", "it judges the entry")
+    return Reason(f"entry {e.name[:16]} is corrupt to fxcache ({why}), but it unpickles: torch does not "
+                  f"skip it; {does}: undecided", "corrupt-entry-torch-loads")
+
+
 def torch_lookup(kind: KeyKind, verdicts: Sequence[EntryVerdict]) -> Lookup:
     """Walk ``verdicts`` (a key's entries, in torch's order) as torch's lookup does: the
     first pass is the hit unless an undecided entry or a raising guard comes first."""
@@ -229,4 +256,28 @@ def fx_loads(catalog: Catalog, key: CacheKey, hit: Entry | None) -> tuple[FxLoad
         if ref is not None:
             fx = catalog.fx_entry_for(ref.key, ref.guards_expr)
             out.append(FxLoad(role, ref.key, fx.name if fx else None))
+    return tuple(out)
+
+
+def fx_load_doubts(catalog: Catalog, key: CacheKey, hit: Entry | None) -> tuple[Reason, ...]:
+    """Why the FX entries an AOTAutograd ``hit`` of ``key`` loads are not known: an FX entry
+    corrupt to fxcache but that unpickles comes before the one whose guards string matches
+    (or there is none): torch's exact-match lookup reads it too, takes it if its guards_expr
+    is falsy and asserts where it has none (``corrupt-entry-torch-loads``); () otherwise."""
+    if hit is None or key.kind is not KeyKind.AOT_AUTOGRAD:
+        return ()
+    d = catalog.load(hit)
+    if not isinstance(d, DecodedEntry):
+        return ()
+    out: list[Reason] = []
+    for role, ref in (("forward", d.forward), ("backward", d.backward)):
+        fx = None if ref is None else catalog.scan.key(ref.key)
+        for e in () if fx is None or ref is None else fx.entries:
+            x = catalog.load(e)
+            if isinstance(x, DecodedEntry) and (not x.guards_expr or x.guards_expr == ref.guards_expr):
+                break
+            if isinstance(x, Unreadable) and code_of(x.reason) in LOADED_BY_TORCH:
+                why = loaded_by_torch(e, x.reason)
+                out.append(Reason(f"the {role} FX graph the hit loads ({fx.key[:12]}): {why}", why.code))
+                break
     return tuple(out)

@@ -36,7 +36,7 @@ from fxcache_core.lookup.fit_floats import fit_baked_floats
 from fxcache_core.lookup.floats import graph_text
 from fxcache_core.lookup.graph_types import eval_symbolic
 from fxcache_core.lookup.inputs import alias, input_bases
-from fxcache_core.lookup.judge import fx_loads, judge_entry, torch_lookup
+from fxcache_core.lookup.judge import fx_load_doubts, fx_loads, judge_entry, torch_lookup
 from fxcache_core.lookup.mark_ranges import mark_range_problem, outside_own_range
 from fxcache_core.lookup.match_report import KeyMatch
 from fxcache_core.lookup.phases import Auto, auto_scalars_taken
@@ -419,5 +419,5 @@ def _looked_up(catalog: Catalog, key: CacheKey, symbols: tuple[SymbolInfo, ...],
         bound=bound, key=key, fits=True, reasons=reasons, symbols=symbols,
         values=tuple(values.items()), entries=verdicts, hit=lk.hit, decided=lk.decided,
         shadowed=lk.shadowed, loads=fx_loads(catalog, key, lk.hit), aborted=lk.aborted,
-        uncertain=uncertain,
+        uncertain=uncertain + fx_load_doubts(catalog, key, lk.hit),
     )

@@ -80,7 +80,7 @@ MAX_GUARD_CHARS = 2000
 """A recorded guard longer than this is not parsed (``unknown``): a dict's guards are short lines."""
 
 _MISSING = object()
-_TYPE_RE = re.compile(r"^___check_type_id\((.{1,1500}), (?:\d{1,24}|\.\.\.)\), type=<class '([\w.]{1,80})'>$")
+_TYPE_RE = re.compile(r"^___check_type_id\((.{1,1500}), (?:[0-9]{1,24}|\.\.\.)\), type=<class '([\w.]{1,80})'>$")
 _TENSOR_CALLS = frozenset({"check_tensor", "hasattr", "getattr", "set", "check_no_aliasing", "___check_no_aliasing",
                            "___check_tensors"})
 _TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str", type(None): "NoneType", tuple: "tuple"}
@@ -356,7 +356,7 @@ def args_reach(record: Mapping[str, object], position: int) -> bool | None:
     for code in codes:
         if code == "not L['args']":
             return False
-        m = re.fullmatch(r"len\(L\['args'\]\) == (\d{1,6})", code) if isinstance(code, str) else None
+        m = re.fullmatch(r"len\(L\['args'\]\) == ([0-9]{1,6})", code) if isinstance(code, str) else None
         if m is not None:
             return int(m.group(1)) > position
     return None

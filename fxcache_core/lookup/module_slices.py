@@ -170,7 +170,7 @@ def layer_indices(sources: Sequence[str | None], chain: Sequence[str]) -> frozen
     """The indices ``i`` of the layers ``self.<chain>[i]`` that ``sources`` (a key's
     input sources) take a parameter or buffer of."""
     head = re.escape("L['self']" + "".join(f"._modules['{a}']" for a in chain))
-    pat = re.compile(head + r"\._modules\['(\d{1,6})'\]\.")
+    pat = re.compile(head + r"\._modules\['([0-9]{1,6})'\]\.")
     return frozenset(int(m.group(1)) for s in sources if s and (m := pat.match(s)))
 
 

@@ -139,7 +139,7 @@ def key_auto(catalog: Catalog, key: CacheKey, floats: Mapping[str, InputValue] |
             elif _STRIDE_RE.search(inp.source):
                 strides.add(inp.source)  # L['y'].stride()[1]
         elif (tt := TensorType.parse(inp.type)) is not None:
-            dims.update((inp.source, i) for i, s in enumerate(tt.sizes) if not s.lstrip("-").isdigit())
+            dims.update((inp.source, i) for i, s in enumerate(tt.sizes) if not (s.isascii() and s.lstrip("-").isdigit()))
     return Auto(frozenset(dims), frozenset(), frozenset(scalars), frozenset(strides))
 
 
@@ -160,7 +160,7 @@ callable giving the :class:`~fxcache_core.functions.frames.CompiledFrom`)."""
 
 
 _SIZE_RE = re.compile(r"\.(size|stride|storage_offset)\(\)")
-_STRIDE_RE = re.compile(r"\.stride\(\)\[\d+\]$")
+_STRIDE_RE = re.compile(r"\.stride\(\)\[[0-9]+\]$")
 _CALL_IMPL = ("_call_impl", os.path.join("torch", "nn", "modules", "module.py"))
 
 

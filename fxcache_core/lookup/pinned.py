@@ -34,7 +34,7 @@ def pinned_value(entry: DecodedEntry, src: str) -> int | None:
     """The value a SymInt input of ``entry`` from ``src`` was specialized to while tracing
     (``Sym(1)``: its expression is a number), None when it is no such input."""
     i = next((i for i in entry.inputs if i.source == src and i.is_symint), None)
-    if i is None or i.expr is None or re.fullmatch(r"-?\d{1,19}", i.expr.strip()) is None:
+    if i is None or i.expr is None or re.fullmatch(r"-?[0-9]{1,19}", i.expr.strip()) is None:
         return None
     return int(i.expr)
 

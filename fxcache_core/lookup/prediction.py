@@ -18,7 +18,8 @@ function, so :func:`verdicts` folds those per function
   raises for a marked range (:mod:`fxcache_core.lookup.mark_ranges`): before any lookup,
   or after a hit (the verdict then names the entry it loads);
 * ``undecided``: the cache cannot tell (how the call is compiled, an input not
-  given, a frame after a graph break whose locals were not named).
+  given, a frame after a graph break whose locals were not named, a module's forward
+  whose source files register forward hooks: :mod:`fxcache_core.lookup.module_hooks`).
 
 Which keys count: AOTAutograd keys, which torch looks up first, and FX keys no
 AOTAutograd entry loads; an FX key an AOTAutograd entry loads is looked up
@@ -68,6 +69,7 @@ from fxcache_core.guards.user_terms import user_source, user_text
 from fxcache_core.lookup.accounting import ARGUMENT_CODES, ParamAccount
 from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase, UnboundKey
+from fxcache_core.lookup.module_hooks import hooks_registered
 from fxcache_core.lookup.unattributed import attribute_verdicts
 from fxcache_core.reasons import Reason, code_of
 
@@ -289,6 +291,8 @@ def _undecided_why(m: KeyMatch) -> Reason:
         return _in_user_terms(m.uncertain[0])
     names = m.user_names
     for v in m.entries:
+        if v.outcome == "unknown" and code_of(v.reason) == "corrupt-entry-torch-loads":
+            return v.reason  # type: ignore[return-value]
         if v.outcome == "unknown" and code_of(v.reason) in UNFINISHED_CODES:
             return Reason(f"fxcache could not decode entry {v.entry.name[:16]} ({code_of(v.reason)}), and "
                           "torch tries it before the entries after it", code_of(v.reason))
@@ -480,6 +484,20 @@ def _phased(v: FunctionVerdict, function: str | None, report: MatchReport,
     return replace(chosen, keys=v.keys, phases=tuple(phases))
 
 
+def _hooked(v: FunctionVerdict) -> FunctionVerdict:
+    """``v``, undecided where it is decided (HIT, MISS, NEW GRAPH) but a key of it is a
+    module's forward whose source files register a forward hook
+    (:func:`~fxcache_core.lookup.module_hooks.hooks_registered`); its phases alike."""
+    if v.status not in _HOOKED or (why := hooks_registered(v.keys)) is None:
+        return v
+    phases = tuple(replace(p, status="undecided", entry=None, why=why) if p.status in _HOOKED else p
+                   for p in v.phases)
+    return replace(v, status="undecided", entry=None, why=why, phases=phases)
+
+
+_HOOKED = frozenset({"hit", "miss", "new-graph"})
+
+
 def _unbound_reason(u: UnboundKey) -> Reason:
     """Why a key the inputs do not bind leaves its function undecided."""
     if u.unnamed:
@@ -491,7 +509,7 @@ def _unbound_reason(u: UnboundKey) -> Reason:
             f"bypasses that cache for this graph), and Inductor may then find this FX key. To see its lookup, "
             f"give its {n} input{'s' if n != 1 else ''} by position with {param('positional')}, in graph order "
             f"({', '.join(u.unnamed)}; a module's parameters and buffers among them)", "inputs-unnamed")
-    at = re.search(r"torch_dynamo_resume_in_\w+?_at_(\d+)$", getattr(u.origin, "function", "") or "")
+    at = re.search(r"torch_dynamo_resume_in_\w+?_at_([0-9]+)$", getattr(u.origin, "function", "") or "")
     return Reason(
         f"key {u.key.key[:12]} takes {', '.join(user_source(t) for t in u.takes)}, which the inputs "
         + (f"do not name: what the frame resumed after the graph break at line {at.group(1)} starts "
@@ -511,7 +529,9 @@ def verdicts(report: MatchReport, count_all: bool = False, function: str | None 
     ``report.unattributed`` were judged instead, the verdict is what holds whichever
     function those keys came from (:mod:`fxcache_core.lookup.unattributed`).
     Under automatic dynamic (``report.phase``), a function the report's ``passes`` judge
-    gets the verdict of each phase, and its status is that of the phase asked."""
+    gets the verdict of each phase, and its status is that of the phase asked. A counted
+    function of a module's forward whose files register forward hooks is undecided
+    (:func:`_hooked`)."""
     groups = _groups(report, report.results)
     passes = [(p, _groups(report, p.results)) for p in report.passes]
     found = [_phased(function_verdict(f, g), f, report, passes) for f, g in groups.items()]
@@ -527,6 +547,6 @@ def verdicts(report: MatchReport, count_all: bool = False, function: str | None 
     if report.unattributed and function is not None:
         found = _unattributed(report, function, found)
     if count_all or all(v.status == "new-graph" for v in found):
-        return CallVerdict(tuple(found))
-    return CallVerdict(tuple(v for v in found if v.status != "new-graph"),
+        return CallVerdict(tuple(_hooked(v) for v in found))
+    return CallVerdict(tuple(_hooked(v) for v in found if v.status != "new-graph"),
                        tuple(v for v in found if v.status == "new-graph"))

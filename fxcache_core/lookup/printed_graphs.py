@@ -18,8 +18,8 @@ from fxcache_core.decode.entries import MAX_GRAPH_LINES, GraphInput, parse_graph
 
 __all__ = ["PrintedGraph", "parse_printed_graph", "specialized_values"]
 
-_TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?\d+|\S")
-_INT_RE = re.compile(r"-?\d+")
+_TOKEN_RE = re.compile(r"[A-Za-z_]\w*|-?[0-9]+|\S")
+_INT_RE = re.compile(r"-?[0-9]+")
 _DELETES_RE = re.compile(r";  (?:\w+ = )+None$")
 _TRAILING_COMMENT_RE = re.compile(r"\s+# .*$")
 

@@ -34,7 +34,7 @@ from fxcache_core.lookup.py_exprs import SHADOWABLE, shadowed_names
 __all__ = ["assigned_names", "call_values", "no_builtins", "shadowed", "shadowing", "tested"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_SIZE_RE = re.compile(r"(\w+)\.shape\[-?\d+\]")
+_SIZE_RE = re.compile(r"(\w+)\.shape\[-?[0-9]+\]")
 
 
 def _is_math_import(a: ast.alias) -> bool:

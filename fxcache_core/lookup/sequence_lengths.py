@@ -35,7 +35,7 @@ from fxcache_core.reasons import Reason
 __all__ = ["EveryElement", "Sequence", "element_of", "reads_every", "reads_every_element", "shorter_sequence",
            "vararg_name"]
 
-_ELEMENT_RE = re.compile(r"(L\['\w+'\])\[(\d+)\]")
+_ELEMENT_RE = re.compile(r"(L\['\w+'\])\[([0-9]+)\]")
 _JOINS = ("cat", "concat", "concatenate", "stack")
 """``torch`` functions whose first argument is a sequence of tensors, every one an input of the op."""
 
@@ -73,7 +73,7 @@ def shorter_sequence(src: str, given: Iterable[str], frame: CompiledFrom | None)
     if el is None or frame is None:
         return None
     base, j = el
-    indices = [e[1] for g in given if (e := element_of(re.sub(r"^(L\['\w+'\]\[\d+\]).+$", r"\1", g))) and e[0] == base]
+    indices = [e[1] for g in given if (e := element_of(re.sub(r"^(L\['\w+'\]\[[0-9]+\]).+$", r"\1", g))) and e[0] == base]
     if not indices or max(indices) >= j:
         return None
     n = max(indices) + 1

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 LOCAL_RE = re.compile(r"L\['(\w+)'\]")
 """A frame local's source as guards write it (``L['mask']``; ``fullmatch``: its name is group 1)."""
-_PROP_RE = re.compile(r"^(?P<base>.+?)(?:\.size\(\)\[(?P<size>\d+)\]|\.stride\(\)\[(?P<stride>\d+)\]"
+_PROP_RE = re.compile(r"^(?P<base>.+?)(?:\.size\(\)\[(?P<size>[0-9]+)\]|\.stride\(\)\[(?P<stride>[0-9]+)\]"
                       r"|(?P<offset>\.storage_offset\(\)))?$")
 
 
@@ -71,7 +71,7 @@ def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
     return SourceValue(val, base)
 
 
-_ITEM_RE = re.compile(r"^(?P<parent>.+)\[(?P<i>\d{1,4})\]$")
+_ITEM_RE = re.compile(r"^(?P<parent>.+)\[(?P<i>[0-9]{1,4})\]$")
 
 
 def _item_of_tuple(base: str, inputs: Mapping[str, InputValue]) -> tuple[tuple, int, str] | None:

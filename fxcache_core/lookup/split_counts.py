@@ -32,7 +32,7 @@ from fxcache_core.reasons import Reason
 
 __all__ = ["piece_count_clause", "split_count_differs"]
 
-_SPLIT_RE = re.compile(r"^\s*(\w+) = torch\.ops\.aten\.split\.Tensor\((\w+), (\w+)(?:, (-?\d+))?\)\s*$")
+_SPLIT_RE = re.compile(r"^\s*(\w+) = torch\.ops\.aten\.split\.Tensor\((\w+), (\w+)(?:, (-?[0-9]+))?\)\s*$")
 
 
 def _terms(node: ast.expr) -> list[ast.expr]:
@@ -87,7 +87,7 @@ def _split_in_graph(graph: str, n_symbol: str, size_symbol: str) -> tuple[str, i
     dims = [d.strip() for d in shape.group(1).split(",")] if shape is not None else []
     if not dims or not -len(dims) <= dim < len(dims) or dims[dim] != size_symbol:
         return None
-    read = {int(i) for i in re.findall(rf"= {re.escape(name)}\[(\d+)\]", graph)}
+    read = {int(i) for i in re.findall(rf"= {re.escape(name)}\[([0-9]+)\]", graph)}
     if not read or read != set(range(max(read) + 1)):
         return None
     return file, line, max(read) + 1

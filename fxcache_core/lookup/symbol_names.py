@@ -34,9 +34,9 @@ from fxcache_core.lookup.binding import InputValue, TensorArg
 from fxcache_core.lookup.graph_types import TensorType
 from fxcache_core.lookup.inputs import candidates
 
-_PLAIN_RE = re.compile(r"s\d+")
-_TOKEN_RE = re.compile(r"\bs\d+\b")
-_SIZE_RE = re.compile(r"(.+)\.size\(\)\[(\d+)\]")
+_PLAIN_RE = re.compile(r"s[0-9]+")
+_TOKEN_RE = re.compile(r"\bs[0-9]+\b")
+_SIZE_RE = re.compile(r"(.+)\.size\(\)\[([0-9]+)\]")
 
 
 def symbol_id(source: str) -> int:

@@ -55,7 +55,7 @@ def unframed(inputs: Mapping[str, InputValue], taken: frozenset[str], settled: f
             continue
         name = user_source(src)
         shown = str(v) if isinstance(v, TensorArg) else text_of(v.value if isinstance(v, PyValue) else v)
-        el = re.fullmatch(r"(L\['\w+'\])\[\d+\]", src)
+        el = re.fullmatch(r"(L\['\w+'\])\[[0-9]+\]", src)
         if not isinstance(v, TensorArg):
             what = "a Python value (a key's inputs show at most what its guards check of one)"
         elif el is not None and any(t.startswith(el.group(1) + "[") for t in taken):

@@ -42,7 +42,7 @@ GUARDED_LOCALS = "#locals"
 kept only with all of its guards (:data:`fxcache_core.trace.constants.GUARDED_LOCALS`:
 the trace layer sits above this one)."""
 
-_ROOT_RE = re.compile(r"L\['(\w+)'\](\[(?:'\w+'|\d+)\])?")
+_ROOT_RE = re.compile(r"L\['(\w+)'\](\[(?:'\w+'|[0-9]+)\])?")
 
 
 def _root(src: str) -> str | None:

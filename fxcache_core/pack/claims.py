@@ -83,7 +83,7 @@ def entry_claims(catalog: Catalog, e: Entry, d: DecodedEntry, torch_version: str
     build = tuple(sorted((c.name, c.hash) for c in comps if c.group in BUILD_COMPONENTS))
     values = tuple(sorted((c.name, c.readable) for c in comps if c.group in BUILD_COMPONENTS))
     cpp = next((int(c.value.strip()) for c in comps
-                if c.name == "cpp_runtime_thread_count" and c.value.strip().isdigit()), None)
+                if c.name == "cpp_runtime_thread_count" and c.value.strip().isascii() and c.value.strip().isdigit()), None)
     built_hash = next((c.hash for c in comps if c.name == "torch_version"), None)
     built_by = (version_of(built_hash) if built_hash else None) or torch_version
     table = default_settings_for(built_by) if built_by else None

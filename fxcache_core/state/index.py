@@ -18,7 +18,7 @@ the files.
 What is kept is the light form of an entry (:func:`light`): everything but the
 FX debug lines (tens of KB per entry, only needed by ``key``/``diff``/``--stale``,
 which then decode the file) and the list of globals the pickle named. Entries that are not valid (``corrupt``) are remembered too,
-with their reason; entries that could not be read are not, nor are files whose
+with their reason and its code; entries that could not be read are not, nor are files whose
 name is not valid UTF-8 (SQLite stores text; they are decoded on each run).
 
 A second table keeps, per key, the function it was compiled from
@@ -57,6 +57,7 @@ from pathlib import Path
 
 from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.decode.entries import DecodedEntry, Origin
+from fxcache_core.reasons import Reason
 from fxcache_core.state.own_db import open_own_db
 from fxcache_core.state.rows import _origin_of
 from fxcache_core.state.rows import from_json as from_json
@@ -131,7 +132,8 @@ def _storable(text: str) -> bool:
 
 _INDEX_SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (path TEXT PRIMARY KEY, size INT, mtime_ns INT, ino INT, schema INT,
-                                    sha TEXT, corrupt TEXT, body TEXT, dev INT, ctime_ns INT, read_ns INT);
+                                    sha TEXT, corrupt TEXT, body TEXT, dev INT, ctime_ns INT, read_ns INT,
+                                    corrupt_code TEXT);
 CREATE TABLE IF NOT EXISTS key_origins (key_dir TEXT PRIMARY KEY, entry TEXT, size INT, mtime_ns INT, ino INT,
                                         schema INT, origin TEXT);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT);
@@ -140,13 +142,17 @@ _INDEX_TABLES = (frozenset({"entries", "key_origins", "meta"}), frozenset({"entr
 """The tables of an index file made before fxcache set its application_id (with
 and without a recorded root): see :func:`open_own_db`."""
 
-def _hit(sha: object, corrupt: object, body: object) -> tuple[str | None, DecodedEntry | str] | None:
+def _hit(sha: object, corrupt: object, body: object, code: object = None,
+         ) -> tuple[str | None, DecodedEntry | str] | None:
     """A row's (sha, entry or reason), its values type-checked (None: a row fxcache
-    did not write). Raises what :func:`from_json` raises."""
+    did not write); a corrupt entry's reason keeps its code (``code``), which tells
+    match whether torch skips the entry or reads it. Raises what :func:`from_json` raises."""
     if not (sha is None or isinstance(sha, str)):
         return None
     if corrupt is not None:
-        return (sha, corrupt) if isinstance(corrupt, str) else None
+        if not isinstance(corrupt, str) or not (code is None or isinstance(code, str)):
+            return None
+        return sha, corrupt if code is None else Reason(corrupt, code)
     return (sha, from_json(body)) if isinstance(body, str) else None
 
 
@@ -189,8 +195,9 @@ class Index:
             if db is None:
                 return
             db.executescript(_INDEX_SCHEMA)  # an older file may lack a table
-            if "read_ns" not in {r[1] for r in db.execute("PRAGMA table_info(entries)")}:
-                db.executescript("DROP TABLE entries;" + _INDEX_SCHEMA)  # rows without their proof: stale
+            if "corrupt_code" not in {r[1] for r in db.execute("PRAGMA table_info(entries)")}:
+                # rows without their proof (read_ns) or a corrupt entry's reason code: stale
+                db.executescript("DROP TABLE entries;" + _INDEX_SCHEMA)
             if root is not None:
                 real = os.path.realpath(root)
                 was = db.execute("SELECT value FROM meta WHERE name = 'root'").fetchone()
@@ -219,11 +226,11 @@ class Index:
             return None
         try:
             row = self._db.execute(
-                "SELECT size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns FROM entries "
+                "SELECT size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns, corrupt_code FROM entries "
                 "WHERE path = ?", (entry.file.where,)).fetchone()
             if row is None or _row_identity(row[0], row[1], row[2], row[3], row[7], row[8]) != _now(entry):
                 return None
-            return _hit(row[4], row[5], row[6])
+            return _hit(row[4], row[5], row[6], row[9])
         except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError):
             return None
 
@@ -245,13 +252,14 @@ class Index:
             return
         try:
             rows = self._db.execute(
-                "SELECT path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns FROM entries")
-            for path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns in rows:
+                "SELECT path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns, corrupt_code "
+                "FROM entries")
+            for path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns, code in rows:
                 e = want.get(path)
                 if e is None or _row_identity(size, mtime_ns, ino, schema, dev, ctime_ns) != _now(e):
                     continue
                 try:
-                    hit = _hit(sha, corrupt, body)
+                    hit = _hit(sha, corrupt, body, code)
                 except (ValueError, KeyError, TypeError, IndexError):
                     continue
                 if hit is not None:
@@ -272,8 +280,10 @@ class Index:
         corrupt, body = (result, None) if isinstance(result, str) else (None, row or to_json(result))
         if corrupt is not None and not _storable(corrupt):
             return  # a reason quoting what the pickle named, not valid UTF-8: not kept
+        code = getattr(corrupt, "code", None) if corrupt is not None else None
         self._rows.append((entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
-                           SCHEMA, sha, corrupt, body, entry.file.dev, entry.file.ctime_ns, read_ns or None))
+                           SCHEMA, sha, None if corrupt is None else str.__str__(corrupt), body,
+                           entry.file.dev, entry.file.ctime_ns, read_ns or None, code))
         if len(self._rows) >= 1000:
             self._write_rows()  # committed with the rest of the run's rows: one transaction
 
@@ -366,7 +376,7 @@ class Index:
         if self._db is not None and (rows or key_rows):
             try:
                 if rows:
-                    self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                    self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
                 if key_rows:
                     self._db.executemany("INSERT OR REPLACE INTO key_origins VALUES (?, ?, ?, ?, ?, ?, ?)", key_rows)
             except sqlite3.Error:

@@ -131,7 +131,7 @@ with all of its guards (:data:`~fxcache_core.trace.dict_guards.ALL_GUARDS`). An 
 guard names did not change what the compile looked up; one named by a guard fxcache does
 not read (an object's identity) did."""
 
-_LOCAL_RE = re.compile(r"L\['(\w{1,200})'\](\[(?:'\w{1,200}'|\d{1,6})\])?")
+_LOCAL_RE = re.compile(r"L\['(\w{1,200})'\](\[(?:'\w{1,200}'|[0-9]{1,6})\])?")
 
 
 def guarded_locals(codes: Iterable[str]) -> tuple[str, ...]:

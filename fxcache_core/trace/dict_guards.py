@@ -45,13 +45,13 @@ GUARDS_OF = "guards:"
 MAX_DICT_GUARDS = 200
 """At most this many guards are kept per dict; a dict with more keeps none (no evidence)."""
 
-_ID_RE = re.compile(r"(___check_(?:type|obj)_id\(.{1,1500}?, )\d{1,24}\)")
+_ID_RE = re.compile(r"(___check_(?:type|obj)_id\(.{1,1500}?, )[0-9]{1,24}\)")
 _MANAGER_RE = re.compile(r"[| ]*\+- (?:\w+: )*(\w*GuardManager): source=(L\['\w{1,200}'\](?:\[[^\]]{1,300}\])*), ")
 _ROOT_RE = re.compile(r"L\['(\w{1,200})'\]")
-_DICT_TYPE_RE = re.compile(r"^___check_type_id\((L\['\w{1,200}'\]), (?:\d+|\.\.\.)\), type=<class 'dict'>$")
-_ARGS_LEN_RE = re.compile(r"len\(L\['args'\]\) == \d{1,6}|not L\['args'\]")
+_DICT_TYPE_RE = re.compile(r"^___check_type_id\((L\['\w{1,200}'\]), (?:[0-9]+|\.\.\.)\), type=<class 'dict'>$")
+_ARGS_LEN_RE = re.compile(r"len\(L\['args'\]\) == [0-9]{1,6}|not L\['args'\]")
 _DICT_USE_RE = re.compile(r"___dict_contains\('[^']{0,200}', (L\['\w{1,200}'\])\)|^not (L\['\w{1,200}'\])$|"
-                          r"^len\((L\['\w{1,200}'\])\) == \d+$")
+                          r"^len\((L\['\w{1,200}'\])\) == [0-9]+$")
 
 
 def guard_managers(payload: str) -> tuple[tuple[str, str], ...]:

@@ -31,7 +31,7 @@ from fxcache_core.reasons import Reason
 from fxcache_core.trace.explain_report import RootCause
 from fxcache_core.trace.run_facts import TraceCompile, TraceRun
 
-_DIM_RE = re.compile(r"^(.*)\.(size|stride)\(\)\[(\d+)\]$")
+_DIM_RE = re.compile(r"^(.*)\.(size|stride)\(\)\[([0-9]+)\]$")
 _OP_RE = re.compile(r"torch\.ops\.([\w.]+)\(")
 # Ops a graph gains when a size becomes a symbol (torch/_ops.py aten.sym_* overloads,
 # torch/fx/experimental/symbolic_shapes.py's runtime asserts): not a change of the model's ops.

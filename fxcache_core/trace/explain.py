@@ -65,7 +65,7 @@ from fxcache_core.trace.rebuilt import Libraries, rebuild_of
 from fxcache_core.trace.root_cause import root_cause
 from fxcache_core.trace.run_facts import TraceCompile, TraceLookup, TraceRun
 
-_SYMINT_RE = re.compile(r"\('([a-z]+\d+)',\)")
+_SYMINT_RE = re.compile(r"\('([a-z]+[0-9]+)',\)")
 _NOT_IN_CACHE = Reason("the key is not in this cache (removed since, or another cache)", "key-not-in-cache")
 
 

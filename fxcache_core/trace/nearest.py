@@ -246,7 +246,7 @@ class NearestKeys:
 
 def _frame_name(f: str) -> str:
     """``torch_dynamo_resume_in_fn_at_12`` -> ``fn``; other names as they are."""
-    m = re.fullmatch(r"torch_dynamo_resume_in_(.+)_at_\d+", f)
+    m = re.fullmatch(r"torch_dynamo_resume_in_(.+)_at_[0-9]+", f)
     return m.group(1) if m else f
 
 

@@ -51,8 +51,8 @@ from fxcache_core.fsutil import NotRegularFile, open_regular
 TRACE_PREFIX = "dedicated_log_torch_trace_"
 """File name prefix torch's ``LazyTraceHandler`` gives every trace file (``LOG_PREFIX``)."""
 
-_RANK_NAME_RE = re.compile(r"dedicated_log_torch_trace_rank_(\d{1,9})_")
-_HEAD_RE = re.compile(rb"[VIWEC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) (\d+) (.+?):(\d+)\] \{")
+_RANK_NAME_RE = re.compile(r"dedicated_log_torch_trace_rank_([0-9]{1,9})_")
+_HEAD_RE = re.compile(rb"[VIWEC]([0-9][0-9])([0-9][0-9]) ([0-9][0-9]):([0-9][0-9]):([0-9][0-9])\.([0-9]{6}) ([0-9]+) (.+?):([0-9]+)\] \{")
 _CONTEXT_KEYS = frozenset({"rank", "frame_id", "frame_compile_id", "attempt", "compiled_autograd_id",
                            "has_payload", "stack", "subgraph_name", "severity", "timestamp",
                            "pathname", "thread"})

@@ -57,7 +57,7 @@ SLACK_S = 0.5
 # torch/_inductor/cpu_vec_isa.py: each ISA check program (VecISA._avx_code, VecAVX512's
 # _avx512_bf16_code and _avx512_vnni_code, VecAMX._amx_code/_amx_fp16_code) defines
 # ``extern "C" ... __<isa>_chk_kernel[_N](...)``; a kernel never does.
-_ISA_CHECK = re.compile(rb'extern "C" [^\n;{]{0,200}?\b__\w{1,40}_chk_kernel(?:_\d+)?\s*\(')
+_ISA_CHECK = re.compile(rb'extern "C" [^\n;{]{0,200}?\b__\w{1,40}_chk_kernel(?:_[0-9]+)?\s*\(')
 _INCLUDE_RE = re.compile(rb"(/[^\x00-\x20]{0,4000}?)/torch/include(?=[/\x00])")
 _VEC_RE = re.compile(rb"ATen/cpu/vec/vec(128|256|512)\b")
 _VEC_NAMES = {"512": "AVX512", "256": "AVX2", "128": "128-bit vectors"}

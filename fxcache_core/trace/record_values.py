@@ -42,7 +42,7 @@ def int_value(v: Any) -> int | None:
     """A ``create_symbol`` value (torch logs ``repr(val)``) as an int, None if it is not one."""
     if isinstance(v, int) and not isinstance(v, bool):
         return v
-    if isinstance(v, str) and len(v) <= MAX_INT_CHARS and re.fullmatch(r"-?\d+", v):
+    if isinstance(v, str) and len(v) <= MAX_INT_CHARS and re.fullmatch(r"-?[0-9]+", v):
         return int(v)
     return None
 

@@ -222,7 +222,7 @@ def _argument(fields: dict[str, str], compile: TraceCompile | None) -> str | Non
 def _same_tensor(t: TensorFact, dtype: str, dims: list[str]) -> bool:
     if t.dtype is None or t.dtype.removeprefix("torch.") != dtype or len(t.size) != len(dims):
         return False
-    return all(not (isinstance(v, int) and d.isdigit()) or int(d) == v for v, d in zip(t.size, dims, strict=True))
+    return all(not (isinstance(v, int) and d.isascii() and d.isdigit()) or int(d) == v for v, d in zip(t.size, dims, strict=True))
 
 
 __all__ = ["root_cause", "same_but_names"]

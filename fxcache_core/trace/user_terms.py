@@ -12,7 +12,7 @@ import re
 
 from fxcache_core.guards.user_terms import user_source as _guard_source
 
-_INDEX_RE = re.compile(r"\._modules\['(\d+)'\]")
+_INDEX_RE = re.compile(r"\._modules\['([0-9]+)'\]")
 
 
 def user_source(source: str) -> str:

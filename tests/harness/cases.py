@@ -689,10 +689,12 @@ _SHAPES_CASES = [
 
 from tests.harness.cases_args import ARGUMENT_CASES  # noqa: E402
 from tests.harness.cases_bounds import BOUND_CASES  # noqa: E402
+from tests.harness.cases_hooks import HOOK_CASES  # noqa: E402
 from tests.harness.cases_slices import SLICE_CASES  # noqa: E402
 
 CASES: dict[str, Case] = {
     c.name: c
     for c in (*_FIRST_CASES, *_MORE_CASES, *_FLOAT_AND_DUCK_CASES, *_FORCED_EQUALITY_CASES,
-              *_TIMESTEP_CASES, *_SHAPES_CASES, *ARGUMENT_CASES, *SLICE_CASES, *BOUND_CASES)
+              *_TIMESTEP_CASES, *_SHAPES_CASES, *ARGUMENT_CASES, *SLICE_CASES, *BOUND_CASES,
+              *HOOK_CASES)
 }

@@ -20,7 +20,8 @@ through a local, :func:`tail_wrap` a conditional expression of an int, :func:`fl
 0:``), :func:`log_gain` a float through ``math.log1p``, which fxcache does not compute;
 under ``dynamic=True``, where a float is a graph input (a 0-d float64 tensor) and not a
 constant, :func:`eps_sign` one the code tests in Python (Dynamo guards the test, the cache
-does not keep that guard) and :func:`eps_shift` one it only adds; :func:`where_fill_dyn` and
+does not keep that guard) and :func:`eps_shift` one it only adds (a module whose forward
+hook tests such a float: tests/harness/cases_hooks.py); :func:`where_fill_dyn` and
 :func:`clamp_low_dyn` floats that ``dynamic=True`` cannot keep inputs (torch.where's scalar,
 clamp's bound), specialized into the key; :func:`strided_add` a stride automatic dynamic made a
 symbol (``"@transposed": [1]``: the second tensor transposed, its strides ``[1, rows]``). A call is

@@ -8,6 +8,8 @@ The cases of ``tests.harness.cases_args`` are in the session's real cache; torch
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.harness.match_runs import BOTH, VERDICT, Call, ahead
@@ -72,6 +74,12 @@ FLOAT_AFTER_RECOMPILE = [("scale_default", [[4, 4], {"scale": 3.0}], {"warm_up":
 # graph; 0.5 the same side, a hit): Dynamo's guard on that test is not in the cache, undecided both.
 FLOAT_INPUT_CALLS = [("eps_shift", [[4, 8], {"eps": 0.25}])]
 FLOAT_INPUT_UNDECIDED = [("eps_sign", [[4, 8], {"eps": -0.5}]), ("eps_sign", [[4, 8], {"eps": 0.5}])]
+# hooked_eps / hooked_size (dynamic=True, torch.compile of a module), built with eps=0.5 and x=[4, 8]:
+# forward only adds eps / ignores x's size, and a forward pre-hook registered in the same file tests
+# it (torch: -0.5 and 8 rows compile the hook's own graph, a new graph; 0.25 and 3 rows take the
+# build's side, a hit). Undecided all: the hook's test is its own frame's guard, in no key.
+HOOKED_UNDECIDED = [("hooked_eps", [[4, 8], {"eps": 0.25}]), ("hooked_eps", [[4, 8], {"eps": -0.5}]),
+                    ("hooked_size", [[3, 8]]), ("hooked_size", [[8, 9]])]
 
 
 @BOTH
@@ -258,3 +266,38 @@ def test_after_a_recompile_the_key_that_takes_the_float_as_an_input_fits(real_ca
         assert (fv["key"], fv["entry"]) == aot_hit(answer), fv
     else:
         assert fv["why_code"] == "float-input-tested", fv
+
+
+def _hooked_call(case: str, shapes: list):
+    """``fxcache match --json --fn CLASS`` for a call of a hooked module (its forward's
+    parameters by name: a module's own signature is ``(*args, **kwargs)``)."""
+    from tests.harness.match_runs import Call
+
+    inputs = f"x={json.dumps(shapes[0]).replace(' ', '')}"
+    if len(shapes) > 1:
+        inputs += "".join(f",{k}={v}" for k, v in shapes[1].items())
+    cls = {"hooked_eps": "HookedEps", "hooked_size": "HookedSize"}[case]
+    return Call.argv("match", "--json", "--fn", cls, "--dynamic", "true", "--inputs", inputs)
+
+
+@pytest.mark.parametrize("case,shapes", HOOKED_UNDECIDED, ids=[call_label(*c) for c in HOOKED_UNDECIDED])
+def test_a_modules_forward_with_a_hook_registered_beside_it_is_undecided(real_cache, arg_answers, case, shapes):
+    """torch.compile of a module runs its forward pre-hook as a frame of its own: the hook's
+    test (eps < 0, x.shape[0] > 5) is that frame's guard, and on the side the build took it
+    made no graph, so no key shows it. Torch hits forward's key either way, and on the other
+    side also compiles and writes the hook's graph. fxcache reads the hook's registration in
+    forward's file (tests/harness/cases_hooks.py), so the verdict is undecided for both
+    sides, naming that line, never the HIT forward's key alone would give."""
+    from tests.harness.match_runs import match_call as served
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(case, shapes)]
+    other_side = (shapes[-1].get("eps", 0.5) < 0) if len(shapes) > 1 else shapes[0][0] > 5
+    wrote = [w for ws in answer["writes"] for w in (ws if isinstance(ws, list) else [ws])]
+    assert bool(wrote) == other_side, answer["writes"]  # the hook's own graph, on its other side
+    assert aot_hit(answer) is not None, answer["lookups"]  # forward's own key hits, both sides
+    proc = served(real_cache.root, _hooked_call(case, shapes))
+    (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
+    assert proc.returncode == 3 and fv["status"] == "undecided", fv
+    assert fv["why_code"] == "module-hooks-registered" and "cases_hooks.py:" in fv["line"], fv
+    assert "register_forward_pre_hook" in fv["line"], fv

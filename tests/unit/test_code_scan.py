@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import pickle
 
+import pytest
+
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.decode.code_scan import allowed, describe, foreign_globals
 from fxcache_core.decode.entries import decode_entry
 from fxcache_core.decode.unpickler import GlobalUse, ReadUses, load_stubs
+from fxcache_core.errors import EntryDecodeError
 from fxcache_core.state.index import from_json, light, to_json
 from tests.synth import Call, Fake, dumps, fx_entry_bytes
 
@@ -50,8 +53,10 @@ def test_a_read_naming_what_a_clean_read_named_is_still_checked_for_how_it_uses_
     made = fx_entry_bytes("2 <= L['t0']")  # torch's: CompiledFxGraph made, never called
     assert decode_entry(made, KeyKind.FX_GRAPH).foreign == ()  # remembered as naming nothing foreign
     called = dumps(Call("torch._inductor.output_code", "CompiledFxGraph", "x"))  # the same globals, one called
-    assert [f.call for f in decode_entry(called, KeyKind.FX_GRAPH).foreign] == [
-        "torch._inductor.output_code.CompiledFxGraph('x')"]
+    with pytest.raises(EntryDecodeError) as err:  # no guards_expr: not valid, its call named first
+        decode_entry(called, KeyKind.FX_GRAPH)
+    assert err.value.message.code == "foreign-global"
+    assert "torch._inductor.output_code.CompiledFxGraph('x')" in err.value.message
 
 
 def test_a_class_of_a_module_torch_writes_many_of_is_allowed_but_not_a_function_of_it():

@@ -8,17 +8,20 @@ lines or printed graphs on load; a real compile cannot produce it.
 from __future__ import annotations
 
 import struct
+import time
 
 import pytest
 
 from fxcache_core.cache.keys import KeyKind, sha256_hash
 from fxcache_core.cache.scan import scan_cache
-from fxcache_core.catalog.reader import Catalog
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.catalog.verify import verify
 from fxcache_core.decode import unpickler
 from fxcache_core.decode.entries import decode_entry
 from fxcache_core.lookup.match import match
-from fxcache_core.state.index import from_json, to_json
+from fxcache_core.lookup.prediction import verdicts
+from fxcache_core.reasons import code_of
+from fxcache_core.state.index import Index, from_json, to_json
 from tests.helpers import plan_gc_on
 from tests.synth import (
     Fake,
@@ -30,6 +33,7 @@ from tests.synth import (
     write_entry,
 )
 
+TICK_S = 0.05  # past the kernel's timestamp tick and RACY_FINE_NS
 HUGE = "9" * 5000  # past Python's 4,300-digit int conversion limit
 _AOT = "torch._functorch._aot_autograd.aot_autograd_result"
 
@@ -108,7 +112,8 @@ def test_ls_match_gc_and_verify_agree_on_which_entries_are_corrupt(tmp_path):
     cat = Catalog(scan)
     ls_bad = {u.entry.path for u in cat.unreadable() if u.cause in ("corrupt", "too-large")}
     verify_bad = {b.entry.path for b in verify(Catalog(scan_cache(tmp_path))).bad
-                  if any(p.code == "unreadable" for p in b.problems)}
+                  if any(p.code == "unreadable" for p in b.problems)
+                  or (not b.foreign and b.problems[0].code == "foreign-global")}  # not valid: its globals first
     removals = plan_gc_on(tmp_path, unreadable=True).removals
     gc_bad = {r.file.path for r in removals if r.entry is not None}
     assert all([x.code for x in r.reasons] == ["unreadable"] for r in removals)  # none for its name alone
@@ -116,7 +121,8 @@ def test_ls_match_gc_and_verify_agree_on_which_entries_are_corrupt(tmp_path):
     for key, sym in ((fx, {"t0": 5}), (fx2, {}), (aot, {})):  # fx2's and aot's inputs: absent, nothing to bind
         s = scan_cache(tmp_path)
         (m,) = match(Catalog(s), {}, sym, s.find(key)).results
-        match_bad |= {v.entry.path for v in m.entries if v.outcome == "unreadable"}
+        match_bad |= {v.entry.path for v in m.entries  # skipped, or corrupt but read by torch: undecided
+                      if v.outcome == "unreadable" or code_of(v.reason) == "corrupt-entry-torch-loads"}
     assert ls_bad == verify_bad == gc_bad == match_bad == corrupt
     assert not valid & (ls_bad | verify_bad | gc_bad | match_bad)
 
@@ -144,18 +150,92 @@ def test_every_recorded_torch_entry_reads_with_no_field_absent():
     assert absent == {}
 
 
-@pytest.mark.xfail(strict=True, reason="match models every corrupt entry as one torch skips")
-@pytest.mark.parametrize("state", [{"guards_expr": b""}, {"guards_expr": 0}, {"guards_expr": b"L['t0'] > 2"},
-                                   {"guards_expr": 7}, {}],
-                         ids=["falsy-bytes", "zero", "bytes", "int", "no-guards-attribute"])
-def test_an_entry_that_unpickles_is_not_judged_as_one_torch_skips(tmp_path, state):
-    # Known gap (synthetic: torch writes guards_expr as a str or None). torch skips only an
-    # entry whose pickle.loads raises (GuardedCache.iterate_over_candidates); one that loads is
-    # judged by find_guarded_entry: it asserts a guards_expr attribute, takes a falsy one as
-    # no guards (a hit) and evaluates any other, bytes included (eval reads them as source).
-    # So the safe verdict for these is undecided; match says miss (and hit without the attribute).
+_FX_ROOT = ("torch._inductor.output_code", "CompiledFxGraph")
+_LOADED = {  # corrupt to fxcache, but pickle.loads reads them (synthetic: torch writes a str or None)
+    "falsy-bytes": stub_pickle(*_FX_ROOT, {"guards_expr": b""}),  # torch: no guards, a hit
+    "zero": stub_pickle(*_FX_ROOT, {"guards_expr": 0}),  # torch: no guards, a hit
+    "bytes": stub_pickle(*_FX_ROOT, {"guards_expr": b"L['t0'] > 2"}),  # torch evaluates the bytes
+    "int": stub_pickle(*_FX_ROOT, {"guards_expr": 7}),  # torch's eval raises TypeError
+    "no-guards-attribute": stub_pickle(*_FX_ROOT, {}),  # torch's assert hasattr fails
+    "dict-root": dumps({"guards_expr": None}),  # a dict: torch's assert hasattr fails
+    "aot-root-in-fxgraph": aot_entry_bytes(None, ("f" * 52, None)),  # torch takes its guards_expr
+}
+
+
+@pytest.mark.parametrize("data", list(_LOADED.values()), ids=list(_LOADED))
+def test_an_entry_that_unpickles_is_not_judged_as_one_torch_skips(tmp_path, data):
+    # torch skips only an entry whose pickle.loads raises (GuardedCache.iterate_over_candidates);
+    # one that loads is judged by find_guarded_entry: it asserts a guards_expr attribute, takes a
+    # falsy one as no guards (a hit) and evaluates any other, bytes included (eval reads them as
+    # source). Each is corrupt to ls/verify/gc, and leaves match undecided, cold and from the index.
+    # Synthetic entries (torch writes a str or None), checked against torch 2.13 by hand: each
+    # planted first in the FX key of a real CPU cache (autograd cache off), a fresh process's
+    # call failed to compile (BackendCompilerFailed: the stub hit and could not run, eval's
+    # TypeError, the hasattr assert) where fxcache said HIT before; b"L['t0'] > 100" missed
+    # and the next entry hit; a truncated pickle was skipped (below, still a decided HIT).
     fx = fake_key(KeyKind.FX_GRAPH, "fx")
-    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, stub_pickle("torch._inductor.output_code", "CompiledFxGraph", state))
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, data, name="a")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= 8", fx), name="b")
+    time.sleep(TICK_S)  # the readings are proven: the index keeps their rows
+    idx = tmp_path.parent / f"{tmp_path.name}.sqlite"
+    for _run in ("cold", "warm"):
+        s = scan_cache(tmp_path)
+        cat = Catalog(s, Index(idx))
+        assert isinstance(cat.load(s.find(fx).entries[0]), Unreadable)  # corrupt, for ls/verify/gc
+        report = match(cat, {}, {"t0": 5}, s.find(fx))
+        cat.index.close()
+        (m,) = report.results
+        assert m.status == "undecided" and m.hit is None
+        first = m.entries[0]
+        assert first.outcome == "unknown" and code_of(first.reason) == "corrupt-entry-torch-loads"
+        assert first.entry.name in first.reason and "torch does not skip it" in first.reason
+        (fn,) = verdicts(report, count_all=True).functions
+        assert fn.status == "undecided" and code_of(fn.why) == "corrupt-entry-torch-loads"
+
+
+def test_an_entry_that_unpickles_after_the_hit_leaves_the_hit_decided(tmp_path):
+    # torch stops at the first entry whose guards hold: what follows is never read.
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= 8", fx), name="a")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, _LOADED["bytes"], name="b")
     s = scan_cache(tmp_path)
-    (m,) = match(Catalog(s), {}, {}, s.find(fx)).results
-    assert m.status == "undecided"
+    (m,) = match(Catalog(s), {}, {"t0": 5}, s.find(fx)).results
+    assert m.status == "hit" and m.hit is not None and m.hit.name == "a"
+
+
+def test_an_entry_whose_pickle_does_not_load_is_still_skipped(tmp_path):
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= 8", fx)[:40], name="a")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= 8", fx), name="b")
+    s = scan_cache(tmp_path)
+    (m,) = match(Catalog(s), {}, {"t0": 5}, s.find(fx)).results
+    assert [v.outcome for v in m.entries] == ["unreadable", "pass"] and m.status == "hit"
+
+
+def test_coverage_sweeps_an_entry_that_unpickles_as_undecided(tmp_path):
+    from fxcache_core.lookup.coverage import coverage
+
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, _LOADED["falsy-bytes"], name="a")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= 8", fx), name="b")
+    s = scan_cache(tmp_path)
+    (seg,) = coverage(Catalog(s), s.find(fx), "t0", 2, 10).segments
+    assert (seg.start, seg.end, seg.outcome) == (2, 10, "undecided") and code_of(seg.note) == "corrupt-entry-torch-loads"
+
+
+def test_an_fx_entry_that_unpickles_before_the_one_an_aot_hit_loads_leaves_it_undecided(tmp_path):
+    # FxGraphCacheLoadable looks the FX key up by the exact guards string through the same
+    # find_guarded_entry: a falsy guards_expr is taken, a missing one fails the assert.
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    aot = fake_key(KeyKind.AOT_AUTOGRAD, "aot")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, _LOADED["zero"], name="a")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes(None, fx), name="b")
+    write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes(None, (fx, None)))
+    s = scan_cache(tmp_path)
+    (m,) = match(Catalog(s), {}, {}, s.find(aot)).results
+    assert m.hit is not None and m.status == "undecided"
+    assert [code_of(u) for u in m.uncertain] == ["corrupt-entry-torch-loads"] and "forward FX graph" in m.uncertain[0]
+    (tmp_path / "fxgraph" / fx[1:3] / fx / "a").unlink()  # without it, the hit loads "b"
+    s = scan_cache(tmp_path)
+    (m,) = match(Catalog(s), {}, {}, s.find(aot)).results
+    assert m.status == "hit" and [ld.entry for ld in m.loads] == ["b"]

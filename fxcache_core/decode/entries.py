@@ -68,7 +68,7 @@ from fxcache_core.decode.printed import (
 )
 from fxcache_core.decode.printed import parse_get_args as parse_get_args
 from fxcache_core.decode.printed import parse_hints as parse_hints
-from fxcache_core.decode.sources import source_name
+from fxcache_core.decode.sources import source_names
 from fxcache_core.decode.unpickler import (
     MAX_ENTRY_BYTES,
     ReadUses,
@@ -420,7 +420,7 @@ def _is_backward(fx_kwargs: Any) -> bool | None:
 
 def _arg_sources(cfg: Any) -> tuple[str | None, ...]:
     srcs = plain(cfg.field("aot_autograd_arg_pos_to_source")) if isinstance(cfg, Stub) else None
-    return tuple(source_name(s) for s in srcs) if isinstance(srcs, list) else ()
+    return source_names(srcs) if isinstance(srcs, list) else ()
 
 
 def _requires_grad(meta: Any) -> tuple[bool | None, ...]:

@@ -172,26 +172,53 @@ def parse_linemap_frames(linemap: Any) -> tuple[tuple[str, str, int], ...]:
     outermost first, frames inside torch left out by Dynamo. Returns the frames
     all of them share by ``(file, function)``, each with the line it had in the
     first stack; () when there is none. At most :data:`MAX_LINEMAP_ITEMS` items
-    and :data:`MAX_OUTER_FRAMES` frames are read.
+    and :data:`MAX_OUTER_FRAMES` frames are read. A stack that begins with the
+    lines the frames shared so far were read from shares them all, unread (the ops
+    of one model mostly do).
     """
     common: list[tuple[str, str, int]] | None = None
+    head: str | None = None  # a stack's text through the line of its last frame of `common`
     for text in linemap_stacks(linemap):
-        frames: list[tuple[str, str, int]] = []
-        for f in stack_frames(text):
-            frames.append((f.function, f.file, f.line))
-            if common is not None and len(frames) >= len(common):
-                break
-            if len(frames) >= MAX_OUTER_FRAMES:
-                break
+        if head is not None and text.startswith(head):
+            continue
+        frames, ends = _frames_read(text, MAX_OUTER_FRAMES if common is None else min(len(common), MAX_OUTER_FRAMES))
         if not frames:
             continue
         if common is None:
             common = frames
-            continue
-        n = 0
-        while n < min(len(common), len(frames)) and common[n][:2] == frames[n][:2]:
-            n += 1
-        common = common[:n]
-        if not common:
-            break
+        else:
+            n = 0
+            while n < min(len(common), len(frames)) and common[n][:2] == frames[n][:2]:
+                n += 1
+            common = common[:n]
+            if not common:
+                break
+        head = text[: ends[len(common) - 1]]
+        if not head.endswith("\n"):  # a line ended otherwise: no stack is taken to begin with it
+            head = None
     return tuple(common or ())
+
+
+_LINE_ENDS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+"""The characters that end a line for ``str.splitlines`` (a CR LF pair ends one too)."""
+
+
+def _frames_read(stack: str, limit: int) -> tuple[list[tuple[str, str, int]], list[int]]:
+    """The first ``limit`` frames of ``stack`` as :func:`stack_frames` reads them, as
+    ``(function, file, line)``, and where the line of each ends in ``stack``."""
+    frames: list[tuple[str, str, int]] = []
+    ends: list[int] = []
+    at = 0
+    for line in stack.splitlines(keepends=True):
+        at += len(line)
+        if line.endswith("\r\n"):
+            line = line[:-2]
+        elif line and line[-1] in _LINE_ENDS:
+            line = line[:-1]
+        m = _STACK_FRAME_RE.match(line)
+        if m is not None:
+            frames.append((m.group(3), m.group(1), int(m.group(2))))
+            ends.append(at)
+            if len(frames) >= limit:
+                break
+    return frames, ends

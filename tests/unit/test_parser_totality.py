@@ -164,6 +164,7 @@ _PARSERS = {
     "stack_frames": lambda v: list(origins.stack_frames(v)),
     "graph_comment": origins.graph_comment,
     "source_name": sources.source_name,
+    "source_names": lambda v: sources.source_names(v if isinstance(v, list) else [v, v]),
     "plain": unpickler.plain,
     "str_items": unpickler.str_items,
     "iter_str_items": lambda v: list(unpickler.iter_str_items(v)),
@@ -189,6 +190,7 @@ _TEXT_ONLY = {
 _NEVER_RAISE = {
     "example_run",
     "source_name",
+    "source_names",
     "str_items",
     "iter_str_items",
     "opt_str",

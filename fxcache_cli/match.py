@@ -249,7 +249,7 @@ def _verdict_lines(verdict: Any, say: Callable[[str], None]) -> None:
             say(f"[bold]{safe(v.label)}[/bold]: {_painted(v)}")
         for r in v.assumed:
             say(f"  [dim]{safe(r)}[/dim]")
-        for r in (v.rests_on, v.assumed_params, v.params_unchecked):
+        for r in (v.rests_on, v.assumed_params, *v.assumed_state, v.params_unchecked):
             if r is not None:
                 say(f"  [dim]{safe(r)}[/dim]")
     if verdict.others:

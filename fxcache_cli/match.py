@@ -42,7 +42,8 @@ def match_cmd(
         "torch.is_inference_mode_enabled()=True inference mode; other global state and settings "
         "(torch.is_autocast_enabled()=True, torch.get_default_dtype()=torch.float64, "
         "torch.compile.mode='max-autotune', torch._dynamo.config.NAME=VALUE, torch._inductor.config.NAME=VALUE) "
-        "are undecided where the cache does not record them; left out, each is as when the key was compiled. "
+        "are undecided where the cache does not record them; left out, each is as when the key was compiled "
+        "(a decided verdict lists what it took so). "
         "A parameter left out takes its default. --shapes is the older name.")] = None,
     dynamic: DynamicOpt = None,
     duck_shape: Annotated[bool | None, typer.Option(

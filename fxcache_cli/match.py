@@ -42,7 +42,8 @@ def match_cmd(
         "torch.is_inference_mode_enabled()=True inference mode; other global state and settings "
         "(torch.is_autocast_enabled()=True, torch.get_default_dtype()=torch.float64, "
         "torch.compile.mode='max-autotune', torch._dynamo.config.NAME=VALUE, torch._inductor.config.NAME=VALUE) "
-        "are undecided where the cache does not record them; left out, each is as when the key was compiled. "
+        "are undecided where the cache does not record them; left out, each is as when the key was compiled "
+        "(a decided verdict lists what it took so). "
         "A parameter left out takes its default. --shapes is the older name.")] = None,
     dynamic: DynamicOpt = None,
     duck_shape: Annotated[bool | None, typer.Option(
@@ -249,7 +250,7 @@ def _verdict_lines(verdict: Any, say: Callable[[str], None]) -> None:
             say(f"[bold]{safe(v.label)}[/bold]: {_painted(v)}")
         for r in v.assumed:
             say(f"  [dim]{safe(r)}[/dim]")
-        for r in (v.rests_on, v.assumed_params, v.params_unchecked):
+        for r in (v.rests_on, v.assumed_params, *v.assumed_state, v.params_unchecked):
             if r is not None:
                 say(f"  [dim]{safe(r)}[/dim]")
     if verdict.others:

@@ -56,6 +56,7 @@ from fxcache_core.lookup.after_break import (
     sources_of,
 )
 from fxcache_core.lookup.ambient import ambient_accounts
+from fxcache_core.lookup.assumptions import ambient_assumptions
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Sibling
 from fxcache_core.lookup.global_state import state_accounts
@@ -223,7 +224,8 @@ class _Run:
         acc = replace(acc, params=acc.params + tuple(
             ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done,
                              state_judge(catalog, k, m.compiled, q.inputs, q.mode)) + state_accounts(k, q.state)))
-        m = replace(m, params=acc.params, params_unchecked=acc.unchecked)
+        m = replace(m, params=acc.params, params_unchecked=acc.unchecked, ambient=ambient_assumptions(
+            k.kind, entry, m.compiled, q.inputs, dict(m.bound), q.grad_enabled, q.state))
         if acc.problems:
             return KeyMatch(key=k, fits=False, reasons=acc.problems, symbols=m.symbols, origin=origin,
                             bound=m.bound, compiled=m.compiled, auto=m.auto, profile=m.profile,

@@ -20,6 +20,7 @@ from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.origin import function_name
 from fxcache_core.lookup.accounting import ParamAccount
+from fxcache_core.lookup.assumptions import Assumption, dtype_assumptions, param_assumptions
 from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.judge import EntryVerdict, FxLoad
 from fxcache_core.reasons import Reason, code_of
@@ -89,6 +90,11 @@ class KeyMatch:
         params_unchecked: why the parameters were not checked (the source cannot be
             read here, the frame is not recorded); None when they were, or the key was
             not looked up by its own guards.
+        ambient: the state the call leaves out that the key is looked up under (the grad
+            mode, each input's ``requires_grad``, a module's state, globals, global settings),
+            taken from the key's entry or as when it was compiled
+            (:func:`~fxcache_core.lookup.assumptions.ambient_assumptions`); () where the key
+            was not looked up by its own guards.
     """
 
     key: CacheKey
@@ -113,6 +119,7 @@ class KeyMatch:
     raises: Reason | None = None
     params: tuple[ParamAccount, ...] = ()
     params_unchecked: Reason | None = None
+    ambient: tuple[Assumption, ...] = ()
 
     def __post_init__(self) -> None:
         # Several rules may find the same thing not known (a float read twice, a
@@ -128,6 +135,13 @@ class KeyMatch:
             return ()
         return (Reason("assumed the dtypes of this key: " + ", ".join(f"{src} {dtype}" for src, dtype in self.assumed)
                        + " (another dtype: NAME=[...]:dtype=NAME)", "dtype-assumed"),)
+
+    @property
+    def assumption_records(self) -> tuple[Assumption, ...]:
+        """Everything this lookup takes for granted that the call does not say, one
+        :class:`~fxcache_core.lookup.assumptions.Assumption` each: the dtypes, the parameters
+        accounting assumed, then :attr:`ambient`."""
+        return (*dtype_assumptions(self.assumed), *param_assumptions(self.params), *self.ambient)
 
     @property
     def status(self) -> str:
@@ -166,7 +180,8 @@ class KeyMatch:
         ``loaded_by``, ``entries``, ``assumed``: input -> the dtype assumed,
         ``auto_dynamic``, ``profile``, ``raises``, ``raises_code``, ``params``: each parameter accounted for
         (:meth:`~fxcache_core.lookup.accounting.ParamAccount.to_json`), ``params_unchecked``
-        and ``params_unchecked_code``)."""
+        and ``params_unchecked_code``, ``assumptions``: :attr:`assumption_records`, each
+        ``name``, ``value``, ``from``, ``code``)."""
         names = self.user_names
         return {
             "kind": self.key.kind.value, "key": self.key.key, "status": self.status,
@@ -191,6 +206,7 @@ class KeyMatch:
             "raises": self.raises, "raises_code": code_of(self.raises),
             "params": [p.to_json() for p in self.params],
             "params_unchecked": self.params_unchecked, "params_unchecked_code": code_of(self.params_unchecked),
+            "assumptions": [a.to_json() for a in self.assumption_records],
         }
 
 

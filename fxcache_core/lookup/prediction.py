@@ -67,6 +67,7 @@ from fxcache_core.functions.frames import label as readable_name
 from fxcache_core.functions.origin import function_name
 from fxcache_core.guards.user_terms import user_source, user_text
 from fxcache_core.lookup.accounting import ARGUMENT_CODES, ParamAccount
+from fxcache_core.lookup.assumptions import Assumption, said
 from fxcache_core.lookup.binding import DynamicMode
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase, UnboundKey
 from fxcache_core.lookup.module_hooks import hooks_registered
@@ -175,6 +176,21 @@ class FunctionVerdict:
                       + ", ".join(shown), "params-assumed")
 
     @property
+    def assumptions(self) -> tuple[Assumption, ...]:
+        """For a decided verdict (HIT, MISS, ERROR), everything the deciding key's lookup
+        takes for granted that the call does not say
+        (:attr:`~fxcache_core.lookup.match_report.KeyMatch.assumption_records`); () otherwise."""
+        m = self._deciding()
+        return m.assumption_records if m is not None and self.status in ("hit", "miss", "error") else ()
+
+    @property
+    def assumed_state(self) -> tuple[Reason, ...]:
+        """:attr:`assumptions` of the state the call runs under, in words (the grad mode
+        and ``requires_grad`` the key's entry shows; what is taken as when the key was
+        compiled): :func:`~fxcache_core.lookup.assumptions.said`."""
+        return said(self.assumptions)
+
+    @property
     def rests_on(self) -> Reason | None:
         """For a decided verdict, the Python arguments it rests on that evidence beyond
         the key's inputs accounts for (a run's guards, the side of a test the graph
@@ -186,16 +202,19 @@ class FunctionVerdict:
 
     def to_json(self) -> dict[str, object]:
         """``function``, ``origin``, ``status``, ``line``, ``why`` and ``why_code``, ``key``,
-        ``entry``, ``keys`` and ``assumed`` (:attr:`assumed`'s texts); ``params`` (each
+        ``entry``, ``keys`` and ``assumed`` (:attr:`assumed`'s texts); ``assumptions`` (each
+        thing a decided verdict takes for granted that the call does not say: ``name``,
+        ``value``, ``from``, ``code``, :attr:`assumptions`); ``params`` (each
         parameter of the compiled function and how the deciding key accounts for it:
         ``name``, ``value``, ``given``, ``status``, ``how``, ``detail``), ``params_unchecked``
         and ``params_unchecked_code``; ``phase`` and ``phases`` (phase -> ``heading``,
         ``status``, ``line``, ``why``, ``why_code``, ``key``, ``entry``, ``params``,
-        ``params_unchecked``), empty without phases."""
+        ``params_unchecked``, ``assumptions``), empty without phases."""
         return {"function": self.function, "origin": str(self.origin) if self.origin else None,
                 "status": self.status, "line": self.line, "why": self.why, "why_code": code_of(self.why),
                 "key": self.key.key if self.key else None, "entry": self.entry,
                 "keys": [m.key.key for m in self.keys], "assumed": list(self.assumed),
+                "assumptions": [a.to_json() for a in self.assumptions],
                 "params": [p.to_json() for p in self.params], "params_unchecked": self.params_unchecked,
                 "params_unchecked_code": code_of(self.params_unchecked),
                 "phase": self.phase.value if self.phase else None,
@@ -204,7 +223,8 @@ class FunctionVerdict:
     def _phase_json(self) -> dict[str, object]:
         return {"heading": self.heading, "status": self.status, "line": self.line, "why": self.why,
                 "why_code": code_of(self.why), "key": self.key.key if self.key else None, "entry": self.entry,
-                "params": [p.to_json() for p in self.params], "params_unchecked": self.params_unchecked}
+                "params": [p.to_json() for p in self.params], "params_unchecked": self.params_unchecked,
+                "assumptions": [a.to_json() for a in self.assumptions]}
 
 
 @dataclass(frozen=True, slots=True)

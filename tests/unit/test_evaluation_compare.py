@@ -117,6 +117,13 @@ def test_calls_are_described_as_the_docs_write_them():
     assert short({"dims": {"tuple": [2]}}) == "dims=(2,)"
 
 
+def test_a_calls_module_mode_is_said_where_the_call_says_it():
+    # a family built in train mode can describe an eval call; without "@train" the mode is left out
+    assert describe({"@train": False, "x": [4, 8]}) == ["--inputs", "self.training=False", "--shapes", "x=[4,8]"]
+    assert describe({"@train": True, "x": [4, 8]})[:2] == ["--inputs", "self.training=True"]
+    assert describe({"x": [4, 8]}) == ["--shapes", "x=[4,8]"]
+
+
 def test_a_hit_then_a_raise_is_right_only_as_an_error_naming_that_entry():
     # torch loaded E1, then raised (a marked range wider than the entry's guards)
     tv = compare.torch_verdict([_aot(E1), _fx(FE)], PRESENT, {"type": "ConstraintViolationError", "message": "m"})

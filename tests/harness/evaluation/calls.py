@@ -20,7 +20,9 @@ channels-last input), ``"rg": True`` makes it require grad.
 may hold tensors and tuples of them.
 A key starting with ``@`` is no argument: ``"@train": True`` puts a module compiled
 whole in training mode for the call (``model.train()``; else ``model.eval()``), described
-to ``fxcache match`` as the module's state ``self.training=True`` (left out in eval mode);
+to ``fxcache match`` as the module's state ``self.training=True``; ``"@train": False`` (eval
+mode, as when it is not there) is described as ``self.training=False``, and without the key
+the mode is left out (as a user calling in the build's mode does);
 ``"@grad": True`` makes the call with grad enabled (else under ``torch.no_grad()``);
 ``"@set": {"scale": 3.0}`` sets attributes of a module compiled whole before the call,
 described as ``self.scale=3.0``; ``"@global": {"GAIN": 3.0}`` sets globals of the
@@ -151,8 +153,8 @@ def items(call: Call, new_option: str = NEW_KINDS_OPTION, grad: bool = False) ->
     out: list[tuple[str, str]] = []
     if grad:
         out.append((new_option, f"torch.is_grad_enabled()={bool(call.get('@grad'))}"))
-    if call.get("@train"):
-        out.append((new_option, "self.training=True"))
+    if "@train" in call:
+        out.append((new_option, f"self.training={bool(call['@train'])}"))
     for attr, v in (call.get("@set") or {}).items():
         out.append((new_option if not isinstance(v, (int, float)) or isinstance(v, bool) else SHAPES_OPTION,
                     f"self.{attr}={_py(v)}"))

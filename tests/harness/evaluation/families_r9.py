@@ -422,12 +422,14 @@ R9C_FAMILIES: list[Family] = [
         states_grad=True,
         build=(({"x": [4, 8], "@train": True, **_G, "@backward": True},),),
         positional=1,
-        doc="nested blocks built in train mode with a backward, then eval; grad mode stated (dynamic=True)",
+        doc="nested blocks built in train mode with a backward, then eval; grad mode stated, and the module mode in one call (dynamic=True)",
         queries=(
             _q("train, another batch", x=[6, 8], **{"@train": True, **_G, "@backward": True}),
             _q("eval", x=[4, 8]),
             _q("train, batch 1", x=[1, 8], **{"@train": True, **_G, "@backward": True}),
             _q("train, no backward", x=[5, 8], **{"@train": True, **_G}),
+            # eval under grad, the mode said: the grad mode is the build's, the module's is not
+            _q("eval under grad, mode stated", x=[4, 8], **{"@train": False, **_G}),
         ),
     ),
 ]

@@ -94,6 +94,8 @@ OPS: Mapping[str, OpRule] = {
     "squeeze": OpRule(("squeeze",), (IntArg("dim", 0, 1, REQUIRED, "int"),)),
     "topk": OpRule(("topk",), (IntArg("k", 0, 1, REQUIRED, "int"), IntArg("dim", 1, 2, -1, "int"))),
     "softmax": OpRule(("amax", "sum"), (IntArg("dim", 0, 1, REQUIRED, "list"),)),
+    "log_softmax": OpRule(("amax", "sum"), (IntArg("dim", 0, 1, REQUIRED, "list"),)),
+    "cumsum": OpRule(("cumsum",), (IntArg("dim", 0, 1, REQUIRED, "int"),)),
 }
 """A tensor method -> the aten op it traces in AOTAutograd's graph and the arguments
 that op keeps verbatim (checked against torch 2.13's printed graphs, module docstring)."""

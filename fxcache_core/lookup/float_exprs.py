@@ -41,6 +41,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+import struct
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -429,6 +430,11 @@ def _literals(stmt_uses: Sequence[FloatUse], fn: ast.FunctionDef | ast.AsyncFunc
     return out
 
 
+def _single(text: str) -> str:
+    """A float's ``repr`` rounded to float32 (as a graph computing in float32 prints it)."""
+    return repr(struct.unpack("f", struct.pack("f", float(text)))[0])
+
+
 def _op_of(op: str, stems: frozenset[str]) -> bool:
     """Whether the aten op ``op`` is one the context names: its name, or a variant of it
     (``clamp_max`` of ``torch.clamp(x, max=...)``, ``add_`` of ``add``)."""
@@ -525,6 +531,9 @@ def _float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, gra
             want[repr(v)] += 1
         if group_n != len(group) and len(want) != group_n:
             return _unknown(param, group[0], "its expressions give one value for the call", uses)
+        if want != found and stems & DECOMPOSED and Counter(map(_single, want.elements())) == found:
+            return _unknown(param, group[0], "its op holds the call's value rounded to float32, as a "
+                            "decomposition computing in float32 would print it", uses)
         if want != found:
             u = group[0]
             was = ", ".join(sorted(found.elements()))

@@ -182,3 +182,12 @@ def test_a_float_a_decomposed_call_takes_is_specialized_under_dynamic_true() -> 
         prov = _floats(fn, graph, param, **values)
         got = float_ops(graph, param, prov, values)
         assert got.outcome == "specialized" and got.line == 2, got
+
+
+def test_a_value_the_graph_holds_rounded_to_float32_is_not_another_graph() -> None:
+    """A decomposition that computed with the eps in float32 would print it rounded
+    (9.999999974752427e-07 for 1e-06): not read as another value."""
+    graph = LN_GRAPH.replace("1e-05", "9.999999974752427e-07")
+    got = _floats(LN, graph, "eps", eps=1e-6)
+    assert got.status == "unknown", got
+    assert _floats(LN, graph, "eps", eps=1e-5).status == "differs"

@@ -41,6 +41,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+import struct
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -57,7 +58,7 @@ from fxcache_core.lookup.sym_floats import local_lines, sym_node_operands, symbo
 from fxcache_core.lookup.traced_lines import OP_RE, traced_lines
 from fxcache_core.reasons import Reason
 
-__all__ = ["MAX_POW", "FloatUse", "Provenance", "compute", "evaluate", "float_provenance", "graph_ops", "statement_reads"]
+__all__ = ["DECOMPOSED", "MAX_POW", "FloatUse", "Provenance", "compute", "evaluate", "float_provenance", "graph_ops", "statement_reads"]
 
 # The aten op (its name's stem) that a Python operator between a tensor and a scalar
 # becomes in Dynamo's graph (torch/_dynamo/variables/tensor.py: the operator's torch
@@ -67,6 +68,23 @@ _OP_STEMS: dict[type[ast.operator], frozenset[str]] = {
     ast.Div: frozenset({"div"}), ast.Pow: frozenset({"pow"}),
 }
 _ALSO_OPS = {"where": frozenset({"scalar_tensor"})}  # where(c, x, 0.5) is where.self(c, x, scalar_tensor(0.5))
+_DECOMPOSED_ARGS: dict[str, tuple[str, int, int, frozenset[str]]] = {
+    # x.masked_fill(m, 0.5) is where.self(m, scalar_tensor(0.5), x)
+    "masked_fill": ("value", 1, 2, frozenset({"scalar_tensor"})),
+    "masked_fill_": ("value", 1, 2, frozenset({"scalar_tensor"})),
+    # F.layer_norm(x, s, eps=e): rsqrt(add.Tensor(var, e)); F.group_norm(x, g, eps=e) the same
+    "layer_norm": ("eps", -1, 4, frozenset({"add"})),
+    "group_norm": ("eps", -1, 4, frozenset({"add"})),
+}
+"""A torch function or tensor method -> the one float argument of it that its
+decomposition keeps verbatim as an op's scalar (its keyword, its position among a
+method's arguments and among a function's, -1 where it has none) and the stems of the
+ops that hold it: read only there (any other argument of the call is opaque to it).
+Checked against torch 2.13's AOTAutograd graphs on CPU."""
+DECOMPOSED = frozenset(_DECOMPOSED_ARGS)
+"""Calls whose float reaches the printed graph only inside their decomposition's ops
+(:data:`_DECOMPOSED_ARGS`): Dynamo's graph calls the function itself with it, an op
+``tensorify_python_scalars`` cannot convert (:mod:`fxcache_core.lookup.float_restart`)."""
 _TORCH_ROOTS = frozenset({"torch", "F", "nn", "functional"})
 _SCALAR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "stride", "storage_offset",
                              "element_size", "nelement", "ndimension", "is_contiguous", "data_ptr",
@@ -360,6 +378,13 @@ def _use(e: ast.AST, parent: ast.AST | None, stmt: ast.stmt | None, line: int, l
         if isinstance(f, ast.Attribute) and f.attr not in _SCALAR_METHODS and (
                 _root_name(f) in _TORCH_ROOTS or _tensor_method(f.attr) or kinds.tensor(f.value)) \
                 and _root_name(f) != "math":
+            if name in _DECOMPOSED_ARGS:
+                keyword, method_pos, fn_pos, stems = _DECOMPOSED_ARGS[name]
+                pos = fn_pos if _root_name(f) in _TORCH_ROOTS else method_pos
+                given = any(k.arg == keyword and k.value is e for k in parent.keywords) or (
+                    0 <= pos < len(parent.args) and parent.args[pos] is e
+                    and not any(isinstance(a, ast.Starred) for a in parent.args[:pos + 1]))
+                return FloatUse(line, last, expr, ops=frozenset({name.rstrip("_")}) | (stems if given else frozenset()))
             return FloatUse(line, last, expr, ops=frozenset({name.rstrip("_")}) | _ALSO_OPS.get(name, frozenset()))
         return FloatUse(line, last, expr, opaque=f"passed to {name}() at line {line}")
     if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and parent is stmt:
@@ -403,6 +428,11 @@ def _literals(stmt_uses: Sequence[FloatUse], fn: ast.FunctionDef | ast.AsyncFunc
         if use.opaque is not None or use.ops & stems or any(_op_of(o, stems) for o in use.ops):
             out[repr(value)] += 1
     return out
+
+
+def _single(text: str) -> str:
+    """A float's ``repr`` rounded to float32 (as a graph computing in float32 prints it)."""
+    return repr(struct.unpack("f", struct.pack("f", float(text)))[0])
 
 
 def _op_of(op: str, stems: frozenset[str]) -> bool:
@@ -501,6 +531,9 @@ def _float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, gra
             want[repr(v)] += 1
         if group_n != len(group) and len(want) != group_n:
             return _unknown(param, group[0], "its expressions give one value for the call", uses)
+        if want != found and stems & DECOMPOSED and Counter(map(_single, want.elements())) == found:
+            return _unknown(param, group[0], "its op holds the call's value rounded to float32, as a "
+                            "decomposition computing in float32 would print it", uses)
         if want != found:
             u = group[0]
             was = ", ".join(sorted(found.elements()))

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from fxcache_core.lookup.float_exprs import Provenance, evaluate
+from fxcache_core.lookup.float_exprs import DECOMPOSED, Provenance, evaluate
 from fxcache_core.lookup.traced_lines import op_lines
 
 __all__ = ["TENSORIFIABLE", "FloatOps", "float_ops"]
@@ -74,6 +74,9 @@ def float_ops(
     from the read's statement."""
     if prov.status != "same" or not prov.uses or any(u.opaque or not u.ops for u in prov.uses):
         return FloatOps(None)
+    for use in prov.uses:
+        if called := sorted(use.ops & {d.rstrip("_") for d in DECOMPOSED}):
+            return FloatOps("specialized", f"{called[0]}()", use.line)  # Dynamo's graph calls it: no tensor op
     lines: dict[int, list[tuple[str, ast.Call]]] = {}
     for _file, line, m, call in op_lines(graph):
         if call is None:

@@ -12,13 +12,23 @@ unprinted). Printed by torch 2.13 for such calls on CPU:
   ``aten.squeeze.dim(x, -2)``;
 * ``x.topk(k)`` -> ``aten.topk.default(x, 2)`` (its ``dim`` next, ``-1`` unprinted);
 * ``x.softmax(-1)`` -> ``aten.amax.default(x, [-1], True)`` and
-  ``aten.sum.dim_IntList(exp, [-1], True)``: two ops, each holding the dim.
+  ``aten.sum.dim_IntList(exp, [-1], True)``: two ops, each holding the dim
+  (``log_softmax`` the same);
+* ``x.cumsum(0)`` -> ``aten.cumsum.default(x, 0)`` (``cumprod``, ``cummax``, ``cummin``,
+  ``logcumsumexp`` the same); ``x.prod(1)`` -> ``aten.prod.dim_int(x, 1)``;
+  ``x.max(-1)`` -> ``aten.max.dim(x, -1)`` (``min`` the same; ``x.max()`` is
+  ``aten.max.default(x)``, and ``x.max(y)`` of a tensor ``aten.maximum``);
+  ``x.argmax(-1)`` -> ``aten.argmax.default(x, -1)``; ``x.sort(0)`` ->
+  ``aten.sort.default(x, 0)`` and ``x.argsort(-1)`` -> ``aten.sort.default(x)`` (-1
+  unprinted); ``x.select(-1, 2)`` -> ``aten.select.int(x, -1, 2)``; ``x.diagonal(1)`` ->
+  ``aten.diagonal.default(x, 1)``.
 
 Calls that are *not* here because the graph does not keep the value as given:
 ``transpose`` and ``flip`` (a permute or ``prims.rev`` with the dims made positive),
 ``F.softmax`` and ``F.pad`` (traced in torch/nn/functional.py, not at the statement),
 ``narrow`` (a slice whose end is start plus length), ``torch.cat`` (copies and views), ``torch.roll`` (an index arithmetic whose
-constants are the shift modulo the size). ``permute`` keeps its list verbatim and is a
+constants are the shift modulo the size), ``index_select`` (an index op without its dim),
+``tril``/``triu`` (a comparison with the offset). ``permute`` keeps its list verbatim and is a
 size-list family (:mod:`fxcache_core.lookup.int_sizes`).
 
 :func:`op_args` decides under the exactness conditions of
@@ -85,6 +95,7 @@ class OpRule:
 
 
 _DIM_LIST = IntArg("dim", 0, 1, None, "list")
+_DIM = IntArg("dim", 0, 1, REQUIRED, "int")
 _KEEPDIM = IntArg("keepdim", None, "keepdim", False, "bool")
 
 OPS: Mapping[str, OpRule] = {
@@ -94,6 +105,21 @@ OPS: Mapping[str, OpRule] = {
     "squeeze": OpRule(("squeeze",), (IntArg("dim", 0, 1, REQUIRED, "int"),)),
     "topk": OpRule(("topk",), (IntArg("k", 0, 1, REQUIRED, "int"), IntArg("dim", 1, 2, -1, "int"))),
     "softmax": OpRule(("amax", "sum"), (IntArg("dim", 0, 1, REQUIRED, "list"),)),
+    "log_softmax": OpRule(("amax", "sum"), (IntArg("dim", 0, 1, REQUIRED, "list"),)),
+    "cumsum": OpRule(("cumsum",), (_DIM,)),
+    "cumprod": OpRule(("cumprod",), (_DIM,)),
+    "cummax": OpRule(("cummax",), (_DIM,)),
+    "cummin": OpRule(("cummin",), (_DIM,)),
+    "logcumsumexp": OpRule(("logcumsumexp",), (_DIM,)),
+    "prod": OpRule(("prod",), (_DIM,)),
+    "max": OpRule(("max",), (_DIM,)),
+    "min": OpRule(("min",), (_DIM,)),
+    "argmax": OpRule(("argmax",), (IntArg("dim", 0, 1, None, "int"),)),
+    "argmin": OpRule(("argmin",), (IntArg("dim", 0, 1, None, "int"),)),
+    "sort": OpRule(("sort",), (IntArg("dim", 0, 1, -1, "int"),)),
+    "argsort": OpRule(("sort",), (IntArg("dim", 0, 1, -1, "int"),)),
+    "select": OpRule(("select",), (_DIM, IntArg("index", 1, 2, REQUIRED, "int"))),
+    "diagonal": OpRule(("diagonal",), (IntArg("offset", 0, 1, 0, "int"),)),
 }
 """A tensor method -> the aten op it traces in AOTAutograd's graph and the arguments
 that op keeps verbatim (checked against torch 2.13's printed graphs, module docstring)."""
@@ -120,11 +146,22 @@ def _given(call: ast.Call, arg: IntArg) -> ast.expr | None:
 
 
 def _readable(call: ast.Call, rule: OpRule) -> bool:
-    """No starred or ``**`` argument, and no positional one the table does not place."""
+    """No starred or ``**`` argument, no positional one the table does not place, and no
+    keyword but the table's and :data:`_FREE_KEYWORDS` (``x.argsort(stable=True)`` traces
+    another overload, whose arguments sit elsewhere)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    if any(k.arg not in {a.name for a in rule.args} | _FREE_KEYWORDS for k in call.keywords):
         return False
     placed = {a.pos for a in rule.args if a.pos is not None}
     return all(i in placed for i in range(len(call.args)))
+
+
+_FREE_KEYWORDS = frozenset({"dtype", "unbiased", "correction"})
+"""Keywords a call of :data:`OPS` may give beside the table's, which move none of its
+arguments (``x.cumsum(0, dtype=torch.float64)`` is ``aten.cumsum.default(x, 0, dtype =
+torch.float64)``; ``x.std(1, unbiased=False)`` is ``aten.var.correction(x, [1],
+correction = 0)`` before its sqrt)."""
 
 
 def op_site(e: ast.expr, parents: Mapping[ast.AST, ast.AST], tensor: Callable[[ast.expr], bool]

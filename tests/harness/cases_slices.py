@@ -24,7 +24,13 @@ does not keep that guard) and :func:`eps_shift` one it only adds (a module whose
 hook tests such a float: tests/harness/cases_hooks.py); :func:`where_fill_dyn` and
 :func:`clamp_low_dyn` floats that ``dynamic=True`` cannot keep inputs (torch.where's scalar,
 clamp's bound), specialized into the key; :func:`strided_add` a stride automatic dynamic made a
-symbol (``"@transposed": [1]``: the second tensor transposed, its strides ``[1, rows]``). A call is
+symbol (``"@transposed": [1]``: the second tensor transposed, its strides ``[1, rows]``). The
+block's arguments that an op's decomposition keeps (tests/torch/test_decomposed_args.py):
+:func:`soft_cum` ``log_softmax``'s and ``cumsum``'s int dims (fxcache_core/lookup/int_ops.py),
+:func:`norm_fill` ``layer_norm``'s float eps and ``masked_fill``'s float value, and
+:func:`group_eps` ``group_norm``'s eps, whose group count no constant shows
+(fxcache_core/lookup/float_exprs.py), :func:`norm_fill_dyn` the same eps under
+``dynamic=True`` (specialized by a restart). A call is
 described as ``tests.harness.cases_args``'s are (``[[4, 8], {"depth": 3}]``). This module
 imports torch; no ``from __future__ import annotations`` (see ``demo.cases``).
 """
@@ -32,6 +38,7 @@ imports torch; no ``from __future__ import annotations`` (see ``demo.cases``).
 import math
 
 import torch
+import torch.nn.functional as F
 
 from demo.cases import Case
 from tests.harness.cases_args import keyword_inputs
@@ -132,6 +139,40 @@ def strided_add(x, y):
     return (x * 2 + y).relu()
 
 
+def soft_cum(x, dim=-1, cdim=0):
+    # log_softmax's dim (aten.amax's and aten.sum's list) and cumsum's (aten.cumsum's), as given.
+    return x.log_softmax(dim).cumsum(cdim) + 1
+
+
+def norm_fill(x, eps=1e-5, value=-1.0):
+    # layer_norm's eps (aten.add.Tensor(var, eps) before rsqrt) and masked_fill's value
+    # (aten.scalar_tensor(value)): each float one op's scalar in its decomposition.
+    y = F.layer_norm(x, (x.shape[-1],), eps=eps)
+    return y.masked_fill(y > 0, value) * 2
+
+
+def group_eps(x, groups=2, eps=1e-5):
+    # group_norm's eps (aten.add.Tensor(var, eps)); its group count is in a view's sizes only.
+    return F.group_norm(x, groups, eps=eps) * 2
+
+
+def norm_fill_dyn(x, eps=1e-5):
+    # layer_norm's eps under dynamic=True: Dynamo makes eps an input, cannot keep it one in
+    # layer_norm, and traces again with it specialized.
+    return F.layer_norm(x, (x.shape[-1],), eps=eps) + 1
+
+
+_DECOMPOSED_CASES = [
+    Case("soft_cum", soft_cum, {"dynamic": False}, [[[4, 6]]], make_inputs=keyword_inputs,
+         doc="x.log_softmax(dim).cumsum(cdim), built with the defaults (dynamic=False)"),
+    Case("norm_fill", norm_fill, {"dynamic": None}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="layer_norm's eps and masked_fill's value, built with the defaults (dynamic=None)"),
+    Case("group_eps", group_eps, {"dynamic": None}, [[[2, 8, 4]]], make_inputs=keyword_inputs,
+         doc="group_norm's group count and eps, built with the defaults (dynamic=None)"),
+    Case("norm_fill_dyn", norm_fill_dyn, {"dynamic": True}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="layer_norm's eps, built with its default (dynamic=True): specialized by a restart"),
+]
+
 _EXPR_CASES = [
     Case("head_cols", head_cols, {"dynamic": None}, [[[4, 8], {"n": 100}]], make_inputs=keyword_inputs,
          doc="x[:, :min(n, x.shape[1])], built with n past the width (dynamic=None)"),
@@ -157,6 +198,7 @@ _EXPR_CASES = [
 
 SLICE_CASES = [
     *_EXPR_CASES,
+    *_DECOMPOSED_CASES,
     Case("layer_stack", STACK, {"dynamic": None}, [[[4, 8]], [[4, 8], {"depth": 3}]], make_inputs=keyword_inputs,
          doc="a ModuleList of three Linear sliced by an int, built with depth 2 and 3 (dynamic=None)"),
     Case("gapped_stack", GAPPED, {"dynamic": None}, [[[4, 8]], [[4, 8], {"depth": 3}]], make_inputs=keyword_inputs,

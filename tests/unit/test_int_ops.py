@@ -175,3 +175,58 @@ def test_an_int_that_is_a_dim_and_sizes_torch_ones_is_read_off_both_ops() -> Non
     assert same is not None and same.status == "same", same
     other = _prov(ONES, ONES_1, "d", d=2)
     assert other is not None and other.status == "differs", other
+
+
+def _one(code: str, *ops: str, tensor: str = "f32[4, 6][6, 1]cpu") -> str:
+    return op_graph(FILE, 2, code, ops, tensor=tensor, returns="out")
+
+
+# As torch 2.13 printed them for these functions compiled with dynamic=False on x [4, 6]
+# (torch looked up another key for each `other` value, the same key for the built one).
+_VERBATIM = [
+    ("def f(x, d):\n    return x.argmax(d) + 1\n", {"d": -1}, 0,
+     ('argmax: "i64[4][1]cpu" = torch.ops.aten.argmax.default(arg0_1, -1)',
+      'out: "i64[4][1]cpu" = torch.ops.aten.add.Tensor(argmax, 1)')),
+    ("def f(x, d):\n    return x.cumprod(d) * 2\n", {"d": 0}, -2,
+     ('cumprod: "f32[4, 6][6, 1]cpu" = torch.ops.aten.cumprod.default(arg0_1, 0)',
+      'out: "f32[4, 6][6, 1]cpu" = torch.ops.aten.mul.Tensor(cumprod, 2)')),
+    ("def f(x, d):\n    return x.prod(d) * 2\n", {"d": 1}, -1,
+     ('prod: "f32[4][1]cpu" = torch.ops.aten.prod.dim_int(arg0_1, 1)',
+      'out: "f32[4][1]cpu" = torch.ops.aten.mul.Tensor(prod, 2)')),
+    ("def f(x, d):\n    return x.argsort(d) + 1\n", {"d": -1}, 1,
+     ("sort = torch.ops.aten.sort.default(arg0_1)", 'getitem_1: "i64[4, 6][6, 1]cpu" = sort[1]',
+      'out: "i64[4, 6][6, 1]cpu" = torch.ops.aten.add.Tensor(getitem_1, 1)')),
+    ("def f(x, d):\n    return x.max(d)[0] * 2\n", {"d": -1}, 0,
+     ("max_1 = torch.ops.aten.max.dim(arg0_1, -1)", 'getitem: "f32[4][1]cpu" = max_1[0]',
+      'out: "f32[4][1]cpu" = torch.ops.aten.mul.Tensor(getitem, 2)')),
+    ("def f(x, i):\n    return x.select(-1, i) * 2\n", {"i": 2}, 1,
+     ('select: "f32[4][6]cpu" = torch.ops.aten.select.int(arg0_1, -1, 2)',
+      'out: "f32[4][1]cpu" = torch.ops.aten.mul.Tensor(select, 2)')),
+    ("def f(x, k):\n    return x.diagonal(k) + 1\n", {"k": 1}, 0,
+     ('diagonal: "f32[4][7]cpu" = torch.ops.aten.diagonal.default(arg0_1, 1)',
+      'out: "f32[4][1]cpu" = torch.ops.aten.add.Tensor(diagonal, 1)')),
+]
+
+
+@pytest.mark.parametrize("src,values,other,ops", _VERBATIM,
+                         ids=["argmax", "cumprod", "prod", "argsort", "max", "select", "diagonal"])
+def test_more_ops_keep_their_int_as_given(src, values, other, ops) -> None:
+    fn = one_def(src)
+    graph = _one(src.splitlines()[1].strip(), *ops)
+    (param,) = values
+    same = _prov(fn, graph, param, **values)
+    assert same is not None and same.status == "same", same
+    got = _prov(fn, graph, param, **{param: other})
+    assert got is not None and got.status == "differs", got
+
+
+def test_a_keyword_the_table_does_not_place_leaves_the_int_unknown() -> None:
+    """``x.argsort(d, stable=True)`` traces ``aten.sort.stable``, whose dim is a keyword:
+    no place of it is read."""
+    fn = one_def("def f(x, d):\n    return x.argsort(d, stable=True) + 1\n")
+    graph = _one("return x.argsort(d, stable=True) + 1",
+                 "sort = torch.ops.aten.sort.stable(arg0_1, stable = True, dim = 0)",
+                 'getitem_1: "i64[4, 6][6, 1]cpu" = sort[1]',
+                 'out: "i64[4, 6][6, 1]cpu" = torch.ops.aten.add.Tensor(getitem_1, 1)')
+    got = _prov(fn, graph, "d", d=0)
+    assert got is not None and got.status == "unknown", got

@@ -181,6 +181,9 @@ class Index:
         self._db: sqlite3.Connection | None = None
         self._rows: list[tuple] = []  # entry rows put, not yet written (flush)
         self._key_rows: list[tuple] = []  # key origin rows put, not yet written
+        # Entry file (FileInfo.where) -> whether the row get_many served for it in this run
+        # proves its bytes (see proven), so that proven need not read the table again.
+        self._served: dict[str, bool] = {}
         if path is None:
             return
         try:
@@ -245,8 +248,10 @@ class Index:
             return
         try:
             rows = self._db.execute(
-                "SELECT path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns FROM entries")
-            for path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns in rows:
+                "SELECT path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns, read_ns "
+                "FROM entries")
+            served = self._served
+            for path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns, read_ns in rows:
                 e = want.get(path)
                 if e is None or _row_identity(size, mtime_ns, ino, schema, dev, ctime_ns) != _now(e):
                     continue
@@ -255,6 +260,7 @@ class Index:
                 except (ValueError, KeyError, TypeError, IndexError):
                     continue
                 if hit is not None:
+                    served[e.file.where] = isinstance(read_ns, int) and not racily_clean(e.file.identity, read_ns)
                     yield e, hit
         except sqlite3.Error:
             self._db = None
@@ -272,6 +278,7 @@ class Index:
         corrupt, body = (result, None) if isinstance(result, str) else (None, row or to_json(result))
         if corrupt is not None and not _storable(corrupt):
             return  # a reason quoting what the pickle named, not valid UTF-8: not kept
+        self._served.pop(entry.file.where, None)  # its row is replaced: proven reads the new one
         self._rows.append((entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
                            SCHEMA, sha, corrupt, body, entry.file.dev, entry.file.ctime_ns, read_ns or None))
         if len(self._rows) >= 1000:
@@ -284,12 +291,28 @@ class Index:
         (:func:`~fxcache_core.state.trust.racily_clean` of the row's identity and
         ``read_ns``). A row without its reading's time (``put`` without one) proves
         nothing. Whether the file system lets an identity prove anything is the
-        caller's part (:func:`~fxcache_core.state.trust.identity_is_proof`)."""
-        want = {e.file.where: e for e in entries if e.file.ctime_ns}
+        caller's part (:func:`~fxcache_core.state.trust.identity_is_proof`).
+
+        For an entry whose row :meth:`get_many` served in this run (read in one pass
+        over the table, not replaced since by :meth:`put`), the answer is that row's,
+        as it was served: the row the caller's data came from, judged as above, with
+        no second read of the table."""
+        served = self._served
+        out: set[str] = set()
+        want: dict[str, Entry] = {}
+        for e in entries:
+            if not e.file.ctime_ns:
+                continue
+            was = served.get(e.file.where)
+            if was is None:
+                want[e.file.where] = e
+            elif was:
+                out.add(e.file.where)
         if self._rows:
             self._write_rows()
-        out: set[str] = set()
-        if self._db is None or not want:
+        if self._db is None:
+            return set()
+        if not want:
             return out
         sql = "SELECT path, size, mtime_ns, ino, schema, dev, ctime_ns, read_ns FROM entries"
         try:

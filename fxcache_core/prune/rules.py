@@ -60,6 +60,8 @@ class Selection:
         # Keyed by the entry file's path string (FileInfo.where): no Path per entry.
         self.entries = [e for e in scan.entries() if not e.via_symlink]
         self.by_path = {e.file.where: e for e in self.entries}
+        if catalog.index is not None:  # the rows' proof, taken as they are served (plan.unproven)
+            catalog.index.remember_proof()
         catalog.read_ahead(scan.entries())  # the joins decode (nearly) all of them
         # The entries' records are the scan's: the inventory keeps none of its own. The
         # generated code is read off the inventory (one walk, not a second listing).

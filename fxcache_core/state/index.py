@@ -182,8 +182,9 @@ class Index:
         self._rows: list[tuple] = []  # entry rows put, not yet written (flush)
         self._key_rows: list[tuple] = []  # key origin rows put, not yet written
         # Entry file (FileInfo.where) -> whether the row get_many served for it in this run
-        # proves its bytes (see proven), so that proven need not read the table again.
-        self._served: dict[str, bool] = {}
+        # proves its bytes (see proven), so that proven need not read the table again;
+        # None until asked for (remember_proof): only gc asks proven.
+        self._served: dict[str, bool] | None = None
         if path is None:
             return
         try:
@@ -260,7 +261,8 @@ class Index:
                 except (ValueError, KeyError, TypeError, IndexError):
                     continue
                 if hit is not None:
-                    served[e.file.where] = isinstance(read_ns, int) and not racily_clean(e.file.identity, read_ns)
+                    if served is not None:
+                        served[e.file.where] = isinstance(read_ns, int) and not racily_clean(e.file.identity, read_ns)
                     yield e, hit
         except sqlite3.Error:
             self._db = None
@@ -278,11 +280,19 @@ class Index:
         corrupt, body = (result, None) if isinstance(result, str) else (None, row or to_json(result))
         if corrupt is not None and not _storable(corrupt):
             return  # a reason quoting what the pickle named, not valid UTF-8: not kept
-        self._served.pop(entry.file.where, None)  # its row is replaced: proven reads the new one
+        if self._served is not None:
+            self._served.pop(entry.file.where, None)  # its row is replaced: proven reads the new one
         self._rows.append((entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
                            SCHEMA, sha, corrupt, body, entry.file.dev, entry.file.ctime_ns, read_ns or None))
         if len(self._rows) >= 1000:
             self._write_rows()  # committed with the rest of the run's rows: one transaction
+
+    def remember_proof(self) -> None:
+        """From now on, remember whether each row :meth:`get_many` serves in one pass
+        proves its file's bytes, for :meth:`proven` (a caller that will ask, as gc
+        does; a dict entry per row served)."""
+        if self._served is None:
+            self._served = {}
 
     def proven(self, entries: Iterable[Entry]) -> set[str]:
         """The entry files (``FileInfo.where``) among ``entries`` whose row proves the
@@ -297,7 +307,7 @@ class Index:
         over the table, not replaced since by :meth:`put`), the answer is that row's,
         as it was served: the row the caller's data came from, judged as above, with
         no second read of the table."""
-        served = self._served
+        served = self._served or {}
         out: set[str] = set()
         want: dict[str, Entry] = {}
         for e in entries:

@@ -120,7 +120,13 @@ def test_proof_of_the_rows_one_pass_served_is_theirs_without_a_second_read(tmp_p
     entries = list(scan_cache(root).entries())
     from_table = Index(idx).proven(entries)  # nothing served: the table is read
     assert from_table == {str(p) for p in paths[:2]}
+    index = Index(idx)  # not asked to remember (ls, match): nothing kept, the table is read
+    assert len(list(index.get_many(entries))) == 3
+    index._db = counting = _Counting(index._db)
+    assert index.proven(entries) == from_table
+    assert counting.n == 1
     index = Index(idx)
+    index.remember_proof()
     assert len(list(index.get_many(entries))) == 3
     index._db = counting = _Counting(index._db)
     assert index.proven(entries) == from_table

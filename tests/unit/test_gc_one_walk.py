@@ -25,8 +25,15 @@ def test_the_code_read_off_the_inventory_is_what_scan_artifacts_lists(tmp_path):
     root = tmp_path / "c"
     ab = root / "ab"
     ab.mkdir(parents=True)
-    for name in (KEY + ".py", KEY + ".main.cpp", KEY + ".so.load_ok", ".tmp" + KEY + ".py",
-                 "c" + "zz" + "c" * 49 + ".py", "notes.txt", KEY):  # the wrong dir's key; no extension
+    for name in (
+        KEY + ".py",
+        KEY + ".main.cpp",
+        KEY + ".so.load_ok",
+        ".tmp" + KEY + ".py",
+        "c" + "zz" + "c" * 49 + ".py",
+        "notes.txt",
+        KEY,
+    ):  # the wrong dir's key; no extension
         (ab / name).write_text("x = 1\n")
     (ab / "sub").mkdir()
     (ab / "sub" / (KEY + ".py")).write_text("deeper\n")
@@ -46,6 +53,7 @@ def test_the_code_read_off_the_inventory_is_what_scan_artifacts_lists(tmp_path):
     assert [a.file for a in got] == [a.file for a in want]
     assert len(got) == 4  # .py, .main.cpp, .so.load_ok and the second name; nothing else
 
+
 def test_a_removal_located_is_the_same_removal_with_where_it_was_found():
     f = FileInfo("/c/ab/x.py", 3, 1.0, 2.0, 10**9, 7, 9, 11)
     r = Removal(f, KeyKind.CODE, "k", "e", ("why",), None, ContentKind.CODE, ("locks", "k.lock"))
@@ -53,5 +61,13 @@ def test_a_removal_located_is_the_same_removal_with_where_it_was_found():
     assert r.located(at) == replace(r, at=at)
     assert r.located(None) == r
     # Every field but ``at`` is carried over: a field added to Removal must be added there too.
-    assert [f.name for f in fields(Removal)] == ["file", "kind", "key", "entry", "reasons", "at", "content",
-                                                 "lock"]
+    assert [f.name for f in fields(Removal)] == [
+        "file",
+        "kind",
+        "key",
+        "entry",
+        "reasons",
+        "at",
+        "content",
+        "lock",
+    ]

@@ -220,8 +220,7 @@ def _located(plan: GcPlan, scan: CacheScan) -> GcPlan:
     entries = list(scan.entries())
     return replace(plan, facts=tuple(e.file for e in entries),
                    followed=frozenset(e.file.where for e in entries if e.via_symlink), removals=tuple(
-        replace(r, at=w if isinstance(w, Located) else None)
-        for r, w in zip(plan.removals, where, strict=True)))
+        r.located(w if isinstance(w, Located) else None) for r, w in zip(plan.removals, where, strict=True)))
 
 
 def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:

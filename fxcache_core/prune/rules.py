@@ -21,12 +21,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from fxcache_core.cache.inventory import ContentKind, detect_layout, take_inventory
-from fxcache_core.cache.keys import KeyKind
-from fxcache_core.cache.scan import Artifact, Entry, scan_artifacts
+from fxcache_core.cache.inventory import ContentKind, Inventory, detect_layout, take_inventory
+from fxcache_core.cache.keys import KeyKind, artifact_key
+from fxcache_core.cache.scan import Artifact, Entry
 from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
-from fxcache_core.keying.anatomy import parse_debug_lines, stale_components
 from fxcache_core.prune import units as prune_units
 from fxcache_core.prune.generated import owned_wrappers
 from fxcache_core.prune.policy import TEMP_FILE_GRACE_S, GcPolicy
@@ -61,12 +60,13 @@ class Selection:
         # Keyed by the entry file's path string (FileInfo.where): no Path per entry.
         self.entries = [e for e in scan.entries() if not e.via_symlink]
         self.by_path = {e.file.where: e for e in self.entries}
+        if catalog.index is not None:  # the rows' proof, taken as they are served (plan.unproven)
+            catalog.index.remember_proof()
         catalog.read_ahead(scan.entries())  # the joins decode (nearly) all of them
-        self.code = scan_artifacts(scan.root)
-        # The entries' records are the scan's: the inventory keeps none of its own, and
-        # takes the generated code's records from scan_artifacts.
-        self.inv = take_inventory(scan.root, detect_layout(scan.root), entries=False,
-                                  records={a.file.where: a.file for a in self.code})
+        # The entries' records are the scan's: the inventory keeps none of its own. The
+        # generated code is read off the inventory (one walk, not a second listing).
+        self.inv = take_inventory(scan.root, detect_layout(scan.root), entries=False)
+        self.code = artifacts_in(self.inv)
         self.units = prune_units.units(self.inv)
         self.chosen: dict[str, list[Reason]] = {}
         self.unit_chosen: dict[str, tuple[Unit, list[Reason]]] = {}
@@ -128,6 +128,21 @@ class Selection:
         if seconds is None and isinstance(d := self.catalog.load(e), DecodedEntry) and d.compile_time_ns:
             seconds = d.compile_time_ns / 1e9
         return seconds is not None and seconds >= self.policy.keep_costly_s
+
+
+def artifacts_in(inv: Inventory) -> tuple[Artifact, ...]:
+    """The generated-code files among the inventory's items, sorted by path: what
+    :func:`~fxcache_core.cache.scan.scan_artifacts` lists (regular files named
+    ``<key>.<ext>`` inside the dir ``key[1:3]`` of the root, no symlink on the way;
+    the items are the regular files, reached without following one), with the
+    inventory's records."""
+    out: list[Artifact] = []
+    for i in inv.items:
+        parts = i.parts
+        if len(parts) == 2 and len(parts[0]) == 2 and (key := artifact_key(parts[1])) is not None \
+                and key[1:3] == parts[0]:
+            out.append(Artifact(i.file, key))
+    return tuple(out)
 
 
 def loaders_of(catalog: Catalog, entries: list[Entry]) -> dict[str, list[Entry]]:
@@ -228,6 +243,8 @@ def _select_stale(s: Selection) -> None:
     libraries built against other headers; what cannot be judged is undecided."""
     if s.policy.stale_against is None:
         return
+    from fxcache_core.keying.anatomy import parse_debug_lines, stale_components
+
     current = dict(s.policy.stale_against)
     stale: dict[str, tuple[str, ...]] = {}
 

@@ -187,6 +187,10 @@ class Index:
         self._db: sqlite3.Connection | None = None
         self._rows: list[tuple] = []  # entry rows put, not yet written (flush)
         self._key_rows: list[tuple] = []  # key origin rows put, not yet written
+        # Entry file (FileInfo.where) -> whether the row get_many served for it in this run
+        # proves its bytes (see proven), so that proven need not read the table again;
+        # None until asked for (remember_proof): only gc asks proven.
+        self._served: dict[str, bool] | None = None
         if path is None:
             return
         try:
@@ -252,9 +256,10 @@ class Index:
             return
         try:
             rows = self._db.execute(
-                "SELECT path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns, corrupt_code "
-                "FROM entries")
-            for path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns, code in rows:
+                "SELECT path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns, read_ns, "
+                "corrupt_code FROM entries")
+            served = self._served
+            for path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns, read_ns, code in rows:
                 e = want.get(path)
                 if e is None or _row_identity(size, mtime_ns, ino, schema, dev, ctime_ns) != _now(e):
                     continue
@@ -263,6 +268,8 @@ class Index:
                 except (ValueError, KeyError, TypeError, IndexError):
                     continue
                 if hit is not None:
+                    if served is not None:
+                        served[e.file.where] = isinstance(read_ns, int) and not racily_clean(e.file.identity, read_ns)
                     yield e, hit
         except sqlite3.Error:
             self._db = None
@@ -281,11 +288,20 @@ class Index:
         if corrupt is not None and not _storable(corrupt):
             return  # a reason quoting what the pickle named, not valid UTF-8: not kept
         code = getattr(corrupt, "code", None) if corrupt is not None else None
+        if self._served is not None:
+            self._served.pop(entry.file.where, None)  # its row is replaced: proven reads the new one
         self._rows.append((entry.file.where, entry.size, entry.file.mtime_ns, entry.file.ino,
                            SCHEMA, sha, None if corrupt is None else str.__str__(corrupt), body,
                            entry.file.dev, entry.file.ctime_ns, read_ns or None, code))
         if len(self._rows) >= 1000:
             self._write_rows()  # committed with the rest of the run's rows: one transaction
+
+    def remember_proof(self) -> None:
+        """From now on, remember whether each row :meth:`get_many` serves in one pass
+        proves its file's bytes, for :meth:`proven` (a caller that will ask, as gc
+        does; a dict entry per row served)."""
+        if self._served is None:
+            self._served = {}
 
     def proven(self, entries: Iterable[Entry]) -> set[str]:
         """The entry files (``FileInfo.where``) among ``entries`` whose row proves the
@@ -294,12 +310,28 @@ class Index:
         (:func:`~fxcache_core.state.trust.racily_clean` of the row's identity and
         ``read_ns``). A row without its reading's time (``put`` without one) proves
         nothing. Whether the file system lets an identity prove anything is the
-        caller's part (:func:`~fxcache_core.state.trust.identity_is_proof`)."""
-        want = {e.file.where: e for e in entries if e.file.ctime_ns}
+        caller's part (:func:`~fxcache_core.state.trust.identity_is_proof`).
+
+        For an entry whose row :meth:`get_many` served in this run (read in one pass
+        over the table, not replaced since by :meth:`put`), the answer is that row's,
+        as it was served: the row the caller's data came from, judged as above, with
+        no second read of the table."""
+        served = self._served or {}
+        out: set[str] = set()
+        want: dict[str, Entry] = {}
+        for e in entries:
+            if not e.file.ctime_ns:
+                continue
+            was = served.get(e.file.where)
+            if was is None:
+                want[e.file.where] = e
+            elif was:
+                out.add(e.file.where)
         if self._rows:
             self._write_rows()
-        out: set[str] = set()
-        if self._db is None or not want:
+        if self._db is None:
+            return set()
+        if not want:
             return out
         sql = "SELECT path, size, mtime_ns, ino, schema, dev, ctime_ns, read_ns FROM entries"
         try:

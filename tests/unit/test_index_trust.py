@@ -84,3 +84,54 @@ def test_an_index_file_others_may_write_is_not_trusted(tmp_path):
     assert Index(idx).enabled
     os.chmod(idx, 0o666)
     assert not Index(idx).enabled
+
+
+class _Counting:
+    """An index's connection, counting the statements run through it."""
+
+    def __init__(self, db):
+        self.db, self.n = db, 0
+
+    def execute(self, *a):
+        self.n += 1
+        return self.db.execute(*a)
+
+    def __getattr__(self, name):
+        return getattr(self.db, name)
+
+
+def test_proof_of_the_rows_one_pass_served_is_theirs_without_a_second_read(tmp_path, monkeypatch):
+    import sqlite3
+
+    from fxcache_core.state import index as index_mod
+
+    monkeypatch.setattr(index_mod, "_BULK_MIN", 1)  # the one-pass read of many entries, on three
+    root, idx = tmp_path / "c", tmp_path / "index.sqlite"
+    paths = [write_entry(root, KeyKind.FX_GRAPH, k, fx_entry_bytes(f"L['t0'] <= {n}", k))
+             for n, k in enumerate(fake_key(KeyKind.FX_GRAPH, s) for s in "abc")]
+    time.sleep(TICK_S)  # not racily clean when read
+    cat = Catalog(scan_cache(root), Index(idx))
+    cat.read_ahead(cat.scan.entries())
+    cat.index.close()
+    racy = str(paths[2])  # its row's reading made racily clean: served, and proves nothing
+    with sqlite3.connect(idx) as db:
+        db.execute("UPDATE entries SET read_ns = ctime_ns WHERE path = ?", (racy,))
+    db.close()
+    entries = list(scan_cache(root).entries())
+    from_table = Index(idx).proven(entries)  # nothing served: the table is read
+    assert from_table == {str(p) for p in paths[:2]}
+    index = Index(idx)  # not asked to remember (ls, match): nothing kept, the table is read
+    assert len(list(index.get_many(entries))) == 3
+    index._db = counting = _Counting(index._db)
+    assert index.proven(entries) == from_table
+    assert counting.n == 1
+    index = Index(idx)
+    index.remember_proof()
+    assert len(list(index.get_many(entries))) == 3
+    index._db = counting = _Counting(index._db)
+    assert index.proven(entries) == from_table
+    assert counting.n == 0  # answered from the pass that served the rows
+    (again,) = [e for e in entries if e.file.where == racy]
+    index.put(again, None, "corrupt: a new row", read_ns=time.time_ns())  # its row replaced
+    assert index.proven(entries) == {str(p) for p in paths}  # the new row, read well after, proves
+    assert counting.n == 1  # that one asked of the table again (where the new row is)

@@ -167,3 +167,9 @@ def entry_dims(d: DecodedEntry) -> Dims:
         for i, size in enumerate(tt.sizes if tt is not None else ()):
             out[(inp.source, i)] = size  # type: ignore[index]
     return out
+
+
+def taken_sources(d: DecodedEntry) -> set[str]:
+    """The sources ``d`` takes inputs from; a tensorified float's as its own (``L['scale']``)."""
+    out = {s for s in (*d.arg_sources, *(i.source for i in d.inputs)) if s}
+    return out | {b for s in out if (b := tensorified_base(s)) is not None}

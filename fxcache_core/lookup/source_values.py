@@ -90,6 +90,13 @@ def _item_of_tuple(base: str, inputs: Mapping[str, InputValue]) -> tuple[tuple, 
     return parent.value, m[1], m[0]
 
 
+def source_base(source: str) -> str:
+    """The input ``source`` reads a property of (``L['x']`` of ``L['x'].size()[0]``): the
+    base :func:`value_of` reads off the inputs."""
+    m = _prop_parts(source)
+    return m["base"] if m else source
+
+
 @functools.lru_cache(maxsize=8192)
 def _prop_parts(source: str) -> dict[str, str | None] | None:
     """:data:`_PROP_RE`'s groups of ``source`` (keys of a model share their sources, and

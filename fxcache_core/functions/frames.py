@@ -186,11 +186,17 @@ def compiled_from(catalog: Catalog, key: CacheKey) -> CompiledFrom | None:
     origin, sources = _origin_and_sources(catalog, key)
     if origin is None or not origin.outer:
         return None
-    roots = {_root(s) for s in sources if s and not s.startswith("G[")}  # a global is no input
-    whole_module = bool(roots) and roots <= set(_MODULE_ROOTS) and (
-        "L['args']" in roots or "L['kwargs']" in roots)
     c = named(origin.outer)
-    return replace(c, whole_module=True) if whole_module else c
+    return replace(c, whole_module=True) if _whole_module(tuple(sources)) else c
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_module(sources: tuple[str, ...]) -> bool:
+    """Whether the inputs come from the module and its call's ``*args``/``**kwargs``
+    alone (a whole ``nn.Module`` compiled). Keys of one model share their sources,
+    and a ``match`` asks of every key several times: remembered."""
+    roots = {_root(s) for s in sources if s and not s.startswith("G[")}  # a global is no input
+    return bool(roots) and roots <= set(_MODULE_ROOTS) and ("L['args']" in roots or "L['kwargs']" in roots)
 
 
 def named(outer: tuple[tuple[str, str, int], ...]) -> CompiledFrom:
@@ -229,9 +235,12 @@ def is_wrapper_frame(function: str, file: str, line: int) -> bool:
     return d.wraps
 
 
+_ROOT_RE = re.compile(r"([LG])\[('[^']*'|\"[^\"]*\"|[0-9]+)\]")
+
+
 def _root(source: str) -> str:
     """``L['kwargs']`` of ``L['kwargs']['input_ids'].size()[0]``; ``G[...]`` for globals."""
-    m = re.match(r"([LG])\[('[^']*'|\"[^\"]*\"|[0-9]+)\]", source)
+    m = _ROOT_RE.match(source)
     return m.group(0) if m else source
 
 

@@ -25,16 +25,16 @@ from fxcache_core.functions.params import frame_reads
 from fxcache_core.lookup.binding import InputValue
 from fxcache_core.lookup.floats import tensorified_base
 from fxcache_core.lookup.graph_types import TensorType
-from fxcache_core.lookup.source_values import value_of
+from fxcache_core.lookup.source_values import source_base
 from fxcache_core.reasons import Reason
 
 
 def input_bases(d: DecodedEntry, extra_sources: Mapping[str, str]) -> set[str]:
     """The user inputs (``L['x']``...) an entry's inputs come from."""
     out = set()
-    for src in list(d.arg_sources) + [i.source for i in d.inputs] + list(extra_sources.values()):
-        if src and (tensorified_base(src) or src).startswith("L["):
-            out.add(value_of(tensorified_base(src) or src, {}).base)
+    for src in (*d.arg_sources, *(i.source for i in d.inputs), *extra_sources.values()):
+        if src and (s := tensorified_base(src) or src).startswith("L["):
+            out.add(source_base(s))
     return out
 
 
@@ -167,3 +167,9 @@ def entry_dims(d: DecodedEntry) -> Dims:
         for i, size in enumerate(tt.sizes if tt is not None else ()):
             out[(inp.source, i)] = size  # type: ignore[index]
     return out
+
+
+def taken_sources(d: DecodedEntry) -> set[str]:
+    """The sources ``d`` takes inputs from; a tensorified float's as its own (``L['scale']``)."""
+    out = {s for s in (*d.arg_sources, *(i.source for i in d.inputs)) if s}
+    return out | {b for s in out if (b := tensorified_base(s)) is not None}

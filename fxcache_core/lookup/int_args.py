@@ -44,7 +44,7 @@ from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branch_ints import branched_only
 from fxcache_core.lookup.fit_floats import baked_provenance
 from fxcache_core.lookup.floats import baked_floats, graph_text, tensorified_base
-from fxcache_core.lookup.inputs import candidates, is_call_input, user_name
+from fxcache_core.lookup.inputs import candidates, is_call_input, taken_sources, user_name
 from fxcache_core.lookup.optional_tensors import (
     float_default_tensorified,
     list_element,
@@ -94,6 +94,7 @@ class FunctionKeys:
         self._by_fn: dict[tuple[str, str], list[tuple[CacheKey, DecodedEntry]]] | None = None
         self._graphs: dict[str, PrintedGraph | None] = {}
         self._resumed: set[str] | None = None
+        self._taken: dict[int, tuple[DecodedEntry, set[str]]] = {}
         self._fx_only: dict[tuple[str, str], list[tuple[CacheKey, DecodedEntry]]] | None = None
 
     def of(self, origin: Origin) -> list[tuple[CacheKey, DecodedEntry]]:
@@ -107,6 +108,12 @@ class FunctionKeys:
                 if first is not None and (d := first[1]).origin is not None:
                     self._by_fn.setdefault((d.origin.function, d.origin.file), []).append((k, d))
         return self._by_fn.get((origin.function, origin.file), [])
+
+    def taken(self, d: DecodedEntry) -> set[str]:
+        """:func:`~fxcache_core.lookup.inputs.taken_sources` of ``d``, remembered (each key asks of its siblings')."""
+        if (got := self._taken.get(id(d))) is None or got[0] is not d:
+            got = self._taken[id(d)] = (d, taken_sources(d))
+        return got[1]
 
     def floats(self, key: CacheKey, name: str) -> tuple[float, ...] | None:
         """:func:`~fxcache_core.lookup.floats.baked_floats` of ``key`` for parameter ``name``."""
@@ -167,12 +174,6 @@ class FunctionKeys:
 
 def _symint_input(d: DecodedEntry, source: str) -> GraphInput | None:
     return next((i for i in d.inputs if i.source == source and i.is_symint), None)
-
-
-def _taken(d: DecodedEntry) -> set[str]:
-    """The sources ``d`` takes inputs from; a tensorified float's as its own (``L['scale']``)."""
-    out = {s for s in (*d.arg_sources, *(i.source for i in d.inputs)) if s}
-    return out | {b for s in out if (b := tensorified_base(s)) is not None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +282,7 @@ class _IntJudge:
     def __init__(self, keys: FunctionKeys, call: IntArgsCall) -> None:
         self.keys, self.call = keys, call
         self.fn = call.origin.function
-        self.taken = _taken(call.entry)
+        self.taken = taken_sources(call.entry)
         self.problems: list[Reason] = []
         self.notes: list[Reason] = []
         self.about: list[tuple[str, str, Reason]] = []
@@ -372,7 +373,7 @@ class _IntJudge:
         """A key of the function that takes an input from ``src`` (or, with ``takes``
         False, one that takes none)."""
         return next((k for k, d in self.siblings() if any(
-            t == src or t.startswith((src + "[", src + ".")) for t in _taken(d)) == takes), None)
+            t == src or t.startswith((src + "[", src + ".")) for t in self.keys.taken(d)) == takes), None)
 
     def given(self, src: str) -> Reason | None:
         """:func:`~fxcache_core.lookup.optional_tensors.tensor_given` for this key."""
@@ -406,7 +407,7 @@ class _IntJudge:
         """An int the key takes (as a SymInt): without the mode, a sibling key that has it
         a constant makes the verdict undecided."""
         if self.call.mode is DynamicMode.UNKNOWN and _symint_input(self.call.entry, src) is not None:
-            static = next((k for k, d in self.siblings() if src not in _taken(d)), None)
+            static = next((k for k, d in self.siblings() if src not in self.keys.taken(d)), None)
             if static is not None:
                 self.notes.append(Reason(
                     f"{self.fn} was also compiled with {src} a constant (key {static.key[:12]}): under "

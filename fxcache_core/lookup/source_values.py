@@ -3,6 +3,7 @@ inputs, and the checks on the values a key's symbols take. Never imports torch."
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,8 +41,8 @@ class SourceValue:
 
 def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
     """Read ``source`` (``L['x'].size()[0]``, ``L['n']``, ...) off the inputs."""
-    m = _PROP_RE.match(source)
-    base = m.group("base") if m else source
+    m = _prop_parts(source)
+    base = m["base"] if m else source
     val = inputs.get(base)
     if val is None:
         val = _tuple_item(base, inputs)
@@ -51,16 +52,16 @@ def value_of(source: str, inputs: Mapping[str, InputValue]) -> SourceValue:
         return SourceValue(None, base, Reason(f"{base} is the Python {val.kind} {val}, the entry takes it "
                                               "as a tensor or an int", "wrong-input-type"))
     for prop, each in (("size", "dim"), ("stride", "stride")):
-        if m and m.group(prop) is not None:
+        if m and m[prop] is not None:
             if not isinstance(val, TensorArg):
                 return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its {prop}",
                                                       "wrong-input-type"))
-            i = int(m.group(prop))
+            i = int(m[prop])
             if i >= len(val.shape):
                 return SourceValue(None, base, Reason(f"{base} has {len(val.shape)} dims, the entry reads {each} {i}",
                                                       "rank-differs"))
             return SourceValue(val.shape[i] if prop == "size" else val.strides()[i], base)
-    if m and m.group("offset"):
+    if m and m["offset"]:
         if not isinstance(val, TensorArg):
             return SourceValue(None, base, Reason(f"{base} is an int, the entry reads its storage offset", "wrong-input-type"))
         return SourceValue(val.storage_offset, base)
@@ -78,15 +79,37 @@ def _item_of_tuple(base: str, inputs: Mapping[str, InputValue]) -> tuple[tuple, 
     """For ``base`` = ``L['dims'][1]``: the tuple the call gives for ``L['dims']`` (whole,
     or as an item of a tuple given), the index asked (1) and the parent source; None when
     ``base`` names no item or no tuple is given there. The index may be past its end."""
-    m = _ITEM_RE.match(base)
+    m = _item_parts(base)
     if m is None:
         return None
-    parent = inputs.get(m.group("parent"))
+    parent = inputs.get(m[0])
     if parent is None:
-        parent = _tuple_item(m.group("parent"), inputs)
+        parent = _tuple_item(m[0], inputs)
     if not isinstance(parent, PyValue) or not isinstance(parent.value, tuple):
         return None
-    return parent.value, int(m.group("i")), m.group("parent")
+    return parent.value, m[1], m[0]
+
+
+def source_base(source: str) -> str:
+    """The input ``source`` reads a property of (``L['x']`` of ``L['x'].size()[0]``): the
+    base :func:`value_of` reads off the inputs."""
+    m = _prop_parts(source)
+    return m["base"] if m else source
+
+
+@functools.lru_cache(maxsize=8192)
+def _prop_parts(source: str) -> dict[str, str | None] | None:
+    """:data:`_PROP_RE`'s groups of ``source`` (keys of a model share their sources, and
+    ``match`` reads each for every key: remembered; callers never change it)."""
+    m = _PROP_RE.match(source)
+    return m.groupdict() if m else None
+
+
+@functools.lru_cache(maxsize=8192)
+def _item_parts(base: str) -> tuple[str, int] | None:
+    """The parent source and index of an item source (``L['dims'][1]``), remembered."""
+    m = _ITEM_RE.match(base)
+    return (m.group("parent"), int(m.group("i"))) if m else None
 
 
 def _tuple_item(base: str, inputs: Mapping[str, InputValue]) -> InputValue | None:

@@ -27,11 +27,10 @@ from typing import TYPE_CHECKING
 
 from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.catalog.reader import Catalog, Unreadable
-from fxcache_core.decode.entries import LOADED_BY_TORCH
 from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import GuardParseError, ShapeSpecError, param
 from fxcache_core.lookup.binding import DynamicMode, parse_int64
-from fxcache_core.lookup.judge import loaded_by_torch
+from fxcache_core.lookup.judge import torch_reads
 from fxcache_core.lookup.source_values import check_signs, is_size_source
 from fxcache_core.reasons import Reason, code_of
 
@@ -252,15 +251,16 @@ fxcache but unpickles (``corrupt-entry-torch-loads``: torch reads it, how is not
 
 
 def _entry_plans(catalog: Catalog, key: CacheKey) -> list[Plan]:
-    """The key's readable entries in torch's order, guards parsed once (an unreadable
-    entry is left out: torch skips it)."""
+    """The key's readable entries in torch's order, guards parsed once (an entry whose
+    pickle does not load is left out: torch skips it; one torch reads but fxcache did
+    not is a :class:`Reason`, :func:`~fxcache_core.lookup.judge.torch_reads`)."""
     from fxcache_core.guards.expr import parse_guards
 
     plans: list[Plan] = []
     for e in key.entries:
         d = catalog.load(e)
-        if isinstance(d, Unreadable) and code_of(d.reason) in LOADED_BY_TORCH:
-            plans.append((e, loaded_by_torch(e, d.reason)))  # torch reads it: undecided
+        if isinstance(d, Unreadable) and (why := torch_reads(e, d)) is not None:
+            plans.append((e, why))  # torch reads it: undecided
             continue
         if isinstance(d, Unreadable):
             continue  # torch skips it

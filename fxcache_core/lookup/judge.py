@@ -153,12 +153,8 @@ def judge_entry(catalog: Catalog, e: Entry, bound: Mapping[str, int],
     )
 
     d = catalog.load(e)
-    if isinstance(d, Unreadable) and d.cause == "too-costly":
-        return EntryVerdict(e, "unknown", Reason(
-            f"{d.reason}; torch tries it here: undecided",
-            code_of(d.reason) if code_of(d.reason) in UNFINISHED_CODES else "over-cpu-budget"))
-    if isinstance(d, Unreadable) and code_of(d.reason) in LOADED_BY_TORCH:
-        return EntryVerdict(e, "unknown", loaded_by_torch(e, d.reason))
+    if isinstance(d, Unreadable) and (why := torch_reads(e, d)) is not None:
+        return EntryVerdict(e, "unknown", why)
     if isinstance(d, Unreadable):
         return EntryVerdict(e, "unreadable", Reason(f"skipped, as torch would: {d.reason}", "entry-unreadable"))
     if not d.guards_expr:
@@ -223,6 +219,29 @@ def loaded_by_torch(e: Entry, why: str) -> Reason:
                   f"skip it; {does}: undecided", "corrupt-entry-torch-loads")
 
 
+def torch_reads(e: Entry, d: Unreadable) -> Reason | None:
+    """Why entry ``e``, which fxcache did not read whole (``d``), is one torch's lookup
+    still tries, so that its key's lookup is undecided from it on; None where torch skips
+    it too (its ``pickle.loads`` raises). Torch tries an entry fxcache stopped reading
+    (over its CPU budget: ``over-cpu-budget``, ``decoder-died``, ``no-decoder``), one over
+    fxcache's size or memory budget (torch, with more memory, may load it: ``over-size-limit``,
+    ``over-memory-budget``) and one corrupt to fxcache that unpickles
+    (``corrupt-entry-torch-loads``, :func:`loaded_by_torch`)."""
+    code = code_of(d.reason)
+    if d.cause == "too-costly":
+        return Reason(f"{d.reason}; torch tries it here: undecided",
+                      code if code in UNFINISHED_CODES else "over-cpu-budget")
+    if d.cause == "too-large":
+        return Reason(f"{d.reason}; torch tries it here, and with more memory may load it: undecided",
+                      code if code in _TOO_LARGE_CODES else "over-size-limit")
+    if code in LOADED_BY_TORCH:
+        return loaded_by_torch(e, d.reason)
+    return None
+
+
+_TOO_LARGE_CODES = frozenset({"over-size-limit", "over-memory-budget"})
+
+
 def torch_lookup(kind: KeyKind, verdicts: Sequence[EntryVerdict]) -> Lookup:
     """Walk ``verdicts`` (a key's entries, in torch's order) as torch's lookup does: the
     first pass is the hit unless an undecided entry or a raising guard comes first."""
@@ -261,9 +280,10 @@ def fx_loads(catalog: Catalog, key: CacheKey, hit: Entry | None) -> tuple[FxLoad
 
 def fx_load_doubts(catalog: Catalog, key: CacheKey, hit: Entry | None) -> tuple[Reason, ...]:
     """Why the FX entries an AOTAutograd ``hit`` of ``key`` loads are not known: an FX entry
-    corrupt to fxcache but that unpickles comes before the one whose guards string matches
-    (or there is none): torch's exact-match lookup reads it too, takes it if its guards_expr
-    is falsy and asserts where it has none (``corrupt-entry-torch-loads``); () otherwise."""
+    torch reads but fxcache did not (:func:`torch_reads`: corrupt to fxcache but it
+    unpickles, or over fxcache's CPU, size or memory budget) comes before the one whose
+    guards string matches (or there is none): torch's exact-match lookup reads it too, and
+    may take it, raise, or find its guards string the one; () otherwise."""
     if hit is None or key.kind is not KeyKind.AOT_AUTOGRAD:
         return ()
     d = catalog.load(hit)
@@ -276,8 +296,7 @@ def fx_load_doubts(catalog: Catalog, key: CacheKey, hit: Entry | None) -> tuple[
             x = catalog.load(e)
             if isinstance(x, DecodedEntry) and (not x.guards_expr or x.guards_expr == ref.guards_expr):
                 break
-            if isinstance(x, Unreadable) and code_of(x.reason) in LOADED_BY_TORCH:
-                why = loaded_by_torch(e, x.reason)
+            if isinstance(x, Unreadable) and (why := torch_reads(e, x)) is not None:
                 out.append(Reason(f"the {role} FX graph the hit loads ({fx.key[:12]}): {why}", why.code))
                 break
     return tuple(out)

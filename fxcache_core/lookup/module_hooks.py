@@ -10,7 +10,7 @@ then compiles the hook's graph, a new graph, while ``forward``'s key alone says 
 pre-hook may change the arguments ``forward`` is looked up with. So where a source file of
 a key of a module's forward (its frames, as the cache records them, but for its decorator
 wrappers' files: :func:`_files`) registers a forward
-hook (:func:`~fxcache_core.functions.hook_sites.hook_sites`), the function's HIT, MISS or
+hook (:func:`~fxcache_core.functions.hook_sites.hook_sites`), the function's HIT, MISS, ERROR or
 NEW GRAPH is UNDECIDED (:func:`hooks_registered`, ``module-hooks-registered``), naming the
 registration. A run's TORCH_TRACE, whose guards name each test a hook made, would decide.
 Where no readable file shows a registration (one made in a file no frame names, or

@@ -505,7 +505,7 @@ def _phased(v: FunctionVerdict, function: str | None, report: MatchReport,
 
 
 def _hooked(v: FunctionVerdict) -> FunctionVerdict:
-    """``v``, undecided where it is decided (HIT, MISS, NEW GRAPH) but a key of it is a
+    """``v``, undecided where it is decided (HIT, MISS, NEW GRAPH, ERROR) but a key of it is a
     module's forward whose source files register a forward hook
     (:func:`~fxcache_core.lookup.module_hooks.hooks_registered`); its phases alike."""
     if v.status not in _HOOKED or (why := hooks_registered(v.keys)) is None:
@@ -515,7 +515,7 @@ def _hooked(v: FunctionVerdict) -> FunctionVerdict:
     return replace(v, status="undecided", entry=None, why=why, phases=phases)
 
 
-_HOOKED = frozenset({"hit", "miss", "new-graph"})
+_HOOKED = frozenset({"hit", "miss", "new-graph", "error"})
 
 
 def _unbound_reason(u: UnboundKey) -> Reason:
@@ -566,7 +566,8 @@ def verdicts(report: MatchReport, count_all: bool = False, function: str | None 
         found.append(FunctionVerdict(name, u.origin, "undecided", _unbound_reason(u), u.key))
     if report.unattributed and function is not None:
         found = _unattributed(report, function, found)
+    found = [_hooked(v) for v in found]
     if count_all or all(v.status == "new-graph" for v in found):
-        return CallVerdict(tuple(_hooked(v) for v in found))
-    return CallVerdict(tuple(_hooked(v) for v in found if v.status != "new-graph"),
+        return CallVerdict(tuple(found))
+    return CallVerdict(tuple(v for v in found if v.status != "new-graph"),
                        tuple(v for v in found if v.status == "new-graph"))

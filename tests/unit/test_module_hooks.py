@@ -168,3 +168,23 @@ def test_a_registration_in_the_file_of_a_helper_the_first_op_sits_in_is_not_read
         .status
         == "hit"
     )
+
+
+def test_a_hooked_forwards_new_graph_is_undecided_without_count_all(tmp_path):
+    """Plain `match` (not --all) sets a NEW GRAPH apart from the counted verdicts; a hooked
+    forward's NEW GRAPH is undecided there too, and counted, beside another function's HIT."""
+    import dataclasses
+
+    p = tmp_path / "model.py"
+    p.write_text(MODEL + REGISTRATIONS["method"])
+    q = tmp_path / "other.py"
+    q.write_text("def helper(x):\n    return x\n")
+    hooked = _key("a0", str(p), _forward(str(p)), hit=False)
+    other = _key("b0", str(q), CompiledFrom("helper", str(q), 1), hit=True)
+    other = dataclasses.replace(other, origin=dataclasses.replace(
+        other.origin, function="helper", file=str(q), functions=("helper",), outer=(("helper", str(q), 1),)))
+    report = MatchReport(inputs=(("L['x']", "[8,9]"),), results=(hooked, other), keys_considered=2)
+    cv = verdicts(report, count_all=False)
+    assert {v.function: v.status for v in cv.functions} == {"Net.forward": "undecided", "helper": "hit"}, cv
+    assert [v.why.code for v in cv.functions if v.status == "undecided"] == ["module-hooks-registered"]
+    assert cv.others == ()

@@ -239,3 +239,56 @@ def test_an_fx_entry_that_unpickles_before_the_one_an_aot_hit_loads_leaves_it_un
     s = scan_cache(tmp_path)
     (m,) = match(Catalog(s), {}, {}, s.find(aot)).results
     assert m.status == "hit" and [ld.entry for ld in m.loads] == ["b"]
+
+
+def _over_budget(monkeypatch, names: set[str]) -> None:
+    """Entries ``names`` read as over fxcache's size limit (a stand-in for a 600 MB entry,
+    which a test cannot write: torch, with the memory, reads it)."""
+    import fxcache_core.catalog.reader as reader
+
+    orig = reader.Catalog._not_to_read
+
+    def not_to_read(self, e):
+        if e.name in names:
+            return (f"600000000 bytes, over fxcache's {unpickler.MAX_ENTRY_BYTES} byte decoding limit",
+                    "too-large")
+        return orig(self, e)
+
+    monkeypatch.setattr(reader.Catalog, "_not_to_read", not_to_read)
+
+
+def test_an_entry_over_fxcaches_size_limit_before_the_hit_leaves_it_undecided(tmp_path, monkeypatch):
+    # torch tries the big entry first: it may hit it or raise; the next entry's pass decides nothing.
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] > 2", fx), name="a_big")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] > 1", fx), name="b_small")
+    _over_budget(monkeypatch, {"a_big"})
+    s = scan_cache(tmp_path)
+    (m,) = match(Catalog(s), {}, {"t0": 5}, s.find(fx)).results
+    assert m.status == "undecided" and [v.outcome for v in m.entries][:1] == ["unknown"], m
+    assert code_of(m.entries[0].reason) == "over-size-limit"
+
+
+def test_an_fx_entry_over_fxcaches_size_limit_leaves_an_aot_hit_undecided_not_a_miss(tmp_path, monkeypatch):
+    # The FX entry torch loads is one fxcache did not read: not "gone" (a MISS), but not known.
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    aot = fake_key(KeyKind.AOT_AUTOGRAD, "aot")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] > 2", fx), name="a_big")
+    write_entry(tmp_path, KeyKind.AOT_AUTOGRAD, aot, aot_entry_bytes("L['t0'] > 2", (fx, "L['t0'] > 2")))
+    _over_budget(monkeypatch, {"a_big"})
+    s = scan_cache(tmp_path)
+    (m,) = match(Catalog(s), {}, {"t0": 5}, s.find(aot)).results
+    assert m.status == "undecided", m
+    assert [code_of(u) for u in m.uncertain] == ["over-size-limit"] and "forward FX graph" in m.uncertain[0]
+
+
+def test_coverage_sweeps_an_entry_over_fxcaches_size_limit_as_undecided(tmp_path, monkeypatch):
+    from fxcache_core.lookup.coverage import coverage
+
+    fx = fake_key(KeyKind.FX_GRAPH, "fx")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] > 2", fx), name="a_big")
+    write_entry(tmp_path, KeyKind.FX_GRAPH, fx, fx_entry_bytes("L['t0'] <= 8", fx), name="b")
+    _over_budget(monkeypatch, {"a_big"})
+    s = scan_cache(tmp_path)
+    (seg,) = coverage(Catalog(s), s.find(fx), "t0", 2, 10).segments
+    assert seg.outcome == "undecided" and code_of(seg.note) == "over-size-limit"

@@ -23,6 +23,7 @@ import json
 
 import pytest
 
+from tests.harness.oracle import call_id
 from tests.helpers import (
     assert_match_agrees_with_lookups,
     match_args_for,
@@ -46,17 +47,6 @@ CONTAINER_CALLS = [
     ("attr_cfg", [[4, 8], {"cfg.n": 4, "cfg.scale": 0.5}], None),                 # hit
     ("attr_cfg", [[4, 8], {"cfg.n": 6, "cfg.scale": 0.5}], "baked-value-differs"),
 ]
-
-
-def _id(case: str, shapes: list, *_: object) -> str:
-    return f"{case}-{json.dumps(shapes).replace(' ', '')}"
-
-
-@pytest.fixture(scope="session")
-def container_answers(real_cache) -> dict[str, dict]:
-    from tests.harness.recorded import answers_for
-
-    return answers_for(real_cache.summary, "real")
 
 
 @pytest.fixture(scope="module")
@@ -87,15 +77,13 @@ def _verdict(catalog, case: str, args: list[str]) -> dict:
     return v
 
 
-@pytest.mark.parametrize("case,shapes,code", CONTAINER_CALLS, ids=[_id(*c) for c in CONTAINER_CALLS])
-def test_each_item_and_bound_is_read_as_torch_reads_it(real_cache, container_answers, catalog, case, shapes, code):
+@pytest.mark.parametrize("case,shapes,code", CONTAINER_CALLS, ids=[call_id(*c[:2]) for c in CONTAINER_CALLS])
+def test_each_item_and_bound_is_read_as_torch_reads_it(real_cache, arg_answers, catalog, case, shapes, code):
     """Each item of the dict or dataclass accounted as a parameter of its own, and clamp's
     bounds read by their op: the verdict is torch's (its recorded lookups), for the reason
     named."""
     from fxcache_core.cache.scan import scan_cache
-    from tests.harness.oracle import call_id
-
-    answer = container_answers[call_id(case, shapes)]
+    answer = arg_answers[call_id(case, shapes)]
     assert answer["error"] is None, answer["error"]
     want = torch_status(answer["lookups"], {k.key for k in scan_cache(real_cache.root).keys})
     v = _verdict(catalog, case, match_args_for(case, shapes))
@@ -106,14 +94,12 @@ def test_each_item_and_bound_is_read_as_torch_reads_it(real_cache, container_ans
         assert items and all(p["status"] == "accounted" for p in items), v["params"]
 
 
-def test_the_call_as_built_renders_a_hit_and_each_key_is_looked_up_as_torch_did(real_cache, container_answers):
+def test_the_call_as_built_renders_a_hit_and_each_key_is_looked_up_as_torch_did(real_cache, arg_answers):
     """The one ``fxcache match`` run of this file: its exit code and JSON, and each of
     cfg_clamp's keys torch looked up bound and predicted as torch found it."""
     from fxcache_core.cache.scan import scan_cache
-    from tests.harness.oracle import call_id
-
     shapes = [[4, 8], _BUILT]
-    answer = container_answers[call_id("cfg_clamp", shapes)]
+    answer = arg_answers[call_id("cfg_clamp", shapes)]
     proc = run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", "--fn", "cfg_clamp",
                        *match_args_for("cfg_clamp", shapes))
     report = json.loads(proc.stdout)

@@ -18,6 +18,7 @@ import json
 
 import pytest
 
+from tests.harness.oracle import call_id
 from tests.helpers import assert_verdict_as_torch, match_args_for, run_fxcache, torch_status
 
 pytestmark = pytest.mark.torch
@@ -47,38 +48,23 @@ DECOMPOSED_UNDECIDED = [
 ]
 
 
-def _id(case: str, shapes: list) -> str:
-    return f"{case}-{json.dumps(shapes).replace(' ', '')}"
-
-
-@pytest.fixture(scope="session")
-def decomposed_answers(real_cache) -> dict[str, dict]:
-    from tests.harness.recorded import answers_for
-
-    return answers_for(real_cache.summary, "real")
-
-
-@pytest.mark.parametrize("case,shapes", DECOMPOSED_CALLS, ids=[_id(*c) for c in DECOMPOSED_CALLS])
+@pytest.mark.parametrize("case,shapes", DECOMPOSED_CALLS, ids=[call_id(*c[:2]) for c in DECOMPOSED_CALLS])
 def test_an_argument_a_decomposition_keeps_is_read_off_its_op(
-    real_cache, decomposed_answers, case, shapes
+    real_cache, arg_answers, case, shapes
 ):
-    from tests.harness.oracle import call_id
-
     v = assert_verdict_as_torch(
-        real_cache.root, case, shapes, decomposed_answers[call_id(case, shapes)], case
+        real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], case
     )
     assert v["status"] in ("hit", "new-graph"), v
 
 
 @pytest.mark.parametrize(
-    "case,shapes", DECOMPOSED_UNDECIDED, ids=[_id(*c) for c in DECOMPOSED_UNDECIDED]
+    "case,shapes", DECOMPOSED_UNDECIDED, ids=[call_id(*c[:2]) for c in DECOMPOSED_UNDECIDED]
 )
 def test_a_value_no_constant_fixes_leaves_the_verdict_undecided(
-    real_cache, decomposed_answers, case, shapes
+    real_cache, arg_answers, case, shapes
 ):
     from fxcache_core.cache.scan import scan_cache
-    from tests.harness.oracle import call_id
-
     proc = run_fxcache(
         "--cache-dir",
         str(real_cache.root),
@@ -90,7 +76,7 @@ def test_a_value_no_constant_fixes_leaves_the_verdict_undecided(
     )
     (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
     assert proc.returncode == 3 and fv["status"] == "undecided", fv
-    answer = decomposed_answers[call_id(case, shapes)]
+    answer = arg_answers[call_id(case, shapes)]
     assert answer["error"] is None, answer["error"]
     present = {k.key for k in scan_cache(real_cache.root).keys}
     want = {"group_eps": "hit" if len(shapes) == 1 else "new-graph", "norm_fill_dyn": "new-graph"}[

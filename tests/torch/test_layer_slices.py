@@ -18,6 +18,7 @@ import json
 import pytest
 
 from tests.harness.match_runs import Call, ahead, match_call
+from tests.harness.oracle import call_id
 from tests.helpers import assert_verdict_as_torch, run_fxcache, torch_status
 
 pytestmark = pytest.mark.torch
@@ -52,17 +53,6 @@ BRANCH_INT_CALLS = [
 _CLASSES = {"layer_stack": "LayerStack", "gapped_stack": "GappedStack"}
 
 
-def _id(case: str, shapes: list) -> str:
-    return f"{case}-{json.dumps(shapes).replace(' ', '')}"
-
-
-@pytest.fixture(scope="session")
-def slice_answers(real_cache) -> dict[str, dict]:
-    from tests.harness.recorded import answers_for
-
-    return answers_for(real_cache.summary, "real")
-
-
 def _call(case: str, shapes: list) -> Call:
     """``fxcache match --json --fn CLASS`` for a call of a slice case: its tensor as forward
     names it (``x``; the module's own signature is ``*args``), ``--inputs depth=N``."""
@@ -92,37 +82,31 @@ def _torch(root, answer: dict) -> str:
 
 
 @_SLICE
-@pytest.mark.parametrize("case,shapes", SLICE_CALLS, ids=[_id(*c) for c in SLICE_CALLS])
-def test_the_layers_a_key_applied_decide_an_int_that_slices_them(real_cache, slice_answers, case, shapes):
+@pytest.mark.parametrize("case,shapes", SLICE_CALLS, ids=[call_id(*c[:2]) for c in SLICE_CALLS])
+def test_the_layers_a_key_applied_decide_an_int_that_slices_them(real_cache, arg_answers, case, shapes):
     """A depth below the count of layers every key's inputs show is another graph."""
-    from tests.harness.oracle import call_id
-
     _, fv = _match(real_cache.root, case, shapes)
-    want = _torch(real_cache.root, slice_answers[call_id(case, shapes)])
+    want = _torch(real_cache.root, arg_answers[call_id(case, shapes)])
     assert fv["status"] == want == "new-graph", (want, fv)
     assert fv["why_code"] == "slice-length-differs", fv
 
 
 @_SLICE
-@pytest.mark.parametrize("case,shapes", SLICE_UNDECIDED, ids=[_id(*c) for c in SLICE_UNDECIDED])
-def test_a_count_the_inputs_do_not_pin_leaves_the_verdict_undecided(real_cache, slice_answers, case, shapes):
+@pytest.mark.parametrize("case,shapes", SLICE_UNDECIDED, ids=[call_id(*c[:2]) for c in SLICE_UNDECIDED])
+def test_a_count_the_inputs_do_not_pin_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes):
     """Where the list may end at the key's count, or a layer makes no input, the verdict is
     undecided, naming the slice; torch answered either way (recorded, shown)."""
-    from tests.harness.oracle import call_id
-
     rc, fv = _match(real_cache.root, case, shapes)
     assert rc == 3 and fv["status"] == "undecided" and "slices self.layers" in fv["line"], fv
     want = {"layer_stack": "hit", "gapped_stack": "new-graph" if len(shapes) > 1 else "hit"}[case]
-    assert _torch(real_cache.root, slice_answers[call_id(case, shapes)]) == want
+    assert _torch(real_cache.root, arg_answers[call_id(case, shapes)]) == want
 
 
 @ahead(lambda case, shapes: [Call(case, shapes, case)])
-@pytest.mark.parametrize("case,shapes", BRANCH_INT_CALLS, ids=[_id(*c) for c in BRANCH_INT_CALLS])
-def test_an_int_the_code_only_branches_on_is_read_by_the_side_its_graph_took(real_cache, slice_answers, case,
+@pytest.mark.parametrize("case,shapes", BRANCH_INT_CALLS, ids=[call_id(*c[:2]) for c in BRANCH_INT_CALLS])
+def test_an_int_the_code_only_branches_on_is_read_by_the_side_its_graph_took(real_cache, arg_answers, case,
                                                                           shapes):
-    from tests.harness.oracle import call_id
-
-    v = assert_verdict_as_torch(real_cache.root, case, shapes, slice_answers[call_id(case, shapes)], case)
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], case)
     if v["status"] == "hit":
         assert {p["name"]: p["how"] for p in v["params"]}["clip"] == "branch", v
     else:

@@ -18,6 +18,7 @@ import json
 
 import pytest
 
+from tests.harness.oracle import call_id
 from tests.helpers import assert_verdict_as_torch, match_args_for, run_fxcache, torch_status
 
 pytestmark = pytest.mark.torch
@@ -43,36 +44,21 @@ EXPR_UNDECIDED = [
 ]
 
 
-def _id(case: str, shapes: list) -> str:
-    return f"{case}-{json.dumps(shapes).replace(' ', '')}"
-
-
-@pytest.fixture(scope="session")
-def expr_answers(real_cache) -> dict[str, dict]:
-    from tests.harness.recorded import answers_for
-
-    return answers_for(real_cache.summary, "real")
-
-
-@pytest.mark.parametrize("case,shapes", EXPR_CALLS, ids=[_id(*c) for c in EXPR_CALLS])
+@pytest.mark.parametrize("case,shapes", EXPR_CALLS, ids=[call_id(*c[:2]) for c in EXPR_CALLS])
 def test_an_expression_of_a_baked_scalar_is_computed_on_the_calls_value(
-    real_cache, expr_answers, case, shapes
+    real_cache, arg_answers, case, shapes
 ):
-    from tests.harness.oracle import call_id
-
     v = assert_verdict_as_torch(
-        real_cache.root, case, shapes, expr_answers[call_id(case, shapes)], case
+        real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], case
     )
     assert v["status"] in ("hit", "new-graph"), v
 
 
-@pytest.mark.parametrize("case,shapes", EXPR_UNDECIDED, ids=[_id(*c) for c in EXPR_UNDECIDED])
+@pytest.mark.parametrize("case,shapes", EXPR_UNDECIDED, ids=[call_id(*c[:2]) for c in EXPR_UNDECIDED])
 def test_an_expression_not_computed_or_not_shown_leaves_the_verdict_undecided(
-    real_cache, expr_answers, case, shapes
+    real_cache, arg_answers, case, shapes
 ):
     from fxcache_core.cache.scan import scan_cache
-    from tests.harness.oracle import call_id
-
     proc = run_fxcache(
         "--cache-dir",
         str(real_cache.root),
@@ -84,7 +70,7 @@ def test_an_expression_not_computed_or_not_shown_leaves_the_verdict_undecided(
     )
     (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
     assert proc.returncode == 3 and fv["status"] == "undecided", fv
-    answer = expr_answers[call_id(case, shapes)]
+    answer = arg_answers[call_id(case, shapes)]
     assert answer["error"] is None, answer["error"]
     want = {"head_cols": "new-graph", "eps_norm": "new-graph", "log_gain": "hit"}[case]
     assert (

@@ -267,24 +267,14 @@ ORACLE_CALLS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def real_cache_answers(real_cache) -> dict[str, dict]:
-    """Torch's lookups for every call of ORACLE_CALLS, each a fresh process's first call on
-    a copy of the real cache, as recorded (``tests.harness.recorded``; checked by
-    test_recorded_answers.py) in the names of this session's real cache."""
-    from tests.harness.recorded import answers_for
-
-    return answers_for(real_cache.summary, "real")
-
-
 @ahead(lambda case, shapes: [Call(case, shapes)])  # run ahead on the build threads
 @pytest.mark.parametrize("case,shapes", ORACLE_CALLS, ids=[f"{c}-{s}" for c, s in ORACLE_CALLS])
-def test_match_agrees_with_torch_lookup(real_cache, real_cache_answers, case, shapes):
+def test_match_agrees_with_torch_lookup(real_cache, arg_answers, case, shapes):
     from tests.harness.oracle import call_id
 
     own = {w["key"] for w in real_cache.writes(case)}
     assert_match_agrees_with_answer(real_cache.root, case, shapes,
-                                    real_cache_answers[call_id(case, shapes)], own)
+                                    arg_answers[call_id(case, shapes)], own)
 
 
 def test_match_explains_failures_with_the_failing_clause(real_cache):
@@ -604,7 +594,7 @@ def test_saved_pgo_state_makes_traced_static_undecided(cache_copy):
 
 
 @ahead(lambda: [Call("int_arg_auto", [[5], []], "int_arg_auto")])
-def test_an_int_baked_into_the_key_is_no_0d_tensor_as_torch_says(real_cache, real_cache_answers):
+def test_an_int_baked_into_the_key_is_no_0d_tensor_as_torch_says(real_cache, arg_answers):
     """int_arg_auto's static key baked n=2 (read off its SymInt sibling): a 0-d tensor n
     is a tensor input, another graph, as torch's lookup of an absent key says; the
     static key says why (not undecided)."""
@@ -612,7 +602,7 @@ def test_an_int_baked_into_the_key_is_no_0d_tensor_as_torch_says(real_cache, rea
 
     shapes = [[5], []]
     v = assert_verdict_as_torch(real_cache.root, "int_arg_auto", shapes,
-                                real_cache_answers[call_id("int_arg_auto", shapes)], "int_arg_auto")
+                                arg_answers[call_id("int_arg_auto", shapes)], "int_arg_auto")
     rep = _json(run_fxcache("--cache-dir", str(real_cache.root), "match", "--json", "--fn", "int_arg_auto",
                             "--dynamic", "none", "--shapes", "x=[5]", "--shapes", "n=[]"))
     codes = {c for r in rep["results"] for c in r["reason_codes"]}

@@ -23,7 +23,6 @@ import json
 import pytest
 
 from tests.harness.match_runs import Call, ahead, match_call
-from tests.harness.real_cache import RealCache
 from tests.helpers import assert_match_agrees_with_lookups, torch_status
 
 pytestmark = pytest.mark.torch
@@ -83,15 +82,6 @@ SHAPES_CALLS = [
 _IDS = [f"{c}-{json.dumps(s).replace(' ', '')}" for c, s, _, _ in SHAPES_CALLS]
 
 
-@pytest.fixture(scope="session")
-def shapes_answers(real_cache: RealCache) -> dict[str, dict]:
-    """Torch's lookups for every call of SHAPES_CALLS, as recorded, in the names of this
-    session's real cache."""
-    from tests.harness.recorded import answers_for
-
-    return answers_for(real_cache.summary, "real")
-
-
 def _torch_verdict(answer: dict, present: set[str]) -> tuple[str, str | None]:
     """What torch did, as match's verdict says it: (status, the entry a hit loaded)."""
     hit = next((lk["hit"] for lk in answer["lookups"] if lk["mode"] == "guards" and lk["hit"]), None)
@@ -103,11 +93,11 @@ def _torch_verdict(answer: dict, present: set[str]) -> tuple[str, str | None]:
 
 @ahead(lambda args, **_: [Call.argv("match", "--json", *args)])  # run ahead on the build threads
 @pytest.mark.parametrize("case,shapes,args,want", SHAPES_CALLS, ids=_IDS)
-def test_match_says_what_torch_does(real_cache, shapes_answers, case, shapes, args, want):
+def test_match_says_what_torch_does(real_cache, arg_answers, case, shapes, args, want):
     from fxcache_core.cache.scan import scan_cache
     from tests.harness.oracle import call_id
 
-    answer = shapes_answers[call_id(case, shapes)]
+    answer = arg_answers[call_id(case, shapes)]
     proc = match_call(real_cache.root, Call.argv("match", "--json", *args))
     report = json.loads(proc.stdout)
     assert proc.returncode == report["verdicts"]["exit_code"], proc.stderr
@@ -130,7 +120,7 @@ def test_match_says_what_torch_does(real_cache, shapes_answers, case, shapes, ar
     assert_match_agrees_with_lookups(report["results"], answer["lookups"], present, own)
 
 
-def test_the_calls_cover_each_rule_and_each_undecided_case_is_one_torch_decides_both_ways(shapes_answers):
+def test_the_calls_cover_each_rule_and_each_undecided_case_is_one_torch_decides_both_ways(arg_answers):
     """Every rule has a call that decides against what the old rules said, and the calls
     left undecided include one torch hits and one it does not: undecided is not a
     shortcut for either."""
@@ -138,6 +128,6 @@ def test_the_calls_cover_each_rule_and_each_undecided_case_is_one_torch_decides_
 
     cases = {c for c, _, _, _ in SHAPES_CALLS}
     assert {"float_exprs", "slice_from_one", "marked_range", "masked_sum"} <= cases
-    undecided = [shapes_answers[call_id(c, s)] for c, s, _, w in SHAPES_CALLS if w == "undecided"]
+    undecided = [arg_answers[call_id(c, s)] for c, s, _, w in SHAPES_CALLS if w == "undecided"]
     hits = [any(lk["hit"] for lk in a["lookups"] if lk["mode"] == "guards") for a in undecided]
     assert True in hits and False in hits, hits

@@ -54,7 +54,8 @@ from fxcache_core.cache.scan import read_entry_bytes
 from fxcache_core.decode.code_scan import ForeignGlobal, foreign_globals, with_foreign
 from fxcache_core.decode.memlimit import budget_for, decoding_budget
 from fxcache_core.decode.origins import MAX_GRAPH_LINES as MAX_GRAPH_LINES
-from fxcache_core.decode.origins import Origin, parse_linemap_frames, parse_origin
+from fxcache_core.decode.origins import Origin, linemap_stacks, parse_origin, stacks_frames
+from fxcache_core.decode.origins import parse_linemap_frames as parse_linemap_frames
 from fxcache_core.decode.printed import (
     GraphInput,
     TextMemo,
@@ -336,6 +337,13 @@ class _Fields:
 
 _signature = TextMemo(parse_graph_signature)
 _graph_origin = TextMemo(parse_origin)
+_stacks_frames = TextMemo(stacks_frames)
+
+
+def _linemap_frames(linemap: Any) -> tuple[tuple[str, str, int], ...]:
+    """:func:`~fxcache_core.decode.origins.parse_linemap_frames`, remembered by the
+    linemap's stack texts (the entries of one FX key hold the same linemap)."""
+    return _stacks_frames(tuple(linemap_stacks(linemap)))
 
 
 class _LastAnswer:
@@ -399,7 +407,7 @@ def _fx_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[st
     origin = None
     if "origin" in want:
         origin = _outer((f.read("origin", None, _graph_origin, post_grad),
-                         f.read("origin", (), parse_linemap_frames, root.field("cache_linemap"))))
+                         f.read("origin", (), _linemap_frames, root.field("cache_linemap"))))
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards,
         inputs=inputs if "inputs" in want else (),
@@ -461,7 +469,7 @@ def _aot_fields(kind: KeyKind, root: Stub, guards: str | None, seen: frozenset[s
             origin = _with_outer(
                 f.read("origin", None, _graph_origin, opt_str(inner.field("inductor_post_grad_graph_str")))
                 or origin,
-                f.read("origin", (), parse_linemap_frames, inner.field("cache_linemap")))
+                f.read("origin", (), _linemap_frames, inner.field("cache_linemap")))
     lines = "ref_debug_lines" in want
     return DecodedEntry(
         kind=kind, type_name=root.qualname, guards_expr=guards, inputs=inputs,

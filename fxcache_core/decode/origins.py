@@ -12,14 +12,14 @@ Every read is bounded in lines, matches and frames.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from fxcache_core.decode.unpickler import Stub, plain
 
 __all__ = ["MAX_GRAPH_LINES", "MAX_LINEMAP_ITEMS", "MAX_OUTER_FRAMES", "Origin", "TracedAt", "graph_comment",
-           "linemap_stacks", "parse_linemap_frames", "parse_origin", "stack_frames"]
+           "linemap_stacks", "parse_linemap_frames", "parse_origin", "stack_frames", "stacks_frames"]
 
 MAX_GRAPH_LINES = 100_000
 """How many lines of a printed graph or compiled module fxcache reads at most."""
@@ -176,9 +176,15 @@ def parse_linemap_frames(linemap: Any) -> tuple[tuple[str, str, int], ...]:
     lines the frames shared so far were read from shares them all, unread (the ops
     of one model mostly do).
     """
+    return stacks_frames(linemap_stacks(linemap))
+
+
+def stacks_frames(stacks: Iterable[str]) -> tuple[tuple[str, str, int], ...]:
+    """:func:`parse_linemap_frames` of a linemap's stack texts (:func:`linemap_stacks`):
+    the outer frames they all share."""
     common: list[tuple[str, str, int]] | None = None
     head: str | None = None  # a stack's text through the line of its last frame of `common`
-    for text in linemap_stacks(linemap):
+    for text in stacks:
         if head is not None and text.startswith(head):
             continue
         frames, ends = _frames_read(text, MAX_OUTER_FRAMES if common is None else min(len(common), MAX_OUTER_FRAMES))

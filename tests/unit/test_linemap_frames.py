@@ -81,3 +81,19 @@ def test_a_model_whose_ops_share_their_outer_frames():
     ] * 3
     assert parse_linemap_frames(many) == _every_stack_read(many)
     assert len(parse_linemap_frames(many)) == MAX_OUTER_FRAMES
+
+
+def test_the_decoder_remembers_a_linemap_by_its_stacks_and_answers_as_parsing_it():
+    """The entries of one key hold one linemap: the decoder answers the later ones from
+    the first one's stacks. Each answer must be the parse of that entry's own linemap,
+    in any order of same, differing and odd linemaps."""
+    from fxcache_core.decode.entries import _linemap_frames
+
+    rng = random.Random(12)
+    base = [_frame(rng) for _ in range(4)]
+    maps = [[[i, _stack(rng, base)] for i in range(rng.randrange(1, 6))] for _ in range(20)]
+    long_line = [[0, '  File "m.py", line ' + "9" * 5000 + ", in f\n"]]
+    kinds = [*maps, long_line, "not a list", [(1, 2)], [], None]
+    for _ in range(400):
+        linemap = rng.choice(kinds)
+        assert _linemap_frames(linemap) == parse_linemap_frames(linemap), linemap

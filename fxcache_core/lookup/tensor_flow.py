@@ -15,9 +15,10 @@ without ``else`` runs for a tensor and is read as straight-line code, an ``if p 
 None:`` without ``else`` never runs for one and is skipped. A name is followed only
 through a simple assignment at that level; one assigned anywhere else is forgotten,
 and the parameter itself must never be assigned. The ops are the torch functions of
-:data:`_TORCH_FNS` (called as ``torch.X``, ``F.X``, ``torch.nn.functional.X``, where
-the module binds those names only by importing torch), the tensor methods of
-:data:`_METHODS`, arithmetic with another tensor or a number, and indexing by
+:data:`_TORCH_FNS` at their tensor arguments (called as ``torch.X``, ``F.X``,
+``torch.nn.functional.X``, where the module binds those names only by importing torch),
+the tensor methods of :data:`_METHODS` (on the tensor, and at the first argument of
+those of :data:`_OPERAND_METHODS`), arithmetic with another tensor or a number, and indexing by
 constants. A helper call, a module call, a conditional expression, anything else
 between the parameter and the ``return`` ends the chain: those can drop the value, and
 a dropped value is no graph input.
@@ -41,18 +42,46 @@ class _Kind(Enum):
     NUMBER = "number"  # an int or float literal
 
 
-_NN_F = (
-    "scaled_dot_product_attention linear softmax log_softmax relu gelu silu tanh sigmoid "
-    "layer_norm embedding conv1d conv2d normalize"
-)
-_TORCH = (
-    "add sub mul div matmul mm bmm baddbmm addmm where cat concat stack masked_fill einsum "
-    "softmax log_softmax exp tanh sigmoid relu sum mean maximum minimum abs neg sqrt rsqrt"
-)
-_TORCH_FNS = frozenset(
-    [f"torch.nn.functional.{n}" for n in _NN_F.split()] + [f"torch.{n}" for n in _TORCH.split()]
-)
-"""Torch functions whose result a graph node computes from every tensor argument."""
+def _spec(
+    names: str, positions: tuple[int, ...], keywords: str
+) -> dict[str, tuple[tuple[int, ...], frozenset[str]]]:
+    return {n: (positions, frozenset(keywords.split())) for n in names.split()}
+
+
+_NN_F = "torch.nn.functional."
+_TORCH_FNS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
+    **_spec(_NN_F + "scaled_dot_product_attention", (0, 1, 2, 3), "query key value attn_mask"),
+    **_spec(
+        " ".join(_NN_F + n for n in "linear conv1d conv2d".split()), (0, 1, 2), "input weight bias"
+    ),
+    **_spec(_NN_F + "layer_norm", (0, 2, 3), "input weight bias"),
+    **_spec(_NN_F + "embedding", (0, 1), "input weight"),
+    **_spec(
+        " ".join(
+            _NN_F + n for n in "softmax log_softmax relu gelu silu tanh sigmoid normalize".split()
+        ),
+        (0,),
+        "input",
+    ),
+    **_spec(
+        "torch.add torch.sub torch.mul torch.div torch.maximum torch.minimum torch.matmul",
+        (0, 1),
+        "input other",
+    ),
+    **_spec("torch.mm torch.bmm", (0, 1), "input mat2"),
+    **_spec("torch.where", (0, 1, 2), "condition input other"),
+    **_spec("torch.masked_fill", (0, 1), "input mask"),
+    **_spec("torch.cat torch.concat torch.stack", (0,), "tensors"),
+    **_spec(
+        "torch.softmax torch.log_softmax torch.exp torch.tanh torch.sigmoid torch.relu torch.sum "
+        "torch.mean torch.abs torch.neg torch.sqrt torch.rsqrt",
+        (0,),
+        "input",
+    ),
+}
+"""Torch functions whose result a graph node computes from the tensors at these positions
+and keywords (a list or tuple there: each of its items); their other arguments are not
+read as tensors (a dim, a flag)."""
 
 _METHODS = frozenset(
     (
@@ -61,7 +90,16 @@ _METHODS = frozenset(
         "neg abs t"
     ).split()
 )
-"""Tensor methods that record a node reading the tensor and every tensor argument."""
+"""Tensor methods that record a node reading the tensor."""
+_OPERAND_METHODS = {
+    "masked_fill": "mask",
+    "matmul": "other",
+    "add": "other",
+    "sub": "other",
+    "mul": "other",
+    "div": "other",
+}
+"""Those of :data:`_METHODS` that also compute from their first argument (a tensor there)."""
 
 _ROOTS = {"torch": "torch", "F": "torch.nn.functional", "nn": "torch.nn"}
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult)
@@ -246,22 +284,30 @@ class _Flow:
         return None
 
     def _call(self, e: ast.Call) -> _Kind | None:
-        args = [*e.args, *(k.value for k in e.keywords)]
         if any(isinstance(a, ast.Starred) for a in e.args) or any(
             k.arg is None for k in e.keywords
         ):
             return None
-        items = [i for a in args for i in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
         if (name := self._torch_name(e.func)) is not None:
-            if name not in _TORCH_FNS:
+            if (spec := _TORCH_FNS.get(name)) is None:
                 return None
+            positions, keywords = spec
+            operands = [a for i, a in enumerate(e.args) if i in positions]
+            operands += [k.value for k in e.keywords if k.arg in keywords]
+            items = [
+                i
+                for a in operands
+                for i in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])
+            ]
             read = any(self.kind(i) in (_Kind.SOURCE, _Kind.READ) for i in items)
             return _Kind.READ if read else _Kind.TENSOR
         if isinstance(e.func, ast.Attribute) and e.func.attr in _METHODS:
             receiver = self.kind(e.func.value)
             if receiver not in _TENSORISH:
                 return None
-            return _read_by_op([receiver, *(self.kind(i) for i in items)])
+            kw = _OPERAND_METHODS.get(e.func.attr)
+            operands = [*e.args[:1], *(k.value for k in e.keywords if k.arg == kw)] if kw else []
+            return _read_by_op([receiver, *(self.kind(i) for i in operands)])
         return None
 
     def _torch_name(self, func: ast.expr) -> str | None:

@@ -77,6 +77,12 @@ def test_a_mask_torch_ops_compute_into_the_return_is_found(tmp_path, body, line)
         # A torch function outside the table, or a method outside it.
         "def f(x, mask=None):\n    return torch.zeros_like(mask) + x\n",
         "def f(x, mask=None):\n    return (x + mask).to(x.dtype)\n",
+        # At an argument that is no tensor operand of the op (a dim, a probability).
+        "def f(x, mask=None):\n    return x.sum(mask)\n",
+        "def f(x, mask=None):\n    return torch.sum(x, mask)\n",
+        "def f(x, mask=None):\n    return F.softmax(x, dim=mask)\n",
+        "def f(q, k, v, mask=None):\n    return F.scaled_dot_product_attention(q, k, v, None, mask)\n",
+        "def f(x, mask=None):\n    return x.masked_fill(x > 0, mask)\n",
         # A generator, a walrus.
         "def f(x, mask=None):\n    yield x + mask\n",
         "def f(x, mask=None):\n    return (y := x + mask)\n",

@@ -38,7 +38,12 @@ TENSOR_FLOW_UNDECIDED = [
     # that shows which way `if mask is not None:` went, and the cache does not record mask.
     ("scores_mask", [[4, 8]]),
 ]
-_UNDECIDED_CODE = {"helper_mask": "tensor-not-input", "dead_mask": "tensor-not-input", "scores_mask": "branch-unknown"}
+_UNDECIDED_CODE = {
+    "helper_mask": "tensor-not-input",
+    "dead_mask": "tensor-not-input",
+    "scores_mask": "branch-unknown",
+}
+
 
 @pytest.mark.parametrize(
     "case,shapes", TENSOR_FLOW_CALLS, ids=[call_id(*c[:2]) for c in TENSOR_FLOW_CALLS]

@@ -150,6 +150,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 _TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2, "test_int_arguments.py": 2,
                 "test_scalar_arguments.py": 2, "test_star_arguments.py": 2, "test_state_arguments.py": 2,
                 "test_layer_slices.py": 2, "test_py_exprs_oracle.py": 2, "test_decomposed_args.py": 2,
+                "test_tensor_flow.py": 2,
                 "test_source_changed.py": 2, "test_containers.py": 2,
                 "test_models_oracle.py": 3, "test_torch_oracle.py": 4,
                 "test_fork_server.py": 4, "test_recorded_answers.py": 4, "test_oracle_suite.py": 4,

@@ -376,8 +376,9 @@ class _IntJudge:
             t == src or t.startswith((src + "[", src + ".")) for t in self.keys.taken(d)) == takes), None)
 
     def given(self, src: str) -> Reason | None:
-        """:func:`~fxcache_core.lookup.optional_tensors.tensor_given` for this key."""
-        return tensor_given(src, self.call.frame, self.fn, self.sibling_taking)
+        """:func:`~fxcache_core.lookup.optional_tensors.tensor_given` for this key (its inputs, where all named)."""
+        named = bool(srcs := self.call.entry.arg_sources) and all(srcs)
+        return tensor_given(src, self.call.frame, self.fn, self.sibling_taking, self.call.inputs if named else None)
 
     def left_out(self, src: str) -> Reason | None:
         """:func:`~fxcache_core.lookup.optional_tensors.tensor_left_out` for this key."""

@@ -162,6 +162,48 @@ def norm_fill_dyn(x, eps=1e-5):
     return F.layer_norm(x, (x.shape[-1],), eps=eps) + 1
 
 
+def attend_opt(q, k, v, mask=None):
+    # An optional mask straight into scaled_dot_product_attention's attn_mask.
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def scores_mask(x, mask=None):
+    # An optional additive mask, under `if mask is not None:`, into what softmax returns.
+    s = torch.matmul(x, x.transpose(-2, -1))
+    if mask is not None:
+        s = s + mask
+    return s.softmax(-1)
+
+
+def _drop_mask(x, m):
+    # A helper that never computes with its second argument.
+    return x.relu()
+
+
+def helper_mask(x, mask=None):
+    # The mask goes to a helper: fxcache cannot see whether it reaches the graph.
+    return _drop_mask(x, mask) * 2
+
+
+def dead_mask(x, mask=None):
+    # The mask is computed with, but its result is dropped: Dynamo's graph keeps no node of it.
+    if mask is not None:
+        y = x * mask  # noqa: F841
+    return x.relu()
+
+
+_TENSOR_FLOW_CASES = [
+    Case("attend_opt", attend_opt, {"dynamic": None}, [[[1, 2, 6, 8], [1, 2, 6, 8], [1, 2, 6, 8]]],
+         make_inputs=keyword_inputs, doc="scaled_dot_product_attention, built without its optional mask (dynamic=None)"),
+    Case("scores_mask", scores_mask, {"dynamic": None}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="an optional additive mask under `if mask is not None:`, built without it (dynamic=None)"),
+    Case("helper_mask", helper_mask, {"dynamic": None}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="an optional mask passed to a helper that drops it, built without it (dynamic=None)"),
+    Case("dead_mask", dead_mask, {"dynamic": None}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="an optional mask computed with into a value that is dropped, built without it (dynamic=None)"),
+]
+
+
 _DECOMPOSED_CASES = [
     Case("soft_cum", soft_cum, {"dynamic": False}, [[[4, 6]]], make_inputs=keyword_inputs,
          doc="x.log_softmax(dim).cumsum(cdim), built with the defaults (dynamic=False)"),
@@ -199,6 +241,7 @@ _EXPR_CASES = [
 SLICE_CASES = [
     *_EXPR_CASES,
     *_DECOMPOSED_CASES,
+    *_TENSOR_FLOW_CASES,
     Case("layer_stack", STACK, {"dynamic": None}, [[[4, 8]], [[4, 8], {"depth": 3}]], make_inputs=keyword_inputs,
          doc="a ModuleList of three Linear sliced by an int, built with depth 2 and 3 (dynamic=None)"),
     Case("gapped_stack", GAPPED, {"dynamic": None}, [[[4, 8]], [[4, 8], {"depth": 3}]], make_inputs=keyword_inputs,

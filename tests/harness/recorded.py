@@ -60,6 +60,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     from tests.torch import test_specialized_inputs as specialized
     from tests.torch import test_star_arguments as star
     from tests.torch import test_state_arguments as state
+    from tests.torch import test_tensor_flow as flow
 
     calls = [*real.ORACLE_CALLS, *[tuple(p.values) for p in suite.PARAMS], suite.AFTER_RECOMPILE,
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
@@ -82,6 +83,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *star.SPLIT_CALLS, *star.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
              *slices.BRANCH_INT_CALLS, *exprs.EXPR_CALLS, *exprs.EXPR_UNDECIDED,
              *decomposed.DECOMPOSED_CALLS, *decomposed.DECOMPOSED_UNDECIDED,
+             *flow.TENSOR_FLOW_CALLS, *flow.TENSOR_FLOW_UNDECIDED,
              *[(case, call) for case, call, _ in containers.CONTAINER_CALLS],
              *[(case, call) for case, call, _ in bounds.BOUND_UNDECIDED],
              *specialized.FLOAT_RESTART_CALLS, *specialized.STRIDE_CALLS, *specialized.STRIDE_AFTER_RECOMPILE]

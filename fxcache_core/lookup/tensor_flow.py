@@ -1,0 +1,347 @@
+"""Whether a tensor given for a parameter is computed into what the function returns.
+
+Dynamo makes a tensor argument a graph input when a node of the graph it keeps reads
+it: a torch op whose result reaches the graph's output. A key that takes no input from
+such a parameter was then traced without a tensor there (``None``, or another Python
+value), and a call that gives one traces another graph. :func:`computed_into_output`
+says where the source shows that exactly, reading the ``def`` with ``ast`` (never
+running it): the parameter goes, unconditionally, through torch ops into the value the
+function returns.
+
+"Unconditionally" is read strictly: the top-level statements of the body, in order,
+up to the first top-level ``return``; none of them may hold an exit that could skip it
+(``return``, ``raise``, ``break``, ``continue``); a top-level ``if p is not None:``
+without ``else`` runs for a tensor and is read as straight-line code, an ``if p is
+None:`` without ``else`` never runs for one and is skipped. A name is followed only
+through a simple assignment at that level; one assigned anywhere else is forgotten,
+and the parameter itself must never be assigned. The ops are the torch functions of
+:data:`_TORCH_FNS` at their tensor arguments (called as ``torch.X``, ``F.X``,
+``torch.nn.functional.X``, where the module binds those names only by importing torch),
+the tensor methods of :data:`_METHODS` (on the tensor, and at the first argument of
+those of :data:`_OPERAND_METHODS`), arithmetic with another tensor or a number, and indexing by
+constants. A helper call, a module call, a conditional expression, anything else
+between the parameter and the ``return`` ends the chain: those can drop the value, and
+a dropped value is no graph input.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection
+from enum import Enum
+
+from fxcache_core.functions.frames import module_node
+
+__all__ = ["computed_into_output"]
+
+
+class _Kind(Enum):
+    SOURCE = "source"  # the parameter's own tensor (or a name for it): no op has read it yet
+    READ = "read"  # the result of an op that read the parameter's tensor
+    TENSOR = "tensor"  # another tensor (a tensor argument of the call, an op's result)
+    NUMBER = "number"  # an int or float literal
+
+
+def _spec(
+    names: str, positions: tuple[int, ...], keywords: str
+) -> dict[str, tuple[tuple[int, ...], frozenset[str]]]:
+    return {n: (positions, frozenset(keywords.split())) for n in names.split()}
+
+
+_NN_F = "torch.nn.functional."
+_TORCH_FNS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
+    **_spec(_NN_F + "scaled_dot_product_attention", (0, 1, 2, 3), "query key value attn_mask"),
+    **_spec(
+        " ".join(_NN_F + n for n in "linear conv1d conv2d".split()), (0, 1, 2), "input weight bias"
+    ),
+    **_spec(_NN_F + "layer_norm", (0, 2, 3), "input weight bias"),
+    **_spec(_NN_F + "embedding", (0, 1), "input weight"),
+    **_spec(
+        " ".join(
+            _NN_F + n for n in "softmax log_softmax relu gelu silu tanh sigmoid normalize".split()
+        ),
+        (0,),
+        "input",
+    ),
+    **_spec(
+        "torch.add torch.sub torch.mul torch.div torch.maximum torch.minimum torch.matmul",
+        (0, 1),
+        "input other",
+    ),
+    **_spec("torch.mm torch.bmm", (0, 1), "input mat2"),
+    **_spec("torch.where", (0, 1, 2), "condition input other"),
+    **_spec("torch.masked_fill", (0, 1), "input mask"),
+    **_spec("torch.cat torch.concat torch.stack", (0,), "tensors"),
+    **_spec(
+        "torch.softmax torch.log_softmax torch.exp torch.tanh torch.sigmoid torch.relu torch.sum "
+        "torch.mean torch.abs torch.neg torch.sqrt torch.rsqrt",
+        (0,),
+        "input",
+    ),
+}
+"""Torch functions whose result a graph node computes from the tensors at these positions
+and keywords (a list or tuple there: each of its items); their other arguments are not
+read as tensors (a dim, a flag)."""
+
+_METHODS = frozenset(
+    (
+        "softmax log_softmax relu sum mean float half bool transpose permute view reshape "
+        "unsqueeze squeeze expand flatten matmul masked_fill add sub mul div exp tanh sigmoid "
+        "neg abs t"
+    ).split()
+)
+"""Tensor methods that record a node reading the tensor."""
+_OPERAND_METHODS = {
+    "masked_fill": "mask",
+    "matmul": "other",
+    "add": "other",
+    "sub": "other",
+    "mul": "other",
+    "div": "other",
+}
+"""Those of :data:`_METHODS` that also compute from their first argument (a tensor there)."""
+
+_ROOTS = {"torch": "torch", "F": "torch.nn.functional", "nn": "torch.nn"}
+_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult)
+_TENSORISH = (_Kind.SOURCE, _Kind.READ, _Kind.TENSOR)
+
+
+def computed_into_output(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, param: str, tensors: Collection[str]
+) -> int | None:
+    """The line of the ``return`` whose value a torch op computes from the tensor
+    ``param`` on every call that gives one (see the module docstring), or None where
+    the source does not show that. ``file``: the module ``fn`` is in (the names
+    ``torch`` and ``F`` are read from its imports); ``tensors``: the other parameters
+    the call gives tensors for."""
+    args = fn.args
+    if param not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}:
+        return None
+    for n in ast.walk(fn):
+        if isinstance(
+            n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
+        ):
+            return None
+        if isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load):
+            return None
+    stored = {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    known = {t: _Kind.TENSOR for t in tensors if t not in stored and t != param}
+    known[param] = _Kind.SOURCE
+    flow = _Flow(_roots(file, fn), known, param)
+    return flow.body(fn.body)
+
+
+def _roots(file: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """``torch``/``F``/``nn`` mapped to the module each names, where every binding of the
+    name in ``file`` (and none in ``fn``) is an import of that module."""
+    module = module_node(file)
+    if module is None:
+        return {}
+    seen: dict[str, set[str]] = {}
+    for n in ast.walk(module):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                name = a.asname or a.name.split(".")[0]
+                seen.setdefault(name, set()).add(a.name if a.asname else name)
+        elif isinstance(n, ast.ImportFrom):
+            for a in n.names:
+                if a.name == "*":
+                    return {}
+                full = f"{n.module}.{a.name}" if n.level == 0 and n.module else "?"
+                seen.setdefault(a.asname or a.name, set()).add(full)
+        elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            seen.setdefault(n.id, set()).add("?")
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            seen.setdefault(n.name, set()).add("?")
+        elif isinstance(n, ast.arg):
+            seen.setdefault(n.arg, set()).add("?")
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            for g in n.names:
+                seen.setdefault(g, set()).add("?")
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            seen.setdefault(n.name, set()).add("?")
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            seen.setdefault(n.name, set()).add("?")
+    own = {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    return {r: m for r, m in _ROOTS.items() if seen.get(r) == {m} and r not in own}
+
+
+def _exits(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` holds a ``return``, ``raise``, ``break`` or ``continue`` (outside
+    nested scopes)."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+            return True
+        if n is stmt or not isinstance(
+            n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+        ):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _none_test(test: ast.expr, param: str) -> type[ast.cmpop] | None:
+    """``ast.IsNot`` for ``param is not None``, ``ast.Is`` for ``param is None``, else None."""
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == param
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return type(test.ops[0])
+    return None
+
+
+class _Flow:
+    """One reading of a body: the kinds of the names it follows, statement by statement."""
+
+    def __init__(self, roots: dict[str, str], known: dict[str, _Kind], param: str) -> None:
+        self.roots, self.known, self.param = roots, known, param
+
+    def body(self, stmts: list[ast.stmt]) -> int | None:
+        """The line of the first top-level ``return`` of ``stmts`` whose value an op read
+        the parameter into, or None (an exit before it, a ``return`` without it, no
+        ``return``)."""
+        for st in stmts:
+            if isinstance(st, ast.Return):
+                if st.value is not None and self._output(st.value):
+                    return st.lineno
+                return None
+            if (
+                isinstance(st, ast.If)
+                and not st.orelse
+                and (test := _none_test(st.test, self.param))
+            ):
+                if test is ast.Is:
+                    continue  # never runs when the parameter is a tensor
+                if any(_exits(s) for s in st.body):
+                    return None
+                if (line := self.body(st.body)) is not None:
+                    return line
+                continue
+            if _exits(st):
+                return None
+            self._step(st)
+        return None
+
+    def _step(self, st: ast.stmt) -> None:
+        """Follows one statement that does not exit: the name a simple assignment binds
+        gets its value's kind; every other name a statement binds is forgotten."""
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            target, value = st.targets[0], st.value
+        elif isinstance(st, ast.AnnAssign) and st.value is not None and st.simple:
+            target, value = st.target, st.value
+        elif isinstance(st, ast.AugAssign) and isinstance(st.op, _BINOPS):
+            target, value = (
+                st.target,
+                ast.BinOp(left=ast.Name(id=getattr(st.target, "id", "")), op=st.op, right=st.value),
+            )
+        if isinstance(target, ast.Name) and value is not None:
+            kind = self.kind(value)
+            if kind is None or kind is _Kind.NUMBER:
+                self.known.pop(target.id, None)
+            else:
+                self.known[target.id] = kind
+            return
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                self.known.pop(n.id, None)
+
+    def _output(self, value: ast.expr) -> bool:
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(self.kind(e) is _Kind.READ for e in value.elts)
+        if isinstance(value, ast.Dict):
+            return any(self.kind(e) is _Kind.READ for e in value.values)
+        return self.kind(value) is _Kind.READ
+
+    def kind(self, e: ast.expr) -> _Kind | None:
+        """What ``e`` is, where this reading knows: None where it does not."""
+        if isinstance(e, ast.Name):
+            return self.known.get(e.id)
+        if isinstance(e, ast.Constant):
+            return _Kind.NUMBER if type(e.value) in (int, float) else None
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.Invert)):
+            return _read_by_op([self.kind(e.operand)])
+        if isinstance(e, ast.BinOp) and isinstance(e.op, _BINOPS):
+            kinds = [self.kind(e.left), self.kind(e.right)]
+            if any(k is None for k in kinds) or not any(k in _TENSORISH for k in kinds):
+                return None
+            return _read_by_op(kinds)
+        if isinstance(e, ast.Subscript) and _constant_index(e.slice):
+            return _read_by_op([self.kind(e.value)])
+        if isinstance(e, ast.Call):
+            return self._call(e)
+        return None
+
+    def _call(self, e: ast.Call) -> _Kind | None:
+        if any(isinstance(a, ast.Starred) for a in e.args) or any(
+            k.arg is None for k in e.keywords
+        ):
+            return None
+        if (name := self._torch_name(e.func)) is not None:
+            if (spec := _TORCH_FNS.get(name)) is None:
+                return None
+            positions, keywords = spec
+            operands = [a for i, a in enumerate(e.args) if i in positions]
+            operands += [k.value for k in e.keywords if k.arg in keywords]
+            items = [
+                i
+                for a in operands
+                for i in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])
+            ]
+            read = any(self.kind(i) in (_Kind.SOURCE, _Kind.READ) for i in items)
+            return _Kind.READ if read else _Kind.TENSOR
+        if isinstance(e.func, ast.Attribute) and e.func.attr in _METHODS:
+            receiver = self.kind(e.func.value)
+            if receiver not in _TENSORISH:
+                return None
+            kw = _OPERAND_METHODS.get(e.func.attr)
+            operands = [*e.args[:1], *(k.value for k in e.keywords if k.arg == kw)] if kw else []
+            return _read_by_op([receiver, *(self.kind(i) for i in operands)])
+        return None
+
+    def _torch_name(self, func: ast.expr) -> str | None:
+        """``torch.X``'s full name where ``func`` is an attribute chain on a torch root."""
+        parts: list[str] = []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name) or not parts or (root := self.roots.get(func.id)) is None:
+            return None
+        return ".".join([root, *reversed(parts)])
+
+
+def _read_by_op(kinds: list[_Kind | None]) -> _Kind | None:
+    """The kind of an op's result whose operands have ``kinds`` (the first its tensor)."""
+    if kinds[0] not in _TENSORISH and kinds[0] is not _Kind.NUMBER:
+        return None
+    if any(k in (_Kind.SOURCE, _Kind.READ) for k in kinds):
+        return _Kind.READ
+    return _Kind.TENSOR if any(k is _Kind.TENSOR for k in kinds) else None
+
+
+def _constant_index(s: ast.expr) -> bool:
+    parts = s.elts if isinstance(s, ast.Tuple) else [s]
+    for p in parts:
+        if isinstance(p, ast.Slice):
+            if any(
+                x is not None and not (isinstance(x, ast.Constant) and type(x.value) is int)
+                for x in (p.lower, p.upper, p.step)
+            ):
+                return False
+        elif not (
+            isinstance(p, ast.Constant)
+            and (p.value is None or p.value is Ellipsis or type(p.value) is int)
+        ):
+            return False
+    return True

@@ -1,0 +1,122 @@
+"""A tensor parameter computed into what a function returns
+(fxcache_core/lookup/tensor_flow.py), on sources written by hand; the real calls, with
+torch as the judge, are tests/torch/test_tensor_flow.py's."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from fxcache_core.lookup.tensor_flow import computed_into_output
+
+_IMPORTS = "import torch\nimport torch.nn.functional as F\n"
+
+
+def _flow(
+    tmp_path: Path, body: str, *, imports: str = _IMPORTS, tensors=("q", "k", "v", "x")
+) -> int | None:
+    src = imports + body
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef))
+    return computed_into_output(fn, str(path), "mask", set(tensors))
+
+
+@pytest.mark.parametrize(
+    "body,line",
+    [
+        (
+            "def f(q, k, v, mask=None):\n    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n",
+            4,
+        ),
+        (
+            "def f(q, k, v, mask=None):\n    return torch.nn.functional.scaled_dot_product_attention(q, k, v, mask)\n",
+            4,
+        ),
+        ("def f(x, mask=None):\n    return x + mask\n", 4),
+        ("def f(x, mask=None):\n    return 2 * -mask\n", 4),
+        ("def f(x, mask=None):\n    y = x * 2\n    return y + mask\n", 5),
+        (
+            "def f(x, mask=None):\n    s = torch.matmul(x, x.t())\n    if mask is not None:\n        s = s + mask\n"
+            "    return s.softmax(-1)\n",
+            7,
+        ),
+        # `if mask is None:` without else never runs for a tensor, even where it returns.
+        ("def f(x, mask=None):\n    if mask is None:\n        return x\n    return x + mask\n", 6),
+        ("def f(x, mask=None):\n    y = torch.where(mask, x, 0.0)\n    return x, y\n", 5),
+        ("def f(x, mask=None):\n    return {'out': x.masked_fill(mask[:, None], 0.0)}\n", 4),
+        ("def f(x, mask=None):\n    y = x\n    y += mask\n    return y\n", 6),
+    ],
+)
+def test_a_mask_torch_ops_compute_into_the_return_is_found(tmp_path, body, line):
+    assert _flow(tmp_path, body) == line
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A helper or a module may drop it; a dropped value is no graph input.
+        "def f(x, mask=None):\n    return helper(x + mask)\n",
+        "def f(self, x, mask=None):\n    return self.proj(x + mask)\n",
+        # Only its size reaches the return, or nothing does, or the tensor itself (no op).
+        "def f(x, mask=None):\n    y = x + mask\n    return y.shape\n",
+        "def f(x, mask=None):\n    y = x + mask\n    return x.relu()\n",
+        "def f(x, mask=None):\n    return mask\n",
+        "def f(x, mask=None):\n    if mask is not None:\n        y = x * mask\n    return x.relu()\n",
+        # A branch, an early exit or a reassignment may route around it.
+        "def f(x, mask=None):\n    return x if mask is None else x + mask\n",
+        "def f(x, mask=None, use=True):\n    if use:\n        return x\n    return x + mask\n",
+        "def f(x, mask=None):\n    mask = mask.float()\n    return x + mask\n",
+        "def f(x, mask=None):\n    y = x + mask\n    for _ in range(2):\n        y = x\n    return y\n",
+        "def f(x, mask=None):\n    if mask is not None and x.shape[0] > 1:\n        x = x + mask\n    return x\n",
+        # An operand that is not known to be a tensor or a number.
+        "def f(self, x, mask=None):\n    return self.bias + mask\n",
+        "def f(x, z, mask=None):\n    return z + mask\n",
+        # A torch function outside the table, or a method outside it.
+        "def f(x, mask=None):\n    return torch.zeros_like(mask) + x\n",
+        "def f(x, mask=None):\n    return (x + mask).to(x.dtype)\n",
+        # At an argument that is no tensor operand of the op (a dim, a probability).
+        "def f(x, mask=None):\n    return x.sum(mask)\n",
+        "def f(x, mask=None):\n    return torch.sum(x, mask)\n",
+        "def f(x, mask=None):\n    return F.softmax(x, dim=mask)\n",
+        "def f(q, k, v, mask=None):\n    return F.scaled_dot_product_attention(q, k, v, None, mask)\n",
+        "def f(x, mask=None):\n    return x.masked_fill(x > 0, mask)\n",
+        # A generator, a walrus.
+        "def f(x, mask=None):\n    yield x + mask\n",
+        "def f(x, mask=None):\n    return (y := x + mask)\n",
+    ],
+)
+def test_a_mask_the_source_does_not_show_in_the_return_is_not(tmp_path, body):
+    assert _flow(tmp_path, body) is None
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "import torch\n",  # F is not bound
+        "import torch\nimport torch.nn.functional as F\nF = None\n",  # F rebound
+        "import torch\nfrom mylib import functional as F\n",  # F is another module
+        "import torch\nfrom torch.nn.functional import *\n",  # a star import may bind anything
+    ],
+)
+def test_F_is_torch_only_where_the_module_binds_it_only_by_importing_torch(tmp_path, imports):
+    body = "def f(q, k, v, mask=None):\n    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n"
+    assert _flow(tmp_path, body, imports=imports) is None
+    assert (
+        _flow(tmp_path, body, imports="import torch\nfrom torch.nn import functional as F\n") == 4
+    )
+
+
+def test_an_unreadable_module_reads_no_torch_function(tmp_path):
+    src = (
+        _IMPORTS
+        + "def f(q, k, v, mask=None):\n    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n"
+    )
+    fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef))
+    assert computed_into_output(fn, str(tmp_path / "gone.py"), "mask", {"q", "k", "v"}) is None
+    # arithmetic needs no module: the other operand is a tensor the call gives
+    fn = ast.parse("def f(x, mask=None):\n    return x + mask\n").body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    assert computed_into_output(fn, str(tmp_path / "gone.py"), "mask", {"x"}) == 2

@@ -85,10 +85,12 @@ _indexes: list[Any] = []
 _progress: list[Any] = []
 
 
-def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bool | None = None) -> Any:
+def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bool | None = None,
+                 plan_only: bool = False) -> Any:
     """A Catalog with a progress bar; ``indexed``: backed by the persistent index of
     decoded entries (see fxcache_core.state.index; verify always reads the files).
-    ``hashing``: hash each file read (for name-is-content checks; default: unindexed only)."""
+    ``hashing``: hash each file read (for name-is-content checks; default: unindexed only).
+    ``plan_only``: the catalog serves a gc or rm plan and nothing else (Catalog's ``plan_only``)."""
     from fxcache_core.catalog.reader import Catalog
 
     prog = ReadProgress(scan.entry_count, enabled=not as_json)
@@ -103,7 +105,7 @@ def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bo
         idx = Index(default_index_path(scan.root), scan.root)
         _indexes.append(idx)
     return Catalog(scan, idx, on_read=prog, hash_on_read=not indexed if hashing is None else hashing,
-                   not_read=not_read())
+                   not_read=not_read(), plan_only=plan_only)
 
 
 def not_read() -> dict[str, str]:

@@ -23,19 +23,20 @@ class State:
 state = State()
 
 
-def scan_dir(cache_dir: str | None = None, quiet: bool = False, option: str = "cache_dir"):
+def scan_dir(cache_dir: str | None = None, quiet: bool = False, option: str = "cache_dir",
+             tally: bool = False):
     """Scan --cache-dir (or ``cache_dir``, given as the parameter ``option``, e.g.
     ``other_cache_dir``: the error layer names its flag), or with --remote a local
     snapshot of the remote cache (fxcache_core.remote.redis_store); ``quiet``: no
-    progress bar (--json)."""
+    progress bar (--json); ``tally``: scan_cache's (for a gc plan)."""
     from fxcache_core.cache.location import resolve_cache_dir
     from fxcache_core.cache.scan import scan_cache
 
     if state.remote is not None and cache_dir is None:
-        return scan_cache(remote_snapshot(quiet))
+        return scan_cache(remote_snapshot(quiet), tally)
     if cache_dir is not None:
-        return scan_cache(resolve_cache_dir(cache_dir, explicit_name=option))
-    return scan_cache(resolve_cache_dir(state.cache_dir))
+        return scan_cache(resolve_cache_dir(cache_dir, explicit_name=option), tally)
+    return scan_cache(resolve_cache_dir(state.cache_dir), tally)
 
 
 def local_agreement(remote_scan: Any) -> dict[str, str]:

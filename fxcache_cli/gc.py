@@ -48,7 +48,7 @@ def gc_cmd(
     ttl = _ttl(set_ttl)
     policy = _policy(older_than, max_size, keep_last, unreadable, dangling, locks, artifacts, stale,
                      keep_costly)
-    scan = scan_dir(quiet=as_json)
+    scan = scan_dir(quiet=as_json, tally=True)
     _not_a_blob(scan.root)
     # Planned from the index (rows proven by each file's identity; what rests on any other
     # row is read again from the files), and execution checks every file the plan read
@@ -58,8 +58,8 @@ def gc_cmd(
 
     def replan() -> Any:  # a file the plan read changed before execution: plan again, from a new scan
         _flush(cat)
-        again = open_catalog(scan_dir(quiet=True), indexed=True, as_json=True, hashing=policy.unreadable,
-                             plan_only=True)
+        again = open_catalog(scan_dir(quiet=True, tally=True), indexed=True, as_json=True,
+                             hashing=policy.unreadable, plan_only=True)
         return plan_gc(again, policy, trace_facts=state.remote is None)
 
     _run_plan(plan_gc(cat, policy, trace_facts=state.remote is None), dry_run, yes, as_json, ttl, replan)

@@ -23,19 +23,20 @@ class State:
 state = State()
 
 
-def scan_dir(cache_dir: str | None = None, quiet: bool = False, option: str = "cache_dir"):
+def scan_dir(cache_dir: str | None = None, quiet: bool = False, option: str = "cache_dir",
+             tally: bool = False):
     """Scan --cache-dir (or ``cache_dir``, given as the parameter ``option``, e.g.
     ``other_cache_dir``: the error layer names its flag), or with --remote a local
     snapshot of the remote cache (fxcache_core.remote.redis_store); ``quiet``: no
-    progress bar (--json)."""
+    progress bar (--json); ``tally``: scan_cache's (for a gc plan)."""
     from fxcache_core.cache.location import resolve_cache_dir
     from fxcache_core.cache.scan import scan_cache
 
     if state.remote is not None and cache_dir is None:
-        return scan_cache(remote_snapshot(quiet))
+        return scan_cache(remote_snapshot(quiet), tally)
     if cache_dir is not None:
-        return scan_cache(resolve_cache_dir(cache_dir, explicit_name=option))
-    return scan_cache(resolve_cache_dir(state.cache_dir))
+        return scan_cache(resolve_cache_dir(cache_dir, explicit_name=option), tally)
+    return scan_cache(resolve_cache_dir(state.cache_dir), tally)
 
 
 def local_agreement(remote_scan: Any) -> dict[str, str]:
@@ -85,10 +86,12 @@ _indexes: list[Any] = []
 _progress: list[Any] = []
 
 
-def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bool | None = None) -> Any:
+def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bool | None = None,
+                 plan_only: bool = False) -> Any:
     """A Catalog with a progress bar; ``indexed``: backed by the persistent index of
     decoded entries (see fxcache_core.state.index; verify always reads the files).
-    ``hashing``: hash each file read (for name-is-content checks; default: unindexed only)."""
+    ``hashing``: hash each file read (for name-is-content checks; default: unindexed only).
+    ``plan_only``: the catalog serves a gc or rm plan and nothing else (Catalog's ``plan_only``)."""
     from fxcache_core.catalog.reader import Catalog
 
     prog = ReadProgress(scan.entry_count, enabled=not as_json)
@@ -103,7 +106,7 @@ def open_catalog(scan: Any, *, indexed: bool, as_json: bool = False, hashing: bo
         idx = Index(default_index_path(scan.root), scan.root)
         _indexes.append(idx)
     return Catalog(scan, idx, on_read=prog, hash_on_read=not indexed if hashing is None else hashing,
-                   not_read=not_read())
+                   not_read=not_read(), plan_only=plan_only)
 
 
 def not_read() -> dict[str, str]:

@@ -307,12 +307,10 @@ class Output:
         """``obj`` as JSON, each ``obj[key]`` for ``key`` in ``lists`` the list of
         ``lists[key]``, written one item a line as they come: a gc plan over a large
         cache lists tens of thousands of files, and one string of it all would double
-        the command's peak memory."""
+        the command's peak memory. The items are written :data:`_LISTED_AT_ONCE` at a
+        time (a write each would be a system call each where stdout is unbuffered)."""
         w = sys.stdout.write
-
-        def dumps(v: Any) -> str:
-            return json.dumps(v, default=str)
-
+        dumps = _ENCODER.encode  # json.dumps(v, default=str), without an encoder made per item
         w("{")
         for n, (k, v) in enumerate(obj.items()):
             w(("," if n else "") + "\n  " + json.dumps(k) + ": ")
@@ -320,10 +318,14 @@ class Output:
                 w(dumps(v))
                 continue
             sep = "[\n    "
+            chunk: list[str] = []
             for it in lists[k]:
-                w(sep + dumps(it))
+                chunk.append(sep + dumps(it))
                 sep = ",\n    "
-            w("[]" if sep.startswith("[") else "\n  ]")
+                if len(chunk) >= _LISTED_AT_ONCE:
+                    w("".join(chunk))
+                    chunk.clear()
+            w("".join(chunk) + ("[]" if sep.startswith("[") else "\n  ]"))
         w("\n}\n")
 
     def confirm(self, question: str, *, yes: bool) -> bool:
@@ -335,5 +337,11 @@ class Output:
             fail("refusing to delete without confirmation: stdin is not a terminal (pass --yes)")
         return typer.confirm(question, default=False, err=True)
 
+
+_ENCODER = json.JSONEncoder(default=str)
+"""What ``json.dumps(v, default=str)`` writes (the same encoder settings), made once."""
+
+_LISTED_AT_ONCE = 256
+"""Items of a long list :meth:`Output.listing` writes in one call."""
 
 out = Output()

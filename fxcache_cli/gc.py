@@ -11,7 +11,6 @@ from rich.filesize import decimal as human_bytes
 
 from ._context import (
     done_reading,
-    indexed_catalog,
     installed_build,
     open_catalog,
     remote_store,
@@ -49,17 +48,18 @@ def gc_cmd(
     ttl = _ttl(set_ttl)
     policy = _policy(older_than, max_size, keep_last, unreadable, dangling, locks, artifacts, stale,
                      keep_costly)
-    scan = scan_dir(quiet=as_json)
+    scan = scan_dir(quiet=as_json, tally=True)
     _not_a_blob(scan.root)
     # Planned from the index (rows proven by each file's identity; what rests on any other
     # row is read again from the files), and execution checks every file the plan read
     # again, planning again if one changed. Hits and compile costs `fxcache explain` read
     # from traces count too (a local cache only).
-    cat = open_catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable)
+    cat = open_catalog(scan, indexed=True, as_json=as_json, hashing=policy.unreadable, plan_only=True)
 
     def replan() -> Any:  # a file the plan read changed before execution: plan again, from a new scan
         _flush(cat)
-        again = open_catalog(scan_dir(quiet=True), indexed=True, as_json=True, hashing=policy.unreadable)
+        again = open_catalog(scan_dir(quiet=True, tally=True), indexed=True, as_json=True,
+                             hashing=policy.unreadable, plan_only=True)
         return plan_gc(again, policy, trace_facts=state.remote is None)
 
     _run_plan(plan_gc(cat, policy, trace_facts=state.remote is None), dry_run, yes, as_json, ttl, replan)
@@ -129,12 +129,13 @@ def rm_cmd(
     scan = scan_dir(quiet=as_json)
     _not_a_blob(scan.root)
     target = scan.find(key)
-    cat = indexed_catalog(scan, as_json)
+    cat = open_catalog(scan, indexed=True, as_json=as_json, plan_only=True)
 
     def replan() -> Any:  # a file the plan read changed before execution: plan again, from a new scan
         _flush(cat)
         again = scan_dir(quiet=True)
-        return plan_rm(indexed_catalog(again, True), again.find(key), entries or ())
+        return plan_rm(open_catalog(again, indexed=True, as_json=True, plan_only=True), again.find(key),
+                       entries or ())
 
     _run_plan(plan_rm(cat, target, entries or ()), dry_run, yes, as_json, replan=replan)
 

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fxcache_core.cache.keys import artifact_key, is_code_key, is_key
-from fxcache_core.cache.scan import FileInfo, Skipped, paused_gc
+from fxcache_core.cache.scan import FileInfo, KeyDirTally, Skipped, paused_gc
 from fxcache_core.fsutil import DirRefused, WalkFailure, open_dir, open_subdir
 from fxcache_core.reasons import Reason
 
@@ -319,7 +319,8 @@ def _classify_triton(parts: tuple[str, ...], device: str) -> tuple[ContentKind, 
 
 def take_inventory(root: Path, layout: str = INDUCTOR_LAYOUT,
                    index_dir: Path | None = None, entries: bool = True,
-                   records: dict[str, FileInfo] | None = None) -> Inventory:
+                   records: dict[str, FileInfo] | None = None,
+                   tallies: dict[str, KeyDirTally] | None = None) -> Inventory:
     """Walk ``root`` into an :class:`Inventory`.
 
     ``entries``: keep an :class:`Item` for the files of FX and AOTAutograd key dirs
@@ -329,7 +330,12 @@ def take_inventory(root: Path, layout: str = INDUCTOR_LAYOUT,
     of a second record per entry. ``records``: ``FileInfo`` s the caller holds already,
     by ``where`` (a scan's: generated code, :func:`~fxcache_core.cache.scan.scan_artifacts`);
     an item whose ``lstat`` gives the same size, times and inode takes that record
-    instead of a new one of its own.
+    instead of a new one of its own. ``tallies``: without ``entries``, what a scan's
+    ``lstat`` of each name in an entry key dir said (:attr:`CacheKey.tally
+    <fxcache_core.cache.scan.CacheKey.tally>`, by the key dir's path as the scan spells
+    it): a key dir whose parent's listing shows the inode the scan listed is counted from
+    its tally instead of being opened and its files ``lstat``'ed again (the same totals,
+    as of the scan).
 
     The root itself is followed if it is a symlink (as ``du ROOT/`` would);
     nothing below it is. ``index_dir``: fxcache's index dir, whose
@@ -352,14 +358,14 @@ def take_inventory(root: Path, layout: str = INDUCTOR_LAYOUT,
         OSError: the root itself cannot be stat'ed.
     """
     with paused_gc():
-        return _walk(Path(root), layout, index_dir, entries, records or {})
+        return _walk(Path(root), layout, index_dir, entries, records or {}, {} if entries else tallies or {})
 
 
 _ENTRY_KINDS = (ContentKind.FX, ContentKind.AOT)
 
 
 def _walk(root: Path, layout: str, index_dir: Path | None, entries: bool,
-          records: dict[str, FileInfo]) -> Inventory:
+          records: dict[str, FileInfo], tallies: dict[str, KeyDirTally]) -> Inventory:
     st = os.stat(root)
     index_parts: tuple[str, ...] | None = None
     if index_dir is not None:
@@ -438,6 +444,18 @@ def _walk(root: Path, layout: str, index_dir: Path | None, entries: bool,
             continue
         name, ident = todo.pop()
         where = path + os.sep + name
+        tally = tallies.get(where)
+        if tally is not None and tally.ino == ident[1] and _entry_key_dir((*parts, name), layout) \
+                and (*parts, name) != index_parts:  # the scan's lstat of its files, not another
+            n_left += tally.files
+            file_bytes += tally.bytes
+            disk += tally.blocks * 512
+            for dev, ino, size, blocks in tally.linked:
+                if (dev, ino) not in seen:
+                    seen.add((dev, ino))
+                    file_bytes += size
+                    disk += blocks * 512
+            continue
         sub_fd = _open_listed(fd, name, ident, where, unreadable)
         if sub_fd is None:
             continue
@@ -451,6 +469,17 @@ def _walk(root: Path, layout: str, index_dir: Path | None, entries: bool,
                     symlinks=n_links, symlink_bytes=link_bytes, other=n_other, disk_bytes=disk)
     return Inventory(root=root, layout=layout, items=tuple(items), totals=totals,
                      symlinks=tuple(sorted(symlinks)), unreadable=tuple(unreadable), entries_left_out=not entries)
+
+
+def _entry_key_dir(parts: tuple[str, ...], layout: str) -> bool:
+    """Whether every regular file in the dir ``parts`` (names below the root) is an
+    entry or an entry's temp file, by :func:`classify` (by its name alone): an FX key
+    dir in its bucket, or an AOTAutograd key dir."""
+    if layout != INDUCTOR_LAYOUT:
+        return False
+    if len(parts) == 3 and parts[0] == "fxgraph":
+        return is_key(parts[2]) and parts[2][1:3] == parts[1]
+    return len(parts) == 2 and parts[0] == "aotautograd" and is_key(parts[1])
 
 
 def _open_listed(parent: int, name: str, ident: tuple[int, int], where: str,

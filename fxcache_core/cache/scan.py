@@ -139,6 +139,26 @@ class Skipped:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class KeyDirTally:
+    """The regular files of a key dir as the scan's ``lstat`` of each saw them.
+
+    Attributes:
+        ino: the key dir's inode, as its parent's listing showed it.
+        files: how many (entries and temp files).
+        bytes, blocks: the sum of their sizes and of their 512-byte blocks, those
+            with a single link.
+        linked: ``(st_dev, st_ino, size, blocks)`` of those with more than one link
+            (counted once a file, wherever met first).
+    """
+
+    ino: int
+    files: int
+    bytes: int
+    blocks: int
+    linked: tuple[tuple[int, int, int, int], ...] = ()
+
+
 @dataclass(frozen=True)
 class CacheKey:
     """A key dir and its entries.
@@ -162,6 +182,11 @@ class CacheKey:
     temp_files: tuple[FileInfo, ...] = ()
     via_symlink: bool = False
     readable: bool = True
+    tally: KeyDirTally | None = field(default=None, compare=False, repr=False)
+    """What the ``lstat`` of each name in the key dir said, for a walk of the whole cache
+    dir that would ``lstat`` them again (:func:`~fxcache_core.cache.inventory.take_inventory`);
+    None unless every name was listed and ``lstat``'ed and is a regular file, and the
+    key dir was reached without a symlink."""
     size: int = field(init=False)
     """Bytes of all entries (temp files not counted)."""
     mtime: float | None = field(init=False)
@@ -370,7 +395,7 @@ def read_entry_proven(path: str | os.PathLike[str]) -> tuple[bytes, Identity | N
 
 
 def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
-                  skipped: list[Skipped]) -> CacheKey:
+                  skipped: list[Skipped], ino: int = 0, tally: bool = False) -> CacheKey:
     # The hot loop of every command: one lstat per file, and the records built
     # positionally (a 100k-entry cache makes 200k of them).
     entries: list[Entry] = []
@@ -383,22 +408,35 @@ def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
     base = path + os.sep
     complete = True
     lstat, is_reg, is_lnk = os.lstat, stat.S_ISREG, stat.S_ISLNK
+    regular = tally and not linked  # every name a regular file, as lstat said: the tally holds
+    n_bytes = n_blocks = 0
+    linked_files: list[tuple[int, int, int, int]] = []
     for name in names:
         p = base + name
         try:
             st = lstat(p)
+            if regular:
+                if is_reg(st.st_mode):
+                    if st.st_nlink > 1:
+                        linked_files.append((st.st_dev, st.st_ino, st.st_size, st.st_blocks))
+                    else:
+                        n_bytes += st.st_size
+                        n_blocks += st.st_blocks
+                else:
+                    regular = False
             is_link = is_lnk(st.st_mode)
             if is_link:
                 st = os.stat(p)  # torch opens entries through symlinks
         except FileNotFoundError:
             if name.startswith("."):
-                continue  # a temp file renamed or removed while we listed
+                continue  # a temp file renamed or removed while we listed (not counted either)
+            regular = False
             skipped.append(Skipped(Path(p), Reason("broken symlink (torch fails to open it and skips it)",
                                                       "broken-symlink")))
             continue
         except OSError as e:
             skipped.append(Skipped(Path(p), Reason(f"cannot stat: {e.strerror}", "cannot-stat")))
-            complete = False  # it may be an entry: the key's entries are not all known
+            complete = regular = False  # it may be an entry: the key's entries are not all known
             continue
         info = FileInfo(p, st.st_size, st.st_mtime, st.st_atime, st.st_mtime_ns, st.st_ino,
                         st.st_dev, st.st_ctime_ns)
@@ -413,12 +451,16 @@ def _scan_key_dir(kind: KeyKind, key: str, path: str, linked: bool,
                                                   "not-a-regular-file")))
             continue
         entries.append(Entry(kind, key, info, len(entries), linked or is_link))
-    return CacheKey(kind, key, path, tuple(entries), tuple(temps), linked, readable=complete)
+    counted = None
+    if regular and ino:  # every name an entry or a temp file
+        counted = KeyDirTally(ino, len(entries) + len(temps), n_bytes, n_blocks, tuple(linked_files))
+    return CacheKey(kind, key, path, tuple(entries), tuple(temps), linked, readable=complete, tally=counted)
 
 
 def _dirs(path: str, skipped: list[Skipped],
-          listings: dict[str, frozenset[str] | None] | None = None) -> list[tuple[str, str, bool]]:
-    """Sub-directories of ``path`` (sorted): (name, path, is a symlink), paths as strings.
+          listings: dict[str, frozenset[str] | None] | None = None) -> list[tuple[str, str, bool, int]]:
+    """Sub-directories of ``path`` (sorted): (name, path, is a symlink, the inode the
+    listing shows), paths as strings.
 
     Symlinks to directories are followed, as torch's ``os.listdir``/``open``
     follow them; the flag lets gc refuse to delete through them. ``listings``:
@@ -444,7 +486,7 @@ def _dirs(path: str, skipped: list[Skipped],
         except OSError:
             is_dir = False
         if is_dir:
-            out.append((d.name, d.path, d.is_symlink()))
+            out.append((d.name, d.path, d.is_symlink(), d.inode()))
         elif d.is_symlink():
             skipped.append(Skipped(Path(d.path), Reason("broken symlink", "broken-symlink")))
         else:
@@ -452,7 +494,7 @@ def _dirs(path: str, skipped: list[Skipped],
     return out
 
 
-def scan_cache(root: Path) -> CacheScan:
+def scan_cache(root: Path, tally: bool = False) -> CacheScan:
     """Scan ``root`` (a cache dir) into a :class:`CacheScan`.
 
     Reads ``fxgraph/<key[1:3]>/<key>/`` and ``aotautograd/<key>/``, following
@@ -463,13 +505,16 @@ def scan_cache(root: Path) -> CacheScan:
     ``skipped``, not listed as a key. Files and dirs that vanish during the
     scan (a concurrent gc or compile) are ignored.
 
+    ``tally``: keep each key dir's :attr:`CacheKey.tally` too (for gc, whose walk of the
+    whole cache dir then need not ``lstat`` the entries again).
+
     Cost: one ``listdir`` per dir and one ``lstat`` per file; nothing is opened.
     """
     with paused_gc():
-        return _scan_cache(root)
+        return _scan_cache(root, tally)
 
 
-def _scan_cache(root: Path) -> CacheScan:
+def _scan_cache(root: Path, tally: bool = False) -> CacheScan:
     skipped: list[Skipped] = []
     keys: list[CacheKey] = []
     listings: dict[str, frozenset[str] | None] = {}
@@ -479,19 +524,19 @@ def _scan_cache(root: Path) -> CacheScan:
         listings[str(root)] = None
     fx_root = root / KeyKind.FX_GRAPH.value
     fx_linked = fx_root.is_symlink()
-    for bucket, bpath, b_linked in _dirs(str(fx_root), skipped, listings):
-        for name, kpath, k_linked in _dirs(bpath, skipped, listings):
+    for bucket, bpath, b_linked, _ in _dirs(str(fx_root), skipped, listings):
+        for name, kpath, k_linked, ino in _dirs(bpath, skipped, listings):
             if KeyKind.of_key(name) is KeyKind.FX_GRAPH and is_key(name) and name[1:3] == bucket:
                 keys.append(_scan_key_dir(KeyKind.FX_GRAPH, name, kpath,
-                                          fx_linked or b_linked or k_linked, skipped))
+                                          fx_linked or b_linked or k_linked, skipped, ino, tally))
             else:
                 skipped.append(Skipped(Path(kpath), Reason("not an FX graph key dir", "not-a-key-dir")))
     aot_root = root / KeyKind.AOT_AUTOGRAD.value
     aot_linked = aot_root.is_symlink()
-    for name, kpath, k_linked in _dirs(str(aot_root), skipped):
+    for name, kpath, k_linked, ino in _dirs(str(aot_root), skipped):
         if KeyKind.of_key(name) is KeyKind.AOT_AUTOGRAD and is_key(name):
             keys.append(_scan_key_dir(KeyKind.AOT_AUTOGRAD, name, kpath,
-                                      aot_linked or k_linked, skipped))
+                                      aot_linked or k_linked, skipped, ino, tally))
         else:
             skipped.append(Skipped(Path(kpath), Reason("not an AOTAutograd key dir", "not-a-key-dir")))
     return CacheScan(root=root, keys=tuple(keys), skipped=tuple(skipped), listings=listings)

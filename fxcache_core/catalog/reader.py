@@ -67,14 +67,19 @@ class Catalog:
 
     def __init__(self, scan: CacheScan, index: Index | None = None,
                  on_read: Callable[[], None] | None = None, hash_on_read: bool = True,
-                 not_read: Mapping[str, str] | None = None) -> None:
+                 not_read: Mapping[str, str] | None = None, plan_only: bool = False) -> None:
         """``on_read`` is called once per entry read from disk or from the index
         (not for entries already in memory): a progress hook for the CLI.
         ``hash_on_read``: hash each file as it is read (for
         :meth:`name_matches_content`); without it that method reads the file again.
         ``not_read``: entry file (``FileInfo.where``) -> why its content was never
         fetched (a remote value over fxcache's limit: the file is a placeholder);
-        such an entry is :class:`Unreadable` ``too-large``, its file never read."""
+        such an entry is :class:`Unreadable` ``too-large``, its file never read.
+        ``plan_only``: every reader of this catalog is a gc or rm plan, so an index row
+        is read as the fields a plan reads (:class:`~fxcache_core.state.rows.PlanFacts`:
+        the rest read as their defaults), not as the whole light entry; an entry read
+        from its file is kept whole as ever."""
+        self._plan_only = plan_only
         self.scan = scan
         self._not_read = dict(not_read or {})
         self._hash_on_read = hash_on_read
@@ -147,7 +152,7 @@ class Catalog:
         """Take the entry's light form from the index if it has the file unchanged."""
         if self._index is None:
             return False
-        hit = self._index.get(entry)
+        hit = self._index.get(entry, self._plan_only)
         if hit is None:
             return False
         self._take(entry, hit)
@@ -209,7 +214,7 @@ class Catalog:
         else:
             wanted = [e for e in entries if e.file.where not in self._decoded]
             if self._index is not None:
-                for e, hit in self._index.get_many(wanted):
+                for e, hit in self._index.get_many(wanted, self._plan_only):
                     if self._hash_on_read and hit[0] is None:
                         continue  # decoded below, hashed as it is read
                     self._take(e, hit)

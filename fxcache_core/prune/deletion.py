@@ -235,20 +235,31 @@ def _refused(e: DirRefused) -> Refused:
 def locate(root: Path | str, paths: Iterable[str]) -> list[Located | str]:
     """For each path (spelled below ``root``, as a scan spells it), where it is
     (:class:`Located`) or why it cannot be reached safely (a str). Opens each dir
-    once; touches no file."""
+    once, and finds the files of one dir where the first of them found it (a plan
+    removes several files of a key dir); touches no file."""
     out: list[Located | str] = []
+    found: dict[str, tuple[tuple[str, ...], tuple[DirId, ...]]] = {}  # dir as spelled -> (parts, ids)
     with DirWalk(root) as walk:
         for p in paths:
+            here, _, name = p.rpartition(os.sep)
+            got = found.get(here)
+            if got is not None and name not in ("", ".", ".."):
+                out.append(Located((*got[0], name), got[1]))
+                continue
             parts = relative_parts(root, p)
             if parts is None:
                 out.append(Reason("not below the cache dir", "outside-cache-dir"))
                 continue
             try:
-                out.append(walk.locate(parts))
+                at = walk.locate(parts)
             except Refused as e:
                 out.append(e.why)
+                continue
             except OSError as e:
                 out.append(Reason(e.strerror or str(e), "os-error"))
+                continue
+            found[here] = (at.parts[:-1], at.dirs)
+            out.append(at)
     return out
 
 

@@ -34,7 +34,7 @@ from fxcache_core.cache.scan import (
     read_entry_bytes,
     scan_artifacts,
 )
-from fxcache_core.catalog.reader import Catalog
+from fxcache_core.catalog.reader import Catalog, Unreadable
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES, may_name
 from fxcache_core.errors import KeyLookupError
@@ -47,6 +47,7 @@ from fxcache_core.prune.rules import RULES, Selection, loaders_of, loads_removed
 from fxcache_core.prune.units import Unit
 from fxcache_core.quantities import format_duration
 from fxcache_core.reasons import Reason, code_of
+from fxcache_core.state.rows import plan_facts
 from fxcache_core.state.trust import identity_is_proof
 
 
@@ -245,17 +246,24 @@ def _reread_what_removals_rest_on(catalog: Catalog, plan: GcPlan) -> bool:
            and (fx_keys or e.file.where in gone_aot)]
     stale_aot = [e for e in unproven(catalog, [e for e in aot if catalog.from_index(e)])
                  if e.file.where in gone_aot or _may_load(e, fx_keys)]
-    # Hashes of what the index said (frozen records), not the records: memory.
-    before = {e.file.where: hash(catalog.load(e)) for e in stale_aot}
+    # Hashes of what the index said of what a plan reads (_rests_on), not the records: memory.
+    before = {e.file.where: _rests_on(catalog.load(e)) for e in stale_aot}
     catalog.read_ahead(stale_aot, from_bytes=True)
     fx_keys |= {r.key for e in aot if e.file.where in gone_aot
                 and isinstance(d := catalog.load(e), DecodedEntry)
                 for r in (d.forward, d.backward) if r is not None}
     fx = [e for k in sorted(fx_keys) if (key := scan.key(k)) is not None for e in key.entries]
     stale_fx = unproven(catalog, [e for e in fx if catalog.from_index(e)])
-    before.update({e.file.where: hash(catalog.load(e)) for e in stale_fx})
+    before.update({e.file.where: _rests_on(catalog.load(e)) for e in stale_fx})
     catalog.read_ahead(stale_fx, from_bytes=True)
-    return any(hash(catalog.load(e)) != before[e.file.where] for e in stale_aot + stale_fx)
+    return any(_rests_on(catalog.load(e)) != before[e.file.where] for e in stale_aot + stale_fx)
+
+
+def _rests_on(d: DecodedEntry | Unreadable) -> int:
+    """A hash of what a plan reads of an entry: the fields of
+    :func:`~fxcache_core.state.rows.plan_facts` (alike whether the row was read whole or
+    as :class:`~fxcache_core.state.rows.PlanFacts`), or why it is unreadable."""
+    return hash(plan_facts(d) if isinstance(d, DecodedEntry) else (d.reason, d.cause))
 
 
 def unproven(catalog: Catalog, entries: list[Entry]) -> list[Entry]:

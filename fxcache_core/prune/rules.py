@@ -63,9 +63,11 @@ class Selection:
         if catalog.index is not None:  # the rows' proof, taken as they are served (plan.unproven)
             catalog.index.remember_proof()
         catalog.read_ahead(scan.entries())  # the joins decode (nearly) all of them
-        # The entries' records are the scan's: the inventory keeps none of its own. The
+        # The entries' records are the scan's: the inventory keeps none of its own, and
+        # counts the key dirs the scan read whole from the scan's lstat of their files. The
         # generated code is read off the inventory (one walk, not a second listing).
-        self.inv = take_inventory(scan.root, detect_layout(scan.root), entries=False)
+        self.inv = take_inventory(scan.root, detect_layout(scan.root), entries=False,
+                                  tallies={k.where: k.tally for k in scan.keys if k.tally is not None})
         self.code = artifacts_in(self.inv)
         self.units = prune_units.units(self.inv)
         self.chosen: dict[str, list[Reason]] = {}

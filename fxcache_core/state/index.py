@@ -59,7 +59,7 @@ from fxcache_core.cache.scan import CacheKey, Entry
 from fxcache_core.decode.entries import DecodedEntry, Origin
 from fxcache_core.reasons import Reason
 from fxcache_core.state.own_db import open_own_db
-from fxcache_core.state.rows import _origin_of
+from fxcache_core.state.rows import _origin_of, plan_facts_from_json
 from fxcache_core.state.rows import from_json as from_json
 from fxcache_core.state.rows import light as light
 from fxcache_core.state.rows import to_json as to_json
@@ -142,18 +142,22 @@ _INDEX_TABLES = (frozenset({"entries", "key_origins", "meta"}), frozenset({"entr
 """The tables of an index file made before fxcache set its application_id (with
 and without a recorded root): see :func:`open_own_db`."""
 
-def _hit(sha: object, corrupt: object, body: object, code: object = None,
+def _hit(sha: object, corrupt: object, body: object, code: object = None, plan_only: bool = False,
          ) -> tuple[str | None, DecodedEntry | str] | None:
     """A row's (sha, entry or reason), its values type-checked (None: a row fxcache
     did not write); a corrupt entry's reason keeps its code (``code``), which tells
-    match whether torch skips the entry or reads it. Raises what :func:`from_json` raises."""
+    match whether torch skips the entry or reads it. ``plan_only``: the entry as the
+    fields a plan reads (:class:`~fxcache_core.state.rows.PlanFacts`). Raises what
+    :func:`from_json` raises."""
     if not (sha is None or isinstance(sha, str)):
         return None
     if corrupt is not None:
         if not isinstance(corrupt, str) or not (code is None or isinstance(code, str)):
             return None
         return sha, corrupt if code is None else Reason(corrupt, code)
-    return (sha, from_json(body)) if isinstance(body, str) else None
+    if not isinstance(body, str):
+        return None
+    return sha, plan_facts_from_json(body) if plan_only else from_json(body)
 
 
 def _row_identity(size: object, mtime_ns: object, ino: object, schema: object, dev: object,
@@ -221,9 +225,10 @@ class Index:
     def enabled(self) -> bool:
         return self._db is not None
 
-    def get(self, entry: Entry) -> tuple[str | None, DecodedEntry | str] | None:
+    def get(self, entry: Entry, plan_only: bool = False) -> tuple[str | None, DecodedEntry | str] | None:
         """(sha256 name of the content if it was hashed, the light entry or the
-        reason it is corrupt), if the index has this file unchanged; else None."""
+        reason it is corrupt), if the index has this file unchanged; else None.
+        ``plan_only``: the entry as :class:`~fxcache_core.state.rows.PlanFacts`."""
         if self._rows or self._key_rows:
             self._write_rows()
         if self._db is None or not entry.file.mtime_ns or not _storable(entry.file.where):
@@ -234,12 +239,13 @@ class Index:
                 "WHERE path = ?", (entry.file.where,)).fetchone()
             if row is None or _row_identity(row[0], row[1], row[2], row[3], row[7], row[8]) != _now(entry):
                 return None
-            return _hit(row[4], row[5], row[6], row[9])
+            return _hit(row[4], row[5], row[6], row[9], plan_only)
         except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError):
             return None
 
-    def get_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, tuple[str | None, DecodedEntry | str]]]:
-        """``(entry, get(entry))`` for each of ``entries`` the index has unchanged
+    def get_many(self, entries: Iterable[Entry], plan_only: bool = False,
+                 ) -> Iterator[tuple[Entry, tuple[str | None, DecodedEntry | str]]]:
+        """``(entry, get(entry, plan_only))`` for each of ``entries`` the index has unchanged
         (the others are left out), in no particular order. For many entries, one
         pass over the table: a lookup each costs a B-tree descent into a file
         far larger than SQLite's page cache (~80 us an entry at 100k entries)."""
@@ -250,7 +256,7 @@ class Index:
             return
         if len(want) < _BULK_MIN:
             for e in want.values():
-                hit = self.get(e)
+                hit = self.get(e, plan_only)
                 if hit is not None:
                     yield e, hit
             return
@@ -264,7 +270,7 @@ class Index:
                 if e is None or _row_identity(size, mtime_ns, ino, schema, dev, ctime_ns) != _now(e):
                     continue
                 try:
-                    hit = _hit(sha, corrupt, body, code)
+                    hit = _hit(sha, corrupt, body, code, plan_only)
                 except (ValueError, KeyError, TypeError, IndexError):
                     continue
                 if hit is not None:

@@ -208,3 +208,77 @@ def from_json(text: str) -> DecodedEntry:
         d, debug_lines=tuple(debug), globals_seen=frozenset(seen), forward_graph=fw_graph,
         forward=None if d.forward is None else replace(d.forward, debug_lines=tuple(fw_debug)),
         backward=None if d.backward is None else replace(d.backward, debug_lines=tuple(bw_debug)))
+
+
+PLAN_FIELDS = ("kind", "type_name", "guards_expr", "fx_key", "is_backward", "wrapper_key", "forward",
+               "backward", "compile_time_ns")
+"""The fields of an entry that a gc or rm plan reads (its FX refs, its guards string, its
+wrapper module, its compile time, and what it is)."""
+
+
+class PlanFacts(DecodedEntry):
+    """An index row read as a plan reads it: :data:`PLAN_FIELDS` only, each in a slot (no
+    dict per entry: about a sixth of a light entry's memory). Every other field reads as
+    the dataclass's default (``inputs`` as ``()``): only for a catalog whose every reader
+    is a plan (``Catalog(plan_only=True)``). Equal to another only if both are facts."""
+
+    __slots__ = PLAN_FIELDS
+    inputs = ()
+
+    def __init__(self, kind: KeyKind, type_name: str, guards_expr: str | None, fx_key: str | None,
+                 is_backward: bool | None, wrapper_key: str | None, forward: FxRef | None,
+                 backward: FxRef | None, compile_time_ns: int | None) -> None:
+        put = object.__setattr__  # frozen: the slots are set once, here
+        put(self, "kind", kind)
+        put(self, "type_name", type_name)
+        put(self, "guards_expr", guards_expr)
+        put(self, "fx_key", fx_key)
+        put(self, "is_backward", is_backward)
+        put(self, "wrapper_key", wrapper_key)
+        put(self, "forward", forward)
+        put(self, "backward", backward)
+        put(self, "compile_time_ns", compile_time_ns)
+
+
+def plan_facts(d: DecodedEntry) -> tuple:
+    """What a plan reads of ``d`` (:data:`PLAN_FIELDS`, an FX ref as its key and guards
+    string), as a tuple: equal for an entry's light form, whole form and :class:`PlanFacts`."""
+    def ref(r: FxRef | None) -> tuple[str, str | None] | None:
+        return None if r is None else (r.key, r.guards_expr)
+
+    return (d.kind, d.type_name, d.guards_expr, d.fx_key, d.is_backward, d.wrapper_key, ref(d.forward),
+            ref(d.backward), d.compile_time_ns)
+
+
+def _opt_str(v: object) -> str | None:
+    if v is None or type(v) is str:
+        return v
+    raise TypeError(f"not a string: {type(v).__name__}")
+
+
+def _ref_of(v: object) -> FxRef | None:
+    if v is None:
+        return None
+    if type(v) is not list or len(v) < 2 or type(v[0]) is not str:
+        raise TypeError("not an FX ref")
+    return FxRef(sys.intern(v[0]), _i(_opt_str(v[1])))
+
+
+def plan_facts_from_json(text: str) -> PlanFacts:
+    """The :class:`PlanFacts` of a row :func:`to_json` wrote: :func:`plan_facts` of
+    :func:`from_json` of it, without building the rest (the inputs, sources, hints and
+    origin). Each field read is type-checked; the strings are interned as
+    :func:`from_json` interns them.
+
+    Raises:
+        ValueError, KeyError, TypeError, IndexError: the text is not such a row.
+    """
+    row = json.loads(text)
+    if type(row) is not list or len(row) < 16:
+        raise ValueError("not an index row")
+    kind, type_name, guards, _inputs, fx_key, is_bw, wrapper, fw, bw, _sources, t_ns = row[:11]
+    if type(type_name) is not str or not (is_bw is None or type(is_bw) is bool) \
+            or not (t_ns is None or type(t_ns) is int):
+        raise TypeError("not an index row")
+    return PlanFacts(KeyKind(kind), sys.intern(type_name), _i(_opt_str(guards)), _i(_opt_str(fx_key)), is_bw,
+                     _opt_str(wrapper), _ref_of(fw), _ref_of(bw), t_ns)

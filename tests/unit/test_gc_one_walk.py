@@ -71,3 +71,39 @@ def test_a_removal_located_is_the_same_removal_with_where_it_was_found():
         "content",
         "lock",
     ]
+
+
+def test_the_files_of_one_dir_are_located_where_the_first_of_them_was(tmp_path):
+    from fxcache_core.prune.deletion import DirWalk, locate, relative_parts
+
+    root = tmp_path / "c"
+    for d in ("aotautograd/a1", "aotautograd/a2", "fxgraph/ab/fab"):
+        (root / d).mkdir(parents=True)
+        for n in ("x", "y", ".tmp"):
+            (root / d / n).write_text(n)
+    (root / "aotautograd" / "link").symlink_to(root / "aotautograd" / "a1")
+    paths = [
+        str(root / d) + os.sep + n
+        for d in ("aotautograd/a1", "fxgraph/ab/fab", "aotautograd/a2", "aotautograd/a1")
+        for n in ("x", "y", ".tmp", "")
+    ]
+    paths += [
+        str(root / "aotautograd" / "link" / "x"),
+        str(root / "aotautograd" / "a1") + "/..",
+        "/elsewhere/x",
+        str(root / "aotautograd" / "a1" / "gone"),
+    ]
+    with DirWalk(root) as walk:
+        one_by_one = []
+        for p in paths:
+            parts = relative_parts(root, p)
+            try:
+                one_by_one.append("refused" if parts is None else walk.locate(parts))
+            except Exception as e:  # noqa: BLE001 - refused either way
+                one_by_one.append(type(e).__name__)
+    got = locate(root, paths)
+    assert [g if isinstance(g, Located) else "refused" for g in got] == [
+        w if isinstance(w, Located) else "refused" for w in one_by_one
+    ]
+    # 4 x 3 names and the one gone; not a trailing "/", "..", a symlinked dir, outside
+    assert sum(isinstance(g, Located) for g in got) == 13

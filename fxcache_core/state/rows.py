@@ -218,9 +218,9 @@ wrapper module, its compile time, and what it is)."""
 
 class PlanFacts(DecodedEntry):
     """An index row read as a plan reads it: :data:`PLAN_FIELDS` only, each in a slot (no
-    dict per entry: about a sixth of a light entry's memory). Every other field reads as
-    the dataclass's default (``inputs`` as ``()``): only for a catalog whose every reader
-    is a plan (``Catalog(plan_only=True)``). Equal to another only if both are facts."""
+    dict per entry: about a sixth of a light entry's memory); ``inputs`` reads as ``()`` and
+    any other field raises AttributeError: only for a catalog whose every
+    reader is a plan (``Catalog(plan_only=True)``). Equal to another only if both are facts."""
 
     __slots__ = PLAN_FIELDS
     inputs = ()
@@ -238,6 +238,35 @@ class PlanFacts(DecodedEntry):
         put(self, "forward", forward)
         put(self, "backward", backward)
         put(self, "compile_time_ns", compile_time_ns)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is PlanFacts and plan_facts(self) == plan_facts(other)
+
+    def __hash__(self) -> int:
+        return hash(plan_facts(self))
+
+    def __repr__(self) -> str:
+        return f"PlanFacts{plan_facts(self)!r}"
+
+
+class _NotRead:
+    """A field of :class:`DecodedEntry` that :class:`PlanFacts` does not hold: reading it
+    raises, so a plan rule that starts reading another field fails in the tests instead
+    of seeing the dataclass's default."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> object:
+        if obj is None:
+            return self
+        raise AttributeError(f"{self.name}: not among the fields a plan reads (PLAN_FIELDS); "
+                             "open the catalog without plan_only to read it")
+
+
+for _name in DecodedEntry.__dataclass_fields__:
+    if _name not in PLAN_FIELDS and _name != "inputs":
+        setattr(PlanFacts, _name, _NotRead(_name))
 
 
 def plan_facts(d: DecodedEntry) -> tuple:

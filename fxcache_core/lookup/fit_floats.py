@@ -25,6 +25,7 @@ from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
 from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_ops
 from fxcache_core.lookup.float_ops import float_op_provenance
+from fxcache_core.lookup.fn_op_args import fn_op_provenance
 from fxcache_core.lookup.float_restart import FloatOps, float_ops
 from fxcache_core.lookup.floats import graph_text, tensorified_base
 from fxcache_core.lookup.int_exprs import value_provenance
@@ -254,6 +255,9 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
                                 if isinstance(v, PyValue) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}}
         if (value := slice_provenance(catalog, key, frame, fn, name, values.get(name))) is not None:  # type: ignore[arg-type]
             return value  # a slice of a module's layers: how many the graph applied
+        if key.kind is KeyKind.AOT_AUTOGRAD and (value := fn_op_provenance(
+                fn, frame.file, graph, name, values)) is not None:  # type: ignore[union-attr]
+            return value  # a bool or float a torch function's op keeps: sdpa's is_causal
         if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
         # AOTAutograd's forward graph only: Inductor's post-grad passes may fold or drop an op.

@@ -51,7 +51,7 @@ from fxcache_core.lookup.pyvalues import same_value
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
 
-__all__ = ["FUNCTIONS", "FnArg", "FnRule", "fn_op_provenance"]
+__all__ = ["FUNCTIONS", "FnArg", "FnRule", "fn_op_provenance", "fn_tensor_absent"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,8 @@ class FnArg:
         pos: its position among the call's arguments, None for a keyword-only one.
         aten: where the op holds it: a positional index or a keyword name.
         absent: what the op holds when it prints nothing there (the op's default).
-        kind: ``bool``, ``float`` or ``float?`` (a float or None).
+        kind: ``bool``, ``float``, ``float?`` (a float or None) or ``tensor?`` (a tensor
+            or None: only None is a value read; the op holds a name for a tensor).
     """
 
     name: str
@@ -89,8 +90,8 @@ FUNCTIONS: Mapping[str, FnRule] = {
     "scaled_dot_product_attention": FnRule(
         "_scaled_dot_product_flash_attention_for_cpu", 6,
         frozenset({"query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale"}),
-        (FnArg("dropout_p", 4, 3, 0.0, "float"), FnArg("is_causal", 5, 4, False, "bool"),
-         FnArg("scale", None, "scale", None, "float?"))),
+        (FnArg("attn_mask", 3, "attn_mask", None, "tensor?"), FnArg("dropout_p", 4, 3, 0.0, "float"),
+         FnArg("is_causal", 5, 4, False, "bool"), FnArg("scale", None, "scale", None, "float?"))),
 }
 """A ``torch.nn.functional`` function -> the op it traces in AOTAutograd's graph and the
 arguments that op keeps verbatim (checked against torch 2.13's printed graphs on CPU:
@@ -144,6 +145,8 @@ def _held(call: ast.Call, arg: FnArg) -> object:
 def _of_kind(v: object, kind: str) -> bool:
     if kind == "bool":
         return type(v) is bool
+    if kind == "tensor?":
+        return v is None
     return type(v) is float or (kind == "float?" and v is None)
 
 
@@ -167,11 +170,25 @@ def fn_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, grap
         return _fn_op_provenance(fn, file, graph, param, values)
 
 
-def _fn_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
-                      values: Mapping[str, object]) -> Provenance | None:
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """One read of the parameter: its statement's lines, the function's rule, the argument
+    it is and what the key's op holds there (a constant, None, or OPAQUE: a tensor)."""
+
+    line: int
+    last: int
+    rule: FnRule
+    arg: FnArg
+    held: object
+
+
+def _reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str
+           ) -> list[_Held] | Provenance | None:
+    """What the key's op holds at each read of ``param`` (the module docstring's
+    conditions); a Provenance ``unknown`` where a condition fails; None where a read is no
+    argument of :data:`FUNCTIONS` (another rule's to read)."""
     if param in assigned_names(fn):
         return None
-    values = {**left_out_defaults(fn, values, _literal, none=True), **values}
     parents = ast_parents(fn)
     sites: dict[int, tuple[ast.stmt, list[tuple[ast.Call, FnArg]]]] = {}
     for n in ast.walk(fn):
@@ -184,15 +201,8 @@ def _fn_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, gra
         sites.setdefault(id(stmt), (stmt, []))[1].append(site)
     if not sites:
         return None
-    v = values.get(param, OPAQUE)
-    for stmt, found in sites.values():
-        for _, arg in found:
-            if v is OPAQUE or not _of_kind(v, arg.kind):
-                return _unknown(param, stmt.lineno, f"the call's value is not a {arg.kind.rstrip('?')}"
-                                + (" or None" if arg.kind.endswith("?") else "") + f", as {arg.name} takes")
     ops = [(line, op, call) for f, line, op, call in op_calls(graph) if f == file]
-    shown: list[str] = []
-    uses: list[FloatUse] = []
+    out: list[_Held] = []
     for stmt, found in sites.values():
         line, last = stmt.lineno, stmt.end_lineno or stmt.lineno
         if not isinstance(stmt, SIMPLE_STATEMENTS) or in_loop(stmt, parents, fn):
@@ -205,27 +215,65 @@ def _fn_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, gra
             return _unknown(param, line, "another statement shares its lines")
         calls = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and _name_of(c) in FUNCTIONS]
         if len(calls) != 1 or any(c is not calls[0] for c, _ in found):
-            return _unknown(param, line, f"the statement calls {len(calls)} of {sorted(FUNCTIONS)[0]}() and its kin")
-        call = calls[0]
-        rule = FUNCTIONS[_function(call) or ""]
+            return _unknown(param, line, f"the statement makes {len(calls)} calls of that function")
+        rule = FUNCTIONS[_function(calls[0]) or ""]
         traced = [c for n, op, c in ops if line <= n <= last and op == rule.stem]
         if len(traced) != 1:
             return _unknown(param, line, f"its graph has {len(traced)} {rule.stem} op(s) from that statement "
-                            "(another path of the function, or more than one call, traced it)")
+                            "(another path of the function traced it, or more than one call)")
         for _, arg in found:
             held = _held(traced[0], arg)
-            if held is OPAQUE or not _of_kind(held, arg.kind):
+            if not (_of_kind(held, arg.kind) or (held is OPAQUE and arg.kind == "tensor?")):
                 return _unknown(param, line, f"the {rule.stem} op there holds no constant {arg.name}")
-            where = f"the {rule.stem} op at line {line}"
-            if not same_value(v, held):
-                return Provenance("differs", Reason(
-                    f"{param}={v!r} gives {where} {arg.name}={v!r}; this key's graph has {arg.name}={held!r} "
-                    "there: torch traces another graph", "fn-arg-differs"))
-            shown.append(f"{where}: {arg.name}={held!r}")
-            if type(v) is float:
-                uses.append(FloatUse(line, last, repr(v), frozenset({rule.stem}), text=param))
+            out.append(_Held(line, last, rule, arg, held))
+    return out
+
+
+def _fn_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
+                      values: Mapping[str, object]) -> Provenance | None:
+    reads = _reads(fn, file, graph, param)
+    if not isinstance(reads, list):
+        return reads
+    values = {**left_out_defaults(fn, values, _literal, none=True), **values}
+    v = values.get(param, OPAQUE)
+    shown: list[str] = []
+    uses: list[FloatUse] = []
+    for r in reads:
+        if v is OPAQUE or not _of_kind(v, r.arg.kind):
+            return _unknown(param, r.line, f"the call's value is not {_KINDS[r.arg.kind]}, as {r.arg.name} takes")
+        where = f"the {r.rule.stem} op at line {r.line}"
+        if not same_value(v, r.held):
+            return Provenance("differs", Reason(
+                f"{param}={v!r} gives {where} {r.arg.name}={v!r}; this key's graph has "
+                f"{r.arg.name}={_text(r.held)} there: torch traces another graph", "fn-arg-differs"))
+        shown.append(f"{where}: {r.arg.name}={_text(r.held)}")
+        if type(v) is float:
+            uses.append(FloatUse(r.line, r.last, repr(v), frozenset({_function_name(r.rule)}), text=param))
     return Provenance("same", Reason(f"{param}={v!r} gives this key's graph its op's value ({'; '.join(shown)})",
                                      "fn-arg-same"), tuple(uses))
+
+
+def fn_tensor_absent(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str) -> int | None:
+    """The line of a read of ``param`` whose op in the key's graph holds no tensor where
+    every read of it is an optional tensor argument of :data:`FUNCTIONS` (``attn_mask``)
+    under the module docstring's conditions: the key was traced with ``param`` None, and a
+    call that gives a tensor traces another graph. None where that is not so or not read."""
+    with shadowing(file, fn):
+        reads = _reads(fn, file, graph, param)
+    if not isinstance(reads, list) or not reads or any(r.arg.kind != "tensor?" or r.held is not None for r in reads):
+        return None
+    return reads[0].line
+
+
+def _function_name(rule: FnRule) -> str:
+    return next(name for name, r in FUNCTIONS.items() if r is rule)
+
+
+def _text(v: object) -> str:
+    return "a tensor" if v is OPAQUE else repr(v)
+
+
+_KINDS = {"bool": "a bool", "float": "a float", "float?": "a float or None", "tensor?": "None"}
 
 
 def _name_of(call: ast.Call) -> str | None:

@@ -377,7 +377,8 @@ class _IntJudge:
 
     def given(self, src: str) -> Reason | None:
         """:func:`~fxcache_core.lookup.optional_tensors.tensor_given` for this key."""
-        return tensor_given(src, self.call.frame, self.fn, self.sibling_taking)
+        return tensor_given(src, self.call.frame, self.fn, self.sibling_taking, lambda: graph_text(
+            self.keys.catalog, self.call.key) if self.call.key.kind is KeyKind.AOT_AUTOGRAD else None)
 
     def left_out(self, src: str) -> Reason | None:
         """:func:`~fxcache_core.lookup.optional_tensors.tensor_left_out` for this key."""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from fxcache_core.functions.frames import CompiledFrom, function_node
 from fxcache_core.functions.params import param_defaults
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
+from fxcache_core.lookup.fn_op_args import fn_tensor_absent
 from fxcache_core.lookup.sequence_lengths import element_of, reads_every_element
 from fxcache_core.lookup.source_values import LOCAL_RE
 from fxcache_core.reasons import Reason
@@ -36,23 +37,37 @@ Takers = Callable[[str, bool], "CacheKey | None"]
 True) or takes none from it (False); None when there is none."""
 
 
-def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Takers) -> Reason | None:
+def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Takers,
+                 graph: Callable[[], str | None] | None = None) -> Reason | None:
     """A tensor the call gives for parameter ``src`` (``L['mask']``), which the key
     takes no input from: where another key of the function takes it and the source of
     the key's compiled ``frame`` computes with it whenever it is given
     (:func:`read_whenever_given`), the key was traced without a tensor there, so torch
-    traces another graph (the reason, ``optional-tensor-given``); else None."""
+    traces another graph (the reason, ``optional-tensor-given``); where the key's printed
+    AOTAutograd graph (``graph``, read on demand) shows the one op the parameter reaches
+    holding no tensor there (:func:`~fxcache_core.lookup.fn_op_args.fn_tensor_absent`:
+    sdpa's ``attn_mask``), the same (``tensor-arg-absent``); else None."""
     m = LOCAL_RE.fullmatch(src)
     other = takers(src, True) if m is not None else None
     fn = function_node(frame.file, frame.line, frame.function) if other is not None and frame else None
     line = read_whenever_given(fn, m.group(1)) if fn is not None and m is not None else None
-    if line is None or other is None or m is None:
+    if line is not None and other is not None and m is not None:
+        p = m.group(1)
+        return Reason(
+            f"{src} is a tensor, and this key takes no input from it, while key {other.key[:12]} of {function} "
+            f"does: the code computes with {p} whenever it is given (line {line}), so this key was traced with "
+            f"{p} None (or not a tensor), and torch traces another graph", "optional-tensor-given")
+    if m is None or frame is None or graph is None:
         return None
-    p = m.group(1)
+    fn = function_node(frame.file, frame.line, frame.function)
+    text = graph() if fn is not None else None
+    line = fn_tensor_absent(fn, frame.file, text, m.group(1)) if fn is not None and text is not None else None
+    if line is None:
+        return None
     return Reason(
-        f"{src} is a tensor, and this key takes no input from it, while key {other.key[:12]} of {function} "
-        f"does: the code computes with {p} whenever it is given (line {line}), so this key was traced with "
-        f"{p} None (or not a tensor), and torch traces another graph", "optional-tensor-given")
+        f"{src} is a tensor, and this key takes no input from it: the one op {m.group(1)} reaches (line {line}) "
+        f"holds no tensor there in this key's graph, so this key was traced with {m.group(1)} None, and torch "
+        "traces another graph", "tensor-arg-absent")
 
 
 def tensor_left_out(src: str, frame: CompiledFrom | None, function: str, takers: Takers) -> Reason | None:

@@ -25,9 +25,9 @@ from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
 from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_ops
 from fxcache_core.lookup.float_ops import float_op_provenance
-from fxcache_core.lookup.fn_op_args import fn_op_provenance
 from fxcache_core.lookup.float_restart import FloatOps, float_ops
 from fxcache_core.lookup.floats import graph_text, tensorified_base
+from fxcache_core.lookup.fn_op_args import fn_op_provenance
 from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.module_slices import slice_provenance
 from fxcache_core.lookup.py_exprs import size_names

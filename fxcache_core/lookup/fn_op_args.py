@@ -88,18 +88,33 @@ class FnRule:
 
 FUNCTIONS: Mapping[str, FnRule] = {
     "scaled_dot_product_attention": FnRule(
-        "_scaled_dot_product_flash_attention_for_cpu", 6,
+        "_scaled_dot_product_flash_attention_for_cpu",
+        6,
         frozenset({"query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale"}),
-        (FnArg("attn_mask", 3, "attn_mask", None, "tensor?"), FnArg("dropout_p", 4, 3, 0.0, "float"),
-         FnArg("is_causal", 5, 4, False, "bool"), FnArg("scale", None, "scale", None, "float?"))),
+        (
+            FnArg("attn_mask", 3, "attn_mask", None, "tensor?"),
+            FnArg("dropout_p", 4, 3, 0.0, "float"),
+            FnArg("is_causal", 5, 4, False, "bool"),
+            FnArg("scale", None, "scale", None, "float?"),
+        ),
+    ),
 }
 """A ``torch.nn.functional`` function -> the op it traces in AOTAutograd's graph and the
 arguments that op keeps verbatim (checked against torch 2.13's printed graphs on CPU:
 module docstring). ``positional``: how many arguments a call may give by position."""
 
 _ROOTS = frozenset({"torch", "F", "nn", "functional"})
-_PARTIAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-            ast.NamedExpr, ast.Await)
+_PARTIAL = (
+    ast.IfExp,
+    ast.BoolOp,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.NamedExpr,
+    ast.Await,
+)
 
 
 def _function(call: ast.AST) -> str | None:
@@ -122,8 +137,11 @@ def _site(n: ast.Name, parents: Mapping[ast.AST, ast.AST]) -> tuple[ast.Call, Fn
     if name is None or not isinstance(call, ast.Call):
         return None
     rule = FUNCTIONS[name]
-    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > rule.positional or any(
-            k.arg is None or k.arg not in rule.keywords for k in call.keywords):
+    if (
+        any(isinstance(a, ast.Starred) for a in call.args)
+        or len(call.args) > rule.positional
+        or any(k.arg is None or k.arg not in rule.keywords for k in call.keywords)
+    ):
         return None
     for arg in rule.args:
         if isinstance(p, ast.keyword) and p.arg == arg.name and p.value is n:
@@ -158,8 +176,13 @@ def _literal(d: ast.expr) -> object:
     return None
 
 
-def fn_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
-                     values: Mapping[str, object]) -> Provenance | None:
+def fn_op_provenance(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    file: str,
+    graph: str,
+    param: str,
+    values: Mapping[str, object],
+) -> Provenance | None:
     """What the call's value of ``param`` (in ``values``, the call's Python values by name;
     one left out at a literal default is read from ``fn``) does to the key whose printed
     AOTAutograd forward graph is ``graph``, traced from ``fn`` in ``file``, where every read
@@ -182,8 +205,9 @@ class _Held:
     held: object
 
 
-def _reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str
-           ) -> list[_Held] | Provenance | None:
+def _reads(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str
+) -> list[_Held] | Provenance | None:
     """What the key's op holds at each read of ``param`` (the module docstring's
     conditions); a Provenance ``unknown`` where a condition fails; None where a read is no
     argument of :data:`FUNCTIONS` (another rule's to read)."""
@@ -210,8 +234,14 @@ def _reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, pa
         if any(isinstance(x, _PARTIAL) for x in ast.walk(stmt)):
             return _unknown(param, line, "a part of the statement may not run")
         around = {id(o) for o in _ancestors(stmt, parents)}
-        if any(o is not stmt and isinstance(o, ast.stmt) and id(o) not in around
-               and o.lineno <= last and line <= (o.end_lineno or o.lineno) for o in ast.walk(fn)):
+        if any(
+            o is not stmt
+            and isinstance(o, ast.stmt)
+            and id(o) not in around
+            and o.lineno <= last
+            and line <= (o.end_lineno or o.lineno)
+            for o in ast.walk(fn)
+        ):
             return _unknown(param, line, "another statement shares its lines")
         calls = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and _name_of(c) in FUNCTIONS]
         if len(calls) != 1 or any(c is not calls[0] for c, _ in found):
@@ -219,18 +249,29 @@ def _reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, pa
         rule = FUNCTIONS[_function(calls[0]) or ""]
         traced = [c for n, op, c in ops if line <= n <= last and op == rule.stem]
         if len(traced) != 1:
-            return _unknown(param, line, f"its graph has {len(traced)} {rule.stem} op(s) from that statement "
-                            "(another path of the function traced it, or more than one call)")
+            return _unknown(
+                param,
+                line,
+                f"its graph has {len(traced)} {rule.stem} op(s) from that statement "
+                "(another path of the function traced it, or more than one call)",
+            )
         for _, arg in found:
             held = _held(traced[0], arg)
             if not (_of_kind(held, arg.kind) or (held is OPAQUE and arg.kind == "tensor?")):
-                return _unknown(param, line, f"the {rule.stem} op there holds no constant {arg.name}")
+                return _unknown(
+                    param, line, f"the {rule.stem} op there holds no constant {arg.name}"
+                )
             out.append(_Held(line, last, rule, arg, held))
     return out
 
 
-def _fn_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
-                      values: Mapping[str, object]) -> Provenance | None:
+def _fn_op_provenance(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    file: str,
+    graph: str,
+    param: str,
+    values: Mapping[str, object],
+) -> Provenance | None:
     reads = _reads(fn, file, graph, param)
     if not isinstance(reads, list):
         return reads
@@ -240,27 +281,50 @@ def _fn_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, gra
     uses: list[FloatUse] = []
     for r in reads:
         if v is OPAQUE or not _of_kind(v, r.arg.kind):
-            return _unknown(param, r.line, f"the call's value is not {_KINDS[r.arg.kind]}, as {r.arg.name} takes")
+            return _unknown(
+                param,
+                r.line,
+                f"the call's value is not {_KINDS[r.arg.kind]}, as {r.arg.name} takes",
+            )
         where = f"the {r.rule.stem} op at line {r.line}"
         if not same_value(v, r.held):
-            return Provenance("differs", Reason(
-                f"{param}={v!r} gives {where} {r.arg.name}={v!r}; this key's graph has "
-                f"{r.arg.name}={_text(r.held)} there: torch traces another graph", "fn-arg-differs"))
+            return Provenance(
+                "differs",
+                Reason(
+                    f"{param}={v!r} gives {where} {r.arg.name}={v!r}; this key's graph has "
+                    f"{r.arg.name}={_text(r.held)} there: torch traces another graph",
+                    "fn-arg-differs",
+                ),
+            )
         shown.append(f"{where}: {r.arg.name}={_text(r.held)}")
         if type(v) is float:
-            uses.append(FloatUse(r.line, r.last, repr(v), frozenset({_function_name(r.rule)}), text=param))
-    return Provenance("same", Reason(f"{param}={v!r} gives this key's graph its op's value ({'; '.join(shown)})",
-                                     "fn-arg-same"), tuple(uses))
+            uses.append(
+                FloatUse(r.line, r.last, repr(v), frozenset({_function_name(r.rule)}), text=param)
+            )
+    return Provenance(
+        "same",
+        Reason(
+            f"{param}={v!r} gives this key's graph its op's value ({'; '.join(shown)})",
+            "fn-arg-same",
+        ),
+        tuple(uses),
+    )
 
 
-def fn_tensor_absent(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str) -> int | None:
+def fn_tensor_absent(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str
+) -> int | None:
     """The line of a read of ``param`` whose op in the key's graph holds no tensor where
     every read of it is an optional tensor argument of :data:`FUNCTIONS` (``attn_mask``)
     under the module docstring's conditions: the key was traced with ``param`` None, and a
     call that gives a tensor traces another graph. None where that is not so or not read."""
     with shadowing(file, fn):
         reads = _reads(fn, file, graph, param)
-    if not isinstance(reads, list) or not reads or any(r.arg.kind != "tensor?" or r.held is not None for r in reads):
+    if (
+        not isinstance(reads, list)
+        or not reads
+        or any(r.arg.kind != "tensor?" or r.held is not None for r in reads)
+    ):
         return None
     return reads[0].line
 
@@ -290,6 +354,11 @@ def _ancestors(n: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> list[ast.AST]:
 
 
 def _unknown(param: str, line: int, why: str) -> Provenance:
-    return Provenance("unknown", Reason(
-        f"{param} reaches this key's graph as an argument of a torch function at line {line}, but {why}: "
-        "fxcache cannot tell which value it had when the key was traced", "fn-arg-unknown"))
+    return Provenance(
+        "unknown",
+        Reason(
+            f"{param} reaches this key's graph as an argument of a torch function at line {line}, but {why}: "
+            "fxcache cannot tell which value it had when the key was traced",
+            "fn-arg-unknown",
+        ),
+    )

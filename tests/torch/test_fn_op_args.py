@@ -44,7 +44,6 @@ FN_ARG_CALLS = [
 FN_ARG_UNDECIDED = [
     ("drop_attend_dyn", [*_QKV7]),
     ("resize_mode", [[1, 2, 4, 4]]),
-    ("resize_mode", [[1, 2, 4, 4], {"mode": "nearest"}]),
     ("resize_mode", [[1, 2, 4, 4], {"align_corners": True}]),
 ]
 

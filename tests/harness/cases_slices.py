@@ -179,12 +179,14 @@ def attend_flags_dyn(q, k, v, is_causal=False):
 
 def drop_attend(q, k, v, dropout_p=0.0, scale=None):
     # sdpa's dropout_p and scale: the op's floats (a dropout above 0 traces the math path).
-    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale)
+    # The * 2 keeps its graph apart from attend_flags' (one graph is one FX key, whose
+    # entries record the function that wrote it first).
+    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale) * 2
 
 
 def drop_attend_dyn(q, k, v, dropout_p=0.0):
     # dropout_p under dynamic=True: an input at first, specialized by a restart (sdpa takes no tensor).
-    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p) * 2
 
 
 def resize_mode(x, mode="bilinear", align_corners=False):

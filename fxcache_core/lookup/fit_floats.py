@@ -27,6 +27,7 @@ from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_
 from fxcache_core.lookup.float_ops import float_op_provenance
 from fxcache_core.lookup.float_restart import FloatOps, float_ops
 from fxcache_core.lookup.floats import graph_text, tensorified_base
+from fxcache_core.lookup.fn_op_args import fn_op_provenance
 from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.module_slices import slice_provenance
 from fxcache_core.lookup.py_exprs import size_names
@@ -254,6 +255,9 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
                                 if isinstance(v, PyValue) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}}
         if (value := slice_provenance(catalog, key, frame, fn, name, values.get(name))) is not None:  # type: ignore[arg-type]
             return value  # a slice of a module's layers: how many the graph applied
+        if key.kind is KeyKind.AOT_AUTOGRAD and (value := fn_op_provenance(
+                fn, frame.file, graph, name, values)) is not None:  # type: ignore[union-attr]
+            return value  # a bool or float a torch function's op keeps: sdpa's is_causal
         if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
         # AOTAutograd's forward graph only: Inductor's post-grad passes may fold or drop an op.

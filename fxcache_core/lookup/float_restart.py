@@ -6,7 +6,7 @@ Under ``dynamic=True`` Dynamo makes a Python float a 0-d float64 graph input
 that reads it into a tensor op. It can do that only for the ops of its ``SUPPORTED_OPS``
 (arithmetic and comparisons with a tensor, the float a positional argument); where the
 float reaches any other op (``torch.where``'s scalar, ``clamp``'s bound, a keyword
-argument) it marks the float specialized and raises ``TensorifyScalarRestartAnalysis``:
+argument, sdpa's ``dropout_p``: :mod:`fxcache_core.lookup.fn_op_args`) it marks the float specialized and raises ``TensorifyScalarRestartAnalysis``:
 Dynamo traces the frame again with the float a constant of the graph, whatever its value
 (but nan and inf, specialized anyway). The AOTAutograd forward graph of a key that has the
 float baked in shows the ops its constant went to, at the level that pass reads: this
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fxcache_core.lookup.float_exprs import DECOMPOSED, Provenance, evaluate
+from fxcache_core.lookup.fn_op_args import FUNCTIONS
 from fxcache_core.lookup.traced_lines import op_lines
 
 __all__ = ["TENSORIFIABLE", "FloatOps", "float_ops"]
@@ -75,7 +76,7 @@ def float_ops(
     if prov.status != "same" or not prov.uses or any(u.opaque or not u.ops for u in prov.uses):
         return FloatOps(None)
     for use in prov.uses:
-        if called := sorted(use.ops & {d.rstrip("_") for d in DECOMPOSED}):
+        if called := sorted(use.ops & ({d.rstrip("_") for d in DECOMPOSED} | set(FUNCTIONS))):
             return FloatOps("specialized", f"{called[0]}()", use.line)  # Dynamo's graph calls it: no tensor op
     lines: dict[int, list[tuple[str, ast.Call]]] = {}
     for _file, line, m, call in op_lines(graph):

@@ -378,7 +378,9 @@ class _IntJudge:
     def given(self, src: str) -> Reason | None:
         """:func:`~fxcache_core.lookup.optional_tensors.tensor_given` for this key (its inputs, where all named)."""
         named = bool(srcs := self.call.entry.arg_sources) and all(srcs)
-        return tensor_given(src, self.call.frame, self.fn, self.sibling_taking, self.call.inputs if named else None)
+        return tensor_given(src, self.call.frame, self.fn, self.sibling_taking, self.call.inputs if named else None,
+                            lambda: graph_text(self.keys.catalog, self.call.key)
+                            if self.call.key.kind is KeyKind.AOT_AUTOGRAD else None)
 
     def left_out(self, src: str) -> Reason | None:
         """:func:`~fxcache_core.lookup.optional_tensors.tensor_left_out` for this key."""

@@ -23,6 +23,7 @@ from fxcache_core.functions.frames import CompiledFrom, function_node
 from fxcache_core.functions.params import param_defaults
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
 from fxcache_core.lookup.binding import TensorArg
+from fxcache_core.lookup.fn_op_args import fn_tensor_absent
 from fxcache_core.lookup.sequence_lengths import element_of, reads_every_element
 from fxcache_core.lookup.source_values import LOCAL_RE
 from fxcache_core.lookup.tensor_flow import computed_into_output
@@ -39,18 +40,22 @@ True) or takes none from it (False); None when there is none."""
 
 
 def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Takers,
-                 inputs: Mapping[str, object] | None = None) -> Reason | None:
+                 inputs: Mapping[str, object] | None = None,
+                 graph: Callable[[], str | None] | None = None) -> Reason | None:
     """A tensor the call gives for parameter ``src`` (``L['mask']``), which the key
     takes no input from: where the source of the key's compiled ``frame`` shows that a
     tensor there is a graph input, the key was traced without a tensor there, so torch
     traces another graph; else None. The source shows it where the code computes with
     the parameter whenever it is given (:func:`read_whenever_given`) and another key of
-    the function takes it (``optional-tensor-given``), or where torch ops compute it,
+    the function takes it (``optional-tensor-given``); where torch ops compute it,
     unconditionally, into the value the function returns
     (:func:`~fxcache_core.lookup.tensor_flow.computed_into_output`, ``tensor-into-output``;
     ``inputs``: the call's inputs, whose other tensors it reads as tensors; None where
     the key's inputs are not all named by their sources, so that which it takes is not
-    known: then only the first rule speaks)."""
+    known: then this rule does not speak); or where the key's printed AOTAutograd graph
+    (``graph``, read on demand) shows the one op the parameter reaches holding no tensor
+    there (:func:`~fxcache_core.lookup.fn_op_args.fn_tensor_absent`: sdpa's
+    ``attn_mask``, ``tensor-arg-absent``)."""
     m = LOCAL_RE.fullmatch(src)
     fn = function_node(frame.file, frame.line, frame.function) if frame is not None and m is not None else None
     if fn is None or m is None or frame is None:
@@ -62,16 +67,20 @@ def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Ta
             f"{src} is a tensor, and this key takes no input from it, while key {other.key[:12]} of {function} "
             f"does: the code computes with {p} whenever it is given (line {line}), so this key was traced with "
             f"{p} None (or not a tensor), and torch traces another graph", "optional-tensor-given")
-    if inputs is None:
-        return None
-    tensors = {t.group(1) for s, v in inputs.items()
+    tensors = None if inputs is None else {t.group(1) for s, v in inputs.items()
                if isinstance(v, TensorArg) and v.shape != () and (t := LOCAL_RE.fullmatch(s)) is not None}
-    if (line := computed_into_output(fn, frame.file, p, tensors)) is not None:
+    if tensors is not None and (line := computed_into_output(fn, frame.file, p, tensors)) is not None:
         return Reason(
             f"{src} is a tensor, and this key takes no input from it: torch ops compute {p} into what "
             f"{function} returns on every call that gives it (line {line}), so a trace with a tensor there "
             f"takes it as an input; this key was traced with {p} None (or not a tensor), and torch traces "
             "another graph", "tensor-into-output")
+    text = graph() if graph is not None else None
+    if text is not None and (line := fn_tensor_absent(fn, frame.file, text, p)) is not None:
+        return Reason(
+            f"{src} is a tensor, and this key takes no input from it: the one op {p} reaches (line {line}) "
+            f"holds no tensor there in this key's graph, so this key was traced with {p} None, and torch "
+            "traces another graph", "tensor-arg-absent")
     return None
 
 

@@ -30,7 +30,12 @@ block's arguments that an op's decomposition keeps (tests/torch/test_decomposed_
 :func:`norm_fill` ``layer_norm``'s float eps and ``masked_fill``'s float value, and
 :func:`group_eps` ``group_norm``'s eps, whose group count no constant shows
 (fxcache_core/lookup/float_exprs.py), :func:`norm_fill_dyn` the same eps under
-``dynamic=True`` (specialized by a restart). A call is
+``dynamic=True`` (specialized by a restart). The block's arguments a torch function's op keeps
+(tests/torch/test_fn_op_args.py; fxcache_core/lookup/fn_op_args.py): :func:`attend_flags`
+sdpa's ``is_causal`` and ``attn_mask``, :func:`attend_flags_dyn` its ``is_causal`` under
+``dynamic=True``, :func:`drop_attend` its ``dropout_p`` and ``scale``, :func:`drop_attend_dyn`
+its ``dropout_p`` under ``dynamic=True`` (specialized by a restart), and :func:`resize_mode`
+``F.interpolate``'s ``mode`` and ``align_corners``, which no op keeps. A call is
 described as ``tests.harness.cases_args``'s are (``[[4, 8], {"depth": 3}]``). This module
 imports torch; no ``from __future__ import annotations`` (see ``demo.cases``).
 """
@@ -163,8 +168,10 @@ def norm_fill_dyn(x, eps=1e-5):
 
 
 def attend_opt(q, k, v, mask=None):
-    # An optional mask straight into scaled_dot_product_attention's attn_mask.
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    # An optional mask straight into scaled_dot_product_attention's attn_mask. The + 1 keeps
+    # its graph apart from attend_flags' (one graph is one FX key, whose entries record the
+    # function that wrote it first).
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask) + 1
 
 
 def scores_mask(x, mask=None):
@@ -204,6 +211,47 @@ _TENSOR_FLOW_CASES = [
 ]
 
 
+def attend_flags(q, k, v, is_causal=False, mask=None):
+    # sdpa's is_causal and attn_mask, which its flash-attention op keeps (printed by place).
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal)
+
+
+def attend_flags_dyn(q, k, v, is_causal=False):
+    # The same under dynamic=True, built with is_causal=True: a bool is specialized all the same.
+    return F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+
+
+def drop_attend(q, k, v, dropout_p=0.0, scale=None):
+    # sdpa's dropout_p and scale: the op's floats (a dropout above 0 traces the math path).
+    # The * 2 keeps its graph apart from attend_flags' (one graph is one FX key, whose
+    # entries record the function that wrote it first).
+    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale) * 2
+
+
+def drop_attend_dyn(q, k, v, dropout_p=0.0):
+    # dropout_p under dynamic=True: an input at first, specialized by a restart (sdpa takes no tensor).
+    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p) * 2
+
+
+def resize_mode(x, mode="bilinear", align_corners=False):
+    # F.interpolate's mode and align_corners: decomposed into index arithmetic, no op keeps them.
+    return F.interpolate(x, scale_factor=2.0, mode=mode, align_corners=align_corners)
+
+
+_QKV = [[1, 2, 6, 8], [1, 2, 6, 8], [1, 2, 6, 8]]
+_FN_ARG_CASES = [
+    Case("attend_flags", attend_flags, {"dynamic": None}, [[*_QKV]], make_inputs=keyword_inputs,
+         doc="sdpa's is_causal and attn_mask left out (dynamic=None)"),
+    Case("attend_flags_dyn", attend_flags_dyn, {"dynamic": True}, [[*_QKV, {"is_causal": True}]],
+         make_inputs=keyword_inputs, doc="sdpa's is_causal, built with True (dynamic=True)"),
+    Case("drop_attend", drop_attend, {"dynamic": None}, [[*_QKV]], make_inputs=keyword_inputs,
+         doc="sdpa's dropout_p and scale left at their defaults (dynamic=None)"),
+    Case("drop_attend_dyn", drop_attend_dyn, {"dynamic": True}, [[*_QKV]], make_inputs=keyword_inputs,
+         doc="sdpa's dropout_p left at 0.0 (dynamic=True): specialized by a restart"),
+    Case("resize_mode", resize_mode, {"dynamic": None}, [[[1, 2, 4, 4]]], make_inputs=keyword_inputs,
+         doc="F.interpolate's mode and align_corners at their defaults (dynamic=None): decomposed"),
+]
+
 _DECOMPOSED_CASES = [
     Case("soft_cum", soft_cum, {"dynamic": False}, [[[4, 6]]], make_inputs=keyword_inputs,
          doc="x.log_softmax(dim).cumsum(cdim), built with the defaults (dynamic=False)"),
@@ -242,6 +290,7 @@ SLICE_CASES = [
     *_EXPR_CASES,
     *_DECOMPOSED_CASES,
     *_TENSOR_FLOW_CASES,
+    *_FN_ARG_CASES,
     Case("layer_stack", STACK, {"dynamic": None}, [[[4, 8]], [[4, 8], {"depth": 3}]], make_inputs=keyword_inputs,
          doc="a ModuleList of three Linear sliced by an int, built with depth 2 and 3 (dynamic=None)"),
     Case("gapped_stack", GAPPED, {"dynamic": None}, [[[4, 8]], [[4, 8], {"depth": 3}]], make_inputs=keyword_inputs,

@@ -1,0 +1,83 @@
+"""The plain torch functions of the tenth round of evaluation families (imports torch).
+
+Call patterns the earlier rounds do not use: a float expression of an argument reaching an
+op (``alpha=-lr``, ``1 / scale``), ``F.pad`` with a tuple and a str mode, ints in
+``repeat`` and ``expand`` with a keyword-only argument, ``torch.no_grad()`` inside a
+function called under grad, ``F.gelu(approximate=...)`` and ``softmax(dtype=...)`` with
+keyword-only defaults, a dim marked dynamic with a range, ``torch.stack`` of a list with a
+str dispatch and an optional weight, and a module whose plain attributes (a float, a str)
+steer its forward. :mod:`tests.harness.evaluation.families_r10` says how each is compiled
+and called.
+"""
+
+import torch
+import torch.nn.functional as F
+
+
+def sgd_alpha(p, g, lr=0.1):
+    # An update step written as a user does: p - lr * g through add's alpha.
+    return p.add(g, alpha=-lr).tanh()
+
+
+def inv_scale(x, scale=2.0):
+    # A float expression of an argument: 1 / scale multiplies, scale clamps.
+    return (x * (1.0 / scale)).clamp(max=scale)
+
+
+def pad_to(x, pad=(1, 1), mode="constant", value=0.0):
+    # F.pad with a tuple of ints, a str mode and a float fill.
+    return F.pad(x, pad, mode=mode, value=value if mode == "constant" else None).sin()
+
+
+def tile_rows(x, reps, *, expand_to=None):
+    # Ints in repeat and expand; the expand size keyword-only, None by default.
+    y = x.repeat(reps, 1)
+    if expand_to is not None:
+        y = y.unsqueeze(0).expand(expand_to, -1, -1)
+    return y.cos()
+
+
+def frozen_stats(x, w):
+    # Statistics taken under torch.no_grad() inside a function called under grad.
+    with torch.no_grad():
+        mu = x.mean(0, keepdim=True)
+    return ((x - mu) @ w).relu()
+
+
+def cast_act(x, *, approximate="none", dtype=None):
+    # gelu's approximate str and softmax's dtype, both keyword-only with defaults.
+    return F.gelu(x, approximate=approximate).softmax(-1, dtype=dtype)
+
+
+def ranged_norm(x):
+    # A row normalisation; the batch dim is marked dynamic with a range by the caller.
+    return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-6)
+
+
+def stack_mix(xs, weights=None, mode="sum"):
+    # torch.stack of a list, an optional weight per tensor, a str reduction.
+    s = torch.stack(xs)
+    if weights is not None:
+        s = s * weights.view(-1, 1, 1)
+    return s.sum(0) if mode == "sum" else s.mean(0)
+
+
+class Scaler(torch.nn.Module):
+    """A linear layer whose plain attributes steer the forward: a float temperature, a str mode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+        self.temperature = 1.0
+        self.mode = "softmax"
+
+    def forward(self, x):
+        h = self.lin(x)
+        if self.mode == "softmax":
+            return (h / self.temperature).softmax(-1)
+        return h.sigmoid()
+
+
+def scaler() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return Scaler().eval()

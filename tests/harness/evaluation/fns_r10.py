@@ -81,3 +81,39 @@ class Scaler(torch.nn.Module):
 def scaler() -> torch.nn.Module:
     torch.manual_seed(0)
     return Scaler().eval()
+
+
+def parity_fold(x):
+    # A branch on a size's parity: an even batch folds in two, an odd one is scaled.
+    if x.size(0) % 2 == 0:
+        return x.view(2, -1, x.size(1)).sum(0)
+    return x * 2
+
+
+def pair_sums(x, y):
+    # Two inputs whose batches the graph never relates: equal when built.
+    return x.sum(0) * y.mean()
+
+
+def int_gate(x, n):
+    # An int argument compared in Python, then used as a slice bound.
+    if n > 3:
+        return x[:, :n].relu()
+    return x * n
+
+
+def bias_add(x, b):
+    # An elementwise add of a bias the call may broadcast.
+    return F.gelu(x + b)
+
+
+def split_step(x, k=2):
+    # A graph break between two halves; the second half reads a size and an int.
+    y = x.sin()
+    torch._dynamo.graph_break()
+    return y.cos() * x.size(0) + k
+
+
+def mode_mlp(x, w):
+    # A matmul and an activation: the grad mode, inference mode and autocast pick the graph.
+    return (x @ w).relu() + 1

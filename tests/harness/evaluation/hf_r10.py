@@ -91,3 +91,78 @@ def mobilenet_v2() -> torch.nn.Module:
     torch.manual_seed(0)
     cfg = MobileNetV2Config(num_channels=3, image_size=32, depth_multiplier=0.25, min_depth=4)
     return MobileNetV2Model(cfg).eval()
+
+
+def esm() -> torch.nn.Module:
+    """An ESM protein encoder: rotary positions, token dropout scaling in eval."""
+    from transformers import EsmConfig, EsmModel
+
+    torch.manual_seed(0)
+    cfg = EsmConfig(
+        vocab_size=64,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        position_embedding_type="rotary",
+        pad_token_id=1,
+        mask_token_id=32,
+        token_dropout=True,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return EsmModel(cfg, add_pooling_layer=False).eval()
+
+
+def wavlm() -> torch.nn.Module:
+    """A WavLM encoder: convolutions over raw audio, a gated relative position bias."""
+    from transformers import WavLMConfig, WavLMModel
+
+    torch.manual_seed(0)
+    cfg = WavLMConfig(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        conv_dim=(8, 8, 8),
+        conv_stride=(5, 2, 2),
+        conv_kernel=(10, 3, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2,
+        num_buckets=32,
+        max_bucket_distance=64,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        feat_proj_dropout=0.0,
+        final_dropout=0.0,
+        layerdrop=0.0,
+        mask_time_prob=0.0,
+    )
+    return WavLMModel(cfg).eval()
+
+
+def pegasus() -> torch.nn.Module:
+    """A Pegasus encoder-decoder: sinusoidal positions, pre-norm layers."""
+    from transformers import PegasusConfig, PegasusModel
+
+    torch.manual_seed(0)
+    cfg = PegasusConfig(
+        vocab_size=100,
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        decoder_start_token_id=0,
+        use_cache=False,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+    )
+    return PegasusModel(cfg).eval()

@@ -458,3 +458,87 @@ R10B_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+
+R10C_FAMILIES: list[Family] = [
+    Family(
+        "roll_shift_dyn",
+        _F + "roll_shift",
+        "roll_shift",
+        True,
+        build=(({"x": [4, 8], "shift": 3},),),
+        positional=1,
+        doc="torch.roll with an int shift, built with shift=3 (dynamic=True)",
+        queries=(
+            _q("another shift", x=[4, 8], shift=5),
+            _q("a negative shift", x=[4, 8], shift=-2),
+            _q("shift past the width", x=[4, 8], shift=11),
+            _q("shift 0", x=[4, 8], shift=0),
+            _q("another size", x=[6, 5], shift=3),
+        ),
+    ),
+    Family(
+        "scalar_tensor_dyn",
+        _F + "scale_by",
+        "scale_by",
+        True,
+        build=(({"x": [4, 8], "s": []},),),
+        positional=2,
+        doc="a scale passed as a 0-d tensor when built (dynamic=True)",
+        queries=(
+            _q("another size, a 0-d scale", x=[6, 5], s=[]),
+            _q("a Python float scale", x=[4, 8], s=0.5),
+            _q("a 1-element scale", x=[4, 8], s=[1]),
+            _q("a float64 0-d scale", x=[4, 8], s=_t([], dtype="float64")),
+            _q("a scale per column", x=[4, 8], s=[8]),
+        ),
+    ),
+    Family(
+        "zero_size_dyn",
+        _F + "scale_by",
+        "scale_by",
+        True,
+        build=(({"x": [4, 8], "s": [4, 8]},),),
+        positional=2,
+        doc="an elementwise product of two inputs, then empty ones (dynamic=True)",
+        queries=(
+            _q("both empty rows", x=[0, 8], s=[0, 8]),
+            _q("both one row", x=[1, 8], s=[1, 8]),
+            _q("both another size", x=[3, 2], s=[3, 2]),
+            _q("both 3-d", x=[2, 4, 8], s=[2, 4, 8]),
+        ),
+    ),
+    Family(
+        "unrolled_dyn",
+        _F + "unrolled",
+        "unrolled",
+        True,
+        build=(({"x": [4, 8], "n": 3},),),
+        positional=1,
+        doc="a loop over range(n), unrolled by the trace, built with n=3 (dynamic=True)",
+        queries=(
+            _q("n as built, another size", x=[6, 5], n=3),
+            _q("another n", x=[4, 8], n=5),
+            _q("n=1", x=[4, 8], n=1),
+            _q("n equal to the batch", x=[4, 8], n=4),
+        ),
+    ),
+    Family(
+        "dict_mix_auto",
+        _F + "dict_mix",
+        "dict_mix",
+        None,
+        build=(({"feats": {"dict": {"a": [4, 8], "b": [3, 8]}}},),),
+        positional=1,
+        doc="a dict of two tensors (dynamic=None)",
+        queries=(
+            _q("as built", feats={"dict": {"a": [4, 8], "b": [3, 8]}}),
+            _q("a's batch changed", feats={"dict": {"a": [5, 8], "b": [3, 8]}}),
+            _q(
+                "a third key the code never reads",
+                feats={"dict": {"a": [4, 8], "b": [3, 8], "c": [2]}},
+            ),
+            _q("the keys in another order", feats={"dict": {"b": [3, 8], "a": [4, 8]}}),
+        ),
+    ),
+]

@@ -117,3 +117,25 @@ def split_step(x, k=2):
 def mode_mlp(x, w):
     # A matmul and an activation: the grad mode, inference mode and autocast pick the graph.
     return (x @ w).relu() + 1
+
+
+def roll_shift(x, shift):
+    # An int argument as a roll shift: positive when built, negative or past the width later.
+    return torch.roll(x, shift, dims=1).relu()
+
+
+def scale_by(x, s):
+    # A scale the call passes as a 0-d tensor, a Python float or a 1-element tensor.
+    return (x * s).exp()
+
+
+def unrolled(x, n):
+    # A Python loop over range(n): the trace unrolls it.
+    for i in range(n):
+        x = x * 0.5 + i
+    return x
+
+
+def dict_mix(feats):
+    # A dict of tensors: the code reads two keys.
+    return feats["a"].sum(0) + feats["b"].mean(0)

@@ -139,3 +139,23 @@ def unrolled(x, n):
 def dict_mix(feats):
     # A dict of tensors: the code reads two keys.
     return feats["a"].sum(0) + feats["b"].mean(0)
+
+
+def inv_only(x, scale=2.0):
+    # A float reaches the graph only as 1 / scale.
+    return x * (1.0 / scale)
+
+
+def affine_ab(x, a=1.0, b=2.0):
+    # Two float arguments: a multiplies, b adds.
+    return x * a + b
+
+
+def tile_ab(x, a, b):
+    # Two int arguments in one repeat.
+    return x.repeat(a, b).sin()
+
+
+def square_gain(x, g=3.0):
+    # A float squared, then added: g * g and g both reach the graph.
+    return x * (g * g) + g

@@ -1,0 +1,76 @@
+"""The last set of the tenth round of evaluation families: floats and ints that reach the
+graph only through an expression (``1 / scale``, ``g * g``), or two arguments whose values
+the call swaps, so the graph holds the same constants in other places. Compiled with
+``dynamic=False`` or ``None``, where Dynamo specializes them.
+:mod:`tests.harness.evaluation.families` adds them to ``FAMILIES``; the comments say what
+each call exercises, not what torch answers. Nothing here imports torch."""
+
+from __future__ import annotations
+
+from tests.harness.evaluation.family import Family
+from tests.harness.evaluation.family import q as _q
+
+_F = "tests.harness.evaluation.fns_r10:"
+
+R10D_FAMILIES: list[Family] = [
+    Family(
+        "inv_only_static",
+        _F + "inv_only",
+        "inv_only",
+        False,
+        build=(({"x": [4, 8], "scale": 4.0},),),
+        positional=1,
+        doc="x * (1 / scale), built with scale=4.0 (dynamic=False)",
+        queries=(
+            _q("as built", x=[4, 8], scale=4.0),
+            _q("scale the reciprocal of the built one", x=[4, 8], scale=0.25),
+            _q("scale left out", x=[4, 8]),
+            _q("scale as the int 4", x=[4, 8], scale=4),
+        ),
+    ),
+    Family(
+        "affine_swap_auto",
+        _F + "affine_ab",
+        "affine_ab",
+        None,
+        build=(({"x": [4, 8], "a": 3.0, "b": 5.0},),),
+        positional=1,
+        doc="x * a + b, built with a=3.0, b=5.0 (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 8], a=3.0, b=5.0),
+            _q("a and b swapped", x=[4, 8], a=5.0, b=3.0),
+            _q("both the built a", x=[4, 8], a=3.0, b=3.0),
+            _q("both left out", x=[4, 8]),
+        ),
+    ),
+    Family(
+        "tile_swap_static",
+        _F + "tile_ab",
+        "tile_ab",
+        False,
+        build=(({"x": [4, 8], "a": 2, "b": 3},),),
+        positional=1,
+        doc="x.repeat(a, b), built with a=2, b=3 (dynamic=False)",
+        queries=(
+            _q("as built", x=[4, 8], a=2, b=3),
+            _q("a and b swapped", x=[4, 8], a=3, b=2),
+            _q("another a", x=[4, 8], a=4, b=3),
+            _q("a=1", x=[4, 8], a=1, b=3),
+        ),
+    ),
+    Family(
+        "square_gain_auto",
+        _F + "square_gain",
+        "square_gain",
+        None,
+        build=(({"x": [4, 8], "g": 2.0},),),
+        positional=1,
+        doc="x * (g * g) + g, built with g=2.0 (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 8], g=2.0),
+            _q("g the square of the built one", x=[4, 8], g=4.0),
+            _q("g negated", x=[4, 8], g=-2.0),
+            _q("g left out", x=[4, 8]),
+        ),
+    ),
+]

@@ -74,3 +74,59 @@ R10D_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+
+def _m(shape: list[int], **more) -> dict:
+    """A tensor with dim 0 marked dynamic."""
+    return {"t": shape, "mark": [0], **more}
+
+
+R10E_FAMILIES: list[Family] = [
+    Family(
+        "ranged_edges",
+        _F + "ranged_norm",
+        "ranged_norm",
+        None,
+        build=(({"x": _m([4, 8], min=2, max=16)},),),
+        positional=1,
+        doc="dim 0 marked with min=2, max=16 when built, then its edges and past them (dynamic=None)",
+        queries=(
+            _q("the upper edge", x=_m([16, 8], min=2, max=16)),
+            _q("the lower edge", x=_m([2, 8], min=2, max=16)),
+            _q("past the range, the same range marked", x=_m([20, 8], min=2, max=16)),
+            _q("size 1, marked without a range", x=_m([1, 8])),
+            _q("size 1, marked with min=1", x=_m([1, 8], min=1, max=16)),
+        ),
+    ),
+    Family(
+        "marked_under_true",
+        _F + "ranged_norm",
+        "ranged_norm",
+        True,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="built unmarked under dynamic=True, then marked with and without a range (dynamic=True)",
+        queries=(
+            _q("marked, no range", x=_m([6, 8])),
+            _q("marked with a range", x=_m([6, 8], min=2, max=8)),
+            _q("marked, size 1", x=_m([1, 8])),
+            _q("dim 1 marked static", x={"t": [6, 8], "static": [1]}),
+            _q("dim 0 marked static", x={"t": [6, 8], "static": [0]}),
+        ),
+    ),
+    Family(
+        "duck_marked_auto",
+        _F + "pair_sums",
+        "pair_sums",
+        None,
+        build=(({"x": _m([4, 8]), "y": _m([4, 8])},),),
+        positional=2,
+        doc="two inputs of equal batch, both marked dynamic when built (dynamic=None)",
+        queries=(
+            _q("both another batch, equal", x=_m([6, 8]), y=_m([6, 8])),
+            _q("batches differ", x=_m([4, 8]), y=_m([5, 8])),
+            _q("y unmarked, equal batch", x=_m([6, 8]), y=[6, 8]),
+            _q("batches differ, y unmarked", x=_m([6, 8]), y=[5, 8]),
+        ),
+    ),
+]

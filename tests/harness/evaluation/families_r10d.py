@@ -129,4 +129,20 @@ R10E_FAMILIES: list[Family] = [
             _q("batches differ, y unmarked", x=_m([6, 8]), y=[5, 8]),
         ),
     ),
+    Family(
+        "int_scale_dyn",
+        _F + "int_scale",
+        "int_scale",
+        True,
+        build=(({"x": [4, 8], "n": 3},),),
+        positional=1,
+        doc="x * n + n with an int n, built with n=3 (dynamic=True)",
+        queries=(
+            _q("another n", x=[4, 8], n=5),
+            _q("n=1", x=[4, 8], n=1),
+            _q("n=0", x=[4, 8], n=0),
+            _q("a negative n", x=[4, 8], n=-2),
+            _q("n=True", x=[4, 8], n=True),
+        ),
+    ),
 ]

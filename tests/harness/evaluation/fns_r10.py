@@ -159,3 +159,8 @@ def tile_ab(x, a, b):
 def square_gain(x, g=3.0):
     # A float squared, then added: g * g and g both reach the graph.
     return x * (g * g) + g
+
+
+def int_scale(x, n):
+    # An int argument only in arithmetic with a tensor: x * n + n.
+    return x * n + n

@@ -20,6 +20,8 @@ from tests.harness.evaluation.families_r6 import R6_FAMILIES
 from tests.harness.evaluation.families_r7 import R7_FAMILIES
 from tests.harness.evaluation.families_r8 import R8_FAMILIES, R8B_FAMILIES, R8C_FAMILIES
 from tests.harness.evaluation.families_r9 import R9_FAMILIES, R9B_FAMILIES, R9C_FAMILIES
+from tests.harness.evaluation.families_r10 import R10_FAMILIES, R10B_FAMILIES, R10C_FAMILIES
+from tests.harness.evaluation.families_r10d import R10D_FAMILIES, R10E_FAMILIES
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
              RV3_FAMILIES,
@@ -563,3 +565,8 @@ FAMILIES.update((f.name, f) for f in RV10_FAMILIES)
 FAMILIES.update((f.name, f) for f in R9_FAMILIES)
 FAMILIES.update((f.name, f) for f in R9B_FAMILIES)
 FAMILIES.update((f.name, f) for f in R9C_FAMILIES)
+FAMILIES.update((f.name, f) for f in R10_FAMILIES)
+FAMILIES.update((f.name, f) for f in R10B_FAMILIES)
+FAMILIES.update((f.name, f) for f in R10C_FAMILIES)
+FAMILIES.update((f.name, f) for f in R10D_FAMILIES)
+FAMILIES.update((f.name, f) for f in R10E_FAMILIES)

@@ -255,7 +255,8 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
                                 if isinstance(v, PyValue) and (m := re.fullmatch(r"L\['(\w+)'\]", src))}}
         if (value := slice_provenance(catalog, key, frame, fn, name, values.get(name))) is not None:  # type: ignore[arg-type]
             return value  # a slice of a module's layers: how many the graph applied
-        if key.kind is KeyKind.AOT_AUTOGRAD and (value := fn_op_provenance(
+        if key.kind is KeyKind.AOT_AUTOGRAD and frame is not None and not frame.wrappers \
+                and not frame.whole_module and (value := fn_op_provenance(
                 fn, frame.file, graph, name, values)) is not None:  # type: ignore[union-attr]
             return value  # a bool or float a torch function's op keeps: sdpa's is_causal
         if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]

@@ -225,6 +225,14 @@ def _reads(
         sites.setdefault(id(stmt), (stmt, []))[1].append(site)
     if not sites:
         return None
+    if (call := _may_reenter(fn)) is not None:
+        return _unknown(
+            param,
+            call.lineno,
+            "a call there may run this function again (its own name, a "
+            "module of its own class, a helper that calls it back): the op's comment names only "
+            "the innermost frame, so which run of the function gave it its value is not known",
+        )
     ops = [(line, op, call) for f, line, op, call in op_calls(graph) if f == file]
     out: list[_Held] = []
     for stmt, found in sites.values():
@@ -263,6 +271,59 @@ def _reads(
                 )
             out.append(_Held(line, last, rule, arg, held))
     return out
+
+
+_SAFE_ROOTS = frozenset({"torch", "F", "nn", "functional", "math", "operator"})
+"""Names a call may start from and never run the function again: torch's modules and
+the standard library's arithmetic."""
+_SAFE_BUILTINS = frozenset(
+    {
+        "len",
+        "int",
+        "float",
+        "bool",
+        "abs",
+        "max",
+        "min",
+        "round",
+        "sum",
+        "range",
+        "isinstance",
+        "tuple",
+        "list",
+        "dict",
+        "getattr",
+        "hasattr",
+        "enumerate",
+        "zip",
+    }
+)
+
+
+def _may_reenter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Call | None:
+    """The first call in ``fn`` that may run ``fn`` again: one by its own name, ``self``'s
+    (a submodule may be of the same class), or a function other than torch's, a builtin or
+    a method of one of its locals (a helper may call it back); None where there is none.
+    An op inlined from a second run of ``fn`` carries the same ``# File: ...`` line as the
+    first's, so the value it holds may be another run's."""
+    local = {
+        a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
+    } | assigned_names(fn)
+    local.discard("self")
+    for c in ast.walk(fn):
+        if not isinstance(c, ast.Call):
+            continue
+        f = c.func
+        if isinstance(f, ast.Name):
+            if f.id == fn.name or f.id not in _SAFE_BUILTINS:
+                return c
+            continue
+        if isinstance(f, ast.Attribute) and f.attr == fn.name:
+            return c
+        root = root_name(f)
+        if root is None or (root not in _SAFE_ROOTS and root not in local):
+            return c
+    return None
 
 
 def _fn_op_provenance(

@@ -52,7 +52,8 @@ def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Ta
     (:func:`~fxcache_core.lookup.tensor_flow.computed_into_output`, ``tensor-into-output``;
     ``inputs``: the call's inputs, whose other tensors it reads as tensors; None where
     the key's inputs are not all named by their sources, so that which it takes is not
-    known: then this rule does not speak); or where the key's printed AOTAutograd graph
+    known: then this rule does not speak, nor where the frame has decorator wrappers or
+    the call's tensor may be one it gives for another parameter too); or where the key's printed AOTAutograd graph
     (``graph``, read on demand) shows the one op the parameter reaches holding no tensor
     there (:func:`~fxcache_core.lookup.fn_op_args.fn_tensor_absent`: sdpa's
     ``attn_mask``, ``tensor-arg-absent``)."""
@@ -67,8 +68,11 @@ def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Ta
             f"{src} is a tensor, and this key takes no input from it, while key {other.key[:12]} of {function} "
             f"does: the code computes with {p} whenever it is given (line {line}), so this key was traced with "
             f"{p} None (or not a tensor), and torch traces another graph", "optional-tensor-given")
-    tensors = None if inputs is None else {t.group(1) for s, v in inputs.items()
-               if isinstance(v, TensorArg) and v.shape != () and (t := LOCAL_RE.fullmatch(s)) is not None}
+    if frame.wrappers or frame.whole_module:
+        return None  # a decorator's wrapper or a module call may pass the function another value for it
+    tensors = None if inputs is None or _may_alias(inputs, src) else {
+        t.group(1) for s, v in inputs.items()
+        if isinstance(v, TensorArg) and v.shape != () and (t := LOCAL_RE.fullmatch(s)) is not None}
     if tensors is not None and (line := computed_into_output(fn, frame.file, p, tensors)) is not None:
         return Reason(
             f"{src} is a tensor, and this key takes no input from it: torch ops compute {p} into what "
@@ -82,6 +86,19 @@ def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Ta
             f"holds no tensor there in this key's graph, so this key was traced with {p} None, and torch "
             "traces another graph", "tensor-arg-absent")
     return None
+
+
+def _may_alias(inputs: Mapping[str, object], src: str) -> bool:
+    """Whether the call's tensor for ``src`` may be the very tensor it gives for another
+    parameter (the same shape, and dtype where both say one): Dynamo takes one input for
+    a tensor passed twice (``attend(x, x, x)``), so a key traced that way takes no input
+    from ``src`` though it read it, and the call's shapes cannot tell the two apart."""
+    mine = inputs.get(src)
+    if not isinstance(mine, TensorArg):
+        return False
+    return any(isinstance(v, TensorArg) and s != src and v.shape == mine.shape
+               and (v.dtype is None or mine.dtype is None or v.dtype == mine.dtype)
+               for s, v in inputs.items())
 
 
 def tensor_left_out(src: str, frame: CompiledFrom | None, function: str, takers: Takers) -> Reason | None:

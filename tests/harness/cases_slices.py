@@ -40,6 +40,7 @@ described as ``tests.harness.cases_args``'s are (``[[4, 8], {"depth": 3}]``). Th
 imports torch; no ``from __future__ import annotations`` (see ``demo.cases``).
 """
 
+import functools
 import math
 
 import torch
@@ -238,8 +239,53 @@ def resize_mode(x, mode="bilinear", align_corners=False):
     return F.interpolate(x, scale_factor=2.0, mode=mode, align_corners=align_corners)
 
 
+def attend_again(q, k, v, causal=False, bias=None):
+    # Given a bias, it calls itself with is_causal=True: its one sdpa op is the inner run's,
+    # and the outer run's causal reaches no op at all.
+    if bias is not None:
+        return attend_again(q + bias, k, v, True)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal) * 3
+
+
+def _force_causal(fn):
+    @functools.wraps(fn)
+    def wrapper(q, k, v, causal=False):
+        return fn(q, k, v, True)
+
+    return wrapper
+
+
+@_force_causal
+def attend_forced(q, k, v, causal=False):
+    # A decorator calls it with is_causal=True whatever the call gives: its op holds True.
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal) - 1
+
+
+def _drop_mask_arg(fn):
+    @functools.wraps(fn)
+    def wrapper(x, mask=None):
+        return fn(x, None)
+
+    return wrapper
+
+
+@_drop_mask_arg
+def masked_dropped(x, mask=None):
+    # A decorator passes None for the mask whatever the call gives: the key takes no mask.
+    y = x.softmax(-1)
+    if mask is not None:
+        y = y + mask
+    return y * 3
+
+
 _QKV = [[1, 2, 6, 8], [1, 2, 6, 8], [1, 2, 6, 8]]
 _FN_ARG_CASES = [
+    Case("attend_again", attend_again, {"dynamic": None}, [[*_QKV, {"bias": [6, 8]}]], make_inputs=keyword_inputs,
+         doc="sdpa's is_causal set by the function's own second run (dynamic=None): the op is not the outer run's"),
+    Case("attend_forced", attend_forced, {"dynamic": None}, [[*_QKV]], make_inputs=keyword_inputs,
+         doc="sdpa's is_causal set by a decorator's wrapper whatever the call gives (dynamic=None)"),
+    Case("masked_dropped", masked_dropped, {"dynamic": None}, [[[4, 8], {"mask": [4, 8]}]],
+         make_inputs=keyword_inputs, doc="an optional mask a decorator's wrapper replaces by None (dynamic=None)"),
     Case("attend_flags", attend_flags, {"dynamic": None}, [[*_QKV]], make_inputs=keyword_inputs,
          doc="sdpa's is_causal and attn_mask left out (dynamic=None)"),
     Case("attend_flags_dyn", attend_flags_dyn, {"dynamic": True}, [[*_QKV, {"is_causal": True}]],

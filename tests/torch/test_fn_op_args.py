@@ -3,12 +3,14 @@
 ``attn_mask`` was None (fxcache_core/lookup/fn_op_args.py), as torch's lookups show.
 
 The cases of ``tests.harness.cases_slices`` (``attend_flags``, ``attend_flags_dyn``,
-``drop_attend``, ``drop_attend_dyn``, ``resize_mode``) are in the session's real cache, each
+``drop_attend``, ``drop_attend_dyn``, ``resize_mode``, ``attend_again``, ``attend_forced``,
+``masked_dropped``) are in the session's real cache, each
 built once. Torch's own lookups (a fresh process's first call on a copy of the cache,
 recorded by ``python -m tests.harness.recorded``) are the judge: where the op holds the
 call's value, the verdict is torch's; where a restart specialized a float (dynamic=True, the
-same value) or no op keeps the value (``F.interpolate``'s ``mode`` and ``align_corners``,
-decomposed into index arithmetic), the verdict is UNDECIDED, whatever torch did.
+same value), no op keeps the value (``F.interpolate``'s ``mode`` and ``align_corners``,
+decomposed into index arithmetic), the op may be another run's (the function calls itself)
+or a decorator's wrapper passes its own value, the verdict is UNDECIDED, whatever torch did.
 """
 
 from __future__ import annotations
@@ -41,7 +43,16 @@ FN_ARG_CALLS = [
 # Not exact, whatever torch did: under dynamic=True the same dropout_p is specialized by a
 # restart, whose key the graph does not fix; F.interpolate's mode and align_corners are
 # decomposed into index arithmetic, which no op keeps as given.
+# Nor where the op may hold another run's value (the function calls itself: torch hits for
+# either causal) or a decorator's wrapper passes its own (torch hits for either causal), nor
+# a mask a wrapper replaces by None (torch hits with the mask given).
 FN_ARG_UNDECIDED = [
+    ("attend_again", [*_QKV, {"bias": [6, 8]}]),
+    ("attend_again", [*_QKV, {"bias": [6, 8], "causal": True}]),
+    ("attend_forced", [*_QKV]),
+    ("attend_forced", [*_QKV, {"causal": True}]),
+    ("masked_dropped", [[4, 8], {"mask": [4, 8]}]),
+    ("masked_dropped", [[4, 8], {"mask": [3, 8]}]),
     ("drop_attend_dyn", [*_QKV7]),
     ("resize_mode", [[1, 2, 4, 4]]),
     ("resize_mode", [[1, 2, 4, 4], {"align_corners": True}]),

@@ -179,3 +179,50 @@ def test_a_statement_whose_ops_may_not_pair_with_the_call_is_unknown(src, line):
     graph = _graph(code, "arg0_1, arg1_1, arg2_1, 0.0, True", line=line)
     got = fn_op_provenance(one_def(src), FILE, graph, "is_causal", {"is_causal": True})
     assert got is not None and got.status == "unknown", got
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # its own name: the op may be the second run's (is_causal=True there)
+        "if bias is not None:\n        return attend(q + bias, k, v, True)\n    ",
+        # a submodule may be of its own class, and run this same forward again
+        "if bias is not None:\n        return self.inner(q, k, v, True)\n    ",
+        # a helper may call it back
+        "if bias is not None:\n        q = helper(q, bias)\n    ",
+    ],
+)
+def test_a_function_that_may_run_again_leaves_its_op_unknown(body):
+    src = (
+        f"def attend(self, q, k, v, is_causal=False, bias=None):\n    {body}"
+        f"return F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)\n"
+    )
+    code = "return F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)"
+    line = src.count("\n")
+    got = fn_op_provenance(
+        one_def(src),
+        FILE,
+        _graph(code, "arg0_1, arg1_1, arg2_1, 0.0, True", line),
+        "is_causal",
+        {"is_causal": False},
+    )
+    assert (
+        got is not None and got.status == "unknown" and "run this function again" in got.why.text
+    ), got
+
+
+def test_torch_functions_builtins_and_methods_of_its_locals_do_not_run_it_again():
+    code = "return F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)"
+    src = (
+        "def attend(q, k, v, is_causal=False):\n"
+        "    q = torch.relu(q.transpose(1, 2)).transpose(1, 2) * math.sqrt(len(q.shape))\n"
+        f"    {code}\n"
+    )
+    got = fn_op_provenance(
+        one_def(src),
+        FILE,
+        _graph(code, "arg0_1, arg1_1, arg2_1", 3),
+        "is_causal",
+        {"is_causal": True},
+    )
+    assert got is not None and got.status == "differs", got

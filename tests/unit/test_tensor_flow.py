@@ -120,3 +120,42 @@ def test_an_unreadable_module_reads_no_torch_function(tmp_path):
     fn = ast.parse("def f(x, mask=None):\n    return x + mask\n").body[0]
     assert isinstance(fn, ast.FunctionDef)
     assert computed_into_output(fn, str(tmp_path / "gone.py"), "mask", {"x"}) == 2
+
+
+def test_a_tensor_that_may_be_another_parameters_is_not_decided():
+    """``attend(x, x, x)``: Dynamo takes one input for the tensor passed three times, so a
+    key traced that way takes none from k, and a call's equal shapes cannot say otherwise."""
+    from fxcache_core.lookup.binding import TensorArg
+    from fxcache_core.lookup.optional_tensors import _may_alias
+
+    qkv = {f"L['{n}']": TensorArg((1, 2, 6, 8)) for n in "qkv"}
+    assert _may_alias(qkv, "L['k']")
+    assert _may_alias({**qkv, "L['k']": TensorArg((1, 2, 6, 8), dtype="float32")}, "L['k']")
+    assert not _may_alias(
+        {
+            **qkv,
+            "L['k']": TensorArg((1, 2, 6, 8), dtype="float16"),
+            "L['q']": TensorArg((1, 2, 6, 8), dtype="float32"),
+            "L['v']": TensorArg((1, 2, 6, 8), dtype="float32"),
+        },
+        "L['k']",
+    )
+    assert not _may_alias(
+        {"L['q']": TensorArg((1, 2, 6, 8)), "L['mask']": TensorArg((6, 6))}, "L['mask']"
+    )
+    assert not _may_alias({"L['q']": TensorArg((1, 2, 6, 8)), "L['n']": 3}, "L['n']")
+
+
+def test_a_frame_under_a_decorators_wrapper_is_not_decided(tmp_path):
+    """A wrapper may pass the function another value than the call's (``fn(x, None)``)."""
+    from fxcache_core.functions.frames import CompiledFrom
+    from fxcache_core.lookup.binding import TensorArg
+    from fxcache_core.lookup.optional_tensors import tensor_given
+
+    src = tmp_path / "m.py"
+    src.write_text("import torch\n\n\ndef addm(x, mask=None):\n    return x.softmax(-1) + mask\n")
+    inputs = {"L['x']": TensorArg((4, 8)), "L['mask']": TensorArg((3, 8))}
+    bare = CompiledFrom("addm", str(src), 4)
+    assert tensor_given("L['mask']", bare, "addm", lambda s, t: None, inputs) is not None
+    wrapped = CompiledFrom("addm", str(src), 4, wrappers=(("wrapper", str(src), 1),))
+    assert tensor_given("L['mask']", wrapped, "addm", lambda s, t: None, inputs) is None

@@ -249,10 +249,10 @@ def attend_again(q, k, v, causal=False, bias=None):
 
 def _force_causal(fn):
     @functools.wraps(fn)
-    def wrapper(q, k, v, causal=False):
+    def forcing_causal(q, k, v, causal=False):
         return fn(q, k, v, True)
 
-    return wrapper
+    return forcing_causal
 
 
 @_force_causal
@@ -263,10 +263,10 @@ def attend_forced(q, k, v, causal=False):
 
 def _drop_mask_arg(fn):
     @functools.wraps(fn)
-    def wrapper(x, mask=None):
+    def dropping_mask(x, mask=None):
         return fn(x, None)
 
-    return wrapper
+    return dropping_mask
 
 
 @_drop_mask_arg

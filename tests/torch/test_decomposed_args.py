@@ -14,12 +14,15 @@ is UNDECIDED, whatever torch did.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from tests.harness.match_runs import VERDICT
 from tests.harness.oracle import call_id
-from tests.helpers import assert_verdict_as_torch, match_args_for, run_fxcache, torch_status
+from tests.helpers import (
+    assert_verdict_as_torch,
+    match_call,
+    torch_status,
+)
 
 pytestmark = pytest.mark.torch
 
@@ -48,6 +51,7 @@ DECOMPOSED_UNDECIDED = [
 ]
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", DECOMPOSED_CALLS, ids=[call_id(*c[:2]) for c in DECOMPOSED_CALLS])
 def test_an_argument_a_decomposition_keeps_is_read_off_its_op(
     real_cache, arg_answers, case, shapes
@@ -58,6 +62,7 @@ def test_an_argument_a_decomposition_keeps_is_read_off_its_op(
     assert v["status"] in ("hit", "new-graph"), v
 
 
+@VERDICT
 @pytest.mark.parametrize(
     "case,shapes", DECOMPOSED_UNDECIDED, ids=[call_id(*c[:2]) for c in DECOMPOSED_UNDECIDED]
 )
@@ -65,17 +70,9 @@ def test_a_value_no_constant_fixes_leaves_the_verdict_undecided(
     real_cache, arg_answers, case, shapes
 ):
     from fxcache_core.cache.scan import scan_cache
-    proc = run_fxcache(
-        "--cache-dir",
-        str(real_cache.root),
-        "match",
-        "--json",
-        "--fn",
-        case,
-        *match_args_for(case, shapes),
-    )
-    (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
-    assert proc.returncode == 3 and fv["status"] == "undecided", fv
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided", fv
     answer = arg_answers[call_id(case, shapes)]
     assert answer["error"] is None, answer["error"]
     present = {k.key for k in scan_cache(real_cache.root).keys}

@@ -15,12 +15,15 @@ or a decorator's wrapper passes its own value, the verdict is UNDECIDED, whateve
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from tests.harness.match_runs import VERDICT
 from tests.harness.oracle import call_id
-from tests.helpers import assert_verdict_as_torch, match_args_for, run_fxcache, torch_status
+from tests.helpers import (
+    assert_verdict_as_torch,
+    match_call,
+    torch_status,
+)
 
 pytestmark = pytest.mark.torch
 
@@ -59,6 +62,7 @@ FN_ARG_UNDECIDED = [
 ]
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", FN_ARG_CALLS, ids=[call_id(*c[:2]) for c in FN_ARG_CALLS])
 def test_an_argument_a_functions_op_keeps_is_read_off_it(real_cache, arg_answers, case, shapes):
     v = assert_verdict_as_torch(
@@ -67,23 +71,16 @@ def test_an_argument_a_functions_op_keeps_is_read_off_it(real_cache, arg_answers
     assert v["status"] in ("hit", "new-graph"), v
 
 
+@VERDICT
 @pytest.mark.parametrize(
     "case,shapes", FN_ARG_UNDECIDED, ids=[call_id(*c[:2]) for c in FN_ARG_UNDECIDED]
 )
 def test_a_value_no_op_fixes_leaves_the_verdict_undecided(real_cache, arg_answers, case, shapes):
     from fxcache_core.cache.scan import scan_cache
 
-    proc = run_fxcache(
-        "--cache-dir",
-        str(real_cache.root),
-        "match",
-        "--json",
-        "--fn",
-        case,
-        *match_args_for(case, shapes),
-    )
-    (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
-    assert proc.returncode == 3 and fv["status"] == "undecided", fv
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided", fv
     answer = arg_answers[call_id(case, shapes)]
     assert answer["error"] is None, answer["error"]
     present = {k.key for k in scan_cache(real_cache.root).keys}

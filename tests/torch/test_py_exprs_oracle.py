@@ -14,12 +14,15 @@ verdict is UNDECIDED, whatever torch did.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from tests.harness.match_runs import VERDICT
 from tests.harness.oracle import call_id
-from tests.helpers import assert_verdict_as_torch, match_args_for, run_fxcache, torch_status
+from tests.helpers import (
+    assert_verdict_as_torch,
+    match_call,
+    torch_status,
+)
 
 pytestmark = pytest.mark.torch
 
@@ -44,6 +47,7 @@ EXPR_UNDECIDED = [
 ]
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", EXPR_CALLS, ids=[call_id(*c[:2]) for c in EXPR_CALLS])
 def test_an_expression_of_a_baked_scalar_is_computed_on_the_calls_value(
     real_cache, arg_answers, case, shapes
@@ -54,22 +58,15 @@ def test_an_expression_of_a_baked_scalar_is_computed_on_the_calls_value(
     assert v["status"] in ("hit", "new-graph"), v
 
 
+@VERDICT
 @pytest.mark.parametrize("case,shapes", EXPR_UNDECIDED, ids=[call_id(*c[:2]) for c in EXPR_UNDECIDED])
 def test_an_expression_not_computed_or_not_shown_leaves_the_verdict_undecided(
     real_cache, arg_answers, case, shapes
 ):
     from fxcache_core.cache.scan import scan_cache
-    proc = run_fxcache(
-        "--cache-dir",
-        str(real_cache.root),
-        "match",
-        "--json",
-        "--fn",
-        case,
-        *match_args_for(case, shapes),
-    )
-    (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
-    assert proc.returncode == 3 and fv["status"] == "undecided", fv
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided", fv
     answer = arg_answers[call_id(case, shapes)]
     assert answer["error"] is None, answer["error"]
     want = {"head_cols": "new-graph", "eps_norm": "new-graph", "log_gain": "hit"}[case]

@@ -12,12 +12,11 @@ recorded by ``python -m tests.harness.recorded``) are the judge.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from tests.harness.match_runs import VERDICT
 from tests.harness.oracle import call_id
-from tests.helpers import assert_verdict_as_torch, match_args_for, run_fxcache
+from tests.helpers import assert_verdict_as_torch, match_call
 
 pytestmark = pytest.mark.torch
 
@@ -45,6 +44,7 @@ _UNDECIDED_CODE = {
 }
 
 
+@VERDICT
 @pytest.mark.parametrize(
     "case,shapes", TENSOR_FLOW_CALLS, ids=[call_id(*c[:2]) for c in TENSOR_FLOW_CALLS]
 )
@@ -59,22 +59,15 @@ def test_a_mask_computed_into_the_output_decides_against_a_key_traced_without_it
         assert v["why_code"] == "tensor-into-output", v
 
 
+@VERDICT
 @pytest.mark.parametrize(
     "case,shapes", TENSOR_FLOW_UNDECIDED, ids=[call_id(*c[:2]) for c in TENSOR_FLOW_UNDECIDED]
 )
 def test_a_mask_the_source_does_not_show_in_the_output_stays_undecided(
     real_cache, arg_answers, case, shapes
 ):
-    proc = run_fxcache(
-        "--cache-dir",
-        str(real_cache.root),
-        "match",
-        "--json",
-        "--fn",
-        case,
-        *match_args_for(case, shapes),
-    )
-    (fv,) = json.loads(proc.stdout)["verdicts"]["functions"]
-    assert proc.returncode == 3 and fv["status"] == "undecided", fv
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided", fv
     assert fv["why_code"] == _UNDECIDED_CODE[case], fv
     assert arg_answers[call_id(case, shapes)]["error"] is None

@@ -278,6 +278,9 @@ def serve_forked(requests: Any, replies: Any, answer: Callable[[dict], dict],
     configure_torch(isa_checks=False)
     for name in preload:
         importlib.import_module(name)
+    from tests.harness.guard_profile import skip_guard_latency_profile
+
+    skip_guard_latency_profile()
     os.rmdir(placeholder)  # importing must write nothing into a cache dir: if it did, this raises
     _warm_toolchain_facts()
     for line in requests:

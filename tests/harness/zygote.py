@@ -147,6 +147,9 @@ def serve(path: str) -> None:
     configure_torch(isa_checks=True)  # the ISA checks, kept for fresh cache dirs (FXCACHE_ISA_SEED)
     for name in _PRELOAD:
         importlib.import_module(name)
+    from tests.harness.guard_profile import skip_guard_latency_profile
+
+    skip_guard_latency_profile()
     import shutil
 
     shutil.rmtree(placeholder, ignore_errors=True)

@@ -49,7 +49,7 @@ def baked_account(acc: ParamAccounting, v: object) -> ParamAccount | None:
         got = dtype_account(acc.ledger.catalog, call.key, call.entry, acc.frame, acc.p.name,
                             lambda name: param_sources(name, acc.frame), call.inputs, v)
         return None if got is None else acc.result(got[0], got[1], brief=got[2])
-    if v is None or type(v) is bool or (isinstance(v, tuple) and v and all(type(i) is int for i in v)):
+    if v is None or type(v) in (bool, str) or (isinstance(v, tuple) and v and all(type(i) is int for i in v)):
         got = baked_value(acc.ledger.catalog, call.key, acc.sources[0], v, call.inputs, call.frame)
         if got is None:
             return None

@@ -30,6 +30,7 @@ from fxcache_core.lookup.floats import graph_text, tensorified_base
 from fxcache_core.lookup.fn_op_args import fn_op_provenance
 from fxcache_core.lookup.int_exprs import value_provenance
 from fxcache_core.lookup.module_slices import slice_provenance
+from fxcache_core.lookup.op_consts import op_const_provenance
 from fxcache_core.lookup.py_exprs import size_names
 from fxcache_core.lookup.py_names import no_builtins
 from fxcache_core.lookup.pyvalues import PyValue
@@ -259,19 +260,23 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
                 and not frame.whole_module and (value := fn_op_provenance(
                 fn, frame.file, graph, name, values)) is not None:  # type: ignore[union-attr]
             return value  # a bool or float a torch function's op keeps: sdpa's is_causal
+        if key.kind is KeyKind.AOT_AUTOGRAD and frame is not None and not frame.wrappers \
+                and not frame.whole_module and (value := op_const_provenance(
+                fn, frame.file, graph, name, values)) is not None:  # type: ignore[union-attr]
+            return value  # a tuple or str a torch function's ops show: F.pad's pad and mode
         if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
         # AOTAutograd's forward graph only: Inductor's post-grad passes may fold or drop an op.
         if key.kind is KeyKind.AOT_AUTOGRAD and (value := float_op_provenance(
                 fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
-        if name in values and values[name] is None:
-            return None  # a None no op keeps (int_ops): not a float's to read
+        if name in values and (values[name] is None or isinstance(values[name], str)):
+            return None  # a None or str no op keeps (int_ops, op_consts): not a float's to read
         return float_provenance(fn, frame.file, graph, name, scalars, tensors,  # type: ignore[union-attr]
                                 _symbolic_params(catalog, key))
     given = inputs.get(f"L['{name}']")
-    if isinstance(given, PyValue) and given.value is None:
-        return None  # without the source, a None is read by no op here
+    if isinstance(given, PyValue) and (given.value is None or isinstance(given.value, str)):
+        return None  # without the source, a None or str is read by no op here
     quoted = _quoted_function(graph, name, sorted({*scalars, *tensors}))
     if quoted is None:
         return None

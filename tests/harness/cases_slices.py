@@ -278,6 +278,18 @@ def masked_dropped(x, mask=None):
     return y * 3
 
 
+def pad_act(x, pad=(1, 1), mode="constant", approximate="none"):
+    # F.pad's pads and mode (one constant_pad_nd op) and gelu's approximate (erf or tanh).
+    y = F.pad(x, pad, mode=mode)
+    return F.gelu(y, approximate=approximate).softmax(-1)
+
+
+def pad_act_mixed(x, pad=(1, 1), approximate="none"):
+    # The same values where no op shows them alone: a second pad, a tanh beside the gelu.
+    y = F.pad(F.pad(x, pad), (0, 1))
+    return F.gelu(y, approximate=approximate) * y.tanh()
+
+
 _QKV = [[1, 2, 6, 8], [1, 2, 6, 8], [1, 2, 6, 8]]
 _FN_ARG_CASES = [
     Case("attend_again", attend_again, {"dynamic": None}, [[*_QKV, {"bias": [6, 8]}]], make_inputs=keyword_inputs,
@@ -294,6 +306,10 @@ _FN_ARG_CASES = [
          doc="sdpa's dropout_p and scale left at their defaults (dynamic=None)"),
     Case("drop_attend_dyn", drop_attend_dyn, {"dynamic": True}, [[*_QKV]], make_inputs=keyword_inputs,
          doc="sdpa's dropout_p left at 0.0 (dynamic=True): specialized by a restart"),
+    Case("pad_act", pad_act, {"dynamic": None}, [[[2, 3, 8]]], make_inputs=keyword_inputs,
+         doc="F.pad's pads and mode and gelu's approximate at their defaults (dynamic=None)"),
+    Case("pad_act_mixed", pad_act_mixed, {"dynamic": None}, [[[2, 3, 8]]], make_inputs=keyword_inputs,
+         doc="the same values beside a second pad and a tanh, at their defaults (dynamic=None)"),
     Case("resize_mode", resize_mode, {"dynamic": None}, [[[1, 2, 4, 4]]], make_inputs=keyword_inputs,
          doc="F.interpolate's mode and align_corners at their defaults (dynamic=None): decomposed"),
 ]

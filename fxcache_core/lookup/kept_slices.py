@@ -404,12 +404,12 @@ def _judge(
             end = INT64_MAX
         if len(slices[0].args) <= 4:
             step = 1
-        if have is None or end != INT64_MAX or step != 1:
+        if have is None or end != INT64_MAX or step != 1 or slices[0].keywords:
             return _unknown(
                 param,
                 line,
-                f"the slice at dim {dim} there does not hold constant bounds "
-                f"(a SymInt's, or an end)",
+                f"the slice at dim {dim} there holds no constant start, or an end or step "
+                "(the int a SymInt, or another slice)",
             )
     held = "the whole dim" if have == 0 else f"the start {have}"
     if have != start:

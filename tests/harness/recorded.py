@@ -52,6 +52,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     from tests.torch import test_decomposed_args as decomposed
     from tests.torch import test_fn_op_args as fn_args
     from tests.torch import test_int_arguments as ints
+    from tests.torch import test_kept_slices as kept
     from tests.torch import test_layer_slices as slices
     from tests.torch import test_oracle_suite as suite
     from tests.torch import test_py_exprs_oracle as exprs
@@ -85,7 +86,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *slices.BRANCH_INT_CALLS, *exprs.EXPR_CALLS, *exprs.EXPR_UNDECIDED,
              *decomposed.DECOMPOSED_CALLS, *decomposed.DECOMPOSED_UNDECIDED,
              *flow.TENSOR_FLOW_CALLS, *flow.TENSOR_FLOW_UNDECIDED,
-             *fn_args.FN_ARG_CALLS, *fn_args.FN_ARG_UNDECIDED,
+             *fn_args.FN_ARG_CALLS, *fn_args.FN_ARG_UNDECIDED, *kept.KEPT_CALLS, *kept.KEPT_UNDECIDED,
              *[(case, call) for case, call, _ in containers.CONTAINER_CALLS],
              *[(case, call) for case, call, _ in bounds.BOUND_UNDECIDED],
              *specialized.FLOAT_RESTART_CALLS, *specialized.STRIDE_CALLS, *specialized.STRIDE_AFTER_RECOMPILE]

@@ -35,7 +35,10 @@ block's arguments that an op's decomposition keeps (tests/torch/test_decomposed_
 sdpa's ``is_causal`` and ``attn_mask``, :func:`attend_flags_dyn` its ``is_causal`` under
 ``dynamic=True``, :func:`drop_attend` its ``dropout_p`` and ``scale``, :func:`drop_attend_dyn`
 its ``dropout_p`` under ``dynamic=True`` (specialized by a restart), and :func:`resize_mode`
-``F.interpolate``'s ``mode`` and ``align_corners``, which no op keeps. A call is
+``F.interpolate``'s ``mode`` and ``align_corners``, which no op keeps. An int that only says
+how many last positions a slice keeps (tests/torch/test_kept_slices.py;
+fxcache_core/lookup/kept_slices.py): :func:`keep_last` inline, :func:`keep_tail` through a
+helper, as a causal LM's ``logits_to_keep``. A call is
 described as ``tests.harness.cases_args``'s are (``[[4, 8], {"depth": 3}]``). This module
 imports torch; no ``from __future__ import annotations`` (see ``demo.cases``).
 """
@@ -290,6 +293,26 @@ def pad_act_mixed(x, pad=(1, 1), approximate="none"):
     return F.gelu(y, approximate=approximate) * y.tanh()
 
 
+def keep_last(x, w, keep=0):
+    # A causal LM's head: an int keeps the last `keep` positions (0: all of them).
+    s = slice(-keep, None) if isinstance(keep, int) else keep
+    return x[:, s, :] @ w
+
+
+def _keep_positions(h, keep):
+    # transformers' slice_logits_to_keep: a 2-d tensor picks positions, an int keeps the last ones.
+    if isinstance(keep, torch.Tensor) and keep.ndim == 2:
+        return h[keep]
+    if isinstance(keep, int):
+        keep = slice(-keep, None)
+    return h[:, keep, :]
+
+
+def keep_tail(x, w, keep=0):
+    # relu: no value of keep traces keep_last's graph (an AOTAutograd key is the graph's, not the function's).
+    return (_keep_positions(x, keep) @ w).relu()
+
+
 _QKV = [[1, 2, 6, 8], [1, 2, 6, 8], [1, 2, 6, 8]]
 _FN_ARG_CASES = [
     Case("attend_again", attend_again, {"dynamic": None}, [[*_QKV, {"bias": [6, 8]}]], make_inputs=keyword_inputs,
@@ -312,6 +335,10 @@ _FN_ARG_CASES = [
          doc="the same values beside a second pad and a tanh, at their defaults (dynamic=None)"),
     Case("resize_mode", resize_mode, {"dynamic": None}, [[[1, 2, 4, 4]]], make_inputs=keyword_inputs,
          doc="F.interpolate's mode and align_corners at their defaults (dynamic=None): decomposed"),
+    Case("keep_last", keep_last, {"dynamic": None}, [[[2, 8, 4], [4, 5]]], make_inputs=keyword_inputs,
+         doc="x[:, slice(-keep, None), :] @ w, keep left at 0: the whole dim (dynamic=None)"),
+    Case("keep_tail", keep_tail, {"dynamic": None}, [[[2, 8, 4], [4, 5], {"keep": 1}]], make_inputs=keyword_inputs,
+         doc="the same through a helper like transformers' slice_logits_to_keep, built with keep=1 (dynamic=None)"),
 ]
 
 _DECOMPOSED_CASES = [

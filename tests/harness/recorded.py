@@ -52,6 +52,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     from tests.torch import test_decomposed_args as decomposed
     from tests.torch import test_fn_op_args as fn_args
     from tests.torch import test_int_arguments as ints
+    from tests.torch import test_kept_slices as kept
     from tests.torch import test_layer_slices as slices
     from tests.torch import test_op_consts as op_consts
     from tests.torch import test_oracle_suite as suite
@@ -88,6 +89,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *flow.TENSOR_FLOW_CALLS, *flow.TENSOR_FLOW_UNDECIDED,
              *fn_args.FN_ARG_CALLS, *fn_args.FN_ARG_UNDECIDED,
              *op_consts.OP_CONST_CALLS, *op_consts.OP_CONST_UNDECIDED,
+             *kept.KEPT_CALLS, *kept.KEPT_UNDECIDED,
              *[(case, call) for case, call, _ in containers.CONTAINER_CALLS],
              *[(case, call) for case, call, _ in bounds.BOUND_UNDECIDED],
              *specialized.FLOAT_RESTART_CALLS, *specialized.STRIDE_CALLS, *specialized.STRIDE_AFTER_RECOMPILE]

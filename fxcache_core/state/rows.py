@@ -184,9 +184,9 @@ def from_json(text: str) -> DecodedEntry:
         ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
     """
     (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
-     origin, foreign, absent, grads, *rest) = json.loads(text)
+     origin, foreign, absent, grads, *rest) = _loads(text)
     d = DecodedEntry(
-        kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=_i(guards),
+        kind=_KINDS[kind] if type(kind) is str else KeyKind(kind), type_name=sys.intern(type_name), guards_expr=_i(guards),
         inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
         fx_key=_i(fx_key), is_backward=is_bw, wrapper_key=wrapper,
         forward=None if fw is None else FxRef(sys.intern(fw[0]), _i(fw[1])),

@@ -12,21 +12,37 @@ from fxcache_core.cache.scan import FileInfo
 from fxcache_core.prune.removal import Removal
 from fxcache_core.reasons import Reason
 
-_PATHS = ("/c/fxgraph/ab/fab/e1", "/c/ünïcode/é", "/c/\udcff\udc80name", '/c/"quoted"\\back\tslash\n', "/c/\u2028\x00")
-_REASONS = ((), (Reason("least recently used, over the 5 byte budget", "over-budget"),),
-            ("a plain str reason",), (Reason("ü \"x\"", "unused"), Reason("b", "dangling")))
+_PATHS = (
+    "/c/fxgraph/ab/fab/e1",
+    "/c/ünïcode/é",
+    "/c/\udcff\udc80name",
+    '/c/"quoted"\\back\tslash\n',
+    "/c/\u2028\x00",
+)
+_REASONS = (
+    (),
+    (Reason("least recently used, over the 5 byte budget", "over-budget"),),
+    ("a plain str reason",),
+    (Reason('ü "x"', "unused"), Reason("b", "dangling")),
+)
 
 
 @pytest.mark.parametrize("where", _PATHS)
 @pytest.mark.parametrize("reasons", _REASONS)
 @pytest.mark.parametrize("redis_key", (None, "fx:\udcff", "key"))
-def test_json_text_is_json_dumps_of_the_dict(where: str, reasons: tuple, redis_key: str | None) -> None:
+def test_json_text_is_json_dumps_of_the_dict(
+    where: str, reasons: tuple, redis_key: str | None
+) -> None:
     f = FileInfo(where, 12345678901, 1.5, 2.5, 7, 8, 9, 10)
-    for r in (Removal(f, KeyKind.FX_GRAPH, "fab", "e1", reasons),
-              Removal(f, KeyKind.AOT_AUTOGRAD, "a\u00e9", None, reasons),
-              Removal(f, KeyKind.CODE, "c1", None, reasons, content=ContentKind.TRITON),
-              Removal(f, KeyKind.CODE, "c1", None, reasons)):
-        assert r.json_text(redis_key) == json.dumps({**r.to_json(), "redis_key": redis_key}, default=str)
+    for r in (
+        Removal(f, KeyKind.FX_GRAPH, "fab", "e1", reasons),
+        Removal(f, KeyKind.AOT_AUTOGRAD, "a\u00e9", None, reasons),
+        Removal(f, KeyKind.CODE, "c1", None, reasons, content=ContentKind.TRITON),
+        Removal(f, KeyKind.CODE, "c1", None, reasons),
+    ):
+        assert r.json_text(redis_key) == json.dumps(
+            {**r.to_json(), "redis_key": redis_key}, default=str
+        )
 
 
 def test_odd_values_are_left_to_json_dumps() -> None:

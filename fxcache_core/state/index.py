@@ -279,7 +279,8 @@ class Index:
                     continue
                 if hit is not None:
                     if served is not None:
-                        served[path] = isinstance(read_ns, int) and not racily_clean(ident, read_ns)
+                        # keyed by the scan's string, not the row's copy of it: memory
+                        served[e.file.where] = isinstance(read_ns, int) and not racily_clean(ident, read_ns)
                     yield e, hit
         except sqlite3.Error:
             self._db = None

@@ -50,3 +50,24 @@ def test_odd_values_are_left_to_json_dumps() -> None:
     r = Removal(f, KeyKind.FX_GRAPH, "k", "e", ("why",))
     assert r.json_text() == json.dumps({**r.to_json(), "redis_key": None}, default=str)
     assert '"size": true' in r.json_text()
+
+
+def test_a_plans_removals_as_text_are_its_removals_dicts() -> None:
+    from pathlib import Path
+
+    from fxcache_core.prune.plan import GcPlan
+    from fxcache_core.prune.policy import GcPolicy
+
+    f = FileInfo("/c/fxgraph/ab/fab/e\u00e9", 5, 1.0, 1.0)
+    removals = (
+        Removal(f, KeyKind.FX_GRAPH, "fab", "e\u00e9", (Reason("r", "over-budget"),)),
+        Removal(f, KeyKind.CODE, "c1", None, ("plain",), content=ContentKind.LIBRARY),
+    )
+    plan = GcPlan(
+        root=Path("/c"), policy=GcPolicy(), removals=removals, total_bytes=10, total_entries=2
+    )
+    for redis_key in (None, str):
+        head, lists = plan.run_json(dry_run=True, redis_key=redis_key)
+        head_t, lists_t = plan.run_json(dry_run=True, redis_key=redis_key, as_text=True)
+        assert head == head_t
+        assert list(lists_t["removals"]) == [json.dumps(d, default=str) for d in lists["removals"]]

@@ -303,9 +303,11 @@ class Output:
         """``obj`` as JSON (``--json``)."""
         sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
-    def listing(self, obj: dict[str, Any], lists: dict[str, Iterable[Any]]) -> None:
+    def listing(self, obj: dict[str, Any], lists: dict[str, Iterable[Any]],
+                texts: frozenset[str] = frozenset()) -> None:
         """``obj`` as JSON, each ``obj[key]`` for ``key`` in ``lists`` the list of
-        ``lists[key]``, written one item a line as they come: a gc plan over a large
+        ``lists[key]`` (for a key in ``texts``, items that are their JSON text already,
+        written as they are), written one item a line as they come: a gc plan over a large
         cache lists tens of thousands of files, and one string of it all would double
         the command's peak memory. The items are written :data:`_LISTED_AT_ONCE` at a
         time (a write each would be a system call each where stdout is unbuffered)."""
@@ -319,8 +321,9 @@ class Output:
                 continue
             sep = "[\n    "
             chunk: list[str] = []
+            as_text = k in texts
             for it in lists[k]:
-                chunk.append(sep + dumps(it))
+                chunk.append(sep + (it if as_text else dumps(it)))
                 sep = ",\n    "
                 if len(chunk) >= _LISTED_AT_ONCE:
                     w("".join(chunk))

@@ -198,7 +198,9 @@ def _remote_plan(plan: Any) -> Any:
 
 def _emit_plan(plan: Any, dry_run: bool, remote: bool, res: Any = None) -> None:
     """The plan (and what was done) as core's JSON, its long lists streamed."""
-    out.listing(*plan.run_json(dry_run=dry_run, result=res, redis_key=user_path if remote else None))
+    head, lists = plan.run_json(dry_run=dry_run, result=res, redis_key=user_path if remote else None,
+                                as_text=True)
+    out.listing(head, lists, texts=frozenset({"removals"}))
 
 
 def _show_plan(plan: Any, remote: bool) -> None:

@@ -118,7 +118,7 @@ class GcPlan:
                 "removals": [r.to_json() for r in self.removals] if removals else None}
 
     def run_json(self, *, dry_run: bool, result: Any = None,
-                 redis_key: Callable[[Path], str] | None = None,
+                 redis_key: Callable[[Path], str] | None = None, as_text: bool = False,
                  ) -> tuple[dict[str, object], dict[str, Iterable[object]]]:
         """What a run of gc or rm reports, for a caller that streams the long lists:
         ``(head, lists)``, each ``lists[name]`` to be written in the place of ``head[name]``.
@@ -128,7 +128,8 @@ class GcPlan:
         times execution found a file the plan read changed and planned again: this plan is
         then the last one made) and, once executed, ``bytes_freed`` as ``result`` freed;
         the lists are ``removals`` (:meth:`Removal.to_json
-        <fxcache_core.prune.removal.Removal.to_json>` each, with ``redis_key``) and, with
+        <fxcache_core.prune.removal.Removal.to_json>` each, with ``redis_key``; ``as_text``:
+        as its JSON text, :meth:`~fxcache_core.prune.removal.Removal.json_text`) and, with
         ``result`` (a :class:`~fxcache_core.prune.execute.GcResult`, or a remote
         executor's), the paths ``removed``, ``skipped`` (``path``, ``why``), ``failed``
         (``path``, ``error``) and ``dirs_removed``: empty until the plan is executed.
@@ -143,6 +144,8 @@ class GcPlan:
                      "executed": result is not None, "removed": [], "skipped": [], "failed": [],
                      "dirs_removed": [], "replanned": getattr(result, "replanned", 0)})
         lists: dict[str, Iterable[object]] = {"removals": (
+            r.json_text(key(r.file.path) if redis_key is not None else None) for r in self.removals
+        ) if as_text else (
             {**r.to_json(), "redis_key": key(r.file.path) if redis_key is not None else None}
             for r in self.removals)}
         if result is not None:

@@ -8,7 +8,9 @@ deletes it. Mirrors nothing in torch. Never touches a file.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _text
 
 from fxcache_core.cache.inventory import ContentKind
 from fxcache_core.cache.keys import KeyKind
@@ -83,3 +85,24 @@ class Removal:
         return {"path": self.file.where, "what": self.what, "kind": self.kind.value, "key": self.key,
                 "entry": self.entry, "size": self.size, "reasons": list(self.reasons),
                 "reason_codes": [code_of(r) for r in self.reasons]}
+
+    def json_text(self, redis_key: str | None = None) -> str:
+        """:meth:`to_json` with ``redis_key`` beside it, as ``json.dumps`` writes that dict
+        (default separators, ASCII), put together from its values' texts: a plan lists
+        thousands of removals. Values of any other type than a removal holds (a str, an
+        int size, a str or None) are left to ``json.dumps`` itself."""
+        f, entry, reasons = self.file, self.entry, self.reasons
+        what, codes = self.what, [code_of(r) for r in reasons]
+        if type(f.size) is not int or not isinstance(f.where, str) or not isinstance(self.key, str) \
+                or not (entry is None or isinstance(entry, str)) or not (redis_key is None or isinstance(redis_key, str)) \
+                or not all(isinstance(r, str) for r in reasons) or not all(c is None or isinstance(c, str) for c in codes):
+            return json.dumps({**self.to_json(), "redis_key": redis_key}, default=str)
+        return (
+            '{"path": ' + _text(f.where) + ', "what": ' + _text(what) + ', "kind": ' + _text(self.kind.value)
+            + ', "key": ' + _text(self.key) + ', "entry": ' + _opt_text(entry) + ', "size": ' + int.__repr__(f.size)
+            + ', "reasons": [' + ", ".join(map(_text, reasons)) + '], "reason_codes": ['
+            + ", ".join(map(_opt_text, codes)) + '], "redis_key": ' + _opt_text(redis_key) + "}")
+
+
+def _opt_text(v: str | None) -> str:
+    return "null" if v is None else _text(v)

@@ -119,6 +119,8 @@ class Selection:
 
     def used(self, e: Entry) -> float:
         """``e``'s last use: its file's, or its last hit in a trace if later."""
+        if not self.traced:  # no trace: max(last_use(e.file), 0.0) without the name's lookup
+            return max(last_use(e.file), 0.0)
         return max(last_use(e.file), self.traced.get(e.name, (0.0, None))[0])
 
     def costly(self, e: Entry) -> bool:

@@ -267,7 +267,11 @@ class Index:
             served = self._served
             for path, size, mtime_ns, ino, schema, sha, corrupt, body, dev, ctime_ns, read_ns, code in rows:
                 e = want.get(path)
-                if e is None or _row_identity(size, mtime_ns, ino, schema, dev, ctime_ns) != _now(e):
+                if e is None:
+                    continue
+                # _row_identity(...) == _now(e), spelled out: one identity tuple a row
+                ident = e.file.identity
+                if not ident[4] or (dev, ino, size, mtime_ns, ctime_ns) != ident or schema != SCHEMA:
                     continue
                 try:
                     hit = _hit(sha, corrupt, body, code, plan_only)
@@ -275,7 +279,8 @@ class Index:
                     continue
                 if hit is not None:
                     if served is not None:
-                        served[e.file.where] = isinstance(read_ns, int) and not racily_clean(e.file.identity, read_ns)
+                        # keyed by the scan's string, not the row's copy of it: memory
+                        served[e.file.where] = isinstance(read_ns, int) and not racily_clean(ident, read_ns)
                     yield e, hit
         except sqlite3.Error:
             self._db = None

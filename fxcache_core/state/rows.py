@@ -184,9 +184,9 @@ def from_json(text: str) -> DecodedEntry:
         ValueError, KeyError, TypeError, IndexError: the text is not such JSON.
     """
     (kind, type_name, guards, inputs, fx_key, is_bw, wrapper, fw, bw, arg_sources, t_ns, hints,
-     origin, foreign, absent, grads, *rest) = json.loads(text)
+     origin, foreign, absent, grads, *rest) = _loads(text)
     d = DecodedEntry(
-        kind=KeyKind(kind), type_name=sys.intern(type_name), guards_expr=_i(guards),
+        kind=_KINDS[kind] if type(kind) is str else KeyKind(kind), type_name=sys.intern(type_name), guards_expr=_i(guards),
         inputs=_shared_from_raw(_inputs_of, tuple(map(tuple, inputs)), inputs),
         fx_key=_i(fx_key), is_backward=is_bw, wrapper_key=wrapper,
         forward=None if fw is None else FxRef(sys.intern(fw[0]), _i(fw[1])),
@@ -302,12 +302,40 @@ def plan_facts_from_json(text: str) -> PlanFacts:
     Raises:
         ValueError, KeyError, TypeError, IndexError: the text is not such a row.
     """
-    row = json.loads(text)
+    row = _loads(text)
     if type(row) is not list or len(row) < 16:
         raise ValueError("not an index row")
     kind, type_name, guards, _inputs, fx_key, is_bw, wrapper, fw, bw, _sources, t_ns = row[:11]
     if type(type_name) is not str or not (is_bw is None or type(is_bw) is bool) \
             or not (t_ns is None or type(t_ns) is int):
         raise TypeError("not an index row")
-    return PlanFacts(KeyKind(kind), sys.intern(type_name), _i(_opt_str(guards)), _i(_opt_str(fx_key)), is_bw,
-                     _opt_str(wrapper), _ref_of(fw), _ref_of(bw), t_ns)
+    facts = _new_facts(PlanFacts)  # the slots set as PlanFacts.__init__ sets them, without its calls
+    _set_kind(facts, _KINDS[kind] if type(kind) is str else KeyKind(kind))
+    _set_type(facts, sys.intern(type_name))
+    _set_guards(facts, _i(_opt_str(guards)))
+    _set_fx_key(facts, _i(_opt_str(fx_key)))
+    _set_bw(facts, is_bw)
+    _set_wrapper(facts, _opt_str(wrapper))
+    _set_fw_ref(facts, None if fw is None else _ref_of(fw))
+    _set_bw_ref(facts, None if bw is None else _ref_of(bw))
+    _set_time(facts, t_ns)
+    return facts
+
+
+def _loads(text: str) -> object:
+    """``json.loads(text)``: the text as compact JSON of one value with nothing around it
+    (as :func:`to_json` writes a row) read by the decoder's scanner alone, anything
+    else by ``json.loads`` itself (the same value, or the same error)."""
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
+
+
+_scan = json.JSONDecoder().scan_once
+_KINDS = {k.value: k for k in KeyKind}
+"""``KeyKind(value)`` for a str, as a dict lookup (a KeyError where it raises ValueError)."""
+_new_facts = object.__new__
+(_set_kind, _set_type, _set_guards, _set_fx_key, _set_bw, _set_wrapper, _set_fw_ref, _set_bw_ref,
+ _set_time) = (PlanFacts.__dict__[n].__set__ for n in PLAN_FIELDS)

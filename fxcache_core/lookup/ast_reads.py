@@ -11,6 +11,11 @@ from collections.abc import Mapping
 SIMPLE_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
 """Statements whose expressions run once, where they stand (no test, loop or block)."""
 
+MAY_NOT_RUN = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+               ast.NamedExpr, ast.Await)
+"""Expressions a part of which may not run (or runs again): a call there may trace no op,
+or its ops more than once."""
+
 
 def parents(root: ast.AST) -> dict[ast.AST, ast.AST]:
     """Each node under ``root`` -> its parent node."""
@@ -37,6 +42,24 @@ def calls_in_order(node: ast.AST) -> list[ast.Call]:
     return out
 
 
+def ancestors(n: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> list[ast.AST]:
+    """The nodes above ``n`` (``parents``: :func:`parents` of a root), nearest first."""
+    out = []
+    while (n := parents.get(n)) is not None:  # type: ignore[assignment]
+        out.append(n)
+    return out
+
+
+def shares_lines(stmt: ast.stmt, fn: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> bool:
+    """Whether another statement of ``fn`` (not one ``stmt`` is inside) has a line within
+    ``stmt``'s lines (``a = f(x); b = g(x)``): a graph's ``# File: PATH:LINE`` comment could
+    then name either, so the ops from those lines are not ``stmt``'s alone."""
+    line, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+    around = {id(o) for o in ancestors(stmt, parents)}
+    return any(o is not stmt and isinstance(o, ast.stmt) and id(o) not in around
+               and o.lineno <= last and line <= (o.end_lineno or o.lineno) for o in ast.walk(fn))
+
+
 def in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool:
     """Whether ``n`` is in the body of a ``for`` or ``while`` loop of ``fn`` (``parents``:
     :func:`parents` of ``fn``), where what it traces may be traced once per pass. A
@@ -50,4 +73,5 @@ def in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool
     return False
 
 
-__all__ = ["SIMPLE_STATEMENTS", "calls_in_order", "in_loop", "parents", "root_name"]
+__all__ = ["MAY_NOT_RUN", "SIMPLE_STATEMENTS", "ancestors", "calls_in_order", "in_loop", "parents", "root_name",
+           "shares_lines"]

@@ -40,7 +40,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fxcache_core.functions.params import left_out_defaults
-from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, in_loop, root_name
+from fxcache_core.lookup.ast_reads import (
+    MAY_NOT_RUN,
+    SIMPLE_STATEMENTS,
+    in_loop,
+    root_name,
+    shares_lines,
+)
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import (
     FloatUse,
@@ -90,9 +96,6 @@ _CMP: Mapping[type[ast.cmpop], tuple[str, str]] = {
 """A comparison -> the op of ``tensor OP scalar`` and of ``scalar OP tensor`` (reflected)."""
 
 _CLAMP_OPS = frozenset({"clamp_min", "clamp_max"})
-_PARTIAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-            ast.NamedExpr, ast.Await)
-"""Expressions a part of which may not run (or runs again): a site there may trace no op."""
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_contiguous", "size", "dim", "numel"})
 
 
@@ -170,7 +173,7 @@ def _sites(stmt: ast.stmt, kinds: TensorKinds) -> tuple[list[_Site], list[str]]:
                 out.append(_Site(_CMP[type(node.ops[0])][0 if lt else 1], right if lt else left))
         elif isinstance(node, ast.Compare) and any(kinds.tensor(x) for x in (node.left, *node.comparators)):
             why.append("a chained comparison of a tensor there")
-        elif isinstance(node, _PARTIAL):
+        elif isinstance(node, MAY_NOT_RUN):
             why.append(f"a part of it may not run ({type(node).__name__})")
 
     visit(stmt)
@@ -188,13 +191,6 @@ def _value(e: ast.expr, values: Mapping[str, object]) -> object:
         return None
     v = compute(ast.unparse(e), {k: x for k, x in values.items() if type(x) in (int, float)})
     return OPAQUE if v is None else v
-
-
-def _ancestors(n: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> list[ast.AST]:
-    out = []
-    while (n := parents.get(n)) is not None:  # type: ignore[assignment]
-        out.append(n)
-    return out
 
 
 def float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
@@ -243,9 +239,7 @@ def _float_op_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, 
         line, last = stmt.lineno, stmt.end_lineno or stmt.lineno
         if in_loop(stmt, parents, fn):
             return _unknown(param, line, "the statement is in a loop")
-        around = _ancestors(stmt, parents)
-        if any(o is not stmt and isinstance(o, ast.stmt) and o not in around
-               and o.lineno <= last and line <= (o.end_lineno or o.lineno) for o in ast.walk(fn)):
+        if shares_lines(stmt, fn, parents):
             return _unknown(param, line, "another statement shares its lines")
         if any(_value(s.expr, values) is OPAQUE for s in sites):
             return _unknown(param, line, "a value of its ops there is not one fxcache computes (a tensor bound, "

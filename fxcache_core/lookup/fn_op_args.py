@@ -42,7 +42,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fxcache_core.functions.params import left_out_defaults
-from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, in_loop, root_name
+from fxcache_core.lookup.ast_reads import (
+    MAY_NOT_RUN,
+    SIMPLE_STATEMENTS,
+    in_loop,
+    root_name,
+    shares_lines,
+)
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import FloatUse, Provenance, _statement
 from fxcache_core.lookup.int_ops import OPAQUE, printed_value
@@ -51,7 +57,7 @@ from fxcache_core.lookup.pyvalues import same_value
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
 
-__all__ = ["FUNCTIONS", "FnArg", "FnRule", "fn_op_provenance", "fn_tensor_absent"]
+__all__ = ["FUNCTIONS", "FnArg", "FnRule", "fn_op_provenance", "fn_tensor_absent", "may_reenter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,17 +110,6 @@ arguments that op keeps verbatim (checked against torch 2.13's printed graphs on
 module docstring). ``positional``: how many arguments a call may give by position."""
 
 _ROOTS = frozenset({"torch", "F", "nn", "functional"})
-_PARTIAL = (
-    ast.IfExp,
-    ast.BoolOp,
-    ast.Lambda,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-    ast.NamedExpr,
-    ast.Await,
-)
 
 
 def _function(call: ast.AST) -> str | None:
@@ -225,7 +220,7 @@ def _reads(
         sites.setdefault(id(stmt), (stmt, []))[1].append(site)
     if not sites:
         return None
-    if (call := _may_reenter(fn)) is not None:
+    if (call := may_reenter(fn)) is not None:
         return _unknown(
             param,
             call.lineno,
@@ -239,17 +234,9 @@ def _reads(
         line, last = stmt.lineno, stmt.end_lineno or stmt.lineno
         if not isinstance(stmt, SIMPLE_STATEMENTS) or in_loop(stmt, parents, fn):
             return _unknown(param, line, "the statement is not a plain one outside any loop")
-        if any(isinstance(x, _PARTIAL) for x in ast.walk(stmt)):
+        if any(isinstance(x, MAY_NOT_RUN) for x in ast.walk(stmt)):
             return _unknown(param, line, "a part of the statement may not run")
-        around = {id(o) for o in _ancestors(stmt, parents)}
-        if any(
-            o is not stmt
-            and isinstance(o, ast.stmt)
-            and id(o) not in around
-            and o.lineno <= last
-            and line <= (o.end_lineno or o.lineno)
-            for o in ast.walk(fn)
-        ):
+        if shares_lines(stmt, fn, parents):
             return _unknown(param, line, "another statement shares its lines")
         calls = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and _name_of(c) in FUNCTIONS]
         if len(calls) != 1 or any(c is not calls[0] for c, _ in found):
@@ -300,7 +287,7 @@ _SAFE_BUILTINS = frozenset(
 )
 
 
-def _may_reenter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Call | None:
+def may_reenter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Call | None:
     """The first call in ``fn`` that may run ``fn`` again: one by its own name, ``self``'s
     (a submodule may be of the same class), or a function other than torch's, a builtin or
     a method of one of its locals (a helper may call it back); None where there is none.
@@ -405,13 +392,6 @@ def _name_of(call: ast.Call) -> str | None:
     """The called name, whatever it is called on (``x.f(...)``, ``f(...)``)."""
     f = call.func
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-
-
-def _ancestors(n: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> list[ast.AST]:
-    out = []
-    while (n := parents.get(n)) is not None:  # type: ignore[assignment]
-        out.append(n)
-    return out
 
 
 def _unknown(param: str, line: int, why: str) -> Provenance:

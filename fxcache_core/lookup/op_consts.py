@@ -39,7 +39,7 @@ conditional expression's branch, ``and``/``or``, a lambda or comprehension); its
 (``mode == "constant"``) need no reading: a str or a tuple of ints that the graph shows as a
 constant is one Dynamo specialized and guards, so the same value reads the same everywhere
 and another value traces another graph; no call of the function may
-run it again (:func:`~fxcache_core.lookup.fn_op_args._may_reenter`); for ``F.pad`` the
+run it again (:func:`~fxcache_core.lookup.fn_op_args.may_reenter`); for ``F.pad`` the
 function makes no other call of ``torch.nn.functional`` (one may pad inside: its ops would
 carry the same comment) nor of ``stft``, and its graph has exactly one op under
 ``functional.py``'s ``pad``; the call's value is one the function takes (pads: an even
@@ -56,10 +56,17 @@ from dataclasses import dataclass
 
 from fxcache_core.decode.origins import graph_comment
 from fxcache_core.functions.params import left_out_defaults
-from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, in_loop, root_name
+from fxcache_core.lookup.ast_reads import (
+    MAY_NOT_RUN,
+    SIMPLE_STATEMENTS,
+    ancestors,
+    in_loop,
+    root_name,
+    shares_lines,
+)
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.float_exprs import Provenance, _statement
-from fxcache_core.lookup.fn_op_args import _PARTIAL, _ancestors, _may_reenter
+from fxcache_core.lookup.fn_op_args import may_reenter
 from fxcache_core.lookup.int_ops import OPAQUE, printed_value
 from fxcache_core.lookup.py_names import assigned_names, shadowing
 from fxcache_core.lookup.traced_lines import MAX_LINES, OP_RE, op_calls
@@ -200,24 +207,16 @@ def _provenance(
     if not found:
         return None
     stmt, call, place = found[0]
-    line, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+    line = stmt.lineno
     if any(c is not call for _, c, _ in found):
         return _unknown(param, line, f"it is read by more than one call of {place.function}")
-    if (re := _may_reenter(fn)) is not None:
+    if (re := may_reenter(fn)) is not None:
         return _unknown(param, re.lineno, "a call there may run this function again")
     if not isinstance(stmt, SIMPLE_STATEMENTS) or in_loop(stmt, parents, fn):
         return _unknown(param, line, "the statement is not a plain one outside any loop")
-    if any(isinstance(x, _PARTIAL) for x in _ancestors(call, parents)):
+    if any(isinstance(x, MAY_NOT_RUN) for x in ancestors(call, parents)):
         return _unknown(param, line, "the call is in a part of the statement that may not run")
-    around = {id(o) for o in _ancestors(stmt, parents)}
-    if any(
-        o is not stmt
-        and isinstance(o, ast.stmt)
-        and id(o) not in around
-        and o.lineno <= last
-        and line <= (o.end_lineno or o.lineno)
-        for o in ast.walk(fn)
-    ):
+    if shares_lines(stmt, fn, parents):
         return _unknown(param, line, "another statement shares its lines")
     held = (
         _pad_held(fn, graph, call, place)

@@ -407,6 +407,22 @@ def match_call(root: Path, case: str, shapes: list, *extra: str) -> tuple[int, d
     return proc.returncode, body
 
 
+def assert_undecided_where_torch_decided(root: Path, case: str, shapes: list, answer: dict) -> str:
+    """``fxcache match --fn CASE`` for a call of a case exits 3 with its one function
+    UNDECIDED, and torch's recorded ``answer`` for the call is a decided one (a hit or a
+    new graph): a rule that stays undecided must do so where torch did decide. Returns
+    torch's status (:func:`torch_status`), for a test that knows which it must be."""
+    from fxcache_core.cache.scan import scan_cache
+
+    rc, body = match_call(root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided", fv
+    assert answer["error"] is None, answer["error"]
+    status = torch_status(answer["lookups"], {k.key for k in scan_cache(root).keys})
+    assert status in ("hit", "new-graph"), status
+    return status
+
+
 def aot_hit(answer: dict) -> tuple[str, str]:
     """The AOTAutograd key and entry a recorded torch answer hit (it hit exactly one)."""
     (lk,) = [lk for lk in answer["lookups"] if lk["kind"] == "aotautograd" and lk["hit"]]

@@ -18,11 +18,7 @@ import pytest
 
 from tests.harness.match_runs import VERDICT
 from tests.harness.oracle import call_id
-from tests.helpers import (
-    assert_verdict_as_torch,
-    match_call,
-    torch_status,
-)
+from tests.helpers import assert_undecided_where_torch_decided, assert_verdict_as_torch
 
 pytestmark = pytest.mark.torch
 
@@ -69,14 +65,5 @@ def test_an_argument_a_decomposition_keeps_is_read_off_its_op(
 def test_a_value_no_constant_fixes_leaves_the_verdict_undecided(
     real_cache, arg_answers, case, shapes
 ):
-    from fxcache_core.cache.scan import scan_cache
-    rc, body = match_call(real_cache.root, case, shapes)
-    (fv,) = body["verdicts"]["functions"]
-    assert rc == 3 and fv["status"] == "undecided", fv
-    answer = arg_answers[call_id(case, shapes)]
-    assert answer["error"] is None, answer["error"]
-    present = {k.key for k in scan_cache(real_cache.root).keys}
-    want = {"group_eps": "hit" if len(shapes) == 1 else "new-graph", "norm_fill_dyn": "new-graph"}[
-        case
-    ]
-    assert torch_status(answer["lookups"], present) == want
+    status = assert_undecided_where_torch_decided(real_cache.root, case, shapes, arg_answers[call_id(case, shapes)])
+    assert status == {"group_eps": "hit" if len(shapes) == 1 else "new-graph", "norm_fill_dyn": "new-graph"}[case]

@@ -16,7 +16,7 @@ import pytest
 
 from tests.harness.match_runs import VERDICT
 from tests.harness.oracle import call_id
-from tests.helpers import assert_verdict_as_torch, match_call, torch_status
+from tests.helpers import assert_undecided_where_torch_decided, assert_verdict_as_torch
 
 pytestmark = pytest.mark.torch
 
@@ -56,12 +56,4 @@ def test_a_value_a_functions_ops_show_is_read_off_them(real_cache, arg_answers, 
 def test_a_value_no_op_shows_alone_leaves_the_verdict_undecided(
     real_cache, arg_answers, case, shapes
 ):
-    from fxcache_core.cache.scan import scan_cache
-
-    rc, body = match_call(real_cache.root, case, shapes)
-    (fv,) = body["verdicts"]["functions"]
-    assert rc == 3 and fv["status"] == "undecided", fv
-    answer = arg_answers[call_id(case, shapes)]
-    assert answer["error"] is None, answer["error"]
-    present = {k.key for k in scan_cache(real_cache.root).keys}
-    assert torch_status(answer["lookups"], present) in ("hit", "new-graph")
+    assert_undecided_where_torch_decided(real_cache.root, case, shapes, arg_answers[call_id(case, shapes)])

@@ -278,6 +278,23 @@ def report_cache(root: Path) -> dict[str, Any]:
             "function": fn, "file": file, "entry": odd}
 
 
+@functools.cache
+def torch_importing_module() -> str:
+    """The path of a module file that only imports ``torch`` and ``torch.nn.functional as
+    F`` (written once per session, removed at exit): the ``file`` of a function parsed by
+    :func:`one_def` whose calls a rule reads as torch's only where its module's imports say
+    so (fxcache_core/lookup/torch_names.py)."""
+    import tempfile
+
+    from tests.harness.cleanup import remove_at_exit
+
+    d = tempfile.mkdtemp(prefix="fxcache-test-module-")
+    remove_at_exit(d)
+    path = Path(d) / "fns.py"
+    path.write_text("import torch\nimport torch.nn.functional as F\n")
+    return str(path)
+
+
 def one_def(src: str) -> ast.FunctionDef:
     """The one function ``src`` defines, parsed with ``ast`` (never run), as the
     lookup rules read a compiled function's source."""

@@ -29,6 +29,7 @@ from fxcache_core.lookup.float_restart import FloatOps, float_ops
 from fxcache_core.lookup.floats import graph_text, tensorified_base
 from fxcache_core.lookup.fn_op_args import fn_op_provenance
 from fxcache_core.lookup.int_exprs import value_provenance
+from fxcache_core.lookup.kept_slices import kept_slice_provenance
 from fxcache_core.lookup.module_slices import slice_provenance
 from fxcache_core.lookup.op_consts import op_const_provenance
 from fxcache_core.lookup.py_exprs import size_names
@@ -264,6 +265,9 @@ def baked_provenance(catalog: Catalog, key: CacheKey, name: str, inputs: Mapping
                 and not frame.whole_module and (value := op_const_provenance(
                 fn, frame.file, graph, name, values)) is not None:  # type: ignore[union-attr]
             return value  # a tuple or str a torch function's ops show: F.pad's pad and mode
+        if frame is not None and not frame.wrappers and not frame.whole_module and (value := kept_slice_provenance(
+                fn, frame.file, graph, name, values)) is not None:  # type: ignore[union-attr]
+            return value  # an int read only as the start of a kept slice: logits_to_keep
         if (value := value_provenance(fn, frame.file, graph, name, values, tensors)) is not None:  # type: ignore[union-attr]
             return value
         # AOTAutograd's forward graph only: Inductor's post-grad passes may fold or drop an op.

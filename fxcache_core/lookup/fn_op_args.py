@@ -54,6 +54,7 @@ from fxcache_core.lookup.float_exprs import FloatUse, Provenance, _statement
 from fxcache_core.lookup.int_ops import OPAQUE, printed_value
 from fxcache_core.lookup.py_names import assigned_names, shadowing
 from fxcache_core.lookup.pyvalues import same_value
+from fxcache_core.lookup.torch_names import torch_name, torch_roots
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
 
@@ -220,6 +221,14 @@ def _reads(
         sites.setdefault(id(stmt), (stmt, []))[1].append(site)
     if not sites:
         return None
+    roots = torch_roots(file, fn)
+    for stmt, found in sites.values():
+        for c, _ in found:
+            if torch_name(c.func, roots) != f"torch.nn.functional.{_function(c)}":
+                return _unknown(
+                    param, stmt.lineno, f"{ast.unparse(c.func)} is not known to be torch.nn.functional's "
+                    "(the module's imports do not show that its name is torch's)"
+                )
     if (call := may_reenter(fn)) is not None:
         return _unknown(
             param,

@@ -70,7 +70,6 @@ from fxcache_core.lookup.float_exprs import (
 )
 from fxcache_core.lookup.int_ops import OPAQUE, op_args, op_site, printed_op, printed_value
 from fxcache_core.lookup.int_sizes import size_call, size_lists
-from fxcache_core.lookup.kept_slices import kept_slice
 from fxcache_core.lookup.py_names import call_values, shadowing
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
@@ -283,8 +282,6 @@ def _value_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, gra
     kinds = TensorKinds(fn, tensors, frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)))
     parents = _parents(fn)
     values = call_values(fn, {**left_out_defaults(fn, values, lambda d: _value(d, None, {})), **values}, param)
-    if type(v) is int and (kept := kept_slice(fn, file, graph, param, values)) is not None:
-        return kept  # read only as the start of a kept slice: fxcache_core.lookup.kept_slices
     scalars = {k: x for k, x in values.items() if type(x) in (int, float)}
     local = _local_values(fn, param, scalars) if type(v) is int else {}
     scalars.update(local)

@@ -38,14 +38,15 @@ import ast
 import os
 from collections.abc import Mapping, Sequence
 
-from fxcache_core.functions.frames import module_node
+from fxcache_core.functions.frames import inside_function, module_node
+from fxcache_core.functions.params import left_out_defaults
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.float_exprs import Provenance, _statement, compute
-from fxcache_core.lookup.py_names import _bindings
+from fxcache_core.lookup.py_names import _bindings, call_values, shadowing
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
 
-__all__ = ["kept_slice"]
+__all__ = ["kept_slice", "kept_slice_provenance"]
 
 INT64_MAX = 9223372036854775807
 _BUILTINS = frozenset({"slice", "isinstance", "int"})
@@ -67,6 +68,30 @@ _SLICING = frozenset(
     }
 )
 """Calls whose ops may include a slice or an alias: a statement with one is not read."""
+
+
+def kept_slice_provenance(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    file: str,
+    graph: str,
+    param: str,
+    values: Mapping[str, object],
+) -> Provenance | None:
+    """:func:`kept_slice` for a call's Python values by name (``values``): a parameter the
+    call leaves out is read at its literal int or float default, the values ``fn``
+    overwrites are dropped and the builtins it rebinds are not read
+    (:mod:`~fxcache_core.lookup.py_names`). Call it only for a frame Dynamo compiled as
+    written: under a decorator's wrapper the function may get other values than the call's."""
+    with shadowing(file, fn):
+        given = {**left_out_defaults(fn, values, _scalar), **values}
+        return kept_slice(fn, file, graph, param, call_values(fn, given, param))
+
+
+def _scalar(node: ast.expr) -> int | float | None:
+    """A literal default's int (``-3`` too) or float; None for anything else."""
+    if isinstance(node, ast.Constant) and type(node.value) is float:
+        return node.value
+    return _int(node)
 
 
 def kept_slice(
@@ -267,6 +292,8 @@ def _helper(
         or any(k.arg is None for k in call.keywords)
     ):
         return None
+    if call.func.id in _bindings(fn, nested=True) or inside_function(file, fn):
+        return None  # the name may be a local's or a closure's, not the module's def
     found = _resolve(file, call.func.id)
     if found is None:
         return None
@@ -375,11 +402,9 @@ def _judge(
         return _unknown(
             param, line, f"{param}={v} makes the slice start at {start}, which is not read here"
         )
-    other = [
-        n
-        for n in ast.walk(stmt)
-        if isinstance(n, ast.Subscript) and any(isinstance(e, ast.Slice) for e in ast.walk(n.slice))
-    ]
+    # Any other subscript (``x[...]``, ``y.shape[1]``) may trace an alias or a slice of its
+    # own on these lines, or make the kept slice's a size read that traces no op.
+    other = [n for n in ast.walk(stmt) if isinstance(n, ast.Subscript)]
     if len(other) != 1 or any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _SLICING
         for n in ast.walk(stmt)

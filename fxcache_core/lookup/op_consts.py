@@ -69,6 +69,7 @@ from fxcache_core.lookup.float_exprs import Provenance, _statement
 from fxcache_core.lookup.fn_op_args import may_reenter
 from fxcache_core.lookup.int_ops import OPAQUE, printed_value
 from fxcache_core.lookup.py_names import assigned_names, shadowing
+from fxcache_core.lookup.torch_names import torch_name, torch_roots
 from fxcache_core.lookup.traced_lines import MAX_LINES, OP_RE, op_calls
 from fxcache_core.reasons import Reason
 
@@ -208,6 +209,12 @@ def _provenance(
         return None
     stmt, call, place = found[0]
     line = stmt.lineno
+    roots = torch_roots(file, fn)
+    if any(torch_name(c.func, roots) != f"torch.nn.functional.{p.function}" for _, c, p in found):
+        return _unknown(
+            param, line, f"{ast.unparse(call.func)} is not known to be torch.nn.functional.{place.function} "
+            "(the module's imports do not show that its name is torch's)"
+        )
     if any(c is not call for _, c, _ in found):
         return _unknown(param, line, f"it is read by more than one call of {place.function}")
     if (re := may_reenter(fn)) is not None:

@@ -30,7 +30,7 @@ import ast
 from collections.abc import Collection
 from enum import Enum
 
-from fxcache_core.functions.frames import module_node
+from fxcache_core.lookup.torch_names import torch_name, torch_roots
 
 __all__ = ["computed_into_output"]
 
@@ -101,7 +101,6 @@ _OPERAND_METHODS = {
 }
 """Those of :data:`_METHODS` that also compute from their first argument (a tensor there)."""
 
-_ROOTS = {"torch": "torch", "F": "torch.nn.functional", "nn": "torch.nn"}
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult)
 _TENSORISH = (_Kind.SOURCE, _Kind.READ, _Kind.TENSOR)
 
@@ -129,45 +128,8 @@ def computed_into_output(
     }
     known = {t: _Kind.TENSOR for t in tensors if t not in stored and t != param}
     known[param] = _Kind.SOURCE
-    flow = _Flow(_roots(file, fn), known, param)
+    flow = _Flow(torch_roots(file, fn), known, param)
     return flow.body(fn.body)
-
-
-def _roots(file: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
-    """``torch``/``F``/``nn`` mapped to the module each names, where every binding of the
-    name in ``file`` (and none in ``fn``) is an import of that module."""
-    module = module_node(file)
-    if module is None:
-        return {}
-    seen: dict[str, set[str]] = {}
-    for n in ast.walk(module):
-        if isinstance(n, ast.Import):
-            for a in n.names:
-                name = a.asname or a.name.split(".")[0]
-                seen.setdefault(name, set()).add(a.name if a.asname else name)
-        elif isinstance(n, ast.ImportFrom):
-            for a in n.names:
-                if a.name == "*":
-                    return {}
-                full = f"{n.module}.{a.name}" if n.level == 0 and n.module else "?"
-                seen.setdefault(a.asname or a.name, set()).add(full)
-        elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            seen.setdefault(n.id, set()).add("?")
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            seen.setdefault(n.name, set()).add("?")
-        elif isinstance(n, ast.arg):
-            seen.setdefault(n.arg, set()).add("?")
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            for g in n.names:
-                seen.setdefault(g, set()).add("?")
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            seen.setdefault(n.name, set()).add("?")
-        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
-            seen.setdefault(n.name, set()).add("?")
-    own = {
-        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-    }
-    return {r: m for r, m in _ROOTS.items() if seen.get(r) == {m} and r not in own}
 
 
 def _exits(stmt: ast.stmt) -> bool:
@@ -288,7 +250,7 @@ class _Flow:
             k.arg is None for k in e.keywords
         ):
             return None
-        if (name := self._torch_name(e.func)) is not None:
+        if (name := torch_name(e.func, self.roots)) is not None:
             if (spec := _TORCH_FNS.get(name)) is None:
                 return None
             positions, keywords = spec
@@ -309,16 +271,6 @@ class _Flow:
             operands = [*e.args[:1], *(k.value for k in e.keywords if k.arg == kw)] if kw else []
             return _read_by_op([receiver, *(self.kind(i) for i in operands)])
         return None
-
-    def _torch_name(self, func: ast.expr) -> str | None:
-        """``torch.X``'s full name where ``func`` is an attribute chain on a torch root."""
-        parts: list[str] = []
-        while isinstance(func, ast.Attribute):
-            parts.append(func.attr)
-            func = func.value
-        if not isinstance(func, ast.Name) or not parts or (root := self.roots.get(func.id)) is None:
-            return None
-        return ".".join([root, *reversed(parts)])
 
 
 def _read_by_op(kinds: list[_Kind | None]) -> _Kind | None:

@@ -16,9 +16,9 @@ import pytest
 
 from fxcache_core.lookup.float_restart import float_ops
 from fxcache_core.lookup.fn_op_args import fn_op_provenance, fn_tensor_absent
-from tests.synth import one_def, op_graph
+from tests.synth import one_def, op_graph, torch_importing_module
 
-FILE = "/src/fns.py"
+FILE = torch_importing_module()
 _T = "f32[1, 2, 6, 8][96, 48, 8, 1]cpu"
 _OP = "_scaled_dot_product_flash_attention_for_cpu = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default"
 _GETITEM = f'getitem: "{_T}" = _scaled_dot_product_flash_attention_for_cpu[0]'

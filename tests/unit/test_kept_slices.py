@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fxcache_core.lookup.int_exprs import value_provenance
-from fxcache_core.lookup.kept_slices import kept_slice
+from fxcache_core.lookup.kept_slices import kept_slice, kept_slice_provenance
 
 SOURCE = """import torch
 
@@ -110,9 +110,11 @@ def src(tmp_path: Path) -> tuple[str, dict[str, ast.FunctionDef]]:
 
 
 def _prov(src: tuple[str, dict[str, ast.FunctionDef]], fn: str, graph: str, keep: int):
+    # As fit_floats asks for an undecorated frame: the kept-slice rule, then the int rules.
     file, fns = src
-    return value_provenance(
-        fns[fn], file, graph.replace("FILE", file), "keep", {"keep": keep}, frozenset({"x", "w"})
+    graph = graph.replace("FILE", file)
+    return kept_slice_provenance(fns[fn], file, graph, "keep", {"keep": keep}) or value_provenance(
+        fns[fn], file, graph, "keep", {"keep": keep}, frozenset({"x", "w"})
     )
 
 
@@ -217,3 +219,32 @@ def test_a_helper_imported_from_a_sibling_module_is_read_there(tmp_path: Path) -
     assert got is not None and got.status == "same"
     got = kept_slice(fn, str(pkg / "m.py"), graph, "keep", {"keep": 1})
     assert got is not None and got.status == "differs"
+
+
+def test_a_helper_name_the_function_binds_itself_is_not_the_module_s_def(tmp_path: Path) -> None:
+    # `_keep = other` inside the function: the call may reach another helper than the def read.
+    extra = (
+        "\n\ndef _keep_one_more(h, keep):\n    return h[:, slice(-keep - 1, None), :]\n\n\n"
+        "def keep_rebound(x, w, keep=0):\n    _keep = _keep_one_more\n    return _keep(x, keep) @ w\n"
+    )
+    path = tmp_path / "kmod.py"
+    path.write_text(SOURCE + extra)
+    fns = {n.name: n for n in ast.parse(SOURCE + extra).body if isinstance(n, ast.FunctionDef)}
+    graph = HELPER_0.replace("FILE", str(path)).replace("keep_helper", "keep_rebound")
+    assert kept_slice(fns["keep_rebound"], str(path), graph, "keep", {"keep": 0}) is None
+
+
+def test_another_subscript_on_the_statement_leaves_the_start_unknown(tmp_path: Path) -> None:
+    # x[...] traces an alias of its own on the line; .shape[1] reads a size (no op).
+    extra = (
+        "\n\ndef keep_sized(x, w, keep=0):\n    s = slice(-keep, None) if isinstance(keep, int) else keep\n"
+        "    return x[...] @ w * x[:, s, :].shape[1]\n"
+    )
+    path = tmp_path / "kmod.py"
+    path.write_text(SOURCE + extra)
+    fns = {n.name: n for n in ast.parse(SOURCE + extra).body if isinstance(n, ast.FunctionDef)}
+    line = fns["keep_sized"].body[-1].lineno
+    graph = (HEAD + LAST + ALIAS + TAIL).replace("FILE:14 in keep_last", f"FILE:{line} in keep_sized")
+    got = kept_slice(fns["keep_sized"], str(path), graph.replace("FILE", str(path)), "keep", {"keep": 0})
+    assert got is not None and got.status == "unknown", got
+    assert "slices something else too" in str(got.why)

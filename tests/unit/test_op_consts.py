@@ -14,9 +14,9 @@ from __future__ import annotations
 import pytest
 
 from fxcache_core.lookup.op_consts import op_const_provenance
-from tests.synth import one_def
+from tests.synth import one_def, torch_importing_module
 
-FILE = "/src/fns.py"
+FILE = torch_importing_module()
 TORCH = "/venv/lib/python3.11/site-packages/torch/nn/functional.py"
 _PAD_LINE = "y = F.pad(x, pad, mode=mode)"
 _ACT_LINE = "return F.gelu(y, approximate=approximate).softmax(-1)"
@@ -169,3 +169,19 @@ def test_a_parameter_no_such_call_reads_is_another_rules():
     assert op_const_provenance(fn, FILE, DEFAULTS, "mode", {}) is None
     assigned = one_def("def f(x, pad=(1, 1)):\n    pad = (2, 2)\n    return F.pad(x, pad)")
     assert op_const_provenance(assigned, FILE, DEFAULTS, "pad", {}) is None
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "import torchvision.transforms.functional as F\n",  # another pad: (left, top, right, bottom)
+        "import torch.nn.functional as F\nF = None\n",  # rebound
+        "",  # F bound nowhere the module shows
+    ],
+)
+def test_a_name_the_module_does_not_import_from_torch_is_not_read_as_torch_s(tmp_path, imports):
+    module = tmp_path / "fns.py"
+    module.write_text("import torch\n" + imports)
+    got = op_const_provenance(PAD_ACT, str(module), DEFAULTS, "pad", {})
+    assert got is not None and got.status == "unknown", got
+    assert "not known to be torch.nn.functional.pad" in str(got.why)

@@ -22,6 +22,21 @@ def parents(root: ast.AST) -> dict[ast.AST, ast.AST]:
     return {c: n for n in ast.walk(root) for c in ast.iter_child_nodes(n)}
 
 
+def literal_int(node: ast.AST) -> int | None:
+    """The int a literal is written as (``3``, ``-3``); None for anything else (a bool
+    among them: ``True`` is not read as 1)."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
+
+
 def root_name(node: ast.expr) -> str | None:
     """The name an attribute, item or call chain starts from (``torch`` of
     ``torch.nn.functional.gelu(x)``, ``self`` of ``self.fc(x).relu()``); None when it

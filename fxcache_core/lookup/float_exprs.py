@@ -150,6 +150,21 @@ class Provenance:
     uses: tuple[FloatUse, ...] = ()
 
 
+def unknown_provenance(param: str, line: int, why: str, code: str, via: str = "") -> Provenance:
+    """An ``unknown`` :class:`Provenance`: ``param`` reaches the key's graph at ``line``
+    (``via``: how, as words put before "at line", e.g. " as an argument of a torch
+    function"), but ``why`` (words) keeps fxcache from telling which value it had when the
+    key was traced; ``code`` is the reason code."""
+    return Provenance(
+        "unknown",
+        Reason(
+            f"{param} reaches this key's graph{via} at line {line}, but {why}: fxcache cannot tell which value "
+            "it had when the key was traced",
+            code,
+        ),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class GraphOp:
     """One op line of a printed graph: the statement it was traced from (file, line),

@@ -50,7 +50,7 @@ from fxcache_core.lookup.ast_reads import (
     shares_lines,
 )
 from fxcache_core.lookup.ast_reads import parents as ast_parents
-from fxcache_core.lookup.float_exprs import FloatUse, Provenance, _statement
+from fxcache_core.lookup.float_exprs import FloatUse, Provenance, _statement, unknown_provenance
 from fxcache_core.lookup.int_ops import OPAQUE, printed_value
 from fxcache_core.lookup.py_names import assigned_names, shadowing
 from fxcache_core.lookup.pyvalues import same_value
@@ -404,11 +404,4 @@ def _name_of(call: ast.Call) -> str | None:
 
 
 def _unknown(param: str, line: int, why: str) -> Provenance:
-    return Provenance(
-        "unknown",
-        Reason(
-            f"{param} reaches this key's graph as an argument of a torch function at line {line}, but {why}: "
-            "fxcache cannot tell which value it had when the key was traced",
-            "fn-arg-unknown",
-        ),
-    )
+    return unknown_provenance(param, line, why, "fn-arg-unknown", " as an argument of a torch function")

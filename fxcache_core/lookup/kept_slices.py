@@ -40,8 +40,9 @@ from collections.abc import Mapping, Sequence
 
 from fxcache_core.functions.frames import inside_function, module_node
 from fxcache_core.functions.params import left_out_defaults
+from fxcache_core.lookup.ast_reads import literal_int
 from fxcache_core.lookup.ast_reads import parents as _parents
-from fxcache_core.lookup.float_exprs import Provenance, _statement, compute
+from fxcache_core.lookup.float_exprs import Provenance, _statement, compute, unknown_provenance
 from fxcache_core.lookup.py_names import _bindings, call_values, shadowing
 from fxcache_core.lookup.traced_lines import op_calls
 from fxcache_core.reasons import Reason
@@ -91,7 +92,7 @@ def _scalar(node: ast.expr) -> int | float | None:
     """A literal default's int (``-3`` too) or float; None for anything else."""
     if isinstance(node, ast.Constant) and type(node.value) is float:
         return node.value
-    return _int(node)
+    return literal_int(node)
 
 
 def kept_slice(
@@ -411,7 +412,7 @@ def _judge(
     ):
         return _unknown(param, line, "the statement slices something else too")
     mine = [(op, call) for f, ln, op, call in op_calls(graph) if f == where and line <= ln <= last]
-    slices = [c for op, c in mine if op == "slice" and len(c.args) >= 2 and _int(c.args[1]) == dim]
+    slices = [c for op, c in mine if op == "slice" and len(c.args) >= 2 and literal_int(c.args[1]) == dim]
     aliases = [c for op, c in mine if op == "alias"]
     if len(slices) + len(aliases) != 1:
         return _unknown(
@@ -423,7 +424,7 @@ def _judge(
     if aliases:
         have = 0
     else:
-        args = [_int(a) for a in slices[0].args] + [None] * 3
+        args = [literal_int(a) for a in slices[0].args] + [None] * 3
         have, end, step = args[2] if len(slices[0].args) > 2 else 0, args[3], args[4]
         if len(slices[0].args) <= 3:
             end = INT64_MAX
@@ -455,25 +456,5 @@ def _judge(
     )
 
 
-def _int(node: ast.expr) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) is int
-    ):
-        return -node.operand.value
-    return None
-
-
 def _unknown(param: str, line: int, why: str) -> Provenance:
-    return Provenance(
-        "unknown",
-        Reason(
-            f"{param} reaches this key's graph at line {line}, but {why}: fxcache cannot tell which value it had "
-            "when the key was traced",
-            "baked-value-unknown",
-        ),
-    )
+    return unknown_provenance(param, line, why, "baked-value-unknown")

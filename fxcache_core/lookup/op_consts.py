@@ -65,7 +65,7 @@ from fxcache_core.lookup.ast_reads import (
     shares_lines,
 )
 from fxcache_core.lookup.ast_reads import parents as ast_parents
-from fxcache_core.lookup.float_exprs import Provenance, _statement
+from fxcache_core.lookup.float_exprs import Provenance, _statement, unknown_provenance
 from fxcache_core.lookup.fn_op_args import may_reenter
 from fxcache_core.lookup.int_ops import OPAQUE, printed_value
 from fxcache_core.lookup.py_names import assigned_names, shadowing
@@ -367,11 +367,4 @@ def _literal(d: ast.expr) -> object:
 
 
 def _unknown(param: str, line: int, why: str) -> Provenance:
-    return Provenance(
-        "unknown",
-        Reason(
-            f"{param} reaches this key's graph as an argument of a torch function at line {line}, but {why}: "
-            "fxcache cannot tell which value it had when the key was traced",
-            "op-const-unknown",
-        ),
-    )
+    return unknown_provenance(param, line, why, "op-const-unknown", " as an argument of a torch function")

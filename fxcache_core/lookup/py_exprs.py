@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 
 from fxcache_core.guards.grammar import CMPOPS
+from fxcache_core.lookup.ast_reads import literal_int
 
 __all__ = [
     "MAX_POW",
@@ -102,18 +103,6 @@ def size_name(node: ast.AST) -> str | None:
     ``x.size()[1]``; ``x.shape[0]`` for ``len(x)``; a negative index kept as written), or
     None where ``node`` is not a size of a named value at a literal index."""
 
-    def index(n: ast.AST) -> int | None:
-        if isinstance(n, ast.Constant) and type(n.value) is int:
-            return n.value
-        if (
-            isinstance(n, ast.UnaryOp)
-            and isinstance(n.op, ast.USub)
-            and isinstance(n.operand, ast.Constant)
-            and type(n.operand.value) is int
-        ):
-            return -n.operand.value
-        return None
-
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -129,7 +118,7 @@ def size_name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Subscript):
         v = node.value
         if isinstance(v, ast.Attribute) and v.attr == "shape":
-            base, i = v.value, index(node.slice)
+            base, i = v.value, literal_int(node.slice)
         elif (
             isinstance(v, ast.Call)
             and isinstance(v.func, ast.Attribute)
@@ -137,7 +126,7 @@ def size_name(node: ast.AST) -> str | None:
             and not v.args
             and not v.keywords
         ):
-            base, i = v.func.value, index(node.slice)
+            base, i = v.func.value, literal_int(node.slice)
     elif (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -145,7 +134,7 @@ def size_name(node: ast.AST) -> str | None:
         and len(node.args) == 1
         and not node.keywords
     ):
-        base, i = node.func.value, index(node.args[0])
+        base, i = node.func.value, literal_int(node.args[0])
     if isinstance(base, ast.Name) and i is not None:
         return f"{base.id}.shape[{i}]"
     return None

@@ -18,7 +18,8 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from fxcache_core.functions.frames import Stamp, _parse, _stat
+from fxcache_core.functions.frames import Stamp, _stat
+from fxcache_core.functions.trees import _parse
 
 __all__ = ["PartialBinding", "partial_bindings"]
 
@@ -39,8 +40,9 @@ class PartialBinding:
 
 
 def _is_partial(node: ast.expr) -> bool:
-    return (isinstance(node, ast.Name) and node.id == "partial") or \
-        (isinstance(node, ast.Attribute) and node.attr == "partial")
+    return (isinstance(node, ast.Name) and node.id == "partial") or (
+        isinstance(node, ast.Attribute) and node.attr == "partial"
+    )
 
 
 def partial_bindings(file: str, function: str) -> tuple[PartialBinding, ...]:

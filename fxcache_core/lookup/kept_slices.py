@@ -38,8 +38,8 @@ import ast
 import os
 from collections.abc import Mapping, Sequence
 
-from fxcache_core.functions.frames import inside_function, module_node
 from fxcache_core.functions.params import left_out_defaults
+from fxcache_core.functions.trees import inside_function, module_node
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.float_exprs import Provenance, _statement, compute
 from fxcache_core.lookup.py_names import _bindings, call_values, shadowing

@@ -2,7 +2,7 @@
 traced from: a file edited since the compile must not be read as the compiled code.
 
 Every rule that reads a compiled frame's source (:mod:`fxcache_core.functions.params`,
-:func:`~fxcache_core.functions.frames.function_node`) reads the file as it is now. A
+:func:`~fxcache_core.functions.trees.function_node`) reads the file as it is now. A
 key's entries keep what the trace saw of it: a printed graph heads each run of nodes
 with ``# File: PATH:LINE in FN, code: TEXT`` (``_parse_stack_trace`` and
 ``append_stacktrace_summary`` in torch/fx/graph.py: the innermost frame's line, as

@@ -43,7 +43,8 @@ A file that is not a regular ``.py`` file under :data:`MAX_SOURCE_BYTES` is not
 read, and one of more than :data:`MAX_SOURCE_NODES` tokens is not parsed: its
 functions then go by their frame's name, their class unknown
 (:func:`refused_sources` says which file, and why). Only each file's ``def`` s are
-remembered (:func:`_defs`), not its tree.
+remembered (:func:`_defs`), not its tree (the rules that read whole functions parse
+through :mod:`~fxcache_core.functions.trees`).
 
 :func:`compiled_from` reads the compiled frame of one key, :func:`named` names
 the function of a stack. Which keys a ``--fn`` NAME means, and how keys group, is
@@ -306,7 +307,7 @@ def _enclosing(path: str, line: int) -> tuple[str | None, tuple[str, ...]] | Non
 
 def _def_at(path: str, line: int) -> _Def | None:
     """The innermost ``def`` around ``line`` of ``path`` (None: none, or the file
-    is not read, see :func:`_parse`)."""
+    is not read, see :func:`_read_source` and :func:`_parse_bounded`)."""
     st = _stat(path)
     return None if st is None else _def_in(path, st[0], st[1], line)
 
@@ -429,12 +430,19 @@ def _read_source(path: str) -> bytes | Reason:
 def _parse_bounded(path: str, data: bytes) -> ast.Module | Reason:
     """``data`` parsed by ``ast`` (never run) if it is at most :data:`MAX_SOURCE_NODES`
     tokens and lines (counted first, at most that many matches), else why not."""
+    got = _parse_counted(path, data)
+    return got if isinstance(got, Reason) else got[0]
+
+
+def _parse_counted(path: str, data: bytes) -> tuple[ast.Module, int] | Reason:
+    """:func:`_parse_bounded`'s tree with its count of tokens and lines."""
     lines = data.count(b"\n")
-    if lines > MAX_SOURCE_NODES or lines + _TOKEN_RE.subn(b"", data, count=MAX_SOURCE_NODES - lines + 1)[1] \
-            > MAX_SOURCE_NODES:
+    count = lines + _TOKEN_RE.subn(b"", data, count=MAX_SOURCE_NODES - lines + 1)[1] \
+        if lines <= MAX_SOURCE_NODES else lines
+    if count > MAX_SOURCE_NODES:
         return Reason(f"more than {MAX_SOURCE_NODES:,} tokens and lines", "source-too-many-nodes")
     try:
-        return ast.parse(data, filename=path)
+        return ast.parse(data, filename=path), count
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
         return Reason(f"does not parse: {type(e).__name__}", "source-unparsable")
 
@@ -507,56 +515,6 @@ def refused_sources() -> dict[str, Reason]:
     return dict(_REFUSED)
 
 
-def function_node(path: str, first_line: int, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The ``def`` of ``name`` whose first line (its first decorator's, as
-    ``co_firstlineno``) is ``first_line`` in ``path``, parsed by ``ast`` (never run);
-    None when the file is not read (:func:`unparsed_why`) or has no such ``def``. For
-    the rules that read what a function does with a parameter
-    (:mod:`fxcache_core.lookup.float_exprs`); the last few are kept parsed."""
-    st = _stat(path)
-    return None if st is None else _function_node(path, st[0], st[1], first_line, name)
-
-
-@functools.lru_cache(maxsize=16)
-def _function_node(path: str, size: int, stamp: Stamp, first_line: int,
-                   name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    tree = _parse(path)
-    if tree is None:
-        return None
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and \
-                min([n.lineno, *(d.lineno for d in n.decorator_list)]) == first_line:
-            return n
-    return None
-
-
-def module_node(path: str) -> ast.Module | None:
-    """The whole of ``path`` parsed by ``ast`` (never run), None where :func:`function_node`
-    would not read it; the last few are kept parsed."""
-    st = _stat(path)
-    return None if st is None else _module_node(path, st[0], st[1])
-
-
-@functools.lru_cache(maxsize=16)
-def _module_node(path: str, size: int, stamp: Stamp) -> ast.Module | None:
-    return _parse(path)
-
-
-def inside_function(path: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether the ``def`` ``node`` of ``path`` (found by :func:`function_node`) sits in
-    another function's body, whose locals its free names may then be (a closure); True
-    where ``path`` cannot be read (not known)."""
-    tree = _parse(path)
-    if tree is None:
-        return True
-    lo, hi = node.lineno, node.end_lineno or node.lineno
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n.lineno <= lo \
-                and (n.end_lineno or n.lineno) >= hi and not (n.lineno == lo and getattr(n, "name", None) == node.name):
-            return True
-    return False
-
-
 def source_lines(path: str) -> tuple[str, ...] | None:
     """The lines of the source file recorded as ``path`` as Python's ``linecache`` reads
     them for a traceback (decoded by its coding cookie, else UTF-8; split at ``\\n``,
@@ -581,12 +539,3 @@ def _source_lines(path: str, size: int, stamp: Stamp) -> tuple[str, ...] | None:
 
 
 _LINE_END_RE = re.compile(r"\r\n|\r|\n")
-
-def _parse(path: str) -> ast.Module | None:
-    """``path`` parsed by ``ast`` (never run), or None when it is not a regular ``.py``
-    file of at most :data:`MAX_SOURCE_BYTES` and :data:`MAX_SOURCE_NODES`, or does not parse."""
-    if _stat(path) is None:
-        return None
-    data = _read_source(path)
-    tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
-    return tree if isinstance(tree, ast.Module) else None

@@ -10,7 +10,7 @@ show it is the source: a call of ``register_forward_pre_hook``, ``register_forwa
 a module's hook dicts (``_forward_pre_hooks``, ``_forward_hooks`` and their
 ``_with_kwargs``/``_always_called`` and global twins). :func:`hook_sites` finds them in
 the files fxcache reads anyway (a key's frames), through
-:func:`~fxcache_core.functions.frames.module_node` (the same bounds; never imports or runs
+:func:`~fxcache_core.functions.trees.module_node` (the same bounds; never imports or runs
 the file). A registration in a file no frame of the key names is not seen.
 """
 
@@ -22,8 +22,8 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fxcache_core.functions.frames import module_node
 from fxcache_core.functions.source_dirs import located
+from fxcache_core.functions.trees import module_node
 
 __all__ = ["HOOK_CALLS", "HOOK_DICTS", "HookSite", "hook_sites"]
 

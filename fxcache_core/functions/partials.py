@@ -18,7 +18,8 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from fxcache_core.functions.frames import Stamp, _parse, _stat
+from fxcache_core.functions.frames import Stamp, _stat
+from fxcache_core.functions.trees import _parse
 
 __all__ = ["PartialBinding", "partial_bindings"]
 
@@ -39,8 +40,9 @@ class PartialBinding:
 
 
 def _is_partial(node: ast.expr) -> bool:
-    return (isinstance(node, ast.Name) and node.id == "partial") or \
-        (isinstance(node, ast.Attribute) and node.attr == "partial")
+    return (isinstance(node, ast.Name) and node.id == "partial") or (
+        isinstance(node, ast.Attribute) and node.attr == "partial"
+    )
 
 
 def partial_bindings(file: str, function: str) -> tuple[PartialBinding, ...]:
@@ -50,21 +52,22 @@ def partial_bindings(file: str, function: str) -> tuple[PartialBinding, ...]:
     st = _stat(file)
     if st is None:
         return ()
-    return _bindings(file, st[0], st[1], function)
+    return _bindings(file, st[0], st[1]).get(function, ())
 
 
 @functools.lru_cache(maxsize=64)
-def _bindings(file: str, size: int, stamp: Stamp, function: str) -> tuple[PartialBinding, ...]:
+def _bindings(file: str, size: int, stamp: Stamp) -> dict[str, tuple[PartialBinding, ...]]:
+    """Every function's :func:`partial_bindings` in ``file``, from one walk of its tree."""
     tree = _parse(file)
     if tree is None:
-        return ()
-    out = []
+        return {}
+    out: dict[str, list[PartialBinding]] = {}
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and _is_partial(node.func) and node.args):
             continue
         first = node.args[0]
-        if not (isinstance(first, ast.Name) and first.id == function):
+        if not isinstance(first, ast.Name):
             continue
         kws = tuple((k.arg, ast.unparse(k.value)[:80]) for k in node.keywords if k.arg is not None)
-        out.append(PartialBinding(node.lineno, len(node.args) - 1, kws))
-    return tuple(sorted(out, key=lambda b: b.line))
+        out.setdefault(first.id, []).append(PartialBinding(node.lineno, len(node.args) - 1, kws))
+    return {f: tuple(sorted(b, key=lambda b: b.line)) for f, b in out.items()}

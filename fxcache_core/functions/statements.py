@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import functools
 
-from fxcache_core.functions.frames import Stamp, _parse, _stat
+from fxcache_core.functions.frames import Stamp, _stat
+from fxcache_core.functions.trees import _parse
 
 __all__ = ["statement_spans"]
 

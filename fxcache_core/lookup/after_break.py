@@ -41,8 +41,9 @@ from dataclasses import replace
 
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.functions.frames import CompiledFrom, compiled_from, function_node
+from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import FrameReads, ParamUse, frame_reads
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.accounting import Accounting
 from fxcache_core.lookup.binding import InputValue, TensorArg
 from fxcache_core.lookup.branches import traced_code

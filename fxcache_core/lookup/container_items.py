@@ -38,8 +38,9 @@ from typing import Any, Protocol
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.errors import param
-from fxcache_core.functions.frames import function_node, resume_parent
+from fxcache_core.functions.frames import resume_parent
 from fxcache_core.functions.params import reads_of_def
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.binding import DynamicMode, TensorArg
 from fxcache_core.lookup.float_exprs import Provenance, float_provenance

@@ -40,7 +40,8 @@ from typing import Literal
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
-from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.functions.frames import CompiledFrom
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.ast_reads import root_name as _root_name

@@ -20,7 +20,8 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.errors import param
-from fxcache_core.functions.frames import CompiledFrom, function_node, resume_parent
+from fxcache_core.functions.frames import CompiledFrom, resume_parent
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Binding, how
 from fxcache_core.lookup.float_exprs import Provenance, float_provenance, graph_ops

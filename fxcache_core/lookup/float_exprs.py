@@ -11,7 +11,7 @@ this key exactly when every constant the expressions give is the same.
 
 :func:`float_provenance` reads that off two things the cache points at, never
 running either: the compiled function's source (``ast``, the ``def`` that
-:func:`~fxcache_core.functions.frames.function_node` finds), for every read of the
+:func:`~fxcache_core.functions.trees.function_node` finds), for every read of the
 parameter and the expression around it; and the key's stored graph, whose ops carry
 ``# File: PATH:LINE in FN, code: ...`` comments, for the constants of the ops traced
 from each of those statements. It decides only where that is exact:

@@ -25,7 +25,8 @@ import re
 from collections.abc import Mapping
 
 from fxcache_core.errors import param
-from fxcache_core.functions.frames import CompiledFrom, function_node, resume_parent
+from fxcache_core.functions.frames import CompiledFrom, resume_parent
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.binding import InputValue, TensorArg
 from fxcache_core.lookup.float_exprs import statement_reads
 from fxcache_core.lookup.py_names import assigned_names, tested

@@ -23,6 +23,7 @@ unpickler, as every entry is, in a worker process under the decoding budgets
 
 from __future__ import annotations
 
+import functools
 import re
 
 from fxcache_core.cache.scan import CacheKey
@@ -84,10 +85,18 @@ def graph_text(catalog: Catalog, key: CacheKey) -> str | None:
     for e in key.entries:
         if e.size > MAX_ENTRY_BYTES:
             continue
-        got = run_one("graph-text", e.file.where, e.size)
+        got = _graph_text(e.file.where, e.size, e.file.mtime_ns, e.file.ino)
         if isinstance(got, list) and len(got) == 2 and got[0] == "found" and isinstance(got[1], str):
             return got[1]
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _graph_text(where: str, size: int, mtime_ns: int, ino: int) -> object:
+    """The ``graph-text`` task's value for one entry file (its path, size, mtime and
+    inode), read once while among the last few asked: the rules ask of one key's graph
+    for each name they read."""
+    return run_one("graph-text", where, size)
 
 
 @task("graph-text")

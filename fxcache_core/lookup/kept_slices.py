@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import ast
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 
-from fxcache_core.functions.frames import inside_function, module_node
 from fxcache_core.functions.params import left_out_defaults
+from fxcache_core.functions.trees import inside_function, module_node
 from fxcache_core.lookup.ast_reads import literal_int
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.float_exprs import Provenance, _statement, compute, unknown_provenance
@@ -138,13 +139,22 @@ def _rebinds(file: str, fn: ast.AST) -> bool:
     module = module_node(file)
     if module is None:
         return True
-    if (
-        (_bindings(module, nested=False) | _bindings(fn, nested=True)) & _BUILTINS
-        or "torch" in _bindings(fn, nested=True)
-        or any(
-            isinstance(n, ast.Global) and {*_BUILTINS, "torch"} & set(n.names)
-            for n in ast.walk(module)
-        )
+    if _bindings(fn, nested=True) & {*_BUILTINS, "torch"}:
+        return True
+    got = _MODULE_REBINDS.get(module)
+    if got is None:
+        got = _MODULE_REBINDS[module] = _module_rebinds(module)
+    return got
+
+
+_MODULE_REBINDS: weakref.WeakKeyDictionary[ast.Module, bool] = weakref.WeakKeyDictionary()
+""":func:`_module_rebinds` per parsed module, kept while its tree is: many keys ask of one module."""
+
+
+def _module_rebinds(module: ast.Module) -> bool:
+    """:func:`_rebinds` of the module alone."""
+    if _bindings(module, nested=False) & _BUILTINS or any(
+        isinstance(n, ast.Global) and {*_BUILTINS, "torch"} & set(n.names) for n in ast.walk(module)
     ):
         return True
     for s in module.body:

@@ -74,7 +74,7 @@ from fxcache_core.lookup.phases import (
     with_phases,
 )
 from fxcache_core.lookup.query import CallQuery
-from fxcache_core.lookup.source_lines import source_as_traced
+from fxcache_core.lookup.source_lines import read_ahead_lines, source_as_traced
 from fxcache_core.lookup.state_constants import state_judge
 from fxcache_core.lookup.unattributed import marked, unattributed_keys
 from fxcache_core.state.usage import recorded_constants
@@ -276,7 +276,9 @@ class _Run:
         unbound: list[UnboundKey] = []
         used: set[str] = set()
         catalog = self.catalog
-        for k in keys:
+        for i, k in enumerate(keys):
+            if i % _AHEAD == 0:  # the next keys' recorded lines, in one batch of workers
+                read_ahead_lines(catalog, (a for a in keys[i:i + _AHEAD] if not self.skips(a, mine)))
             if self.skips(k, mine):
                 continue
             m = self.decided_by_loaders(k)
@@ -288,6 +290,10 @@ class _Run:
             self.by_key[k.key] = m
             results.append(m)
         return unchecked_rivals(dtype_rivals(results)), unbound, used
+
+
+_AHEAD = 256
+"""Keys whose recorded lines :meth:`_Run.keys` reads at once."""
 
 
 def match(

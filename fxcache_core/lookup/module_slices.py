@@ -44,7 +44,8 @@ from collections.abc import Sequence
 
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.functions.frames import CompiledFrom, _parse
+from fxcache_core.functions.frames import CompiledFrom
+from fxcache_core.functions.trees import _parse
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.float_exprs import Provenance
 from fxcache_core.reasons import Reason

@@ -8,7 +8,7 @@ not); what a key that does not take it was traced with is not, unless the code
 reads the parameter *whenever it is given*: then a key without it was traced with
 ``None`` (or another non-tensor), and a call that gives a tensor traces another
 graph. :func:`read_whenever_given` says whether the source shows that; it reads the
-``def`` with ``ast`` (:func:`~fxcache_core.functions.frames.function_node`), never
+``def`` with ``ast`` (:func:`~fxcache_core.functions.trees.function_node`), never
 runs it. :func:`default_is_none` says what a call that leaves the parameter out passes.
 """
 
@@ -19,8 +19,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.params import param_defaults
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS
 from fxcache_core.lookup.binding import TensorArg
 from fxcache_core.lookup.fn_op_args import fn_tensor_absent

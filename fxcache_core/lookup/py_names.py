@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 
-from fxcache_core.functions.frames import module_node
+from fxcache_core.functions.trees import module_node
 from fxcache_core.lookup.py_exprs import SHADOWABLE, shadowed_names
 
 __all__ = ["assigned_names", "call_values", "no_builtins", "shadowed", "shadowing", "tested"]
@@ -95,17 +96,47 @@ def shadowed(file: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset
     module = module_node(file)
     if module is None:
         return frozenset(_bindings(fn, nested=True) & SHADOWABLE)
-    out = _bindings(module, nested=False)
-    out |= {g for n in ast.walk(module) if isinstance(n, ast.Global) for g in n.names}
+    own, scopes = _module_facts(module)
+    out = set(own)
     out |= _bindings(fn, nested=True)
-    for n in ast.walk(module):  # the functions around fn: their locals are its closure
-        if (
-            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-            and n.lineno < fn.lineno
-            and (n.end_lineno or n.lineno) >= (fn.end_lineno or fn.lineno)
-        ):
-            out |= _bindings(n, nested=True)
+    for start, end, n in scopes:  # the functions around fn: their locals are its closure
+        if start < fn.lineno and end >= (fn.end_lineno or fn.lineno):
+            out |= _scope_bindings(n)
     return frozenset(out & SHADOWABLE)
+
+
+_FACTS: weakref.WeakKeyDictionary[
+    ast.Module, tuple[frozenset[str], tuple[tuple[int, int, ast.AST], ...]]
+] = weakref.WeakKeyDictionary()
+"""Per parsed module (kept while its tree is, :mod:`~fxcache_core.functions.trees`), what
+:func:`shadowed` reads of the module alone: many keys' calls ask of one function."""
+_SCOPE_BINDINGS: weakref.WeakKeyDictionary[ast.AST, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _module_facts(
+    module: ast.Module,
+) -> tuple[frozenset[str], tuple[tuple[int, int, ast.AST], ...]]:
+    """The names ``module``'s own code binds (``global`` s anywhere in it included) and its
+    functions and lambdas as (first line, last line, node), in walk order."""
+    got = _FACTS.get(module)
+    if got is None:
+        own = _bindings(module, nested=False)
+        scopes: list[tuple[int, int, ast.AST]] = []
+        for n in ast.walk(module):
+            if isinstance(n, ast.Global):
+                own.update(n.names)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                scopes.append((n.lineno, n.end_lineno or n.lineno, n))
+        got = _FACTS[module] = (frozenset(own), tuple(scopes))
+    return got
+
+
+def _scope_bindings(n: ast.AST) -> frozenset[str]:
+    """:func:`_bindings` of a function of a kept module, nested scopes included, once."""
+    got = _SCOPE_BINDINGS.get(n)
+    if got is None:
+        got = _SCOPE_BINDINGS[n] = frozenset(_bindings(n, nested=True))
+    return got
 
 
 @contextmanager

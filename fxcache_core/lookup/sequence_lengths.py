@@ -20,7 +20,7 @@ end) accumulating an op on each, ``sum`` of a generator over it and ``torch.cat`
 call's trace takes it as an input, and its graph is another. Where the code reads
 elements by index only, an element past them changes nothing (torch hits the key with
 it), and nothing here says so. The ``def`` is read with ``ast``
-(:func:`~fxcache_core.functions.frames.function_node`), never run. Never imports torch.
+(:func:`~fxcache_core.functions.trees.function_node`), never run. Never imports torch.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 
-from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.functions.frames import CompiledFrom
+from fxcache_core.functions.trees import function_node
 from fxcache_core.reasons import Reason
 
 __all__ = ["EveryElement", "Sequence", "element_of", "reads_every", "reads_every_element", "shorter_sequence",

@@ -2,7 +2,7 @@
 traced from: a file edited since the compile must not be read as the compiled code.
 
 Every rule that reads a compiled frame's source (:mod:`fxcache_core.functions.params`,
-:func:`~fxcache_core.functions.frames.function_node`) reads the file as it is now. A
+:func:`~fxcache_core.functions.trees.function_node`) reads the file as it is now. A
 key's entries keep what the trace saw of it: a printed graph heads each run of nodes
 with ``# File: PATH:LINE in FN, code: TEXT`` (``_parse_stack_trace`` and
 ``append_stacktrace_summary`` in torch/fx/graph.py: the innermost frame's line, as
@@ -29,23 +29,25 @@ text only; never imports torch.
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey, Entry
+from fxcache_core.catalog.pool import worker_count
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.decode.entries import entry_root
+from fxcache_core.decode.entries import Origin, entry_root
 from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment, linemap_stacks, stack_frames
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
-from fxcache_core.decode.workers import run_one, task
+from fxcache_core.decode.workers import run_all, run_one, task
 from fxcache_core.functions.frames import source_lines
 from fxcache_core.functions.source_dirs import shown, withhold
 from fxcache_core.functions.statements import statement_spans
 from fxcache_core.reasons import Reason
 
-__all__ = ["MAX_RECORDED", "changed_sources", "first_change", "printed_lines", "recorded_lines", "same_code",
+__all__ = ["MAX_RECORDED", "changed_sources", "first_change", "printed_lines", "read_ahead_lines", "recorded_lines",
+           "same_code",
            "source_as_traced", "stack_lines", "written_since"]
 
 MAX_RECORDED = 20_000
@@ -200,7 +202,8 @@ def recorded_lines(catalog: Catalog, key: CacheKey) -> tuple[Line, ...] | None:
     printed post-grad graph and ``cache_linemap`` (for an AOTAutograd key, those of the
     forward FX entry it loads, the same nodes' stacks: else its own forward graph's);
     None when no entry can be read. The entry is read in a decode worker, under the CPU
-    budget, once per entry file in this process."""
+    budget, once per entry file in this process (:func:`read_ahead_lines` reads many
+    keys' at once)."""
     first = catalog.first_readable(key)
     if first is None:
         return None
@@ -214,6 +217,41 @@ def recorded_lines(catalog: Catalog, key: CacheKey) -> tuple[Line, ...] | None:
     return _read(entry, "aot_forward_graph_str", False)
 
 
+def _first_read(catalog: Catalog, key: CacheKey) -> _Ask | None:
+    """The read :func:`changed_sources` asks first for ``key`` (see :func:`recorded_lines`),
+    None where it asks none."""
+    first = catalog.first_readable(key)
+    if first is None or not _any_file_read(first[1].origin):
+        return None
+    fx = _forward_fx(catalog, key)
+    e, field, linemap = (fx, "inductor_post_grad_graph_str", True) if fx is not None else \
+        (first[0], "inductor_post_grad_graph_str", True) if key.kind is KeyKind.FX_GRAPH else \
+        (first[0], "aot_forward_graph_str", False)
+    return None if e.size > MAX_ENTRY_BYTES else (e.file.where, e.size, e.file.mtime_ns, e.file.ino, field, linemap)
+
+
+def _any_file_read(origin: Origin | None) -> bool:
+    """Whether some file of ``origin``'s stack is read here (or there is no origin)."""
+    if origin is None:
+        return True
+    outer = {f for _, f, _ in origin.outer} | {origin.file}
+    return any(source_lines(f) is not None for f in outer)
+
+
+def read_ahead_lines(catalog: Catalog, keys: Iterable[CacheKey]) -> None:
+    """Read the lines :func:`changed_sources` will read first for each of ``keys`` (at
+    most :data:`_KEPT_READS` of them) in one batch of decode workers, as
+    :func:`recorded_lines` would one by one (the same task and budget): a match judges
+    every key, and one worker round trip per key is most of a warm match's time."""
+    asks = list(dict.fromkeys(a for k in keys if (a := _first_read(catalog, k)) is not None and a not in _READS))
+    asks = asks[:_KEPT_READS]
+    got: dict[int, tuple[Line, ...] | None] = {}
+    run_all("recorded-lines", [[a[0], a[4], a[5]] for a in asks], [a[1] for a in asks], worker_count(len(asks)),
+            lambda i, v: got.__setitem__(i, _lines_of(v)))
+    for i, a in enumerate(asks):
+        _keep(a, got.get(i))
+
+
 def changed_sources(catalog: Catalog, key: CacheKey) -> dict[str, Reason]:
     """The source files to withhold while ``key`` is judged
     (:func:`~fxcache_core.functions.source_dirs.withhold`): where a line it was traced
@@ -223,7 +261,7 @@ def changed_sources(catalog: Catalog, key: CacheKey) -> dict[str, Reason]:
     first = catalog.first_readable(key)
     origin = first[1].origin if first is not None else None
     outer = {f for _, f, _ in origin.outer} | {origin.file} if origin is not None else set()
-    if origin is not None and all(source_lines(f) is None for f in outer):
+    if not _any_file_read(origin):
         return {}  # none of its files is read here: nothing to compare (nor read)
     lines = recorded_lines(catalog, key)
     if not lines:
@@ -255,10 +293,33 @@ def _read(e: Entry, field: str, linemap: bool) -> tuple[Line, ...] | None:
     return _read_once(e.file.where, e.size, e.file.mtime_ns, e.file.ino, field, linemap)
 
 
-@functools.lru_cache(maxsize=1024)
+_Ask = tuple[str, int, int, int, str, bool]
+"""A read of recorded lines: the entry file (path, size, mtime, inode), field, linemap."""
+_READS: OrderedDict[_Ask, tuple[Line, ...] | None] = OrderedDict()
+_KEPT_READS = 1024
+"""The reads kept (the last ones made)."""
+
+
 def _read_once(where: str, size: int, mtime_ns: int, ino: int, field: str, linemap: bool
                ) -> tuple[Line, ...] | None:
-    got = run_one("recorded-lines", [where, field, linemap], size)
+    ask = (where, size, mtime_ns, ino, field, linemap)
+    if ask in _READS:
+        _READS.move_to_end(ask)
+        return _READS[ask]
+    got = _lines_of(run_one("recorded-lines", [where, field, linemap], size))
+    _keep(ask, got)
+    return got
+
+
+def _keep(ask: _Ask, got: tuple[Line, ...] | None) -> None:
+    _READS[ask] = got
+    _READS.move_to_end(ask)
+    while len(_READS) > _KEPT_READS:
+        _READS.popitem(last=False)
+
+
+def _lines_of(got: object) -> tuple[Line, ...] | None:
+    """A ``recorded-lines`` task's value as lines (None: not read)."""
     if not isinstance(got, list):
         return None
     return tuple((f, n, c) for item in got if isinstance(item, list) and len(item) == 3

@@ -22,7 +22,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from fxcache_core.decode.symbols import SymbolInfo
-from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.functions.frames import CompiledFrom
+from fxcache_core.functions.trees import function_node
 from fxcache_core.guards.expr import parse_guards
 from fxcache_core.guards.user_terms import clause_in_user_terms, placeholder_names
 from fxcache_core.lookup.retrace import int_literal, placeholder_of

@@ -41,12 +41,8 @@ from collections.abc import Callable, Mapping
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
-from fxcache_core.functions.frames import (
-    CompiledFrom,
-    function_node,
-    inside_function,
-    resume_parent,
-)
+from fxcache_core.functions.frames import CompiledFrom, resume_parent
+from fxcache_core.functions.trees import function_node, inside_function
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import how

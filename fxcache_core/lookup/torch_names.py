@@ -8,7 +8,7 @@ module it names where every binding of the name in the function's module is an i
 that one module (``import torch``, ``import torch.nn.functional as F``, ``from torch.nn
 import functional``, ``from torch import nn``) and the function binds none of them;
 :func:`torch_name` gives a call's full dotted name through them. Reads source text only
-(the module's, through :func:`~fxcache_core.functions.frames.module_node`); never
+(the module's, through :func:`~fxcache_core.functions.trees.module_node`); never
 imports or runs it.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from fxcache_core.functions.frames import module_node
+from fxcache_core.functions.trees import module_node
 
 __all__ = ["ROOTS", "torch_name", "torch_roots"]
 
@@ -62,7 +62,9 @@ def torch_roots(file: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[s
             seen.setdefault(n.name, set()).add("?")
         elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
             seen.setdefault(n.name, set()).add("?")
-    own = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    own = {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
     return {r: m for r, m in ROOTS.items() if seen.get(r) == {m} and r not in own}
 
 

@@ -12,7 +12,8 @@ import time
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.decode.entries import DecodedEntry, Origin, parse_linemap_frames
-from fxcache_core.functions.frames import _enclosing, _parse, resume_parent
+from fxcache_core.functions.frames import _enclosing, resume_parent
+from fxcache_core.functions.trees import _parse
 from fxcache_core.lookup.floats import floats_in_code
 from fxcache_core.lookup.inputs import alias as _alias
 from fxcache_core.lookup.inputs import candidates as _candidates

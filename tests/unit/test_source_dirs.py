@@ -10,8 +10,8 @@ import os
 import pytest
 
 from fxcache_core.errors import FxcacheError
-from fxcache_core.functions.frames import function_node
 from fxcache_core.functions.source_dirs import in_force, located, source_dirs, use_source_dirs
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.binding import parse_shapes
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.lookup.unread_source import covering_record

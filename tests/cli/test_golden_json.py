@@ -17,12 +17,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.cli_run import fxcache_forked_as
 
 REPO = Path(__file__).resolve().parents[1]
 while not (REPO / "pyproject.toml").is_file():
@@ -76,10 +76,11 @@ def _mask(value, cache: str):
 
 
 def _run(cache: Path, args: list[str]) -> tuple[int, object]:
+    # What the command prints is all that is compared: a child of the session's CLI server
+    # (tests.cli_run) prints what a fresh process would, without an interpreter's start-up.
     env = {**os.environ, "FXCACHE_NO_INDEX": "1", "COLUMNS": "120",
            "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(cache), *args],
-                          capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
+    proc = fxcache_forked_as(["--cache-dir", str(cache), *args], env, REPO, timeout=120)
     try:
         out = json.loads(proc.stdout) if proc.stdout.strip() else None
     except json.JSONDecodeError:  # streamed listings: one JSON value per line

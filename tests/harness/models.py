@@ -125,7 +125,9 @@ def _resnet() -> tuple[torch.nn.Module, Callable[..., Any]]:
     from transformers import ResNetConfig, ResNetModel
 
     torch.manual_seed(0)
-    cfg = ResNetConfig(embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], num_channels=3,
+    # One stage of one basic layer: convolutions enough for Inductor's bound on the batch;
+    # each more stage is more kernels for every session to compile.
+    cfg = ResNetConfig(embedding_size=8, hidden_sizes=[8], depths=[1], num_channels=3,
                        layer_type="basic")
     model = ResNetModel(cfg).eval()
     return model, torch.compile(model)
@@ -152,8 +154,10 @@ def _llama() -> tuple[torch.nn.Module, Callable[..., Any]]:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
+    # As many key/value heads as heads: grouped-query attention's repeat would be more
+    # kernels (in the forward and the backward, at each compile), and no check reads it.
     cfg = LlamaConfig(num_hidden_layers=1, hidden_size=32, intermediate_size=64,
-                      num_attention_heads=2, num_key_value_heads=1, vocab_size=100,
+                      num_attention_heads=2, num_key_value_heads=2, vocab_size=100,
                       max_position_embeddings=64, use_cache=False, attention_dropout=0.0,
                       bos_token_id=0, eos_token_id=0, pad_token_id=0)
     model = LlamaForCausalLM(cfg)

@@ -17,18 +17,21 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.cli_run import fxcache_forked_as
+
 REPO = Path(__file__).resolve().parents[1]
 while not (REPO / "pyproject.toml").is_file():
     REPO = REPO.parent
 FIXTURE = REPO / "tests" / "fixtures" / "torch_versions" / "2.15.0" / "cache"
-SOURCE_DIR = ["--source-dir", f"/work/wt-15={REPO / 'tests' / 'fixtures' / 'torch_versions' / 'src'}"]
+SOURCE_DIR = [
+    "--source-dir",
+    f"/work/wt-15={REPO / 'tests' / 'fixtures' / 'torch_versions' / 'src'}",
+]
 """The fixture's source as kept here (match-bound-failed goes without it: a call that fails a bound of every entry)."""
 EXPECTED = REPO / "tests" / "golden" / "expected"
 FX, AOT = "fh44t6kjp474", "a347nefad7co"  # an FX key with two entries; an AOTAutograd key
@@ -46,19 +49,69 @@ COMMANDS: dict[str, list[str]] = {
     "key": ["key", FX, "--json"],
     "key-aot": ["key", AOT, "--json"],
     "diff": ["diff", FX, "fgeizslgwd5l", "--json"],
-    "match-hit": [*SOURCE_DIR, "match", "--fn", "same_graph_two_regions", "--shapes", "x=[40,3]", "--dynamic",
-                  "true", "--json"],
-    "match-bound-failed": ["match", "--fn", "same_graph_two_regions", "--shapes", "x=[10,3]", "--json"],
-    "match-explain": [*SOURCE_DIR, "match", "--fn", "calls_helper", "--shapes", "x=[8,3]", "--explain", "--json"],
+    "match-hit": [
+        *SOURCE_DIR,
+        "match",
+        "--fn",
+        "same_graph_two_regions",
+        "--shapes",
+        "x=[40,3]",
+        "--dynamic",
+        "true",
+        "--json",
+    ],
+    "match-bound-failed": [
+        "match",
+        "--fn",
+        "same_graph_two_regions",
+        "--shapes",
+        "x=[10,3]",
+        "--json",
+    ],
+    "match-explain": [
+        *SOURCE_DIR,
+        "match",
+        "--fn",
+        "calls_helper",
+        "--shapes",
+        "x=[8,3]",
+        "--explain",
+        "--json",
+    ],
     "match-bad-shapes": ["match", "--shapes", "x=[oops", "--json"],
-    "train": [*SOURCE_DIR, "match", "--fn", "train_mlp", "--shapes", "x=[7,4]", "--shapes", "target=[7,1]", "--json"],
+    "train": [
+        *SOURCE_DIR,
+        "match",
+        "--fn",
+        "train_mlp",
+        "--shapes",
+        "x=[7,4]",
+        "--shapes",
+        "target=[7,1]",
+        "--json",
+    ],
     "gc-plan": ["gc", "--dry-run", "--older-than", "0s", "--artifacts", "--json"],
     "gc-max-size": ["gc", "--dry-run", "--max-size", "100KB", "--json"],
     "rm-plan": ["rm", "--dry-run", FX, "--json"],
 }
 
-_TIME_KEYS = {"age_s", "mtime", "atime", "mtime_ns", "atime_ns", "last_used", "last_use",
-              "idle_s", "age", "newest", "oldest", "last_used_s", "now", "oldest_use", "newest_use"}
+_TIME_KEYS = {
+    "age_s",
+    "mtime",
+    "atime",
+    "mtime_ns",
+    "atime_ns",
+    "last_used",
+    "last_use",
+    "idle_s",
+    "age",
+    "newest",
+    "oldest",
+    "last_used_s",
+    "now",
+    "oldest_use",
+    "newest_use",
+}
 
 
 _DURATION = re.compile(r"\b\d+(\.\d+)?(s|m|h|d|w|y)\b")
@@ -66,8 +119,10 @@ _DURATION = re.compile(r"\b\d+(\.\d+)?(s|m|h|d|w|y)\b")
 
 def _mask(value, cache: str):
     if isinstance(value, dict):
-        return {k: ("<T>" if k in _TIME_KEYS and v is not None else _mask(v, cache))
-                for k, v in value.items()}
+        return {
+            k: ("<T>" if k in _TIME_KEYS and v is not None else _mask(v, cache))
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_mask(v, cache) for v in value]
     if isinstance(value, str):  # "unused for 35m": how long ago the fixture was checked out
@@ -76,16 +131,24 @@ def _mask(value, cache: str):
 
 
 def _run(cache: Path, args: list[str]) -> tuple[int, object]:
-    env = {**os.environ, "FXCACHE_NO_INDEX": "1", "COLUMNS": "120",
-           "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(cache), *args],
-                          capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
+    # What the command prints is all that is compared: a child of the session's CLI server
+    # (tests.cli_run) prints what a fresh process would, without an interpreter's start-up.
+    env = {
+        **os.environ,
+        "FXCACHE_NO_INDEX": "1",
+        "COLUMNS": "120",
+        "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    proc = fxcache_forked_as(["--cache-dir", str(cache), *args], env, REPO, timeout=120)
     try:
         out = json.loads(proc.stdout) if proc.stdout.strip() else None
     except json.JSONDecodeError:  # streamed listings: one JSON value per line
         out = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    return proc.returncode, {"exit": proc.returncode, "stdout": _mask(out, str(cache)),
-                             "stderr": proc.stderr.replace(str(cache), "<CACHE>")}
+    return proc.returncode, {
+        "exit": proc.returncode,
+        "stdout": _mask(out, str(cache)),
+        "stderr": proc.stderr.replace(str(cache), "<CACHE>"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +160,8 @@ def fixture_cache(tmp_path_factory) -> Path:
     then = time.time() - 30 * 86400
     for p in [dst, *dst.rglob("*")]:
         os.utime(p, (then, then), follow_symlinks=False)
-        if p.is_dir():  # as a checkout under any umask would not: verify warns of dirs others can write
+        # as a checkout under any umask would not: verify warns of dirs others can write
+        if p.is_dir():
             p.chmod(0o755)
     return dst
 

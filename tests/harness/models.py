@@ -102,9 +102,19 @@ def _gpt2() -> tuple[torch.nn.Module, Callable[..., Any]]:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
-    cfg = GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=100, n_positions=64,
-                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False,
-                     bos_token_id=0, eos_token_id=0)
+    cfg = GPT2Config(
+        n_layer=1,
+        n_embd=32,
+        n_head=2,
+        vocab_size=100,
+        n_positions=64,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        use_cache=False,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
     model = GPT2LMHeadModel(cfg).eval()
     return model, torch.compile(model, dynamic=True)
 
@@ -115,7 +125,10 @@ def _gpt2_inputs(call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
 
 
 def _gpt2_describe(call: Call) -> list[str]:
-    return [f"input_ids={_shape(call['batch'], call['seq'])}", *(f"{k}={v}" for k, v in call.get("flags", {}).items())]
+    return [
+        f"input_ids={_shape(call['batch'], call['seq'])}",
+        *(f"{k}={v}" for k, v in call.get("flags", {}).items()),
+    ]
 
 
 # --- resnet_ranges: torch.compile(model), positional input, mark_dynamic ranges ---
@@ -125,8 +138,11 @@ def _resnet() -> tuple[torch.nn.Module, Callable[..., Any]]:
     from transformers import ResNetConfig, ResNetModel
 
     torch.manual_seed(0)
-    cfg = ResNetConfig(embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], num_channels=3,
-                       layer_type="basic")
+    # One stage of one basic layer: convolutions enough for Inductor's bound on the batch;
+    # each more stage is more kernels for every session to compile.
+    cfg = ResNetConfig(
+        embedding_size=8, hidden_sizes=[8], depths=[1], num_channels=3, layer_type="basic"
+    )
     model = ResNetModel(cfg).eval()
     return model, torch.compile(model)
 
@@ -148,14 +164,27 @@ def _resnet_describe(call: Call) -> list[str]:
 
 # --- llama_train: a training step around the model, automatic dynamic -------------
 
+
 def _llama() -> tuple[torch.nn.Module, Callable[..., Any]]:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(num_hidden_layers=1, hidden_size=32, intermediate_size=64,
-                      num_attention_heads=2, num_key_value_heads=1, vocab_size=100,
-                      max_position_embeddings=64, use_cache=False, attention_dropout=0.0,
-                      bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    # As many key/value heads as heads: grouped-query attention's repeat would be more
+    # kernels (in the forward and the backward, at each compile), and no check reads it.
+    cfg = LlamaConfig(
+        num_hidden_layers=1,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        vocab_size=100,
+        max_position_embeddings=64,
+        use_cache=False,
+        attention_dropout=0.0,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
+    )
     model = LlamaForCausalLM(cfg)
     model.eval()  # no dropout; the parameters still require grad
 
@@ -179,13 +208,21 @@ def _llama_describe(call: Call) -> list[str]:
 
 # --- bert_mask: two marked dims the graph forces equal ----------------------------
 
+
 def _bert() -> tuple[torch.nn.Module, Callable[..., Any]]:
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
-    cfg = BertConfig(num_hidden_layers=1, hidden_size=32, intermediate_size=64,
-                     num_attention_heads=2, vocab_size=100, max_position_embeddings=64,
-                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    cfg = BertConfig(
+        num_hidden_layers=1,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=2,
+        vocab_size=100,
+        max_position_embeddings=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     model = BertModel(cfg, add_pooling_layer=False).eval()
     return model, torch.compile(model)
 
@@ -205,25 +242,60 @@ def _bert_describe(call: Call) -> list[str]:
     return [f"input_ids={s}", f"attention_mask={s}{dtype}"]
 
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in [
-    Workload("gpt2_module", _gpt2, _gpt2_inputs, _gpt2_describe, fn="GPT2LMHeadModel",
-             dynamic=True, build_calls=(({"batch": 2, "seq": 8},),)),
-    Workload("resnet_ranges", _resnet, _resnet_inputs, _resnet_describe, fn="ResNetModel",
-             dynamic=None, build_calls=(
-                 ({"batch": 4, "size": 32, "range": [2, 7]},),
-                 ({"batch": 12, "size": 32, "range": [8, 15]},),
-             )),
-    Workload("llama_train", _llama, _llama_inputs, _llama_describe, fn="llama_loss",
-             dynamic=None, train=True, build_calls=(
-                 ({"batch": 2, "seq": 8}, {"batch": 2, "seq": 12}),
-             )),
-    Workload("bert_mask", _bert, _bert_inputs, _bert_describe, fn="BertModel",
-             dynamic=None, build_calls=(({"batch": 2, "seq": 8},),)),
-]}
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in [
+        Workload(
+            "gpt2_module",
+            _gpt2,
+            _gpt2_inputs,
+            _gpt2_describe,
+            fn="GPT2LMHeadModel",
+            dynamic=True,
+            build_calls=(({"batch": 2, "seq": 8},),),
+        ),
+        Workload(
+            "resnet_ranges",
+            _resnet,
+            _resnet_inputs,
+            _resnet_describe,
+            fn="ResNetModel",
+            dynamic=None,
+            build_calls=(
+                ({"batch": 4, "size": 32, "range": [2, 7]},),
+                ({"batch": 12, "size": 32, "range": [8, 15]},),
+            ),
+        ),
+        Workload(
+            "llama_train",
+            _llama,
+            _llama_inputs,
+            _llama_describe,
+            fn="llama_loss",
+            dynamic=None,
+            train=True,
+            build_calls=(({"batch": 2, "seq": 8}, {"batch": 2, "seq": 12}),),
+        ),
+        Workload(
+            "bert_mask",
+            _bert,
+            _bert_inputs,
+            _bert_describe,
+            fn="BertModel",
+            dynamic=None,
+            build_calls=(({"batch": 2, "seq": 8},),),
+        ),
+    ]
+}
 
 
-def run_call(w: Workload, compiled: Callable[..., Any], model: torch.nn.Module, call: Call,
-             on_phase: Callable[[str], None] | None = None) -> None:
+def run_call(
+    w: Workload,
+    compiled: Callable[..., Any],
+    model: torch.nn.Module,
+    call: Call,
+    on_phase: Callable[[str], None] | None = None,
+) -> None:
     """One call of the compiled workload (and its backward when training)."""
     args, kwargs = w.make_inputs(call)
     if on_phase is not None:
@@ -254,5 +326,10 @@ def fresh_state() -> None:
 
 def describe_all() -> str:
     """The workloads and the calls that build their cache, as JSON (for the docs)."""
-    return json.dumps({n: {"fn": w.fn, "dynamic": w.dynamic, "build": w.build_calls}
-                       for n, w in WORKLOADS.items()}, indent=1)
+    return json.dumps(
+        {
+            n: {"fn": w.fn, "dynamic": w.dynamic, "build": w.build_calls}
+            for n, w in WORKLOADS.items()
+        },
+        indent=1,
+    )

@@ -1,0 +1,80 @@
+"""The plain torch functions of the eleventh round of evaluation families (imports torch).
+
+Call patterns the earlier rounds do not use: ``F.pad`` with an int pad and a non-constant
+mode, ``F.gelu(approximate=...)`` as a positional default beside a float gain, a kept tail
+slice ``x[:, -k:]``, a tensor parameter defaulting to None with a keyword-only bias, Python
+bool and str flags picking a normalisation, a float reaching the graph only squared, ints in
+``reshape``, a list of tensors concatenated along a keyword-only dim, a size-1 broadcast,
+``repeat_interleave`` with an int, and a float clamp bound beside an int shift.
+:mod:`tests.harness.evaluation.families_r11` says how each is compiled and called.
+"""
+
+import torch
+import torch.nn.functional as F
+
+
+def pad_mode(x, p=1, mode="replicate"):
+    # F.pad with an int pad on both sides and a non-constant mode.
+    return F.pad(x, (p, p), mode=mode).tanh()
+
+
+def act_gain(x, approx="tanh", beta=1.0):
+    # gelu's approximate as a positional default, a float gain before it.
+    return F.gelu(x * beta, approximate=approx)
+
+
+def keep_tail(x, k):
+    # The last k columns kept: x[:, -k:] (k=0 keeps every column).
+    return x[:, -k:].exp()
+
+
+def opt_weight(x, w=None, *, bias=None):
+    # A tensor defaulting to None, read only when given; a keyword-only bias likewise.
+    if w is not None:
+        x = x * w
+    if bias is not None:
+        x = x + bias
+    return x.sigmoid()
+
+
+def flag_norm(x, center=True, how="l2"):
+    # A bool flag and a str picking the normalisation.
+    if center:
+        x = x - x.mean(-1, keepdim=True)
+    if how == "l2":
+        return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-6)
+    return x / x.abs().amax(-1, keepdim=True).clamp_min(1e-6)
+
+
+def square_temp(x, t=0.5):
+    # A float reaching the graph only squared: t and -t give the same graph.
+    return (x * (t * t)).softmax(-1)
+
+
+def heads_reshape(x, h, d):
+    # Ints in reshape: (batch, h, d) back to (batch, h * d) after a transpose.
+    b = x.shape[0]
+    return x.reshape(b, h, d).transpose(1, 2).reshape(b, h * d).relu()
+
+
+def cat_list(xs, *, dim=0, scale=None):
+    # A list of tensors concatenated along a keyword-only dim, scaled when a scale is given.
+    y = torch.cat(xs, dim=dim)
+    if scale is not None:
+        y = y * scale
+    return y.cos()
+
+
+def bcast_mul(x, y):
+    # An elementwise product that broadcasts when a size is 1.
+    return (x * y).sum(-1)
+
+
+def interleave(x, n):
+    # repeat_interleave with an int count.
+    return x.repeat_interleave(n, dim=0).sin()
+
+
+def clamp_shift(x, lo=-1.0, shift=2):
+    # A float clamp bound and an int shift.
+    return x.clamp(min=lo) + shift

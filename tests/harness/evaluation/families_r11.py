@@ -143,7 +143,9 @@ R11_FAMILIES: list[Family] = [
             _q("t negated", x=[4, 8], t=-0.5),
             _q("another t", x=[4, 8], t=0.25),
             _q("t left out (its default)", x=[4, 8]),
-            _q("t negated after a recompile", x=[4, 8], t=-0.5, warm_up=({"x": [4, 8], "t": 0.25},)),
+            _q(
+                "t negated after a recompile", x=[4, 8], t=-0.5, warm_up=({"x": [4, 8], "t": 0.25},)
+            ),
         ),
     ),
     Family(

@@ -288,3 +288,82 @@ R11_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+# Arguments whose different values can give the same graph: Python folds them first.
+R11B_FAMILIES: list[Family] = [
+    Family(
+        "floor_scale_auto",
+        _F + "floor_scale",
+        "floor_scale",
+        None,
+        build=(({"x": [4, 8], "n": 8},),),
+        positional=1,
+        doc="x * (n // 4), n 8 when built (dynamic=None)",
+        queries=(
+            _q("n 9 (the same n // 4)", x=[4, 8], n=9),
+            _q("n 12", x=[4, 8], n=12),
+            _q("n left out (its default)", x=[4, 8]),
+            _q("n as the float 8.0", x=[4, 8], n=8.0),
+        ),
+    ),
+    Family(
+        "reduce_alias_auto",
+        _F + "reduce_alias",
+        "reduce_alias",
+        None,
+        build=(({"x": [4, 8], "how": "sum"},),),
+        positional=1,
+        doc="'sum' and 'total' select the same branch, 'sum' when built (dynamic=None)",
+        queries=(
+            _q("the alias 'total'", x=[4, 8], how="total"),
+            _q("'mean'", x=[4, 8], how="mean"),
+            _q("how left out", x=[4, 8]),
+            _q("'total', another size", x=[6, 8], how="total"),
+        ),
+    ),
+    Family(
+        "abs_gain_auto",
+        _F + "abs_gain",
+        "abs_gain",
+        None,
+        build=(({"x": [4, 8], "g": 2.0},),),
+        positional=1,
+        doc="x * abs(g), g 2.0 when built (dynamic=None)",
+        queries=(
+            _q("g negated", x=[4, 8], g=-2.0),
+            _q("g the int 2", x=[4, 8], g=2),
+            _q("another g", x=[4, 8], g=3.0),
+            _q("g left out (its default)", x=[4, 8]),
+        ),
+    ),
+    Family(
+        "shape_only_auto",
+        _F + "shape_only",
+        "shape_only",
+        None,
+        build=(({"x": [4, 8], "y": [3, 5]},),),
+        positional=2,
+        doc="x.sum(-1) * y.shape[0]: y read only for its first size (dynamic=None)",
+        queries=(
+            _q("y in float64", x=[4, 8], y=_t([3, 5], dtype="float64")),
+            _q("y with another second size", x=[4, 8], y=[3, 7]),
+            _q("y with another first size", x=[4, 8], y=[5, 5]),
+            _q("y one-dimensional", x=[4, 8], y=[3]),
+        ),
+    ),
+    Family(
+        "eps_floor_auto",
+        _F + "eps_floor",
+        "eps_floor",
+        None,
+        build=(({"x": [4, 8], "eps": 1e-5},),),
+        positional=1,
+        doc="x / (std + max(eps, 1e-3)), eps below the floor when built (dynamic=None)",
+        queries=(
+            _q("another eps below the floor", x=[4, 8], eps=1e-6),
+            _q("eps above the floor", x=[4, 8], eps=0.01),
+            _q("eps left out (its default)", x=[4, 8]),
+            _q("eps at the floor", x=[4, 8], eps=1e-3),
+        ),
+    ),
+]

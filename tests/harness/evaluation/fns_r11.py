@@ -78,3 +78,30 @@ def interleave(x, n):
 def clamp_shift(x, lo=-1.0, shift=2):
     # A float clamp bound and an int shift.
     return x.clamp(min=lo) + shift
+
+
+def floor_scale(x, n=8):
+    # An int reaching the graph only through n // 4: 8 and 9 give the same graph.
+    return x * (n // 4)
+
+
+def reduce_alias(x, how="sum"):
+    # Two strs select the same branch.
+    if how in ("sum", "total"):
+        return x.sum(-1)
+    return x.mean(-1)
+
+
+def abs_gain(x, g=2.0):
+    # A float reaching the graph only as abs(g).
+    return (x * abs(g)).tanh()
+
+
+def shape_only(x, y):
+    # A tensor read only for its first size.
+    return x.sum(-1) * y.shape[0]
+
+
+def eps_floor(x, eps=1e-5):
+    # A float floored in Python: every eps below 1e-3 gives the same graph.
+    return x / (x.std(-1, keepdim=True) + max(eps, 1e-3))

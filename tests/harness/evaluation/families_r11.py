@@ -28,8 +28,8 @@ def _l(*shapes) -> dict:
 
 
 def _m(*shape: int) -> dict:
-    """A tensor with dim 1 marked dynamic in the range [2, 16]."""
-    return _t(list(shape), mark=[1], min=2, max=16)
+    """A tensor with dim 1 marked dynamic in the range [4, 16] (x[:, -3:] needs 3 columns or more)."""
+    return _t(list(shape), mark=[1], min=4, max=16)
 
 
 _IMG = [2, 3, 32, 32]
@@ -90,10 +90,10 @@ R11_FAMILIES: list[Family] = [
         None,
         build=(({"x": _m(4, 8), "k": 3},),),
         positional=2,
-        doc="x[:, -k:], x's width marked dynamic in [2, 16] (dynamic=None)",
+        doc="x[:, -k:], x's width marked dynamic in [4, 16] (dynamic=None)",
         queries=(
             _q("a wider x, marked alike", x=_m(4, 12), k=3),
-            _q("width 3 (k equal to it), marked", x=_m(4, 3), k=3),
+            _q("width 4 (the range's min), marked", x=_m(4, 4), k=3),
             _q("a wider x, not marked", x=[4, 12], k=3),
             _q("another k", x=_m(4, 8), k=5),
             _q("width past the range's max", x=_m(4, 20), k=3),
@@ -364,6 +364,70 @@ R11B_FAMILIES: list[Family] = [
             _q("eps above the floor", x=[4, 8], eps=0.01),
             _q("eps left out (its default)", x=[4, 8]),
             _q("eps at the floor", x=[4, 8], eps=1e-3),
+        ),
+    ),
+]
+
+# Keyword-only parameters: tensors, flags, ints and lists given or left out.
+R11C_FAMILIES: list[Family] = [
+    Family(
+        "kw_bias_built",
+        _F + "opt_weight",
+        "opt_weight",
+        None,
+        build=(({"x": [4, 8], "w": [8], "bias": [8]},),),
+        positional=2,
+        doc="opt_weight built with its keyword-only bias given (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 8], w=[8], bias=[8]),
+            _q("bias left out", x=[4, 8], w=[8]),
+            _q("bias None given", x=[4, 8], w=[8], bias=None),
+            _q("w left out, bias given", x=[4, 8], bias=[8]),
+        ),
+    ),
+    Family(
+        "kw_flags_auto",
+        _F + "kw_flags",
+        "kw_flags",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="keyword-only bool, float and str flags left at their defaults when built (dynamic=None)",
+        queries=(
+            _q("center=False", x=[4, 8], center=False),
+            _q("another gain", x=[4, 8], gain=2.0),
+            _q("how='max'", x=[4, 8], how="max"),
+            _q("every default given", x=[4, 8], center=True, gain=1.0, how="l2"),
+        ),
+    ),
+    Family(
+        "kw_mix_dyn",
+        _F + "kw_mix",
+        "kw_mix",
+        True,
+        build=(({"x": [4, 8], "y": [4, 8], "n": 3},),),
+        positional=1,
+        doc="a keyword-only tensor and int, both given when built (dynamic=True)",
+        queries=(
+            _q("y left out", x=[4, 8], n=3),
+            _q("another n", x=[4, 8], y=[4, 8], n=4),
+            _q("another size", x=[6, 5], y=[6, 5], n=3),
+            _q("y broadcast", x=[4, 8], y=[8], n=3),
+        ),
+    ),
+    Family(
+        "kw_cat_auto",
+        _F + "kw_cat",
+        "kw_cat",
+        None,
+        build=(({"x": [2, 4], "extras": {"tuple": [[3, 4]]}},),),
+        positional=1,
+        doc="a keyword-only tuple of tensors, one given when built (dynamic=None)",
+        queries=(
+            _q("as built", x=[2, 4], extras={"tuple": [[3, 4]]}),
+            _q("two extras", x=[2, 4], extras={"tuple": [[3, 4], [1, 4]]}),
+            _q("extras left out", x=[2, 4]),
+            _q("another extra size", x=[2, 4], extras={"tuple": [[5, 4]]}),
         ),
     ),
 ]

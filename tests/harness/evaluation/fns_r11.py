@@ -105,3 +105,23 @@ def shape_only(x, y):
 def eps_floor(x, eps=1e-5):
     # A float floored in Python: every eps below 1e-3 gives the same graph.
     return x / (x.std(-1, keepdim=True) + max(eps, 1e-3))
+
+
+def kw_flags(x, *, center=True, gain=1.0, how="l2"):
+    # Keyword-only flags: a bool, a float and a str.
+    if center:
+        x = x - x.mean(-1, keepdim=True)
+    x = x * gain
+    return x.norm(dim=-1) if how == "l2" else x.abs().amax(-1)
+
+
+def kw_mix(x, *, y=None, n=2):
+    # A keyword-only tensor defaulting to None and a keyword-only int.
+    if y is not None:
+        x = x + y
+    return x * n
+
+
+def kw_cat(x, *, extras=()):
+    # A keyword-only tuple of tensors concatenated after x.
+    return torch.cat([x, *extras]).relu()

@@ -431,3 +431,51 @@ R11C_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+# More keyword-only and positional-only tensors: left None when built, given later.
+R11D_FAMILIES: list[Family] = [
+    Family(
+        "kw_mix_none_dyn",
+        _F + "kw_mix",
+        "kw_mix",
+        True,
+        build=(({"x": [4, 8], "n": 3},),),
+        positional=1,
+        doc="kw_mix built with its keyword-only y left None (dynamic=True)",
+        queries=(
+            _q("y given", x=[4, 8], y=[4, 8], n=3),
+            _q("y None given", x=[4, 8], y=None, n=3),
+            _q("y given, another size", x=[6, 5], y=[6, 5], n=3),
+        ),
+    ),
+    Family(
+        "po_weight_auto",
+        _F + "po_weight",
+        "po_weight",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=2,
+        doc="a positional-only tensor left None when built (dynamic=None)",
+        queries=(
+            _q("w given", x=[4, 8], w=[8]),
+            _q("as built", x=[4, 8]),
+            _q("w None given", x=[4, 8], w=None),
+        ),
+    ),
+    Family(
+        "masked_mean_kw",
+        _F + "masked_mean",
+        "MaskedMean",
+        None,
+        model=True,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="a module whose forward takes a keyword-only mask, left None when built (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 8]),
+            _q("a mask given", x=[4, 8], mask=[4, 8]),
+            _q("mask None given", x=[4, 8], mask=None),
+            _q("a broadcast mask given", x=[4, 8], mask=[8]),
+        ),
+    ),
+]

@@ -125,3 +125,29 @@ def kw_mix(x, *, y=None, n=2):
 def kw_cat(x, *, extras=()):
     # A keyword-only tuple of tensors concatenated after x.
     return torch.cat([x, *extras]).relu()
+
+
+def po_weight(x, w=None, /):
+    # A positional-only tensor defaulting to None.
+    if w is not None:
+        x = x * w
+    return x.exp()
+
+
+class MaskedMean(torch.nn.Module):
+    """A linear layer whose forward takes a keyword-only mask, None by default."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x, *, mask=None):
+        h = self.lin(x)
+        if mask is not None:
+            h = h * mask
+        return h.mean(-1)
+
+
+def masked_mean() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return MaskedMean().eval()

@@ -22,7 +22,12 @@ from tests.harness.evaluation.families_r8 import R8_FAMILIES, R8B_FAMILIES, R8C_
 from tests.harness.evaluation.families_r9 import R9_FAMILIES, R9B_FAMILIES, R9C_FAMILIES
 from tests.harness.evaluation.families_r10 import R10_FAMILIES, R10B_FAMILIES, R10C_FAMILIES
 from tests.harness.evaluation.families_r10d import R10D_FAMILIES, R10E_FAMILIES
-from tests.harness.evaluation.families_r11 import R11_FAMILIES, R11B_FAMILIES, R11C_FAMILIES, R11D_FAMILIES
+from tests.harness.evaluation.families_r11 import (
+             R11_FAMILIES,
+             R11B_FAMILIES,
+             R11C_FAMILIES,
+             R11D_FAMILIES,
+)
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
              RV3_FAMILIES,

@@ -479,3 +479,37 @@ R11D_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+# Keyword-only ints and floats baked into the graph (or taken as symbols).
+R11E_FAMILIES: list[Family] = [
+    Family(
+        "kw_scale_auto",
+        _F + "kw_scale",
+        "kw_scale",
+        None,
+        build=(({"x": [4, 8], "n": 3, "lo": 0.5},),),
+        positional=1,
+        doc="a keyword-only int and float given when built (dynamic=None)",
+        queries=(
+            _q("another n", x=[4, 8], n=4, lo=0.5),
+            _q("n left out (its default)", x=[4, 8], lo=0.5),
+            _q("as built", x=[4, 8], n=3, lo=0.5),
+            _q("another lo", x=[4, 8], n=3, lo=0.25),
+        ),
+    ),
+    Family(
+        "kw_scale_dyn",
+        _F + "kw_scale",
+        "kw_scale",
+        True,
+        build=(({"x": [4, 8], "n": 3},),),
+        positional=1,
+        doc="a keyword-only int given when built, lo left at its default (dynamic=True)",
+        queries=(
+            _q("another n", x=[4, 8], n=5),
+            _q("n 1", x=[4, 8], n=1),
+            _q("n left out (its default)", x=[6, 8]),
+            _q("lo given", x=[4, 8], n=3, lo=0.5),
+        ),
+    ),
+]

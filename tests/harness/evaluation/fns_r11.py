@@ -151,3 +151,8 @@ class MaskedMean(torch.nn.Module):
 def masked_mean() -> torch.nn.Module:
     torch.manual_seed(0)
     return MaskedMean().eval()
+
+
+def kw_scale(x, *, n=2, lo=0.0):
+    # A keyword-only int and float reaching the graph as constants (or symbols).
+    return (x * n).clamp(min=lo).sin()

@@ -28,6 +28,7 @@ from tests.harness.evaluation.families_r11 import (
              R11C_FAMILIES,
              R11D_FAMILIES,
              R11E_FAMILIES,
+             R11F_FAMILIES,
 )
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
@@ -582,3 +583,4 @@ FAMILIES.update((f.name, f) for f in R11B_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11C_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11D_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11E_FAMILIES)
+FAMILIES.update((f.name, f) for f in R11F_FAMILIES)

@@ -513,3 +513,35 @@ R11E_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+# Tensors through **kwargs and *args: none when built, some given later.
+R11F_FAMILIES: list[Family] = [
+    Family(
+        "kw_opts_auto",
+        _F + "kw_opts",
+        "kw_opts",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="a bias read from **opts when present, none when built (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 8]),
+            _q("a bias given", x=[4, 8], bias=[8]),
+            _q("another keyword given", x=[4, 8], scale=[8]),
+        ),
+    ),
+    Family(
+        "var_add_auto",
+        _F + "var_add",
+        "var_add",
+        None,
+        build=(({"x": [4, 8], "rest": {"star": [[8]]}},),),
+        positional=2,
+        doc="tensors through *rest, one when built (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 8], rest={"star": [[8]]}),
+            _q("two given", x=[4, 8], rest={"star": [[8], [8]]}),
+            _q("none given", x=[4, 8], rest={"star": []}),
+        ),
+    ),
+]

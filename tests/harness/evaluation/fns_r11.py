@@ -156,3 +156,18 @@ def masked_mean() -> torch.nn.Module:
 def kw_scale(x, *, n=2, lo=0.0):
     # A keyword-only int and float reaching the graph as constants (or symbols).
     return (x * n).clamp(min=lo).sin()
+
+
+def kw_opts(x, **opts):
+    # A tensor passed through **kwargs, read when present.
+    b = opts.get("bias")
+    if b is not None:
+        x = x + b
+    return x.tanh()
+
+
+def var_add(x, *rest):
+    # Tensors passed through *args, each added.
+    for r in rest:
+        x = x + r
+    return x.relu()

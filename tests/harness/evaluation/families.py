@@ -29,6 +29,7 @@ from tests.harness.evaluation.families_r11 import (
              R11D_FAMILIES,
              R11E_FAMILIES,
              R11F_FAMILIES,
+             R11G_FAMILIES,
 )
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
@@ -584,3 +585,4 @@ FAMILIES.update((f.name, f) for f in R11C_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11D_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11E_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11F_FAMILIES)
+FAMILIES.update((f.name, f) for f in R11G_FAMILIES)

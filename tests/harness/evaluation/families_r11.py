@@ -545,3 +545,36 @@ R11F_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+# Arguments that change Dynamo's guards but not the graph: a bool whose branches trace the
+# same ops, a list with an element the code never reads.
+R11G_FAMILIES: list[Family] = [
+    Family(
+        "twin_branch_auto",
+        _F + "twin_branch",
+        "twin_branch",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="if fast: x.sin() else: torch.sin(x), fast left True when built (dynamic=None)",
+        queries=(
+            _q("fast=False", x=[4, 8], fast=False),
+            _q("fast=True given", x=[4, 8], fast=True),
+            _q("fast=False, another size", x=[6, 8], fast=False),
+        ),
+    ),
+    Family(
+        "first_two_auto",
+        _F + "first_two",
+        "first_two",
+        None,
+        build=(({"xs": _l([4, 8], [4, 8])},),),
+        positional=1,
+        doc="xs[0] + xs[1], a list of two when built (dynamic=None)",
+        queries=(
+            _q("a third tensor, unread", xs=_l([4, 8], [4, 8], [4, 8])),
+            _q("a third tensor of another size", xs=_l([4, 8], [4, 8], [2, 3])),
+            _q("as built", xs=_l([4, 8], [4, 8])),
+        ),
+    ),
+]

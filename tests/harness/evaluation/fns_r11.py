@@ -171,3 +171,17 @@ def var_add(x, *rest):
     for r in rest:
         x = x + r
     return x.relu()
+
+
+def twin_branch(x, fast=True):
+    # A bool whose two branches trace the same ops.
+    if fast:
+        y = x.sin()
+    else:
+        y = torch.sin(x)
+    return y * 2
+
+
+def first_two(xs):
+    # A list of which only the first two tensors are read.
+    return xs[0] + xs[1]

@@ -578,3 +578,19 @@ R11G_FAMILIES: list[Family] = [
         ),
     ),
 ]
+R11G_FAMILIES.append(
+    Family(
+        "kw_sum_auto",
+        _F + "kw_sum",
+        "kw_sum",
+        None,
+        build=(({"x": [4, 8], "xs": _l([4, 8])},),),
+        positional=1,
+        doc="a keyword-only list of tensors added to x, one when built (dynamic=None)",
+        queries=(
+            _q("as built", x=[4, 8], xs=_l([4, 8])),
+            _q("two tensors", x=[4, 8], xs=_l([4, 8], [4, 8])),
+            _q("the list left out", x=[4, 8]),
+        ),
+    )
+)

@@ -185,3 +185,10 @@ def twin_branch(x, fast=True):
 def first_two(xs):
     # A list of which only the first two tensors are read.
     return xs[0] + xs[1]
+
+
+def kw_sum(x, *, xs=()):
+    # A keyword-only list of tensors, each added to x.
+    for t in xs:
+        x = x + t
+    return x.sin()

@@ -9,7 +9,9 @@ enabled, where ops that carry grad compute it from an input that requires grad. 
 entry with no backward, an input its metadata records as requiring grad
 (``input_info[i].requires_grad``), and a printed forward graph in which such ops compute
 an output from that input, was compiled with grad disabled (``torch.no_grad()``,
-``torch.inference_mode()``): :func:`grad_off_path` says where the graph shows that.
+``torch.inference_mode()``): :func:`grad_off_path` says where the graph shows that, on the
+graph :func:`inference_forward_graph` reads only where the entry's own fields say it holds
+no backward (not just where none was decoded).
 
 Read strictly, as a closed world: every op of the path is one of :data:`_CARRY`, with a
 floating-point result, printed under a stack-trace comment of the compiled function's own
@@ -27,11 +29,15 @@ import ast
 import re
 from collections.abc import Sequence
 
+from fxcache_core.cache.scan import CacheKey
+from fxcache_core.decode.entries import entry_root
+from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
+from fxcache_core.decode.workers import run_one, task
 from fxcache_core.functions.frames import CompiledFrom, function_node
 from fxcache_core.lookup.ast_reads import root_name
 from fxcache_core.lookup.dtype_args import graph_nodes
 
-__all__ = ["grad_off_path"]
+__all__ = ["grad_off_path", "inference_forward_graph"]
 
 _VIEWS = frozenset("view _unsafe_view t permute transpose expand unsqueeze squeeze".split())
 _CARRY = _VIEWS | frozenset(
@@ -110,3 +116,36 @@ def _outputs(graph: str) -> list[str]:
         return []
     body = text[1].split("\n\n", 1)[0]
     return [m for line in body.splitlines() for m in _NAME.findall(line.split("#", 1)[0])]
+
+
+def inference_forward_graph(key: CacheKey) -> str | None:
+    """The printed forward graph (``aot_forward_graph_str``) of the first of an AOTAutograd
+    key's entries that decodes, where that entry holds no backward by its own fields: it
+    has ``compiled_bw`` and ``aot_backward_graph_str``, both None (an entry whose fields
+    are named otherwise, or that one cannot read, shows nothing). None otherwise."""
+    for e in key.entries:
+        if e.size > MAX_ENTRY_BYTES:
+            continue
+        got = run_one("inference-forward-graph", e.file.where, e.size)
+        if isinstance(got, list) and len(got) == 2 and got[0] == "found":
+            return got[1] if isinstance(got[1], str) else None
+        if got != ["unread"]:
+            return None
+    return None
+
+
+_ABSENT = object()
+
+
+@task("inference-forward-graph")
+def _inference_forward_graph_task(where: str) -> list:
+    """Worker side: an entry's path -> ``["found", its forward graph or None]`` (None where
+    it has a backward or does not say), or ``["unread"]``."""
+    root = entry_root(where)
+    if root is None:
+        return ["unread"]
+    no_backward = all(
+        root.field(n, _ABSENT) is None for n in ("compiled_bw", "aot_backward_graph_str")
+    )
+    graph = root.field("aot_forward_graph_str")
+    return ["found", graph if no_backward and isinstance(graph, str) else None]

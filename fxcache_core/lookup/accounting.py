@@ -91,6 +91,7 @@ from fxcache_core.lookup.dtype_args import default_dtype
 from fxcache_core.lookup.fit_floats import float_default
 from fxcache_core.lookup.float_inputs import float_input_read
 from fxcache_core.lookup.floats import tensorified_base
+from fxcache_core.lookup.grad_paths import inference_forward_graph
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
 from fxcache_core.lookup.kwargs_evidence import keywords_account, left_out_in
@@ -490,10 +491,10 @@ class ParamAccounting:
         return None, ""
 
     def made_op(self, t: BranchTest, traced: TracedCode) -> tuple[int, int] | None:
-        """:func:`~fxcache_core.lookup.branches.body_makes_op`, for an AOTAutograd key without a
-        backward only: its printed graph is AOTAutograd's, before any pass that merges equal ops."""
+        """:func:`~fxcache_core.lookup.branches.body_makes_op` for an AOTAutograd key with no backward (no pass merged ops)."""
         call = self.call
-        if call.key.kind is not KeyKind.AOT_AUTOGRAD or call.entry.backward is not None:
+        if call.key.kind is not KeyKind.AOT_AUTOGRAD or call.entry.backward is not None \
+                or inference_forward_graph(call.key) is None:
             return None
         return body_makes_op(self.frame, t, call.inputs, call.taken, traced)
 

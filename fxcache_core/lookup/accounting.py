@@ -85,12 +85,13 @@ from fxcache_core.functions.source_dirs import withheld
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.baked_accounts import baked_account
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
-from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
+from fxcache_core.lookup.branches import TracedCode, body_makes_op, branch_holds, traced_code
 from fxcache_core.lookup.container_items import item_accounts
 from fxcache_core.lookup.dtype_args import default_dtype
 from fxcache_core.lookup.fit_floats import float_default
 from fxcache_core.lookup.float_inputs import float_input_read
 from fxcache_core.lookup.floats import tensorified_base
+from fxcache_core.lookup.grad_paths import inference_forward_graph
 from fxcache_core.lookup.inputs import candidates
 from fxcache_core.lookup.int_args import IntRule
 from fxcache_core.lookup.kwargs_evidence import keywords_account, left_out_in
@@ -485,7 +486,17 @@ class ParamAccounting:
             if tc is not None and (seen := _hits(tc, t.body)):
                 return False, (f"no op from lines {t.body[0]}-{t.body[1]}, where key {k.key[:12]} "
                                f"has ops (line {seen[0]})")
+        if (made := self.made_op(t, traced)) is not None:
+            return False, f"no op from line {made[0]}, which makes one whenever it runs, reaching line {made[1]}"
         return None, ""
+
+    def made_op(self, t: BranchTest, traced: TracedCode) -> tuple[int, int] | None:
+        """:func:`~fxcache_core.lookup.branches.body_makes_op` for an AOTAutograd key with no backward (no pass merged ops)."""
+        call = self.call
+        if call.key.kind is not KeyKind.AOT_AUTOGRAD or call.entry.backward is not None \
+                or inference_forward_graph(call.key) is None:
+            return None
+        return body_makes_op(self.frame, t, call.inputs, call.taken, traced)
 
     def side_ops(self, t: BranchTest, taken: bool, traced: TracedCode) -> tuple[str, ...] | None:
         """The ops side ``taken`` of ``t`` makes, from a graph traced through it (this
@@ -528,6 +539,8 @@ class ParamAccounting:
             if holds != side:
                 mine = self.side_ops(t, side, traced)
                 theirs = self.side_ops(t, holds, traced)
+                if theirs is None and holds and mine == () and self.made_op(t, traced) is not None:
+                    theirs = ("(an op the body makes whatever it is given)",)
                 if mine is not None and theirs is not None and Counter(mine) != Counter(theirs):
                     return self.result("rules-out", Reason(
                         f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "

@@ -26,8 +26,9 @@ from fxcache_core.decode.entries import entry_root
 from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment, linemap_stacks, stack_frames
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import run_one, task
-from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.params import BranchTest
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.binding import TensorArg
 from fxcache_core.lookup.tensor_flow import body_op_into_output
 

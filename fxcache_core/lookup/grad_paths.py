@@ -33,7 +33,8 @@ from fxcache_core.cache.scan import CacheKey
 from fxcache_core.decode.entries import entry_root
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import run_one, task
-from fxcache_core.functions.frames import CompiledFrom, function_node
+from fxcache_core.functions.frames import CompiledFrom
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.ast_reads import root_name
 from fxcache_core.lookup.dtype_args import graph_nodes
 

@@ -60,7 +60,7 @@ class Provenance:
     uses: tuple[FloatUse, ...] = ()
 
 
-def unknown_provenance(param: str, line: int, why: str, code: str, via: str = "") -> Provenance:
+def unknown_provenance(param: str, line: int, why: str, *, code: str, via: str = "") -> Provenance:
     """An ``unknown`` :class:`Provenance`: ``param`` reaches the key's graph at ``line``
     (``via``: how, as words put before "at line", e.g. " as an argument of a torch
     function"), but ``why`` (words) keeps fxcache from telling which value it had when the

@@ -225,7 +225,7 @@ class _Run:
         acc = replace(acc, params=acc.params + tuple(
             ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done,
                              state_judge(catalog, k, m.compiled, q.inputs, q.mode), lambda: grad_off_path(
-                                 inference_forward_graph(k) or "", entry.requires_grad, m.compiled))
+                                 inference_forward_graph(k) or "", entry.requires_grad, m.compiled, taken))
             + state_accounts(k, q.state)))
         m = replace(m, params=acc.params, params_unchecked=acc.unchecked, ambient=ambient_assumptions(
             k.kind, entry, m.compiled, q.inputs, dict(m.bound), q.grad_enabled, q.state))

@@ -39,6 +39,7 @@ def _path(
     rg=(False, True),
     wrappers=(),
     line: int = 2,
+    taken=(),
 ) -> str | None:
     path = tmp_path / "m.py"
     path.write_text(body)
@@ -54,7 +55,7 @@ def _path(
         whole_module=False,
         unread=None,
     )
-    return grad_off_path(graph, rg, frame)
+    return grad_off_path(graph, rg, frame, taken)
 
 
 _SRC = "def f(x, w):\n    return (x @ w).relu() + 1\n"
@@ -102,3 +103,45 @@ def test_a_graph_that_does_not_show_it_is_not(tmp_path, kwargs):
 )
 def test_a_source_that_may_set_the_grad_mode_or_cut_grad_is_not_read(tmp_path, src):
     assert _path(tmp_path, src) is None
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # A context manager of any name may turn grad off (C.ng = torch.no_grad elsewhere).
+        "def f(x, w):\n    with C.ng():\n        return (x @ w).relu() + 1\n",
+        # A helper module's function, or a local bound to one, may set the grad mode and leave it set.
+        "def f(x, w):\n    h15.off()\n    return (x @ w).relu() + 1\n",
+        "def f(x, w):\n    h = h15\n    h.off()\n    return (x @ w).relu() + 1\n",
+        # A parameter the key takes no tensor from is any object: its method may too.
+        "def f(x, w, ctx):\n    ctx.off()\n    return (x @ w).relu() + 1\n",
+        # A parameter rebound to something else.
+        "def f(x, w):\n    x = h15\n    x.off()\n    return (w @ w).relu() + 1\n",
+    ],
+)
+def test_a_with_block_or_a_method_of_anything_but_the_keys_tensors_and_torch_is_not_read(
+    tmp_path, src
+):
+    assert _path(tmp_path, src, taken=("L['x']", "L['w']")) is None
+
+
+def test_methods_of_the_keys_tensors_of_values_computed_from_them_and_of_torch_are_read(tmp_path):
+    body = "def f(x, w):\n    h = torch.matmul(x, w)\n    return h.relu().add(1)\n\n\n"
+    src = body + "import torch\n"
+    assert _path(tmp_path, src, line=3, taken=("L['x']", "L['w']")) == "arg1_1 -> mm -> relu -> add"
+    # A name that only looks like torch's (bound otherwise) is not torch's.
+    assert (
+        _path(tmp_path, body + "import mylib as torch\n", line=3, taken=("L['x']", "L['w']"))
+        is None
+    )
+
+
+def test_a_long_path_is_found_in_linear_time_and_shown_with_its_middle_left_out(tmp_path):
+    n = 20_000
+    rest = "\n        ".join(
+        f'r{i}: "f32[4, 4][4, 1]cpu" = torch.ops.aten.relu.default({"mm" if i == 0 else f"r{i - 1}"})'
+        for i in range(n)
+    )
+    got = _path(tmp_path, _SRC, rest=rest, out=f"r{n - 1}")
+    assert got is not None and got.startswith("arg1_1 -> mm -> relu -> relu -> relu -> ... (")
+    assert got.endswith("relu -> relu -> relu -> relu") and len(got) < 200

@@ -153,6 +153,8 @@ def body_makes_op(frame: CompiledFrom, t: BranchTest, inputs: Mapping[str, objec
     if m is None or t.within or t.orelse is not None or t.op != "is-not" or t.operand is not None \
             or any(t.body[0] <= n <= t.body[1] for n in traced.lines):
         return None
+    if frame.wrappers or frame.whole_module:
+        return None  # a decorator's wrapper or a module's call may pass the function another value of p
     fn = function_node(frame.file, frame.line, frame.function)
     if fn is None:
         return None

@@ -357,9 +357,10 @@ def body_op_into_output(
         isinstance(
             n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
         )
+        or _overwrites(n)
         for n in ast.walk(fn)
     ):
-        return None
+        return None  # an in-place write may leave the body's op dead code, which the graph drops
     stored = {
         n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
     }
@@ -399,3 +400,13 @@ def body_op_into_output(
         inputs._step(st)
         marked._step(st)
     return None
+
+
+def _overwrites(n: ast.AST) -> bool:
+    """Whether ``n`` may overwrite a tensor in place (a method named like ``zero_``, an
+    ``out=`` argument): the op that computed the old value may then be dead code, and
+    no graph keeps it."""
+    return isinstance(n, ast.Call) and (
+        (isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") and not n.func.attr.startswith("__"))
+        or any(k.arg == "out" for k in n.keywords)
+    )

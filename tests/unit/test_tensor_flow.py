@@ -223,7 +223,36 @@ def test_a_body_that_makes_an_op_whatever_it_is_given_is_found(tmp_path, body, l
         "        y = x.cos()\n    return y.sin()\n",
         "def f(x, p=None):\n    y = x\n    if p:\n        y = x.cos()\n    return y.sin()\n",
         "def f(x, p=None):\n    p = p or 1\n    y = x\n    if p is not None:\n        y = x.cos()\n    return y.sin()\n",
+        # A tensor written in place after the body (through any name: an alias, a view, out=) may
+        # leave the body's op dead code, which the graph drops.
+        "def f(x, p=None):\n    y = x * 2\n    if p is not None:\n        y = y.relu()\n    y.zero_()\n    return y + 1\n",
+        "def f(x, p=None):\n    y = x * 2\n    if p is not None:\n        y = y.relu()\n    z = y\n    z.fill_(1.0)\n"
+        "    return y + 1\n",
+        "def f(x, p=None):\n    y = x * 2\n    if p is not None:\n        y = y.relu()\n    torch.mul(x, 2, out=y)\n"
+        "    return y + 1\n",
     ],
 )
 def test_a_body_whose_op_the_source_does_not_show_is_not(tmp_path, body):
     assert _body(tmp_path, body) is None
+
+
+def test_body_makes_op_reads_no_frame_under_a_decorators_wrapper_or_a_module_compiled_whole(tmp_path):
+    # The wrapper (or a module's call) may pass the function another value of p than the call's.
+    from fxcache_core.functions.frames import CompiledFrom
+    from fxcache_core.functions.params import BranchTest
+    from fxcache_core.lookup.binding import TensorArg
+    from fxcache_core.lookup.branches import TracedCode, body_makes_op
+
+    body = "def f(x, p=None):\n    y = x * 2\n    if p is not None:\n        y = y.relu()\n    return y + 1\n"
+    path = tmp_path / "m.py"
+    path.write_text(body)
+    test = BranchTest(3, "p is not None", "is-not", None, (4, 4), None)
+    traced = TracedCode(frozenset({2, 5}), {2: ("mul",), 5: ("add",)})
+    inputs = {"L['x']": TensorArg((4, 3))}
+    taken = frozenset({"L['x']"})
+    bare = CompiledFrom("f", str(path), 1, params=("x", "p"))
+    assert body_makes_op(bare, test, inputs, taken, traced) == (4, 5)
+    wrapped = CompiledFrom("f", str(path), 1, params=("x", "p"), wrappers=(("wrapper", str(path), 1),))
+    assert body_makes_op(wrapped, test, inputs, taken, traced) is None
+    whole = CompiledFrom("f", str(path), 1, params=("x", "p"), whole_module=True)
+    assert body_makes_op(whole, test, inputs, taken, traced) is None

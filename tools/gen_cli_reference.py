@@ -163,15 +163,23 @@ def _words(node: ast.expr) -> str:
 def reason_codes() -> dict[str, _Code]:
     """Every literal reason code in fxcache_core -> the modules that give it, and an example text."""
     found: dict[str, _Code] = defaultdict(_Code)
-    for path in sorted((REPO_ROOT / "fxcache_core").rglob("*.py")):
+    trees = {path: ast.parse(path.read_text()) for path in sorted((REPO_ROOT / "fxcache_core").rglob("*.py"))}
+    # A function that makes its Reason from a ``code`` parameter (``Reason(f"...", code)``):
+    # its text is the example of every literal code a call passes it as ``code=``.
+    templates = {fn.name: _words(r.args[0]) for tree in trees.values() for fn in ast.walk(tree)
+                 if isinstance(fn, ast.FunctionDef) for r in ast.walk(fn)
+                 if isinstance(r, ast.Call) and getattr(r.func, "id", None) == "Reason" and len(r.args) >= 2
+                 and isinstance(r.args[1], ast.Name) and r.args[1].id == "code"}
+    for path, tree in trees.items():
         mod = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__")
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
             cands = []
-            if getattr(node.func, "id", getattr(node.func, "attr", None)) == "Reason" and len(node.args) >= 2:
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name == "Reason" and len(node.args) >= 2:
                 cands.append((node.args[1], _words(node.args[0])))
-            cands += [(k.value, "") for k in node.keywords
+            cands += [(k.value, templates.get(name, "") if k.arg == "code" else "") for k in node.keywords
                       if k.arg and (k.arg == "code" or k.arg.endswith("_code"))]
             for c, words in cands:
                 if isinstance(c, ast.Constant) and isinstance(c.value, str) and _CODE.match(c.value):

@@ -69,7 +69,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -79,13 +78,14 @@ from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
-from fxcache_core.functions.params import BranchTest, FrameReads, ParamUse, frame_reads
+from fxcache_core.functions.params import FrameReads, ParamUse, frame_reads
 from fxcache_core.functions.partials import partial_bindings
 from fxcache_core.functions.source_dirs import withheld
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.baked_accounts import baked_account
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
-from fxcache_core.lookup.branches import TracedCode, branch_holds, traced_code
+from fxcache_core.lookup.branch_accounts import branch_account
+from fxcache_core.lookup.branches import TracedCode, traced_code
 from fxcache_core.lookup.container_items import item_accounts
 from fxcache_core.lookup.dtype_args import default_dtype
 from fxcache_core.lookup.fit_floats import float_default
@@ -468,118 +468,9 @@ class ParamAccounting:
                 return True
         return False
 
-    # --- branches -------------------------------------------------------------------
-
-    def side(self, traced: TracedCode, t: BranchTest) -> tuple[bool | None, str]:
-        """Which side of ``t`` a graph was traced through, and how that is known."""
-        body = _hits(traced, t.body)
-        other = _hits(traced, t.orelse) if t.orelse is not None else []
-        if body and not other:
-            return True, f"its ops at line {body[0]}"
-        if other and not body:
-            return False, f"its ops at line {other[0]}"
-        if body or t.orelse is not None:
-            return None, ""
-        for k, _ in self.ledger.siblings(self.call.key, self.frame):
-            tc = self.ledger.traced(k, self.reads, self.frame.function)
-            if tc is not None and (seen := _hits(tc, t.body)):
-                return False, (f"no op from lines {t.body[0]}-{t.body[1]}, where key {k.key[:12]} "
-                               f"has ops (line {seen[0]})")
-        return None, ""
-
-    def side_ops(self, t: BranchTest, taken: bool, traced: TracedCode) -> tuple[str, ...] | None:
-        """The ops side ``taken`` of ``t`` makes, from a graph traced through it (this
-        key's ``traced`` or another key's of the function, whose every line there has
-        its ops printed); () for an ``else`` that is not there; None when no graph shows
-        them."""
-        span, opposite = (t.body, t.orelse) if taken else (t.orelse, t.body)
-        if span is None:
-            return ()
-        for tc in (traced, *(self.ledger.traced(k, self.reads, self.frame.function)
-                             for k, _ in self.ledger.siblings(self.call.key, self.frame))):
-            if tc is None:
-                continue
-            lines = _hits(tc, span)
-            if lines and all(n in tc.ops for n in lines) and not _hits(tc, opposite):
-                return tuple(sorted(op for n in lines for op in tc.ops[n]))
-        return None
-
     def branch(self, v: object, what: str) -> ParamAccount | None:
-        """Branch evidence: None when there is none to give (no test of it, or it is
-        assigned); else accounted, undecided or ruling the key out."""
-        p, reads = self.p, self.reads
-        if not p.tests or p.assigned or reads.opaque:
-            return None
-        traced = self.ledger.traced(self.call.key, reads, self.frame.function)
-        if traced is None:
-            return None
-        known: dict[int, bool] = {}
-        unknown: list[BranchTest] = []
-        for i, _ in p.tests:
-            t = reads.tests[i]
-            if not self.reached(t, traced, known):
-                continue
-            side, how = self.side(traced, t)
-            holds = branch_holds(t, v)
-            if side is None or holds is None:
-                unknown.append(t)
-                continue
-            known[i] = side
-            if holds != side:
-                mine = self.side_ops(t, side, traced)
-                theirs = self.side_ops(t, holds, traced)
-                if mine is not None and theirs is not None and Counter(mine) != Counter(theirs):
-                    return self.result("rules-out", Reason(
-                        f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
-                        f"graph was traced through the other way ({how}): torch traces another graph",
-                        "branch-not-taken"))
-                return self.result("undecided", Reason(
-                    f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
-                    f"graph was traced through the other way ({how}); whether that side makes the same ops "
-                    "the cache cannot tell", "branch-unknown"))
-        if unknown:
-            t = unknown[0]
-            return self.result("undecided", Reason(
-                f"{what}: this key's graph has no op that shows which way `if {t.text}:` (line {t.line}) "
-                f"went when it was traced, and the cache does not record {p.name}; Dynamo's guards in a run's "
-                f"TORCH_TRACE would (the trace explained, or given as {param('from_trace')})", "branch-unknown"))
-        others = [n for n in p.other if not self.skipped(n, known)]
-        if others or not known:
-            return None
-        i = next(iter(known))
-        t = reads.tests[i]
-        return self.result("accounted", Reason(
-            f"{what}: this key's graph was traced through `if {t.text}:` (line {t.line}) the way "
-            f"{p.name}={text_of(v)} goes" + (f", and {len(known) - 1} more test of it" if len(known) > 1 else ""),
-            "branch"), brief=f"the graph went through `if {t.text}:` (line {t.line}) that way")
-
-    def reached(self, t: BranchTest, traced: TracedCode, known: dict[int, bool]) -> bool:
-        """Whether the trace reached ``t``: no test around it is known to have gone the
-        other way (a test of this parameter, or of another one the call agrees on)."""
-        for i, on in t.within:
-            outer = self.reads.tests[i]
-            side = known.get(i)
-            if side is None:
-                side, _ = self.side(traced, outer)
-            if side is not None and side != on:
-                return False
-        return True
-
-    def skipped(self, line: int, known: dict[int, bool]) -> bool:
-        """Whether a read at ``line`` sits on a side of a test of this parameter that
-        the trace did not take (nor does the call: it agrees with every known test)."""
-        for i, side in known.items():
-            t = self.reads.tests[i]
-            span = t.orelse if side else t.body
-            if span is not None and span[0] <= line <= span[1]:
-                return True
-        return False
-
-
-def _hits(traced: TracedCode, span: tuple[int, int] | None) -> list[int]:
-    if span is None:
-        return []
-    return sorted(n for n in traced.lines if span[0] <= n <= span[1])
+        """Branch evidence (:func:`~fxcache_core.lookup.branch_accounts.branch_account`)."""
+        return branch_account(self, v, what)
 
 
 __all__ = ["ARGUMENT_CODES", "HOW", "Accounting", "KeyCall", "Ledger", "ParamAccount", "RecordedConstants",

@@ -20,7 +20,9 @@ grad mode. So, for an AOTAutograd key the call otherwise fits (:func:`ambient_ac
   with grad enabled (``grad-mode``), so a call under ``torch.no_grad()`` looks up another
   key (``grad-mode-differs``); an entry without one was compiled under ``no_grad``, or with
   grad enabled and nothing that needed a backward: the cache cannot tell which
-  (``grad-mode-unrecorded``);
+  (``grad-mode-unrecorded``), unless its graph computes an output from an input that
+  required grad by ops that carry grad (:mod:`fxcache_core.lookup.grad_paths`): then grad
+  was disabled (``grad-mode-off``; with grad enabled another key, ``grad-mode-off-differs``);
 * a global given with the call (``G['GAIN']=3.0``, not a tensor the key takes): Dynamo
   guards the value the code read and bakes it into the graph, and the cache does not
   record it (``global-unrecorded``), unless the key's graph shows it as a constant read
@@ -32,7 +34,7 @@ and a module's own state are). Never imports torch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
@@ -50,7 +52,8 @@ __all__ = ["ambient_accounts"]
 
 def ambient_accounts(key: CacheKey, entry: DecodedEntry, inputs: Mapping[str, InputValue],
                      bound: Mapping[str, str], grad_enabled: bool | None,
-                     accounted: frozenset[str] = frozenset(), judge: StateJudge | None = None) -> list[ParamAccount]:
+                     accounted: frozenset[str] = frozenset(), judge: StateJudge | None = None,
+                     grad_off: Callable[[], str | None] | None = None) -> list[ParamAccount]:
     """One :class:`~fxcache_core.lookup.param_account.ParamAccount` per thing the module
     docstring lists that the call says: the grad mode, each tensor input given with
     ``requires_grad``, each global given; [] for a key that is no AOTAutograd key.
@@ -59,14 +62,17 @@ def ambient_accounts(key: CacheKey, entry: DecodedEntry, inputs: Mapping[str, In
     key's (``KeyMatch.bound``); ``accounted``: the sources already accounted for (a
     global the key takes is its input); ``judge``: what a global's value says where the
     key's graph shows it as a constant read exactly
-    (:func:`~fxcache_core.lookup.state_constants.state_judge`), else it is undecided."""
+    (:func:`~fxcache_core.lookup.state_constants.state_judge`), else it is undecided;
+    ``grad_off``: for an entry without a backward, the path by which its graph computes an
+    output from an input that required grad (:func:`~fxcache_core.lookup.grad_paths.grad_off_path`),
+    asked on demand: then it was compiled with grad disabled."""
     if key.kind is not KeyKind.AOT_AUTOGRAD:
         return []
     out = [_requires_grad(key, entry, src, t, bound.get(src, src))
            for src, t in inputs.items() if isinstance(t, TensorArg) and t.requires_grad is not None]
     out = [a for a in out if a is not None]
     if grad_enabled is not None:
-        out.append(_grad_mode(key, entry, grad_enabled))
+        out.append(_grad_mode(key, entry, grad_enabled, grad_off))
     for src, v in inputs.items():
         if src.startswith("G[") and not isinstance(v, TensorArg) and src not in accounted and src not in bound:
             if judge is not None and (got := judge(src, src, v.value if isinstance(v, PyValue) else v)):
@@ -102,9 +108,22 @@ def _requires_grad(key: CacheKey, entry: DecodedEntry, src: str, t: TensorArg, k
         "the entry's requires_grad")
 
 
-def _grad_mode(key: CacheKey, entry: DecodedEntry, enabled: bool) -> ParamAccount:
+def _grad_mode(key: CacheKey, entry: DecodedEntry, enabled: bool,
+               grad_off: Callable[[], str | None] | None = None) -> ParamAccount:
     """The call's grad mode against what the entry shows of it (the module docstring)."""
     said = f"{GRAD_MODE}={enabled}"
+    path = grad_off() if entry.backward is None and grad_off is not None else None
+    if path is not None and enabled:
+        return ParamAccount(GRAD_MODE, str(enabled), True, "rules-out", Reason(
+            f"{said}: key {key.key[:12]} has no backward, though its graph computes an output from an input that "
+            f"required grad by ops that carry grad ({path}), so it was compiled with grad disabled, and torch hashes "
+            "the grad mode into the key: with grad enabled torch looks up another key", "grad-mode-off-differs"),
+            GRAD_MODE)
+    if path is not None:
+        return ParamAccount(GRAD_MODE, str(enabled), True, "accounted", Reason(
+            f"{said}: key {key.key[:12]} has no backward, though its graph computes an output from an input that "
+            f"required grad by ops that carry grad ({path}): it was compiled with grad disabled", "grad-mode-off"),
+            GRAD_MODE, "the entry's graph (grad disabled)")
     if entry.backward is not None:
         if enabled:
             return ParamAccount(GRAD_MODE, str(enabled), True, "accounted", Reason(

@@ -26,9 +26,13 @@ from fxcache_core.decode.entries import entry_root
 from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment, linemap_stacks, stack_frames
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import run_one, task
+from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.params import BranchTest
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.binding import TensorArg
+from fxcache_core.lookup.tensor_flow import body_op_into_output
 
+_LOCAL = re.compile(r"L\['(\w+)'\]")
 _OP_RE = re.compile(r"^\s*\w+(?:: \"[^\"]*\")? = (torch\.ops\.[\w.]{1,200})\(")
 
 
@@ -123,7 +127,7 @@ def _traced_lines_task(arg: list) -> list | None:
     return [sorted(lines), {str(k): v for k, v in ops.items()}]
 
 
-__all__ = ["TracedCode", "traced_code"]
+__all__ = ["TracedCode", "body_makes_op", "traced_code"]
 
 
 def branch_holds(t: BranchTest, v: object) -> bool | None:
@@ -135,3 +139,26 @@ def branch_holds(t: BranchTest, v: object) -> bool | None:
             return t.op == "is-not"
         return None
     return t.holds(v)
+
+
+def body_makes_op(frame: CompiledFrom, t: BranchTest, inputs: Mapping[str, object], taken: frozenset[str],
+                  traced: TracedCode) -> tuple[int, int] | None:
+    """Where the body of ``t``, a top-level ``if p is not None:`` without ``else``, would
+    put an op into the graph whatever ``p`` is, and ``traced`` (a key's graph) has no op
+    from the body but has one from the ``return`` that op's result reaches: (the body's
+    line, the return's line), and the key was traced with ``p`` None. The tensors the
+    source computes from are the call's tensors (not 0-d, by their sources: ``L['x']``) the key takes as inputs
+    (:func:`~fxcache_core.lookup.tensor_flow.body_op_into_output`). None otherwise."""
+    m = re.fullmatch(r"(\w+) is not None", t.text)
+    if m is None or t.within or t.orelse is not None or t.op != "is-not" or t.operand is not None \
+            or any(t.body[0] <= n <= t.body[1] for n in traced.lines):
+        return None
+    if frame.wrappers or frame.whole_module:
+        return None  # a decorator's wrapper or a module's call may pass the function another value of p
+    fn = function_node(frame.file, frame.line, frame.function)
+    if fn is None:
+        return None
+    tensors = {n.group(1) for s, v in inputs.items()
+               if isinstance(v, TensorArg) and v.shape != () and s in taken and (n := _LOCAL.fullmatch(s))}
+    got = body_op_into_output(fn, frame.file, m.group(1), t.line, tensors)
+    return got if got is not None and got[1] in traced.lines else None

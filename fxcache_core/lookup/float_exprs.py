@@ -45,12 +45,14 @@ import struct
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from fxcache_core.lookup.ast_reads import SIMPLE_STATEMENTS, in_loop
 from fxcache_core.lookup.ast_reads import parents as _parents
 from fxcache_core.lookup.ast_reads import root_name as _root_name
 from fxcache_core.lookup.float_branches import IfSide, if_sides
+from fxcache_core.lookup.provenance import FloatUse as FloatUse
+from fxcache_core.lookup.provenance import Provenance as Provenance
+from fxcache_core.lookup.provenance import unknown_provenance as unknown_provenance
 from fxcache_core.lookup.py_exprs import MAX_POW, compute, truth
 from fxcache_core.lookup.py_exprs import is_pure as _is_pure
 from fxcache_core.lookup.py_names import assigned_names, call_values, shadowing, tested
@@ -103,66 +105,6 @@ _TENSOR_METHODS = frozenset({
     "true_divide", "remainder", "fmod", "maximum", "minimum", "threshold", "renorm",
 })
 _FLOAT_RE = re.compile(r"(?<![\w.])-?(?:[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?|[0-9]+[eE][-+]?[0-9]+|inf|nan)(?![\w.])")
-
-
-@dataclass(frozen=True, slots=True)
-class FloatUse:
-    """One read of the parameter in the function's source.
-
-    Attributes:
-        line, last: the first and last line of the statement that reads it.
-        expr: the pure arithmetic expression around the read (``-lr``, ``2 * lim``;
-            ``lr`` itself when it is used as it is), as ``ast.unparse`` writes it.
-        ops: the aten ops (their names' stems: ``mul``, ``clamp``) whose scalar argument
-            the expression's value is; empty for an opaque read.
-        opaque: why its value is not one op's constant (``passed to _apply_scale()``),
-            None for a value read.
-        loop: the statement is in a loop's body (its ops may be traced once per pass).
-        text: the expression as the statement writes it (``-lr / bias``), where ``expr``
-            has the pure locals it reads replaced by their expressions.
-    """
-
-    line: int
-    last: int
-    expr: str
-    ops: frozenset[str] = frozenset()
-    opaque: str | None = None
-    loop: bool = False
-    text: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Provenance:
-    """What the call's value of a specialized float does to one key's graph.
-
-    Attributes:
-        status: ``unread`` (the function never reads it: every value traces this
-            graph), ``same`` (every expression of it gives this graph's constants),
-            ``differs`` (some gives another constant: another graph), ``unknown``.
-        why: in words, naming the parameter, the expression and its line (None for
-            ``unread``); its code: ``float-constant-differs``,
-            ``float-provenance-unknown``, ``float-constant-same``.
-        uses: the reads found.
-    """
-
-    status: Literal["unread", "same", "differs", "unknown"]
-    why: Reason | None = None
-    uses: tuple[FloatUse, ...] = ()
-
-
-def unknown_provenance(param: str, line: int, why: str, code: str, via: str = "") -> Provenance:
-    """An ``unknown`` :class:`Provenance`: ``param`` reaches the key's graph at ``line``
-    (``via``: how, as words put before "at line", e.g. " as an argument of a torch
-    function"), but ``why`` (words) keeps fxcache from telling which value it had when the
-    key was traced; ``code`` is the reason code."""
-    return Provenance(
-        "unknown",
-        Reason(
-            f"{param} reaches this key's graph{via} at line {line}, but {why}: fxcache cannot tell which value "
-            "it had when the key was traced",
-            code,
-        ),
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -404,4 +404,4 @@ def _name_of(call: ast.Call) -> str | None:
 
 
 def _unknown(param: str, line: int, why: str) -> Provenance:
-    return unknown_provenance(param, line, why, "fn-arg-unknown", " as an argument of a torch function")
+    return unknown_provenance(param, line, why, code="fn-arg-unknown", via=" as an argument of a torch function")

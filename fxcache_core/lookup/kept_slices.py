@@ -467,4 +467,4 @@ def _judge(
 
 
 def _unknown(param: str, line: int, why: str) -> Provenance:
-    return unknown_provenance(param, line, why, "baked-value-unknown")
+    return unknown_provenance(param, line, why, code="baked-value-unknown")

@@ -60,6 +60,7 @@ from fxcache_core.lookup.assumptions import ambient_assumptions
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Sibling
 from fxcache_core.lookup.global_state import state_accounts
+from fxcache_core.lookup.grad_paths import grad_off_path, inference_forward_graph
 from fxcache_core.lookup.inputs import takes
 from fxcache_core.lookup.int_args import FunctionKeys, IntArgsCall, IntRule, int_argument_rule
 from fxcache_core.lookup.key_lookup import KeyFrame, match_key
@@ -223,7 +224,9 @@ class _Run:
         done = frozenset(p.source for p in acc.params if p.source is not None)
         acc = replace(acc, params=acc.params + tuple(
             ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done,
-                             state_judge(catalog, k, m.compiled, q.inputs, q.mode)) + state_accounts(k, q.state)))
+                             state_judge(catalog, k, m.compiled, q.inputs, q.mode), lambda: grad_off_path(
+                                 inference_forward_graph(k) or "", entry.requires_grad, m.compiled, taken))
+            + state_accounts(k, q.state)))
         m = replace(m, params=acc.params, params_unchecked=acc.unchecked, ambient=ambient_assumptions(
             k.kind, entry, m.compiled, q.inputs, dict(m.bound), q.grad_enabled, q.state))
         if acc.problems:

@@ -367,4 +367,4 @@ def _literal(d: ast.expr) -> object:
 
 
 def _unknown(param: str, line: int, why: str) -> Provenance:
-    return unknown_provenance(param, line, why, "op-const-unknown", " as an argument of a torch function")
+    return unknown_provenance(param, line, why, code="op-const-unknown", via=" as an argument of a torch function")

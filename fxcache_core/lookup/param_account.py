@@ -18,6 +18,7 @@ HOW = {
     "after-break": "read only after the graph break the key's graph ends at (by the resume frame)",
     "tensor-given": "a tensor the key takes no input from (the key's notes decide)",
     "grad-mode": "the grad mode given: the entry has a backward, compiled with grad enabled",
+    "grad-mode-off": "the grad mode given: the entry's graph shows it was compiled with grad disabled",
     "requires-grad": "whether the input requires grad, as the entry records",
     "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
     "default-assumed": "assumed: left out (None), as when the key was compiled",

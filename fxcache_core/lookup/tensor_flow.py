@@ -19,9 +19,13 @@ and the parameter itself must never be assigned. The ops are the torch functions
 ``torch.nn.functional.X``, where the module binds those names only by importing torch),
 the tensor methods of :data:`_METHODS` (on the tensor, and at the first argument of
 those of :data:`_OPERAND_METHODS`), arithmetic with another tensor or a number, and indexing by
-constants. A helper call, a module call, a conditional expression, anything else
-between the parameter and the ``return`` ends the chain: those can drop the value, and
-a dropped value is no graph input.
+constants, and a conditional expression both of whose sides are so computed. A helper
+call, a module call, anything else between the parameter and the ``return`` ends the
+chain: those can drop the value, and a dropped value is no graph input.
+
+:func:`body_op_into_output` reads the same way whether the body of a top-level ``if p
+is not None:`` makes an op whatever ``p`` is: an op of :data:`_ALWAYS` on a tensor
+computed from the call's tensors, whose result the ``return`` is computed from.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from enum import Enum
 
 from fxcache_core.lookup.torch_names import torch_name, torch_roots
 
-__all__ = ["computed_into_output"]
+__all__ = ["body_op_into_output", "computed_into_output"]
 
 
 class _Kind(Enum):
@@ -87,7 +91,7 @@ _METHODS = frozenset(
     (
         "softmax log_softmax relu sum mean float half bool transpose permute view reshape "
         "unsqueeze squeeze expand flatten matmul masked_fill add sub mul div exp tanh sigmoid "
-        "neg abs t"
+        "neg abs t repeat cos sin log sqrt rsqrt"
     ).split()
 )
 """Tensor methods that record a node reading the tensor."""
@@ -219,6 +223,26 @@ class _Flow:
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                 self.known.pop(n.id, None)
 
+    def always(self, e: ast.expr) -> bool:
+        """Whether ``e`` records a node of :data:`_ALWAYS` on a tensor this reading knows as
+        read, and its value is computed from that node's result (whatever the names it
+        does not know are)."""
+        if (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Attribute)
+            and not any(isinstance(a, ast.Starred) for a in e.args)
+            and all(k.arg is not None for k in e.keywords)
+        ):
+            receiver = e.func.value
+            if e.func.attr in _METHODS and self.always(receiver):
+                return True
+            return e.func.attr in _ALWAYS and self.kind(receiver) is _Kind.READ
+        if isinstance(e, ast.BinOp) and isinstance(e.op, _BINOPS):
+            return (self.always(e.left) and self.kind(e.right) is not None) or (
+                self.always(e.right) and self.kind(e.left) is not None
+            )
+        return False
+
     def _output(self, value: ast.expr) -> bool:
         if isinstance(value, (ast.Tuple, ast.List)):
             return any(self.kind(e) is _Kind.READ for e in value.elts)
@@ -243,6 +267,9 @@ class _Flow:
             return _read_by_op([self.kind(e.value)])
         if isinstance(e, ast.Call):
             return self._call(e)
+        if isinstance(e, ast.IfExp):  # either side runs: read where both sides are
+            sides = {self.kind(e.body), self.kind(e.orelse)}
+            return _Kind.READ if sides == {_Kind.READ} else None
         return None
 
     def _call(self, e: ast.Call) -> _Kind | None:
@@ -297,3 +324,89 @@ def _constant_index(s: ast.expr) -> bool:
         ):
             return False
     return True
+
+
+_ALWAYS = frozenset(
+    "unsqueeze cos sin exp log tanh sigmoid relu neg abs sqrt rsqrt softmax log_softmax".split()
+)
+"""Tensor methods that record a node of their own whatever their arguments are (none is
+ever elided as a no-op: each changes the rank or computes new values)."""
+
+
+def body_op_into_output(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    file: str,
+    param: str,
+    line: int,
+    tensors: Collection[str],
+) -> tuple[int, int] | None:
+    """For the top-level ``if param is not None:`` (without ``else``) at ``line``: (the
+    line of a statement of its body that records an op whatever ``param`` is, the line of
+    the ``return`` whose value is computed from that op's result), or None where the
+    source does not show both. The op is a method of :data:`_ALWAYS` (at the head of a
+    chain of :data:`_METHODS`, or in arithmetic with a known operand) on a tensor computed
+    from ``tensors`` (the parameters the call gives tensors for, and the key takes as
+    inputs): a body that runs then puts a node on its line into any graph that goes on to
+    that ``return``. Read as :func:`computed_into_output` reads; ``param`` is never assigned."""
+    if any(
+        isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(fn)
+    ):
+        return None
+    if any(
+        isinstance(
+            n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
+        )
+        or _overwrites(n)
+        for n in ast.walk(fn)
+    ):
+        return None  # an in-place write may leave the body's op dead code, which the graph drops
+    stored = {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    roots = torch_roots(file, fn)
+    # ``inputs``: READ is "computed from the call's tensors"; ``marked``: READ is "computed from the body's op".
+    inputs = _Flow(roots, {t: _Kind.READ for t in tensors if t not in stored and t != param}, "")
+    marked = _Flow(roots, {t: _Kind.TENSOR for t in tensors if t not in stored and t != param}, "")
+    for i, st in enumerate(fn.body):
+        if isinstance(st, ast.If) and st.lineno == line:
+            if (
+                st.orelse
+                or _none_test(st.test, param) is not ast.IsNot
+                or any(_exits(s) for s in st.body)
+            ):
+                return None
+            op_line = None
+            for s in st.body:
+                if (
+                    op_line is None
+                    and isinstance(s, ast.Assign)
+                    and len(s.targets) == 1
+                    and isinstance(s.targets[0], ast.Name)
+                    and inputs.always(s.value)
+                ):
+                    op_line = s.lineno
+                    marked.known[s.targets[0].id] = _Kind.READ
+                    inputs.known.pop(s.targets[0].id, None)
+                    continue
+                inputs._step(s)
+                marked._step(s)
+            if op_line is None:
+                return None
+            ret = marked.body(fn.body[i + 1 :])
+            return (op_line, ret) if ret is not None else None
+        if _exits(st):
+            return None
+        inputs._step(st)
+        marked._step(st)
+    return None
+
+
+def _overwrites(n: ast.AST) -> bool:
+    """Whether ``n`` may overwrite a tensor in place (a method named like ``zero_``, an
+    ``out=`` argument): the op that computed the old value may then be dead code, and
+    no graph keeps it."""
+    return isinstance(n, ast.Call) and (
+        (isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") and not n.func.attr.startswith("__"))
+        or any(k.arg == "out" for k in n.keywords)
+    )

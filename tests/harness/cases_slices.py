@@ -38,7 +38,13 @@ its ``dropout_p`` under ``dynamic=True`` (specialized by a restart), and :func:`
 ``F.interpolate``'s ``mode`` and ``align_corners``, which no op keeps. An int that only says
 how many last positions a slice keeps (tests/torch/test_kept_slices.py;
 fxcache_core/lookup/kept_slices.py): :func:`keep_last` inline, :func:`keep_tail` through a
-helper, as a causal LM's ``logits_to_keep``. A call is
+helper, as a causal LM's ``logits_to_keep``. An ``if p is not None:`` body the key's graph
+has no op from (tests/torch/test_tensor_flow.py; fxcache_core/lookup/tensor_flow.py):
+:func:`unsq_opt` one that makes an op whatever ``p`` is, :func:`float_opt` one that may make
+none. The grad mode of an entry without a backward (tests/torch/test_state_arguments.py;
+fxcache_core/lookup/grad_paths.py): :func:`grad_off_mlp` compiled under ``torch.no_grad()``
+with a weight that requires grad, :func:`gate_mlp` with grad on and the output cut from the
+weight. A call is
 described as ``tests.harness.cases_args``'s are (``[[4, 8], {"depth": 3}]``). This module
 imports torch; no ``from __future__ import annotations`` (see ``demo.cases``).
 """
@@ -50,7 +56,7 @@ import torch
 import torch.nn.functional as F
 
 from demo.cases import Case
-from tests.harness.cases_args import keyword_inputs
+from tests.harness.cases_args import GRAD_MODE, grad_inputs, keyword_inputs
 
 
 class LayerStack(torch.nn.Module):
@@ -203,6 +209,37 @@ def dead_mask(x, mask=None):
     return x.relu()
 
 
+def unsq_opt(x, n=None):
+    # An optional int under `if n is not None:`, whose body unsqueezes x whatever n is: a key
+    # with no op from that line and one from the return was traced with n None.
+    y = x * 2
+    if n is not None:
+        y = y.unsqueeze(0).expand(n, -1, -1)
+    return y.cos()
+
+
+def float_opt(x, flag=None):
+    # The same shape of code, whose body makes no op for a float32 x (.float() is x itself):
+    # built with flag=True, the key shows nothing of which way the test went.
+    y = x * 3
+    if flag is not None:
+        y = y.float()
+    return y.sin()
+
+
+def grad_off_mlp(x, w):
+    # A weight that requires grad, compiled under torch.no_grad(): the key's graph computes its
+    # output from w by ops that carry grad, yet it has no backward. Built a second time with grad
+    # enabled and w not requiring grad (another key), which sets grad back on for the cases after.
+    return (x @ w).relu() * 3
+
+
+def gate_mlp(x, w):
+    # A weight that requires grad, grad enabled, but a comparison cuts the output from it: no
+    # backward though grad was on.
+    return (x @ w).gt(0).float() * 2
+
+
 _TENSOR_FLOW_CASES = [
     Case("attend_opt", attend_opt, {"dynamic": None}, [[[1, 2, 6, 8], [1, 2, 6, 8], [1, 2, 6, 8]]],
          make_inputs=keyword_inputs, doc="scaled_dot_product_attention, built without its optional mask (dynamic=None)"),
@@ -212,6 +249,15 @@ _TENSOR_FLOW_CASES = [
          doc="an optional mask passed to a helper that drops it, built without it (dynamic=None)"),
     Case("dead_mask", dead_mask, {"dynamic": None}, [[[4, 8]]], make_inputs=keyword_inputs,
          doc="an optional mask computed with into a value that is dropped, built without it (dynamic=None)"),
+    Case("unsq_opt", unsq_opt, {"dynamic": None}, [[[4, 8]]], make_inputs=keyword_inputs,
+         doc="an optional int whose `if n is not None:` body makes an op whatever n is, built without it"),
+    Case("float_opt", float_opt, {"dynamic": None}, [[[4, 8], {"flag": True}]], make_inputs=keyword_inputs,
+         doc="an `if flag is not None:` body that makes no op for a float32 x, built with flag=True"),
+    Case("grad_off_mlp", grad_off_mlp, {"dynamic": None},
+         [[[4, 8], [8, 4], {GRAD_MODE: False}], [[4, 8], [8, 4], {GRAD_MODE: True, "w.requires_grad": False}]],
+         make_inputs=grad_inputs, doc="a weight that requires grad under no_grad, then grad on and w without grad"),
+    Case("gate_mlp", gate_mlp, {"dynamic": None}, [[[4, 8], [8, 4]]], make_inputs=grad_inputs,
+         doc="a weight that requires grad, grad on, the output cut from it by a comparison: no backward"),
 ]
 
 

@@ -36,6 +36,16 @@ GRAD_CALLS = [
 # regroup's key (no input requires grad) has no backward: compiled with grad enabled (as it
 # was: torch hits) or under no_grad, the cache does not record which.
 GRAD_UNDECIDED = [("regroup", [[4, 12], 3, {_GRAD: True}])]
+# grad_off_mlp's first key has no backward, though w required grad and mm -> relu -> mul
+# compute the output from it: compiled under no_grad (fxcache_core/lookup/grad_paths.py). Its
+# second key (grad on, w not requiring grad) is ruled out by requires_grad.
+GRAD_OFF_CALLS = [
+    ("grad_off_mlp", [[4, 8], [8, 4], {_GRAD: False, "w.requires_grad": True}]),  # hit: as built
+    ("grad_off_mlp", [[4, 8], [8, 4], {_GRAD: True, "w.requires_grad": True}]),  # new graph: a training graph
+]
+# gate_mlp's key has no backward with grad on and w requiring grad (a comparison cuts the
+# output from w): the graph shows no path that carries grad, and the grad mode stays undecided.
+GRAD_OFF_UNDECIDED = [("gate_mlp", [[4, 8], [8, 4], {_GRAD: True, "w.requires_grad": True}])]
 # Global state beside the grad mode (fxcache_core/lookup/global_state.py): inference mode
 # turns grad off, which the training entry shows it was not compiled with; autocast and the
 # default dtype are hashed into the keys and recorded nowhere in the cache: undecided, whether
@@ -75,6 +85,36 @@ def test_grad_mode_and_requires_grad_are_read_off_the_training_entry(real_cache,
 def test_grad_mode_given_for_an_entry_without_backward_is_undecided(real_cache, arg_answers, case, shapes):
     """An inference entry was compiled under no_grad, or with grad enabled and nothing that
     needed a backward: the grad mode given is undecided, naming it, though torch hits."""
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "grad-mode-unrecorded", fv
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
+
+
+@VERDICT
+@pytest.mark.parametrize("case,shapes", GRAD_OFF_CALLS, ids=[call_label(*c) for c in GRAD_OFF_CALLS])
+def test_an_entry_without_backward_whose_graph_carries_grad_was_compiled_with_grad_off(real_cache, arg_answers,
+                                                                                     case, shapes):
+    """An inference entry whose graph computes its output from an input that required grad,
+    by ops that carry grad: grad was off when it was compiled, and the verdict is torch's."""
+    from tests.harness.oracle import call_id
+
+    v = assert_verdict_as_torch(real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], case)
+    if shapes[-1][_GRAD]:
+        assert v["status"] == "new-graph", v
+    else:
+        assert v["status"] == "hit" and {p["name"]: p["how"] for p in v["params"]}.get(_GRAD) == "grad-mode-off", v
+
+
+@VERDICT
+@pytest.mark.parametrize("case,shapes", GRAD_OFF_UNDECIDED, ids=[call_label(*c) for c in GRAD_OFF_UNDECIDED])
+def test_an_entry_without_backward_whose_graph_cuts_grad_stays_undecided(real_cache, arg_answers, case, shapes):
+    """No backward, an input that required grad, and grad on: the output is cut from the input,
+    which the graph shows no path that carries grad for: undecided, though torch hits."""
     from fxcache_core.cache.scan import scan_cache
     from tests.harness.oracle import call_id
 

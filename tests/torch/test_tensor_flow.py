@@ -6,7 +6,9 @@ so the key is not torch's; elsewhere the verdict stays UNDECIDED.
 
 The cases of ``tests.harness.cases_slices`` (``attend_opt``, ``scores_mask``,
 ``helper_mask``, ``dead_mask``) are in the session's real cache, each built once without
-its mask. Torch's own lookups (a fresh process's first call on a copy of the cache,
+its mask. So are ``unsq_opt`` (built without its optional int) and ``float_opt`` (built
+with its flag), whose ``if p is not None:`` bodies the key's graph has no op from: where
+the body makes an op whatever ``p`` is, the key was traced with ``p`` None. Torch's own lookups (a fresh process's first call on a copy of the cache,
 recorded by ``python -m tests.harness.recorded``) are the judge.
 """
 
@@ -16,7 +18,7 @@ import pytest
 
 from tests.harness.match_runs import VERDICT
 from tests.harness.oracle import call_id
-from tests.helpers import assert_verdict_as_torch, match_call
+from tests.helpers import assert_verdict_as_torch, match_call, torch_status
 
 pytestmark = pytest.mark.torch
 
@@ -37,6 +39,17 @@ TENSOR_FLOW_UNDECIDED = [
     # that shows which way `if mask is not None:` went, and the cache does not record mask.
     ("scores_mask", [[4, 8]]),
 ]
+# An optional int whose `if n is not None:` body makes an op whatever n is (an unsqueeze of a
+# tensor computed from x) that reaches the return: the key has no op from that line, so it was
+# traced with n None (fxcache_core/lookup/tensor_flow.py body_op_into_output).
+BODY_OP_CALLS = [
+    ("unsq_opt", [[4, 8]]),  # hit: left out, as built
+    ("unsq_opt", [[4, 8], {"n": 3}]),  # new graph: the body runs
+]
+# Built with flag=True, a body whose op may be none (.float() of a float32 tensor): the key's
+# graph shows nothing of which way the test went. Torch: a new graph (Dynamo's graph holds the
+# .float() call, which AOTAutograd's printed graph does not): a HIT here would be wrong.
+BODY_OP_UNDECIDED = [("float_opt", [[4, 8]])]
 _UNDECIDED_CODE = {
     "helper_mask": "tensor-not-input",
     "dead_mask": "tensor-not-input",
@@ -71,3 +84,32 @@ def test_a_mask_the_source_does_not_show_in_the_output_stays_undecided(
     assert rc == 3 and fv["status"] == "undecided", fv
     assert fv["why_code"] == _UNDECIDED_CODE[case], fv
     assert arg_answers[call_id(case, shapes)]["error"] is None
+
+
+@VERDICT
+@pytest.mark.parametrize("case,shapes", BODY_OP_CALLS, ids=[call_id(*c[:2]) for c in BODY_OP_CALLS])
+def test_a_body_that_makes_an_op_whatever_it_is_given_decides_which_way_the_key_went(
+    real_cache, arg_answers, case, shapes
+):
+    v = assert_verdict_as_torch(
+        real_cache.root, case, shapes, arg_answers[call_id(case, shapes)], case
+    )
+    if isinstance(shapes[-1], dict):
+        assert v["status"] == "new-graph" and v["why_code"] == "branch-not-taken", v
+    else:
+        assert v["status"] == "hit", v
+        assert {p["name"]: p["how"] for p in v["params"]}.get("n") == "branch", v["params"]
+
+
+@VERDICT
+@pytest.mark.parametrize(
+    "case,shapes", BODY_OP_UNDECIDED, ids=[call_id(*c[:2]) for c in BODY_OP_UNDECIDED]
+)
+def test_a_body_whose_op_may_be_none_stays_undecided(real_cache, arg_answers, case, shapes):
+    from fxcache_core.cache.scan import scan_cache
+
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "branch-unknown", fv
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "new-graph"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fxcache_core.lookup.tensor_flow import computed_into_output
+from fxcache_core.lookup.tensor_flow import body_op_into_output, computed_into_output
 
 _IMPORTS = "import torch\nimport torch.nn.functional as F\n"
 
@@ -48,6 +48,12 @@ def _flow(
         ("def f(x, mask=None):\n    y = torch.where(mask, x, 0.0)\n    return x, y\n", 5),
         ("def f(x, mask=None):\n    return {'out': x.masked_fill(mask[:, None], 0.0)}\n", 4),
         ("def f(x, mask=None):\n    y = x\n    y += mask\n    return y\n", 6),
+        # A conditional expression both of whose sides read it.
+        (
+            "def f(x, mask=None, mode='sum'):\n    s = x * mask\n    return s.sum(0) if mode == 'sum' else s.mean(0)\n",
+            5,
+        ),
+        ("def f(x, mask=None):\n    y = x.repeat(2, 1) + mask\n    return y.cos()\n", 5),
     ],
 )
 def test_a_mask_torch_ops_compute_into_the_return_is_found(tmp_path, body, line):
@@ -159,3 +165,94 @@ def test_a_frame_under_a_decorators_wrapper_is_not_decided(tmp_path):
     assert tensor_given("L['mask']", bare, "addm", lambda s, t: None, inputs) is not None
     wrapped = CompiledFrom("addm", str(src), 4, wrappers=(("wrapper", str(src), 1),))
     assert tensor_given("L['mask']", wrapped, "addm", lambda s, t: None, inputs) is None
+
+
+def _body(tmp_path: Path, body: str, tensors=("x",)) -> tuple[int, int] | None:
+    src = _IMPORTS + body
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef))
+    test = next(n for n in ast.walk(fn) if isinstance(n, ast.If))
+    return body_op_into_output(fn, str(path), "p", test.lineno, set(tensors))
+
+
+@pytest.mark.parametrize(
+    "body,lines",
+    [
+        (
+            "def f(x, reps, *, p=None):\n    y = x.repeat(reps, 1)\n    if p is not None:\n"
+            "        y = y.unsqueeze(0).expand(p, -1, -1)\n    return y.cos()\n",
+            (6, 7),
+        ),
+        (
+            "def f(x, p=None):\n    y = x\n    if p is not None:\n        y = x.exp() * 2\n    return y + 1\n",
+            (6, 7),
+        ),
+        (
+            "def f(x, p=None):\n    y = x * 2\n    if p is not None:\n        y = y.relu()\n    return x, y\n",
+            (6, 7),
+        ),
+    ],
+)
+def test_a_body_that_makes_an_op_whatever_it_is_given_is_found(tmp_path, body, lines):
+    assert _body(tmp_path, body) == lines
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # An op on the parameter only: what it makes depends on what it is (a number has no .view).
+        "def f(x, p=None):\n    s = x * 2\n    if p is not None:\n        s = s * p.view(-1, 1)\n    return s\n",
+        # Arithmetic with the parameter itself: its own __rmul__ may drop the op's result.
+        "def f(x, p=None):\n    y = x\n    if p is not None:\n        y = x.exp() * p\n    return y + 1\n",
+        # Ops that may be no node at all (an expand to the same size, a cast to the same dtype).
+        "def f(x, p=None):\n    y = x\n    if p is not None:\n        y = x.expand(p, -1)\n    return y.cos()\n",
+        "def f(x, p=None):\n    y = x\n    if p is not None:\n        y = x.float()\n    return y.cos()\n",
+        # The op's result does not reach the return, or is dropped by a helper.
+        "def f(x, p=None):\n    y = x\n    if p is not None:\n        z = x.cos()\n    return y.sin()\n",
+        "def f(x, p=None):\n    y = x\n    if p is not None:\n        y = x.cos()\n    return helper(y)\n",
+        "def f(x, p=None):\n    y = x\n    if p is not None:\n        y = x.cos()\n        y = x\n    return y.sin()\n",
+        # On a tensor not computed from the call's tensors, or a name reassigned in the body before.
+        "def f(x, z, p=None):\n    y = x\n    if p is not None:\n        y = z.cos()\n    return y.sin()\n",
+        "def f(x, p=None):\n    y = x\n    if p is not None:\n        x = p\n        y = x.cos()\n    return y.sin()\n",
+        # An else, an exit, a nested test, another test, an assigned parameter.
+        "def f(x, p=None):\n    y = x\n    if p is not None:\n        y = x.cos()\n    else:\n        y = x.sin()\n"
+        "    return y\n",
+        "def f(x, p=None):\n    y = x\n    if p is not None:\n        y = x.cos()\n        return y\n    return y.sin()\n",
+        "def f(x, p=None):\n    if x.shape[0] > 1:\n        return x\n    y = x\n    if p is not None:\n"
+        "        y = x.cos()\n    return y.sin()\n",
+        "def f(x, p=None):\n    y = x\n    if p:\n        y = x.cos()\n    return y.sin()\n",
+        "def f(x, p=None):\n    p = p or 1\n    y = x\n    if p is not None:\n        y = x.cos()\n    return y.sin()\n",
+        # A tensor written in place after the body (through any name: an alias, a view, out=) may
+        # leave the body's op dead code, which the graph drops.
+        "def f(x, p=None):\n    y = x * 2\n    if p is not None:\n        y = y.relu()\n    y.zero_()\n    return y + 1\n",
+        "def f(x, p=None):\n    y = x * 2\n    if p is not None:\n        y = y.relu()\n    z = y\n    z.fill_(1.0)\n"
+        "    return y + 1\n",
+        "def f(x, p=None):\n    y = x * 2\n    if p is not None:\n        y = y.relu()\n    torch.mul(x, 2, out=y)\n"
+        "    return y + 1\n",
+    ],
+)
+def test_a_body_whose_op_the_source_does_not_show_is_not(tmp_path, body):
+    assert _body(tmp_path, body) is None
+
+
+def test_body_makes_op_reads_no_frame_under_a_decorators_wrapper_or_a_module_compiled_whole(tmp_path):
+    # The wrapper (or a module's call) may pass the function another value of p than the call's.
+    from fxcache_core.functions.frames import CompiledFrom
+    from fxcache_core.functions.params import BranchTest
+    from fxcache_core.lookup.binding import TensorArg
+    from fxcache_core.lookup.branches import TracedCode, body_makes_op
+
+    body = "def f(x, p=None):\n    y = x * 2\n    if p is not None:\n        y = y.relu()\n    return y + 1\n"
+    path = tmp_path / "m.py"
+    path.write_text(body)
+    test = BranchTest(3, "p is not None", "is-not", None, (4, 4), None)
+    traced = TracedCode(frozenset({2, 5}), {2: ("mul",), 5: ("add",)})
+    inputs = {"L['x']": TensorArg((4, 3))}
+    taken = frozenset({"L['x']"})
+    bare = CompiledFrom("f", str(path), 1, params=("x", "p"))
+    assert body_makes_op(bare, test, inputs, taken, traced) == (4, 5)
+    wrapped = CompiledFrom("f", str(path), 1, params=("x", "p"), wrappers=(("wrapper", str(path), 1),))
+    assert body_makes_op(wrapped, test, inputs, taken, traced) is None
+    whole = CompiledFrom("f", str(path), 1, params=("x", "p"), whole_module=True)
+    assert body_makes_op(whole, test, inputs, taken, traced) is None

@@ -1,0 +1,211 @@
+"""Branch evidence for one parameter (:func:`branch_account`): every read of it is the
+test of an ``if``, and the key's graph shows which side the trace took, by its ops from
+the side's lines (this key's, another key's of the function, or a body that makes an op
+whatever it is given: :func:`~fxcache_core.lookup.branches.body_makes_op`). The call's
+value then goes the same way (``branch``), the other way into a side that makes other
+ops (``branch-not-taken``: another graph), or it cannot be told (``branch-unknown``).
+One parameter's accounting
+(:class:`~fxcache_core.lookup.accounting.ParamAccounting`) asks it after the baked
+constants. Never imports torch."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Protocol
+
+from fxcache_core.cache.keys import KeyKind
+from fxcache_core.errors import param
+from fxcache_core.functions.params import BranchTest
+from fxcache_core.lookup.branches import TracedCode, body_makes_op, branch_holds
+from fxcache_core.lookup.grad_paths import inference_forward_graph
+from fxcache_core.lookup.param_account import ParamAccount
+from fxcache_core.lookup.pyvalues import text_of
+from fxcache_core.reasons import Reason
+
+__all__ = ["ParamAccounting", "branch_account"]
+
+
+class ParamAccounting(Protocol):
+    """What :func:`branch_account` reads of one parameter's accounting
+    (:class:`fxcache_core.lookup.accounting.ParamAccounting`, which imports this module):
+    the ledger (traced code and sibling keys), the key and call (``KeyCall``), the
+    compiled frame, its reads (``FrameReads``), the parameter (``ParamUse``) and how a
+    result is made."""
+
+    ledger: Any
+    call: Any
+    frame: Any
+    reads: Any
+    p: Any
+
+    def result(
+        self, status: str, how: Reason, value: object = ..., brief: str = ""
+    ) -> ParamAccount: ...
+
+
+def _side(acc: ParamAccounting, traced: TracedCode, t: BranchTest) -> tuple[bool | None, str]:
+    """Which side of ``t`` a graph was traced through, and how that is known."""
+    body = _hits(traced, t.body)
+    other = _hits(traced, t.orelse) if t.orelse is not None else []
+    if body and not other:
+        return True, f"its ops at line {body[0]}"
+    if other and not body:
+        return False, f"its ops at line {other[0]}"
+    if body or t.orelse is not None:
+        return None, ""
+    for k, _ in acc.ledger.siblings(acc.call.key, acc.frame):
+        tc = acc.ledger.traced(k, acc.reads, acc.frame.function)
+        if tc is not None and (seen := _hits(tc, t.body)):
+            return False, (
+                f"no op from lines {t.body[0]}-{t.body[1]}, where key {k.key[:12]} "
+                f"has ops (line {seen[0]})"
+            )
+    if (made := _made_op(acc, t, traced)) is not None:
+        return (
+            False,
+            f"no op from line {made[0]}, which makes one whenever it runs, reaching line {made[1]}",
+        )
+    return None, ""
+
+
+def _made_op(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> tuple[int, int] | None:
+    """:func:`~fxcache_core.lookup.branches.body_makes_op` for an AOTAutograd key with no backward (no pass merged ops)."""
+    call = acc.call
+    if (
+        call.key.kind is not KeyKind.AOT_AUTOGRAD
+        or call.entry.backward is not None
+        or inference_forward_graph(call.key) is None
+    ):
+        return None
+    return body_makes_op(acc.frame, t, call.inputs, call.taken, traced)
+
+
+def _side_ops(
+    acc: ParamAccounting, t: BranchTest, taken: bool, traced: TracedCode
+) -> tuple[str, ...] | None:
+    """The ops side ``taken`` of ``t`` makes, from a graph traced through it (this
+    key's ``traced`` or another key's of the function, whose every line there has
+    its ops printed); () for an ``else`` that is not there; None when no graph shows
+    them."""
+    span, opposite = (t.body, t.orelse) if taken else (t.orelse, t.body)
+    if span is None:
+        return ()
+    for tc in (
+        traced,
+        *(
+            acc.ledger.traced(k, acc.reads, acc.frame.function)
+            for k, _ in acc.ledger.siblings(acc.call.key, acc.frame)
+        ),
+    ):
+        if tc is None:
+            continue
+        lines = _hits(tc, span)
+        if lines and all(n in tc.ops for n in lines) and not _hits(tc, opposite):
+            return tuple(sorted(op for n in lines for op in tc.ops[n]))
+    return None
+
+
+def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount | None:
+    """Branch evidence for one parameter's accounting ``acc`` (its value ``v``, shown as
+    ``what``): None when there is none to give (no test of it, or it is
+    assigned); else accounted, undecided or ruling the key out."""
+    p, reads = acc.p, acc.reads
+    if not p.tests or p.assigned or reads.opaque:
+        return None
+    traced = acc.ledger.traced(acc.call.key, reads, acc.frame.function)
+    if traced is None:
+        return None
+    known: dict[int, bool] = {}
+    unknown: list[BranchTest] = []
+    for i, _ in p.tests:
+        t = reads.tests[i]
+        if not _reached(acc, t, traced, known):
+            continue
+        side, how = _side(acc, traced, t)
+        holds = branch_holds(t, v)
+        if side is None or holds is None:
+            unknown.append(t)
+            continue
+        known[i] = side
+        if holds != side:
+            mine = _side_ops(acc, t, side, traced)
+            theirs = _side_ops(acc, t, holds, traced)
+            if theirs is None and holds and mine == () and _made_op(acc, t, traced) is not None:
+                theirs = ("(an op the body makes whatever it is given)",)
+            if mine is not None and theirs is not None and Counter(mine) != Counter(theirs):
+                return acc.result(
+                    "rules-out",
+                    Reason(
+                        f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
+                        f"graph was traced through the other way ({how}): torch traces another graph",
+                        "branch-not-taken",
+                    ),
+                )
+            return acc.result(
+                "undecided",
+                Reason(
+                    f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
+                    f"graph was traced through the other way ({how}); whether that side makes the same ops "
+                    "the cache cannot tell",
+                    "branch-unknown",
+                ),
+            )
+    if unknown:
+        t = unknown[0]
+        return acc.result(
+            "undecided",
+            Reason(
+                f"{what}: this key's graph has no op that shows which way `if {t.text}:` (line {t.line}) "
+                f"went when it was traced, and the cache does not record {p.name}; Dynamo's guards in a run's "
+                f"TORCH_TRACE would (the trace explained, or given as {param('from_trace')})",
+                "branch-unknown",
+            ),
+        )
+    others = [n for n in p.other if not _skipped(acc, n, known)]
+    if others or not known:
+        return None
+    i = next(iter(known))
+    t = reads.tests[i]
+    return acc.result(
+        "accounted",
+        Reason(
+            f"{what}: this key's graph was traced through `if {t.text}:` (line {t.line}) the way "
+            f"{p.name}={text_of(v)} goes"
+            + (f", and {len(known) - 1} more test of it" if len(known) > 1 else ""),
+            "branch",
+        ),
+        brief=f"the graph went through `if {t.text}:` (line {t.line}) that way",
+    )
+
+
+def _reached(
+    acc: ParamAccounting, t: BranchTest, traced: TracedCode, known: dict[int, bool]
+) -> bool:
+    """Whether the trace reached ``t``: no test around it is known to have gone the
+    other way (a test of this parameter, or of another one the call agrees on)."""
+    for i, on in t.within:
+        outer = acc.reads.tests[i]
+        side = known.get(i)
+        if side is None:
+            side, _ = _side(acc, traced, outer)
+        if side is not None and side != on:
+            return False
+    return True
+
+
+def _skipped(acc: ParamAccounting, line: int, known: dict[int, bool]) -> bool:
+    """Whether a read at ``line`` sits on a side of a test of this parameter that
+    the trace did not take (nor does the call: it agrees with every known test)."""
+    for i, side in known.items():
+        t = acc.reads.tests[i]
+        span = t.orelse if side else t.body
+        if span is not None and span[0] <= line <= span[1]:
+            return True
+    return False
+
+
+def _hits(traced: TracedCode, span: tuple[int, int] | None) -> list[int]:
+    """The lines of ``span`` (first, last; None: no lines) that have ops in ``traced``."""
+    if span is None:
+        return []
+    return sorted(n for n in traced.lines if span[0] <= n <= span[1])

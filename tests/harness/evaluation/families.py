@@ -22,6 +22,15 @@ from tests.harness.evaluation.families_r8 import R8_FAMILIES, R8B_FAMILIES, R8C_
 from tests.harness.evaluation.families_r9 import R9_FAMILIES, R9B_FAMILIES, R9C_FAMILIES
 from tests.harness.evaluation.families_r10 import R10_FAMILIES, R10B_FAMILIES, R10C_FAMILIES
 from tests.harness.evaluation.families_r10d import R10D_FAMILIES, R10E_FAMILIES
+from tests.harness.evaluation.families_r11 import (
+             R11_FAMILIES,
+             R11B_FAMILIES,
+             R11C_FAMILIES,
+             R11D_FAMILIES,
+             R11E_FAMILIES,
+             R11F_FAMILIES,
+             R11G_FAMILIES,
+)
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
              RV3_FAMILIES,
@@ -570,3 +579,10 @@ FAMILIES.update((f.name, f) for f in R10B_FAMILIES)
 FAMILIES.update((f.name, f) for f in R10C_FAMILIES)
 FAMILIES.update((f.name, f) for f in R10D_FAMILIES)
 FAMILIES.update((f.name, f) for f in R10E_FAMILIES)
+FAMILIES.update((f.name, f) for f in R11_FAMILIES)
+FAMILIES.update((f.name, f) for f in R11B_FAMILIES)
+FAMILIES.update((f.name, f) for f in R11C_FAMILIES)
+FAMILIES.update((f.name, f) for f in R11D_FAMILIES)
+FAMILIES.update((f.name, f) for f in R11E_FAMILIES)
+FAMILIES.update((f.name, f) for f in R11F_FAMILIES)
+FAMILIES.update((f.name, f) for f in R11G_FAMILIES)

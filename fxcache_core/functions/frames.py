@@ -110,6 +110,8 @@ class CompiledFrom:
             as (function, file, line in the stack); () when it was compiled itself.
         params: the positional parameter names (without ``self``) of the function,
             where the file is readable.
+        keywords: its keyword-only parameter names (after ``*`` or ``*args``), where the
+            file is readable.
         whole_module: the key's inputs are a module call's ``args``/``kwargs``.
         unread: the parameters (positional or keyword) its body never names, where
             the file is readable and the function takes no ``**kwargs`` or ``*args``
@@ -126,6 +128,7 @@ class CompiledFrom:
     params: tuple[str, ...] = ()
     whole_module: bool = False
     unread: frozenset[str] | None = None
+    keywords: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -221,7 +224,7 @@ def _named(outer: tuple[tuple[str, str, int], ...], dirs: SourceDirs, held: With
     if d is None or d.name not in (fn, parent):  # unreadable, or not the file the stack ran
         return CompiledFrom(function=fn, file=file, line=line, parent=parent, wrappers=tuple(outer[:i]))
     return CompiledFrom(function=fn, file=file, line=d.first_line, parent=parent, module_class=d.cls,
-                        wrappers=tuple(outer[:i]), params=d.params, unread=d.unread)
+                        wrappers=tuple(outer[:i]), params=d.params, unread=d.unread, keywords=d.keywords)
 
 
 def is_wrapper_frame(function: str, file: str, line: int) -> bool:
@@ -286,7 +289,7 @@ def _same_code(own: Origin | None, fx: Origin | None) -> bool:
 class _Def:
     """A ``def`` read from a source file: its name, class (None outside one), first
     line (its first decorator's, as ``co_firstlineno``), positional parameters
-    (without ``self`` in a class), whether it is a decorator wrapper, and the
+    (without ``self`` in a class) and keyword-only ones, whether it is a decorator wrapper, and the
     parameters its body never names (None: it takes ``*args``/``**kwargs`` or calls
     ``locals()``/``vars()``, through which any could be read)."""
 
@@ -296,6 +299,7 @@ class _Def:
     params: tuple[str, ...]
     wraps: bool
     unread: frozenset[str] | None = None
+    keywords: tuple[str, ...] = ()
 
 
 def _enclosing(path: str, line: int) -> tuple[str | None, tuple[str, ...]] | None:
@@ -346,7 +350,7 @@ def _defs(tree: ast.Module) -> tuple[_Span, ...]:
                     names = names[1:]
                 out.append((child.lineno, first, child.end_lineno or child.lineno,
                             _Def(child.name, cls, first, tuple(names), _is_wrapper_def(child, outer),
-                                 _unread(child))))
+                                 _unread(child), tuple(p.arg for p in a.kwonlyargs))))
                 visit(child, None, child)
             elif isinstance(child, (ast.If, ast.Try, ast.With)):
                 visit(child, cls, outer)

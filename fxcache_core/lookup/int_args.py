@@ -55,7 +55,7 @@ from fxcache_core.lookup.pinned import judge_pinned, pinned_items, pinned_value
 from fxcache_core.lookup.printed_graphs import PrintedGraph, parse_printed_graph, specialized_values
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.lookup.sequence_lengths import element_of, shorter_sequence, vararg_name
-from fxcache_core.lookup.source_values import LOCAL_RE
+from fxcache_core.lookup.source_values import LOCAL_RE, is_param
 from fxcache_core.lookup.symbol_names import name_inputs
 from fxcache_core.reasons import Reason, code_of
 
@@ -194,8 +194,8 @@ class IntArgsCall:
             (torch/_dynamo/pgo.py) fxcache could not read: nothing is ruled out,
             only noted.
         of_function: the call is known to be of this key's function (``--fn``).
-        params: the positional parameter names of the key's compiled frame (taken
-            from ``frame`` when it is given).
+        params, keywords: the positional and the keyword-only parameter names of the
+            key's compiled frame (taken from ``frame`` when it is given).
         unread: the parameters the frame's source never reads, None when not known
             (taken from ``frame`` when it is given).
         frame: the key's compiled frame
@@ -213,12 +213,14 @@ class IntArgsCall:
     params: Sequence[str] = ()
     unread: frozenset[str] | None = None
     frame: CompiledFrom | None = None
+    keywords: Sequence[str] = ()
     settled: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.frame is not None:
             object.__setattr__(self, "params", self.frame.params)
             object.__setattr__(self, "unread", self.frame.unread)
+            object.__setattr__(self, "keywords", self.frame.keywords)
 
 
 def int_argument_rule(keys: FunctionKeys, call: IntArgsCall) -> IntRule:
@@ -293,7 +295,7 @@ class _IntJudge:
 
     def run(self) -> IntRule:
         call = self.call
-        missing = [(src, why) for src, why in _tensors_not_given(call.entry, call.inputs, call.params, self.vararg)
+        missing = [(src, why) for src, why in _tensors_not_given(call.entry, call.inputs, call.params, self.vararg, call.keywords)
                    if not float_default_tensorified(src, _input_type(call.entry, src), call.frame)]
         if missing and not self.broken():
             given = [c for s in call.inputs for c in candidates(s, call.params)]
@@ -322,7 +324,7 @@ class _IntJudge:
         src = next((c for c in candidates(user_src, call.params) if c in self.taken), user_src)
         # A parameter of this key's frame; where its source was not read, any input of
         # the function asked for (a resume frame's locals are not the first frame's).
-        mine = _is_param(user_src, call.params) if call.params else call.of_function
+        mine = is_param(user_src, call.params, call.keywords) if call.params or call.keywords else call.of_function
         if mine and call.unread is not None and (m := LOCAL_RE.fullmatch(user_src)) and m.group(1) in call.unread:
             return  # the function never reads it: no value of it changes the graph
         if isinstance(value, TensorArg) and value.shape != ():
@@ -390,13 +392,13 @@ class _IntJudge:
         """A tensor the call gives for ``src``, which the key takes no input from (an
         element of a list argument: :func:`~fxcache_core.lookup.optional_tensors.list_element`)."""
         call = self.call
-        if (el := element_of(src)) is not None and (_is_param(el[0], call.params) or el[0] == f"L['{self.vararg}']") \
+        if (el := element_of(src)) is not None and (is_param(el[0], call.params, call.keywords) or el[0] == f"L['{self.vararg}']") \
                 and src not in self.taken and not self.broken():
             why = list_element(src, el[0], self.taken, call.frame)
             if why is not None:
                 (self.problems if code_of(why) == "list-longer" else self.notes).append(why)
             return
-        if (_is_param(user_src, call.params) if call.params else call.of_function) and not any(
+        if (is_param(user_src, call.params, call.keywords) if call.params or call.keywords else call.of_function) and not any(
                 t == src or t.startswith((src + "[", src + ".")) for t in self.taken) and not self.broken():
             if (why := self.given(src)) is not None:
                 self.problems.append(why)
@@ -508,7 +510,8 @@ class _IntJudge:
 
 
 def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
-                       params: Sequence[str], vararg: str | None = None) -> list[tuple[str, Reason]]:
+                       params: Sequence[str], vararg: str | None = None,
+                       keywords: Sequence[str] = ()) -> list[tuple[str, Reason]]:
     """(source, a note) per tensor input of the call (``L['mask']``, an element of the
     ``*args`` parameter ``vararg``; not a module's own ``L['self']...``) that ``entry``'s
     graph takes and ``inputs`` do not give."""
@@ -520,7 +523,7 @@ def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
                 or tensorified_base(src) is not None):
             continue
         base = re.sub(r"^(L\['(?:args|kwargs)'\]\[[^\]]+\]|L\['\w+'\]).*$", r"\1", src)
-        if params and not _is_param(base, params) and base != f"L['{vararg}']":
+        if params and not is_param(base, params, keywords) and base != f"L['{vararg}']":
             continue  # a closure's or a global's tensor (a model's weights), not an argument
         if src not in given and not any(src.startswith((g + "[", g + ".")) for g in given):
             out.append((src, Reason(
@@ -532,17 +535,6 @@ def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
 
 def _input_type(entry: DecodedEntry, src: str) -> str:
     return next((i.type for i in entry.inputs if i.source == src), "")
-
-
-def _is_param(src: str, params: Sequence[str]) -> bool:
-    """Whether the user's ``src`` (``L['t']``, ``L['args'][1]``, ``L['kwargs']['t']``) is a
-    parameter of a frame whose positional parameters are ``params``."""
-    if (m := LOCAL_RE.fullmatch(src)) is not None:
-        return m.group(1) in params
-    if (m := re.fullmatch(r"L\['args'\]\[([0-9]+)\]", src)) is not None:
-        return int(m.group(1)) < len(params)
-    m = re.fullmatch(r"L\['kwargs'\]\['(\w+)'\]", src)
-    return m is not None and m.group(1) in params
 
 
 def _not_an_int(keys: FunctionKeys, key: CacheKey, src: str, value: InputValue,

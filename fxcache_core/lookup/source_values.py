@@ -174,3 +174,15 @@ def param_sources(name: str, frame: CompiledFrom | None) -> tuple[str, ...]:
     if frame is not None and name in frame.params:
         out.append(f"L['args'][{frame.params.index(name)}]")
     return tuple(out)
+
+
+def is_param(src: str, params: Sequence[str], keywords: Sequence[str] = ()) -> bool:
+    """Whether the user's ``src`` (``L['t']``, ``L['args'][1]``, ``L['kwargs']['t']``) is a
+    parameter of a frame whose positional parameters are ``params`` and keyword-only ones
+    ``keywords`` (a closure's or a global's tensor, a model's weights, is none)."""
+    if (m := LOCAL_RE.fullmatch(src)) is not None:
+        return m.group(1) in params or m.group(1) in keywords
+    if (m := re.fullmatch(r"L\['args'\]\[([0-9]+)\]", src)) is not None:
+        return int(m.group(1)) < len(params)
+    m = re.fullmatch(r"L\['kwargs'\]\['(\w+)'\]", src)
+    return m is not None and (m.group(1) in params or m.group(1) in keywords)

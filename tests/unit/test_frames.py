@@ -302,3 +302,22 @@ def test_an_fx_key_shared_by_two_functions_lends_its_frame_only_to_the_one_it_wa
     inlined = Origin("forward", "/t/m.py", 40, ("forward", "helper"), (("forward", "/t/m.py", 40),))
     assert _same_code(Origin("helper", "/t/h.py", 3), inlined)
     assert _same_code(None, fx) and not _same_code(Origin("f", "/a.py", 1), None)
+
+
+def test_a_frame_names_its_keyword_only_parameters_apart_from_the_positional_ones(tmp_path):
+    from fxcache_core.functions.frames import named
+    from fxcache_core.lookup.source_values import is_param
+
+    src = tmp_path / "kw.py"
+    src.write_text("def f(x, w, *, bias=None, scale=1.0):\n    return x * w\n\n\n"
+                   "def g(x, *args, mask=None):\n    return x\n")
+    f = named((("f", str(src), 2),))
+    assert (f.params, f.keywords) == (("x", "w"), ("bias", "scale"))
+    assert named((("g", str(src), 6),)).keywords == ("mask",)
+    # A keyword-only parameter is the function's (given by name), never a closure's tensor;
+    # only positional ones are L['args'][i] of a module's call.
+    for src_name in ("L['bias']", "L['kwargs']['bias']", "L['x']", "L['args'][1]"):
+        assert is_param(src_name, f.params, f.keywords), src_name
+    for src_name in ("L['self'].weight", "L['other']", "L['args'][2]", "L['kwargs']['other']"):
+        assert not is_param(src_name, f.params, f.keywords), src_name
+    assert not is_param("L['bias']", f.params)  # without the keywords, as positional-only reading had it

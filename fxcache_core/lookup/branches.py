@@ -30,9 +30,9 @@ from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.params import BranchTest
 from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.binding import TensorArg
+from fxcache_core.lookup.source_values import LOCAL_RE
 from fxcache_core.lookup.tensor_flow import body_op_into_output
 
-_LOCAL = re.compile(r"L\['(\w+)'\]")
 _OP_RE = re.compile(r"^\s*\w+(?:: \"[^\"]*\")? = (torch\.ops\.[\w.]{1,200})\(")
 
 
@@ -159,6 +159,6 @@ def body_makes_op(frame: CompiledFrom, t: BranchTest, inputs: Mapping[str, objec
     if fn is None:
         return None
     tensors = {n.group(1) for s, v in inputs.items()
-               if isinstance(v, TensorArg) and v.shape != () and s in taken and (n := _LOCAL.fullmatch(s))}
+               if isinstance(v, TensorArg) and v.shape != () and s in taken and (n := LOCAL_RE.fullmatch(s))}
     got = body_op_into_output(fn, frame.file, m.group(1), t.line, tensors)
     return got if got is not None and got[1] in traced.lines else None

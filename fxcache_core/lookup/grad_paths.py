@@ -38,6 +38,7 @@ from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.ast_reads import parents as ast_parents
 from fxcache_core.lookup.ast_reads import root_name
 from fxcache_core.lookup.dtype_args import graph_nodes
+from fxcache_core.lookup.source_values import LOCAL_RE
 from fxcache_core.lookup.torch_names import torch_roots
 
 __all__ = ["grad_off_path", "inference_forward_graph"]
@@ -52,7 +53,6 @@ argument does (each has a derivative for its tensor arguments; the views keep th
 
 _SHOWN_OPS = 4
 """How many ops a grad path shows at each end."""
-_LOCAL = re.compile(r"L\['(\w+)'\]")
 
 _FLOATING = frozenset({"float16", "bfloat16", "float32", "float64"})
 _GRAD_WORDS = re.compile(
@@ -86,7 +86,7 @@ def grad_off_path(
         return None  # a context manager, whatever its name, may turn grad off around the ops
     torch_names = set(torch_roots(frame.file, fn))
     roots = _tensor_names(
-        fn, {m.group(1) for s in taken if (m := _LOCAL.fullmatch(s))}, torch_names
+        fn, {m.group(1) for s in taken if (m := LOCAL_RE.fullmatch(s))}, torch_names
     )
     roots |= torch_names
     if any(

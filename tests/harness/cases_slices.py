@@ -44,7 +44,8 @@ has no op from (tests/torch/test_tensor_flow.py; fxcache_core/lookup/tensor_flow
 none. The grad mode of an entry without a backward (tests/torch/test_state_arguments.py;
 fxcache_core/lookup/grad_paths.py): :func:`grad_off_mlp` compiled under ``torch.no_grad()``
 with a weight that requires grad, :func:`gate_mlp` with grad on and the output cut from the
-weight. A call is
+weight. A keyword-only optional tensor (tests/torch/test_tensor_flow.py):
+:func:`kw_bias`, built without it. A call is
 described as ``tests.harness.cases_args``'s are (``[[4, 8], {"depth": 3}]``). This module
 imports torch; no ``from __future__ import annotations`` (see ``demo.cases``).
 """
@@ -234,6 +235,15 @@ def grad_off_mlp(x, w):
     return (x @ w).relu() * 3
 
 
+def kw_bias(x, w, *, bias=None):
+    # A keyword-only optional tensor, built without it: a call that gives it must be read as one
+    # of the function's parameters (a tensor the key takes no input from), not as a closure's.
+    y = x * w
+    if bias is not None:
+        y = y + bias
+    return y.sigmoid()
+
+
 def gate_mlp(x, w):
     # A weight that requires grad, grad enabled, but a comparison cuts the output from it: no
     # backward though grad was on.
@@ -256,6 +266,8 @@ _TENSOR_FLOW_CASES = [
     Case("grad_off_mlp", grad_off_mlp, {"dynamic": None},
          [[[4, 8], [8, 4], {GRAD_MODE: False}], [[4, 8], [8, 4], {GRAD_MODE: True, "w.requires_grad": False}]],
          make_inputs=grad_inputs, doc="a weight that requires grad under no_grad, then grad on and w without grad"),
+    Case("kw_bias", kw_bias, {"dynamic": None}, [[[4, 8], [8]]], make_inputs=keyword_inputs,
+         doc="a keyword-only optional tensor, built without it (dynamic=None)"),
     Case("gate_mlp", gate_mlp, {"dynamic": None}, [[[4, 8], [8, 4]]], make_inputs=grad_inputs,
          doc="a weight that requires grad, grad on, the output cut from it by a comparison: no backward"),
 ]

@@ -50,6 +50,11 @@ BODY_OP_CALLS = [
 # graph shows nothing of which way the test went. Torch: a new graph (Dynamo's graph holds the
 # .float() call, which AOTAutograd's printed graph does not): a HIT here would be wrong.
 BODY_OP_UNDECIDED = [("float_opt", [[4, 8]])]
+# A keyword-only optional tensor (after `*`), built without it, then given: torch traces a new
+# graph; the key takes no input from it, and the source adds it to the output only under
+# `if bias is not None:`, so nothing shows what the key was traced with (a HIT here, as
+# when keyword-only parameters were taken for a closure's tensors, would be wrong).
+KEYWORD_ONLY_UNDECIDED = [("kw_bias", [[4, 8], [8], {"bias": [8]}])]
 _UNDECIDED_CODE = {
     "helper_mask": "tensor-not-input",
     "dead_mask": "tensor-not-input",
@@ -111,5 +116,21 @@ def test_a_body_whose_op_may_be_none_stays_undecided(real_cache, arg_answers, ca
     rc, body = match_call(real_cache.root, case, shapes)
     (fv,) = body["verdicts"]["functions"]
     assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "branch-unknown", fv
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "new-graph"
+
+
+@VERDICT
+@pytest.mark.parametrize(
+    "case,shapes", KEYWORD_ONLY_UNDECIDED, ids=[call_id(*c[:2]) for c in KEYWORD_ONLY_UNDECIDED]
+)
+def test_a_keyword_only_tensor_given_where_the_key_takes_none_stays_undecided(
+    real_cache, arg_answers, case, shapes
+):
+    from fxcache_core.cache.scan import scan_cache
+
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "tensor-not-input", fv
     present = {k.key for k in scan_cache(real_cache.root).keys}
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "new-graph"

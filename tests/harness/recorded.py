@@ -66,6 +66,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     from tests.torch import test_tensor_flow as flow
 
     calls = [*real.ORACLE_CALLS, *[tuple(p.values) for p in suite.PARAMS], suite.AFTER_RECOMPILE,
+             arguments.FLAG_AFTER_RECOMPILE,
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
              *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS, *ints.CONSTANT_CALLS,
              *ints.CONSTANT_UNDECIDED, *ints.PINNED_CALLS, *ints.TUPLE_CALLS, *ints.TUPLE_UNDECIDED,

@@ -87,7 +87,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *star.SPLIT_CALLS, *star.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
              *slices.BRANCH_INT_CALLS, *exprs.EXPR_CALLS, *exprs.EXPR_UNDECIDED,
              *decomposed.DECOMPOSED_CALLS, *decomposed.DECOMPOSED_UNDECIDED,
-             *flow.TENSOR_FLOW_CALLS, *flow.TENSOR_FLOW_UNDECIDED, *flow.BODY_OP_CALLS, *flow.BODY_OP_UNDECIDED, *flow.KEYWORD_ONLY_UNDECIDED,
+             *flow.TENSOR_FLOW_CALLS, *flow.TENSOR_FLOW_UNDECIDED, *flow.BODY_OP_CALLS, *flow.BODY_OP_UNDECIDED, *flow.KEYWORD_ONLY_UNDECIDED, *flow.REBOUND_UNDECIDED,
              *state.GRAD_OFF_CALLS, *state.GRAD_OFF_UNDECIDED,
              *fn_args.FN_ARG_CALLS, *fn_args.FN_ARG_UNDECIDED,
              *op_consts.OP_CONST_CALLS, *op_consts.OP_CONST_UNDECIDED,

@@ -412,11 +412,16 @@ def _shown(text: str, code: str) -> bool:
     (the source's ``1e-3`` is ``0.001`` there), where the line parses on its own."""
     if _squeeze(text) in _squeeze(code):
         return True
+    if len(code) > _SHOWN_MAX:
+        return False
     try:
-        tree = ast.parse(code.strip())
+        return _squeeze(text) in _squeeze(ast.unparse(ast.parse(code.strip())))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return _squeeze(text) in _squeeze(ast.unparse(tree))
+
+
+_SHOWN_MAX = 2_000
+"""The longest comment line :func:`_shown` parses (characters): a longer one is not read."""
 
 
 def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,

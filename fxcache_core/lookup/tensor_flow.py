@@ -10,11 +10,17 @@ function returns.
 
 "Unconditionally" is read strictly: the top-level statements of the body, in order,
 up to the first top-level ``return``; none of them may hold an exit that could skip it
-(``return``, ``raise``, ``break``, ``continue``); a top-level ``if p is not None:``
-without ``else`` runs for a tensor and is read as straight-line code, an ``if p is
-None:`` without ``else`` never runs for one and is skipped. A name is followed only
-through a simple assignment at that level; one assigned anywhere else is forgotten,
-and the parameter itself must never be assigned. The ops are the torch functions of
+(``return``, ``raise``, ``break``, ``continue``), nor a place where Dynamo may break the
+graph (a call this reading does not know, a branch on a tensor's value, a loop, a
+``with``, an ``assert``: the rest is then another frame, whose key reads the parameter);
+the side of a top-level ``if p is not None:`` / ``if p is None: ... else:`` (or of
+``a if p is None else b``) that a tensor takes is read as straight-line code, and an
+``if`` on whether another name is None is read side by side, a name keeping its kind
+where both sides leave it the same. A function that binds names otherwise (``try``,
+``import``, a nested ``def`` or ``class``, ``match``, ``global``, ``:=``) is not read.
+A name is followed through a simple assignment (the call's tensors and numbers, and a
+tensor parameter rebound, included); one bound otherwise is forgotten, and the parameter
+itself must never be assigned. The ops are the torch functions of
 :data:`_TORCH_FNS` at their tensor arguments (called as ``torch.X``, ``F.X``,
 ``torch.nn.functional.X``, where the module binds those names only by importing torch),
 the tensor methods of :data:`_METHODS` (on the tensor, and at the first argument of
@@ -139,7 +145,10 @@ def computed_into_output(
     known.update({t: _Kind.TENSOR for t in tensors if t != param})
     known[param] = _Kind.SOURCE
     flow = _Flow(torch_roots(file, fn), known, param)
-    return flow.body(fn.body)
+    try:
+        return flow.body(fn.body)
+    except RecursionError:  # an expression nested past the interpreter's depth: not read
+        return None
 
 
 _UNFOLLOWED = (
@@ -194,6 +203,39 @@ class _Flow:
 
     def __init__(self, roots: dict[str, str], known: dict[str, _Kind], param: str) -> None:
         self.roots, self.known, self.param = roots, known, param
+        self.forgotten: set[str] = set()  # names bound to values of unknown kind (a tensor, maybe)
+
+    def may_break(self, st: ast.stmt) -> bool:
+        """Whether Dynamo may break the graph at ``st`` (a call this reading does not know:
+        ``print``, ``.item()``, a helper; a branch on a tensor's value; a loop, ``with`` or
+        ``assert``): the rest of the function is then another frame, and the parameter's
+        ops may be in that frame's key, not in the first frame's."""
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            return False  # a docstring
+        if isinstance(st, (ast.Expr, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Assert)):
+            return True
+        if isinstance(st, ast.If):
+            if not _none_test(st.test, None) and self._test_may_break(st.test):
+                return True
+            return any(self.may_break(s) for s in (*st.body, *st.orelse))
+        return any(isinstance(n, ast.Call) and not self._known_call(n) for n in ast.walk(st))
+
+    def _known_call(self, n: ast.Call) -> bool:
+        """A torch function of :data:`_TORCH_FNS` or a tensor method of :data:`_METHODS`:
+        each records a node; Dynamo breaks the graph at none of them."""
+        if (name := torch_name(n.func, self.roots)) is not None:
+            return name in _TORCH_FNS
+        return isinstance(n.func, ast.Attribute) and n.func.attr in _METHODS
+
+    def _test_may_break(self, test: ast.expr) -> bool:
+        """Whether an ``if`` test may read a tensor's value (a call, an index, a name known as
+        a tensor or bound to a value of unknown kind): Dynamo breaks the graph there."""
+        for n in ast.walk(test):
+            if isinstance(n, (ast.Call, ast.Subscript)):
+                return True
+            if isinstance(n, ast.Name) and (self.known.get(n.id) in _TENSORISH or n.id in self.forgotten):
+                return True
+        return False
 
     def body(self, stmts: list[ast.stmt]) -> int | None:
         """The line of the first top-level ``return`` of ``stmts`` whose value an op read
@@ -203,6 +245,8 @@ class _Flow:
             if isinstance(st, ast.Return):
                 if st.value is not None and self._output(st.value):
                     return st.lineno
+                return None
+            if self.may_break(st):
                 return None
             if isinstance(st, ast.If) and (test := _none_test(st.test, self.param)):
                 # A tensor runs the body of `if p is not None:`, the else of `if p is None:`.
@@ -238,12 +282,16 @@ class _Flow:
             kind = self.kind(value)
             if kind is None or kind is _Kind.NUMBER:
                 self.known.pop(target.id, None)
+                if kind is None:
+                    self.forgotten.add(target.id)
             else:
                 self.known[target.id] = kind
+                self.forgotten.discard(target.id)
             return
         for n in ast.walk(st):
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                 self.known.pop(n.id, None)
+                self.forgotten.add(n.id)
 
     def _merge(self, st: ast.If) -> None:
         """Follows an ``if`` on whether a name is None (a test that never reads a
@@ -252,10 +300,12 @@ class _Flow:
         sides = []
         for block in (st.body, st.orelse):
             flow = _Flow(self.roots, dict(self.known), self.param)
+            flow.forgotten = set(self.forgotten)
             for s in block:
                 flow._step(s)
-            sides.append(flow.known)
-        self.known = {k: v for k, v in sides[0].items() if sides[1].get(k) is v}
+            sides.append(flow)
+        self.known = {k: v for k, v in sides[0].known.items() if sides[1].known.get(k) is v}
+        self.forgotten = sides[0].forgotten | sides[1].forgotten | (set(sides[0].known) ^ set(sides[1].known))
 
     def always(self, e: ast.expr) -> bool:
         """Whether ``e`` records a node of :data:`_ALWAYS` on a tensor this reading knows as
@@ -384,6 +434,19 @@ def body_op_into_output(
     from ``tensors`` (the parameters the call gives tensors for, and the key takes as
     inputs): a body that runs then puts a node on its line into any graph that goes on to
     that ``return``. Read as :func:`computed_into_output` reads; ``param`` is never assigned."""
+    try:
+        return _body_op_into_output(fn, file, param, line, tensors)
+    except RecursionError:  # an expression nested past the interpreter's depth: not read
+        return None
+
+
+def _body_op_into_output(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    file: str,
+    param: str,
+    line: int,
+    tensors: Collection[str],
+) -> tuple[int, int] | None:
     if any(
         isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load)
         for n in ast.walk(fn)

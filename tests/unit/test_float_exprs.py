@@ -179,3 +179,15 @@ def test_an_expression_read_twice_is_one_value_and_a_literal_is_read_as_python_s
     # A comment that shows other code (a source edited since) still decides nothing.
     graph = _graph((2, "return x / (x.std(-1) + max(eps, 1e-2))", 'add: "f32[4]" = torch.ops.aten.add.Tensor(arg0_1, 0.001)'))
     assert float_provenance(fn, FILE, graph, "eps", {"eps": 1e-6}, frozenset({"x"})).status == "unknown"
+
+
+@pytest.mark.parametrize("terms", [300, 600, 900])
+def test_a_comment_line_too_deep_or_too_long_to_parse_is_not_read(terms):
+    """A synthetic graph (no compile makes one): the comment's line nests past Python's
+    recursion limit when parsed, or is longer than fxcache parses; the float is unknown,
+    never an error."""
+    code = "y = x * (t * 1e-3) + (" + "1 + " * terms + "1)"
+    fn = one_def(f"def f(x, t):\n    {code}\n    return y\n")
+    graph = _graph((2, code, 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 0.0005)'))
+    got = float_provenance(fn, FILE, graph, "t", {"t": 0.5}, frozenset({"x"}))
+    assert got.status in ("unknown", "same"), got

@@ -299,3 +299,42 @@ def test_a_number_the_call_gives_is_an_operand_of_the_ops(tmp_path):
     fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef))
     assert computed_into_output(fn, str(path), "mask", {"x"}, {"n"}) == 6
     assert computed_into_output(fn, str(path), "mask", {"x"}) is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A graph break before the fold: the first frame ends there and takes no input from
+        # mask whatever it was; the resume frame's key reads it.
+        'def f(x, mask=None):\n    x = x.sin()\n    print("step")\n    if mask is not None:\n        x = x * mask\n    return x\n',
+        "def f(x, mask=None):\n    torch._dynamo.graph_break()\n    return x * mask\n",
+        "def f(x, mask=None):\n    s = x.sum().item()\n    return x * mask + s\n",
+        "def f(x, mask=None):\n    y = helper(x)\n    return y * mask\n",
+        "def f(x, mask=None):\n    if x.sum() > 0:\n        x = x * 2\n    return x * mask\n",
+        "def f(x, mask=None):\n    if x:\n        x = x * 2\n    return x * mask\n",
+        "def f(x, mask=None):\n    y = [x]\n    if y:\n        x = x * 2\n    return x * mask\n",
+        "def f(x, mask=None):\n    for _ in range(2):\n        x = x * 2\n    return x * mask\n",
+        "def f(x, mask=None):\n    with ctx():\n        x = x * 2\n    return x * mask\n",
+        "def f(x, mask=None):\n    assert x.dim() == 2\n    return x * mask\n",
+        "def f(x, w=None, mask=None):\n    if w is not None:\n        print(w)\n    return x * mask\n",
+    ],
+)
+def test_a_statement_that_may_break_the_graph_before_the_fold_is_not_read(tmp_path, body):
+    assert _flow(tmp_path, body) is None
+
+
+def test_a_docstring_and_a_branch_on_a_python_flag_break_nothing(tmp_path):
+    body = 'def f(x, mask=None, flag=True):\n    """Doc."""\n    if flag:\n        y = x * 2\n    return x * mask\n'
+    assert _flow(tmp_path, body) == 7
+
+
+def test_an_expression_nested_past_the_interpreters_depth_is_not_read(tmp_path):
+    """A synthetic source (no compile makes one): a product of 2,500 factors nests its
+    ``ast.BinOp`` past Python's recursion limit."""
+    body = "def f(x, mask=None):\n    return x" + " * mask" * 2_500 + "\n"
+    assert _flow(tmp_path, body) is None
+    src = _IMPORTS + "def f(x, p=None):\n    if p is not None:\n        x = x.unsqueeze(0)\n    return x" + " * x" * 2_500 + "\n"
+    path = tmp_path / "deep.py"
+    path.write_text(src)
+    fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef))
+    assert body_op_into_output(fn, str(path), "p", 4, {"x"}) is None

@@ -21,8 +21,6 @@ against 100-400 us for decoding an entry. Linux only: elsewhere (no
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 try:
     import resource
@@ -75,41 +73,47 @@ ENFORCED: bool = _enforced()
 """Whether :func:`decoding_budget` really bounds memory on this platform."""
 
 
-@contextmanager
-def decoding_budget(n_bytes: int) -> Iterator[None]:
+class decoding_budget:  # noqa: N801 - used as a function: ``with decoding_budget(n):``
     """Run the block with at most :func:`budget_for` ``n_bytes`` more address
     space: an allocation beyond it raises ``MemoryError`` inside the block.
 
     The soft limit is only ever lowered (never above the hard limit, nor above
     a soft limit already lower) and is restored on the way out. Single-threaded
-    use: the limit is the whole process's while the block runs.
+    use: the limit is the whole process's while the block runs. (A class rather
+    than a generator: entering and leaving it costs no generator, once a decode.)
     """
-    if not ENFORCED:
-        yield
-        return
-    vm = _vm_bytes()
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    except (OSError, ValueError):
-        vm = None
-    if vm is None:
-        yield
-        return
-    cap = vm + budget_for(n_bytes)
-    if hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
-    if soft != resource.RLIM_INFINITY and soft <= cap:
-        yield  # already at least this tight
-        return
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    except (OSError, ValueError):
-        yield
-        return
-    try:
-        yield
-    finally:
+
+    __slots__ = ("_n_bytes", "_restore")
+
+    def __init__(self, n_bytes: int) -> None:
+        self._n_bytes = n_bytes
+        self._restore: tuple[int, int] | None = None
+
+    def __enter__(self) -> None:
+        if not ENFORCED:
+            return
+        vm = _vm_bytes()
+        if vm is None:
+            return
         try:
-            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         except (OSError, ValueError):
-            pass
+            return
+        cap = vm + budget_for(self._n_bytes)
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft != resource.RLIM_INFINITY and soft <= cap:
+            return  # already at least this tight
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        except (OSError, ValueError):
+            return
+        self._restore = (soft, hard)
+
+    def __exit__(self, *exc: object) -> None:
+        restore, self._restore = self._restore, None
+        if restore is not None:
+            try:
+                resource.setrlimit(resource.RLIMIT_AS, restore)
+            except (OSError, ValueError):
+                pass

@@ -38,6 +38,7 @@ round trip per item (items are sent in chunks). Where the platform cannot fork
 from __future__ import annotations
 
 import json
+import json.scanner
 import math
 import os
 import select
@@ -157,15 +158,27 @@ def _result(out: list) -> bytes:
     return _encode(out)
 
 
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())
+"""The JSON decoder's scanner alone: one value at an offset of a str, and where it ends."""
+
+
 def _parse_result(body: bytearray | bytes) -> tuple[Any, Any]:
     """``(ok, value)`` of a body :func:`_result` wrote (the value a :class:`WithText`
-    when it has a text). Raises ValueError (and UnicodeDecodeError) on anything else."""
-    nul = body.find(0)
-    if nul < 0:
-        ok, value = json.loads(body)
+    when it has a text). Raises ValueError (and UnicodeDecodeError) on anything else.
+
+    The body is decoded once and its JSON read by the scanner alone (a result
+    message is written compact, with nothing around its value): the parent reads
+    one a decoded entry."""
+    text = body.decode()
+    try:
+        (ok, value), end = _SCAN(text, 0)
+    except StopIteration:
+        raise ValueError("not a result message") from None
+    if end == len(text):
         return ok, value
-    ok, value = json.loads(body[:nul])
-    return ok, WithText(value, body[nul + 1:].decode())
+    if text[end] != "\0":
+        raise ValueError("not a result message")
+    return ok, WithText(value, text[end + 1:])
 
 
 def _write(fd: int, body: bytes) -> None:
@@ -245,10 +258,19 @@ def _arm(cpu_s: float, hard: int | None) -> None:
     soft = math.ceil(t.user + t.system + cpu_s) + 1
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
+    if soft == _armed_soft[0]:
+        return  # the limit in force already (whole seconds: most items of a request)
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
     except (OSError, ValueError):
-        pass
+        _armed_soft[0] = None
+        return
+    _armed_soft[0] = soft
+
+
+_armed_soft: list[int | None] = [None]
+"""The soft ``RLIMIT_CPU`` this worker set last (None: not known), so that an item whose
+backstop is that same second does not set it again. Only :func:`_arm` sets the limit."""
 
 
 # --- the parent side --------------------------------------------------------------

@@ -80,3 +80,30 @@ def test_a_text_sent_beside_a_result_reaches_its_item_as_it_was():
             assert got[i] == workers.WithText([a], f'{a}"\0\\é' * 20_000)
         else:
             assert got[i] == [a]
+
+
+def test_a_result_message_reads_back_as_written_and_anything_else_is_refused():
+    import pytest
+
+    for out in (
+        [True, ["abc", None, [1, "\0x"], [2**62, -1]]],
+        [False, "a bug: \u00e9\0"],
+        [True, workers.WithText(["sha", None, None, None], '{"k":"\0\u00e9"}')],
+        [True, workers.WithText([], "")],
+    ):
+        got = workers._parse_result(bytearray(workers._result(list(out))))
+        assert got == tuple(out) and type(got[1]) is type(out[1])
+    for junk in (
+        b"",
+        b" [true,1]",
+        b"[true,1] ",
+        b"[true,1]x",
+        b"[true",
+        b"7",
+        b"[1,2,3]",
+        b"\xff",
+        b"[true,1]\0\xff",
+        b"nope",
+    ):
+        with pytest.raises((ValueError, TypeError)):
+            workers._parse_result(bytearray(junk))

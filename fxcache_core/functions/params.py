@@ -34,12 +34,11 @@ from dataclasses import dataclass, replace
 from fxcache_core.functions.frames import (
     CompiledFrom,
     Stamp,
-    _parse_bounded,
-    _read_source,
     _stat,
     resume_parent,
 )
 from fxcache_core.functions.source_dirs import shown, withheld
+from fxcache_core.functions.trees import defs_by_name
 from fxcache_core.reasons import Reason
 
 MAX_TESTS = 2000
@@ -231,7 +230,7 @@ def _break_line(function: str) -> int | None:
 
 @functools.lru_cache(maxsize=256)
 def _reads_in(path: str, size: int, stamp: Stamp, line: int, name: str) -> FrameReads | Reason:
-    defs = _defs_by_name(path, size, stamp)
+    defs = defs_by_name(path, size, stamp)
     if isinstance(defs, Reason):
         return defs
     fn = _def_named(defs.get(name, ()), line)
@@ -244,21 +243,6 @@ def _reads_in(path: str, size: int, stamp: Stamp, line: int, name: str) -> Frame
 
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
-
-
-@functools.lru_cache(maxsize=16)
-def _defs_by_name(path: str, size: int, stamp: Stamp) -> dict[str, tuple[_Def, ...]] | Reason:
-    """Every ``def`` of the source file ``path`` (parsed once per identity
-    ``(size, stamp)``, never run), by name; a Reason where it cannot be read."""
-    data = _read_source(path)
-    tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
-    if isinstance(tree, Reason):
-        return tree
-    found: dict[str, list[_Def]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.setdefault(node.name, []).append(node)
-    return {k: tuple(v) for k, v in found.items()}
 
 
 def _def_named(defs: tuple[_Def, ...], line: int) -> _Def | None:

@@ -26,7 +26,7 @@ from fxcache_core.functions.frames import (
 )
 from fxcache_core.reasons import Reason
 
-__all__ = ["TREES_KEPT", "function_node", "inside_function", "module_node"]
+__all__ = ["TREES_KEPT", "defs_by_name", "function_node", "inside_function", "module_node"]
 
 TREES_KEPT = MAX_SOURCE_NODES
 """The parsed trees kept for reuse hold at most this many tokens and lines in all (the
@@ -39,33 +39,65 @@ class _Tree:
     """A parsed file, with the indexes :func:`function_node` and :func:`inside_function` read, built when first asked."""
 
     module: ast.Module
-    defs: dict[tuple[str, int], ast.FunctionDef | ast.AsyncFunctionDef] | None = None
+    defs: dict[tuple[str, int], _FunctionDef] | None = None
     scopes: tuple[tuple[int, int, str | None], ...] | None = None
+    by_name: dict[str, tuple[_FunctionDef, ...]] | None = None
 
 
-_TREES: OrderedDict[tuple[str, int, Stamp], tuple[_Tree | None, int]] = OrderedDict()
+_FunctionDef = ast.FunctionDef | ast.AsyncFunctionDef
+_TREES: OrderedDict[tuple[str, int, Stamp], tuple[_Tree | Reason, int]] = OrderedDict()
 _kept = 0
 
 
 def _tree(path: str) -> _Tree | None:
     """``path`` parsed (see the module docstring), None where it is not read or does not parse."""
-    global _kept
     st = _stat(path)
     if st is None:
         return None
-    ident = (path, st[0], st[1])
+    t = _tree_at(path, st[0], st[1])
+    return None if isinstance(t, Reason) else t
+
+
+def _tree_at(path: str, size: int, stamp: Stamp) -> _Tree | Reason:
+    """``path`` of identity ``(size, stamp)`` parsed, or why it is not read or does not parse."""
+    global _kept
+    ident = (path, size, stamp)
     got = _TREES.get(ident)
     if got is not None:
         _TREES.move_to_end(ident)
         return got[0]
     data = _read_source(path)
     parsed = data if isinstance(data, Reason) else _parse_counted(path, data)
-    tree, cost = (None, 1) if isinstance(parsed, Reason) else (_Tree(parsed[0]), parsed[1])
+    tree, cost = (parsed, 1) if isinstance(parsed, Reason) else (_Tree(parsed[0]), parsed[1])
     _TREES[ident] = (tree, cost)
     _kept += cost
     while len(_TREES) > 1 and (_kept > TREES_KEPT or len(_TREES) > _MAX_FILES):
         _kept -= _TREES.popitem(last=False)[1][1]
     return tree
+
+
+def _index(t: _Tree) -> None:
+    """Fill ``t``'s ``def`` indexes, in one ``ast.walk`` of its module."""
+    defs: dict[tuple[str, int], _FunctionDef] = {}
+    by_name: dict[str, list[_FunctionDef]] = {}
+    for n in ast.walk(t.module):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault((n.name, min([n.lineno, *(d.lineno for d in n.decorator_list)])), n)
+            by_name.setdefault(n.name, []).append(n)
+    t.defs, t.by_name = defs, {k: tuple(v) for k, v in by_name.items()}
+
+
+def defs_by_name(path: str, size: int, stamp: Stamp) -> dict[str, tuple[_FunctionDef, ...]] | Reason:
+    """Every ``def`` of the source file ``path`` of identity ``(size, stamp)`` (found by
+    :func:`~fxcache_core.functions.frames._stat`), by name, each name's in ``ast.walk``
+    order; why not where the file is not read or does not parse. Shared: not to be changed."""
+    t = _tree_at(path, size, stamp)
+    if isinstance(t, Reason):
+        return t
+    if t.by_name is None:
+        _index(t)
+    assert t.by_name is not None
+    return t.by_name
 
 
 def _parse(path: str) -> ast.Module | None:
@@ -96,11 +128,8 @@ def function_node(
     if t is None:
         return None
     if t.defs is None:
-        defs: dict[tuple[str, int], ast.FunctionDef | ast.AsyncFunctionDef] = {}
-        for n in ast.walk(t.module):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defs.setdefault((n.name, min([n.lineno, *(d.lineno for d in n.decorator_list)])), n)
-        t.defs = defs
+        _index(t)
+    assert t.defs is not None
     return t.defs.get((name, first_line))
 
 

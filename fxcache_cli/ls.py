@@ -177,7 +177,7 @@ def _print_totals(found: _Found, shown: Any, fn: str | None) -> None:
 def _refused_sources() -> None:
     """A hint per source file a frame named that was not parsed (over a bound, not a
     regular file, not Python): its functions' classes are unknown, and why."""
-    from fxcache_core.functions.frames import refused_sources
+    from fxcache_core.functions.sources import refused_sources
 
     for path, why in list(refused_sources().items())[:3]:
         out.hint(f"class unknown for the functions of {safe(path)} (not parsed: {safe(why)})")

@@ -20,7 +20,7 @@ test runs it goes the same way, and the lines of the other side never run.
 A resume frame (``torch_dynamo_resume_in_f_at_N``) runs the code of ``f`` after
 line ``N``: :meth:`FrameReads.after` keeps the reads at or after that line (or in a
 loop around it). The source is parsed with ``ast``, never run or imported
-(:func:`~fxcache_core.functions.frames._parse_bounded`'s bounds). Nothing here
+(:func:`~fxcache_core.functions.sources._parse_bounded`'s bounds). Nothing here
 imports torch.
 """
 
@@ -31,13 +31,9 @@ import functools
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, replace
 
-from fxcache_core.functions.frames import (
-    CompiledFrom,
-    Stamp,
-    _stat,
-    resume_parent,
-)
+from fxcache_core.functions.frames import CompiledFrom, resume_parent
 from fxcache_core.functions.source_dirs import shown, withheld
+from fxcache_core.functions.sources import Stamp, _stat
 from fxcache_core.functions.trees import defs_by_name
 from fxcache_core.reasons import Reason
 

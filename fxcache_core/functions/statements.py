@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import functools
 
-from fxcache_core.functions.frames import Stamp, _stat
+from fxcache_core.functions.sources import Stamp, _stat
 from fxcache_core.functions.trees import _parse
 
 __all__ = ["statement_spans"]
@@ -23,7 +23,7 @@ def statement_spans(path: str, since: int | None = None) -> tuple[int, dict[int,
     (...):`` up to its colon, a ``def``'s decorators, arguments and annotation, never its
     body), parsed by ``ast`` (never run), once per file identity. The map is None where
     the file does not parse; the whole answer None where
-    :func:`~fxcache_core.functions.frames.source_lines` does not
+    :func:`~fxcache_core.functions.sources.source_lines` does not
     read the file. Python's traceback records only a statement's first line
     (``traceback.FrameSummary.line``), so the others are what a trace cannot vouch for.
     With ``since`` (ns), a file whose mtime is older is not parsed: its map is {}."""

@@ -12,7 +12,7 @@ each kernel's ops, each frame's ``File "PATH", line N, in FN`` followed by that 
 text, the compiled frame's calls into its callees included. :func:`recorded_lines`
 reads both (an AOTAutograd key's forward graph, and the FX entry it loads);
 :func:`first_change` compares each line with the file's line of that number
-(:func:`~fxcache_core.functions.frames.source_lines`, read once per file identity), as
+(:func:`~fxcache_core.functions.sources.source_lines`, read once per file identity), as
 :func:`same_code` compares two lines' code. A file not read here (another machine,
 ``python -c``) is not compared: the closed-world rule for it is
 :mod:`fxcache_core.lookup.unread_source`.
@@ -41,8 +41,8 @@ from fxcache_core.decode.entries import Origin, entry_root
 from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment, linemap_stacks, stack_frames
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import run_all, run_one, task
-from fxcache_core.functions.frames import source_lines
 from fxcache_core.functions.source_dirs import shown, withhold
+from fxcache_core.functions.sources import source_lines
 from fxcache_core.functions.statements import statement_spans
 from fxcache_core.reasons import Reason
 

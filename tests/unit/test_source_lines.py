@@ -8,9 +8,10 @@ import os
 
 import pytest
 
-from fxcache_core.functions.frames import CompiledFrom, source_lines
+from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.params import frame_reads
 from fxcache_core.functions.source_dirs import withhold
+from fxcache_core.functions.sources import source_lines
 from fxcache_core.functions.statements import statement_spans
 from fxcache_core.lookup.source_lines import first_change, printed_lines, same_code, stack_lines
 from fxcache_core.reasons import Reason

@@ -321,7 +321,26 @@ def _def_in(path: str, size: int, stamp: Stamp, line: int) -> _Def | None:
     for start, first, end, d in defs:  # in the order the tree is walked
         if first <= line <= end and start >= best_line:
             best_line, best = start, d
-    return best
+    if best is None:
+        return None
+    # What the body never names is read for this def alone, from the kept (or a new) parse.
+    tree = _tree_at(path, size, stamp)
+    node = None if isinstance(tree, Reason) else _def_on_line(tree.module, best_line)
+    return replace(best, unread=None if node is None else _unread(node))
+
+
+def _def_on_line(module: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The ``def`` of ``module`` whose ``def`` line is ``line`` (one at most), entering only
+    the statements around that line."""
+    todo: list[ast.AST] = [module]
+    while todo:
+        for c in ast.iter_child_nodes(todo.pop()):
+            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef)) and c.lineno == line:
+                return c
+            if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)) \
+                    and c.lineno <= line <= (c.end_lineno or c.lineno):
+                todo.append(c)
+    return None
 
 
 _Span = tuple[int, int, int, _Def]
@@ -330,7 +349,8 @@ _Span = tuple[int, int, int, _Def]
 def _defs(tree: ast.Module) -> tuple[_Span, ...]:
     """(``def`` line, first line, last line, :class:`_Def`) of each function reachable
     through classes, functions and ``if``/``try``/``with`` blocks, in walk order: all
-    :func:`_def_in` needs, a few hundred bytes a function instead of the tree."""
+    :func:`_def_in` needs, a few hundred bytes a function instead of the tree (what a
+    body never names is left to :func:`_def_in`, for the ``def`` s asked of)."""
     out: list[_Span] = []
 
     def visit(node: ast.AST, cls: str | None, outer: ast.FunctionDef | ast.AsyncFunctionDef | None) -> None:
@@ -345,7 +365,7 @@ def _defs(tree: ast.Module) -> tuple[_Span, ...]:
                     names = names[1:]
                 out.append((child.lineno, first, child.end_lineno or child.lineno,
                             _Def(child.name, cls, first, tuple(names), _is_wrapper_def(child, outer),
-                                 _unread(child), tuple(p.arg for p in a.kwonlyargs))))
+                                 None, tuple(p.arg for p in a.kwonlyargs))))
                 visit(child, None, child)
             elif isinstance(child, (ast.If, ast.Try, ast.With)):
                 visit(child, cls, outer)

@@ -321,12 +321,16 @@ def _def_in(path: str, size: int, stamp: Stamp, line: int) -> _Def | None:
     for start, first, end, d in defs:  # in the order the tree is walked
         if first <= line <= end and start >= best_line:
             best_line, best = start, d
-    if best is None:
-        return None
-    # What the body never names is read for this def alone, from the kept (or a new) parse.
+    return None if best is None else replace(best, unread=_unread_at(path, size, stamp, best_line))
+
+
+@functools.lru_cache(maxsize=1024)
+def _unread_at(path: str, size: int, stamp: Stamp, line: int) -> frozenset[str] | None:
+    """:func:`_unread` of the ``def`` on line ``line``, read from the kept (or a new) parse
+    for the ``def`` s a frame asks of alone."""
     tree = _tree_at(path, size, stamp)
-    node = None if isinstance(tree, Reason) else _def_on_line(tree.module, best_line)
-    return replace(best, unread=None if node is None else _unread(node))
+    node = None if isinstance(tree, Reason) else _def_on_line(tree.module, line)
+    return None if node is None else _unread(node)
 
 
 def _def_on_line(module: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

@@ -53,9 +53,14 @@ def _stat(path: str) -> tuple[int, Stamp] | None:
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
         if len(_REFUSED) < 100:
-            _REFUSED[path] = (Reason("not a regular file", "source-not-regular") if not stat.S_ISREG(st.st_mode)
-                              else Reason(f"{st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit",
-                                          "source-too-large"))
+            _REFUSED[path] = (
+                Reason("not a regular file", "source-not-regular")
+                if not stat.S_ISREG(st.st_mode)
+                else Reason(
+                    f"{st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit",
+                    "source-too-large",
+                )
+            )
         return None
     return st.st_size, (st.st_mtime_ns, st.st_dev, st.st_ino)
 
@@ -81,12 +86,16 @@ def _read_source(path: str) -> bytes | Reason:
         return Reason("not a regular file", "source-not-regular")
     except (OSError, ValueError) as e:
         if isinstance(e, OSError) and e.errno == errno.ELOOP and os.path.islink(located(path)):
-            return Reason(f"{shown(path)} is a symlink, which is not followed", "source-not-regular")
+            return Reason(
+                f"{shown(path)} is a symlink, which is not followed", "source-not-regular"
+            )
         return Reason(f"cannot open it: {getattr(e, 'strerror', None) or e}", "source-unreadable")
     try:
         st = os.fstat(fd)
         if st.st_size > MAX_SOURCE_BYTES:
-            return Reason(f"{st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit", "source-too-large")
+            return Reason(
+                f"{st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit", "source-too-large"
+            )
         with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read(MAX_SOURCE_BYTES + 1)
     except OSError as e:
@@ -108,8 +117,11 @@ def _parse_bounded(path: str, data: bytes) -> ast.Module | Reason:
 def _parse_counted(path: str, data: bytes) -> tuple[ast.Module, int] | Reason:
     """:func:`_parse_bounded`'s tree with its count of tokens and lines."""
     lines = data.count(b"\n")
-    count = lines + _TOKEN_RE.subn(b"", data, count=MAX_SOURCE_NODES - lines + 1)[1] \
-        if lines <= MAX_SOURCE_NODES else lines
+    count = (
+        lines + _TOKEN_RE.subn(b"", data, count=MAX_SOURCE_NODES - lines + 1)[1]
+        if lines <= MAX_SOURCE_NODES
+        else lines
+    )
     if count > MAX_SOURCE_NODES:
         return Reason(f"more than {MAX_SOURCE_NODES:,} tokens and lines", "source-too-many-nodes")
     try:
@@ -121,8 +133,9 @@ def _parse_counted(path: str, data: bytes) -> tuple[ast.Module, int] | Reason:
 _REFUSED: dict[str, Reason] = {}
 """Source files named by a frame that were there but refused (not a regular file, over
 a bound, not Python), and why: :func:`refused_sources`."""
-_REFUSED_CODES = frozenset({"source-not-regular", "source-too-large", "source-too-many-nodes",
-                            "source-unparsable"})
+_REFUSED_CODES = frozenset(
+    {"source-not-regular", "source-too-large", "source-too-many-nodes", "source-unparsable"}
+)
 
 
 TREES_KEPT = MAX_SOURCE_NODES

@@ -30,6 +30,7 @@ from fxcache_core.reasons import Reason
 
 __all__ = ["TREES_KEPT", "defs_by_name", "function_node", "inside_function", "module_node"]
 
+
 def _tree(path: str) -> _Tree | None:
     """``path`` parsed (see the module docstring), None where it is not read or does not parse."""
     st = _stat(path)
@@ -66,7 +67,9 @@ def _index(t: _Tree) -> None:
     t.defs, t.by_name = defs, {k: tuple(v) for k, v in by_name.items()}
 
 
-def defs_by_name(path: str, size: int, stamp: Stamp) -> dict[str, tuple[_FunctionDef, ...]] | Reason:
+def defs_by_name(
+    path: str, size: int, stamp: Stamp
+) -> dict[str, tuple[_FunctionDef, ...]] | Reason:
     """Every ``def`` of the source file ``path`` of identity ``(size, stamp)`` (found by
     :func:`~fxcache_core.functions.sources._stat`), by name, each name's in ``ast.walk``
     order; why not where the file is not read or does not parse. Shared: not to be changed."""

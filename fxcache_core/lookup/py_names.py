@@ -89,7 +89,9 @@ def assigned_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]
     got = _ASSIGNED.get(fn)
     if got is None:
         got = _ASSIGNED[fn] = (
-            frozenset().union(*(_bindings(s, nested=True) for s in fn.body)) if fn.body else frozenset()
+            frozenset().union(*(_bindings(s, nested=True) for s in fn.body))
+            if fn.body
+            else frozenset()
         )
     return got
 
@@ -119,9 +121,9 @@ _FACTS: weakref.WeakKeyDictionary[
 """Per parsed module (kept while its tree is, :mod:`~fxcache_core.functions.trees`), what
 :func:`shadowed` reads of the module alone: many keys' calls ask of one function."""
 _SCOPE_BINDINGS: weakref.WeakKeyDictionary[ast.AST, frozenset[str]] = weakref.WeakKeyDictionary()
-_SHADOWED: weakref.WeakKeyDictionary[
-    ast.AST, tuple[weakref.ref[ast.Module], frozenset[str]]
-] = weakref.WeakKeyDictionary()
+_SHADOWED: weakref.WeakKeyDictionary[ast.AST, tuple[weakref.ref[ast.Module], frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 """Per function (of a kept tree): :func:`shadowed` of it, with the module it was read in
 (held weakly: the module holds the function)."""
 _ASSIGNED: weakref.WeakKeyDictionary[ast.AST, frozenset[str]] = weakref.WeakKeyDictionary()

@@ -73,13 +73,17 @@ def test_shadowed_reads_module_closure_and_own_bindings_each_time_alike(tmp_path
         assert shadowed(str(p), other) == {"min", "round", "max"}
 
 
-def test_naming_reading_parameters_and_reading_whole_functions_share_one_parse(tmp_path, monkeypatch):
+def test_naming_reading_parameters_and_reading_whole_functions_share_one_parse(
+    tmp_path, monkeypatch
+):
     from fxcache_core.functions.frames import CompiledFrom, unparsed_why
     from fxcache_core.functions.params import frame_reads
 
     parses = []
     real = sources._parse_counted
-    monkeypatch.setattr(sources, "_parse_counted", lambda path, data: parses.append(path) or real(path, data))
+    monkeypatch.setattr(
+        sources, "_parse_counted", lambda path, data: parses.append(path) or real(path, data)
+    )
     p = tmp_path / "shared.py"
     p.write_text("def f(x, clip=False):\n    if clip:\n        return x\n    return -x\n")
     assert unparsed_why(str(p)) is None  # the frames' def index

@@ -62,7 +62,7 @@ def test_a_huge_source_file_is_not_parsed_and_ls_fn_says_why(tmp_path, size):
 
 
 def test_bounded_parse_keeps_real_modules_and_refuses_floods(tmp_path):
-    from fxcache_core.functions import frames
+    from fxcache_core.functions import frames, sources
 
     real = Path(frames.__file__)  # a real module: parsed
     assert frames.unparsed_why(str(real)) is None
@@ -74,4 +74,4 @@ def test_bounded_parse_keeps_real_modules_and_refuses_floods(tmp_path):
     deep.write_text("def forward(x):\n    return " + "(" * 5000 + "x" + ")" * 5000 + "\n")
     assert frames.unparsed_why(str(deep)).code == "source-unparsable"
     assert frames._enclosing(str(deep), 2) is None
-    assert str(flood) in frames.refused_sources() and str(deep) in frames.refused_sources()
+    assert str(flood) in sources.refused_sources() and str(deep) in sources.refused_sources()

@@ -195,7 +195,11 @@ def _whole_module(sources: tuple[str, ...]) -> bool:
     alone (a whole ``nn.Module`` compiled). Keys of one model share their sources,
     and a ``match`` asks of every key several times: remembered."""
     roots = {_root(s) for s in sources if s and not s.startswith("G[")}  # a global is no input
-    return bool(roots) and roots <= set(_MODULE_ROOTS) and ("L['args']" in roots or "L['kwargs']" in roots)
+    return (
+        bool(roots)
+        and roots <= set(_MODULE_ROOTS)
+        and ("L['args']" in roots or "L['kwargs']" in roots)
+    )
 
 
 def named(outer: tuple[tuple[str, str, int], ...]) -> CompiledFrom:
@@ -209,7 +213,9 @@ def named(outer: tuple[tuple[str, str, int], ...]) -> CompiledFrom:
 
 
 @functools.lru_cache(maxsize=4096)
-def _named(outer: tuple[tuple[str, str, int], ...], dirs: SourceDirs, held: Withheld) -> CompiledFrom:
+def _named(
+    outer: tuple[tuple[str, str, int], ...], dirs: SourceDirs, held: Withheld
+) -> CompiledFrom:
     i = 0
     while i + 1 < len(outer) and is_wrapper_frame(*outer[i]):
         i += 1
@@ -217,9 +223,20 @@ def _named(outer: tuple[tuple[str, str, int], ...], dirs: SourceDirs, held: With
     parent = resume_parent(fn)
     d = _def_at(file, line)
     if d is None or d.name not in (fn, parent):  # unreadable, or not the file the stack ran
-        return CompiledFrom(function=fn, file=file, line=line, parent=parent, wrappers=tuple(outer[:i]))
-    return CompiledFrom(function=fn, file=file, line=d.first_line, parent=parent, module_class=d.cls,
-                        wrappers=tuple(outer[:i]), params=d.params, unread=d.unread, keywords=d.keywords)
+        return CompiledFrom(
+            function=fn, file=file, line=line, parent=parent, wrappers=tuple(outer[:i])
+        )
+    return CompiledFrom(
+        function=fn,
+        file=file,
+        line=d.first_line,
+        parent=parent,
+        module_class=d.cls,
+        wrappers=tuple(outer[:i]),
+        params=d.params,
+        unread=d.unread,
+        keywords=d.keywords,
+    )
 
 
 def is_wrapper_frame(function: str, file: str, line: int) -> bool:
@@ -341,8 +358,9 @@ def _def_on_line(module: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFu
         for c in ast.iter_child_nodes(todo.pop()):
             if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef)) and c.lineno == line:
                 return c
-            if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)) \
-                    and c.lineno <= line <= (c.end_lineno or c.lineno):
+            if isinstance(
+                c, (ast.stmt, ast.excepthandler, ast.match_case)
+            ) and c.lineno <= line <= (c.end_lineno or c.lineno):
                 todo.append(c)
     return None
 
@@ -357,7 +375,9 @@ def _defs(tree: ast.Module) -> tuple[_Span, ...]:
     body never names is left to :func:`_def_in`, for the ``def`` s asked of)."""
     out: list[_Span] = []
 
-    def visit(node: ast.AST, cls: str | None, outer: ast.FunctionDef | ast.AsyncFunctionDef | None) -> None:
+    def visit(
+        node: ast.AST, cls: str | None, outer: ast.FunctionDef | ast.AsyncFunctionDef | None
+    ) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.ClassDef):
                 visit(child, child.name, None)
@@ -367,9 +387,22 @@ def _defs(tree: ast.Module) -> tuple[_Span, ...]:
                 names = [p.arg for p in (*a.posonlyargs, *a.args)]
                 if cls is not None and names[:1] == ["self"]:
                     names = names[1:]
-                out.append((child.lineno, first, child.end_lineno or child.lineno,
-                            _Def(child.name, cls, first, tuple(names), _is_wrapper_def(child, outer),
-                                 None, tuple(p.arg for p in a.kwonlyargs))))
+                out.append(
+                    (
+                        child.lineno,
+                        first,
+                        child.end_lineno or child.lineno,
+                        _Def(
+                            child.name,
+                            cls,
+                            first,
+                            tuple(names),
+                            _is_wrapper_def(child, outer),
+                            None,
+                            tuple(p.arg for p in a.kwonlyargs),
+                        ),
+                    )
+                )
                 visit(child, None, child)
             elif isinstance(child, (ast.If, ast.Try, ast.With)):
                 visit(child, cls, outer)
@@ -395,21 +428,26 @@ def _unread(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str] | None
     return frozenset(params - named)
 
 
-def _is_wrapper_def(fn: ast.FunctionDef | ast.AsyncFunctionDef,
-                    outer: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+def _is_wrapper_def(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: ast.FunctionDef | ast.AsyncFunctionDef | None
+) -> bool:
     """``@functools.wraps(...)`` (``@wraps(...)``, ``@x.wraps(...)``) on ``fn``; or
     ``fn`` a closure in ``outer`` taking ``*args, **kwargs`` that calls one of
     ``outer``'s parameters (a decorator that does not use ``wraps``)."""
     for d in fn.decorator_list:
         f = d.func if isinstance(d, ast.Call) else None
-        if (isinstance(f, ast.Name) and f.id == "wraps") or (isinstance(f, ast.Attribute) and f.attr == "wraps"):
+        if (isinstance(f, ast.Name) and f.id == "wraps") or (
+            isinstance(f, ast.Attribute) and f.attr == "wraps"
+        ):
             return True
     if outer is None or fn.args.vararg is None or fn.args.kwarg is None:
         return False
     oa = outer.args
     taken = {p.arg for p in (*oa.posonlyargs, *oa.args, *oa.kwonlyargs)}
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in taken
-               for n in ast.walk(fn))
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in taken
+        for n in ast.walk(fn)
+    )
 
 
 @functools.lru_cache(maxsize=64)

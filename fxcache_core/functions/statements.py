@@ -16,7 +16,9 @@ __all__ = ["statement_spans"]
 _BODY_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 
 
-def statement_spans(path: str, since: int | None = None) -> tuple[int, dict[int, tuple[int, int]] | None] | None:
+def statement_spans(
+    path: str, since: int | None = None
+) -> tuple[int, dict[int, tuple[int, int]] | None] | None:
     """(the file's mtime in ns, ``{line: (first, last)}``) for the source file recorded as
     ``path``: each line that lies in a statement written over several lines, with that
     statement's first and last line (a compound statement's head only: ``for x in
@@ -61,5 +63,17 @@ def _statement_spans(path: str, size: int, stamp: Stamp) -> dict[int, tuple[int,
     return spans
 
 
-_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
-             ast.With, ast.AsyncWith, ast.Try, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+_COMPOUND = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.Match,
+    *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+)

@@ -13,8 +13,17 @@ from types import MappingProxyType
 SIMPLE_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
 """Statements whose expressions run once, where they stand (no test, loop or block)."""
 
-MAY_NOT_RUN = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-               ast.NamedExpr, ast.Await)
+MAY_NOT_RUN = (
+    ast.IfExp,
+    ast.BoolOp,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.NamedExpr,
+    ast.Await,
+)
 """Expressions a part of which may not run (or runs again): a call there may trace no op,
 or its ops more than once."""
 
@@ -89,8 +98,14 @@ def shares_lines(stmt: ast.stmt, fn: ast.AST, parents: Mapping[ast.AST, ast.AST]
     then name either, so the ops from those lines are not ``stmt``'s alone."""
     line, last = stmt.lineno, stmt.end_lineno or stmt.lineno
     around = {id(o) for o in ancestors(stmt, parents)}
-    return any(o is not stmt and isinstance(o, ast.stmt) and id(o) not in around
-               and o.lineno <= last and line <= (o.end_lineno or o.lineno) for o in ast.walk(fn))
+    return any(
+        o is not stmt
+        and isinstance(o, ast.stmt)
+        and id(o) not in around
+        and o.lineno <= last
+        and line <= (o.end_lineno or o.lineno)
+        for o in ast.walk(fn)
+    )
 
 
 def in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool:
@@ -106,5 +121,13 @@ def in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool
     return False
 
 
-__all__ = ["MAY_NOT_RUN", "SIMPLE_STATEMENTS", "ancestors", "calls_in_order", "in_loop", "parents", "root_name",
-           "shares_lines"]
+__all__ = [
+    "MAY_NOT_RUN",
+    "SIMPLE_STATEMENTS",
+    "ancestors",
+    "calls_in_order",
+    "in_loop",
+    "parents",
+    "root_name",
+    "shares_lines",
+]

@@ -34,13 +34,46 @@ class SortBy(str, Enum):
 
 
 def ls_cmd(
-    entries: Annotated[bool, typer.Option("--entries", "-e", help="Also list each key's entries, with the shapes each serves (decodes them).")] = False,
-    by: Annotated[By, typer.Option("--by", case_sensitive=False, help="key: one row per key; function: one row per function, its keys folded.")] = By.key,
-    fn: Annotated[str | None, typer.Option("--fn", help="Only keys compiled from the function of this name.")] = None,
-    sort: Annotated[SortBy | None, typer.Option("--sort", case_sensitive=False, help="size: largest first; age: least recently used first; name: by function name.")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Show only the first N rows (after --sort).")] = None,
-    check: Annotated[bool, typer.Option("--check", help="Decode every entry and mark the unreadable ones (reads every file).")] = False,
-    dupes: Annotated[bool, typer.Option("--dupes", hidden=True, help="Deprecated: fxcache dupes.")] = False,
+    entries: Annotated[
+        bool,
+        typer.Option(
+            "--entries",
+            "-e",
+            help="Also list each key's entries, with the shapes each serves (decodes them).",
+        ),
+    ] = False,
+    by: Annotated[
+        By,
+        typer.Option(
+            "--by",
+            case_sensitive=False,
+            help="key: one row per key; function: one row per function, its keys folded.",
+        ),
+    ] = By.key,
+    fn: Annotated[
+        str | None, typer.Option("--fn", help="Only keys compiled from the function of this name.")
+    ] = None,
+    sort: Annotated[
+        SortBy | None,
+        typer.Option(
+            "--sort",
+            case_sensitive=False,
+            help="size: largest first; age: least recently used first; name: by function name.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Show only the first N rows (after --sort)."),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Decode every entry and mark the unreadable ones (reads every file)."
+        ),
+    ] = False,
+    dupes: Annotated[
+        bool, typer.Option("--dupes", hidden=True, help="Deprecated: fxcache dupes.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """List cache keys with the function each was compiled from, their entries, sizes and last use.
@@ -50,8 +83,9 @@ def ls_cmd(
     """
     from fxcache_core.functions.listing import by_function
 
-    if state.remote is not None and not (check or entries or dupes or as_json or fn or by is By.function
-                                         or sort is SortBy.name):
+    if state.remote is not None and not (
+        check or entries or dupes or as_json or fn or by is By.function or sort is SortBy.name
+    ):
         _ls_remote(sort, limit)  # a plain listing reads no value
         return
     if dupes:
@@ -74,9 +108,16 @@ def ls_cmd(
     shown = found.rows[:limit] if limit else found.rows
     regions = _regions(found.catalog, shown) if entries else {}
     if as_json:
-        out.result([r.to_json(unreadable=found.problems if check else None,
-                              regions=regions if entries else None,
-                              remote=_remote_side(r, found.local)) for r in shown])
+        out.result(
+            [
+                r.to_json(
+                    unreadable=found.problems if check else None,
+                    regions=regions if entries else None,
+                    remote=_remote_side(r, found.local),
+                )
+                for r in shown
+            ]
+        )
         return
     _print_keys(found, shown, regions, entries, check, now)
     _print_totals(found, shown, fn)
@@ -116,32 +157,63 @@ def _remote_side(row: Any, local: dict[str, str]) -> tuple[str | None, str | Non
     return (user_path(row.key.entries[0].path) if row.key.entries else None), local.get(row.key.key)
 
 
-def _print_keys(found: _Found, shown: Any, regions: dict[str, Any], entries: bool, check: bool,
-                now: float) -> None:
+def _print_keys(
+    found: _Found, shown: Any, regions: dict[str, Any], entries: bool, check: bool, now: float
+) -> None:
     """The table: one row per key, and under it its entries (--entries) or its unreadable ones."""
     problems = found.problems
-    table: list[tuple[str, ...]] = [("kind", "key", "entries", "size", "last used")
-                                    + (("check",) if check else ()) + ("function",)]
+    table: list[tuple[str, ...]] = [
+        ("kind", "key", "entries", "size", "last used")
+        + (("check",) if check else ())
+        + ("function",)
+    ]
     for r in shown:
         k = r.key
         bad = sum(1 for e in k.entries if e.file.where in problems) if problems else 0
-        status = ((f"{bad} unreadable" if bad else "ok",) if check else ())
-        table.append((k.kind.short, k.key, str(len(k.entries)), human_bytes(k.size),
-                      age(k.last_used, now), *status, origin_text(r.origin)))
+        status = (f"{bad} unreadable" if bad else "ok",) if check else ()
+        table.append(
+            (
+                k.kind.short,
+                k.key,
+                str(len(k.entries)),
+                human_bytes(k.size),
+                age(k.last_used, now),
+                *status,
+                origin_text(r.origin),
+            )
+        )
         if entries or bad:
             for e in k.entries:
                 if not entries and e.file.where not in problems:
                     continue
                 why = problems.get(e.file.where)
-                status = ((f"unreadable: {why}" if why else "ok",) if check else ())
+                status = (f"unreadable: {why}" if why else "ok",) if check else ()
                 reg = regions.get(e.file.where)
-                shape = ("serves " + str(reg)) if reg is not None else ("" if not entries else "unreadable")
-                table.append(("", f"  └ {e.name}", "", human_bytes(e.size), age(e.file.last_used, now),
-                              *status, shape))
+                shape = (
+                    ("serves " + str(reg))
+                    if reg is not None
+                    else ("" if not entries else "unreadable")
+                )
+                table.append(
+                    (
+                        "",
+                        f"  └ {e.name}",
+                        "",
+                        human_bytes(e.size),
+                        age(e.file.last_used, now),
+                        *status,
+                        shape,
+                    )
+                )
     from fxcache_core.cache.blob import shown_as
 
-    out.table(f"{remote_store().display_url} (remote)" if state.remote is not None else shown_as(found.scan.root),
-              table, {2, 3, 4})
+    out.table(
+        f"{remote_store().display_url} (remote)"
+        if state.remote is not None
+        else shown_as(found.scan.root),
+        table,
+        {2, 3, 4},
+    )
 
 
 def _print_totals(found: _Found, shown: Any, fn: str | None) -> None:
@@ -161,23 +233,29 @@ def _print_totals(found: _Found, shown: Any, fn: str | None) -> None:
     if scan.skipped:
         out.text(f"[dim]{len(scan.skipped)} paths skipped (symlinks, foreign files)[/dim]")
     if not scan.keys and state.remote is None:
-        out.text("[dim]No FX or AOTAutograd entries here; fxcache df accounts for every file torch keeps "
-             "in this dir (precompiled headers, Triton kernels, generated code...).[/dim]")
+        out.text(
+            "[dim]No FX or AOTAutograd entries here; fxcache df accounts for every file torch keeps "
+            "in this dir (precompiled headers, Triton kernels, generated code...).[/dim]"
+        )
     if state.remote is not None:
         same = sum(1 for v in local.values() if v == "same")
         if local:
-            vs = (f"sizes are the entries' pickles. {plural(len(local), 'key')} also in the local cache: "
-                  f"{same} hold one of its entries, {len(local) - same} differ.")
+            vs = (
+                f"sizes are the entries' pickles. {plural(len(local), 'key')} also in the local cache: "
+                f"{same} hold one of its entries, {len(local) - same} differ."
+            )
         else:
             vs = "sizes are the entries' pickles. No key is also in the local cache."
-        out.text("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
-                  "entries of other shape regions); " + safe(vs) + "[/dim]")
+        out.text(
+            "[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
+            "entries of other shape regions); " + safe(vs) + "[/dim]"
+        )
 
 
 def _refused_sources() -> None:
     """A hint per source file a frame named that was not parsed (over a bound, not a
     regular file, not Python): its functions' classes are unknown, and why."""
-    from fxcache_core.functions.frames import refused_sources
+    from fxcache_core.functions.sources import refused_sources
 
     for path, why in list(refused_sources().items())[:3]:
         out.hint(f"class unknown for the functions of {safe(path)} (not parsed: {safe(why)})")
@@ -199,18 +277,37 @@ def _print_functions(scan: Any, groups: Any, total: int, entries: bool, now: flo
         o = g.origin
         fn = function_name(o)  # the function's name and place
         where = f"{short_path(fn.file)}:{fn.line}" if o else "-"
-        table.append((fn.readable or "(unknown)", str(len(g.keys)),
-                      str(g.entries), human_bytes(g.size), age(g.last_used, now), where))
+        table.append(
+            (
+                fn.readable or "(unknown)",
+                str(len(g.keys)),
+                str(g.entries),
+                human_bytes(g.size),
+                age(g.last_used, now),
+                where,
+            )
+        )
         if entries:
             for r in g.keys:
                 k = r.key
-                table.append((f"  └ {k.kind.short} {k.key}", "", str(len(k.entries)), human_bytes(k.size),
-                              age(k.last_used, now), ""))
+                table.append(
+                    (
+                        f"  └ {k.kind.short} {k.key}",
+                        "",
+                        str(len(k.entries)),
+                        human_bytes(k.size),
+                        age(k.last_used, now),
+                        "",
+                    )
+                )
     from fxcache_core.cache.blob import shown_as
 
     out.table(shown_as(scan.root), table, {1, 2, 3, 4})
-    out.text(f"{plural(total, 'function')}, {len(scan.keys)} keys, {scan.entry_count} entries, "
-         f"{human_bytes(scan.size)}" + (f"; showing {len(groups)} (--limit)" if len(groups) < total else ""))
+    out.text(
+        f"{plural(total, 'function')}, {len(scan.keys)} keys, {scan.entry_count} entries, "
+        f"{human_bytes(scan.size)}"
+        + (f"; showing {len(groups)} (--limit)" if len(groups) < total else "")
+    )
 
 
 def _ls_remote(sort: SortBy | None, limit: int | None) -> None:
@@ -220,7 +317,9 @@ def _ls_remote(sort: SortBy | None, limit: int | None) -> None:
 
     store = remote_store()
     entries = sorted(store.entries(), key=lambda e: (e.kind is not KeyKind.FX_GRAPH, e.key))
-    used = {e.redis_key: store.last_used(e) for e in entries}  # fxcache's own earlier reads discounted
+    used = {
+        e.redis_key: store.last_used(e) for e in entries
+    }  # fxcache's own earlier reads discounted
     if sort is SortBy.size:
         entries.sort(key=lambda e: -e.size)
     elif sort is SortBy.age:
@@ -231,8 +330,12 @@ def _ls_remote(sort: SortBy | None, limit: int | None) -> None:
         rows.append((e.kind.short, e.key, human_bytes(e.size), age(used[e.redis_key], now)))
     out.table(f"{remote_store().display_url} (remote)", rows, {2, 3})
     fx = sum(1 for e in entries if e.kind is KeyKind.FX_GRAPH)
-    out.text(f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
-              f"{human_bytes(sum(e.size for e in entries))} of Redis memory")
-    out.text("[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
-              "entries of other shape regions). --entries, --check or --json read the values and "
-              "compare them with the local cache.[/dim]")
+    out.text(
+        f"{len(entries)} keys ({fx} fx, {len(entries) - fx} aot), one entry each, "
+        f"{human_bytes(sum(e.size for e in entries))} of Redis memory"
+    )
+    out.text(
+        "[dim]Remote: one entry per key, the last writer's (torch SETs without merging the "
+        "entries of other shape regions). --entries, --check or --json read the values and "
+        "compare them with the local cache.[/dim]"
+    )

@@ -39,12 +39,11 @@ A module's class is not stored. Where the file a frame names is readable, this
 module reads it as text and parses it with ``ast`` (never imports or runs it) to
 find the ``def`` around the frame's line: its decorators, the ``class`` around it,
 its first line and its parameter names (so ``x=[...]`` can name ``L['args'][0]``).
-A file that is not a regular ``.py`` file under :data:`MAX_SOURCE_BYTES` is not
-read, and one of more than :data:`MAX_SOURCE_NODES` tokens is not parsed: its
-functions then go by their frame's name, their class unknown
-(:func:`refused_sources` says which file, and why). Only each file's ``def`` s are
-remembered (:func:`_defs`), not its tree (the rules that read whole functions parse
-through :mod:`~fxcache_core.functions.trees`).
+Which source files are read and parsed, and how often, is
+:mod:`~fxcache_core.functions.sources`' (a file over its bounds is not: its functions
+then go by their frame's name, their class unknown). Each file's ``def`` s are remembered
+(:func:`_defs`); its tree is kept only among the trees last used, a parse the rules that
+read whole functions share (:mod:`~fxcache_core.functions.trees`).
 
 :func:`compiled_from` reads the compiled frame of one key, :func:`named` names
 the function of a stack. Which keys a ``--fn`` NAME means, and how keys group, is
@@ -55,33 +54,29 @@ imports or runs user code.
 from __future__ import annotations
 
 import ast
-import errno
 import functools
-import io
 import os
 import re
-import stat
-import tokenize
 from dataclasses import dataclass, replace
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.catalog.reader import Catalog
 from fxcache_core.decode.entries import DecodedEntry, Origin
-from fxcache_core.fsutil import NotRegularFile, open_regular
 from fxcache_core.functions.source_dirs import (
     SourceDirs,
     Withheld,
     in_force,
-    located,
-    shown,
-    withheld,
     withheld_now,
 )
+from fxcache_core.functions.sources import (
+    _REFUSED,
+    _REFUSED_CODES,
+    Stamp,
+    _stat,
+    _tree_at,
+)
 from fxcache_core.reasons import Reason
-
-MAX_SOURCE_BYTES = 4 * 1024 * 1024
-"""Source files larger than this (bytes) are not parsed for class names."""
 
 _RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<parent>\w+?)_at_(?P<line>[0-9]+)$")
 _LABEL_RE = re.compile(r"^(?P<cls>\w+\.)?(?P<fn>torch_dynamo_resume_in_\w+?_at_(?P<line>[0-9]+))$")
@@ -200,7 +195,11 @@ def _whole_module(sources: tuple[str, ...]) -> bool:
     alone (a whole ``nn.Module`` compiled). Keys of one model share their sources,
     and a ``match`` asks of every key several times: remembered."""
     roots = {_root(s) for s in sources if s and not s.startswith("G[")}  # a global is no input
-    return bool(roots) and roots <= set(_MODULE_ROOTS) and ("L['args']" in roots or "L['kwargs']" in roots)
+    return (
+        bool(roots)
+        and roots <= set(_MODULE_ROOTS)
+        and ("L['args']" in roots or "L['kwargs']" in roots)
+    )
 
 
 def named(outer: tuple[tuple[str, str, int], ...]) -> CompiledFrom:
@@ -214,7 +213,9 @@ def named(outer: tuple[tuple[str, str, int], ...]) -> CompiledFrom:
 
 
 @functools.lru_cache(maxsize=4096)
-def _named(outer: tuple[tuple[str, str, int], ...], dirs: SourceDirs, held: Withheld) -> CompiledFrom:
+def _named(
+    outer: tuple[tuple[str, str, int], ...], dirs: SourceDirs, held: Withheld
+) -> CompiledFrom:
     i = 0
     while i + 1 < len(outer) and is_wrapper_frame(*outer[i]):
         i += 1
@@ -222,9 +223,20 @@ def _named(outer: tuple[tuple[str, str, int], ...], dirs: SourceDirs, held: With
     parent = resume_parent(fn)
     d = _def_at(file, line)
     if d is None or d.name not in (fn, parent):  # unreadable, or not the file the stack ran
-        return CompiledFrom(function=fn, file=file, line=line, parent=parent, wrappers=tuple(outer[:i]))
-    return CompiledFrom(function=fn, file=file, line=d.first_line, parent=parent, module_class=d.cls,
-                        wrappers=tuple(outer[:i]), params=d.params, unread=d.unread, keywords=d.keywords)
+        return CompiledFrom(
+            function=fn, file=file, line=line, parent=parent, wrappers=tuple(outer[:i])
+        )
+    return CompiledFrom(
+        function=fn,
+        file=file,
+        line=d.first_line,
+        parent=parent,
+        module_class=d.cls,
+        wrappers=tuple(outer[:i]),
+        params=d.params,
+        unread=d.unread,
+        keywords=d.keywords,
+    )
 
 
 def is_wrapper_frame(function: str, file: str, line: int) -> bool:
@@ -311,7 +323,7 @@ def _enclosing(path: str, line: int) -> tuple[str | None, tuple[str, ...]] | Non
 
 def _def_at(path: str, line: int) -> _Def | None:
     """The innermost ``def`` around ``line`` of ``path`` (None: none, or the file
-    is not read, see :func:`_read_source` and :func:`_parse_bounded`)."""
+    is not read, see :func:`~fxcache_core.functions.sources._read_source` and :func:`~fxcache_core.functions.sources._parse_bounded`)."""
     st = _stat(path)
     return None if st is None else _def_in(path, st[0], st[1], line)
 
@@ -326,7 +338,31 @@ def _def_in(path: str, size: int, stamp: Stamp, line: int) -> _Def | None:
     for start, first, end, d in defs:  # in the order the tree is walked
         if first <= line <= end and start >= best_line:
             best_line, best = start, d
-    return best
+    return None if best is None else replace(best, unread=_unread_at(path, size, stamp, best_line))
+
+
+@functools.lru_cache(maxsize=1024)
+def _unread_at(path: str, size: int, stamp: Stamp, line: int) -> frozenset[str] | None:
+    """:func:`_unread` of the ``def`` on line ``line``, read from the kept (or a new) parse
+    for the ``def`` s a frame asks of alone."""
+    tree = _tree_at(path, size, stamp)
+    node = None if isinstance(tree, Reason) else _def_on_line(tree.module, line)
+    return None if node is None else _unread(node)
+
+
+def _def_on_line(module: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The ``def`` of ``module`` whose ``def`` line is ``line`` (one at most), entering only
+    the statements around that line."""
+    todo: list[ast.AST] = [module]
+    while todo:
+        for c in ast.iter_child_nodes(todo.pop()):
+            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef)) and c.lineno == line:
+                return c
+            if isinstance(
+                c, (ast.stmt, ast.excepthandler, ast.match_case)
+            ) and c.lineno <= line <= (c.end_lineno or c.lineno):
+                todo.append(c)
+    return None
 
 
 _Span = tuple[int, int, int, _Def]
@@ -335,10 +371,13 @@ _Span = tuple[int, int, int, _Def]
 def _defs(tree: ast.Module) -> tuple[_Span, ...]:
     """(``def`` line, first line, last line, :class:`_Def`) of each function reachable
     through classes, functions and ``if``/``try``/``with`` blocks, in walk order: all
-    :func:`_def_in` needs, a few hundred bytes a function instead of the tree."""
+    :func:`_def_in` needs, a few hundred bytes a function instead of the tree (what a
+    body never names is left to :func:`_def_in`, for the ``def`` s asked of)."""
     out: list[_Span] = []
 
-    def visit(node: ast.AST, cls: str | None, outer: ast.FunctionDef | ast.AsyncFunctionDef | None) -> None:
+    def visit(
+        node: ast.AST, cls: str | None, outer: ast.FunctionDef | ast.AsyncFunctionDef | None
+    ) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.ClassDef):
                 visit(child, child.name, None)
@@ -348,9 +387,22 @@ def _defs(tree: ast.Module) -> tuple[_Span, ...]:
                 names = [p.arg for p in (*a.posonlyargs, *a.args)]
                 if cls is not None and names[:1] == ["self"]:
                     names = names[1:]
-                out.append((child.lineno, first, child.end_lineno or child.lineno,
-                            _Def(child.name, cls, first, tuple(names), _is_wrapper_def(child, outer),
-                                 _unread(child), tuple(p.arg for p in a.kwonlyargs))))
+                out.append(
+                    (
+                        child.lineno,
+                        first,
+                        child.end_lineno or child.lineno,
+                        _Def(
+                            child.name,
+                            cls,
+                            first,
+                            tuple(names),
+                            _is_wrapper_def(child, outer),
+                            None,
+                            tuple(p.arg for p in a.kwonlyargs),
+                        ),
+                    )
+                )
                 visit(child, None, child)
             elif isinstance(child, (ast.If, ast.Try, ast.With)):
                 visit(child, cls, outer)
@@ -376,92 +428,32 @@ def _unread(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str] | None
     return frozenset(params - named)
 
 
-def _is_wrapper_def(fn: ast.FunctionDef | ast.AsyncFunctionDef,
-                    outer: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+def _is_wrapper_def(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: ast.FunctionDef | ast.AsyncFunctionDef | None
+) -> bool:
     """``@functools.wraps(...)`` (``@wraps(...)``, ``@x.wraps(...)``) on ``fn``; or
     ``fn`` a closure in ``outer`` taking ``*args, **kwargs`` that calls one of
     ``outer``'s parameters (a decorator that does not use ``wraps``)."""
     for d in fn.decorator_list:
         f = d.func if isinstance(d, ast.Call) else None
-        if (isinstance(f, ast.Name) and f.id == "wraps") or (isinstance(f, ast.Attribute) and f.attr == "wraps"):
+        if (isinstance(f, ast.Name) and f.id == "wraps") or (
+            isinstance(f, ast.Attribute) and f.attr == "wraps"
+        ):
             return True
     if outer is None or fn.args.vararg is None or fn.args.kwarg is None:
         return False
     oa = outer.args
     taken = {p.arg for p in (*oa.posonlyargs, *oa.args, *oa.kwonlyargs)}
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in taken
-               for n in ast.walk(fn))
-
-
-MAX_SOURCE_NODES = 150_000
-"""Source files of more tokens (names, numbers, operator characters) plus lines than
-this are not parsed: ``ast`` makes about a node of each, some 600 bytes and 3 us apiece
-(a 1 MB file of one-letter lines is a million of them: 900 MB). Real modules are far
-below (a 200 KB transformers model: 40,000)."""
-_TOKEN_RE = re.compile(rb"\w+|[^\w\s]")
-
-
-def _read_source(path: str) -> bytes | Reason:
-    """The bytes of ``path`` if it is a regular file of at most :data:`MAX_SOURCE_BYTES`,
-    opened without following a symlink or blocking; else why not. ``path`` is the
-    recorded one: the file read is where :func:`~fxcache_core.functions.source_dirs.located`
-    puts it; one withheld (:func:`~fxcache_core.functions.source_dirs.withhold`) is not read."""
-    if (held := withheld(path)) is not None:
-        return held
-    try:
-        fd = open_regular(located(path), follow_symlinks=False)
-    except NotRegularFile:
-        return Reason("not a regular file", "source-not-regular")
-    except (OSError, ValueError) as e:
-        if isinstance(e, OSError) and e.errno == errno.ELOOP and os.path.islink(located(path)):
-            return Reason(f"{shown(path)} is a symlink, which is not followed", "source-not-regular")
-        return Reason(f"cannot open it: {getattr(e, 'strerror', None) or e}", "source-unreadable")
-    try:
-        st = os.fstat(fd)
-        if st.st_size > MAX_SOURCE_BYTES:
-            return Reason(f"{st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit", "source-too-large")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(MAX_SOURCE_BYTES + 1)
-    except OSError as e:
-        return Reason(f"cannot read it: {e.strerror or e}", "source-unreadable")
-    finally:
-        os.close(fd)
-    if len(data) > MAX_SOURCE_BYTES:
-        return Reason(f"over the {MAX_SOURCE_BYTES} byte limit", "source-too-large")
-    return data
-
-
-def _parse_bounded(path: str, data: bytes) -> ast.Module | Reason:
-    """``data`` parsed by ``ast`` (never run) if it is at most :data:`MAX_SOURCE_NODES`
-    tokens and lines (counted first, at most that many matches), else why not."""
-    got = _parse_counted(path, data)
-    return got if isinstance(got, Reason) else got[0]
-
-
-def _parse_counted(path: str, data: bytes) -> tuple[ast.Module, int] | Reason:
-    """:func:`_parse_bounded`'s tree with its count of tokens and lines."""
-    lines = data.count(b"\n")
-    count = lines + _TOKEN_RE.subn(b"", data, count=MAX_SOURCE_NODES - lines + 1)[1] \
-        if lines <= MAX_SOURCE_NODES else lines
-    if count > MAX_SOURCE_NODES:
-        return Reason(f"more than {MAX_SOURCE_NODES:,} tokens and lines", "source-too-many-nodes")
-    try:
-        return ast.parse(data, filename=path), count
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
-        return Reason(f"does not parse: {type(e).__name__}", "source-unparsable")
-
-
-_REFUSED: dict[str, Reason] = {}
-"""Source files named by a frame that were there but refused (not a regular file, over
-a bound, not Python), and why: :func:`refused_sources`."""
-_REFUSED_CODES = frozenset({"source-not-regular", "source-too-large", "source-too-many-nodes",
-                            "source-unparsable"})
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in taken
+        for n in ast.walk(fn)
+    )
 
 
 @functools.lru_cache(maxsize=64)
 def _defs_cached(path: str, size: int, stamp: Stamp) -> tuple[_Span, ...] | Reason:
-    data = _read_source(path)
-    tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
+    got = _tree_at(path, size, stamp)
+    tree = got if isinstance(got, Reason) else got.module
     if isinstance(tree, ast.Module):
         try:
             return _defs(tree)
@@ -472,74 +464,13 @@ def _defs_cached(path: str, size: int, stamp: Stamp) -> tuple[_Span, ...] | Reas
     return tree
 
 
-Stamp = tuple[int, int, int]
-"""A source file's identity as the parse caches key it: (mtime in ns, device, inode) of
-the file read, so that two files of one size and mtime (a mapping changed in one process,
-:mod:`fxcache_core.functions.source_dirs`) never share a parse."""
-
-
-def _stat(path: str) -> tuple[int, Stamp] | None:
-    """(size, :data:`Stamp`) of ``path`` when it is a regular ``.py`` file of at most
-    :data:`MAX_SOURCE_BYTES`, else None (one over it is listed by :func:`refused_sources`).
-    ``path`` is the recorded one: the file is where
-    :func:`~fxcache_core.functions.source_dirs.located` puts it; None for one withheld
-    (:func:`~fxcache_core.functions.source_dirs.withhold`)."""
-    if not path.endswith(".py") or withheld(path) is not None:
-        return None
-    try:
-        st = os.stat(located(path))
-    except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
-        if len(_REFUSED) < 100:
-            _REFUSED[path] = (Reason("not a regular file", "source-not-regular") if not stat.S_ISREG(st.st_mode)
-                              else Reason(f"{st.st_size} bytes, over the {MAX_SOURCE_BYTES} byte limit",
-                                          "source-too-large"))
-        return None
-    return st.st_size, (st.st_mtime_ns, st.st_dev, st.st_ino)
-
-
 def unparsed_why(path: str) -> Reason | None:
     """Why the source file ``path`` a frame names is not parsed for its ``def`` s (its
     functions then go by their frame's name, their class unknown), or None when it is:
-    not a regular ``.py`` file, unreadable, over :data:`MAX_SOURCE_BYTES` or
-    :data:`MAX_SOURCE_NODES`, or not Python."""
+    not a regular ``.py`` file, unreadable, over :data:`~fxcache_core.functions.sources.MAX_SOURCE_BYTES` or
+    :data:`~fxcache_core.functions.sources.MAX_SOURCE_NODES`, or not Python."""
     st = _stat(path)
     if st is None:
         return _REFUSED.get(path) or Reason("not a readable .py file", "source-unreadable")
     got = _defs_cached(path, *st)
     return got if isinstance(got, Reason) else None
-
-
-def refused_sources() -> dict[str, Reason]:
-    """Source files frames named in this process that are there but were not parsed
-    (at most 100; path -> why): the functions compiled from them go by their frame's
-    name, their class unknown. A file that is merely absent (a cache from another
-    machine) is not listed."""
-    return dict(_REFUSED)
-
-
-def source_lines(path: str) -> tuple[str, ...] | None:
-    """The lines of the source file recorded as ``path`` as Python's ``linecache`` reads
-    them for a traceback (decoded by its coding cookie, else UTF-8; split at ``\\n``,
-    ``\\r\\n`` and ``\\r``; each without its line end), read once per file identity;
-    () for one that does not decode; None where :func:`_stat` does not read it (not a
-    regular ``.py`` file, over :data:`MAX_SOURCE_BYTES`, not there, withheld)."""
-    st = _stat(path)
-    return None if st is None else _source_lines(path, *st)
-
-
-@functools.lru_cache(maxsize=64)
-def _source_lines(path: str, size: int, stamp: Stamp) -> tuple[str, ...] | None:
-    data = _read_source(path)
-    if isinstance(data, Reason):
-        return None
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError):
-        return ()
-    return tuple(_LINE_END_RE.split(text.removesuffix("\n").removesuffix("\r")))
-
-
-_LINE_END_RE = re.compile(r"\r\n|\r|\n")

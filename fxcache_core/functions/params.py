@@ -20,7 +20,7 @@ test runs it goes the same way, and the lines of the other side never run.
 A resume frame (``torch_dynamo_resume_in_f_at_N``) runs the code of ``f`` after
 line ``N``: :meth:`FrameReads.after` keeps the reads at or after that line (or in a
 loop around it). The source is parsed with ``ast``, never run or imported
-(:func:`~fxcache_core.functions.frames._parse_bounded`'s bounds). Nothing here
+(:func:`~fxcache_core.functions.sources._parse_bounded`'s bounds). Nothing here
 imports torch.
 """
 
@@ -31,15 +31,10 @@ import functools
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, replace
 
-from fxcache_core.functions.frames import (
-    CompiledFrom,
-    Stamp,
-    _parse_bounded,
-    _read_source,
-    _stat,
-    resume_parent,
-)
+from fxcache_core.functions.frames import CompiledFrom, resume_parent
 from fxcache_core.functions.source_dirs import shown, withheld
+from fxcache_core.functions.sources import Stamp, _stat
+from fxcache_core.functions.trees import defs_by_name
 from fxcache_core.reasons import Reason
 
 MAX_TESTS = 2000
@@ -197,8 +192,14 @@ class FrameReads:
         def keep(n: int) -> bool:
             return n >= start
 
-        params = tuple(replace(p, tests=tuple(t for t in p.tests if keep(t[1])),
-                               other=tuple(n for n in p.other if keep(n))) for p in self.params)
+        params = tuple(
+            replace(
+                p,
+                tests=tuple(t for t in p.tests if keep(t[1])),
+                other=tuple(n for n in p.other if keep(n)),
+            )
+            for p in self.params
+        )
         return replace(self, params=params)
 
 
@@ -231,12 +232,15 @@ def _break_line(function: str) -> int | None:
 
 @functools.lru_cache(maxsize=256)
 def _reads_in(path: str, size: int, stamp: Stamp, line: int, name: str) -> FrameReads | Reason:
-    defs = _defs_by_name(path, size, stamp)
+    defs = defs_by_name(path, size, stamp)
     if isinstance(defs, Reason):
         return defs
     fn = _def_named(defs.get(name, ()), line)
     if fn is None:
-        return Reason(f"{shown(path)} has no def {name} at line {line} (the file changed since)", "source-changed")
+        return Reason(
+            f"{shown(path)} has no def {name} at line {line} (the file changed since)",
+            "source-changed",
+        )
     try:
         return _read_def(fn, path)
     except RecursionError:
@@ -246,27 +250,14 @@ def _reads_in(path: str, size: int, stamp: Stamp, line: int, name: str) -> Frame
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-@functools.lru_cache(maxsize=16)
-def _defs_by_name(path: str, size: int, stamp: Stamp) -> dict[str, tuple[_Def, ...]] | Reason:
-    """Every ``def`` of the source file ``path`` (parsed once per identity
-    ``(size, stamp)``, never run), by name; a Reason where it cannot be read."""
-    data = _read_source(path)
-    tree = data if isinstance(data, Reason) else _parse_bounded(path, data)
-    if isinstance(tree, Reason):
-        return tree
-    found: dict[str, list[_Def]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.setdefault(node.name, []).append(node)
-    return {k: tuple(v) for k, v in found.items()}
-
-
 def _def_named(defs: tuple[_Def, ...], line: int) -> _Def | None:
     """The innermost of ``defs`` (one name's) whose lines (decorators included) hold ``line``."""
     best = None
     for node in defs:
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        if first <= line <= (node.end_lineno or node.lineno) and (best is None or node.lineno >= best.lineno):
+        if first <= line <= (node.end_lineno or node.lineno) and (
+            best is None or node.lineno >= best.lineno
+        ):
             best = node
     return best
 
@@ -278,7 +269,7 @@ def _short(node: ast.AST | None) -> str | None:
         text = ast.unparse(node)
     except (ValueError, RecursionError):
         return "?"
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 3] + "..."
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
 
 
 def _default(node: ast.expr | None) -> Default:
@@ -299,21 +290,31 @@ def _literal(node: ast.expr) -> tuple[bool, object]:
         v = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False, None
-    return (True, v) if v is None or isinstance(v, (bool, int, float, str, tuple)) else (False, None)
+    return (
+        (True, v) if v is None or isinstance(v, (bool, int, float, str, tuple)) else (False, None)
+    )
 
 
 def _test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] | None:
     """(parameter, op, operand) when ``test`` compares one parameter with constants alone."""
     if isinstance(test, ast.Name) and test.id in params:
         return test.id, "truth", None
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name) \
-            and test.operand.id in params:
+    if (
+        isinstance(test, ast.UnaryOp)
+        and isinstance(test.op, ast.Not)
+        and isinstance(test.operand, ast.Name)
+        and test.operand.id in params
+    ):
         return test.operand.id, "not", None
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
     if not (isinstance(left, ast.Name) and left.id in params):
-        if isinstance(right, ast.Name) and right.id in params and isinstance(op, (ast.Eq, ast.NotEq)):
+        if (
+            isinstance(right, ast.Name)
+            and right.id in params
+            and isinstance(op, (ast.Eq, ast.NotEq))
+        ):
             left, right = right, left
         else:
             return None
@@ -344,9 +345,12 @@ _STORES = (ast.Store, ast.Del)
 def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameReads:
     a = fn.args
     positional = [*a.posonlyargs, *a.args]
-    pos_defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    pos_defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(
+        a.defaults
+    )
     decl: list[tuple[ast.arg, bool, ast.expr | None]] = [
-        (p, False, d) for p, d in zip(positional, pos_defaults, strict=True)]
+        (p, False, d) for p, d in zip(positional, pos_defaults, strict=True)
+    ]
     decl += [(p, True, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
     names = {p.arg for p, _, _ in decl} - {"self"}
     tests: list[BranchTest] = []
@@ -364,7 +368,11 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
                 body, orelse = _span(s.body), _span(s.orelse)
                 if got is not None and body is not None:
                     p, op, operand = got
-                    tests.append(BranchTest(s.lineno, _short(s.test) or "", op, operand, body, orelse, within))
+                    tests.append(
+                        BranchTest(
+                            s.lineno, _short(s.test) or "", op, operand, body, orelse, within
+                        )
+                    )
                     i = len(tests) - 1
                     test_lines[p].append((i, s.lineno))
                     covered.update(id(n) for n in ast.walk(s.test) if isinstance(n, ast.Name))
@@ -391,13 +399,33 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
         elif isinstance(n, ast.arg) and n.arg in names:
             assigned.add(n.arg)  # a nested function's or lambda's parameter shadows it
     params = tuple(
-        ParamUse(p.arg, kw, _default(d), _short(p.annotation), p.arg in assigned,
-                 tuple(test_lines[p.arg]), tuple(sorted(set(other[p.arg]))))
-        for p, kw, d in decl if p.arg != "self")
+        ParamUse(
+            p.arg,
+            kw,
+            _default(d),
+            _short(p.annotation),
+            p.arg in assigned,
+            tuple(test_lines[p.arg]),
+            tuple(sorted(set(other[p.arg]))),
+        )
+        for p, kw, d in decl
+        if p.arg != "self"
+    )
     kw = a.kwarg.arg if a.kwarg is not None else None
     kw_read = kw is not None and any(isinstance(n, ast.Name) and n.id == kw for n in _walk_body(fn))
-    return FrameReads(fn.name, path, params, tuple(tests), a.vararg is not None, a.kwarg is not None,
-                      opaque, tuple(loops), kw, kw_read, _order_tests(fn))
+    return FrameReads(
+        fn.name,
+        path,
+        params,
+        tuple(tests),
+        a.vararg is not None,
+        a.kwarg is not None,
+        opaque,
+        tuple(loops),
+        kw,
+        kw_read,
+        _order_tests(fn),
+    )
 
 
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -405,9 +433,12 @@ _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 def _orders(node: ast.AST) -> bool:
     """``node`` holds a ``<``/``<=``/``>``/``>=`` with an operand that is not a literal."""
-    return any(isinstance(n, ast.Compare) and any(isinstance(o, _ORDER) for o in n.ops)
-               and not all(isinstance(x, ast.Constant) for x in (n.left, *n.comparators))
-               for n in ast.walk(node))
+    return any(
+        isinstance(n, ast.Compare)
+        and any(isinstance(o, _ORDER) for o in n.ops)
+        and not all(isinstance(x, ast.Constant) for x in (n.left, *n.comparators))
+        for n in ast.walk(node)
+    )
 
 
 def _chain_sides(s: ast.If) -> list[list[ast.stmt]]:
@@ -432,8 +463,13 @@ def _order_tests(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int,
         test = n.test if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)) else None
         if test is not None and id(test) not in same and _orders(test):
             out.append((n.lineno, _short(test) or ""))
-        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("min", "max")
-              and len(n.args) >= 2 and not all(isinstance(a, ast.Constant) for a in n.args)):
+        elif (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id in ("min", "max")
+            and len(n.args) >= 2
+            and not all(isinstance(a, ast.Constant) for a in n.args)
+        ):
             out.append((n.lineno, _short(n) or ""))
         if len(out) >= MAX_TESTS:
             break
@@ -473,12 +509,19 @@ def param_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast
     (positional ones, then keyword-only), as Python pairs them."""
     a = fn.args
     positional = [*a.posonlyargs, *a.args]
-    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True))
-    return pairs + [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
+    pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True))
+    return pairs + [
+        (p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None
+    ]
 
 
-def left_out_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef, given: Container[str],
-                      read: Callable[[ast.expr], object], *, none: bool = False) -> dict[str, object]:
+def left_out_defaults(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    given: Container[str],
+    read: Callable[[ast.expr], object],
+    *,
+    none: bool = False,
+) -> dict[str, object]:
     """The defaults of ``fn``'s parameters not in ``given`` (the values its code reads when
     a call leaves them out), each as ``read`` gives its expression's value (None: not a
     value it reads, left out); with ``none``, a default written ``None`` is None."""
@@ -493,5 +536,13 @@ def left_out_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef, given: Contain
     return out
 
 
-__all__ = ["BranchTest", "Default", "FrameReads", "ParamUse", "frame_reads", "left_out_defaults", "param_defaults",
-           "reads_of_def"]
+__all__ = [
+    "BranchTest",
+    "Default",
+    "FrameReads",
+    "ParamUse",
+    "frame_reads",
+    "left_out_defaults",
+    "param_defaults",
+    "reads_of_def",
+]

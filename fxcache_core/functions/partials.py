@@ -18,7 +18,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from fxcache_core.functions.frames import Stamp, _stat
+from fxcache_core.functions.sources import Stamp, _stat
 from fxcache_core.functions.trees import _parse
 
 __all__ = ["PartialBinding", "partial_bindings"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import functools
 
-from fxcache_core.functions.frames import Stamp, _stat
+from fxcache_core.functions.sources import Stamp, _stat
 from fxcache_core.functions.trees import _parse
 
 __all__ = ["statement_spans"]
@@ -16,14 +16,16 @@ __all__ = ["statement_spans"]
 _BODY_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 
 
-def statement_spans(path: str, since: int | None = None) -> tuple[int, dict[int, tuple[int, int]] | None] | None:
+def statement_spans(
+    path: str, since: int | None = None
+) -> tuple[int, dict[int, tuple[int, int]] | None] | None:
     """(the file's mtime in ns, ``{line: (first, last)}``) for the source file recorded as
     ``path``: each line that lies in a statement written over several lines, with that
     statement's first and last line (a compound statement's head only: ``for x in
     (...):`` up to its colon, a ``def``'s decorators, arguments and annotation, never its
     body), parsed by ``ast`` (never run), once per file identity. The map is None where
     the file does not parse; the whole answer None where
-    :func:`~fxcache_core.functions.frames.source_lines` does not
+    :func:`~fxcache_core.functions.sources.source_lines` does not
     read the file. Python's traceback records only a statement's first line
     (``traceback.FrameSummary.line``), so the others are what a trace cannot vouch for.
     With ``since`` (ns), a file whose mtime is older is not parsed: its map is {}."""
@@ -61,5 +63,17 @@ def _statement_spans(path: str, size: int, stamp: Stamp) -> dict[int, tuple[int,
     return spans
 
 
-_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
-             ast.With, ast.AsyncWith, ast.Try, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+_COMPOUND = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.Match,
+    *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+)

@@ -1,77 +1,91 @@
 """Source files parsed whole, for the rules that read what a function's code does.
 
-:mod:`~fxcache_core.functions.frames` remembers only each file's ``def`` s; the rules of
-``match`` read whole functions and modules (what a parameter's code computes, which
-names a module binds). Each readable file is parsed by ``ast`` (never run) once per file
-identity (path, size and :data:`~fxcache_core.functions.frames.Stamp`: a file changed
-since is parsed again), under :func:`~fxcache_core.functions.frames._parse_bounded`'s
-bounds, with an index of its ``def`` s; the trees last used are kept up to
-:data:`TREES_KEPT` tokens and lines in all (about 600 bytes of tree apiece), so a match
-over many keys of one model parses its files once. The trees handed out are shared:
-a caller that rewrites one works on a copy.
-"""
+The rules of ``match`` read whole functions and modules (what a parameter's code
+computes, which names a module binds), from the same parse of each file that
+:mod:`~fxcache_core.functions.frames` reads its ``def`` s from
+(:func:`~fxcache_core.functions.sources._tree_at`): each readable file is parsed by
+``ast`` (never run) once per file identity (path, size and
+:data:`~fxcache_core.functions.sources.Stamp`: a file changed since is parsed again),
+under :func:`~fxcache_core.functions.sources._parse_bounded`'s bounds, with an index of
+its ``def`` s built once, in one walk of its statements; the trees last used are kept
+up to :data:`TREES_KEPT` tokens and lines in all (about 600 bytes of tree apiece), so a
+match over many keys of one model parses its files once. The trees handed out are
+shared: a caller that rewrites one works on a copy."""
 
 from __future__ import annotations
 
 import ast
-from collections import OrderedDict
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Iterator
 
-from fxcache_core.functions.frames import (
-    MAX_SOURCE_NODES,
+from fxcache_core.functions.sources import (
+    TREES_KEPT,
     Stamp,
-    _parse_counted,
-    _read_source,
+    _FunctionDef,
     _stat,
+    _Tree,
+    _tree_at,
 )
 from fxcache_core.reasons import Reason
 
-__all__ = ["TREES_KEPT", "function_node", "inside_function", "module_node"]
-
-TREES_KEPT = MAX_SOURCE_NODES
-"""The parsed trees kept for reuse hold at most this many tokens and lines in all (the
-last one parsed is kept whatever its size, until the next)."""
-_MAX_FILES = 64
-
-
-@dataclass(slots=True)
-class _Tree:
-    """A parsed file, with the indexes :func:`function_node` and :func:`inside_function` read, built when first asked."""
-
-    module: ast.Module
-    defs: dict[tuple[str, int], ast.FunctionDef | ast.AsyncFunctionDef] | None = None
-    scopes: tuple[tuple[int, int, str | None], ...] | None = None
-
-
-_TREES: OrderedDict[tuple[str, int, Stamp], tuple[_Tree | None, int]] = OrderedDict()
-_kept = 0
+__all__ = ["TREES_KEPT", "defs_by_name", "function_node", "inside_function", "module_node"]
 
 
 def _tree(path: str) -> _Tree | None:
     """``path`` parsed (see the module docstring), None where it is not read or does not parse."""
-    global _kept
     st = _stat(path)
     if st is None:
         return None
-    ident = (path, st[0], st[1])
-    got = _TREES.get(ident)
-    if got is not None:
-        _TREES.move_to_end(ident)
-        return got[0]
-    data = _read_source(path)
-    parsed = data if isinstance(data, Reason) else _parse_counted(path, data)
-    tree, cost = (None, 1) if isinstance(parsed, Reason) else (_Tree(parsed[0]), parsed[1])
-    _TREES[ident] = (tree, cost)
-    _kept += cost
-    while len(_TREES) > 1 and (_kept > TREES_KEPT or len(_TREES) > _MAX_FILES):
-        _kept -= _TREES.popitem(last=False)[1][1]
-    return tree
+    t = _tree_at(path, st[0], st[1])
+    return None if isinstance(t, Reason) else t
+
+
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+"""The nodes a ``def`` can sit in: statements, an ``except``'s and a ``case``'s body (never
+an expression)."""
+
+
+def _statements(module: ast.Module) -> Iterator[ast.AST]:
+    """The statements of ``module`` (and its ``except`` handlers and ``case`` s) in
+    ``ast.walk`` order, without entering an expression: those hold no statement, so
+    leaving them out keeps the order of the rest."""
+    todo = deque([module])
+    while todo:
+        node = todo.popleft()
+        todo.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, _BLOCKS))
+        yield node
+
+
+def _index(t: _Tree) -> None:
+    """Fill ``t``'s ``def`` indexes, in one walk of its statements (:func:`_statements`)."""
+    defs: dict[tuple[str, int], _FunctionDef] = {}
+    by_name: dict[str, list[_FunctionDef]] = {}
+    for n in _statements(t.module):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault((n.name, min([n.lineno, *(d.lineno for d in n.decorator_list)])), n)
+            by_name.setdefault(n.name, []).append(n)
+    t.defs, t.by_name = defs, {k: tuple(v) for k, v in by_name.items()}
+
+
+def defs_by_name(
+    path: str, size: int, stamp: Stamp
+) -> dict[str, tuple[_FunctionDef, ...]] | Reason:
+    """Every ``def`` of the source file ``path`` of identity ``(size, stamp)`` (found by
+    :func:`~fxcache_core.functions.sources._stat`), by name, each name's in ``ast.walk``
+    order; why not where the file is not read or does not parse. Shared: not to be changed."""
+    t = _tree_at(path, size, stamp)
+    if isinstance(t, Reason):
+        return t
+    if t.by_name is None:
+        _index(t)
+    assert t.by_name is not None
+    return t.by_name
 
 
 def _parse(path: str) -> ast.Module | None:
     """``path`` parsed by ``ast`` (never run), or None when it is not a regular ``.py``
-    file of at most :data:`~fxcache_core.functions.frames.MAX_SOURCE_BYTES` and
-    :data:`~fxcache_core.functions.frames.MAX_SOURCE_NODES`, or does not parse. Shared:
+    file of at most :data:`~fxcache_core.functions.sources.MAX_SOURCE_BYTES` and
+    :data:`~fxcache_core.functions.sources.MAX_SOURCE_NODES`, or does not parse. Shared:
     not to be changed."""
     t = _tree(path)
     return None if t is None else t.module
@@ -96,11 +110,8 @@ def function_node(
     if t is None:
         return None
     if t.defs is None:
-        defs: dict[tuple[str, int], ast.FunctionDef | ast.AsyncFunctionDef] = {}
-        for n in ast.walk(t.module):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defs.setdefault((n.name, min([n.lineno, *(d.lineno for d in n.decorator_list)])), n)
-        t.defs = defs
+        _index(t)
+    assert t.defs is not None
     return t.defs.get((name, first_line))
 
 

@@ -6,20 +6,47 @@ statement's ops. Reads source text only; never imports or runs it."""
 from __future__ import annotations
 
 import ast
+from collections import OrderedDict
 from collections.abc import Mapping
+from types import MappingProxyType
 
 SIMPLE_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
 """Statements whose expressions run once, where they stand (no test, loop or block)."""
 
-MAY_NOT_RUN = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-               ast.NamedExpr, ast.Await)
+MAY_NOT_RUN = (
+    ast.IfExp,
+    ast.BoolOp,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.NamedExpr,
+    ast.Await,
+)
 """Expressions a part of which may not run (or runs again): a call there may trace no op,
 or its ops more than once."""
 
 
-def parents(root: ast.AST) -> dict[ast.AST, ast.AST]:
-    """Each node under ``root`` -> its parent node."""
-    return {c: n for n in ast.walk(root) for c in ast.iter_child_nodes(n)}
+def parents(root: ast.AST) -> Mapping[ast.AST, ast.AST]:
+    """Each node under ``root`` -> its parent node (not to be changed); read once per
+    ``root`` while it is among the last read (the trees are shared and never changed, and
+    the rules ask of one function for each key and name)."""
+    got = _PARENTS.get(id(root))
+    if got is not None and got[0] is root:
+        _PARENTS.move_to_end(id(root))
+        return got[1]
+    made = MappingProxyType({c: n for n in ast.walk(root) for c in ast.iter_child_nodes(n)})
+    _PARENTS[id(root)] = (root, made)
+    if len(_PARENTS) > _PARENTS_KEPT:
+        _PARENTS.popitem(last=False)
+    return made
+
+
+_PARENTS: OrderedDict[int, tuple[ast.AST, Mapping[ast.AST, ast.AST]]] = OrderedDict()
+"""The last roots :func:`parents` read (by ``id``, each held with its map, so the ``id`` is
+its own while kept): at most :data:`_PARENTS_KEPT`."""
+_PARENTS_KEPT = 64
 
 
 def literal_int(node: ast.AST) -> int | None:
@@ -71,8 +98,14 @@ def shares_lines(stmt: ast.stmt, fn: ast.AST, parents: Mapping[ast.AST, ast.AST]
     then name either, so the ops from those lines are not ``stmt``'s alone."""
     line, last = stmt.lineno, stmt.end_lineno or stmt.lineno
     around = {id(o) for o in ancestors(stmt, parents)}
-    return any(o is not stmt and isinstance(o, ast.stmt) and id(o) not in around
-               and o.lineno <= last and line <= (o.end_lineno or o.lineno) for o in ast.walk(fn))
+    return any(
+        o is not stmt
+        and isinstance(o, ast.stmt)
+        and id(o) not in around
+        and o.lineno <= last
+        and line <= (o.end_lineno or o.lineno)
+        for o in ast.walk(fn)
+    )
 
 
 def in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool:
@@ -88,5 +121,13 @@ def in_loop(n: ast.AST, parents: Mapping[ast.AST, ast.AST], fn: ast.AST) -> bool
     return False
 
 
-__all__ = ["MAY_NOT_RUN", "SIMPLE_STATEMENTS", "ancestors", "calls_in_order", "in_loop", "parents", "root_name",
-           "shares_lines"]
+__all__ = [
+    "MAY_NOT_RUN",
+    "SIMPLE_STATEMENTS",
+    "ancestors",
+    "calls_in_order",
+    "in_loop",
+    "parents",
+    "root_name",
+    "shares_lines",
+]

@@ -86,23 +86,33 @@ def _bindings(root: ast.AST, *, nested: bool) -> set[str]:
 def assigned_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     """Every name ``fn``'s body binds (a parameter it assigns among them), nested
     functions' code included."""
-    return (
-        frozenset().union(*(_bindings(s, nested=True) for s in fn.body)) if fn.body else frozenset()
-    )
+    got = _ASSIGNED.get(fn)
+    if got is None:
+        got = _ASSIGNED[fn] = (
+            frozenset().union(*(_bindings(s, nested=True) for s in fn.body))
+            if fn.body
+            else frozenset()
+        )
+    return got
 
 
 def shadowed(file: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     """The builtin names (and ``math``) that ``fn`` of ``file`` does not read as Python's own."""
     module = module_node(file)
     if module is None:
-        return frozenset(_bindings(fn, nested=True) & SHADOWABLE)
+        return frozenset(_scope_bindings(fn) & SHADOWABLE)
+    got = _SHADOWED.get(fn)
+    if got is not None and got[0]() is module:
+        return got[1]
     own, scopes = _module_facts(module)
     out = set(own)
-    out |= _bindings(fn, nested=True)
+    out |= _scope_bindings(fn)
     for start, end, n in scopes:  # the functions around fn: their locals are its closure
         if start < fn.lineno and end >= (fn.end_lineno or fn.lineno):
             out |= _scope_bindings(n)
-    return frozenset(out & SHADOWABLE)
+    result = frozenset(out & SHADOWABLE)
+    _SHADOWED[fn] = (weakref.ref(module), result)
+    return result
 
 
 _FACTS: weakref.WeakKeyDictionary[
@@ -111,6 +121,13 @@ _FACTS: weakref.WeakKeyDictionary[
 """Per parsed module (kept while its tree is, :mod:`~fxcache_core.functions.trees`), what
 :func:`shadowed` reads of the module alone: many keys' calls ask of one function."""
 _SCOPE_BINDINGS: weakref.WeakKeyDictionary[ast.AST, frozenset[str]] = weakref.WeakKeyDictionary()
+_SHADOWED: weakref.WeakKeyDictionary[ast.AST, tuple[weakref.ref[ast.Module], frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per function (of a kept tree): :func:`shadowed` of it, with the module it was read in
+(held weakly: the module holds the function)."""
+_ASSIGNED: weakref.WeakKeyDictionary[ast.AST, frozenset[str]] = weakref.WeakKeyDictionary()
+"""Per function (of a kept tree): :func:`assigned_names` of it."""
 
 
 def _module_facts(

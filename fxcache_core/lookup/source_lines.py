@@ -12,7 +12,7 @@ each kernel's ops, each frame's ``File "PATH", line N, in FN`` followed by that 
 text, the compiled frame's calls into its callees included. :func:`recorded_lines`
 reads both (an AOTAutograd key's forward graph, and the FX entry it loads);
 :func:`first_change` compares each line with the file's line of that number
-(:func:`~fxcache_core.functions.frames.source_lines`, read once per file identity), as
+(:func:`~fxcache_core.functions.sources.source_lines`, read once per file identity), as
 :func:`same_code` compares two lines' code. A file not read here (another machine,
 ``python -c``) is not compared: the closed-world rule for it is
 :mod:`fxcache_core.lookup.unread_source`.
@@ -41,14 +41,23 @@ from fxcache_core.decode.entries import Origin, entry_root
 from fxcache_core.decode.origins import MAX_GRAPH_LINES, graph_comment, linemap_stacks, stack_frames
 from fxcache_core.decode.unpickler import MAX_ENTRY_BYTES
 from fxcache_core.decode.workers import run_all, run_one, task
-from fxcache_core.functions.frames import source_lines
 from fxcache_core.functions.source_dirs import shown, withhold
+from fxcache_core.functions.sources import source_lines
 from fxcache_core.functions.statements import statement_spans
 from fxcache_core.reasons import Reason
 
-__all__ = ["MAX_RECORDED", "changed_sources", "first_change", "printed_lines", "read_ahead_lines", "recorded_lines",
-           "same_code",
-           "source_as_traced", "stack_lines", "written_since"]
+__all__ = [
+    "MAX_RECORDED",
+    "changed_sources",
+    "first_change",
+    "printed_lines",
+    "read_ahead_lines",
+    "recorded_lines",
+    "same_code",
+    "source_as_traced",
+    "stack_lines",
+    "written_since",
+]
 
 MAX_RECORDED = 20_000
 """Recorded (file, line, code) triples read from one entry at most."""
@@ -100,7 +109,7 @@ def _normalized(code: str) -> str | None:
                 j += 2 if code[j] == "\\" else 1
             if j >= n:
                 return None
-            out.append(code[i:j + len(quote)])
+            out.append(code[i : j + len(quote)])
             i = j + len(quote)
             continue
         if c.isspace():
@@ -128,10 +137,12 @@ def same_code(recorded: str, now: str) -> bool:
 
 
 def _clip(text: str, n: int = 80) -> str:
-    return text if len(text) <= n else text[:n - 3] + "..."
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
-def first_change(lines: Iterable[Line], written_since: int | None = None) -> tuple[str, Reason] | None:
+def first_change(
+    lines: Iterable[Line], written_since: int | None = None
+) -> tuple[str, Reason] | None:
     """The first of ``lines`` (recorded path, line, code) whose file, read here, holds
     another line there (:func:`same_code`), or fewer lines: (its recorded path, why).
     Then, where ``written_since`` (ns) is given and a file's mtime is not older than it
@@ -148,11 +159,15 @@ def first_change(lines: Iterable[Line], written_since: int | None = None) -> tup
         if n > len(now):
             return file, Reason(
                 f"changed since the compile: {shown(file)} has {len(now)} lines, and the compile traced "
-                f"line {n} (`{_clip(code)}`)", "source-changed")
+                f"line {n} (`{_clip(code)}`)",
+                "source-changed",
+            )
         if not same_code(code, now[n - 1]):
             return file, Reason(
                 f"changed since the compile: line {n} of {shown(file)} reads `{_clip(now[n - 1].strip())}` "
-                f"where the compile traced `{_clip(code)}`", "source-changed")
+                f"where the compile traced `{_clip(code)}`",
+                "source-changed",
+            )
     if written_since is None:
         return None
     for file, n, _ in lines:
@@ -164,15 +179,23 @@ def first_change(lines: Iterable[Line], written_since: int | None = None) -> tup
             return file, Reason(
                 f"may have changed since the compile: {shown(file)} does not parse here, so "
                 f"the statements of its traced lines (the compile recorded only each one's first) are not "
-                f"known, and the file was written after the key's oldest entry", "source-changed")
+                f"known, and the file was written after the key's oldest entry",
+                "source-changed",
+            )
         if n in spans:
             first, last = spans[n]
-            what = (f"line {n} of {shown(file)} starts a statement of {last - first + 1} lines, and the "
-                    f"compile recorded only its first" if n == first else
-                    f"line {n} of {shown(file)} is in a statement of lines {first}-{last}, and the compile "
-                    f"recorded only line {n} of it")
-            return file, Reason(f"may have changed since the compile: {what}: the file was "
-                                f"written after the key's oldest entry", "source-changed")
+            what = (
+                f"line {n} of {shown(file)} starts a statement of {last - first + 1} lines, and the "
+                f"compile recorded only its first"
+                if n == first
+                else f"line {n} of {shown(file)} is in a statement of lines {first}-{last}, and the compile "
+                f"recorded only line {n} of it"
+            )
+            return file, Reason(
+                f"may have changed since the compile: {what}: the file was "
+                f"written after the key's oldest entry",
+                "source-changed",
+            )
     return None
 
 
@@ -224,10 +247,18 @@ def _first_read(catalog: Catalog, key: CacheKey) -> _Ask | None:
     if first is None or not _any_file_read(first[1].origin):
         return None
     fx = _forward_fx(catalog, key)
-    e, field, linemap = (fx, "inductor_post_grad_graph_str", True) if fx is not None else \
-        (first[0], "inductor_post_grad_graph_str", True) if key.kind is KeyKind.FX_GRAPH else \
-        (first[0], "aot_forward_graph_str", False)
-    return None if e.size > MAX_ENTRY_BYTES else (e.file.where, e.size, e.file.mtime_ns, e.file.ino, field, linemap)
+    e, field, linemap = (
+        (fx, "inductor_post_grad_graph_str", True)
+        if fx is not None
+        else (first[0], "inductor_post_grad_graph_str", True)
+        if key.kind is KeyKind.FX_GRAPH
+        else (first[0], "aot_forward_graph_str", False)
+    )
+    return (
+        None
+        if e.size > MAX_ENTRY_BYTES
+        else (e.file.where, e.size, e.file.mtime_ns, e.file.ino, field, linemap)
+    )
 
 
 def _any_file_read(origin: Origin | None) -> bool:
@@ -243,11 +274,20 @@ def read_ahead_lines(catalog: Catalog, keys: Iterable[CacheKey]) -> None:
     most :data:`_KEPT_READS` of them) in one batch of decode workers, as
     :func:`recorded_lines` would one by one (the same task and budget): a match judges
     every key, and one worker round trip per key is most of a warm match's time."""
-    asks = list(dict.fromkeys(a for k in keys if (a := _first_read(catalog, k)) is not None and a not in _READS))
+    asks = list(
+        dict.fromkeys(
+            a for k in keys if (a := _first_read(catalog, k)) is not None and a not in _READS
+        )
+    )
     asks = asks[:_KEPT_READS]
     got: dict[int, tuple[Line, ...] | None] = {}
-    run_all("recorded-lines", [[a[0], a[4], a[5]] for a in asks], [a[1] for a in asks], worker_count(len(asks)),
-            lambda i, v: got.__setitem__(i, _lines_of(v)))
+    run_all(
+        "recorded-lines",
+        [[a[0], a[4], a[5]] for a in asks],
+        [a[1] for a in asks],
+        worker_count(len(asks)),
+        lambda i, v: got.__setitem__(i, _lines_of(v)),
+    )
     for i, a in enumerate(asks):
         _keep(a, got.get(i))
 
@@ -300,8 +340,9 @@ _KEPT_READS = 1024
 """The reads kept (the last ones made)."""
 
 
-def _read_once(where: str, size: int, mtime_ns: int, ino: int, field: str, linemap: bool
-               ) -> tuple[Line, ...] | None:
+def _read_once(
+    where: str, size: int, mtime_ns: int, ino: int, field: str, linemap: bool
+) -> tuple[Line, ...] | None:
     ask = (where, size, mtime_ns, ino, field, linemap)
     if ask in _READS:
         _READS.move_to_end(ask)
@@ -322,8 +363,13 @@ def _lines_of(got: object) -> tuple[Line, ...] | None:
     """A ``recorded-lines`` task's value as lines (None: not read)."""
     if not isinstance(got, list):
         return None
-    return tuple((f, n, c) for item in got if isinstance(item, list) and len(item) == 3
-                 for f, n, c in [item] if isinstance(f, str) and isinstance(n, int) and isinstance(c, str))
+    return tuple(
+        (f, n, c)
+        for item in got
+        if isinstance(item, list) and len(item) == 3
+        for f, n, c in [item]
+        if isinstance(f, str) and isinstance(n, int) and isinstance(c, str)
+    )
 
 
 @task("recorded-lines")
@@ -339,7 +385,9 @@ def _recorded_lines_task(arg: list) -> list | None:
     if isinstance(graph, str):
         seen.update(dict.fromkeys(printed_lines(graph)))
     if linemap:
-        for line in (x for text in linemap_stacks(root.field("cache_linemap")) for x in stack_lines(text)):
+        for line in (
+            x for text in linemap_stacks(root.field("cache_linemap")) for x in stack_lines(text)
+        ):
             if len(seen) >= MAX_RECORDED:
                 break
             seen[line] = None

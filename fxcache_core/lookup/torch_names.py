@@ -15,6 +15,7 @@ imports or runs it.
 from __future__ import annotations
 
 import ast
+import weakref
 from collections.abc import Mapping
 
 from fxcache_core.functions.trees import module_node
@@ -37,6 +38,32 @@ def torch_roots(file: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[s
     module = module_node(file)
     if module is None:
         return {}
+    seen = _module_bindings(module)
+    if seen is None:
+        return {}
+    own = {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    return {r: m for r, m in ROOTS.items() if seen.get(r) == {m} and r not in own}
+
+
+_BINDINGS: weakref.WeakKeyDictionary[ast.Module, dict[str, frozenset[str]] | None] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per parsed module (kept while its tree is, :mod:`~fxcache_core.functions.trees`), what
+:func:`_module_bindings` found: the keys of one function ask of its module again."""
+
+
+def _module_bindings(module: ast.Module) -> dict[str, frozenset[str]] | None:
+    """Each name ``module`` binds anywhere -> what binds it (the module an import names,
+    ``?`` for anything else); None where it imports ``*``. Read once per parsed module."""
+    if module in _BINDINGS:
+        return _BINDINGS[module]
+    got = _BINDINGS[module] = _walk_bindings(module)
+    return got
+
+
+def _walk_bindings(module: ast.Module) -> dict[str, frozenset[str]] | None:
     seen: dict[str, set[str]] = {}
     for n in ast.walk(module):
         if isinstance(n, ast.Import):
@@ -46,7 +73,7 @@ def torch_roots(file: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[s
         elif isinstance(n, ast.ImportFrom):
             for a in n.names:
                 if a.name == "*":
-                    return {}
+                    return None
                 full = f"{n.module}.{a.name}" if n.level == 0 and n.module else "?"
                 seen.setdefault(a.asname or a.name, set()).add(full)
         elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
@@ -62,10 +89,7 @@ def torch_roots(file: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[s
             seen.setdefault(n.name, set()).add("?")
         elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
             seen.setdefault(n.name, set()).add("?")
-    own = {
-        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-    }
-    return {r: m for r, m in ROOTS.items() if seen.get(r) == {m} and r not in own}
+    return {k: frozenset(v) for k, v in seen.items()}
 
 
 def torch_name(func: ast.expr, roots: Mapping[str, str]) -> str | None:

@@ -29,19 +29,28 @@ def _cache(root: Path, source: Path) -> Path:
     """One FX entry compiled from ``forward`` at line 2 of ``source`` (its line map says so)."""
     key = fake_key(KeyKind.FX_GRAPH, "src" + source.name)
     state = {
-        "guards_expr": "L['t0'] > 1", "_fx_graph_cache_key": key,
+        "guards_expr": "L['t0'] > 1",
+        "_fx_graph_cache_key": key,
         "_fx_graph_cache_debug_lines": ["[abc] example_inputs[0]: ('s0',)"],
-        "fx_kwargs": {"is_backward": False}, "runnable_graph_str": "s0 = 8\n\nimport torch\n",
+        "fx_kwargs": {"is_backward": False},
+        "runnable_graph_str": "s0 = 8\n\nimport torch\n",
         "inductor_post_grad_graph_str": graph_str(("forward", str(source), 2)),
         "cache_linemap": [(7, _stack("forward", str(source), 2))],
     }
-    write_entry(root, KeyKind.FX_GRAPH, key, stub_pickle("torch._inductor.output_code", "CompiledFxGraph", state))
+    write_entry(
+        root,
+        KeyKind.FX_GRAPH,
+        key,
+        stub_pickle("torch._inductor.output_code", "CompiledFxGraph", state),
+    )
     return root
 
 
 def _ls_fn(root: Path, tmp_path: Path, fn: str) -> dict:
-    r = run_measured([sys.executable, "-m", "fxcache_cli", "--cache-dir", str(root), "ls", "--fn", fn],
-                   env={"FXCACHE_INDEX_DIR": str(tmp_path / "index"), "FXCACHE_JOBS": "1", "COLUMNS": "200"})
+    r = run_measured(
+        [sys.executable, "-m", "fxcache_cli", "--cache-dir", str(root), "ls", "--fn", fn],
+        env={"FXCACHE_INDEX_DIR": str(tmp_path / "index"), "FXCACHE_JOBS": "1", "COLUMNS": "200"},
+    )
     assert r.returncode == 0 and "Traceback" not in r.stderr, r
     return r
 
@@ -51,7 +60,9 @@ def test_a_huge_source_file_is_not_parsed_and_ls_fn_says_why(tmp_path, size):
     good = tmp_path / "net.py"
     good.write_text("class TinyNet:\n    def forward(self, x):\n        return self.lin(x)\n")
     hostile = tmp_path / "a.py"
-    hostile.write_bytes(b"class Huge:\n    def forward(self, x):\n        pass\n" + b"a\n" * (size // 2))
+    hostile.write_bytes(
+        b"class Huge:\n    def forward(self, x):\n        pass\n" + b"a\n" * (size // 2)
+    )
     base = _ls_fn(_cache(tmp_path / "normal", good), tmp_path, "TinyNet")
     assert "1 key compiled from TinyNet" in base.stdout  # the class is read from the file
     hit = _ls_fn(_cache(tmp_path / "hostile", hostile), tmp_path, "forward")
@@ -62,7 +73,7 @@ def test_a_huge_source_file_is_not_parsed_and_ls_fn_says_why(tmp_path, size):
 
 
 def test_bounded_parse_keeps_real_modules_and_refuses_floods(tmp_path):
-    from fxcache_core.functions import frames
+    from fxcache_core.functions import frames, sources
 
     real = Path(frames.__file__)  # a real module: parsed
     assert frames.unparsed_why(str(real)) is None
@@ -74,4 +85,4 @@ def test_bounded_parse_keeps_real_modules_and_refuses_floods(tmp_path):
     deep.write_text("def forward(x):\n    return " + "(" * 5000 + "x" + ")" * 5000 + "\n")
     assert frames.unparsed_why(str(deep)).code == "source-unparsable"
     assert frames._enclosing(str(deep), 2) is None
-    assert str(flood) in frames.refused_sources() and str(deep) in frames.refused_sources()
+    assert str(flood) in sources.refused_sources() and str(deep) in sources.refused_sources()

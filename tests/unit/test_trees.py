@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from fxcache_core.functions import trees
+from fxcache_core.functions import sources
 from fxcache_core.functions.trees import function_node, inside_function, module_node
 from fxcache_core.lookup.py_names import shadowed
 
@@ -47,17 +47,17 @@ def test_inside_function_sees_enclosing_defs_and_lambdas_not_the_def_itself(tmp_
 
 
 def test_the_trees_kept_stay_within_their_bound(tmp_path, monkeypatch):
-    monkeypatch.setattr(trees, "TREES_KEPT", 1)
+    monkeypatch.setattr(sources, "TREES_KEPT", 1)
     paths = []
     for i in range(5):
         p = tmp_path / f"m{i}.py"
         p.write_text(f"def f{i}(x):\n    return x + {i}\n")
         paths.append(str(p))
         assert module_node(str(p)) is not None
-    assert [k[0] for k in trees._TREES] == [
+    assert [k[0] for k in sources._TREES] == [
         paths[-1]
     ]  # the last one parsed is kept whatever its size
-    assert sum(c for _, c in trees._TREES.values()) == trees._kept
+    assert sum(c for _, c in sources._TREES.values()) == sources._kept
 
 
 def test_shadowed_reads_module_closure_and_own_bindings_each_time_alike(tmp_path):
@@ -71,3 +71,22 @@ def test_shadowed_reads_module_closure_and_own_bindings_each_time_alike(tmp_path
     for _ in range(2):  # the second time from what the first remembered
         assert shadowed(str(p), inner) == {"min", "len", "abs", "max"}
         assert shadowed(str(p), other) == {"min", "round", "max"}
+
+
+def test_naming_reading_parameters_and_reading_whole_functions_share_one_parse(
+    tmp_path, monkeypatch
+):
+    from fxcache_core.functions.frames import CompiledFrom, unparsed_why
+    from fxcache_core.functions.params import frame_reads
+
+    parses = []
+    real = sources._parse_counted
+    monkeypatch.setattr(
+        sources, "_parse_counted", lambda path, data: parses.append(path) or real(path, data)
+    )
+    p = tmp_path / "shared.py"
+    p.write_text("def f(x, clip=False):\n    if clip:\n        return x\n    return -x\n")
+    assert unparsed_why(str(p)) is None  # the frames' def index
+    assert frame_reads(CompiledFrom(function="f", file=str(p), line=1)).params[1].name == "clip"
+    assert function_node(str(p), 1, "f") is module_node(str(p)).body[0]
+    assert parses == [str(p)]

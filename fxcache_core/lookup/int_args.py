@@ -47,6 +47,7 @@ from fxcache_core.lookup.floats import baked_floats, graph_text, tensorified_bas
 from fxcache_core.lookup.inputs import candidates, is_call_input, taken_sources, user_name
 from fxcache_core.lookup.optional_tensors import (
     float_default_tensorified,
+    item_not_taken,
     list_element,
     tensor_given,
     tensor_left_out,
@@ -397,6 +398,9 @@ class _IntJudge:
             why = list_element(src, el[0], self.taken, call.frame)
             if why is not None:
                 (self.problems if code_of(why) == "list-longer" else self.notes).append(why)
+            return
+        if (why := item_not_taken(src, lambda s: is_param(s, call.params, call.keywords), self.taken)) is not None:
+            self.notes.append(why)
             return
         if (is_param(user_src, call.params, call.keywords) if call.params or call.keywords else call.of_function) and not any(
                 t == src or t.startswith((src + "[", src + ".")) for t in self.taken) and not self.broken():

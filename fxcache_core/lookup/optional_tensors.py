@@ -33,7 +33,7 @@ from fxcache_core.reasons import Reason
 if TYPE_CHECKING:
     from fxcache_core.cache.scan import CacheKey
 
-__all__ = ["default_is_none", "list_element", "read_whenever_given", "tensor_given", "tensor_left_out"]
+__all__ = ["default_is_none", "item_not_taken", "list_element", "read_whenever_given", "tensor_given", "tensor_left_out"]
 
 Takers = Callable[[str, bool], "CacheKey | None"]
 """(source, takes) -> a key of the function that takes an input from the source (takes
@@ -249,3 +249,23 @@ def list_element(src: str, base: str, taken: set[str], frame: CompiledFrom | Non
         f"{src} is given, and this key takes other elements of {base} but not this one: if the code reads "
         "every element, this key was traced with a shorter list and torch traces another graph; if it reads "
         "only some, this key is torch's. The cache does not record which", "list-element-not-input")
+
+
+_ITEM_RE = re.compile(r"(L\['\w+'\])(?:\['[^']*'\]|\.\w+)(?:\[[^\]]*\]|\.\w+)*")
+"""A source inside a parameter by a key or a field (``L['d']['b']``, ``L['cfg'].w``): group 1
+the parameter."""
+
+
+def item_not_taken(src: str, is_param: Callable[[str], bool], taken: set[str]) -> Reason | None:
+    """A tensor the call gives at ``src``, an item of a dict (or a field of an object) the
+    function takes as a parameter, which the key takes no input from (``taken``: the
+    sources it takes): undecided. Dynamo guards a dict's keys, so if the code reads the
+    item (``if 'b' in d: out = out + d['b']``) the key was traced without it and torch
+    traces another graph; if the code never reads it, the key is torch's."""
+    m = _ITEM_RE.fullmatch(src)
+    if m is None or not is_param(m.group(1)) or any(t == src or t.startswith((src + "[", src + ".")) for t in taken):
+        return None
+    return Reason(
+        f"{src} is a tensor, and this key takes no input from it: if the code reads it, this key was traced "
+        "without it (Dynamo guards a dict's keys) and torch traces another graph; if it never reads it, this "
+        "key is torch's. The cache does not record which", "item-not-input")

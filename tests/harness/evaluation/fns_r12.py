@@ -1,0 +1,142 @@
+"""The plain torch functions (and small modules) of the twelfth round of evaluation families
+(imports torch).
+
+Call patterns the earlier rounds do not use: a str read by a helper function beside an
+optional tensor in a conditional expression, a bool read only inside a nested function,
+a ``functools.partial`` whose bound keyword is a float, options read from ``**opts`` with
+``.get``, ``*args`` tensors beside a keyword-only optional weight, ``if w is None: ... else:``
+with both arms tracing ops, ``mask if mask is not None else ones``, a size-0 dim under
+``dynamic=True``, ``torch.is_grad_enabled()`` read in the body, an in-place op before an
+optional dtype change, a dict of tensors with an optional key, a tuple of tensors swapped by
+a flag, an int ``torch.roll`` shift, and a module with a step-count buffer bumped in place in
+training mode. :mod:`tests.harness.evaluation.families_r12` says how each is compiled and called.
+"""
+
+import functools
+
+import torch
+import torch.nn.functional as F
+
+
+def _act(t, kind):
+    # A helper reading the str the caller passed on.
+    if kind == "silu":
+        return F.silu(t)
+    return F.relu(t)
+
+
+def helper_act(x, kind="silu", scale=None):
+    # A str read through a helper; an optional tensor in a conditional expression.
+    y = _act(x, kind)
+    return y if scale is None else y * scale
+
+
+def closure_gate(x, gate=True):
+    # A bool read only inside a nested function (a closure cell).
+    def inner(t):
+        return t.sigmoid() if gate else t.tanh()
+
+    return inner(x) * 2
+
+
+def _scaled_impl(x, alpha=1.0, shift=0):
+    # A float and an int, alpha bound by functools.partial below.
+    return (x * alpha + shift).cos()
+
+
+scaled = functools.partial(_scaled_impl, alpha=2.0)
+
+
+def kwargs_opts(x, **opts):
+    # Options read from **opts with .get: a bool and a float.
+    if opts.get("norm", False):
+        x = x / x.norm(dim=-1, keepdim=True)
+    return x * opts.get("gain", 1.5)
+
+
+def star_sum(x, *ys, weight=None):
+    # *args tensors summed into x; a keyword-only optional weight.
+    for y in ys:
+        x = x + y
+    if weight is not None:
+        x = x * weight
+    return x.relu()
+
+
+def opt_else(x, w=None):
+    # Both arms of `if w is None: ... else: ...` trace ops.
+    if w is None:
+        w = torch.ones(x.shape[-1])
+    else:
+        w = w * 2
+    return (x * w).tanh()
+
+
+def ternary_mask(x, mask=None):
+    # `mask if mask is not None else ones`: the mask multiplies either way.
+    m = mask if mask is not None else x.new_ones(x.shape)
+    return (x * m).sum(-1)
+
+
+def zero_rows(x):
+    # A mean over dim 0 guarded against an empty dim in Python.
+    return x.sum(0) / max(x.shape[0], 1)
+
+
+def grad_branch(x, w):
+    # torch.is_grad_enabled() read in the body: the graph differs by grad mode.
+    y = x @ w
+    if torch.is_grad_enabled():
+        y = y * 2
+    return y.sigmoid()
+
+
+def inplace_cast(x, dtype=None):
+    # An in-place op on a clone, then an optional dtype change.
+    y = x.clone()
+    y.mul_(2)
+    return y if dtype is None else y.to(dtype)
+
+
+def dict_opt(d, key="a"):
+    # A dict of tensors: one entry picked by a str, another added when present.
+    out = d[key] * 2
+    if "b" in d:
+        out = out + d["b"]
+    return out.exp()
+
+
+def pair_swap(pair, flip=False):
+    # A tuple of tensors unpacked, swapped by a flag.
+    a, b = pair
+    if flip:
+        a, b = b, a
+    return (a - b).abs()
+
+
+def rolled(x, shift=1):
+    # An int shift given to torch.roll.
+    return torch.roll(x, shift, dims=-1).sin()
+
+
+class StepNorm(torch.nn.Module):
+    """A scale buffer; a step-count buffer bumped in place in training mode; a bool forward
+    flag read through a method."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("scale", torch.full((8,), 0.5))
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+
+    def _maybe_center(self, x, center):
+        return x - x.mean(-1, keepdim=True) if center else x
+
+    def forward(self, x, center: bool = False):
+        if self.training:
+            self.steps.add_(1)
+        return self._maybe_center(x, center) * self.scale
+
+
+def step_norm() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return StepNorm().eval()

@@ -140,3 +140,59 @@ class StepNorm(torch.nn.Module):
 def step_norm() -> torch.nn.Module:
     torch.manual_seed(0)
     return StepNorm().eval()
+
+
+def dead_debug(x, debug=False):
+    # A flag whose branch computes a value nothing uses: the graph drops it.
+    if debug:
+        _unused = x.sum()
+    return x.cos()
+
+
+def gated_opt(x, w=None, use_w=True):
+    # An optional tensor read only when a flag also says so.
+    if w is not None and use_w:
+        x = x * w
+    return x.sin()
+
+
+_W = torch.full((8,), 0.25)
+
+
+def global_default(x, w=None):
+    # A None-default tensor replaced by a module global tensor of the same shape.
+    w = w if w is not None else _W
+    return (x * w).tanh()
+
+
+def head_pair(xs):
+    # Only the first two elements of a list are read, through a slice.
+    a, b = xs[:2]
+    return (a * b).relu()
+
+
+def parity(x, n):
+    # An int read only through its parity.
+    if n % 2 == 0:
+        return x.sin()
+    return x.cos()
+
+
+def thresh_relu(x, thresh=0.7):
+    # A float read only in a comparison.
+    if thresh > 0.5:
+        x = x.relu()
+    return x * 3
+
+
+ACTS = {"relu": torch.relu, "rect": torch.relu, "tanh": torch.tanh}
+
+
+def act_table(x, name="relu"):
+    # A str picking a function from a dict; two names map to one function.
+    return ACTS[name](x) + 1
+
+
+def flag_mul(x, flag=True):
+    # A bool used as a number.
+    return x * flag + 1

@@ -196,3 +196,31 @@ def act_table(x, name="relu"):
 def flag_mul(x, flag=True):
     # A bool used as a number.
     return x * flag + 1
+
+
+def loc_flag(x, flag=False):
+    # A flag read only through locals(): its name is never loaded.
+    cfg = locals()
+    return x.sin() if cfg["flag"] else x.cos()
+
+
+def zip_two(x, ys):
+    # A list read through zip with range(2): elements past the second are never read.
+    for y, _ in zip(ys, range(2), strict=False):
+        x = x + y
+    return x.relu()
+
+
+def const_twice(x, alpha=1.0):
+    # A float beside a literal constant of the graph.
+    return (x * alpha + 2.0).sin()
+
+
+def roll_plus(x, shift=2):
+    # An int roll shift beside a literal int of the graph.
+    return torch.roll(x, shift, -1) + 1
+
+
+def lin(x, w):
+    # A plain product.
+    return (x @ w).relu()

@@ -561,3 +561,43 @@ R12C_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+_MX = {"t": [8, 8], "mark": [0], "min": 2, "max": 64}
+
+R12D_FAMILIES: list[Family] = [
+    Family(
+        "closure_gate_two_auto",
+        _F + "closure_gate",
+        "closure_gate",
+        None,
+        build=(({"x": [4, 8]}, {"x": [4, 8], "gate": False}),),
+        positional=1,
+        doc="a bool read in a nested function, both values built in one process, one size (dynamic=None)",
+        queries=(
+            _q("gate=False, a fresh process", x=[4, 8], gate=False),
+            _q("gate=False after gate=True", x=[4, 8], gate=False, warm_up=({"x": [4, 8]},)),
+            _q("another batch after gate=True", x=[6, 8], warm_up=({"x": [4, 8]},)),
+            _q(
+                "another batch after both gates",
+                x=[6, 8],
+                gate=False,
+                warm_up=({"x": [4, 8]}, {"x": [4, 8], "gate": False}),
+            ),
+        ),
+    ),
+    Family(
+        "marked_static_off",
+        _F + "lin",
+        "lin",
+        False,
+        build=(({"x": _MX, "w": [8, 8]},),),
+        positional=2,
+        doc="x's dim 0 marked dynamic in [2, 64] under dynamic=False",
+        queries=(
+            _q("marked alike, another batch", x={**_MX, "t": [16, 8]}, w=[8, 8]),
+            _q("not marked, another batch", x=[16, 8], w=[8, 8]),
+            _q("not marked, the built batch", x=[8, 8], w=[8, 8]),
+            _q("marked without a range", x={"t": [16, 8], "mark": [0]}, w=[8, 8]),
+        ),
+    ),
+]

@@ -601,3 +601,70 @@ R12D_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+_NOSTATIC = {"@dynamo": {"assume_static_by_default": False}}
+_NOAUTO = {"@dynamo": {"automatic_dynamic_shapes": False}}
+
+# Dynamo and torch.compile settings a call states (each process takes its first call's);
+# wired in with R12D_FAMILIES.
+R12D_FAMILIES += [
+    Family(
+        "no_static_default",
+        _F + "lin",
+        "lin",
+        None,
+        build=(({"x": [4, 8], "w": [8, 8], **_NOSTATIC},),),
+        positional=2,
+        doc="assume_static_by_default=False: dynamic=None traces sizes as symbols from the first call",
+        queries=(
+            _q("another batch, the setting stated", x=[6, 8], w=[8, 8], **_NOSTATIC),
+            _q("as built, the setting stated", x=[4, 8], w=[8, 8], **_NOSTATIC),
+            _q("another batch, the setting left at its default", x=[6, 8], w=[8, 8]),
+        ),
+    ),
+    Family(
+        "no_auto_dynamic",
+        _F + "lin",
+        "lin",
+        None,
+        build=(({"x": [4, 8], "w": [8, 8], **_NOAUTO}, {"x": [6, 8], "w": [8, 8], **_NOAUTO}),),
+        positional=2,
+        doc="automatic_dynamic_shapes=False: two static batches built in one process (dynamic=None)",
+        queries=(
+            _q(
+                "the second batch after the first",
+                x=[6, 8],
+                w=[8, 8],
+                warm_up=({"x": [4, 8], "w": [8, 8], **_NOAUTO},),
+                **_NOAUTO,
+            ),
+            _q(
+                "a third batch after the first",
+                x=[8, 8],
+                w=[8, 8],
+                warm_up=({"x": [4, 8], "w": [8, 8], **_NOAUTO},),
+                **_NOAUTO,
+            ),
+            _q("the second batch, a fresh process", x=[6, 8], w=[8, 8], **_NOAUTO),
+        ),
+    ),
+    Family(
+        "fullgraph_lin",
+        _F + "lin",
+        "lin",
+        None,
+        build=(({"x": [4, 8], "w": [8, 8]},),),
+        positional=2,
+        doc="compiled plainly; asked with fullgraph=True and with an Inductor setting (dynamic=None)",
+        queries=(
+            _q("fullgraph=True", x=[4, 8], w=[8, 8], **{"@compile": {"fullgraph": True}}),
+            _q(
+                "an Inductor setting changed",
+                x=[4, 8],
+                w=[8, 8],
+                **{"@inductor": {"fallback_random": True}},
+            ),
+            _q("as built", x=[4, 8], w=[8, 8]),
+        ),
+    ),
+]

@@ -224,3 +224,69 @@ def roll_plus(x, shift=2):
 def lin(x, w):
     # A plain product.
     return (x @ w).relu()
+
+
+def mode_noop(x, mode="b"):
+    # Two sides of a str test whose ops differ only by a multiply by 1.0.
+    if mode == "a":
+        return x.relu()
+    return x.relu() * 1.0
+
+
+def mode_noop_line(x, mode="b"):
+    # The same, both sides on one line.
+    return x.relu() if mode == "a" else x.relu() * 1.0
+
+
+def flag_noop(x, flag=True):
+    # A bool whose side adds 0.0.
+    y = x.cos()
+    if flag:
+        y = y + 0.0
+    return y
+
+
+def loop_opt(x, p=None, k=1):
+    # An optional tensor multiplied in k times (k=0: never read into an op).
+    if p is not None:
+        for _ in range(k):
+            x = x * p
+    return x.sin()
+
+
+def nested_opt(x, p=None):
+    # An optional tensor read only when x is wider than 8.
+    if p is not None:
+        if x.shape[-1] > 8:
+            x = x * p
+    return x.sin()
+
+
+def opt_mult(x, p=None):
+    # An optional multiplier: a tensor, a float, or None.
+    if p is not None:
+        x = x * p
+    return x.sin()
+
+
+def min_int(x, t=1.0):
+    # min of a float and the int 1: the int when t > 1, the float else.
+    return (x + min(t, 1)).cos()
+
+
+def early_opt(x, p=None):
+    # An early return on a size before the optional tensor is read.
+    if x.shape[0] == 1:
+        return x.sin()
+    if p is not None:
+        x = x * p
+    return x.cos()
+
+
+def _times(x, p):
+    return x * p if p is not None else x
+
+
+def helper_opt(x, p=None):
+    # An optional tensor read in a helper.
+    return _times(x, p).sin()

@@ -826,3 +826,50 @@ R12D_FAMILIES += [
         ),
     ),
 ]
+
+# Values equal under == but of another type, truthy ints, a lowered str: a side proven by
+# the key's ops taken by a value of another type or spelling.
+R12D_FAMILIES += [
+    Family(
+        "eq_int_mode_auto",
+        _F + "eq_int_mode",
+        "eq_int_mode",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="`if mode == 2:` then y * mode, mode the float 2.0 when built (dynamic=None)",
+        queries=(
+            _q("mode the int 2", x=[4, 8], mode=2),
+            _q("mode 2.0 given", x=[4, 8], mode=2.0),
+            _q("mode 3.0", x=[4, 8], mode=3.0),
+        ),
+    ),
+    Family(
+        "truthy_flag_auto",
+        _F + "truthy_flag",
+        "truthy_flag",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="`if flag:` then y + flag, flag the int 1 when built (dynamic=None)",
+        queries=(
+            _q("flag True", x=[4, 8], flag=True),
+            _q("flag 1 given", x=[4, 8], flag=1),
+            _q("flag 2, truthy too", x=[4, 8], flag=2),
+        ),
+    ),
+    Family(
+        "lower_mode_auto",
+        _F + "lower_mode",
+        "lower_mode",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="how.lower() == 'l2', how 'L2' when built (dynamic=None)",
+        queries=(
+            _q("how 'l2'", x=[4, 8], how="l2"),
+            _q("how 'L2' given", x=[4, 8], how="L2"),
+            _q("how 'max'", x=[4, 8], how="max"),
+        ),
+    ),
+]

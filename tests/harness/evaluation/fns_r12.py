@@ -290,3 +290,29 @@ def _times(x, p):
 def helper_opt(x, p=None):
     # An optional tensor read in a helper.
     return _times(x, p).sin()
+
+
+def eq_int_mode(x, mode=2.0):
+    # A number compared with an int literal (2.0 == 2), then used as a multiplier.
+    if mode == 2:
+        y = x.relu()
+    else:
+        y = x.tanh()
+    return y * mode
+
+
+def truthy_flag(x, flag=1):
+    # An int read for its truth, then added.
+    if flag:
+        y = x.relu()
+    else:
+        y = x.tanh()
+    return y + flag
+
+
+def lower_mode(x, how="L2"):
+    # A str lowered before it is compared.
+    how_l = how.lower()
+    if how_l == "l2":
+        return x / x.norm(dim=-1, keepdim=True)
+    return x / x.abs().amax(-1, keepdim=True)

@@ -623,7 +623,7 @@ R12D_FAMILIES += [
         ),
     ),
     Family(
-        "no_auto_dynamic",
+        "no_auto_two_static",
         _F + "lin",
         "lin",
         None,

@@ -873,3 +873,50 @@ R12D_FAMILIES += [
         ),
     ),
 ]
+
+# An optional tensor read only for metadata, max(t, 0) giving an int or a float, a str
+# parameter rebound before the test that picks the ops.
+R12D_FAMILIES += [
+    Family(
+        "meta_opt_auto",
+        _F + "meta_opt",
+        "meta_opt",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="p.ndimension() and p.is_floating_point() when p is given, left out when built (dynamic=None)",
+        queries=(
+            _q("a 1-d float p: the same constants", x=[4, 8], p=[8]),
+            _q("a 2-d p", x=[4, 8], p=[4, 8]),
+            _q("an int64 p", x=[4, 8], p=_t([8], dtype="int64")),
+        ),
+    ),
+    Family(
+        "max_zero_auto",
+        _F + "max_zero",
+        "max_zero",
+        None,
+        build=(({"x": [4, 8], "t": -0.5},),),
+        positional=1,
+        doc="x + max(t, 0): the int 0 when built with t=-0.5 (dynamic=None)",
+        queries=(
+            _q("t -1.0: max gives the int again", x=[4, 8], t=-1.0),
+            _q("t 0.0: max gives the float", x=[4, 8], t=0.0),
+            _q("t left out (0.5)", x=[4, 8]),
+        ),
+    ),
+    Family(
+        "swap_mode_auto",
+        _F + "swap_mode",
+        "swap_mode",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="how rebound ('max' -> 'l2', else 'max') before `if how == 'l2'`, 'max' when built (dynamic=None)",
+        queries=(
+            _q("how 'l2'", x=[4, 8], how="l2"),
+            _q("how 'max' given", x=[4, 8], how="max"),
+            _q("how 'sum'", x=[4, 8], how="sum"),
+        ),
+    ),
+]

@@ -316,3 +316,25 @@ def lower_mode(x, how="L2"):
     if how_l == "l2":
         return x / x.norm(dim=-1, keepdim=True)
     return x / x.abs().amax(-1, keepdim=True)
+
+
+def meta_opt(x, p=None):
+    # An optional tensor read only for its metadata through methods (no op takes it).
+    k = 1
+    if p is not None:
+        k = p.ndimension()
+    scale = 2.0 if p is None or p.is_floating_point() else 3.0
+    return x * k * scale
+
+
+def max_zero(x, t=0.5):
+    # max of a float and the int 0: the int when t < 0, the float else.
+    return (x + max(t, 0)).cos()
+
+
+def swap_mode(x, how="max"):
+    # A str parameter rebound before the comparison that picks the ops.
+    how = "l2" if how == "max" else "max"
+    if how == "l2":
+        return x / x.norm(dim=-1, keepdim=True)
+    return x / x.abs().amax(-1, keepdim=True)

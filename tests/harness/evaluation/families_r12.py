@@ -920,3 +920,33 @@ R12D_FAMILIES += [
         ),
     ),
 ]
+
+# After a recompile that a flag forced, where another key of the function has a symbol
+# from another process's size change.
+R12D_FAMILIES += [
+    Family(
+        "gate_ops_mixed",
+        _F + "gate_ops",
+        "gate_ops",
+        None,
+        build=(({"x": [4, 8]}, {"x": [6, 8]}), ({"x": [4, 8], "flag": False},)),
+        positional=1,
+        doc="flag True: static [4,8] and dynamic batch keys (one process); flag False: static [4,8] (another)",
+        queries=(
+            _q(
+                "flag=False after flag True, the same size",
+                x=[4, 8],
+                flag=False,
+                warm_up=({"x": [4, 8]},),
+            ),
+            _q("flag=False, a fresh process", x=[4, 8], flag=False),
+            _q(
+                "flag=False, another batch after flag True",
+                x=[6, 8],
+                flag=False,
+                warm_up=({"x": [4, 8]},),
+            ),
+            _q("flag True, another batch after the first", x=[5, 8], warm_up=({"x": [4, 8]},)),
+        ),
+    ),
+]

@@ -338,3 +338,11 @@ def swap_mode(x, how="max"):
     if how == "l2":
         return x / x.norm(dim=-1, keepdim=True)
     return x / x.abs().amax(-1, keepdim=True)
+
+
+def gate_ops(x, flag=True):
+    # A bool whose taken side adds a relu.
+    y = x.cos()
+    if flag:
+        y = y.relu()
+    return y

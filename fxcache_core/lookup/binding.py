@@ -198,7 +198,10 @@ NUM_THREADS = "torch.get_num_threads()"
 DEFAULT_DTYPE = "torch.get_default_dtype()"
 """The ``--inputs`` item that gives the default dtype (``torch.get_default_dtype()=torch.float64``)."""
 
-SETTING_PREFIXES = ("torch.compile.", "torch._dynamo.config.", "torch._inductor.config.", "torch._functorch.config.")
+DYNAMO_CONFIG = "torch._dynamo.config."
+"""The prefix of Dynamo's config items a call may state (``--inputs``)."""
+
+SETTING_PREFIXES = ("torch.compile.", DYNAMO_CONFIG, "torch._inductor.config.", "torch._functorch.config.")
 """The prefixes of ``--inputs`` items that give a setting of the run
 (``torch.compile.mode='max-autotune'``, ``torch._dynamo.config.specialize_float=True``)."""
 

@@ -519,7 +519,8 @@ def _scalars(stmt: ast.stmt, exprs: Sequence[ast.expr], mine: Sequence[_Op], sca
     for e in exprs:
         r = compute(ast.unparse(e), scalars)  # type: ignore[arg-type]
         if type(r) is not int:
-            return Reason(f"{ast.unparse(e)} cannot be computed for the call's values")
+            return Reason(f"{ast.unparse(e)} cannot be computed as an int for the call's values",
+                          "baked-value-unknown")
         want[r] += 1
     literals: Counter[int] = Counter()
     for n in ast.walk(stmt):

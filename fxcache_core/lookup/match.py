@@ -57,7 +57,7 @@ from fxcache_core.lookup.after_break import (
 )
 from fxcache_core.lookup.ambient import ambient_accounts
 from fxcache_core.lookup.assumptions import ambient_assumptions
-from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
+from fxcache_core.lookup.binding import DYNAMO_CONFIG, DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Sibling
 from fxcache_core.lookup.global_state import state_accounts
 from fxcache_core.lookup.grad_paths import grad_off_path, inference_forward_graph
@@ -410,7 +410,8 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
         keys_considered=len(keys), unbound=tuple(unbound),
         unused=tuple(src for src in inputs if src not in used) if (results or unbound) else (),
         function_missing=function is not None and not mine, functions_held=held,
-        unattributed=unattributed)
+        unattributed=unattributed,
+        dynamo_config=tuple((name, str(v)) for name, v in query.state.items() if name.startswith(DYNAMO_CONFIG)))
     if mode in (DynamicMode.NONE, DynamicMode.UNKNOWN) and not positional and results:
         report = with_phases(catalog, report, run, first_call, mode, phase, mine, profiles, inputs)
     elif mode is DynamicMode.TRUE and not positional and results:

@@ -271,7 +271,9 @@ class MatchReport:
     ``results`` and the verdicts' status are of (see :mod:`fxcache_core.lookup.phases`);
     None when the mode has one phase. ``passes``: the keys judged per phase (and,
     without the mode, under ``dynamic=True``), for the functions automatic dynamic
-    concerns; one of them may be ``results`` itself.
+    concerns; one of them may be ``results`` itself. ``dynamo_config``: the Dynamo config
+    items the call states (``("torch._dynamo.config.assume_static_by_default", "False")``),
+    which leave every decided verdict undecided (:mod:`fxcache_core.lookup.prediction`).
     """
 
     inputs: tuple[tuple[str, str], ...]
@@ -284,6 +286,7 @@ class MatchReport:
     unattributed: tuple[str, ...] = ()
     phase: Phase | None = None
     passes: tuple[PassResults, ...] = ()
+    dynamo_config: tuple[tuple[str, str], ...] = ()
 
     def folded(self, results: tuple[KeyMatch, ...] | None = None) -> frozenset[str]:
         """FX keys only loaded by AOTAutograd keys that hit: after such a hit torch

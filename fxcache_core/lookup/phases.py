@@ -453,11 +453,12 @@ def static_after_recompile(catalog: Catalog, m: KeyMatch, recompiled: Mapping[st
                            inputs: Mapping[str, InputValue]) -> KeyMatch:
     """After a recompile, a key of static shapes that fits is not looked up when
     automatic dynamic traces a changed dim (> 1) or an int as a symbol: the dims
-    the function's other keys have symbolic, or, if none has any, whichever
-    changed. (A changed dim of size 0 or 1 stays static: the key is judged.)
-    ``recompiled``: :func:`symbolic_by_function`. Where the cache holds FX keys no
-    AOTAutograd entry loads (torch bypassed the AOTAutograd cache), a key the call
-    binds only by symbol names may be the one, so "no key has any" is undecided."""
+    the function's other keys have symbolic (a changed dim of size 0 or 1 stays
+    static: the key is judged). Where none has any, what the recompile changed is
+    not known (a flag's guard forces a recompile that changes no size, and the call
+    is traced static again): the key is undecided (``static-after-recompile-unknown``).
+    ``recompiled``: :func:`symbolic_by_function`. Mirrors automatic dynamic's marking
+    of changed dims (``update_automatic_dynamic`` in torch/_dynamo/pgo.py)."""
     own = key_auto(catalog, m.key, keyed_inputs(inputs, m.bound)) if m.fits else Auto()
     if (not m.fits or own or m.symbols
             or not (m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by)):
@@ -480,14 +481,14 @@ def static_after_recompile(catalog: Catalog, m: KeyMatch, recompiled: Mapping[st
     elif all(isinstance(v, TensorArg) and max(v.shape, default=0) <= 1 for v in inputs.values()):
         return m
     else:
-        why = Reason(
-            "after a recompile automatic dynamic traces the sizes that changed as symbols, and no "
-            "key of this function has any: torch compiles a new graph", "static-after-recompile")
-        if any(k.kind is KeyKind.FX_GRAPH and not catalog.loaders_of(k.key) for k in catalog.scan.keys):
-            return replace(m, uncertain=m.uncertain + (Reason(
-                "after a recompile automatic dynamic traces what changed as symbols, and no key of "
-                "this function that fxcache can bind has any; but this cache holds FX keys whose "
-                "AOTAutograd lookup torch bypassed (FX entries only), which may serve that call",
-                "static-after-recompile-fx-only"),))
+        # No key of the function shows a size that changed: what the recompile changed is not
+        # known. A changed size is traced as a symbol (no key has one: another graph); a recompile
+        # that a guard on a Python value forced (a flag, the grad mode) leaves the sizes static, and
+        # this key is looked up as on a first call.
+        return replace(m, uncertain=m.uncertain + (Reason(
+            "after a recompile automatic dynamic traces the sizes that changed as symbols, and no key of "
+            "this function has any (torch would compile a new graph); but if the recompile changed no size "
+            "(a guard on a Python value failed: a flag, the grad mode), the sizes stay static and this key "
+            "is looked up: which one the cache cannot tell", "static-after-recompile-unknown"),))
     return KeyMatch(key=m.key, fits=False, reasons=(why,), symbols=m.symbols, origin=m.origin,
                     bound=m.bound, compiled=m.compiled, loaded_by=m.loaded_by)

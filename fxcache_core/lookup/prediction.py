@@ -517,6 +517,27 @@ def _hooked(v: FunctionVerdict) -> FunctionVerdict:
 
 _HOOKED = frozenset({"hit", "miss", "new-graph", "error"})
 
+def _configured(v: FunctionVerdict, stated: Sequence[tuple[str, str]]) -> FunctionVerdict:
+    """``v``, undecided where it is decided but the call states a Dynamo config item
+    (``torch._dynamo.config.assume_static_by_default=False``...): which keys a call is
+    looked up in rests on what Dynamo traces static or as symbols (a fresh process's
+    first call static, automatic dynamic after a recompile, ints and floats specialized),
+    and those rules are Dynamo's config; the cache does not record the values its keys
+    were compiled with. Every key that fits is undecided already
+    (:mod:`~fxcache_core.lookup.global_state`); this covers the keys those rules ruled out."""
+    if not stated or (v.status not in _HOOKED and not any(p.status in _HOOKED for p in v.phases)):
+        return v
+    why = Reason(
+        f"{', '.join(f'{name}={value}' for name, value in stated)}: Dynamo's config decides which dims and Python values it traces static "
+        "or as symbols, which the keys this call is looked up in rest on, and the cache does not record "
+        f"which value its keys were compiled with: undecided (leave it out of {param('inputs')} to take it "
+        "as when the keys were compiled)", "dynamo-config-unrecorded")
+    phases = tuple(replace(p, status="undecided", entry=None, why=why) if p.status in _HOOKED else p
+                   for p in v.phases)
+    if v.status not in _HOOKED:
+        return replace(v, phases=phases)
+    return replace(v, status="undecided", entry=None, why=why, phases=phases)
+
 
 def _unbound_reason(u: UnboundKey) -> Reason:
     """Why a key the inputs do not bind leaves its function undecided."""
@@ -566,7 +587,7 @@ def verdicts(report: MatchReport, count_all: bool = False, function: str | None 
         found.append(FunctionVerdict(name, u.origin, "undecided", _unbound_reason(u), u.key))
     if report.unattributed and function is not None:
         found = _unattributed(report, function, found)
-    found = [_hooked(v) for v in found]
+    found = [_configured(_hooked(v), report.dynamo_config) for v in found]
     if count_all or all(v.status == "new-graph" for v in found):
         return CallVerdict(tuple(found))
     return CallVerdict(tuple(v for v in found if v.status != "new-graph"),

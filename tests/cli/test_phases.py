@@ -99,3 +99,38 @@ def test_after_recompile_where_there_is_one_phase_is_a_usage_error(cache):
         assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1, p.stderr
         assert f"--after-recompile asks about automatic dynamic's calls after a recompile: under --dynamic {mode}" \
             in p.stderr
+
+
+@pytest.fixture
+def static_only(tmp_path):
+    """A function with one key of static shapes and none with a symbol, as a process that
+    recompiled only for a Python value (a flag) leaves it."""
+    root = tmp_path / "cache"
+    return root, _key(root, static=True)
+
+
+def test_after_a_recompile_no_key_with_a_symbol_leaves_the_static_key_undecided(static_only):
+    """Whether the recompile changed a size is not in the call: a changed size is traced as a
+    symbol (no key has one: another graph), a recompile a flag forced leaves the sizes static
+    and torch looks this key up (tests/torch/test_phases_oracle.py asks torch both ways)."""
+    root, static = static_only
+    p = _match(root, "--dynamic", "none", "--shapes", "x=[4,3]", "--after-recompile", "--json")
+    (fv,) = json.loads(p.stdout)["verdicts"]["functions"]
+    assert p.returncode == 3 and fv["status"] == "undecided", fv
+    assert fv["why_code"] == "static-after-recompile-unknown", fv
+    assert fv["phases"]["first"]["status"] == "hit" and fv["phases"]["first"]["key"] == static
+
+
+@pytest.mark.parametrize("setting", ["torch._dynamo.config.assume_static_by_default=False",
+                                     "torch._dynamo.config.automatic_dynamic_shapes=False"])
+@pytest.mark.parametrize("shape", ["x=[9,3]", "x=[4,3]"])
+def test_a_stated_dynamo_setting_leaves_every_phase_undecided(cache, setting, shape):
+    """The phases' rules (static first calls, automatic dynamic) are Dynamo's config: stated,
+    no key is ruled out by them, and no phase is decided."""
+    root, _, _ = cache
+    for extra in ((), ("--after-recompile",)):
+        p = _match(root, "--dynamic", "none", "--shapes", shape, "--inputs", setting, *extra, "--json")
+        (fv,) = json.loads(p.stdout)["verdicts"]["functions"]
+        assert p.returncode == 3 and fv["status"] == "undecided", fv
+        assert {ph["status"] for ph in fv["phases"].values()} == {"undecided"}, fv
+        assert setting in fv["line"], fv

@@ -170,3 +170,19 @@ def test_an_int_given_where_the_graph_divides_by_a_float_stays_unknown() -> None
     got = _prov(fn, graph, "t", t=1)
     assert got is not None and got.status == "unknown" and got.why is not None
     assert got.why.code == "baked-value-unknown" and "int constant(s)" in got.why
+
+
+FLAG_MUL = one_def("def flag_mul(x, flag=True):\n    return x * flag + 1\n")
+FLAG_MUL_GRAPH = _graph(2, "return x * flag + 1",
+                        'add: "f32[4, 32][32, 1]cpu" = torch.ops.aten.add.Tensor(arg0_1, 1);  arg0_1 = None')
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_a_bool_read_as_a_number_is_unknown_not_an_error(flag: bool) -> None:
+    """``x * flag + 1``: a bool the arithmetic reads is no int the op constants can be matched
+    against (Inductor drops ``x * True``), so its provenance is unknown, with its reason code,
+    whichever value the call gives."""
+    got = _prov(FLAG_MUL, FLAG_MUL_GRAPH, "flag", flag=flag)
+    assert got is not None and got.status == "unknown"
+    assert got.why is not None and got.why.code == "baked-value-unknown"
+    assert "flag" in got.why and "line 2" in got.why

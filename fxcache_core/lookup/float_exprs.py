@@ -249,6 +249,7 @@ def statement_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
     through = {param} | _depending(local, param)
     defining = {id(n) for v in local.values() for n in ast.walk(v)}
     out: list[FloatUse] = []
+    tops: set[int] = set()  # the pure expressions read: one value each, however many reads it holds
     for n in ast.walk(fn):
         if not (isinstance(n, ast.Name) and n.id in through) or id(n) in defining:
             continue
@@ -261,6 +262,9 @@ def statement_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str,
         e: ast.AST = n
         while (p := parents.get(e)) is not None and p is not stmt and _is_pure(p, names):
             e = p
+        if id(e) in tops:
+            continue  # `t * t`: its second read is the same expression, one value
+        tops.add(id(e))
         expr = ast.unparse(_inlined(e, local))  # type: ignore[arg-type]
         parent = parents.get(e)
         if isinstance(parent, ast.keyword):
@@ -402,6 +406,19 @@ def _squeeze(text: str) -> str:
     return re.sub(r"[\s()]", "", text)
 
 
+def _shown(text: str, code: str) -> bool:
+    """Whether the source line ``code`` of a graph's comment holds the expression ``text``
+    (``ast.unparse``'s spelling): as written, or once both are spelled by ``ast.unparse``
+    (the source's ``1e-3`` is ``0.001`` there), where the line parses on its own."""
+    if _squeeze(text) in _squeeze(code):
+        return True
+    try:
+        tree = ast.parse(code.strip())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return _squeeze(text) in _squeeze(ast.unparse(tree))
+
+
 def float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, graph: str, param: str,
                      scalars: Mapping[str, float | int], tensors: frozenset[str],
                      symbolic: frozenset[str] = frozenset()) -> Provenance:
@@ -452,7 +469,7 @@ def _float_provenance(fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, gra
     folded: set[str] = set()  # statements computed with a symbol: their folded parts
     for (line, last, stems), group in _groups(uses):
         mine = [o for o in ops if line <= o.line <= last]
-        if not mine or not all(any(_squeeze(u.text or u.expr) in _squeeze(o.code) for o in mine) for u in group):
+        if not mine or not all(any(_shown(u.text or u.expr, o.code) for o in mine) for u in group):
             return _unknown(param, group[0], "no op traced from it shows the expression (the graph was "
                             "traced from other code, or the expression reaches no op)", uses)
         if symbolic and (sym := _symbolic(fn, file, graph, param, group, scalars, symbolic)) is not None:

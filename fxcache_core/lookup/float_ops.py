@@ -85,9 +85,12 @@ OPS: Mapping[str, tuple[ScalarArg, ...]] = {
 """A torch function or tensor method -> its scalar arguments and the op each becomes
 (checked against torch 2.13's printed graphs: module docstring)."""
 
-NO_SUCH_OPS = frozenset({"where"})
+NO_SUCH_OPS = frozenset({"where", "sin", "cos", "exp", "tanh", "sigmoid", "neg"})
 """Torch functions and tensor methods a statement may call beside the sites, whose ops
-are none of the sites' (``torch.where`` traces ``where`` and ``scalar_tensor``)."""
+are none of the sites' (``torch.where`` traces ``where`` and ``scalar_tensor``; each
+elementwise function here traces its own aten op, and its backward multiplies by a value
+computed from its input or output, so no partition moves a comparison or a clamp of it
+into the forward: ``relu``, whose backward masks, is not one)."""
 
 _CMP: Mapping[type[ast.cmpop], tuple[str, str]] = {
     ast.Gt: ("gt", "lt"), ast.Lt: ("lt", "gt"), ast.GtE: ("ge", "le"), ast.LtE: ("le", "ge"),

@@ -74,7 +74,9 @@ def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Ta
     tensors = None if inputs is None or _may_alias(inputs, src) else {
         t.group(1) for s, v in inputs.items()
         if isinstance(v, TensorArg) and v.shape != () and (t := LOCAL_RE.fullmatch(s)) is not None}
-    if tensors is not None and (line := computed_into_output(fn, frame.file, p, tensors)) is not None:
+    numbers = {t.group(1) for s, v in (inputs or {}).items()
+               if type(v) in (int, float) and (t := LOCAL_RE.fullmatch(s)) is not None}
+    if tensors is not None and (line := computed_into_output(fn, frame.file, p, tensors, numbers)) is not None:
         return Reason(
             f"{src} is a tensor, and this key takes no input from it: torch ops compute {p} into what "
             f"{function} returns on every call that gives it (line {line}), so a trace with a tensor there "

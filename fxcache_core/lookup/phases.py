@@ -451,44 +451,36 @@ def with_phases(catalog: Catalog, report: MatchReport, run: Callable[[DynamicMod
 
 def static_after_recompile(catalog: Catalog, m: KeyMatch, recompiled: Mapping[str, Auto],
                            inputs: Mapping[str, InputValue]) -> KeyMatch:
-    """After a recompile, a key of static shapes that fits is not looked up when
-    automatic dynamic traces a changed dim (> 1) or an int as a symbol: the dims
-    the function's other keys have symbolic (a changed dim of size 0 or 1 stays
-    static: the key is judged). Where none has any, what the recompile changed is
-    not known (a flag's guard forces a recompile that changes no size, and the call
-    is traced static again): the key is undecided (``static-after-recompile-unknown``).
-    ``recompiled``: :func:`symbolic_by_function`. Mirrors automatic dynamic's marking
-    of changed dims (``update_automatic_dynamic`` in torch/_dynamo/pgo.py)."""
+    """After a recompile, a key of static shapes that fits is looked up only if the
+    recompile changed no size the call has above 1: automatic dynamic traces each dim
+    (and int) that changed since the function's first call in the process as a symbol
+    (a changed dim of size 0 or 1 stays static), and a recompile that a guard on a
+    Python value forced (a flag, the grad mode) changes none. Which sizes changed is not
+    part of the call, so such a key is undecided (``static-after-recompile-unknown``),
+    naming the dims the function's other keys show changing (``recompiled``:
+    :func:`symbolic_by_function`); where every size of the call is 0 or 1 it is judged.
+    Mirrors automatic dynamic's marking of changed dims (``update_automatic_dynamic`` in
+    torch/_dynamo/pgo.py)."""
     own = key_auto(catalog, m.key, keyed_inputs(inputs, m.bound)) if m.fits else Auto()
     if (not m.fits or own or m.symbols
             or not (m.key.kind is KeyKind.AOT_AUTOGRAD or not m.loaded_by)):
         return m
+    if all(isinstance(v, TensorArg) and max(v.shape, default=0) <= 1 for v in inputs.values()):
+        return m  # every size 0 or 1: specialized, whatever changed
     fname = function_name(m.origin, m.compiled).distinct
     d = recompiled.get(fname or "", Auto())
     user = {ks: us for us, ks in m.bound}
-    changed: list[str] = []
+    shown: list[str] = []
     for src, dim in sorted(d.dims):
         v = inputs.get(user.get(src, src))
         if isinstance(v, TensorArg) and dim < len(v.shape) and v.shape[dim] > 1:
-            changed.append(f"{src}.size()[{dim}]")
-    changed += [src for src in sorted(d.scalars) if user.get(src, src) in inputs]
-    if changed:
-        why = Reason(
-            f"after a recompile automatic dynamic traces {', '.join(changed)} as a symbol (as this "
-            "function's other keys have it): a key of static shapes is not looked up", "static-after-recompile")
-    elif d.dims or d.scalars:
-        return m  # the dims it makes symbolic are 0 or 1 here: specialized, static
-    elif all(isinstance(v, TensorArg) and max(v.shape, default=0) <= 1 for v in inputs.values()):
-        return m
-    else:
-        # No key of the function shows a size that changed: what the recompile changed is not
-        # known. A changed size is traced as a symbol (no key has one: another graph); a recompile
-        # that a guard on a Python value forced (a flag, the grad mode) leaves the sizes static, and
-        # this key is looked up as on a first call.
-        return replace(m, uncertain=m.uncertain + (Reason(
-            "after a recompile automatic dynamic traces the sizes that changed as symbols, and no key of "
-            "this function has any (torch would compile a new graph); but if the recompile changed no size "
-            "(a guard on a Python value failed: a flag, the grad mode), the sizes stay static and this key "
-            "is looked up: which one the cache cannot tell", "static-after-recompile-unknown"),))
-    return KeyMatch(key=m.key, fits=False, reasons=(why,), symbols=m.symbols, origin=m.origin,
-                    bound=m.bound, compiled=m.compiled, loaded_by=m.loaded_by)
+            shown.append(f"{src}.size()[{dim}]")
+    shown += [src for src in sorted(d.scalars) if user.get(src, src) in inputs]
+    which = (f"{', '.join(shown)}, as this function's other keys show it changing" if shown
+             else "no key of this function has one: torch would compile a new graph")
+    return replace(m, uncertain=m.uncertain + (Reason(
+        "after a recompile automatic dynamic traces each size that changed since the function's first call "
+        f"as a symbol ({which}), and this key of static shapes is then not looked up; but a recompile that "
+        "changed no size (a guard on a Python value failed: a flag, the grad mode) traces the call static "
+        "again, and torch looks this key up. Which sizes changed before this call is not part of it",
+        "static-after-recompile-unknown"),))

@@ -110,13 +110,17 @@ _TENSORISH = (_Kind.SOURCE, _Kind.READ, _Kind.TENSOR)
 
 
 def computed_into_output(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, file: str, param: str, tensors: Collection[str]
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    file: str,
+    param: str,
+    tensors: Collection[str],
+    numbers: Collection[str] = (),
 ) -> int | None:
     """The line of the ``return`` whose value a torch op computes from the tensor
     ``param`` on every call that gives one (see the module docstring), or None where
     the source does not show that. ``file``: the module ``fn`` is in (the names
     ``torch`` and ``F`` are read from its imports); ``tensors``: the other parameters
-    the call gives tensors for."""
+    the call gives tensors for; ``numbers``: those it gives an int or a float for."""
     args = fn.args
     if param not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}:
         return None
@@ -127,13 +131,31 @@ def computed_into_output(
             return None
         if isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load):
             return None
-    stored = {
-        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-    }
-    known = {t: _Kind.TENSOR for t in tensors if t not in stored and t != param}
+        if n is not fn and isinstance(n, _UNFOLLOWED):
+            return None
+    # A tensor parameter the body rebinds starts as the call's tensor: every statement
+    # that binds a name rebinds it to its value's kind or forgets it (``_Flow._step``).
+    known = {t: _Kind.NUMBER for t in numbers if t != param}
+    known.update({t: _Kind.TENSOR for t in tensors if t != param})
     known[param] = _Kind.SOURCE
     flow = _Flow(torch_roots(file, fn), known, param)
     return flow.body(fn.body)
+
+
+_UNFOLLOWED = (
+    ast.Try,
+    ast.Match,
+    ast.Import,
+    ast.ImportFrom,
+    ast.ClassDef,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+)
+"""Statements that bind a name :class:`_Flow` does not see (an ``except``, ``import``,
+``def``, ``class`` or ``case`` binds no ``ast.Name``) or may skip the rest of a block
+(an ``except``): a function holding one is not read."""
+if hasattr(ast, "TryStar"):
+    _UNFOLLOWED = (*_UNFOLLOWED, ast.TryStar)
 
 
 def _exits(stmt: ast.stmt) -> bool:
@@ -151,12 +173,13 @@ def _exits(stmt: ast.stmt) -> bool:
     return False
 
 
-def _none_test(test: ast.expr, param: str) -> type[ast.cmpop] | None:
-    """``ast.IsNot`` for ``param is not None``, ``ast.Is`` for ``param is None``, else None."""
+def _none_test(test: ast.expr, param: str | None) -> type[ast.cmpop] | None:
+    """``ast.IsNot`` for ``param is not None``, ``ast.Is`` for ``param is None``, else
+    None; ``param`` None: of any name."""
     if (
         isinstance(test, ast.Compare)
         and isinstance(test.left, ast.Name)
-        and test.left.id == param
+        and (param is None or test.left.id == param)
         and len(test.ops) == 1
         and isinstance(test.ops[0], (ast.Is, ast.IsNot))
         and isinstance(test.comparators[0], ast.Constant)
@@ -181,16 +204,12 @@ class _Flow:
                 if st.value is not None and self._output(st.value):
                     return st.lineno
                 return None
-            if (
-                isinstance(st, ast.If)
-                and not st.orelse
-                and (test := _none_test(st.test, self.param))
-            ):
-                if test is ast.Is:
-                    continue  # never runs when the parameter is a tensor
-                if any(_exits(s) for s in st.body):
+            if isinstance(st, ast.If) and (test := _none_test(st.test, self.param)):
+                # A tensor runs the body of `if p is not None:`, the else of `if p is None:`.
+                side = st.body if test is ast.IsNot else st.orelse
+                if any(_exits(s) for s in side):
                     return None
-                if (line := self.body(st.body)) is not None:
+                if (line := self.body(side)) is not None:
                     return line
                 continue
             if _exits(st):
@@ -212,6 +231,9 @@ class _Flow:
                 st.target,
                 ast.BinOp(left=ast.Name(id=getattr(st.target, "id", "")), op=st.op, right=st.value),
             )
+        if isinstance(st, ast.If) and _none_test(st.test, None) and not _exits(st):
+            self._merge(st)
+            return
         if isinstance(target, ast.Name) and value is not None:
             kind = self.kind(value)
             if kind is None or kind is _Kind.NUMBER:
@@ -222,6 +244,18 @@ class _Flow:
         for n in ast.walk(st):
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                 self.known.pop(n.id, None)
+
+    def _merge(self, st: ast.If) -> None:
+        """Follows an ``if`` on whether a name is None (a test that never reads a
+        tensor's values, so never breaks the graph) and holds no exit: each side is
+        read on its own, and a name keeps a kind where both leave it the same one."""
+        sides = []
+        for block in (st.body, st.orelse):
+            flow = _Flow(self.roots, dict(self.known), self.param)
+            for s in block:
+                flow._step(s)
+            sides.append(flow.known)
+        self.known = {k: v for k, v in sides[0].items() if sides[1].get(k) is v}
 
     def always(self, e: ast.expr) -> bool:
         """Whether ``e`` records a node of :data:`_ALWAYS` on a tensor this reading knows as
@@ -267,6 +301,8 @@ class _Flow:
             return _read_by_op([self.kind(e.value)])
         if isinstance(e, ast.Call):
             return self._call(e)
+        if isinstance(e, ast.IfExp) and (test := _none_test(e.test, self.param)):
+            return self.kind(e.body if test is ast.IsNot else e.orelse)  # the side a tensor takes
         if isinstance(e, ast.IfExp):  # either side runs: read where both sides are
             sides = {self.kind(e.body), self.kind(e.orelse)}
             return _Kind.READ if sides == {_Kind.READ} else None

@@ -244,6 +244,24 @@ def kw_bias(x, w, *, bias=None):
     return y.sigmoid()
 
 
+def rebind_opt(x, w=None, n=2):
+    # An optional weight folded into x itself (x rebound under the test), then a number: a
+    # tensor given for w reaches the return whatever else the call gives.
+    if w is not None:
+        x = x * w
+    return x.exp() * n
+
+
+def swap_opt(x, w=None, alt=None):
+    # The same fold, then another parameter's None test that may replace x: given alt, the
+    # product is dead, Dynamo's graph keeps no node of it, and w is no input of the key.
+    if w is not None:
+        x = x * w
+    if alt is not None:
+        x = alt
+    return x.exp()
+
+
 def gate_mlp(x, w):
     # A weight that requires grad, grad enabled, but a comparison cuts the output from it: no
     # backward though grad was on.
@@ -268,6 +286,10 @@ _TENSOR_FLOW_CASES = [
          make_inputs=grad_inputs, doc="a weight that requires grad under no_grad, then grad on and w without grad"),
     Case("kw_bias", kw_bias, {"dynamic": None}, [[[4, 8], [8]]], make_inputs=keyword_inputs,
          doc="a keyword-only optional tensor, built without it (dynamic=None)"),
+    Case("rebind_opt", rebind_opt, {"dynamic": None}, [[[4, 8], {"n": 3}]], make_inputs=keyword_inputs,
+         doc="an optional weight folded into the rebound x, built without it (dynamic=None)"),
+    Case("swap_opt", swap_opt, {"dynamic": None}, [[[4, 8], {"w": [8], "alt": [2, 3]}]],
+         make_inputs=keyword_inputs, doc="the fold made dead by a replacing alt, built with both given"),
     Case("gate_mlp", gate_mlp, {"dynamic": None}, [[[4, 8], [8, 4]]], make_inputs=grad_inputs,
          doc="a weight that requires grad, grad on, the output cut from it by a comparison: no backward"),
 ]

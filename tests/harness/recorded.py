@@ -66,6 +66,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
     from tests.torch import test_tensor_flow as flow
 
     calls = [*real.ORACLE_CALLS, *[tuple(p.values) for p in suite.PARAMS], suite.AFTER_RECOMPILE,
+             arguments.FLAG_AFTER_RECOMPILE,
              *[(case, call) for case, call, _, _ in shapes.SHAPES_CALLS],
              *arguments.ARG_CALLS, *arguments.UNDECIDED_CALLS, *ints.CONSTANT_CALLS,
              *ints.CONSTANT_UNDECIDED, *ints.PINNED_CALLS, *ints.TUPLE_CALLS, *ints.TUPLE_UNDECIDED,
@@ -86,7 +87,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *star.SPLIT_CALLS, *star.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
              *slices.BRANCH_INT_CALLS, *exprs.EXPR_CALLS, *exprs.EXPR_UNDECIDED,
              *decomposed.DECOMPOSED_CALLS, *decomposed.DECOMPOSED_UNDECIDED,
-             *flow.TENSOR_FLOW_CALLS, *flow.TENSOR_FLOW_UNDECIDED, *flow.BODY_OP_CALLS, *flow.BODY_OP_UNDECIDED, *flow.KEYWORD_ONLY_UNDECIDED,
+             *flow.TENSOR_FLOW_CALLS, *flow.TENSOR_FLOW_UNDECIDED, *flow.BODY_OP_CALLS, *flow.BODY_OP_UNDECIDED, *flow.KEYWORD_ONLY_UNDECIDED, *flow.REBOUND_UNDECIDED,
              *state.GRAD_OFF_CALLS, *state.GRAD_OFF_UNDECIDED,
              *fn_args.FN_ARG_CALLS, *fn_args.FN_ARG_UNDECIDED,
              *op_consts.OP_CONST_CALLS, *op_consts.OP_CONST_UNDECIDED,

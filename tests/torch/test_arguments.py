@@ -48,6 +48,11 @@ UNDECIDED_CALLS = [
     ("clip_default", [[6, 5], {"clip": True}]),
     ("flags", [[8, 16], {"scale": [16]}]),                      # a tensor scale: torch traces another graph
 ]
+# A recompile that only a flag forced (a fresh process calls clip=True, act='gelu', then the
+# defaults, sizes unchanged): automatic dynamic marks nothing, the call is traced static and
+# torch hits the defaults' static key. No key of flags has a symbol, so whether the recompile
+# changed a size is what decides, and the call does not say it: undecided, never another graph.
+FLAG_AFTER_RECOMPILE = ("flags", [[8, 16]], {"warm_up": [[[8, 16], {"clip": True, "act": "gelu"}]]})
 # mode_net: a module compiled whole in eval mode; the mode given as self.training.
 MODE_UNDECIDED = [
     ("mode_net", [[8, 16], {"self.training": True}]),             # torch: another graph (batch norm, dropout)
@@ -123,6 +128,21 @@ def test_a_flag_left_out_is_its_default_and_the_key_traced_with_the_other_value_
                         *match_args_for("flags", [[8, 16], {"clip": True, "act": "gelu"}]))
     assert "rests on clip=True: the graph went through `if clip:`" in human.stdout, human.stdout
     assert "act='gelu': the graph went through `if act == 'gelu':`" in human.stdout, human.stdout
+
+
+@ahead(lambda: [Call("flags", [[8, 16]], "flags", ("--after-recompile",))])
+def test_after_a_recompile_no_key_with_a_symbol_does_not_rule_the_static_key_out(real_cache, arg_answers):
+    from fxcache_core.cache.scan import scan_cache
+    from tests.harness.oracle import call_id
+
+    answer = arg_answers[call_id(*FLAG_AFTER_RECOMPILE)]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert answer["error"] is None and torch_status(answer["lookups"], present) == "hit", answer
+    rc, body = match_call(real_cache.root, "flags", [[8, 16]], "--after-recompile")
+    (fv,) = body["verdicts"]["functions"]
+    later = fv["phases"]["after-recompile"]
+    assert rc == 3 and fv["status"] == later["status"] == "undecided", fv
+    assert later["why_code"] == "static-after-recompile-unknown", later
 
 
 @VERDICT

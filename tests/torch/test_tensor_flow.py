@@ -29,6 +29,8 @@ TENSOR_FLOW_CALLS = [
     ("attend_opt", [*_QKV, {"mask": [6, 6]}]),  # new graph: the mask is sdpa's attn_mask
     ("attend_opt", [*_QKV]),  # hit: left out, as built
     ("scores_mask", [[4, 8], {"mask": [4, 4]}]),  # new graph: added to what softmax returns
+    # new graph: w folded into x, which is rebound under `if w is not None:`, then into the return
+    ("rebind_opt", [[4, 8], {"w": [8], "n": 3}]),
 ]
 # Not exact, whatever torch did: the mask goes to a helper the rule does not read (torch: a
 # hit), or is computed with into a value the function drops (torch: a new graph).
@@ -55,6 +57,10 @@ BODY_OP_UNDECIDED = [("float_opt", [[4, 8]])]
 # `if bias is not None:`, so nothing shows what the key was traced with (a HIT here, as
 # when keyword-only parameters were taken for a closure's tensors, would be wrong).
 KEYWORD_ONLY_UNDECIDED = [("kw_bias", [[4, 8], [8], {"bias": [8]}])]
+# Built with w and alt given: `x = alt` under `if alt is not None:` leaves the product of w dead,
+# so the key takes no input from w, and torch hits. The reading of x through that test keeps no
+# kind for it (the sides leave it differently): no verdict from w (a NEW GRAPH would be wrong).
+REBOUND_UNDECIDED = [("swap_opt", [[4, 8], {"w": [8], "alt": [2, 3]}])]
 _UNDECIDED_CODE = {
     "helper_mask": "tensor-not-input",
     "dead_mask": "tensor-not-input",
@@ -134,3 +140,20 @@ def test_a_keyword_only_tensor_given_where_the_key_takes_none_stays_undecided(
     assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "tensor-not-input", fv
     present = {k.key for k in scan_cache(real_cache.root).keys}
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "new-graph"
+
+
+@VERDICT
+@pytest.mark.parametrize(
+    "case,shapes", REBOUND_UNDECIDED, ids=[call_id(*c[:2]) for c in REBOUND_UNDECIDED]
+)
+def test_a_fold_another_test_may_replace_decides_nothing_from_it(
+    real_cache, arg_answers, case, shapes
+):
+    from fxcache_core.cache.scan import scan_cache
+
+    rc, body = match_call(real_cache.root, case, shapes)
+    (fv,) = body["verdicts"]["functions"]
+    present = {k.key for k in scan_cache(real_cache.root).keys}
+    assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "hit"
+    assert fv["status"] in ("hit", "undecided"), fv
+    assert fv.get("why_code") != "tensor-into-output", fv

@@ -159,3 +159,23 @@ def test_an_unread_parameter_changes_nothing():
 def test_graph_ops_reads_each_op_under_its_comment():
     (op,) = graph_ops(SGD_GRAPH)
     assert (op.file, op.line, op.op, op.floats) == (FILE, 2, "add", ("-0.1",))
+
+
+def test_an_expression_read_twice_is_one_value_and_a_literal_is_read_as_python_spells_it():
+    """(x * (t * t)): t's two reads are one expression, one constant (t=-0.5 and 0.5 give
+    0.25); max(eps, 1e-3): the graph's comment writes 1e-3, ``ast.unparse`` 0.001."""
+    fn = one_def("def f(x, t):\n    return (x * (t * t)).softmax(-1)\n")
+    graph = _graph((2, "return (x * (t * t)).softmax(-1)", 'mul: "f32[4]" = torch.ops.aten.mul.Tensor(arg0_1, 0.25)'))
+    assert [u.expr for u in statement_reads(fn, "t", {"t": 0.5}, frozenset({"x"}))] == ["t * t"]
+    for t in (0.5, -0.5):
+        assert float_provenance(fn, FILE, graph, "t", {"t": t}, frozenset({"x"})).status == "same"
+    assert float_provenance(fn, FILE, graph, "t", {"t": 0.25}, frozenset({"x"})).status == "differs"
+    fn = one_def("def f(x, eps):\n    return x / (x.std(-1) + max(eps, 1e-3))\n")
+    code = "return x / (x.std(-1) + max(eps, 1e-3))"
+    graph = _graph((2, code, 'add: "f32[4]" = torch.ops.aten.add.Tensor(arg0_1, 0.001)'))
+    for eps in (1e-5, 1e-6, 1e-3):
+        assert float_provenance(fn, FILE, graph, "eps", {"eps": eps}, frozenset({"x"})).status == "same"
+    assert float_provenance(fn, FILE, graph, "eps", {"eps": 0.01}, frozenset({"x"})).status == "differs"
+    # A comment that shows other code (a source edited since) still decides nothing.
+    graph = _graph((2, "return x / (x.std(-1) + max(eps, 1e-2))", 'add: "f32[4]" = torch.ops.aten.add.Tensor(arg0_1, 0.001)'))
+    assert float_provenance(fn, FILE, graph, "eps", {"eps": 1e-6}, frozenset({"x"})).status == "unknown"

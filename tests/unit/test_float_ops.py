@@ -74,6 +74,21 @@ def test_a_call_whose_ops_are_not_known_leaves_the_bound_unknown():
     assert got is not None and got.status == "unknown" and got.why is not None and got.why.code == "float-op-unknown"
 
 
+def test_an_elementwise_method_after_the_bound_traces_none_of_its_ops():
+    # .sin() after the clamp traces aten.sin only; relu (whose backward masks) is still unknown.
+    code = "return (x * 3).clamp(min=lo).sin()"
+    fn = one_def("def f(x, lo=0.0):\n    " + code + "\n")
+    graph = _graph(code,
+                   'mul: "f32[4, 8][8, 1]cpu" = torch.ops.aten.mul.Tensor(arg0_1, 3)',
+                   'clamp_min: "f32[4, 8][8, 1]cpu" = torch.ops.aten.clamp_min.default(mul, 0.5)',
+                   'sin: "f32[4, 8][8, 1]cpu" = torch.ops.aten.sin.default(clamp_min)')
+    assert _prov(fn, graph, "lo", lo=0.5).status == "same"
+    assert _prov(fn, graph, "lo", lo=0.25).status == "differs"
+    relu = code.replace("sin()", "relu()")
+    got = _prov(one_def("def f(x, lo=0.0):\n    " + relu + "\n"), graph.replace(code, relu), "lo", lo=0.5)
+    assert got is not None and got.status == "unknown"
+
+
 @pytest.mark.parametrize("src", [
     "def f(x, lo=None):\n    return x * lo\n",                      # arithmetic: the float rule's
     "def f(x, lo=None):\n    return torch.clamp(x, min=helper(lo))\n",  # through a call

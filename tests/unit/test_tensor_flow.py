@@ -54,6 +54,30 @@ def _flow(
             5,
         ),
         ("def f(x, mask=None):\n    y = x.repeat(2, 1) + mask\n    return y.cos()\n", 5),
+        # The side a tensor takes: the else of `is None`, the body of `is not None` (with an else).
+        ("def f(x, mask=None):\n    return x if mask is None else x + mask\n", 4),
+        (
+            "def f(x, mask=None):\n    if mask is None:\n        return x.relu()\n    else:\n"
+            "        x = x * mask\n    return x.exp()\n",
+            8,
+        ),
+        (
+            "def f(x, mask=None):\n    if mask is not None:\n        x = x * mask\n    else:\n"
+            "        return x\n    return x.exp()\n",
+            8,
+        ),
+        # A tensor parameter the body rebinds, through another parameter's None test that
+        # leaves it a tensor either way.
+        (
+            "def f(x, w=None, mask=None):\n    if w is not None:\n        x = x.cos()\n"
+            "    if mask is not None:\n        x = x + mask\n    return x.sigmoid()\n",
+            8,
+        ),
+        (
+            "def f(x, w=None, mask=None):\n    if mask is not None:\n        x = x + mask\n"
+            "    if w is None:\n        x = x * 2\n    else:\n        x = x.exp()\n    return x.sigmoid()\n",
+            10,
+        ),
     ],
 )
 def test_a_mask_torch_ops_compute_into_the_return_is_found(tmp_path, body, line):
@@ -72,11 +96,19 @@ def test_a_mask_torch_ops_compute_into_the_return_is_found(tmp_path, body, line)
         "def f(x, mask=None):\n    return mask\n",
         "def f(x, mask=None):\n    if mask is not None:\n        y = x * mask\n    return x.relu()\n",
         # A branch, an early exit or a reassignment may route around it.
-        "def f(x, mask=None):\n    return x if mask is None else x + mask\n",
         "def f(x, mask=None, use=True):\n    if use:\n        return x\n    return x + mask\n",
         "def f(x, mask=None):\n    mask = mask.float()\n    return x + mask\n",
         "def f(x, mask=None):\n    y = x + mask\n    for _ in range(2):\n        y = x\n    return y\n",
         "def f(x, mask=None):\n    if mask is not None and x.shape[0] > 1:\n        x = x + mask\n    return x\n",
+        # Another name's None test whose sides leave the name differently; a rebinding the
+        # reading does not follow (an except, a nested def).
+        "def f(x, w=None, mask=None):\n    x = x + mask\n    if w is not None:\n        x = w\n    return x\n",
+        "def f(x, w=None, mask=None):\n    y = x + mask\n    if w is None:\n        y = x\n    return y\n",
+        "def f(x, mask=None):\n    try:\n        x = x + mask\n    except ValueError as x:\n        pass\n    return x\n",
+        "def f(x, mask=None):\n    x = x + mask\n    def x():\n        pass\n    return x\n",
+        "def f(x, mask=None):\n    x = x + mask\n    import x\n    return x\n",
+        # `w` unknown: not a number the call gives.
+        "def f(x, w=None, mask=None):\n    x = x + mask\n    return x * w\n",
         # An operand that is not known to be a tensor or a number.
         "def f(self, x, mask=None):\n    return self.bias + mask\n",
         "def f(x, z, mask=None):\n    return z + mask\n",
@@ -256,3 +288,14 @@ def test_body_makes_op_reads_no_frame_under_a_decorators_wrapper_or_a_module_com
     assert body_makes_op(wrapped, test, inputs, taken, traced) is None
     whole = CompiledFrom("f", str(path), 1, params=("x", "p"), whole_module=True)
     assert body_makes_op(whole, test, inputs, taken, traced) is None
+
+
+def test_a_number_the_call_gives_is_an_operand_of_the_ops(tmp_path):
+    src = _IMPORTS + (
+        "def f(x, *, mask=None, n=2):\n    if mask is not None:\n        x = x + mask\n    return x * n\n"
+    )
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef))
+    assert computed_into_output(fn, str(path), "mask", {"x"}, {"n"}) == 6
+    assert computed_into_output(fn, str(path), "mask", {"x"}) is None

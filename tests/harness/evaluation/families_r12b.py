@@ -402,3 +402,20 @@ R12D_FAMILIES += [
         ),
     ),
 ]
+
+# A rebound tensor dropped by a later return on a size.
+R12D_FAMILIES += [
+    Family(
+        "size_ret_opt_auto",
+        _F + "size_ret_opt",
+        "size_ret_opt",
+        None,
+        build=(({"x": [1, 8]},),),
+        positional=1,
+        doc="x = x * w when w is given, then zeros(3) when x has one row; w left out when built (dynamic=None)",
+        queries=(
+            _q("one row, w given", x=[1, 8], w=[8]),
+            _q("one row, w None given", x=[1, 8], w=None),
+        ),
+    ),
+]

@@ -346,3 +346,12 @@ def gate_ops(x, flag=True):
     if flag:
         y = y.relu()
     return y
+
+
+def size_ret_opt(x, w=None):
+    # The rebound x is dropped by a return on a size when x has one row.
+    if w is not None:
+        x = x * w
+    if x.shape[0] == 1:
+        return torch.zeros(3)
+    return x.sin()

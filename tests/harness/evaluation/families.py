@@ -31,6 +31,12 @@ from tests.harness.evaluation.families_r11 import (
              R11F_FAMILIES,
              R11G_FAMILIES,
 )
+from tests.harness.evaluation.families_r12 import (
+             R12_FAMILIES,
+             R12B_FAMILIES,
+             R12C_FAMILIES,
+             R12D_FAMILIES,
+)
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
              RV3_FAMILIES,
@@ -586,3 +592,7 @@ FAMILIES.update((f.name, f) for f in R11D_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11E_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11F_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11G_FAMILIES)
+FAMILIES.update((f.name, f) for f in R12_FAMILIES)
+FAMILIES.update((f.name, f) for f in R12B_FAMILIES)
+FAMILIES.update((f.name, f) for f in R12C_FAMILIES)
+FAMILIES.update((f.name, f) for f in R12D_FAMILIES)

@@ -33,15 +33,17 @@ and ``backend='inductor'`` (the caches fxcache reads are Inductor's). Never impo
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from fxcache_core.cache.scan import CacheKey
 from fxcache_core.errors import param
 from fxcache_core.lookup.binding import DEFAULT_DTYPE, INFERENCE_MODE, NUM_THREADS
+from fxcache_core.lookup.match_report import KeyMatch, MatchReport
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import PyValue
-from fxcache_core.reasons import Reason
+from fxcache_core.reasons import Reason, code_of
 
-__all__ = ["state_accounts"]
+__all__ = ["config_stated", "state_accounts"]
 
 _UNRECORDED = {
     "torch.is_autocast_enabled()": Reason(
@@ -99,3 +101,33 @@ def state_accounts(key: CacheKey, state: Mapping[str, PyValue]) -> list[ParamAcc
                 f"undecided (leave it out of {param('inputs')} to take it as when the key was compiled)",
                 why.code), name))
     return out
+
+
+_TRACING_CODES = frozenset({
+    "dim-traced-static", "stride-traced-static", "static-key-under-dynamic", "int-specialized",
+    "auto-scalar-baked", "int-constant-sibling",
+})
+"""Why a key does not fit that rests on what Dynamo traces static or as a symbol under its
+default config (a fresh process's first call static, automatic dynamic after a recompile,
+ints specialized)."""
+
+
+def config_stated(report: MatchReport) -> MatchReport:
+    """``report`` where the call states Dynamo config items (``report.dynamo_config``): each
+    key ruled out only by a rule of what Dynamo traces static or as a symbol
+    (:data:`_TRACING_CODES`) is undecided in every phase, as that is the config stated, and
+    the cache does not record the values its keys were compiled with."""
+    if not report.dynamo_config:
+        return report
+    stated = ", ".join(f"{name}={value}" for name, value in report.dynamo_config)
+    why = Reason(f"{stated}: Dynamo's config decides which dims and Python values it traces static or as "
+                 "symbols, which ruled this key out; the cache does not record which value its keys were "
+                 "compiled with", "dynamo-config-unrecorded")
+
+    def undecided(m: KeyMatch) -> KeyMatch:
+        if m.fits or not any(code_of(r) in _TRACING_CODES for r in m.reasons):
+            return m
+        return replace(m, fits=True, uncertain=(*m.uncertain, why))
+
+    return replace(report, results=tuple(undecided(m) for m in report.results),
+                   passes=tuple(replace(p, results=tuple(undecided(m) for m in p.results)) for p in report.passes))

@@ -59,7 +59,7 @@ from fxcache_core.lookup.ambient import ambient_accounts
 from fxcache_core.lookup.assumptions import ambient_assumptions
 from fxcache_core.lookup.binding import DYNAMO_CONFIG, DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Sibling
-from fxcache_core.lookup.global_state import state_accounts
+from fxcache_core.lookup.global_state import config_stated, state_accounts
 from fxcache_core.lookup.grad_paths import grad_off_path, inference_forward_graph
 from fxcache_core.lookup.inputs import takes
 from fxcache_core.lookup.int_args import FunctionKeys, IntArgsCall, IntRule, int_argument_rule
@@ -419,6 +419,7 @@ def match_query(catalog: Catalog, query: CallQuery, phase: Phase = Phase.FIRST) 
         report = replace(report, results=tuple(
             static_dims_under_dynamic_true(catalog, m, inputs)
             if function_name(m.origin, m.compiled).name in shows else m for m in report.results))
+    report = config_stated(report)
     check_negative_ints(catalog, report.results, inputs)
     check_unknown_names(report.results, inputs)
     return marked(report, function) if unattributed and function is not None else report

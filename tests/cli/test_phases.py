@@ -139,3 +139,7 @@ def test_a_stated_dynamo_setting_leaves_every_phase_undecided(cache, setting, sh
         assert p.returncode == 3 and fv["status"] == "undecided", fv
         assert {ph["status"] for ph in fv["phases"].values()} == {"undecided"}, fv
         assert setting in fv["line"], fv
+        body = json.loads(p.stdout)
+        for results in (body["results"], *(q["results"] for q in body["passes"])):
+            # No key is ruled out by what Dynamo traces static under its default config.
+            assert not any(r["status"] == "no-fit" and "dim-traced-static" in r["reason_codes"] for r in results)

@@ -436,7 +436,7 @@ def with_phases(catalog: Catalog, report: MatchReport, run: Callable[[DynamicMod
     first = report.results if not unknown else tuple(run(DynamicMode.NONE, first_call).keys(keys, mine)[0])
     recompiled = run(DynamicMode.NONE, after)
     recompiled.recompiled = symbolic_by_function(catalog, report.results, profiles, inputs)
-    second = tuple(recompiled.keys(keys, mine)[0])
+    second = tuple(_changed_unknown(m) for m in recompiled.keys(keys, mine)[0])
     passes = [PassResults(Phase.FIRST, DynamicMode.NONE, tuple(first)),
               PassResults(Phase.AFTER_RECOMPILE, DynamicMode.NONE, second)]
     if unknown:
@@ -447,6 +447,22 @@ def with_phases(catalog: Catalog, report: MatchReport, run: Callable[[DynamicMod
     else:
         results = passes[0].results if phase is Phase.FIRST else second
     return replace(report, results=results, phase=phase, passes=tuple(passes))
+
+
+def _changed_unknown(m: KeyMatch) -> KeyMatch:
+    """A key with symbols that takes the call after a recompile, its lookup decided: torch
+    traces as symbols exactly the sizes and Python numbers that changed before this call in
+    the process (``update_automatic_dynamic`` in torch/_dynamo/pgo.py), and looks this key
+    up only if those are the ones it has as symbols (``m.auto``). The call does not say what
+    changed, so the lookup is undecided (``dynamic-after-recompile-unknown``), saying what
+    it would be."""
+    if not (m.fits and m.auto) or m.status not in ("hit", "miss"):
+        return m
+    return replace(m, uncertain=(*m.uncertain, Reason(
+        "after a recompile Dynamo traces as symbols the sizes and numbers that changed before this call in "
+        f"the process; this key takes the call if exactly {', '.join(m.auto)} did (then its lookup is a "
+        f"{m.status}), and another set traces another graph: the call does not say which changed",
+        "dynamic-after-recompile-unknown"),))
 
 
 def static_after_recompile(catalog: Catalog, m: KeyMatch, recompiled: Mapping[str, Auto],

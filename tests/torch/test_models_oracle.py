@@ -182,9 +182,12 @@ def test_a_call_after_a_recompile_needs_no_marks_with_after_recompile(model_cach
     args = WORKLOADS[workload].match_args(plain)
     proc = run_fxcache("--cache-dir", str(root), "match", "--json", *args, "--after-recompile")
     report = json.loads(proc.stdout)
-    assert proc.returncode == report["verdicts"]["exit_code"] == 0, proc.stderr
+    # Undecided: the key is torch's if exactly the length changed before the call, which the
+    # call does not say; each key's lookup under that premise is torch's (compared below).
+    assert proc.returncode == report["verdicts"]["exit_code"] == 3, proc.stderr
     (fv,) = report["verdicts"]["functions"]
     assert fv["phase"] == "after-recompile" and fv["phases"]["first"]["status"] == "new-graph", fv
+    assert fv["why_code"] == "dynamic-after-recompile-unknown", fv
     present = {k.key for k in scan_cache(root).keys}
     assert assert_match_agrees_with_lookups(report["results"], torch_answers["results"][q]["lookups"][1],
                                             present, _own_keys(summary, workload))

@@ -373,7 +373,8 @@ def _phases(root, *args: str) -> tuple[int, dict, dict]:
 def test_automatic_dynamic_says_both_phases_as_torch_does(oracle_cache, oracle_suite_answers, phase_answers):
     """--dynamic none says the first call in a fresh process (exit status) and the call
     after a recompile; --after-recompile makes the later calls decide, and judges the keys
-    as that call is traced: each as torch looked them up."""
+    as that call is traced: each as torch looked them up, undecided where that rests on
+    which sizes changed before the call."""
     from fxcache_core.cache.scan import scan_cache
     from tests.harness.oracle import call_id
 
@@ -395,15 +396,17 @@ def test_automatic_dynamic_says_both_phases_as_torch_does(oracle_cache, oracle_s
     first, later = fv["phases"]["first"], fv["phases"]["after-recompile"]
     assert rc == 1 and first["status"] == "new-graph" and first["why_code"] == "static-never-compiled"
     assert first["line"].startswith("NEW GRAPH: static x=[4,12] was never compiled"), first["line"]
-    assert (later["status"], later["key"], later["entry"]) == ("hit", *after_hit)
+    # After a recompile: the key torch hit if exactly x.size(1) changed before the call, which
+    # the call does not say (a change of x.size(0) too would trace another graph).
+    assert (later["status"], later["key"]) == ("undecided", after_hit[0]), later
+    assert later["why_code"] == "dynamic-after-recompile-unknown" and "x.size(1)" in later["line"], later
     rc, fv, body = _phases(root, "--dynamic", "none", "--shapes", "x=[4,12]", "--after-recompile")
-    assert rc == 0 and fv["phase"] == "after-recompile" and body["phase"] == "after-recompile"
+    assert rc == 3 and fv["phase"] == "after-recompile" and body["phase"] == "after-recompile"
     assert assert_match_agrees_with_lookups(body["results"], after["lookups"], present, own)
     # Without --dynamic: dynamic=True would trace x.size(0) (static 4 in the key) as a
     # symbol too, so the mode changes both answers, and the verdict says so.
     rc, fv, _ = _phases(root, "--shapes", "x=[4,12]", "--after-recompile")
-    assert rc == 3 and fv["why_code"] == "mode-changes-verdict"
-    assert "under dynamic=None HIT entry" in fv["line"] and "under dynamic=True UNDECIDED" in fv["line"]
+    assert rc == 3 and fv["status"] == "undecided", fv
 
 
 def test_a_saved_profile_makes_the_first_call_dynamic_as_torch_does(oracle_cache, phase_answers):

@@ -129,20 +129,30 @@ def test_a_float_folded_beside_a_symbolic_int_is_read_off_the_symbolic_nodes(
     (fv,) = body["verdicts"]["functions"]
     present = {k.key for k in scan_cache(real_cache.root).keys}
     torch_did = torch_status(answer["lookups"], present)
+    # Which sizes and numbers changed before the call is not part of it: a key with symbols
+    # (or one of static shapes) is looked up after a recompile only for some of those, so a
+    # decided lookup is undecided; each key's ``hit`` is what its lookup would be.
+    assert fv["status"] in (torch_did, "undecided"), (fv, answer["lookups"])
+    if fv["status"] == "undecided":
+        assert rc == 3 and fv["why_code"] in ("dynamic-after-recompile-unknown", "static-after-recompile-unknown"), fv
+    by_key = {r["key"]: r for r in body["results"]}
     if (case, shapes, options) in SYMBOLIC_UNDECIDED:
         # Torch tensorifies decay_neg's symbolic scalar after the recompile, and that key's
         # entries record no compiled frame: nothing but its inputs is known. step=3 is one
-        # of them (a symbol its guards check), so the verdict is torch's hit; lr, left out,
-        # is never said to be accounted, and the parameters are said to be unchecked.
+        # of them (a symbol its guards check), so the key's lookup is torch's hit; lr, left
+        # out, is never said to be accounted, and the parameters are said to be unchecked.
         assert torch_did == "hit", answer["lookups"]
-        assert rc == 0 and fv["status"] == "hit" and (fv["key"], fv["entry"]) == aot_hit(answer), fv
-        assert not any(p["name"] == "lr" for p in fv["params"]) and fv["params_unchecked_code"] == "params-unchecked"
+        key, entry = aot_hit(answer)
+        r = by_key[key]
+        assert r["hit"] == entry and r["status"] in ("hit", "undecided"), r
+        assert not any(p["name"] == "lr" for p in r["params"]) and r["params_unchecked_code"] == "params-unchecked", r
         return
-    assert fv["status"] == torch_did, (fv, answer["lookups"])
     if torch_did == "hit":
-        assert (fv["key"], fv["entry"]) == aot_hit(answer), fv
-        lr = next(p for p in fv["params"] if p["name"] == "lr")
-        assert lr["status"] == "accounted" and "-0.1 beside a symbol" in lr["detail"], lr
+        key, entry = aot_hit(answer)
+        r = by_key[key]
+        assert r["hit"] == entry, r
+        lr = next((p for p in r["params"] if p["name"] == "lr"), None)
+        assert lr is None or (lr["status"] == "accounted" and "-0.1 beside a symbol" in lr["detail"]), lr
     else:
         why = [w for r in body["results"] for w in r["reasons"]]
         assert any("-0.1 there, the call gives -0.2" in w for w in why), why

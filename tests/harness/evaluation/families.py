@@ -31,6 +31,7 @@ from tests.harness.evaluation.families_r11 import (
              R11F_FAMILIES,
              R11G_FAMILIES,
 )
+from tests.harness.evaluation.families_r13 import R13_FAMILIES, R13B_FAMILIES
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
              RV3_FAMILIES,
@@ -586,3 +587,5 @@ FAMILIES.update((f.name, f) for f in R11D_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11E_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11F_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11G_FAMILIES)
+FAMILIES.update((f.name, f) for f in R13_FAMILIES)
+FAMILIES.update((f.name, f) for f in R13B_FAMILIES)

@@ -1,0 +1,279 @@
+"""The thirteenth round of evaluation families: premises of the rules that decide, attacked
+(sides of an elif chain or a flag tracing the same ops or differing only in a constant, a
+``-0.0`` float, a detached input requiring grad, a list read at its ends, ints into repeat,
+slices and arange, an int from ``**kwargs``, a no-op cast).
+:mod:`tests.harness.evaluation.families` adds them to ``FAMILIES``; the comments say what
+each call exercises, not what torch answers. Nothing here imports torch."""
+
+from __future__ import annotations
+
+from tests.harness.evaluation.family import Family
+from tests.harness.evaluation.family import q as _q
+from tests.harness.evaluation.family import t as _t
+
+_F = "tests.harness.evaluation.fns_r13:"
+_G = {"@grad": True}
+
+
+def _l(*shapes) -> dict:
+    return {"list": [list(s) for s in shapes]}
+
+
+R13_FAMILIES: list[Family] = [
+    Family(
+        "elif_same_auto",
+        _F + "elif_same",
+        "elif_same",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="an elif chain whose else side traces the 'a' side's ops (dynamic=None)",
+        queries=(
+            _q("mode 'c': the else side", x=[4, 8], mode="c"),
+            _q("mode 'b'", x=[4, 8], mode="b"),
+            _q("mode 'a' given", x=[4, 8], mode="a"),
+        ),
+    ),
+    Family(
+        "const_side_auto",
+        _F + "const_side",
+        "const_side",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="sides of a flag differing only in a float constant (dynamic=None)",
+        queries=(
+            _q("flag=False", x=[4, 8], flag=False),
+            _q("flag=True given", x=[4, 8], flag=True),
+        ),
+    ),
+    Family(
+        "int_float_side_auto",
+        _F + "int_float_side",
+        "int_float_side",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="sides of a flag multiplying by 2 and by 2.0 (dynamic=None)",
+        queries=(
+            _q("flag=False", x=[4, 8], flag=False),
+            _q("flag=False, another batch", x=[6, 8], flag=False),
+        ),
+    ),
+    Family(
+        "clamp_lo_auto",
+        _F + "clamp_lo",
+        "clamp_lo",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="a float clamp bound left at 0.0 when built (dynamic=None)",
+        queries=(
+            _q("lo=-0.0", x=[4, 8], lo=-0.0),
+            _q("lo=0 (an int)", x=[4, 8], lo=0),
+            _q("lo=0.0 given", x=[4, 8], lo=0.0),
+        ),
+    ),
+    Family(
+        "detached_auto",
+        _F + "detached",
+        "detached",
+        None,
+        build=(({"x": [4, 8], "w": [8, 8], **_G},),),
+        positional=2,
+        states_grad=True,
+        doc="x detached before use, built with grad enabled and nothing requiring grad (dynamic=None)",
+        queries=(
+            _q("x requires grad", x=_t([4, 8], rg=True), w=[8, 8], **_G),
+            _q("w requires grad", x=[4, 8], w=_t([8, 8], rg=True), **_G),
+            _q("no_grad", x=[4, 8], w=[8, 8]),
+        ),
+    ),
+    Family(
+        "ends_auto",
+        _F + "ends",
+        "ends",
+        None,
+        build=(({"xs": _l([4, 8], [4, 8], [4, 8])},),),
+        positional=1,
+        doc="a list read only at xs[0] and xs[-1], built with three (dynamic=None)",
+        queries=(
+            _q("two elements", xs=_l([4, 8], [4, 8])),
+            _q("four elements", xs=_l([4, 8], [4, 8], [4, 8], [4, 8])),
+            _q("three, the middle another shape", xs=_l([4, 8], [2, 3], [4, 8])),
+        ),
+    ),
+    Family(
+        "rep_dyn",
+        _F + "rep",
+        "rep",
+        True,
+        build=(({"x": [4, 8], "n": 3},),),
+        positional=1,
+        doc="an int into repeat, built with n=3 (dynamic=True)",
+        queries=(
+            _q("n=5", x=[4, 8], n=5),
+            _q("n=1", x=[4, 8], n=1),
+            _q("n left at 2", x=[4, 8]),
+            _q("n=0", x=[4, 8], n=0),
+        ),
+    ),
+    Family(
+        "head_dyn",
+        _F + "head",
+        "head",
+        True,
+        build=(({"x": [4, 8], "k": 3},),),
+        positional=1,
+        doc="an int into a slice, built with k=3 (dynamic=True)",
+        queries=(
+            _q("k=5", x=[4, 8], k=5),
+            _q("k=8: the whole dim", x=[4, 8], k=8),
+            _q("k=10: past the dim", x=[4, 8], k=10),
+            _q("k=1", x=[4, 8], k=1),
+        ),
+    ),
+    Family(
+        "ar_two_auto",
+        _F + "ar",
+        "ar",
+        None,
+        build=(({"x": [4, 8], "n": 8}, {"x": [4, 6], "n": 6}),),
+        positional=1,
+        doc="an int into arange beside a dim of that size; two sizes in one process (dynamic=None)",
+        queries=(
+            _q("n=5, a fresh process", x=[4, 5], n=5),
+            _q("n=5 after n=8", x=[4, 5], n=5, warm_up=({"x": [4, 8], "n": 8},)),
+            _q("n=1 after n=8", x=[4, 1], n=1, warm_up=({"x": [4, 8], "n": 8},)),
+            _q("n=6 after n=8", x=[4, 6], n=6, warm_up=({"x": [4, 8], "n": 8},)),
+        ),
+    ),
+    Family(
+        "kw_int_dyn",
+        _F + "kw_int",
+        "kw_int",
+        True,
+        build=(({"x": [4, 8], "a": 3},),),
+        positional=1,
+        doc="an int from **kwargs into arithmetic, built with a=3 (dynamic=True)",
+        queries=(
+            _q("a=4", x=[4, 8], a=4),
+            _q("a=1", x=[4, 8], a=1),
+            _q("a=3.0 (a float)", x=[4, 8], a=3.0),
+        ),
+    ),
+    Family(
+        "cast_auto",
+        _F + "cast",
+        "cast",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="an optional cast left out when built (dynamic=None)",
+        queries=(
+            _q("dtype=float32: a no-op cast", x=[4, 8], dtype={"dtype": "float32"}),
+            _q("dtype=float64", x=[4, 8], dtype={"dtype": "float64"}),
+        ),
+    ),
+]
+
+R13B_FAMILIES: list[Family] = [
+    Family(
+        "two_floats_auto",
+        _F + "two_floats",
+        "two_floats",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="two float constants, a=2.0 and b=3.0 when built (dynamic=None)",
+        queries=(
+            _q("a and b swapped", x=[4, 8], a=3.0, b=2.0),
+            _q("both 2.0", x=[4, 8], a=2.0, b=2.0),
+            _q("as built, given", x=[4, 8], a=2.0, b=3.0),
+        ),
+    ),
+    Family(
+        "float_sum_auto",
+        _F + "float_sum",
+        "float_sum",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="two floats reaching the graph as their sum, 3.0 when built (dynamic=None)",
+        queries=(
+            _q("a and b swapped: the same sum", x=[4, 8], a=2.0, b=1.0),
+            _q("another sum", x=[4, 8], a=2.0, b=2.0),
+        ),
+    ),
+    Family(
+        "slice_end_auto",
+        _F + "slice_end",
+        "slice_end",
+        None,
+        build=(({"x": [4, 8], "b": 8},),),
+        positional=1,
+        doc="an int slice end at the dim's size when built (dynamic=None)",
+        queries=(
+            _q("b=100: past the dim", x=[4, 8], b=100),
+            _q("b=9", x=[4, 8], b=9),
+            _q("b=-1", x=[4, 8], b=-1),
+            _q("b=8, another batch", x=[6, 8], b=8),
+        ),
+    ),
+    Family(
+        "loop_n_dyn",
+        _F + "loop_n",
+        "loop_n",
+        True,
+        build=(({"x": [4, 8], "n": 3},),),
+        positional=1,
+        doc="an int read only by range(), built with n=3 (dynamic=True)",
+        queries=(
+            _q("n=4", x=[4, 8], n=4),
+            _q("n=3, another batch", x=[6, 8], n=3),
+        ),
+    ),
+    Family(
+        "gt_n_dyn",
+        _F + "gt_n",
+        "gt_n",
+        True,
+        build=(({"x": [4, 8], "n": 3},),),
+        positional=1,
+        doc="an int tested by `if n > 2:` and multiplied in, built with n=3 (dynamic=True)",
+        queries=(
+            _q("n=5", x=[4, 8], n=5),
+            _q("n=2: the other side", x=[4, 8], n=2),
+            _q("n=1", x=[4, 8], n=1),
+        ),
+    ),
+    Family(
+        "clamp_pair_dyn",
+        _F + "clamp_pair",
+        "clamp_pair",
+        True,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="two float clamp bounds left at -1.0 and 1.0 when built (dynamic=True)",
+        queries=(
+            _q("bounds swapped", x=[4, 8], lo=1.0, hi=-1.0),
+            _q("lo=-2.0", x=[4, 8], lo=-2.0),
+            _q("lo=0.0", x=[4, 8], lo=0.0),
+        ),
+    ),
+    Family(
+        "mark_one_auto",
+        _F + "rep",
+        "rep",
+        None,
+        build=(({"x": _t([4, 8], mark=[0])},),),
+        positional=1,
+        doc="a marked batch, built at 4 (dynamic=None)",
+        queries=(
+            _q("batch 1, marked", x=_t([1, 8], mark=[0])),
+            _q("batch 1, not marked", x=[1, 8]),
+            _q("batch 6, not marked", x=[6, 8]),
+            _q("batch 6, marked, n=3", x=_t([6, 8], mark=[0]), n=3),
+        ),
+    ),
+]

@@ -277,3 +277,74 @@ R13B_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+R13C_FAMILIES: list[Family] = [
+    Family(
+        "abs_scale_auto",
+        _F + "abs_scale",
+        "abs_scale",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="a float through abs() into a mul, s=2.0 when built (dynamic=None)",
+        queries=(
+            _q("s=-2.0: the same constant", x=[4, 8], s=-2.0),
+            _q("s=3.0", x=[4, 8], s=3.0),
+        ),
+    ),
+    Family(
+        "round_lo_auto",
+        _F + "round_lo",
+        "round_lo",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="a float clamp bound rounded to one place, 0.0 when built (dynamic=None)",
+        queries=(
+            _q("lo=0.01: rounds to 0.0", x=[4, 8], lo=0.01),
+            _q("lo=0.5", x=[4, 8], lo=0.5),
+        ),
+    ),
+    Family(
+        "roll_mod_auto",
+        _F + "roll_mod",
+        "roll_mod",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="an int shift taken modulo 8, k=3 when built (dynamic=None)",
+        queries=(
+            _q("k=11: the same shift", x=[4, 8], k=11),
+            _q("k=4", x=[4, 8], k=4),
+        ),
+    ),
+    Family(
+        "sq_sum_two_auto",
+        _F + "sq_sum",
+        "sq_sum",
+        None,
+        build=(({"x": [4, 8]}, {"x": [6, 8]}),),
+        positional=1,
+        doc="two batches in one process: a static key and a dynamic-batch key (dynamic=None)",
+        queries=(
+            _q("batch 6 after [4,9]: both dims changed", x=[6, 8], warm_up=({"x": [4, 9]},)),
+            _q("batch 6 after a rank-3 call", x=[6, 8], warm_up=({"x": [4, 8, 2]},)),
+            _q("batch 6 after [6,9]: only dim 1 changed", x=[6, 8], warm_up=({"x": [6, 9]},)),
+            _q("batch 6 after [4,8]", x=[6, 8], warm_up=({"x": [4, 8]},)),
+        ),
+    ),
+    Family(
+        "nograd_block_auto",
+        _F + "nograd_block",
+        "nograd_block",
+        None,
+        build=(({"x": [4, 8], "w": [8, 8], **_G},),),
+        positional=2,
+        states_grad=True,
+        doc="w used only under torch.no_grad() in the body, built with grad enabled (dynamic=None)",
+        queries=(
+            _q("w requires grad", x=[4, 8], w=_t([8, 8], rg=True), **_G),
+            _q("x requires grad", x=_t([4, 8], rg=True), w=[8, 8], **_G),
+        ),
+    ),
+]

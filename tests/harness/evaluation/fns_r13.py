@@ -110,3 +110,30 @@ def gt_n(x, n=3):
 def clamp_pair(x, lo=-1.0, hi=1.0):
     # Two float clamp bounds.
     return x.clamp(lo, hi).exp()
+
+
+def abs_scale(x, s=2.0):
+    # A float reaching the graph through abs(): -2.0 and 2.0 give one graph.
+    return (x * abs(s)).sin()
+
+
+def round_lo(x, lo=0.0):
+    # A float clamp bound rounded first.
+    return x.clamp(min=round(lo, 1)).exp()
+
+
+def roll_mod(x, k=3):
+    # An int shift reduced modulo the dim's size before use.
+    return x.roll(k % 8, 1).cos()
+
+
+def sq_sum(x):
+    # Any rank.
+    return (x * x).sum(-1)
+
+
+def nograd_block(x, w):
+    # w used only under torch.no_grad() inside the function.
+    with torch.no_grad():
+        y = x @ w
+    return y.sin()

@@ -31,7 +31,7 @@ from tests.harness.evaluation.families_r11 import (
              R11F_FAMILIES,
              R11G_FAMILIES,
 )
-from tests.harness.evaluation.families_r13 import R13_FAMILIES, R13B_FAMILIES, R13C_FAMILIES
+from tests.harness.evaluation.families_r13 import R13_FAMILIES, R13B_FAMILIES, R13C_FAMILIES, R13D_FAMILIES
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
              RV3_FAMILIES,
@@ -590,3 +590,4 @@ FAMILIES.update((f.name, f) for f in R11G_FAMILIES)
 FAMILIES.update((f.name, f) for f in R13_FAMILIES)
 FAMILIES.update((f.name, f) for f in R13B_FAMILIES)
 FAMILIES.update((f.name, f) for f in R13C_FAMILIES)
+FAMILIES.update((f.name, f) for f in R13D_FAMILIES)

@@ -348,3 +348,47 @@ R13C_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+R13D_FAMILIES: list[Family] = [
+    Family(
+        "data_branch_dyn",
+        _F + "data_branch",
+        "data_branch",
+        True,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="a branch on y.sum() > 0 (a graph break), built where the sum is positive (dynamic=True)",
+        queries=(
+            _q("batch 6: the sum positive", x=[6, 8]),
+            _q("batch 5: the sum negative", x=[5, 8]),
+            _q("[4,7]: the sum negative", x=[4, 7]),
+        ),
+    ),
+    Family(
+        "pgo_two_dims_auto",
+        _F + "sq_sum",
+        "sq_sum",
+        None,
+        build=(({"x": [4, 8]}, {"x": [6, 8]}), ({"x": [4, 8]}, {"x": [4, 10]})),
+        positional=1,
+        doc="two processes, each changing another dim (dynamic=None)",
+        queries=(
+            _q("a fresh process, batch 6", x=[6, 8]),
+            _q("a fresh process, [8,12]", x=[8, 12]),
+            _q("a fresh process, [4,8]", x=[4, 8]),
+        ),
+    ),
+    Family(
+        "contig_branch_dyn",
+        _F + "contig_branch",
+        "contig_branch",
+        True,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="a branch on x.is_contiguous(), built contiguous (dynamic=True)",
+        queries=(
+            _q("transposed strides", x=_t([4, 8], stride=[1, 4])),
+            _q("another batch", x=[6, 8]),
+        ),
+    ),
+]

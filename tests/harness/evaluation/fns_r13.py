@@ -137,3 +137,20 @@ def nograd_block(x, w):
     with torch.no_grad():
         y = x @ w
     return y.sin()
+
+
+def data_branch(x):
+    # A branch on the data: Dynamo breaks the graph there.
+    y = x.sin()
+    if y.sum() > 0:
+        z = y.cos()
+    else:
+        z = y.exp()
+    return z * 2
+
+
+def contig_branch(x):
+    # A branch on the input's layout.
+    if x.is_contiguous():
+        return x.sin()
+    return x.contiguous().cos()

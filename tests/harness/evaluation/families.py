@@ -31,7 +31,12 @@ from tests.harness.evaluation.families_r11 import (
              R11F_FAMILIES,
              R11G_FAMILIES,
 )
-from tests.harness.evaluation.families_r13 import R13_FAMILIES, R13B_FAMILIES, R13C_FAMILIES, R13D_FAMILIES
+from tests.harness.evaluation.families_r13 import (
+             R13_FAMILIES,
+             R13B_FAMILIES,
+             R13C_FAMILIES,
+             R13D_FAMILIES,
+)
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
              RV3_FAMILIES,

@@ -392,3 +392,61 @@ R13D_FAMILIES: list[Family] = [
         ),
     ),
 ]
+
+R13E_FAMILIES: list[Family] = [
+    Family(
+        "abs_neg_auto",
+        _F + "abs_neg",
+        "abs_neg",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="abs(s) into a mul and `if s < 0:` a neg, s=2.0 when built (dynamic=None)",
+        queries=(
+            _q("s=-2.0: the same constant, the other side", x=[4, 8], s=-2.0),
+            _q("s=2.0 given", x=[4, 8], s=2.0),
+        ),
+    ),
+    Family(
+        "roll_two_auto",
+        _F + "roll_two",
+        "roll_two",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="k % 8 into a roll and k // 8 added, k=3 when built (dynamic=None)",
+        queries=(
+            _q("k=11: the same shift, another quotient", x=[4, 8], k=11),
+            _q("k=3 given", x=[4, 8], k=3),
+        ),
+    ),
+    Family(
+        "unused_auto",
+        _F + "unused",
+        "unused",
+        None,
+        build=(({"x": [4, 8], "y": [4, 8]},),),
+        positional=2,
+        doc="a tensor parameter never read (dynamic=None)",
+        queries=(
+            _q("y another shape", x=[4, 8], y=[6, 3]),
+            _q("y=None", x=[4, 8], y=None),
+            _q("y float64", x=[4, 8], y=_t([4, 8], dtype="float64")),
+        ),
+    ),
+    Family(
+        "sum_dim_auto",
+        _F + "sum_dim",
+        "sum_dim",
+        None,
+        build=(({"x": [4, 8], "dim": 1},),),
+        positional=1,
+        doc="an int dim, built as 1 (dynamic=None)",
+        queries=(
+            _q("dim=-1: the same dim", x=[4, 8], dim=-1),
+            _q("dim=0", x=[4, 8], dim=0),
+            _q("dim left at 1", x=[4, 8]),
+        ),
+    ),
+]
+R13D_FAMILIES += R13E_FAMILIES

@@ -154,3 +154,26 @@ def contig_branch(x):
     if x.is_contiguous():
         return x.sin()
     return x.contiguous().cos()
+
+
+def abs_neg(x, s=2.0):
+    # abs(s) into the mul, and the sign of s tested: one constant, two graphs.
+    y = x * abs(s)
+    if s < 0:
+        y = y.neg()
+    return y.sin()
+
+
+def roll_two(x, k=3):
+    # One int in two places: a shift modulo 8 and a quotient added.
+    return x.roll(k % 8, 1) + k // 8
+
+
+def unused(x, y):
+    # y is never read.
+    return x.sin()
+
+
+def sum_dim(x, dim=1):
+    # An int dim, given as 1 or as -1 for a 2-d input.
+    return x.sum(dim).exp()

@@ -450,3 +450,34 @@ R13E_FAMILIES: list[Family] = [
     ),
 ]
 R13D_FAMILIES += R13E_FAMILIES
+
+R13F_FAMILIES: list[Family] = [
+    Family(
+        "eps_prec_auto",
+        _F + "eps_div",
+        "eps_div",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="eps left at 1e-5 when built (dynamic=None)",
+        queries=(
+            _q("eps past float32's precision", x=[4, 8], eps=1.0000000001e-5),
+            _q("eps within float32's precision of 1e-5", x=[4, 8], eps=1.00000001e-5),
+            _q("eps=1e-05 given", x=[4, 8], eps=1e-05),
+        ),
+    ),
+    Family(
+        "tenth_auto",
+        _F + "tenth",
+        "tenth",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="s left at 0.30000000000000004 when built (dynamic=None)",
+        queries=(
+            _q("s=0.3", x=[4, 8], s=0.3),
+            _q("s=0.30000000000000004 given", x=[4, 8], s=0.30000000000000004),
+        ),
+    ),
+]
+R13D_FAMILIES += R13F_FAMILIES

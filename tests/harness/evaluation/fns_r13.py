@@ -177,3 +177,13 @@ def unused(x, y):
 def sum_dim(x, dim=1):
     # An int dim, given as 1 or as -1 for a 2-d input.
     return x.sum(dim).exp()
+
+
+def eps_div(x, eps=1e-5):
+    # A float that differs from the built one only past float32's precision.
+    return x / (x.abs() + eps)
+
+
+def tenth(x, s=0.30000000000000004):
+    # A float default whose shortest repr is not 0.3.
+    return (x * s).sin()

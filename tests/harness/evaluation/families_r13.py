@@ -481,3 +481,39 @@ R13F_FAMILIES: list[Family] = [
     ),
 ]
 R13D_FAMILIES += R13F_FAMILIES
+
+R13G_FAMILIES: list[Family] = [
+    Family(
+        "scaled_sum_two_auto",
+        _F + "scaled_sum",
+        "scaled_sum",
+        None,
+        build=(({"x": [4, 8]}, {"x": [6, 8]}),),
+        positional=1,
+        doc="two batches in one process, a left at 2.0 (dynamic=None)",
+        queries=(
+            _q("batch 6 after a=3.0", x=[6, 8], warm_up=({"x": [4, 8], "a": 3.0},)),
+            _q("batch 6 after a=2.0 given", x=[6, 8], warm_up=({"x": [4, 8], "a": 2.0},)),
+            _q("batch 8 after [4,8]", x=[8, 8], warm_up=({"x": [4, 8]},)),
+        ),
+    ),
+    Family(
+        "ar_warm_auto",
+        _F + "ar",
+        "ar",
+        None,
+        build=(({"x": [4, 8], "n": 8}, {"x": [4, 6], "n": 6}),),
+        positional=1,
+        doc="n and dim 1 of x changed in one process (dynamic=None)",
+        queries=(
+            _q(
+                "n=6 after [5,8], n=8: dim 0 changed too",
+                x=[4, 6],
+                n=6,
+                warm_up=({"x": [5, 8], "n": 8},),
+            ),
+            _q("n=7 after n=6", x=[4, 7], n=7, warm_up=({"x": [4, 6], "n": 6},)),
+        ),
+    ),
+]
+R13D_FAMILIES += R13G_FAMILIES

@@ -187,3 +187,8 @@ def eps_div(x, eps=1e-5):
 def tenth(x, s=0.30000000000000004):
     # A float default whose shortest repr is not 0.3.
     return (x * s).sin()
+
+
+def scaled_sum(x, a=2.0):
+    # A float into a mul, then a reduction over the last dim.
+    return (x * a).sum(-1)

@@ -517,3 +517,34 @@ R13G_FAMILIES: list[Family] = [
     ),
 ]
 R13D_FAMILIES += R13G_FAMILIES
+
+R13H_FAMILIES: list[Family] = [
+    Family(
+        "sq_sum_both_auto",
+        _F + "sq_sum",
+        "sq_sum",
+        None,
+        build=(({"x": [4, 8]}, {"x": [6, 10]}),),
+        positional=1,
+        doc="two calls in one process changing both dims: a key with both symbolic (dynamic=None)",
+        queries=(
+            _q("[6,8] after [4,8]: only dim 0 changed", x=[6, 8], warm_up=({"x": [4, 8]},)),
+            _q("[6,10] after [4,8]", x=[6, 10], warm_up=({"x": [4, 8]},)),
+        ),
+    ),
+    Family(
+        "two_flags_auto",
+        _F + "two_flags",
+        "two_flags",
+        None,
+        build=(({"x": [4, 8]},), ({"x": [4, 8], "a": True},)),
+        positional=1,
+        doc="`if a:` and `if b:` each add a relu; built with neither and with a (dynamic=None)",
+        queries=(
+            _q("b=True: the same ops as a=True", x=[4, 8], b=True),
+            _q("a=True and b=True", x=[4, 8], a=True, b=True),
+            _q("a=True", x=[4, 8], a=True),
+        ),
+    ),
+]
+R13D_FAMILIES += R13H_FAMILIES

@@ -192,3 +192,13 @@ def tenth(x, s=0.30000000000000004):
 def scaled_sum(x, a=2.0):
     # A float into a mul, then a reduction over the last dim.
     return (x * a).sum(-1)
+
+
+def two_flags(x, a=False, b=False):
+    # Two ifs whose bodies trace the same op.
+    y = x.sin()
+    if a:
+        y = y.relu()
+    if b:
+        y = y.relu()
+    return y

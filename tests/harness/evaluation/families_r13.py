@@ -548,3 +548,47 @@ R13H_FAMILIES: list[Family] = [
     ),
 ]
 R13D_FAMILIES += R13H_FAMILIES
+
+R13I_FAMILIES: list[Family] = [
+    Family(
+        "ones_dtype_auto",
+        _F + "ones_dtype",
+        "ones_dtype",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="a dtype into torch.ones, left at torch.float32 when built (dynamic=None)",
+        queries=(
+            _q("dtype=None: the default dtype", x=[4, 8], dtype=None),
+            _q("dtype=float64", x=[4, 8], dtype={"dtype": "float64"}),
+            _q("dtype=float32 given", x=[4, 8], dtype={"dtype": "float32"}),
+        ),
+    ),
+    Family(
+        "sqrt_scale_auto",
+        _F + "sqrt_scale",
+        "sqrt_scale",
+        None,
+        build=(({"x": [4, 8]},),),
+        positional=1,
+        doc="math.sqrt(d), d left at 16.0 when built (dynamic=None)",
+        queries=(
+            _q("d=16 (an int)", x=[4, 8], d=16),
+            _q("d=9.0", x=[4, 8], d=9.0),
+        ),
+    ),
+    Family(
+        "len_scale_auto",
+        _F + "len_scale",
+        "len_scale",
+        None,
+        build=(({"x": [4, 8], "xs": _l([2], [2])},),),
+        positional=2,
+        doc="len(xs) multiplied in, the elements never read, two when built (dynamic=None)",
+        queries=(
+            _q("three elements", x=[4, 8], xs=_l([2], [2], [2])),
+            _q("two, other shapes", x=[4, 8], xs=_l([3], [5])),
+        ),
+    ),
+]
+R13D_FAMILIES += R13I_FAMILIES

@@ -8,6 +8,8 @@ input that requires grad, a list read only at its ends, an int into ``repeat`` /
 :mod:`tests.harness.evaluation.families_r13` says how each is compiled and called.
 """
 
+import math
+
 import torch
 
 
@@ -202,3 +204,18 @@ def two_flags(x, a=False, b=False):
     if b:
         y = y.relu()
     return y
+
+
+def ones_dtype(x, dtype=torch.float32):
+    # A dtype into a factory; None there is the default dtype.
+    return x + torch.ones(x.shape[-1], dtype=dtype)
+
+
+def sqrt_scale(x, d=16.0):
+    # A float reaching the graph through math.sqrt.
+    return x / math.sqrt(d)
+
+
+def len_scale(x, xs):
+    # A list's length as a constant; its elements never read.
+    return x * len(xs)

@@ -1,9 +1,8 @@
 """The thirteenth round of evaluation families: premises of the rules that decide, attacked
-(sides of an elif chain or a flag tracing the same ops or differing only in a constant, a
-``-0.0`` float, a detached input requiring grad, a list read at its ends, ints into repeat,
-slices and arange, an int from ``**kwargs``, a no-op cast).
-:mod:`tests.harness.evaluation.families` adds them to ``FAMILIES``; the comments say what
-each call exercises, not what torch answers. Nothing here imports torch."""
+(sides with the same ops or one constant apart, -0.0 and floats past float32's precision,
+values that give one graph through abs/round/modulo, ints into repeat/slices/arange/range,
+recompiles after warm-ups that changed other inputs, a data-dependent graph break, grad).
+:mod:`tests.harness.evaluation.families` adds them; nothing here imports torch."""
 
 from __future__ import annotations
 

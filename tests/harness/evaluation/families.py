@@ -12,6 +12,8 @@ The comments say what the call exercises, not what torch answers: torch is asked
 
 from __future__ import annotations
 
+from tests.harness.evaluation import families_r12 as _r12
+from tests.harness.evaluation import families_r13 as _r13
 from tests.harness.evaluation.families_floats import FLOAT_FAMILIES
 from tests.harness.evaluation.families_more import MORE_FAMILIES
 from tests.harness.evaluation.families_r4 import R4_FAMILIES
@@ -30,12 +32,6 @@ from tests.harness.evaluation.families_r11 import (
              R11E_FAMILIES,
              R11F_FAMILIES,
              R11G_FAMILIES,
-)
-from tests.harness.evaluation.families_r12 import (
-             R12_FAMILIES,
-             R12B_FAMILIES,
-             R12C_FAMILIES,
-             R12D_FAMILIES,
 )
 from tests.harness.evaluation.families_rv import (
              RV2_FAMILIES,
@@ -592,7 +588,6 @@ FAMILIES.update((f.name, f) for f in R11D_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11E_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11F_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11G_FAMILIES)
-FAMILIES.update((f.name, f) for f in R12_FAMILIES)
-FAMILIES.update((f.name, f) for f in R12B_FAMILIES)
-FAMILIES.update((f.name, f) for f in R12C_FAMILIES)
-FAMILIES.update((f.name, f) for f in R12D_FAMILIES)
+for _group in (_r12.R12_FAMILIES, _r12.R12B_FAMILIES, _r12.R12C_FAMILIES, _r12.R12D_FAMILIES,
+               _r13.R13_FAMILIES, _r13.R13B_FAMILIES, _r13.R13C_FAMILIES, _r13.R13D_FAMILIES):
+    FAMILIES.update((f.name, f) for f in _group)

@@ -32,7 +32,7 @@ and ``backend='inductor'`` (the caches fxcache reads are Inductor's). Never impo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 
 from fxcache_core.cache.scan import CacheKey
@@ -43,7 +43,7 @@ from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.reasons import Reason, code_of
 
-__all__ = ["config_stated", "said_config", "state_accounts"]
+__all__ = ["config_stated", "state_accounts"]
 
 _UNRECORDED = {
     "torch.is_autocast_enabled()": Reason(
@@ -112,11 +112,6 @@ default config (a fresh process's first call static, automatic dynamic after a r
 ints specialized)."""
 
 
-def said_config(items: Iterable[tuple[str, str]]) -> str:
-    """Config items as a call states them: ``torch._dynamo.config.NAME=VALUE, ...``."""
-    return ", ".join(f"{name}={value}" for name, value in items)
-
-
 def config_stated(report: MatchReport) -> MatchReport:
     """``report`` where the call states Dynamo config items (``report.dynamo_config``): each
     key ruled out only by a rule of what Dynamo traces static or as a symbol
@@ -124,7 +119,8 @@ def config_stated(report: MatchReport) -> MatchReport:
     the cache does not record the values its keys were compiled with."""
     if not report.dynamo_config:
         return report
-    why = Reason(f"{said_config(report.dynamo_config)}: Dynamo's config decides which dims and Python values it traces static or as "
+    stated = ", ".join(f"{name}={value}" for name, value in report.dynamo_config)
+    why = Reason(f"{stated}: Dynamo's config decides which dims and Python values it traces static or as "
                  "symbols, which ruled this key out; the cache does not record which value its keys were "
                  "compiled with", "dynamo-config-unrecorded")
 

@@ -69,7 +69,6 @@ from fxcache_core.guards.user_terms import user_source, user_text
 from fxcache_core.lookup.accounting import ARGUMENT_CODES, ParamAccount
 from fxcache_core.lookup.assumptions import Assumption, said
 from fxcache_core.lookup.binding import DynamicMode
-from fxcache_core.lookup.global_state import said_config
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, PassResults, Phase, UnboundKey
 from fxcache_core.lookup.module_hooks import hooks_registered
 from fxcache_core.lookup.unattributed import attribute_verdicts
@@ -511,16 +510,8 @@ def _hooked(v: FunctionVerdict) -> FunctionVerdict:
     (:func:`~fxcache_core.lookup.module_hooks.hooks_registered`); its phases alike."""
     if v.status not in _HOOKED or (why := hooks_registered(v.keys)) is None:
         return v
-    return _undecided(v, why)
-
-
-def _undecided(v: FunctionVerdict, why: Reason) -> FunctionVerdict:
-    """``v`` and its phases, each undecided for ``why`` where it is decided (HIT, MISS,
-    NEW GRAPH, ERROR)."""
     phases = tuple(replace(p, status="undecided", entry=None, why=why) if p.status in _HOOKED else p
                    for p in v.phases)
-    if v.status not in _HOOKED:
-        return replace(v, phases=phases)
     return replace(v, status="undecided", entry=None, why=why, phases=phases)
 
 
@@ -536,11 +527,16 @@ def _configured(v: FunctionVerdict, stated: Sequence[tuple[str, str]]) -> Functi
     (:mod:`~fxcache_core.lookup.global_state`); this covers the keys those rules ruled out."""
     if not stated or (v.status not in _HOOKED and not any(p.status in _HOOKED for p in v.phases)):
         return v
-    return _undecided(v, Reason(
-        f"{said_config(stated)}: Dynamo's config decides which dims and Python values it traces static "
+    why = Reason(
+        f"{', '.join(f'{name}={value}' for name, value in stated)}: Dynamo's config decides which dims and Python values it traces static "
         "or as symbols, which the keys this call is looked up in rest on, and the cache does not record "
         f"which value its keys were compiled with: undecided (leave it out of {param('inputs')} to take it "
-        "as when the keys were compiled)", "dynamo-config-unrecorded"))
+        "as when the keys were compiled)", "dynamo-config-unrecorded")
+    phases = tuple(replace(p, status="undecided", entry=None, why=why) if p.status in _HOOKED else p
+                   for p in v.phases)
+    if v.status not in _HOOKED:
+        return replace(v, phases=phases)
+    return replace(v, status="undecided", entry=None, why=why, phases=phases)
 
 
 def _unbound_reason(u: UnboundKey) -> Reason:

@@ -37,10 +37,8 @@ computed from the call's tensors, whose result the ``return`` is computed from.
 from __future__ import annotations
 
 import ast
-import functools
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from enum import Enum
-from typing import TypeVar
 
 from fxcache_core.lookup.torch_names import torch_name, torch_roots
 
@@ -117,24 +115,6 @@ _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult)
 _TENSORISH = (_Kind.SOURCE, _Kind.READ, _Kind.TENSOR)
 
 
-_R = TypeVar("_R")
-
-
-def _unread_past_recursion(f: Callable[..., _R | None]) -> Callable[..., _R | None]:
-    """``f``, None where reading the source nests past the interpreter's recursion limit
-    (an expression of thousands of operands): such code is not read."""
-
-    @functools.wraps(f)
-    def read(*args: object, **kwargs: object) -> _R | None:
-        try:
-            return f(*args, **kwargs)
-        except RecursionError:
-            return None
-
-    return read
-
-
-@_unread_past_recursion
 def computed_into_output(
     fn: ast.FunctionDef | ast.AsyncFunctionDef,
     file: str,
@@ -165,7 +145,10 @@ def computed_into_output(
     known.update({t: _Kind.TENSOR for t in tensors if t != param})
     known[param] = _Kind.SOURCE
     flow = _Flow(torch_roots(file, fn), known, param)
-    return flow.body(fn.body)
+    try:
+        return flow.body(fn.body)
+    except RecursionError:  # an expression nested past the interpreter's depth: not read
+        return None
 
 
 _UNFOLLOWED = (
@@ -436,7 +419,6 @@ _ALWAYS = frozenset(
 ever elided as a no-op: each changes the rank or computes new values)."""
 
 
-@_unread_past_recursion
 def body_op_into_output(
     fn: ast.FunctionDef | ast.AsyncFunctionDef,
     file: str,
@@ -452,6 +434,19 @@ def body_op_into_output(
     from ``tensors`` (the parameters the call gives tensors for, and the key takes as
     inputs): a body that runs then puts a node on its line into any graph that goes on to
     that ``return``. Read as :func:`computed_into_output` reads; ``param`` is never assigned."""
+    try:
+        return _body_op_into_output(fn, file, param, line, tensors)
+    except RecursionError:  # an expression nested past the interpreter's depth: not read
+        return None
+
+
+def _body_op_into_output(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    file: str,
+    param: str,
+    line: int,
+    tensors: Collection[str],
+) -> tuple[int, int] | None:
     if any(
         isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load)
         for n in ast.walk(fn)

@@ -16,8 +16,10 @@ from typing import Any, Protocol
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.errors import param
 from fxcache_core.functions.params import BranchTest
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.branches import TracedCode, body_makes_op, branch_holds
 from fxcache_core.lookup.grad_paths import inference_forward_graph
+from fxcache_core.lookup.made_up_ops import may_make_up
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import text_of
 from fxcache_core.reasons import Reason
@@ -133,6 +135,18 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
             if theirs is None and holds and mine == () and _made_op(acc, t, traced) is not None:
                 theirs = ("(an op the body makes whatever it is given)",)
             if mine is not None and theirs is not None and Counter(mine) != Counter(theirs):
+                made = _made_up(acc, t, Counter(mine), Counter(theirs), traced)
+                if made is not None:
+                    return acc.result(
+                        "undecided",
+                        Reason(
+                            f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this "
+                            f"key's graph was traced through the other way ({how}), and the ops by which the two "
+                            f"sides differ may be made elsewhere: line {made[0]}, {made[1]}; FX's graph key is the "
+                            "ops, not the lines they came from, so the call may trace this key's graph",
+                            "branch-may-be-made-up",
+                        ),
+                    )
                 return acc.result(
                     "rules-out",
                     Reason(
@@ -176,6 +190,23 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
         ),
         brief=f"the graph went through `if {t.text}:` (line {t.line}) that way",
     )
+
+
+def _made_up(
+    acc: ParamAccounting, t: BranchTest, mine: Counter[str], theirs: Counter[str], traced: TracedCode
+) -> tuple[int, str] | None:
+    """Where other code of the compiled frame may make up the ops by which the sides of
+    ``t`` differ (:func:`~fxcache_core.lookup.made_up_ops.may_make_up`, with the ops every
+    graph of the function shows each line made); (0, why) where its source cannot be read."""
+    fn = function_node(acc.frame.file, acc.frame.line, acc.frame.function)
+    if fn is None:
+        return 0, "the compiled function's source, which cannot be read"
+    seen: dict[int, list[str]] = {}
+    for tc in (traced, *(acc.ledger.traced(k, acc.reads, acc.frame.function)
+                         for k, _ in acc.ledger.siblings(acc.call.key, acc.frame))):
+        for n, ops in (tc.ops.items() if tc is not None else ()):
+            seen.setdefault(n, []).extend(ops)
+    return may_make_up(fn, t.line, ((mine - theirs) + (theirs - mine)).keys(), seen)
 
 
 def _reached(

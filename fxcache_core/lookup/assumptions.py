@@ -231,7 +231,7 @@ def parameters_assumed(sources: Iterable[str]) -> tuple[Assumption, ...]:
     :func:`~fxcache_core.lookup.param_inputs.parameter_assumed`)."""
     return tuple(
         Assumption(
-            f"{user_source(src)} is an nn.Parameter",
+            f"isinstance({user_source(src)}, nn.Parameter)",
             "True",
             f"as the key's graph records (a static input; a plain tensor: {user_source(src)}=[...]:param=False)",
             "parameter-from-entry",

@@ -95,7 +95,8 @@ def _static_places_task(arg: list) -> list | None:
 
 
 def _name(src: str) -> str:
-    return f"{user_source(src)} is an nn.Parameter"
+    """How a verdict names whether input ``src`` is a Parameter (``isinstance(w, nn.Parameter)``)."""
+    return f"isinstance({user_source(src)}, nn.Parameter)"
 
 
 def parameter_accounts(key: CacheKey, entry: DecodedEntry, inputs: Mapping[str, InputValue],

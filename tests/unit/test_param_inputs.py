@@ -60,20 +60,20 @@ def test_the_static_places_are_read_from_the_fx_keys_components():
 
 def test_a_parameter_against_a_static_input_is_accounted_and_a_plain_tensor_is_another_key(monkeypatch):
     static = frozenset({"L['w']"})
-    assert _accounts(monkeypatch, static, "w=[8,8]:param") == {"w is an nn.Parameter": ("accounted", "parameter")}
+    assert _accounts(monkeypatch, static, "w=[8,8]:param") == {"isinstance(w, nn.Parameter)": ("accounted", "parameter")}
     assert _accounts(monkeypatch, static, "w=[8,8]:param=False") == {
-        "w is an nn.Parameter": ("rules-out", "parameter-differs")}
+        "isinstance(w, nn.Parameter)": ("rules-out", "parameter-differs")}
 
 
 def test_a_parameter_where_the_key_took_a_plain_tensor_is_another_key(monkeypatch):
     assert _accounts(monkeypatch, frozenset(), "w=[8,8]:param", "x=[4,8]:param=False") == {
-        "w is an nn.Parameter": ("rules-out", "parameter-differs"),
-        "x is an nn.Parameter": ("accounted", "parameter")}
+        "isinstance(w, nn.Parameter)": ("rules-out", "parameter-differs"),
+        "isinstance(x, nn.Parameter)": ("accounted", "parameter")}
 
 
 def test_where_the_entry_does_not_show_its_static_inputs_a_said_parameter_is_undecided(monkeypatch):
     assert _accounts(monkeypatch, None, "w=[8,8]:param") == {
-        "w is an nn.Parameter": ("undecided", "parameter-unrecorded")}
+        "isinstance(w, nn.Parameter)": ("undecided", "parameter-unrecorded")}
     assert _accounts(monkeypatch, None, "w=[8,8]", "x=[4,8]") == {}  # nothing said: nothing to account
 
 
@@ -83,7 +83,7 @@ def test_a_tensor_not_said_is_taken_as_the_keys_static_input_and_the_verdict_say
     got = parameter_assumed(_KEY, _entry(), inputs, {s: s for s in inputs})
     assert got == ["L['w']"]
     (a,) = parameters_assumed(got)
-    assert (a.name, a.value, a.code, a.from_entry) == ("w is an nn.Parameter", "True", "parameter-from-entry", True)
+    assert (a.name, a.value, a.code, a.from_entry) == ("isinstance(w, nn.Parameter)", "True", "parameter-from-entry", True)
     fx = CacheKey(KeyKind.FX_GRAPH, "f" * 52, "/nowhere", ())
     assert parameter_assumed(fx, _entry(), inputs, {s: s for s in inputs}) == []  # judged through its loaders
 

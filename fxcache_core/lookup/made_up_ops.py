@@ -13,7 +13,9 @@ operands, a nested function) makes none of those ops, by the name it calls them 
 method or a ``torch.``/``F.`` function), by the ops a key's graph shows its line made,
 or by its operator (``*``: ``mul``); and the function calls no code of its own (a
 helper, a submodule, ``self.method``: any of them may branch on what the call
-changes). Straight-line code runs once in either trace and makes the same ops.
+changes). Straight-line code runs once in either trace and makes the same ops, but for a
+call whose op may be none (``.half()`` of a float16 tensor: :data:`_MAY_BE_NONE`), where the
+ops differ by a cast or copy.
 Reads the source with ``ast`` only; never runs it. Never imports torch.
 """
 
@@ -38,6 +40,13 @@ _LEAF = frozenset({
     "sum", "amax", "amin", "maximum", "minimum", "cumsum", "cumprod", "argmax", "argmin",
 })
 _NAMED_BUILTINS = frozenset({"abs", "max", "min", "sum", "round", "pow"})
+# Calls whose op is none where the tensor already is what they make (``.half()`` of a float16
+# tensor, ``.contiguous()`` of a contiguous one): straight-line code that runs once either way
+# may still make a cast or copy the skipped side made, or make none where that side did.
+_MAY_BE_NONE = frozenset({
+    "to", "type", "type_as", "half", "float", "double", "bfloat16", "int", "long", "short", "bool", "byte",
+    "char", "contiguous", "reshape", "reshape_as", "flatten", "view_as", "cpu", "cuda",
+})
 _CASTS = frozenset({"_to_copy", "convert_element_type", "clone", "expand", "view"})
 _OPERATOR_OPS: Mapping[type, frozenset[str]] = {
     ast.Add: frozenset({"add"}),
@@ -118,6 +127,9 @@ def may_make_up(
                 if made((name,), line) or (line not in seen and name.strip("_") not in _LEAF):
                     found.append((line, f"`{ast.unparse(f)[:60]}(...)`, which may make them"))
                     return
+            elif isinstance(f, ast.Attribute) and f.attr in _MAY_BE_NONE and made(_CASTS | {"_unsafe_view", "alias"}, 0):
+                found.append((line, f"`{ast.unparse(f)[:60]}(...)`, whose op depends on what it is given"))
+                return
         elif varies and isinstance(node, (ast.BinOp, ast.AugAssign, ast.UnaryOp)):
             names = _OPERATOR_OPS.get(type(node.op), frozenset()) | _CASTS
             if made(names, line):

@@ -154,3 +154,15 @@ def test_an_unseen_call_on_a_side_that_may_run_may_make_anything_but_a_leaf_op_o
     """)
     assert may_make_up(leaf, _test_line(leaf, "a"), ["relu"], {}) is None
     assert may_make_up(leaf, _test_line(leaf, "a"), ["sin"], {}) is not None
+
+
+def test_a_straight_line_cast_may_make_up_a_cast_the_skipped_side_made():
+    fn = _fn("""
+    def f(x, a=False):
+        if a:
+            x = x.half()
+        return x.half().sin()
+    """)
+    got = may_make_up(fn, _test_line(fn, "a"), ["torch.ops.prims.convert_element_type.default"], {})
+    assert got is not None and got[0] == 5, got  # a=False: the return's .half() makes the cast
+    assert may_make_up(fn, _test_line(fn, "a"), ["relu"], {}) is None

@@ -56,14 +56,7 @@ def static_sources(key: CacheKey, entry: DecodedEntry) -> frozenset[str] | None:
     where that is not shown: no entry says, or a place has no source."""
     if key.kind is not KeyKind.AOT_AUTOGRAD:
         return None
-    places: tuple[int, ...] | None = None
-    for e in key.entries:
-        if e.size > MAX_ENTRY_BYTES:
-            continue
-        got = run_one("static-input-places", [e.file.where, key.kind.value], e.size)
-        if isinstance(got, list) and all(isinstance(n, int) and 0 <= n < 1 << 20 for n in got):
-            places = tuple(got)
-            break
+    places = _places(key)
     if places is None:
         return None
     by_place = {i.position: i.source for i in entry.inputs}
@@ -73,6 +66,25 @@ def static_sources(key: CacheKey, entry: DecodedEntry) -> frozenset[str] | None:
     if any(s is None for s in sources):
         return None
     return frozenset(s for s in sources if s is not None)
+
+
+_READ: dict[tuple[str, int], tuple[int, ...] | None] = {}
+
+
+def _places(key: CacheKey) -> tuple[int, ...] | None:
+    """The static places of AOTAutograd key ``key``'s first entry that shows them, read once
+    per entry file in this process (a key is judged in each phase of a match)."""
+    for e in key.entries:
+        if e.size > MAX_ENTRY_BYTES:
+            continue
+        k = (e.file.where, e.size)
+        if k not in _READ:
+            got = run_one("static-input-places", [e.file.where, key.kind.value], e.size)
+            ok = isinstance(got, list) and all(isinstance(n, int) and 0 <= n < 1 << 20 for n in got)
+            _READ[k] = tuple(got) if ok else None  # type: ignore[arg-type]
+        if _READ[k] is not None:
+            return _READ[k]
+    return None
 
 
 @task("static-input-places")

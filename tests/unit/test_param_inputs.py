@@ -94,4 +94,5 @@ def test_static_sources_map_the_places_to_the_entrys_inputs(monkeypatch):
     object.__setattr__(key, "entries", (entry_file,))  # one entry, read by the (patched) worker
     for places, want in (([1], frozenset({"L['w']"})), ([], frozenset()), ([2], None), (None, None)):
         monkeypatch.setattr(param_inputs, "run_one", lambda name, arg, size, got=places: got)
+        monkeypatch.setattr(param_inputs, "_READ", {})  # each read afresh
         assert param_inputs.static_sources(key, _entry()) == want, places

@@ -206,7 +206,30 @@ def _made_up(
                          for k, _ in acc.ledger.siblings(acc.call.key, acc.frame))):
         for n, ops in (tc.ops.items() if tc is not None else ()):
             seen.setdefault(n, []).extend(ops)
-    return may_make_up(fn, t.line, ((mine - theirs) + (theirs - mine)).keys(), seen)
+    return may_make_up(fn, t.line, ((mine - theirs) + (theirs - mine)).keys(), seen, _agreed(acc, t, traced))
+
+
+def _agreed(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> dict[int, tuple[bool, bool]]:
+    """The other tests of the frame's parameters that the call's values decide (a parameter
+    the function does not assign), whose side the call does not take has no op in this key's
+    graph: line -> (the side the call takes, whether the key's graph has ops from it), for
+    :func:`~fxcache_core.lookup.made_up_ops.may_make_up`."""
+    by_test = {i: q for q in acc.reads.params for i, _ in q.tests}
+    out: dict[int, tuple[bool, bool]] = {}
+    for i, t2 in enumerate(acc.reads.tests):
+        q = by_test.get(i)
+        if t2.line == t.line or q is None or q.assigned:
+            continue
+        v = type(acc)(acc.ledger, acc.call, acc.frame, acc.reads, q).value()  # type: ignore[call-arg]
+        if type(v) is object:  # not given, and no default
+            continue
+        holds = branch_holds(t2, v)
+        if holds is None:
+            continue
+        taken, other = (t2.body, t2.orelse) if holds else (t2.orelse, t2.body)
+        if not _hits(traced, other):
+            out[t2.line] = (holds, bool(_hits(traced, taken)))
+    return out
 
 
 def _reached(

@@ -95,11 +95,17 @@ def may_make_up(
     test_line: int,
     ops: Iterable[str],
     seen: Mapping[int, Sequence[str]],
+    agreed: Mapping[int, tuple[bool, bool]] | None = None,
 ) -> tuple[int, str] | None:
     """Where code of ``fn`` outside the ``if`` at ``test_line`` may make one of ``ops``
     (op names or targets) a different number of times than a trace through the other side
     of that ``if`` would: (its line, what it is), or None where no code can. ``seen``:
-    line -> the op targets a key's graph of the function shows the line made."""
+    line -> the op targets a key's graph of the function shows the line made. ``agreed``:
+    the line of another ``if`` -> (the side the call takes, whether the key's graph has ops
+    from that side), for an ``if`` whose other side the key's graph has no op from: that
+    side makes no op in either trace (it is not read), and the side the call takes runs
+    once in both where the key's graph has ops from it (read as straight-line code)."""
+    agreed = agreed or {}
     want = {op_name(o) for o in ops}
     if not want:
         return None
@@ -112,6 +118,12 @@ def may_make_up(
         if found:
             return
         if isinstance(node, ast.If) and node.lineno == test_line:
+            return
+        if isinstance(node, ast.If) and node.lineno in agreed:
+            body, both = agreed[node.lineno]
+            visit(node.test, varies)
+            for child in node.body if body else node.orelse:
+                visit(child, varies or not both)
             return
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Call):

@@ -166,3 +166,18 @@ def test_a_straight_line_cast_may_make_up_a_cast_the_skipped_side_made():
     got = may_make_up(fn, _test_line(fn, "a"), ["torch.ops.prims.convert_element_type.default"], {})
     assert got is not None and got[0] == 5, got  # a=False: the return's .half() makes the cast
     assert may_make_up(fn, _test_line(fn, "a"), ["relu"], {}) is None
+
+
+def test_an_if_the_call_and_the_key_agree_on_is_read_as_the_side_they_take():
+    fn = _fn(FLAGS)
+    gelu_ops = ["torch.ops.aten.mul.Tensor", "torch.ops.aten.erf.default", "relu"]  # gelu decomposed
+    line = _test_line(fn, "act == 'gelu'")
+    scale = _test_line(fn, "scale is not None")
+    got = may_make_up(fn, line, gelu_ops, _FLAGS_SEEN)
+    assert got is not None and got[0] == 11, got  # y * scale, were the call to give scale
+    # scale None in the call, and the key's graph has no op from the body: neither runs it
+    assert may_make_up(fn, line, gelu_ops, _FLAGS_SEEN, {scale: (False, False)}) is None
+    # the call takes a side the key's graph has no op from: it may run there only
+    two = _fn(TWO_FLAGS)
+    b = _test_line(two, "b")
+    assert may_make_up(two, _test_line(two, "a"), ["relu"], {}, {b: (True, False)}) is not None

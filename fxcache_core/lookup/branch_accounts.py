@@ -3,7 +3,9 @@ test of an ``if``, and the key's graph shows which side the trace took, by its o
 the side's lines (this key's, another key's of the function, or a body that makes an op
 whatever it is given: :func:`~fxcache_core.lookup.branches.body_makes_op`). The call's
 value then goes the same way (``branch``), the other way into a side that makes other
-ops (``branch-not-taken``: another graph), or it cannot be told (``branch-unknown``).
+ops (``branch-not-taken``: another graph, where no other code of the function may make up
+the difference, :mod:`fxcache_core.lookup.made_up_ops`; else ``branch-may-be-made-up``), or
+it cannot be told (``branch-unknown``).
 One parameter's accounting
 (:class:`~fxcache_core.lookup.accounting.ParamAccounting`) asks it after the baked
 constants. Never imports torch."""

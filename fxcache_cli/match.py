@@ -33,7 +33,8 @@ def match_cmd(
         "--inputs", "--shapes", "-s",
         help="An argument of the call, NAME=VALUE (repeat, or comma-separate): a tensor NAME=[d0,d1,...] "
         "(NAME=[] a 0-d tensor; :mark_dynamic=[0,1] marks dims, :mark_static=[0] marks them static, "
-        ":dtype=bool names the dtype, else the key's is assumed, and said; :requires_grad=True), a Python "
+        ":dtype=bool names the dtype, else the key's is assumed, and said; :requires_grad=True; :param an "
+        "nn.Parameter, :param=False a plain tensor), a Python "
         "int NAME=7, float NAME=0.5, bool NAME=True, NAME=None, string NAME='gelu' (or NAME=gelu), tuple "
         "NAME=(2,3), torch.dtype NAME=torch.float16. NAME is the compiled function's parameter (x, xs[0]; "
         "an item of a dict cfg['n']=4, a field cfg.n=4: one per item the code reads), "

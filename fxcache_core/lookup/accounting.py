@@ -41,7 +41,8 @@ the key's lookup undecided (``constant-unrecorded``, ``constant-differs-from-rec
 of the function binds: :mod:`fxcache_core.functions.partials`), naming it and what
 would decide it;
 evidence that the key was traced through a side of a test the call's value does not
-take (``branch-not-taken``), or that it takes an input from a parameter the call leaves
+take, whose ops no other code of the function may make up (``branch-not-taken``; where some
+may, ``branch-may-be-made-up``: :mod:`fxcache_core.lookup.made_up_ops`), or that it takes an input from a parameter the call leaves
 out as None (``none-for-input``), rules the key out: torch traces another graph.
 Two cases are assumed rather than accounted (status ``assumed``, said on the verdict):
 a parameter left out, or given its default, whose default is None (``default-assumed``:

@@ -9,7 +9,8 @@ to be as when the key was compiled (the documented rule), and a decided verdict 
 
 * from the key's entry, where it shows the value: the grad mode on where the entry has a
   backward (``grad-mode-from-entry``), each given tensor's ``requires_grad`` as the entry
-  records it (``requires-grad-from-entry``);
+  records it (``requires-grad-from-entry``), a tensor the key took as a static input an
+  ``nn.Parameter`` (``parameter-from-entry``: :mod:`fxcache_core.lookup.param_inputs`);
 * as when the key was compiled, where the cache does not record it: the grad mode of a key
   without a backward or of an FX key (``grad-mode-assumed``), ``requires_grad`` where the
   entry does not record it (``requires-grad-assumed``), a module's state
@@ -72,6 +73,7 @@ class Assumption:
         return self.value is not None and self.code in (
             "grad-mode-from-entry",
             "requires-grad-from-entry",
+            "parameter-from-entry",
         )
 
     def to_json(self) -> dict[str, object]:
@@ -221,6 +223,21 @@ def _requires_grad(entry: DecodedEntry, src: str, bound: Mapping[str, str]) -> A
             "requires-grad-assumed",
         )
     return Assumption(name, str(flag), "as the key's entry records it", "requires-grad-from-entry")
+
+
+def parameters_assumed(sources: Iterable[str]) -> tuple[Assumption, ...]:
+    """The tensor inputs (their user's ``sources``) a call does not say are Parameters or not,
+    taken to be ``nn.Parameter`` s as the key's graph shows (its static inputs:
+    :func:`~fxcache_core.lookup.param_inputs.parameter_assumed`)."""
+    return tuple(
+        Assumption(
+            f"isinstance({user_source(src)}, nn.Parameter)",
+            "True",
+            f"as the key's graph records (a static input; a plain tensor: {user_source(src)}=[...]:param=False)",
+            "parameter-from-entry",
+        )
+        for src in sources
+    )
 
 
 def _module_frame(entry: DecodedEntry, frame: CompiledFrom | None) -> bool:

@@ -8,7 +8,9 @@ range, one for every marked dim or a list, one per dim), ``x=[6,3]:mark_static=[
 (dims marked static), ``mask=[2,8]:dtype=bool``
 (a dtype, by torch's name; without it a verdict assumes the key's, and says so),
 ``w=[8,8]:requires_grad=True`` (whether it requires grad; without it, as when the key
-was compiled), ``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float), and the other Python
+was compiled), ``w=[8,8]:param`` (an ``nn.Parameter``, which requires grad unless
+``:requires_grad=False`` says otherwise; ``:param=False``, a plain tensor; without it, as
+when the key was compiled), ``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float), and the other Python
 values Dynamo specializes on (:mod:`fxcache_core.lookup.pyvalues`): ``clip=True``,
 ``mask=None``, ``act='gelu'`` (or ``act=gelu``), ``dims=(2,3)``, and a
 ``torch.dtype``, ``dtype=torch.float16``. Each name is the
@@ -85,6 +87,8 @@ class TensorArg:
         static: dims marked static (``torch._dynamo.mark_static``), none in ``marked``.
         requires_grad: whether the tensor requires grad; None when not said (a verdict
             then takes it to be as when the key was compiled).
+        param: whether it is an ``nn.Parameter`` (Dynamo makes a parameter a static input of
+            the graph); None when not said (as when the key was compiled).
     """
 
     shape: tuple[int, ...]
@@ -95,6 +99,7 @@ class TensorArg:
     ranges: tuple[tuple[int, int | None, int | None], ...] = ()
     static: frozenset[int] = frozenset()
     requires_grad: bool | None = None
+    param: bool | None = None
 
     def strides(self) -> tuple[int, ...]:
         """The given strides, or those of a contiguous tensor of this shape."""
@@ -125,7 +130,9 @@ class TensorArg:
             s += ":mark_static=[" + ",".join(map(str, sorted(self.static))) + "]"
         if self.dtype is not None:
             s += f":dtype={self.dtype}"
-        if self.requires_grad is not None:
+        if self.param is not None:
+            s += ":param" if self.param else ":param=False"
+        if self.requires_grad is not None and not (self.param and self.requires_grad):
             s += f":requires_grad={self.requires_grad}"
         return s
 
@@ -394,7 +401,8 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     ``:min=[...]:max=[...]`` one per marked dim, their range, :func:`mark_ranges`),
     ``NAME=[...]:mark_static=[i,...]`` (dims marked static: :func:`mark_static`),
     ``NAME=[...]:dtype=bool`` (torch's dtype names, :func:`parse_dtype`; options combine),
-    ``NAME=[...]:requires_grad=True``, ``torch.is_grad_enabled()=False`` (the grad mode:
+    ``NAME=[...]:requires_grad=True``, ``NAME=[...]:param`` (an ``nn.Parameter``: requires grad
+    unless ``:requires_grad=False``; ``:param=False`` a plain tensor), ``torch.is_grad_enabled()=False`` (the grad mode:
     :data:`GRAD_MODE`),
     ``NAME=INT`` (a Python int), ``NAME=FLOAT`` (a Python float, e.g. ``2.5`` or ``10.0``),
     and the other Python values (:func:`~fxcache_core.lookup.pyvalues.parse_value`):
@@ -426,7 +434,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
     if rhs.startswith("["):
         shape_text, *opts = rhs.split(":")
         shape = _int_list(shape_text, f"{param('inputs')} {name}: shape")
-        stride, offset, marked, dtype, static, grad = None, 0, (), None, (), None
+        stride, offset, marked, dtype, static, grad, is_param = None, 0, (), None, (), None, None
         bounds: dict[str, tuple[int, ...]] = {}
         for opt in opts:
             k, _, v = opt.partition("=")
@@ -447,16 +455,23 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
             elif k == "requires_grad":
                 raise ShapeSpecError(f"{param('inputs')} {name}: requires_grad={v[:20]!r} is not True or False",
                                      param="inputs", value=spec)
+            elif k == "param" and (opt == "param" or v in ("True", "False")):
+                is_param = opt == "param" or v == "True"
+            elif k == "param":
+                raise ShapeSpecError(f"{param('inputs')} {name}: param={v[:20]!r} is not True or False",
+                                     param="inputs", value=spec)
             else:
                 raise ShapeSpecError(
                     f"{param('inputs')} {name}: unknown option {k!r} (stride=[...], offset=N, "
-                    "mark_dynamic=[...], mark_static=[...], min=N, max=N, dtype=NAME or requires_grad=True)",
+                    "mark_dynamic=[...], mark_static=[...], min=N, max=N, dtype=NAME, requires_grad=True or param)",
                     param="inputs", value=spec)
         t = checked_tensor(f"{param('inputs')} {name.strip()}", shape, stride, offset, marked, dtype, value=spec)
         if static:
             t = mark_static(t, static, f"{param('inputs')} {name.strip()}", spec)
         if grad is not None:
             t = replace(t, requires_grad=grad)
+        if is_param is not None:  # nn.Parameter(t) requires grad unless told otherwise
+            t = replace(t, param=is_param, requires_grad=True if is_param and grad is None else t.requires_grad)
         return source, mark_ranges(t, marked, bounds, f"{param('inputs')} {name.strip()}", spec) if bounds else t
     item_path(source, name, spec)
     if ":" in rhs and raw[:1] not in ("'", '"'):

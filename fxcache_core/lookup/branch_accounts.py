@@ -3,7 +3,9 @@ test of an ``if``, and the key's graph shows which side the trace took, by its o
 the side's lines (this key's, another key's of the function, or a body that makes an op
 whatever it is given: :func:`~fxcache_core.lookup.branches.body_makes_op`). The call's
 value then goes the same way (``branch``), the other way into a side that makes other
-ops (``branch-not-taken``: another graph), or it cannot be told (``branch-unknown``).
+ops (``branch-not-taken``: another graph, where no other code of the function may make up
+the difference, :mod:`fxcache_core.lookup.made_up_ops`; else ``branch-may-be-made-up``), or
+it cannot be told (``branch-unknown``).
 One parameter's accounting
 (:class:`~fxcache_core.lookup.accounting.ParamAccounting`) asks it after the baked
 constants. Never imports torch."""
@@ -16,8 +18,10 @@ from typing import Any, Protocol
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.errors import param
 from fxcache_core.functions.params import BranchTest
+from fxcache_core.functions.trees import function_node
 from fxcache_core.lookup.branches import TracedCode, body_makes_op, branch_holds
 from fxcache_core.lookup.grad_paths import inference_forward_graph
+from fxcache_core.lookup.made_up_ops import may_make_up
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import text_of
 from fxcache_core.reasons import Reason
@@ -133,6 +137,18 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
             if theirs is None and holds and mine == () and _made_op(acc, t, traced) is not None:
                 theirs = ("(an op the body makes whatever it is given)",)
             if mine is not None and theirs is not None and Counter(mine) != Counter(theirs):
+                made = _made_up(acc, t, Counter(mine), Counter(theirs), traced)
+                if made is not None:
+                    return acc.result(
+                        "undecided",
+                        Reason(
+                            f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this "
+                            f"key's graph was traced through the other way ({how}), and the ops by which the two "
+                            f"sides differ may be made elsewhere: line {made[0]}, {made[1]}; FX's graph key is the "
+                            "ops, not the lines they came from, so the call may trace this key's graph",
+                            "branch-may-be-made-up",
+                        ),
+                    )
                 return acc.result(
                     "rules-out",
                     Reason(
@@ -176,6 +192,46 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
         ),
         brief=f"the graph went through `if {t.text}:` (line {t.line}) that way",
     )
+
+
+def _made_up(
+    acc: ParamAccounting, t: BranchTest, mine: Counter[str], theirs: Counter[str], traced: TracedCode
+) -> tuple[int, str] | None:
+    """Where other code of the compiled frame may make up the ops by which the sides of
+    ``t`` differ (:func:`~fxcache_core.lookup.made_up_ops.may_make_up`, with the ops every
+    graph of the function shows each line made); (0, why) where its source cannot be read."""
+    fn = function_node(acc.frame.file, acc.frame.line, acc.frame.function)
+    if fn is None:
+        return 0, "the compiled function's source, which cannot be read"
+    seen: dict[int, list[str]] = {}
+    for tc in (traced, *(acc.ledger.traced(k, acc.reads, acc.frame.function)
+                         for k, _ in acc.ledger.siblings(acc.call.key, acc.frame))):
+        for n, ops in (tc.ops.items() if tc is not None else ()):
+            seen.setdefault(n, []).extend(ops)
+    return may_make_up(fn, t.line, ((mine - theirs) + (theirs - mine)).keys(), seen, _agreed(acc, t, traced))
+
+
+def _agreed(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> dict[int, tuple[bool, bool]]:
+    """The other tests of the frame's parameters that the call's values decide (a parameter
+    the function does not assign), whose side the call does not take has no op in this key's
+    graph: line -> (the side the call takes, whether the key's graph has ops from it), for
+    :func:`~fxcache_core.lookup.made_up_ops.may_make_up`."""
+    by_test = {i: q for q in acc.reads.params for i, _ in q.tests}
+    out: dict[int, tuple[bool, bool]] = {}
+    for i, t2 in enumerate(acc.reads.tests):
+        q = by_test.get(i)
+        if t2.line == t.line or q is None or q.assigned:
+            continue
+        v = type(acc)(acc.ledger, acc.call, acc.frame, acc.reads, q).value()  # type: ignore[call-arg]
+        if type(v) is object:  # not given, and no default
+            continue
+        holds = branch_holds(t2, v)
+        if holds is None:
+            continue
+        taken, other = (t2.body, t2.orelse) if holds else (t2.orelse, t2.body)
+        if not _hits(traced, other):
+            out[t2.line] = (holds, bool(_hits(traced, taken)))
+    return out
 
 
 def _reached(

@@ -56,7 +56,7 @@ from fxcache_core.lookup.after_break import (
     sources_of,
 )
 from fxcache_core.lookup.ambient import ambient_accounts
-from fxcache_core.lookup.assumptions import ambient_assumptions
+from fxcache_core.lookup.assumptions import ambient_assumptions, parameters_assumed
 from fxcache_core.lookup.binding import DYNAMO_CONFIG, DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.fit_binding import Sibling
 from fxcache_core.lookup.global_state import config_stated, state_accounts
@@ -65,6 +65,7 @@ from fxcache_core.lookup.inputs import takes
 from fxcache_core.lookup.int_args import FunctionKeys, IntArgsCall, IntRule, int_argument_rule
 from fxcache_core.lookup.key_lookup import KeyFrame, match_key
 from fxcache_core.lookup.match_report import KeyMatch, MatchReport, UnboundKey
+from fxcache_core.lookup.param_inputs import parameter_accounts, parameter_assumed
 from fxcache_core.lookup.phases import (
     Auto,
     Phase,
@@ -226,9 +227,10 @@ class _Run:
             ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done,
                              state_judge(catalog, k, m.compiled, q.inputs, q.mode), lambda: grad_off_path(
                                  inference_forward_graph(k) or "", entry.requires_grad, m.compiled, taken))
-            + state_accounts(k, q.state)))
+            + state_accounts(k, q.state) + parameter_accounts(k, entry, q.inputs, dict(m.bound))))
         m = replace(m, params=acc.params, params_unchecked=acc.unchecked, ambient=ambient_assumptions(
-            k.kind, entry, m.compiled, q.inputs, dict(m.bound), q.grad_enabled, q.state))
+            k.kind, entry, m.compiled, q.inputs, dict(m.bound), q.grad_enabled, q.state)
+            + parameters_assumed(parameter_assumed(k, entry, q.inputs, dict(m.bound))))
         if acc.problems:
             return KeyMatch(key=k, fits=False, reasons=acc.problems, symbols=m.symbols, origin=origin,
                             bound=m.bound, compiled=m.compiled, auto=m.auto, profile=m.profile,

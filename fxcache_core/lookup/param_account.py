@@ -20,6 +20,7 @@ HOW = {
     "grad-mode": "the grad mode given: the entry has a backward, compiled with grad enabled",
     "grad-mode-off": "the grad mode given: the entry's graph shows it was compiled with grad disabled",
     "requires-grad": "whether the input requires grad, as the entry records",
+    "parameter": "whether the input is an nn.Parameter, as the key's graph records (its static inputs)",
     "module-default": "assumed: left out of a module compiled whole, as when the key was compiled",
     "default-assumed": "assumed: left out (None), as when the key was compiled",
     "tuple-assumed": "assumed: the constants of the key's graph, from a tuple as the call's (a list is another graph)",

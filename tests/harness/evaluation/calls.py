@@ -105,7 +105,14 @@ def _tensor(spec: Any, grad: bool = False) -> tuple[str, bool]:
     if spec.get("stride"):
         out += f":stride={_dims(spec['stride'])}"
     new = grad
-    if grad:
+    if "param" in spec:  # an nn.Parameter (requires grad unless rg is False), or a plain tensor
+        out += ":param" if spec["param"] else ":param=False"
+        if spec["param"] and spec.get("rg") is False:
+            out += ":requires_grad=False"
+        elif not spec["param"] and "rg" in spec:
+            out += f":requires_grad={bool(spec['rg'])}"
+        new = True
+    elif grad:
         out += f":requires_grad={bool(spec.get('rg'))}"
     for bound in ("min", "max"):
         if bound in spec:

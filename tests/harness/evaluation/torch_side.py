@@ -61,6 +61,8 @@ def _tensor(spec: Any, seed: int, name: str) -> Any:
         t = torch.randint(0, 2, shape, generator=g, dtype=dt)
     else:  # token ids: within every model's vocabulary
         t = torch.randint(1, 50, shape, generator=g, dtype=dt)
+    if isinstance(spec, dict) and spec.get("param"):  # an nn.Parameter: requires grad unless rg is False
+        t = torch.nn.Parameter(t, requires_grad=bool(spec.get("rg", True)))
     if isinstance(spec, dict) and spec.get("mark"):
         for d in spec["mark"]:
             kw = {k: spec[k] for k in ("min", "max") if k in spec}
@@ -68,7 +70,7 @@ def _tensor(spec: Any, seed: int, name: str) -> Any:
     if isinstance(spec, dict) and spec.get("static"):
         for d in spec["static"]:
             torch._dynamo.mark_static(t, d)
-    if isinstance(spec, dict) and spec.get("rg"):
+    if isinstance(spec, dict) and spec.get("rg") and not spec.get("param"):
         t.requires_grad_(True)
     return t
 

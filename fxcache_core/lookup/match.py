@@ -75,6 +75,7 @@ from fxcache_core.lookup.phases import (
     with_phases,
 )
 from fxcache_core.lookup.query import CallQuery
+from fxcache_core.lookup.resume_sides import with_side_unknown
 from fxcache_core.lookup.source_lines import read_ahead_lines, source_as_traced
 from fxcache_core.lookup.state_constants import state_judge
 from fxcache_core.lookup.unattributed import marked, unattributed_keys
@@ -269,7 +270,7 @@ class _Run:
             used.update(src for src in self.query.inputs if _base_name(src) in names)
         if self.recompiled is not None:
             m = static_after_recompile(catalog, m, self.recompiled, self.query.inputs)
-        return m
+        return with_side_unknown(m)  # a frame resumed after a jump on the data: which side is the data's
 
     def keys(self, keys: Sequence[CacheKey], mine: set[str] | None
              ) -> tuple[list[KeyMatch], list[UnboundKey], set[str]]:

@@ -11,7 +11,9 @@ range, one for every marked dim or a list, one per dim), ``x=[6,3]:mark_static=[
 was compiled), ``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float), and the other Python
 values Dynamo specializes on (:mod:`fxcache_core.lookup.pyvalues`): ``clip=True``,
 ``mask=None``, ``act='gelu'`` (or ``act=gelu``), ``dims=(2,3)``, and a
-``torch.dtype``, ``dtype=torch.float16``. Each name is the
+``torch.dtype``, ``dtype=torch.float16``; ``b=@a`` says the call passes for ``b`` the very
+tensor it passes for ``a`` (one tensor for two parameters, which Dynamo takes as one graph
+input). Each name is the
 Dynamo source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
 is taken as written. A guard placeholder's source (``L['x'].size()[0]``) is
 then read off these values. ``torch.is_grad_enabled()=False`` is no input but the
@@ -85,6 +87,8 @@ class TensorArg:
         static: dims marked static (``torch._dynamo.mark_static``), none in ``marked``.
         requires_grad: whether the tensor requires grad; None when not said (a verdict
             then takes it to be as when the key was compiled).
+        same_as: the source of the other input this is the very tensor of (``b=@a``:
+            ``L['a']``), whose shape, dtype and marks it has; None for a tensor of its own.
     """
 
     shape: tuple[int, ...]
@@ -95,6 +99,7 @@ class TensorArg:
     ranges: tuple[tuple[int, int | None, int | None], ...] = ()
     static: frozenset[int] = frozenset()
     requires_grad: bool | None = None
+    same_as: str | None = None
 
     def strides(self) -> tuple[int, ...]:
         """The given strides, or those of a contiguous tensor of this shape."""
@@ -107,6 +112,8 @@ class TensorArg:
         return tuple(reversed(out))
 
     def __str__(self) -> str:
+        if self.same_as is not None:
+            return "@" + _user_name(self.same_as)
         s = "[" + ",".join(map(str, self.shape)) + "]"
         if self.stride is not None:
             s += ":stride=[" + ",".join(map(str, self.stride)) + "]"
@@ -128,6 +135,19 @@ class TensorArg:
         if self.requires_grad is not None:
             s += f":requires_grad={self.requires_grad}"
         return s
+
+
+def _user_name(source: str) -> str:
+    """``a`` of ``L['a']``; any other source as it is."""
+    m = re.fullmatch(r"L\['(\w+)'\]", source)
+    return m.group(1) if m is not None else source
+
+
+@dataclass(frozen=True, slots=True)
+class _SameAs:
+    """``b=@a`` as parsed, before :func:`parse_shapes` gives it ``a``'s tensor."""
+
+    source: str
 
 
 DTYPE_ABBRS: dict[str, str] = {
@@ -459,6 +479,12 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
             t = replace(t, requires_grad=grad)
         return source, mark_ranges(t, marked, bounds, f"{param('inputs')} {name.strip()}", spec) if bounds else t
     item_path(source, name, spec)
+    if rhs.startswith("@"):  # the very tensor given for another parameter
+        other = rhs[1:]
+        if not re.fullmatch(r"[A-Za-z_]\w*(\[[^\]]+\])*", other):
+            raise ShapeSpecError(f"{param('inputs')} {name.strip()[:40]}: {raw[:40]!r}: after '@' the name of "
+                                 "another input of the call (b=@a)", param="inputs", value=spec)
+        return source, _SameAs(canonical_source(other))  # type: ignore[return-value]
     if ":" in rhs and raw[:1] not in ("'", '"'):
         _scalar_with_options(spec, name, rhs)
     if re.fullmatch(r"-?[0-9]+", rhs):
@@ -513,6 +539,32 @@ def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
             out[src] = val
             names[src] = part.partition("=")[0].strip()
     not_whole_and_items(names)
+    return _same_tensors(out, names)
+
+
+def _same_tensors(out: dict[str, InputValue], names: Mapping[str, str]) -> dict[str, InputValue]:
+    """Each ``b=@a`` of ``out`` given ``a``'s tensor (:attr:`TensorArg.same_as`: ``a``'s
+    source, followed through ``c=@b``).
+
+    Raises:
+        ShapeSpecError: ``a`` not given, not a tensor, or a chain that comes back.
+    """
+    for src, val in list(out.items()):
+        if not isinstance(val, _SameAs):
+            continue
+        seen, target = {src}, val.source
+        while isinstance(got := out.get(target), _SameAs) and target not in seen:
+            seen.add(target)
+            target = got.source
+        got = out.get(target)
+        if isinstance(got, TensorArg) and got.same_as is not None:  # c=@b, b=@a given before: a's
+            target = got.same_as
+        if not isinstance(got, TensorArg) or target in seen:
+            raise ShapeSpecError(
+                f"{param('inputs')} {names[src]}=@{_user_name(val.source)}: {_user_name(val.source)} is "
+                + ("not given" if got is None and target not in seen else "no tensor the call gives")
+                + " (b=@a names another input given as a tensor: a=[4,8])", param="inputs")
+        out[src] = replace(got, same_as=target)
     return out
 
 

@@ -55,6 +55,7 @@ from fxcache_core.lookup.after_break import (
     read_after_break,
     sources_of,
 )
+from fxcache_core.lookup.aliased_inputs import aliased_call
 from fxcache_core.lookup.ambient import ambient_accounts
 from fxcache_core.lookup.assumptions import ambient_assumptions
 from fxcache_core.lookup.binding import DYNAMO_CONFIG, DynamicMode, InputValue, TensorArg
@@ -202,6 +203,8 @@ class _Run:
             call = IntArgsCall(k, entry, origin, q.inputs, q.mode, q.pgo_state(catalog),
                                of_function=q.function is not None, frame=m.compiled, settled=settled)
             rule = int_argument_rule(self.int_keys, call)
+        alias = aliased_call(entry, m.compiled, q.inputs)  # one tensor passed for two parameters
+        rule = replace(rule, problems=rule.problems + alias.problems, notes=rule.notes + alias.notes)
         if rule.problems:  # the arguments that rule the key out are accounted (used: no "no key takes" warning)
             ruling = tuple(ParamAccount(user_source(src), str(q.inputs.get(src)), True, "rules-out", why, source=src)
                            for src, kind, why in rule.about if kind == "problem")
@@ -222,6 +225,7 @@ class _Run:
         acc = accounted_after_break(
             account(self.ledger, KeyCall(k, entry, m.compiled, q.inputs, taken, q.mode, rule, int_default,
                                          auto.scalars if auto is not None else frozenset())), after)
+        acc = alias.applied(acc)
         done = frozenset(p.source for p in acc.params if p.source is not None)
         acc = replace(acc, params=acc.params + tuple(
             ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done,

@@ -36,6 +36,7 @@ from enum import Enum
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.lookup.input_names import canonical_source, item_path, not_whole_and_items
 from fxcache_core.lookup.pyvalues import PyValue, TorchDtype, parse_value
+from fxcache_core.lookup.same_tensors import SameAs, same_tensors, user_name
 
 
 class DynamicMode(Enum):
@@ -113,7 +114,7 @@ class TensorArg:
 
     def __str__(self) -> str:
         if self.same_as is not None:
-            return "@" + _user_name(self.same_as)
+            return "@" + user_name(self.same_as)
         s = "[" + ",".join(map(str, self.shape)) + "]"
         if self.stride is not None:
             s += ":stride=[" + ",".join(map(str, self.stride)) + "]"
@@ -135,19 +136,6 @@ class TensorArg:
         if self.requires_grad is not None:
             s += f":requires_grad={self.requires_grad}"
         return s
-
-
-def _user_name(source: str) -> str:
-    """``a`` of ``L['a']``; any other source as it is."""
-    m = re.fullmatch(r"L\['(\w+)'\]", source)
-    return m.group(1) if m is not None else source
-
-
-@dataclass(frozen=True, slots=True)
-class _SameAs:
-    """``b=@a`` as parsed, before :func:`parse_shapes` gives it ``a``'s tensor."""
-
-    source: str
 
 
 DTYPE_ABBRS: dict[str, str] = {
@@ -484,7 +472,7 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
         if not re.fullmatch(r"[A-Za-z_]\w*(\[[^\]]+\])*", other):
             raise ShapeSpecError(f"{param('inputs')} {name.strip()[:40]}: {raw[:40]!r}: after '@' the name of "
                                  "another input of the call (b=@a)", param="inputs", value=spec)
-        return source, _SameAs(canonical_source(other))  # type: ignore[return-value]
+        return source, SameAs(canonical_source(other))  # type: ignore[return-value]
     if ":" in rhs and raw[:1] not in ("'", '"'):
         _scalar_with_options(spec, name, rhs)
     if re.fullmatch(r"-?[0-9]+", rhs):
@@ -539,33 +527,7 @@ def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
             out[src] = val
             names[src] = part.partition("=")[0].strip()
     not_whole_and_items(names)
-    return _same_tensors(out, names)
-
-
-def _same_tensors(out: dict[str, InputValue], names: Mapping[str, str]) -> dict[str, InputValue]:
-    """Each ``b=@a`` of ``out`` given ``a``'s tensor (:attr:`TensorArg.same_as`: ``a``'s
-    source, followed through ``c=@b``).
-
-    Raises:
-        ShapeSpecError: ``a`` not given, not a tensor, or a chain that comes back.
-    """
-    for src, val in list(out.items()):
-        if not isinstance(val, _SameAs):
-            continue
-        seen, target = {src}, val.source
-        while isinstance(got := out.get(target), _SameAs) and target not in seen:
-            seen.add(target)
-            target = got.source
-        got = out.get(target)
-        if isinstance(got, TensorArg) and got.same_as is not None:  # c=@b, b=@a given before: a's
-            target = got.same_as
-        if not isinstance(got, TensorArg) or target in seen:
-            raise ShapeSpecError(
-                f"{param('inputs')} {names[src]}=@{_user_name(val.source)}: {_user_name(val.source)} is "
-                + ("not given" if got is None and target not in seen else "no tensor the call gives")
-                + " (b=@a names another input given as a tensor: a=[4,8])", param="inputs")
-        out[src] = replace(got, same_as=target)
-    return out
+    return same_tensors(out, names, TensorArg)
 
 
 def _split_top(spec: str) -> list[str]:

@@ -245,8 +245,11 @@ def assert_match_agrees_with_lookups(results: list[dict], lookups: list[dict], p
             # torch reaches only after that trace (the forward FX key behind an AOTAutograd miss).
             # After a recompile, a key with symbols is looked up only if exactly its symbols
             # changed before the call, which the call does not say: its lookup is undecided, and
-            # its ``hit`` is what it would be (compared above).
-            retraced = bool({"size-boundary", "bound-failed", "size-branch", "dynamic-after-recompile-unknown"}
+            # its ``hit`` is what it would be (compared above). A frame resumed after a jump on
+            # the data is one of two of its name, one per side, and the call's data choose
+            # (lookup/resume_sides.py): its lookup is undecided, its ``hit`` that of its side.
+            retraced = bool({"size-boundary", "bound-failed", "size-branch", "dynamic-after-recompile-unknown",
+                             "resume-side-unknown"}
                             & set(ours[lk["key"]]["uncertain_codes"]))
             status = ours[lk["key"]]["status"]
             if lk["hit"]:

@@ -13,7 +13,9 @@ was compiled), ``w=[8,8]:param`` (an ``nn.Parameter``, which requires grad unles
 when the key was compiled), ``t=[]`` (a 0-d tensor), ``t=10.0`` (a Python float), and the other Python
 values Dynamo specializes on (:mod:`fxcache_core.lookup.pyvalues`): ``clip=True``,
 ``mask=None``, ``act='gelu'`` (or ``act=gelu``), ``dims=(2,3)``, and a
-``torch.dtype``, ``dtype=torch.float16``. Each name is the
+``torch.dtype``, ``dtype=torch.float16``; ``b=@a`` says the call passes for ``b`` the very
+tensor it passes for ``a`` (one tensor for two parameters, which Dynamo takes as one graph
+input). Each name is the
 Dynamo source of a local (``x`` means ``L['x']``); a full source (``G['net']...``)
 is taken as written. A guard placeholder's source (``L['x'].size()[0]``) is
 then read off these values. ``torch.is_grad_enabled()=False`` is no input but the
@@ -36,6 +38,7 @@ from enum import Enum
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.lookup.input_names import canonical_source, item_path, not_whole_and_items
 from fxcache_core.lookup.pyvalues import PyValue, TorchDtype, parse_value
+from fxcache_core.lookup.same_tensors import SameAs, same_tensors, user_name
 
 
 class DynamicMode(Enum):
@@ -89,6 +92,8 @@ class TensorArg:
             then takes it to be as when the key was compiled).
         param: whether it is an ``nn.Parameter`` (Dynamo makes a parameter a static input of
             the graph); None when not said (as when the key was compiled).
+        same_as: the source of the other input this is the very tensor of (``b=@a``:
+            ``L['a']``), whose shape, dtype and marks it has; None for a tensor of its own.
     """
 
     shape: tuple[int, ...]
@@ -100,6 +105,7 @@ class TensorArg:
     static: frozenset[int] = frozenset()
     requires_grad: bool | None = None
     param: bool | None = None
+    same_as: str | None = None
 
     def strides(self) -> tuple[int, ...]:
         """The given strides, or those of a contiguous tensor of this shape."""
@@ -112,6 +118,8 @@ class TensorArg:
         return tuple(reversed(out))
 
     def __str__(self) -> str:
+        if self.same_as is not None:
+            return "@" + user_name(self.same_as)
         s = "[" + ",".join(map(str, self.shape)) + "]"
         if self.stride is not None:
             s += ":stride=[" + ",".join(map(str, self.stride)) + "]"
@@ -474,6 +482,12 @@ def parse_shape_spec(spec: str) -> tuple[str, InputValue]:
             t = replace(t, param=is_param, requires_grad=True if is_param and grad is None else t.requires_grad)
         return source, mark_ranges(t, marked, bounds, f"{param('inputs')} {name.strip()}", spec) if bounds else t
     item_path(source, name, spec)
+    if rhs.startswith("@"):  # the very tensor given for another parameter
+        other = rhs[1:]
+        if not re.fullmatch(r"[A-Za-z_]\w*(\[[^\]]+\])*", other):
+            raise ShapeSpecError(f"{param('inputs')} {name.strip()[:40]}: {raw[:40]!r}: after '@' the name of "
+                                 "another input of the call (b=@a)", param="inputs", value=spec)
+        return source, SameAs(canonical_source(other))  # type: ignore[return-value]
     if ":" in rhs and raw[:1] not in ("'", '"'):
         _scalar_with_options(spec, name, rhs)
     if re.fullmatch(r"-?[0-9]+", rhs):
@@ -528,7 +542,7 @@ def parse_shapes(specs: Iterable[str]) -> dict[str, InputValue]:
             out[src] = val
             names[src] = part.partition("=")[0].strip()
     not_whole_and_items(names)
-    return out
+    return same_tensors(out, names, TensorArg)
 
 
 def _split_top(spec: str) -> list[str]:

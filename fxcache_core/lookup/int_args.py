@@ -328,6 +328,8 @@ class _IntJudge:
         mine = is_param(user_src, call.params, call.keywords) if call.params or call.keywords else call.of_function
         if mine and call.unread is not None and (m := LOCAL_RE.fullmatch(user_src)) and m.group(1) in call.unread:
             return  # the function never reads it: no value of it changes the graph
+        if isinstance(value, TensorArg) and value.same_as is not None:
+            return  # the very tensor of another input: fxcache_core.lookup.aliased_inputs judges it
         if isinstance(value, TensorArg) and value.shape != ():
             self.tensor(user_src, src)
         elif type(value) is int and (pinned := pinned_value(call.entry, src)) is not None and pinned != value:
@@ -404,8 +406,8 @@ class _IntJudge:
             return
         if (is_param(user_src, call.params, call.keywords) if call.params or call.keywords else call.of_function) and not any(
                 t == src or t.startswith((src + "[", src + ".")) for t in self.taken) and not self.broken():
-            if (why := self.given(src)) is not None:
-                self.problems.append(why)
+            if (why := self.given(src)) is not None:  # aliased-inputs-unknown: the call may pass one tensor twice
+                (self.notes if code_of(why) == "aliased-inputs-unknown" else self.problems).append(why)
                 return
             self.notes.append(Reason(
                 f"{src} is a tensor, and this key takes no input from it: if it was None (or not a "

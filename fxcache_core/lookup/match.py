@@ -55,6 +55,7 @@ from fxcache_core.lookup.after_break import (
     read_after_break,
     sources_of,
 )
+from fxcache_core.lookup.aliased_inputs import aliased_call
 from fxcache_core.lookup.ambient import ambient_accounts
 from fxcache_core.lookup.assumptions import ambient_assumptions, parameters_assumed
 from fxcache_core.lookup.binding import DYNAMO_CONFIG, DynamicMode, InputValue, TensorArg
@@ -76,6 +77,7 @@ from fxcache_core.lookup.phases import (
     with_phases,
 )
 from fxcache_core.lookup.query import CallQuery
+from fxcache_core.lookup.resume_sides import with_side_unknown
 from fxcache_core.lookup.source_lines import read_ahead_lines, source_as_traced
 from fxcache_core.lookup.state_constants import state_judge
 from fxcache_core.lookup.unattributed import marked, unattributed_keys
@@ -202,6 +204,8 @@ class _Run:
             call = IntArgsCall(k, entry, origin, q.inputs, q.mode, q.pgo_state(catalog),
                                of_function=q.function is not None, frame=m.compiled, settled=settled)
             rule = int_argument_rule(self.int_keys, call)
+        alias = aliased_call(entry, m.compiled, q.inputs)  # one tensor passed for two parameters
+        rule = replace(rule, problems=rule.problems + alias.problems, notes=rule.notes + alias.notes)
         if rule.problems:  # the arguments that rule the key out are accounted (used: no "no key takes" warning)
             ruling = tuple(ParamAccount(user_source(src), str(q.inputs.get(src)), True, "rules-out", why, source=src)
                            for src, kind, why in rule.about if kind == "problem")
@@ -222,6 +226,7 @@ class _Run:
         acc = accounted_after_break(
             account(self.ledger, KeyCall(k, entry, m.compiled, q.inputs, taken, q.mode, rule, int_default,
                                          auto.scalars if auto is not None else frozenset())), after)
+        acc = alias.applied(acc)
         done = frozenset(p.source for p in acc.params if p.source is not None)
         acc = replace(acc, params=acc.params + tuple(
             ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done,
@@ -271,7 +276,7 @@ class _Run:
             used.update(src for src in self.query.inputs if _base_name(src) in names)
         if self.recompiled is not None:
             m = static_after_recompile(catalog, m, self.recompiled, self.query.inputs)
-        return m
+        return with_side_unknown(m)  # a frame resumed after a jump on the data: which side is the data's
 
     def keys(self, keys: Sequence[CacheKey], mine: set[str] | None
              ) -> tuple[list[KeyMatch], list[UnboundKey], set[str]]:

@@ -53,8 +53,10 @@ def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Ta
     (:func:`~fxcache_core.lookup.tensor_flow.computed_into_output`, ``tensor-into-output``;
     ``inputs``: the call's inputs, whose other tensors it reads as tensors; None where
     the key's inputs are not all named by their sources, so that which it takes is not
-    known: then this rule does not speak, nor where the frame has decorator wrappers or
-    the call's tensor may be one it gives for another parameter too); or where the key's printed AOTAutograd graph
+    known: then this rule does not speak, nor where the frame has decorator wrappers; where
+    the call's tensor may be one it gives for another parameter too, of the same shape, the
+    reason is a note, ``aliased-inputs-unknown``: the key may have been traced with one tensor
+    for both, which a call says with ``b=@a``); or where the key's printed AOTAutograd graph
     (``graph``, read on demand) shows the one op the parameter reaches holding no tensor
     there (:func:`~fxcache_core.lookup.fn_op_args.fn_tensor_absent`: sdpa's
     ``attn_mask``, ``tensor-arg-absent``)."""
@@ -71,12 +73,20 @@ def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Ta
             f"{p} None (or not a tensor), and torch traces another graph", "optional-tensor-given")
     if frame.wrappers or frame.whole_module:
         return None  # a decorator's wrapper or a module call may pass the function another value for it
-    tensors = None if inputs is None or _may_alias(inputs, src) else {
+    tensors = None if inputs is None or _said_alias(inputs, src) else {
         t.group(1) for s, v in inputs.items()
         if isinstance(v, TensorArg) and v.shape != () and (t := LOCAL_RE.fullmatch(s)) is not None}
     numbers = {t.group(1) for s, v in (inputs or {}).items()
                if type(v) in (int, float) and (t := LOCAL_RE.fullmatch(s)) is not None}
     if tensors is not None and (line := computed_into_output(fn, frame.file, p, tensors, numbers)) is not None:
+        if inputs is not None and (twin := _may_alias(inputs, src)) is not None:
+            return Reason(
+                f"{src} is a tensor, and this key takes no input from it: torch ops compute {p} into what "
+                f"{function} returns on every call that gives it (line {line}), so this key was traced with {p} "
+                f"None or the very tensor of another input (one tensor passed twice, which Dynamo takes as one "
+                f"input). The call gives {p} a tensor of {twin}'s shape: if it is {twin}'s own tensor, say "
+                f"{p}=@{twin}; if it is a tensor of its own, Dynamo takes it as an input, and torch traces another "
+                "graph. The shapes do not say which", "aliased-inputs-unknown")
         return Reason(
             f"{src} is a tensor, and this key takes no input from it: torch ops compute {p} into what "
             f"{function} returns on every call that gives it (line {line}), so a trace with a tensor there "
@@ -91,17 +101,26 @@ def tensor_given(src: str, frame: CompiledFrom | None, function: str, takers: Ta
     return None
 
 
-def _may_alias(inputs: Mapping[str, object], src: str) -> bool:
-    """Whether the call's tensor for ``src`` may be the very tensor it gives for another
-    parameter (the same shape, and dtype where both say one): Dynamo takes one input for
-    a tensor passed twice (``attend(x, x, x)``), so a key traced that way takes no input
-    from ``src`` though it read it, and the call's shapes cannot tell the two apart."""
+def _said_alias(inputs: Mapping[str, object], src: str) -> bool:
+    """Whether the call says its tensor for ``src`` is the very tensor of another input
+    (``src=@a``, or ``b=@src``): :mod:`fxcache_core.lookup.aliased_inputs` judges that."""
+    mine = inputs.get(src)
+    return (isinstance(mine, TensorArg) and mine.same_as is not None) or any(
+        isinstance(v, TensorArg) and v.same_as == src for v in inputs.values())
+
+
+def _may_alias(inputs: Mapping[str, object], src: str) -> str | None:
+    """The name of another tensor parameter the call gives a tensor of ``src``'s shape for
+    (and dtype, where both say one), None where there is none: a key traced with one tensor
+    passed for both (``attend(x, x, x)``: Dynamo takes one input) takes no input from ``src``
+    though it read it. The call gives ``src`` a tensor of its own (it would say ``src=@a``)."""
     mine = inputs.get(src)
     if not isinstance(mine, TensorArg):
-        return False
-    return any(isinstance(v, TensorArg) and s != src and v.shape == mine.shape
-               and (v.dtype is None or mine.dtype is None or v.dtype == mine.dtype)
-               for s, v in inputs.items())
+        return None
+    return next((t.group(1) for s, v in inputs.items()
+                 if isinstance(v, TensorArg) and s != src and v.shape == mine.shape
+                 and (v.dtype is None or mine.dtype is None or v.dtype == mine.dtype)
+                 and (t := LOCAL_RE.fullmatch(s)) is not None), None)
 
 
 def tensor_left_out(src: str, frame: CompiledFrom | None, function: str, takers: Takers) -> Reason | None:

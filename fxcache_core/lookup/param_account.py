@@ -16,6 +16,7 @@ HOW = {
     "no-input-none": "None, and the key takes no input from this tensor parameter",
     "unread": "the code never reads it (for **kwargs: never names the dict)",
     "after-break": "read only after the graph break the key's graph ends at (by the resume frame)",
+    "aliased-input": "the very tensor of another input (b=@a), as when the key was traced: one graph input",
     "tensor-given": "a tensor the key takes no input from (the key's notes decide)",
     "grad-mode": "the grad mode given: the entry has a backward, compiled with grad enabled",
     "grad-mode-off": "the grad mode given: the entry's graph shows it was compiled with grad disabled",

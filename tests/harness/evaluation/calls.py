@@ -11,6 +11,8 @@ A value is one of:
   (described as ``xs[0]=...``, as a list is);
 - ``{"tuple": [1, 2]}``: a tuple of Python values;
 - ``{"dtype": "float16"}``: a ``torch.dtype`` (``torch.float16``);
+- ``{"same": "a"}``: the very tensor given for parameter ``a`` (one tensor passed for two
+  parameters), described as ``b=@a``;
 - anything else (``True``, ``"gelu"``, ``None``, ``7``, ``0.1``): that Python value.
 
 A tensor's ``"static": [1]`` marks those dims static (``torch._dynamo.mark_static``),
@@ -139,6 +141,8 @@ def _holds_tensor(v: Any) -> bool:
 
 
 def _items_of(name: str, v: Any, new_option: str, grad: bool) -> list[tuple[str, str]]:
+    if isinstance(v, dict) and "same" in v:
+        return [(new_option, f"{name}=@{v['same']}")]
     if is_tensor(v):
         text, new = _tensor(v, grad)
         return [(new_option if new else SHAPES_OPTION, f"{name}={text}")]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from tests.harness.evaluation import families_r12 as _r12
 from tests.harness.evaluation import families_r13 as _r13
+from tests.harness.evaluation import families_r14fg as _r14fg
 from tests.harness.evaluation import families_r14h as _r14h
 from tests.harness.evaluation.families_floats import FLOAT_FAMILIES
 from tests.harness.evaluation.families_more import MORE_FAMILIES
@@ -26,22 +27,22 @@ from tests.harness.evaluation.families_r9 import R9_FAMILIES, R9B_FAMILIES, R9C_
 from tests.harness.evaluation.families_r10 import R10_FAMILIES, R10B_FAMILIES, R10C_FAMILIES
 from tests.harness.evaluation.families_r10d import R10D_FAMILIES, R10E_FAMILIES
 from tests.harness.evaluation.families_r11 import (
-             R11_FAMILIES,
-             R11B_FAMILIES,
-             R11C_FAMILIES,
-             R11D_FAMILIES,
-             R11E_FAMILIES,
-             R11F_FAMILIES,
-             R11G_FAMILIES,
+    R11_FAMILIES,
+    R11B_FAMILIES,
+    R11C_FAMILIES,
+    R11D_FAMILIES,
+    R11E_FAMILIES,
+    R11F_FAMILIES,
+    R11G_FAMILIES,
 )
 from tests.harness.evaluation.families_rv import (
-             RV2_FAMILIES,
-             RV3_FAMILIES,
-             RV4_FAMILIES,
-             RV5_FAMILIES,
-             RV6_FAMILIES,
-             RV7_FAMILIES,
-             RV_FAMILIES,
+    RV2_FAMILIES,
+    RV3_FAMILIES,
+    RV4_FAMILIES,
+    RV5_FAMILIES,
+    RV6_FAMILIES,
+    RV7_FAMILIES,
+    RV_FAMILIES,
 )
 from tests.harness.evaluation.families_rv10 import RV10_FAMILIES
 from tests.harness.evaluation.families_state import STATE_FAMILIES
@@ -591,5 +592,5 @@ FAMILIES.update((f.name, f) for f in R11F_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11G_FAMILIES)
 for _group in (_r12.R12_FAMILIES, _r12.R12B_FAMILIES, _r12.R12C_FAMILIES, _r12.R12D_FAMILIES,
                _r13.R13_FAMILIES, _r13.R13B_FAMILIES, _r13.R13C_FAMILIES, _r13.R13D_FAMILIES,
-               _r14h.R14H_FAMILIES):
+               _r14h.R14H_FAMILIES, _r14fg.R14FG_FAMILIES):
     FAMILIES.update((f.name, f) for f in _group)

@@ -95,11 +95,14 @@ def _value(v: Any, seed: int, name: str) -> Any:
 def make_inputs(family: Family, call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """``(args, kwargs)`` of one call (the first ``family.positional`` by position)."""
     args, kwargs = [], {}
+    made: dict[str, Any] = {}
     for i, (name, v) in enumerate(arguments(call).items()):
         if isinstance(v, dict) and "star" in v:
             args.extend(_tensor(el, i * 10 + j, name) for j, el in enumerate(v["star"]))
             continue
-        value = _value(v, i, name)
+        # {"same": "a"}: the very object given for parameter a (one tensor for two parameters)
+        value = made[v["same"]] if isinstance(v, dict) and "same" in v else _value(v, i, name)
+        made[name] = value
         if i < family.positional:
             args.append(value)
         else:

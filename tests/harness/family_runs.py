@@ -1,29 +1,40 @@
-"""An evaluation family (:mod:`tests.harness.evaluation.families`) built and asked in fresh
-processes, for a torch test: the build's calls in one ``python -m
-tests.harness.evaluation.torch_side`` process, then each query in a process of its own on a
-copy of the built cache, as the evaluation asks torch (:func:`family_answers`). torch's
-recorded lookups come back per query (the record format of :mod:`tests.harness.oracle`)."""
+"""Evaluation families (:mod:`tests.harness.evaluation.families`) built and asked for a torch
+test, the way the evaluation asks torch: one fork server (``torch_side --serve``, which
+imports torch once and compiles nothing) for the whole session, a forked child per build
+and per query, so each answer is a fresh process's (``tests/torch/test_fork_server.py``
+checks the fork server against fresh processes). The background builders share it
+(:func:`shared_torch`); it is closed when the session's process exits."""
 
 from __future__ import annotations
 
-import json
-import os
+import atexit
 import shutil
-import subprocess
-import sys
+import threading
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+_LOCK = threading.Lock()
+_SERVER: Any = None
 
 
-def _request(req: dict) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-m", "tests.harness.evaluation.torch_side", json.dumps(req)],
-                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        raise RuntimeError(f"torch_side {req['op']} {req['family']} failed: {proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+class _SharedTorch:
+    """:class:`tests.harness.evaluation.run.Torch`'s ``ask``, one request at a time, from any thread."""
+
+    def ask(self, req: dict) -> dict:
+        global _SERVER
+        with _LOCK:
+            if _SERVER is None:
+                from tests.harness.evaluation.run import Torch
+
+                _SERVER = Torch()
+                atexit.register(_SERVER.close)
+            return _SERVER.ask(req)
+
+
+def shared_torch() -> Any:
+    """The session's torch side, for :func:`tests.harness.evaluation.run.evaluate_family` and
+    :func:`family_answers` (an object with ``ask(request) -> answer``)."""
+    return _SharedTorch()
 
 
 def family_answers(family: str, base: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -32,12 +43,13 @@ def family_answers(family: str, base: Path, queries: list[dict[str, Any]]) -> di
     ...]}``, each answer :func:`tests.harness.evaluation.torch_side.run_request`'s."""
     from tests.harness.evaluation.families import FAMILIES
 
+    torch = shared_torch()
     cache = base / "cache"
-    build = _request({"op": "build", "family": family, "cache_dir": str(cache),
-                      "calls": list(FAMILIES[family].build[0])})
+    build = torch.ask({"op": "build", "family": family, "cache_dir": str(cache),
+                       "calls": list(FAMILIES[family].build[0])})
     answers = []
     for i, call in enumerate(queries):
         q = base / f"query-{i}"
         shutil.copytree(cache, q)
-        answers.append(_request({"op": "query", "family": family, "cache_dir": str(q), "calls": [call]}))
+        answers.append(torch.ask({"op": "query", "family": family, "cache_dir": str(q), "calls": [call]}))
     return {"cache": cache, "build": build, "answers": answers}

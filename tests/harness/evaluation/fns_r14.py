@@ -9,6 +9,8 @@ dicts and ``*args`` of tensors, keyword-only and tensor/tuple defaults, str mode
 cell). :mod:`tests.harness.evaluation.families_r14` says how each is compiled and called.
 """
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -237,3 +239,50 @@ def grad_lin(x, w):
 def empty_ok(x):
     # Nothing special about size 0 or 1 dims.
     return x.relu().sum(0) + 1
+
+
+def shape_branch(x):
+    # A branch on a size: a guard on the symbol under dynamic shapes.
+    return x.sin() if x.size(0) > 4 else x.cos()
+
+
+def attn_scores(q, k):
+    # Attention scores scaled by 1/sqrt of the head dim, read from the shape.
+    return (q @ k.transpose(-1, -2) / math.sqrt(q.size(-1))).softmax(-1)
+
+
+def mean_by_numel(x):
+    # A mean written by hand: a Python int from numel().
+    return x.sum() / x.numel()
+
+
+def half_rows(x):
+    # A slice by half the batch (floor division on the size).
+    return x[: x.shape[0] // 2].exp()
+
+
+class Flags(torch.nn.Module):
+    """A bool attribute choosing an activation and an int attribute into repeat, set by the user."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.use_act = True
+        self.reps = 1
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.lin(x).repeat(self.reps, 1)
+        return F.gelu(y) if self.use_act else y
+
+
+def flags() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return Flags().eval()
+
+
+GAIN = 1.0
+
+
+def global_gain(x):
+    # A module-level float read at trace time.
+    return (x * GAIN).sigmoid()

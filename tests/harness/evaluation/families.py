@@ -591,5 +591,6 @@ FAMILIES.update((f.name, f) for f in R11F_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11G_FAMILIES)
 for _group in (_r12.R12_FAMILIES, _r12.R12B_FAMILIES, _r12.R12C_FAMILIES, _r12.R12D_FAMILIES,
                _r13.R13_FAMILIES, _r13.R13B_FAMILIES, _r13.R13C_FAMILIES, _r13.R13D_FAMILIES,
-               _r14.R14_FAMILIES, _r14.R14B_FAMILIES, _r14.R14C_FAMILIES, _r14.R14D_FAMILIES):
+               _r14.R14_FAMILIES, _r14.R14B_FAMILIES, _r14.R14C_FAMILIES, _r14.R14D_FAMILIES,
+               _r14.R14E_FAMILIES):
     FAMILIES.update((f.name, f) for f in _group)

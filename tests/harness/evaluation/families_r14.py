@@ -472,3 +472,45 @@ R14D_FAMILIES: list[Family] = [
                _q("GAIN=1.0 stated, another batch", x=[6, 8], **{"@global": {"GAIN": 1.0}}),
            )),
 ]
+
+R14E_FAMILIES: list[Family] = [
+    Family("r14_stride_auto", _F + "mlp", "mlp", None,
+           build=(({"x": [4, 1]}, {"x": [1, 8]}, {"x": [4, 8]}),), positional=1,
+           doc="strides that differ only where a size is 1, and a padded row stride (dynamic=None)",
+           queries=(
+               _q("a column of a transposed matrix (strides 1,4)", x=_t([4, 1], stride=[1, 4])),
+               _q("a broadcast single row (strides 0,1)", x=_t([1, 8], stride=[0, 1])),
+               _q("rows of a wider matrix (strides 16,1)", x=_t([4, 8], stride=[16, 1])),
+           )),
+    Family("r14_conv_1x1", _F + "conv_block", "ConvBlock", None, model=True,
+           build=(({"x": [2, 3, 1, 1]},),),
+           doc="conv on 1x1 images, asked channels-last, where the strides are ambiguous (dynamic=None)",
+           queries=(
+               _q("channels-last 1x1", x=_t([2, 3, 1, 1], stride=[3, 1, 3, 3])),
+               _q("as built", x=[2, 3, 1, 1]),
+           )),
+    Family("r14_pick_dyn", _F + "pick", "pick", True,
+           build=(({"x": [4, 8]},),), positional=1,
+           doc="an int index, -1 by default (dynamic=True)",
+           queries=(
+               _q("i=3", x=[4, 8], i=3),
+               _q("i=-1 given", x=[4, 8], i=-1),
+               _q("i=0", x=[4, 8], i=0),
+           )),
+    Family("r14_ones_auto", _F + "add_ones", "add_ones", None,
+           build=(({"x": [4, 8]},),), positional=1,
+           doc="torch.ones in the default dtype (dynamic=None)",
+           queries=(
+               _q("default dtype float64, float32 input", x=[4, 8], **{"@default_dtype": "float64"}),
+               _q("default dtype float32 stated", x=[4, 8], **{"@default_dtype": "float32"}),
+           )),
+    Family("r14_autocast_auto", _F + "proj", "proj", None,
+           build=(({"x": [4, 8], "w": [8, 8]},),), positional=2,
+           doc="a matmul built without autocast, asked under CPU autocast (dynamic=None)",
+           queries=(
+               _q("autocast bfloat16", x=[4, 8], w=[8, 8], **{"@autocast": "bfloat16"}),
+               _q("autocast off stated", x=[4, 8], w=[8, 8], **{"@autocast": None}),
+               _q("bfloat16 inputs, no autocast", x=_t([4, 8], dtype="bfloat16"), w=_t([8, 8], dtype="bfloat16")),
+           )),
+]
+

@@ -286,3 +286,18 @@ GAIN = 1.0
 def global_gain(x):
     # A module-level float read at trace time.
     return (x * GAIN).sigmoid()
+
+
+def pick(x, i=-1):
+    # An int index into a dim, negative by default.
+    return x[:, i].exp()
+
+
+def add_ones(x):
+    # A factory in the default dtype beside the input.
+    return x + torch.ones(x.shape[-1])
+
+
+def proj(x, w):
+    # A matmul and a softmax, as under autocast.
+    return (x @ w).softmax(-1)

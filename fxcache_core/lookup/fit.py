@@ -292,8 +292,8 @@ def _fit_strides(b: Binding, name: str, tt: TensorType, val: TensorArg, mode: Dy
     if len(tt.strides) != len(val.shape):
         return
     for dim, (want, got) in enumerate(zip(tt.strides, val.strides(), strict=True)):
-        if val.shape[dim] <= 1:
-            continue  # a size-0/1 dim's stride is not part of the layout
+        # a size-0/1 dim's stride counts too: Dynamo traces the tensor's strides as they are
+        # (a [4,1] column of a transposed matrix, strides (1,4), is another key than (1,1))
         where = f"{name}.stride()[{dim}]"
         if INT_RE.fullmatch(want):
             if int(want) != got:

@@ -44,3 +44,25 @@ def test_a_first_call_under_dynamic_none_or_false_traces_the_stride_static():
 def test_after_a_recompile_the_stride_symbol_fits():
     assert _codes(DynamicMode.NONE, auto=frozenset({"L['y'].stride()[1]"})) == ([], [])
     assert _codes(DynamicMode.TRUE) == ([], [])  # left to the other rules, as before
+
+
+# mlp(x), built with x = torch.randn(4, 1): its strides (1, 1) are in the key.
+COLUMN = DecodedEntry(
+    kind=KeyKind.AOT_AUTOGRAD,
+    type_name="AOTAutogradResult",
+    guards_expr=None,
+    inputs=(GraphInput(0, None, "f32[4, 1][1, 1]cpu", source="L['x']"),),
+)
+
+
+def _column_codes(item):
+    b = fit(COLUMN, CallQuery(parse_shapes([item]), mode=DynamicMode.NONE))
+    return [code_of(r) for r in b.problems]
+
+
+def test_a_size_one_dims_stride_is_part_of_the_key():
+    # torch.randn(1, 4).t() is [4, 1] with strides (1, 4): Dynamo traces those strides, and the
+    # call looks up another key (the evaluation family r14_stride_auto asks torch).
+    assert _column_codes("x=[4,1]:stride=[1,4]") == ["stride-differs"]
+    assert _column_codes("x=[4,1]") == []
+    assert _column_codes("x=[4,1]:stride=[1,1]") == []

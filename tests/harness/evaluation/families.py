@@ -12,10 +12,6 @@ The comments say what the call exercises, not what torch answers: torch is asked
 
 from __future__ import annotations
 
-from tests.harness.evaluation import families_r12 as _r12
-from tests.harness.evaluation import families_r13 as _r13
-from tests.harness.evaluation import families_r14fg as _r14fg
-from tests.harness.evaluation import families_r14h as _r14h
 from tests.harness.evaluation.families_floats import FLOAT_FAMILIES
 from tests.harness.evaluation.families_more import MORE_FAMILIES
 from tests.harness.evaluation.families_r4 import R4_FAMILIES
@@ -35,6 +31,7 @@ from tests.harness.evaluation.families_r11 import (
     R11F_FAMILIES,
     R11G_FAMILIES,
 )
+from tests.harness.evaluation.families_rounds import LATE_GROUPS
 from tests.harness.evaluation.families_rv import (
     RV2_FAMILIES,
     RV3_FAMILIES,
@@ -590,7 +587,5 @@ FAMILIES.update((f.name, f) for f in R11D_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11E_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11F_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11G_FAMILIES)
-for _group in (_r12.R12_FAMILIES, _r12.R12B_FAMILIES, _r12.R12C_FAMILIES, _r12.R12D_FAMILIES,
-               _r13.R13_FAMILIES, _r13.R13B_FAMILIES, _r13.R13C_FAMILIES, _r13.R13D_FAMILIES,
-               _r14h.R14H_FAMILIES, _r14fg.R14FG_FAMILIES):
+for _group in LATE_GROUPS:
     FAMILIES.update((f.name, f) for f in _group)

@@ -8,14 +8,16 @@ not one), its annotation as written, whether the body reads it at all, whether i
 assigns it (then no test on it says what the argument was), and where it reads
 it: in the test of an ``if`` that compares it with constants alone
 (:class:`BranchTest`: ``if clip:``, ``if not fast:``, ``if mask is not None:``,
-``if act == 'gelu':``, ``if mode in ('a', 'b'):``), or anywhere else (computed
-with, passed to a call...).
+``if act == 'gelu':``, ``if mode in ('a', 'b'):``, ``if p > 0.5:`` against an int or
+float literal), or anywhere else (computed with, passed to a call...).
 
 A test says which side of it the trace took where the key's graph has an op
 traced from a line of that side (``# File: f.py:6 in f`` of a printed graph, the
 frames of ``cache_linemap``): :mod:`fxcache_core.lookup.accounting` reads that.
-The argument is constant during the trace and never assigned, so every time the
-test runs it goes the same way, and the lines of the other side never run.
+The argument is never assigned, and constant during the trace (or, for an int or
+float Dynamo made a symbol, ordered by its value, under a guard that it stays on that
+side), so every time the test runs it goes the same way, and the lines of the other
+side never run.
 
 A resume frame (``torch_dynamo_resume_in_f_at_N``) runs the code of ``f`` after
 line ``N``: :meth:`FrameReads.after` keeps the reads at or after that line (or in a
@@ -31,6 +33,7 @@ import functools
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, replace
 
+from fxcache_core.functions.branch_arith import FLIPPED, ORDER_NAMES, ORDERINGS, arith, arith_param
 from fxcache_core.functions.frames import CompiledFrom, resume_parent
 from fxcache_core.functions.source_dirs import shown, withheld
 from fxcache_core.functions.sources import Stamp, _stat
@@ -67,12 +70,18 @@ class BranchTest:
     Attributes:
         line: the ``if`` (or ``elif``) line.
         text: the test as written (``clip``, ``act == 'gelu'``), at most 80 characters.
-        op: ``truth`` (``if p:``), ``not``, ``is``, ``is-not``, ``eq``, ``ne``, ``in``, ``not-in``.
+        op: ``truth`` (``if p:``), ``not``, ``is``, ``is-not``, ``eq``, ``ne``, ``in``, ``not-in``,
+            or an ordering against a number, the parameter on the left: ``lt``, ``le``, ``gt``,
+            ``ge`` (``if p > 0.5:``; ``if 0 < p:`` is ``gt`` of ``p`` the other way round).
         operand: the constant compared with (a tuple for ``in``); None for ``truth``/``not``.
         body: the first and last line of the statements run when the test holds.
         orelse: those of the ``else`` side (an ``elif`` chain included); None when there is none.
         within: the tests this one sits inside, outermost first: (index in
             :attr:`FrameReads.tests`, the side it is on).
+        expr: for a test of arithmetic of the parameter with number literals
+            (``if n % 2 == 0:``, ``if n - 1 > 2:``), that expression as written, the
+            parameter's value computed through it before the comparison; None where the
+            parameter itself is compared.
     """
 
     line: int
@@ -82,12 +91,17 @@ class BranchTest:
     body: tuple[int, int]
     orelse: tuple[int, int] | None
     within: tuple[tuple[int, bool], ...] = ()
+    expr: str | None = None
 
     def holds(self, value: object) -> bool | None:
         """Whether the test holds for the argument ``value`` (a Python value: bool,
         None, int, float, str, tuple), as Python evaluates it; None where it cannot be
         told (``in`` of an unhashable value...)."""
         try:
+            if self.expr is not None:
+                value = arith(self.expr, value)
+                if value is None:
+                    return None
             if self.op == "truth":
                 return bool(value)
             if self.op == "not":
@@ -103,6 +117,8 @@ class BranchTest:
             if self.op in ("in", "not-in"):
                 found = value in self.operand  # type: ignore[operator]
                 return found if self.op == "in" else not found
+            if self.op in ORDERINGS and type(value) in (bool, int, float):
+                return bool(ORDERINGS[self.op](value, self.operand))
         except Exception:  # noqa: BLE001 - a comparison of user values: unknown, never an error
             return None
         return None
@@ -295,7 +311,23 @@ def _literal(node: ast.expr) -> tuple[bool, object]:
     )
 
 
-def _test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] | None:
+def _test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object, str | None] | None:
+    """(parameter, op, operand, expression) when ``test`` compares one parameter, or
+    arithmetic of it with number literals (the expression, :func:`~fxcache_core.functions.branch_arith.arith_param`), with
+    constants alone."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and not isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+            if (name := arith_param(side, _short(side), params)) is not None:
+                swapped = ast.Compare(left=ast.Name(id=name, ctx=ast.Load()), ops=test.ops, comparators=[other]) \
+                    if side is test.left else ast.Compare(left=other, ops=test.ops,
+                                                          comparators=[ast.Name(id=name, ctx=ast.Load())])
+                got = _plain_test_of(swapped, params)
+                return None if got is None else (*got, _short(side))
+    got = _plain_test_of(test, params)
+    return None if got is None else (*got, None)
+
+
+def _plain_test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] | None:
     """(parameter, op, operand) when ``test`` compares one parameter with constants alone."""
     if isinstance(test, ast.Name) and test.id in params:
         return test.id, "truth", None
@@ -309,6 +341,8 @@ def _test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] | None
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
+    if type(op) in ORDER_NAMES:
+        return _ordering_of(left, op, right, params)
     if not (isinstance(left, ast.Name) and left.id in params):
         if (
             isinstance(right, ast.Name)
@@ -331,6 +365,23 @@ def _test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] | None
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(value, tuple):
         return left.id, "in" if isinstance(op, ast.In) else "not-in", value
     return None
+
+
+def _ordering_of(left: ast.expr, op: ast.cmpop, right: ast.expr, params: set[str]) -> tuple[str, str, object] | None:
+    """(parameter, op, operand) for ``p < 2``, ``p >= 0.5`` or ``0 < p``: a parameter
+    ordered against an int or float literal (not a bool); None otherwise."""
+    name = ORDER_NAMES.get(type(op))
+    if name is None:
+        return None
+    if not (isinstance(left, ast.Name) and left.id in params):
+        if not (isinstance(right, ast.Name) and right.id in params):
+            return None
+        left, right, name = right, left, FLIPPED[name]
+    assert isinstance(left, ast.Name)
+    ok, value = _literal(right)
+    if not ok or type(value) not in (int, float):
+        return None
+    return left.id, name, value
 
 
 def _span(stmts: list[ast.stmt]) -> tuple[int, int] | None:
@@ -367,10 +418,10 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
                 got = _test_of(s.test, names)
                 body, orelse = _span(s.body), _span(s.orelse)
                 if got is not None and body is not None:
-                    p, op, operand = got
+                    p, op, operand, expr = got
                     tests.append(
                         BranchTest(
-                            s.lineno, _short(s.test) or "", op, operand, body, orelse, within
+                            s.lineno, _short(s.test) or "", op, operand, body, orelse, within, expr
                         )
                     )
                     i = len(tests) - 1

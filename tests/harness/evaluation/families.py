@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from tests.harness.evaluation import families_r12 as _r12
 from tests.harness.evaluation import families_r13 as _r13
+from tests.harness.evaluation import families_r14d as _r14d
 from tests.harness.evaluation.families_floats import FLOAT_FAMILIES
 from tests.harness.evaluation.families_more import MORE_FAMILIES
 from tests.harness.evaluation.families_r4 import R4_FAMILIES
@@ -589,5 +590,6 @@ FAMILIES.update((f.name, f) for f in R11E_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11F_FAMILIES)
 FAMILIES.update((f.name, f) for f in R11G_FAMILIES)
 for _group in (_r12.R12_FAMILIES, _r12.R12B_FAMILIES, _r12.R12C_FAMILIES, _r12.R12D_FAMILIES,
-               _r13.R13_FAMILIES, _r13.R13B_FAMILIES, _r13.R13C_FAMILIES, _r13.R13D_FAMILIES):
+               _r13.R13_FAMILIES, _r13.R13B_FAMILIES, _r13.R13C_FAMILIES, _r13.R13D_FAMILIES,
+               _r14d.R14D_FAMILIES):
     FAMILIES.update((f.name, f) for f in _group)

@@ -88,3 +88,19 @@ def early_flag_same(x, flag=True):
     if flag:
         return x.sin()
     return x.sin()
+
+
+def half_even(x, n=4):
+    # Arithmetic of an int tested: floor division, then parity.
+    if n // 2 % 2 == 0:
+        y = x.sin()
+    else:
+        y = x.cos()
+    return y + 1
+
+
+def parity_ret(x, n=2):
+    # Parity tested, an early return on one side.
+    if n % 2 == 0:
+        return x.sin()
+    return x.cos()

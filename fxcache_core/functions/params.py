@@ -82,6 +82,8 @@ class BranchTest:
             (``if n % 2 == 0:``, ``if n - 1 > 2:``), that expression as written, the
             parameter's value computed through it before the comparison; None where the
             parameter itself is compared.
+        exits: the body holds a ``return``, ``raise``, ``break`` or ``continue``: without
+            an ``else``, the code after the ``if`` is then the other side's, not shared.
     """
 
     line: int
@@ -92,6 +94,7 @@ class BranchTest:
     orelse: tuple[int, int] | None
     within: tuple[tuple[int, bool], ...] = ()
     expr: str | None = None
+    exits: bool = False
 
     def holds(self, value: object) -> bool | None:
         """Whether the test holds for the argument ``value`` (a Python value: bool,
@@ -391,6 +394,7 @@ def _span(stmts: list[ast.stmt]) -> tuple[int, int] | None:
 
 
 _STORES = (ast.Store, ast.Del)
+_EXITS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
 
 def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameReads:
@@ -421,7 +425,8 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
                     p, op, operand, expr = got
                     tests.append(
                         BranchTest(
-                            s.lineno, _short(s.test) or "", op, operand, body, orelse, within, expr
+                            s.lineno, _short(s.test) or "", op, operand, body, orelse, within, expr,
+                            any(isinstance(n, _EXITS) for b in s.body for n in ast.walk(b)),
                         )
                     )
                     i = len(tests) - 1

@@ -85,11 +85,12 @@ def _side_ops(
 ) -> tuple[str, ...] | None:
     """The ops side ``taken`` of ``t`` makes, from a graph traced through it (this
     key's ``traced`` or another key's of the function, whose every line there has
-    its ops printed); () for an ``else`` that is not there; None when no graph shows
-    them."""
+    its ops printed); () for an ``else`` that is not there, unless the body exits (a
+    ``return``...: the code after the ``if`` is then that side's); None when no graph
+    shows them."""
     span, opposite = (t.body, t.orelse) if taken else (t.orelse, t.body)
     if span is None:
-        return ()
+        return None if t.exits else ()
     for tc in (
         traced,
         *(

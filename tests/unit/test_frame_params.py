@@ -244,3 +244,20 @@ def test_arithmetic_of_one_parameter_with_number_literals_is_a_test_computed_as_
     assert even.holds("ab") is None and even.holds(None) is None and even.holds((2,)) is None
     p = {q.name: q for q in r.params}
     assert p["k"].tests == () and p["m"].tests == () and p["n"].other == (10,)
+
+
+def test_a_body_that_returns_says_so(tmp_path):
+    """``if t > 0.5: return x.sin()`` then ``return x.sin()``: the code after the ``if`` is
+    the other side's (its ops not known from the body's), so the test says its body exits."""
+    path = tmp_path / "e.py"
+    path.write_text(textwrap.dedent('''\
+        def f(x, t=1.0, flag=True):
+            if t > 0.5:
+                return x.sin()
+            if flag:
+                x = x.cos()
+            return x.sin()
+    '''))
+    r = frame_reads(CompiledFrom(function="f", file=str(path), line=1))
+    tests = {t.text: t for t in r.tests}
+    assert tests["t > 0.5"].exits and not tests["flag"].exits

@@ -13,7 +13,7 @@ import ast
 import operator
 from collections.abc import Callable
 
-__all__ = ["FLIPPED", "ORDERINGS", "ORDER_NAMES", "arith", "arith_param"]
+__all__ = ["FLIPPED", "ORDERINGS", "ORDER_NAMES", "arith", "arith_param", "ordering_of"]
 
 ORDERINGS: dict[str, Callable[[object, object], object]] = {
     "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
@@ -77,3 +77,22 @@ def arith(expr: str, value: object) -> object:
 _BINARY: dict[type, Callable[[object, object], object]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+
+
+def ordering_of(left: ast.expr, op: ast.cmpop, right: ast.expr, params: set[str],
+                literal: Callable[[ast.expr], tuple[bool, object]]) -> tuple[str, str, object] | None:
+    """(parameter, op, operand) for ``p < 2``, ``p >= 0.5`` or ``0 < p``: a parameter
+    ordered against an int or float literal (not a bool; ``literal`` reads it); None
+    otherwise."""
+    name = ORDER_NAMES.get(type(op))
+    if name is None:
+        return None
+    if not (isinstance(left, ast.Name) and left.id in params):
+        if not (isinstance(right, ast.Name) and right.id in params):
+            return None
+        left, right, name = right, left, FLIPPED[name]
+    assert isinstance(left, ast.Name)
+    ok, value = literal(right)
+    if not ok or type(value) not in (int, float):
+        return None
+    return left.id, name, value

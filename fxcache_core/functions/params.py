@@ -33,7 +33,13 @@ import functools
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, replace
 
-from fxcache_core.functions.branch_arith import FLIPPED, ORDER_NAMES, ORDERINGS, arith, arith_param
+from fxcache_core.functions.branch_arith import (
+    ORDER_NAMES,
+    ORDERINGS,
+    arith,
+    arith_param,
+    ordering_of,
+)
 from fxcache_core.functions.frames import CompiledFrom, resume_parent
 from fxcache_core.functions.source_dirs import shown, withheld
 from fxcache_core.functions.sources import Stamp, _stat
@@ -84,6 +90,11 @@ class BranchTest:
             parameter itself is compared.
         exits: the body holds a ``return``, ``raise``, ``break`` or ``continue``: without
             an ``else``, the code after the ``if`` is then the other side's, not shared.
+        shared_after: the ``if`` is in no loop and no statement after it tests anything
+            (``if``, a loop, a conditional expression, ``and``/``or``, ``assert``,
+            ``match``, ``try``, ``with``): what the body leaves cannot make the code after
+            it trace other ops (``y = None``, ``if p > 0: y = x.sin()``, then ``if y is
+            None: y = x.sin()`` traces ``sin`` either way).
     """
 
     line: int
@@ -95,6 +106,7 @@ class BranchTest:
     within: tuple[tuple[int, bool], ...] = ()
     expr: str | None = None
     exits: bool = False
+    shared_after: bool = True
 
     def holds(self, value: object) -> bool | None:
         """Whether the test holds for the argument ``value`` (a Python value: bool,
@@ -345,7 +357,7 @@ def _plain_test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] 
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
     if type(op) in ORDER_NAMES:
-        return _ordering_of(left, op, right, params)
+        return ordering_of(left, op, right, params, _literal)
     if not (isinstance(left, ast.Name) and left.id in params):
         if (
             isinstance(right, ast.Name)
@@ -370,23 +382,6 @@ def _plain_test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] 
     return None
 
 
-def _ordering_of(left: ast.expr, op: ast.cmpop, right: ast.expr, params: set[str]) -> tuple[str, str, object] | None:
-    """(parameter, op, operand) for ``p < 2``, ``p >= 0.5`` or ``0 < p``: a parameter
-    ordered against an int or float literal (not a bool); None otherwise."""
-    name = ORDER_NAMES.get(type(op))
-    if name is None:
-        return None
-    if not (isinstance(left, ast.Name) and left.id in params):
-        if not (isinstance(right, ast.Name) and right.id in params):
-            return None
-        left, right, name = right, left, FLIPPED[name]
-    assert isinstance(left, ast.Name)
-    ok, value = _literal(right)
-    if not ok or type(value) not in (int, float):
-        return None
-    return left.id, name, value
-
-
 def _span(stmts: list[ast.stmt]) -> tuple[int, int] | None:
     if not stmts:
         return None
@@ -395,6 +390,8 @@ def _span(stmts: list[ast.stmt]) -> tuple[int, int] | None:
 
 _STORES = (ast.Store, ast.Del)
 _EXITS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+_TESTING = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.IfExp, ast.BoolOp, ast.Assert, ast.Match, ast.Try,
+            ast.With, ast.AsyncWith)
 
 
 def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameReads:
@@ -415,6 +412,9 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
     loops: list[tuple[int, int]] = []
     opaque = False
     covered: set[int] = set()  # id() of the Name nodes a supported test reads
+    testing = [n for n in ast.walk(fn) if isinstance(n, _TESTING)]
+    loop_spans = [(n.lineno, n.end_lineno or n.lineno) for n in testing
+                  if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
 
     def visit(stmts: list[ast.stmt], within: tuple[tuple[int, bool], ...]) -> None:
         for s in stmts:
@@ -427,6 +427,8 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
                         BranchTest(
                             s.lineno, _short(s.test) or "", op, operand, body, orelse, within, expr,
                             any(isinstance(n, _EXITS) for b in s.body for n in ast.walk(b)),
+                            not any(lo <= s.lineno <= hi for lo, hi in loop_spans) and not any(
+                                n.lineno > (s.end_lineno or s.lineno) for n in testing),
                         )
                     )
                     i = len(tests) - 1

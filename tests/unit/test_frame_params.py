@@ -261,3 +261,28 @@ def test_a_body_that_returns_says_so(tmp_path):
     r = frame_reads(CompiledFrom(function="f", file=str(path), line=1))
     tests = {t.text: t for t in r.tests}
     assert tests["t > 0.5"].exits and not tests["flag"].exits
+
+
+def test_code_after_an_if_that_tests_anything_is_not_shared(tmp_path):
+    """``if t > 0.5: y = x.sin()`` then ``if y is None: y = x.sin()``: the later test can
+    trace the body's ops for the other side, so the code after the first ``if`` is not shared."""
+    path = tmp_path / "s.py"
+    path.write_text(textwrap.dedent('''\
+        def f(x, t=1.0, u=1.0, n=2):
+            y = None
+            if t > 0.5:
+                y = x.sin()
+            if y is None:
+                y = x.sin()
+            for _ in range(2):
+                if n > 1:
+                    y = y + 1
+            if u > 0:
+                y = y * 2
+            return y
+    '''))
+    r = frame_reads(CompiledFrom(function="f", file=str(path), line=1))
+    tests = {t.text: t for t in r.tests}
+    assert not tests["t > 0.5"].shared_after  # an if after it
+    assert not tests["n > 1"].shared_after  # in a loop
+    assert tests["u > 0"].shared_after

@@ -13,12 +13,17 @@ import ast
 import operator
 from collections.abc import Callable
 
-__all__ = ["FLIPPED", "ORDERINGS", "ORDER_NAMES", "arith", "arith_param", "ordering_of"]
+__all__ = ["EXITS", "FLIPPED", "ORDERINGS", "ORDER_NAMES", "TESTING", "arith", "arith_param", "ordering_of"]
 
 ORDERINGS: dict[str, Callable[[object, object], object]] = {
     "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
 ORDER_NAMES: dict[type, str] = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+EXITS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+"""What leaves a block early: an ``if`` body holding one does not share the code after it."""
+TESTING = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.IfExp, ast.BoolOp, ast.Assert, ast.Match, ast.Try,
+           ast.With, ast.AsyncWith)
+"""What tests a value: after an ``if``, one could trace the body's ops for the other side."""
 
 
 def arith_param(node: ast.expr, text: str | None, params: set[str]) -> str | None:

@@ -33,13 +33,7 @@ import functools
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, replace
 
-from fxcache_core.functions.branch_arith import (
-    ORDER_NAMES,
-    ORDERINGS,
-    arith,
-    arith_param,
-    ordering_of,
-)
+from fxcache_core.functions import branch_arith as _ba
 from fxcache_core.functions.frames import CompiledFrom, resume_parent
 from fxcache_core.functions.source_dirs import shown, withheld
 from fxcache_core.functions.sources import Stamp, _stat
@@ -90,11 +84,9 @@ class BranchTest:
             parameter itself is compared.
         exits: the body holds a ``return``, ``raise``, ``break`` or ``continue``: without
             an ``else``, the code after the ``if`` is then the other side's, not shared.
-        shared_after: the ``if`` is in no loop and no statement after it tests anything
-            (``if``, a loop, a conditional expression, ``and``/``or``, ``assert``,
-            ``match``, ``try``, ``with``): what the body leaves cannot make the code after
-            it trace other ops (``y = None``, ``if p > 0: y = x.sin()``, then ``if y is
-            None: y = x.sin()`` traces ``sin`` either way).
+        shared_after: the ``if`` is in no loop and nothing after it tests anything (an
+            ``if``, a loop, ``a if t else b``, ``and``/``or``, ``assert``, ``match``,
+            ``try``, ``with``), which could trace the body's ops for the other side.
     """
 
     line: int
@@ -114,7 +106,7 @@ class BranchTest:
         told (``in`` of an unhashable value...)."""
         try:
             if self.expr is not None:
-                value = arith(self.expr, value)
+                value = _ba.arith(self.expr, value)
                 if value is None:
                     return None
             if self.op == "truth":
@@ -132,8 +124,8 @@ class BranchTest:
             if self.op in ("in", "not-in"):
                 found = value in self.operand  # type: ignore[operator]
                 return found if self.op == "in" else not found
-            if self.op in ORDERINGS and type(value) in (bool, int, float):
-                return bool(ORDERINGS[self.op](value, self.operand))
+            if self.op in _ba.ORDERINGS and type(value) in (bool, int, float):
+                return bool(_ba.ORDERINGS[self.op](value, self.operand))
         except Exception:  # noqa: BLE001 - a comparison of user values: unknown, never an error
             return None
         return None
@@ -328,11 +320,12 @@ def _literal(node: ast.expr) -> tuple[bool, object]:
 
 def _test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object, str | None] | None:
     """(parameter, op, operand, expression) when ``test`` compares one parameter, or
-    arithmetic of it with number literals (the expression, :func:`~fxcache_core.functions.branch_arith.arith_param`), with
+    arithmetic of it with number literals (the expression,
+    :func:`~fxcache_core.functions.branch_arith.arith_param`), with
     constants alone."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and not isinstance(test.ops[0], (ast.Is, ast.IsNot)):
         for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
-            if (name := arith_param(side, _short(side), params)) is not None:
+            if (name := _ba.arith_param(side, _short(side), params)) is not None:
                 swapped = ast.Compare(left=ast.Name(id=name, ctx=ast.Load()), ops=test.ops, comparators=[other]) \
                     if side is test.left else ast.Compare(left=other, ops=test.ops,
                                                           comparators=[ast.Name(id=name, ctx=ast.Load())])
@@ -356,8 +349,8 @@ def _plain_test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] 
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
-    if type(op) in ORDER_NAMES:
-        return ordering_of(left, op, right, params, _literal)
+    if type(op) in _ba.ORDER_NAMES:
+        return _ba.ordering_of(left, op, right, params, _literal)
     if not (isinstance(left, ast.Name) and left.id in params):
         if (
             isinstance(right, ast.Name)
@@ -389,9 +382,7 @@ def _span(stmts: list[ast.stmt]) -> tuple[int, int] | None:
 
 
 _STORES = (ast.Store, ast.Del)
-_EXITS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
-_TESTING = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.IfExp, ast.BoolOp, ast.Assert, ast.Match, ast.Try,
-            ast.With, ast.AsyncWith)
+
 
 
 def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameReads:
@@ -412,7 +403,7 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
     loops: list[tuple[int, int]] = []
     opaque = False
     covered: set[int] = set()  # id() of the Name nodes a supported test reads
-    testing = [n for n in ast.walk(fn) if isinstance(n, _TESTING)]
+    testing = [n for n in ast.walk(fn) if isinstance(n, _ba.TESTING)]
     loop_spans = [(n.lineno, n.end_lineno or n.lineno) for n in testing
                   if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
 
@@ -426,7 +417,7 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
                     tests.append(
                         BranchTest(
                             s.lineno, _short(s.test) or "", op, operand, body, orelse, within, expr,
-                            any(isinstance(n, _EXITS) for b in s.body for n in ast.walk(b)),
+                            any(isinstance(n, _ba.EXITS) for b in s.body for n in ast.walk(b)),
                             not any(lo <= s.lineno <= hi for lo, hi in loop_spans) and not any(
                                 n.lineno > (s.end_lineno or s.lineno) for n in testing),
                         )

@@ -552,11 +552,9 @@ def _not_an_int(keys: FunctionKeys, key: CacheKey, src: str, value: InputValue,
     Where a key of the function takes ``src`` as a SymInt and ``key``'s graph has a
     constant there (:func:`_baked_in`), ``key`` was traced with an int: a problem. A
     float whose constant the graph shows is :func:`fxcache_core.lookup.fit.fit_baked_floats`'
-    to judge. A float the code only branches on (``branched``:
-    :func:`~fxcache_core.lookup.branch_ints.branched_only`) leaves no constant: the
-    parameters' accounting reads which side the key's graph took. Otherwise, for a
-    parameter of the function (``mine``), the cache cannot tell what ``key`` was traced
-    with there: a note.
+    to judge; one the code only branches on (``branched``) leaves none: the branch rule's.
+    Otherwise, for a parameter of the function (``mine``), the cache cannot tell what
+    ``key`` was traced with there: a note.
     """
     given = f"the float {value}" if isinstance(value, float) else f"a 0-d tensor {value}"
     dynamic = [(k, i) for k, d in siblings if (i := _symint_input(d, src)) is not None]

@@ -8,14 +8,16 @@ not one), its annotation as written, whether the body reads it at all, whether i
 assigns it (then no test on it says what the argument was), and where it reads
 it: in the test of an ``if`` that compares it with constants alone
 (:class:`BranchTest`: ``if clip:``, ``if not fast:``, ``if mask is not None:``,
-``if act == 'gelu':``, ``if mode in ('a', 'b'):``), or anywhere else (computed
-with, passed to a call...).
+``if act == 'gelu':``, ``if mode in ('a', 'b'):``, ``if p > 0.5:`` against an int or
+float literal), or anywhere else (computed with, passed to a call...).
 
 A test says which side of it the trace took where the key's graph has an op
 traced from a line of that side (``# File: f.py:6 in f`` of a printed graph, the
 frames of ``cache_linemap``): :mod:`fxcache_core.lookup.accounting` reads that.
-The argument is constant during the trace and never assigned, so every time the
-test runs it goes the same way, and the lines of the other side never run.
+The argument is never assigned, and constant during the trace (or, for an int or
+float Dynamo made a symbol, ordered by its value, under a guard that it stays on that
+side), so every time the test runs it goes the same way, and the lines of the other
+side never run.
 
 A resume frame (``torch_dynamo_resume_in_f_at_N``) runs the code of ``f`` after
 line ``N``: :meth:`FrameReads.after` keeps the reads at or after that line (or in a
@@ -31,6 +33,7 @@ import functools
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, replace
 
+from fxcache_core.functions import branch_arith as _ba
 from fxcache_core.functions.frames import CompiledFrom, resume_parent
 from fxcache_core.functions.source_dirs import shown, withheld
 from fxcache_core.functions.sources import Stamp, _stat
@@ -67,12 +70,23 @@ class BranchTest:
     Attributes:
         line: the ``if`` (or ``elif``) line.
         text: the test as written (``clip``, ``act == 'gelu'``), at most 80 characters.
-        op: ``truth`` (``if p:``), ``not``, ``is``, ``is-not``, ``eq``, ``ne``, ``in``, ``not-in``.
+        op: ``truth`` (``if p:``), ``not``, ``is``, ``is-not``, ``eq``, ``ne``, ``in``, ``not-in``,
+            or an ordering against a number, the parameter on the left: ``lt``, ``le``, ``gt``,
+            ``ge`` (``if p > 0.5:``; ``if 0 < p:`` is ``gt`` of ``p`` the other way round).
         operand: the constant compared with (a tuple for ``in``); None for ``truth``/``not``.
         body: the first and last line of the statements run when the test holds.
         orelse: those of the ``else`` side (an ``elif`` chain included); None when there is none.
         within: the tests this one sits inside, outermost first: (index in
             :attr:`FrameReads.tests`, the side it is on).
+        expr: for a test of arithmetic of the parameter with number literals
+            (``if n % 2 == 0:``, ``if n - 1 > 2:``), that expression as written, the
+            parameter's value computed through it before the comparison; None where the
+            parameter itself is compared.
+        exits: the body holds a ``return``, ``raise``, ``break`` or ``continue``: without
+            an ``else``, the code after the ``if`` is then the other side's, not shared.
+        shared_after: the ``if`` is in no loop and nothing after it tests anything (an
+            ``if``, a loop, ``a if t else b``, ``and``/``or``, ``assert``, ``match``,
+            ``try``, ``with``), which could trace the body's ops for the other side.
     """
 
     line: int
@@ -82,12 +96,19 @@ class BranchTest:
     body: tuple[int, int]
     orelse: tuple[int, int] | None
     within: tuple[tuple[int, bool], ...] = ()
+    expr: str | None = None
+    exits: bool = False
+    shared_after: bool = True
 
     def holds(self, value: object) -> bool | None:
         """Whether the test holds for the argument ``value`` (a Python value: bool,
         None, int, float, str, tuple), as Python evaluates it; None where it cannot be
         told (``in`` of an unhashable value...)."""
         try:
+            if self.expr is not None:
+                value = _ba.arith(self.expr, value)
+                if value is None:
+                    return None
             if self.op == "truth":
                 return bool(value)
             if self.op == "not":
@@ -103,6 +124,8 @@ class BranchTest:
             if self.op in ("in", "not-in"):
                 found = value in self.operand  # type: ignore[operator]
                 return found if self.op == "in" else not found
+            if self.op in _ba.ORDERINGS and type(value) in (bool, int, float):
+                return bool(_ba.ORDERINGS[self.op](value, self.operand))
         except Exception:  # noqa: BLE001 - a comparison of user values: unknown, never an error
             return None
         return None
@@ -295,7 +318,24 @@ def _literal(node: ast.expr) -> tuple[bool, object]:
     )
 
 
-def _test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] | None:
+def _test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object, str | None] | None:
+    """(parameter, op, operand, expression) when ``test`` compares one parameter, or
+    arithmetic of it with number literals (the expression,
+    :func:`~fxcache_core.functions.branch_arith.arith_param`), with
+    constants alone."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and not isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+            if (name := _ba.arith_param(side, _short(side), params)) is not None:
+                swapped = ast.Compare(left=ast.Name(id=name, ctx=ast.Load()), ops=test.ops, comparators=[other]) \
+                    if side is test.left else ast.Compare(left=other, ops=test.ops,
+                                                          comparators=[ast.Name(id=name, ctx=ast.Load())])
+                got = _plain_test_of(swapped, params)
+                return None if got is None else (*got, _short(side))
+    got = _plain_test_of(test, params)
+    return None if got is None else (*got, None)
+
+
+def _plain_test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] | None:
     """(parameter, op, operand) when ``test`` compares one parameter with constants alone."""
     if isinstance(test, ast.Name) and test.id in params:
         return test.id, "truth", None
@@ -309,6 +349,8 @@ def _test_of(test: ast.expr, params: set[str]) -> tuple[str, str, object] | None
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
+    if type(op) in _ba.ORDER_NAMES:
+        return _ba.ordering_of(left, op, right, params, _literal)
     if not (isinstance(left, ast.Name) and left.id in params):
         if (
             isinstance(right, ast.Name)
@@ -342,6 +384,7 @@ def _span(stmts: list[ast.stmt]) -> tuple[int, int] | None:
 _STORES = (ast.Store, ast.Del)
 
 
+
 def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameReads:
     a = fn.args
     positional = [*a.posonlyargs, *a.args]
@@ -360,6 +403,9 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
     loops: list[tuple[int, int]] = []
     opaque = False
     covered: set[int] = set()  # id() of the Name nodes a supported test reads
+    testing = [n for n in ast.walk(fn) if isinstance(n, _ba.TESTING)]
+    loop_spans = [(n.lineno, n.end_lineno or n.lineno) for n in testing
+                  if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
 
     def visit(stmts: list[ast.stmt], within: tuple[tuple[int, bool], ...]) -> None:
         for s in stmts:
@@ -367,10 +413,13 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
                 got = _test_of(s.test, names)
                 body, orelse = _span(s.body), _span(s.orelse)
                 if got is not None and body is not None:
-                    p, op, operand = got
+                    p, op, operand, expr = got
                     tests.append(
                         BranchTest(
-                            s.lineno, _short(s.test) or "", op, operand, body, orelse, within
+                            s.lineno, _short(s.test) or "", op, operand, body, orelse, within, expr,
+                            any(isinstance(n, _ba.EXITS) for b in s.body for n in ast.walk(b)),
+                            not any(lo <= s.lineno <= hi for lo, hi in loop_spans) and not any(
+                                n.lineno > (s.end_lineno or s.lineno) for n in testing),
                         )
                     )
                     i = len(tests) - 1

@@ -89,11 +89,17 @@ def _side_ops(
 ) -> tuple[str, ...] | None:
     """The ops side ``taken`` of ``t`` makes, from a graph traced through it (this
     key's ``traced`` or another key's of the function, whose every line there has
-    its ops printed); () for an ``else`` that is not there; None when no graph shows
-    them."""
+    its ops printed); () for an ``else`` that is not there, unless the body exits (a
+    ``return``...: the code after the ``if`` is then that side's) or, for a test of a
+    number, code after it tests anything (:attr:`BranchTest.shared_after`); None when no
+    graph shows them."""
     span, opposite = (t.body, t.orelse) if taken else (t.orelse, t.body)
     if span is None:
-        return ()
+        # The code after the if is the missing else's where the body exits; and for a test
+        # of a number (an ordering, arithmetic), as for a float's (float_branches), a later
+        # test could trace the body's ops for it.
+        return None if t.exits or (t.op in ("lt", "le", "gt", "ge") or t.expr is not None) \
+            and not t.shared_after else ()
     for tc in (
         traced,
         *(

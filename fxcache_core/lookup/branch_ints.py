@@ -8,7 +8,9 @@ such a test (:class:`~fxcache_core.functions.params.BranchTest`), the int rule
 (:mod:`fxcache_core.lookup.int_args`) has nothing to read, and says nothing: the
 parameters' accounting reads which side of each test the key's graph went
 (:meth:`fxcache_core.lookup.accounting.ParamAccounting.branch`), as it does for a bool,
-and leaves the key undecided where its graph does not show it. Nothing here imports torch.
+and leaves the key undecided where its graph does not show it. A float so read (``if t >
+0.5:``) leaves no constant either: the int rule says nothing of it under a known mode
+(``_not_an_int`` in :mod:`fxcache_core.lookup.int_args`). Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ __all__ = ["branched_only"]
 
 def branched_only(frame: CompiledFrom | None, src: str) -> bool:
     """Whether the parameter of the user's source ``src`` (``L['n']``) is read in
-    ``frame``'s source only as the test of an ``if`` on it alone against constants, and
+    ``frame``'s source only as the test of an ``if`` on it alone (or arithmetic of it with
+    number literals) against constants, and
     the code never assigns it (nor reads its locals by ``locals()``/``eval``); False
     where the source cannot be read, or ``src`` is no parameter by name."""
     m = LOCAL_RE.fullmatch(src)

@@ -337,7 +337,10 @@ class _IntJudge:
         elif not isinstance(value, int):
             if src not in self.taken and (isinstance(value, float)
                                           or (isinstance(value, TensorArg) and value.shape == ())):
-                _not_an_int(self.keys, call.key, src, value, self.siblings(), mine, self.problems, self.notes)
+                branched = isinstance(value, float) and call.mode is not DynamicMode.UNKNOWN and mine \
+                    and branched_only(call.frame, user_src)
+                _not_an_int(self.keys, call.key, src, value, self.siblings(), mine, self.problems, self.notes,
+                            branched)
         elif call.mode is DynamicMode.TRUE:
             return
         elif src in self.taken:
@@ -545,14 +548,15 @@ def _input_type(entry: DecodedEntry, src: str) -> str:
 
 def _not_an_int(keys: FunctionKeys, key: CacheKey, src: str, value: InputValue,
                 siblings: list[tuple[CacheKey, DecodedEntry]], mine: bool,
-                problems: list[Reason], notes: list[Reason]) -> None:
+                problems: list[Reason], notes: list[Reason], branched: bool = False) -> None:
     """A float or a 0-d tensor given for ``src``, which ``key`` takes no input from.
 
     Where a key of the function takes ``src`` as a SymInt and ``key``'s graph has a
     constant there (:func:`_baked_in`), ``key`` was traced with an int: a problem. A
     float whose constant the graph shows is :func:`fxcache_core.lookup.fit.fit_baked_floats`'
-    to judge. Otherwise, for a parameter of the function (``mine``), the cache cannot
-    tell what ``key`` was traced with there: a note.
+    to judge; one the code only branches on (``branched``) leaves none: the branch rule's.
+    Otherwise, for a parameter of the function (``mine``), the cache cannot tell what
+    ``key`` was traced with there: a note.
     """
     given = f"the float {value}" if isinstance(value, float) else f"a 0-d tensor {value}"
     dynamic = [(k, i) for k, d in siblings if (i := _symint_input(d, src)) is not None]
@@ -565,7 +569,7 @@ def _not_an_int(keys: FunctionKeys, key: CacheKey, src: str, value: InputValue,
             + ("a float is a float constant or a float64 input" if isinstance(value, float)
                else "a tensor is a tensor input") + ", so torch traces another graph", "scalar-kind-differs"))
         return
-    if not mine:
+    if not mine or branched:
         return
     name = re.fullmatch(r"L\['(\w+)'\]", src)
     if isinstance(value, float) and name is not None and keys.floats(key, name.group(1)) is not None:

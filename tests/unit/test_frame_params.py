@@ -169,3 +169,120 @@ def test_the_places_the_code_orders_values_in_python(tmp_path):
     assert isinstance(gate, FrameReads)
     assert gate.order_tests == ((2, "x.shape[0] > 4"), (4, "n >= 2"), (5, "min(n, x.shape[1])"))
     assert reads_of_def(one_def(REGIONS), "m.py").order_tests == ()
+
+
+ORDERED = textwrap.dedent('''\
+    def f(x, t=0.7, n=3, s="a", b=True):
+        if t > 0.5:
+            x = x.relu()
+        if 0 < n:
+            x = x + 1
+        elif n <= -2:
+            x = x - 1
+        if s < "b":
+            x = x * 2
+        if t > True:
+            x = x * 3
+        if n >= x.shape[0]:
+            x = x * 4
+        return x
+''')
+
+
+def test_an_ordering_against_a_number_is_a_test_and_holds_as_python_orders(tmp_path):
+    """``if t > 0.5:`` and ``if 0 < n:`` (the literal on the left: ``n > 0``) are tests of one
+    parameter; an ordering against a str, a bool or anything not a literal is a read."""
+    path = tmp_path / "o.py"
+    path.write_text(ORDERED)
+    r = frame_reads(CompiledFrom(function="f", file=str(path), line=1))
+    tests = {t.text: t for t in r.tests}
+    assert set(tests) == {"t > 0.5", "0 < n", "n <= -2"}
+    above, pos, low = tests["t > 0.5"], tests["0 < n"], tests["n <= -2"]
+    assert (above.op, above.operand, above.body, above.orelse) == ("gt", 0.5, (3, 3), None)
+    assert (pos.op, pos.operand) == ("gt", 0) and (low.op, low.operand) == ("le", -2)
+    assert low.within == ((r.tests.index(pos), False),)
+    assert above.holds(0.9) and not above.holds(0.5) and above.holds(1) and not above.holds(False)
+    assert pos.holds(1) and not pos.holds(0) and not pos.holds(-0.0) and pos.holds(True)
+    assert low.holds(-2) and not low.holds(-1.5)
+    # Not a number: unknown, never a side.
+    assert above.holds("x") is None and above.holds(None) is None and above.holds((1,)) is None
+    p = {q.name: q for q in r.params}
+    assert p["s"].tests == () and p["s"].other == (8,)
+    assert [line for _, line in p["t"].tests] == [2] and p["t"].other == (10,)
+    assert [line for _, line in p["n"].tests] == [4, 6] and p["n"].other == (12,)
+
+
+ARITH = textwrap.dedent('''\
+    def f(x, n=2, t=1.0, k=3, m=1):
+        if n % 2 == 0:
+            x = x.sin()
+        if 1 < t * 2 - 1:
+            x = x.cos()
+        if k // m > 1:
+            x = x.exp()
+        if m + len(x) > 1:
+            x = x.tan()
+        if n % 2 is None:
+            x = x.neg()
+        return x
+''')
+
+
+def test_arithmetic_of_one_parameter_with_number_literals_is_a_test_computed_as_python_does(tmp_path):
+    """``if n % 2 == 0:`` is a test of n (its value computed through ``n % 2``, by walking
+    the expression, never eval); arithmetic of two parameters, or with a call, is a read."""
+    path = tmp_path / "a.py"
+    path.write_text(ARITH)
+    r = frame_reads(CompiledFrom(function="f", file=str(path), line=1))
+    tests = {t.text: t for t in r.tests}
+    assert set(tests) == {"n % 2 == 0", "1 < t * 2 - 1"}
+    even, wide = tests["n % 2 == 0"], tests["1 < t * 2 - 1"]
+    assert (even.op, even.operand, even.expr) == ("eq", 0, "n % 2")
+    assert (wide.op, wide.operand, wide.expr) == ("gt", 1, "t * 2 - 1")
+    assert even.holds(4) and not even.holds(3) and even.holds(0) and even.holds(-2) and even.holds(2.0)
+    assert wide.holds(1.5) and not wide.holds(1.0) and not wide.holds(0)
+    assert even.holds("ab") is None and even.holds(None) is None and even.holds((2,)) is None
+    p = {q.name: q for q in r.params}
+    assert p["k"].tests == () and p["m"].tests == () and p["n"].other == (10,)
+
+
+def test_a_body_that_returns_says_so(tmp_path):
+    """``if t > 0.5: return x.sin()`` then ``return x.sin()``: the code after the ``if`` is
+    the other side's (its ops not known from the body's), so the test says its body exits."""
+    path = tmp_path / "e.py"
+    path.write_text(textwrap.dedent('''\
+        def f(x, t=1.0, flag=True):
+            if t > 0.5:
+                return x.sin()
+            if flag:
+                x = x.cos()
+            return x.sin()
+    '''))
+    r = frame_reads(CompiledFrom(function="f", file=str(path), line=1))
+    tests = {t.text: t for t in r.tests}
+    assert tests["t > 0.5"].exits and not tests["flag"].exits
+
+
+def test_code_after_an_if_that_tests_anything_is_not_shared(tmp_path):
+    """``if t > 0.5: y = x.sin()`` then ``if y is None: y = x.sin()``: the later test can
+    trace the body's ops for the other side, so the code after the first ``if`` is not shared."""
+    path = tmp_path / "s.py"
+    path.write_text(textwrap.dedent('''\
+        def f(x, t=1.0, u=1.0, n=2):
+            y = None
+            if t > 0.5:
+                y = x.sin()
+            if y is None:
+                y = x.sin()
+            for _ in range(2):
+                if n > 1:
+                    y = y + 1
+            if u > 0:
+                y = y * 2
+            return y
+    '''))
+    r = frame_reads(CompiledFrom(function="f", file=str(path), line=1))
+    tests = {t.text: t for t in r.tests}
+    assert not tests["t > 0.5"].shared_after  # an if after it
+    assert not tests["n > 1"].shared_after  # in a loop
+    assert tests["u > 0"].shared_after

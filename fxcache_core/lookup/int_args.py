@@ -43,8 +43,9 @@ from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.lookup.binding import DynamicMode, InputValue, TensorArg
 from fxcache_core.lookup.branch_ints import branched_only
 from fxcache_core.lookup.fit_floats import baked_provenance
-from fxcache_core.lookup.floats import baked_floats, graph_text, tensorified_base
-from fxcache_core.lookup.inputs import candidates, is_call_input, taken_sources, user_name
+from fxcache_core.lookup.floats import baked_floats, graph_text
+from fxcache_core.lookup.given_tensors import input_type, tensors_not_given
+from fxcache_core.lookup.inputs import candidates, taken_sources
 from fxcache_core.lookup.optional_tensors import (
     float_default_tensorified,
     item_not_taken,
@@ -296,8 +297,8 @@ class _IntJudge:
 
     def run(self) -> IntRule:
         call = self.call
-        missing = [(src, why) for src, why in _tensors_not_given(call.entry, call.inputs, call.params, self.vararg, call.keywords)
-                   if not float_default_tensorified(src, _input_type(call.entry, src), call.frame)]
+        missing = [(src, why) for src, why in tensors_not_given(call.entry, call.inputs, call.params, self.vararg, call.keywords)
+                   if not float_default_tensorified(src, input_type(call.entry, src), call.frame)]
         if missing and not self.broken():
             given = [c for s in call.inputs for c in candidates(s, call.params)]
             for src, why in missing:
@@ -516,34 +517,6 @@ class _IntJudge:
                                     f"takes it as {inp.expr}", "baked-constant")
             return True
         return False
-
-
-def _tensors_not_given(entry: DecodedEntry, inputs: Mapping[str, InputValue],
-                       params: Sequence[str], vararg: str | None = None,
-                       keywords: Sequence[str] = ()) -> list[tuple[str, Reason]]:
-    """(source, a note) per tensor input of the call (``L['mask']``, an element of the
-    ``*args`` parameter ``vararg``; not a module's own ``L['self']...``) that ``entry``'s
-    graph takes and ``inputs`` do not give."""
-    given = {c for src in inputs for c in candidates(src, params)}
-    out = []
-    for i in entry.inputs:
-        src = i.source
-        if (not src or i.expr is not None or not is_call_input(src) or "___stack" in src
-                or tensorified_base(src) is not None):
-            continue
-        base = re.sub(r"^(L\['(?:args|kwargs)'\]\[[^\]]+\]|L\['\w+'\]).*$", r"\1", src)
-        if params and not is_param(base, params, keywords) and base != f"L['{vararg}']":
-            continue  # a closure's or a global's tensor (a model's weights), not an argument
-        if src not in given and not any(src.startswith((g + "[", g + ".")) for g in given):
-            out.append((src, Reason(
-                f"{user_name(src, params)} is a tensor input of this key ({i.type}) that the call does "
-                "not give: if the call leaves it out (None), torch traces another graph; give its shape",
-                "input-not-given")))
-    return out
-
-
-def _input_type(entry: DecodedEntry, src: str) -> str:
-    return next((i.type for i in entry.inputs if i.source == src), "")
 
 
 def _not_an_int(keys: FunctionKeys, key: CacheKey, src: str, value: InputValue,

@@ -12,7 +12,7 @@ from fxcache_core.cache.keys import KeyKind
 from fxcache_core.decode.entries import DecodedEntry, GraphInput
 from fxcache_core.functions.frames import named
 from fxcache_core.lookup.binding import parse_shapes
-from fxcache_core.lookup.int_args import _tensors_not_given
+from fxcache_core.lookup.given_tensors import tensors_not_given
 
 
 def test_a_parameter_the_body_never_names_is_unread(tmp_path):
@@ -44,11 +44,11 @@ def _entry(*sources: str) -> DecodedEntry:
 
 def test_a_tensor_input_of_the_key_the_call_leaves_out_is_said():
     d = _entry("L['kwargs']['input_ids']", "L['kwargs']['attention_mask']", "L['self']._buffers['pos']")
-    ((src, why),) = _tensors_not_given(d, parse_shapes(["input_ids=[2,8]"]), ("input_ids", "attention_mask"))
+    ((src, why),) = tensors_not_given(d, parse_shapes(["input_ids=[2,8]"]), ("input_ids", "attention_mask"))
     assert src == "L['kwargs']['attention_mask']"
     assert why.code == "input-not-given" and why.startswith("attention_mask is a tensor input")
-    assert not _tensors_not_given(d, parse_shapes(["input_ids=[2,8]", "attention_mask=[2,8]"]),
+    assert not tensors_not_given(d, parse_shapes(["input_ids=[2,8]", "attention_mask=[2,8]"]),
                                   ("input_ids", "attention_mask"))
     # Elements of a list argument are given by index.
     d = _entry("L['xs'][0]", "L['xs'][1]")
-    assert [r.code for _, r in _tensors_not_given(d, parse_shapes(["xs[0]=[2,8]"]), ("xs",))] == ["input-not-given"]
+    assert [r.code for _, r in tensors_not_given(d, parse_shapes(["xs[0]=[2,8]"]), ("xs",))] == ["input-not-given"]

@@ -163,6 +163,22 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
                         "branch-not-taken",
                     ),
                 )
+            body = mine if side else theirs
+            if t.exits and t.orelse is None and body:
+                # The body returns: the code after the if is the other trace's side, which
+                # has the body's ops only where code after the if makes them.
+                made = _made_up(acc, t, Counter(body), Counter(), traced, after=t.body[1])
+                if made is None:
+                    return acc.result("rules-out", Reason(
+                        f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
+                        f"graph was traced through the other way ({how}); the body returns, and no code after it "
+                        f"may make its ops ({', '.join(sorted(set(body)))}): torch traces another graph",
+                        "branch-not-taken"))
+                return acc.result("undecided", Reason(
+                    f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
+                    f"graph was traced through the other way ({how}); the body returns, and the code after it may "
+                    f"make its ops: line {made[0]}, {made[1]}; FX's graph key is the ops, not the lines they came "
+                    "from", "branch-may-be-made-up"))
             return acc.result(
                 "undecided",
                 Reason(
@@ -201,7 +217,8 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
 
 
 def _made_up(
-    acc: ParamAccounting, t: BranchTest, mine: Counter[str], theirs: Counter[str], traced: TracedCode
+    acc: ParamAccounting, t: BranchTest, mine: Counter[str], theirs: Counter[str], traced: TracedCode,
+    after: int | None = None,
 ) -> tuple[int, str] | None:
     """Where other code of the compiled frame may make up the ops by which the sides of
     ``t`` differ (:func:`~fxcache_core.lookup.made_up_ops.may_make_up`, with the ops every
@@ -214,7 +231,8 @@ def _made_up(
                          for k, _ in acc.ledger.siblings(acc.call.key, acc.frame))):
         for n, ops in (tc.ops.items() if tc is not None else ()):
             seen.setdefault(n, []).extend(ops)
-    return may_make_up(fn, t.line, ((mine - theirs) + (theirs - mine)).keys(), seen, _agreed(acc, t, traced))
+    return may_make_up(fn, t.line, ((mine - theirs) + (theirs - mine)).keys(), seen, _agreed(acc, t, traced),
+                       after)
 
 
 def _agreed(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> dict[int, tuple[bool, bool]]:

@@ -96,6 +96,7 @@ def may_make_up(
     ops: Iterable[str],
     seen: Mapping[int, Sequence[str]],
     agreed: Mapping[int, tuple[bool, bool]] | None = None,
+    after: int | None = None,
 ) -> tuple[int, str] | None:
     """Where code of ``fn`` outside the ``if`` at ``test_line`` may make one of ``ops``
     (op names or targets) a different number of times than a trace through the other side
@@ -104,7 +105,10 @@ def may_make_up(
     the line of another ``if`` -> (the side the call takes, whether the key's graph has ops
     from that side), for an ``if`` whose other side the key's graph has no op from: that
     side makes no op in either trace (it is not read), and the side the call takes runs
-    once in both where the key's graph has ops from it (read as straight-line code)."""
+    once in both where the key's graph has ops from it (read as straight-line code).
+    ``after``: the last line of an ``if`` whose body exits (``return``, ``raise``...) and
+    has no ``else``: the code after it runs only in the trace that skipped the body, so
+    every line past ``after`` is read as code that may run a different number of times."""
     agreed = agreed or {}
     want = {op_name(o) for o in ops}
     if not want:
@@ -119,6 +123,8 @@ def may_make_up(
             return
         if isinstance(node, ast.If) and node.lineno == test_line:
             return
+        if after is not None and getattr(node, "lineno", 0) > after:
+            varies = True
         if isinstance(node, ast.If) and node.lineno in agreed:
             body, both = agreed[node.lineno]
             visit(node.test, varies)

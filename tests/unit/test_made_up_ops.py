@@ -1,6 +1,6 @@
 """Whether other code of a function may make up the ops by which two sides of an if differ
 (fxcache_core/lookup/made_up_ops.py), on source written here: the rule reads the function's
-ast and the ops a key's graph shows each line made. tests/torch/test_branch_made_up.py and
+ast and the ops a key's graph shows each line made. tests/torch/test_made_up_and_params.py and
 the evaluation's two_flags families check it against torch's lookups."""
 
 from __future__ import annotations
@@ -181,3 +181,47 @@ def test_an_if_the_call_and_the_key_agree_on_is_read_as_the_side_they_take():
     two = _fn(TWO_FLAGS)
     b = _test_line(two, "b")
     assert may_make_up(two, _test_line(two, "a"), ["relu"], {}, {b: (True, False)}) is not None
+
+
+MODES = """
+def reduce_mode(x, mode="mean"):
+    y = x * 2
+    if mode == "mean":
+        return y.mean(-1)
+    if mode == "sum":
+        return y.sum(-1)
+    return y.amax(-1)
+"""
+
+SAME_AFTER = """
+def early(x, flag=False):
+    if flag:
+        return x.sin()
+    return x.sin()
+"""
+
+
+def _end(fn: ast.FunctionDef, line: int) -> int:
+    return next(n.end_lineno for n in ast.walk(fn) if isinstance(n, ast.If) and n.lineno == line)
+
+
+def test_code_after_a_body_that_returns_runs_in_one_trace_only():
+    """The straight-line code after `if flag: return ...` is the skipping trace's side: it can
+    make the body's op (one graph for flag=True and flag=False), read as varying code only
+    where `after` says the body exits."""
+    fn = _fn(SAME_AFTER)
+    line = _test_line(fn, "flag")
+    assert may_make_up(fn, line, ["torch.ops.aten.sin.default"], {}) is None  # read as code both run
+    made = may_make_up(fn, line, ["torch.ops.aten.sin.default"], {}, after=_end(fn, line))
+    assert made is not None and made[0] == line + 2, made
+
+
+def test_a_returning_body_whose_op_no_later_code_makes_is_not_made_up():
+    fn = _fn(MODES)
+    line = _test_line(fn, "mode == 'mean'")
+    assert may_make_up(fn, line, ["torch.ops.aten.mean.dim"], {}, after=_end(fn, line)) is None
+    # the sum a later side makes is found for a body that made one
+    made = may_make_up(fn, line, ["torch.ops.aten.sum.dim_IntList"], {}, after=_end(fn, line))
+    assert made is not None and made[0] == line + 3, made
+    # code before the if runs in both traces: the mul there does not make up a mul of the body
+    assert may_make_up(fn, line, ["torch.ops.aten.mul.Tensor"], {}, after=_end(fn, line)) is None

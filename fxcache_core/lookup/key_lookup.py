@@ -15,6 +15,7 @@ alone cannot tell (its loaders, sibling keys, the run over a function's keys) is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -27,6 +28,7 @@ from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import FrameReads, frame_reads
+from fxcache_core.functions.partials import partial_bindings
 from fxcache_core.guards.user_terms import clause_in_user_terms, placeholder_names
 from fxcache_core.lookup.binding import InputValue
 from fxcache_core.lookup.boundaries import size_boundary
@@ -148,7 +150,8 @@ def match_key(catalog: Catalog, key: CacheKey, query: CallQuery, *, frame: KeyFr
                    siblings=(_once(lambda: siblings(key, d0)) if siblings is not None else None), auto=auto,
                    frame=frame)
     values: dict[str, int | None] = {}
-    problems = b.problems or _bind_placeholders(b, symbols, query.inputs, sym or {}, values)
+    bound_inputs = query.inputs if positional else _with_int_defaults(symbols, query.inputs, frame)
+    problems = b.problems or _bind_placeholders(b, symbols, bound_inputs, sym or {}, values)
     if problems:
         return KeyMatch(bound=given, key=key, fits=False, reasons=tuple(problems), symbols=symbols)
     reasons += _not_given(symbols, values)
@@ -388,6 +391,35 @@ def _bind_placeholders(b: Binding, symbols: Sequence[SymbolInfo], inputs: Mappin
         if values.get(info.placeholder) is None and info.expr and not SYMBOL_RE.fullmatch(info.expr):
             values[info.placeholder] = eval_symbolic(info.expr, b.syms)
     return check_later(b)
+
+
+_PARAM_SOURCE_RE = re.compile(r"^L\['(\w+)'\]$")
+
+
+def _with_int_defaults(symbols: Sequence[SymbolInfo], inputs: Mapping[str, InputValue],
+                       frame: KeyFrame | None) -> Mapping[str, InputValue]:
+    """``inputs`` with the int default of each parameter of the key's compiled frame that
+    a placeholder takes as its source (``L['h']``), where the call leaves it out: the value
+    the frame's local has when Dynamo enters it. Only a default written as an int literal in
+    the ``def`` read now (:func:`~fxcache_core.functions.params.frame_reads`: not where the
+    source cannot be read, or a line it was traced from changed since), of a frame compiled
+    itself (not a module called whole, a resumed frame or one under a decorator's wrapper),
+    not of a function a ``functools.partial`` in its file binds (a call through it gives
+    the frame the partial's values). ``inputs`` unchanged where none applies."""
+    wanted = {m[1] for s in symbols if s.source and (m := _PARAM_SOURCE_RE.match(s.source))}
+    wanted = {n for n in wanted if not any(src == f"L['{n}']" or src.startswith(f"L['{n}']") for src in inputs)}
+    cf = frame() if wanted and frame is not None else None
+    if cf is None or cf.whole_module or cf.parent is not None or cf.wrappers:
+        return inputs
+    reads = frame_reads(cf)
+    if not isinstance(reads, FrameReads) or reads.function != cf.function or partial_bindings(cf.file, cf.function):
+        return inputs
+    defaults: dict[str, InputValue] = {}
+    for n in sorted(wanted):
+        p = reads.param(n)
+        if p is not None and p.default.given and p.default.literal and type(p.default.value) is int:
+            defaults[f"L['{n}']"] = p.default.value
+    return {**defaults, **inputs} if defaults else inputs
 
 
 def _not_given(symbols: Sequence[SymbolInfo], values: Mapping[str, int | None]) -> list[Reason]:

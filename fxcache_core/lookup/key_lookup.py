@@ -37,7 +37,7 @@ from fxcache_core.lookup.fit_binding import SYMBOL_RE, Binding, Sibling, check_l
 from fxcache_core.lookup.fit_floats import fit_baked_floats
 from fxcache_core.lookup.floats import graph_text
 from fxcache_core.lookup.graph_types import eval_symbolic
-from fxcache_core.lookup.inputs import alias, input_bases
+from fxcache_core.lookup.inputs import alias, candidates, input_bases
 from fxcache_core.lookup.judge import fx_load_doubts, fx_loads, judge_entry, torch_lookup
 from fxcache_core.lookup.mark_ranges import mark_range_problem, outside_own_range
 from fxcache_core.lookup.match_report import KeyMatch
@@ -407,10 +407,11 @@ def _with_int_defaults(symbols: Sequence[SymbolInfo], inputs: Mapping[str, Input
     not of a function a ``functools.partial`` in its file binds (a call through it gives
     the frame the partial's values). ``inputs`` unchanged where none applies."""
     wanted = {m[1] for s in symbols if s.source and (m := _PARAM_SOURCE_RE.match(s.source))}
-    wanted = {n for n in wanted if not any(src == f"L['{n}']" or src.startswith(f"L['{n}']") for src in inputs)}
     cf = frame() if wanted and frame is not None else None
     if cf is None or cf.whole_module or cf.parent is not None or cf.wrappers:
         return inputs
+    given = {c for src in inputs for c in candidates(src, cf.params)}  # by name or position
+    wanted = {n for n in wanted if not any(g == f"L['{n}']" or g.startswith((f"L['{n}'][", f"L['{n}'].")) for g in given)}
     reads = frame_reads(cf)
     if not isinstance(reads, FrameReads) or reads.function != cf.function or partial_bindings(cf.file, cf.function):
         return inputs

@@ -32,7 +32,7 @@ SYMBOLS = tuple(SymbolInfo(f"t{i}", f"s{i}", src, None) for i, src in enumerate(
 def _frame(tmp_path, src: str = SRC, **kw) -> CompiledFrom:
     path = tmp_path / "fns.py"
     path.write_text(src)
-    return CompiledFrom(function="heads", file=str(path), line=7, **kw)
+    return CompiledFrom(function="heads", file=str(path), line=7, params=("x", "h", "n", "flag", "m", "w", "bias"), **kw)
 
 
 def test_a_left_out_int_literal_default_binds_the_placeholder_that_reads_it(tmp_path):
@@ -47,6 +47,8 @@ def test_a_given_value_wins_over_the_default(tmp_path):
     frame = _frame(tmp_path)
     got = _with_int_defaults(SYMBOLS, {"L['h']": 4}, lambda: frame)
     assert got["L['h']"] == 4 and got["L['k']"] == 4
+    by_position = _with_int_defaults(SYMBOLS, {"L['args'][1]": 5}, lambda: frame)
+    assert "L['h']" not in by_position and by_position["L['n']"] == -3  # args[1] is h
 
 
 def test_nothing_is_bound_where_the_frame_is_not_the_def_as_called(tmp_path):

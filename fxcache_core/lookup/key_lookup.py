@@ -6,7 +6,8 @@ FX key no AOTAutograd entry loads, by its symbols' names,
 :mod:`fxcache_core.lookup.symbol_names`) or by position; the fit
 (:func:`~fxcache_core.lookup.fit.fit`) says whether Dynamo would trace the call into
 this key's graph at all; the guard placeholders (``tN``) get their values from the
-inputs, ``sym`` and the symbols the fit found; and the key's entries are judged in
+inputs (with the int-literal default of a parameter the call leaves out:
+:func:`_with_int_defaults`), ``sym`` and the symbols the fit found; and the key's entries are judged in
 torch's order (:mod:`fxcache_core.lookup.judge`, mirroring
 ``GuardedCache.find_guarded_entry`` in torch/_inductor/codecache.py). What one key
 alone cannot tell (its loaders, sibling keys, the run over a function's keys) is

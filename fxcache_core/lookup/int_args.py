@@ -50,6 +50,7 @@ from fxcache_core.lookup.optional_tensors import (
     float_default_tensorified,
     item_not_taken,
     list_element,
+    tensor_default_unseen,
     tensor_given,
     tensor_left_out,
 )
@@ -303,6 +304,7 @@ class _IntJudge:
             given = [c for s in call.inputs for c in candidates(s, call.params)]
             for src, why in missing:
                 left_out = shorter_sequence(src, given, call.frame) or self.left_out(src)
+                why = tensor_default_unseen(src, input_type(call.entry, src), call.frame) or why
                 (self.problems if left_out is not None else self.notes).append(left_out or why)
         for user_src, value in call.inputs.items():
             if user_src in call.settled:

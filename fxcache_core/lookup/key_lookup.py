@@ -6,7 +6,8 @@ FX key no AOTAutograd entry loads, by its symbols' names,
 :mod:`fxcache_core.lookup.symbol_names`) or by position; the fit
 (:func:`~fxcache_core.lookup.fit.fit`) says whether Dynamo would trace the call into
 this key's graph at all; the guard placeholders (``tN``) get their values from the
-inputs, ``sym`` and the symbols the fit found; and the key's entries are judged in
+inputs (with the int-literal default of a parameter the call leaves out:
+:func:`_with_int_defaults`), ``sym`` and the symbols the fit found; and the key's entries are judged in
 torch's order (:mod:`fxcache_core.lookup.judge`, mirroring
 ``GuardedCache.find_guarded_entry`` in torch/_inductor/codecache.py). What one key
 alone cannot tell (its loaders, sibling keys, the run over a function's keys) is
@@ -15,6 +16,7 @@ alone cannot tell (its loaders, sibling keys, the run over a function's keys) is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -27,6 +29,7 @@ from fxcache_core.decode.symbols import SymbolInfo
 from fxcache_core.errors import ShapeSpecError, param
 from fxcache_core.functions.frames import CompiledFrom, compiled_from
 from fxcache_core.functions.params import FrameReads, frame_reads
+from fxcache_core.functions.partials import partial_bindings
 from fxcache_core.guards.user_terms import clause_in_user_terms, placeholder_names
 from fxcache_core.lookup.binding import InputValue
 from fxcache_core.lookup.boundaries import size_boundary
@@ -35,7 +38,7 @@ from fxcache_core.lookup.fit_binding import SYMBOL_RE, Binding, Sibling, check_l
 from fxcache_core.lookup.fit_floats import fit_baked_floats
 from fxcache_core.lookup.floats import graph_text
 from fxcache_core.lookup.graph_types import eval_symbolic
-from fxcache_core.lookup.inputs import alias, input_bases
+from fxcache_core.lookup.inputs import alias, candidates, input_bases
 from fxcache_core.lookup.judge import fx_load_doubts, fx_loads, judge_entry, torch_lookup
 from fxcache_core.lookup.mark_ranges import mark_range_problem, outside_own_range
 from fxcache_core.lookup.match_report import KeyMatch
@@ -148,7 +151,8 @@ def match_key(catalog: Catalog, key: CacheKey, query: CallQuery, *, frame: KeyFr
                    siblings=(_once(lambda: siblings(key, d0)) if siblings is not None else None), auto=auto,
                    frame=frame)
     values: dict[str, int | None] = {}
-    problems = b.problems or _bind_placeholders(b, symbols, query.inputs, sym or {}, values)
+    bound_inputs = query.inputs if positional else _with_int_defaults(symbols, query.inputs, frame)
+    problems = b.problems or _bind_placeholders(b, symbols, bound_inputs, sym or {}, values)
     if problems:
         return KeyMatch(bound=given, key=key, fits=False, reasons=tuple(problems), symbols=symbols)
     reasons += _not_given(symbols, values)
@@ -388,6 +392,36 @@ def _bind_placeholders(b: Binding, symbols: Sequence[SymbolInfo], inputs: Mappin
         if values.get(info.placeholder) is None and info.expr and not SYMBOL_RE.fullmatch(info.expr):
             values[info.placeholder] = eval_symbolic(info.expr, b.syms)
     return check_later(b)
+
+
+_PARAM_SOURCE_RE = re.compile(r"^L\['(\w+)'\]$")
+
+
+def _with_int_defaults(symbols: Sequence[SymbolInfo], inputs: Mapping[str, InputValue],
+                       frame: KeyFrame | None) -> Mapping[str, InputValue]:
+    """``inputs`` with the int default of each parameter of the key's compiled frame that
+    a placeholder takes as its source (``L['h']``), where the call leaves it out: the value
+    the frame's local has when Dynamo enters it. Only a default written as an int literal in
+    the ``def`` read now (:func:`~fxcache_core.functions.params.frame_reads`: not where the
+    source cannot be read, or a line it was traced from changed since), of a frame compiled
+    itself (not a module called whole, a resumed frame or one under a decorator's wrapper),
+    not of a function a ``functools.partial`` in its file binds (a call through it gives
+    the frame the partial's values). ``inputs`` unchanged where none applies."""
+    wanted = {m[1] for s in symbols if s.source and (m := _PARAM_SOURCE_RE.match(s.source))}
+    cf = frame() if wanted and frame is not None else None
+    if cf is None or cf.whole_module or cf.parent is not None or cf.wrappers:
+        return inputs
+    given = {c for src in inputs for c in candidates(src, cf.params)}  # by name or position
+    wanted = {n for n in wanted if not any(g == f"L['{n}']" or g.startswith((f"L['{n}'][", f"L['{n}'].")) for g in given)}
+    reads = frame_reads(cf)
+    if not isinstance(reads, FrameReads) or reads.function != cf.function or partial_bindings(cf.file, cf.function):
+        return inputs
+    defaults: dict[str, InputValue] = {}
+    for n in sorted(wanted):
+        p = reads.param(n)
+        if p is not None and p.default.given and p.default.literal and type(p.default.value) is int:
+            defaults[f"L['{n}']"] = p.default.value
+    return {**defaults, **inputs} if defaults else inputs
 
 
 def _not_given(symbols: Sequence[SymbolInfo], values: Mapping[str, int | None]) -> list[Reason]:

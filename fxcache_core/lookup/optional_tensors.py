@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from fxcache_core import errors
 from fxcache_core.functions.frames import CompiledFrom
 from fxcache_core.functions.params import param_defaults
 from fxcache_core.functions.trees import function_node
@@ -137,6 +138,27 @@ def tensor_left_out(src: str, frame: CompiledFrom | None, function: str, takers:
         f"{src} is a tensor input of this key; the call leaves it out, so it is None (its default), as when "
         f"key {other.key[:12]} of {function} was traced: torch traces another graph than this one",
         "optional-tensor-left-out")
+
+def tensor_default_unseen(src: str, type_: str, frame: CompiledFrom | None) -> Reason | None:
+    """A tensor input ``src`` (printed type ``type_``) of the key that the call leaves out,
+    for a parameter whose default is written as a name or an expression, not a literal
+    (``bias=_ZERO``, a tensor of the module): the call passes that object, not None, and
+    the cache does not show its shape, dtype or strides, which the key's guards check (the
+    reason, ``tensor-default-unseen``); None for any other parameter or where the source
+    cannot be read."""
+    m = LOCAL_RE.fullmatch(src)
+    fn = function_node(frame.file, frame.line, frame.function) if m is not None and frame else None
+    if fn is None or m is None:
+        return None
+    d = next((d for p, d in param_defaults(fn) if p.arg == m.group(1)), None)
+    if d is None or isinstance(d, ast.Constant):
+        return None
+    return Reason(
+        f"{m.group(1)} is left out, and its default ({ast.unparse(d)[:60]}) is a value of the source, not None: "
+        f"this key takes a tensor input from it ({type_}), and the cache does not show that default's shape, "
+        f"dtype or strides, which its guards check; give its shape with {errors.param('inputs')}",
+        "tensor-default-unseen")
+
 
 def float_default_tensorified(src: str, type_: str, frame: CompiledFrom | None) -> bool:
     """Whether the key's input ``src`` of printed type ``type_``, which the call leaves

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import shutil
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +54,27 @@ def family_answers(family: str, base: Path, queries: list[dict[str, Any]]) -> di
         shutil.copytree(cache, q)
         answers.append(torch.ask({"op": "query", "family": family, "cache_dir": str(q), "calls": [call]}))
     return {"cache": cache, "build": build, "answers": answers}
+
+
+def evaluated(name: str, families: Sequence[str]) -> dict[str, dict]:
+    """Each of ``families`` evaluated as ``make eval`` does (built, torch asked each query,
+    fxcache asked and compared: :func:`tests.harness.evaluation.run.evaluate_family`) in a
+    new build dir named for ``name``: family -> its result."""
+    from tests.harness.background import build_dir
+    from tests.harness.evaluation.families import FAMILIES
+    from tests.harness.evaluation.run import evaluate_family
+
+    workdir = build_dir(name)
+    return {f: evaluate_family(shared_torch(), FAMILIES[f], workdir, rebuild=True, log=lambda _m: None)
+            for f in families}
+
+
+def rows_by_note(results: Mapping[str, dict], family: str) -> dict[str, dict]:
+    """A family's graded rows (one per query) by the query's note."""
+    return {r["note"]: r for r in results[family]["rows"]}
+
+
+def wrong_lines(result: dict) -> list[dict]:
+    """The rows of one family's result whose verdict, or a key line of which, is graded wrong."""
+    return [r for r in result["rows"]
+            if r["verdict"]["grade"] == "wrong" or any(k["grade"] == "wrong" for k in r["keys"])]

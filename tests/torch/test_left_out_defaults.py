@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.harness.background import builder, prebuilt
+from tests.harness.family_runs import rows_by_note, wrong_lines
 
 pytestmark = pytest.mark.torch
 
@@ -19,15 +20,9 @@ _FAMILIES = ("r14_heads_dyn", "r14_topk_dyn", "r14_tbias_auto")
 
 @builder("left_out_defaults", order=7)
 def _built() -> dict[str, dict]:
-    """Each family evaluated: built, torch asked each query, fxcache asked and compared."""
-    from tests.harness.background import build_dir
-    from tests.harness.evaluation.families import FAMILIES
-    from tests.harness.evaluation.run import evaluate_family
-    from tests.harness.family_runs import shared_torch
+    from tests.harness.family_runs import evaluated
 
-    workdir = build_dir("left-out-defaults")
-    return {name: evaluate_family(shared_torch(), FAMILIES[name], workdir, rebuild=True, log=lambda _m: None)
-            for name in _FAMILIES}
+    return evaluated("left-out-defaults", _FAMILIES)
 
 
 @pytest.fixture(scope="session")
@@ -35,27 +30,21 @@ def left_out_defaults() -> dict[str, dict]:
     return prebuilt("left_out_defaults")
 
 
-def _rows(results: dict, family: str) -> dict[str, dict]:
-    return {r["note"]: r for r in results[family]["rows"]}
-
-
 @pytest.mark.parametrize("family", _FAMILIES)
 def test_no_verdict_and_no_key_line_is_wrong(left_out_defaults, family):
-    for row in left_out_defaults[family]["rows"]:
-        assert row["verdict"]["grade"] != "wrong", row
-        assert all(k["grade"] != "wrong" for k in row["keys"]), row
+    assert not wrong_lines(left_out_defaults[family])
 
 
 def test_an_int_left_at_its_literal_default_decides_the_guards_that_read_it(left_out_defaults):
-    heads = _rows(left_out_defaults, "r14_heads_dyn")
+    heads = rows_by_note(left_out_defaults, "r14_heads_dyn")
     for note in ("longer", "wider"):  # h left at 2: the key's guards on h and on x's sizes hold
         v = heads[note]["verdict"]
         assert (v["grade"], v["reason"]) == ("right", "hit"), v
-    v = _rows(left_out_defaults, "r14_topk_dyn")["k left at 2"]["verdict"]  # built with k=3 given
+    v = rows_by_note(left_out_defaults, "r14_topk_dyn")["k left at 2"]["verdict"]  # built with k=3 given
     assert (v["grade"], v["reason"]) == ("right", "hit"), v
 
 
 def test_a_tensor_default_of_the_module_is_undecided_as_unseen_not_none(left_out_defaults):
-    v = _rows(left_out_defaults, "r14_tbias_auto")["left out"]["verdict"]
+    v = rows_by_note(left_out_defaults, "r14_tbias_auto")["left out"]["verdict"]
     assert (v["grade"], v["reason"]) == ("undecided", "tensor-default-unseen"), v
     assert "None (" not in v["fxcache"], v

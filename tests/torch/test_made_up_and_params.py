@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.harness.background import builder, prebuilt
+from tests.harness.family_runs import rows_by_note, wrong_lines
 
 pytestmark = pytest.mark.torch
 
@@ -21,15 +22,9 @@ _FAMILIES = ("param_built", "param_nograd_built", "plain_built", "flag_loop_auto
 
 @builder("made_up_and_params", order=7)
 def _built() -> dict[str, dict]:
-    """Each family evaluated: built, torch asked each query, fxcache asked and compared."""
-    from tests.harness.background import build_dir
-    from tests.harness.evaluation.families import FAMILIES
-    from tests.harness.evaluation.run import evaluate_family
-    from tests.harness.family_runs import shared_torch
+    from tests.harness.family_runs import evaluated
 
-    workdir = build_dir("made-up-and-params")
-    return {name: evaluate_family(shared_torch(), FAMILIES[name], workdir, rebuild=True, log=lambda _m: None)
-            for name in _FAMILIES}
+    return evaluated("made-up-and-params", _FAMILIES)
 
 
 @pytest.fixture(scope="session")
@@ -37,43 +32,37 @@ def made_up_and_params() -> dict[str, dict]:
     return prebuilt("made_up_and_params")
 
 
-def _rows(results: dict, family: str) -> dict[str, dict]:
-    return {r["note"]: r for r in results[family]["rows"]}
-
-
 @pytest.mark.parametrize("family", _FAMILIES)
 def test_no_verdict_and_no_key_line_is_wrong(made_up_and_params, family):
-    for row in made_up_and_params[family]["rows"]:
-        assert row["verdict"]["grade"] != "wrong", row
-        assert all(k["grade"] != "wrong" for k in row["keys"]), row
+    assert not wrong_lines(made_up_and_params[family])
 
 
 def test_a_plain_tensor_where_the_key_took_a_parameter_is_another_key(made_up_and_params):
-    rows = _rows(made_up_and_params, "param_built")
+    rows = rows_by_note(made_up_and_params, "param_built")
     assert rows["w a Parameter, as built"]["verdict"]["grade"] == "right"
     assert rows["w a Parameter, as built"]["verdict"]["reason"] == "hit"
     for note in ("w a plain tensor", "w a plain tensor that requires grad"):
         v = rows[note]["verdict"]
         assert (v["grade"], v["reason"]) == ("right", "parameter-differs"), v  # requires grad or not
     # only the static input differs: a Parameter without grad, built so, against a plain tensor
-    nograd = _rows(made_up_and_params, "param_nograd_built")
+    nograd = rows_by_note(made_up_and_params, "param_nograd_built")
     assert nograd["w a Parameter without grad, as built"]["verdict"]["reason"] == "hit"
     v = nograd["w a plain tensor"]["verdict"]
     assert (v["grade"], v["reason"]) == ("right", "parameter-differs"), v
 
 
 def test_a_parameter_where_the_key_took_a_plain_tensor_is_another_key(made_up_and_params):
-    rows = _rows(made_up_and_params, "plain_built")
+    rows = rows_by_note(made_up_and_params, "plain_built")
     assert rows["w a plain tensor, as built"]["verdict"]["reason"] == "hit"
     v = rows["w a Parameter"]["verdict"]
     assert (v["grade"], v["reason"]) == ("right", "parameter-differs"), v
 
 
 def test_a_skipped_body_other_code_may_make_up_leaves_the_key_undecided(made_up_and_params):
-    two = _rows(made_up_and_params, "two_flags_auto")
+    two = rows_by_note(made_up_and_params, "two_flags_auto")
     lines = [k for r in two.values() for k in r["keys"] if k["reason"] == "branch-may-be-made-up"]
     assert lines and all(k["grade"] == "undecided" for k in lines), two  # torch HIT the a=True key for b=True
-    loop = _rows(made_up_and_params, "flag_loop_auto")
+    loop = rows_by_note(made_up_and_params, "flag_loop_auto")
     v = loop["a=False: the loop's relu"]["verdict"]
     assert (v["grade"], v["reason"]) == ("undecided", "branch-may-be-made-up"), v
 
@@ -83,7 +72,7 @@ def test_a_skipped_body_nothing_else_makes_still_rules_the_key_out(made_up_and_p
     cos), so the key is ruled out by a's side, and torch traced another graph."""
     from tests.helpers import cli_json, run_fxcache
 
-    row = _rows(made_up_and_params, "two_flags_apart_auto")["b=True: cos, no relu"]
+    row = rows_by_note(made_up_and_params, "two_flags_apart_auto")["b=True: cos, no relu"]
     assert row["torch_lookups"][0]["status"] == "full_miss", row  # a key not in the cache: another graph
     body = cli_json(run_fxcache("--cache-dir", made_up_and_params["two_flags_apart_auto"]["cache_dir"], "match", "--json",
                                 *row["match_args"]))

@@ -85,7 +85,7 @@ def recorded_calls() -> dict[str, list[tuple]]:
              *ints.INT_KW_UNDECIDED, *arguments.ATTR_CALLS, *arguments.ATTR_UNDECIDED,
              *state.STATE_CALLS, *state.STATE_UNDECIDED, *star.STAR_CALLS, *star.STAR_UNDECIDED,
              *star.SPLIT_CALLS, *star.SPLIT_UNDECIDED, *slices.SLICE_CALLS, *slices.SLICE_UNDECIDED,
-             *slices.BRANCH_INT_CALLS, *exprs.EXPR_CALLS, *exprs.EXPR_UNDECIDED,
+             *slices.BRANCH_INT_CALLS, *exprs.EXPR_CALLS, *exprs.EXPR_EDGE_CALLS,
              *decomposed.DECOMPOSED_CALLS, *decomposed.DECOMPOSED_UNDECIDED,
              *flow.TENSOR_FLOW_CALLS, *flow.TENSOR_FLOW_UNDECIDED, *flow.BODY_OP_CALLS, *flow.BODY_OP_UNDECIDED, *flow.KEYWORD_ONLY_UNDECIDED, *flow.REBOUND_UNDECIDED,
              *state.GRAD_OFF_CALLS, *state.GRAD_OFF_UNDECIDED,

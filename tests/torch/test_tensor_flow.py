@@ -137,7 +137,10 @@ def test_a_keyword_only_tensor_given_where_the_key_takes_none_stays_undecided(
 
     rc, body = match_call(real_cache.root, case, shapes)
     (fv,) = body["verdicts"]["functions"]
-    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] == "tensor-not-input", fv
+    # w is a tensor of bias's shape: the call may pass one tensor for both (b=@a), which the
+    # aliasing rule names; either way the key's lookup is not decided
+    assert rc == 3 and fv["status"] == "undecided" and fv["why_code"] in ("tensor-not-input",
+                                                                         "aliased-inputs-unknown"), fv
     present = {k.key for k in scan_cache(real_cache.root).keys}
     assert torch_status(arg_answers[call_id(case, shapes)]["lookups"], present) == "new-graph"
 

@@ -12,18 +12,22 @@ constants. Never imports torch."""
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.errors import param
+from fxcache_core.functions.cond_tests import submodules
 from fxcache_core.functions.params import BranchTest
-from fxcache_core.functions.trees import function_node
+from fxcache_core.functions.trees import function_node, module_node
 from fxcache_core.lookup.branches import TracedCode, body_makes_op, branch_holds
 from fxcache_core.lookup.grad_paths import inference_forward_graph
 from fxcache_core.lookup.made_up_ops import may_make_up
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import text_of
+from fxcache_core.lookup.source_values import LOCAL_RE
 from fxcache_core.reasons import Reason
 
 __all__ = ["ParamAccounting", "branch_account"]
@@ -48,7 +52,13 @@ class ParamAccounting(Protocol):
 
 
 def _side(acc: ParamAccounting, traced: TracedCode, t: BranchTest) -> tuple[bool | None, str]:
-    """Which side of ``t`` a graph was traced through, and how that is known."""
+    """Which side of ``t`` a graph was traced through, and how that is known. For a
+    conditional expression, only an op from its line, where the other side is bare (no op
+    at all): that side ran, whatever the ops (no op says nothing: a side may make none)."""
+    if t.form == "ifexp":
+        if t.bare is not None and t.line in traced.lines:
+            return not t.bare, f"its ops at line {t.line}, which its {'else' if t.bare else 'body'} makes"
+        return None, ""
     body = _hits(traced, t.body)
     other = _hits(traced, t.orelse) if t.orelse is not None else []
     if body and not other:
@@ -93,6 +103,10 @@ def _side_ops(
     ``return``...: the code after the ``if`` is then that side's) or, for a test of a
     number, code after it tests anything (:attr:`BranchTest.shared_after`); None when no
     graph shows them."""
+    if t.form == "ifexp":  # the bare side makes none; the other, what this key's line shows
+        if t.bare is None:
+            return None
+        return () if taken == t.bare else (tuple(sorted(traced.ops[t.line])) if t.line in traced.ops else None)
     span, opposite = (t.body, t.orelse) if taken else (t.orelse, t.body)
     if span is None:
         # The code after the if is the missing else's where the body exits; and for a test
@@ -148,7 +162,7 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
                     return acc.result(
                         "undecided",
                         Reason(
-                            f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this "
+                            f"{what} {'passes' if holds else 'fails'} {t.shown} (line {t.line}), which this "
                             f"key's graph was traced through the other way ({how}), and the ops by which the two "
                             f"sides differ may be made elsewhere: line {made[0]}, {made[1]}; FX's graph key is the "
                             "ops, not the lines they came from, so the call may trace this key's graph",
@@ -158,7 +172,7 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
                 return acc.result(
                     "rules-out",
                     Reason(
-                        f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
+                        f"{what} {'passes' if holds else 'fails'} {t.shown} (line {t.line}), which this key's "
                         f"graph was traced through the other way ({how}): torch traces another graph",
                         "branch-not-taken",
                     ),
@@ -170,19 +184,19 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
                 made = _made_up(acc, t, Counter(body), Counter(), traced, after=t.body[1])
                 if made is None:
                     return acc.result("rules-out", Reason(
-                        f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
+                        f"{what} {'passes' if holds else 'fails'} {t.shown} (line {t.line}), which this key's "
                         f"graph was traced through the other way ({how}); the body returns, and no code after it "
                         f"may make its ops ({', '.join(sorted(set(body)))}): torch traces another graph",
                         "branch-not-taken"))
                 return acc.result("undecided", Reason(
-                    f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
+                    f"{what} {'passes' if holds else 'fails'} {t.shown} (line {t.line}), which this key's "
                     f"graph was traced through the other way ({how}); the body returns, and the code after it may "
                     f"make its ops: line {made[0]}, {made[1]}; FX's graph key is the ops, not the lines they came "
                     "from", "branch-may-be-made-up"))
             return acc.result(
                 "undecided",
                 Reason(
-                    f"{what} {'passes' if holds else 'fails'} `if {t.text}:` (line {t.line}), which this key's "
+                    f"{what} {'passes' if holds else 'fails'} {t.shown} (line {t.line}), which this key's "
                     f"graph was traced through the other way ({how}); whether that side makes the same ops "
                     "the cache cannot tell",
                     "branch-unknown",
@@ -193,7 +207,7 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
         return acc.result(
             "undecided",
             Reason(
-                f"{what}: this key's graph has no op that shows which way `if {t.text}:` (line {t.line}) "
+                f"{what}: this key's graph has no op that shows which way {t.shown} (line {t.line}) "
                 f"went when it was traced, and the cache does not record {p.name}; Dynamo's guards in a run's "
                 f"TORCH_TRACE would (the trace explained, or given as {param('from_trace')})",
                 "branch-unknown",
@@ -207,12 +221,12 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
     return acc.result(
         "accounted",
         Reason(
-            f"{what}: this key's graph was traced through `if {t.text}:` (line {t.line}) the way "
+            f"{what}: this key's graph was traced through {t.shown} (line {t.line}) the way "
             f"{p.name}={text_of(v)} goes"
             + (f", and {len(known) - 1} more test of it" if len(known) > 1 else ""),
             "branch",
         ),
-        brief=f"the graph went through `if {t.text}:` (line {t.line}) that way",
+        brief=f"the graph went through {t.shown} (line {t.line}) that way",
     )
 
 
@@ -232,25 +246,64 @@ def _made_up(
         for n, ops in (tc.ops.items() if tc is not None else ()):
             seen.setdefault(n, []).extend(ops)
     return may_make_up(fn, t.line, ((mine - theirs) + (theirs - mine)).keys(), seen, _agreed(acc, t, traced),
-                       after)
+                       after, _same_calls(acc))
+
+
+def _same_calls(acc: ParamAccounting) -> Callable[[ast.Call], bool] | None:
+    """For :func:`~fxcache_core.lookup.made_up_ops.may_make_up`: which calls of the module's
+    own code run alike in the key's trace and the call's, where the call gives nothing but
+    the frame's parameters and the attribute tested: a submodule called as
+    ``self.name(...)`` with the frame's parameters (none the code assigns, nor the one tested)
+    and constants alone. Its ops depend on those and on the module's state, which the call
+    leaves as it was; None (no such call) where the call gives other state."""
+    tested = acc.user_src if acc.p.name.startswith("self.") else None
+    params = {q.name for q in acc.reads.params if not q.assigned and q.name != acc.p.name}
+    if any(src != tested and not (LOCAL_RE.match(src) and not src.startswith("L['self']"))
+           for src in acc.call.inputs):
+        return None
+
+    subs = submodules(module_node(acc.frame.file))
+
+    def same(c: ast.Call) -> bool:
+        f = c.func
+        return (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"
+                and f"self.{f.attr}" in subs
+                and all(isinstance(a, ast.Constant) or isinstance(a, ast.Name) and a.id in params
+                        for a in (*c.args, *(k.value for k in c.keywords))))
+    return same
 
 
 def _agreed(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> dict[int, tuple[bool, bool]]:
     """The other tests of the frame's parameters that the call's values decide (a parameter
     the function does not assign), whose side the call does not take has no op in this key's
     graph: line -> (the side the call takes, whether the key's graph has ops from it), for
-    :func:`~fxcache_core.lookup.made_up_ops.may_make_up`."""
-    by_test = {i: q for q in acc.reads.params for i, _ in q.tests}
+    :func:`~fxcache_core.lookup.made_up_ops.may_make_up`. A module's attribute the code tests
+    (and never changes) counts too: at the value the call gives, else at the side this key's
+    graph shows (the call is taken to leave the module as it was when the key was compiled).
+    A conditional expression counts where this key's graph shows its side, the side the
+    call takes."""
+    by_test = {i: q for q in (*acc.reads.params, *acc.reads.attrs) for i, _ in q.tests}
+    attrs = {q.name for q in acc.reads.attrs}
     out: dict[int, tuple[bool, bool]] = {}
     for i, t2 in enumerate(acc.reads.tests):
         q = by_test.get(i)
         if t2.line == t.line or q is None or q.assigned:
             continue
-        v = type(acc)(acc.ledger, acc.call, acc.frame, acc.reads, q).value()  # type: ignore[call-arg]
-        if type(v) is object:  # not given, and no default
-            continue
-        holds = branch_holds(t2, v)
+        src = "L['self']." + q.name.removeprefix("self.")
+        if q.name in attrs and src not in acc.call.inputs:
+            holds: bool | None = _side(acc, traced, t2)[0]
+        else:
+            given = acc.call.inputs.get(src)
+            v = getattr(given, "value", given) if q.name in attrs else \
+                type(acc)(acc.ledger, acc.call, acc.frame, acc.reads, q).value()  # type: ignore[call-arg]
+            if type(v) is object:  # not given, and no default
+                continue
+            holds = branch_holds(t2, v)
         if holds is None:
+            continue
+        if t2.form == "ifexp":
+            if _side(acc, traced, t2)[0] == holds:
+                out[t2.line] = (holds, holds != t2.bare)
             continue
         taken, other = (t2.body, t2.orelse) if holds else (t2.orelse, t2.body)
         if not _hits(traced, other):
@@ -278,6 +331,8 @@ def _skipped(acc: ParamAccounting, line: int, known: dict[int, bool]) -> bool:
     the trace did not take (nor does the call: it agrees with every known test)."""
     for i, side in known.items():
         t = acc.reads.tests[i]
+        if t.form != "if":
+            continue  # both sides share the line
         span = t.orelse if side else t.body
         if span is not None and span[0] <= line <= span[1]:
             return True

@@ -86,8 +86,10 @@ class BranchTest:
         shared_after: the ``if`` is in no loop and nothing after it tests anything (an
             ``if``, a loop, ``a if t else b``, ``and``/``or``, ``assert``, ``match``,
             ``try``, ``with``), which could trace the body's ops for the other side.
-        form: ``if`` (a statement) or ``ifexp``: a conditional expression that is the whole
-            value of a one-line statement alone on its line
+        form: ``if`` (a statement), ``and``/``or``: one operand of an ``if`` statement's
+            ``and``/``or`` (``if flag and x.dim() > 2:``; ``op`` and ``operand`` are the
+            operand's, ``text`` the whole test), or ``ifexp``: a conditional expression that
+            is the whole value of a one-line statement alone on its line
             (:func:`~fxcache_core.functions.cond_tests.cond_statement`); ``body`` and
             ``orelse`` are then that line both.
         bare: for ``ifexp``, True where its body is a bare name or constant (no op), False
@@ -110,7 +112,7 @@ class BranchTest:
     @property
     def shown(self) -> str:
         """The test as the code has it: ``if clip:``, or ``... if clip else ...``."""
-        return f"`if {self.text}:`" if self.form == "if" else f"`... if {self.text} else ...`"
+        return f"`... if {self.text} else ...`" if self.form == "ifexp" else f"`if {self.text}:`"
 
     def holds(self, value: object) -> bool | None:
         """Whether the test holds for the argument ``value`` (a Python value: bool,
@@ -419,18 +421,24 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
 
     def add(s: ast.stmt, test: ast.expr, body: tuple[int, int] | None, orelse: tuple[int, int] | None,
             within: tuple[tuple[int, bool], ...], exits: bool, e: ast.IfExp | None = None) -> int | None:
-        read, attrs = _ct.self_attrs_tested(test) if attr_names else (test, [])
-        got = _test_of(read, testable)
-        if got is None or body is None or len(tests) >= MAX_TESTS:
-            return None
-        p, op, operand, expr = got
+        form = "if" if e is not None or not isinstance(test, ast.BoolOp) else \
+            "and" if isinstance(test.op, ast.And) else "or"
         shared = not any(lo <= s.lineno <= hi for lo, hi in loop_spans) and not any(
             n.lineno > (s.end_lineno or s.lineno) for n in testing)
-        tests.append(BranchTest(s.lineno, _short(test) or "", op, operand, body, orelse, within, expr, exits,
-                                shared, "if" if e is None else "ifexp", None if e is None else _ct.bare_side(e)))
-        test_lines[p].append((len(tests) - 1, s.lineno))
-        covered.update(id(n) for n in (*ast.walk(test), *attrs) if isinstance(n, (ast.Name, ast.Attribute)))
-        return len(tests) - 1
+        first = None
+        for part in test.values if isinstance(test, ast.BoolOp) and e is None else [test]:
+            read, attrs = _ct.self_attrs_tested(part) if attr_names else (part, [])
+            got = _test_of(read, testable)
+            if got is None or body is None or len(tests) >= MAX_TESTS:
+                continue
+            p, op, operand, expr = got
+            tests.append(BranchTest(s.lineno, _short(test) or "", op, operand, body, orelse, within, expr, exits,
+                                    shared, "ifexp" if e is not None else form,
+                                    None if e is None else _ct.bare_side(e)))
+            test_lines[p].append((len(tests) - 1, s.lineno))
+            covered.update(id(n) for n in (*ast.walk(part), *attrs) if isinstance(n, (ast.Name, ast.Attribute)))
+            first = len(tests) - 1 if first is None else first
+        return first
 
     def visit(stmts: list[ast.stmt], within: tuple[tuple[int, bool], ...]) -> None:
         for s in stmts:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from fxcache_core.cache.keys import KeyKind
@@ -54,11 +55,16 @@ class ParamAccounting(Protocol):
 def _side(acc: ParamAccounting, traced: TracedCode, t: BranchTest) -> tuple[bool | None, str]:
     """Which side of ``t`` a graph was traced through, and how that is known. For a
     conditional expression, only an op from its line, where the other side is bare (no op
-    at all): that side ran, whatever the ops (no op says nothing: a side may make none)."""
+    at all): that side ran, whatever the ops (no op says nothing: a side may make none). For
+    an operand of ``and`` only the body (every operand held), of ``or`` only the ``else``
+    (none held)."""
     if t.form == "ifexp":
         if t.bare is not None and t.line in traced.lines:
             return not t.bare, f"its ops at line {t.line}, which its {'else' if t.bare else 'body'} makes"
         return None, ""
+    if t.form in ("and", "or"):  # the side says the operand's truth only where it decided the test
+        side, how = _side(acc, traced, replace(t, form="if"))
+        return (side, how) if side is (t.form == "and") else (None, "")
     body = _hits(traced, t.body)
     other = _hits(traced, t.orelse) if t.orelse is not None else []
     if body and not other:
@@ -147,6 +153,8 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
             continue
         side, how = _side(acc, traced, t)
         holds = branch_holds(t, v)
+        if t.form in ("and", "or") and holds is (t.form == "and"):
+            holds = side  # the operand leaves the test to the rest of it, which held as it did for the key
         if side is None or holds is None:
             unknown.append(t)
             continue
@@ -287,7 +295,7 @@ def _agreed(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> dict[int
     out: dict[int, tuple[bool, bool]] = {}
     for i, t2 in enumerate(acc.reads.tests):
         q = by_test.get(i)
-        if t2.line == t.line or q is None or q.assigned:
+        if t2.line == t.line or q is None or q.assigned or t2.form in ("and", "or"):
             continue
         src = "L['self']." + q.name.removeprefix("self.")
         if q.name in attrs and src not in acc.call.inputs:

@@ -23,6 +23,7 @@ from fxcache_core.errors import param
 from fxcache_core.functions.cond_tests import submodules
 from fxcache_core.functions.params import BranchTest
 from fxcache_core.functions.trees import function_node, module_node
+from fxcache_core.lookup.binding import TensorArg
 from fxcache_core.lookup.branches import TracedCode, body_makes_op, branch_holds
 from fxcache_core.lookup.grad_paths import inference_forward_graph
 from fxcache_core.lookup.made_up_ops import may_make_up
@@ -260,12 +261,18 @@ def _made_up(
 def _same_calls(acc: ParamAccounting) -> Callable[[ast.Call], bool] | None:
     """For :func:`~fxcache_core.lookup.made_up_ops.may_make_up`: which calls of the module's
     own code run alike in the key's trace and the call's, where the call gives nothing but
-    the frame's parameters and the attribute tested: a submodule called as
-    ``self.name(...)`` with the frame's parameters (none the code assigns, nor the one tested)
-    and constants alone. Its ops depend on those and on the module's state, which the call
-    leaves as it was; None (no such call) where the call gives other state."""
+    the frame's parameters and the attribute tested: a submodule
+    (:func:`~fxcache_core.functions.cond_tests.submodules`) called as ``self.name(...)`` with
+    constants and the tensors the call gives for the frame's parameters (none the code
+    assigns), whose guards the key's holds where it serves the call. Its ops depend on those
+    and on the module's state, which the call leaves as it was; None (no such call) where the call gives other state, or where the
+    attribute tested is ``self.training`` (which every submodule has too)."""
+    if acc.p.name == "self.training":
+        return None  # model.train() and model.eval() set every submodule's too
     tested = acc.user_src if acc.p.name.startswith("self.") else None
-    params = {q.name for q in acc.reads.params if not q.assigned and q.name != acc.p.name}
+    tensors = {m.group(1) for src, v in acc.call.inputs.items()
+               if isinstance(v, TensorArg) and (m := LOCAL_RE.fullmatch(src)) is not None}
+    params = {q.name for q in acc.reads.params if not q.assigned and q.name != acc.p.name and q.name in tensors}
     if any(src != tested and not (LOCAL_RE.match(src) and not src.startswith("L['self']"))
            for src in acc.call.inputs):
         return None

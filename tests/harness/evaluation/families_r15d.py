@@ -26,14 +26,12 @@ R15D_FAMILIES: list[Family] = [
            doc="built with residual=False: the graph has no op from the line, which says nothing (dynamic=None)",
            queries=(
                _q("residual=True", x=[4, 8], residual=True),
-               _q("residual=False as built", x=[4, 8], residual=False),
            )),
     Family("r15d_two_sides_auto", _F + "two_sides", "two_sides", None,
            build=(({"x": [4, 8]},),), positional=1,
            doc="a's relu, which b's side makes too, built a=True, b=False (dynamic=None)",
            queries=(
                _q("a=False, b=True: the same ops", x=[4, 8], a=False, b=True),
-               _q("a=False: no relu", x=[4, 8], a=False),
            )),
     Family("r15d_act_alias_auto", _F + "act_alias", "act_alias", None,
            build=(({"x": [4, 8]},),), positional=1,

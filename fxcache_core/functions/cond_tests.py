@@ -23,8 +23,8 @@ import ast
 import copy
 from collections.abc import Iterable
 
-__all__ = ["attr_reads", "bare_side", "cond_statement", "lines_alone", "loaded_attrs", "self_attrs_tested", "stored_in_file",
-           "submodules"]
+__all__ = ["attr_reads", "bare_side", "cond_statement", "lines_alone", "loaded_attrs", "nn_layers", "self_attrs_tested",
+           "stored_in_file", "submodules"]
 
 
 def lines_alone(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
@@ -137,6 +137,37 @@ def submodules(module: ast.Module | None) -> frozenset[str]:
                     and not any(isinstance(x, ast.Name) and x.id == "self" for x in ast.walk(n.value)):
                 made.add(name)
     return frozenset(m for m in made if m.removeprefix("self.") not in defs) - (stored_in_file(module) or frozenset())
+
+
+def nn_layers(module: ast.Module | None) -> dict[str, str]:
+    """The submodules (:func:`submodules`) that an ``__init__`` of ``module`` makes as a stock
+    layer, ``torch.nn.X(...)`` or ``nn.X(...)`` (where the file binds ``nn`` only by
+    ``from torch import nn`` or ``import torch.nn as nn``): attribute name -> ``X``."""
+    if module is None:
+        return {}
+    nn_ok = any(isinstance(n, ast.ImportFrom) and n.module == "torch" and any(a.name == "nn" and a.asname in
+                (None, "nn") for a in n.names) or isinstance(n, ast.Import) and any(
+                a.name == "torch.nn" and a.asname == "nn" for a in n.names) for n in module.body)
+    binds_nn = sum(isinstance(n, ast.Name) and n.id == "nn" and isinstance(n.ctx, ast.Store)
+                   for n in ast.walk(module))
+    subs = submodules(module)
+    out: dict[str, str] = {}
+    for fn in ast.walk(module):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name != "__init__":
+            continue
+        for n in ast.walk(fn):
+            if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and (name := _self_attr(n.targets[0])) in subs
+                    and isinstance(n.value, ast.Call) and isinstance(f := n.value.func, ast.Attribute)):
+                continue
+            base = f.value
+            stock = isinstance(base, ast.Attribute) and base.attr == "nn" and isinstance(base.value, ast.Name) \
+                and base.value.id == "torch" or isinstance(base, ast.Name) and base.id == "nn" and nn_ok \
+                and not binds_nn
+            if stock and name is not None:
+                out.setdefault(name.removeprefix("self."), f.attr)
+                if out[name.removeprefix("self.")] != f.attr:
+                    out[name.removeprefix("self.")] = ""  # made two ways
+    return out
 
 
 def attr_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, covered: set[int], stored: frozenset[str] | None,

@@ -13,6 +13,7 @@ constants. Never imports torch."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -20,12 +21,13 @@ from typing import Any, Protocol
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.errors import param
-from fxcache_core.functions.cond_tests import submodules
+from fxcache_core.functions.cond_tests import nn_layers, submodules
 from fxcache_core.functions.params import BranchTest
 from fxcache_core.functions.trees import function_node, module_node
 from fxcache_core.lookup.binding import TensorArg
 from fxcache_core.lookup.branches import TracedCode, body_makes_op, branch_holds
 from fxcache_core.lookup.grad_paths import inference_forward_graph
+from fxcache_core.lookup.layer_bodies import LAYER_TRAINING_FREE, body_makes_op_on_layer
 from fxcache_core.lookup.made_up_ops import may_make_up
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import text_of
@@ -90,7 +92,8 @@ def _side(acc: ParamAccounting, traced: TracedCode, t: BranchTest) -> tuple[bool
 
 
 def _made_op(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> tuple[int, int] | None:
-    """:func:`~fxcache_core.lookup.branches.body_makes_op` for an AOTAutograd key with no backward (no pass merged ops)."""
+    """:func:`~fxcache_core.lookup.branches.body_makes_op` for an AOTAutograd key with no backward (no pass merged ops),
+    and for a test of a module's attribute :func:`_layer_op`'s."""
     call = acc.call
     if (
         call.key.kind is not KeyKind.AOT_AUTOGRAD
@@ -98,7 +101,24 @@ def _made_op(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> tuple[i
         or inference_forward_graph(call.key) is None
     ):
         return None
-    return body_makes_op(acc.frame, t, call.inputs, call.taken, traced)
+    got = body_makes_op(acc.frame, t, call.inputs, call.taken, traced)
+    if got is None and (layer := _layer_op(acc, t, traced)) is not None:
+        return t.body[0], layer[1]
+    return got
+
+
+def _layer_op(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> tuple[str, int] | None:
+    """For a test of a module's attribute whose body has no op in ``traced``: (the op the
+    body makes whenever it runs, the return's line, which has ops in ``traced``), by
+    :func:`~fxcache_core.lookup.layer_bodies.body_makes_op_on_layer`; None otherwise. The
+    caller checks that the key's graph is an AOTAutograd inference graph as traced."""
+    if not acc.p.name.startswith("self.") or _hits(traced, t.body):
+        return None
+    tensors = {m.group(1): v for src, v in acc.call.inputs.items() if isinstance(v, TensorArg) and v.shape != ()
+               and src in acc.call.taken and (m := LOCAL_RE.fullmatch(src)) is not None}
+    f = acc.frame
+    got = body_makes_op_on_layer(f.file, f.line, f.function, t, tensors)
+    return got if got is not None and got[1] in traced.lines else None
 
 
 def _side_ops(
@@ -164,7 +184,9 @@ def branch_account(acc: ParamAccounting, v: object, what: str) -> ParamAccount |
             mine = _side_ops(acc, t, side, traced)
             theirs = _side_ops(acc, t, holds, traced)
             if theirs is None and holds and mine == () and _made_op(acc, t, traced) is not None:
-                theirs = ("(an op the body makes whatever it is given)",)
+                layer = _layer_op(acc, t, traced)
+                theirs = (f"torch.ops.aten.{layer[0]}.Tensor",) if layer else \
+                    ("(an op the body makes whatever it is given)",)
             if mine is not None and theirs is not None and Counter(mine) != Counter(theirs):
                 made = _made_up(acc, t, Counter(mine), Counter(theirs), traced)
                 if made is not None:
@@ -260,24 +282,31 @@ def _made_up(
 
 def _same_calls(acc: ParamAccounting) -> Callable[[ast.Call], bool] | None:
     """For :func:`~fxcache_core.lookup.made_up_ops.may_make_up`: which calls of the module's
-    own code run alike in the key's trace and the call's, where the call gives nothing but
-    the frame's parameters and the attribute tested: a submodule
+    own code run alike in the key's trace and the call's: a submodule
     (:func:`~fxcache_core.functions.cond_tests.submodules`) called as ``self.name(...)`` with
     constants and the tensors the call gives for the frame's parameters (none the code
     assigns), whose guards the key's holds where it serves the call. Its ops depend on those
-    and on the module's state, which the call leaves as it was; None (no such call) where the call gives other state, or where the
-    attribute tested is ``self.training`` (which every submodule has too)."""
-    if acc.p.name == "self.training":
-        return None  # model.train() and model.eval() set every submodule's too
+    and on its own state, which the call leaves as it was where it gives nothing but the
+    frame's parameters and the attribute tested. Where it gives other attributes of the
+    module (``self.keep=0.25``), only a stock layer
+    (:func:`~fxcache_core.functions.cond_tests.nn_layers`), which reads none of them; and
+    where ``self.training`` is tested or given (model.train() and model.eval() set every
+    submodule's), only one whose ops do not depend on it
+    (:data:`~fxcache_core.lookup.layer_bodies.LAYER_TRAINING_FREE`). None where the call
+    gives any other state."""
     tested = acc.user_src if acc.p.name.startswith("self.") else None
     tensors = {m.group(1) for src, v in acc.call.inputs.items()
                if isinstance(v, TensorArg) and (m := LOCAL_RE.fullmatch(src)) is not None}
     params = {q.name for q in acc.reads.params if not q.assigned and q.name != acc.p.name and q.name in tensors}
-    if any(src != tested and not (LOCAL_RE.match(src) and not src.startswith("L['self']"))
-           for src in acc.call.inputs):
+    others = [src for src in acc.call.inputs
+              if src != tested and not (LOCAL_RE.match(src) and not src.startswith("L['self']"))]
+    if any(not re.fullmatch(r"L\['self'\]\.\w+", src) for src in others):
         return None
-
     subs = submodules(module_node(acc.frame.file))
+    if others or tested == "L['self'].training":
+        layers = nn_layers(module_node(acc.frame.file))
+        free = LAYER_TRAINING_FREE if "L['self'].training" in (*others, tested) else None
+        subs = frozenset(n for n in subs if (c := layers.get(n.removeprefix("self."))) and (free is None or c in free))
 
     def same(c: ast.Call) -> bool:
         f = c.func

@@ -11,10 +11,11 @@ import textwrap
 from dataclasses import replace
 from types import SimpleNamespace
 
-from fxcache_core.functions.cond_tests import submodules
+from fxcache_core.functions.cond_tests import nn_layers, submodules
 from fxcache_core.functions.params import reads_of_def
 from fxcache_core.lookup.branch_accounts import _side, _side_ops
 from fxcache_core.lookup.branches import TracedCode
+from fxcache_core.lookup.layer_bodies import body_makes_op_on_layer
 from fxcache_core.lookup.made_up_ops import may_make_up
 
 SOURCE = textwrap.dedent('''\
@@ -155,3 +156,52 @@ def test_an_operand_of_and_is_known_to_hold_only_where_the_body_ran_and_of_or_on
     assert _side(acc, ran, keep) == (None, "")  # the body ran: not keep, or the size
     assert _side(acc, neither, replace(flag, orelse=(45, 45))) == (None, "")  # the else ran: flag, or the size, failed
     assert _side(acc, neither, replace(keep, orelse=(45, 45)))[0] is False  # the else ran: keep held
+
+
+LAYERS = textwrap.dedent('''\
+    import torch
+    from torch import nn
+
+
+    class Scale(nn.Module):
+        def __init__(self, make):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+            self.own = make(8)
+            self.keep = 0.5
+
+        def forward(self, x, n: int = 2):
+            y = self.lin(x)
+            if self.training:
+                y = y * self.keep
+            return y + x if n else y
+
+        def dropped(self, x):
+            y = self.lin(x)
+            if self.training:
+                y = y * self.keep
+            return x if self.keep else y
+
+        def other_input(self, x):
+            y = self.own(x)
+            if self.training:
+                y = y * self.keep
+            return y + x
+''')
+
+
+def test_a_body_on_a_stock_layer_s_tensor_makes_an_op_whenever_it_runs_where_it_reaches_the_return(tmp_path):
+    path = tmp_path / "layers.py"
+    path.write_text(LAYERS)
+    assert nn_layers(ast.parse(LAYERS)) == {"lin": "Linear"}  # make(8) is no stock layer
+    fns = {n.name: n for n in ast.walk(ast.parse(LAYERS)) if isinstance(n, ast.FunctionDef)}
+
+    def made(name: str, tensors=("x",)):
+        fn = fns[name]
+        (t,) = reads_of_def(fn, str(path)).tests[:1]
+        return body_makes_op_on_layer(str(path), fn.lineno, name, t, dict.fromkeys(tensors))
+
+    assert made("forward") == ("mul", 16)
+    assert made("forward", tensors=()) is None  # x not known to be a tensor the call gives
+    assert made("dropped") is None  # y may not reach the output: its mul may be dropped as dead
+    assert made("other_input") is None

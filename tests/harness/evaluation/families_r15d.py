@@ -3,7 +3,8 @@ attributes: a parameter tested by ``a if flag else b`` whose else side is a bare
 with either side; two such tests whose sides make the same op (the key undecided); both sides
 making ops (undecided); a flag in ``if flag and x.dim() > 1:``, built with either value; a
 module's bool attributes tested by a conditional expression and by an ``if``, stated with
-the call; a method that makes the tested side's op the other way round (undecided). :mod:`tests.harness.evaluation.families` adds them; nothing here imports
+the call; ``if self.training:`` scaling a stock layer's output, built in eval mode; a method
+that makes the tested side's op the other way round (undecided). :mod:`tests.harness.evaluation.families` adds them; nothing here imports
 torch."""
 
 from __future__ import annotations
@@ -65,5 +66,12 @@ R15D_FAMILIES: list[Family] = [
            doc="built with flag left out (False): no relu, which the size could explain too (dynamic=None)",
            queries=(
                _q("flag=True", x=[4, 8], flag=True),
+           )),
+    Family("r15d_train_scale", _F + "train_scale", "TrainScale", None, model=True,
+           build=(({"x": [4, 8]},),),
+           doc="if self.training: y = y * self.keep after a Linear, built in eval mode (dynamic=None)",
+           queries=(
+               _q("training mode", x=[4, 8], **{"@train": True}),
+               _q("eval stated", x=[4, 8], **{"@train": False}),
            )),
 ]

@@ -75,3 +75,24 @@ def gated(x, flag=False):
     if flag and x.dim() > 1:
         y = y.relu()
     return y
+
+
+class TrainScale(torch.nn.Module):
+    """A scale applied only in training mode, after a stock layer: the key built in eval mode
+    has no op from the body, which makes one whenever it runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+        self.keep = 0.5
+
+    def forward(self, x):
+        y = self.lin(x)
+        if self.training:
+            y = y * self.keep
+        return y + x
+
+
+def train_scale() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return TrainScale().eval()

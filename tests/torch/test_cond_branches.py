@@ -2,7 +2,8 @@
 side, as tests/torch/test_made_up_and_params.py), for the branch rule on a conditional
 expression (``return y + x if residual else y``) and on a module's attribute the call states
 (``self.use_act=False`` against ``F.gelu(y) if self.use_act else y``, ``if self.double:``),
-and on an operand of ``and`` (``if flag and x.dim() > 1:``).
+on an operand of ``and`` (``if flag and x.dim() > 1:``), and on ``if self.training: y = y *
+self.keep`` after a stock layer, whose body makes an op whenever it runs.
 Families of tests/harness/evaluation/families_r15d.py, built in a temp dir in the background.
 No verdict nor key line may be wrong; the rule decides where an op from the expression's line
 shows its side, and leaves the rest UNDECIDED with its codes: a key built with the bare side
@@ -18,7 +19,7 @@ from tests.harness.family_runs import rows_by_note, wrong_lines
 pytestmark = pytest.mark.torch
 
 _FAMILIES = ("r15d_resid_auto", "r15d_resid_off_auto", "r15d_two_sides_auto", "r15d_flagged_attr",
-             "r15d_gated_auto")
+             "r15d_gated_auto", "r15d_train_scale")
 
 
 @builder("cond_branches", order=7)
@@ -67,3 +68,8 @@ def test_another_expression_whose_side_makes_the_same_op_leaves_the_key_undecide
 def test_an_operand_of_and_is_decided_where_the_body_ran(cond_branches):
     assert _verdict(cond_branches, "r15d_gated_auto", "flag=False") == ("right", "branch-not-taken", "NEW")
     assert _verdict(cond_branches, "r15d_gated_auto", "flag=True as built") == ("right", "hit", "HIT")
+
+
+def test_a_body_that_makes_an_op_whenever_it_runs_shows_the_eval_mode_the_key_was_built_in(cond_branches):
+    assert _verdict(cond_branches, "r15d_train_scale", "training mode") == ("right", "branch-not-taken", "NEW")
+    assert _verdict(cond_branches, "r15d_train_scale", "eval stated") == ("right", "hit", "HIT")

@@ -14,6 +14,10 @@
   whether it may change it (a store to ``self.use_act`` in the method, or in any method of
   the file but ``__init__``, ``setattr``/``delattr``, ``self`` rebound).
 
+:func:`submodules` and :func:`nn_layers` say which attributes are submodules that
+``__init__`` makes (and which of them are stock ``torch.nn`` layers), for the rules that ask
+whether a call of one runs alike in two traces.
+
 Reads the source with ``ast`` only; never runs it. Never imports torch.
 """
 

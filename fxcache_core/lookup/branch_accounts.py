@@ -322,8 +322,7 @@ def _agreed(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> dict[int
     the function does not assign), whose side the call does not take has no op in this key's
     graph: line -> (the side the call takes, whether the key's graph has ops from it), for
     :func:`~fxcache_core.lookup.made_up_ops.may_make_up`. A module's attribute the code tests
-    (and never changes) counts too: at the value the call gives, else at the side this key's
-    graph shows (the call is taken to leave the module as it was when the key was compiled).
+    (and never changes) counts too, where the call gives it.
     A conditional expression counts where this key's graph shows its side, the side the
     call takes."""
     by_test = {i: q for q in (*acc.reads.params, *acc.reads.attrs) for i, _ in q.tests}
@@ -335,14 +334,13 @@ def _agreed(acc: ParamAccounting, t: BranchTest, traced: TracedCode) -> dict[int
             continue
         src = "L['self']." + q.name.removeprefix("self.")
         if q.name in attrs and src not in acc.call.inputs:
-            holds: bool | None = _side(acc, traced, t2)[0]
-        else:
-            given = acc.call.inputs.get(src)
-            v = getattr(given, "value", given) if q.name in attrs else \
-                type(acc)(acc.ledger, acc.call, acc.frame, acc.reads, q).value()  # type: ignore[call-arg]
-            if type(v) is object:  # not given, and no default
-                continue
-            holds = branch_holds(t2, v)
+            continue  # may differ from the key's: the call does not say
+        given = acc.call.inputs.get(src)
+        v = getattr(given, "value", given) if q.name in attrs else \
+            type(acc)(acc.ledger, acc.call, acc.frame, acc.reads, q).value()  # type: ignore[call-arg]
+        if type(v) is object:  # not given, and no default
+            continue
+        holds = branch_holds(t2, v)
         if holds is None:
             continue
         if t2.form == "ifexp":

@@ -44,8 +44,8 @@ R15D_FAMILIES: list[Family] = [
            build=(({"x": [4, 8]},),),
            doc="a module's bool attributes tested by a conditional expression and an if (dynamic=None)",
            queries=(
-               _q("use_act=False", x=[4, 8], **{"@set": {"use_act": False}}),
-               _q("double=False", x=[4, 8], **{"@set": {"double": False}}),
+               _q("use_act=False", x=[4, 8], **{"@set": {"use_act": False, "double": True}}),
+               _q("double=False", x=[4, 8], **{"@set": {"double": False, "use_act": True}}),
                _q("both stated as built", x=[4, 8], **{"@set": {"use_act": True, "double": True}}),
            )),
     Family("r15d_self_made_up", _F + "self_made_up", "SelfMadeUp", None, model=True,

@@ -34,15 +34,14 @@ from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, replace
 
 from fxcache_core.functions import branch_arith as _ba
+from fxcache_core.functions import cond_tests as _ct
 from fxcache_core.functions.frames import CompiledFrom, resume_parent
+from fxcache_core.functions.order_tests import MAX_TESTS, order_tests
+from fxcache_core.functions.order_tests import short as _short
 from fxcache_core.functions.source_dirs import shown, withheld
 from fxcache_core.functions.sources import Stamp, _stat
-from fxcache_core.functions.trees import defs_by_name
+from fxcache_core.functions.trees import defs_by_name, module_node
 from fxcache_core.reasons import Reason
-
-MAX_TESTS = 2000
-"""Tests kept per function (a function with more is read as having none beyond)."""
-MAX_TEXT = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +86,14 @@ class BranchTest:
         shared_after: the ``if`` is in no loop and nothing after it tests anything (an
             ``if``, a loop, ``a if t else b``, ``and``/``or``, ``assert``, ``match``,
             ``try``, ``with``), which could trace the body's ops for the other side.
+        form: ``if`` (a statement), ``and``/``or``: one operand of an ``if`` statement's
+            ``and``/``or`` (``if flag and x.dim() > 2:``; ``op`` and ``operand`` are the
+            operand's, ``text`` the whole test), or ``ifexp``: a conditional expression that
+            is the whole value of a one-line statement alone on its line
+            (:func:`~fxcache_core.functions.cond_tests.cond_statement`); ``body`` and
+            ``orelse`` are then that line both.
+        bare: for ``ifexp``, True where its body is a bare name or constant (no op), False
+            where its ``else`` is, None where both or neither are.
     """
 
     line: int
@@ -99,6 +106,13 @@ class BranchTest:
     expr: str | None = None
     exits: bool = False
     shared_after: bool = True
+    form: str = "if"
+    bare: bool | None = None
+
+    @property
+    def shown(self) -> str:
+        """The test as the code has it: ``if clip:``, or ``... if clip else ...``."""
+        return f"`... if {self.text} else ...`" if self.form == "ifexp" else f"`if {self.text}:`"
 
     def holds(self, value: object) -> bool | None:
         """Whether the test holds for the argument ``value`` (a Python value: bool,
@@ -201,10 +215,17 @@ class FrameReads:
     varkw_name: str | None = None
     varkw_read: bool = False
     order_tests: tuple[tuple[int, str], ...] = ()
+    attrs: tuple[ParamUse, ...] = ()
 
     def param(self, name: str) -> ParamUse | None:
         """The parameter ``name``, None when the function has none of that name."""
         return next((p for p in self.params if p.name == name), None)
+
+    def attr(self, name: str) -> ParamUse | None:
+        """The module attribute ``name`` (``self.use_act``) as a parameter of its own, where
+        the code tests it (:func:`~fxcache_core.functions.cond_tests.self_attrs_tested`);
+        ``assigned`` where the code may change it. None where it tests no such attribute."""
+        return next((p for p in self.attrs if p.name == name), None)
 
     def after(self, line: int) -> FrameReads:
         """The reads a resume frame after line ``line`` makes: those at or after it,
@@ -215,15 +236,11 @@ class FrameReads:
         def keep(n: int) -> bool:
             return n >= start
 
-        params = tuple(
-            replace(
-                p,
-                tests=tuple(t for t in p.tests if keep(t[1])),
-                other=tuple(n for n in p.other if keep(n)),
-            )
-            for p in self.params
-        )
-        return replace(self, params=params)
+        def cut(ps: tuple[ParamUse, ...]) -> tuple[ParamUse, ...]:
+            return tuple(replace(p, tests=tuple(t for t in p.tests if keep(t[1])),
+                                 other=tuple(n for n in p.other if keep(n))) for p in ps)
+
+        return replace(self, params=cut(self.params), attrs=cut(self.attrs))
 
 
 def frame_reads(frame: CompiledFrom) -> FrameReads | Reason:
@@ -283,16 +300,6 @@ def _def_named(defs: tuple[_Def, ...], line: int) -> _Def | None:
         ):
             best = node
     return best
-
-
-def _short(node: ast.AST | None) -> str | None:
-    if node is None:
-        return None
-    try:
-        text = ast.unparse(node)
-    except (ValueError, RecursionError):
-        return "?"
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
 
 
 def _default(node: ast.expr | None) -> Default:
@@ -402,32 +409,48 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
     assigned: set[str] = set()
     loops: list[tuple[int, int]] = []
     opaque = False
-    covered: set[int] = set()  # id() of the Name nodes a supported test reads
+    covered: set[int] = set()  # id() of the Name (and self.X) nodes a supported test reads
     testing = [n for n in ast.walk(fn) if isinstance(n, _ba.TESTING)]
     loop_spans = [(n.lineno, n.end_lineno or n.lineno) for n in testing
                   if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
 
+    attr_names = _ct.loaded_attrs(fn) if positional and positional[0].arg == "self" else set()
+    testable = names | attr_names
+    test_lines.update({n: [] for n in attr_names})
+    alone = _ct.lines_alone(fn)
+
+    def add(s: ast.stmt, test: ast.expr, body: tuple[int, int] | None, orelse: tuple[int, int] | None,
+            within: tuple[tuple[int, bool], ...], exits: bool, e: ast.IfExp | None = None) -> int | None:
+        form = "if" if e is not None or not isinstance(test, ast.BoolOp) else \
+            "and" if isinstance(test.op, ast.And) else "or"
+        shared = not any(lo <= s.lineno <= hi for lo, hi in loop_spans) and not any(
+            n.lineno > (s.end_lineno or s.lineno) for n in testing)
+        first = None
+        for part in test.values if isinstance(test, ast.BoolOp) and e is None else [test]:
+            read, attrs = _ct.self_attrs_tested(part) if attr_names else (part, [])
+            got = _test_of(read, testable)
+            if got is None or body is None or len(tests) >= MAX_TESTS:
+                continue
+            p, op, operand, expr = got
+            tests.append(BranchTest(s.lineno, _short(test) or "", op, operand, body, orelse, within, expr, exits,
+                                    shared, "ifexp" if e is not None else form,
+                                    None if e is None else _ct.bare_side(e)))
+            test_lines[p].append((len(tests) - 1, s.lineno))
+            covered.update(id(n) for n in (*ast.walk(part), *attrs) if isinstance(n, (ast.Name, ast.Attribute)))
+            first = len(tests) - 1 if first is None else first
+        return first
+
     def visit(stmts: list[ast.stmt], within: tuple[tuple[int, bool], ...]) -> None:
         for s in stmts:
-            if isinstance(s, ast.If) and len(tests) < MAX_TESTS:
-                got = _test_of(s.test, names)
-                body, orelse = _span(s.body), _span(s.orelse)
-                if got is not None and body is not None:
-                    p, op, operand, expr = got
-                    tests.append(
-                        BranchTest(
-                            s.lineno, _short(s.test) or "", op, operand, body, orelse, within, expr,
-                            any(isinstance(n, _ba.EXITS) for b in s.body for n in ast.walk(b)),
-                            not any(lo <= s.lineno <= hi for lo, hi in loop_spans) and not any(
-                                n.lineno > (s.end_lineno or s.lineno) for n in testing),
-                        )
-                    )
-                    i = len(tests) - 1
-                    test_lines[p].append((i, s.lineno))
-                    covered.update(id(n) for n in ast.walk(s.test) if isinstance(n, ast.Name))
+            if isinstance(s, ast.If):
+                i = add(s, s.test, _span(s.body), _span(s.orelse), within,
+                        any(isinstance(n, _ba.EXITS) for b in s.body for n in ast.walk(b)))
+                if i is not None:
                     visit(s.body, (*within, (i, True)))
                     visit(s.orelse, (*within, (i, False)))
                     continue
+            elif (e := _ct.cond_statement(s, alone)) is not None:
+                add(s, e.test, (s.lineno, s.lineno), (s.lineno, s.lineno), within, False, e)
             if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
                 loops.append((s.lineno, s.end_lineno or s.lineno))
             for child in _child_blocks(s):
@@ -447,6 +470,9 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
             assigned.update(set(n.names) & names)
         elif isinstance(n, ast.arg) and n.arg in names:
             assigned.add(n.arg)  # a nested function's or lambda's parameter shadows it
+    tested = [n for n in sorted(attr_names) if test_lines[n]]
+    attr_other, attr_changed = _ct.attr_reads(fn, covered, _ct.stored_in_file(module_node(path)), tested) \
+        if tested else ({}, set())
     params = tuple(
         ParamUse(
             p.arg,
@@ -473,56 +499,10 @@ def _read_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameRea
         tuple(loops),
         kw,
         kw_read,
-        _order_tests(fn),
+        order_tests(fn),
+        tuple(ParamUse(n, assigned=n in attr_changed, tests=tuple(test_lines[n]),
+                       other=tuple(sorted(set(attr_other[n])))) for n in tested),
     )
-
-
-_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
-
-
-def _orders(node: ast.AST) -> bool:
-    """``node`` holds a ``<``/``<=``/``>``/``>=`` with an operand that is not a literal."""
-    return any(
-        isinstance(n, ast.Compare)
-        and any(isinstance(o, _ORDER) for o in n.ops)
-        and not all(isinstance(x, ast.Constant) for x in (n.left, *n.comparators))
-        for n in ast.walk(node)
-    )
-
-
-def _chain_sides(s: ast.If) -> list[list[ast.stmt]]:
-    """The statements of each side of an ``if``/``elif``/``else`` chain."""
-    sides = [s.body]
-    while len(s.orelse) == 1 and isinstance(s.orelse[0], ast.If):
-        s = s.orelse[0]
-        sides.append(s.body)
-    sides.append(s.orelse)
-    return sides
-
-
-def _order_tests(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int, str], ...]:
-    """:attr:`FrameReads.order_tests` of ``fn``."""
-    same: set[int] = set()  # id() of the tests of chains whose sides are all the same statements
-    out: list[tuple[int, str]] = []
-    for n in _walk_body(fn):
-        if isinstance(n, ast.If) and id(n.test) not in same:
-            sides = _chain_sides(n)
-            if len({ast.dump(ast.Module(body=side, type_ignores=[])) for side in sides}) == 1:
-                same.update(id(t.test) for t in ast.walk(n) if isinstance(t, ast.If))
-        test = n.test if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)) else None
-        if test is not None and id(test) not in same and _orders(test):
-            out.append((n.lineno, _short(test) or ""))
-        elif (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Name)
-            and n.func.id in ("min", "max")
-            and len(n.args) >= 2
-            and not all(isinstance(a, ast.Constant) for a in n.args)
-        ):
-            out.append((n.lineno, _short(n) or ""))
-        if len(out) >= MAX_TESTS:
-            break
-    return tuple(sorted(out))
 
 
 def reads_of_def(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FrameReads:

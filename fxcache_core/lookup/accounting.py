@@ -241,7 +241,22 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
     params = [a for p in reads.params for a in ParamAccounting(ledger, call, frame, reads, p).accounts()]
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
                             + module_state(call.inputs, frame, call.key, state_judge(
-                                ledger.catalog, call.key, frame, call.inputs, call.mode))))
+                                ledger.catalog, call.key, frame, call.inputs, call.mode),
+                                _attr_branch(ledger, call, frame, reads))))
+
+
+def _attr_branch(ledger: Ledger, call: KeyCall, frame: CompiledFrom, reads: FrameReads
+                 ) -> Callable[[str, str, object], ParamAccount | None]:
+    """Branch evidence for a module attribute the call gives (``self.use_act``, from
+    ``src`` ``L['self'].use_act``) that the code tests (:meth:`FrameReads.attr`)."""
+    def judge(src: str, name: str, v: object) -> ParamAccount | None:
+        p = reads.attr(name)
+        if p is None:
+            return None
+        acc = ParamAccounting(ledger, call, frame, reads, p)
+        acc.user_src, acc.given = src, v
+        return branch_account(acc, v, f"{name}={text_of(v)}")
+    return judge
 
 
 def _unread(params: tuple[ParamAccount, ...], call: KeyCall, records: Sequence[Mapping[str, object]],

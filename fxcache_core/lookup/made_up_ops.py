@@ -22,7 +22,7 @@ Reads the source with ``ast`` only; never runs it. Never imports torch.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 __all__ = ["may_make_up", "op_name"]
 
@@ -97,18 +97,23 @@ def may_make_up(
     seen: Mapping[int, Sequence[str]],
     agreed: Mapping[int, tuple[bool, bool]] | None = None,
     after: int | None = None,
+    same_calls: Callable[[ast.Call], bool] | None = None,
 ) -> tuple[int, str] | None:
     """Where code of ``fn`` outside the ``if`` at ``test_line`` may make one of ``ops``
     (op names or targets) a different number of times than a trace through the other side
     of that ``if`` would: (its line, what it is), or None where no code can. ``seen``:
     line -> the op targets a key's graph of the function shows the line made. ``agreed``:
-    the line of another ``if`` -> (the side the call takes, whether the key's graph has ops
-    from that side), for an ``if`` whose other side the key's graph has no op from: that
+    the line of another ``if`` or conditional expression -> (the side the call takes, whether
+    the key's graph has ops from that side), for an ``if`` whose other side the key's graph has no op from: that
     side makes no op in either trace (it is not read), and the side the call takes runs
     once in both where the key's graph has ops from it (read as straight-line code).
     ``after``: the last line of an ``if`` whose body exits (``return``, ``raise``...) and
     has no ``else``: the code after it runs only in the trace that skipped the body, so
-    every line past ``after`` is read as code that may run a different number of times."""
+    every line past ``after`` is read as code that may run a different number of times.
+    ``same_calls``: the calls of the function's own code (``self.lin(x)``) that run alike in
+    both traces, where they run once in each (straight-line code); any other such call may
+    make anything. The test at ``test_line`` is an ``if`` statement or a conditional
+    expression (its sides are what differ)."""
     agreed = agreed or {}
     want = {op_name(o) for o in ops}
     if not want:
@@ -121,7 +126,7 @@ def may_make_up(
     def visit(node: ast.AST, varies: bool) -> None:
         if found:
             return
-        if isinstance(node, ast.If) and node.lineno == test_line:
+        if isinstance(node, (ast.If, ast.IfExp)) and node.lineno == test_line:
             return
         if after is not None and getattr(node, "lineno", 0) > after:
             varies = True
@@ -131,10 +136,18 @@ def may_make_up(
             for child in node.body if body else node.orelse:
                 visit(child, varies or not both)
             return
+        if isinstance(node, ast.IfExp) and node.lineno in agreed \
+                and not any(isinstance(n, ast.IfExp) and n is not node for n in ast.walk(node)):
+            body, both = agreed[node.lineno]
+            visit(node.test, varies)
+            visit(node.body if body else node.orelse, varies or not both)
+            return
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Name) and f.id in _NO_OPS:
+                pass
+            elif not varies and same_calls is not None and same_calls(node):
                 pass
             elif isinstance(f, ast.Name) and f.id not in _NAMED_BUILTINS or not isinstance(f, (ast.Name, ast.Attribute)) \
                     or _root(f) == "self":

@@ -11,7 +11,9 @@ its lookup is undecided, naming it (``module-state-unrecorded``), instead of the
 being dropped because no input of the key takes it, unless it is a float or an int the
 key's graph shows as a constant read exactly
 (:mod:`fxcache_core.lookup.state_constants`: ``y = self.fc(x) * self.scale`` puts
-``self.scale`` into ``aten.mul``), which decides. Where the call gives none, the module
+``self.scale`` into ``aten.mul``), which decides, or an attribute the code only tests
+(``if self.use_act:``, ``... if self.training else ...``) whose side the key's graph shows
+(the branch rule, as for a parameter). Where the call gives none, the module
 is taken to be as it was when the key was compiled.
 
 Never imports torch; decodes only through the judge it is given.
@@ -34,12 +36,14 @@ __all__ = ["module_state"]
 
 
 def module_state(inputs: Mapping[str, InputValue], frame: CompiledFrom, key: CacheKey,
-                 judge: StateJudge | None = None) -> list[ParamAccount]:
+                 judge: StateJudge | None = None, branch: StateJudge | None = None) -> list[ParamAccount]:
     """One :class:`~fxcache_core.lookup.param_account.ParamAccount` per attribute of the
     module the call gives (``L['self'].training``; not a tensor), for a frame that is a
     module's (compiled whole, or a method of a class); [] otherwise. Each is what
     ``judge`` says of it (:func:`~fxcache_core.lookup.state_constants.state_judge`: a
-    float or int read exactly as a constant of the key's graph), else undecided."""
+    float or int read exactly as a constant of the key's graph), else what ``branch`` says
+    where it decides (the attribute only tested by the code, and the key's graph showing
+    the side: :func:`~fxcache_core.lookup.branch_accounts.branch_account`), else undecided."""
     if not (frame.whole_module or frame.module_class is not None):
         return []
     out = []
@@ -49,6 +53,10 @@ def module_state(inputs: Mapping[str, InputValue], frame: CompiledFrom, key: Cac
             continue
         name = "self" + m.group(1)
         if judge is not None and (got := judge(src, name, v.value if isinstance(v, PyValue) else v)) is not None:
+            out.append(got)
+            continue
+        if branch is not None and (got := branch(src, name, v.value if isinstance(v, PyValue) else v)) is not None \
+                and (got.status != "undecided" or got.how.code == "branch-may-be-made-up"):
             out.append(got)
             continue
         out.append(ParamAccount(name, str(v), True, "undecided", Reason(

@@ -241,7 +241,7 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
     params = [a for p in reads.params for a in ParamAccounting(ledger, call, frame, reads, p).accounts()]
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
                             + module_state(call.inputs, frame, call.key, state_judge(
-                                ledger.catalog, call.key, frame, call.inputs, call.mode))))
+                                ledger.catalog, call.key, frame, call.inputs, call.mode), records=records)))
 
 
 def _unread(params: tuple[ParamAccount, ...], call: KeyCall, records: Sequence[Mapping[str, object]],

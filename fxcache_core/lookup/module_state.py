@@ -70,11 +70,11 @@ def module_state(inputs: Mapping[str, InputValue], frame: CompiledFrom, key: Cac
             out.append(got)
             continue
         if seen is not None:
+            shown = " or ".join(text_of(x) for x in seen[1])
             out.append(ParamAccount(name, str(v), True, "undecided", Reason(
-                f"{name}={v}: key {key.key[:12]} was traced with {name}="
-                + " or ".join(text_of(x) for x in seen[1]) + " (Dynamo's guard in a run's trace), so its guards fail "
-                "and torch traces the call again; whether that gives this key's graph the cache cannot tell",
-                "module-state-differs-from-record"), src))
+                f"{name}={v}: key {key.key[:12]} was traced with {name}={shown} (Dynamo's guard in a run's trace), "
+                "so its guards fail and torch traces the call again; whether that gives this key's graph the cache "
+                "cannot tell", "module-state-differs-from-record"), src))
             continue
         out.append(ParamAccount(name, str(v), True, "undecided", Reason(
             f"{name}={v}: state of the module, which Dynamo guards where the code reads it "

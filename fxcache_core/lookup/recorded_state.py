@@ -34,7 +34,9 @@ __all__ = ["SELF_NAMES", "STATE_FIELDS", "STATE_PREFIX", "attr_evidence", "recor
 
 SELF_NAMES = "#self-names"
 """A record's entry: every attribute or key name the compile's guards read (``training``,
-``bn``, ``use_cache``), kept only where all its guards were read (:data:`ALL_GUARDS`)."""
+``bn``, ``use_cache``), kept only where all its guards were read (:data:`ALL_GUARDS`), none
+reads a whole ``__dict__``, and none pins the module or a submodule by its identity (a
+module Dynamo specialized may have its attributes read unguarded)."""
 
 STATE_PREFIX = "#state:"
 """The prefix of a record's global state entries (``#state:grad_mode`` -> False)."""

@@ -15,7 +15,8 @@ so it is the state their keys hashed.
 :func:`state_record` keeps, for one compile, what :mod:`fxcache_core.lookup.recorded_state`
 reads: each module attribute pinned to a constant (by Dynamo's source), the names its guards
 read (:data:`~fxcache_core.lookup.recorded_state.SELF_NAMES`: only with all its guards, and
-none where a guard reads a whole ``__dict__`` or ``vars()``) and the global state
+none where a guard reads a whole ``__dict__`` or ``vars()``, or pins the module or a
+submodule by its identity) and the global state
 (:data:`~fxcache_core.lookup.recorded_state.STATE_PREFIX`). Guard text is parsed with ``ast``
 and ``json`` (data only) and never run. Nothing here imports torch.
 """
@@ -42,7 +43,10 @@ names past it are not kept (no evidence)."""
 _MAX_CODE = 2000
 _GLOBAL_STATE = "___check_global_state() against "
 _NAME_RE = re.compile(r"\.([A-Za-z_]\w{0,200})|'([A-Za-z_]\w{0,200})'")
-_WHOLE_DICT_RE = re.compile(r"vars\(|__dict__")
+_WHOLE_DICT_RE = re.compile(r"vars\(|__dict__|___check_obj_id\(L\['self'\]")
+"""A guard after which the names are not kept: one that reads a whole ``__dict__``, or an
+identity guard on the module or a submodule (``NN_MODULE``: a module Dynamo specialized,
+whose other attributes it may read unguarded where ``guard_nn_modules`` is off)."""
 _ONE_NAME_RE = re.compile(r"___dict_contains\('\w{1,200}', (?:[^()]|\([^()]*\)){1,1000}?\.__dict__\)|"
                           r"dict\((?:[^()]|\([^()]*\)){1,1000}?\.__dict__\)\['\w{1,200}'\]")
 """A guard that reads one name of an object's ``__dict__`` (whether it holds ``forward``,

@@ -43,10 +43,16 @@ names past it are not kept (no evidence)."""
 _MAX_CODE = 2000
 _GLOBAL_STATE = "___check_global_state() against "
 _NAME_RE = re.compile(r"\.([A-Za-z_]\w{0,200})|'([A-Za-z_]\w{0,200})'")
-_WHOLE_DICT_RE = re.compile(r"vars\(|__dict__|___check_obj_id\(L\['self'\]")
-"""A guard after which the names are not kept: one that reads a whole ``__dict__``, or an
-identity guard on the module or a submodule (``NN_MODULE``: a module Dynamo specialized,
-whose other attributes it may read unguarded where ``guard_nn_modules`` is off)."""
+_WHOLE_DICT_RE = re.compile(r"vars\(|__dict__")
+"""A guard after which the names are not kept: one that reads a whole ``__dict__``."""
+_SELF_ID_RE = re.compile(r"___check_obj_id\(L\['self'\][^\n]{0,1500}?, [0-9]{1,24}\)(?:, type=<class '([\w.]{1,300})'>)?$")
+_NOT_MODULES = frozenset({"builtin_function_or_method", "function", "method", "method-wrapper", "method_descriptor",
+                          "wrapper_descriptor", "module", "type", "code", "NoneType", "bool", "int", "float", "str",
+                          "functools.partial", "torch._ops.OpOverload", "torch._ops.OpOverloadPacket"})
+"""The types an identity guard off the module may name without pinning a module: the names
+are kept past it. Any other (a module Dynamo specialized, ``NN_MODULE``, whose other
+attributes it may read unguarded where ``guard_nn_modules`` is off), or none printed, and
+they are not."""
 _ONE_NAME_RE = re.compile(r"___dict_contains\('\w{1,200}', (?:[^()]|\([^()]*\)){1,1000}?\.__dict__\)|"
                           r"dict\((?:[^()]|\([^()]*\)){1,1000}?\.__dict__\)\['\w{1,200}'\]")
 """A guard that reads one name of an object's ``__dict__`` (whether it holds ``forward``,
@@ -146,7 +152,9 @@ def state_record(codes: Iterable[str], complete: bool) -> dict[str, object]:
                 out[STATE_PREFIX + k] = v
             continue
         if names is not None:
-            if len(code) > _MAX_CODE or _WHOLE_DICT_RE.search(_ONE_NAME_RE.sub("", code)):
+            pinned = _SELF_ID_RE.match(code) if code.startswith("___check_obj_id(L['self']") else None
+            if len(code) > _MAX_CODE or _WHOLE_DICT_RE.search(_ONE_NAME_RE.sub("", code)) or (
+                    code.startswith("___check_obj_id(L['self']") and (pinned is None or pinned.group(1) not in _NOT_MODULES)):
                 names = None
             else:
                 names.update(a or b for a, b in _NAME_RE.findall(code))

@@ -71,6 +71,11 @@ def test_names_are_kept_only_from_a_compiles_every_guard_and_not_past_a_whole_di
     assert "#self-names" not in state_record([*GATE, "len(L['self'].__dict__) == 4"], complete=True)
     specialized = "___check_obj_id(L['self']._modules['lin'], 140706147596656)"  # its attributes may go unguarded
     assert "#self-names" not in state_record([*GATE, specialized], complete=True)
+    typed = specialized + ", type=<class 'torch.nn.modules.linear.Linear'>"
+    assert "#self-names" not in state_record([*GATE, typed], complete=True)
+    act = ("___check_obj_id(L['self']._modules['act_fn'].act, 140516264406176), "
+           "type=<class 'builtin_function_or_method'>")  # a function the module holds: no module pinned
+    assert "act" in state_record([*GATE, act], complete=True)["#self-names"]
     kept = state_record([*GATE, "not ___dict_contains('attribute_map', L['self'].config.__dict__)",
                          "not ___dict_contains('use_act', dict(type(L['self']).__mro__[1].__dict__)['attribute_map'])"],
                         complete=True)  # one name of a dict each (torch's text for a transformers config)

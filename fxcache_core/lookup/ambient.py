@@ -22,7 +22,10 @@ grad mode. So, for an AOTAutograd key the call otherwise fits (:func:`ambient_ac
   grad enabled and nothing that needed a backward: the cache cannot tell which
   (``grad-mode-unrecorded``), unless its graph computes an output from an input that
   required grad by ops that carry grad (:mod:`fxcache_core.lookup.grad_paths`): then grad
-  was disabled (``grad-mode-off``; with grad enabled another key, ``grad-mode-off-differs``);
+  was disabled (``grad-mode-off``; with grad enabled another key, ``grad-mode-off-differs``),
+  or a run's trace recorded the grad mode a compile that looked it up was entered under
+  (Dynamo's ``GLOBAL_STATE`` guard, :func:`~fxcache_core.lookup.global_state.recorded_account`:
+  the same, ``state-recorded``; another, ``state-differs-from-record``);
 * a global given with the call (``G['GAIN']=3.0``, not a tensor the key takes): Dynamo
   guards the value the code read and bakes it into the graph, and the cache does not
   record it (``global-unrecorded``), unless the key's graph shows it as a constant read
@@ -34,7 +37,7 @@ and a module's own state are). Never imports torch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from fxcache_core.cache.keys import KeyKind
 from fxcache_core.cache.scan import CacheKey
@@ -42,6 +45,7 @@ from fxcache_core.decode.entries import DecodedEntry
 from fxcache_core.errors import param
 from fxcache_core.guards.user_terms import user_source
 from fxcache_core.lookup.binding import GRAD_MODE, InputValue, TensorArg
+from fxcache_core.lookup.global_state import recorded_account
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import PyValue
 from fxcache_core.lookup.state_constants import StateJudge
@@ -53,7 +57,8 @@ __all__ = ["ambient_accounts"]
 def ambient_accounts(key: CacheKey, entry: DecodedEntry, inputs: Mapping[str, InputValue],
                      bound: Mapping[str, str], grad_enabled: bool | None,
                      accounted: frozenset[str] = frozenset(), judge: StateJudge | None = None,
-                     grad_off: Callable[[], str | None] | None = None) -> list[ParamAccount]:
+                     grad_off: Callable[[], str | None] | None = None,
+                     records: Sequence[Mapping[str, object]] = ()) -> list[ParamAccount]:
     """One :class:`~fxcache_core.lookup.param_account.ParamAccount` per thing the module
     docstring lists that the call says: the grad mode, each tensor input given with
     ``requires_grad``, each global given; [] for a key that is no AOTAutograd key.
@@ -65,14 +70,15 @@ def ambient_accounts(key: CacheKey, entry: DecodedEntry, inputs: Mapping[str, In
     (:func:`~fxcache_core.lookup.state_constants.state_judge`), else it is undecided;
     ``grad_off``: for an entry without a backward, the path by which its graph computes an
     output from an input that required grad (:func:`~fxcache_core.lookup.grad_paths.grad_off_path`),
-    asked on demand: then it was compiled with grad disabled."""
+    asked on demand: then it was compiled with grad disabled; ``records``: the key's, from
+    runs' traces."""
     if key.kind is not KeyKind.AOT_AUTOGRAD:
         return []
     out = [_requires_grad(key, entry, src, t, bound.get(src, src))
            for src, t in inputs.items() if isinstance(t, TensorArg) and t.requires_grad is not None]
     out = [a for a in out if a is not None]
     if grad_enabled is not None:
-        out.append(_grad_mode(key, entry, grad_enabled, grad_off))
+        out.append(_grad_mode(key, entry, grad_enabled, grad_off, records))
     for src, v in inputs.items():
         if src.startswith("G[") and not isinstance(v, TensorArg) and src not in accounted and src not in bound:
             if judge is not None and (got := judge(src, src, v.value if isinstance(v, PyValue) else v)):
@@ -109,7 +115,8 @@ def _requires_grad(key: CacheKey, entry: DecodedEntry, src: str, t: TensorArg, k
 
 
 def _grad_mode(key: CacheKey, entry: DecodedEntry, enabled: bool,
-               grad_off: Callable[[], str | None] | None = None) -> ParamAccount:
+               grad_off: Callable[[], str | None] | None = None,
+               records: Sequence[Mapping[str, object]] = ()) -> ParamAccount:
     """The call's grad mode against what the entry shows of it (the module docstring)."""
     said = f"{GRAD_MODE}={enabled}"
     path = grad_off() if entry.backward is None and grad_off is not None else None
@@ -133,6 +140,8 @@ def _grad_mode(key: CacheKey, entry: DecodedEntry, enabled: bool,
             f"{said}: key {key.key[:12]} has a backward, so it was compiled with grad enabled, and torch hashes "
             "the grad mode into the key: under torch.no_grad() torch looks up another key", "grad-mode-differs"),
             GRAD_MODE)
+    if (recorded := recorded_account(key, GRAD_MODE, enabled, records)) is not None:
+        return recorded
     return ParamAccount(GRAD_MODE, str(enabled), True, "undecided", Reason(
         f"{said}: key {key.key[:12]} has no backward: it was compiled under torch.no_grad(), or with grad "
         "enabled and nothing that needed a backward, and torch hashes the grad mode into the key; the cache "

@@ -228,11 +228,12 @@ class _Run:
                                          auto.scalars if auto is not None else frozenset())), after)
         acc = alias.applied(acc)
         done = frozenset(p.source for p in acc.params if p.source is not None)
+        records = self.ledger.recorded.get(k.key, ())
         acc = replace(acc, params=acc.params + tuple(
             ambient_accounts(k, entry, q.inputs, dict(m.bound), q.grad_enabled, done,
                              state_judge(catalog, k, m.compiled, q.inputs, q.mode), lambda: grad_off_path(
-                                 inference_forward_graph(k) or "", entry.requires_grad, m.compiled, taken))
-            + state_accounts(k, q.state) + parameter_accounts(k, entry, q.inputs, dict(m.bound))))
+                                 inference_forward_graph(k) or "", entry.requires_grad, m.compiled, taken), records)
+            + state_accounts(k, q.state, records) + parameter_accounts(k, entry, q.inputs, dict(m.bound))))
         m = replace(m, params=acc.params, params_unchecked=acc.unchecked, ambient=ambient_assumptions(
             k.kind, entry, m.compiled, q.inputs, dict(m.bound), q.grad_enabled, q.state)
             + parameters_assumed(parameter_assumed(k, entry, q.inputs, dict(m.bound))))

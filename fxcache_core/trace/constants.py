@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 
 from fxcache_core.trace.dict_guards import ALL_GUARDS, dict_evidence
 from fxcache_core.trace.run_facts import TraceRun
+from fxcache_core.trace.state_guards import state_record
 
 MAX_GUARD_CODE_CHARS = 2000
 """A guard's code longer than this is not parsed (a constant guard is one short line)."""
@@ -149,8 +150,10 @@ def key_constants(run: TraceRun) -> dict[str, tuple[Mapping[str, Value], ...]]:
     each such compile's guards (:func:`guard_constants`): key -> one mapping per
     compile, without repeats. The key's graph was traced with those values. Each
     mapping also holds the compile's guards on the dicts it read
-    (:func:`~fxcache_core.trace.dict_guards.dict_evidence`: ``**kwargs``) and, where it
-    holds all of them, the arguments they name (:data:`GUARDED_LOCALS`)."""
+    (:func:`~fxcache_core.trace.dict_guards.dict_evidence`: ``**kwargs``), where it
+    holds all of them the arguments they name (:data:`GUARDED_LOCALS`), and the state the
+    compile was entered under (:func:`~fxcache_core.trace.state_guards.state_record`: the
+    module's attributes, the global state)."""
     consts: dict[int, dict[str, Value]] = {}
     out: dict[str, list[Mapping[str, Value]]] = {}
     for lk in run.lookups:
@@ -163,6 +166,7 @@ def key_constants(run: TraceRun) -> dict[str, tuple[Mapping[str, Value], ...]]:
             got = {**guard_constants(c.final_guards), **dict_evidence(c)}
             if got.get(ALL_GUARDS):
                 got[GUARDED_LOCALS] = guarded_locals(c.final_guards)
+            got.update(state_record(c.final_guards, got.get(ALL_GUARDS) is True))
             consts[lk.compile] = got
         got = consts[lk.compile]
         if got and got not in out.setdefault(lk.key, []):

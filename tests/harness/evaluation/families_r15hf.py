@@ -13,7 +13,6 @@ from tests.harness.evaluation.family import q as _q
 from tests.harness.evaluation.family import t as _t
 
 _H = "tests.harness.evaluation.hf_r15:"
-_F = "tests.harness.evaluation.fns_r15hf:"
 _TR = {"@train": True}
 _NC = {"use_cache": False}
 _IMG = [2, 3, 32, 32]
@@ -222,13 +221,5 @@ R15HF_B_FAMILIES: list[Family] = [
                _q("inputs_embeds, no ids", inputs_embeds=[2, 8, 32]),
                _q("position ids given", input_ids=_ids(2, 8), position_ids=_ids(2, 8)),
                _q("int32 ids", input_ids=_t([2, 8], dtype="int32")),
-           )),
-    Family("r15_keep_last_dyn", _F + "keep_last", "KeepLast", True, model=True,
-           build=(({"x": [2, 8, 4], "logits_to_keep": 2},),), positional=1,
-           doc="a module keeping the last positions by an int keyword, compiled whole (dynamic=True)",
-           queries=(
-               _q("logits_to_keep=3", x=[2, 8, 4], logits_to_keep=3),
-               _q("logits_to_keep=9, past the length", x=[2, 8, 4], logits_to_keep=9),
-               _q("logits_to_keep=5, longer", x=[2, 12, 4], logits_to_keep=5),
            )),
 ]

@@ -156,7 +156,7 @@ _TORCH_ORDER = {"test_real_cache.py": 1, "test_arguments.py": 2, "test_int_argum
                 "test_fork_server.py": 4, "test_recorded_answers.py": 4, "test_oracle_suite.py": 4,
                 "test_changed_copies.py": 4, "test_resume_sides.py": 4, "test_aliased_inputs.py": 4,
                 "test_made_up_and_params.py": 4, "test_left_out_defaults.py": 4,
-                "test_cond_branches.py": 4, "test_recorded_state.py": 4,
+                "test_cond_branches.py": 4, "test_recorded_state.py": 4, "test_kwargs_sizes.py": 4,
                 "test_blobs.py": 5, "test_explain.py": 6,
                 "test_explain_cause.py": 7, "test_report.py": 8, "test_remote.py": 9, "test_pack.py": 10,
                 "test_explain_rebuilt.py": 11, "test_keying.py": 12, "test_gc_concurrent.py": 13}

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Protocol
 from fxcache_core.errors import param
 from fxcache_core.lookup.binding import TensorArg
 from fxcache_core.lookup.inputs import candidates
+from fxcache_core.lookup.kwargs_sizes import size_guard
 from fxcache_core.lookup.param_account import ParamAccount
 from fxcache_core.lookup.pyvalues import PyValue, same_value, text_of
 from fxcache_core.reasons import Reason
@@ -221,6 +222,16 @@ def _judge(code: str, root: str, given: Mapping[str, object]) -> str:
 
 
 def _tensor_guard(tree: ast.expr, root: str, given: Mapping[str, object]) -> str:
+    """A guard about tensors given through the dict (:func:`_tensor_item_guard`), or else
+    arithmetic of the sizes and ints the call gives through it, evaluated with the call's
+    values (:func:`~fxcache_core.lookup.kwargs_sizes.size_guard`)."""
+    got = _tensor_item_guard(tree, root, given)
+    if got != "unknown":
+        return got
+    return size_guard(tree, lambda node: _resolve(node, root, given))
+
+
+def _tensor_item_guard(tree: ast.expr, root: str, given: Mapping[str, object]) -> str:
     """A guard about tensors given through the dict (``check_tensor(L['kwargs']['mask'],
     ...)``, ``hasattr(L['kwargs']['mask'], '_dynamo_dynamic_indices') == False``, a size):
     the key's own inputs and guards decide those; it passes where the call gives each a

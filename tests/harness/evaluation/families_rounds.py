@@ -11,6 +11,7 @@ from tests.harness.evaluation import families_r14d as _r14d
 from tests.harness.evaluation import families_r14fg as _r14fg
 from tests.harness.evaluation import families_r14h as _r14h
 from tests.harness.evaluation import families_r15d as _r15d
+from tests.harness.evaluation import families_r15hf as _r15hf
 from tests.harness.evaluation.family import Family
 
 LATE_GROUPS: tuple[list[Family], ...] = (
@@ -18,5 +19,6 @@ LATE_GROUPS: tuple[list[Family], ...] = (
     _r13.R13_FAMILIES, _r13.R13B_FAMILIES, _r13.R13C_FAMILIES, _r13.R13D_FAMILIES,
     _r14.R14_FAMILIES, _r14.R14B_FAMILIES, _r14.R14C_FAMILIES, _r14.R14D_FAMILIES, _r14.R14E_FAMILIES,
     _r14h.R14H_FAMILIES, _r14fg.R14FG_FAMILIES, _r14d.R14D_FAMILIES, _r15d.R15D_FAMILIES,
+    _r15hf.R15HF_FAMILIES, _r15hf.R15HF_B_FAMILIES,
 )
 """Each round's lists of families, in registration order."""

@@ -242,7 +242,7 @@ def account(ledger: Ledger, call: KeyCall) -> Accounting:
     return Accounting(tuple(params + keywords_account(call, frame, reads, params, ledger.recorded.get(call.key.key, ()))
                             + module_state(call.inputs, frame, call.key, state_judge(
                                 ledger.catalog, call.key, frame, call.inputs, call.mode),
-                                _attr_branch(ledger, call, frame, reads), records=records)))
+                                records=records, branch=_attr_branch(ledger, call, frame, reads))))
 
 
 def _attr_branch(ledger: Ledger, call: KeyCall, frame: CompiledFrom, reads: FrameReads

@@ -45,8 +45,8 @@ __all__ = ["module_state"]
 
 
 def module_state(inputs: Mapping[str, InputValue], frame: CompiledFrom, key: CacheKey,
-                 judge: StateJudge | None = None, branch: StateJudge | None = None,
-                 records: Sequence[Mapping[str, object]] = ()) -> list[ParamAccount]:
+                 judge: StateJudge | None = None, records: Sequence[Mapping[str, object]] = (),
+                 branch: StateJudge | None = None) -> list[ParamAccount]:
     """One :class:`~fxcache_core.lookup.param_account.ParamAccount` per attribute of the
     module the call gives (``L['self'].training``; not a tensor), for a frame that is a
     module's (compiled whole, or a method of a class); [] otherwise. Each is what

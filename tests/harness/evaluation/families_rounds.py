@@ -10,6 +10,7 @@ from tests.harness.evaluation import families_r14 as _r14
 from tests.harness.evaluation import families_r14d as _r14d
 from tests.harness.evaluation import families_r14fg as _r14fg
 from tests.harness.evaluation import families_r14h as _r14h
+from tests.harness.evaluation import families_r15 as _r15
 from tests.harness.evaluation.family import Family
 
 LATE_GROUPS: tuple[list[Family], ...] = (
@@ -17,5 +18,6 @@ LATE_GROUPS: tuple[list[Family], ...] = (
     _r13.R13_FAMILIES, _r13.R13B_FAMILIES, _r13.R13C_FAMILIES, _r13.R13D_FAMILIES,
     _r14.R14_FAMILIES, _r14.R14B_FAMILIES, _r14.R14C_FAMILIES, _r14.R14D_FAMILIES, _r14.R14E_FAMILIES,
     _r14h.R14H_FAMILIES, _r14fg.R14FG_FAMILIES, _r14d.R14D_FAMILIES,
+    _r15.R15_FAMILIES, _r15.R15B_FAMILIES,
 )
 """Each round's lists of families, in registration order."""

@@ -4,7 +4,7 @@ modes; F.dropout under a flag; F.layer_norm from an int; optional ints; a torch 
 a callable picked by name; arange and full from ints and floats; new_zeros; int tuples of
 dims; an axis named from either end; broadcasting and ranks; size-0, expanded and transposed
 inputs; int, half and complex dtypes; Python scalars of either type) and on stock
-``torch.nn`` modules compiled whole (GRU, LSTM, Conv1d with padding='same', Embedding with a
+``torch.nn`` modules compiled whole (Bilinear, PixelShuffle, Conv1d with padding='same', Embedding with a
 padding index, LayerNorm, GroupNorm, MultiheadAttention, TransformerDecoderLayer, Upsample,
 AdaptiveAvgPool2d, BatchNorm1d with Dropout, a grouped Conv2d, Linear), in eval and training
 mode, after warm-ups that recompile, with marks and config changes.
@@ -216,13 +216,13 @@ R15_FAMILIES: list[Family] = [
            queries=(
                _q("k 5", x=_t([4, 8], dtype="int32"), k=5),
                _q("k 2.5", x=_t([4, 8], dtype="int32"), k=2.5),
-               _q("float32 x", x=[4, 8]),
+               _q("float32 x said", x=_t([4, 8], dtype="float32")),
            )),
     Family("r15_cast_mean_auto", _F + "cast_mean", "cast_mean", None,
            build=(({"x": _t([4, 8], dtype="int64")},),), positional=1,
            doc="x.float().mean(-1), int64 when built (dynamic=None)",
            queries=(
-               _q("float32 x", x=[4, 8]),
+               _q("float32 x said", x=_t([4, 8], dtype="float32")),
                _q("uint8 x", x=_t([4, 8], dtype="uint8")),
                _q("more rows after another", x=_t([6, 8], dtype="int64"),
                   warm_up=({"x": _t([5, 8], dtype="int64")},)),
@@ -233,7 +233,7 @@ R15_FAMILIES: list[Family] = [
            queries=(
                _q("dtype float32", x=_t([4, 8], dtype="float16"), dtype={"dtype": "float32"}),
                _q("dtype float16 (the input's)", x=_t([4, 8], dtype="float16"), dtype={"dtype": "float16"}),
-               _q("float32 x", x=[4, 8]),
+               _q("float32 x said", x=_t([4, 8], dtype="float32")),
            )),
     Family("r15_where_other_auto", _F + "where_other", "where_other", None,
            build=(({"x": [4, 8]},),), positional=1,
@@ -294,21 +294,21 @@ R15_FAMILIES: list[Family] = [
 ]
 
 R15B_FAMILIES: list[Family] = [
-    Family("r15_gru_auto", _F + "gru", "Seq", None, model=True,
-           build=(({"x": [2, 5, 8]},),),
-           doc="nn.GRU batch first, built without a state (dynamic=None)",
+    Family("r15_bilinear_auto", _F + "bilinear", "Bilinear", None, model=True,
+           build=(({"input1": [4, 8], "input2": [4, 6]},),),
+           doc="nn.Bilinear(8, 6, 4) (dynamic=None)",
            queries=(
-               _q("longer", x=[2, 7, 8]),
-               _q("an initial state", x=[2, 5, 8], h=[1, 2, 16]),
-               _q("training mode", x=[2, 5, 8], **_TR),
+               _q("more rows", input1=[6, 8], input2=[6, 6]),
+               _q("3-d", input1=[2, 4, 8], input2=[2, 4, 6]),
+               _q("as built, eval stated", input1=[4, 8], input2=[4, 6], **_EV),
            )),
-    Family("r15_lstm_dyn", _F + "lstm", "Seq", True, model=True,
-           build=(({"x": [2, 5, 8]},),),
-           doc="nn.LSTM batch first (dynamic=True)",
+    Family("r15_shuffle_dyn", _F + "shuffle", "Sequential", True, model=True,
+           build=(({"input": [2, 4, 6, 6]},),),
+           doc="Conv2d then PixelShuffle(2) (dynamic=True)",
            queries=(
-               _q("longer", x=[2, 7, 8]),
-               _q("another batch", x=[3, 5, 8]),
-               _q("eval stated", x=[2, 5, 8], **_EV),
+               _q("another image size", input=[2, 4, 9, 5]),
+               _q("one image", input=[1, 4, 6, 6]),
+               _q("channels-last", input=_t([2, 4, 6, 6], stride=[144, 1, 24, 4])),
            )),
     Family("r15_conv1d_same_dyn", _F + "conv1d_same", "Conv1d", True, model=True,
            build=(({"input": [2, 4, 16]},),),

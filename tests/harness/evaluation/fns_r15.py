@@ -139,26 +139,14 @@ def _conv1d_same() -> torch.nn.Module:
     return torch.nn.Conv1d(4, 6, 5, padding="same")
 
 
-class Seq(torch.nn.Module):
-    """A stock recurrent layer (GRU or LSTM), batch first, with an optional initial state."""
-
-    def __init__(self, kind: str) -> None:
-        super().__init__()
-        self.rnn = getattr(torch.nn, kind)(8, 16, batch_first=True)
-
-    def forward(self, x, h=None):
-        out, _ = self.rnn(x, h)
-        return out
-
-
-def gru() -> torch.nn.Module:
+def bilinear() -> torch.nn.Module:
     torch.manual_seed(0)
-    return Seq("GRU").eval()
+    return torch.nn.Bilinear(8, 6, 4).eval()
 
 
-def lstm() -> torch.nn.Module:
+def shuffle() -> torch.nn.Module:
     torch.manual_seed(0)
-    return Seq("LSTM").eval()
+    return torch.nn.Sequential(torch.nn.Conv2d(4, 16, 3, padding=1), torch.nn.PixelShuffle(2)).eval()
 
 
 def conv1d_same() -> torch.nn.Module:

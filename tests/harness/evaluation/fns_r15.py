@@ -214,3 +214,38 @@ def grouped_conv() -> torch.nn.Module:
 def linear() -> torch.nn.Module:
     torch.manual_seed(0)
     return torch.nn.Linear(8, 4).eval()
+
+
+def scale_shift(x, s=2.0):
+    # A float used as a scale and a shift.
+    return x * s + s
+
+
+def unary(x):
+    # One op on whatever layout comes in.
+    return x.cos() * 2
+
+
+def one_hot(idx, n=5):
+    # F.one_hot with an int class count.
+    return F.one_hot(idx, n).float().sum(0)
+
+
+def max_pool(x, kernel=(2, 2), stride=None):
+    # F.max_pool2d with a tuple kernel and an optional stride.
+    return F.max_pool2d(x, kernel, stride)
+
+
+def view_cols(x, n=4):
+    # x.view(-1, n): n must divide the numel.
+    return x.view(-1, n).sum(-1)
+
+
+def tensor_const(x, v=1):
+    # A tensor made from a Python scalar: its dtype follows the scalar's type.
+    return x + torch.tensor(v)
+
+
+def keep_max(x, keepdim=False):
+    # amax with a keepdim flag.
+    return x.amax(-1, keepdim=keepdim) * 2

@@ -471,7 +471,7 @@ R15C_FAMILIES: list[Family] = [
            queries=(
                _q("n 3", x=[4, 8], n=3),
                _q("n left out (2)", x=[4, 8]),
-               _q("n 2 after n 3", x=[4, 8], n=2, warm_up=({"x": [4, 8], "n": 3},)),
+               _q("n 2 stated", x=[4, 8], n=2),
            )),
     Family("r15_one_hot_auto", _F + "one_hot", "one_hot", None,
            build=(({"idx": _ids(6)},),), positional=1,

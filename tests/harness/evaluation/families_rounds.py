@@ -10,6 +10,7 @@ from tests.harness.evaluation import families_r14 as _r14
 from tests.harness.evaluation import families_r14d as _r14d
 from tests.harness.evaluation import families_r14fg as _r14fg
 from tests.harness.evaluation import families_r14h as _r14h
+from tests.harness.evaluation import families_r15 as _r15
 from tests.harness.evaluation import families_r15d as _r15d
 from tests.harness.evaluation import families_r15hf as _r15hf
 from tests.harness.evaluation.family import Family
@@ -20,5 +21,6 @@ LATE_GROUPS: tuple[list[Family], ...] = (
     _r14.R14_FAMILIES, _r14.R14B_FAMILIES, _r14.R14C_FAMILIES, _r14.R14D_FAMILIES, _r14.R14E_FAMILIES,
     _r14h.R14H_FAMILIES, _r14fg.R14FG_FAMILIES, _r14d.R14D_FAMILIES, _r15d.R15D_FAMILIES,
     _r15hf.R15HF_FAMILIES, _r15hf.R15HF_B_FAMILIES,
+    _r15.R15_FAMILIES, _r15.R15B_FAMILIES, _r15.R15C_FAMILIES,
 )
 """Each round's lists of families, in registration order."""

@@ -32,8 +32,10 @@ def match_cmd(
     inputs: Annotated[list[str] | None, typer.Option(
         "--inputs", "--shapes", "-s",
         help="An argument of the call, NAME=VALUE (repeat, or comma-separate): a tensor NAME=[d0,d1,...] "
-        "(NAME=[] a 0-d tensor; :mark_dynamic=[0,1] marks dims, :mark_static=[0] marks them static, "
-        ":dtype=bool names the dtype, else the key's is assumed, and said; :requires_grad=True; :param an "
+        "(NAME=[] a 0-d tensor; :mark_dynamic=[0,1] marks dims, with :min=2:max=16 their range; "
+        ":mark_static=[0] marks them static; :dtype=bool names the dtype, else the key's is assumed, and said, "
+        "where it is an integer or bool dtype or float32 (a float16, bfloat16 or float64 key is then undecided); "
+        ":requires_grad=True; :param an "
         "nn.Parameter, :param=False a plain tensor), a Python "
         "int NAME=7, float NAME=0.5, bool NAME=True, NAME=None, string NAME='gelu' (or NAME=gelu), tuple "
         "NAME=(2,3), torch.dtype NAME=torch.float16; NAME=@OTHER the very tensor given for OTHER (f(x, x): a=[4,8] "

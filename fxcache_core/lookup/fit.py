@@ -179,19 +179,35 @@ def _fit_input(b: Binding, inp: GraphInput, inputs: Mapping[str, InputValue], mo
     _fit_strides(b, name, tt, val, mode, pgo, own_strides, auto)
 
 
+BARE_DTYPE = "float32"
+"""The dtype a tensor given by its shape alone reads as (``x=[4,8]``: ``torch.randn(4, 8)``);
+a floating key of another dtype leaves the call undecided (:func:`fit_dtype`)."""
+
+_FLOATING = ("float", "bfloat", "complex")
+
+
 def fit_dtype(b: Binding, name: str, printed: str, tt: TensorType, val: TensorArg) -> None:
     """The key's dtype for input ``name`` against the call's.
 
     Dynamo guards every tensor input's dtype (``TENSOR_MATCH``, torch/_dynamo/guards.py) and
     the key hashes the graph's input dtypes, so another dtype traces another graph:
-    a problem. A tensor given without a dtype is assumed to have the key's
-    (``b.assumed``, said in the report, never a reason for undecided); a dtype
+    a problem. A tensor given without a dtype is taken to have the key's (``b.assumed``,
+    said in the report): an integer or bool input's (token ids, masks, labels: what a
+    tokenizer or an index gives), and a floating input's where that is ``float32``, what
+    a bare shape reads as (torch's default dtype, what ``torch.randn`` makes); a floating
+    key of another dtype (``float16``, ``bfloat16``, ``float64``, complex) leaves it open
+    whether the call's tensor is of it: a note (``dtype-not-given``), so undecided. A dtype
     prefix fxcache does not know is a note.
     """
     want = tt.dtype_name
     if val.dtype is None:
         if want is not None:
             b.assumed[name] = want
+            if want != BARE_DTYPE and want.startswith(_FLOATING):
+                b.notes.append(Reason(
+                    f"{name} is {want} here ({printed}), and the call gives no dtype: torch guards a tensor's "
+                    f"dtype, and a shape alone reads as {BARE_DTYPE}; say :dtype={want} (or the dtype it has) "
+                    "to decide", "dtype-not-given"))
         return
     if want is None:
         b.notes.append(Reason(f"{name} has dtype {tt.dtype} here ({printed}), which fxcache does not "

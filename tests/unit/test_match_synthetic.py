@@ -219,6 +219,29 @@ def test_another_dtype_is_another_graph_and_an_unsaid_one_is_assumed(tmp_path):
     assert m.fits and dict(m.assumed) == {"L['mask']": "int64", "L['x']": "float32"}
     assert m.to_json()["assumed"] == {"L['mask']": "int64", "L['x']": "float32"}
     assert "mask'] int64" in m.assumptions[0] and m.assumptions[0].code == "dtype-assumed"
+    assert not m.uncertain  # an integer input's dtype is the key's (a tokenizer's ids, a mask)
+
+
+def test_a_bare_shape_reads_as_float32_so_a_half_key_leaves_it_open(tmp_path):
+    from fxcache_core.lookup.binding import parse_shapes
+    from tests.synth import local_source
+
+    k = _aot_with_sources(tmp_path, [("f16[2, 8][8, 1]cpu", local_source("x")),
+                                     ("i64[2][1]cpu", local_source("ids"))])
+    scan = scan_cache(tmp_path)
+
+    def run(*shapes):
+        (m,) = match(Catalog(scan), parse_shapes(shapes), None, scan.find(k)).results
+        return m
+
+    m = run("x=[2,8]", "ids=[2]")
+    assert m.fits and dict(m.assumed) == {"L['x']": "float16", "L['ids']": "int64"}
+    assert [r.code for r in m.uncertain] == ["dtype-not-given"], m.uncertain
+    assert "L['x'] is float16 here" in m.uncertain[0] and ":dtype=float16" in m.uncertain[0]
+    m = run("x=[2,8]:dtype=float16", "ids=[2]")
+    assert m.fits and not m.uncertain
+    m = run("x=[2,8]:dtype=float32", "ids=[2]")
+    assert not m.fits and m.reasons[0].code == "dtype-differs"
 
 
 def test_keys_taking_a_mask_as_different_dtypes_make_an_unsaid_dtype_undecided(tmp_path):

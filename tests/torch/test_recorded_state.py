@@ -62,8 +62,10 @@ def test_a_module_attribute_at_the_value_dynamo_guarded_is_accounted(recorded_st
     v = _verdict(traced, "r14_gate_grad", "no_grad as built")
     assert (v["grade"], v["reason"]) == ("right", "hit"), v  # the grad mode as the trace recorded it
     assert _verdict(alone, "r14_gate_grad", "no_grad as built")["grade"] == "undecided"  # residual, the grad mode
+    # The cache alone decides it too, by another rule: use_act is only tested, and the graph's
+    # ops show the side taken (the branch rule); both agree with torch.
     v = _verdict(alone, "r14_flags_attr", "reps=1 stated")
-    assert (v["grade"], v["reason"]) == ("undecided", "module-state-unrecorded"), v
+    assert (v["grade"], v["reason"]) == ("right", "hit"), v
 
 
 def test_another_attribute_value_falls_through_and_stays_undecided_where_nothing_decides(recorded_state):

@@ -6,10 +6,12 @@ Used by ``python -m tests.harness.evaluation`` (see the package doc).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -65,9 +67,16 @@ class Torch:
         return out
 
     def close(self) -> None:
+        """Ends the server: stdin closed, then, if it is still busy a minute later (a
+        child it forked still running), its whole process group killed."""
         if self._proc is not None:
             self._proc.stdin.close()
-            self._proc.wait(timeout=60)
+            try:
+                self._proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self._proc.pid, signal.SIGKILL)
+                self._proc.wait(timeout=60)
             self._proc = None
             self._log.close()
 

@@ -135,7 +135,9 @@ def _resolve(node: ast.expr, root: str, given: Mapping[str, object]) -> object:
     return _value(v)
 
 
-def _constant(node: ast.expr) -> tuple[bool, object]:
+def guard_literal(node: ast.expr) -> tuple[bool, object]:
+    """A literal of a guard's text (``None``, a bool, int, float or str, or a negated
+    number): (True, its value), else (False, None). Read from the ``ast``, never eval'd."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
             and type(node.operand.value) in (int, float):
         return True, -node.operand.value
@@ -187,7 +189,7 @@ def _judge(code: str, root: str, given: Mapping[str, object]) -> str:
         return _tensor_guard(inner, root, given)  # `not hasattr(L['kwargs']['ids'], 'jax')`
     if isinstance(tree, ast.Compare) and len(tree.ops) == 1:
         op, left, right = tree.ops[0], tree.left, tree.comparators[0]
-        ok, want = _constant(right)
+        ok, want = guard_literal(right)
         if not ok:
             return _tensor_guard(tree, root, given)
         if (isinstance(op, ast.Eq) and isinstance(left, ast.Call) and isinstance(left.func, ast.Name)
@@ -315,7 +317,7 @@ def _dict_facts(codes: Sequence[str], root: str) -> tuple[dict[str, object], set
         if (m is None and isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.Eq)
                 and isinstance(tree.left, ast.Call) and isinstance(tree.left.func, ast.Name)
                 and tree.left.func.id == "len" and len(tree.left.args) == 1 and _is_root(tree.left.args[0], root)):
-            ok, n = _constant(tree.comparators[0])
+            ok, n = guard_literal(tree.comparators[0])
             length = n if ok and type(n) is int else length
             continue
         for node in ast.walk(tree):  # any guard on an item shows it there
@@ -324,7 +326,7 @@ def _dict_facts(codes: Sequence[str], root: str) -> tuple[dict[str, object], set
                 present.add(node.slice.value)
         if m is None and isinstance(tree, ast.Compare) and len(tree.ops) == 1:
             left, op = tree.left, tree.ops[0]
-            ok, want = _constant(tree.comparators[0])
+            ok, want = guard_literal(tree.comparators[0])
             if (ok and isinstance(left, ast.Subscript) and _is_root(left.value, root)
                     and isinstance(left.slice, ast.Constant) and isinstance(left.slice.value, str)
                     and (isinstance(op, ast.Eq) or (isinstance(op, ast.Is) and want is None))):
@@ -460,8 +462,8 @@ def kwargs_account(key: str, function: str, root: str, given: Mapping[str, objec
         "kwargs-unrecorded"))
 
 
-__all__ = ["ALL_GUARDS", "GUARDS_OF", "ItemsGiven", "args_reach", "judge_record", "kwargs_account", "left_out_in",
-           "recorded_item"]
+__all__ = ["ALL_GUARDS", "GUARDS_OF", "ItemsGiven", "args_reach", "guard_literal", "judge_record", "kwargs_account",
+           "left_out_in", "recorded_item"]
 
 
 def keywords_account(call: KeyCall, frame: CompiledFrom, reads: FrameReads, params: Sequence[ParamAccount],

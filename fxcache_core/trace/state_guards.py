@@ -28,6 +28,7 @@ import json
 import re
 from collections.abc import Iterable
 
+from fxcache_core.lookup.kwargs_evidence import guard_literal
 from fxcache_core.lookup.recorded_state import SELF_NAMES, STATE_PREFIX
 
 __all__ = ["MAX_SELF_NAMES", "state_record"]
@@ -84,15 +85,6 @@ def _self_source(node: ast.expr) -> str | None:
     return "L['self']" + "".join(reversed(parts))
 
 
-def _literal(node: ast.expr) -> tuple[bool, object]:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and type(node.operand.value) in (int, float):
-        return True, -node.operand.value
-    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (bool, int, float, str)):
-        return True, node.value
-    return False, None
-
-
 def _self_constant(code: str) -> tuple[str, object] | None:
     """(source, value) for a guard pinning a module attribute to a constant."""
     try:
@@ -107,7 +99,7 @@ def _self_constant(code: str) -> tuple[str, object] | None:
         return None
     if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
         return src, None
-    ok, value = _literal(right)
+    ok, value = guard_literal(right)
     return (src, value) if ok and isinstance(op, ast.Eq) else None
 
 

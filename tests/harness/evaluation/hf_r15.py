@@ -5,12 +5,7 @@ weights from a fixed seed, nothing downloaded (imports torch and transformers, o
 import torch  # noqa: E402
 
 from tests.harness.evaluation import hf as _hf  # noqa: F401 - offline() before transformers loads
-
-_DEC = dict(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
-            num_key_value_heads=2, max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2)
-_ENC = dict(vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64,
-            max_position_embeddings=64, type_vocab_size=2, hidden_dropout_prob=0.0,
-            attention_probs_dropout_prob=0.0)
+from tests.harness.evaluation.hf_r14 import _DEC, _ENC  # the same tiny decoder and encoder
 
 
 def qwen2moe() -> torch.nn.Module:
